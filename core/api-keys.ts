@@ -1,0 +1,122 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { defineEntity, p } from '@mikro-orm/core';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Database } from './db.ts';
+import { DomainError } from './errors.ts';
+import { now } from './format.ts';
+
+export const CoreApiKey = defineEntity({
+  name: 'CoreApiKey',
+  tableName: 'core_api_keys',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    name: p.string().length(64).unique(),
+    keyHash: p.string().length(64).unique(),
+    /** Space-separated scopes: `api`, `admin`. */
+    scopes: p.string().length(64),
+    createdAt: p.string().length(19),
+    revokedAt: p.string().length(19).nullable(),
+  },
+});
+
+export type Scope = 'api' | 'admin';
+export const SCOPES: readonly Scope[] = ['api', 'admin'];
+
+export interface ApiKeyIdentity {
+  name: string;
+  scopes: Scope[];
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The API key the request was made with (set for every /api route). */
+    apiKey?: ApiKeyIdentity;
+  }
+}
+
+function sha256(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/**
+ * API keys are random and long, so a fast hash is enough: a stolen table does not reveal them,
+ * and comparing hashes in constant time leaks nothing about the key's content.
+ */
+export class ApiKeys {
+  readonly #db: Database;
+  readonly #bootstrap?: { hash: Buffer; identity: ApiKeyIdentity };
+  #cache: { hash: Buffer; identity: ApiKeyIdentity }[] = [];
+  #loadedAt = 0;
+  #loading?: Promise<void>;
+  readonly #cacheMs: number;
+
+  constructor(db: Database, bootstrapKey: string | undefined, cacheSeconds: number) {
+    this.#db = db;
+    this.#cacheMs = cacheSeconds * 1000;
+    if (bootstrapKey) this.#bootstrap = { hash: sha256(bootstrapKey), identity: { name: 'bootstrap', scopes: ['api', 'admin'] } };
+  }
+
+  async #refresh(): Promise<void> {
+    const rows = await this.#db.query<{ name: string; key_hash: string; scopes: string }>(
+      'select name, key_hash, scopes from core_api_keys where revoked_at is null');
+    this.#cache = rows.map((r) => ({
+      hash: Buffer.from(r.key_hash, 'hex'),
+      identity: { name: r.name, scopes: r.scopes.split(' ').filter((s): s is Scope => SCOPES.includes(s as Scope)) },
+    }));
+    this.#loadedAt = Date.now();
+  }
+
+  /** The identity of a presented key, or undefined. Every stored hash is compared, so timing says nothing. */
+  async check(presented: string): Promise<ApiKeyIdentity | undefined> {
+    if (Date.now() - this.#loadedAt > this.#cacheMs) {
+      this.#loading ??= this.#refresh().finally(() => { this.#loading = undefined; });
+      await this.#loading;
+    }
+    const hash = sha256(presented);
+    let found: ApiKeyIdentity | undefined;
+    for (const entry of this.#bootstrap ? [this.#bootstrap, ...this.#cache] : this.#cache) {
+      if (timingSafeEqual(entry.hash, hash) && !found) found = entry.identity;
+    }
+    return found;
+  }
+
+  async create(name: string, scopes: Scope[]): Promise<string> {
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new DomainError('VALIDATION_ERROR', 'name: 1-64 characters of A-Z a-z 0-9 _ . -');
+    const key = `ck_${randomBytes(24).toString('hex')}`;
+    const existing = await this.#db.query('select id from core_api_keys where name = ?', [name]);
+    if (existing.length) throw new DomainError('CONFLICT', `an API key named "${name}" exists already`);
+    await this.#db.run('insert into core_api_keys (name, key_hash, scopes, created_at) values (?, ?, ?, ?)',
+      [name, sha256(key).toString('hex'), scopes.join(' '), now()]);
+    this.#loadedAt = 0;
+    return key;
+  }
+
+  async list(): Promise<{ name: string; scopes: string; createdAt: string; revokedAt: string | null }[]> {
+    const rows = await this.#db.query<{ name: string; scopes: string; created_at: string; revoked_at: string | null }>(
+      'select name, scopes, created_at, revoked_at from core_api_keys order by id');
+    return rows.map((r) => ({ name: r.name, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at }));
+  }
+
+  async revoke(name: string): Promise<boolean> {
+    const { affectedRows } = await this.#db.run('update core_api_keys set revoked_at = ? where name = ? and revoked_at is null', [now(), name]);
+    this.#loadedAt = 0;
+    return affectedRows > 0;
+  }
+}
+
+/** Every /api route needs a key; /api/admin routes need the admin scope. */
+export function apiKeyHook(app: FastifyInstance, keys: ApiKeys): void {
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    const path = request.url.split('?', 1)[0]!;
+    if (!/^\/+api(\/|$)/.test(path)) return;
+    const header = request.headers['x-api-key'];
+    const presented = Array.isArray(header) ? header[0] : header;
+    if (!presented) throw new DomainError('INVALID_API_KEY', 'The X-Api-Key header is missing.');
+    const identity = await keys.check(presented);
+    if (!identity) throw new DomainError('INVALID_API_KEY', 'The X-Api-Key header does not hold a valid API key.');
+    if (/^\/+api\/+admin(\/|$)/.test(path) && !identity.scopes.includes('admin')) {
+      throw new DomainError('FORBIDDEN', 'This API key lacks the admin scope.');
+    }
+    request.apiKey = identity;
+  });
+}

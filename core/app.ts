@@ -1,0 +1,152 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import autoload from '@fastify/autoload';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { RequestContext } from '@mikro-orm/core';
+import { Type } from '@sinclair/typebox';
+import { ApiKeys, CoreApiKey, apiKeyHook } from './api-keys.ts';
+import { loadConfig, type AppConfig } from './config.ts';
+import { openDatabase, migrate, type Database } from './db.ts';
+import { registerErrorCodes } from './errors.ts';
+import { EventBus } from './events.ts';
+import { builtinDir, discoverFeatures, selectEnabled, type FeatureContext, type LoadedFeature } from './features.ts';
+import { bodyParsing, errorHandling, send } from './http.ts';
+import { migrations as coreMigrations } from './migrations/index.ts';
+import { ServiceRegistry } from './registry.ts';
+import { CoreSetting, DbSettings, settingsRef, settingsRoutes, type SettingsService } from './settings.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    appConfig: AppConfig;
+    services: ServiceRegistry;
+    events: EventBus;
+    db: Database;
+    settings: SettingsService;
+    apiKeys: ApiKeys;
+    /** The names of the features this server runs. */
+    features: string[];
+    featureContext(name: string): FeatureContext<unknown>;
+  }
+}
+
+export interface BuildOptions {
+  /** Environment to read (defaults to process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Settings laid over the config files and environment (tests use this). */
+  config?: unknown;
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Log redaction: never secrets, passwords, tokens or keys. */
+const redact = [
+  'req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie',
+  '*.password', '*.token', '*.secret', '*.apiKey', '*.code',
+];
+
+/**
+ * Builds the server: config, database and migrations for the enabled features, then the HTTP
+ * conventions, then each feature. Nothing listens yet.
+ */
+export async function buildApp(options: BuildOptions = {}): Promise<FastifyInstance> {
+  const env = options.env ?? process.env;
+  const config = loadConfig(env, options.config);
+  const features = selectEnabled(await discoverFeatures(config), config);
+  for (const f of features) if (f.def.errors) registerErrorCodes(f.def.errors);
+
+  const db = await openDatabase({
+    config: config.database,
+    entities: [CoreSetting, CoreApiKey, ...features.flatMap((f) => f.def.entities ?? [])],
+    migrations: [...coreMigrations, ...features.flatMap((f) => f.def.migrations ?? [])],
+  });
+  try {
+    if (config.database.migrateOnStart) await migrate(db);
+    return await assemble(config, features, db, env, options.logger);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+}
+
+async function assemble(config: AppConfig, features: LoadedFeature[], db: Database, env: NodeJS.ProcessEnv, logger: BuildOptions['logger']): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: logger ?? { level: config.log.level, redact },
+    bodyLimit: config.server.bodyLimit,
+    trustProxy: config.server.trustProxy,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
+    forceCloseConnections: 'idle',
+  });
+
+  const settings = new DbSettings(db, config.site);
+  await settings.load();
+  settings.startRefresh(5);
+  const services = new ServiceRegistry();
+  services.provide(settingsRef, settings);
+  const events = new EventBus(app.log, db);
+  const apiKeys = new ApiKeys(db, env.API_KEY, config.apiKeys.cacheSeconds);
+  const featureOptions = new Map(features.map((f) => [f.def.name, f.options]));
+
+  app.decorate('appConfig', config);
+  app.decorate('services', services);
+  app.decorate('events', events);
+  app.decorate('db', db);
+  app.decorate('settings', settings);
+  app.decorate('apiKeys', apiKeys);
+  app.decorate('features', features.map((f) => f.def.name));
+  app.decorate('featureContext', (name: string): FeatureContext<unknown> => ({
+    options: featureOptions.get(name),
+    services, events, db, settings,
+    log: app.log.child({ plugin: name }),
+  }));
+  app.addHook('onClose', async () => {
+    settings.stop();
+    await db.close();
+  });
+
+  // One entity manager per request, so identity maps never leak between requests.
+  app.addHook('onRequest', (_request, _reply, done) => { RequestContext.create(db.orm.em, done); });
+  errorHandling(app, config.database.retryAfterSeconds);
+  apiKeyHook(app, apiKeys);
+  await bodyParsing(app, { fieldLimit: config.server.fieldLimit, maxFields: config.server.maxFields });
+  await app.register(rateLimit, {
+    global: false,
+    errorResponseBuilder: (_req, ctx) => ({ statusCode: 429, code: 'FST_ERR_RATE_LIMIT_EXCEEDED', message: `Rate limit exceeded, retry in ${ctx.after}` }),
+  });
+  if (config.docs.enabled) {
+    await app.register(swagger, {
+      openapi: {
+        info: { title: 'Community platform API', version: '1' },
+        components: { securitySchemes: { apiKey: { type: 'apiKey', name: 'X-Api-Key', in: 'header' } } },
+        security: [{ apiKey: [] }],
+      },
+      refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    });
+    await app.register(swaggerUi, { routePrefix: '/docs' });
+  }
+
+  app.get('/health', {
+    schema: { tags: ['operations'], summary: 'Liveness and database check (no key needed)', security: [], response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String() }) } },
+  }, async (_request, reply) => {
+    if (await db.ping()) return { status: true as const, database: 'up' };
+    reply.header('Retry-After', String(config.database.retryAfterSeconds));
+    return send(reply, 'SERVICE_UNAVAILABLE', 'The database does not answer.');
+  });
+  await app.register(async (admin) => settingsRoutes(admin, settings));
+
+  const enabledBuiltins = new Set(features.filter((f) => f.source === 'builtin').map((f) => f.def.name));
+  await app.register(autoload, {
+    dir: builtinDir,
+    maxDepth: 1,
+    dirNameRoutePrefix: false,
+    forceESM: true,
+    // Only `plugins/<name>/index.ts` of enabled features; autoload orders them by `requires`.
+    // (autoload passes paths relative to plugins/, e.g. `/users/index.ts`)
+    ignoreFilter: (path: string) => {
+      const m = /^\/([^/]+)\/index\.ts$/.exec(path);
+      return !m || !enabledBuiltins.has(m[1]!);
+    },
+  });
+  for (const f of features) if (f.source === 'package') await app.register(f.plugin);
+  return app;
+}

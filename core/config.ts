@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+export const rootDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export const SiteSettingsSchema = Type.Object({
+  currency: Type.String({ pattern: '^[A-Z]{3}$', default: 'USD' }),
+  timezone: Type.String({ minLength: 1, default: 'UTC' }),
+  registerLimit: Type.Integer({ minimum: 0, default: 3 }),
+  twoFactorEnabled: Type.Boolean({ default: true }),
+  cashbackPercent: Type.Number({ minimum: 0, maximum: 100, default: 0 }),
+  registrationEmailRequired: Type.Boolean({ default: true }),
+  buyResponseStatus: Type.Union([Type.Literal(201), Type.Literal(200)], { default: 201 }),
+}, { additionalProperties: false });
+export type SiteSettings = Static<typeof SiteSettingsSchema>;
+
+const FeatureSwitch = Type.Object({
+  enabled: Type.Boolean({ default: true }),
+  /** For third-party features: the npm package (or a path) to import. */
+  package: Type.Optional(Type.String({ minLength: 1 })),
+}, { additionalProperties: true });
+
+export const ConfigSchema = Type.Object({
+  server: Type.Object({
+    host: Type.String({ default: '127.0.0.1' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+    bodyLimit: Type.Integer({ minimum: 1024, default: 1048576 }),
+    fieldLimit: Type.Integer({ minimum: 1, default: 65536 }),
+    maxFields: Type.Integer({ minimum: 1, default: 100 }),
+    trustProxy: Type.Boolean({ default: false }),
+    shutdownGraceMs: Type.Integer({ minimum: 0, default: 10000 }),
+  }, { default: {}, additionalProperties: false }),
+  database: Type.Object({
+    url: Type.String({ default: 'sqlite:./data/community.db' }),
+    migrateOnStart: Type.Boolean({ default: true }),
+    poolSize: Type.Integer({ minimum: 1, default: 10 }),
+    connectTimeoutMs: Type.Integer({ minimum: 100, default: 2000 }),
+    retryAfterSeconds: Type.Integer({ minimum: 1, default: 2 }),
+    debug: Type.Boolean({ default: false }),
+  }, { default: {}, additionalProperties: false }),
+  log: Type.Object({
+    level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
+  }, { default: {}, additionalProperties: false }),
+  apiKeys: Type.Object({
+    /** How long a revoked or created key may go unnoticed by a running server. */
+    cacheSeconds: Type.Number({ minimum: 0, default: 5 }),
+  }, { default: {}, additionalProperties: false }),
+  docs: Type.Object({ enabled: Type.Boolean({ default: true }) }, { default: {}, additionalProperties: false }),
+  site: Type.Object(SiteSettingsSchema.properties, { default: {}, additionalProperties: false }),
+  plugins: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), FeatureSwitch, { default: {} }),
+}, { additionalProperties: false });
+
+export type AppConfig = Static<typeof ConfigSchema>;
+
+/** Thrown at boot when a setting is wrong; the message names it. */
+export class ConfigError extends Error {}
+
+/** Deep merge of plain objects; arrays and scalars replace. */
+export function merge(base: unknown, over: unknown): unknown {
+  if (!isPlain(base) || !isPlain(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = merge(out[k], v);
+  return out;
+}
+
+function isPlain(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function readJson(path: string): unknown {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`Cannot read config file ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** Validates a value against a schema with defaults applied; errors name the setting by its path. */
+export function validate<T extends TSchema>(schema: T, value: unknown, where: string): Static<T> {
+  const withDefaults = Value.Default(schema, structuredClone(value ?? {}));
+  const converted = Value.Convert(schema, withDefaults);
+  const first = Value.Errors(schema, converted).First();
+  if (first) {
+    const path = first.path.split('/').filter(Boolean).join('.');
+    throw new ConfigError(`Invalid setting ${[where, path].filter(Boolean).join('.')}: ${first.message}`);
+  }
+  return converted as Static<T>;
+}
+
+/**
+ * The configuration: config/default.json, then the file named by CONFIG, then environment
+ * variables, then `overrides` (tests). Secrets come only from the environment.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: unknown = {}): AppConfig {
+  let raw = readJson(resolve(rootDir, 'config/default.json'));
+  if (env.CONFIG) raw = merge(raw, readJson(resolve(env.CONFIG)));
+  const fromEnv: Record<string, Record<string, unknown>> = { server: {}, database: {}, log: {} };
+  if (env.PORT !== undefined) fromEnv.server!.port = env.PORT;
+  if (env.HOST !== undefined) fromEnv.server!.host = env.HOST;
+  if (env.DATABASE_URL !== undefined) fromEnv.database!.url = env.DATABASE_URL;
+  if (env.LOG_LEVEL !== undefined) fromEnv.log!.level = env.LOG_LEVEL;
+  raw = merge(merge(raw, fromEnv), overrides);
+  return validate(ConfigSchema, raw, '');
+}

@@ -1,0 +1,59 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { TransactionScope } from './db.ts';
+
+/**
+ * Domain events. Each feature adds its own events to this map from its contract.ts:
+ *   declare module '../../core/events.ts' { interface EventMap { 'credits.changed': {...} } }
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface EventMap {}
+
+export type EventName = keyof EventMap & string;
+type Listener<K extends EventName> = (payload: EventMap[K]) => void | Promise<void>;
+
+/**
+ * A small typed bus. Two kinds of listener:
+ * - `on`: runs after the emitting transaction commits (or at once outside one), never blocks or
+ *   fails the caller; its errors are logged. Use it for fan-out such as webhooks or caches.
+ * - `onCommitting`: runs inside the emitting transaction and is awaited, so its writes commit or
+ *   roll back with the cause. Use it only for durable hand-offs such as an outbox row.
+ */
+export class EventBus {
+  #after = new Map<string, Listener<never>[]>();
+  #inside = new Map<string, Listener<never>[]>();
+  #log: FastifyBaseLogger;
+  #scope: TransactionScope;
+
+  constructor(log: FastifyBaseLogger, scope: TransactionScope) {
+    this.#log = log;
+    this.#scope = scope;
+  }
+
+  on<K extends EventName>(name: K, listener: Listener<K>): void {
+    push(this.#after, name, listener);
+  }
+
+  onCommitting<K extends EventName>(name: K, listener: Listener<K>): void {
+    push(this.#inside, name, listener);
+  }
+
+  async emit<K extends EventName>(name: K, payload: EventMap[K]): Promise<void> {
+    for (const listener of (this.#inside.get(name) ?? []) as Listener<K>[]) await listener(payload);
+    const after = (this.#after.get(name) ?? []) as Listener<K>[];
+    if (after.length === 0) return;
+    const run = () => {
+      for (const listener of after) {
+        Promise.resolve()
+          .then(() => listener(payload))
+          .catch((err: unknown) => this.#log.error({ err, event: name }, 'event listener failed'));
+      }
+    };
+    this.#scope.afterCommit(run);
+  }
+}
+
+function push(map: Map<string, Listener<never>[]>, name: string, listener: Listener<never>) {
+  const list = map.get(name) ?? [];
+  list.push(listener);
+  map.set(name, list);
+}

@@ -1,0 +1,183 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import qs from 'qs';
+import { Type } from '@sinclair/typebox';
+import { DomainError, errorStatus } from './errors.ts';
+
+export interface BodyLimits {
+  /** Longest value of one field, in bytes. */
+  fieldLimit: number;
+  /** Most fields in one body. */
+  maxFields: number;
+}
+
+/** The error body every failure answers with (decisions.md §2). */
+export const ErrorResponse = Type.Object({
+  status: Type.Literal(false),
+  error: Type.String(),
+  message: Type.String(),
+}, { $id: 'ErrorResponse' });
+
+function tooLarge(message: string): DomainError {
+  return new DomainError('PAYLOAD_TOO_LARGE', message);
+}
+
+/** PHP-style keys (`products[0][id]`, `products[]`, repeated keys) to nested values. */
+function parseForm(pairs: string, limits: BodyLimits): Record<string, unknown> {
+  try {
+    return qs.parse(pairs, {
+      depth: 5,
+      arrayLimit: limits.maxFields,
+      parameterLimit: limits.maxFields,
+      throwOnLimitExceeded: true,
+      allowPrototypes: false,
+      duplicates: 'combine',
+    }) as Record<string, unknown>;
+  } catch (err) {
+    throw tooLarge(`The body has too many fields (at most ${limits.maxFields}): ${(err as Error).message}`);
+  }
+}
+
+/** Walks a parsed body: no string longer than the field limit, no more fields than allowed. */
+function checkLimits(body: unknown, limits: BodyLimits): void {
+  let fields = 0;
+  const walk = (value: unknown, path: string): void => {
+    if (typeof value === 'string') {
+      fields++;
+      if (Buffer.byteLength(value) > limits.fieldLimit) throw tooLarge(`Field "${path}" is longer than ${limits.fieldLimit} bytes.`);
+    } else if (Array.isArray(value)) {
+      value.forEach((v, i) => walk(v, `${path}[${i}]`));
+    } else if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}[${k}]` : k);
+    } else {
+      fields++;
+    }
+    if (fields > limits.maxFields) throw tooLarge(`The body has more than ${limits.maxFields} fields.`);
+  };
+  walk(body, '');
+}
+
+/**
+ * Bodies: multipart, urlencoded and JSON mean the same, PHP bracket keys included; empty bodies
+ * are tolerated; sizes are capped with a 413, never truncated.
+ */
+export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Promise<void> {
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
+    const text = (raw as string).trim();
+    if (text === '') return done(null, {});
+    try {
+      const body = JSON.parse(text) as unknown;
+      checkLimits(body, limits);
+      done(null, body);
+    } catch (err) {
+      if (err instanceof DomainError) return done(err, undefined);
+      done(new DomainError('VALIDATION_ERROR', 'The body is not valid JSON.'), undefined);
+    }
+  });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, raw, done) => {
+    try {
+      const body = parseForm(raw as string, limits);
+      checkLimits(body, limits);
+      done(null, body);
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+  await app.register(multipart, {
+    limits: { fieldSize: limits.fieldLimit, fields: limits.maxFields, fileSize: limits.fieldLimit, files: limits.maxFields, parts: limits.maxFields, fieldNameSize: 200 },
+    throwFileSizeLimit: true,
+  });
+  // Multipart fields are turned into the same `key=value` pairs a form would send, so the three
+  // encodings share one parser and one set of rules.
+  app.addHook('preValidation', async (request: FastifyRequest) => {
+    if (request.isMultipart()) {
+      const pairs: string[] = [];
+      for await (const part of request.parts()) {
+        let value: string;
+        if (part.type === 'file') {
+          value = (await part.toBuffer()).toString('utf8');
+        } else {
+          if (part.valueTruncated) throw tooLarge(`Field "${part.fieldname}" is longer than ${limits.fieldLimit} bytes.`);
+          value = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+        }
+        pairs.push(`${encodeURIComponent(part.fieldname)}=${encodeURIComponent(value)}`);
+      }
+      request.body = parseForm(pairs.join('&'), limits);
+    }
+    if (request.body === undefined || request.body === null) {
+      if (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT') request.body = {};
+    }
+  });
+}
+
+const FASTIFY_CODES: Record<string, [string, string?]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'The body is larger than allowed.'],
+  FST_REQ_FILE_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'A field is larger than allowed.'],
+  FST_FILES_LIMIT: ['PAYLOAD_TOO_LARGE', 'The body has too many fields.'],
+  FST_FIELDS_LIMIT: ['PAYLOAD_TOO_LARGE', 'The body has too many fields.'],
+  FST_PARTS_LIMIT: ['PAYLOAD_TOO_LARGE', 'The body has too many fields.'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Send the body as multipart/form-data, application/x-www-form-urlencoded or application/json.'],
+  FST_INVALID_MULTIPART_CONTENT_TYPE: ['UNSUPPORTED_MEDIA_TYPE'],
+  FST_ERR_RATE_LIMIT_EXCEEDED: ['RATE_LIMITED'],
+};
+
+const UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'ENOTFOUND', 'EHOSTUNREACH', 'PROTOCOL_SEQUENCE_TIMEOUT']);
+
+/** True for errors that mean "the database cannot be reached", however deep the driver wrapped them. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err as { code?: string; cause?: unknown; name?: string; message?: string } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (e.code && UNAVAILABLE.has(e.code)) return true;
+    if (e.name === 'ConnectionException') return true;
+    if (typeof e.message === 'string' && /connection (is in closed state|lost)|Pool is closed|Can't add new command when connection is in closed state/i.test(e.message)) return true;
+  }
+  return false;
+}
+
+function validationMessage(err: FastifyError): string {
+  const first = err.validation?.[0];
+  if (!first) return err.message;
+  const missing = (first.params as { missingProperty?: string }).missingProperty;
+  const where = (first.instancePath || '').replace(/^\//, '').replaceAll('/', '.');
+  const field = missing ? [where, missing].filter(Boolean).join('.') : where || err.validationContext || 'request';
+  if (missing) return `${field} is required`;
+  return `${field} ${first.message ?? 'is invalid'}`;
+}
+
+export function send(reply: FastifyReply, code: string, message: string): FastifyReply {
+  return reply.code(errorStatus[code] ?? 400).send({ status: false, error: code, message });
+}
+
+export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err instanceof DomainError) return send(reply, err.code, err.message);
+    if (err.validation) return send(reply, 'VALIDATION_ERROR', validationMessage(err));
+    const known = err.code ? FASTIFY_CODES[err.code] : undefined;
+    if (known) {
+      if (known[0] === 'RATE_LIMITED') return send(reply, 'RATE_LIMITED', 'Too many requests; retry after the time in Retry-After.');
+      return send(reply, known[0], known[1] ?? err.message);
+    }
+    if (isDatabaseUnavailable(err)) {
+      request.log.warn({ err }, 'database unavailable');
+      reply.header('Retry-After', String(retryAfterSeconds));
+      return send(reply, 'SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.');
+    }
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return reply.code(status).send({ status: false, error: status === 404 ? 'NOT_FOUND' : 'VALIDATION_ERROR', message: err.message });
+    }
+    request.log.error({ err }, 'request failed');
+    return send(reply, 'INTERNAL_ERROR', 'An internal error occurred.');
+  });
+  app.setNotFoundHandler((request, reply) => send(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?', 1)[0]}.`));
+  // Every route documents the error shape, and a success body can never leak an `error` key:
+  // response schemas only emit declared fields.
+  app.addSchema(ErrorResponse);
+  app.addHook('onRoute', (route) => {
+    if (!route.schema || route.url.startsWith('/docs')) return;
+    const response = (route.schema.response ?? {}) as Record<string, unknown>;
+    response['4xx'] ??= Type.Ref('ErrorResponse');
+    response['5xx'] ??= Type.Ref('ErrorResponse');
+    route.schema.response = response;
+  });
+}

@@ -1,0 +1,11 @@
+/** The host's public surface: what a feature (built-in or third-party) imports. */
+export { buildApp, type BuildOptions } from './app.ts';
+export { defineFeature, type FeatureContext, type FeatureDefinition } from './features.ts';
+export { createServiceRef, ServiceRegistry, type ServiceRef } from './registry.ts';
+export { EventBus, type EventMap, type EventName } from './events.ts';
+export { DomainError, registerErrorCodes } from './errors.ts';
+export { defineMigration, Database, type Dialect, type MigrationDef } from './db.ts';
+export { settingsRef, type SettingsService } from './settings.ts';
+export type { SiteSettings, AppConfig } from './config.ts';
+export * from './format.ts';
+export * as S from './schemas.ts';

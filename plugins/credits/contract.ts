@@ -1,0 +1,38 @@
+/**
+ * The credits feature's contract: balances in integer cents and the ledger behind them.
+ * Every method joins the caller's transaction (core Database.transaction), so a store purchase can
+ * debit, write its order and grant roles all-or-nothing.
+ */
+import { createServiceRef } from '../../core/registry.ts';
+
+export interface LedgerEntryInput {
+  /** Why: `add`, `remove`, `set`, `send`, `receive`, `purchase`, `cashback`, `payment`, … */
+  reason: string;
+  /** Name of the API key that made the change, when an API call caused it. */
+  keyName?: string;
+  /** The store order this change belongs to. */
+  orderId?: number;
+  /** Shared by both sides of a send. */
+  transferId?: string;
+  /** Error code when the balance would go below zero (default NOT_ENOUGH_CREDITS). */
+  insufficientCode?: string;
+}
+
+export interface CreditsService {
+  /** Balance in cents (0 for a user who never had credits). */
+  balance(userId: number): Promise<number>;
+  balances(userIds: number[]): Promise<Map<number, number>>;
+  /**
+   * Adds `deltaCents` (negative to take), writes one ledger row, and returns the balance after.
+   * Throws `insufficientCode` if the balance would go negative and INVALID_AMOUNT on overflow.
+   */
+  change(userId: number, deltaCents: number, entry: LedgerEntryInput): Promise<number>;
+}
+
+export const creditsRef = createServiceRef<CreditsService>('credits');
+
+declare module '../../core/events.ts' {
+  interface EventMap {
+    'credits.changed': { userId: number; delta: number; balance: number; reason: string };
+  }
+}

@@ -1,0 +1,25 @@
+/** The store feature's contract: orders, for the users feature's `GET /api/users/<id>/orders`. */
+import { Type } from '@sinclair/typebox';
+import { createServiceRef } from '../../core/registry.ts';
+import { str, strOrNull } from '../../core/schemas.ts';
+
+/** An order as the API shows it (money already formatted `"12.50"`, time in the site's zone). */
+export const OrderRow = Type.Object({
+  id: str(), accountID: str(), coupon: strOrNull(),
+  total: str(), discount: str(), subtotal: str(), earnings: str(), cashback: str(), credit: str(),
+  type: str(), status: str(), paymentAPI: str(), paymentID: str(), creationDate: str(),
+});
+export type OrderRow = typeof OrderRow.static;
+
+export interface StoreService {
+  /** A user's orders, newest first. */
+  ordersOf(userId: number): Promise<OrderRow[]>;
+}
+
+export const storeRef = createServiceRef<StoreService>('store');
+
+declare module '../../core/events.ts' {
+  interface EventMap {
+    'store.order.completed': { orderId: number; userId: number; type: 'credit' | 'payment'; total: number; currency: string };
+  }
+}

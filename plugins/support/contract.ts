@@ -1,0 +1,26 @@
+/** The support feature's contract: a user's tickets, for the users feature's `GET /api/users/<id>/tickets`. */
+import { Type } from '@sinclair/typebox';
+import { createServiceRef } from '../../core/registry.ts';
+import { str } from '../../core/schemas.ts';
+
+/** A ticket as the per-user list shows it: without messages (api.md). */
+export const TicketSummaryRow = Type.Object({
+  id: str(), accountID: str(), categoryID: str(), title: str(), statusID: str(), readStatus: str(),
+  updateDate: str(), creationDate: str(), categoryName: str(),
+});
+export type TicketSummaryRow = typeof TicketSummaryRow.static;
+
+export interface SupportService {
+  /** A user's tickets, newest first, without messages. */
+  ticketsOf(userId: number): Promise<TicketSummaryRow[]>;
+}
+
+export const supportRef = createServiceRef<SupportService>('support');
+
+declare module '../../core/events.ts' {
+  interface EventMap {
+    'support.ticket.created': { ticketId: number; accountId: number };
+    'support.ticket.replied': { ticketId: number; messageId: number; accountId: number; isAdmin: boolean };
+    'support.ticket.closed': { ticketId: number };
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * The users feature's contract: accounts, roles and role assignments, linked external accounts.
+ * Peers import only this file, and reach the service through the registry (`usersRef`).
+ */
+import { createServiceRef } from '../../core/registry.ts';
+
+export interface UserAccount {
+  id: number;
+  /** As registered (display case); lookups by username are case-insensitive. */
+  username: string;
+  email: string | null;
+  isVerified: boolean;
+  /** 1 = two-factor enabled (decisions.md §3); 0 otherwise. */
+  authStatus: number;
+  creationIP: string;
+  /** Stored UTC timestamp `YYYY-MM-DD HH:MM:SS`. */
+  creationDate: string;
+  /** External account ids by platform; the key `chat` carries the chat user ID. */
+  linkedAccounts: Record<string, string>;
+}
+
+export interface Role {
+  id: number;
+  name: string;
+  slug: string;
+  priority: number;
+  chatRoleID: string;
+  usernameCSS: string | null;
+  badgeCSS: string | null;
+}
+
+/** A role a user holds. */
+export interface RoleAssignment extends Role {
+  /** Stored UTC timestamp, or PERMANENT (`1000-01-01 00:00:00`). */
+  expiryDate: string;
+}
+
+export interface NewAccount {
+  username: string;
+  email?: string | null;
+  creationIP: string;
+  isVerified?: boolean;
+}
+
+export interface UsersService {
+  findById(id: number): Promise<UserAccount | undefined>;
+  /** Case-insensitive. */
+  findByUsername(username: string): Promise<UserAccount | undefined>;
+  findByLinkedAccount(platform: string, externalId: string): Promise<UserAccount | undefined>;
+  /** Like findById but throws USER_NOT_FOUND. */
+  requireById(id: number): Promise<UserAccount>;
+  /** Like findByUsername but throws USER_NOT_FOUND (or the code given, e.g. TARGET_USER_NOT_FOUND). */
+  requireByUsername(username: string, notFoundCode?: string): Promise<UserAccount>;
+  /** Creates an account (the auth feature adds the credentials). Throws USERNAME_ALREADY_EXIST / EMAIL_ALREADY_EXIST. */
+  createAccount(account: NewAccount): Promise<UserAccount>;
+  /** Number of accounts created from an IP (the register limit). */
+  countCreatedFrom(ip: string): Promise<number>;
+  setAuthStatus(userId: number, authStatus: number): Promise<void>;
+  setVerified(userId: number, verified: boolean): Promise<void>;
+  linkAccount(userId: number, platform: string, externalId: string): Promise<void>;
+  unlinkAccount(userId: number, platform: string): Promise<boolean>;
+
+  listRoles(): Promise<Role[]>;
+  getRole(roleId: number): Promise<Role | undefined>;
+  /** The roles a user holds now (expired ones are never returned), by priority. */
+  rolesOf(userId: number): Promise<RoleAssignment[]>;
+  /** Grants a role or sets the expiry of one held; `expiryDate` defaults to PERMANENT. Throws ROLE_NOT_FOUND. */
+  grantRole(userId: number, roleId: number, expiryDate?: string): Promise<RoleAssignment[]>;
+  /**
+   * Grants for `days` days, extending an unexpired assignment from its current expiry
+   * (store purchases); days = 0 grants permanently.
+   */
+  extendRole(userId: number, roleId: number, days: number): Promise<RoleAssignment[]>;
+  /** Removes a held role; false if the user did not hold it. */
+  revokeRole(userId: number, roleId: number): Promise<boolean>;
+}
+
+export const usersRef = createServiceRef<UsersService>('users');
+
+declare module '../../core/events.ts' {
+  interface EventMap {
+    'users.created': { userId: number; username: string };
+    /** A role was granted, or the expiry of a held role changed. */
+    'users.role.granted': { userId: number; roleId: number; expiryDate: string };
+    'users.role.revoked': { userId: number; roleId: number; reason: 'revoked' | 'expired' };
+  }
+}

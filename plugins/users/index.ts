@@ -1,0 +1,27 @@
+import { defineFeature } from '../../core/features.ts';
+import { Type } from '@sinclair/typebox';
+import { usersRef } from './contract.ts';
+import { entities } from './entities.ts';
+import { migrations } from './migrations/index.ts';
+import { DbUsersService } from './service.ts';
+
+const options = Type.Object({
+  /** How often expired role assignments are deleted (and chat roles removed). */
+  sweepSeconds: Type.Integer({ minimum: 1, default: 60 }),
+});
+
+export default defineFeature({
+  name: 'users',
+  options,
+  entities,
+  migrations,
+  async register(app, { db, events, services, options: opts, log }) {
+    const users = new DbUsersService(db, events);
+    services.provide(usersRef, users);
+    const timer = setInterval(() => {
+      users.sweepExpired().catch((err: unknown) => log.error({ err }, 'role expiry sweep failed'));
+    }, opts.sweepSeconds * 1000);
+    timer.unref();
+    app.addHook('onClose', async () => clearInterval(timer));
+  },
+});

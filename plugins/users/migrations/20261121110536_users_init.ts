@@ -1,0 +1,35 @@
+import { defineMigration } from '../../../core/db.ts';
+
+export default defineMigration({
+  name: '20261121110536_users_init',
+  sqlite: [
+    "create table `users_accounts` (`id` integer not null primary key autoincrement, `username` text not null, `username_key` text not null, `email` text null, `email_key` text null, `is_verified` integer not null, `auth_status` integer not null, `creation_ip` text not null, `creation_date` text not null)",
+    "create unique index `users_accounts_username_key_unique` on `users_accounts` (`username_key`)",
+    "create unique index `users_accounts_email_key_unique` on `users_accounts` (`email_key`)",
+    "create index `users_accounts_creation_ip_index` on `users_accounts` (`creation_ip`)",
+    "create table `users_linked_accounts` (`id` integer not null primary key autoincrement, `user_id` integer not null, `platform` text not null, `external_id` text not null)",
+    "create unique index `users_linked_accounts_user_id_platform_unique` on `users_linked_accounts` (`user_id`, `platform`)",
+    "create unique index `users_linked_accounts_platform_external_id_unique` on `users_linked_accounts` (`platform`, `external_id`)",
+    "create table `users_roles` (`id` integer not null primary key autoincrement, `name` text not null, `slug` text not null, `priority` integer not null, `chat_role_id` text not null, `username_css` text null, `badge_css` text null)",
+    "create unique index `users_roles_slug_unique` on `users_roles` (`slug`)",
+    "create table `users_role_assignments` (`id` integer not null primary key autoincrement, `user_id` integer not null, `role_id` integer not null, `expiry_date` text not null)",
+    "create index `users_role_assignments_role_id_index` on `users_role_assignments` (`role_id`)",
+    "create index `users_role_assignments_expiry_date_index` on `users_role_assignments` (`expiry_date`)",
+    "create unique index `users_role_assignments_user_id_role_id_unique` on `users_role_assignments` (`user_id`, `role_id`)",
+  ],
+  mysql: [
+    "create table `users_accounts` (`id` int unsigned not null auto_increment primary key, `username` varchar(32) not null, `username_key` varchar(32) not null, `email` varchar(191) null, `email_key` varchar(191) null, `is_verified` tinyint(1) not null, `auth_status` int not null, `creation_ip` varchar(45) not null, `creation_date` varchar(19) not null) default character set utf8mb4 engine = InnoDB",
+    "alter table `users_accounts` add unique `users_accounts_username_key_unique` (`username_key`)",
+    "alter table `users_accounts` add unique `users_accounts_email_key_unique` (`email_key`)",
+    "alter table `users_accounts` add index `users_accounts_creation_ip_index` (`creation_ip`)",
+    "create table `users_linked_accounts` (`id` int unsigned not null auto_increment primary key, `user_id` int not null, `platform` varchar(32) not null, `external_id` varchar(64) not null) default character set utf8mb4 engine = InnoDB",
+    "alter table `users_linked_accounts` add unique `users_linked_accounts_user_id_platform_unique` (`user_id`, `platform`)",
+    "alter table `users_linked_accounts` add unique `users_linked_accounts_platform_external_id_unique` (`platform`, `external_id`)",
+    "create table `users_roles` (`id` int unsigned not null auto_increment primary key, `name` varchar(64) not null, `slug` varchar(64) not null, `priority` int not null, `chat_role_id` varchar(32) not null, `username_css` text null, `badge_css` text null) default character set utf8mb4 engine = InnoDB",
+    "alter table `users_roles` add unique `users_roles_slug_unique` (`slug`)",
+    "create table `users_role_assignments` (`id` int unsigned not null auto_increment primary key, `user_id` int not null, `role_id` int not null, `expiry_date` varchar(19) not null) default character set utf8mb4 engine = InnoDB",
+    "alter table `users_role_assignments` add index `users_role_assignments_role_id_index` (`role_id`)",
+    "alter table `users_role_assignments` add index `users_role_assignments_expiry_date_index` (`expiry_date`)",
+    "alter table `users_role_assignments` add unique `users_role_assignments_user_id_role_id_unique` (`user_id`, `role_id`)",
+  ],
+});
