@@ -1,0 +1,35 @@
+/**
+ * A benchmark scenario: one hot endpoint of this server, and a bare Fastify + mysql2 route doing
+ * the same database work, measured side by side by `npm run bench` (bench/run.ts).
+ * Each feature keeps its scenarios in bench/<feature>.ts and exports them as `scenarios`.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Pool } from 'mysql2/promise';
+
+export interface BenchRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Path and query, e.g. `/api/users/?username=u1`. */
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface Scenario {
+  /** Row name in the report, e.g. `credits/send`. */
+  name: string;
+  /** Features the server runs for this scenario. */
+  features: string[];
+  /**
+   * Seeds the server's database (through its services or app.inject) and returns the requests
+   * autocannon cycles through. `key` is an API key to send as X-Api-Key.
+   */
+  prepare(app: FastifyInstance, key: string): Promise<BenchRequest[]>;
+  /** The baseline: the same database work on a bare mysql2 pool, served by a plain Fastify route. */
+  baseline(pool: Pool): {
+    method: BenchRequest['method'];
+    url: string;
+    handler(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
+  };
+  /** For size-growth rows: prepare again at other sizes (e.g. 10 and 1,000 rows). */
+  sizes?: number[];
+}
