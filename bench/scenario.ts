@@ -1,7 +1,8 @@
 /**
  * A benchmark scenario: one hot endpoint of this server, and a bare Fastify + mysql2 route doing
  * the same database work, measured side by side by `npm run bench` (bench/run.ts).
- * Each feature keeps its scenarios in bench/<feature>.ts and exports them as `scenarios`.
+ * Each feature keeps its scenarios in bench/<feature>.ts and exports them as `scenarios`; a
+ * growth measurement is two scenarios at two sizes (e.g. `store/listing-10`, `store/listing-1000`).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool } from 'mysql2/promise';
@@ -30,6 +31,4 @@ export interface Scenario {
     url: string;
     handler(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
   };
-  /** For size-growth rows: prepare again at other sizes (e.g. 10 and 1,000 rows). */
-  sizes?: number[];
 }
