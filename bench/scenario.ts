@@ -25,7 +25,10 @@ export interface Scenario {
    * autocannon cycles through. `key` is an API key to send as X-Api-Key.
    */
   prepare(app: FastifyInstance, key: string): Promise<BenchRequest[]>;
-  /** The baseline: the same database work on a bare mysql2 pool, served by a plain Fastify route. */
+  /**
+   * The baseline: the same database work on a bare mysql2 pool, served by a plain Fastify route.
+   * It receives the same requests as the server, so its `url` must match their paths.
+   */
   baseline(pool: Pool): {
     method: BenchRequest['method'];
     url: string;

@@ -93,15 +93,22 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
   app.addHook('preValidation', async (request: FastifyRequest) => {
     if (request.isMultipart()) {
       const pairs: string[] = [];
-      for await (const part of request.parts()) {
-        let value: string;
-        if (part.type === 'file') {
-          value = (await part.toBuffer()).toString('utf8');
-        } else {
-          if (part.valueTruncated) throw tooLarge(`Field "${part.fieldname}" is longer than ${limits.fieldLimit} bytes.`);
-          value = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+      try {
+        for await (const part of request.parts()) {
+          let value: string;
+          if (part.type === 'file') {
+            value = (await part.toBuffer()).toString('utf8');
+          } else {
+            if (part.valueTruncated) throw tooLarge(`Field "${part.fieldname}" is longer than ${limits.fieldLimit} bytes.`);
+            value = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+          }
+          pairs.push(`${encodeURIComponent(part.fieldname)}=${encodeURIComponent(value)}`);
         }
-        pairs.push(`${encodeURIComponent(part.fieldname)}=${encodeURIComponent(value)}`);
+      } catch (err) {
+        const e = err as { code?: string; statusCode?: number };
+        if (err instanceof DomainError || e.code?.startsWith('FST_')) throw err;
+        // busboy's own complaints (no boundary, cut-off parts) are the client's malformed body
+        throw new DomainError('VALIDATION_ERROR', `The multipart body is malformed: ${(err as Error).message}`);
       }
       request.body = parseForm(pairs.join('&'), limits);
     }

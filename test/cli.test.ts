@@ -1,0 +1,57 @@
+import t, { type Test } from 'tap';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import { join } from 'node:path';
+import { rootDir } from '../core/config.ts';
+import { freshDatabaseUrl } from './helper.ts';
+
+const run = promisify(execFile);
+
+async function databaseUrl(t: Test): Promise<string> {
+  if (process.env.TEST_MYSQL_URL) return freshDatabaseUrl(t);
+  const dir = t.testdir({});
+  return `sqlite:${join(dir, 'db.sqlite')}`;
+}
+
+t.test('npm run keys: create, list, revoke; the server honours them', async (t) => {
+  const env = { ...process.env, DATABASE_URL: await databaseUrl(t), LOG_LEVEL: 'silent' };
+  const keys = (...args: string[]) => run(process.execPath, [join(rootDir, 'core/cli/keys.ts'), ...args], { env, cwd: rootDir });
+  const created = await keys('create', 'lobby', '--admin');
+  const key = /ck_[0-9a-f]{48}/.exec(created.stdout)?.[0];
+  t.ok(key, 'the new key is printed once');
+  const listed = await keys('list');
+  t.match(listed.stdout, /^lobby\tapi admin\tcreated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n$/);
+  t.notOk(listed.stdout.includes(key!), 'list never shows a key');
+  await t.rejects(keys('create', 'lobby'), 'a name is used once');
+  t.match((await keys('revoke', 'lobby')).stdout, /Revoked "lobby"/);
+  t.match((await keys('list')).stdout, /revoked/);
+  await t.rejects(keys('frobnicate'), { code: 2 });
+});
+
+t.test('npm start serves, and SIGTERM shuts it down gracefully', async (t) => {
+  const env = { ...process.env, DATABASE_URL: await databaseUrl(t), PORT: '0', HOST: '127.0.0.1', API_KEY: 'start-test-key', LOG_LEVEL: 'info' };
+  const child = spawn(process.execPath, [join(rootDir, 'core/server.ts')], { env, cwd: rootDir, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  let out = '';
+  const address = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+  });
+  let res = await fetch(`${address}/health`);
+  t.equal(res.status, 200);
+  res = await fetch(`${address}/api/admin/settings`);
+  t.equal(res.status, 401);
+  res = await fetch(`${address}/api/admin/settings`, { headers: { 'X-Api-Key': 'start-test-key' } });
+  t.equal(res.status, 200, 'API_KEY is the bootstrap admin key');
+  t.notOk(out.includes('start-test-key'), 'the key never reaches the log');
+  const code = await new Promise<number | null>((resolve) => {
+    child.once('exit', (c) => resolve(c));
+    child.kill('SIGTERM');
+  });
+  t.equal(code, 0, 'exits cleanly on SIGTERM');
+  t.match(out, /shutting down/);
+});

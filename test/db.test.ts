@@ -1,0 +1,83 @@
+import t from 'tap';
+import { buildApp } from '../core/app.ts';
+import { ADMIN_KEY, build, call, onMysql } from './helper.ts';
+import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
+
+t.test('after migrating, the schema matches the entities of every feature', async (t) => {
+  const app = await build(t, { config: { plugins: { hello: { enabled: true } } } });
+  const diff = await app.db.orm.schema.getUpdateSchemaSQL({ wrap: false, safe: false, dropTables: false });
+  t.equal(diff.trim(), '', `no difference on ${app.db.dialect}`);
+});
+
+t.test('transactions: all or nothing, nested calls join, events wait for the commit', async (t) => {
+  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } } });
+  const { db, events } = app;
+  const seen: number[] = [];
+  events.on('users.created', (p) => { seen.push(p.userId); });
+
+  await t.rejects(db.transaction(async () => {
+    await db.run("insert into hello_greetings (name) values ('rolled back')");
+    await db.transaction(async () => {
+      await db.run("insert into hello_greetings (name) values ('inner')");
+      await events.emit('users.created', { userId: 1, username: 'x' });
+    });
+    throw new Error('boom');
+  }), { message: 'boom' });
+  let rows = await db.query('select name from hello_greetings');
+  t.same(rows, [], 'the inner call joined the outer transaction and rolled back with it');
+  await new Promise((r) => setImmediate(r));
+  t.same(seen, [], 'no event for work that rolled back');
+
+  await db.transaction(async () => {
+    await db.run("insert into hello_greetings (name) values ('kept')");
+    await events.emit('users.created', { userId: 2, username: 'y' });
+    t.same(seen, [], 'listeners wait for the commit');
+  });
+  await new Promise((r) => setImmediate(r));
+  t.same(seen, [2]);
+  rows = await db.query('select name from hello_greetings');
+  t.same(rows, [{ name: 'kept' }]);
+
+  const inside: number[] = [];
+  events.onCommitting('users.created', (p) => { inside.push(p.userId); throw new Error('outbox write failed'); });
+  await t.rejects(db.transaction(async () => {
+    await db.run("insert into hello_greetings (name) values ('lost')");
+    await events.emit('users.created', { userId: 3, username: 'z' });
+  }), { message: 'outbox write failed' });
+  t.same(inside, [3]);
+  t.same(await db.query('select name from hello_greetings'), [{ name: 'kept' }], 'a failing in-transaction listener rolls back the cause');
+});
+
+t.test('the database goes away: 503 with Retry-After, never a hang, and back when it returns', { skip: !onMysql || !haveMariaDb() ? 'needs MariaDB (run with TEST_MYSQL_URL)' : false }, async (t) => {
+  const server = await MariaDbServer.create();
+  t.teardown(() => server.destroy());
+  const url = await server.database('outage');
+  const app = await buildApp({
+    env: { DATABASE_URL: url, API_KEY: ADMIN_KEY },
+    config: { log: { level: 'silent' }, database: { connectTimeoutMs: 1000 }, plugins: { echo: { enabled: true, package: './test/fixtures/echo-plugin.ts' } } },
+    logger: false,
+  });
+  t.teardown(() => app.close());
+  t.equal((await call(app, '/api/echo/db')).statusCode, 200);
+
+  await server.stop();
+  const started = Date.now();
+  let res = await call(app, '/api/echo/db');
+  t.equal(res.statusCode, 503);
+  t.same(res.json(), { status: false, error: 'SERVICE_UNAVAILABLE', message: 'The database is unavailable; retry shortly.' });
+  t.equal(res.headers['retry-after'], '2');
+  res = await call(app, '/health', { key: null });
+  t.equal(res.statusCode, 503);
+  t.equal(res.json().error, 'SERVICE_UNAVAILABLE');
+  t.ok(Date.now() - started < 5000, 'answers promptly while the database is down');
+
+  await server.start();
+  const back = Date.now();
+  let status = 0;
+  while (Date.now() - back < 2000) {
+    status = (await call(app, '/api/echo/db')).statusCode;
+    if (status === 200) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.equal(status, 200, 'serves again within 2 s of the database returning');
+});

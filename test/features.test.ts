@@ -1,0 +1,63 @@
+import t from 'tap';
+import { buildApp } from '../core/app.ts';
+import { build, call, freshDatabaseUrl, ADMIN_KEY } from './helper.ts';
+
+t.test('a disabled feature is never registered: no routes, no service, no tables', async (t) => {
+  const app = await build(t, { features: [] });
+  t.same(app.features, [], 'no features run');
+  const res = await call(app, '/api/users/?userID=1');
+  t.equal(res.statusCode, 404);
+  t.equal(res.json().error, 'NOT_FOUND');
+  const tables = app.db.dialect === 'sqlite'
+    ? await app.db.query<{ name: string }>("select name from sqlite_master where type = 'table' and name like 'users%'")
+    : await app.db.query<{ name: string }>("select table_name as name from information_schema.tables where table_schema = database() and table_name like 'users%'");
+  t.same(tables, [], 'the users tables were not created');
+});
+
+t.test('an enabled feature provides its service and tables', async (t) => {
+  const app = await build(t, { features: ['users'] });
+  t.same(app.features, ['users']);
+  const [row] = await app.db.query<{ n: number }>('select count(*) as n from users_accounts');
+  t.equal(Number(row!.n), 0);
+});
+
+t.test('a feature that requires a disabled one stops boot with a sentence naming both', async (t) => {
+  const url = await freshDatabaseUrl(t);
+  const plugins: Record<string, unknown> = { 'needs-users': { enabled: true, package: './test/fixtures/needs-users.ts' }, users: { enabled: false } };
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { log: { level: 'silent' }, plugins }, logger: false }),
+    { message: 'The "needs-users" feature requires the "users" feature, which is disabled (plugins.users.enabled = false). Enable "users" or disable "needs-users".' });
+});
+
+t.test('bad settings stop boot naming the setting', async (t) => {
+  const url = await freshDatabaseUrl(t);
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { server: { port: 'eighty' } }, logger: false }), { message: /server\.port/ });
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { currency: 'dollars' } }, logger: false }), { message: /site\.currency/ });
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { plugins: { users: { sweepSeconds: 0 } } }, logger: false }), { message: /plugins\.users\.sweepSeconds/ });
+  await t.rejects(buildApp({ env: { DATABASE_URL: 'postgres://x/y' }, logger: false }), { message: /DATABASE_URL/ });
+});
+
+t.test('a third-party feature package loads, migrates and serves', async (t) => {
+  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true, greeting: 'Welcome' } } } });
+  t.same(app.features, ['hello']);
+  let res = await call(app, '/api/hello/greetings', { body: { name: 'Steve' } });
+  t.equal(res.statusCode, 201);
+  t.same(res.json(), { status: true, id: '1' });
+  res = await call(app, '/api/hello/greetings');
+  t.same(res.json(), [{ id: '1', text: 'Welcome, Steve!' }], 'its option reaches it');
+  res = await call(app, '/api/hello/greetings', { key: null });
+  t.equal(res.statusCode, 401, 'the host guards its routes too');
+  const done = await app.db.query<{ name: string }>('select name from core_migrations order by id');
+  t.ok(done.some((m) => m.name.endsWith('_hello_init')), 'its migration ran');
+});
+
+t.test('migrations run once: a restart on the same database keeps the data', async (t) => {
+  const url = process.env.TEST_MYSQL_URL ? await freshDatabaseUrl(t) : `sqlite:${t.testdirName}/db.sqlite`;
+  if (!process.env.TEST_MYSQL_URL) t.testdir({});
+  const first = await buildApp({ env: { DATABASE_URL: url, API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' }, plugins: { hello: { enabled: true } } }, logger: false });
+  await call(first, '/api/hello/greetings', { body: { name: 'Alex' } });
+  await first.close();
+  const second = await buildApp({ env: { DATABASE_URL: url, API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' }, plugins: { hello: { enabled: true } } }, logger: false });
+  t.teardown(() => second.close());
+  const res = await call(second, '/api/hello/greetings');
+  t.same(res.json(), [{ id: '1', text: 'Hello, Alex!' }]);
+});

@@ -1,0 +1,90 @@
+import t from 'tap';
+import { ADMIN_KEY, apiKey, build, call } from './helper.ts';
+
+const echo = { echo: { enabled: true, package: './test/fixtures/echo-plugin.ts' } };
+
+t.test('API key: missing, wrong, valid, and the admin scope', async (t) => {
+  const app = await build(t, { features: [], config: { plugins: echo } });
+  let res = await call(app, '/api/echo', { key: null });
+  t.equal(res.statusCode, 401);
+  t.same(res.json(), { status: false, error: 'INVALID_API_KEY', message: 'The X-Api-Key header is missing.' });
+  res = await call(app, '/api/echo', { key: 'nope' });
+  t.equal(res.statusCode, 401);
+  t.equal(res.json().error, 'INVALID_API_KEY');
+  t.match(res.json().message, /not hold a valid/);
+  res = await call(app, '/api/echo', { headers: { 'X-API-KEY': ADMIN_KEY }, key: null });
+  t.equal(res.statusCode, 200, 'header name is case-insensitive');
+
+  const gameKey = await apiKey(app);
+  t.match(gameKey, /^ck_[0-9a-f]{48}$/);
+  res = await call(app, '/api/echo', { key: gameKey });
+  t.equal(res.statusCode, 200);
+  res = await call(app, '/api/admin/settings', { key: gameKey });
+  t.equal(res.statusCode, 403);
+  t.equal(res.json().error, 'FORBIDDEN');
+  res = await call(app, '/api/admin/settings');
+  t.equal(res.statusCode, 200);
+
+  t.ok(await app.apiKeys.revoke('game-server'));
+  res = await call(app, '/api/echo', { key: gameKey });
+  t.equal(res.statusCode, 401, 'a revoked key stops working');
+  const listed = await app.apiKeys.list();
+  t.equal(listed.length, 1);
+  t.equal(listed[0]!.name, 'game-server');
+  t.ok(listed[0]!.revokedAt);
+  const stored = await app.db.query<{ key_hash: string }>('select key_hash from core_api_keys');
+  t.not(stored[0]!.key_hash, gameKey, 'only a hash of the key is stored');
+  t.notOk(JSON.stringify(stored).includes(gameKey.slice(3)));
+});
+
+t.test('health and docs need no key; unknown routes are JSON 404s', async (t) => {
+  const app = await build(t, { features: [], config: { plugins: echo } });
+  let res = await call(app, '/health', { key: null });
+  t.equal(res.statusCode, 200);
+  t.same(res.json(), { status: true, database: 'up' });
+  res = await call(app, '/docs', { key: null });
+  t.ok(res.statusCode === 200 || res.statusCode === 302, `docs page answers (${res.statusCode})`);
+  res = await call(app, '/docs/json', { key: null });
+  t.equal(res.statusCode, 200);
+  const doc = res.json();
+  t.ok(doc.paths['/api/echo'], 'routes are in the OpenAPI document');
+  t.ok(doc.paths['/api/admin/settings']);
+  t.ok(doc.components.schemas.ErrorResponse, 'the error shape is documented');
+  res = await call(app, '/api/nothing/here');
+  t.equal(res.statusCode, 404);
+  t.same(res.json(), { status: false, error: 'NOT_FOUND', message: 'No route GET /api/nothing/here.' });
+  t.match(res.headers['content-type'], /application\/json/);
+});
+
+t.test('errors: domain codes map to statuses, faults reveal nothing', async (t) => {
+  const app = await build(t, { features: [], config: { plugins: echo } });
+  let res = await call(app, '/api/echo/domain');
+  t.equal(res.statusCode, 404);
+  t.same(res.json(), { status: false, error: 'ROLE_NOT_FOUND', message: 'No role with ID 7.' });
+  res = await call(app, '/api/echo/fail');
+  t.equal(res.statusCode, 500);
+  t.same(res.json(), { status: false, error: 'INTERNAL_ERROR', message: 'An internal error occurred.' });
+  t.notOk(res.body.includes('secret'), 'no internals in the body');
+  res = await call(app, '/api/echo/db');
+  t.same(res.json(), { rows: [{ one: 1 }] });
+  t.notOk('error' in res.json(), 'success bodies carry no error key');
+});
+
+t.test('site settings: defaults from config, changed at run time, validated', async (t) => {
+  const app = await build(t, { features: [], config: { site: { currency: 'EUR' } } });
+  let res = await call(app, '/api/admin/settings');
+  t.equal(res.json().data.currency, 'EUR');
+  t.equal(res.json().data.registerLimit, 3);
+  res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { registerLimit: '5', twoFactorEnabled: 'false', timezone: 'Europe/Berlin' }, as: 'urlencoded' });
+  t.equal(res.statusCode, 200);
+  t.match(res.json().data, { registerLimit: 5, twoFactorEnabled: false, timezone: 'Europe/Berlin', currency: 'EUR' });
+  t.equal(app.settings.get().registerLimit, 5, 'features read the new value through the registry');
+  for (const bad of [{ currency: 'euro' }, { timezone: 'Mars/Olympus' }, { buyResponseStatus: 202 }, { cashbackPercent: -1 }]) {
+    res = await call(app, '/api/admin/settings', { method: 'PATCH', body: bad, as: 'json' });
+    t.equal(res.statusCode, 400, JSON.stringify(bad));
+    t.equal(res.json().error, 'VALIDATION_ERROR');
+  }
+  t.equal(app.settings.get().timezone, 'Europe/Berlin', 'a refused change changes nothing');
+  const rows = await app.db.query<{ key: string; value: string }>('select `key`, `value` from core_settings order by `key`');
+  t.same(rows.map((r) => r.key), ['registerLimit', 'timezone', 'twoFactorEnabled']);
+});

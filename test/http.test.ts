@@ -1,0 +1,82 @@
+import t from 'tap';
+import { ENCODINGS, build, call, encode } from './helper.ts';
+
+const plugins = { echo: { enabled: true, package: './test/fixtures/echo-plugin.ts' } };
+
+t.test('multipart, urlencoded and JSON bodies mean the same, bracket keys included', async (t) => {
+  const app = await build(t, { features: [], config: { plugins } });
+  const body = {
+    userID: '7',
+    products: [{ id: '5', quantity: '2', variables: { server: 'eu' } }, { id: '6' }],
+    note: 'a+b c&d=é',
+  };
+  for (const as of ENCODINGS) {
+    const res = await call(app, '/api/echo', { body, as });
+    t.equal(res.statusCode, 200, as);
+    t.same(res.json().body, body, `${as} body`);
+  }
+  const raw = (payload: string) => app.inject({ method: 'POST', url: '/api/echo', payload, headers: { 'x-api-key': 'test-admin-key-0123456789abcdef', 'content-type': 'application/x-www-form-urlencoded' } });
+  t.same((await raw('products[]=5&products[]=6')).json().body, { products: ['5', '6'] }, 'products[] form');
+  t.same((await raw('products=1&products=2')).json().body, { products: ['1', '2'] }, 'repeated plain keys form an array');
+  t.same((await raw('products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu')).json().body,
+    { products: [{ id: '5', quantity: '2', variables: { server: 'eu' } }] });
+  t.same((await raw('__proto__[x]=1&a=1')).json().body, { a: '1' }, 'no prototype keys');
+});
+
+t.test('empty bodies and stray content types are tolerated; trailing slashes ignored', async (t) => {
+  const app = await build(t, { features: [], config: { plugins } });
+  const key = { 'x-api-key': 'test-admin-key-0123456789abcdef' };
+  let res = await app.inject({ method: 'POST', url: '/api/echo', headers: key });
+  t.equal(res.statusCode, 200, 'POST without body or content type');
+  t.same(res.json().body, {});
+  for (const method of ['GET', 'DELETE'] as const) {
+    res = await app.inject({ method, url: '/api/echo', headers: { ...key, 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+    t.equal(res.statusCode, 200, `${method} with an urlencoded content type and no body`);
+  }
+  res = await app.inject({ method: 'POST', url: '/api/echo', headers: { ...key, 'content-type': 'application/json' }, payload: '' });
+  t.equal(res.statusCode, 200, 'empty JSON body');
+  res = await app.inject({ method: 'GET', url: '/api/echo/', headers: key });
+  t.equal(res.statusCode, 200, 'trailing slash');
+  res = await app.inject({ method: 'GET', url: '//api//echo', headers: key });
+  t.equal(res.statusCode, 200, 'duplicate slashes');
+});
+
+t.test('bad bodies get JSON errors: malformed JSON, other media types', async (t) => {
+  const app = await build(t, { features: [], config: { plugins } });
+  const key = { 'x-api-key': 'test-admin-key-0123456789abcdef' };
+  let res = await app.inject({ method: 'POST', url: '/api/echo', headers: { ...key, 'content-type': 'application/json' }, payload: '{"a":' });
+  t.equal(res.statusCode, 400);
+  t.equal(res.json().error, 'VALIDATION_ERROR');
+  res = await app.inject({ method: 'POST', url: '/api/echo', headers: { ...key, 'content-type': 'text/xml' }, payload: '<a/>' });
+  t.equal(res.statusCode, 415);
+  t.equal(res.json().error, 'UNSUPPORTED_MEDIA_TYPE');
+  res = await app.inject({ method: 'POST', url: '/api/echo', headers: { ...key, 'content-type': 'multipart/form-data' }, payload: 'x' });
+  t.ok(res.statusCode >= 400 && res.statusCode < 500, `multipart without boundary: ${res.statusCode}`);
+  t.equal(res.json().status, false);
+});
+
+t.test('size limits: 413, never a silent truncation', async (t) => {
+  const app = await build(t, { features: [], config: { plugins } });
+  const big = 'x'.repeat(64 * 1024 + 1);
+  for (const as of ENCODINGS) {
+    const res = await call(app, '/api/echo', { body: { base64: big }, as });
+    t.equal(res.statusCode, 413, `oversized field, ${as}`);
+    t.equal(res.json().error, 'PAYLOAD_TOO_LARGE');
+    t.match(res.json().message, /base64/);
+  }
+  const fits = 'y'.repeat(64 * 1024);
+  for (const as of ENCODINGS) {
+    const res = await call(app, '/api/echo', { body: { base64: fits }, as });
+    t.equal(res.statusCode, 200, `a field of exactly the limit, ${as}`);
+    t.equal(res.json().body.base64.length, fits.length, 'arrives whole');
+  }
+  const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`f${i}`, '1']));
+  for (const as of ENCODINGS) {
+    const res = await call(app, '/api/echo', { body: many, as });
+    t.equal(res.statusCode, 413, `101 fields, ${as}`);
+  }
+  const huge = encode({ a: 'z'.repeat(1024 * 1024 + 10) }, 'urlencoded');
+  const res = await app.inject({ method: 'POST', url: '/api/echo', payload: huge.payload, headers: { ...huge.headers, 'x-api-key': 'test-admin-key-0123456789abcdef' } });
+  t.equal(res.statusCode, 413, 'whole body over 1 MiB');
+  t.equal(res.json().error, 'PAYLOAD_TOO_LARGE');
+});
