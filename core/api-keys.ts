@@ -107,7 +107,10 @@ export class ApiKeys {
 /** Every /api route needs a key; /api/admin routes need the admin scope. */
 export function apiKeyHook(app: FastifyInstance, keys: ApiKeys): void {
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    const path = request.url.split('?', 1)[0]!;
+    // The pattern of the route that will run decides, not the raw URL: the router decodes
+    // `/%61pi/%61dmin/settings` to the admin route, whose raw text looks like neither. A URL that
+    // matches no route (a 404) has no pattern and falls back to its raw path.
+    const path = request.routeOptions.url ?? request.url.split('?', 1)[0]!;
     if (!/^\/+api(\/|$)/.test(path)) return;
     const header = request.headers['x-api-key'];
     const presented = Array.isArray(header) ? header[0] : header;

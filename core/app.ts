@@ -11,7 +11,7 @@ import { openDatabase, migrate, type Database } from './db.ts';
 import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
 import { builtinDir, discoverFeatures, selectEnabled, type FeatureContext, type LoadedFeature } from './features.ts';
-import { bodyParsing, errorHandling, send } from './http.ts';
+import { bodyParsing, errorHandling, inputGuard, routerErrors, send } from './http.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { ServiceRegistry } from './registry.ts';
 import { CoreSetting, DbSettings, settingsRef, settingsRoutes, type SettingsService } from './settings.ts';
@@ -76,6 +76,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
     forceCloseConnections: 'idle',
+    frameworkErrors: routerErrors,
   });
 
   const settings = new DbSettings(db, config.site);
@@ -96,7 +97,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   app.decorate('features', features.map((f) => f.def.name));
   app.decorate('featureContext', (name: string): FeatureContext<unknown> => ({
     options: featureOptions.get(name),
-    services, events, db, settings,
+    services, events, db, settings, env,
     log: app.log.child({ plugin: name }),
   }));
   app.addHook('onClose', async () => {
@@ -108,7 +109,8 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   app.addHook('onRequest', (_request, _reply, done) => { RequestContext.create(db.orm.em, done); });
   errorHandling(app, config.database.retryAfterSeconds);
   apiKeyHook(app, apiKeys);
-  await bodyParsing(app, { fieldLimit: config.server.fieldLimit, maxFields: config.server.maxFields });
+  await bodyParsing(app, { fieldLimit: config.server.fieldLimit, maxFields: config.server.maxFields, bodyLimit: config.server.bodyLimit });
+  inputGuard(app);
   await app.register(rateLimit, {
     global: false,
     errorResponseBuilder: (_req, ctx) => ({ statusCode: 429, code: 'FST_ERR_RATE_LIMIT_EXCEEDED', message: `Rate limit exceeded, retry in ${ctx.after}` }),

@@ -19,6 +19,8 @@ export interface FeatureContext<Options> {
   db: Database;
   settings: SettingsService;
   log: FastifyBaseLogger;
+  /** The environment the server was built with: where secrets come from. */
+  env: NodeJS.ProcessEnv;
 }
 
 export interface FeatureDefinition<S extends TSchema = TSchema> {

@@ -9,6 +9,8 @@ export interface BodyLimits {
   fieldLimit: number;
   /** Most fields in one body. */
   maxFields: number;
+  /** Longest body, in bytes (Fastify enforces it for the other encodings, not for multipart). */
+  bodyLimit: number;
 }
 
 /** The error body every failure answers with (decisions.md §2). */
@@ -93,6 +95,7 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
   app.addHook('preValidation', async (request: FastifyRequest) => {
     if (request.isMultipart()) {
       const pairs: string[] = [];
+      let bytes = 0;
       try {
         for await (const part of request.parts()) {
           let value: string;
@@ -102,6 +105,8 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
             if (part.valueTruncated) throw tooLarge(`Field "${part.fieldname}" is longer than ${limits.fieldLimit} bytes.`);
             value = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
           }
+          bytes += Buffer.byteLength(part.fieldname) + Buffer.byteLength(value);
+          if (bytes > limits.bodyLimit) throw tooLarge(`The body is larger than ${limits.bodyLimit} bytes.`);
           pairs.push(`${encodeURIComponent(part.fieldname)}=${encodeURIComponent(value)}`);
         }
       } catch (err) {
@@ -114,6 +119,34 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
     }
     if (request.body === undefined || request.body === null) {
       if (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT') request.body = {};
+    }
+  });
+}
+
+/** The first value the database layer cannot carry, named like a validation error; undefined when none. */
+function unstorable(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? `${path} must not contain a NUL character` : undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path} must be a finite number`;
+  if (value !== null && typeof value === 'object') {
+    for (const [key, v] of Object.entries(value)) {
+      const problem = unstorable(v, path ? `${path}.${key}` : key);
+      if (problem) return problem;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Refuses, once validation has coerced them, values no feature can store: MikroORM writes
+ * parameters into the SQL text, where a NUL character cuts a SQLite statement short and a
+ * non-finite number becomes a bare word. AJV lets those numbers through: it coerces "1e999" to
+ * Infinity and skips minimum/maximum for non-finite numbers.
+ */
+export function inputGuard(app: FastifyInstance): void {
+  app.addHook('preHandler', async (request: FastifyRequest) => {
+    for (const input of [request.params, request.query, request.body]) {
+      const problem = unstorable(input, '');
+      if (problem) throw new DomainError('VALIDATION_ERROR', problem);
     }
   });
 }
@@ -153,6 +186,25 @@ function validationMessage(err: FastifyError): string {
 
 export function send(reply: FastifyReply, code: string, message: string): FastifyReply {
   return reply.code(errorStatus[code] ?? 400).send({ status: false, error: code, message });
+}
+
+const ROUTER_ERRORS: Record<string, string> = {
+  FST_ERR_BAD_URL: 'The URL is not valid: it holds a bad percent-encoding.',
+  FST_ERR_MAX_PARAM_LENGTH: 'A path parameter is longer than allowed.',
+};
+
+/**
+ * Fastify's `frameworkErrors`: the router refuses some URLs before any hook or error handler runs,
+ * and would answer in its own shape. Whatever reaches here must be answered, or the request hangs.
+ */
+export function routerErrors(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const message = ROUTER_ERRORS[err.code];
+  if (message) {
+    send(reply, 'VALIDATION_ERROR', message);
+    return;
+  }
+  request.log.error({ err }, 'router failed');
+  send(reply, 'INTERNAL_ERROR', 'An internal error occurred.');
 }
 
 export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): void {

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { buildApp } from '../core/app.ts';
+import { builtinNames } from '../core/features.ts';
 import { build, call, freshDatabaseUrl, ADMIN_KEY } from './helper.ts';
 
 t.test('a disabled feature is never registered: no routes, no service, no tables', async (t) => {
@@ -23,7 +24,8 @@ t.test('an enabled feature provides its service and tables', async (t) => {
 
 t.test('a feature that requires a disabled one stops boot with a sentence naming both', async (t) => {
   const url = await freshDatabaseUrl(t);
-  const plugins: Record<string, unknown> = { 'needs-users': { enabled: true, package: './test/fixtures/needs-users.ts' }, users: { enabled: false } };
+  const plugins: Record<string, unknown> = Object.fromEntries(builtinNames().map((n) => [n, { enabled: false }]));
+  plugins['needs-users'] = { enabled: true, package: './test/fixtures/needs-users.ts' };
   await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { log: { level: 'silent' }, plugins }, logger: false }),
     { message: 'The "needs-users" feature requires the "users" feature, which is disabled (plugins.users.enabled = false). Enable "users" or disable "needs-users".' });
 });

@@ -37,6 +37,24 @@ t.test('API key: missing, wrong, valid, and the admin scope', async (t) => {
   t.notOk(JSON.stringify(stored).includes(gameKey.slice(3)));
 });
 
+t.test('API key: a percent-encoded path is checked as the route it reaches', async (t) => {
+  const app = await build(t, { features: [], config: { plugins: echo } });
+  const gameKey = await apiKey(app);
+  // The router decodes `%61` to `a`, so these reach /api/echo and /api/admin/settings.
+  let res = await call(app, '/%61pi/echo');
+  t.equal(res.statusCode, 200, 'the encoded path reaches the route');
+  res = await call(app, '/%61pi/echo', { key: null });
+  t.equal(res.statusCode, 401, 'no key');
+  t.equal(res.json().error, 'INVALID_API_KEY');
+  for (const url of ['/api/%61dmin/settings', '/%61pi/admin/settings', '/api/adm%69n/settings']) {
+    res = await call(app, url);
+    t.equal(res.statusCode, 200, `${url} reaches the admin route`);
+    res = await call(app, url, { key: gameKey });
+    t.equal(res.statusCode, 403, `${url} with a key without the admin scope`);
+    t.equal(res.json().error, 'FORBIDDEN');
+  }
+});
+
 t.test('health and docs need no key; unknown routes are JSON 404s', async (t) => {
   const app = await build(t, { features: [], config: { plugins: echo } });
   let res = await call(app, '/health', { key: null });

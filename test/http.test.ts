@@ -75,8 +75,44 @@ t.test('size limits: 413, never a silent truncation', async (t) => {
     const res = await call(app, '/api/echo', { body: many, as });
     t.equal(res.statusCode, 413, `101 fields, ${as}`);
   }
+  // Every field within its limit, the whole over 1 MiB: multipart is parsed outside Fastify's bodyLimit.
+  const padded = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`pad${i}`, 'p'.repeat(63 * 1024)]));
+  for (const as of ENCODINGS) {
+    const res = await call(app, '/api/echo', { body: padded, as });
+    t.equal(res.statusCode, 413, `body over 1 MiB in fields within the field limit, ${as}`);
+    t.equal(res.json().error, 'PAYLOAD_TOO_LARGE');
+  }
   const huge = encode({ a: 'z'.repeat(1024 * 1024 + 10) }, 'urlencoded');
   const res = await app.inject({ method: 'POST', url: '/api/echo', payload: huge.payload, headers: { ...huge.headers, 'x-api-key': 'test-admin-key-0123456789abcdef' } });
   t.equal(res.statusCode, 413, 'whole body over 1 MiB');
   t.equal(res.json().error, 'PAYLOAD_TOO_LARGE');
+});
+
+t.test('the router\'s own refusals come in the error shape: bad percent-encoding, over-long path parameters', async (t) => {
+  const app = await build(t, { features: ['users'] });
+  for (const url of ['/api/users%zz', '/api/users/%ff/roles', `/api/users/${'9'.repeat(200)}/roles`]) {
+    const res = await call(app, url);
+    t.equal(res.statusCode, 400, url.slice(0, 30));
+    t.same(Object.keys(res.json()).sort(), ['error', 'message', 'status']);
+    t.equal(res.json().error, 'VALIDATION_ERROR');
+  }
+});
+
+t.test('values the database cannot carry are refused: NUL characters, non-finite numbers', async (t) => {
+  const app = await build(t, { features: ['users'], config: { plugins } });
+  for (const as of ENCODINGS) {
+    const res = await call(app, '/api/echo', { body: { name: 'a\u0000b' }, as });
+    t.equal(res.statusCode, 400, `NUL in a body field, ${as}`);
+    t.same(res.json(), { status: false, error: 'VALIDATION_ERROR', message: 'name must not contain a NUL character' });
+  }
+  let res = await call(app, '/api/users?username=a%00b');
+  t.equal(res.statusCode, 400, 'NUL in a query parameter');
+  t.equal(res.json().message, 'username must not contain a NUL character');
+  res = await app.inject({ method: 'POST', url: '/api/echo', payload: '{"n":[1e999]}', headers: { 'x-api-key': 'test-admin-key-0123456789abcdef', 'content-type': 'application/json' } });
+  t.equal(res.statusCode, 400, 'JSON reads 1e999 as Infinity');
+  t.equal(res.json().message, 'n.0 must be a finite number');
+  // AJV coerces the string to Infinity and then skips its minimum/maximum checks.
+  res = await call(app, '/api/users/1/roles', { body: { roleID: '1e999' }, as: 'urlencoded' });
+  t.equal(res.statusCode, 400, 'a form number coerced to Infinity');
+  t.equal(res.json().message, 'roleID must be a finite number');
 });

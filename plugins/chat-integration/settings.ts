@@ -1,0 +1,55 @@
+import { Value } from '@sinclair/typebox/value';
+import type { Database } from '../../core/db.ts';
+import { ChatSettings } from './contract.ts';
+
+const KEYS = Object.keys(ChatSettings.properties) as (keyof ChatSettings)[];
+
+/**
+ * Chat settings: defaults from the feature's options, changes in its own table. Read from the
+ * database each time, so every server process on one database agrees at once.
+ */
+export class ChatSettingsStore {
+  readonly #db: Database;
+  readonly #defaults: ChatSettings;
+
+  constructor(db: Database, defaults: ChatSettings) {
+    this.#db = db;
+    this.#defaults = defaults;
+  }
+
+  async get(): Promise<ChatSettings> {
+    const rows = await this.#db.query<{ name: string; value: string }>('select name, `value` from chat_integration_settings');
+    const settings: Record<string, unknown> = { ...this.#defaults };
+    for (const row of rows) {
+      const schema = ChatSettings.properties[row.name as keyof ChatSettings];
+      const value = parseJson(row.value);
+      // A stored value of the wrong shape (written by hand) falls back to the default instead of breaking the bot.
+      if (schema && Value.Check(schema, value)) settings[row.name] = value;
+    }
+    return settings as ChatSettings;
+  }
+
+  /** Whether role changes are to be pushed to the chat platform now. */
+  async roleSyncing(): Promise<boolean> {
+    return (await this.get()).roleSyncingStatus;
+  }
+
+  async update(patch: Partial<ChatSettings>): Promise<ChatSettings> {
+    await this.#db.transaction(async () => {
+      for (const key of KEYS) {
+        if (patch[key] === undefined) continue;
+        await this.#db.run('delete from chat_integration_settings where name = ?', [key]);
+        await this.#db.run('insert into chat_integration_settings (name, `value`) values (?, ?)', [key, JSON.stringify(patch[key])]);
+      }
+    });
+    return this.get();
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

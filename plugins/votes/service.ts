@@ -1,0 +1,66 @@
+import type { Database } from '../../core/db.ts';
+import { DomainError } from '../../core/errors.ts';
+import type { VoteLinkInput, VoteLinkRow, VotesService } from './contract.ts';
+
+interface LinkRecord { id: number; name: string; link: string }
+
+const PLACEHOLDER = '{username}';
+
+function toRow(r: LinkRecord): VoteLinkRow {
+  return { id: String(r.id), name: r.name, link: r.link };
+}
+
+/** Refuses anything a browser would not open as a web page (`javascript:`, relative paths, …). */
+function checkLink(link: string): void {
+  let url: URL;
+  try {
+    url = new URL(link.replaceAll(PLACEHOLDER, 'name'));
+  } catch {
+    throw new DomainError('VALIDATION_ERROR', 'link must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new DomainError('VALIDATION_ERROR', 'link must be an http or https URL');
+}
+
+export class DbVotesService implements VotesService {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  async linksFor(username?: string): Promise<VoteLinkRow[]> {
+    const name = username === undefined ? '' : encodeURIComponent(username);
+    return (await this.list()).map((row) => ({ ...row, link: row.link.replaceAll(PLACEHOLDER, name) }));
+  }
+
+  async list(): Promise<VoteLinkRow[]> {
+    return (await this.#db.query<LinkRecord>('select id, name, link from votes_links order by id')).map(toRow);
+  }
+
+  async get(id: number): Promise<VoteLinkRow> {
+    const [row] = await this.#db.query<LinkRecord>('select id, name, link from votes_links where id = ?', [id]);
+    if (!row) throw new DomainError('VOTE_LINK_NOT_FOUND', `No vote link with ID ${id}.`);
+    return toRow(row);
+  }
+
+  async create(input: VoteLinkInput): Promise<VoteLinkRow> {
+    checkLink(input.link);
+    const { insertId } = await this.#db.run('insert into votes_links (name, link) values (?, ?)', [input.name, input.link]);
+    return this.get(insertId);
+  }
+
+  async update(id: number, patch: Partial<VoteLinkInput>): Promise<VoteLinkRow> {
+    return this.#db.transaction(async () => {
+      const current = await this.get(id);
+      const next = { name: patch.name ?? current.name, link: patch.link ?? current.link };
+      checkLink(next.link);
+      await this.#db.run('update votes_links set name = ?, link = ? where id = ?', [next.name, next.link, id]);
+      return { id: current.id, ...next };
+    });
+  }
+
+  async delete(id: number): Promise<void> {
+    const { affectedRows } = await this.#db.run('delete from votes_links where id = ?', [id]);
+    if (affectedRows === 0) throw new DomainError('VOTE_LINK_NOT_FOUND', `No vote link with ID ${id}.`);
+  }
+}
