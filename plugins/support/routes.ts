@@ -1,0 +1,136 @@
+import type { FastifyInstance, FastifyTypeProvider } from 'fastify';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { ok, toBool } from '../../core/schemas.ts';
+import type { Author, Catalogue, DbSupportService } from './service.ts';
+import {
+  AnswerBody, AnswerRow, CategoryBody, CategoryRow, IdAnswer, MessageQuery, NewMessageBody, NewTicketBody, Paging,
+  TicketDetailRow, TicketListRow, TicketMessageRow, TicketQuery, idString,
+} from './schemas.ts';
+
+/**
+ * Types requests and replies from the route schemas. (@fastify/type-provider-typebox 6 speaks
+ * the `typebox` 1.x package, not the @sinclair/typebox 0.34 the host's schemas are made with.)
+ */
+interface TypeBoxProvider extends FastifyTypeProvider {
+  validator: this['schema'] extends TSchema ? Static<this['schema']> : unknown;
+  serializer: this['schema'] extends TSchema ? Static<this['schema']> : unknown;
+}
+
+const IdParams = Type.Object({ id: idString() });
+const TicketParams = Type.Object({ ticketId: idString() });
+const MessageParams = Type.Object({ ticketId: idString(), id: idString() });
+
+/** The author fields of a body: `userID` is the chat bot's name for `accountID`; empty means absent. */
+function authorOf(body: { accountID?: string; userID?: string; chatUserID?: string }): Author {
+  const account = body.accountID || body.userID;
+  return { accountId: account ? Number(account) : undefined, chatUserId: body.chatUserID || undefined };
+}
+
+export async function supportRoutes(app: FastifyInstance, support: DbSupportService): Promise<void> {
+  const r = app.withTypeProvider<TypeBoxProvider>();
+  const tags = ['support'];
+
+  r.get('/api/support/tickets', {
+    schema: {
+      tags, summary: 'Tickets, newest first, with their category name and messages; optional filters and paging',
+      querystring: TicketQuery, response: { 200: Type.Array(TicketListRow) },
+    },
+  }, async ({ query: q }) => support.listTickets({
+    statusId: q.statusID, accountId: q.accountID, categoryId: q.categoryID, limit: q.limit, offset: q.offset,
+  }));
+
+  r.get('/api/support/tickets/:id', {
+    schema: { tags, summary: 'One ticket with its category and messages', params: IdParams, response: { 200: TicketDetailRow } },
+  }, async ({ params }) => support.getTicket(Number(params.id)));
+
+  // api.md creates at `/tickets/<id>`, whatever the id says; decisions.md §7 adds the bare path.
+  const create = {
+    schema: { tags, summary: 'Open a ticket with its first message', body: NewTicketBody, response: { 200: IdAnswer } },
+  } as const;
+  const createHandler = async ({ body }: { body: NewTicketBody }) => {
+    const id = await support.createTicket({
+      author: authorOf(body), categoryId: Number(body.categoryID), title: body.title, message: body.message, statusId: body.statusID,
+    });
+    return { success: true as const, data: { id: String(id) } };
+  };
+  r.post('/api/support/tickets', create, createHandler);
+  r.post('/api/support/tickets/:any', create, createHandler);
+
+  r.post('/api/support/tickets/:id/close', {
+    schema: { tags, summary: 'Close a ticket (closing a closed ticket is a no-op)', params: IdParams, response: { 200: IdAnswer } },
+  }, async ({ params }) => {
+    const id = Number(params.id);
+    await support.closeTicket(id);
+    return { success: true as const, data: { id: String(id) } };
+  });
+
+  r.get('/api/support/tickets/:ticketId/messages', {
+    schema: {
+      tags, summary: "A ticket's messages, oldest first; optional accountID filter and paging",
+      params: TicketParams, querystring: MessageQuery, response: { 200: Type.Array(TicketMessageRow) },
+    },
+  }, async ({ params, query: q }) => support.listMessages(Number(params.ticketId), { accountId: q.accountID, limit: q.limit, offset: q.offset }));
+
+  r.get('/api/support/tickets/:ticketId/messages/:id', {
+    schema: { tags, summary: 'One message of a ticket', params: MessageParams, response: { 200: TicketMessageRow } },
+  }, async ({ params }) => support.getMessage(Number(params.ticketId), Number(params.id)));
+
+  r.post('/api/support/tickets/:ticketId/messages', {
+    schema: {
+      tags, summary: 'Reply to a ticket: isAdmin=true answers as staff (status 2), otherwise the player replies (status 3)',
+      params: TicketParams, body: NewMessageBody, response: { 200: IdAnswer },
+    },
+  }, async ({ params, body }) => {
+    const id = await support.postMessage(Number(params.ticketId), { author: authorOf(body), message: body.message, isAdmin: toBool(body.isAdmin) });
+    return { success: true as const, data: { id: String(id) } };
+  });
+
+  r.get('/api/support/categories', {
+    schema: { tags, summary: 'Support categories', querystring: Paging, response: { 200: Type.Array(CategoryRow) } },
+  }, async ({ query }) => support.categories.list(query));
+
+  r.get('/api/support/categories/:id', {
+    schema: { tags, summary: 'One support category, as an array of one (api.md)', params: IdParams, response: { 200: Type.Array(CategoryRow) } },
+  }, async ({ params }) => [await support.categories.get(Number(params.id))]);
+
+  // Quick answers: api.md lists them under the store's path and reads one under support's.
+  for (const base of ['/api/store/answers', '/api/support/answers']) {
+    r.get(base, {
+      schema: { tags, summary: 'Quick answers', querystring: Paging, response: { 200: Type.Array(AnswerRow) } },
+    }, async ({ query }) => support.answers.list(query));
+    r.get(`${base}/:id`, {
+      schema: { tags, summary: 'One quick answer', params: IdParams, response: { 200: AnswerRow } },
+    }, async ({ params }) => support.answers.get(Number(params.id)));
+  }
+
+  adminCatalogue(app, '/api/admin/support/categories', 'support category', support.categories, CategoryBody, CategoryRow);
+  adminCatalogue(app, '/api/admin/support/answers', 'quick answer', support.answers, AnswerBody, AnswerRow);
+}
+
+/** The REST routes of decisions.md §8 for one catalogue table. */
+function adminCatalogue<F extends string>(
+  app: FastifyInstance, path: string, noun: string, catalogue: Catalogue<F>, body: TObject, rowSchema: TObject,
+): void {
+  const tags = ['admin'];
+  type ById = { Params: Static<typeof IdParams> };
+  // Fastify cannot resolve its body type over a generic key set, hence the two casts below.
+
+  app.get<{ Querystring: Paging }>(path, {
+    schema: { tags, summary: `List ${noun}s`, querystring: Paging, response: { 200: Type.Array(rowSchema) } },
+  }, async ({ query }) => catalogue.list(query));
+  app.post<{ Body: Record<F, string> }>(path, {
+    schema: { tags, summary: `Create a ${noun}`, body, response: { 201: rowSchema } },
+  }, async (request, reply) => reply.code(201).send(await catalogue.create(request.body as Record<F, string>)));
+  app.get<ById>(`${path}/:id`, {
+    schema: { tags, summary: `Get a ${noun}`, params: IdParams, response: { 200: rowSchema } },
+  }, async ({ params }) => catalogue.get(Number(params.id)));
+  app.patch<ById & { Body: Partial<Record<F, string>> }>(`${path}/:id`, {
+    schema: { tags, summary: `Change a ${noun}`, params: IdParams, body: Type.Partial(body), response: { 200: rowSchema } },
+  }, async ({ params, body: patch }) => catalogue.update(Number(params.id), patch as Partial<Record<F, string>>));
+  app.delete<ById>(`${path}/:id`, {
+    schema: { tags, summary: `Delete a ${noun}`, params: IdParams, response: { 200: ok() } },
+  }, async ({ params }) => {
+    await catalogue.remove(Number(params.id));
+    return { status: true as const };
+  });
+}

@@ -1,0 +1,50 @@
+import t from 'tap';
+import type { FastifyInstance } from 'fastify';
+import { call } from '../../../test/helper.ts';
+import { supportRef } from '../contract.ts';
+import { desk, openTicket, type Desk } from './fixtures.ts';
+
+/** Statements the app runs while `fn` does, except the API key cache refresh (timing-dependent). */
+async function statements(app: FastifyInstance, fn: () => Promise<unknown>): Promise<string[]> {
+  const seen: string[] = [];
+  const { query, run } = app.db;
+  app.db.query = (sql, params) => { seen.push(sql); return query.call(app.db, sql, params) as never; };
+  app.db.run = (sql, params) => { seen.push(sql); return run.call(app.db, sql, params); };
+  try {
+    await fn();
+  } finally {
+    app.db.query = query;
+    app.db.run = run;
+  }
+  return seen.filter((sql) => !sql.includes('core_api_keys'));
+}
+
+async function seed(d: Desk, tickets: number, replies: number): Promise<void> {
+  for (let i = 0; i < tickets; i++) {
+    const id = await openTicket(d, { title: `T${i}` });
+    for (let j = 0; j < replies; j++) {
+      await call(d.app, `/api/support/tickets/${id}/messages`, { body: { accountID: String(d.staff.id), message: `R${j}`, isAdmin: 'true' } });
+    }
+  }
+}
+
+t.test('the number of queries for a list does not grow with tickets or messages', async (t) => {
+  const small = await desk(t);
+  await seed(small, 2, 1);
+  const large = await desk(t);
+  await seed(large, 12, 4);
+  for (const url of ['/api/support/tickets', '/api/support/tickets?statusID=2&limit=5', `/api/support/tickets/1/messages`]) {
+    let smallBody: unknown[] = [];
+    let largeBody: unknown[] = [];
+    const few = await statements(small.app, async () => { smallBody = (await call(small.app, url)).json(); });
+    const many = await statements(large.app, async () => { largeBody = (await call(large.app, url)).json(); });
+    t.ok(largeBody.length > smallBody.length && smallBody.length > 0, `${url}: the larger desk answers more`);
+    t.equal(many.length, few.length, `${url}: ${few.length} queries either way`);
+    t.ok(many.length <= 2, `${url}: at most two queries (${many.join(' | ')})`);
+  }
+  const ofUser = await statements(large.app, () => large.app.services.get(supportRef).ticketsOf(large.player.id));
+  t.equal(ofUser.length, 1, 'ticketsOf is one query');
+  const listed = (await call(large.app, '/api/support/tickets')).json();
+  t.equal(listed.length, 12);
+  t.ok(listed.every((x: any) => x.messages.length === 5), 'every ticket carries its five messages');
+});
