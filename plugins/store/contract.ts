@@ -20,6 +20,21 @@ export const storeRef = createServiceRef<StoreService>('store');
 
 declare module '../../core/events.ts' {
   interface EventMap {
-    'store.order.completed': { orderId: number; userId: number; type: 'credit' | 'payment'; total: number; currency: string };
+    /**
+     * Emitted inside the order's transaction (`onCommitting` listeners commit or roll back with it).
+     * `type` `credit`: a purchase paid from the balance; `payment`: real money recorded by an admin.
+     */
+    'store.order.completed': {
+      orderId: number;
+      userId: number;
+      /** As registered, at the time of the order. */
+      username: string;
+      type: 'credit' | 'payment';
+      /** In cents: the price paid (credit) or the money received (payment). */
+      total: number;
+      currency: string;
+      /** Stored UTC timestamp of the order. */
+      creationDate: string;
+    };
   }
 }

@@ -1,0 +1,88 @@
+/** The donation boards: ranked sums over a calendar period, or the latest single payments. */
+import type { Database } from '../../core/db.ts';
+import { DomainError } from '../../core/errors.ts';
+import { displayTimestamp, now, parseClientTimestamp } from '../../core/format.ts';
+
+export const DONATION_TYPES = ['top-alltime', 'top-annual', 'top-monthly', 'top-daily', 'latest'] as const;
+export type DonationType = typeof DONATION_TYPES[number];
+
+export const DEFAULT_LIMIT = 10;
+export const MAX_LIMIT = 100;
+
+/** A board line: a user's sum over the period (ranked boards) or one payment (`latest`). */
+export interface Donation {
+  username: string;
+  /** Cents. */
+  amount: number;
+  currency: string;
+  /** Stored UTC timestamp: the payment's, or for a sum the latest payment in it. */
+  date: string;
+}
+
+export interface Payment {
+  orderId: number;
+  userId: number;
+  username: string;
+  amount: number;
+  currency: string;
+  creationDate: string;
+}
+
+export function parseType(value: unknown): DonationType {
+  if (typeof value === 'string' && (DONATION_TYPES as readonly string[]).includes(value)) return value as DonationType;
+  throw new DomainError('INVALID_TYPE', `type must be one of ${DONATION_TYPES.join(', ')}.`);
+}
+
+export function parseLimit(value: unknown): number {
+  if (value === undefined || value === '') return DEFAULT_LIMIT;
+  const n = typeof value === 'string' && /^[0-9]{1,4}$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!(n >= 1 && n <= MAX_LIMIT)) throw new DomainError('INVALID_LIMIT', `limit must be a whole number from 1 to ${MAX_LIMIT}.`);
+  return n;
+}
+
+/**
+ * Where the current calendar year, month or day began in the site's time zone, as a stored UTC
+ * timestamp; undefined for the all-time board.
+ */
+export function periodStart(type: Exclude<DonationType, 'latest'>, timeZone: string, at = now()): string | undefined {
+  const local = displayTimestamp(at, timeZone);
+  const start = {
+    'top-alltime': undefined,
+    'top-annual': `${local.slice(0, 4)}-01-01 00:00:00`,
+    'top-monthly': `${local.slice(0, 7)}-01 00:00:00`,
+    'top-daily': `${local.slice(0, 10)} 00:00:00`,
+  }[type];
+  return start === undefined ? undefined : parseClientTimestamp(start, timeZone);
+}
+
+export class Donations {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  async record(p: Payment): Promise<void> {
+    await this.#db.run('insert into donations_entries (order_id, user_id, username, amount, currency, creation_date) values (?, ?, ?, ?, ?, ?)',
+      [p.orderId, p.userId, p.username, p.amount, p.currency, p.creationDate]);
+  }
+
+  /**
+   * One query per board. Sums never mix currencies: a user who paid in two currencies has a line
+   * for each. Ties rank the user who reached the sum first (earlier last payment) higher.
+   */
+  async board(type: DonationType, limit: number, timeZone: string): Promise<Donation[]> {
+    if (type === 'latest') {
+      const rows = await this.#db.query<{ username: string; amount: number; currency: string; creation_date: string }>(
+        'select username, amount, currency, creation_date from donations_entries order by creation_date desc, id desc limit ?', [limit]);
+      return rows.map((r) => ({ username: r.username, amount: Number(r.amount), currency: r.currency, date: r.creation_date }));
+    }
+    const since = periodStart(type, timeZone);
+    const rows = await this.#db.query<{ username: string; amount: number; currency: string; last: string }>(
+      `select max(username) as username, sum(amount) as amount, currency, max(creation_date) as last
+       from donations_entries${since ? ' where creation_date >= ?' : ''}
+       group by user_id, currency order by sum(amount) desc, max(creation_date), user_id limit ?`,
+      since ? [since, limit] : [limit]);
+    return rows.map((r) => ({ username: r.username, amount: Number(r.amount), currency: r.currency, date: r.last }));
+  }
+}

@@ -1,0 +1,117 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+/** Money columns hold integer cents; times are UTC text `YYYY-MM-DD HH:MM:SS` (core/format.ts). */
+
+export const StoreCategory = defineEntity({
+  name: 'StoreCategory',
+  tableName: 'store_categories',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    /** 0 for a top-level category. */
+    parentId: p.integer().index(),
+    name: p.string().length(128),
+    slug: p.string().length(128),
+    imageId: p.string().length(64),
+    imageType: p.string().length(16),
+    priority: p.integer(),
+    gameStatus: p.boolean(),
+    gameTitle: p.string().length(255),
+    gameDescription: p.text(),
+    gameItem: p.string().length(128),
+    isActive: p.boolean(),
+  },
+});
+
+export const StoreProduct = defineEntity({
+  name: 'StoreProduct',
+  tableName: 'store_products',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    categoryId: p.integer().index(),
+    /** 0 = no role. */
+    giveRoleId: p.integer(),
+    name: p.string().length(128),
+    imageId: p.string().length(64),
+    imageType: p.string().length(16),
+    details: p.text(),
+    price: p.integer(),
+    /** Applies when above 0 and discountExpiryDate is in the future or the PERMANENT sentinel. */
+    discountedPrice: p.integer(),
+    discountExpiryDate: p.string().length(19),
+    /** Days the role is granted for: 0 = permanent, -1 = grant no role. */
+    duration: p.integer(),
+    /** -1 = unlimited. */
+    stock: p.integer(),
+    priority: p.integer(),
+    isFeatured: p.boolean(),
+    gameStatus: p.boolean(),
+    gameTitle: p.string().length(255),
+    gameDescription: p.text(),
+    gameItem: p.string().length(128),
+    isActive: p.boolean(),
+    creationDate: p.string().length(19),
+  },
+});
+
+export const StoreProductVariable = defineEntity({
+  name: 'StoreProductVariable',
+  tableName: 'store_product_variables',
+  uniques: [{ properties: ['productId', 'name'] }],
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    productId: p.integer(),
+    name: p.string().length(64),
+    required: p.boolean(),
+    /** JSON array of the allowed values; empty = any non-empty text. */
+    allowedValues: p.text(),
+    /** Order in which the admin declared the variables. */
+    position: p.integer(),
+  },
+});
+
+export const StoreOrder = defineEntity({
+  name: 'StoreOrder',
+  tableName: 'store_orders',
+  // A payment gateway's id is recorded once: a retried webhook cannot credit twice.
+  // Purchases from the balance have no payment id (NULL never collides).
+  uniques: [{ properties: ['paymentApi', 'paymentId'] }],
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    accountId: p.integer().index(),
+    /** `credit` (paid from the balance) or `payment` (real money). */
+    type: p.string().length(16),
+    status: p.string().length(16),
+    subtotal: p.bigint('number'),
+    discount: p.bigint('number'),
+    total: p.bigint('number'),
+    /** Money received (payments). */
+    earnings: p.bigint('number'),
+    cashback: p.bigint('number'),
+    /** Credits the order added to the balance. */
+    credit: p.bigint('number'),
+    currency: p.string().length(3),
+    paymentApi: p.string().length(64),
+    paymentId: p.string().length(128).nullable(),
+    creationDate: p.string().length(19),
+  },
+});
+
+export const StoreOrderItem = defineEntity({
+  name: 'StoreOrderItem',
+  tableName: 'store_order_items',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    orderId: p.integer().index(),
+    /** No foreign key: a product may be deleted later, the order keeps what was bought. */
+    productId: p.integer(),
+    productName: p.string().length(128),
+    quantity: p.integer(),
+    /** Price per unit before and after the discount, in cents. */
+    unitPrice: p.integer(),
+    unitTotal: p.integer(),
+    /** JSON object of the variables chosen. */
+    variables: p.text(),
+  },
+});
+
+export const entities = [StoreCategory, StoreProduct, StoreProductVariable, StoreOrder, StoreOrderItem];

@@ -1,0 +1,26 @@
+import { defineFeature } from '../../core/features.ts';
+import { creditsRef } from '../credits/contract.ts';
+import { usersRef } from '../users/contract.ts';
+import { storeAdminRoutes } from './admin-routes.ts';
+import { Catalogue } from './catalogue.ts';
+import { storeRef } from './contract.ts';
+import { entities } from './entities.ts';
+import { migrations } from './migrations/index.ts';
+import { Orders } from './orders.ts';
+import { storeRoutes } from './routes.ts';
+
+export default defineFeature({
+  name: 'store',
+  requires: [usersRef, creditsRef],
+  entities,
+  migrations,
+  async register(app, { db, events, services, settings }) {
+    const users = services.get(usersRef);
+    const catalogue = new Catalogue(db, users);
+    const orders = new Orders({ db, events, settings, users, credits: services.get(creditsRef), catalogue });
+    services.provide(storeRef, { ordersOf: (userId) => orders.ordersOf(userId) });
+    const deps = { catalogue, orders, users, settings };
+    await storeRoutes(app, deps);
+    await storeAdminRoutes(app, deps);
+  },
+});

@@ -1,0 +1,293 @@
+/**
+ * Orders: a purchase paid from the credit balance (the buy), a real-money payment recorded by an
+ * admin, and a user's order history. Each is one transaction: it happens entirely or not at all.
+ */
+import type { Database } from '../../core/db.ts';
+import { DomainError } from '../../core/errors.ts';
+import type { EventBus } from '../../core/events.ts';
+import { now, requireMoney } from '../../core/format.ts';
+import type { SettingsService } from '../../core/settings.ts';
+import type { CreditsService } from '../credits/contract.ts';
+import type { UsersService } from '../users/contract.ts';
+import { effectivePrice, type Catalogue, type Product } from './catalogue.ts';
+import type { OrderRow } from './contract.ts';
+import { orderRow, type Order } from './rows.ts';
+
+export interface BuyLine {
+  productId: number;
+  quantity: number;
+  variables: { name: string; value: string }[];
+}
+
+export interface BuyResult {
+  orderId: number;
+  /** Balance after the purchase and its cashback, in cents. */
+  balance: number;
+  lines: BuyLine[];
+  subtotal: number;
+  discount: number;
+  total: number;
+  cashback: number;
+}
+
+export interface PaymentInput {
+  username: string;
+  amount: unknown;
+  currency?: string;
+  paymentAPI?: string;
+  paymentID?: string;
+  credit?: unknown;
+}
+
+const MAX_QUANTITY = 100;
+const MAX_VARIABLE_LENGTH = 255;
+
+/** A requested line before the catalogue is consulted: the product id as sent, quantity checked. */
+interface RequestedLine {
+  productId: number;
+  /** As the client sent it, for the error message. */
+  sentId: string;
+  quantity: number;
+  /** A map, not an object: a variable may be called `__proto__` and still be judged like any other name. */
+  variables: Map<string, string>;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The `products` field in every form clients send it (decisions.md §5): ids (`products[]=5`,
+ * repeated keys, a single value) or objects with id, quantity and variables.
+ */
+function parseLines(raw: unknown): RequestedLine[] {
+  let items: unknown[];
+  if (Array.isArray(raw)) items = raw;
+  else if (isPlainObject(raw) && 'id' in raw) items = [raw];
+  else if (isPlainObject(raw)) items = Object.values(raw); // `products[7][id]=…` with sparse keys
+  else if (raw === undefined || raw === null || raw === '') items = [];
+  else items = [raw];
+  if (items.length === 0) throw new DomainError('VALIDATION_ERROR', 'products is required: send at least one product ID.');
+  if (items.length > MAX_QUANTITY) throw new DomainError('VALIDATION_ERROR', `products: at most ${MAX_QUANTITY} lines in one order.`);
+  return items.map((item, i) => {
+    const obj = isPlainObject(item) ? item : { id: item };
+    if (obj.id === undefined || isPlainObject(obj.id) || Array.isArray(obj.id)) {
+      throw new DomainError('VALIDATION_ERROR', `products[${i}].id is required`);
+    }
+    const sentId = String(obj.id).trim();
+    return {
+      sentId,
+      productId: /^[0-9]{1,15}$/.test(sentId) ? Number(sentId) : 0,
+      quantity: parseQuantity(obj.quantity),
+      variables: parseVariables(obj.variables, sentId),
+    };
+  });
+}
+
+function parseQuantity(value: unknown): number {
+  if (value === undefined || value === null || value === '') return 1;
+  const text = String(value).trim();
+  const n = /^[0-9]{1,4}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= MAX_QUANTITY)) {
+    throw new DomainError('INVALID_QUANTITY', `quantity must be a whole number from 1 to ${MAX_QUANTITY} (got "${text.slice(0, 20)}").`);
+  }
+  return n;
+}
+
+function parseVariables(value: unknown, productId: string): Map<string, string> {
+  const out = new Map<string, string>();
+  if (value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0)) return out;
+  if (!isPlainObject(value)) {
+    throw new DomainError('INVALID_VARIABLE', `Invalid variables for product ${productId}: send them as variables[name]=value.`);
+  }
+  for (const [name, v] of Object.entries(value)) {
+    if (typeof v !== 'string' && typeof v !== 'number') {
+      throw new DomainError('INVALID_VARIABLE', `Invalid value of variable "${name}" for product ${productId}.`);
+    }
+    out.set(name, String(v));
+  }
+  return out;
+}
+
+/** The variables of one line against what the product declares: every required one present, every value allowed. */
+function checkVariables(line: RequestedLine, product: Product): BuyLine['variables'] {
+  const fail = (why: string) => new DomainError('INVALID_VARIABLE', `Invalid variable for product ${product.id}: ${why}.`);
+  const declared = new Map(product.variables.map((v) => [v.name, v]));
+  for (const name of line.variables.keys()) {
+    if (!declared.has(name)) throw fail(`it has no variable "${name}"`);
+  }
+  const chosen: BuyLine['variables'] = [];
+  for (const v of product.variables) {
+    const value = line.variables.get(v.name)?.trim() ?? '';
+    if (value === '') {
+      if (v.required) throw fail(`"${v.name}" is required`);
+      continue;
+    }
+    if (v.values.length ? !v.values.includes(value) : value.length > MAX_VARIABLE_LENGTH) {
+      throw fail(v.values.length ? `"${v.name}" must be one of ${v.values.join(', ')}` : `"${v.name}" is longer than ${MAX_VARIABLE_LENGTH} characters`);
+    }
+    chosen.push({ name: v.name, value });
+  }
+  return chosen;
+}
+
+function outOfStock(productId: number): DomainError {
+  return new DomainError('OUT_OF_STOCK', `Product ${productId} is out of stock.`);
+}
+
+/** `percent` of `cents`, rounded down, in integers only (the percent is kept to hundredths). */
+function percentOf(cents: number, percent: number): number {
+  return Math.floor((cents * Math.round(percent * 100)) / 10_000);
+}
+
+function toOrder(r: Record<string, unknown>): Order {
+  return {
+    id: Number(r.id), accountId: Number(r.account_id), type: r.type as Order['type'], status: String(r.status),
+    subtotal: Number(r.subtotal), discount: Number(r.discount), total: Number(r.total), earnings: Number(r.earnings),
+    cashback: Number(r.cashback), credit: Number(r.credit), currency: String(r.currency), paymentApi: String(r.payment_api),
+    paymentId: r.payment_id === null ? null : String(r.payment_id), creationDate: String(r.creation_date),
+  };
+}
+
+const ORDER_COLUMNS = 'id, account_id, type, status, subtotal, discount, total, earnings, cashback, credit, currency, payment_api, payment_id, creation_date';
+
+export class Orders {
+  readonly #db: Database;
+  readonly #events: EventBus;
+  readonly #settings: SettingsService;
+  readonly #users: UsersService;
+  readonly #credits: CreditsService;
+  readonly #catalogue: Catalogue;
+
+  constructor(deps: { db: Database; events: EventBus; settings: SettingsService; users: UsersService; credits: CreditsService; catalogue: Catalogue }) {
+    this.#db = deps.db;
+    this.#events = deps.events;
+    this.#settings = deps.settings;
+    this.#users = deps.users;
+    this.#credits = deps.credits;
+    this.#catalogue = deps.catalogue;
+  }
+
+  /**
+   * The buy: check the user, products, variables and stock, write the order, debit the balance,
+   * grant roles, credit the cashback, take the stock. Any failure rolls all of it back.
+   */
+  async buy(userId: number, rawProducts: unknown, keyName?: string): Promise<BuyResult> {
+    const requested = parseLines(rawProducts);
+    return this.#db.transaction(async () => {
+      const user = await this.#users.requireById(userId);
+      const products = await this.#catalogue.productsById(requested.map((l) => l.productId), true);
+      const at = now();
+      const lines = requested.map((line) => {
+        const product = products.get(line.productId);
+        if (!product) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${line.sentId}.`);
+        return { product, quantity: line.quantity, variables: checkVariables(line, product), unitTotal: effectivePrice(product, at) };
+      });
+
+      // A first look at the stock as read, lock-free: most refusals end here. The binding take is
+      // the last step (#takeStock).
+      const wanted = new Map<number, number>();
+      for (const l of lines) wanted.set(l.product.id, (wanted.get(l.product.id) ?? 0) + l.quantity);
+      for (const { product } of lines) {
+        if (product.stock !== -1 && wanted.get(product.id)! > product.stock) throw outOfStock(product.id);
+      }
+
+      const subtotal = lines.reduce((sum, l) => sum + l.product.price * l.quantity, 0);
+      const total = lines.reduce((sum, l) => sum + l.unitTotal * l.quantity, 0);
+      const settings = this.#settings.get();
+      const cashback = percentOf(total, settings.cashbackPercent);
+      const order = await this.#insertOrder({
+        accountId: user.id, type: 'credit', status: 'completed', subtotal, discount: subtotal - total, total,
+        earnings: 0, cashback, credit: cashback, currency: settings.currency, paymentApi: 'credits', paymentId: null,
+        creationDate: at,
+      });
+      await this.#db.run(
+        `insert into store_order_items (order_id, product_id, product_name, quantity, unit_price, unit_total, variables) values ${lines.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        lines.flatMap((l) => [order.id, l.product.id, l.product.name, l.quantity, l.product.price, l.unitTotal,
+          JSON.stringify(Object.fromEntries(l.variables.map((v) => [v.name, v.value])))]));
+
+      let balance = total > 0
+        ? await this.#credits.change(user.id, -total, { reason: 'purchase', orderId: order.id, keyName, insufficientCode: 'INSUFFICIENT_BALANCE' })
+        : undefined;
+      for (const l of lines) {
+        if (l.product.giveRoleId <= 0 || l.product.duration < 0) continue;
+        // Several units of a timed role add up; a permanent one stays permanent.
+        await this.#users.extendRole(user.id, l.product.giveRoleId, l.product.duration * l.quantity);
+      }
+      if (cashback > 0) balance = await this.#credits.change(user.id, cashback, { reason: 'cashback', orderId: order.id, keyName });
+      balance ??= await this.#credits.balance(user.id);
+
+      await this.#takeStock(lines);
+      await this.#completed(order, user.username);
+      return {
+        orderId: order.id, balance, subtotal, discount: subtotal - total, total, cashback,
+        lines: lines.map((l) => ({ productId: l.product.id, quantity: l.quantity, variables: l.variables })),
+      };
+    });
+  }
+
+  /**
+   * Takes the stock with conditional updates: the row lock makes the check and the take one step,
+   * so concurrent buyers never sell more than there is. Last in the buy, because a product's row
+   * is the one lock all its buyers share: it is held only from here to the commit. Rows are taken
+   * in product id order, so two buyers of the same products queue instead of deadlocking.
+   */
+  async #takeStock(lines: { product: Product; quantity: number }[]): Promise<void> {
+    for (const line of [...lines].sort((a, b) => a.product.id - b.product.id)) {
+      if (line.product.stock === -1) continue;
+      const { affectedRows } = await this.#db.run(
+        'update store_products set stock = stock - ? where id = ? and stock >= ?', [line.quantity, line.product.id, line.quantity]);
+      if (affectedRows === 0) throw outOfStock(line.product.id);
+    }
+  }
+
+  /** A real-money payment: an order of type `payment`, the credits it buys, and (through the event) a donation entry. */
+  async recordPayment(input: PaymentInput, keyName?: string): Promise<OrderRow> {
+    const amount = requireMoney(input.amount, 'INVALID_AMOUNT', 'amount');
+    if (amount < 1) throw new DomainError('INVALID_AMOUNT', 'amount must be at least 0.01.');
+    const credit = input.credit === undefined || input.credit === '' ? amount : requireMoney(input.credit, 'INVALID_AMOUNT', 'credit');
+    const settings = this.#settings.get();
+    const order = await this.#db.transaction(async () => {
+      const user = await this.#users.requireByUsername(input.username);
+      const paymentApi = input.paymentAPI ?? 'manual';
+      const paymentId = input.paymentID ? input.paymentID : null;
+      let created: Order;
+      try {
+        created = await this.#insertOrder({
+          accountId: user.id, type: 'payment', status: 'completed', subtotal: amount, discount: 0, total: amount,
+          earnings: amount, cashback: 0, credit, currency: (input.currency ?? settings.currency).toUpperCase(),
+          paymentApi, paymentId, creationDate: now(),
+        });
+      } catch (err) {
+        if (/unique|duplicate/i.test(String((err as Error).message))) {
+          throw new DomainError('CONFLICT', `The payment ${paymentApi} ${paymentId} is recorded already.`);
+        }
+        throw err;
+      }
+      if (credit > 0) await this.#credits.change(user.id, credit, { reason: 'payment', orderId: created.id, keyName });
+      await this.#completed(created, user.username);
+      return created;
+    });
+    return orderRow(order, settings.timezone);
+  }
+
+  async ordersOf(userId: number): Promise<OrderRow[]> {
+    const rows = await this.#db.query(`select ${ORDER_COLUMNS} from store_orders where account_id = ? order by id desc`, [userId]);
+    const { timezone } = this.#settings.get();
+    return rows.map((r) => orderRow(toOrder(r), timezone));
+  }
+
+  async #insertOrder(order: Omit<Order, 'id'>): Promise<Order> {
+    const { insertId } = await this.#db.run(
+      `insert into store_orders (account_id, type, status, subtotal, discount, total, earnings, cashback, credit, currency, payment_api, payment_id, creation_date)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [order.accountId, order.type, order.status, order.subtotal, order.discount, order.total, order.earnings, order.cashback,
+        order.credit, order.currency, order.paymentApi, order.paymentId, order.creationDate]);
+    return { id: insertId, ...order };
+  }
+
+  #completed(order: Order, username: string): Promise<void> {
+    return this.#events.emit('store.order.completed', {
+      orderId: order.id, userId: order.accountId, username, type: order.type, total: order.total,
+      currency: order.currency, creationDate: order.creationDate,
+    });
+  }
+}

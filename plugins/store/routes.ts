@@ -1,0 +1,98 @@
+/** The store endpoints of api.md: listing, products, categories, buy. */
+import type { FastifyInstance } from 'fastify';
+import type { Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
+import { DomainError } from '../../core/errors.ts';
+import { PERMANENT, formatMoney, moneyNumber, now } from '../../core/format.ts';
+import type { SettingsService } from '../../core/settings.ts';
+import type { UsersService } from '../users/contract.ts';
+import type { Catalogue } from './catalogue.ts';
+import type { Orders } from './orders.ts';
+import { categoryRow, listingProduct, productRow, treeRows } from './rows.ts';
+import { BuyBody, BuyResponse, CategoryRow, CategoryTree, IdParam, ListingCategory, ListingQuery, ProductRow } from './schemas.ts';
+
+export interface StoreDeps {
+  catalogue: Catalogue;
+  orders: Orders;
+  users: UsersService;
+  settings: SettingsService;
+}
+
+/** A path id: anything that is not a plain number names nothing (a not-found error, not a validation error). */
+export function pathId(id: string): number {
+  return /^[0-9]{1,15}$/.test(id) ? Number(id) : 0;
+}
+
+const tags = ['store'];
+
+export async function storeRoutes(app: FastifyInstance, { catalogue, orders, users, settings }: StoreDeps): Promise<void> {
+  app.get('/api/store/listing', {
+    schema: {
+      tags, summary: 'Active categories nested with their active products, for the in-game shop',
+      description: 'With `?username=`, `restricted` is true on products whose role that user already holds permanently '
+        + '(buying them again would change nothing). An unknown username is not an error: players without a web '
+        + 'account still browse the shop, with nothing restricted.',
+      querystring: ListingQuery,
+      response: { 200: Type.Object({ categories: Type.Array(ListingCategory) }) },
+    },
+  }, async (request) => {
+    const { username } = request.query as Static<typeof ListingQuery>;
+    const permanentRoles = new Set<number>();
+    const user = username ? await users.findByUsername(username) : undefined;
+    if (user) {
+      for (const role of await users.rolesOf(user.id)) if (role.expiryDate === PERMANENT) permanentRoles.add(role.id);
+    }
+    const { timezone, currency } = settings.get();
+    const ctx = { timeZone: timezone, currency, at: now(), permanentRoles };
+    return { categories: treeRows(await catalogue.tree({ activeOnly: true }), (p) => listingProduct(p, ctx)) };
+  });
+
+  app.get('/api/store/products', {
+    schema: { tags, summary: 'Every product, active or not (see isActive)', response: { 200: Type.Array(ProductRow) } },
+  }, async () => {
+    const { timezone } = settings.get();
+    return (await catalogue.products()).map((p) => productRow(p, timezone));
+  });
+
+  app.get('/api/store/products/:id', {
+    schema: { tags, summary: 'One product', params: IdParam, response: { 200: ProductRow } },
+  }, async (request) => {
+    const { id } = request.params as Static<typeof IdParam>;
+    return productRow(await catalogue.requireProduct(pathId(id)), settings.get().timezone);
+  });
+
+  app.get('/api/store/categories', {
+    schema: { tags, summary: 'Every category, flat, active or not (see isActive)', response: { 200: Type.Array(CategoryRow) } },
+  }, async () => (await catalogue.categories()).map(categoryRow));
+
+  app.get('/api/store/categories/:id', {
+    schema: { tags, summary: 'One category with its subcategories and products nested', params: IdParam, response: { 200: CategoryTree } },
+  }, async (request) => {
+    const { id } = request.params as Static<typeof IdParam>;
+    const { timezone } = settings.get();
+    const [root] = treeRows(await catalogue.tree({ activeOnly: false, rootId: pathId(id) }), (p) => productRow(p, timezone));
+    return root;
+  });
+
+  app.post('/api/store/buy', {
+    schema: {
+      tags, summary: 'Buy products with the credit balance',
+      description: 'HTTP 201 by default; the site setting buyResponseStatus switches it to 200.',
+      body: BuyBody,
+      response: { 200: BuyResponse, 201: BuyResponse },
+    },
+  }, async (request, reply) => {
+    const body = request.body as Static<typeof BuyBody>;
+    const userID = String(body.userID).trim();
+    if (!/^[0-9]{1,15}$/.test(userID)) throw new DomainError('VALIDATION_ERROR', 'userID must be a whole number');
+    const result = await orders.buy(Number(userID), body.products, request.apiKey?.name);
+    const orderID = String(result.orderId);
+    return reply.code(settings.get().buyResponseStatus).send({
+      status: true, orderID, credits: formatMoney(result.balance),
+      products: result.lines.map((l) => ({ id: l.productId, quantity: l.quantity, variables: l.variables })),
+      cashback: formatMoney(result.cashback), total: formatMoney(result.total),
+      subtotal: formatMoney(result.subtotal), discount: formatMoney(result.discount),
+      data: { orderID, credits: moneyNumber(result.balance) },
+    });
+  });
+}

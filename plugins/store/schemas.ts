@@ -1,0 +1,128 @@
+/** The store's HTTP shapes: rows as api.md and decisions.md §2/§5 fix them, and request bodies. */
+import { Type, type TSchema } from '@sinclair/typebox';
+import * as S from '../../core/schemas.ts';
+
+export const VariableRow = Type.Object({ name: S.str(), required: S.str('flag'), values: Type.Array(S.str()) });
+
+export const CategoryRow = S.row({
+  id: S.str(), parentID: S.str('0 for a top-level category'), name: S.str(), slug: S.str(), imageID: S.str(),
+  imageType: S.str(), priority: S.str(), gameStatus: S.str('flag'), gameTitle: S.str(), gameDescription: S.str(),
+  gameItem: S.str(), isActive: S.str('flag'),
+});
+
+const productFields = {
+  id: S.str(), categoryID: S.str(), giveRoleID: S.str('0 = none'), name: S.str(), imageID: S.str(), imageType: S.str(),
+  details: S.str('HTML'), price: S.str('decimal'), discountedPrice: S.str('decimal; 0.00 = no discount'),
+  discountExpiryDate: S.str('timestamp; 1000-01-01 00:00:00 = never expires'),
+  duration: S.str('days the role is granted: 0 = permanent, -1 = no role'), stock: S.str('-1 = unlimited'),
+  priority: S.str(), isFeaturedProduct: S.str('flag'), gameStatus: S.str('flag'), gameTitle: S.str(),
+  gameDescription: S.str(), gameItem: S.str(), isActive: S.str('flag'), creationDate: S.str(),
+  variables: Type.Array(VariableRow, { description: 'values the buyer supplies with this product' }),
+};
+
+export const ProductRow = S.row(productFields);
+
+/** A product in the listing: the row plus the computed fields the game plugin reads (typed, not strings). */
+export const ListingProduct = Type.Object({
+  ...productFields,
+  stock: Type.Integer({ description: '-1 = unlimited' }),
+  total: Type.Number({ description: 'price to pay now' }),
+  originalPrice: Type.Number(),
+  discount: Type.Number(),
+  discountPercent: Type.Integer(),
+  restricted: Type.Boolean({ description: 'the user named by ?username= cannot usefully buy it (holds its role permanently)' }),
+  totalFormatted: Type.String(),
+  originalPriceFormatted: Type.String(),
+});
+
+/** A category with its subcategories (same shape, any depth) and its products. */
+function categoryTree(id: string, product: TSchema) {
+  return Type.Recursive((self) => Type.Object({
+    ...CategoryRow.properties,
+    subcategories: Type.Array(self),
+    products: Type.Array(product),
+  }), { $id: id });
+}
+
+export const CategoryTree = categoryTree('StoreCategoryTree', ProductRow);
+export const ListingCategory = categoryTree('StoreListingCategory', ListingProduct);
+
+export const BuyResponse = S.ok({
+  orderID: S.str(),
+  credits: S.str('balance after the purchase'),
+  products: Type.Array(Type.Object({
+    id: Type.Integer(),
+    quantity: Type.Integer(),
+    variables: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+  })),
+  cashback: S.str(), total: S.str(), subtotal: S.str(), discount: S.str(),
+  data: Type.Object({ orderID: S.str(), credits: Type.Number() }),
+});
+
+/** Where api.md names the error for a bad value (INVALID_QUANTITY, INVALID_VARIABLE…), the schema stays loose and the service decides. */
+export const BuyBody = Type.Object({
+  userID: S.numeric(),
+  products: Type.Unknown({ description: 'product ids (`products[]=5`) or objects (`products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu`)' }),
+});
+
+// ---- admin bodies: numbers and flags may arrive as strings from forms (AJV coerces integers).
+
+const int = (minimum: number, maximum = 2_147_483_647) => Type.Integer({ minimum, maximum });
+const text = (maxLength: number) => Type.String({ maxLength });
+/** A text column holds 64 KiB on MySQL: 16,000 characters fit in any encoding. */
+const longText = () => text(16_000);
+const money = () => S.numeric({ description: 'decimal with at most two places' });
+/** A timestamp in the site's time zone, or the sentinel `1000-01-01 00:00:00`. */
+const timestamp = () => Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$' });
+
+const categoryBody = {
+  parentID: int(0),
+  name: Type.String({ minLength: 1, maxLength: 128 }),
+  slug: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }),
+  imageID: text(64), imageType: text(16), priority: int(-1_000_000, 1_000_000),
+  gameStatus: S.boolish(), gameTitle: text(255), gameDescription: longText(), gameItem: text(128), isActive: S.boolish(),
+};
+
+export const CategoryCreateBody = Type.Object({ ...Type.Partial(Type.Object(categoryBody)).properties, name: categoryBody.name });
+export const CategoryPatchBody = Type.Partial(Type.Object(categoryBody));
+
+const VariableBody = Type.Object({
+  name: Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }),
+  required: Type.Optional(S.boolish()),
+  // Small enough that the JSON list always fits its text column.
+  values: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50 })),
+});
+
+const productBody = {
+  categoryID: int(1),
+  giveRoleID: int(0),
+  name: Type.String({ minLength: 1, maxLength: 128 }),
+  imageID: text(64), imageType: text(16), details: longText(),
+  price: money(), discountedPrice: money(), discountExpiryDate: timestamp(),
+  duration: int(-1, 36500), stock: int(-1), priority: int(-1_000_000, 1_000_000),
+  isFeaturedProduct: S.boolish(), gameStatus: S.boolish(), gameTitle: text(255), gameDescription: longText(),
+  gameItem: text(128), isActive: S.boolish(),
+  // A form cannot send an empty list: `variables=` (empty) clears them too.
+  variables: Type.Union([Type.Array(VariableBody, { maxItems: 20 }), Type.Literal('')]),
+};
+
+export const ProductCreateBody = Type.Object({
+  ...Type.Partial(Type.Object(productBody)).properties,
+  categoryID: productBody.categoryID, name: productBody.name, price: productBody.price,
+});
+export const ProductPatchBody = Type.Partial(Type.Object(productBody));
+
+export const ReorderBody = Type.Object({ ids: Type.Array(int(1), { minItems: 1, maxItems: 1000 }) });
+
+export const PaymentBody = Type.Object({
+  username: Type.String({ minLength: 1, maxLength: 64 }),
+  amount: money(),
+  currency: Type.Optional(Type.String({ pattern: '^[A-Za-z]{3}$' })),
+  paymentAPI: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  paymentID: Type.Optional(Type.String({ maxLength: 128 })),
+  credit: Type.Optional(money()),
+});
+
+/** A path id kept loose: an id that is not a number is simply not found (PRODUCT_NOT_FOUND, not a validation error). */
+export const IdParam = Type.Object({ id: Type.String({ maxLength: 32 }) });
+export const ListingQuery = Type.Object({ username: Type.Optional(Type.String({ maxLength: 64 })) });

@@ -1,0 +1,45 @@
+import t from 'tap';
+import { call, onMysql } from '../../../test/helper.ts';
+import { balanceOf, makeCategory, makeProduct, makeUser, STORE_FEATURES, storeApp } from './fixtures.ts';
+
+// On SQLite writers queue up anyway; on MariaDB these requests really run side by side on a
+// pool of connections, which is what this test is for.
+t.test(`buyers racing for the last units sell exactly the stock and never overdraw (${onMysql ? 'MariaDB' : 'SQLite'})`, async (t) => {
+  const app = await storeApp(t, STORE_FEATURES, { database: { poolSize: 12 } });
+  const STOCK = 7;
+  const BUYERS = 24;
+  const PRICE = 1000;
+  const category = await makeCategory(app, { name: 'Drops' });
+  const product = await makeProduct(app, { categoryID: category, name: 'Last ones', price: '10', stock: STOCK });
+  const buyers: number[] = [];
+  for (let i = 0; i < BUYERS; i++) buyers.push(await makeUser(app, `buyer${i}`, PRICE));
+
+  // Each buyer can pay for one unit and asks twice at once; a third of them also try for two units.
+  const attempts = buyers.flatMap((userID, i) => [
+    { userID, products: [product] },
+    { userID, products: [product] },
+    ...(i % 3 === 0 ? [{ userID, products: [{ id: product, quantity: 2 }] }] : []),
+  ]);
+  const answers = await Promise.all(attempts.map((body) => call(app, '/api/store/buy', { body, as: 'json' })));
+
+  const outcomes = new Map<string, number>();
+  for (const res of answers) {
+    const key = res.statusCode === 201 ? '201' : `${res.statusCode} ${res.json().error}`;
+    outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+  }
+  t.same([...outcomes.keys()].filter((k) => !['201', '400 OUT_OF_STOCK', '400 INSUFFICIENT_BALANCE'].includes(k)), [],
+    `only 201, OUT_OF_STOCK or INSUFFICIENT_BALANCE: ${JSON.stringify(Object.fromEntries(outcomes))}`);
+  t.equal(outcomes.get('201'), STOCK, 'as many purchases as units (none of them could buy two)');
+
+  const [row] = await app.db.query<{ stock: number }>('select stock from store_products where id = ?', [product]);
+  t.equal(Number(row!.stock), 0, 'the stock is sold out, not below');
+  const [sold] = await app.db.query<{ n: number }>('select coalesce(sum(quantity), 0) as n from store_order_items where product_id = ?', [product]);
+  t.equal(Number(sold!.n), STOCK, 'exactly the stock was sold');
+
+  const balances = await Promise.all(buyers.map((id) => balanceOf(app, id)));
+  t.ok(balances.every((b) => b === 0 || b === PRICE), `every balance is what was paid for: ${balances.join(' ')}`);
+  t.equal(balances.filter((b) => b === 0).length, STOCK, 'the ones who paid are the ones who got a unit');
+  const orders = await app.db.query<{ account_id: number }>('select account_id from store_orders');
+  t.same(orders.map((o) => Number(o.account_id)).sort((a, b) => a - b), buyers.filter((_, i) => balances[i] === 0).sort((a, b) => a - b),
+    'one order per paying buyer');
+});
