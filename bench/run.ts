@@ -19,7 +19,7 @@ import { buildApp } from '../core/app.ts';
 import { rootDir } from '../core/config.ts';
 import { builtinNames } from '../core/features.ts';
 import { MariaDbServer } from '../test/mariadb-server.ts';
-import type { BenchRequest, Scenario } from './scenario.ts';
+import type { BenchNote, BenchRequest, Scenario } from './scenario.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -42,14 +42,31 @@ async function measure(url: string, requests: BenchRequest[]): Promise<Measure> 
   };
 }
 
-async function loadScenarios(): Promise<Scenario[]> {
+async function loadScenarios(): Promise<{ scenarios: Scenario[]; notes: BenchNote[] }> {
   const files = readdirSync(join(rootDir, 'bench')).filter((f) => f.endsWith('.ts') && !['run.ts', 'scenario.ts'].includes(f)).sort();
-  const all: Scenario[] = [];
+  const scenarios: Scenario[] = [];
+  const notes: BenchNote[] = [];
   for (const f of files) {
-    const mod = await import(pathToFileURL(join(rootDir, 'bench', f)).href) as { scenarios?: Scenario[] };
-    all.push(...(mod.scenarios ?? []));
+    const mod = await import(pathToFileURL(join(rootDir, 'bench', f)).href) as { scenarios?: Scenario[]; notes?: BenchNote[] };
+    scenarios.push(...(mod.scenarios ?? []).filter((s) => !only || s.name.includes(only)));
+    // Notes belong to the whole report: a run narrowed to some scenarios leaves them out.
+    if (!only) notes.push(...(mod.notes ?? []));
   }
-  return all.filter((s) => !only || s.name.includes(only));
+  return { scenarios, notes };
+}
+
+/** A fresh database on the benchmark server and an app on it running `features`. */
+async function appOn(features: string[]) {
+  const dbName = `bench_${randomBytes(4).toString('hex')}`;
+  await admin.query(`create database ${dbName}`);
+  const url = new URL(rootUrl.toString());
+  url.pathname = `/${dbName}`;
+  const plugins = Object.fromEntries(builtinNames().map((n) => [n, { enabled: features.includes(n) }]));
+  const app = await buildApp({
+    env: { DATABASE_URL: url.toString() },
+    config: { log: { level: 'warn' }, database: { poolSize: 10 }, plugins },
+  });
+  return { app, url: url.toString(), drop: () => admin.query(`drop database ${dbName}`) };
 }
 
 let server: MariaDbServer | undefined;
@@ -64,20 +81,14 @@ const admin = await createConnection({ uri: rootUrl.toString() });
 const [[version]] = await admin.query('select version() as v') as unknown as [{ v: string }[]];
 
 const rows: string[] = [];
+const noteLines: string[] = [];
 let peakRss = 0;
 const sampler = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 100);
 try {
-  for (const scenario of await loadScenarios()) {
-    const dbName = `bench_${randomBytes(4).toString('hex')}`;
-    await admin.query(`create database ${dbName}`);
-    const url = new URL(rootUrl.toString());
-    url.pathname = `/${dbName}`;
-    const plugins = Object.fromEntries(builtinNames().map((n) => [n, { enabled: scenario.features.includes(n) }]));
-    const app = await buildApp({
-      env: { DATABASE_URL: url.toString() },
-      config: { log: { level: 'warn' }, database: { poolSize: 10 }, plugins },
-    });
-    const pool = createPool({ uri: url.toString(), connectionLimit: 10 });
+  const { scenarios, notes } = await loadScenarios();
+  for (const scenario of scenarios) {
+    const { app, url, drop } = await appOn(scenario.features);
+    const pool = createPool({ uri: url, connectionLimit: 10 });
     const baseline = Fastify({ logger: false });
     try {
       const key = await app.apiKeys.create('bench', ['api', 'admin']);
@@ -95,7 +106,18 @@ try {
       await app.close();
       await baseline.close();
       await pool.end();
-      await admin.query(`drop database ${dbName}`);
+      await drop();
+    }
+  }
+  for (const note of notes) {
+    const { app, drop } = await appOn(note.features);
+    try {
+      const line = await note.measure(app);
+      console.log(line);
+      noteLines.push(`- ${line}`);
+    } finally {
+      await app.close();
+      await drop();
     }
   }
 } finally {
@@ -114,6 +136,8 @@ Latencies in ms. "ratio" = this server's requests/s ÷ the bare Fastify + mysql2
 | scenario | req/s | p50 | p99 | baseline req/s | baseline p50 | baseline p99 | ratio | non-2xx |
 |---|---|---|---|---|---|---|---|---|
 ${rows.join('\n')}
+
+${noteLines.join('\n')}
 
 Peak memory (RSS) of the benchmark process, server and load generator together: ${Math.round(peakRss / 2 ** 20)} MiB.
 `;

@@ -35,3 +35,13 @@ export interface Scenario {
     handler(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
   };
 }
+
+/**
+ * A figure that is not a throughput (e.g. how many SQL statements a listing runs at two sizes).
+ * Exported as `notes` from bench/<feature>.ts; the runner builds a server with `features` on a
+ * fresh database and prints `measure`'s sentence under the table.
+ */
+export interface BenchNote {
+  features: string[];
+  measure(app: FastifyInstance): Promise<string>;
+}

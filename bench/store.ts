@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { creditsRef } from '../plugins/credits/contract.ts';
 import { usersRef } from '../plugins/users/contract.ts';
-import type { BenchRequest, Scenario } from './scenario.ts';
+import type { BenchNote, BenchRequest, Scenario } from './scenario.ts';
 
 const FEATURES = ['users', 'credits', 'store'];
 const BUYERS = 50;
@@ -226,3 +226,9 @@ export const scenarios: Scenario[] = [
   listing('store/listing-1000', 10, 100),
   { name: 'store/buy', features: FEATURES, prepare: seedBuyers, baseline: buyBaseline },
 ];
+
+/** The listing's statement count must not grow with the catalogue: measured at 10 and 1,000 products. */
+export const notes: BenchNote[] = [10, 1000].map((products) => ({
+  features: ['users', 'credits', 'store'],
+  measure: async (app: FastifyInstance) => `store/listing runs ${await listingQueryCount(app, products)} SQL statements per request at ${products} products.`,
+}));
