@@ -1,0 +1,96 @@
+/**
+ * `npm run test:faults`: crash, outage and two-process tests on a private MariaDB.
+ * FAULT_SECONDS sets how long each storm runs (default 6; CI uses the default).
+ */
+import t from 'tap';
+import { MariaDbServer, haveMariaDb } from '../mariadb-server.ts';
+import { LISTED, ServerProcess, api, checkInvariants, freePort, seed, storm, type Outcome } from './storm.ts';
+
+const seconds = Number(process.env.FAULT_SECONDS ?? 6);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+if (!haveMariaDb()) {
+  t.plan(0, 'needs the mariadbd binary (scripts/mariadb.sh start installs it)');
+} else {
+  let db: MariaDbServer;
+  t.before(async () => { db = await MariaDbServer.create(); });
+  t.teardown(() => db.destroy());
+
+  const healthy = (o: Outcome) => (o.status >= 200 && o.status < 300) || (o.status === 400 && LISTED.has(o.error ?? ''));
+
+  t.test('SIGKILL in the middle of a storm of sends and buys: every 2xx survives, the books balance', async (t) => {
+    const url = await db.database('crash');
+    const server = new ServerProcess(await freePort(), url);
+    t.teardown(() => server.stop('SIGKILL'));
+    await server.start();
+    const world = await seed(server.url);
+
+    const timeline = (async () => {
+      await sleep(seconds * 300);
+      await server.stop('SIGKILL');
+      await sleep(300);
+      await server.start();
+      await sleep(seconds * 500);
+    })();
+    const outcomes = await storm(() => [server.url], world, 12, timeline, 7);
+    const answered = outcomes.filter((o) => o.status !== 0);
+    t.ok(outcomes.some((o) => o.status === 0), 'the kill cut requests off');
+    t.ok(answered.filter((o) => o.status < 300).length > 50, `the storm did work (${answered.length} answers)`);
+    t.same(answered.filter((o) => !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [], 'every answer was a success or a listed refusal');
+
+    const { problems, counts } = await checkInvariants(url, world, outcomes);
+    t.same(problems, [], `invariants hold (${JSON.stringify(counts)})`);
+  });
+
+  t.test('the database stops under load: 503 with Retry-After, no hang, serving again within 2 s of its return', async (t) => {
+    const url = await db.database('outage');
+    const server = new ServerProcess(await freePort(), url);
+    t.teardown(() => server.stop());
+    await server.start();
+    const world = await seed(server.url);
+
+    let recoveredMs = Infinity;
+    const timeline = (async () => {
+      await sleep(seconds * 250);
+      await db.stop();
+      await sleep(seconds * 250);
+      await db.start();
+      const back = Date.now();
+      while (Date.now() - back < 10_000) {
+        const res = await api(server.url, `/api/credits?username=${world.users[0]}`).catch(() => undefined);
+        if (res?.status === 200) {
+          recoveredMs = Date.now() - back;
+          break;
+        }
+        await sleep(20);
+      }
+      await sleep(seconds * 400);
+    })();
+    const outcomes = await storm(() => [server.url], world, 8, timeline, 11);
+    const unavailable = outcomes.filter((o) => o.status === 503);
+    t.ok(unavailable.length > 0, `the outage was noticed (${unavailable.length} × 503)`);
+    t.ok(unavailable.every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'), '503s carry SERVICE_UNAVAILABLE and Retry-After');
+    t.same(outcomes.filter((o) => o.status !== 503 && !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [], 'nothing else went wrong');
+    const slowest = Math.max(...outcomes.map((o) => o.ms));
+    t.ok(slowest < 5000, `no request hung (slowest ${slowest} ms)`);
+    t.ok(recoveredMs < 2000, `serving again ${recoveredMs} ms after the database returned`);
+    t.equal((await fetch(`${server.url}/health`)).status, 200);
+    const { problems } = await checkInvariants(url, world, outcomes);
+    t.same(problems, [], 'invariants hold after the outage');
+  });
+
+  t.test('two server processes on one database under the same storm', async (t) => {
+    const url = await db.database('pair');
+    const a = new ServerProcess(await freePort(), url);
+    const b = new ServerProcess(await freePort(), url);
+    t.teardown(async () => { await a.stop(); await b.stop(); });
+    await a.start();
+    await b.start();
+    const world = await seed(a.url);
+    const outcomes = await storm(() => [a.url, b.url], world, 12, sleep(seconds * 1000), 23);
+    t.ok(outcomes.filter((o) => o.status < 300).length > 50, `the storm did work (${outcomes.length} answers)`);
+    t.same(outcomes.filter((o) => !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [], 'every answer was a success or a listed refusal');
+    const { problems, counts } = await checkInvariants(url, world, outcomes);
+    t.same(problems, [], `invariants hold (${JSON.stringify(counts)})`);
+  });
+}
