@@ -1,8 +1,10 @@
 import { defineFeature } from '../../core/features.ts';
 import { Type } from '@sinclair/typebox';
+import { adminRoutes } from './admin-routes.ts';
 import { usersRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
+import { userRoutes } from './routes.ts';
 import { DbUsersService } from './service.ts';
 
 const options = Type.Object({
@@ -15,9 +17,12 @@ export default defineFeature({
   options,
   entities,
   migrations,
-  async register(app, { db, events, services, options: opts, log }) {
+  async register(app, ctx) {
+    const { db, events, services, options: opts, log } = ctx;
     const users = new DbUsersService(db, events);
     services.provide(usersRef, users);
+    await userRoutes(app, users, ctx);
+    await adminRoutes(app, users, ctx);
     const timer = setInterval(() => {
       users.sweepExpired().catch((err: unknown) => log.error({ err }, 'role expiry sweep failed'));
     }, opts.sweepSeconds * 1000);

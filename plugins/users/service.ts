@@ -4,6 +4,9 @@ import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, now } from '../../core/format.ts';
 import type { NewAccount, Role, RoleAssignment, UserAccount, UsersService } from './contract.ts';
 
+/** The editable fields of a role (admin API). */
+export type RoleFields = Omit<Role, 'id'>;
+
 interface AccountRow {
   id: number; username: string; email: string | null; is_verified: number | boolean; auth_status: number;
   creation_ip: string; creation_date: string;
@@ -22,8 +25,10 @@ function toRole(r: RoleRow): Role {
   };
 }
 
-/** "Not expired": the sentinel sorts below every real timestamp, so it needs its own test. */
-const LIVE = `(ra.expiry_date = '${PERMANENT}' or ra.expiry_date > ?)`;
+/** "Not expired" (one `?`: now): the sentinel sorts below every real timestamp, so it needs its own test. */
+const live = (column: string) => `(${column} = '${PERMANENT}' or ${column} > ?)`;
+const LIVE = live('ra.expiry_date');
+const EXPIRED = `expiry_date <> '${PERMANENT}' and expiry_date <= ?`;
 
 export class DbUsersService implements UsersService {
   readonly #db: Database;
@@ -34,15 +39,19 @@ export class DbUsersService implements UsersService {
     this.#events = events;
   }
 
+  /** One query: the account and its linked accounts (a left join, one row per link). */
   async #one(where: string, params: unknown[]): Promise<UserAccount | undefined> {
-    const [row] = await this.#db.query<AccountRow>(`select ${ACCOUNT_COLUMNS} from users_accounts a where ${where}`, params);
+    const rows = await this.#db.query<AccountRow & { platform: string | null; external_id: string | null }>(
+      `select ${ACCOUNT_COLUMNS}, l.platform, l.external_id from users_accounts a
+       left join users_linked_accounts l on l.user_id = a.id where ${where}`, params);
+    const row = rows[0];
     if (!row) return undefined;
-    const links = await this.#db.query<{ platform: string; external_id: string }>(
-      'select platform, external_id from users_linked_accounts where user_id = ? order by platform', [row.id]);
+    const linkedAccounts: Record<string, string> = {};
+    for (const r of rows) if (r.platform !== null && r.external_id !== null) linkedAccounts[r.platform] = r.external_id;
     return {
       id: Number(row.id), username: row.username, email: row.email, isVerified: Boolean(Number(row.is_verified)),
       authStatus: Number(row.auth_status), creationIP: row.creation_ip, creationDate: row.creation_date,
-      linkedAccounts: Object.fromEntries(links.map((l) => [l.platform, l.external_id])),
+      linkedAccounts,
     };
   }
 
@@ -142,10 +151,19 @@ export class DbUsersService implements UsersService {
     return rows.map((r) => ({ ...toRole(r), expiryDate: r.expiry_date }));
   }
 
-  async #requireRole(roleId: number): Promise<Role> {
+  /** The role, or ROLE_NOT_FOUND. */
+  async requireRole(roleId: number): Promise<Role> {
     const role = await this.getRole(roleId);
     if (!role) throw new DomainError('ROLE_NOT_FOUND', `No role with ID ${roleId}.`);
     return role;
+  }
+
+  /** The user's live assignment of a role, locked for the rest of the transaction. */
+  async #held(userId: number, roleId: number): Promise<{ expiry_date: string } | undefined> {
+    const [held] = await this.#db.query<{ expiry_date: string }>(
+      `select ra.expiry_date from users_role_assignments ra where ra.user_id = ? and ra.role_id = ? and ${LIVE}${this.#db.forUpdate}`,
+      [userId, roleId, now()]);
+    return held;
   }
 
   async #setExpiry(userId: number, roleId: number, expiryDate: string): Promise<void> {
@@ -159,7 +177,7 @@ export class DbUsersService implements UsersService {
   async grantRole(userId: number, roleId: number, expiryDate: string = PERMANENT): Promise<RoleAssignment[]> {
     return this.#db.transaction(async () => {
       await this.requireById(userId);
-      await this.#requireRole(roleId);
+      await this.requireRole(roleId);
       await this.#setExpiry(userId, roleId, expiryDate);
       return this.rolesOf(userId);
     });
@@ -168,10 +186,8 @@ export class DbUsersService implements UsersService {
   async extendRole(userId: number, roleId: number, days: number): Promise<RoleAssignment[]> {
     return this.#db.transaction(async () => {
       await this.requireById(userId);
-      await this.#requireRole(roleId);
-      const [held] = await this.#db.query<{ expiry_date: string }>(
-        `select ra.expiry_date from users_role_assignments ra where ra.user_id = ? and ra.role_id = ? and ${LIVE}${this.#db.forUpdate}`,
-        [userId, roleId, now()]);
+      await this.requireRole(roleId);
+      const held = await this.#held(userId, roleId);
       let expiry: string;
       if (days === 0 || held?.expiry_date === PERMANENT) expiry = PERMANENT;
       else expiry = addSeconds(held?.expiry_date ?? now(), days * 86400);
@@ -180,22 +196,88 @@ export class DbUsersService implements UsersService {
     });
   }
 
+  /**
+   * Removes a held role; false if the user did not hold it. An expired assignment is not held:
+   * it stays for the sweep, which reports it as expired rather than revoked.
+   */
   async revokeRole(userId: number, roleId: number): Promise<boolean> {
     return this.#db.transaction(async () => {
-      const { affectedRows } = await this.#db.run('delete from users_role_assignments where user_id = ? and role_id = ?', [userId, roleId]);
+      const { affectedRows } = await this.#db.run(
+        `delete from users_role_assignments where user_id = ? and role_id = ? and ${live('expiry_date')}`, [userId, roleId, now()]);
       if (affectedRows > 0) await this.#events.emit('users.role.revoked', { userId, roleId, reason: 'revoked' });
       return affectedRows > 0;
     });
   }
 
+  /**
+   * Changes a held assignment (PATCH /api/users/<id>/roles/<role>): moves it to `toRoleId` and/or
+   * sets its expiry; without `expiryDate` the current expiry is kept. Throws USER_NOT_FOUND, or
+   * ROLE_NOT_FOUND when the user does not hold `fromRoleId` or `toRoleId` does not exist.
+   */
+  async moveRole(userId: number, fromRoleId: number, toRoleId: number, expiryDate?: string): Promise<RoleAssignment[]> {
+    return this.#db.transaction(async () => {
+      await this.requireById(userId);
+      const held = await this.#held(userId, fromRoleId);
+      if (!held) throw new DomainError('ROLE_NOT_FOUND', `User ${userId} does not hold role ${fromRoleId}.`);
+      await this.requireRole(toRoleId);
+      if (toRoleId !== fromRoleId) await this.revokeRole(userId, fromRoleId);
+      await this.#setExpiry(userId, toRoleId, expiryDate ?? held.expiry_date);
+      return this.rolesOf(userId);
+    });
+  }
+
+  /** Creates a role (admin API); a taken slug is a CONFLICT. */
+  async createRole(fields: RoleFields): Promise<Role> {
+    return this.#db.transaction(async () => {
+      await this.#requireFreeSlug(fields.slug);
+      const { insertId } = await this.#db.run(
+        'insert into users_roles (name, slug, priority, chat_role_id, username_css, badge_css) values (?, ?, ?, ?, ?, ?)',
+        [fields.name, fields.slug, fields.priority, fields.chatRoleID, fields.usernameCSS, fields.badgeCSS]);
+      return (await this.getRole(insertId))!;
+    });
+  }
+
+  /** Changes the given fields of a role (admin API). Throws ROLE_NOT_FOUND, or CONFLICT for a taken slug. */
+  async updateRole(roleId: number, patch: Partial<RoleFields>): Promise<Role> {
+    return this.#db.transaction(async () => {
+      const role = await this.requireRole(roleId);
+      if (patch.slug !== undefined && patch.slug !== role.slug) await this.#requireFreeSlug(patch.slug);
+      const next = { ...role, ...patch };
+      await this.#db.run(
+        'update users_roles set name = ?, slug = ?, priority = ?, chat_role_id = ?, username_css = ?, badge_css = ? where id = ?',
+        [next.name, next.slug, next.priority, next.chatRoleID, next.usernameCSS, next.badgeCSS, roleId]);
+      return (await this.getRole(roleId))!;
+    });
+  }
+
+  /** Deletes a role and every assignment of it; holders are told (chat role sync). False if there was no such role. */
+  async deleteRole(roleId: number): Promise<boolean> {
+    if (!Number.isSafeInteger(roleId) || roleId <= 0) return false;
+    return this.#db.transaction(async () => {
+      const holders = await this.#db.query<{ user_id: number }>(
+        `select ra.user_id from users_role_assignments ra where ra.role_id = ? and ${LIVE}${this.#db.forUpdate}`, [roleId, now()]);
+      await this.#db.run('delete from users_role_assignments where role_id = ?', [roleId]);
+      const { affectedRows } = await this.#db.run('delete from users_roles where id = ?', [roleId]);
+      if (affectedRows === 0) return false;
+      for (const h of holders) await this.#events.emit('users.role.revoked', { userId: Number(h.user_id), roleId, reason: 'revoked' });
+      return true;
+    });
+  }
+
+  async #requireFreeSlug(slug: string): Promise<void> {
+    const taken = await this.#db.query(`select id from users_roles where slug = ?${this.#db.forUpdate}`, [slug]);
+    if (taken.length) throw new DomainError('CONFLICT', `A role with the slug "${slug}" exists already.`);
+  }
+
   /** Deletes expired assignments and tells listeners (chat role sync); returns how many went. */
   async sweepExpired(): Promise<number> {
     const expired = await this.#db.query<{ id: number; user_id: number; role_id: number }>(
-      `select id, user_id, role_id from users_role_assignments where expiry_date <> '${PERMANENT}' and expiry_date <= ?`, [now()]);
+      `select id, user_id, role_id from users_role_assignments where ${EXPIRED}`, [now()]);
     let removed = 0;
     for (const row of expired) {
       await this.#db.transaction(async () => {
-        const { affectedRows } = await this.#db.run('delete from users_role_assignments where id = ? and expiry_date <= ?', [row.id, now()]);
+        // Re-checked: a grant since the select (even a permanent one) must survive.
+        const { affectedRows } = await this.#db.run(`delete from users_role_assignments where id = ? and ${EXPIRED}`, [row.id, now()]);
         if (affectedRows > 0) {
           removed++;
           await this.#events.emit('users.role.revoked', { userId: Number(row.user_id), roleId: Number(row.role_id), reason: 'expired' });

@@ -1,0 +1,44 @@
+import { Type } from '@sinclair/typebox';
+import { defineFeature } from '../../core/features.ts';
+import { usersRef } from '../users/contract.ts';
+import { entities } from './entities.ts';
+import { migrations } from './migrations/index.ts';
+import { authRoutes } from './routes.ts';
+import { AuthService } from './service.ts';
+
+const rateLimit = (max: number) => Type.Object({
+  /** Attempts per window for one username and ip; 0 = no limit. */
+  max: Type.Integer({ minimum: 0, default: max }),
+  windowSeconds: Type.Integer({ minimum: 1, default: 60 }),
+}, { default: {} });
+
+const options = Type.Object({
+  /** Lifetime of a session made by login, register or POST /api/auth/sessions without `expires`. */
+  sessionDays: Type.Integer({ minimum: 1, default: 30 }),
+  passwordMinLength: Type.Integer({ minimum: 1, default: 6 }),
+  passwordMaxLength: Type.Integer({ minimum: 1, default: 128 }),
+  /** Shown by authenticator apps next to the account name. */
+  tfaIssuer: Type.String({ minLength: 1, default: 'Community' }),
+  /** Wrong two-factor codes after which a pending login is dropped. */
+  tfaMaxAttempts: Type.Integer({ minimum: 1, default: 5 }),
+  rateLimit: Type.Object({ login: rateLimit(10), register: rateLimit(5) }, { default: {} }),
+  /** How often expired sessions are deleted. */
+  sweepSeconds: Type.Integer({ minimum: 1, default: 3600 }),
+});
+
+export default defineFeature({
+  name: 'auth',
+  requires: [usersRef],
+  options,
+  entities,
+  migrations,
+  async register(app, { db, services, settings, options: opts, log }) {
+    const auth = new AuthService(db, services.get(usersRef), settings, opts);
+    await authRoutes(app, auth, settings, opts.rateLimit);
+    const timer = setInterval(() => {
+      auth.sweepSessions().catch((err: unknown) => log.error({ err }, 'session sweep failed'));
+    }, opts.sweepSeconds * 1000);
+    timer.unref();
+    app.addHook('onClose', async () => clearInterval(timer));
+  },
+});

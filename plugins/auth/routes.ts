@@ -1,0 +1,145 @@
+/** api.md's Auth endpoints, plus two-factor enrolment (decisions.md §3). */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import { DomainError } from '../../core/errors.ts';
+import { PERMANENT, now, parseClientTimestamp } from '../../core/format.ts';
+import { numeric, ok } from '../../core/schemas.ts';
+import type { SettingsService } from '../../core/settings.ts';
+import type { AuthService } from './service.ts';
+
+export interface RateLimit {
+  /** Requests per window for one username and ip; 0 turns the limit off. */
+  max: number;
+  windowSeconds: number;
+}
+
+const tags = ['auth'];
+/** An IPv6 address in full is 45 characters, the column's width. */
+const ip = () => Type.String({ minLength: 1, maxLength: 45, description: 'the player\'s IP address' });
+const useragent = () => Type.String({ maxLength: 512 });
+const userID = () => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'user ID' });
+const code = () => numeric({ description: 'the 6-digit code of the authenticator app' });
+
+/**
+ * Counts attempts per username (any case) and the player's ip from the body, not per calling
+ * server: one game server sends the logins of all its players. Runs after validation, so the body
+ * is there and malformed calls are not counted.
+ */
+function limited(name: string, limit: RateLimit): RouteShorthandOptions {
+  if (limit.max === 0) return {};
+  return {
+    config: {
+      rateLimit: {
+        max: limit.max,
+        timeWindow: limit.windowSeconds * 1000,
+        hook: 'preHandler',
+        keyGenerator: (request: FastifyRequest) => {
+          const body = request.body as { username: string; ip: string };
+          return `${name}:${body.username.toLowerCase()}|${body.ip}`;
+        },
+      },
+    },
+  };
+}
+
+export async function authRoutes(app: FastifyInstance, auth: AuthService, settings: SettingsService, limits: { login: RateLimit; register: RateLimit }): Promise<void> {
+  app.post('/api/auth/login', {
+    ...limited('login', limits.login),
+    schema: {
+      tags, summary: 'Log in; with two-factor on, the token is pending until /api/auth/tfa/verify',
+      body: Type.Object({ username: Type.String(), password: Type.String(), ip: ip(), useragent: useragent() }),
+      response: { 200: ok({ data: Type.Object({ token: Type.String(), isTfaRequired: Type.Boolean() }) }) },
+    },
+  }, async (request) => {
+    const { username, password, ...client } = request.body as { username: string; password: string; ip: string; useragent: string };
+    return { status: true as const, data: await auth.login(username, password, client) };
+  });
+
+  app.post('/api/auth/register', {
+    ...limited('register', limits.register),
+    schema: {
+      tags, summary: 'Register an account and open a session',
+      body: Type.Object({
+        username: Type.String(), password: Type.String(),
+        email: Type.Optional(Type.String({ description: 'required unless the registrationEmailRequired setting is off' })),
+        ip: ip(), useragent: useragent(),
+      }),
+      response: { 200: ok({ data: Type.Object({ token: Type.String(), isEmailVerificationRequired: Type.Boolean() }) }) },
+    },
+  }, async (request) => {
+    const { username, password, email, ...client } = request.body as { username: string; password: string; email?: string; ip: string; useragent: string };
+    const { token } = await auth.register({ username, password, email }, client);
+    return { status: true as const, data: { token, isEmailVerificationRequired: false } };
+  });
+
+  app.get('/api/auth/sessions/:token', {
+    schema: {
+      tags, summary: 'Is this a live, verified session?',
+      params: Type.Object({ token: Type.String() }), response: { 200: ok() },
+    },
+  }, async (request) => {
+    await auth.checkSession((request.params as { token: string }).token);
+    return { status: true as const };
+  });
+
+  app.post('/api/auth/sessions', {
+    schema: {
+      tags, summary: 'Open a session for a user',
+      body: Type.Object({
+        userID: userID(), ip: ip(), useragent: Type.Optional(useragent()),
+        expires: Type.Optional(Type.String({ description: '`YYYY-MM-DD HH:MM:SS` in the site\'s time zone; default 30 days from now' })),
+      }),
+      response: { 201: ok({ token: Type.String() }) },
+    },
+  }, async (request, reply) => {
+    const { userID: id, expires, ...client } = request.body as { userID: number; ip: string; useragent?: string; expires?: string };
+    let expiresAt: string | undefined;
+    if (expires !== undefined && expires.trim() !== '') {
+      expiresAt = parseClientTimestamp(expires.trim(), settings.get().timezone);
+      if (expiresAt === undefined || expiresAt === PERMANENT) throw new DomainError('VALIDATION_ERROR', 'expires must be a date and time written YYYY-MM-DD HH:MM:SS');
+      if (expiresAt <= now()) throw new DomainError('VALIDATION_ERROR', 'expires lies in the past');
+    }
+    const token = await auth.createSession(id, client, expiresAt);
+    return reply.code(201).send({ status: true as const, token });
+  });
+
+  app.post('/api/auth/tfa/verify', {
+    schema: {
+      tags, summary: 'Complete a login with the two-factor code',
+      body: Type.Object({ token: Type.String(), code: code() }), response: { 200: ok() },
+    },
+  }, async (request) => {
+    const body = request.body as { token: string; code: string | number };
+    await auth.verifyTfa(body.token, String(body.code));
+    return { status: true as const };
+  });
+
+  app.post('/api/auth/tfa/setup', {
+    schema: {
+      tags, summary: 'Start two-factor enrolment: a new secret and its otpauth:// URL (for a QR code)',
+      body: Type.Object({ userID: userID() }),
+      response: { 200: ok({ data: Type.Object({ secret: Type.String(), otpauthUrl: Type.String() }) }) },
+    },
+  }, async (request) => ({ status: true as const, data: await auth.setupTfa((request.body as { userID: number }).userID) }));
+
+  app.post('/api/auth/tfa/enable', {
+    schema: {
+      tags, summary: 'Finish enrolment with a code of the new secret: authStatus becomes "1"',
+      body: Type.Object({ userID: userID(), code: code() }), response: { 200: ok() },
+    },
+  }, async (request) => {
+    const body = request.body as { userID: number; code: string | number };
+    await auth.enableTfa(body.userID, String(body.code));
+    return { status: true as const };
+  });
+
+  app.post('/api/auth/tfa/disable', {
+    schema: {
+      tags, summary: 'Turn two-factor off: authStatus becomes "0"',
+      body: Type.Object({ userID: userID() }), response: { 200: ok() },
+    },
+  }, async (request) => {
+    await auth.disableTfa((request.body as { userID: number }).userID);
+    return { status: true as const };
+  });
+}

@@ -1,0 +1,197 @@
+/**
+ * Login, registration, sessions and two-factor (decisions.md §3). Accounts belong to the users
+ * feature; this one keeps the credentials, the TOTP secrets and the sessions.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { NobleCryptoPlugin, ScureBase32Plugin, TOTP, generateSecret, generateURI } from 'otplib';
+import type { Database } from '../../core/db.ts';
+import { DomainError } from '../../core/errors.ts';
+import { addSeconds, now } from '../../core/format.ts';
+import type { SettingsService } from '../../core/settings.ts';
+import type { UsersService } from '../users/contract.ts';
+import { checkPassword, hashPassword } from './passwords.ts';
+
+export interface AuthOptions {
+  sessionDays: number;
+  passwordMinLength: number;
+  passwordMaxLength: number;
+  tfaIssuer: string;
+  tfaMaxAttempts: number;
+}
+
+export interface ClientInfo {
+  ip: string;
+  useragent?: string;
+}
+
+/** A login awaiting its two-factor code lives this long (decisions.md §3). */
+const TFA_PENDING_SECONDS = 300;
+
+const USERNAME = /^[A-Za-z0-9_]{3,16}$/;
+/** Deliberately plain: something@something.tld, no spaces, within the column's 191 characters. */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+function tokenHash(token: string): string {
+  return createHash('sha256').update(token.toLowerCase()).digest('hex');
+}
+
+/** RFC 6238 defaults (SHA-1, 6 digits, 30 s), what authenticator apps use. */
+const TOTP_CHECK = new TOTP({ crypto: new NobleCryptoPlugin(), base32: new ScureBase32Plugin() });
+
+type CodeCheck = 'ok' | 'wrong' | 'used' | 'none';
+
+function wrongCode(check: CodeCheck, more = ''): DomainError {
+  return new DomainError('WRONG_CODE', (check === 'used' ? 'This code was used already; wait for the next one.' : 'The code is wrong.') + more);
+}
+
+export class AuthService {
+  readonly #db: Database;
+  readonly #users: UsersService;
+  readonly #settings: SettingsService;
+  readonly #opts: AuthOptions;
+
+  constructor(db: Database, users: UsersService, settings: SettingsService, opts: AuthOptions) {
+    this.#db = db;
+    this.#users = users;
+    this.#settings = settings;
+    this.#opts = opts;
+  }
+
+  /** Creates a session and returns its token (32 hex characters); only the token's hash is stored. */
+  async #newSession(userId: number, client: ClientInfo, verified: boolean, expiresAt: string): Promise<string> {
+    const token = randomBytes(16).toString('hex');
+    await this.#db.run(
+      'insert into auth_sessions (token_hash, user_id, ip, user_agent, verified, failed_codes, created_at, expires_at) values (?, ?, ?, ?, ?, 0, ?, ?)',
+      [tokenHash(token), userId, client.ip, client.useragent ?? null, verified ? 1 : 0, now(), expiresAt]);
+    return token;
+  }
+
+  #sessionEnd(): string {
+    return addSeconds(now(), this.#opts.sessionDays * 86400);
+  }
+
+  async login(username: string, password: string, client: ClientInfo): Promise<{ token: string; isTfaRequired: boolean }> {
+    const user = await this.#users.requireByUsername(username);
+    const [credential] = await this.#db.query<{ password_hash: string }>('select password_hash from auth_credentials where user_id = ?', [user.id]);
+    const check = credential ? await checkPassword(credential.password_hash, password) : { ok: false, rehash: false };
+    if (!check.ok) throw new DomainError('WRONG_PASSWORD', 'The password is wrong.');
+    if (check.rehash) {
+      await this.#db.run('update auth_credentials set password_hash = ?, updated_at = ? where user_id = ?', [await hashPassword(password), now(), user.id]);
+    }
+    const isTfaRequired = this.#settings.get().twoFactorEnabled && user.authStatus === 1;
+    const token = isTfaRequired
+      ? await this.#newSession(user.id, client, false, addSeconds(now(), TFA_PENDING_SECONDS))
+      : await this.#newSession(user.id, client, true, this.#sessionEnd());
+    return { token, isTfaRequired };
+  }
+
+  async register(fields: { username: string; password: string; email?: string }, client: ClientInfo): Promise<{ token: string }> {
+    const { username, password } = fields;
+    const email = fields.email?.trim() ?? '';
+    if (!USERNAME.test(username)) throw new DomainError('INVALID_USERNAME', 'The username must be 3 to 16 characters of A-Z, a-z, 0-9 and _.');
+    const { passwordMinLength: min, passwordMaxLength: max } = this.#opts;
+    if (password.length < min || password.length > max) throw new DomainError('INVALID_PASSWORD', `The password must be ${min} to ${max} characters long.`);
+    const settings = this.#settings.get();
+    if (email === '') {
+      if (settings.registrationEmailRequired) {
+        throw fields.email === undefined ? new DomainError('VALIDATION_ERROR', 'email is required') : new DomainError('INVALID_EMAIL', 'The email address is empty.');
+      }
+    } else if (email.length > 191 || !EMAIL.test(email)) {
+      throw new DomainError('INVALID_EMAIL', 'The email address is not valid.');
+    }
+    if (settings.registerLimit > 0 && await this.#users.countCreatedFrom(client.ip) >= settings.registerLimit) {
+      throw new DomainError('REGISTER_LIMIT', `At most ${settings.registerLimit} accounts may be registered from one IP address.`);
+    }
+    // Hashed before the transaction, so no lock is held for the tens of milliseconds argon2 takes.
+    const passwordHash = await hashPassword(password);
+    return this.#db.transaction(async () => {
+      const user = await this.#users.createAccount({ username, email: email || null, creationIP: client.ip });
+      await this.#db.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, passwordHash, now()]);
+      return { token: await this.#newSession(user.id, client, true, this.#sessionEnd()) };
+    });
+  }
+
+  /** Throws SESSION_NOT_FOUND unless the token is a live, verified, unexpired session. */
+  async checkSession(token: string): Promise<void> {
+    const rows = await this.#db.query('select id from auth_sessions where token_hash = ? and verified = 1 and expires_at > ?', [tokenHash(token), now()]);
+    if (!rows.length) throw new DomainError('SESSION_NOT_FOUND', 'No live session has this token.');
+  }
+
+  /** A verified session for a user (e.g. after the game server's own check); `expiresAt` is a stored UTC timestamp. */
+  async createSession(userId: number, client: ClientInfo, expiresAt?: string): Promise<string> {
+    const user = await this.#users.requireById(userId);
+    return this.#newSession(user.id, client, true, expiresAt ?? this.#sessionEnd());
+  }
+
+  /**
+   * Checks a TOTP code (RFC 6238: 6 digits, 30 s, ±1 step) against the user's active or pending
+   * secret. A good code claims its time step, so the same code (or an older one) is refused
+   * afterwards, even when two requests race with it.
+   */
+  async #checkCode(userId: number, which: 'secret' | 'pending_secret', code: string): Promise<CodeCheck> {
+    const [row] = await this.#db.query<{ secret: string | null; last_step: number }>(
+      `select ${which} as secret, last_step from auth_totp where user_id = ?`, [userId]);
+    if (!row?.secret) return 'none';
+    const digits = code.replace(/\s+/g, '');
+    if (!/^[0-9]{6}$/.test(digits)) return 'wrong';
+    const result = await TOTP_CHECK.verify(digits, { secret: row.secret, epochTolerance: 30 });
+    if (!result.valid) return 'wrong';
+    const { affectedRows } = await this.#db.run('update auth_totp set last_step = ? where user_id = ? and last_step < ?', [result.timeStep, userId, result.timeStep]);
+    return affectedRows > 0 ? 'ok' : 'used';
+  }
+
+  /** Completes a login that returned isTfaRequired. */
+  async verifyTfa(token: string, code: string): Promise<void> {
+    const [session] = await this.#db.query<{ id: number; user_id: number; failed_codes: number }>(
+      'select id, user_id, failed_codes from auth_sessions where token_hash = ? and verified = 0 and expires_at > ?', [tokenHash(token), now()]);
+    if (!session) throw new DomainError('SESSION_NOT_FOUND', 'No two-factor login is pending for this token (unknown, expired or verified already).');
+    const check = await this.#checkCode(Number(session.user_id), 'secret', code);
+    if (check !== 'ok') {
+      // Retries are allowed, but not enough of them to guess a 6-digit code in the 5 minutes.
+      const failed = Number(session.failed_codes) + 1;
+      if (failed >= this.#opts.tfaMaxAttempts) await this.#db.run('delete from auth_sessions where id = ?', [session.id]);
+      else await this.#db.run('update auth_sessions set failed_codes = ? where id = ?', [failed, session.id]);
+      throw wrongCode(check, failed >= this.#opts.tfaMaxAttempts ? ' Too many wrong codes: log in again.' : '');
+    }
+    await this.#db.run('update auth_sessions set verified = 1, expires_at = ? where id = ?', [this.#sessionEnd(), session.id]);
+  }
+
+  /** Starts enrolment: a new secret to show the user (as a QR code of otpauthUrl); active after enableTfa. */
+  async setupTfa(userId: number): Promise<{ secret: string; otpauthUrl: string }> {
+    const user = await this.#users.requireById(userId);
+    const secret = generateSecret();
+    await this.#db.transaction(async () => {
+      const { affectedRows } = await this.#db.run('update auth_totp set pending_secret = ? where user_id = ?', [secret, user.id]);
+      if (affectedRows === 0) await this.#db.run('insert into auth_totp (user_id, secret, pending_secret, last_step) values (?, null, ?, 0)', [user.id, secret]);
+    });
+    return { secret, otpauthUrl: generateURI({ issuer: this.#opts.tfaIssuer, label: user.username, secret }) };
+  }
+
+  /** Finishes enrolment with a code from the new secret: two-factor is on (authStatus 1). */
+  async enableTfa(userId: number, code: string): Promise<void> {
+    const user = await this.#users.requireById(userId);
+    const check = await this.#checkCode(user.id, 'pending_secret', code);
+    if (check === 'none') throw new DomainError('VALIDATION_ERROR', 'No two-factor setup is pending for this user: call POST /api/auth/tfa/setup first.');
+    if (check !== 'ok') throw wrongCode(check);
+    await this.#db.transaction(async () => {
+      await this.#db.run('update auth_totp set secret = pending_secret, pending_secret = null where user_id = ?', [user.id]);
+      await this.#users.setAuthStatus(user.id, 1);
+    });
+  }
+
+  /** Turns two-factor off (authStatus 0); logins waiting for a code are dropped. */
+  async disableTfa(userId: number): Promise<void> {
+    const user = await this.#users.requireById(userId);
+    await this.#db.transaction(async () => {
+      await this.#db.run('delete from auth_totp where user_id = ?', [user.id]);
+      await this.#db.run('delete from auth_sessions where user_id = ? and verified = 0', [user.id]);
+      await this.#users.setAuthStatus(user.id, 0);
+    });
+  }
+
+  /** Deletes expired sessions (pending ones included); returns how many went. */
+  async sweepSessions(): Promise<number> {
+    const { affectedRows } = await this.#db.run('delete from auth_sessions where expires_at <= ?', [now()]);
+    return affectedRows;
+  }
+}

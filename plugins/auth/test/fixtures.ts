@@ -1,0 +1,59 @@
+/** Shared set-up for the auth tests. */
+import { createHash, createHmac } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { call, type CallOptions } from '../../../test/helper.ts';
+
+export const AUTH_TABLES = ['auth_credentials', 'auth_totp', 'auth_sessions'];
+/** Config for tests that send many failing logins or registrations for one name. */
+export const NO_RATE_LIMIT = { plugins: { auth: { rateLimit: { login: { max: 0 }, register: { max: 0 } } } } };
+export const CLIENT = { ip: '198.51.100.4', useragent: 'GameServer/1.0' };
+
+/** Registers through the API (as the game plugin does) and returns the profile id and session token. */
+export async function register(app: FastifyInstance, username: string, password = 'correct horse', ip = CLIENT.ip): Promise<{ id: number; token: string }> {
+  const res = await call(app, '/api/auth/register', { body: { username, password, email: `${username.toLowerCase()}@example.com`, ip, useragent: CLIENT.useragent } });
+  if (res.statusCode !== 200) throw new Error(`register ${username}: ${res.statusCode} ${res.body}`);
+  const profile = await call(app, `/api/users/?username=${username}`);
+  return { id: Number(profile.json().id), token: res.json().data.token };
+}
+
+export function login(app: FastifyInstance, username: string, password: string, opts: Omit<CallOptions, 'body'> & { ip?: string } = {}) {
+  return call(app, '/api/auth/login', { ...opts, body: { username, password, ip: opts.ip ?? CLIENT.ip, useragent: CLIENT.useragent } });
+}
+
+export function sessionStatus(app: FastifyInstance, token: string): Promise<number> {
+  return call(app, `/api/auth/sessions/${token}`).then((res) => res.statusCode);
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function base32(text: string): Buffer {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const c of text.replace(/=+$/, '')) bits += alphabet.indexOf(c).toString(2).padStart(5, '0');
+  return Buffer.from((bits.match(/.{8}/g) ?? []).map((b) => parseInt(b, 2)));
+}
+
+/**
+ * RFC 6238 written out here, independent of the library the server uses: what an authenticator
+ * app shows for a base32 `secret` at `unixSeconds` (6 digits, 30 s, HMAC-SHA1).
+ */
+export function totpAt(secret: string, unixSeconds: number): string {
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(unixSeconds / 30)));
+  const mac = createHmac('sha1', base32(secret)).update(counter).digest();
+  const offset = mac[mac.length - 1]! & 0xf;
+  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
+}
+
+/** The code an authenticator app shows `offsetSeconds` from now. */
+export function totp(secret: string, offsetSeconds = 0): string {
+  return totpAt(secret, Date.now() / 1000 + offsetSeconds);
+}
+
+/** A well-formed code that is none of the ones accepted now (±1 step). */
+export function wrongCode(secret: string): string {
+  const accepted = new Set([-30, 0, 30].map((offset) => totp(secret, offset)));
+  return ['000000', '111111', '222222', '333333'].find((c) => !accepted.has(c))!;
+}

@@ -1,0 +1,109 @@
+/** api.md's Users endpoints. */
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { DomainError } from '../../core/errors.ts';
+import type { FeatureContext } from '../../core/features.ts';
+import type { ServiceRef } from '../../core/registry.ts';
+import { idParam } from '../../core/schemas.ts';
+import { creditsRef } from '../credits/contract.ts';
+import { OrderRow, storeRef } from '../store/contract.ts';
+import { TicketSummaryRow, supportRef } from '../support/contract.ts';
+import type { RoleAssignment, UserAccount } from './contract.ts';
+import { ProfileRow, UserRoleRow, parseExpiry, profileRow, userRoleRow } from './schemas.ts';
+import type { DbUsersService } from './service.ts';
+
+/** What the users routes need of the host beyond the users service. */
+export type Ctx = Pick<FeatureContext<unknown>, 'services' | 'settings'>;
+
+const tags = ['users'];
+const UserParams = idParam('userId');
+const UserRoleParams = Type.Object({ ...UserParams.properties, ...idParam('role').properties });
+const RoleBody = Type.Object({
+  roleID: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'role ID' }),
+  expiryDate: Type.Optional(Type.String({ description: '`YYYY-MM-DD HH:MM:SS`; omitted = permanent (POST) or unchanged (PATCH)' })),
+});
+const RoleList = Type.Array(UserRoleRow);
+
+/** The profile as api.md shows it; `credit` comes from the credits feature when it runs. */
+export async function profileOf(user: UserAccount, { services, settings }: Ctx): Promise<typeof ProfileRow.static> {
+  const cents = await services.find(creditsRef)?.balance(user.id) ?? 0;
+  return profileRow(user, cents, settings.get().timezone);
+}
+
+export async function userRoutes(app: FastifyInstance, users: DbUsersService, ctx: Ctx): Promise<void> {
+  const { services, settings } = ctx;
+  const roleRows = (held: RoleAssignment[]) => held.map((a) => userRoleRow(a, settings.get().timezone));
+
+  app.get('/api/users', {
+    schema: {
+      tags, summary: 'A user profile, by ID or by username (case-insensitive); exactly one of them',
+      querystring: Type.Object({
+        userID: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
+        username: Type.Optional(Type.String({ minLength: 1 })),
+      }),
+      response: { 200: ProfileRow },
+    },
+  }, async (request) => {
+    const { userID, username } = request.query as { userID?: string; username?: string };
+    if ((userID === undefined) === (username === undefined)) {
+      throw new DomainError('VALIDATION_ERROR', 'Give exactly one of the query parameters userID and username.');
+    }
+    const user = userID !== undefined ? await users.requireById(Number(userID)) : await users.requireByUsername(username!);
+    return profileOf(user, ctx);
+  });
+
+  app.get('/api/users/:userId/roles', {
+    schema: { tags, summary: 'The roles a user holds now', params: UserParams, response: { 200: RoleList } },
+  }, async (request) => {
+    const { id } = await users.requireById(Number((request.params as { userId: string }).userId));
+    return roleRows(await users.rolesOf(id));
+  });
+
+  app.post('/api/users/:userId/roles', {
+    schema: {
+      tags, summary: 'Grant a role, or set the expiry of one held; answers with the user\'s roles',
+      params: UserParams, body: RoleBody, response: { 200: RoleList },
+    },
+  }, async (request) => {
+    const userId = Number((request.params as { userId: string }).userId);
+    const body = request.body as { roleID: number; expiryDate?: string };
+    return roleRows(await users.grantRole(userId, body.roleID, parseExpiry(body.expiryDate, settings.get().timezone)));
+  });
+
+  app.patch('/api/users/:userId/roles/:role', {
+    schema: {
+      tags, summary: 'Move a held role to another roleID and/or change its expiry',
+      params: UserRoleParams, body: RoleBody, response: { 200: RoleList },
+    },
+  }, async (request) => {
+    const { userId, role } = request.params as { userId: string; role: string };
+    const body = request.body as { roleID: number; expiryDate?: string };
+    return roleRows(await users.moveRole(Number(userId), Number(role), body.roleID, parseExpiry(body.expiryDate, settings.get().timezone)));
+  });
+
+  app.delete('/api/users/:userId/roles/:role', {
+    schema: { tags, summary: 'Take a role away; answers with the roles left', params: UserRoleParams, response: { 200: RoleList } },
+  }, async (request) => {
+    const { userId, role } = request.params as { userId: string; role: string };
+    const { id } = await users.requireById(Number(userId));
+    if (!await users.revokeRole(id, Number(role))) throw new DomainError('ROLE_NOT_FOUND', `User ${id} does not hold role ${role}.`);
+    return roleRows(await users.rolesOf(id));
+  });
+
+  /**
+   * A list another feature owns. Its service is looked up per request: when that feature is
+   * disabled the route answers exactly as an unserved one would.
+   */
+  function peerList<T>(what: string, ref: ServiceRef<T>, rowSchema: TSchema, list: (peer: T, userId: number) => Promise<unknown[]>): void {
+    app.get(`/api/users/:userId/${what}`, {
+      schema: { tags, summary: `A user's ${what} (served while the ${ref.feature} feature runs)`, params: UserParams, response: { 200: Type.Array(rowSchema) } },
+    }, async (request) => {
+      const peer = services.find(ref);
+      if (!peer) throw new DomainError('NOT_FOUND', `No route GET ${request.url.split('?', 1)[0]}.`);
+      const { id } = await users.requireById(Number((request.params as { userId: string }).userId));
+      return list(peer, id);
+    });
+  }
+  peerList('tickets', supportRef, TicketSummaryRow, (support, id) => support.ticketsOf(id));
+  peerList('orders', storeRef, OrderRow, (store, id) => store.ordersOf(id));
+}

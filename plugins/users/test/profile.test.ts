@@ -1,0 +1,73 @@
+import t from 'tap';
+import { apiKey, build, call } from '../../../test/helper.ts';
+import { creditsRef, type CreditsService } from '../../credits/contract.ts';
+import { USERS_TABLES, expectErrors, newUser, snapshot } from './fixtures.ts';
+
+t.test('GET /api/users/ by userID or username: every field of the profile, as strings', async (t) => {
+  const app = await build(t, { features: ['users'] });
+  const steve = await newUser(app, 'Steve', { creationIP: '203.0.113.7' });
+  await newUser(app, 'alex');
+  const [stored] = await app.db.query<{ creation_date: string }>('select creation_date from users_accounts where id = ?', [steve.id]);
+  t.match(stored!.creation_date, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+  const expected = {
+    id: String(steve.id), username: 'Steve', realname: 'Steve', email: 'steve@example.com', credit: '0.00',
+    isVerified: '1', authStatus: '0', creationIP: '203.0.113.7', creationDate: stored!.creation_date, linkedAccounts: {},
+  };
+
+  const key = await apiKey(app);
+  for (const url of [`/api/users/?userID=${steve.id}`, `/api/users?userID=${steve.id}`, '/api/users/?username=Steve', '/api/users/?username=sTEVE']) {
+    const res = await call(app, url, { key });
+    t.equal(res.statusCode, 200, url);
+    t.strictSame(res.json(), expected, `${url}: the profile, field by field`);
+  }
+  // GET and DELETE may carry an empty form body (decisions.md §1).
+  const res = await call(app, '/api/users/?username=steve', { headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  t.equal(res.statusCode, 200);
+});
+
+t.test('profile: linked accounts, email-less accounts, time zone, credit from the credits feature', async (t) => {
+  const app = await build(t, { features: ['users'] });
+  const steve = await newUser(app, 'Steve', { email: null });
+  let res = await call(app, `/api/admin/users/${steve.id}/linked-accounts/chat`, { method: 'PUT', body: { externalID: '111111111111111111' } });
+  t.equal(res.statusCode, 200);
+  res = await call(app, `/api/users/?userID=${steve.id}`);
+  t.strictSame(res.json().linkedAccounts, { chat: '111111111111111111' });
+  t.equal(res.json().email, '', 'an account without email shows an empty string, never null');
+
+  const utc = res.json().creationDate as string;
+  res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { timezone: 'Asia/Tokyo' }, as: 'json' });
+  t.equal(res.statusCode, 200);
+  res = await call(app, `/api/users/?userID=${steve.id}`);
+  const shifted = new Date(`${utc.replace(' ', 'T')}Z`).getTime() + 9 * 3600_000;
+  t.equal(res.json().creationDate, new Date(shifted).toISOString().slice(0, 19).replace('T', ' '), 'creationDate in the site time zone');
+
+  // The credits feature is off in this build: its place in the registry is free for a stand-in.
+  const asked: number[] = [];
+  const credits: CreditsService = {
+    balance: async (id) => { asked.push(id); return 123456; },
+    balances: async () => new Map(),
+    change: async () => 0,
+  };
+  app.services.provide(creditsRef, credits);
+  res = await call(app, '/api/users/?username=STEVE');
+  t.equal(res.json().credit, '1234.56', 'credit is the balance of the credits feature, two decimals');
+  t.strictSame(asked, [steve.id]);
+});
+
+t.test('profile lookup errors change nothing', async (t) => {
+  const app = await build(t, { features: ['users'] });
+  const steve = await newUser(app, 'Steve');
+  const before = await snapshot(app, USERS_TABLES);
+  await expectErrors(t, app, [
+    { url: '/api/users/', status: 400, error: 'VALIDATION_ERROR', message: /exactly one/ },
+    { url: `/api/users/?userID=${steve.id}&username=Steve`, status: 400, error: 'VALIDATION_ERROR', message: /exactly one/ },
+    { url: '/api/users/?userID=abc', status: 400, error: 'VALIDATION_ERROR', message: /userID/ },
+    { url: '/api/users/?userID=-1', status: 400, error: 'VALIDATION_ERROR', message: /userID/ },
+    { url: '/api/users/?userID=1&userID=2', status: 400, error: 'VALIDATION_ERROR', message: /userID/ },
+    { url: '/api/users/?username=', status: 400, error: 'VALIDATION_ERROR', message: /username/ },
+    { url: '/api/users/?userID=999', status: 404, error: 'USER_NOT_FOUND', message: 'No user with ID 999.' },
+    { url: '/api/users/?userID=99999999999999999', status: 404, error: 'USER_NOT_FOUND', message: /ID/ },
+    { url: '/api/users/?username=herobrine', status: 404, error: 'USER_NOT_FOUND', message: 'No user named "herobrine".' },
+  ]);
+  t.strictSame(await snapshot(app, USERS_TABLES), before);
+});
