@@ -33,6 +33,7 @@ export const creditsRef = createServiceRef<CreditsService>('credits');
 
 declare module '../../core/events.ts' {
   interface EventMap {
-    'credits.changed': { userId: number; delta: number; balance: number; reason: string };
+    /** One ledger row was written: `delta` and `balance` (after) in cents. */
+    'credits.changed': { userId: number; delta: number; balance: number; reason: string; orderId?: number; transferId?: string };
   }
 }

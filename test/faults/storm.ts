@@ -129,7 +129,11 @@ export async function storm(servers: () => string[], world: World, workers: numb
   void until.then(() => { done = true; });
   const rnd = random(seedValue);
   const pick = <T>(list: T[]) => list[Math.floor(rnd() * list.length)]!;
-  const amount = () => `${1 + Math.floor(rnd() * 400) / 100}`;
+  // Whole cents formatted by hand: float arithmetic would send amounts like 1.1500000000000001.
+  const amount = () => {
+    const cents = 100 + Math.floor(rnd() * 400);
+    return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+  };
   const loop = async (w: number) => {
     for (let i = 0; !done; i++) {
       const list = servers();

@@ -1,0 +1,30 @@
+import { Type } from '@sinclair/typebox';
+import { ConfigError } from '../../core/config.ts';
+import { defineFeature } from '../../core/features.ts';
+import { parseMoney } from '../../core/format.ts';
+import { usersRef } from '../users/contract.ts';
+import { creditsRef } from './contract.ts';
+import { entities } from './entities.ts';
+import { migrations } from './migrations/index.ts';
+import { creditsRoutes } from './routes.ts';
+import { DbCreditsService } from './service.ts';
+
+const options = Type.Object({
+  /** The most one balance may hold; a change beyond it is refused with INVALID_AMOUNT. */
+  maxBalance: Type.String({ default: '9999999999999.99' }),
+});
+
+export default defineFeature({
+  name: 'credits',
+  requires: [usersRef],
+  options,
+  entities,
+  migrations,
+  async register(app, { db, events, services, settings, options: opts }) {
+    const maxBalance = parseMoney(opts.maxBalance);
+    if (maxBalance === undefined) throw new ConfigError('plugins.credits.maxBalance must be a decimal with at most two places, e.g. "1000000.00".');
+    const credits = new DbCreditsService(db, events, maxBalance);
+    services.provide(creditsRef, credits);
+    creditsRoutes(app, credits, services.get(usersRef), settings);
+  },
+});

@@ -1,0 +1,112 @@
+/** api.md's Credits endpoints (decisions.md §6), plus the ledger history. */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { DomainError } from '../../core/errors.ts';
+import { displayTimestamp, formatMoney, moneyNumber, requireMoney } from '../../core/format.ts';
+import type { SettingsService } from '../../core/settings.ts';
+import type { UserAccount, UsersService } from '../users/contract.ts';
+import {
+  BalanceResponse, ChangeBody, ChangeResponse, HistoryQuery, LedgerRow, SendBody, SendResponse, SetBody, SetParams, UserQuery,
+} from './schemas.ts';
+import type { DbCreditsService } from './service.ts';
+
+const tags = ['credits'];
+
+/** An API amount in cents: INVALID_AMOUNT unless a decimal with at most two places and at least `min` cents. */
+function amountOf(value: string | number, min: number): number {
+  const cents = requireMoney(value);
+  if (cents < min) throw new DomainError('INVALID_AMOUNT', `amount must be at least ${formatMoney(min)}`);
+  return cents;
+}
+
+const present = (value: string | undefined): value is string => value !== undefined && value !== '';
+
+export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsService, users: UsersService, settings: SettingsService): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  /** `"12.50 USD"` and `12.5`, in the currency of the site settings. */
+  const shown = (cents: number, currency: string) => ({ text: `${formatMoney(cents)} ${currency}`, raw: moneyNumber(cents) });
+
+  function changed(balance: number) {
+    const { currency } = settings.get();
+    const { text, raw } = shown(balance, currency);
+    return { status: true as const, current_credits: text, current_raw_credits: raw, currency };
+  }
+
+  async function queriedUser(query: { username?: string; id?: string }): Promise<UserAccount> {
+    const { username, id } = query;
+    if (present(username) === present(id)) throw new DomainError('VALIDATION_ERROR', 'Give exactly one of the query parameters username and id.');
+    if (present(username)) return users.requireByUsername(username);
+    if (!/^[0-9]+$/.test(id!)) throw new DomainError('VALIDATION_ERROR', 'id must be a user ID (digits only).');
+    return users.requireById(Number(id));
+  }
+
+  app.get('/api/credits', {
+    schema: { tags, summary: 'A user\'s balance, by username or by id', querystring: UserQuery, response: { 200: BalanceResponse } },
+  }, async (request) => {
+    const user = await queriedUser(request.query);
+    const { currency } = settings.get();
+    const { text, raw } = shown(await credits.balance(user.id), currency);
+    return { status: true as const, credits: text, raw_credits: raw, currency };
+  });
+
+  for (const [action, sign, summary] of [['add', 1, 'Add credits to a balance'], ['remove', -1, 'Take credits from a balance']] as const) {
+    app.post(`/api/credits/${action}`, {
+      schema: { tags, summary, body: ChangeBody, response: { 200: ChangeResponse } },
+    }, async (request) => {
+      const cents = amountOf(request.body.amount, 1);
+      const user = await users.requireByUsername(request.body.target_username);
+      return changed(await credits.change(user.id, sign * cents, { reason: action, keyName: request.apiKey?.name }));
+    });
+  }
+
+  app.post('/api/credits/send', {
+    schema: { tags, summary: 'Move credits from one user to another', body: SendBody, response: { 200: SendResponse } },
+  }, async (request) => {
+    const body = request.body;
+    const cents = amountOf(body.amount, 1);
+    // Both lookups at once; the sender's absence is reported first.
+    const [sender, target] = await Promise.all([users.findByUsername(body.sender_username), users.findByUsername(body.target_username)]);
+    if (!sender) throw new DomainError('USER_NOT_FOUND', `No user named "${body.sender_username}".`);
+    if (!target) throw new DomainError('TARGET_USER_NOT_FOUND', `No user named "${body.target_username}".`);
+    const { from, to } = await credits.send(sender.id, target.id, cents, { keyName: request.apiKey?.name });
+    const { currency } = settings.get();
+    const mine = shown(from, currency);
+    const theirs = shown(to, currency);
+    return {
+      status: true as const, current_credits: mine.text, current_raw_credits: mine.raw,
+      target_current_credits: theirs.text, target_current_raw_credits: theirs.raw, currency,
+    };
+  });
+
+  const set = async (username: string | undefined, amount: string | number, keyName: string | undefined) => {
+    if (!present(username)) throw new DomainError('VALIDATION_ERROR', 'target_username is required');
+    const cents = amountOf(amount, 0);
+    const user = await users.requireByUsername(username);
+    return changed(await credits.set(user.id, cents, { reason: 'set', keyName }));
+  };
+  const setSchema = { tags, body: SetBody, response: { 200: ChangeResponse } };
+  app.post('/api/credits/set', {
+    schema: { ...setSchema, summary: 'Set a balance' },
+  }, async (request) => set(request.body.target_username, request.body.amount, request.apiKey?.name));
+  app.post('/api/credits/:user/set', {
+    schema: { ...setSchema, params: SetParams, summary: 'Set a balance; `<user>` names the target when the body has no target_username' },
+  }, async (request) => {
+    const { target_username: named, amount } = request.body;
+    return set(present(named) ? named : request.params.user, amount, request.apiKey?.name);
+  });
+
+  app.get('/api/credits/history', {
+    schema: { tags, summary: 'A user\'s ledger, newest first (page with `before`)', querystring: HistoryQuery, response: { 200: Type.Array(LedgerRow) } },
+  }, async (request) => {
+    const user = await queriedUser(request.query);
+    const entries = await credits.history(user.id, { limit: request.query.limit, before: request.query.before });
+    const { timezone } = settings.get();
+    return entries.map((e) => ({
+      id: String(e.id), userID: String(e.userId), delta: formatMoney(e.delta), balance: formatMoney(e.balance), reason: e.reason,
+      keyName: e.keyName, orderID: e.orderId === null ? null : String(e.orderId), transferID: e.transferId,
+      creationDate: displayTimestamp(e.createdAt, timezone),
+    }));
+  });
+}

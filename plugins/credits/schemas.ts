@@ -1,0 +1,54 @@
+/** HTTP shapes of the credits feature (api.md "Credits", decisions.md §6). */
+import { Type } from '@sinclair/typebox';
+import { numeric, ok, row, str, strOrNull } from '../../core/schemas.ts';
+
+const username = (description: string, minLength = 1) => Type.String({ minLength, maxLength: 191, description });
+
+/** Kept loose: a malformed amount is INVALID_AMOUNT (api.md), decided by the handler, not VALIDATION_ERROR. */
+const amount = numeric({ description: 'decimal with at most two places, e.g. `12.50`' });
+
+/** Selects a user by `username` or by `id`: exactly one of them. */
+export const UserQuery = Type.Object({
+  username: Type.Optional(Type.String({ maxLength: 191, description: 'username (case-insensitive)' })),
+  id: Type.Optional(Type.String({ maxLength: 18, description: 'user ID' })),
+});
+
+export const HistoryQuery = Type.Object({
+  ...UserQuery.properties,
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'rows to return, 1–100' }),
+  before: Type.Optional(Type.Integer({ minimum: 1, description: 'only rows older than this ledger id (paging)' })),
+});
+
+export const ChangeBody = Type.Object({ target_username: username('the user whose balance changes'), amount });
+
+export const SendBody = Type.Object({
+  sender_username: username('the user who pays'),
+  target_username: username('the user who receives'),
+  amount,
+});
+
+export const SetBody = Type.Object({
+  // Empty counts as absent: the legacy path names the user instead.
+  target_username: Type.Optional(username('the user whose balance is set; defaults to the path\'s <user>', 0)),
+  amount,
+});
+
+export const SetParams = Type.Object({ user: username('target username, used when the body has no target_username') });
+
+export const BalanceResponse = ok({ credits: str('`12.50 USD`'), raw_credits: Type.Number(), currency: str() });
+
+export const ChangeResponse = ok({ current_credits: str('`12.50 USD`'), current_raw_credits: Type.Number(), currency: str() });
+
+export const SendResponse = ok({
+  current_credits: str('the sender\'s balance, `12.50 USD`'), current_raw_credits: Type.Number(),
+  target_current_credits: str('the target\'s balance'), target_current_raw_credits: Type.Number(),
+  currency: str(),
+});
+
+/** One ledger row; `delta` and `balance` (after the change) as two-decimal strings. */
+export const LedgerRow = row({
+  id: str(), userID: str(), delta: str(), balance: str(), reason: str(),
+  keyName: strOrNull('name of the API key that made the change'),
+  orderID: strOrNull(), transferID: strOrNull('shared by both rows of a send'),
+  creationDate: str(),
+});

@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../../core/db.ts';
+import { DomainError } from '../../core/errors.ts';
+import type { EventBus } from '../../core/events.ts';
+import { formatMoney, now } from '../../core/format.ts';
+import type { CreditsService, LedgerEntryInput } from './contract.ts';
+
+/** One ledger row. Money in cents; `createdAt` a stored UTC timestamp. */
+export interface LedgerEntry {
+  id: number;
+  userId: number;
+  delta: number;
+  /** The balance after this change. */
+  balance: number;
+  reason: string;
+  keyName: string | null;
+  orderId: number | null;
+  transferId: string | null;
+  createdAt: string;
+}
+
+interface LedgerRow {
+  id: number; user_id: number; delta: number | string; balance: number | string; reason: string;
+  key_name: string | null; order_id: number | null; transfer_id: string | null; created_at: string;
+}
+
+interface Movement {
+  userId: number;
+  delta: number;
+  reason: string;
+}
+
+export class DbCreditsService implements CreditsService {
+  readonly #db: Database;
+  readonly #events: EventBus;
+  readonly #maxBalance: number;
+
+  /** `maxBalance` in cents: the most a wallet may hold (a change beyond it is INVALID_AMOUNT). */
+  constructor(db: Database, events: EventBus, maxBalance: number) {
+    this.#db = db;
+    this.#events = events;
+    this.#maxBalance = maxBalance;
+  }
+
+  async balance(userId: number): Promise<number> {
+    return (await this.balances([userId])).get(userId)!;
+  }
+
+  async balances(userIds: number[]): Promise<Map<number, number>> {
+    const ids = [...new Set(userIds)];
+    const result = new Map(ids.map((id) => [id, 0]));
+    if (ids.length === 0) return result;
+    const rows = await this.#db.query<{ user_id: number; balance: number | string }>(
+      `select user_id, balance from credits_wallets where user_id in (${ids.map(() => '?').join(', ')})`, ids);
+    for (const row of rows) result.set(Number(row.user_id), Number(row.balance));
+    return result;
+  }
+
+  async change(userId: number, deltaCents: number, entry: LedgerEntryInput): Promise<number> {
+    if (!Number.isSafeInteger(deltaCents)) throw new DomainError('INVALID_AMOUNT', 'The amount must be a whole number of cents.');
+    return this.#db.transaction(async () => {
+      await this.#lock([userId]);
+      const [balance] = await this.#apply([{ userId, delta: deltaCents, reason: entry.reason }], entry);
+      return balance!;
+    });
+  }
+
+  /** Moves `cents` (at least 1) from one user to another; both ledger rows share a transfer id. */
+  async send(fromId: number, toId: number, cents: number, entry: Pick<LedgerEntryInput, 'keyName'> = {}): Promise<{ from: number; to: number }> {
+    if (!Number.isSafeInteger(cents) || cents < 1) throw new DomainError('INVALID_AMOUNT', 'The amount must be at least 0.01.');
+    if (fromId === toId) throw new DomainError('INVALID_TARGET', 'The sender and the target are the same user.');
+    return this.#db.transaction(async () => {
+      await this.#lock([fromId, toId]);
+      const [from, to] = await this.#apply([
+        { userId: fromId, delta: -cents, reason: 'send' },
+        { userId: toId, delta: cents, reason: 'receive' },
+      ], { ...entry, transferId: randomUUID() });
+      return { from: from!, to: to! };
+    });
+  }
+
+  /** Sets a balance; the ledger row carries the difference. */
+  async set(userId: number, cents: number, entry: LedgerEntryInput): Promise<number> {
+    if (!Number.isSafeInteger(cents) || cents < 0) throw new DomainError('INVALID_AMOUNT', 'The amount must be 0 or more.');
+    if (cents > this.#maxBalance) throw this.#overflow();
+    return this.#db.transaction(async () => {
+      await this.#lock([userId]);
+      const [balance] = await this.#apply([{ userId, delta: cents - await this.#read(userId), reason: entry.reason }], entry);
+      return balance!;
+    });
+  }
+
+  /** A user's ledger, newest first; `before` (a ledger id) pages back. */
+  async history(userId: number, { limit, before }: { limit: number; before?: number }): Promise<LedgerEntry[]> {
+    const rows = await this.#db.query<LedgerRow>(
+      `select id, user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at from credits_ledger
+       where user_id = ?${before === undefined ? '' : ' and id < ?'} order by id desc limit ?`,
+      before === undefined ? [userId, limit] : [userId, before, limit]);
+    return rows.map((r) => ({
+      id: Number(r.id), userId: Number(r.user_id), delta: Number(r.delta), balance: Number(r.balance), reason: r.reason,
+      keyName: r.key_name, orderId: r.order_id === null ? null : Number(r.order_id), transferId: r.transfer_id,
+      createdAt: r.created_at,
+    }));
+  }
+
+  /**
+   * Locks the users' wallets, creating missing ones, in ascending user-id order: two transactions
+   * touching the same wallets then queue one behind the other instead of deadlocking.
+   * On MySQL/MariaDB the upsert takes each row's exclusive lock in one step, whether the row exists
+   * or not. (A `select … for update` of a missing row takes a gap lock instead, and two first-time
+   * creations in the same gap deadlock; an `insert ignore` of an existing row takes a shared lock,
+   * and two transactions upgrading it deadlock.) SQLite serialises writers, so there it only creates.
+   */
+  async #lock(userIds: number[]): Promise<void> {
+    const ids = [...new Set(userIds)].sort((a, b) => a - b);
+    const values = ids.map(() => '(?, 0)').join(', ');
+    await this.#db.run(this.#db.dialect === 'mysql'
+      ? `insert into credits_wallets (user_id, balance) values ${values} on duplicate key update balance = balance`
+      : `insert into credits_wallets (user_id, balance) values ${values} on conflict (user_id) do nothing`, ids);
+  }
+
+  /**
+   * The current balance of a locked wallet. A locking read, because a plain read inside a longer
+   * transaction (a store purchase) may see the snapshot taken before another request's commit.
+   */
+  async #read(userId: number): Promise<number> {
+    const [row] = await this.#db.query<{ balance: number | string }>(
+      `select balance from credits_wallets where user_id = ?${this.#db.forUpdate}`, [userId]);
+    return Number(row!.balance);
+  }
+
+  /**
+   * Adds `delta` to a locked wallet and returns the balance after. The update carries its own
+   * bound, so the database itself refuses a negative or oversized balance, even where it cannot
+   * lock rows. It also hands back the new balance, sparing a read while the row is locked:
+   * `returning` on SQLite; on MySQL/MariaDB `last_insert_id(expr)`, their documented counter idiom,
+   * whose value comes back as the statement's insert id.
+   */
+  async #move(userId: number, delta: number, insufficientCode = 'NOT_ENOUGH_CREDITS'): Promise<number> {
+    if (delta === 0) return this.#read(userId);
+    const [bound, limit] = delta < 0 ? ['balance >= ?', -delta] : ['balance <= ?', this.#maxBalance - delta];
+    const params = [delta, userId, limit];
+    let after: number | undefined;
+    if (this.#db.dialect === 'mysql') {
+      const { affectedRows, insertId } = await this.#db.run(
+        `update credits_wallets set balance = last_insert_id(balance + ?) where user_id = ? and ${bound}`, params);
+      if (affectedRows === 1) after = insertId;
+    } else {
+      const [row] = await this.#db.query<{ balance: number }>(
+        `update credits_wallets set balance = balance + ? where user_id = ? and ${bound} returning balance`, params);
+      if (row) after = Number(row.balance);
+    }
+    if (after !== undefined) return after;
+    if (delta > 0) throw this.#overflow();
+    throw new DomainError(insufficientCode, `The balance is lower than ${formatMoney(-delta)}.`);
+  }
+
+  /** Applies the movements to locked wallets, writes their ledger rows and events, and returns the balances after. */
+  async #apply(movements: Movement[], entry: Omit<LedgerEntryInput, 'reason'>): Promise<number[]> {
+    const balances: number[] = [];
+    for (const { userId, delta } of movements) balances.push(await this.#move(userId, delta, entry.insufficientCode));
+    const createdAt = now();
+    const orderId = entry.orderId ?? null;
+    const transferId = entry.transferId ?? null;
+    await this.#db.run(
+      `insert into credits_ledger (user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at) values
+       ${movements.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+      movements.flatMap((m, i) => [m.userId, m.delta, balances[i], m.reason, entry.keyName ?? null, orderId, transferId, createdAt]));
+    for (const [i, m] of movements.entries()) {
+      await this.#events.emit('credits.changed', {
+        userId: m.userId, delta: m.delta, balance: balances[i]!, reason: m.reason,
+        ...(orderId === null ? {} : { orderId }), ...(transferId === null ? {} : { transferId }),
+      });
+    }
+    return balances;
+  }
+
+  #overflow(): DomainError {
+    return new DomainError('INVALID_AMOUNT', `A balance may not exceed ${formatMoney(this.#maxBalance)}.`);
+  }
+}
