@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import autoload from '@fastify/autoload';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
@@ -36,6 +36,8 @@ export interface BuildOptions {
   /** Settings laid over the config files and environment (tests use this). */
   config?: unknown;
   logger?: FastifyServerOptions['logger'];
+  /** Where the host's own logger writes (default stdout); tests read the log from it. */
+  logStream?: { write(line: string): void };
 }
 
 /** Log redaction: never secrets, passwords, tokens or keys. */
@@ -43,6 +45,20 @@ const redact = [
   'req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie',
   '*.password', '*.token', '*.secret', '*.apiKey', '*.code',
 ];
+
+/**
+ * Some secrets travel in URLs (api.md puts session tokens in `/api/auth/sessions/<token>`):
+ * anything shaped like a token (32 or more hex digits) is masked before a URL is logged.
+ */
+export function logSafeUrl(url: string): string {
+  return url.replace(/[0-9a-fA-F]{32,}/g, '[redacted]');
+}
+
+const serializers = {
+  req(request: FastifyRequest) {
+    return { method: request.method, url: logSafeUrl(request.url), host: request.host, remoteAddress: request.ip };
+  },
+};
 
 /**
  * Builds the server: config, database and migrations for the enabled features, then the HTTP
@@ -61,7 +77,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   });
   try {
     if (config.database.migrateOnStart) await migrate(db);
-    return await assemble(config, features, db, env, options.logger);
+    return await assemble(config, features, db, env, options.logger ?? { level: config.log.level, redact, serializers, stream: options.logStream });
   } catch (err) {
     await db.close();
     throw err;
@@ -70,7 +86,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
 
 async function assemble(config: AppConfig, features: LoadedFeature[], db: Database, env: NodeJS.ProcessEnv, logger: BuildOptions['logger']): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: logger ?? { level: config.log.level, redact },
+    logger,
     bodyLimit: config.server.bodyLimit,
     trustProxy: config.server.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },

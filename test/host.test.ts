@@ -1,5 +1,7 @@
 import t from 'tap';
-import { ADMIN_KEY, apiKey, build, call } from './helper.ts';
+import { buildApp, logSafeUrl } from '../core/app.ts';
+import { builtinNames } from '../core/features.ts';
+import { ADMIN_KEY, apiKey, build, call, freshDatabaseUrl } from './helper.ts';
 
 const echo = { echo: { enabled: true, package: './test/fixtures/echo-plugin.ts' } };
 
@@ -105,4 +107,22 @@ t.test('site settings: defaults from config, changed at run time, validated', as
   t.equal(app.settings.get().timezone, 'Europe/Berlin', 'a refused change changes nothing');
   const rows = await app.db.query<{ key: string; value: string }>('select `key`, `value` from core_settings order by `key`');
   t.same(rows.map((r) => r.key), ['registerLimit', 'timezone', 'twoFactorEnabled']);
+});
+
+t.test('tokens in URLs never reach the log', async (t) => {
+  const lines: string[] = [];
+  const url = await freshDatabaseUrl(t);
+  const app = await buildApp({
+    env: { DATABASE_URL: url, API_KEY: ADMIN_KEY },
+    config: { log: { level: 'info' }, plugins: Object.fromEntries(builtinNames().map((n) => [n, { enabled: false }])) },
+    logStream: { write: (line: string) => { lines.push(line); } },
+  });
+  t.teardown(() => app.close());
+  t.equal(logSafeUrl('/api/auth/sessions/0123456789abcdef0123456789abcdef?x=1'), '/api/auth/sessions/[redacted]?x=1');
+  t.equal(logSafeUrl('/api/users/?userID=12'), '/api/users/?userID=12', 'ordinary URLs stay readable');
+  await app.inject({ method: 'GET', url: '/api/auth/sessions/0123456789abcdef0123456789abcdef', headers: { 'x-api-key': ADMIN_KEY } });
+  const text = lines.join('');
+  t.match(text, /sessions\/\[redacted\]/, 'the request was logged, masked');
+  t.notOk(text.includes('0123456789abcdef0123456789abcdef'));
+  t.notOk(text.includes(ADMIN_KEY), 'nor the API key');
 });
