@@ -19,7 +19,8 @@ export function haveMariaDb(): boolean {
   }
 }
 
-async function freePort(): Promise<number> {
+/** A port nothing listens on now, on the loopback address. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);

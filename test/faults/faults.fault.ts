@@ -3,8 +3,8 @@
  * FAULT_SECONDS sets how long each storm runs (default 6; CI uses the default).
  */
 import t from 'tap';
-import { MariaDbServer, haveMariaDb } from '../mariadb-server.ts';
-import { LISTED, ServerProcess, api, checkInvariants, freePort, seed, storm, type Outcome } from './storm.ts';
+import { MariaDbServer, freePort, haveMariaDb } from '../mariadb-server.ts';
+import { LISTED, ServerProcess, api, checkInvariants, seed, storm, type Outcome } from './storm.ts';
 
 const seconds = Number(process.env.FAULT_SECONDS ?? 6);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

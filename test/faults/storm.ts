@@ -4,23 +4,14 @@
  * hold afterwards whatever happened in between.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { rootDir } from '../../core/config.ts';
+import { freePort } from '../mariadb-server.ts';
+import { seeded } from '../random.ts';
 
 export const KEY = 'fault-suite-admin-key-0123456789';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** One `npm start` process (core/server.ts) on 127.0.0.1:port. */
 export class ServerProcess {
@@ -108,16 +99,6 @@ export interface Outcome {
   ms: number;
 }
 
-/** A deterministic generator, so a failing storm can be replayed. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * `workers` loops fire random operations at the servers in turn until `stop()` resolves;
@@ -127,7 +108,7 @@ export async function storm(servers: () => string[], world: World, workers: numb
   const outcomes: Outcome[] = [];
   let done = false;
   void until.then(() => { done = true; });
-  const rnd = random(seedValue);
+  const rnd = seeded(seedValue);
   const pick = <T>(list: T[]) => list[Math.floor(rnd() * list.length)]!;
   // Whole cents formatted by hand: float arithmetic would send amounts like 1.1500000000000001.
   const amount = () => {

@@ -8,20 +8,11 @@ import type { FastifyInstance } from 'fastify';
 import { build, call, onMysql } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
 import { ledgerProblems } from './ledger.ts';
+import { seeded } from '../../../test/random.ts';
 
 const FEATURES = ['users', 'credits'];
 const CONFIG = { database: { poolSize: 10 } };
 
-/** A small seeded generator: the same mix of requests every run (their interleaving still varies). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function users(app: FastifyInstance, names: string[]): Promise<void> {
   for (const username of names) await app.services.get(usersRef).createAccount({ username, creationIP: '127.0.0.1' });
