@@ -1,0 +1,134 @@
+/**
+ * A little data, made through the public and admin API the way a community would, so that the
+ * fuzzer's requests can name things that exist and get past "not found" into the deeper checks.
+ */
+import type { FastifyInstance } from 'fastify';
+import { call } from '../helper.ts';
+
+export interface Seeded {
+  userId: string;
+  username: string;
+  otherUsername: string;
+  roleId: string;
+  storeCategoryId: string;
+  productId: string;
+  supportCategoryId: string;
+  answerId: string;
+  ticketId: string;
+  /** A ticket of its own for the close route, so the other ticket stays open for messages. */
+  closableTicketId: string;
+  messageId: string;
+  serverId: string;
+  itemId: string;
+  voteLinkId: string;
+  chatUserId: string;
+  token: string;
+}
+
+/** One seeding call; anything but the expected status stops the run with the answer. */
+async function must(app: FastifyInstance, url: string, body?: Record<string, unknown>, method?: 'PUT'): Promise<any> {
+  const res = await call(app, url, { body, as: 'json', method });
+  if (res.statusCode >= 300) throw new Error(`seeding ${method ?? (body ? 'POST' : 'GET')} ${url} answered ${res.statusCode}: ${res.body}`);
+  return res.json();
+}
+
+/**
+ * Fresh things for one round: a round may delete or change what the last one made. Names carry the
+ * round, and each account its own ip, so neither the username check nor the per-ip registration
+ * limit refuses them.
+ */
+export async function seed(app: FastifyInstance, round: number): Promise<Seeded> {
+  const tag = `fz${round}`;
+  const register = async (name: string, ip: string) => {
+    await must(app, '/api/auth/register', { username: name, password: 'fuzz-password', email: `${name}@example.com`, ip, useragent: 'fuzz' });
+    const profile = await must(app, `/api/users?username=${name}`);
+    await must(app, '/api/credits/add', { target_username: name, amount: '1000.00' });
+    return profile.id as string;
+  };
+  const username = `${tag}a`;
+  const otherUsername = `${tag}b`;
+  const userId = await register(username, `10.${round % 250}.0.1`);
+  await register(otherUsername, `10.${round % 250}.0.2`);
+
+  const roleId = (await must(app, '/api/admin/roles', { name: `${tag} seed role` })).id;
+  await must(app, `/api/users/${userId}/roles`, { roleID: roleId });
+
+  const storeCategoryId = (await must(app, '/api/admin/store/categories', { name: `${tag} seed category` })).id;
+  const productId = (await must(app, '/api/admin/store/products', {
+    categoryID: storeCategoryId, name: `${tag} seed product`, price: '1.00', giveRoleID: roleId, duration: 30,
+    variables: [{ name: 'server', required: false, values: ['eu', 'us'] }],
+  })).id;
+  await must(app, '/api/admin/payments', { username, amount: '5.00' });
+  await must(app, '/api/store/buy', { userID: userId, products: [productId] });
+
+  const supportCategoryId = (await must(app, '/api/admin/support/categories', { name: `${tag} seed category` })).id;
+  const answerId = (await must(app, '/api/admin/support/answers', { title: `${tag} seed answer`, content: 'Try again.' })).id;
+  const ticket = async () => (await must(app, '/api/support/tickets', { accountID: userId, categoryID: supportCategoryId, title: `${tag} seed ticket`, message: 'Help.' })).data.id as string;
+  const ticketId = await ticket();
+  const closableTicketId = await ticket();
+  const messageId = (await must(app, `/api/support/tickets/${ticketId}/messages`, { accountID: userId, message: 'More help.' })).data.id;
+
+  const serverId = (await must(app, '/api/admin/bazaar/servers', { name: `${tag} seed server` })).id;
+  await must(app, `/api/bazaar/storages/${userId}/items`, { serverID: serverId, itemID: 'DIAMOND_SWORD', amount: 1, durability: 0, maxDurability: 0, base64: 'AAAA' });
+  const items: { id: string }[] = await must(app, `/api/bazaar/storages/${userId}/items?serverID=${serverId}`);
+
+  const voteLinkId = (await must(app, '/api/admin/vote-links', { name: `${tag} seed link`, link: 'https://example.com/vote?u={username}' })).id;
+  const chatUserId = `7${String(round).padStart(17, '0')}`;
+  await must(app, `/api/admin/users/${userId}/linked-accounts/chat`, { externalID: chatUserId }, 'PUT');
+  const { token } = await must(app, '/api/auth/sessions', { userID: userId, ip: '10.0.0.9' });
+
+  return {
+    userId, username, otherUsername, roleId, storeCategoryId, productId, supportCategoryId, answerId,
+    ticketId, closableTicketId, messageId, serverId, itemId: items.at(-1)!.id, voteLinkId, chatUserId, token,
+  };
+}
+
+/** The collection a `{id}` path parameter points into, by the path segment before it. */
+function idFor(seeded: Seeded, path: string): string {
+  const collection = /\/([^/{}]+)\/\{id\}/.exec(path)?.[1];
+  const support = path.includes('/support/');
+  switch (collection) {
+    case 'products': return seeded.productId;
+    case 'categories': return support ? seeded.supportCategoryId : seeded.storeCategoryId;
+    case 'answers': return seeded.answerId;
+    case 'servers': return seeded.serverId;
+    case 'vote-links': return seeded.voteLinkId;
+    case 'tickets': return path.endsWith('/close') ? seeded.closableTicketId : seeded.ticketId;
+    case 'messages': return seeded.messageId;
+    case 'items': return seeded.itemId;
+    default: throw new Error(`no seeded thing for {id} in ${path}`);
+  }
+}
+
+/**
+ * A value that names seeded data, or that a field of that name needs to be meaningful, for a
+ * parameter or body field of an operation; undefined when the schema's own example will do.
+ */
+export function knownValue(seeded: Seeded, path: string, name: string): unknown {
+  switch (name) {
+    case 'userId': case 'user_id': case 'userID': case 'accountID': return seeded.userId;
+    case 'username': case 'target_username': case 'user': return seeded.username;
+    case 'sender_username': return seeded.otherUsername;
+    case 'roleId': case 'role': case 'roleID': case 'giveRoleID': return seeded.roleId;
+    case 'categoryID': return path.includes('/support/') ? seeded.supportCategoryId : seeded.storeCategoryId;
+    case 'serverID': return seeded.serverId;
+    case 'ticketId': return seeded.ticketId;
+    case 'chatUserID': return seeded.chatUserId;
+    case 'token': return seeded.token;
+    case 'products': return [seeded.productId];
+    // a path `{id}` names a thing of the route's collection; the query `id` of /api/credits a user
+    case 'id': return path.includes('{id}') ? idFor(seeded, path) : seeded.userId;
+    case 'platform': return 'chat';
+    case 'any': return 'new';
+    case 'amount': case 'price': case 'credit': return '1.00';
+    case 'discountedPrice': return '0.50';
+    case 'ip': return '10.0.0.9';
+    case 'email': return 'fuzz@example.com';
+    case 'password': return 'fuzz-password';
+    case 'timezone': return 'UTC';
+    case 'link': return 'https://example.com/{username}';
+    case 'expiryDate': case 'expires': case 'discountExpiryDate': return '2030-01-01 00:00:00';
+    case 'type': return 'latest';
+    default: return undefined;
+  }
+}
