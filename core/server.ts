@@ -14,6 +14,9 @@ try {
 }
 const { host, port, shutdownGraceMs } = app.appConfig.server;
 await app.listen({ host, port });
+if (!process.env.API_KEY && !(await app.apiKeys.list()).some((k) => !k.revokedAt)) {
+  app.log.warn('No API key exists yet, so every /api call is refused: run `npm run keys -- create admin --admin` or set API_KEY.');
+}
 
 let closing = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
