@@ -2,7 +2,8 @@
  * Schema helpers for routes. Row-like objects serialize every value as a JSON string
  * (decisions.md §2): declare such fields with `str()`; the serializer turns numbers into strings.
  */
-import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
+import type { FastifyTypeProvider } from 'fastify';
+import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
 
 /** A row field: always a JSON string. */
 export const str = (description?: string) => Type.String(description ? { description } : {});
@@ -23,6 +24,16 @@ export const boolish = () => Type.Union([Type.Boolean(), Type.String({ enum: ['t
 
 export function toBool(value: unknown): boolean {
   return value === true || value === 1 || value === 'true' || value === '1';
+}
+
+/**
+ * Types requests and replies from route schemas: `app.withTypeProvider<TypeBoxProvider>()`.
+ * (@fastify/type-provider-typebox 6 speaks the `typebox` 1.x package, not the @sinclair/typebox
+ * 0.34 these schemas are made with.)
+ */
+export interface TypeBoxProvider extends FastifyTypeProvider {
+  validator: this['schema'] extends TSchema ? Static<this['schema']> : unknown;
+  serializer: this['schema'] extends TSchema ? Static<this['schema']> : unknown;
 }
 
 export type { TSchema };

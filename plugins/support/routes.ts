@@ -1,20 +1,11 @@
-import type { FastifyInstance, FastifyTypeProvider } from 'fastify';
-import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
-import { ok, toBool } from '../../core/schemas.ts';
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static, type TObject } from '@sinclair/typebox';
+import { ok, toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { Author, Catalogue, DbSupportService } from './service.ts';
 import {
   AnswerBody, AnswerRow, CategoryBody, CategoryRow, IdAnswer, MessageQuery, NewMessageBody, NewTicketBody, Paging,
   TicketDetailRow, TicketListRow, TicketMessageRow, TicketQuery, idString,
 } from './schemas.ts';
-
-/**
- * Types requests and replies from the route schemas. (@fastify/type-provider-typebox 6 speaks
- * the `typebox` 1.x package, not the @sinclair/typebox 0.34 the host's schemas are made with.)
- */
-interface TypeBoxProvider extends FastifyTypeProvider {
-  validator: this['schema'] extends TSchema ? Static<this['schema']> : unknown;
-  serializer: this['schema'] extends TSchema ? Static<this['schema']> : unknown;
-}
 
 const IdParams = Type.Object({ id: idString() });
 const TicketParams = Type.Object({ ticketId: idString() });
