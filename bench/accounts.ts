@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { verify } from '@node-rs/argon2';
 import type { FastifyInstance } from 'fastify';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
+import { addSeconds, now } from '../core/format.ts';
 import { usersRef } from '../plugins/users/contract.ts';
 import type { BenchRequest, Scenario } from './scenario.ts';
 
@@ -26,6 +27,10 @@ interface AccountRow extends RowDataPacket {
 const nameOf = (i: number) => (i % 2 ? `Player${i}` : `player${i}`);
 const spelled = (i: number, round: number) => (round % 2 ? nameOf(i).toUpperCase() : nameOf(i));
 
+/** `rounds` passes over the players, one request each, made by `request(player, round)`. */
+function everyPlayer(rounds: number, players: number, request: (i: number, round: number) => BenchRequest): BenchRequest[] {
+  return Array.from({ length: rounds * players }, (_, n) => request(n % players, Math.floor(n / players)));
+}
 
 async function account(pool: Pool, username: string): Promise<AccountRow[]> {
   const [rows] = await pool.query<AccountRow[]>(ACCOUNT_SQL, [username.toLowerCase()]);
@@ -46,16 +51,10 @@ const login: Scenario = {
       if (res.statusCode !== 200) throw new Error(`seeding ${nameOf(i)}: ${res.statusCode} ${res.body}`);
     }
     // Many username+ip pairs, so the per-pair login rate limit (10 a minute) is never what is measured.
-    const requests: BenchRequest[] = [];
-    for (let round = 0; round < 100; round++) {
-      for (let i = 0; i < players; i++) {
-        requests.push({
-          method: 'POST', path: '/api/auth/login', headers: { 'x-api-key': key, 'content-type': 'application/json' },
-          body: JSON.stringify({ username: spelled(i, round), password: PASSWORD, ip: `10.2.${round}.${i}`, useragent: USERAGENT }),
-        });
-      }
-    }
-    return requests;
+    return everyPlayer(100, players, (i, round) => ({
+      method: 'POST', path: '/api/auth/login', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: spelled(i, round), password: PASSWORD, ip: `10.2.${round}.${i}`, useragent: USERAGENT }),
+    }));
   },
   baseline(pool: Pool) {
     return {
@@ -70,8 +69,8 @@ const login: Scenario = {
           return reply.code(401).send({ status: false, error: 'WRONG_PASSWORD', message: 'The password is wrong.' });
         }
         const token = randomBytes(16).toString('hex');
-        const created = new Date().toISOString().slice(0, 19).replace('T', ' ');
-        const expires = new Date(Date.now() + 30 * 86400_000).toISOString().slice(0, 19).replace('T', ' ');
+        const created = now();
+        const expires = addSeconds(created, 30 * 86400);
         await pool.query(
           'insert into auth_sessions (token_hash, user_id, ip, user_agent, verified, failed_codes, created_at, expires_at) values (?, ?, ?, ?, 1, 0, ?, ?)',
           [createHash('sha256').update(token).digest('hex'), user.id, body.ip, body.useragent, created, expires]);
@@ -84,7 +83,7 @@ const login: Scenario = {
 const profile: Scenario = {
   name: 'users/profile',
   features: ['users'],
-  async prepare(app: FastifyInstance, key: string) {
+  async prepare(app: FastifyInstance) {
     const users = app.services.get(usersRef);
     const players = 200;
     for (let i = 0; i < players; i++) {
@@ -92,11 +91,7 @@ const profile: Scenario = {
       // Half the players have linked their chat account, as on a real server.
       if (i % 2) await users.linkAccount(user.id, 'chat', String(100000000000000000n + BigInt(i)));
     }
-    const requests: BenchRequest[] = [];
-    for (let round = 0; round < 2; round++) {
-      for (let i = 0; i < players; i++) requests.push({ method: 'GET', path: `/api/users?username=${spelled(i, round)}`, headers: { 'x-api-key': key } });
-    }
-    return requests;
+    return everyPlayer(2, players, (i, round) => ({ method: 'GET', path: `/api/users?username=${spelled(i, round)}` }));
   },
   baseline(pool: Pool) {
     return {

@@ -8,9 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { formatMoney, moneyNumber, now, parseMoney } from '../core/format.ts';
-import { creditsRef } from '../plugins/credits/contract.ts';
-import { usersRef } from '../plugins/users/contract.ts';
-import type { BenchRequest, Scenario } from './scenario.ts';
+import { inTransaction, userWithCredits, type BenchRequest, type Scenario } from './scenario.ts';
 
 const USERS = 20;
 const name = (i: number) => `payer${i}`;
@@ -29,9 +27,7 @@ function sendBaseline(pool: Pool) {
       const idOf = (username: string) => users.find((u) => u.username_key === username.toLowerCase())!.id as number;
       const from = idOf(body.sender_username);
       const to = idOf(body.target_username);
-      const conn = await pool.getConnection();
-      try {
-        await conn.beginTransaction();
+      const after = await inTransaction(pool, async (conn) => {
         const balances = new Map<number, number>();
         for (const id of [from, to].sort((a, b) => a - b)) {
           const [[wallet]] = await conn.query<RowDataPacket[]>('select balance from credits_wallets where user_id = ? for update', [id]);
@@ -39,10 +35,8 @@ function sendBaseline(pool: Pool) {
         }
         const fromAfter = balances.get(from)! - cents;
         const toAfter = balances.get(to)! + cents;
-        if (fromAfter < 0) {
-          await conn.rollback();
-          return reply.code(400).send({ status: false, error: 'NOT_ENOUGH_CREDITS', message: 'The balance is too low.' });
-        }
+        // Refused before any write: committing the reads releases the locks as a rollback would.
+        if (fromAfter < 0) return undefined;
         await conn.query('update credits_wallets set balance = ? where user_id = ?', [fromAfter, from]);
         await conn.query('update credits_wallets set balance = ? where user_id = ?', [toAfter, to]);
         const at = now();
@@ -51,17 +45,13 @@ function sendBaseline(pool: Pool) {
           [from, -cents, fromAfter, 'send', 'bench', null, transfer, at],
           [to, cents, toAfter, 'receive', 'bench', null, transfer, at],
         ]]);
-        await conn.commit();
-        return {
-          status: true, current_credits: `${formatMoney(fromAfter)} USD`, current_raw_credits: moneyNumber(fromAfter),
-          target_current_credits: `${formatMoney(toAfter)} USD`, target_current_raw_credits: moneyNumber(toAfter), currency: 'USD',
-        };
-      } catch (err) {
-        await conn.rollback();
-        throw err;
-      } finally {
-        conn.release();
-      }
+        return { fromAfter, toAfter };
+      });
+      if (!after) return reply.code(400).send({ status: false, error: 'NOT_ENOUGH_CREDITS', message: 'The balance is too low.' });
+      return {
+        status: true, current_credits: `${formatMoney(after.fromAfter)} USD`, current_raw_credits: moneyNumber(after.fromAfter),
+        target_current_credits: `${formatMoney(after.toAfter)} USD`, target_current_raw_credits: moneyNumber(after.toAfter), currency: 'USD',
+      };
     },
   };
 }
@@ -70,12 +60,7 @@ export const scenarios: Scenario[] = [{
   name: 'credits/send',
   features: ['users', 'credits'],
   async prepare(app) {
-    const users = app.services.get(usersRef);
-    const credits = app.services.get(creditsRef);
-    for (let i = 0; i < USERS; i++) {
-      const user = await users.createAccount({ username: name(i), email: `${name(i)}@example.com`, creationIP: '10.0.0.1' });
-      await credits.change(user.id, 1_000_000_00, { reason: 'bench' });
-    }
+    for (let i = 0; i < USERS; i++) await userWithCredits(app, name(i), 1_000_000_00);
     // Each neighbour pair pays in both directions, so every wallet is locked from both sides.
     const requests: BenchRequest[] = [];
     for (let i = 0; i < USERS; i++) {

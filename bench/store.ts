@@ -6,18 +6,11 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import { creditsRef } from '../plugins/credits/contract.ts';
-import { usersRef } from '../plugins/users/contract.ts';
-import type { BenchNote, BenchRequest, Scenario } from './scenario.ts';
+import { now } from '../core/format.ts';
+import { inTransaction, seedPost, userWithCredits, type BenchNote, type BenchRequest, type Scenario } from './scenario.ts';
 
 const FEATURES = ['users', 'credits', 'store'];
 const BUYERS = 50;
-
-async function post(app: FastifyInstance, key: string, url: string, body: Record<string, unknown>): Promise<string> {
-  const res = await app.inject({ method: 'POST', url, headers: { 'x-api-key': key }, payload: body });
-  if (res.statusCode !== 201) throw new Error(`seeding ${url}: ${res.statusCode} ${res.body}`);
-  return (res.json() as { id: string }).id;
-}
 
 /**
  * A catalogue as a real shop has it: top-level categories each with a subcategory, products with
@@ -26,13 +19,13 @@ async function post(app: FastifyInstance, key: string, url: string, body: Record
 async function seedCatalogue(app: FastifyInstance, key: string, categories: number, perCategory: number): Promise<void> {
   for (let c = 0; c < categories; c++) {
     // Every other category sits under the one before, so the tree is nested, not flat.
-    const parentID = c % 2 ? await post(app, key, '/api/admin/store/categories', { name: `Group ${c}`, priority: c }) : '0';
-    const categoryID = await post(app, key, '/api/admin/store/categories', { name: `Category ${c}`, parentID, priority: c, gameItem: 'CHEST' });
+    const parentID = c % 2 ? await seedPost(app, key, '/api/admin/store/categories', { name: `Group ${c}`, priority: c }) : '0';
+    const categoryID = await seedPost(app, key, '/api/admin/store/categories', { name: `Category ${c}`, parentID, priority: c, gameItem: 'CHEST' });
     // In parallel batches: one product per transaction, one at a time, would take minutes at 1,000.
     for (let start = 0; start < perCategory; start += 25) {
       await Promise.all(Array.from({ length: Math.min(25, perCategory - start) }, (_, k) => {
         const p = start + k;
-        return post(app, key, '/api/admin/store/products', {
+        return seedPost(app, key, '/api/admin/store/products', {
           categoryID, name: `Product ${c}-${p}`, price: `${1 + (p % 40)}.99`, priority: p,
           details: `<p>Product ${p} of category ${c}: a <b>fine</b> item for your adventures.</p>`,
           gameTitle: `&6Product ${p}`, gameDescription: 'Line one\nLine two', gameItem: 'DIAMOND',
@@ -90,7 +83,7 @@ function listingBaseline(pool: Pool) {
         'select id, category_id, give_role_id, name, image_id, image_type, details, price, discounted_price, discount_expiry_date, duration, stock, priority, is_featured, game_status, game_title, game_description, game_item, is_active, creation_date from store_products where is_active = 1 order by priority, id');
       const [variables] = await pool.query<RowDataPacket[]>(
         'select product_id, name, `required`, allowed_values from store_product_variables where product_id in (select id from store_products where is_active = 1) order by product_id, `position`');
-      const at = new Date().toISOString().slice(0, 19).replace('T', ' ');
+      const at = now();
       const varsOf = new Map<number, object[]>();
       for (const v of variables) {
         const list = varsOf.get(v.product_id) ?? [];
@@ -141,20 +134,17 @@ function listing(name: string, categories: number, perCategory: number): Scenari
 // ---- buy: many buyers, each buying a stock-limited product and an unlimited one in one order
 
 async function seedBuyers(app: FastifyInstance, key: string): Promise<BenchRequest[]> {
-  const categoryID = await post(app, key, '/api/admin/store/categories', { name: 'Shop' });
-  const limited = await post(app, key, '/api/admin/store/products', { categoryID, name: 'Limited', price: '2.50', stock: 100_000_000 });
-  const unlimited = await post(app, key, '/api/admin/store/products', {
+  const categoryID = await seedPost(app, key, '/api/admin/store/categories', { name: 'Shop' });
+  const limited = await seedPost(app, key, '/api/admin/store/products', { categoryID, name: 'Limited', price: '2.50', stock: 100_000_000 });
+  const unlimited = await seedPost(app, key, '/api/admin/store/products', {
     categoryID, name: 'Kit', price: '1.00', discountedPrice: '0.75', variables: [{ name: 'server', required: true, values: ['eu', 'na'] }],
   });
-  const users = app.services.get(usersRef);
-  const credits = app.services.get(creditsRef);
   const requests: BenchRequest[] = [];
   for (let i = 0; i < BUYERS; i++) {
-    const user = await users.createAccount({ username: `buyer${i}`, email: `buyer${i}@example.com`, creationIP: '10.0.0.1' });
-    await credits.change(user.id, 100_000_000_00, { reason: 'bench' });
+    const userID = await userWithCredits(app, `buyer${i}`, 100_000_000_00);
     requests.push({
       method: 'POST', path: '/api/store/buy', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ userID: user.id, products: [{ id: limited, quantity: 2 }, { id: unlimited, variables: { server: 'eu' } }] }),
+      body: JSON.stringify({ userID, products: [{ id: limited, quantity: 2 }, { id: unlimited, variables: { server: 'eu' } }] }),
     });
   }
   return requests;
@@ -164,7 +154,7 @@ interface BuyBody { userID: number; products: { id: string; quantity?: number; v
 
 /** The buy's statements in one transaction: user, products and variables, order and items, wallet and ledger, stock. */
 async function buyOnce(conn: PoolConnection, body: BuyBody) {
-  const at = new Date().toISOString().slice(0, 19).replace('T', ' ');
+  const at = now();
   const [[user]] = await conn.query<RowDataPacket[]>('select id, username from users_accounts where id = ?', [body.userID]);
   if (!user) throw new Error('no such user');
   const ids = body.products.map((p) => Number(p.id));
@@ -203,19 +193,9 @@ function buyBaseline(pool: Pool) {
     method: 'POST' as const,
     url: '/api/store/buy',
     async handler(request: { body: unknown }, reply: { code(n: number): unknown }) {
-      const conn = await pool.getConnection();
-      try {
-        await conn.beginTransaction();
-        const result = await buyOnce(conn, request.body as BuyBody);
-        await conn.commit();
-        reply.code(201);
-        return result;
-      } catch (err) {
-        await conn.rollback();
-        throw err;
-      } finally {
-        conn.release();
-      }
+      const result = await inTransaction(pool, (conn) => buyOnce(conn, request.body as BuyBody));
+      reply.code(201);
+      return result;
     },
   };
 }
@@ -229,6 +209,6 @@ export const scenarios: Scenario[] = [
 
 /** The listing's statement count must not grow with the catalogue: measured at 10 and 1,000 products. */
 export const notes: BenchNote[] = [10, 1000].map((products) => ({
-  features: ['users', 'credits', 'store'],
+  features: FEATURES,
   measure: async (app: FastifyInstance) => `store/listing runs ${await listingQueryCount(app, products)} SQL statements per request at ${products} products.`,
 }));

@@ -5,16 +5,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Pool, RowDataPacket } from 'mysql2/promise';
 import { usersRef } from '../plugins/users/contract.ts';
-import type { Scenario } from './scenario.ts';
+import { seedPost, type Scenario } from './scenario.ts';
 
 const MESSAGES_PER_TICKET = 5;
-
-async function inject(app: FastifyInstance, key: string, url: string, body: Record<string, string>): Promise<string> {
-  const res = await app.inject({ method: 'POST', url, headers: { 'x-api-key': key }, payload: body });
-  if (res.statusCode >= 300) throw new Error(`seeding ${url}: ${res.statusCode} ${res.body}`);
-  const json = res.json() as { id?: string; data?: { id: string } };
-  return json.data?.id ?? json.id!;
-}
 
 /** Tickets of a player in two categories, each with its first message and replies alternating staff and player. */
 async function seed(app: FastifyInstance, key: string, tickets: number): Promise<void> {
@@ -22,17 +15,17 @@ async function seed(app: FastifyInstance, key: string, tickets: number): Promise
   const player = await users.createAccount({ username: 'player', email: 'player@example.com', creationIP: '10.0.0.1' });
   const staff = await users.createAccount({ username: 'staff', email: 'staff@example.com', creationIP: '10.0.0.2' });
   const categories = [
-    await inject(app, key, '/api/admin/support/categories', { name: 'Payments' }),
-    await inject(app, key, '/api/admin/support/categories', { name: 'Bug reports' }),
+    await seedPost(app, key, '/api/admin/support/categories', { name: 'Payments' }),
+    await seedPost(app, key, '/api/admin/support/categories', { name: 'Bug reports' }),
   ];
   const openOne = async (i: number) => {
-    const id = await inject(app, key, '/api/support/tickets', {
+    const id = await seedPost(app, key, '/api/support/tickets', {
       accountID: String(player.id), categoryID: categories[i % 2]!, title: `Ticket ${i}`,
       message: `<p>I bought rank #${i} but did not get it.</p>\nCan you check?`,
     });
     for (let m = 1; m < MESSAGES_PER_TICKET; m++) {
       const isAdmin = m % 2 === 1;
-      await inject(app, key, `/api/support/tickets/${id}/messages`, {
+      await seedPost(app, key, `/api/support/tickets/${id}/messages`, {
         accountID: String(isAdmin ? staff.id : player.id), isAdmin: String(isAdmin), message: `Reply ${m} to ticket ${i}: **thanks** 👍`,
       });
     }

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { MikroORM, type EntitySchema, type Options } from '@mikro-orm/core';
+import { MikroORM, UniqueConstraintViolationException, type EntitySchema, type Options } from '@mikro-orm/core';
 import { SqliteDriver, NodeSqliteDialect, type SqlEntityManager } from '@mikro-orm/sql';
 import { MySqlDriver } from '@mikro-orm/mysql';
 import { MariaDbDriver } from '@mikro-orm/mariadb';
@@ -40,6 +40,14 @@ const MYSQL_RETRYABLE = new Set([
   1213, // ER_LOCK_DEADLOCK
   1205, // ER_LOCK_WAIT_TIMEOUT
 ]);
+
+/**
+ * True when a write lost to a unique index (two requests racing for one name, a repeated payment
+ * id): the index decides, and the caller answers with the API's error for a taken value.
+ */
+export function isUniqueViolation(err: unknown): boolean {
+  return err instanceof UniqueConstraintViolationException || /unique|duplicate/i.test(String((err as Error)?.message));
+}
 
 export interface DatabaseUrl {
   dialect: Dialect;

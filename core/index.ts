@@ -4,7 +4,7 @@ export { defineFeature, type FeatureContext, type FeatureDefinition } from './fe
 export { createServiceRef, ServiceRegistry, type ServiceRef } from './registry.ts';
 export { EventBus, type EventMap, type EventName } from './events.ts';
 export { DomainError, registerErrorCodes } from './errors.ts';
-export { defineMigration, Database, type Dialect, type MigrationDef } from './db.ts';
+export { defineMigration, isUniqueViolation, Database, type Dialect, type MigrationDef } from './db.ts';
 export { settingsRef, type SettingsService } from './settings.ts';
 export type { SiteSettings, AppConfig } from './config.ts';
 export * from './format.ts';

@@ -3,7 +3,7 @@
  * (decisions.md §2): declare such fields with `str()`; the serializer turns numbers into strings.
  */
 import type { FastifyTypeProvider } from 'fastify';
-import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TProperties, type TSchema, type TString } from '@sinclair/typebox';
 
 /** A row field: always a JSON string. */
 export const str = (description?: string) => Type.String(description ? { description } : {});
@@ -16,7 +16,8 @@ export const ok = <T extends TProperties>(props: T = {} as T) => Type.Object({ s
 /** `{success: true, ...fields}` */
 export const success = <T extends TProperties>(props: T = {} as T) => Type.Object({ success: Type.Literal(true), ...props });
 /** A numeric id in a path: digits only, kept as a string so big ids stay exact. */
-export const idParam = (name = 'id') => Type.Object({ [name]: Type.String({ pattern: '^[0-9]{1,18}$' }) });
+export const idParam = <K extends string = 'id'>(name: K = 'id' as K) =>
+  Type.Object({ [name]: Type.String({ pattern: '^[0-9]{1,18}$' }) } as Record<K, TString>);
 /** A body field that may arrive as a number or a string from a form. */
 export const numeric = (opts: object = {}) => Type.Union([Type.String(), Type.Number()], opts);
 /** A boolean that forms send as `true`/`false`/`1`/`0`. */

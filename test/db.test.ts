@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildApp } from '../core/app.ts';
 import { ADMIN_KEY, build, call, onMysql } from './helper.ts';
+import { ECHO_PLUGIN, settle } from './fixtures.ts';
 import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
 
 t.test('after migrating, the schema matches the entities of every feature', async (t) => {
@@ -25,7 +26,7 @@ t.test('transactions: all or nothing, nested calls join, events wait for the com
   }), { message: 'boom' });
   let rows = await db.query('select name from hello_greetings');
   t.same(rows, [], 'the inner call joined the outer transaction and rolled back with it');
-  await new Promise((r) => setImmediate(r));
+  await settle();
   t.same(seen, [], 'no event for work that rolled back');
 
   await db.transaction(async () => {
@@ -33,7 +34,7 @@ t.test('transactions: all or nothing, nested calls join, events wait for the com
     await events.emit('users.created', { userId: 2, username: 'y' });
     t.same(seen, [], 'listeners wait for the commit');
   });
-  await new Promise((r) => setImmediate(r));
+  await settle();
   t.same(seen, [2]);
   rows = await db.query('select name from hello_greetings');
   t.same(rows, [{ name: 'kept' }]);
@@ -54,7 +55,7 @@ t.test('the database goes away: 503 with Retry-After, never a hang, and back whe
   const url = await server.database('outage');
   const app = await buildApp({
     env: { DATABASE_URL: url, API_KEY: ADMIN_KEY },
-    config: { log: { level: 'silent' }, database: { connectTimeoutMs: 1000 }, plugins: { echo: { enabled: true, package: './test/fixtures/echo-plugin.ts' } } },
+    config: { log: { level: 'silent' }, database: { connectTimeoutMs: 1000 }, plugins: ECHO_PLUGIN },
     logger: false,
   });
   t.teardown(() => app.close());

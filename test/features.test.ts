@@ -2,6 +2,7 @@ import t from 'tap';
 import { buildApp } from '../core/app.ts';
 import { builtinNames } from '../core/features.ts';
 import { build, call, freshDatabaseUrl, ADMIN_KEY } from './helper.ts';
+import { rowCount } from './fixtures.ts';
 
 t.test('a disabled feature is never registered: no routes, no service, no tables', async (t) => {
   const app = await build(t, { features: [] });
@@ -18,8 +19,7 @@ t.test('a disabled feature is never registered: no routes, no service, no tables
 t.test('an enabled feature provides its service and tables', async (t) => {
   const app = await build(t, { features: ['users'] });
   t.same(app.features, ['users']);
-  const [row] = await app.db.query<{ n: number }>('select count(*) as n from users_accounts');
-  t.equal(Number(row!.n), 0);
+  t.equal(await rowCount(app, 'users_accounts'), 0);
 });
 
 t.test('a feature that requires a disabled one stops boot with a sentence naming both', async (t) => {

@@ -14,7 +14,8 @@ import { builtinNames } from '../core/features.ts';
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
 export const onMysql = Boolean(process.env.TEST_MYSQL_URL);
 
-interface TestLike {
+/** What the helpers need of a tap test: somewhere to put clean-up. */
+export interface TestLike {
   teardown(fn: () => unknown): void;
 }
 

@@ -1,12 +1,11 @@
 import t from 'tap';
 import { buildApp, logSafeUrl } from '../core/app.ts';
 import { builtinNames } from '../core/features.ts';
+import { ECHO_PLUGIN } from './fixtures.ts';
 import { ADMIN_KEY, apiKey, build, call, freshDatabaseUrl } from './helper.ts';
 
-const echo = { echo: { enabled: true, package: './test/fixtures/echo-plugin.ts' } };
-
 t.test('API key: missing, wrong, valid, and the admin scope', async (t) => {
-  const app = await build(t, { features: [], config: { plugins: echo } });
+  const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
   let res = await call(app, '/api/echo', { key: null });
   t.equal(res.statusCode, 401);
   t.same(res.json(), { status: false, error: 'INVALID_API_KEY', message: 'The X-Api-Key header is missing.' });
@@ -40,7 +39,7 @@ t.test('API key: missing, wrong, valid, and the admin scope', async (t) => {
 });
 
 t.test('API key: a percent-encoded path is checked as the route it reaches', async (t) => {
-  const app = await build(t, { features: [], config: { plugins: echo } });
+  const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
   const gameKey = await apiKey(app);
   // The router decodes `%61` to `a`, so these reach /api/echo and /api/admin/settings.
   let res = await call(app, '/%61pi/echo');
@@ -58,7 +57,7 @@ t.test('API key: a percent-encoded path is checked as the route it reaches', asy
 });
 
 t.test('health and docs need no key; unknown routes are JSON 404s', async (t) => {
-  const app = await build(t, { features: [], config: { plugins: echo } });
+  const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
   let res = await call(app, '/health', { key: null });
   t.equal(res.statusCode, 200);
   t.same(res.json(), { status: true, database: 'up' });
@@ -77,7 +76,7 @@ t.test('health and docs need no key; unknown routes are JSON 404s', async (t) =>
 });
 
 t.test('errors: domain codes map to statuses, faults reveal nothing', async (t) => {
-  const app = await build(t, { features: [], config: { plugins: echo } });
+  const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
   let res = await call(app, '/api/echo/domain');
   t.equal(res.statusCode, 404);
   t.same(res.json(), { status: false, error: 'ROLE_NOT_FOUND', message: 'No role with ID 7.' });

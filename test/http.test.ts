@@ -1,10 +1,9 @@
 import t from 'tap';
+import { ECHO_PLUGIN } from './fixtures.ts';
 import { ENCODINGS, build, call, encode } from './helper.ts';
 
-const plugins = { echo: { enabled: true, package: './test/fixtures/echo-plugin.ts' } };
-
 t.test('multipart, urlencoded and JSON bodies mean the same, bracket keys included', async (t) => {
-  const app = await build(t, { features: [], config: { plugins } });
+  const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
   const body = {
     userID: '7',
     products: [{ id: '5', quantity: '2', variables: { server: 'eu' } }, { id: '6' }],
@@ -24,7 +23,7 @@ t.test('multipart, urlencoded and JSON bodies mean the same, bracket keys includ
 });
 
 t.test('empty bodies and stray content types are tolerated; trailing slashes ignored', async (t) => {
-  const app = await build(t, { features: [], config: { plugins } });
+  const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
   const key = { 'x-api-key': 'test-admin-key-0123456789abcdef' };
   let res = await app.inject({ method: 'POST', url: '/api/echo', headers: key });
   t.equal(res.statusCode, 200, 'POST without body or content type');
@@ -42,7 +41,7 @@ t.test('empty bodies and stray content types are tolerated; trailing slashes ign
 });
 
 t.test('bad bodies get JSON errors: malformed JSON, other media types', async (t) => {
-  const app = await build(t, { features: [], config: { plugins } });
+  const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
   const key = { 'x-api-key': 'test-admin-key-0123456789abcdef' };
   let res = await app.inject({ method: 'POST', url: '/api/echo', headers: { ...key, 'content-type': 'application/json' }, payload: '{"a":' });
   t.equal(res.statusCode, 400);
@@ -56,7 +55,7 @@ t.test('bad bodies get JSON errors: malformed JSON, other media types', async (t
 });
 
 t.test('size limits: 413, never a silent truncation', async (t) => {
-  const app = await build(t, { features: [], config: { plugins } });
+  const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
   const big = 'x'.repeat(64 * 1024 + 1);
   for (const as of ENCODINGS) {
     const res = await call(app, '/api/echo', { body: { base64: big }, as });
@@ -99,7 +98,7 @@ t.test('the router\'s own refusals come in the error shape: bad percent-encoding
 });
 
 t.test('values the database cannot carry are refused: NUL characters, non-finite numbers', async (t) => {
-  const app = await build(t, { features: ['users'], config: { plugins } });
+  const app = await build(t, { features: ['users'], config: { plugins: ECHO_PLUGIN } });
   for (const as of ENCODINGS) {
     const res = await call(app, '/api/echo', { body: { name: 'a\u0000b' }, as });
     t.equal(res.statusCode, 400, `NUL in a body field, ${as}`);

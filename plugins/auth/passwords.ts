@@ -21,7 +21,7 @@ export interface PasswordCheck {
   rehash: boolean;
 }
 
-function sha256Hex(text: string): string {
+export function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify';
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, now, parseClientTimestamp } from '../../core/format.ts';
-import { numeric, ok } from '../../core/schemas.ts';
+import { numeric, ok, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { AuthService } from './service.ts';
 
@@ -42,7 +42,9 @@ function limited(name: string, limit: RateLimit): RouteShorthandOptions {
   };
 }
 
-export async function authRoutes(app: FastifyInstance, auth: AuthService, settings: SettingsService, limits: { login: RateLimit; register: RateLimit }): Promise<void> {
+export async function authRoutes(fastify: FastifyInstance, auth: AuthService, settings: SettingsService, limits: { login: RateLimit; register: RateLimit }): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
+
   app.post('/api/auth/login', {
     ...limited('login', limits.login),
     schema: {
@@ -51,7 +53,7 @@ export async function authRoutes(app: FastifyInstance, auth: AuthService, settin
       response: { 200: ok({ data: Type.Object({ token: Type.String(), isTfaRequired: Type.Boolean() }) }) },
     },
   }, async (request) => {
-    const { username, password, ...client } = request.body as { username: string; password: string; ip: string; useragent: string };
+    const { username, password, ...client } = request.body;
     return { status: true as const, data: await auth.login(username, password, client) };
   });
 
@@ -67,7 +69,7 @@ export async function authRoutes(app: FastifyInstance, auth: AuthService, settin
       response: { 200: ok({ data: Type.Object({ token: Type.String(), isEmailVerificationRequired: Type.Boolean() }) }) },
     },
   }, async (request) => {
-    const { username, password, email, ...client } = request.body as { username: string; password: string; email?: string; ip: string; useragent: string };
+    const { username, password, email, ...client } = request.body;
     const { token } = await auth.register({ username, password, email }, client);
     return { status: true as const, data: { token, isEmailVerificationRequired: false } };
   });
@@ -78,7 +80,7 @@ export async function authRoutes(app: FastifyInstance, auth: AuthService, settin
       params: Type.Object({ token: Type.String() }), response: { 200: ok() },
     },
   }, async (request) => {
-    await auth.checkSession((request.params as { token: string }).token);
+    await auth.checkSession(request.params.token);
     return { status: true as const };
   });
 
@@ -92,7 +94,7 @@ export async function authRoutes(app: FastifyInstance, auth: AuthService, settin
       response: { 201: ok({ token: Type.String() }) },
     },
   }, async (request, reply) => {
-    const { userID: id, expires, ...client } = request.body as { userID: number; ip: string; useragent?: string; expires?: string };
+    const { userID: id, expires, ...client } = request.body;
     let expiresAt: string | undefined;
     if (expires !== undefined && expires.trim() !== '') {
       expiresAt = parseClientTimestamp(expires.trim(), settings.get().timezone);
@@ -109,8 +111,7 @@ export async function authRoutes(app: FastifyInstance, auth: AuthService, settin
       body: Type.Object({ token: Type.String(), code: code() }), response: { 200: ok() },
     },
   }, async (request) => {
-    const body = request.body as { token: string; code: string | number };
-    await auth.verifyTfa(body.token, String(body.code));
+    await auth.verifyTfa(request.body.token, String(request.body.code));
     return { status: true as const };
   });
 
@@ -120,7 +121,7 @@ export async function authRoutes(app: FastifyInstance, auth: AuthService, settin
       body: Type.Object({ userID: userID() }),
       response: { 200: ok({ data: Type.Object({ secret: Type.String(), otpauthUrl: Type.String() }) }) },
     },
-  }, async (request) => ({ status: true as const, data: await auth.setupTfa((request.body as { userID: number }).userID) }));
+  }, async (request) => ({ status: true as const, data: await auth.setupTfa(request.body.userID) }));
 
   app.post('/api/auth/tfa/enable', {
     schema: {
@@ -128,8 +129,7 @@ export async function authRoutes(app: FastifyInstance, auth: AuthService, settin
       body: Type.Object({ userID: userID(), code: code() }), response: { 200: ok() },
     },
   }, async (request) => {
-    const body = request.body as { userID: number; code: string | number };
-    await auth.enableTfa(body.userID, String(body.code));
+    await auth.enableTfa(request.body.userID, String(request.body.code));
     return { status: true as const };
   });
 
@@ -139,7 +139,7 @@ export async function authRoutes(app: FastifyInstance, auth: AuthService, settin
       body: Type.Object({ userID: userID() }), response: { 200: ok() },
     },
   }, async (request) => {
-    await auth.disableTfa((request.body as { userID: number }).userID);
+    await auth.disableTfa(request.body.userID);
     return { status: true as const };
   });
 }

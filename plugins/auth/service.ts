@@ -2,14 +2,14 @@
  * Login, registration, sessions and two-factor (decisions.md §3). Accounts belong to the users
  * feature; this one keeps the credentials, the TOTP secrets and the sessions.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { NobleCryptoPlugin, ScureBase32Plugin, TOTP, generateSecret, generateURI } from 'otplib';
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UsersService } from '../users/contract.ts';
-import { checkPassword, hashPassword } from './passwords.ts';
+import { checkPassword, hashPassword, sha256Hex } from './passwords.ts';
 
 export interface AuthOptions {
   sessionDays: number;
@@ -32,7 +32,7 @@ const USERNAME = /^[A-Za-z0-9_]{3,16}$/;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function tokenHash(token: string): string {
-  return createHash('sha256').update(token.toLowerCase()).digest('hex');
+  return sha256Hex(token.toLowerCase());
 }
 
 /** RFC 6238 defaults (SHA-1, 6 digits, 30 s), what authenticator apps use. */

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { toBool } from '../../core/schemas.ts';
+import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { BazaarService } from './contract.ts';
 import {
   AddItemBody, CreateServerBody, Deleted, ItemList, ItemParams, ItemsQuery, ServerList, ServerParams, ServerRow,
@@ -15,7 +14,7 @@ function serverInput<T extends { isActive?: unknown }>(body: T): Omit<T, 'isActi
 }
 
 export async function bazaarRoutes(fastify: FastifyInstance, bazaar: BazaarService): Promise<void> {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   const tags = ['bazaar'];
 
   app.get('/api/bazaar/storages/:user_id/items', {

@@ -5,8 +5,6 @@ import { ItemRow, ServerRow } from './contract.ts';
 /** Every integer column is a 32-bit int: larger values are a validation error, not a database fault. */
 const int32 = (opts: { minimum?: number } = {}) => Type.Integer({ minimum: -2147483648, maximum: 2147483647, ...opts });
 const positiveId = () => int32({ minimum: 1 });
-/** Free text. NUL is refused: SQLite cannot take it in a query (core/db.ts inlines parameters). */
-const text = (opts: { minLength?: number; maxLength?: number; description?: string } = {}) => Type.String({ pattern: '^[^\\u0000]*$', ...opts });
 
 export const UserParams = S.idParam('user_id');
 export const ItemParams = Type.Object({ ...S.idParam('user_id').properties, ...S.idParam('id').properties });
@@ -18,23 +16,23 @@ export const ItemsQuery = Type.Object({
 
 export const AddItemBody = Type.Object({
   serverID: positiveId(),
-  itemID: text({ minLength: 1, maxLength: 128, description: 'item identifier, e.g. DIAMOND_SWORD' }),
+  itemID: Type.String({ minLength: 1, maxLength: 128, description: 'item identifier, e.g. DIAMOND_SWORD' }),
   modelID: Type.Optional(Type.Union([int32(), Type.Null()])),
-  name: Type.Optional(text()),
-  lore: Type.Optional(text()),
+  name: Type.Optional(Type.String()),
+  lore: Type.Optional(Type.String()),
   amount: int32({ minimum: 1 }),
   durability: int32(),
   maxDurability: int32(),
-  enchantments: Type.Optional(text()),
+  enchantments: Type.Optional(Type.String()),
   // Spaces are allowed because clients that do not percent-encode turn `+` into a space (decisions.md §1).
   base64: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9+/=_ \\r\\n-]+$', description: 'base64 item data' }),
 });
 
 const serverFields = {
-  name: text({ minLength: 1, maxLength: 64 }),
+  name: Type.String({ minLength: 1, maxLength: 64 }),
   slug: Type.String({ pattern: '^[a-z0-9_-]{1,64}$', description: 'lower case: slugs are unique case-insensitively on MySQL' }),
-  imageID: text({ maxLength: 64 }),
-  imageType: text({ maxLength: 16 }),
+  imageID: Type.String({ maxLength: 64 }),
+  imageType: Type.String({ maxLength: 16 }),
   priority: int32(),
   isActive: S.boolish(),
 };

@@ -1,4 +1,4 @@
-import type { Database } from '../../core/db.ts';
+import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, flag, formatMoney, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
@@ -27,10 +27,6 @@ function toServerRow(r: ServerRecord): ServerRow {
 /** A slug from a name: `EU Survival #1` → `eu-survival-1`. */
 function slugify(name: string): string {
   return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'server';
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  return /unique|duplicate/i.test(String((err as Error).message));
 }
 
 export interface BazaarOptions {
@@ -145,9 +141,8 @@ export class DbBazaarService implements BazaarService {
     await this.#db.transaction(async () => {
       await this.#server(id, true);
       const [stored] = await this.#db.query<{ n: number }>('select count(*) as n from bazaar_items where server_id = ?', [id]);
-      if (Number(stored?.n ?? 0) > 0) {
-        throw new DomainError('CONFLICT', `Bazaar server ${id} still stores ${Number(stored!.n)} items; set isActive to 0 instead.`);
-      }
+      const n = Number(stored?.n ?? 0);
+      if (n > 0) throw new DomainError('CONFLICT', `Bazaar server ${id} still stores ${n} items; set isActive to 0 instead.`);
       await this.#db.run('delete from bazaar_servers where id = ?', [id]);
     });
   }

@@ -16,8 +16,6 @@ import type { UsersService } from '../users/contract.ts';
 import type { ChatSettingsStore } from './settings.ts';
 
 export interface RoleSyncOptions {
-  apiBaseUrl: string;
-  guildId: string;
   /** Longest idle wait between passes (the worker also wakes at once after a role change). */
   pollMs: number;
   /** First retry delay after a network error or 5xx; doubles per attempt up to retryMaxMs. */

@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { toBool } from '../../core/schemas.ts';
-import type { ChatIntegrationService, ChatSettings as Settings } from './contract.ts';
+import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
+import type { ChatIntegrationService } from './contract.ts';
 import { ChatSettings, ChatUserParams, ChatUserRow, RoleList, SettingsEnvelope, SettingsPatch } from './schemas.ts';
 
 /** Form flags to booleans; a form cannot send an empty list, so empty ids are dropped (`ticketStaffRoleIDs=` clears it). */
-function toSettings(patch: SettingsPatch): Partial<Settings> {
+function toSettings(patch: SettingsPatch): Partial<ChatSettings> {
   const { roleSyncingStatus, ticketStatus, ticketStaffRoleIDs, ...ids } = patch;
   return {
     ...ids,
@@ -16,7 +15,7 @@ function toSettings(patch: SettingsPatch): Partial<Settings> {
 }
 
 export async function chatRoutes(fastify: FastifyInstance, chat: ChatIntegrationService): Promise<void> {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   const tags = ['chat integration'];
 
   app.get('/api/integrations/chat/users/:chatUserID', {

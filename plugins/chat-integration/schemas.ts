@@ -2,8 +2,7 @@ import { Type } from '@sinclair/typebox';
 import * as S from '../../core/schemas.ts';
 import { ChatRoleRow, ChatSettings, ChatUserRow } from './contract.ts';
 
-/** NUL is refused: SQLite cannot take it in a query (core/db.ts inlines parameters). */
-export const ChatUserParams = Type.Object({ chatUserID: Type.String({ minLength: 1, pattern: '^[^\\u0000]*$', description: 'chat user ID' }) });
+export const ChatUserParams = Type.Object({ chatUserID: Type.String({ minLength: 1, description: 'chat user ID' }) });
 
 /** A chat platform id (role, channel, category); empty clears it. */
 const chatId = () => Type.String({ pattern: '^[A-Za-z0-9_-]{0,64}$' });

@@ -1,9 +1,9 @@
 /** api.md's Credits endpoints (decisions.md §6), plus the ledger history. */
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, formatMoney, moneyNumber, requireMoney } from '../../core/format.ts';
+import type { TypeBoxProvider } from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
 import {
@@ -23,7 +23,7 @@ function amountOf(value: string | number, min: number): number {
 const present = (value: string | undefined): value is string => value !== undefined && value !== '';
 
 export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsService, users: UsersService, settings: SettingsService): void {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
 
   /** `"12.50 USD"` and `12.5`, in the currency of the site settings. */
   const shown = (cents: number, currency: string) => ({ text: `${formatMoney(cents)} ${currency}`, raw: moneyNumber(cents) });

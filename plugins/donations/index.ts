@@ -8,11 +8,10 @@
  * one table (no per-row user lookups). The cost: payments recorded while this feature is disabled
  * are not on the boards.
  */
-import type { Static } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
 import { defineFeature } from '../../core/features.ts';
 import { displayTimestamp, formatMoney } from '../../core/format.ts';
-import { str } from '../../core/schemas.ts';
+import { str, type TypeBoxProvider } from '../../core/schemas.ts';
 import { storeRef } from '../store/contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -40,7 +39,7 @@ export default defineFeature({
       });
     });
 
-    app.get('/api/store/donations', {
+    app.withTypeProvider<TypeBoxProvider>().get('/api/store/donations', {
       schema: {
         tags: ['store'], summary: 'Donation boards',
         description: `type: ${DONATION_TYPES.join(', ')}. The top boards rank users by the sum of their payments in the current `
@@ -49,8 +48,7 @@ export default defineFeature({
         querystring: Query,
         response: { 200: Type.Array(DonationEntry) },
       },
-    }, async (request) => {
-      const query = request.query as Static<typeof Query>;
+    }, async ({ query }) => {
       const type = parseType(query.type);
       const limit = parseLimit(query.limit);
       const { timezone } = settings.get();

@@ -44,7 +44,7 @@ export function parseLimit(value: unknown): number {
  * Where the current calendar year, month or day began in the site's time zone, as a stored UTC
  * timestamp; undefined for the all-time board.
  */
-export function periodStart(type: Exclude<DonationType, 'latest'>, timeZone: string, at = now()): string | undefined {
+function periodStart(type: Exclude<DonationType, 'latest'>, timeZone: string, at = now()): string | undefined {
   const local = displayTimestamp(at, timeZone);
   const start = {
     'top-alltime': undefined,

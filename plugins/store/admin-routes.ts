@@ -1,11 +1,10 @@
 /** Admin API of the store (decisions.md §8): the catalogue, and real-money payments. */
 import type { FastifyInstance } from 'fastify';
-import type { Static } from '@sinclair/typebox';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { DomainError } from '../../core/errors.ts';
 import { parseClientTimestamp, requireMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
-import { MAX_PRICE, type CategoryInput, type ProductInput } from './catalogue.ts';
+import { MAX_PRICE, type CategoryInput, type Product, type ProductInput } from './catalogue.ts';
 import { OrderRow } from './contract.ts';
 import { categoryRow, productRow } from './rows.ts';
 import { pathId, type StoreDeps } from './routes.ts';
@@ -53,73 +52,80 @@ function productInput(b: ProductBody, timeZone: string): ProductInput {
 }
 
 const tags = ['admin'];
-const deleted = { 200: S.ok() };
+const done = { status: true as const };
 
-export async function storeAdminRoutes(app: FastifyInstance, { catalogue, orders, settings }: StoreDeps): Promise<void> {
+/** One catalogue table's admin routes (list, create, reorder, get, change, delete): how each step reads and shows its rows. */
+interface Resource<C extends TSchema, P extends TSchema> {
+  /** Also the last part of the path. */
+  kind: 'categories' | 'products';
+  row: TSchema;
+  createBody: C;
+  patchBody: P;
+  summary: Record<'list' | 'create' | 'get' | 'patch' | 'delete', string>;
+  list(): Promise<unknown[]>;
+  create(body: Static<C>): Promise<unknown>;
+  get(id: number): Promise<unknown>;
+  update(id: number, body: Static<P>): Promise<unknown>;
+  remove(id: number): Promise<void>;
+}
+
+export async function storeAdminRoutes(host: FastifyInstance, { catalogue, orders, settings }: StoreDeps): Promise<void> {
+  const app = host.withTypeProvider<S.TypeBoxProvider>();
   const tz = () => settings.get().timezone;
-  const showProduct = (p: Parameters<typeof productRow>[0]) => productRow(p, tz());
+  const showProduct = (p: Product) => productRow(p, tz());
 
-  // ---- categories
-  const categories = '/api/admin/store/categories';
-  app.get(categories, { schema: { tags, summary: 'Store categories, flat', response: { 200: Type.Array(CategoryRow) } } },
-    async () => (await catalogue.categories()).map(categoryRow));
-  app.post(categories, { schema: { tags, summary: 'Create a store category', body: CategoryCreateBody, response: { 201: CategoryRow } } },
-    async (request, reply) => {
-      const body = request.body as Static<typeof CategoryCreateBody>;
-      const created = await catalogue.createCategory({ ...categoryInput(body), name: body.name });
-      return reply.code(201).send(categoryRow(created));
+  function resource<C extends TSchema, P extends TSchema>({ kind, row, summary, ...r }: Resource<C, P>): void {
+    const path = `/api/admin/store/${kind}`;
+    app.get(path, { schema: { tags, summary: summary.list, response: { 200: Type.Array(row) } } }, () => r.list());
+    app.post(path, { schema: { tags, summary: summary.create, body: r.createBody, response: { 201: row } } },
+      async (request, reply) => reply.code(201).send(await r.create(request.body)));
+    app.post(`${path}/reorder`, {
+      schema: { tags, summary: `Order ${kind}: each listed one gets its place in the list as priority`, body: ReorderBody, response: { 200: S.ok() } },
+    }, async ({ body }) => {
+      await catalogue.reorder(kind, body.ids);
+      return done;
     });
-  app.post(`${categories}/reorder`, {
-    schema: { tags, summary: 'Order categories: each listed one gets its place in the list as priority', body: ReorderBody, response: { 200: S.ok() } },
-  }, async (request) => {
-    await catalogue.reorder('categories', (request.body as Static<typeof ReorderBody>).ids);
-    return { status: true as const };
-  });
-  app.get(`${categories}/:id`, { schema: { tags, summary: 'One store category', params: IdParam, response: { 200: CategoryRow } } },
-    async (request) => categoryRow(await catalogue.requireCategory(pathId((request.params as Static<typeof IdParam>).id))));
-  app.patch(`${categories}/:id`, {
-    schema: { tags, summary: 'Change, move or deactivate a store category', params: IdParam, body: CategoryPatchBody, response: { 200: CategoryRow } },
-  }, async (request) => {
-    const id = pathId((request.params as Static<typeof IdParam>).id);
-    return categoryRow(await catalogue.updateCategory(id, categoryInput(request.body as CategoryBody)));
-  });
-  app.delete(`${categories}/:id`, {
-    schema: { tags, summary: 'Delete an empty store category (CONFLICT while it holds subcategories or products)', params: IdParam, response: deleted },
-  }, async (request) => {
-    await catalogue.deleteCategory(pathId((request.params as Static<typeof IdParam>).id));
-    return { status: true as const };
+    app.get(`${path}/:id`, { schema: { tags, summary: summary.get, params: IdParam, response: { 200: row } } },
+      ({ params }) => r.get(pathId(params.id)));
+    app.patch(`${path}/:id`, { schema: { tags, summary: summary.patch, params: IdParam, body: r.patchBody, response: { 200: row } } },
+      ({ params, body }) => r.update(pathId(params.id), body));
+    app.delete(`${path}/:id`, { schema: { tags, summary: summary.delete, params: IdParam, response: { 200: S.ok() } } },
+      async ({ params }) => {
+        await r.remove(pathId(params.id));
+        return done;
+      });
+  }
+
+  resource({
+    kind: 'categories', row: CategoryRow, createBody: CategoryCreateBody, patchBody: CategoryPatchBody,
+    summary: {
+      list: 'Store categories, flat', create: 'Create a store category', get: 'One store category',
+      patch: 'Change, move or deactivate a store category',
+      delete: 'Delete an empty store category (CONFLICT while it holds subcategories or products)',
+    },
+    list: async () => (await catalogue.categories()).map(categoryRow),
+    create: async (body) => categoryRow(await catalogue.createCategory({ ...categoryInput(body), name: body.name })),
+    get: async (id) => categoryRow(await catalogue.requireCategory(id)),
+    update: async (id, body) => categoryRow(await catalogue.updateCategory(id, categoryInput(body))),
+    remove: (id) => catalogue.deleteCategory(id),
   });
 
-  // ---- products
-  const products = '/api/admin/store/products';
-  app.get(products, { schema: { tags, summary: 'Products with their variables', response: { 200: Type.Array(ProductRow) } } },
-    async () => (await catalogue.products()).map(showProduct));
-  app.post(products, { schema: { tags, summary: 'Create a product', body: ProductCreateBody, response: { 201: ProductRow } } },
-    async (request, reply) => {
-      const body = request.body as Static<typeof ProductCreateBody>;
+  resource({
+    kind: 'products', row: ProductRow, createBody: ProductCreateBody, patchBody: ProductPatchBody,
+    summary: {
+      list: 'Products with their variables', create: 'Create a product', get: 'One product',
+      patch: 'Change or deactivate a product; `variables`, when sent, replaces the list',
+      delete: 'Delete a product (its orders keep what was bought)',
+    },
+    list: async () => (await catalogue.products()).map(showProduct),
+    create: async (body) => {
       const input = productInput(body, tz());
-      const created = await catalogue.createProduct({ ...input, categoryId: body.categoryID, name: body.name, price: input.price! });
-      return reply.code(201).send(showProduct(created));
-    });
-  app.post(`${products}/reorder`, {
-    schema: { tags, summary: 'Order products: each listed one gets its place in the list as priority', body: ReorderBody, response: { 200: S.ok() } },
-  }, async (request) => {
-    await catalogue.reorder('products', (request.body as Static<typeof ReorderBody>).ids);
-    return { status: true as const };
+      return showProduct(await catalogue.createProduct({ ...input, categoryId: body.categoryID, name: body.name, price: input.price! }));
+    },
+    get: async (id) => showProduct(await catalogue.requireProduct(id)),
+    update: async (id, body) => showProduct(await catalogue.updateProduct(id, productInput(body, tz()))),
+    remove: (id) => catalogue.deleteProduct(id),
   });
-  app.get(`${products}/:id`, { schema: { tags, summary: 'One product', params: IdParam, response: { 200: ProductRow } } },
-    async (request) => showProduct(await catalogue.requireProduct(pathId((request.params as Static<typeof IdParam>).id))));
-  app.patch(`${products}/:id`, {
-    schema: { tags, summary: 'Change or deactivate a product; `variables`, when sent, replaces the list', params: IdParam, body: ProductPatchBody, response: { 200: ProductRow } },
-  }, async (request) => {
-    const id = pathId((request.params as Static<typeof IdParam>).id);
-    return showProduct(await catalogue.updateProduct(id, productInput(request.body as ProductBody, tz())));
-  });
-  app.delete(`${products}/:id`, { schema: { tags, summary: 'Delete a product (its orders keep what was bought)', params: IdParam, response: deleted } },
-    async (request) => {
-      await catalogue.deleteProduct(pathId((request.params as Static<typeof IdParam>).id));
-      return { status: true as const };
-    });
 
   // ---- payments
   app.post('/api/admin/payments', {
@@ -130,7 +136,7 @@ export async function storeAdminRoutes(app: FastifyInstance, { catalogue, orders
       body: PaymentBody, response: { 201: OrderRow },
     },
   }, async (request, reply) => {
-    const order = await orders.recordPayment(request.body as Static<typeof PaymentBody>, request.apiKey?.name);
+    const order = await orders.recordPayment(request.body, request.apiKey?.name);
     return reply.code(201).send(order);
   });
 }

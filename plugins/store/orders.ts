@@ -2,7 +2,7 @@
  * Orders: a purchase paid from the credit balance (the buy), a real-money payment recorded by an
  * admin, and a user's order history. Each is one transaction: it happens entirely or not at all.
  */
-import type { Database } from '../../core/db.ts';
+import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { now, requireMoney } from '../../core/format.ts';
@@ -257,7 +257,7 @@ export class Orders {
           paymentApi, paymentId, creationDate: now(),
         });
       } catch (err) {
-        if (/unique|duplicate/i.test(String((err as Error).message))) {
+        if (isUniqueViolation(err)) {
           throw new DomainError('CONFLICT', `The payment ${paymentApi} ${paymentId} is recorded already.`);
         }
         throw err;

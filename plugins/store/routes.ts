@@ -1,9 +1,9 @@
 /** The store endpoints of api.md: listing, products, categories, buy. */
 import type { FastifyInstance } from 'fastify';
-import type { Static } from '@sinclair/typebox';
 import { Type } from '@sinclair/typebox';
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, formatMoney, moneyNumber, now } from '../../core/format.ts';
+import type { TypeBoxProvider } from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { Catalogue } from './catalogue.ts';
@@ -25,7 +25,8 @@ export function pathId(id: string): number {
 
 const tags = ['store'];
 
-export async function storeRoutes(app: FastifyInstance, { catalogue, orders, users, settings }: StoreDeps): Promise<void> {
+export async function storeRoutes(host: FastifyInstance, { catalogue, orders, users, settings }: StoreDeps): Promise<void> {
+  const app = host.withTypeProvider<TypeBoxProvider>();
   app.get('/api/store/listing', {
     schema: {
       tags, summary: 'Active categories nested with their active products, for the in-game shop',
@@ -35,8 +36,7 @@ export async function storeRoutes(app: FastifyInstance, { catalogue, orders, use
       querystring: ListingQuery,
       response: { 200: Type.Object({ categories: Type.Array(ListingCategory) }) },
     },
-  }, async (request) => {
-    const { username } = request.query as Static<typeof ListingQuery>;
+  }, async ({ query: { username } }) => {
     const permanentRoles = new Set<number>();
     const user = username ? await users.findByUsername(username) : undefined;
     if (user) {
@@ -56,10 +56,7 @@ export async function storeRoutes(app: FastifyInstance, { catalogue, orders, use
 
   app.get('/api/store/products/:id', {
     schema: { tags, summary: 'One product', params: IdParam, response: { 200: ProductRow } },
-  }, async (request) => {
-    const { id } = request.params as Static<typeof IdParam>;
-    return productRow(await catalogue.requireProduct(pathId(id)), settings.get().timezone);
-  });
+  }, async ({ params }) => productRow(await catalogue.requireProduct(pathId(params.id)), settings.get().timezone));
 
   app.get('/api/store/categories', {
     schema: { tags, summary: 'Every category, flat, active or not (see isActive)', response: { 200: Type.Array(CategoryRow) } },
@@ -67,11 +64,11 @@ export async function storeRoutes(app: FastifyInstance, { catalogue, orders, use
 
   app.get('/api/store/categories/:id', {
     schema: { tags, summary: 'One category with its subcategories and products nested', params: IdParam, response: { 200: CategoryTree } },
-  }, async (request) => {
-    const { id } = request.params as Static<typeof IdParam>;
+  }, async ({ params }) => {
     const { timezone } = settings.get();
-    const [root] = treeRows(await catalogue.tree({ activeOnly: false, rootId: pathId(id) }), (p) => productRow(p, timezone));
-    return root;
+    // tree() throws CATEGORY_NOT_FOUND unless the root exists.
+    const [root] = treeRows(await catalogue.tree({ activeOnly: false, rootId: pathId(params.id) }), (p) => productRow(p, timezone));
+    return root!;
   });
 
   app.post('/api/store/buy', {
@@ -82,7 +79,7 @@ export async function storeRoutes(app: FastifyInstance, { catalogue, orders, use
       response: { 200: BuyResponse, 201: BuyResponse },
     },
   }, async (request, reply) => {
-    const body = request.body as Static<typeof BuyBody>;
+    const { body } = request;
     const userID = String(body.userID).trim();
     if (!/^[0-9]{1,15}$/.test(userID)) throw new DomainError('VALIDATION_ERROR', 'userID must be a whole number');
     const result = await orders.buy(Number(userID), body.products, request.apiKey?.name);

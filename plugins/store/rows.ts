@@ -71,8 +71,10 @@ export function listingProduct(p: Product, ctx: ListingContext): Static<typeof L
   };
 }
 
+type TreeRow<P> = Static<typeof CategoryRow> & { subcategories: TreeRow<P>[]; products: P[] };
+
 /** A category tree with each product shown by `show`. */
-export function treeRows<P>(nodes: CategoryNode[], show: (p: Product) => P): (Static<typeof CategoryRow> & { subcategories: unknown[]; products: P[] })[] {
+export function treeRows<P>(nodes: CategoryNode[], show: (p: Product) => P): TreeRow<P>[] {
   return nodes.map((n) => ({ ...categoryRow(n), subcategories: treeRows(n.subcategories, show), products: n.products.map(show) }));
 }
 

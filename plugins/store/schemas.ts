@@ -2,7 +2,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import * as S from '../../core/schemas.ts';
 
-export const VariableRow = Type.Object({ name: S.str(), required: S.str('flag'), values: Type.Array(S.str()) });
+const VariableRow = Type.Object({ name: S.str(), required: S.str('flag'), values: Type.Array(S.str()) });
 
 export const CategoryRow = S.row({
   id: S.str(), parentID: S.str('0 for a top-level category'), name: S.str(), slug: S.str(), imageID: S.str(),

@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static, type TObject } from '@sinclair/typebox';
-import { ok, toBool, type TypeBoxProvider } from '../../core/schemas.ts';
+import { idParam, ok, toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { Author, Catalogue, DbSupportService } from './service.ts';
 import {
   AnswerBody, AnswerRow, CategoryBody, CategoryRow, IdAnswer, MessageQuery, NewMessageBody, NewTicketBody, Paging,
-  TicketDetailRow, TicketListRow, TicketMessageRow, TicketQuery, idString,
+  TicketDetailRow, TicketListRow, TicketMessageRow, TicketQuery,
 } from './schemas.ts';
 
-const IdParams = Type.Object({ id: idString() });
-const TicketParams = Type.Object({ ticketId: idString() });
-const MessageParams = Type.Object({ ticketId: idString(), id: idString() });
+const IdParams = idParam();
+const TicketParams = idParam('ticketId');
+const MessageParams = Type.Object({ ...TicketParams.properties, ...IdParams.properties });
 
 /** The author fields of a body: `userID` is the chat bot's name for `accountID`; empty means absent. */
 function authorOf(body: { accountID?: string; userID?: string; chatUserID?: string }): Author {

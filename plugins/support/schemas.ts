@@ -24,7 +24,7 @@ export type TicketDetailRow = Static<typeof TicketDetailRow>;
 export const AnswerRow = row({ id: str(), title: str(), content: str() });
 
 /** Ids stay strings so that ids beyond 2^53 are refused by the lookup, never rounded to another row. */
-export const idString = () => Type.String({ pattern: '^[0-9]{1,18}$' });
+const idString = () => Type.String({ pattern: '^[0-9]{1,18}$' });
 /** An author field a form may send empty beside the one it fills: empty means "not given". */
 const optionalId = () => Type.Optional(Type.String({ pattern: '^[0-9]{0,18}$' }));
 /** Query integers; int32 keeps limit/offset within what both databases accept. */

@@ -119,7 +119,7 @@ export class Catalogue<F extends string> {
    * changing or deleting it and `update` also from share-locking it (SQLite serialises writers anyway).
    */
   async get(id: number, lock?: 'share' | 'update'): Promise<Row<F>> {
-    const locking = this.#db.dialect !== 'mysql' || !lock ? '' : lock === 'update' ? ' for update' : ' lock in share mode';
+    const locking = lock === 'update' ? this.#db.forUpdate : lock === 'share' && this.#db.dialect === 'mysql' ? ' lock in share mode' : '';
     const [row] = isId(id) ? await this.#db.query(`select ${this.#columns} from ${this.#spec.table} where id = ?${locking}`, [id]) : [];
     if (!row) throw new DomainError(this.#spec.notFound, `No ${this.#spec.noun} with ID ${id}.`);
     return this.#toRow(row);

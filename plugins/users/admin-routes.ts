@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../core/errors.ts';
-import { boolish, idParam, ok, toBool } from '../../core/schemas.ts';
+import { boolish, idParam, ok, toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import { profileOf, type Ctx } from './routes.ts';
 import { ProfileRow, RoleRow, roleRow } from './schemas.ts';
 import type { DbUsersService, RoleFields } from './service.ts';
@@ -11,7 +11,7 @@ const tags = ['admin'];
 const RoleParams = idParam('roleId');
 const UserParams = idParam('userId');
 const LinkParams = Type.Object({
-  ...UserParams.properties,
+  userId: UserParams.properties.userId,
   platform: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$', description: 'platform name, e.g. `chat`' }),
 });
 
@@ -44,7 +44,9 @@ function slugOf(name: string): string {
   return slug;
 }
 
-export async function adminRoutes(app: FastifyInstance, users: DbUsersService, ctx: Ctx): Promise<void> {
+export async function adminRoutes(fastify: FastifyInstance, users: DbUsersService, ctx: Ctx): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
+
   app.get('/api/admin/roles', {
     schema: { tags, summary: 'Every role', response: { 200: Type.Array(RoleRow) } },
   }, async () => (await users.listRoles()).map(roleRow));
@@ -52,7 +54,7 @@ export async function adminRoutes(app: FastifyInstance, users: DbUsersService, c
   app.post('/api/admin/roles', {
     schema: { tags, summary: 'Create a role', body: RoleCreateBody, response: { 201: RoleRow } },
   }, async (request, reply) => {
-    const patch = patchOf(request.body as Partial<RoleFields>);
+    const patch = patchOf(request.body);
     const role = await users.createRole({
       name: patch.name!, slug: patch.slug ?? slugOf(patch.name!), priority: patch.priority ?? 0, chatRoleID: patch.chatRoleID ?? '',
       usernameCSS: patch.usernameCSS ?? null, badgeCSS: patch.badgeCSS ?? null,
@@ -62,16 +64,16 @@ export async function adminRoutes(app: FastifyInstance, users: DbUsersService, c
 
   app.get('/api/admin/roles/:roleId', {
     schema: { tags, summary: 'One role', params: RoleParams, response: { 200: RoleRow } },
-  }, async (request) => roleRow(await users.requireRole(Number((request.params as { roleId: string }).roleId))));
+  }, async (request) => roleRow(await users.requireRole(Number(request.params.roleId))));
 
   app.patch('/api/admin/roles/:roleId', {
     schema: { tags, summary: 'Change a role', params: RoleParams, body: RolePatchBody, response: { 200: RoleRow } },
-  }, async (request) => roleRow(await users.updateRole(Number((request.params as { roleId: string }).roleId), patchOf(request.body as Partial<RoleFields>))));
+  }, async (request) => roleRow(await users.updateRole(Number(request.params.roleId), patchOf(request.body))));
 
   app.delete('/api/admin/roles/:roleId', {
     schema: { tags, summary: 'Delete a role and take it from everyone holding it', params: RoleParams, response: { 200: ok() } },
   }, async (request) => {
-    const { roleId } = request.params as { roleId: string };
+    const { roleId } = request.params;
     if (!await users.deleteRole(Number(roleId))) throw new DomainError('ROLE_NOT_FOUND', `No role with ID ${roleId}.`);
     return { status: true as const };
   });
@@ -82,8 +84,8 @@ export async function adminRoutes(app: FastifyInstance, users: DbUsersService, c
       body: Type.Object({ isVerified: boolish() }), response: { 200: ProfileRow },
     },
   }, async (request) => {
-    const { id } = await users.requireById(Number((request.params as { userId: string }).userId));
-    await users.setVerified(id, toBool((request.body as { isVerified: unknown }).isVerified));
+    const { id } = await users.requireById(Number(request.params.userId));
+    await users.setVerified(id, toBool(request.body.isVerified));
     return profileOf((await users.findById(id))!, ctx);
   });
 
@@ -93,16 +95,16 @@ export async function adminRoutes(app: FastifyInstance, users: DbUsersService, c
       body: Type.Object({ externalID: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: ProfileRow },
     },
   }, async (request) => {
-    const { userId, platform } = request.params as { userId: string; platform: string };
+    const { userId, platform } = request.params;
     const { id } = await users.requireById(Number(userId));
-    await users.linkAccount(id, platform, (request.body as { externalID: string }).externalID);
+    await users.linkAccount(id, platform, request.body.externalID);
     return profileOf((await users.findById(id))!, ctx);
   });
 
   app.delete('/api/admin/users/:userId/linked-accounts/:platform', {
     schema: { tags, summary: 'Remove a linked external account', params: LinkParams, response: { 200: ProfileRow } },
   }, async (request) => {
-    const { userId, platform } = request.params as { userId: string; platform: string };
+    const { userId, platform } = request.params;
     const { id } = await users.requireById(Number(userId));
     if (!await users.unlinkAccount(id, platform)) throw new DomainError('NOT_FOUND', `User ${id} has no ${platform} account linked.`);
     return profileOf((await users.findById(id))!, ctx);

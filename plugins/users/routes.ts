@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../core/errors.ts';
 import type { FeatureContext } from '../../core/features.ts';
 import type { ServiceRef } from '../../core/registry.ts';
-import { idParam } from '../../core/schemas.ts';
+import { idParam, type TypeBoxProvider } from '../../core/schemas.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { OrderRow, storeRef } from '../store/contract.ts';
 import { TicketSummaryRow, supportRef } from '../support/contract.ts';
@@ -30,7 +30,8 @@ export async function profileOf(user: UserAccount, { services, settings }: Ctx):
   return profileRow(user, cents, settings.get().timezone);
 }
 
-export async function userRoutes(app: FastifyInstance, users: DbUsersService, ctx: Ctx): Promise<void> {
+export async function userRoutes(fastify: FastifyInstance, users: DbUsersService, ctx: Ctx): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   const { services, settings } = ctx;
   const roleRows = (held: RoleAssignment[]) => held.map((a) => userRoleRow(a, settings.get().timezone));
 
@@ -44,7 +45,7 @@ export async function userRoutes(app: FastifyInstance, users: DbUsersService, ct
       response: { 200: ProfileRow },
     },
   }, async (request) => {
-    const { userID, username } = request.query as { userID?: string; username?: string };
+    const { userID, username } = request.query;
     if ((userID === undefined) === (username === undefined)) {
       throw new DomainError('VALIDATION_ERROR', 'Give exactly one of the query parameters userID and username.');
     }
@@ -55,7 +56,7 @@ export async function userRoutes(app: FastifyInstance, users: DbUsersService, ct
   app.get('/api/users/:userId/roles', {
     schema: { tags, summary: 'The roles a user holds now', params: UserParams, response: { 200: RoleList } },
   }, async (request) => {
-    const { id } = await users.requireById(Number((request.params as { userId: string }).userId));
+    const { id } = await users.requireById(Number(request.params.userId));
     return roleRows(await users.rolesOf(id));
   });
 
@@ -65,9 +66,8 @@ export async function userRoutes(app: FastifyInstance, users: DbUsersService, ct
       params: UserParams, body: RoleBody, response: { 200: RoleList },
     },
   }, async (request) => {
-    const userId = Number((request.params as { userId: string }).userId);
-    const body = request.body as { roleID: number; expiryDate?: string };
-    return roleRows(await users.grantRole(userId, body.roleID, parseExpiry(body.expiryDate, settings.get().timezone)));
+    const { body } = request;
+    return roleRows(await users.grantRole(Number(request.params.userId), body.roleID, parseExpiry(body.expiryDate, settings.get().timezone)));
   });
 
   app.patch('/api/users/:userId/roles/:role', {
@@ -76,15 +76,14 @@ export async function userRoutes(app: FastifyInstance, users: DbUsersService, ct
       params: UserRoleParams, body: RoleBody, response: { 200: RoleList },
     },
   }, async (request) => {
-    const { userId, role } = request.params as { userId: string; role: string };
-    const body = request.body as { roleID: number; expiryDate?: string };
+    const { params: { userId, role }, body } = request;
     return roleRows(await users.moveRole(Number(userId), Number(role), body.roleID, parseExpiry(body.expiryDate, settings.get().timezone)));
   });
 
   app.delete('/api/users/:userId/roles/:role', {
     schema: { tags, summary: 'Take a role away; answers with the roles left', params: UserRoleParams, response: { 200: RoleList } },
   }, async (request) => {
-    const { userId, role } = request.params as { userId: string; role: string };
+    const { userId, role } = request.params;
     const { id } = await users.requireById(Number(userId));
     if (!await users.revokeRole(id, Number(role))) throw new DomainError('ROLE_NOT_FOUND', `User ${id} does not hold role ${role}.`);
     return roleRows(await users.rolesOf(id));
@@ -100,7 +99,7 @@ export async function userRoutes(app: FastifyInstance, users: DbUsersService, ct
     }, async (request) => {
       const peer = services.find(ref);
       if (!peer) throw new DomainError('NOT_FOUND', `No route GET ${request.url.split('?', 1)[0]}.`);
-      const { id } = await users.requireById(Number((request.params as { userId: string }).userId));
+      const { id } = await users.requireById(Number(request.params.userId));
       return list(peer, id);
     });
   }

@@ -1,4 +1,4 @@
-import type { Database } from '../../core/db.ts';
+import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, now } from '../../core/format.ts';
@@ -97,7 +97,7 @@ export class DbUsersService implements UsersService {
           [account.username, usernameKey, account.email ?? null, emailKey, account.isVerified ?? true, account.creationIP, now()]));
       } catch (err) {
         // Two registrations racing for one name: the unique index decides, the loser gets the API's error.
-        if (/unique|duplicate/i.test(String((err as Error).message))) {
+        if (isUniqueViolation(err)) {
           throw new DomainError(/email/i.test(String((err as Error).message)) ? 'EMAIL_ALREADY_EXIST' : 'USERNAME_ALREADY_EXIST', 'The username or email is taken.');
         }
         throw err;

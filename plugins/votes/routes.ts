@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { TypeBoxProvider } from '../../core/schemas.ts';
 import type { VotesService } from './contract.ts';
 import { CreateLinkBody, Deleted, LinkList, LinkParams, LinksQuery, UpdateLinkBody, VoteLinkRow } from './schemas.ts';
 
 export async function votesRoutes(fastify: FastifyInstance, votes: VotesService): Promise<void> {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
 
   app.get('/api/vote-links', {
     schema: { tags: ['votes'], summary: 'Vote links for a player', querystring: LinksQuery, response: { 200: LinkList } },

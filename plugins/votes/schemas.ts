@@ -7,11 +7,9 @@ export const LinksQuery = Type.Object({
 });
 export const LinkParams = S.idParam('id');
 
-/** NUL is refused: SQLite cannot take it in a query (core/db.ts inlines parameters). */
-const NO_NUL = '^[^\\u0000]*$';
 const fields = {
-  name: Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL }),
-  link: Type.String({ minLength: 1, maxLength: 2048, pattern: NO_NUL, description: 'http(s) URL; may hold {username}' }),
+  name: Type.String({ minLength: 1, maxLength: 64 }),
+  link: Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL; may hold {username}' }),
 };
 export const CreateLinkBody = Type.Object(fields);
 export const UpdateLinkBody = Type.Partial(Type.Object(fields));

@@ -7,11 +7,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { rootDir } from '../../core/config.ts';
+import { formatMoney } from '../../core/format.ts';
 import { freePort } from '../mariadb-server.ts';
 import { seeded } from '../random.ts';
 
 export const KEY = 'fault-suite-admin-key-0123456789';
-
 
 /** One `npm start` process (core/server.ts) on 127.0.0.1:port. */
 export class ServerProcess {
@@ -99,7 +99,6 @@ export interface Outcome {
   ms: number;
 }
 
-
 /**
  * `workers` loops fire random operations at the servers in turn until `stop()` resolves;
  * network failures (a killed server) are recorded with status 0.
@@ -110,11 +109,8 @@ export async function storm(servers: () => string[], world: World, workers: numb
   void until.then(() => { done = true; });
   const rnd = seeded(seedValue);
   const pick = <T>(list: T[]) => list[Math.floor(rnd() * list.length)]!;
-  // Whole cents formatted by hand: float arithmetic would send amounts like 1.1500000000000001.
-  const amount = () => {
-    const cents = 100 + Math.floor(rnd() * 400);
-    return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
-  };
+  // Whole cents, formatted as the server does: float arithmetic would send amounts like 1.1500000000000001.
+  const amount = () => formatMoney(100 + Math.floor(rnd() * 400));
   const loop = async (w: number) => {
     for (let i = 0; !done; i++) {
       const list = servers();

@@ -2,8 +2,11 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { call, type CallOptions } from '../../../test/helper.ts';
+import { USERS_TABLES } from '../../users/test/fixtures.ts';
 
 export const AUTH_TABLES = ['auth_credentials', 'auth_totp', 'auth_sessions'];
+/** Every table an auth call may write: the users feature's and auth's own. */
+export const TABLES = [...USERS_TABLES, ...AUTH_TABLES];
 /** Config for tests that send many failing logins or registrations for one name. */
 export const NO_RATE_LIMIT = { plugins: { auth: { rateLimit: { login: { max: 0 }, register: { max: 0 } } } } };
 export const CLIENT = { ip: '198.51.100.4', useragent: 'GameServer/1.0' };

@@ -2,10 +2,8 @@ import t from 'tap';
 import { hash } from '@node-rs/argon2';
 import bcrypt from 'bcryptjs';
 import { ENCODINGS, apiKey, build } from '../../../test/helper.ts';
-import { USERS_TABLES, expectErrors, missingFields, newUser, snapshot, type ErrorCase } from '../../users/test/fixtures.ts';
-import { AUTH_TABLES, CLIENT, NO_RATE_LIMIT, login, register, sessionStatus, sha256 } from './fixtures.ts';
-
-const TABLES = [...USERS_TABLES, ...AUTH_TABLES];
+import { expectErrors, missingFields, newUser, snapshot, type ErrorCase } from '../../../test/fixtures.ts';
+import { AUTH_TABLES, CLIENT, NO_RATE_LIMIT, TABLES, login, register, sessionStatus, sha256 } from './fixtures.ts';
 
 t.test('login: a session token, case-insensitive usernames, every encoding', async (t) => {
   const app = await build(t, { features: ['users', 'auth'] });

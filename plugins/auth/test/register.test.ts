@@ -1,9 +1,8 @@
 import t from 'tap';
 import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
-import { USERS_TABLES, expectErrors, missingFields, snapshot, type ErrorCase } from '../../users/test/fixtures.ts';
-import { AUTH_TABLES, CLIENT, NO_RATE_LIMIT, register, sessionStatus, sha256 } from './fixtures.ts';
+import { expectErrors, missingFields, snapshot, type ErrorCase } from '../../../test/fixtures.ts';
+import { CLIENT, NO_RATE_LIMIT, TABLES, register, sessionStatus, sha256 } from './fixtures.ts';
 
-const TABLES = [...USERS_TABLES, ...AUTH_TABLES];
 const form = (fields: Record<string, string> = {}) => ({ username: 'Steve_01', password: 'hunter22', email: 'Steve@Example.com', ...CLIENT, ...fields });
 
 t.test('register: an account, an argon2id hash, and a live session', async (t) => {

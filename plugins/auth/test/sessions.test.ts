@@ -1,13 +1,13 @@
 import t from 'tap';
+import type { FastifyInstance } from 'fastify';
 import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
 import { addSeconds, now, parseTimestamp } from '../../../core/format.ts';
-import { USERS_TABLES, expectErrors, missingFields, newUser, snapshot, usersService } from '../../users/test/fixtures.ts';
+import { expectErrors, missingFields, newUser, snapshot } from '../../../test/fixtures.ts';
+import { usersRef } from '../../users/contract.ts';
 import { AuthService } from '../service.ts';
-import { AUTH_TABLES, sessionStatus, sha256 } from './fixtures.ts';
+import { TABLES, sessionStatus, sha256 } from './fixtures.ts';
 
-const TABLES = [...USERS_TABLES, ...AUTH_TABLES];
-
-async function storedSession(app: Parameters<typeof sessionStatus>[0], token: string) {
+async function storedSession(app: FastifyInstance, token: string) {
   const [row] = await app.db.query<{ user_id: number; ip: string; user_agent: string | null; created_at: string; expires_at: string }>(
     'select user_id, ip, user_agent, created_at, expires_at from auth_sessions where token_hash = ?', [sha256(token)]);
   return row!;
@@ -56,7 +56,7 @@ t.test('session checks: unknown, expired and pending tokens are SESSION_NOT_FOUN
 
   const live = (await call(app, '/api/auth/sessions', { body: { userID: steve.id, ip: '::1' } })).json().token as string;
   // The periodic sweep's work, done now rather than waited for.
-  const auth = new AuthService(app.db, usersService(app), app.settings, { sessionDays: 30, passwordMinLength: 6, passwordMaxLength: 128, tfaIssuer: 'x', tfaMaxAttempts: 5 });
+  const auth = new AuthService(app.db, app.services.get(usersRef), app.settings, { sessionDays: 30, passwordMinLength: 6, passwordMaxLength: 128, tfaIssuer: 'x', tfaMaxAttempts: 5 });
   t.equal(await auth.sweepSessions(), 1, 'the sweep deletes the expired session');
   const left = await app.db.query<{ token_hash: string }>('select token_hash from auth_sessions');
   t.strictSame(left.map((r) => r.token_hash), [sha256(live)], 'and keeps the live one');

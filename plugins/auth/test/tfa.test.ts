@@ -2,10 +2,8 @@ import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { build, call } from '../../../test/helper.ts';
 import { addSeconds, now, parseTimestamp } from '../../../core/format.ts';
-import { USERS_TABLES, expectErrors, missingFields, newUser, snapshot } from '../../users/test/fixtures.ts';
-import { AUTH_TABLES, NO_RATE_LIMIT, login, register, sessionStatus, sha256, totp, totpAt, wrongCode } from './fixtures.ts';
-
-const TABLES = [...USERS_TABLES, ...AUTH_TABLES];
+import { expectErrors, missingFields, newUser, snapshot } from '../../../test/fixtures.ts';
+import { NO_RATE_LIMIT, TABLES, login, register, sessionStatus, sha256, totp, totpAt, wrongCode } from './fixtures.ts';
 
 const verify = (app: FastifyInstance, token: string, code: string) => call(app, '/api/auth/tfa/verify', { body: { token, code } });
 

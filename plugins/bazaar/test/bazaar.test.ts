@@ -1,18 +1,16 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
-import { usersRef } from '../../users/contract.ts';
+import { created, newUser, read } from '../../../test/fixtures.ts';
 
 const FEATURES = ['users', 'bazaar'];
 
 async function user(app: FastifyInstance, username: string): Promise<number> {
-  return (await app.services.get(usersRef).createAccount({ username, creationIP: '127.0.0.1' })).id;
+  return (await newUser(app, username)).id;
 }
 
 async function server(app: FastifyInstance, name: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const res = await call(app, '/api/admin/bazaar/servers', { body: { name, ...extra } });
-  if (res.statusCode !== 201) throw new Error(`server create failed: ${res.body}`);
-  return res.json().id;
+  return (await created(app, '/api/admin/bazaar/servers', { name, ...extra })).id;
 }
 
 function item(serverID: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -22,10 +20,8 @@ function item(serverID: string, extra: Record<string, unknown> = {}): Record<str
   };
 }
 
-async function items(app: FastifyInstance, userId: number, query = ''): Promise<Record<string, unknown>[]> {
-  const res = await call(app, `/api/bazaar/storages/${userId}/items${query}`);
-  if (res.statusCode !== 200) throw new Error(`list failed: ${res.body}`);
-  return res.json();
+function items(app: FastifyInstance, userId: number, query = ''): Promise<Record<string, unknown>[]> {
+  return read(app, `/api/bazaar/storages/${userId}/items${query}`);
 }
 
 t.test('items: add in every encoding, list with every field as a string', async (t) => {

@@ -2,6 +2,7 @@ import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
 import { PERMANENT, addSeconds, now } from '../../../core/format.ts';
+import { created, newUser } from '../../../test/fixtures.ts';
 import { creditsRef } from '../../credits/contract.ts';
 import { usersRef } from '../../users/contract.ts';
 
@@ -9,15 +10,12 @@ const FEATURES = ['users', 'chat-integration'];
 const DEFAULT_SETTINGS = { roleSyncingStatus: false, syncedRoleID: '', ticketStatus: false, ticketCategoryID: '', ticketStaffRoleIDs: [] };
 
 async function role(app: FastifyInstance, body: Record<string, unknown>): Promise<number> {
-  const res = await call(app, '/api/admin/roles', { body, as: 'json' });
-  if (res.statusCode !== 201) throw new Error(`role create failed: ${res.body}`);
-  return Number(res.json().id);
+  return Number((await created(app, '/api/admin/roles', body, 'json')).id);
 }
 
 async function linkedUser(app: FastifyInstance, username: string, chatId: string): Promise<number> {
-  const users = app.services.get(usersRef);
-  const { id } = await users.createAccount({ username, email: `${username.toLowerCase()}@example.com`, creationIP: '10.1.2.3' });
-  await users.linkAccount(id, 'chat', chatId);
+  const { id } = await newUser(app, username, { creationIP: '10.1.2.3' });
+  await app.services.get(usersRef).linkAccount(id, 'chat', chatId);
   return id;
 }
 

@@ -5,8 +5,9 @@ import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import nock from 'nock';
 import type { FastifyInstance } from 'fastify';
-import { build, call, freshDatabaseUrl, onMysql } from '../../../test/helper.ts';
+import { build, call, freshDatabaseUrl, onMysql, type TestLike } from '../../../test/helper.ts';
 import { addSeconds, now } from '../../../core/format.ts';
+import { created, newUser } from '../../../test/fixtures.ts';
 import { usersRef } from '../../users/contract.ts';
 import { chatIntegrationRef } from '../contract.ts';
 
@@ -32,6 +33,11 @@ function config(roleSync: Record<string, unknown> = {}) {
   };
 }
 const FEATURES = ['users', 'chat-integration'];
+
+/** An app whose role sync talks to the fake chat API, with `config(roleSync)`. */
+function syncApp(t: TestLike, roleSync: Record<string, unknown> = {}, databaseUrl?: string): Promise<FastifyInstance> {
+  return build(t, { features: FEATURES, env: ENV, databaseUrl, config: config(roleSync) });
+}
 
 nock.disableNetConnect();
 t.afterEach(() => nock.cleanAll());
@@ -63,7 +69,7 @@ async function turnSync(app: FastifyInstance, on: boolean): Promise<void> {
 }
 
 /** A database two apps can use one after the other: on SQLite a file, not :memory:. */
-async function restartableDatabase(t: Parameters<typeof freshDatabaseUrl>[0]): Promise<string> {
+async function restartableDatabase(t: TestLike): Promise<string> {
   if (onMysql) return freshDatabaseUrl(t);
   const file = join(tmpdir(), `role-sync-${randomBytes(6).toString('hex')}.db`);
   t.teardown(() => { for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true }); });
@@ -78,12 +84,11 @@ async function turnSyncInside(app: FastifyInstance, on: boolean): Promise<void> 
 /** A user linked to CHAT_USER and a role mapped to CHAT_ROLE. */
 async function setup(app: FastifyInstance, opts: { sync?: boolean; link?: boolean } = {}) {
   const users = app.services.get(usersRef);
-  const user = await users.createAccount({ username: 'steve', creationIP: '127.0.0.1' });
+  const user = await newUser(app, 'steve');
   if (opts.link ?? true) await users.linkAccount(user.id, 'chat', CHAT_USER);
-  const res = await call(app, '/api/admin/roles', { body: { name: 'VIP', chatRoleID: CHAT_ROLE }, as: 'json' });
-  if (res.statusCode !== 201) throw new Error(res.body);
+  const role = await created(app, '/api/admin/roles', { name: 'VIP', chatRoleID: CHAT_ROLE }, 'json');
   if (opts.sync ?? true) await turnSync(app, true);
-  return { users, userId: user.id, roleId: Number(res.json().id) };
+  return { users, userId: user.id, roleId: Number(role.id) };
 }
 
 /** An interceptor for one member-role call that records when it came, with the bot token required. */
@@ -104,7 +109,7 @@ function recorder(): string[] {
 }
 
 t.test('a grant and a revoke reach the chat API with the right path and bot token', async (t) => {
-  const app = await build(t, { features: FEATURES, env: ENV, config: config() });
+  const app = await syncApp(t);
   const { users, userId, roleId } = await setup(app);
 
   const put = expectCall('put', 204);
@@ -120,7 +125,7 @@ t.test('a grant and a revoke reach the chat API with the right path and bot toke
 });
 
 t.test('the role change does not wait for the chat API', async (t) => {
-  const app = await build(t, { features: FEATURES, env: ENV, config: config() });
+  const app = await syncApp(t);
   const { userId, roleId } = await setup(app);
   // The chat API answers only when the test lets it (nock's .delay() does not hold back fetch).
   let answer!: () => void;
@@ -138,7 +143,7 @@ t.test('the role change does not wait for the chat API', async (t) => {
 });
 
 t.test('extending a role and its expiry both sync', async (t) => {
-  const app = await build(t, { features: FEATURES, env: ENV, config: config() });
+  const app = await syncApp(t);
   const { users, userId, roleId } = await setup(app);
   const calls = recorder();
   await users.extendRole(userId, roleId, 30);
@@ -157,7 +162,7 @@ t.test('extending a role and its expiry both sync', async (t) => {
 });
 
 t.test('a 429 waits for retry_after, then the call is made again', async (t) => {
-  const app = await build(t, { features: FEATURES, env: ENV, config: config() });
+  const app = await syncApp(t);
   const { users, userId, roleId } = await setup(app);
   const seen: number[] = [];
   const limited = expectCall('put', 429, { message: 'You are being rate limited.', retry_after: 0.3, global: false }, seen);
@@ -170,7 +175,7 @@ t.test('a 429 waits for retry_after, then the call is made again', async (t) => 
 });
 
 t.test('a 500 and a network error are retried with backoff', async (t) => {
-  const app = await build(t, { features: FEATURES, env: ENV, config: config({ retryBaseMs: 100, retryMaxMs: 1000 }) });
+  const app = await syncApp(t, { retryBaseMs: 100, retryMaxMs: 1000 });
   const { users, userId, roleId } = await setup(app);
   const seen: number[] = [];
   const failing = expectCall('put', 500, 'oops', seen);
@@ -185,7 +190,7 @@ t.test('a 500 and a network error are retried with backoff', async (t) => {
 });
 
 t.test('a refusal (4xx) is kept as failed, not retried; the next role change tries again', async (t) => {
-  const app = await build(t, { features: FEATURES, env: ENV, config: config() });
+  const app = await syncApp(t);
   const { users, userId, roleId } = await setup(app);
   const refused = expectCall('put', 403, { message: 'Missing Permissions', code: 50013 });
   await users.grantRole(userId, roleId);
@@ -202,7 +207,7 @@ t.test('a refusal (4xx) is kept as failed, not retried; the next role change tri
 });
 
 t.test('a removal the chat platform cannot find counts as done', async (t) => {
-  const app = await build(t, { features: FEATURES, env: ENV, config: config() });
+  const app = await syncApp(t);
   const { users, userId, roleId } = await setup(app);
   const put = expectCall('put', 204);
   await users.grantRole(userId, roleId);
@@ -216,7 +221,7 @@ t.test('a removal the chat platform cannot find counts as done', async (t) => {
 });
 
 t.test('two site roles on one chat role: revoking one keeps the chat role', async (t) => {
-  const app = await build(t, { features: FEATURES, env: ENV, config: config() });
+  const app = await syncApp(t);
   const { users, userId, roleId } = await setup(app);
   const other = await call(app, '/api/admin/roles', { body: { name: 'VIP yearly', chatRoleID: CHAT_ROLE }, as: 'json' });
   const calls = recorder();
@@ -232,7 +237,7 @@ t.test('two site roles on one chat role: revoking one keeps the chat role', asyn
 });
 
 t.test('with sync switched off nothing is sent, and pending work waits until it is on', async (t) => {
-  const app = await build(t, { features: FEATURES, env: ENV, config: config() });
+  const app = await syncApp(t);
   const { users, userId, roleId } = await setup(app, { sync: false });
   const put = expectCall('put', 204);
   await users.grantRole(userId, roleId);
@@ -260,7 +265,7 @@ t.test('with sync switched off nothing is sent, and pending work waits until it 
 
 t.test('no bot token or no guild: nothing is queued or sent', async (t) => {
   for (const roleSync of [{ botTokenEnv: 'CHAT_SYNC_TEST_MISSING_TOKEN' }, { guildId: '' }]) {
-    const app = await build(t, { features: FEATURES, env: ENV, config: config(roleSync) });
+    const app = await syncApp(t, roleSync);
     const { users, userId, roleId } = await setup(app);
     await users.grantRole(userId, roleId);
     t.same(await outbox(app), [], JSON.stringify(roleSync));
@@ -269,7 +274,7 @@ t.test('no bot token or no guild: nothing is queued or sent', async (t) => {
 });
 
 t.test('an unlinked user or a role without chatRoleID is skipped', async (t) => {
-  const app = await build(t, { features: FEATURES, env: ENV, config: config() });
+  const app = await syncApp(t);
   const { users, userId, roleId } = await setup(app, { link: false });
   await users.grantRole(userId, roleId);
   t.same(await outbox(app), [], 'no chat account linked');
@@ -280,7 +285,7 @@ t.test('an unlinked user or a role without chatRoleID is skipped', async (t) => 
 });
 
 t.test('the outbox row rolls back with the role change', async (t) => {
-  const app = await build(t, { features: FEATURES, env: ENV, config: config() });
+  const app = await syncApp(t);
   const { users, userId, roleId } = await setup(app);
   await t.rejects(app.db.transaction(async () => {
     await users.grantRole(userId, roleId);
@@ -299,7 +304,7 @@ t.test('a restart with pending work finishes it', async (t) => {
   const url = await restartableDatabase(t);
 
   // First run: the chat API is unreachable.
-  const first = await build(t, { features: FEATURES, env: ENV, databaseUrl: url, config: config({ retryBaseMs: 50 }) });
+  const first = await syncApp(t, { retryBaseMs: 50 }, url);
   const { users, userId, roleId } = await setup(first);
   nock(API).persist().put(ROLE_PATH).replyWithError(netError('ECONNREFUSED', 'connect ECONNREFUSED'));
   await users.grantRole(userId, roleId);
@@ -309,7 +314,7 @@ t.test('a restart with pending work finishes it', async (t) => {
 
   // Second run on the same database: the API is back, and the boot resumes the pending row.
   const put = expectCall('put', 204);
-  const second = await build(t, { features: FEATURES, env: ENV, databaseUrl: url, config: config() });
+  const second = await syncApp(t, {}, url);
   await until('the pending PUT after the restart', () => put.isDone());
   await until('the outbox to drain', () => outboxEmpty(second));
   t.same(unexpected, []);
@@ -318,7 +323,7 @@ t.test('a restart with pending work finishes it', async (t) => {
 t.test('closing the app mid-delivery hands the row back at once for the next boot', async (t) => {
   const url = await restartableDatabase(t);
   // A chat API that never answers: the close must abort the call, not wait out its timeout.
-  const first = await build(t, { features: FEATURES, env: ENV, databaseUrl: url, config: config({ requestTimeoutMs: 60000 }) });
+  const first = await syncApp(t, { requestTimeoutMs: 60000 }, url);
   const { users, userId, roleId } = await setup(first);
   const hanging = nock(API).put(ROLE_PATH).reply(() => new Promise(() => {}));
   await users.grantRole(userId, roleId);
@@ -328,7 +333,7 @@ t.test('closing the app mid-delivery hands the row back at once for the next boo
   t.ok(Date.now() - closing < 5000, 'the close did not wait for the chat API');
 
   const put = expectCall('put', 204);
-  const second = await build(t, { features: FEATURES, env: ENV, databaseUrl: url, config: config({ requestTimeoutMs: 60000 }) });
+  const second = await syncApp(t, { requestTimeoutMs: 60000 }, url);
   // Without the hand-back the row would stay leased for two request timeouts (two minutes here).
   await until('the PUT after the restart', () => put.isDone(), 5000);
   await until('the outbox to drain', () => outboxEmpty(second));

@@ -6,16 +6,15 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { build, call, onMysql } from '../../../test/helper.ts';
-import { usersRef } from '../../users/contract.ts';
-import { ledgerProblems } from './ledger.ts';
+import { newUser, rowCount } from '../../../test/fixtures.ts';
 import { seeded } from '../../../test/random.ts';
+import { ledgerProblems } from './ledger.ts';
 
 const FEATURES = ['users', 'credits'];
 const CONFIG = { database: { poolSize: 10 } };
 
-
 async function users(app: FastifyInstance, names: string[]): Promise<void> {
-  for (const username of names) await app.services.get(usersRef).createAccount({ username, creationIP: '127.0.0.1' });
+  for (const username of names) await newUser(app, username);
 }
 
 async function totals(app: FastifyInstance): Promise<{ balances: number; deltas: number; wallets: number }> {
@@ -61,8 +60,7 @@ t.test('overlapping sends, adds and removes among a few users: nothing lost, cre
   const sum = await totals(app);
   t.equal(sum.balances, expected, 'the sum of balances is what the adds and removes that succeeded make it');
   t.equal(sum.deltas, sum.balances, 'the sum of ledger deltas equals the sum of balances');
-  const [rows] = await app.db.query<{ n: number }>('select count(*) as n from credits_ledger');
-  t.equal(Number(rows!.n), names.length + ok('add').length + ok('remove').length + 2 * sends, 'one ledger row per change, two per send');
+  t.equal(await rowCount(app, 'credits_ledger'), names.length + ok('add').length + ok('remove').length + 2 * sends, 'one ledger row per change, two per send');
   t.same(await ledgerProblems(app), [], 'each balance equals its own ledger sum, running sums never negative');
 });
 

@@ -1,33 +1,24 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
-import { usersRef } from '../../users/contract.ts';
+import { newUser, read, rowCount, settle } from '../../../test/fixtures.ts';
 import { creditsRef } from '../contract.ts';
 import { ledgerProblems } from './ledger.ts';
 
 const FEATURES = ['users', 'credits'];
 
 async function user(app: FastifyInstance, username: string): Promise<number> {
-  return (await app.services.get(usersRef).createAccount({ username, email: `${username}@example.com`, creationIP: '127.0.0.1' })).id;
+  return (await newUser(app, username)).id;
 }
 
 async function balanceOf(app: FastifyInstance, username: string): Promise<number> {
-  const res = await call(app, `/api/credits?username=${username}`);
-  if (res.statusCode !== 200) throw new Error(`balance failed: ${res.body}`);
-  return res.json().raw_credits;
+  return (await read(app, `/api/credits?username=${username}`)).raw_credits;
 }
 
 interface Row { id: string; userID: string; delta: string; balance: string; reason: string; keyName: string | null; orderID: string | null; transferID: string | null; creationDate: string }
 
-async function history(app: FastifyInstance, query: string): Promise<Row[]> {
-  const res = await call(app, `/api/credits/history?${query}`);
-  if (res.statusCode !== 200) throw new Error(`history failed: ${res.body}`);
-  return res.json();
-}
-
-async function ledgerRows(app: FastifyInstance): Promise<number> {
-  const [row] = await app.db.query<{ n: number }>('select count(*) as n from credits_ledger');
-  return Number(row!.n);
+function history(app: FastifyInstance, query: string): Promise<Row[]> {
+  return read(app, `/api/credits/history?${query}`);
 }
 
 t.test('GET /api/credits: a new user has 0; by username (any case) or id; currency from the settings', async (t) => {
@@ -121,7 +112,7 @@ t.test('amounts: exact two-decimal values only; anything else is INVALID_AMOUNT 
   await user(app, 'steve');
   await user(app, 'alex');
   await call(app, '/api/credits/add', { body: { target_username: 'steve', amount: '50' } });
-  const rowsBefore = await ledgerRows(app);
+  const rowsBefore = await rowCount(app, 'credits_ledger');
 
   const bad = ['abc', '1e3', '10.005', '', ' ', '-1', '-0.01', '+5', '.5', '5.', '1,50', '0x10', 'Infinity', '12345678901234'];
   const tooSmall = ['0', '0.00', '0.001'];
@@ -146,7 +137,7 @@ t.test('amounts: exact two-decimal values only; anything else is INVALID_AMOUNT 
   }
   t.equal(await balanceOf(app, 'steve'), 50, 'no balance changed');
   t.equal(await balanceOf(app, 'alex'), 0);
-  t.equal(await ledgerRows(app), rowsBefore, 'no ledger row written');
+  t.equal(await rowCount(app, 'credits_ledger'), rowsBefore, 'no ledger row written');
 
   for (const [amount, cents] of [['10', 1000], ['10.0', 1000], ['10.50', 1050], ['0.01', 1], [' 7 ', 700], ['007.5', 750]] as const) {
     const before = await balanceOf(app, 'alex');
@@ -164,7 +155,7 @@ t.test('errors of api.md\'s table, each with its status, and nothing changes', a
   await user(app, 'steve');
   await user(app, 'alex');
   await call(app, '/api/credits/add', { body: { target_username: 'steve', amount: '10' } });
-  const rowsBefore = await ledgerRows(app);
+  const rowsBefore = await rowCount(app, 'credits_ledger');
   const cases: [string, Record<string, unknown>, number, string][] = [
     ['add', { target_username: 'nobody', amount: '1' }, 404, 'USER_NOT_FOUND'],
     ['remove', { target_username: 'nobody', amount: '1' }, 404, 'USER_NOT_FOUND'],
@@ -188,7 +179,7 @@ t.test('errors of api.md\'s table, each with its status, and nothing changes', a
   }
   t.equal(await balanceOf(app, 'steve'), 10);
   t.equal(await balanceOf(app, 'alex'), 0);
-  t.equal(await ledgerRows(app), rowsBefore, 'no ledger row written');
+  t.equal(await rowCount(app, 'credits_ledger'), rowsBefore, 'no ledger row written');
   const res = await call(app, '/api/credits/add', { body: { target_username: 'steve', amount: '1' }, key: 'wrong' });
   t.equal(res.statusCode, 401, 'the routes need an API key');
 });
@@ -272,10 +263,9 @@ t.test('the service: joins the caller\'s transaction, takes an error code, links
   const credits = app.services.get(creditsRef);
   const seen: unknown[] = [];
   app.events.on('credits.changed', (e) => { seen.push(e); });
-  const flush = () => new Promise((r) => setImmediate(r));
 
   t.equal(await credits.change(steve, 1000, { reason: 'payment', orderId: 7 }), 1000);
-  await flush();
+  await settle();
   t.same(seen, [{ userId: steve, delta: 1000, balance: 1000, reason: 'payment', orderId: 7 }]);
 
   await t.rejects(credits.change(steve, -1001, { reason: 'purchase', orderId: 8, insufficientCode: 'INSUFFICIENT_BALANCE' }), { code: 'INSUFFICIENT_BALANCE' });
@@ -288,7 +278,7 @@ t.test('the service: joins the caller\'s transaction, takes an error code, links
     t.equal(await credits.balance(steve), 640, 'inside the transaction the balance moved');
     throw new Error('the order failed');
   }), { message: 'the order failed' });
-  await flush();
+  await settle();
   t.equal(await credits.balance(steve), 1000, 'rolled back with the caller');
   t.equal(seen.length, 1, 'no event for changes that rolled back');
 
@@ -296,7 +286,7 @@ t.test('the service: joins the caller\'s transaction, takes an error code, links
     await credits.change(steve, -400, { reason: 'purchase', orderId: 10 });
     await credits.change(steve, 40, { reason: 'cashback', orderId: 10 });
   });
-  await flush();
+  await settle();
   t.same(seen.slice(1), [
     { userId: steve, delta: -400, balance: 600, reason: 'purchase', orderId: 10 },
     { userId: steve, delta: 40, balance: 640, reason: 'cashback', orderId: 10 },

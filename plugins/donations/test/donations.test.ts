@@ -1,8 +1,8 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
-import { call } from '../../../test/helper.ts';
+import { build, call } from '../../../test/helper.ts';
 import { addSeconds, displayTimestamp, now, parseClientTimestamp } from '../../../core/format.ts';
-import { makeCategory, makeProduct, makeUser, storeApp } from '../../store/test/fixtures.ts';
+import { created, newUser, read } from '../../../test/fixtures.ts';
 
 const FEATURES = ['users', 'credits', 'store', 'donations'];
 
@@ -11,29 +11,27 @@ const pay = async (app: FastifyInstance, username: string, amount: string, curre
   if (res.statusCode !== 201) throw new Error(res.body);
 };
 
-const board = async (app: FastifyInstance, query: string) => {
-  const res = await call(app, `/api/store/donations?${query}`);
-  if (res.statusCode !== 200) throw new Error(`${query}: ${res.body}`);
-  return res.json() as { display_name: string; username: string; total: string; raw_total: string; currency: string; date: string }[];
-};
+const board = (app: FastifyInstance, query: string): Promise<{ display_name: string; username: string; total: string; raw_total: string; currency: string; date: string }[]> =>
+  read(app, `/api/store/donations?${query}`);
 
 /** A past payment, through the same hook the store fires, with the date it would have had. */
 const pastPayment = (app: FastifyInstance, orderId: number, userId: number, username: string, total: number, creationDate: string) =>
   app.db.transaction(() => app.events.emit('store.order.completed', { orderId, userId, username, type: 'payment', total, currency: 'USD', creationDate }));
 
 t.test('boards: sums ranked per user and currency, latest payments, limits', async (t) => {
-  const app = await storeApp(t, FEATURES);
-  const alex = await makeUser(app, 'Alex', 10_000);
-  await makeUser(app, 'bob');
-  await makeUser(app, 'cara');
+  const app = await build(t, { features: FEATURES });
+  const alex = (await newUser(app, 'Alex', { cents: 10_000 })).id;
+  await newUser(app, 'bob');
+  await newUser(app, 'cara');
   await pay(app, 'alex', '10');
   await pay(app, 'bob', '25');
   await pay(app, 'alex', '20');
   await pay(app, 'cara', '5', 'EUR');
   await pay(app, 'bob', '5.50', 'EUR');
   // A purchase from the balance is no donation.
-  const product = await makeProduct(app, { categoryID: await makeCategory(app, { name: 'C' }), name: 'P', price: '50' });
-  t.equal((await call(app, '/api/store/buy', { body: { userID: alex, products: [product] } })).statusCode, 201);
+  const category = await created(app, '/api/admin/store/categories', { name: 'C' }, 'json');
+  const product = await created(app, '/api/admin/store/products', { categoryID: Number(category.id), name: 'P', price: '50' }, 'json');
+  t.equal((await call(app, '/api/store/buy', { body: { userID: alex, products: [Number(product.id)] } })).statusCode, 201);
 
   const today = displayTimestamp(now(), 'UTC').slice(0, 10);
   for (const type of ['top-alltime', 'top-annual', 'top-monthly', 'top-daily']) {
@@ -66,7 +64,7 @@ t.test('boards: sums ranked per user and currency, latest payments, limits', asy
 });
 
 t.test('the ranked boards count the current calendar year, month and day in the site time zone', async (t) => {
-  const app = await storeApp(t, FEATURES);
+  const app = await build(t, { features: FEATURES });
   const timeZone = 'Pacific/Auckland';
   await app.settings.update({ timezone: timeZone });
   const local = displayTimestamp(now(), timeZone);
@@ -82,7 +80,7 @@ t.test('the ranked boards count the current calendar year, month and day in the 
     for (const [suffix, date] of [['in', start], ['out', addSeconds(start, -1)]] as const) {
       const name = `${type.slice(4)}_${suffix}`;
       payments.push({ name, date });
-      await pastPayment(app, ++orderId, await makeUser(app, name), name, 100, date);
+      await pastPayment(app, ++orderId, (await newUser(app, name)).id, name, 100, date);
     }
   }
   const shown = async (type: string) => (await board(app, `type=${type}&limit=100`)).map((l) => l.username).sort();

@@ -1,13 +1,15 @@
 import t from 'tap';
-import { ADMIN_KEY, ENCODINGS, call } from '../../../test/helper.ts';
+import type { FastifyInstance } from 'fastify';
+import { ADMIN_KEY, ENCODINGS, call, type Encoding } from '../../../test/helper.ts';
 import { PERMANENT, addSeconds, now, parseTimestamp } from '../../../core/format.ts';
+import { settle } from '../../../test/fixtures.ts';
 import { usersRef } from '../../users/contract.ts';
 import { balanceOf, makeCategory, makeProduct, makeRole, makeUser, snapshot, storeApp } from './fixtures.ts';
 
-const buy = (app: Parameters<typeof call>[0], body: Record<string, unknown>, as: 'multipart' | 'urlencoded' | 'json' = 'multipart') =>
+const buy = (app: FastifyInstance, body: Record<string, unknown>, as: Encoding = 'multipart') =>
   call(app, '/api/store/buy', { body, as });
 
-const form = (app: Parameters<typeof call>[0], payload: string) => app.inject({
+const form = (app: FastifyInstance, payload: string) => app.inject({
   method: 'POST', url: '/api/store/buy', payload,
   headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/x-www-form-urlencoded' },
 });
@@ -71,7 +73,7 @@ t.test('buy: ids or objects in every encoding; totals, balance, stock, order, ev
   });
   t.match(orders[5].creationDate, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
 
-  await new Promise((r) => setImmediate(r));
+  await settle();
   t.equal(events.length, 9, 'one store.order.completed per order');
   t.match(events[3], { orderId: Number(orders[5].id), userId: steve, username: 'steve', type: 'credit', total: 2200, currency: 'USD' });
 

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { apiKey, call } from '../../../test/helper.ts';
+import { settle } from '../../../test/fixtures.ts';
 import { balanceOf, makeUser, storeApp } from './fixtures.ts';
 
 t.test('admin payments: a payment order, its credits, once per gateway id', async (t) => {
@@ -22,7 +23,7 @@ t.test('admin payments: a payment order, its credits, once per gateway id', asyn
   res = await call(app, '/api/admin/payments', { body: { username: 'steve', amount: '5', credit: '0' }, as: 'urlencoded' });
   t.match(res.json(), { earnings: '5.00', credit: '0.00' }, 'a donation that buys no credits');
   t.equal(await balanceOf(app, steve), 4200);
-  await new Promise((r) => setImmediate(r));
+  await settle();
   t.match(events, [
     { userId: steve, username: 'Steve', type: 'payment', total: 2500, currency: 'USD' },
     { total: 1050, currency: 'EUR' },

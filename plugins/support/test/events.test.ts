@@ -1,9 +1,7 @@
 import t from 'tap';
 import { call } from '../../../test/helper.ts';
+import { settle } from '../../../test/fixtures.ts';
 import { desk, openTicket } from './fixtures.ts';
-
-/** `on` listeners run once the emitting transaction has committed, a turn after the reply. */
-const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 t.test('created, replied and closed events carry the ids, once per change', async (t) => {
   const d = await desk(t);

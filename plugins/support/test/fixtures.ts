@@ -1,7 +1,11 @@
 /** What every support test starts from: a player, a staff member linked to a chat account, a category. */
 import type { FastifyInstance } from 'fastify';
-import { build, call, type Encoding } from '../../../test/helper.ts';
+import { created, newUser, read } from '../../../test/fixtures.ts';
+import { build, call, type Encoding, type TestLike } from '../../../test/helper.ts';
 import { usersRef, type UserAccount } from '../../users/contract.ts';
+
+/** A time long past, to see a ticket's dates move. */
+export const OLD = '2020-01-01 00:00:00';
 
 export interface Desk {
   app: FastifyInstance;
@@ -12,20 +16,14 @@ export interface Desk {
   categoryId: string;
 }
 
-interface TestLike {
-  teardown(fn: () => unknown): void;
-}
-
 export async function desk(t: TestLike): Promise<Desk> {
   const app = await build(t, { features: ['users', 'support'] });
-  const users = app.services.get(usersRef);
-  const player = await users.createAccount({ username: 'steve', email: 'steve@example.com', creationIP: '10.0.0.1' });
-  const staff = await users.createAccount({ username: 'alex', email: 'alex@example.com', creationIP: '10.0.0.2' });
+  const player = await newUser(app, 'steve');
+  const staff = await newUser(app, 'alex', { creationIP: '10.0.0.2' });
   const staffChatId = '111111111111111111';
-  await users.linkAccount(staff.id, 'chat', staffChatId);
-  const res = await call(app, '/api/admin/support/categories', { body: { name: 'Payments' } });
-  if (res.statusCode !== 201) throw new Error(`category not created: ${res.body}`);
-  return { app, player, staff, staffChatId, categoryId: res.json().id };
+  await app.services.get(usersRef).linkAccount(staff.id, 'chat', staffChatId);
+  const category = await created(app, '/api/admin/support/categories', { name: 'Payments' });
+  return { app, player, staff, staffChatId, categoryId: category.id };
 }
 
 /** Opens a ticket through the API and returns its id. */
@@ -35,4 +33,9 @@ export async function openTicket(d: Desk, fields: Record<string, unknown> = {}, 
   });
   if (res.statusCode !== 200) throw new Error(`ticket not created: ${res.body}`);
   return res.json().data.id;
+}
+
+/** A ticket as GET /api/support/tickets/:id answers it. */
+export function ticket(d: Desk, id: string) {
+  return read(d.app, `/api/support/tickets/${id}`);
 }

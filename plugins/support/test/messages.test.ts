@@ -1,23 +1,11 @@
 import t from 'tap';
 import { ENCODINGS, call, type Encoding } from '../../../test/helper.ts';
 import { now } from '../../../core/format.ts';
-import { desk, openTicket, type Desk } from './fixtures.ts';
-
-const OLD = '2020-01-01 00:00:00';
-
-async function state(d: Desk, id: string) {
-  const res = await call(d.app, `/api/support/tickets/${id}`);
-  if (res.statusCode !== 200) throw new Error(res.body);
-  return res.json();
-}
+import { rowCount } from '../../../test/fixtures.ts';
+import { OLD, desk, openTicket, ticket, type Desk } from './fixtures.ts';
 
 async function reply(d: Desk, id: string, body: Record<string, unknown>, as: Encoding = 'multipart') {
   return call(d.app, `/api/support/tickets/${id}/messages`, { as, body });
-}
-
-async function messageCount(d: Desk): Promise<number> {
-  const [row] = await d.app.db.query<{ n: number }>('select count(*) as n from support_messages');
-  return Number(row!.n);
 }
 
 t.test('staff and player replies move the ticket between Answered and User-Reply', async (t) => {
@@ -46,35 +34,35 @@ t.test('staff and player replies move the ticket between Answered and User-Reply
     const res = await reply(d, id, body, as);
     t.equal(res.statusCode, 200, `step ${i}: ${res.body}`);
     t.same(Object.keys(res.json()).sort(), ['data', 'success']);
-    const got = await state(d, id);
+    const got = await ticket(d, id);
     t.equal(got.statusID, statusID, `step ${i} statusID`);
     t.equal(got.readStatus, readStatus, `step ${i} readStatus`);
     t.not(got.updateDate, OLD, `step ${i} updateDate moves`);
     const last = got.messages.at(-1);
     t.same([last.id, last.accountID, last.message, last.writeLocation], [res.json().data.id, accountID, `step ${i}`, writeLocation], `step ${i} message`);
   }
-  t.equal((await state(d, id)).messages.length, steps.length + 1);
+  t.equal((await ticket(d, id)).messages.length, steps.length + 1);
 });
 
 t.test('a reply to an Open ticket by the player makes it User-Reply', async (t) => {
   const d = await desk(t);
   const id = await openTicket(d);
-  t.equal((await state(d, id)).statusID, '1');
+  t.equal((await ticket(d, id)).statusID, '1');
   t.equal((await reply(d, id, { accountID: String(d.player.id), message: 'more' })).statusCode, 200);
-  t.equal((await state(d, id)).statusID, '3');
+  t.equal((await ticket(d, id)).statusID, '3');
 });
 
 t.test('a closed ticket takes no message', async (t) => {
   const d = await desk(t);
   const id = await openTicket(d);
   await call(d.app, `/api/support/tickets/${id}/close`, { method: 'POST' });
-  const before = await state(d, id);
+  const before = await ticket(d, id);
   for (const isAdmin of ['true', 'false']) {
     const res = await reply(d, id, { accountID: String(d.staff.id), message: 'too late', isAdmin });
     t.equal(res.statusCode, 400);
     t.match(res.json(), { status: false, error: 'TICKET_CLOSED', message: new RegExp(id) });
   }
-  t.same(await state(d, id), before, 'status, dates and messages unchanged');
+  t.same(await ticket(d, id), before, 'status, dates and messages unchanged');
   const openedClosed = await openTicket(d, { statusID: '4' });
   t.match((await reply(d, openedClosed, { accountID: String(d.player.id), message: 'x' })).json(), { error: 'TICKET_CLOSED' });
 });
@@ -93,7 +81,7 @@ t.test('the author is accountID, its alias userID, or the account linked to chat
   t.equal(await author({ accountID: '', userID: '', chatUserID: d.staffChatId }), String(d.staff.id), 'empty fields count as not given');
   t.equal(await author({ accountID: String(d.player.id), chatUserID: d.staffChatId }), String(d.player.id), 'accountID first');
 
-  const before = await messageCount(d);
+  const before = await rowCount(d.app, 'support_messages');
   const failures: [Record<string, unknown>, number, string, RegExp][] = [
     [{ accountID: '999' }, 404, 'USER_NOT_FOUND', /999/],
     [{ userID: '999' }, 404, 'USER_NOT_FOUND', /999/],
@@ -111,7 +99,7 @@ t.test('the author is accountID, its alias userID, or the account linked to chat
   }
   const noMessage = await call(d.app, `/api/support/tickets/${id}/messages`, { body: { accountID: String(d.player.id) } });
   t.match(noMessage.json(), { error: 'VALIDATION_ERROR', message: /message/ });
-  t.equal(await messageCount(d), before, 'nothing was stored');
+  t.equal(await rowCount(d.app, 'support_messages'), before, 'nothing was stored');
 });
 
 t.test('posting to an unknown ticket is TICKET_NOT_FOUND; a malformed id is VALIDATION_ERROR', async (t) => {
@@ -130,7 +118,7 @@ t.test('messages are listed with supportID, oldest first, filtered and paged', a
   const d = await desk(t);
   const id = await openTicket(d, { message: 'first' });
   const other = await openTicket(d, { message: 'elsewhere' });
-  const ids = [(await state(d, id)).messages[0].id];
+  const ids = [(await ticket(d, id)).messages[0].id];
   for (const [who, text] of [[d.staff.id, 'second'], [d.player.id, 'third'], [d.staff.id, 'fourth']] as const) {
     ids.push((await reply(d, id, { accountID: String(who), message: text, isAdmin: String(who === d.staff.id) })).json().data.id);
   }
@@ -160,11 +148,11 @@ t.test('one message, only under its own ticket', async (t) => {
   const d = await desk(t);
   const a = await openTicket(d, { message: 'in a' });
   const b = await openTicket(d, { message: 'in b' });
-  const inA = (await state(d, a)).messages[0].id;
-  const inB = (await state(d, b)).messages[0].id;
+  const inA = (await ticket(d, a)).messages[0].id;
+  const inB = (await ticket(d, b)).messages[0].id;
   const res = await call(d.app, `/api/support/tickets/${a}/messages/${inA}`);
   t.equal(res.statusCode, 200);
-  t.same(res.json(), { id: inA, accountID: String(d.player.id), message: 'in a', writeLocation: '1', creationDate: (await state(d, a)).creationDate, supportID: a });
+  t.same(res.json(), { id: inA, accountID: String(d.player.id), message: 'in a', writeLocation: '1', creationDate: (await ticket(d, a)).creationDate, supportID: a });
   for (const [ticket, message, error] of [[a, inB, 'MESSAGE_NOT_FOUND'], [a, '999', 'MESSAGE_NOT_FOUND'], [a, '999999999999999999', 'MESSAGE_NOT_FOUND'], ['999', inA, 'TICKET_NOT_FOUND']]) {
     const miss = await call(d.app, `/api/support/tickets/${ticket}/messages/${message}`);
     t.equal(miss.statusCode, 404, `${ticket}/${message}`);
@@ -185,15 +173,15 @@ t.test('message text is stored and returned exactly as sent', async (t) => {
     'quotes \' " \\ backslash \t tab',
   ];
   for (const as of ENCODINGS) {
-    const ticket = await openTicket(d, { message: texts[0] }, as);
-    t.equal((await state(d, ticket)).messages[0].message, texts[0], `first message (${as})`);
+    const id = await openTicket(d, { message: texts[0] }, as);
+    t.equal((await ticket(d, id)).messages[0].message, texts[0], `first message (${as})`);
     for (const text of texts) {
-      const res = await reply(d, ticket, { accountID: String(d.player.id), message: text }, as);
+      const res = await reply(d, id, { accountID: String(d.player.id), message: text }, as);
       t.equal(res.statusCode, 200, `${as}: ${JSON.stringify(text)}`);
-      const one = await call(d.app, `/api/support/tickets/${ticket}/messages/${res.json().data.id}`);
+      const one = await call(d.app, `/api/support/tickets/${id}/messages/${res.json().data.id}`);
       t.equal(one.json().message, text, `${as}: ${JSON.stringify(text)}`);
     }
-    t.same((await state(d, ticket)).messages.slice(1).map((m: any) => m.message), texts, `${as}: in the ticket`);
+    t.same((await ticket(d, id)).messages.slice(1).map((m: any) => m.message), texts, `${as}: in the ticket`);
   }
 });
 
@@ -216,7 +204,7 @@ t.test('a NUL character is refused in every stored text, whatever the encoding',
       t.match(res.json(), { status: false, error: 'VALIDATION_ERROR', message: field });
     }
   }
-  t.equal(await messageCount(d), 1, 'nothing stored');
+  t.equal(await rowCount(d.app, 'support_messages'), 1, 'nothing stored');
   t.equal((await call(d.app, '/api/support/categories')).json().length, 1);
 });
 
@@ -231,13 +219,13 @@ t.test('a message as long as the 64 KiB field limit is kept whole; a longer one 
   t.equal(back.length, longest.length);
   t.ok(back === longest, 'byte for byte');
 
-  const before = await messageCount(d);
+  const before = await rowCount(d.app, 'support_messages');
   for (const as of ENCODINGS) {
     const tooLong = await reply(d, id, { accountID: String(d.player.id), message: `${longest}x` }, as);
     t.equal(tooLong.statusCode, 413, as);
     t.match(tooLong.json(), { status: false, error: 'PAYLOAD_TOO_LARGE' });
   }
-  t.equal(await messageCount(d), before);
+  t.equal(await rowCount(d.app, 'support_messages'), before);
 });
 
 t.test('updateDate and creationDate of a reply are the time of the reply', async (t) => {
@@ -246,7 +234,7 @@ t.test('updateDate and creationDate of a reply are the time of the reply', async
   await d.app.db.run('update support_tickets set update_date = ?, creation_date = ? where id = ?', [OLD, OLD, Number(id)]);
   const before = now();
   await reply(d, id, { accountID: String(d.staff.id), message: 'x', isAdmin: 'true' });
-  const got = await state(d, id);
+  const got = await ticket(d, id);
   t.equal(got.creationDate, OLD, 'creationDate stays');
   t.ok(got.updateDate >= before && got.updateDate <= now());
   t.equal(got.messages.at(-1).creationDate, got.updateDate);
@@ -265,7 +253,7 @@ t.test('a close racing replies: replies before it are kept, none lands after it'
     t.equal((await close).statusCode, 200);
     const outcomes = (await Promise.all([...early, ...late])).map((r) => r.statusCode === 200 ? 'ok' : r.json().error);
     t.ok(outcomes.every((o) => o === 'ok' || o === 'TICKET_CLOSED'), outcomes.join(' '));
-    const got = await state(d, id);
+    const got = await ticket(d, id);
     t.equal(got.statusID, '4', `round ${round}: no reply reopened the closed ticket`);
     t.equal(got.messages.length, 1 + outcomes.filter((o) => o === 'ok').length, 'every accepted reply is stored, no refused one');
   }

@@ -1,21 +1,9 @@
 import t from 'tap';
 import { ADMIN_KEY, ENCODINGS, call } from '../../../test/helper.ts';
 import { displayTimestamp, now } from '../../../core/format.ts';
+import { rowCount } from '../../../test/fixtures.ts';
 import { supportRef } from '../contract.ts';
-import { desk, openTicket, type Desk } from './fixtures.ts';
-
-const OLD = '2020-01-01 00:00:00';
-
-async function count(d: Desk, table: string): Promise<number> {
-  const [row] = await d.app.db.query<{ n: number }>(`select count(*) as n from ${table}`);
-  return Number(row!.n);
-}
-
-async function ticket(d: Desk, id: string) {
-  const res = await call(d.app, `/api/support/tickets/${id}`);
-  if (res.statusCode !== 200) throw new Error(res.body);
-  return res.json();
-}
+import { OLD, desk, openTicket, ticket } from './fixtures.ts';
 
 t.test('a ticket is created with its first message from every encoding, at both paths', async (t) => {
   const d = await desk(t);
@@ -41,7 +29,7 @@ t.test('a ticket is created with its first message from every encoding, at both 
       t.same(got.messages.map((m: any) => [m.accountID, m.message, m.writeLocation]), [[String(d.player.id), `Body ${as} ${path}`, '1']]);
     }
   }
-  t.equal(await count(d, 'support_tickets'), ENCODINGS.length * paths.length);
+  t.equal(await rowCount(d.app, 'support_tickets'), ENCODINGS.length * paths.length);
 });
 
 t.test('creation takes a statusID from 1 to 4, and refuses anything else', async (t) => {
@@ -59,7 +47,7 @@ t.test('creation takes a statusID from 1 to 4, and refuses anything else', async
     t.equal(res.statusCode, 400, `statusID=${statusID}`);
     t.match(res.json(), { status: false, error: 'VALIDATION_ERROR', message: /statusID/ });
   }
-  t.equal(await count(d, 'support_tickets'), 5, 'the refused ones were not created');
+  t.equal(await rowCount(d.app, 'support_tickets'), 5, 'the refused ones were not created');
 });
 
 t.test('creation errors name the problem and create nothing', async (t) => {
@@ -84,8 +72,8 @@ t.test('creation errors name the problem and create nothing', async (t) => {
     t.equal(res.statusCode, status, name);
     t.match(res.json(), { status: false, error, message }, name);
   }
-  t.equal(await count(d, 'support_tickets'), 0);
-  t.equal(await count(d, 'support_messages'), 0);
+  t.equal(await rowCount(d.app, 'support_tickets'), 0);
+  t.equal(await rowCount(d.app, 'support_messages'), 0);
 });
 
 t.test('the author may be given as userID (the chat bot) or as a linked chatUserID', async (t) => {

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { apiKey, build, call } from '../../../test/helper.ts';
 import type { EventMap } from '../../../core/events.ts';
-import { USERS_TABLES, expectErrors, newRole, newUser, snapshot, usersService } from './fixtures.ts';
+import { expectErrors, newUser, settle, snapshot } from '../../../test/fixtures.ts';
+import { USERS_TABLES, newRole, usersService } from './fixtures.ts';
 
 t.test('admin roles: create, read, list, change, delete', async (t) => {
   const app = await build(t, { features: ['users'] });
@@ -39,7 +40,7 @@ t.test('admin roles: create, read, list, change, delete', async (t) => {
   res = await call(app, `/api/admin/roles/${vip.id}`, { method: 'DELETE' });
   t.equal(res.statusCode, 200);
   t.strictSame(res.json(), { status: true });
-  await new Promise((r) => setImmediate(r));
+  await settle();
   t.strictSame(revoked, [{ userId: steve.id, roleId: Number(vip.id), reason: 'revoked' }], 'holders lose the role');
   res = await call(app, `/api/users/${steve.id}/roles`);
   t.strictSame(res.json().map((r: { id: string }) => r.id), [helper.id]);

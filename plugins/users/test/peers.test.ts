@@ -4,7 +4,7 @@ import type { OrderRow, StoreService } from '../../store/contract.ts';
 import { storeRef } from '../../store/contract.ts';
 import type { SupportService, TicketSummaryRow } from '../../support/contract.ts';
 import { supportRef } from '../../support/contract.ts';
-import { newUser } from './fixtures.ts';
+import { newUser } from '../../../test/fixtures.ts';
 
 t.test('tickets and orders are not served while their features are off', async (t) => {
   const app = await build(t, { features: ['users'] });

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { apiKey, build, call } from '../../../test/helper.ts';
 import { creditsRef, type CreditsService } from '../../credits/contract.ts';
-import { USERS_TABLES, expectErrors, newUser, snapshot } from './fixtures.ts';
+import { expectErrors, newUser, snapshot } from '../../../test/fixtures.ts';
+import { USERS_TABLES } from './fixtures.ts';
 
 t.test('GET /api/users/ by userID or username: every field of the profile, as strings', async (t) => {
   const app = await build(t, { features: ['users'] });

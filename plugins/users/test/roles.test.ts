@@ -2,7 +2,8 @@ import t from 'tap';
 import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
 import { PERMANENT, addSeconds, now } from '../../../core/format.ts';
 import type { EventMap } from '../../../core/events.ts';
-import { USERS_TABLES, expectErrors, newRole, newUser, snapshot, usersService, type RoleRowBody } from './fixtures.ts';
+import { expectErrors, newUser, settle, snapshot } from '../../../test/fixtures.ts';
+import { USERS_TABLES, newRole, usersService, type RoleRowBody } from './fixtures.ts';
 
 /** The user-role row api.md shows for a role held until `expiryDate`. */
 function held(role: RoleRowBody, expiryDate = PERMANENT) {
@@ -57,7 +58,7 @@ t.test('grant, list, re-grant, move and revoke roles', async (t) => {
   res = await call(app, url, { key });
   t.strictSame(res.json(), [held(helper, until)]);
 
-  await new Promise((r) => setImmediate(r)); // after-commit listeners run on the next tick
+  await settle();
   const ids = { u: steve.id, vip: Number(vip.id), mvp: Number(mvp.id), helper: Number(helper.id) };
   t.strictSame(events, [
     ['granted', { userId: ids.u, roleId: ids.vip, expiryDate: PERMANENT }],
@@ -152,7 +153,7 @@ t.test('role expiry: gone from answers at once, deleted by the sweep, announced 
   const revoked: EventMap['users.role.revoked'][] = [];
   app.events.on('users.role.revoked', (e) => { revoked.push(e); });
   t.equal(await usersService(app).sweepExpired(), 2, 'the sweep deletes both expired assignments');
-  await new Promise((r) => setImmediate(r));
+  await settle();
   t.strictSame(revoked.sort((a, b) => a.userId - b.userId), [
     { userId: steve.id, roleId: Number(old.id), reason: 'expired' },
     { userId: alex.id, roleId: Number(old.id), reason: 'expired' },

@@ -1,13 +1,12 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
+import { created } from '../../../test/fixtures.ts';
 
 const FEATURES = ['votes'];
 
-async function addLink(app: FastifyInstance, name: string, link: string): Promise<Record<string, string>> {
-  const res = await call(app, '/api/admin/vote-links', { body: { name, link } });
-  if (res.statusCode !== 201) throw new Error(`create failed: ${res.body}`);
-  return res.json();
+function addLink(app: FastifyInstance, name: string, link: string): Promise<Record<string, string>> {
+  return created(app, '/api/admin/vote-links', { name, link });
 }
 
 t.test('vote links: {username} is replaced by the URL-encoded name, or by nothing', async (t) => {

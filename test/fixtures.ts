@@ -1,0 +1,93 @@
+/**
+ * Fixtures every feature's tests share, tied to no one feature's tables: accounts (through the
+ * users and credits services the other features build on), calls that must succeed, table
+ * snapshots and row counts, and tables of error cases. A feature's own set-up (its tables, its
+ * admin objects) stays in plugins/<feature>/test/fixtures.ts.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Test } from 'tap';
+import { creditsRef } from '../plugins/credits/contract.ts';
+import { usersRef, type UserAccount } from '../plugins/users/contract.ts';
+import { call, type CallOptions, type Encoding } from './helper.ts';
+
+/** The test plugin (test/fixtures/echo-plugin.ts) as a `plugins` config entry. */
+export const ECHO_PLUGIN = { echo: { enabled: true, package: './test/fixtures/echo-plugin.ts' } };
+
+/**
+ * An account made through the users service, with `<name>@example.com` unless told otherwise.
+ * With `cents`, it also gets that balance through the credits service (the credits feature must run).
+ */
+export async function newUser(app: FastifyInstance, username: string, fields: { email?: string | null; creationIP?: string; cents?: number } = {}): Promise<UserAccount> {
+  const user = await app.services.get(usersRef).createAccount({
+    username,
+    email: fields.email === undefined ? `${username.toLowerCase()}@example.com` : fields.email,
+    creationIP: fields.creationIP ?? '10.0.0.1',
+  });
+  if (fields.cents) await app.services.get(creditsRef).change(user.id, fields.cents, { reason: 'test' });
+  return user;
+}
+
+/** A GET that must answer 200; returns its body. */
+export async function read(app: FastifyInstance, url: string): Promise<any> {
+  const res = await call(app, url);
+  if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${res.body}`);
+  return res.json();
+}
+
+/** A POST that must answer 201 (an admin create); returns the created thing's body. */
+export async function created(app: FastifyInstance, url: string, body: Record<string, unknown>, as?: Encoding): Promise<Record<string, any>> {
+  const res = await call(app, url, { body, as });
+  if (res.statusCode !== 201) throw new Error(`${url} answered ${res.statusCode}: ${res.body}`);
+  return res.json();
+}
+
+/** Every row of the tables, to show that a failed call changed nothing. */
+export async function snapshot(app: FastifyInstance, tables: string[]): Promise<Record<string, unknown[]>> {
+  const out: Record<string, unknown[]> = {};
+  for (const table of tables) out[table] = await app.db.query(`select * from ${table} order by id`);
+  return out;
+}
+
+/** How many rows a table holds. */
+export async function rowCount(app: FastifyInstance, table: string): Promise<number> {
+  const [row] = await app.db.query<{ n: number }>(`select count(*) as n from ${table}`);
+  return Number(row!.n);
+}
+
+/** Lets `on` event listeners run: they run once the emitting transaction has committed, a turn after the reply. */
+export function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+export interface ErrorCase {
+  url: string;
+  method?: CallOptions['method'];
+  body?: Record<string, unknown>;
+  status: number;
+  error: string;
+  /** The message, in full (a string) or in part (a pattern). */
+  message?: string | RegExp;
+}
+
+/** Sends each call and checks its error answer: status, `{status:false, error, message}`. */
+export async function expectErrors(t: Test, app: FastifyInstance, cases: ErrorCase[]): Promise<void> {
+  for (const c of cases) {
+    const res = await call(app, c.url, { method: c.method, body: c.body });
+    const label = `${c.method ?? (c.body ? 'POST' : 'GET')} ${c.url} ${JSON.stringify(c.body ?? {}).slice(0, 80)}`;
+    t.equal(res.statusCode, c.status, label);
+    const body = res.json();
+    t.strictSame(Object.keys(body), ['status', 'error', 'message'], `${label}: the error shape`);
+    t.equal(body.status, false, label);
+    t.equal(body.error, c.error, label);
+    if (typeof c.message === 'string') t.equal(body.message, c.message, label);
+    else if (c.message) t.match(body.message, c.message, label);
+  }
+}
+
+/** One case per field of a good body, sent without that field: VALIDATION_ERROR naming it. */
+export function missingFields(url: string, body: Record<string, unknown>, fields = Object.keys(body)): ErrorCase[] {
+  return fields.map((field) => {
+    const { [field]: _left, ...rest } = body;
+    return { url, body: rest, status: 400, error: 'VALIDATION_ERROR', message: `${field} is required` };
+  });
+}
