@@ -1,10 +1,19 @@
-/** `npm run migrate`: applies the pending migrations of the core and every enabled feature. */
+/**
+ * `npm run migrate`: applies the pending migrations of the core and every enabled feature.
+ * `npm run migrate -- status`: lists the applied and the pending ones, changing nothing.
+ */
 import { CoreApiKey } from '../api-keys.ts';
 import { loadConfig, ConfigError } from '../config.ts';
 import { openDatabase, migrate } from '../db.ts';
 import { discoverFeatures, selectEnabled } from '../features.ts';
 import { migrations } from '../migrations/index.ts';
 import { CoreSetting } from '../settings.ts';
+
+const command = process.argv[2];
+if (command !== undefined && command !== 'status') {
+  console.error('usage: npm run migrate [-- status]');
+  process.exit(2);
+}
 
 try {
   const config = loadConfig();
@@ -15,8 +24,16 @@ try {
     migrations: [...migrations, ...features.flatMap((f) => f.def.migrations ?? [])],
   });
   try {
-    const done = await migrate(db);
-    console.log(done.length ? `Applied ${done.length} migration(s):\n${done.join('\n')}` : 'The database is up to date.');
+    if (command === 'status') {
+      const applied = await db.orm.migrator.getExecuted();
+      const pending = await db.orm.migrator.getPending();
+      for (const m of applied) console.log(`applied\t${m.name}`);
+      for (const m of pending) console.log(`pending\t${m.name}`);
+      console.log(`${applied.length} applied, ${pending.length} pending.`);
+    } else {
+      const done = await migrate(db);
+      console.log(done.length ? `Applied ${done.length} migration(s):\n${done.join('\n')}` : 'The database is up to date.');
+    }
   } finally {
     await db.close();
   }

@@ -1,0 +1,128 @@
+/**
+ * npm run backup / restore, and npm run migrate -- status: run as an operator runs them, against
+ * the database a server is using (SQLite file, or a scratch MySQL/MariaDB database).
+ */
+import t, { type Test } from 'tap';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createConnection } from 'mysql2/promise';
+import { rootDir } from '../core/config.ts';
+import { build, call, freshDatabaseUrl } from './helper.ts';
+import { newUser, rowCount } from './fixtures.ts';
+
+const run = promisify(execFile);
+
+/** A folder of the test's own, removed when it ends. */
+function scratch(t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), 'backup-test-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function databaseUrl(t: Test): Promise<string> {
+  if (process.env.TEST_MYSQL_URL) return freshDatabaseUrl(t);
+  return `sqlite:${join(scratch(t), 'db.sqlite')}`;
+}
+
+function cli(script: string, databaseUrl: string, ...args: string[]) {
+  return run(process.execPath, [join(rootDir, 'core/cli', script), ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, cwd: rootDir });
+}
+
+/** Every table's rows, in a stable order, to compare a database before and after. */
+async function dump(app: Awaited<ReturnType<typeof build>>, tables: string[]) {
+  const out: Record<string, unknown[]> = {};
+  for (const table of tables) out[table] = await app.db.query(`select * from ${table} order by id`);
+  return out;
+}
+
+/** Empties the database as a lost disk would: every table gone. */
+async function wipe(url: string): Promise<void> {
+  if (url.startsWith('sqlite:')) {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(url.slice('sqlite:'.length) + suffix, { force: true });
+    return;
+  }
+  const conn = await createConnection({ uri: url });
+  const db = new URL(url).pathname.slice(1);
+  await conn.query(`drop database \`${db}\``);
+  await conn.query(`create database \`${db}\``);
+  await conn.end();
+}
+
+t.test('a backup taken under load restores every row written before it, consistent', async (t) => {
+  const url = await databaseUrl(t);
+  const app = await build(t, { databaseUrl: url, features: ['users', 'credits'] });
+  const users = [];
+  for (let i = 0; i < 5; i++) users.push(await newUser(app, `player${i}`, { cents: 10_000 }));
+
+  // Writers keep sending credits while the backup runs.
+  let stop = false;
+  let sent = 0;
+  const load = (async () => {
+    for (let i = 0; !stop; i++) {
+      const res = await call(app, '/api/credits/send', { body: { sender_username: `player${i % 5}`, target_username: `player${(i + 1) % 5}`, amount: '0.01' }, as: 'urlencoded' });
+      if (res.statusCode !== 200) throw new Error(`send answered ${res.statusCode}: ${res.body}`);
+      sent++;
+    }
+  })();
+  while (sent < 20) await new Promise((r) => setTimeout(r, 5));
+  const ledgerBefore = await rowCount(app, 'credits_ledger');
+  const before = await dump(app, ['users_accounts']);
+  const file = join(scratch(t), 'backup');
+  const backedUp = await cli('backup.ts', url, 'backup', file);
+  t.match(backedUp.stdout, /Backed up to /);
+  const sentBeforeEnd = sent;
+  stop = true;
+  await load;
+  t.ok(sent > 20, `writes went on during the backup (${sentBeforeEnd} sends before it ended)`);
+  await app.close();
+
+  await wipe(url);
+  const restored = await cli('backup.ts', url, 'restore', file);
+  t.match(restored.stdout, /Restored from /);
+
+  const again = await build(t, { databaseUrl: url, features: ['users', 'credits'] });
+  t.strictSame(await dump(again, ['users_accounts']), before, 'every account is back, unchanged');
+  const ledgerAfter = await rowCount(again, 'credits_ledger');
+  t.ok(ledgerAfter >= ledgerBefore, `every ledger row written before the backup is back (${ledgerAfter} >= ${ledgerBefore})`);
+  // One consistent moment: each balance equals the sum of its ledger, and money is conserved.
+  const wallets = await again.db.query<{ user_id: number; balance: number }>('select user_id, balance from credits_wallets order by user_id');
+  let total = 0;
+  for (const w of wallets) {
+    const [sum] = await again.db.query<{ s: number }>('select coalesce(sum(delta), 0) as s from credits_ledger where user_id = ?', [w.user_id]);
+    t.equal(Number(sum!.s), Number(w.balance), `user ${w.user_id}: balance = ledger sum`);
+    total += Number(w.balance);
+  }
+  t.equal(total, 5 * 10_000, 'no cent created or lost');
+});
+
+t.test('restore refuses a file that is not a backup, and changes nothing', { skip: Boolean(process.env.TEST_MYSQL_URL) && 'SQLite file check' }, async (t) => {
+  const url = await databaseUrl(t);
+  const app = await build(t, { databaseUrl: url, features: ['users'] });
+  await newUser(app, 'keeper');
+  await app.close();
+  const bogus = join(scratch(t), 'not-a-backup');
+  writeFileSync(bogus, 'hello');
+  await t.rejects(cli('backup.ts', url, 'restore', bogus), { code: 2, stderr: /not a sound SQLite backup/ });
+  const again = await build(t, { databaseUrl: url, features: ['users'] });
+  t.equal(await rowCount(again, 'users_accounts'), 1, 'the database is untouched');
+  await t.rejects(cli('backup.ts', url, 'restore'), { code: 2, stderr: /usage/ });
+});
+
+t.test('npm run migrate -- status lists applied and pending migrations', async (t) => {
+  const url = await databaseUrl(t);
+  const before = await cli('migrate.ts', url, 'status');
+  const pending = before.stdout.split('\n').filter((l) => l.startsWith('pending\t'));
+  t.ok(pending.length > 0, 'a new database has every migration pending');
+  t.notMatch(before.stdout, /^applied\t/m);
+  t.match(before.stdout, new RegExp(`0 applied, ${pending.length} pending\\.`));
+
+  await cli('migrate.ts', url);
+  const after = await cli('migrate.ts', url, 'status');
+  const applied = after.stdout.split('\n').filter((l) => l.startsWith('applied\t'));
+  t.strictSame(applied.map((l) => l.slice('applied\t'.length)), pending.map((l) => l.slice('pending\t'.length)), 'the same migrations, now applied, in order');
+  t.match(after.stdout, new RegExp(`${applied.length} applied, 0 pending\\.`));
+  await t.rejects(cli('migrate.ts', url, 'sideways'), { code: 2, stderr: /usage/ });
+});
