@@ -12,6 +12,7 @@ import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
 import { builtinDir, discoverFeatures, selectEnabled, type FeatureContext, type LoadedFeature } from './features.ts';
 import { bodyParsing, errorHandling, inputGuard, routerErrors, send } from './http.ts';
+import { corsPolicy, echoRequestId, metricsRegistry, metricsRoutes, requestId } from './observability.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { ServiceRegistry } from './registry.ts';
 import { CoreSetting, DbSettings, settingsRef, settingsRoutes, type SettingsService } from './settings.ts';
@@ -60,6 +61,13 @@ const serializers = {
   },
 };
 
+/** Readable lines for a person at a terminal; JSON for everything that collects logs. */
+function logDestination(stream: BuildOptions['logStream']) {
+  if (stream) return { stream };
+  if (process.stdout.isTTY) return { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:yyyy-mm-dd HH:MM:ss', ignore: 'pid,hostname' } } };
+  return {};
+}
+
 /**
  * Builds the server: config, database and migrations for the enabled features, then the HTTP
  * conventions, then each feature. Nothing listens yet.
@@ -77,7 +85,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   });
   try {
     if (config.database.migrateOnStart) await migrate(db);
-    return await assemble(config, features, db, env, options.logger ?? { level: config.log.level, redact, serializers, stream: options.logStream });
+    return await assemble(config, features, db, env, options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) });
   } catch (err) {
     await db.close();
     throw err;
@@ -93,6 +101,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
     forceCloseConnections: 'idle',
     frameworkErrors: routerErrors,
+    genReqId: requestId,
   });
 
   const settings = new DbSettings(db, config.site);
@@ -103,6 +112,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   const events = new EventBus(app.log, db);
   const apiKeys = new ApiKeys(db, env.API_KEY, config.apiKeys.cacheSeconds);
   const featureOptions = new Map(features.map((f) => [f.def.name, f.options]));
+  const metrics = metricsRegistry(config.metrics.enabled);
 
   app.decorate('appConfig', config);
   app.decorate('services', services);
@@ -113,7 +123,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   app.decorate('features', features.map((f) => f.def.name));
   app.decorate('featureContext', (name: string): FeatureContext<unknown> => ({
     options: featureOptions.get(name),
-    services, events, db, settings, env,
+    services, events, db, settings, env, metrics,
     log: app.log.child({ plugin: name }),
   }));
   app.addHook('onClose', async () => {
@@ -124,6 +134,8 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   // One entity manager per request, so identity maps never leak between requests.
   app.addHook('onRequest', (_request, _reply, done) => { RequestContext.create(db.orm.em, done); });
   errorHandling(app, config.database.retryAfterSeconds);
+  echoRequestId(app);
+  await corsPolicy(app, config.server.corsOrigins);
   apiKeyHook(app, apiKeys);
   await bodyParsing(app, { fieldLimit: config.server.fieldLimit, maxFields: config.server.maxFields, bodyLimit: config.server.bodyLimit });
   inputGuard(app);
@@ -151,6 +163,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
     return send(reply, 'SERVICE_UNAVAILABLE', 'The database does not answer.');
   });
   await app.register(async (admin) => settingsRoutes(admin, settings));
+  if (config.metrics.enabled) metricsRoutes(app, metrics, config.metrics, apiKeys);
 
   const enabledBuiltins = new Set(features.filter((f) => f.source === 'builtin').map((f) => f.def.name));
   await app.register(autoload, {

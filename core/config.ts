@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { isTimeZone } from './format.ts';
 
 export const rootDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -32,6 +33,8 @@ export const ConfigSchema = Type.Object({
     maxFields: Type.Integer({ minimum: 1, default: 100 }),
     trustProxy: Type.Boolean({ default: false }),
     shutdownGraceMs: Type.Integer({ minimum: 0, default: 10000 }),
+    /** Origins a browser front end may call the API from (`*` for any); none by default. */
+    corsOrigins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   }, { default: {}, additionalProperties: false }),
   database: Type.Object({
     url: Type.String({ default: 'sqlite:./data/community.db' }),
@@ -49,6 +52,12 @@ export const ConfigSchema = Type.Object({
     cacheSeconds: Type.Number({ minimum: 0, default: 5 }),
   }, { default: {}, additionalProperties: false }),
   docs: Type.Object({ enabled: Type.Boolean({ default: true }) }, { default: {}, additionalProperties: false }),
+  metrics: Type.Object({
+    /** `GET /metrics` in Prometheus format. */
+    enabled: Type.Boolean({ default: false }),
+    /** Serve it without an admin key (only where the port is reachable from a private network). */
+    public: Type.Boolean({ default: false }),
+  }, { default: {}, additionalProperties: false }),
   site: Type.Object(SiteSettingsSchema.properties, { default: {}, additionalProperties: false }),
   plugins: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), FeatureSwitch, { default: {} }),
 }, { additionalProperties: false });
@@ -85,7 +94,11 @@ export function validate<T extends TSchema>(schema: T, value: unknown, where: st
   const first = Value.Errors(schema, converted).First();
   if (first) {
     const path = first.path.split('/').filter(Boolean).join('.');
-    throw new ConfigError(`Invalid setting ${[where, path].filter(Boolean).join('.')}: ${first.message}`);
+    // A choice among fixed values says which ones, so the fix is in the message.
+    const choices = (first.schema.anyOf as TSchema[] | undefined)?.map((s) => s.const);
+    const message = first.message === 'Unexpected property' ? 'unknown setting (misspelled?)'
+      : choices?.every((c) => c !== undefined) ? `must be one of ${choices.map((c) => JSON.stringify(c)).join(', ')}` : first.message;
+    throw new ConfigError(`Invalid setting ${[where, path].filter(Boolean).join('.')}: ${message}`);
   }
   return converted as Static<T>;
 }
@@ -103,5 +116,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: unkn
   if (env.DATABASE_URL !== undefined) fromEnv.database!.url = env.DATABASE_URL;
   if (env.LOG_LEVEL !== undefined) fromEnv.log!.level = env.LOG_LEVEL;
   raw = merge(merge(raw, fromEnv), overrides);
-  return validate(ConfigSchema, raw, '');
+  const config = validate(ConfigSchema, raw, '');
+  // Checked at boot like a PATCH of the settings would be, not at the first request that needs it.
+  if (!isTimeZone(config.site.timezone)) {
+    throw new ConfigError(`Invalid setting site.timezone: unknown time zone "${config.site.timezone}" (use an IANA name such as "Europe/Berlin").`);
+  }
+  return config;
 }

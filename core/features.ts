@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import fp from 'fastify-plugin';
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { ConfigError, rootDir, validate, type AppConfig } from './config.ts';
 import type { Database, MigrationDef } from './db.ts';
@@ -21,6 +22,8 @@ export interface FeatureContext<Options> {
   log: FastifyBaseLogger;
   /** The environment the server was built with: where secrets come from. */
   env: NodeJS.ProcessEnv;
+  /** Where the feature's business metrics go (served at `/metrics` when metrics are enabled). */
+  metrics: Registry;
 }
 
 export interface FeatureDefinition<S extends TSchema = TSchema> {
@@ -97,7 +100,13 @@ export function builtinNames(): string[] {
  */
 export async function discoverFeatures(config: AppConfig): Promise<LoadedFeature[]> {
   const found: LoadedFeature[] = [];
-  for (const name of builtinNames()) {
+  const builtins = builtinNames();
+  // A misspelled feature would otherwise boot silently without the feature it meant to set.
+  for (const [name, setting] of Object.entries(config.plugins)) {
+    if (builtins.includes(name) || setting.package) continue;
+    throw new ConfigError(`plugins.${name}: there is no built-in feature of that name (built-in: ${builtins.join(', ')}); a third-party feature needs plugins.${name}.package.`);
+  }
+  for (const name of builtins) {
     if (config.plugins[name]?.enabled === false) continue;
     const mod = await import(pathToFileURL(join(builtinDir, name, 'index.ts')).href) as { default: FeaturePlugin };
     const def = featureOf(mod);

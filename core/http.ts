@@ -204,7 +204,7 @@ export function routerErrors(err: FastifyError, request: FastifyRequest, reply: 
     return;
   }
   request.log.error({ err }, 'router failed');
-  send(reply, 'INTERNAL_ERROR', 'An internal error occurred.');
+  send(reply, 'INTERNAL_ERROR', `An internal error occurred (request ${request.id}).`);
 }
 
 export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): void {
@@ -226,7 +226,7 @@ export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): 
       return reply.code(status).send({ status: false, error: status === 404 ? 'NOT_FOUND' : 'VALIDATION_ERROR', message: err.message });
     }
     request.log.error({ err }, 'request failed');
-    return send(reply, 'INTERNAL_ERROR', 'An internal error occurred.');
+    return send(reply, 'INTERNAL_ERROR', `An internal error occurred (request ${request.id}).`);
   });
   app.setNotFoundHandler((request, reply) => send(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?', 1)[0]}.`));
   // Every route documents the error shape, and a success body can never leak an `error` key:

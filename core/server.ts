@@ -13,7 +13,19 @@ try {
   throw err;
 }
 const { host, port, shutdownGraceMs } = app.appConfig.server;
-await app.listen({ host, port });
+try {
+  await app.listen({ host, port });
+} catch (err) {
+  const code = (err as NodeJS.ErrnoException).code;
+  const why = code === 'EADDRINUSE' ? `${host}:${port} is already in use. Set PORT (or server.port) to a free port, or stop the process that holds it.`
+    : code === 'EACCES' ? `no permission to listen on ${host}:${port}. Use a port above 1023 (PORT or server.port).`
+    : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' ? `${host} is not an address of this machine. Set HOST (or server.host), e.g. 127.0.0.1 or 0.0.0.0.`
+    : undefined;
+  if (!why) throw err;
+  console.error(`Cannot start: ${why}`);
+  await app.close();
+  process.exit(1);
+}
 if (!process.env.API_KEY && !(await app.apiKeys.list()).some((k) => !k.revokedAt)) {
   app.log.warn('No API key exists yet, so every /api call is refused: run `npm run keys -- create admin --admin` or set API_KEY.');
 }

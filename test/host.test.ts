@@ -82,7 +82,7 @@ t.test('errors: domain codes map to statuses, faults reveal nothing', async (t) 
   t.same(res.json(), { status: false, error: 'ROLE_NOT_FOUND', message: 'No role with ID 7.' });
   res = await call(app, '/api/echo/fail');
   t.equal(res.statusCode, 500);
-  t.same(res.json(), { status: false, error: 'INTERNAL_ERROR', message: 'An internal error occurred.' });
+  t.same(res.json(), { status: false, error: 'INTERNAL_ERROR', message: `An internal error occurred (request ${res.headers['x-request-id']}).` });
   t.notOk(res.body.includes('secret'), 'no internals in the body');
   res = await call(app, '/api/echo/db');
   t.same(res.json(), { rows: [{ one: 1 }] });

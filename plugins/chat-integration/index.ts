@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { Gauge } from 'prom-client';
 import { defineFeature } from '../../core/features.ts';
 import { usersRef } from '../users/contract.ts';
 import { chatIntegrationRef } from './contract.ts';
@@ -40,7 +41,7 @@ export default defineFeature({
   options,
   entities,
   migrations,
-  async register(app, { db, events, services, settings, env, options: opts, log }) {
+  async register(app, { db, events, services, settings, env, metrics, options: opts, log }) {
     const users = services.get(usersRef);
     const store = new ChatSettingsStore(db, opts.settings);
     const chat = new ChatService({ users, services, site: settings, store, avatarUrl: opts.avatarUrl });
@@ -54,6 +55,10 @@ export default defineFeature({
       return;
     }
     const sync = new RoleSync(db, users, store, new ChatRoleClient(roleSync.apiBaseUrl, roleSync.guildId, token, roleSync.requestTimeoutMs), roleSync, log);
+    new Gauge({
+      name: 'chat_integration_role_sync_backlog', help: 'Role changes waiting to reach the chat platform (failed ones excluded).', registers: [metrics],
+      async collect() { this.set(await sync.backlog()); },
+    });
     for (const event of ['users.role.granted', 'users.role.revoked'] as const) {
       events.onCommitting(event, (e) => sync.enqueue(e.userId, e.roleId));
       events.on(event, () => sync.kick());

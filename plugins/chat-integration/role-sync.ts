@@ -141,6 +141,12 @@ export class RoleSync {
     this.#running = this.#run();
   }
 
+  /** Rows still to deliver; failed ones wait for an operator, not for the worker. */
+  async backlog(): Promise<number> {
+    const [row] = await this.#db.query<{ n: number }>('select count(*) as n from chat_integration_role_sync where failed_at is null');
+    return Number(row!.n);
+  }
+
   async stop(): Promise<void> {
     this.#stopping = true;
     clearTimeout(this.#timer);

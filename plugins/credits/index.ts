@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { Counter } from 'prom-client';
 import { ConfigError } from '../../core/config.ts';
 import { defineFeature } from '../../core/features.ts';
 import { parseMoney } from '../../core/format.ts';
@@ -20,11 +21,13 @@ export default defineFeature({
   options,
   entities,
   migrations,
-  async register(app, { db, events, services, settings, options: opts }) {
+  async register(app, { db, events, services, settings, metrics, options: opts }) {
     const maxBalance = parseMoney(opts.maxBalance);
     if (maxBalance === undefined) throw new ConfigError('plugins.credits.maxBalance must be a decimal with at most two places, e.g. "1000000.00".');
     const credits = new DbCreditsService(db, events, maxBalance);
     services.provide(creditsRef, credits);
+    const moved = new Counter({ name: 'credits_moved_cents_total', help: 'Credits added to (in) and taken from (out) balances, in cents.', labelNames: ['direction'] as const, registers: [metrics] });
+    events.on('credits.changed', (e) => moved.inc({ direction: e.delta > 0 ? 'in' : 'out' }, Math.abs(e.delta)));
     creditsRoutes(app, credits, services.get(usersRef), settings);
   },
 });

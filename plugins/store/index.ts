@@ -1,3 +1,4 @@
+import { Counter } from 'prom-client';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { usersRef } from '../users/contract.ts';
@@ -14,11 +15,13 @@ export default defineFeature({
   requires: [usersRef, creditsRef],
   entities,
   migrations,
-  async register(app, { db, events, services, settings }) {
+  async register(app, { db, events, services, settings, metrics }) {
     const users = services.get(usersRef);
     const catalogue = new Catalogue(db, users);
     const orders = new Orders({ db, events, settings, users, credits: services.get(creditsRef), catalogue });
     services.provide(storeRef, { ordersOf: (userId) => orders.ordersOf(userId) });
+    const completed = new Counter({ name: 'store_orders_total', help: 'Completed orders by type (credit: paid from the balance, payment: real money).', labelNames: ['type'] as const, registers: [metrics] });
+    events.on('store.order.completed', (e) => completed.inc({ type: e.type }));
     const deps = { catalogue, orders, users, settings };
     await storeRoutes(app, deps);
     await storeAdminRoutes(app, deps);

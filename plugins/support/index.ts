@@ -1,3 +1,4 @@
+import { Gauge } from 'prom-client';
 import { defineFeature } from '../../core/features.ts';
 import { usersRef } from '../users/contract.ts';
 import { supportRef } from './contract.ts';
@@ -11,9 +12,14 @@ export default defineFeature({
   requires: [usersRef],
   entities,
   migrations,
-  async register(app, { db, events, services, settings }) {
+  async register(app, { db, events, services, settings, metrics }) {
     const support = new DbSupportService(db, events, services.get(usersRef), settings);
     services.provide(supportRef, support);
+    new Gauge({
+      name: 'support_open_tickets', help: 'Tickets not closed (open, answered or awaiting staff).', registers: [metrics],
+      // Counted when scraped, so the number is right whichever process changed a ticket.
+      async collect() { this.set(await support.openTicketCount()); },
+    });
     await supportRoutes(app, support);
   },
 });

@@ -209,6 +209,12 @@ export class DbSupportService implements SupportService {
       `${TICKET_SELECT}${where.length ? ` where ${where.join(' and ')}` : ''} order by t.id desc${pageClause(filter, this.#db.dialect)}`, params);
   }
 
+  /** Tickets not closed. */
+  async openTicketCount(): Promise<number> {
+    const [row] = await this.#db.query<{ n: number }>('select count(*) as n from support_tickets where status_id <> ?', [Status.CLOSED]);
+    return Number(row!.n);
+  }
+
   async ticketsOf(userId: number): Promise<TicketSummaryRow[]> {
     const show = this.#clock();
     return (await this.#tickets({ accountId: userId })).map((r) => this.#summary(r, show));

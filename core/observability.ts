@@ -1,0 +1,87 @@
+/**
+ * What operators and browser front ends need around every request: request ids that tie a
+ * client's report to the log, CORS for front ends on other origins, and Prometheus metrics.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import cors from '@fastify/cors';
+import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { AppConfig } from './config.ts';
+import type { ApiKeyIdentity, ApiKeys } from './api-keys.ts';
+import { send } from './http.ts';
+
+/** A client's own id is kept when it is short and plain enough to log and echo back safely. */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Fastify's `genReqId`: the client's `X-Request-Id`, else a fresh UUID (unique across restarts). */
+export function requestId(request: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/** Every response carries the id it was logged under. */
+export function echoRequestId(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+}
+
+export async function corsPolicy(app: FastifyInstance, origins: string[]): Promise<void> {
+  if (origins.length === 0) return;
+  await app.register(cors, {
+    origin: origins.includes('*') ? '*' : origins,
+    methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Content-Type', 'X-Api-Key', 'X-Request-Id', 'Authorization'],
+    exposedHeaders: ['X-Request-Id', 'Retry-After'],
+    maxAge: 600,
+  });
+}
+
+/**
+ * The metrics registry of one server. Features add their own business metrics to it (through
+ * their context) next to the HTTP, process and event-loop ones registered here.
+ */
+export function metricsRegistry(enabled: boolean): Registry {
+  const registry = new Registry();
+  // Process, heap, GC and event-loop lag; nothing to collect when nobody scrapes.
+  if (enabled) collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+/** Request rate and latency by route and status, and `GET /metrics` for Prometheus. */
+export function metricsRoutes(app: FastifyInstance, registry: Registry, config: AppConfig['metrics'], keys: ApiKeys): void {
+  const requests = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP requests by method, route pattern and status: count, rate and latency.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    // The route pattern, never the raw URL: ids in paths would make one series per player.
+    const route = request.routeOptions.url ?? 'unmatched';
+    requests.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  });
+
+  app.get('/metrics', {
+    schema: {
+      tags: ['operations'],
+      summary: 'Prometheus metrics (an admin key in X-Api-Key or Authorization: Bearer, unless metrics.public)',
+      security: [],
+    },
+  }, async (request, reply) => {
+    if (!config.public) {
+      const identity = await presentedKey(request, keys);
+      if (!identity) return send(reply, 'INVALID_API_KEY', 'GET /metrics needs an API key with the admin scope (X-Api-Key or Authorization: Bearer).');
+      if (!identity.scopes.includes('admin')) return send(reply, 'FORBIDDEN', 'This API key lacks the admin scope.');
+    }
+    reply.header('Content-Type', registry.contentType);
+    return registry.metrics();
+  });
+}
+
+function presentedKey(request: FastifyRequest, keys: ApiKeys): Promise<ApiKeyIdentity | undefined> {
+  const header = request.headers['x-api-key'];
+  const presented = typeof header === 'string' ? header : /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+  return presented ? keys.check(presented) : Promise.resolve(undefined);
+}
