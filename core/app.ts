@@ -14,6 +14,7 @@ import { builtinDir, discoverFeatures, selectEnabled, type FeatureContext, type 
 import { bodyParsing, errorHandling, inputGuard, routerErrors, send } from './http.ts';
 import { corsPolicy, echoRequestId, metricsRegistry, metricsRoutes, requestId } from './observability.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
+import { openapiOptions } from './openapi.ts';
 import { ServiceRegistry } from './registry.ts';
 import { CoreSetting, DbSettings, settingsRef, settingsRoutes, type SettingsService } from './settings.ts';
 
@@ -144,14 +145,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
     errorResponseBuilder: (_req, ctx) => ({ statusCode: 429, code: 'FST_ERR_RATE_LIMIT_EXCEEDED', message: `Rate limit exceeded, retry in ${ctx.after}` }),
   });
   if (config.docs.enabled) {
-    await app.register(swagger, {
-      openapi: {
-        info: { title: 'Community platform API', version: '1' },
-        components: { securitySchemes: { apiKey: { type: 'apiKey', name: 'X-Api-Key', in: 'header' } } },
-        security: [{ apiKey: [] }],
-      },
-      refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    });
+    await app.register(swagger, openapiOptions());
     await app.register(swaggerUi, { routePrefix: '/docs' });
   }
 

@@ -27,6 +27,8 @@ const tags = ['store'];
 
 export async function storeRoutes(host: FastifyInstance, { catalogue, orders, users, settings }: StoreDeps): Promise<void> {
   const app = host.withTypeProvider<TypeBoxProvider>();
+  // Shared, so its recursive reference to itself resolves in the serializer and the document.
+  app.addSchema(CategoryTree);
   app.get('/api/store/listing', {
     schema: {
       tags, summary: 'Active categories nested with their active products, for the in-game shop',
@@ -63,7 +65,7 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
   }, async () => (await catalogue.categories()).map(categoryRow));
 
   app.get('/api/store/categories/:id', {
-    schema: { tags, summary: 'One category with its subcategories and products nested', params: IdParam, response: { 200: CategoryTree } },
+    schema: { tags, summary: 'One category with its subcategories and products nested', params: IdParam, response: { 200: Type.Ref(CategoryTree) } },
   }, async ({ params }) => {
     const { timezone } = settings.get();
     // tree() throws CATEGORY_NOT_FOUND unless the root exists.

@@ -10,6 +10,7 @@ import {
 const IdParams = idParam();
 const TicketParams = idParam('ticketId');
 const MessageParams = Type.Object({ ...TicketParams.properties, ...IdParams.properties });
+const IgnoredIdParams = Type.Object({ id: Type.String({ description: 'Ignored: any text (api.md creates tickets at this path)' }) });
 
 /** The author fields of a body: `userID` is the chat bot's name for `accountID`; empty means absent. */
 function authorOf(body: { accountID?: string; userID?: string; chatUserID?: string }): Author {
@@ -35,6 +36,7 @@ export async function supportRoutes(app: FastifyInstance, support: DbSupportServ
   }, async ({ params }) => support.getTicket(Number(params.id)));
 
   // api.md creates at `/tickets/<id>`, whatever the id says; decisions.md §7 adds the bare path.
+  // The parameter keeps the name of the GET beside it, so the two share one documented path.
   const create = {
     schema: { tags, summary: 'Open a ticket with its first message', body: NewTicketBody, response: { 200: IdAnswer } },
   } as const;
@@ -45,7 +47,7 @@ export async function supportRoutes(app: FastifyInstance, support: DbSupportServ
     return { success: true as const, data: { id: String(id) } };
   };
   r.post('/api/support/tickets', create, createHandler);
-  r.post('/api/support/tickets/:any', create, createHandler);
+  r.post('/api/support/tickets/:id', { schema: { ...create.schema, params: IgnoredIdParams } }, createHandler);
 
   r.post('/api/support/tickets/:id/close', {
     schema: { tags, summary: 'Close a ticket (closing a closed ticket is a no-op)', params: IdParams, response: { 200: IdAnswer } },

@@ -192,9 +192,11 @@ function overLimits(value: unknown, limits: Limits): boolean {
 const hasBody = (method: string) => method === 'POST' || method === 'PUT' || method === 'PATCH';
 /**
  * A path parameter naming the thing the route reads or changes: numbers only, or named as an id
- * (`{any}`, `{platform}` and the `{user}` of credits/set are not).
+ * (`{platform}` and the `{user}` of credits/set are not, nor one documented as "Ignored", like the
+ * id of the ticket-create path).
  */
-const isId = (p: Param) => (/(^id|Id|_id|ID)$/.test(p.name) || !accepts(p.schema, 'abc')) && UNKNOWN_IDS.every((id) => accepts(p.schema, id));
+const isId = (p: Param) => (/(^id|Id|_id|ID)$/.test(p.name) || !accepts(p.schema, 'abc')) && !/^Ignored\b/.test(p.description ?? '')
+  && UNKNOWN_IDS.every((id) => accepts(p.schema, id));
 
 function queryString(query: Query): string {
   const pairs: string[] = [];

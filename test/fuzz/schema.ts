@@ -29,6 +29,7 @@ export interface Param {
   name: string;
   required: boolean;
   schema: JsonSchema;
+  description?: string;
 }
 
 export interface Operation {

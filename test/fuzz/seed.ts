@@ -119,7 +119,6 @@ export function knownValue(seeded: Seeded, path: string, name: string): unknown 
     // a path `{id}` names a thing of the route's collection; the query `id` of /api/credits a user
     case 'id': return path.includes('{id}') ? idFor(seeded, path) : seeded.userId;
     case 'platform': return 'chat';
-    case 'any': return 'new';
     case 'amount': case 'price': case 'credit': return '1.00';
     case 'discountedPrice': return '0.50';
     case 'ip': return '10.0.0.9';

@@ -1,0 +1,120 @@
+/**
+ * The OpenAPI document at /docs/json: what every route gets without writing it by hand (an
+ * operationId, the three body encodings, described responses with the shared error shape), and
+ * the introduction a reader needs before the first call.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SwaggerOptions } from '@fastify/swagger';
+import { rootDir } from './config.ts';
+import { errorStatus } from './errors.ts';
+
+const INTRODUCTION = `The API behind a game community's web store, credit wallet, support desk, donation boards,
+item storage, vote links and chat-bot integration.
+
+**Keys.** Every \`/api\` call carries \`X-Api-Key\`. Keys are named and scoped: \`api\` reaches every
+public route, \`admin\` also reaches \`/api/admin/…\`. \`GET /health\`, \`GET /metrics\` (its own rule) and
+this document need no key.
+
+**Bodies.** Every POST, PUT and PATCH body may be JSON, \`application/x-www-form-urlencoded\` or
+\`multipart/form-data\`, with the same meaning; form keys use PHP bracket notation
+(\`products[0][id]=5\`). Unknown fields are ignored.
+
+**Answers.** Success bodies carry \`status: true\` (or \`success: true\` where the contract says so).
+Row-like objects (profiles, products, orders, tickets, …) give every value as a JSON string: ids
+\`"12"\`, flags \`"0"\`/\`"1"\`, money \`"12.50"\`. Every error is \`{status: false, error: CODE, message}\`
+with the HTTP status listed for its code.
+
+**Time.** Timestamps read \`YYYY-MM-DD HH:MM:SS\` in the site's time zone (setting \`timezone\`, UTC by
+default); \`1000-01-01 00:00:00\` means "never" or "permanent". Money is exact: two decimals, never
+a float inside the server.
+
+**Request ids.** Send \`X-Request-Id\` to have your id echoed back and logged; otherwise one is made.`;
+
+const BODY_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
+
+/** `GET /api/users/{id}/roles` → `getUsersByIdRoles`: stable, unique per method and path. */
+export function operationId(method: string, url: string): string {
+  const words = url.split('/').filter((s) => s && s !== 'api').map((segment) => {
+    const param = /^[:{](\w+)\}?$/.exec(segment)?.[1];
+    const name = param ? `by-${param}` : segment;
+    return name.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+  });
+  return method.toLowerCase() + words.join('');
+}
+
+const SUCCESS_DESCRIPTIONS: Record<string, string> = {
+  200: 'Success', 201: 'Created', 204: 'No content',
+};
+
+type RouteSchema = Record<string, unknown> & { response?: Record<string, unknown>; body?: unknown; consumes?: string[]; errors?: string[] };
+
+interface ErrorDoc { why: string; codes: string[] }
+
+/**
+ * The errors a route can answer: those of what it is (a key check, an admin scope, input to
+ * validate, a body to parse, the database behind it), plus the domain codes it declares in its
+ * schema's `errors` list.
+ */
+function errorsOf(url: string, schema: RouteSchema): Map<number, ErrorDoc> {
+  const errors = new Map<number, ErrorDoc>();
+  const add = (code: string, why: string) => {
+    const status = errorStatus[code] ?? 400;
+    const doc = errors.get(status) ?? { why, codes: [] };
+    if (!doc.codes.includes(code)) doc.codes.push(code);
+    errors.set(status, doc);
+  };
+  // Even a route without input answers 400 to a URL the router cannot read (bad percent-encoding).
+  add('VALIDATION_ERROR', 'The URL or a field is missing or malformed');
+  for (const code of schema.errors ?? []) add(code, 'The request cannot be carried out');
+  if (url.startsWith('/api/')) add('INVALID_API_KEY', 'X-Api-Key is missing or unknown');
+  if (url.startsWith('/api/admin/')) add('FORBIDDEN', 'The key lacks the admin scope');
+  if (schema.body) {
+    add('PAYLOAD_TOO_LARGE', 'The body or a field is over its limit');
+    add('UNSUPPORTED_MEDIA_TYPE', 'The body is in another content type');
+  }
+  add('INTERNAL_ERROR', 'A fault; the message reveals no internals and names the request id');
+  add('SERVICE_UNAVAILABLE', 'The database is unavailable; retry after Retry-After');
+  return errors;
+}
+
+function transform({ schema, url, route }: { schema: RouteSchema; url: string; route: { method: string | string[] } }) {
+  if (!schema || schema.hide) return { schema, url };
+  const method = Array.isArray(route.method) ? route.method[0]! : route.method;
+  const out: RouteSchema = { ...schema };
+  out.operationId ??= operationId(method, url);
+  if (schema.body && !schema.consumes) out.consumes = BODY_TYPES;
+  const response: Record<string, unknown> = {};
+  for (const [status, body] of Object.entries(schema.response ?? {})) {
+    // The catch-all error entries the host adds for serialization are spelled out below instead.
+    if (/^[45]xx$/.test(status)) continue;
+    const given = body as Record<string, unknown>;
+    response[status] = { ...given, description: given.description ?? SUCCESS_DESCRIPTIONS[status] ?? 'Success' };
+  }
+  for (const [status, { why, codes }] of errorsOf(url, schema)) {
+    response[status] ??= { $ref: 'ErrorResponse', description: `${why}: ${codes.join(', ')}` };
+  }
+  delete out.errors;
+  out.response = response;
+  return { schema: out, url };
+}
+
+/** The project's license as package.json names it (an SPDX identifier), once it names one. */
+function license(): { license?: { name: string; identifier: string } } {
+  const { license: id } = JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { license?: string };
+  return id ? { license: { name: id, identifier: id } } : {};
+}
+
+export function openapiOptions(): SwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Community platform API', version: '1', description: INTRODUCTION, ...license() },
+      servers: [{ url: '/', description: 'This server' }],
+      components: { securitySchemes: { apiKey: { type: 'apiKey', name: 'X-Api-Key', in: 'header' } } },
+      security: [{ apiKey: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: transform as never,
+  };
+}
