@@ -16,6 +16,8 @@ export const CoreApiKey = defineEntity({
     scopes: p.string().length(64),
     createdAt: p.string().length(19),
     revokedAt: p.string().length(19).nullable(),
+    /** When the key was last presented, to the minute: an operator sees which keys are idle. */
+    lastUsedAt: p.string().length(19).nullable(),
   },
 });
 
@@ -34,6 +36,8 @@ declare module 'fastify' {
   }
 }
 
+const USE_RESOLUTION_MS = 60_000;
+
 function sha256(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
@@ -49,6 +53,7 @@ export class ApiKeys {
   #loadedAt = 0;
   #loading?: Promise<void>;
   readonly #cacheMs: number;
+  readonly #usedAt = new Map<string, number>();
 
   constructor(db: Database, bootstrapKey: string | undefined, cacheSeconds: number) {
     this.#db = db;
@@ -77,7 +82,23 @@ export class ApiKeys {
     for (const entry of this.#bootstrap ? [this.#bootstrap, ...this.#cache] : this.#cache) {
       if (timingSafeEqual(entry.hash, hash) && !found) found = entry.identity;
     }
+    if (found && found !== this.#bootstrap?.identity) await this.#recordUse(found.name);
     return found;
+  }
+
+  /**
+   * Writes `last_used_at` at most once a minute per key: a busy game server then costs one small
+   * write a minute, and a failed write only delays the figure (it is tried again next request).
+   */
+  async #recordUse(name: string): Promise<void> {
+    const at = Date.now();
+    if (at - (this.#usedAt.get(name) ?? 0) < USE_RESOLUTION_MS) return;
+    this.#usedAt.set(name, at);
+    try {
+      await this.#db.run('update core_api_keys set last_used_at = ? where name = ?', [now(), name]);
+    } catch {
+      this.#usedAt.delete(name);
+    }
   }
 
   async create(name: string, scopes: Scope[]): Promise<string> {
@@ -91,10 +112,10 @@ export class ApiKeys {
     return key;
   }
 
-  async list(): Promise<{ name: string; scopes: string; createdAt: string; revokedAt: string | null }[]> {
-    const rows = await this.#db.query<{ name: string; scopes: string; created_at: string; revoked_at: string | null }>(
-      'select name, scopes, created_at, revoked_at from core_api_keys order by id');
-    return rows.map((r) => ({ name: r.name, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at }));
+  async list(): Promise<{ name: string; scopes: string; createdAt: string; revokedAt: string | null; lastUsedAt: string | null }[]> {
+    const rows = await this.#db.query<{ name: string; scopes: string; created_at: string; revoked_at: string | null; last_used_at: string | null }>(
+      'select name, scopes, created_at, revoked_at, last_used_at from core_api_keys order by id');
+    return rows.map((r) => ({ name: r.name, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at }));
   }
 
   async revoke(name: string): Promise<boolean> {

@@ -3,7 +3,7 @@ import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { rootDir } from '../core/config.ts';
-import { freshDatabaseUrl } from './helper.ts';
+import { build, freshDatabaseUrl } from './helper.ts';
 
 const run = promisify(execFile);
 
@@ -20,8 +20,12 @@ t.test('npm run keys: create, list, revoke; the server honours them', async (t) 
   const key = /ck_[0-9a-f]{48}/.exec(created.stdout)?.[0];
   t.ok(key, 'the new key is printed once');
   const listed = await keys('list');
-  t.match(listed.stdout, /^lobby\tapi admin\tcreated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n$/);
+  t.match(listed.stdout, /^lobby\tapi admin\tcreated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\tlast used never\n$/);
   t.notOk(listed.stdout.includes(key!), 'list never shows a key');
+  const server = await build(t, { databaseUrl: env.DATABASE_URL, features: [] });
+  t.equal((await server.inject({ method: 'GET', url: '/api/admin/settings', headers: { 'x-api-key': key! } })).statusCode, 200);
+  await server.close();
+  t.match((await keys('list')).stdout, /^lobby\tapi admin\tcreated [\d :-]{19}\tlast used \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n$/, 'list shows when the key was last used');
   await t.rejects(keys('create', 'lobby'), 'a name is used once');
   t.match((await keys('revoke', 'lobby')).stdout, /Revoked "lobby"/);
   t.match((await keys('list')).stdout, /revoked/);

@@ -21,7 +21,9 @@ try {
     const key = await keys.create(name, scopes);
     console.log(`Created key "${name}" (${scopes.join(', ')}). It is shown only now:\n${key}`);
   } else if (command === 'list') {
-    for (const k of await keys.list()) console.log(`${k.name}\t${k.scopes}\tcreated ${k.createdAt}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}`);
+    for (const k of await keys.list()) {
+      console.log(`${k.name}\t${k.scopes}\tcreated ${k.createdAt}\tlast used ${k.lastUsedAt ?? 'never'}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}`);
+    }
   } else if (command === 'revoke' && name) {
     console.log(await keys.revoke(name) ? `Revoked "${name}".` : `No active key named "${name}".`);
   } else {
