@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { rootDir } from '../core/config.ts';
-import { build, freshDatabaseUrl } from './helper.ts';
+import { build, freshDatabaseUrl, startServer } from './helper.ts';
 
 const run = promisify(execFile);
 
@@ -33,29 +33,18 @@ t.test('npm run keys: create, list, revoke; the server honours them', async (t) 
 });
 
 t.test('npm start serves, and SIGTERM shuts it down gracefully', async (t) => {
-  const env = { ...process.env, DATABASE_URL: await databaseUrl(t), PORT: '0', HOST: '127.0.0.1', API_KEY: 'start-test-key', LOG_LEVEL: 'info' };
-  const child = spawn(process.execPath, [join(rootDir, 'core/server.ts')], { env, cwd: rootDir, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
-  let out = '';
-  const address = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-  });
+  const { child, address, output } = await startServer(t, { DATABASE_URL: await databaseUrl(t), API_KEY: 'start-test-key' });
   let res = await fetch(`${address}/health`);
   t.equal(res.status, 200);
   res = await fetch(`${address}/api/admin/settings`);
   t.equal(res.status, 401);
   res = await fetch(`${address}/api/admin/settings`, { headers: { 'X-Api-Key': 'start-test-key' } });
   t.equal(res.status, 200, 'API_KEY is the bootstrap admin key');
-  t.notOk(out.includes('start-test-key'), 'the key never reaches the log');
+  t.notOk(output().includes('start-test-key'), 'the key never reaches the log');
   const code = await new Promise<number | null>((resolve) => {
     child.once('exit', (c) => resolve(c));
     child.kill('SIGTERM');
   });
   t.equal(code, 0, 'exits cleanly on SIGTERM');
-  t.match(out, /shutting down/);
+  t.match(output(), /shutting down/);
 });

@@ -3,12 +3,15 @@
  * clients call. Set TEST_MYSQL_URL (a MySQL/MariaDB server; each build gets its own scratch
  * database there) to run the same tests on MySQL/MariaDB; otherwise SQLite in memory.
  */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createConnection } from 'mysql2/promise';
 import qs from 'qs';
 import { buildApp } from '../core/app.ts';
-import { merge } from '../core/config.ts';
+import { merge, rootDir } from '../core/config.ts';
 import { builtinNames } from '../core/features.ts';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
@@ -104,4 +107,33 @@ export async function call(app: FastifyInstance, url: string, opts: CallOptions 
 /** Creates an API key with only the `api` scope. */
 export async function apiKey(app: FastifyInstance, name = 'game-server'): Promise<string> {
   return app.apiKeys.create(name, ['api']);
+}
+
+export interface StartedServer {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  /** `http://127.0.0.1:<port>` */
+  address: string;
+  /** What the server has written to stdout so far (its JSON log). */
+  output(): string;
+}
+
+/**
+ * `npm start` as an operator runs it (core/server.ts in its own process, on 127.0.0.1 and a free
+ * port, logging at info); killed when the test ends if it is still running.
+ */
+export async function startServer(t: TestLike, env: Record<string, string>): Promise<StartedServer> {
+  const child = spawn(process.execPath, [join(rootDir, 'core/server.ts')], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, cwd: rootDir, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  let out = '';
+  const address = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /"msg":"Server listening at (http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+  });
+  return { child, address, output: () => out };
 }
