@@ -29,14 +29,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Site settings */
+        /**
+         * Site settings
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminSettings"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Change site settings */
+        /**
+         * Change site settings
+         * @description Scope: `admin`.
+         */
         patch: operations["patchAdminSettings"];
         trace?: never;
     };
@@ -47,7 +53,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user profile, by ID or by username (case-insensitive); exactly one of them */
+        /**
+         * A user profile, by ID or by username (case-insensitive); exactly one of them
+         * @description Scope: `api` or `users` or `users:read`.
+         */
         get: operations["getUsers"];
         put?: never;
         post?: never;
@@ -64,10 +73,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The roles a user holds now */
+        /**
+         * The roles a user holds now
+         * @description Scope: `api` or `users` or `users:read`.
+         */
         get: operations["getUsersByUserIdRoles"];
         put?: never;
-        /** Grant a role, or set the expiry of one held; answers with the user's roles */
+        /**
+         * Grant a role, or set the expiry of one held; answers with the user's roles
+         * @description Scope: `api` or `users` or `users:write`.
+         */
         post: operations["postUsersByUserIdRoles"];
         delete?: never;
         options?: never;
@@ -85,11 +100,17 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Take a role away; answers with the roles left */
+        /**
+         * Take a role away; answers with the roles left
+         * @description Scope: `api` or `users` or `users:write`.
+         */
         delete: operations["deleteUsersByUserIdRolesByRole"];
         options?: never;
         head?: never;
-        /** Move a held role to another roleID and/or change its expiry */
+        /**
+         * Move a held role to another roleID and/or change its expiry
+         * @description Scope: `api` or `users` or `users:write`.
+         */
         patch: operations["patchUsersByUserIdRolesByRole"];
         trace?: never;
     };
@@ -100,7 +121,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's tickets (served while the support feature runs) */
+        /**
+         * A user's tickets (served while the support feature runs)
+         * @description Scope: `api` or `users` or `users:read`.
+         */
         get: operations["getUsersByUserIdTickets"];
         put?: never;
         post?: never;
@@ -117,7 +141,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's orders (served while the store feature runs) */
+        /**
+         * A user's orders (served while the store feature runs)
+         * @description Scope: `api` or `users` or `users:read`.
+         */
         get: operations["getUsersByUserIdOrders"];
         put?: never;
         post?: never;
@@ -134,10 +161,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every role */
+        /**
+         * Every role
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminRoles"];
         put?: never;
-        /** Create a role */
+        /**
+         * Create a role
+         * @description Scope: `admin`.
+         */
         post: operations["postAdminRoles"];
         delete?: never;
         options?: never;
@@ -152,15 +185,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One role */
+        /**
+         * One role
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminRolesByRoleId"];
         put?: never;
         post?: never;
-        /** Delete a role and take it from everyone holding it */
+        /**
+         * Delete a role and take it from everyone holding it
+         * @description Scope: `admin`.
+         */
         delete: operations["deleteAdminRolesByRoleId"];
         options?: never;
         head?: never;
-        /** Change a role */
+        /**
+         * Change a role
+         * @description Scope: `admin`.
+         */
         patch: operations["patchAdminRolesByRoleId"];
         trace?: never;
     };
@@ -177,7 +219,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Mark a user verified or not */
+        /**
+         * Mark a user verified or not
+         * @description Scope: `admin`.
+         */
         patch: operations["patchAdminUsersByUserId"];
         trace?: never;
     };
@@ -189,10 +234,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Link an external account (a link the external ID had to another user moves here) */
+        /**
+         * Link an external account (a link the external ID had to another user moves here)
+         * @description Scope: `admin`.
+         */
         put: operations["putAdminUsersByUserIdLinkedAccountsByPlatform"];
         post?: never;
-        /** Remove a linked external account */
+        /**
+         * Remove a linked external account
+         * @description Scope: `admin`.
+         */
         delete: operations["deleteAdminUsersByUserIdLinkedAccountsByPlatform"];
         options?: never;
         head?: never;
@@ -208,7 +259,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Log in; with two-factor on, the token is pending until /api/auth/tfa/verify */
+        /**
+         * Log in; with two-factor on, the token is pending until /api/auth/tfa/verify
+         * @description Scope: `api` or `auth` or `auth:write`.
+         */
         post: operations["postAuthLogin"];
         delete?: never;
         options?: never;
@@ -225,7 +279,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Register an account and open a session */
+        /**
+         * Register an account and open a session
+         * @description Scope: `api` or `auth` or `auth:write`.
+         */
         post: operations["postAuthRegister"];
         delete?: never;
         options?: never;
@@ -240,7 +297,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Is this a live, verified session? */
+        /**
+         * Is this a live, verified session?
+         * @description Scope: `api` or `auth` or `auth:read`.
+         */
         get: operations["getAuthSessionsByToken"];
         put?: never;
         post?: never;
@@ -259,7 +319,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open a session for a user */
+        /**
+         * Open a session for a user
+         * @description Scope: `api` or `auth` or `auth:write`.
+         */
         post: operations["postAuthSessions"];
         delete?: never;
         options?: never;
@@ -276,7 +339,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Complete a login with the two-factor code */
+        /**
+         * Complete a login with the two-factor code
+         * @description Scope: `api` or `auth` or `auth:write`.
+         */
         post: operations["postAuthTfaVerify"];
         delete?: never;
         options?: never;
@@ -293,7 +359,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start two-factor enrolment: a new secret and its otpauth:// URL (for a QR code) */
+        /**
+         * Start two-factor enrolment: a new secret and its otpauth:// URL (for a QR code)
+         * @description Scope: `api` or `auth` or `auth:write`.
+         */
         post: operations["postAuthTfaSetup"];
         delete?: never;
         options?: never;
@@ -310,7 +379,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Finish enrolment with a code of the new secret: authStatus becomes "1" */
+        /**
+         * Finish enrolment with a code of the new secret: authStatus becomes "1"
+         * @description Scope: `api` or `auth` or `auth:write`.
+         */
         post: operations["postAuthTfaEnable"];
         delete?: never;
         options?: never;
@@ -327,7 +399,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Turn two-factor off: authStatus becomes "0" */
+        /**
+         * Turn two-factor off: authStatus becomes "0"
+         * @description Scope: `api` or `auth` or `auth:write`.
+         */
         post: operations["postAuthTfaDisable"];
         delete?: never;
         options?: never;
@@ -342,10 +417,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's stored items, optionally of one server */
+        /**
+         * A user's stored items, optionally of one server
+         * @description Scope: `api` or `bazaar` or `bazaar:read`.
+         */
         get: operations["getBazaarStoragesByUserIdItems"];
         put?: never;
-        /** Store an item */
+        /**
+         * Store an item
+         * @description Scope: `api` or `bazaar` or `bazaar:write`.
+         */
         post: operations["postBazaarStoragesByUserIdItems"];
         delete?: never;
         options?: never;
@@ -363,7 +444,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a stored item */
+        /**
+         * Remove a stored item
+         * @description Scope: `api` or `bazaar` or `bazaar:write`.
+         */
         delete: operations["deleteBazaarStoragesByUserIdItemsById"];
         options?: never;
         head?: never;
@@ -377,7 +461,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Item servers */
+        /**
+         * Item servers
+         * @description Scope: `api` or `bazaar` or `bazaar:read`.
+         */
         get: operations["getBazaarServers"];
         put?: never;
         post?: never;
@@ -394,10 +481,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Item servers */
+        /**
+         * Item servers
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminBazaarServers"];
         put?: never;
-        /** Create an item server */
+        /**
+         * Create an item server
+         * @description Scope: `admin`.
+         */
         post: operations["postAdminBazaarServers"];
         delete?: never;
         options?: never;
@@ -412,15 +505,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One item server */
+        /**
+         * One item server
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminBazaarServersById"];
         put?: never;
         post?: never;
-        /** Delete an item server that stores no items */
+        /**
+         * Delete an item server that stores no items
+         * @description Scope: `admin`.
+         */
         delete: operations["deleteAdminBazaarServersById"];
         options?: never;
         head?: never;
-        /** Change an item server */
+        /**
+         * Change an item server
+         * @description Scope: `admin`.
+         */
         patch: operations["patchAdminBazaarServersById"];
         trace?: never;
     };
@@ -431,7 +533,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The user linked to a chat user ID */
+        /**
+         * The user linked to a chat user ID
+         * @description Scope: `api` or `chat-integration` or `chat-integration:read`.
+         */
         get: operations["getIntegrationsChatUsersByChatUserID"];
         put?: never;
         post?: never;
@@ -448,7 +553,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Chat integration settings */
+        /**
+         * Chat integration settings
+         * @description Scope: `api` or `chat-integration` or `chat-integration:read`.
+         */
         get: operations["getIntegrationsChatSettings"];
         put?: never;
         post?: never;
@@ -465,7 +573,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Roles with their chat role IDs and styles */
+        /**
+         * Roles with their chat role IDs and styles
+         * @description Scope: `api` or `chat-integration` or `chat-integration:read`.
+         */
         get: operations["getIntegrationsChatRoles"];
         put?: never;
         post?: never;
@@ -482,14 +593,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Chat integration settings */
+        /**
+         * Chat integration settings
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminIntegrationsChatSettings"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Change chat integration settings */
+        /**
+         * Change chat integration settings
+         * @description Scope: `admin`.
+         */
         patch: operations["patchAdminIntegrationsChatSettings"];
         trace?: never;
     };
@@ -500,7 +617,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's balance, by username or by id */
+        /**
+         * A user's balance, by username or by id
+         * @description Scope: `api` or `credits` or `credits:read`.
+         */
         get: operations["getCredits"];
         put?: never;
         post?: never;
@@ -519,7 +639,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add credits to a balance */
+        /**
+         * Add credits to a balance
+         * @description Scope: `api` or `credits` or `credits:write`.
+         */
         post: operations["postCreditsAdd"];
         delete?: never;
         options?: never;
@@ -536,7 +659,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Take credits from a balance */
+        /**
+         * Take credits from a balance
+         * @description Scope: `api` or `credits` or `credits:write`.
+         */
         post: operations["postCreditsRemove"];
         delete?: never;
         options?: never;
@@ -553,7 +679,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Move credits from one user to another */
+        /**
+         * Move credits from one user to another
+         * @description Scope: `api` or `credits` or `credits:write`.
+         */
         post: operations["postCreditsSend"];
         delete?: never;
         options?: never;
@@ -570,7 +699,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set a balance */
+        /**
+         * Set a balance
+         * @description Scope: `api` or `credits` or `credits:write`.
+         */
         post: operations["postCreditsSet"];
         delete?: never;
         options?: never;
@@ -587,7 +719,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set a balance; `<user>` names the target when the body has no target_username */
+        /**
+         * Set a balance; `<user>` names the target when the body has no target_username
+         * @description Scope: `api` or `credits` or `credits:write`.
+         */
         post: operations["postCreditsByUserSet"];
         delete?: never;
         options?: never;
@@ -602,7 +737,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's ledger, newest first (page with `before`) */
+        /**
+         * A user's ledger, newest first (page with `before`)
+         * @description Scope: `api` or `credits` or `credits:read`.
+         */
         get: operations["getCreditsHistory"];
         put?: never;
         post?: never;
@@ -622,6 +760,8 @@ export interface paths {
         /**
          * Active categories nested with their active products, for the in-game shop
          * @description With `?username=`, `restricted` is true on products whose role that user already holds permanently (buying them again would change nothing). An unknown username is not an error: players without a web account still browse the shop, with nothing restricted.
+         *
+         *     Scope: `api` or `store` or `store:read`.
          */
         get: operations["getStoreListing"];
         put?: never;
@@ -639,7 +779,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every product, active or not (see isActive) */
+        /**
+         * Every product, active or not (see isActive)
+         * @description Scope: `api` or `store` or `store:read`.
+         */
         get: operations["getStoreProducts"];
         put?: never;
         post?: never;
@@ -656,7 +799,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One product */
+        /**
+         * One product
+         * @description Scope: `api` or `store` or `store:read`.
+         */
         get: operations["getStoreProductsById"];
         put?: never;
         post?: never;
@@ -673,7 +819,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every category, flat, active or not (see isActive) */
+        /**
+         * Every category, flat, active or not (see isActive)
+         * @description Scope: `api` or `store` or `store:read`.
+         */
         get: operations["getStoreCategories"];
         put?: never;
         post?: never;
@@ -690,7 +839,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One category with its subcategories and products nested */
+        /**
+         * One category with its subcategories and products nested
+         * @description Scope: `api` or `store` or `store:read`.
+         */
         get: operations["getStoreCategoriesById"];
         put?: never;
         post?: never;
@@ -712,6 +864,8 @@ export interface paths {
         /**
          * Buy products with the credit balance
          * @description HTTP 201 by default; the site setting buyResponseStatus switches it to 200.
+         *
+         *     Scope: `api` or `store` or `store:buy`.
          */
         post: operations["postStoreBuy"];
         delete?: never;
@@ -727,10 +881,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Store categories, flat */
+        /**
+         * Store categories, flat
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminStoreCategories"];
         put?: never;
-        /** Create a store category */
+        /**
+         * Create a store category
+         * @description Scope: `admin`.
+         */
         post: operations["postAdminStoreCategories"];
         delete?: never;
         options?: never;
@@ -747,7 +907,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Order categories: each listed one gets its place in the list as priority */
+        /**
+         * Order categories: each listed one gets its place in the list as priority
+         * @description Scope: `admin`.
+         */
         post: operations["postAdminStoreCategoriesReorder"];
         delete?: never;
         options?: never;
@@ -762,15 +925,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One store category */
+        /**
+         * One store category
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminStoreCategoriesById"];
         put?: never;
         post?: never;
-        /** Delete an empty store category (CONFLICT while it holds subcategories or products) */
+        /**
+         * Delete an empty store category (CONFLICT while it holds subcategories or products)
+         * @description Scope: `admin`.
+         */
         delete: operations["deleteAdminStoreCategoriesById"];
         options?: never;
         head?: never;
-        /** Change, move or deactivate a store category */
+        /**
+         * Change, move or deactivate a store category
+         * @description Scope: `admin`.
+         */
         patch: operations["patchAdminStoreCategoriesById"];
         trace?: never;
     };
@@ -781,10 +953,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Products with their variables */
+        /**
+         * Products with their variables
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminStoreProducts"];
         put?: never;
-        /** Create a product */
+        /**
+         * Create a product
+         * @description Scope: `admin`.
+         */
         post: operations["postAdminStoreProducts"];
         delete?: never;
         options?: never;
@@ -801,7 +979,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Order products: each listed one gets its place in the list as priority */
+        /**
+         * Order products: each listed one gets its place in the list as priority
+         * @description Scope: `admin`.
+         */
         post: operations["postAdminStoreProductsReorder"];
         delete?: never;
         options?: never;
@@ -816,15 +997,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One product */
+        /**
+         * One product
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminStoreProductsById"];
         put?: never;
         post?: never;
-        /** Delete a product (its orders keep what was bought) */
+        /**
+         * Delete a product (its orders keep what was bought)
+         * @description Scope: `admin`.
+         */
         delete: operations["deleteAdminStoreProductsById"];
         options?: never;
         head?: never;
-        /** Change or deactivate a product; `variables`, when sent, replaces the list */
+        /**
+         * Change or deactivate a product; `variables`, when sent, replaces the list
+         * @description Scope: `admin`.
+         */
         patch: operations["patchAdminStoreProductsById"];
         trace?: never;
     };
@@ -840,6 +1030,8 @@ export interface paths {
         /**
          * Record a real-money payment: a `payment` order, its credits, a donation entry
          * @description `credit` (credits added to the balance) defaults to `amount`; `currency` to the site currency. A paymentAPI + paymentID pair is recorded once (CONFLICT on a repeat), so a retried gateway callback cannot credit twice.
+         *
+         *     Scope: `admin`.
          */
         post: operations["postAdminPayments"];
         delete?: never;
@@ -858,6 +1050,8 @@ export interface paths {
         /**
          * Donation boards
          * @description type: top-alltime, top-annual, top-monthly, top-daily, latest. The top boards rank users by the sum of their payments in the current calendar year, month or day (site time zone), one line per user and currency; latest lists single payments, newest first. limit: 1–100, default 10.
+         *
+         *     Scope: `api` or `donations` or `donations:read`.
          */
         get: operations["getStoreDonations"];
         put?: never;
@@ -875,10 +1069,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Tickets, newest first, with their category name and messages; optional filters and paging */
+        /**
+         * Tickets, newest first, with their category name and messages; optional filters and paging
+         * @description Scope: `api` or `support` or `support:read`.
+         */
         get: operations["getSupportTickets"];
         put?: never;
-        /** Open a ticket with its first message */
+        /**
+         * Open a ticket with its first message
+         * @description Scope: `api` or `support` or `support:write`.
+         */
         post: operations["postSupportTickets"];
         delete?: never;
         options?: never;
@@ -893,10 +1093,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One ticket with its category and messages */
+        /**
+         * One ticket with its category and messages
+         * @description Scope: `api` or `support` or `support:read`.
+         */
         get: operations["getSupportTicketsById"];
         put?: never;
-        /** Open a ticket with its first message */
+        /**
+         * Open a ticket with its first message
+         * @description Scope: `api` or `support` or `support:write`.
+         */
         post: operations["postSupportTicketsById"];
         delete?: never;
         options?: never;
@@ -913,7 +1119,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close a ticket (closing a closed ticket is a no-op) */
+        /**
+         * Close a ticket (closing a closed ticket is a no-op)
+         * @description Scope: `api` or `support` or `support:write`.
+         */
         post: operations["postSupportTicketsByIdClose"];
         delete?: never;
         options?: never;
@@ -928,10 +1137,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A ticket's messages, oldest first; optional accountID filter and paging */
+        /**
+         * A ticket's messages, oldest first; optional accountID filter and paging
+         * @description Scope: `api` or `support` or `support:read`.
+         */
         get: operations["getSupportTicketsByTicketIdMessages"];
         put?: never;
-        /** Reply to a ticket: isAdmin=true answers as staff (status 2), otherwise the player replies (status 3) */
+        /**
+         * Reply to a ticket: isAdmin=true answers as staff (status 2), otherwise the player replies (status 3)
+         * @description Scope: `api` or `support` or `support:write`.
+         */
         post: operations["postSupportTicketsByTicketIdMessages"];
         delete?: never;
         options?: never;
@@ -946,7 +1161,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One message of a ticket */
+        /**
+         * One message of a ticket
+         * @description Scope: `api` or `support` or `support:read`.
+         */
         get: operations["getSupportTicketsByTicketIdMessagesById"];
         put?: never;
         post?: never;
@@ -963,7 +1181,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Support categories */
+        /**
+         * Support categories
+         * @description Scope: `api` or `support` or `support:read`.
+         */
         get: operations["getSupportCategories"];
         put?: never;
         post?: never;
@@ -980,7 +1201,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One support category, as an array of one (api.md) */
+        /**
+         * One support category, as an array of one (api.md)
+         * @description Scope: `api` or `support` or `support:read`.
+         */
         get: operations["getSupportCategoriesById"];
         put?: never;
         post?: never;
@@ -997,7 +1221,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Quick answers */
+        /**
+         * Quick answers
+         * @description Scope: `api` or `support` or `support:read`.
+         */
         get: operations["getStoreAnswers"];
         put?: never;
         post?: never;
@@ -1014,7 +1241,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One quick answer */
+        /**
+         * One quick answer
+         * @description Scope: `api` or `support` or `support:read`.
+         */
         get: operations["getStoreAnswersById"];
         put?: never;
         post?: never;
@@ -1031,7 +1261,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Quick answers */
+        /**
+         * Quick answers
+         * @description Scope: `api` or `support` or `support:read`.
+         */
         get: operations["getSupportAnswers"];
         put?: never;
         post?: never;
@@ -1048,7 +1281,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One quick answer */
+        /**
+         * One quick answer
+         * @description Scope: `api` or `support` or `support:read`.
+         */
         get: operations["getSupportAnswersById"];
         put?: never;
         post?: never;
@@ -1065,10 +1301,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List support categorys */
+        /**
+         * List support categorys
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminSupportCategories"];
         put?: never;
-        /** Create a support category */
+        /**
+         * Create a support category
+         * @description Scope: `admin`.
+         */
         post: operations["postAdminSupportCategories"];
         delete?: never;
         options?: never;
@@ -1083,15 +1325,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a support category */
+        /**
+         * Get a support category
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminSupportCategoriesById"];
         put?: never;
         post?: never;
-        /** Delete a support category */
+        /**
+         * Delete a support category
+         * @description Scope: `admin`.
+         */
         delete: operations["deleteAdminSupportCategoriesById"];
         options?: never;
         head?: never;
-        /** Change a support category */
+        /**
+         * Change a support category
+         * @description Scope: `admin`.
+         */
         patch: operations["patchAdminSupportCategoriesById"];
         trace?: never;
     };
@@ -1102,10 +1353,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List quick answers */
+        /**
+         * List quick answers
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminSupportAnswers"];
         put?: never;
-        /** Create a quick answer */
+        /**
+         * Create a quick answer
+         * @description Scope: `admin`.
+         */
         post: operations["postAdminSupportAnswers"];
         delete?: never;
         options?: never;
@@ -1120,15 +1377,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a quick answer */
+        /**
+         * Get a quick answer
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminSupportAnswersById"];
         put?: never;
         post?: never;
-        /** Delete a quick answer */
+        /**
+         * Delete a quick answer
+         * @description Scope: `admin`.
+         */
         delete: operations["deleteAdminSupportAnswersById"];
         options?: never;
         head?: never;
-        /** Change a quick answer */
+        /**
+         * Change a quick answer
+         * @description Scope: `admin`.
+         */
         patch: operations["patchAdminSupportAnswersById"];
         trace?: never;
     };
@@ -1139,7 +1405,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Vote links for a player */
+        /**
+         * Vote links for a player
+         * @description Scope: `api` or `votes` or `votes:read`.
+         */
         get: operations["getVoteLinks"];
         put?: never;
         post?: never;
@@ -1156,10 +1425,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Vote links as stored (placeholders kept) */
+        /**
+         * Vote links as stored (placeholders kept)
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminVoteLinks"];
         put?: never;
-        /** Add a vote link */
+        /**
+         * Add a vote link
+         * @description Scope: `admin`.
+         */
         post: operations["postAdminVoteLinks"];
         delete?: never;
         options?: never;
@@ -1174,15 +1449,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One vote link */
+        /**
+         * One vote link
+         * @description Scope: `admin`.
+         */
         get: operations["getAdminVoteLinksById"];
         put?: never;
         post?: never;
-        /** Delete a vote link */
+        /**
+         * Delete a vote link
+         * @description Scope: `admin`.
+         */
         delete: operations["deleteAdminVoteLinksById"];
         options?: never;
         head?: never;
-        /** Change a vote link */
+        /**
+         * Change a vote link
+         * @description Scope: `admin`.
+         */
         patch: operations["patchAdminVoteLinksById"];
         trace?: never;
     };

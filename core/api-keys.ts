@@ -12,8 +12,8 @@ export const CoreApiKey = defineEntity({
     id: p.integer().primary().autoincrement(),
     name: p.string().length(64).unique(),
     keyHash: p.string().length(64).unique(),
-    /** Space-separated scopes: `api`, `admin`. */
-    scopes: p.string().length(64),
+    /** Space-separated scopes: `api`, `admin`, or a feature's (`credits:read`, `store:buy`, `delivery`). */
+    scopes: p.string().length(255),
     createdAt: p.string().length(19),
     revokedAt: p.string().length(19).nullable(),
     /** When the key was last presented, to the minute: an operator sees which keys are idle. */
@@ -21,8 +21,32 @@ export const CoreApiKey = defineEntity({
   },
 });
 
-export type Scope = 'api' | 'admin';
-export const SCOPES: readonly Scope[] = ['api', 'admin'];
+/**
+ * `api`: every public route; `admin`: also `/api/admin/…`; `<feature>`: every public route of one
+ * feature; `<feature>:<action>`: the routes of that action, `read` (GET) and `write` (the rest)
+ * unless a route names its own (`store:buy`). A game server's key then reaches only what it needs.
+ */
+export type Scope = string;
+const SCOPE = /^(api|admin|[a-z][a-z0-9-]*(:[a-z][a-z0-9-]*)?)$/;
+
+export function isScope(value: string): boolean {
+  return SCOPE.test(value);
+}
+
+/** What a key needs for one route, besides `api` or `admin`: the feature, and the feature's action. */
+export function routeScopes(feature: string | undefined, method: string, action: string | undefined): string[] {
+  if (!feature) return [];
+  return [feature, `${feature}:${action ?? (method === 'GET' || method === 'HEAD' ? 'read' : 'write')}`];
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The feature that registered the route (set by the host). */
+    feature?: string;
+    /** The route's action for scoped keys, when it is neither a plain read nor a plain write. */
+    scopeAction?: string;
+  }
+}
 
 export interface ApiKeyIdentity {
   name: string;
@@ -66,7 +90,7 @@ export class ApiKeys {
       'select name, key_hash, scopes from core_api_keys where revoked_at is null');
     this.#cache = rows.map((r) => ({
       hash: Buffer.from(r.key_hash, 'hex'),
-      identity: { name: r.name, scopes: r.scopes.split(' ').filter((s): s is Scope => SCOPES.includes(s as Scope)) },
+      identity: { name: r.name, scopes: r.scopes.split(' ').filter(isScope) },
     }));
     this.#loadedAt = Date.now();
   }
@@ -103,6 +127,9 @@ export class ApiKeys {
 
   async create(name: string, scopes: Scope[]): Promise<string> {
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new DomainError('VALIDATION_ERROR', 'name: 1-64 characters of A-Z a-z 0-9 _ . -');
+    const bad = scopes.find((s) => !isScope(s));
+    if (bad !== undefined || scopes.length === 0) throw new DomainError('VALIDATION_ERROR', `scope: "${bad ?? ''}" is not a scope (api, admin, <feature> or <feature>:<action>)`);
+    if (scopes.join(' ').length > 255) throw new DomainError('VALIDATION_ERROR', 'scope: at most 255 characters in all');
     const key = `ck_${randomBytes(24).toString('hex')}`;
     const existing = await this.#db.query('select id from core_api_keys where name = ?', [name]);
     if (existing.length) throw new DomainError('CONFLICT', `an API key named "${name}" exists already`);
@@ -125,7 +152,10 @@ export class ApiKeys {
   }
 }
 
-/** Every /api route needs a key; /api/admin routes need the admin scope. */
+/**
+ * Every /api route needs a key; /api/admin routes need the admin scope; the other routes `api`,
+ * or the scope of the route's feature or of its action.
+ */
 export function apiKeyHook(app: FastifyInstance, keys: ApiKeys): void {
   app.addHook('onRequest', async (request: FastifyRequest) => {
     // The pattern of the route that will run decides, not the raw URL: the router decodes
@@ -138,8 +168,14 @@ export function apiKeyHook(app: FastifyInstance, keys: ApiKeys): void {
     if (!presented) throw new DomainError('INVALID_API_KEY', 'The X-Api-Key header is missing.');
     const identity = await keys.check(presented);
     if (!identity) throw new DomainError('INVALID_API_KEY', 'The X-Api-Key header does not hold a valid API key.');
-    if (/^\/+api\/+admin(\/|$)/.test(path) && !identity.scopes.includes('admin')) {
-      throw new DomainError('FORBIDDEN', 'This API key lacks the admin scope.');
+    if (/^\/+api\/+admin(\/|$)/.test(path)) {
+      if (!identity.scopes.includes('admin')) throw new DomainError('FORBIDDEN', 'This API key lacks the admin scope.');
+    } else if (!identity.scopes.includes('api') && !identity.scopes.includes('admin')) {
+      const { feature, scopeAction } = request.routeOptions.config;
+      const needed = routeScopes(feature, request.method, scopeAction);
+      if (!needed.some((s) => identity.scopes.includes(s))) {
+        throw new DomainError('FORBIDDEN', `This API key lacks the scope for this route (${needed.join(' or ') || 'api'}).`);
+      }
     }
     request.apiKey = identity;
   });

@@ -50,10 +50,15 @@ export type FeaturePlugin = FastifyPluginAsync & { [FEATURE]: FeatureDefinition 
  */
 export function defineFeature<S extends TSchema>(def: FeatureDefinition<S>): FeaturePlugin {
   const requires = [...new Set((def.requires ?? []).map((r) => r.feature))];
+  // Encapsulated: what a feature adds (hooks, body parsers, the route tag below) stays its own;
+  // peers meet through the registry, not through decorators.
   const plugin = fp(async (app: FastifyInstance) => {
     const ctx = app.featureContext(def.name);
+    app.addHook('onRoute', (route) => {
+      route.config = { ...route.config, feature: def.name };
+    });
     await def.register(app, ctx as FeatureContext<Static<S>>);
-  }, { name: def.name, dependencies: requires, fastify: '5.x' }) as unknown as FeaturePlugin;
+  }, { name: def.name, dependencies: requires, fastify: '5.x', encapsulate: true }) as unknown as FeaturePlugin;
   plugin[FEATURE] = def as unknown as FeatureDefinition;
   return plugin;
 }

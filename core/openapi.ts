@@ -6,6 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SwaggerOptions } from '@fastify/swagger';
+import type { FastifyContextConfig } from 'fastify';
+import { routeScopes } from './api-keys.ts';
 import { rootDir } from './config.ts';
 import { errorStatus } from './errors.ts';
 
@@ -13,7 +15,9 @@ const INTRODUCTION = `The API behind a game community's web store, credit wallet
 item storage, vote links and chat-bot integration.
 
 **Keys.** Every \`/api\` call carries \`X-Api-Key\`. Keys are named and scoped: \`api\` reaches every
-public route, \`admin\` also reaches \`/api/admin/…\`. \`GET /health\`, \`GET /metrics\` (its own rule) and
+public route, \`admin\` also reaches \`/api/admin/…\`; a narrower key names features (\`delivery\`) or a
+feature's actions (\`credits:read\`, \`credits:write\`, \`store:buy\`), and each route says which scopes
+reach it. \`GET /health\`, \`GET /metrics\` (its own rule) and
 this document need no key.
 
 **Bodies.** Every POST, PUT and PATCH body may be JSON, \`application/x-www-form-urlencoded\` or
@@ -78,11 +82,21 @@ function errorsOf(url: string, schema: RouteSchema): Map<number, ErrorDoc> {
   return errors;
 }
 
-function transform({ schema, url, route }: { schema: RouteSchema; url: string; route: { method: string | string[] } }) {
+/** Which keys may call the route, as the key check decides it. */
+function scopeNote(url: string, method: string, config: FastifyContextConfig | undefined): string | undefined {
+  if (!url.startsWith('/api/')) return undefined;
+  if (url.startsWith('/api/admin/')) return 'Scope: `admin`.';
+  const scoped = routeScopes(config?.feature, method, config?.scopeAction).map((s) => `\`${s}\``);
+  return `Scope: \`api\`${scoped.length ? ` or ${scoped.join(' or ')}` : ''}.`;
+}
+
+function transform({ schema, url, route }: { schema: RouteSchema; url: string; route: { method: string | string[]; config?: FastifyContextConfig } }) {
   if (!schema || schema.hide) return { schema, url };
   const method = Array.isArray(route.method) ? route.method[0]! : route.method;
   const out: RouteSchema = { ...schema };
   out.operationId ??= operationId(method, url);
+  const scope = scopeNote(url, method, route.config);
+  if (scope) out.description = [schema.description, scope].filter(Boolean).join('\n\n');
   if (schema.body && !schema.consumes) out.consumes = BODY_TYPES;
   const response: Record<string, unknown> = {};
   for (const [status, body] of Object.entries(schema.response ?? {})) {

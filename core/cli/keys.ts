@@ -1,6 +1,8 @@
 /**
  * API keys from the command line:
- *   npm run keys -- create <name> [--admin]   prints the new key once
+ *   npm run keys -- create <name> [--admin | --scope S …]   prints the new key once; --scope takes
+ *                                             `<feature>` or `<feature>:<action>` (repeat it or
+ *                                             separate with commas); neither flag: `api`
  *   npm run keys -- list
  *   npm run keys -- revoke <name>
  */
@@ -17,7 +19,8 @@ try {
   await migrate(db);
   const keys = new ApiKeys(db, undefined, 0);
   if (command === 'create' && name) {
-    const scopes: Scope[] = flags.includes('--admin') ? ['api', 'admin'] : ['api'];
+    const named = flags.flatMap((f, i) => (flags[i - 1] === '--scope' ? f.split(',') : [])).filter(Boolean);
+    const scopes: Scope[] = flags.includes('--admin') ? ['api', 'admin'] : named.length ? named : ['api'];
     const key = await keys.create(name, scopes);
     console.log(`Created key "${name}" (${scopes.join(', ')}). It is shown only now:\n${key}`);
   } else if (command === 'list') {
@@ -27,7 +30,7 @@ try {
   } else if (command === 'revoke' && name) {
     console.log(await keys.revoke(name) ? `Revoked "${name}".` : `No active key named "${name}".`);
   } else {
-    console.error('usage: npm run keys -- create <name> [--admin] | list | revoke <name>');
+    console.error('usage: npm run keys -- create <name> [--admin | --scope <feature>[:<action>] …] | list | revoke <name>');
     process.exitCode = 2;
   }
 } catch (err) {

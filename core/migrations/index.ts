@@ -1,5 +1,6 @@
 // Written by npm run migration:create; lists every migration of this folder in order.
 import m0 from './20260101000000_core_init.ts';
 import m1 from './20261123074603_core_api_keys_last_used.ts';
+import m2 from './20261123075128_core_api_keys_scopes.ts';
 
-export const migrations = [m0, m1];
+export const migrations = [m0, m1, m2];

@@ -74,6 +74,8 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
   });
 
   app.post('/api/store/buy', {
+    // A key that may buy for players need not write anything else of the store.
+    config: { scopeAction: 'buy' },
     schema: {
       tags, summary: 'Buy products with the credit balance',
       description: 'HTTP 201 by default; the site setting buyResponseStatus switches it to 200.',
