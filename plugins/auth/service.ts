@@ -99,16 +99,29 @@ export class AuthService {
     } else if (email.length > 191 || !EMAIL.test(email)) {
       throw new DomainError('INVALID_EMAIL', 'The email address is not valid.');
     }
-    if (settings.registerLimit > 0 && await this.#users.countCreatedFrom(client.ip) >= settings.registerLimit) {
-      throw new DomainError('REGISTER_LIMIT', `At most ${settings.registerLimit} accounts may be registered from one IP address.`);
-    }
     // Hashed before the transaction, so no lock is held for the tens of milliseconds argon2 takes.
     const passwordHash = await hashPassword(password);
     return this.#db.transaction(async () => {
+      if (settings.registerLimit > 0) await this.#checkRegisterLimit(client.ip, settings.registerLimit);
       const user = await this.#users.createAccount({ username, email: email || null, creationIP: client.ip });
       await this.#db.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, passwordHash, now()]);
       return { token: await this.#newSession(user.id, client, true, this.#sessionEnd()) };
     });
+  }
+
+  /**
+   * Counts the ip's accounts under a lock on the ip's row (written first, so it is an exclusive
+   * lock on MySQL and the write lock on SQLite): parallel registers from one ip are counted one
+   * after the other, each seeing the accounts the ones before it created.
+   */
+  async #checkRegisterLimit(ip: string, limit: number): Promise<void> {
+    const upsert = this.#db.dialect === 'mysql'
+      ? 'insert into auth_register_locks (ip, locked_at) values (?, ?) on duplicate key update locked_at = values(locked_at)'
+      : 'insert into auth_register_locks (ip, locked_at) values (?, ?) on conflict (ip) do update set locked_at = excluded.locked_at';
+    await this.#db.run(upsert, [ip, now()]);
+    if (await this.#users.countCreatedFrom(ip) >= limit) {
+      throw new DomainError('REGISTER_LIMIT', `At most ${limit} accounts may be registered from one IP address.`);
+    }
   }
 
   /** Throws SESSION_NOT_FOUND unless the token is a live, verified, unexpired session. */
