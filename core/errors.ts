@@ -4,10 +4,13 @@
  */
 export class DomainError extends Error {
   readonly code: string;
-  constructor(code: string, message: string) {
+  /** Sent as Retry-After (RATE_LIMITED, SERVICE_UNAVAILABLE). */
+  readonly retryAfterSeconds?: number;
+  constructor(code: string, message: string, options: { retryAfterSeconds?: number } = {}) {
     super(message);
     this.name = 'DomainError';
     this.code = code;
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 

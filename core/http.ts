@@ -209,7 +209,11 @@ export function routerErrors(err: FastifyError, request: FastifyRequest, reply: 
 
 export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (err instanceof DomainError) return send(reply, err.code, err.message);
+    if (err instanceof DomainError) {
+      const { retryAfterSeconds } = err as DomainError;
+      if (retryAfterSeconds !== undefined) reply.header('Retry-After', String(retryAfterSeconds));
+      return send(reply, err.code, err.message);
+    }
     if (err.validation) return send(reply, 'VALIDATION_ERROR', validationMessage(err));
     const known = err.code ? FASTIFY_CODES[err.code] : undefined;
     if (known) {

@@ -12,6 +12,13 @@ const rateLimit = (max: number) => Type.Object({
   windowSeconds: Type.Integer({ minimum: 1, default: 60 }),
 }, { default: {} });
 
+const lockout = (maxFailures: number, lockSeconds: number) => Type.Object({
+  /** Wrong attempts in a row, from any ip or login, after which the account is locked. */
+  maxFailures: Type.Integer({ minimum: 1, default: maxFailures }),
+  /** How long the lock lasts (RATE_LIMITED with Retry-After meanwhile). */
+  lockSeconds: Type.Integer({ minimum: 1, default: lockSeconds }),
+}, { default: {} });
+
 const options = Type.Object({
   /** Lifetime of a session made by login, register or POST /api/auth/sessions without `expires`. */
   sessionDays: Type.Integer({ minimum: 1, default: 30 }),
@@ -22,6 +29,8 @@ const options = Type.Object({
   /** Wrong two-factor codes after which a pending login is dropped. */
   tfaMaxAttempts: Type.Integer({ minimum: 1, default: 5 }),
   rateLimit: Type.Object({ login: rateLimit(10), register: rateLimit(5) }, { default: {} }),
+  /** Per-account caps on wrong passwords and on wrong two-factor codes (all pending logins together). */
+  lockout: Type.Object({ password: lockout(10, 900), code: lockout(10, 900) }, { default: {} }),
   /** How often expired sessions are deleted. */
   sweepSeconds: Type.Integer({ minimum: 1, default: 3600 }),
 });

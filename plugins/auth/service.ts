@@ -9,6 +9,7 @@ import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UsersService } from '../users/contract.ts';
+import { Lockout, type LockoutOptions } from './lockout.ts';
 import { checkPassword, hashPassword, sha256Hex } from './passwords.ts';
 
 export interface AuthOptions {
@@ -17,6 +18,7 @@ export interface AuthOptions {
   passwordMaxLength: number;
   tfaIssuer: string;
   tfaMaxAttempts: number;
+  lockout: { password: LockoutOptions; code: LockoutOptions };
 }
 
 export interface ClientInfo {
@@ -49,12 +51,16 @@ export class AuthService {
   readonly #users: UsersService;
   readonly #settings: SettingsService;
   readonly #opts: AuthOptions;
+  readonly #passwordLockout: Lockout;
+  readonly #codeLockout: Lockout;
 
   constructor(db: Database, users: UsersService, settings: SettingsService, opts: AuthOptions) {
     this.#db = db;
     this.#users = users;
     this.#settings = settings;
     this.#opts = opts;
+    this.#passwordLockout = new Lockout(db, 'auth_credentials', opts.lockout.password, 'passwords');
+    this.#codeLockout = new Lockout(db, 'auth_totp', opts.lockout.code, 'two-factor codes');
   }
 
   /** Creates a session and returns its token (32 hex characters); only the token's hash is stored. */
@@ -72,9 +78,14 @@ export class AuthService {
 
   async login(username: string, password: string, client: ClientInfo): Promise<{ token: string; isTfaRequired: boolean }> {
     const user = await this.#users.requireByUsername(username);
+    await this.#passwordLockout.claim(user.id);
     const [credential] = await this.#db.query<{ password_hash: string }>('select password_hash from auth_credentials where user_id = ?', [user.id]);
     const check = credential ? await checkPassword(credential.password_hash, password) : { ok: false, rehash: false };
-    if (!check.ok) throw new DomainError('WRONG_PASSWORD', 'The password is wrong.');
+    if (!check.ok) {
+      await this.#passwordLockout.failed(user.id);
+      throw new DomainError('WRONG_PASSWORD', 'The password is wrong.');
+    }
+    await this.#passwordLockout.succeeded(user.id);
     if (check.rehash) {
       await this.#db.run('update auth_credentials set password_hash = ?, updated_at = ? where user_id = ?', [await hashPassword(password), now(), user.id]);
     }
@@ -139,15 +150,24 @@ export class AuthService {
   /**
    * Checks a TOTP code (RFC 6238: 6 digits, 30 s, ±1 step) against the user's active or pending
    * secret. A good code claims its time step, so the same code (or an older one) is refused
-   * afterwards, even when two requests race with it.
+   * afterwards, even when two requests race with it. Every check counts against the account's
+   * cap on wrong codes, whichever login or enrolment it comes through.
    */
   async #checkCode(userId: number, which: 'secret' | 'pending_secret', code: string): Promise<CodeCheck> {
     const [row] = await this.#db.query<{ secret: string | null; last_step: number }>(
       `select ${which} as secret, last_step from auth_totp where user_id = ?`, [userId]);
     if (!row?.secret) return 'none';
+    await this.#codeLockout.claim(userId);
+    const check = await this.#verifyCode(userId, row.secret, code);
+    if (check === 'ok') await this.#codeLockout.succeeded(userId);
+    else await this.#codeLockout.failed(userId);
+    return check;
+  }
+
+  async #verifyCode(userId: number, secret: string, code: string): Promise<CodeCheck> {
     const digits = code.replace(/\s+/g, '');
     if (!/^[0-9]{6}$/.test(digits)) return 'wrong';
-    const result = await TOTP_CHECK.verify(digits, { secret: row.secret, epochTolerance: 30 });
+    const result = await TOTP_CHECK.verify(digits, { secret, epochTolerance: 30 });
     if (!result.valid) return 'wrong';
     const { affectedRows } = await this.#db.run('update auth_totp set last_step = ? where user_id = ? and last_step < ?', [result.timeStep, userId, result.timeStep]);
     return affectedRows > 0 ? 'ok' : 'used';

@@ -1,7 +1,7 @@
 /** Issue 16: limits that must hold under parallel and disguised attempts. */
 import t from 'tap';
 import { build, call } from '../../../test/helper.ts';
-import { NO_RATE_LIMIT } from './fixtures.ts';
+import { NO_RATE_LIMIT, login, register, sessionStatus, totp, wrongCode } from './fixtures.ts';
 
 t.test('the register limit holds for parallel registers from one ip', async (t) => {
   const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
@@ -13,4 +13,44 @@ t.test('the register limit holds for parallel registers from one ip', async (t) 
   t.equal(codes.filter((c) => c === 'REGISTER_LIMIT').length, 17, 'the rest get REGISTER_LIMIT');
   const [row] = await app.db.query<{ n: number }>('select count(*) as n from users_accounts where creation_ip = ?', ['203.0.113.9']);
   t.equal(Number(row!.n), 3);
+});
+
+const LOCKOUT = { plugins: { auth: { tfaMaxAttempts: 5, rateLimit: { login: { max: 0 }, register: { max: 0 } }, lockout: { password: { maxFailures: 4, lockSeconds: 2 }, code: { maxFailures: 6, lockSeconds: 2 } } } } };
+
+t.test('wrong two-factor codes are capped per account across every pending login', async (t) => {
+  const app = await build(t, { features: ['users', 'auth'], config: LOCKOUT });
+  const { id } = await register(app, 'Steve', 'correct horse');
+  const { secret } = (await call(app, '/api/auth/tfa/setup', { body: { userID: id } })).json().data;
+  t.equal((await call(app, '/api/auth/tfa/enable', { body: { userID: id, code: totp(secret) } })).statusCode, 200);
+  // Three logins from three ips, each below its own limit of 5 wrong codes: 6 wrong codes in all.
+  const tokens: string[] = [];
+  for (const ip of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) tokens.push((await login(app, 'Steve', 'correct horse', { ip })).json().data.token);
+  const wrong = wrongCode(secret);
+  const answers = await Promise.all([...tokens, ...tokens].map((token) => call(app, '/api/auth/tfa/verify', { body: { token, code: wrong } })));
+  t.strictSame(answers.map((r) => r.json().error), Array(6).fill('WRONG_CODE'));
+  const res = await call(app, '/api/auth/tfa/verify', { body: { token: tokens[0]!, code: totp(secret, 30) } });
+  t.equal(res.statusCode, 429, 'the seventh code is refused, the right one too');
+  t.equal(res.json().error, 'RATE_LIMITED');
+  t.ok(Number(res.headers['retry-after']) >= 1 && Number(res.headers['retry-after']) <= 2, 'Retry-After says when');
+  t.equal(await sessionStatus(app, tokens[0]!), 404);
+  await new Promise((r) => setTimeout(r, 2100));
+  const after = await call(app, '/api/auth/tfa/verify', { body: { token: tokens[0]!, code: totp(secret, 30) } });
+  t.equal(after.statusCode, 200, 'once the lock is over the right code works');
+});
+
+t.test('wrong passwords are capped per account whatever the ip', async (t) => {
+  const app = await build(t, { features: ['users', 'auth'], config: LOCKOUT });
+  await register(app, 'Alex', 'correct horse');
+  const answers = await Promise.all(['1', '2', '3', '4'].map((n) => login(app, 'Alex', 'wrong horse', { ip: `10.1.0.${n}` })));
+  t.strictSame(answers.map((r) => r.json().error), Array(4).fill('WRONG_PASSWORD'));
+  const locked = await login(app, 'Alex', 'correct horse', { ip: '10.1.0.5' });
+  t.equal(locked.statusCode, 429);
+  t.equal(locked.json().error, 'RATE_LIMITED');
+  t.ok(Number(locked.headers['retry-after']) >= 1);
+  await new Promise((r) => setTimeout(r, 2100));
+  t.equal((await login(app, 'Alex', 'correct horse')).statusCode, 200, 'the right password works once the lock is over');
+  // A right password starts the count again.
+  for (const n of [1, 2, 3]) t.equal((await login(app, 'Alex', 'wrong horse')).json().error, 'WRONG_PASSWORD', `wrong ${n}`);
+  t.equal((await login(app, 'Alex', 'correct horse')).statusCode, 200);
+  t.equal((await login(app, 'Alex', 'wrong horse')).json().error, 'WRONG_PASSWORD');
 });
