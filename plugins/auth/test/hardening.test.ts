@@ -54,3 +54,16 @@ t.test('wrong passwords are capped per account whatever the ip', async (t) => {
   t.equal((await login(app, 'Alex', 'correct horse')).statusCode, 200);
   t.equal((await login(app, 'Alex', 'wrong horse')).json().error, 'WRONG_PASSWORD');
 });
+
+t.test('username variants do not reach the account, and share no limiter bucket with it', async (t) => {
+  const app = await build(t, { features: ['users', 'auth'], config: { plugins: { auth: { rateLimit: { login: { max: 2 } } } } } });
+  await register(app, 'alice', 'correct horse');
+  for (const variant of ['alice ', 'ålice', 'alıce', 'ALİCE']) {
+    const res = await login(app, variant, 'correct horse');
+    t.equal(res.json().error, 'USER_NOT_FOUND', JSON.stringify(variant));
+    t.equal((await call(app, `/api/users/?username=${encodeURIComponent(variant)}`)).statusCode, 404, `lookup of ${JSON.stringify(variant)}`);
+  }
+  t.equal((await login(app, 'ALICE', 'correct horse')).statusCode, 200, 'case still does not matter');
+  t.equal((await login(app, 'alice', 'correct horse')).statusCode, 200);
+  t.equal((await login(app, 'Alice', 'correct horse')).statusCode, 429, 'every case of the name shares one bucket');
+});
