@@ -11,7 +11,7 @@ import { openDatabase, migrate, type Database } from './db.ts';
 import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
 import { builtinDir, discoverFeatures, selectEnabled, type FeatureContext, type LoadedFeature } from './features.ts';
-import { bodyParsing, errorHandling, inputGuard, routerErrors, send } from './http.ts';
+import { bodyParsing, errorHandling, inputGuard, routerErrors, send, serializeError } from './http.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { ServiceRegistry } from './registry.ts';
 import { CoreSetting, DbSettings, settingsRef, settingsRoutes, type SettingsService } from './settings.ts';
@@ -43,7 +43,7 @@ export interface BuildOptions {
 /** Log redaction: never secrets, passwords, tokens or keys. */
 const redact = [
   'req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie',
-  '*.password', '*.token', '*.secret', '*.apiKey', '*.code',
+  '*.password', '*.token', '*.secret', '*.apiKey',
 ];
 
 /**
@@ -55,6 +55,7 @@ export function logSafeUrl(url: string): string {
 }
 
 const serializers = {
+  err: serializeError,
   req(request: FastifyRequest) {
     return { method: request.method, url: logSafeUrl(request.url), host: request.host, remoteAddress: request.ip };
   },
