@@ -11,7 +11,7 @@ import { openDatabase, migrate, type Database } from './db.ts';
 import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
 import { builtinDir, discoverFeatures, selectEnabled, type FeatureContext, type LoadedFeature } from './features.ts';
-import { bodyParsing, errorHandling, inputGuard, routerErrors, send, serializeError } from './http.ts';
+import { bodyParsing, errorHandling, inputGuard, routerErrors, send, serializeError, strictTypes } from './http.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { ServiceRegistry } from './registry.ts';
 import { CoreSetting, DbSettings, settingsRef, settingsRoutes, type SettingsService } from './settings.ts';
@@ -127,6 +127,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   errorHandling(app, config.database.retryAfterSeconds);
   apiKeyHook(app, apiKeys);
   await bodyParsing(app, { fieldLimit: config.server.fieldLimit, maxFields: config.server.maxFields, bodyLimit: config.server.bodyLimit });
+  strictTypes(app);
   inputGuard(app);
   await app.register(rateLimit, {
     global: false,

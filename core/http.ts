@@ -20,6 +20,20 @@ export const ErrorResponse = Type.Object({
   message: Type.String(),
 }, { $id: 'ErrorResponse' });
 
+/** How an integer or a decimal is written, in every encoding: no sign but `-`, no hex, exponent or space. */
+const PLAIN_INTEGER = /^-?[0-9]+$/;
+const PLAIN_DECIMAL = /^-?[0-9]+(\.[0-9]+)?$/;
+
+/**
+ * JSON.parse keeps a number written in any other notation (`1e2`) as the text it was written as,
+ * so it meets the same rule as the string `"1e2"` or a form field `1e2`: a number field refuses it,
+ * and money fields answer INVALID_AMOUNT as for any malformed amount (decisions.md §6).
+ */
+function parseJson(text: string): unknown {
+  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && context?.source !== undefined && !PLAIN_DECIMAL.test(context.source) ? context.source : value);
+}
+
 function tooLarge(message: string): DomainError {
   return new DomainError('PAYLOAD_TOO_LARGE', message);
 }
@@ -69,7 +83,7 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
     const text = (raw as string).trim();
     if (text === '') return done(null, {});
     try {
-      const body = JSON.parse(text) as unknown;
+      const body = parseJson(text);
       checkLimits(body, limits);
       done(null, body);
     } catch (err) {
@@ -119,6 +133,90 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
     }
     if (request.body === undefined || request.body === null) {
       if (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT') request.body = {};
+    }
+  });
+}
+
+interface JsonSchema {
+  type?: string | string[];
+  anyOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+}
+
+/** The JSON types a schema accepts; undefined when it does not say (any value). */
+function acceptedTypes(schema: JsonSchema): Set<string> | undefined {
+  if (schema.anyOf) {
+    const all = new Set<string>();
+    for (const branch of schema.anyOf) {
+      const types = acceptedTypes(branch);
+      if (!types) return undefined;
+      for (const type of types) all.add(type);
+    }
+    return all;
+  }
+  if (schema.type === undefined) return undefined;
+  return new Set(Array.isArray(schema.type) ? schema.type : [schema.type]);
+}
+
+/** The property schemas of an object schema, when there is only one candidate. */
+function propertySchemas(schema: JsonSchema): Record<string, JsonSchema> | undefined {
+  if (schema.properties) return schema.properties;
+  const parts = schema.allOf ?? schema.anyOf?.filter((b) => b.properties);
+  if (!parts) return undefined;
+  if (schema.allOf) return Object.assign({}, ...parts.map(propertySchemas).filter(Boolean));
+  return parts.length === 1 ? parts[0]!.properties : undefined;
+}
+
+/**
+ * The first value that validation would coerce into something it was not (issue 16): a boolean or
+ * null into a number or string, a number written with a sign, hex, exponent or space, a list into
+ * a single value. AJV's coercion does all of these; forms still need theirs (every field arrives
+ * as text), so it stays on and this narrows it to plain decimal text.
+ */
+function strictTypeProblem(schema: JsonSchema | undefined, value: unknown, path: string): string | undefined {
+  if (value === undefined || schema === undefined || typeof schema !== 'object') return undefined;
+  const types = acceptedTypes(schema);
+  const field = path || 'the body';
+  if (types) {
+    const numeric = types.has('number') || types.has('integer');
+    if (Array.isArray(value) && !types.has('array')) return `${field} must be a single value, not a list`;
+    if (typeof value === 'boolean' && !types.has('boolean')) return `${field} must not be true or false`;
+    if (value === null && !types.has('null')) return `${field} must not be null`;
+    if (typeof value === 'string' && numeric && !types.has('string')) {
+      const plain = types.has('number') ? PLAIN_DECIMAL : PLAIN_INTEGER;
+      if (!plain.test(value)) return `${field} must be a number written in plain digits`;
+    }
+  }
+  if (Array.isArray(value)) {
+    const items = schema.items;
+    for (const [i, v] of value.entries()) {
+      const problem = strictTypeProblem(items, v, `${field}.${i}`);
+      if (problem) return problem;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    const properties = propertySchemas(schema) ?? {};
+    for (const [key, v] of Object.entries(value)) {
+      const problem = strictTypeProblem(Object.hasOwn(properties, key) ? properties[key] : undefined, v, path ? `${path}.${key}` : key);
+      if (problem) return problem;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Strict types at the edge, the same for JSON, urlencoded and multipart bodies, query strings and
+ * path parameters: runs before validation (and after the multipart fields are parsed, so it is
+ * registered after bodyParsing).
+ */
+export function strictTypes(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request: FastifyRequest) => {
+    const schema = request.routeOptions.schema as Record<string, JsonSchema | undefined> | undefined;
+    if (!schema) return;
+    for (const [part, value] of [['params', request.params], ['querystring', request.query], ['body', request.body]] as const) {
+      const problem = strictTypeProblem(schema[part], value, '');
+      if (problem) throw new DomainError('VALIDATION_ERROR', problem);
     }
   });
 }

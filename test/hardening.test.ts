@@ -1,7 +1,8 @@
 /** Issue 16: the host's defences (logging, strict input, sockets, boot). */
 import t from 'tap';
 import { buildApp } from '../core/app.ts';
-import { ADMIN_KEY, call, freshDatabaseUrl, onMysql } from './helper.ts';
+import { ADMIN_KEY, ENCODINGS, build, call, freshDatabaseUrl, onMysql, type Encoding } from './helper.ts';
+import { newUser, rowCount } from './fixtures.ts';
 
 t.test('a failing statement is logged with its error code, never its SQL, parameters or values', async (t) => {
   const lines: string[] = [];
@@ -20,4 +21,40 @@ t.test('a failing statement is logged with its error code, never its SQL, parame
   const text = lines.join('');
   for (const secret of ['$argon2id', 'insert into', 'auth_credentials (', 'password_hash']) t.notOk(text.includes(secret), `no ${secret}`);
   t.notOk(/"sql"|"sqlMessage"|"params"/.test(text), 'no driver fields');
+});
+
+t.test('strict types: no boolean, null or list for a number, only plain digits, in every encoding', async (t) => {
+  const app = await build(t, { features: ['users', 'auth', 'credits', 'bazaar'] });
+  const steve = await newUser(app, 'Steve', { cents: 1000 });
+  const server = (await call(app, '/api/admin/bazaar/servers', { body: { name: 'Main' } })).json();
+  const item = (amount: unknown) => ({ serverID: server.id ?? server.data?.id, itemID: 'STONE', amount, durability: 0, maxDurability: 0, base64: 'AAAA' });
+  const refuse = async (url: string, body: Record<string, unknown>, error: string, encodings: Encoding[] = ENCODINGS) => {
+    for (const as of encodings) {
+      const res = await call(app, url, { body, as });
+      t.equal(res.statusCode, 400, `${url} ${JSON.stringify(body)} as ${as}`);
+      t.equal(res.json().error, error, `${JSON.stringify(body)} as ${as}: ${res.body}`);
+    }
+  };
+  await refuse('/api/auth/sessions', { userID: true, ip: '10.0.0.1' }, 'VALIDATION_ERROR', ['json']);
+  await refuse('/api/auth/sessions', { userID: null, ip: '10.0.0.1' }, 'VALIDATION_ERROR', ['json']);
+  await refuse('/api/auth/sessions', { userID: [steve.id], ip: '10.0.0.1' }, 'VALIDATION_ERROR');
+  for (const amount of ['0x10', '1e2', '+5', ' 5', '5 ', '1_0', true]) {
+    await refuse(`/api/bazaar/storages/${steve.id}/items`, item(amount), 'VALIDATION_ERROR', typeof amount === 'boolean' ? ['json'] : ENCODINGS);
+  }
+  await refuse(`/api/bazaar/storages/${steve.id}/items`, item(['1']), 'VALIDATION_ERROR');
+  for (const amount of [' 5', '5 ', '+5', '0x10', '1e2']) await refuse('/api/credits/add', { target_username: 'Steve', amount }, 'INVALID_AMOUNT');
+  await refuse('/api/credits/add', { target_username: 'Steve', amount: ['1'] }, 'VALIDATION_ERROR');
+  await refuse('/api/credits/add', { target_username: 'Steve', amount: true }, 'VALIDATION_ERROR', ['json']);
+  t.equal(await rowCount(app, 'bazaar_items'), 0, 'nothing was stored');
+  t.equal((await call(app, '/api/credits?username=Steve')).json().credits, '10.00 USD', 'no balance changed');
+
+  // A JSON number written with an exponent is taken as written: the same answer as the string.
+  const exp = await app.inject({ method: 'POST', url: '/api/credits/add', headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' }, payload: '{"target_username":"Steve","amount":1e2}' });
+  t.equal(exp.json().error, 'INVALID_AMOUNT', 'JSON 1e2 is refused like "1e2"');
+  const plain = await app.inject({ method: 'POST', url: '/api/credits/add', headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' }, payload: '{"target_username":"Steve","amount":2.5}' });
+  t.equal(plain.statusCode, 200, 'a plain JSON number is fine');
+  for (const as of ENCODINGS) {
+    const res = await call(app, `/api/bazaar/storages/${steve.id}/items`, { body: item('16'), as });
+    t.equal(res.statusCode, 200, `plain digits are accepted as ${as}: ${res.body}`);
+  }
 });
