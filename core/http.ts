@@ -139,6 +139,8 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
 
 interface JsonSchema {
   type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
   anyOf?: JsonSchema[];
   allOf?: JsonSchema[];
   properties?: Record<string, JsonSchema>;
@@ -158,6 +160,20 @@ function acceptedTypes(schema: JsonSchema): Set<string> | undefined {
   }
   if (schema.type === undefined) return undefined;
   return new Set(Array.isArray(schema.type) ? schema.type : [schema.type]);
+}
+
+/**
+ * True when a branch other than a number takes this text as it is: a free string, one of a string
+ * enum, or `true`/`false`. (A number branch of the same union would otherwise read `" "` as 0.)
+ */
+function textAccepted(schema: JsonSchema, text: string): boolean {
+  return (schema.anyOf ?? [schema]).some((branch) => {
+    const types = acceptedTypes(branch);
+    if (types?.has('boolean') && (text === 'true' || text === 'false')) return true;
+    if (!types?.has('string')) return false;
+    if (branch.enum) return branch.enum.includes(text);
+    return branch.const === undefined || branch.const === text;
+  });
 }
 
 /** The property schemas of an object schema, when there is only one candidate. */
@@ -184,10 +200,11 @@ function strictTypeProblem(schema: JsonSchema | undefined, value: unknown, path:
     if (Array.isArray(value) && !types.has('array')) return `${field} must be a single value, not a list`;
     if (typeof value === 'boolean' && !types.has('boolean')) return `${field} must not be true or false`;
     if (value === null && !types.has('null')) return `${field} must not be null`;
-    if (typeof value === 'string' && numeric && !types.has('string')) {
-      const plain = types.has('number') ? PLAIN_DECIMAL : PLAIN_INTEGER;
-      if (!plain.test(value)) return `${field} must be a number written in plain digits`;
+    if (typeof value === 'string' && numeric && !(types.has('number') ? PLAIN_DECIMAL : PLAIN_INTEGER).test(value) && !textAccepted(schema, value)) {
+      return `${field} must be a number written in plain digits`;
     }
+    // A single value where a list is expected becomes a list of one (coerceTypes: 'array'): its item rules apply.
+    if (!Array.isArray(value) && types.size === 1 && types.has('array')) return strictTypeProblem(schema.items, value, path);
   }
   if (Array.isArray(value)) {
     const items = schema.items;
