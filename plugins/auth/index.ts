@@ -4,6 +4,7 @@ import { usersRef } from '../users/contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { authRoutes } from './routes.ts';
+import { parseKey, SecretBox } from './secrets.ts';
 import { AuthService } from './service.ts';
 
 const rateLimit = (max: number) => Type.Object({
@@ -41,8 +42,15 @@ export default defineFeature({
   options,
   entities,
   migrations,
-  async register(app, { db, services, settings, options: opts, log }) {
-    const auth = new AuthService(db, services.get(usersRef), settings, opts);
+  async register(app, { db, services, settings, options: opts, log, env }) {
+    const secrets = new SecretBox(parseKey(env.TOTP_ENCRYPTION_KEY));
+    const auth = new AuthService(db, services.get(usersRef), settings, opts, secrets);
+    if (secrets.enabled) {
+      const sealed = await auth.sealStoredSecrets();
+      if (sealed) log.info({ sealed }, 'two-factor secrets stored in clear were encrypted');
+    } else {
+      log.warn('TOTP_ENCRYPTION_KEY is not set: two-factor enrolment is refused until it is (README: two-factor secrets).');
+    }
     await authRoutes(app, auth, settings, opts.rateLimit);
     const timer = setInterval(() => {
       auth.sweepSessions().catch((err: unknown) => log.error({ err }, 'session sweep failed'));

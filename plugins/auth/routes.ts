@@ -136,7 +136,17 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
 
   app.post('/api/auth/tfa/disable', {
     schema: {
-      tags, summary: 'Turn two-factor off: authStatus becomes "0"',
+      tags, summary: 'Turn two-factor off with a code of the active secret: authStatus becomes "0"',
+      body: Type.Object({ userID: userID(), code: code() }), response: { 200: ok() },
+    },
+  }, async (request) => {
+    await auth.disableTfa(request.body.userID, String(request.body.code));
+    return { status: true as const };
+  });
+
+  app.post('/api/admin/auth/tfa/disable', {
+    schema: {
+      tags, summary: 'Turn a user\'s two-factor off without a code (a lost authenticator): authStatus becomes "0"',
       body: Type.Object({ userID: userID() }), response: { 200: ok() },
     },
   }, async (request) => {

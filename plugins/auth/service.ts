@@ -11,6 +11,7 @@ import type { SettingsService } from '../../core/settings.ts';
 import type { UsersService } from '../users/contract.ts';
 import { Lockout, type LockoutOptions } from './lockout.ts';
 import { checkPassword, hashPassword, sha256Hex } from './passwords.ts';
+import { isSealed, type SecretBox } from './secrets.ts';
 
 export interface AuthOptions {
   sessionDays: number;
@@ -53,9 +54,11 @@ export class AuthService {
   readonly #opts: AuthOptions;
   readonly #passwordLockout: Lockout;
   readonly #codeLockout: Lockout;
+  readonly #secrets: SecretBox;
 
-  constructor(db: Database, users: UsersService, settings: SettingsService, opts: AuthOptions) {
+  constructor(db: Database, users: UsersService, settings: SettingsService, opts: AuthOptions, secrets: SecretBox) {
     this.#db = db;
+    this.#secrets = secrets;
     this.#users = users;
     this.#settings = settings;
     this.#opts = opts;
@@ -158,7 +161,7 @@ export class AuthService {
       `select ${which} as secret, last_step from auth_totp where user_id = ?`, [userId]);
     if (!row?.secret) return 'none';
     await this.#codeLockout.claim(userId);
-    const check = await this.#verifyCode(userId, row.secret, code);
+    const check = await this.#verifyCode(userId, this.#secrets.open(row.secret, userId), code);
     if (check === 'ok') await this.#codeLockout.succeeded(userId);
     else await this.#codeLockout.failed(userId);
     return check;
@@ -193,9 +196,10 @@ export class AuthService {
   async setupTfa(userId: number): Promise<{ secret: string; otpauthUrl: string }> {
     const user = await this.#users.requireById(userId);
     const secret = generateSecret();
+    const sealed = this.#secrets.seal(secret, user.id);
     await this.#db.transaction(async () => {
-      const { affectedRows } = await this.#db.run('update auth_totp set pending_secret = ? where user_id = ?', [secret, user.id]);
-      if (affectedRows === 0) await this.#db.run('insert into auth_totp (user_id, secret, pending_secret, last_step) values (?, null, ?, 0)', [user.id, secret]);
+      const { affectedRows } = await this.#db.run('update auth_totp set pending_secret = ? where user_id = ?', [sealed, user.id]);
+      if (affectedRows === 0) await this.#db.run('insert into auth_totp (user_id, secret, pending_secret, last_step) values (?, null, ?, 0)', [user.id, sealed]);
     });
     return { secret, otpauthUrl: generateURI({ issuer: this.#opts.tfaIssuer, label: user.username, secret }) };
   }
@@ -212,14 +216,41 @@ export class AuthService {
     });
   }
 
-  /** Turns two-factor off (authStatus 0); logins waiting for a code are dropped. */
-  async disableTfa(userId: number): Promise<void> {
+  /**
+   * Turns two-factor off (authStatus 0); logins waiting for a code are dropped. With a `code`
+   * (the game-facing route) it must be a good code of the active secret; only the admin API turns
+   * it off without one.
+   */
+  async disableTfa(userId: number, code?: string): Promise<void> {
     const user = await this.#users.requireById(userId);
+    if (code !== undefined) {
+      const check = await this.#checkCode(user.id, 'secret', code);
+      if (check !== 'ok' && check !== 'none') throw wrongCode(check);
+    }
     await this.#db.transaction(async () => {
       await this.#db.run('delete from auth_totp where user_id = ?', [user.id]);
       await this.#db.run('delete from auth_sessions where user_id = ? and verified = 0', [user.id]);
       await this.#users.setAuthStatus(user.id, 0);
     });
+  }
+
+  /**
+   * Encrypts the secrets stored in clear (from before encryption, or from a server without a key)
+   * and checks that the key opens one encrypted already, so a wrong key stops the boot instead of
+   * failing every two-factor login. Runs before the server listens. Returns the rows encrypted.
+   */
+  async sealStoredSecrets(): Promise<number> {
+    if (!this.#secrets.enabled) return 0;
+    const [sample] = await this.#db.query<{ user_id: number; secret: string }>("select user_id, secret from auth_totp where secret like 'v1:%' limit 1");
+    if (sample) this.#secrets.open(sample.secret, Number(sample.user_id));
+    const rows = await this.#db.query<{ user_id: number; secret: string | null; pending_secret: string | null }>(
+      "select user_id, secret, pending_secret from auth_totp where secret not like 'v1:%' or pending_secret not like 'v1:%'");
+    for (const row of rows) {
+      const userId = Number(row.user_id);
+      const seal = (value: string | null) => value === null || isSealed(value) ? value : this.#secrets.seal(value, userId);
+      await this.#db.run('update auth_totp set secret = ?, pending_secret = ? where user_id = ?', [seal(row.secret), seal(row.pending_secret), userId]);
+    }
+    return rows.length;
   }
 
   /** Deletes expired sessions (pending ones included); returns how many went. */

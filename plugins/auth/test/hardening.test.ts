@@ -1,6 +1,6 @@
 /** Issue 16: limits that must hold under parallel and disguised attempts. */
 import t from 'tap';
-import { build, call } from '../../../test/helper.ts';
+import { apiKey, build, call, freshDatabaseUrl, onMysql } from '../../../test/helper.ts';
 import { NO_RATE_LIMIT, login, register, sessionStatus, totp, wrongCode } from './fixtures.ts';
 
 t.test('the register limit holds for parallel registers from one ip', async (t) => {
@@ -66,4 +66,55 @@ t.test('username variants do not reach the account, and share no limiter bucket 
   t.equal((await login(app, 'ALICE', 'correct horse')).statusCode, 200, 'case still does not matter');
   t.equal((await login(app, 'alice', 'correct horse')).statusCode, 200);
   t.equal((await login(app, 'Alice', 'correct horse')).statusCode, 429, 'every case of the name shares one bucket');
+});
+
+t.test('TOTP secrets are stored encrypted; clear ones are encrypted at start; a wrong key stops the boot', async (t) => {
+  // a database that outlives the server: restarts read what the one before left
+  const url = onMysql ? await freshDatabaseUrl(t) : `sqlite:${t.testdir()}/community.db`;
+  const app = await build(t, { features: ['users', 'auth'], databaseUrl: url });
+  const { id } = await register(app, 'Steve', 'correct horse');
+  const { secret } = (await call(app, '/api/auth/tfa/setup', { body: { userID: id } })).json().data;
+  t.equal((await call(app, '/api/auth/tfa/enable', { body: { userID: id, code: totp(secret) } })).statusCode, 200);
+  const [row] = await app.db.query<{ secret: string }>('select secret from auth_totp where user_id = ?', [id]);
+  t.match(row!.secret, /^v1:[A-Za-z0-9_-]+$/, 'stored encrypted');
+  t.notOk(row!.secret.includes(secret), 'not the secret itself');
+  // A secret from before encryption, in clear: still good, and encrypted when the server starts.
+  const { id: old } = await register(app, 'Oldie', 'correct horse');
+  const clear = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+  await app.db.run('insert into auth_totp (user_id, secret, pending_secret, last_step) values (?, ?, null, 0)', [old, clear]);
+  await app.db.run('update users_accounts set auth_status = 1 where id = ?', [old]);
+  await app.close();
+
+  const again = await build(t, { features: ['users', 'auth'], databaseUrl: url });
+  const [sealed] = await again.db.query<{ secret: string }>('select secret from auth_totp where user_id = ?', [old]);
+  t.match(sealed!.secret, /^v1:/, 'the clear secret was encrypted at start');
+  const token = (await login(again, 'Oldie', 'correct horse')).json().data.token;
+  t.equal((await call(again, '/api/auth/tfa/verify', { body: { token, code: totp(clear, 30) } })).statusCode, 200, 'and still checks codes');
+  await again.close();
+
+  await t.rejects(build(t, { features: ['users', 'auth'], databaseUrl: url, env: { TOTP_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64') } }),
+    'a key that does not open the stored secrets stops the boot');
+  await t.rejects(build(t, { features: ['users', 'auth'], databaseUrl: url, env: { TOTP_ENCRYPTION_KEY: 'short' } }), /TOTP_ENCRYPTION_KEY must be 32 random bytes/);
+  const keyless = await build(t, { features: ['users', 'auth'], databaseUrl: url, env: { TOTP_ENCRYPTION_KEY: '' } });
+  const res = await call(keyless, '/api/auth/tfa/setup', { body: { userID: id } });
+  t.equal(res.statusCode, 503, 'no enrolment without a key');
+  t.equal(res.json().error, 'SERVICE_UNAVAILABLE');
+});
+
+t.test('disabling two-factor needs a good code, except through the admin API', async (t) => {
+  const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
+  const { id } = await register(app, 'Steve', 'correct horse');
+  const { secret } = (await call(app, '/api/auth/tfa/setup', { body: { userID: id } })).json().data;
+  await call(app, '/api/auth/tfa/enable', { body: { userID: id, code: totp(secret) } });
+  const key = await apiKey(app);
+  let res = await call(app, '/api/auth/tfa/disable', { key, body: { userID: id } });
+  t.equal(res.json().error, 'VALIDATION_ERROR', 'no code, no disable');
+  res = await call(app, '/api/auth/tfa/disable', { key, body: { userID: id, code: wrongCode(secret) } });
+  t.equal(res.json().error, 'WRONG_CODE');
+  res = await call(app, '/api/admin/auth/tfa/disable', { key, body: { userID: id } });
+  t.equal(res.statusCode, 403, 'the admin route needs the admin scope');
+  t.equal((await call(app, `/api/users/?userID=${id}`)).json().authStatus, '1', 'still on');
+  res = await call(app, '/api/admin/auth/tfa/disable', { body: { userID: id } });
+  t.equal(res.statusCode, 200);
+  t.equal((await call(app, `/api/users/?userID=${id}`)).json().authStatus, '0', 'the admin turned it off');
 });
