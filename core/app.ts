@@ -94,7 +94,16 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
     forceCloseConnections: 'idle',
     frameworkErrors: routerErrors,
+    // Slow or stalled clients cannot hold sockets for long (issue 16); Node checks the header and
+    // request deadlines every connectionsCheckingInterval, 30 s unless told.
+    requestTimeout: config.server.requestTimeoutMs,
+    connectionTimeout: config.server.idleTimeoutMs,
+    http: {
+      headersTimeout: Math.min(config.server.headersTimeoutMs, config.server.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(1000, config.server.headersTimeoutMs),
+    },
   });
+  app.server.maxConnections = config.server.maxConnections;
 
   const settings = new DbSettings(db, config.site);
   await settings.load();

@@ -32,6 +32,14 @@ export const ConfigSchema = Type.Object({
     maxFields: Type.Integer({ minimum: 1, default: 100 }),
     trustProxy: Type.Boolean({ default: false }),
     shutdownGraceMs: Type.Integer({ minimum: 0, default: 10000 }),
+    /** The request line and headers must arrive within this, or the socket is closed. */
+    headersTimeoutMs: Type.Integer({ minimum: 100, default: 10000 }),
+    /** The whole request, body included, must arrive within this (answered 408, then closed). */
+    requestTimeoutMs: Type.Integer({ minimum: 100, default: 30000 }),
+    /** A socket on which nothing moves for this long is closed: a body that stops arriving, an idle client. */
+    idleTimeoutMs: Type.Integer({ minimum: 100, default: 15000 }),
+    /** Open connections at most; further ones are closed at once. */
+    maxConnections: Type.Integer({ minimum: 1, default: 1024 }),
   }, { default: {}, additionalProperties: false }),
   database: Type.Object({
     url: Type.String({ default: 'sqlite:./data/community.db' }),

@@ -357,6 +357,12 @@ export function routerErrors(err: FastifyError, request: FastifyRequest, reply: 
 }
 
 export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): void {
+  // Refused before its body has arrived (no key, too large, ...): the socket closes with the
+  // answer. Kept open, Node would read and drop the rest of the body, at whatever pace the client
+  // chose to send it.
+  app.addHook('onSend', async (request, reply) => {
+    if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close');
+  });
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof DomainError) {
       const { retryAfterSeconds } = err as DomainError;

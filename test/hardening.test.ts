@@ -1,4 +1,6 @@
 /** Issue 16: the host's defences (logging, strict input, sockets, boot). */
+import { connect, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { buildApp } from '../core/app.ts';
 import { ADMIN_KEY, ENCODINGS, build, call, freshDatabaseUrl, onMysql, type Encoding } from './helper.ts';
@@ -57,4 +59,61 @@ t.test('strict types: no boolean, null or list for a number, only plain digits, 
     const res = await call(app, `/api/bazaar/storages/${steve.id}/items`, { body: item('16'), as });
     t.equal(res.statusCode, 200, `plain digits are accepted as ${as}: ${res.body}`);
   }
+});
+
+/** A raw client socket: what it received and when the server closed it. */
+function rawSocket(port: number): Promise<{ socket: Socket; received: () => string; closed: Promise<number> }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let data = '';
+    const opened = Date.now();
+    socket.on('data', (chunk) => { data += chunk.toString(); });
+    socket.on('error', () => { /* a reset is a close too */ });
+    const closed = new Promise<number>((r) => socket.on('close', () => r(Date.now() - opened)));
+    socket.once('connect', () => resolve({ socket, received: () => data, closed }));
+    socket.once('error', reject);
+  });
+}
+
+t.test('slow and idle sockets are closed: headers, body progress, unauthenticated bodies, the connection cap', async (t) => {
+  const app = await buildApp({
+    env: { DATABASE_URL: await freshDatabaseUrl(t), API_KEY: ADMIN_KEY },
+    config: { log: { level: 'silent' }, server: { headersTimeoutMs: 500, requestTimeoutMs: 1500, idleTimeoutMs: 700, maxConnections: 6 } },
+  });
+  t.teardown(() => app.close());
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const port = (app.server.address() as AddressInfo).port;
+  const post = (key: string) => `POST /api/admin/settings HTTP/1.1\r\nHost: x\r\n${key}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`;
+
+  const unauthenticated = await rawSocket(port);
+  unauthenticated.socket.write(post(''));
+  const ms = await unauthenticated.closed;
+  t.match(unauthenticated.received(), /^HTTP\/1\.1 401/, 'a 401 while the body is still coming');
+  t.match(unauthenticated.received(), /connection: close/i);
+  t.ok(ms < 400, `and the socket closed with it (${ms} ms)`);
+
+  const headers = await rawSocket(port);
+  headers.socket.write('GET /health HTTP/1.1\r\nHost: x\r\n');
+  const headersMs = await headers.closed;
+  t.ok(headersMs >= 400 && headersMs < 2000, `unfinished headers: closed after ${headersMs} ms`);
+
+  const stalled = await rawSocket(port);
+  stalled.socket.write(post(`X-Api-Key: ${ADMIN_KEY}\r\n`));
+  const stalledMs = await stalled.closed;
+  t.ok(stalledMs >= 600 && stalledMs < 1500, `a body that stops arriving: closed after ${stalledMs} ms`);
+
+  const trickle = await rawSocket(port);
+  trickle.socket.write(post(`X-Api-Key: ${ADMIN_KEY}\r\n`));
+  const timer = setInterval(() => trickle.socket.write(' '), 200);
+  const trickleMs = await trickle.closed;
+  clearInterval(timer);
+  t.ok(trickleMs >= 1400 && trickleMs < 3500, `a body trickling in: closed at the request deadline, after ${trickleMs} ms`);
+
+  const held = await Promise.all(Array.from({ length: 6 }, () => rawSocket(port)));
+  const extra = await rawSocket(port);
+  const extraMs = await extra.closed;
+  t.ok(extraMs < 300, `over the cap a connection is closed at once (${extraMs} ms)`);
+  for (const h of held) h.socket.destroy();
+  await new Promise((r) => setTimeout(r, 50));
+  t.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200, 'and the server serves again');
 });
