@@ -6,12 +6,13 @@ import swaggerUi from '@fastify/swagger-ui';
 import { RequestContext } from '@mikro-orm/core';
 import { Type } from '@sinclair/typebox';
 import { ApiKeys, CoreApiKey, apiKeyHook } from './api-keys.ts';
+import { connectAtBoot } from './boot.ts';
 import { loadConfig, type AppConfig } from './config.ts';
 import { openDatabase, migrate, type Database } from './db.ts';
 import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
 import { builtinDir, discoverFeatures, selectEnabled, type FeatureContext, type LoadedFeature } from './features.ts';
-import { bodyParsing, errorHandling, inputGuard, routerErrors, send, serializeError, strictTypes } from './http.ts';
+import { bodyParsing, clientError, errorHandling, inputGuard, routerErrors, send, serializeError, strictTypes } from './http.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { ServiceRegistry } from './registry.ts';
 import { CoreSetting, DbSettings, settingsRef, settingsRoutes, type SettingsService } from './settings.ts';
@@ -38,6 +39,8 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
   /** Where the host's own logger writes (default stdout); tests read the log from it. */
   logStream?: { write(line: string): void };
+  /** Where boot messages go before the logger exists (default stderr). */
+  bootLog?: (line: string) => void;
 }
 
 /** Log redaction: never secrets, passwords, tokens or keys. */
@@ -71,11 +74,11 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   const features = selectEnabled(await discoverFeatures(config), config);
   for (const f of features) if (f.def.errors) registerErrorCodes(f.def.errors);
 
-  const db = await openDatabase({
+  const db = await connectAtBoot(config.database, () => openDatabase({
     config: config.database,
     entities: [CoreSetting, CoreApiKey, ...features.flatMap((f) => f.def.entities ?? [])],
     migrations: [...coreMigrations, ...features.flatMap((f) => f.def.migrations ?? [])],
-  });
+  }), options.bootLog ?? ((line) => process.stderr.write(`${line}\n`)));
   try {
     if (config.database.migrateOnStart) await migrate(db);
     return await assemble(config, features, db, env, options.logger ?? { level: config.log.level, redact, serializers, stream: options.logStream });
@@ -94,6 +97,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } },
     forceCloseConnections: 'idle',
     frameworkErrors: routerErrors,
+    clientErrorHandler: clientError,
     // Slow or stalled clients cannot hold sockets for long (issue 16); Node checks the header and
     // request deadlines every connectionsCheckingInterval, 30 s unless told.
     requestTimeout: config.server.requestTimeoutMs,

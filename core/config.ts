@@ -48,6 +48,10 @@ export const ConfigSchema = Type.Object({
     connectTimeoutMs: Type.Integer({ minimum: 100, default: 2000 }),
     retryAfterSeconds: Type.Integer({ minimum: 1, default: 2 }),
     debug: Type.Boolean({ default: false }),
+    /** At boot, how long to keep retrying a database that cannot be reached (0: fail at once). */
+    bootRetrySeconds: Type.Integer({ minimum: 0, default: 60 }),
+    /** Create the MySQL/MariaDB database DATABASE_URL names when it does not exist (off: refuse to start). */
+    createDatabase: Type.Boolean({ default: false }),
   }, { default: {}, additionalProperties: false }),
   log: Type.Object({
     level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import qs from 'qs';
@@ -331,6 +333,28 @@ function validationMessage(err: FastifyError): string {
   const field = missing ? [where, missing].filter(Boolean).join('.') : where || err.validationContext || 'request';
   if (missing) return `${field} is required`;
   return `${field} ${first.message ?? 'is invalid'}`;
+}
+
+const CLIENT_ERRORS: Record<string, [string, string]> = {
+  HPE_HEADER_OVERFLOW: ['HEADERS_TOO_LARGE', 'The request headers are larger than allowed.'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['REQUEST_TIMEOUT', 'The request did not arrive in time.'],
+};
+
+/**
+ * Fastify's `clientErrorHandler`: Node refuses some requests before Fastify sees them (headers
+ * too large, a malformed request line, a request past its deadline). They are answered in the
+ * API's error shape too, and the connection is closed: the parser cannot go on after them.
+ */
+export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [code, message] = CLIENT_ERRORS[err.code ?? ''] ?? ['VALIDATION_ERROR', 'The request is not well-formed HTTP.'];
+  const status = errorStatus[code]!;
+  const body = JSON.stringify({ status: false, error: code, message });
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
 }
 
 export function send(reply: FastifyReply, code: string, message: string): FastifyReply {

@@ -1,5 +1,9 @@
 /** Issue 16: the host's defences (logging, strict input, sockets, boot). */
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { createConnection } from 'mysql2/promise';
+import { ConfigError } from '../core/config.ts';
+import { freePort } from './mariadb-server.ts';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { buildApp } from '../core/app.ts';
@@ -116,4 +120,89 @@ t.test('slow and idle sockets are closed: headers, body progress, unauthenticate
   for (const h of held) h.socket.destroy();
   await new Promise((r) => setTimeout(r, 50));
   t.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200, 'and the server serves again');
+});
+
+t.test('Node\'s own refusals come in the API\'s error shape: 431 oversized headers, 400 malformed request line', async (t) => {
+  const app = await buildApp({ env: { DATABASE_URL: await freshDatabaseUrl(t), API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' } } });
+  t.teardown(() => app.close());
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const port = (app.server.address() as AddressInfo).port;
+  const exchange = async (request: string) => {
+    const s = await rawSocket(port);
+    s.socket.write(request);
+    await s.closed;
+    const [head, body] = s.received().split('\r\n\r\n');
+    return { head: head!, body: JSON.parse(body!) };
+  };
+  let res = await exchange(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+  t.match(res.head, /^HTTP\/1\.1 431 /);
+  t.match(res.head, /content-type: application\/json/i);
+  t.strictSame(res.body, { status: false, error: 'HEADERS_TOO_LARGE', message: 'The request headers are larger than allowed.' });
+  res = await exchange('GARBAGE\r\n\r\n');
+  t.match(res.head, /^HTTP\/1\.1 400 /);
+  t.strictSame(res.body, { status: false, error: 'VALIDATION_ERROR', message: 'The request is not well-formed HTTP.' });
+});
+
+t.test('boot: an unreachable database is retried with one line per attempt naming DATABASE_URL, then given up', async (t) => {
+  const lines: string[] = [];
+  const port = await freePort();
+  const started = Date.now();
+  const err = await buildApp({
+    env: { DATABASE_URL: `mysql://app:hunter2@127.0.0.1:${port}/community`, API_KEY: ADMIN_KEY },
+    config: { log: { level: 'silent' }, database: { bootRetrySeconds: 2, connectTimeoutMs: 500 } },
+    bootLog: (line) => lines.push(line),
+  }).then(() => undefined, (e: unknown) => e);
+  t.ok(err instanceof ConfigError, 'a one-line boot error, not a stack trace');
+  t.match((err as Error).message, /DATABASE_URL \(mysql:\/\/app:\*\*\*@127\.0\.0\.1:\d+\/community\) cannot be reached \(ECONNREFUSED\); gave up after 2 s/);
+  t.ok(Date.now() - started >= 1900, 'after retrying for the configured time');
+  t.ok(lines.length >= 2, `${lines.length} retries announced`);
+  t.ok(lines.every((l) => /^The database named by DATABASE_URL .* cannot be reached \(ECONNREFUSED\); retrying in \d\.\d s\.$/.test(l) && !l.includes('\n')), 'one line each');
+  t.notOk(lines.join('').includes('hunter2'), 'never the password');
+});
+
+t.test('boot: the database comes up while the server waits for it', { skip: !onMysql && 'needs TEST_MYSQL_URL' }, async (t) => {
+  const real = new URL(await freshDatabaseUrl(t));
+  const port = await freePort();
+  const proxy = createServer((client) => {
+    const upstream = connect(Number(real.port), real.hostname);
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  t.teardown(() => proxy.close());
+  const lines: string[] = [];
+  setTimeout(() => proxy.listen(port, '127.0.0.1'), 1200);
+  const viaProxy = new URL(real);
+  viaProxy.port = String(port);
+  const app = await buildApp({ env: { DATABASE_URL: viaProxy.toString(), API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' }, database: { connectTimeoutMs: 500 } }, bootLog: (line) => lines.push(line) });
+  t.teardown(() => app.close());
+  t.ok(lines.length >= 1, 'it waited');
+  t.equal((await app.inject({ url: '/health' })).statusCode, 200, 'and serves once the database is there');
+});
+
+t.test('boot: a MySQL database that does not exist is not created unless database.createDatabase says so', { skip: !onMysql && 'needs TEST_MYSQL_URL' }, async (t) => {
+  const name = `t_missing_${randomBytes(4).toString('hex')}`;
+  const url = new URL(process.env.TEST_MYSQL_URL!);
+  url.pathname = `/${name}`;
+  const root = new URL(process.env.TEST_MYSQL_URL!);
+  root.pathname = '/';
+  const exists = async () => {
+    const conn = await createConnection({ uri: root.toString() });
+    const [rows] = await conn.query('select schema_name from information_schema.schemata where schema_name = ?', [name]);
+    await conn.end();
+    return (rows as unknown[]).length > 0;
+  };
+  t.teardown(async () => {
+    const conn = await createConnection({ uri: root.toString() });
+    await conn.query(`drop database if exists ${name}`);
+    await conn.end();
+  });
+  await t.rejects(buildApp({ env: { DATABASE_URL: url.toString(), API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' } } }),
+    new RegExp(`The database "${name}" named by DATABASE_URL .* does not exist: create it .* or set database.createDatabase to true`));
+  t.equal(await exists(), false, 'nothing was created');
+  const lines: string[] = [];
+  const app = await buildApp({ env: { DATABASE_URL: url.toString(), API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' }, database: { createDatabase: true } }, bootLog: (line) => lines.push(line) });
+  t.teardown(() => app.close());
+  t.equal(await exists(), true, 'created when allowed');
+  t.match(lines.join('\n'), /Created the database/, 'and said so');
 });
