@@ -98,6 +98,7 @@ if (!haveMariaDb()) {
     ];
     const opened = Date.now();
     const closedAfter: Promise<number>[] = [];
+    const settled: Promise<void>[] = [];
     const timers: NodeJS.Timeout[] = [];
     for (let i = 0; i < 600; i++) {
       const socket = connect(port, '127.0.0.1');
@@ -106,8 +107,11 @@ if (!haveMariaDb()) {
         socket.write(kinds[i % kinds.length]!);
         timers.push(setInterval(() => socket.writable && socket.write('a'), 300));
       });
+      settled.push(new Promise((r) => { socket.once('connect', () => r()); socket.once('close', () => r()); }));
       closedAfter.push(new Promise((r) => socket.on('close', () => r(Date.now() - opened))));
     }
+    // Every slow socket is connected (or already refused) before the server is asked for anything.
+    await Promise.all(settled);
     let healthyAfter = Infinity;
     while (Date.now() - opened < 8000) {
       const res = await fetch(`${server.url}/health`, { signal: AbortSignal.timeout(1000) }).catch(() => undefined);
