@@ -400,10 +400,30 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Turn two-factor off: authStatus becomes "0"
+         * Turn two-factor off with a code of the active secret: authStatus becomes "0"
          * @description Scope: `api` or `auth` or `auth:write`.
          */
         post: operations["postAuthTfaDisable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/auth/tfa/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn a user's two-factor off without a code (a lost authenticator): authStatus becomes "0"
+         * @description Scope: `admin`.
+         */
+        post: operations["postAdminAuthTfaDisable"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3874,6 +3894,104 @@ export interface operations {
                 "application/json": {
                     /** @description user ID */
                     userID: number;
+                    /** @description the 6-digit code of the authenticator app */
+                    code: string | number;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description user ID */
+                    userID: number;
+                    /** @description the 6-digit code of the authenticator app */
+                    code: string | number;
+                };
+                "multipart/form-data": {
+                    /** @description user ID */
+                    userID: number;
+                    /** @description the 6-digit code of the authenticator app */
+                    code: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminAuthTfaDisable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description user ID */
+                    userID: number;
                 };
                 "application/x-www-form-urlencoded": {
                     /** @description user ID */
@@ -3909,6 +4027,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

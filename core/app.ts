@@ -6,12 +6,13 @@ import swaggerUi from '@fastify/swagger-ui';
 import { RequestContext } from '@mikro-orm/core';
 import { Type } from '@sinclair/typebox';
 import { ApiKeys, CoreApiKey, apiKeyHook } from './api-keys.ts';
+import { connectAtBoot } from './boot.ts';
 import { loadConfig, type AppConfig } from './config.ts';
 import { openDatabase, migrate, type Database } from './db.ts';
 import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
 import { builtinDir, discoverFeatures, selectEnabled, type FeatureContext, type LoadedFeature } from './features.ts';
-import { bodyParsing, errorHandling, inputGuard, routerErrors, send } from './http.ts';
+import { bodyParsing, clientError, errorHandling, inputGuard, routerErrors, send, serializeError, strictTypes } from './http.ts';
 import { corsPolicy, echoRequestId, metricsRegistry, metricsRoutes, requestId } from './observability.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { openapiOptions } from './openapi.ts';
@@ -40,12 +41,14 @@ export interface BuildOptions {
   logger?: FastifyServerOptions['logger'];
   /** Where the host's own logger writes (default stdout); tests read the log from it. */
   logStream?: { write(line: string): void };
+  /** Where boot messages go before the logger exists (default stderr). */
+  bootLog?: (line: string) => void;
 }
 
 /** Log redaction: never secrets, passwords, tokens or keys. */
 const redact = [
   'req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie',
-  '*.password', '*.token', '*.secret', '*.apiKey', '*.code',
+  '*.password', '*.token', '*.secret', '*.apiKey',
 ];
 
 /**
@@ -57,6 +60,7 @@ export function logSafeUrl(url: string): string {
 }
 
 const serializers = {
+  err: serializeError,
   req(request: FastifyRequest) {
     return { method: request.method, url: logSafeUrl(request.url), host: request.host, remoteAddress: request.ip };
   },
@@ -79,11 +83,11 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   const features = selectEnabled(await discoverFeatures(config), config);
   for (const f of features) if (f.def.errors) registerErrorCodes(f.def.errors);
 
-  const db = await openDatabase({
+  const db = await connectAtBoot(config.database, () => openDatabase({
     config: config.database,
     entities: [CoreSetting, CoreApiKey, ...features.flatMap((f) => f.def.entities ?? [])],
     migrations: [...coreMigrations, ...features.flatMap((f) => f.def.migrations ?? [])],
-  });
+  }), options.bootLog ?? ((line) => process.stderr.write(`${line}\n`)));
   try {
     if (config.database.migrateOnStart) await migrate(db);
     return await assemble(config, features, db, env, options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) });
@@ -103,7 +107,17 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
     forceCloseConnections: 'idle',
     frameworkErrors: routerErrors,
     genReqId: requestId,
+    clientErrorHandler: clientError,
+    // Slow or stalled clients cannot hold sockets for long (issue 16); Node checks the header and
+    // request deadlines every connectionsCheckingInterval, 30 s unless told.
+    requestTimeout: config.server.requestTimeoutMs,
+    connectionTimeout: config.server.idleTimeoutMs,
+    http: {
+      headersTimeout: Math.min(config.server.headersTimeoutMs, config.server.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(1000, config.server.headersTimeoutMs),
+    },
   });
+  app.server.maxConnections = config.server.maxConnections;
 
   const settings = new DbSettings(db, config.site);
   await settings.load();
@@ -139,6 +153,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   await corsPolicy(app, config.server.corsOrigins);
   apiKeyHook(app, apiKeys);
   await bodyParsing(app, { fieldLimit: config.server.fieldLimit, maxFields: config.server.maxFields, bodyLimit: config.server.bodyLimit });
+  strictTypes(app);
   inputGuard(app);
   await app.register(rateLimit, {
     global: false,

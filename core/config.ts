@@ -35,6 +35,14 @@ export const ConfigSchema = Type.Object({
     shutdownGraceMs: Type.Integer({ minimum: 0, default: 10000 }),
     /** Origins a browser front end may call the API from (`*` for any); none by default. */
     corsOrigins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    /** The request line and headers must arrive within this, or the socket is closed. */
+    headersTimeoutMs: Type.Integer({ minimum: 100, default: 10000 }),
+    /** The whole request, body included, must arrive within this (answered 408, then closed). */
+    requestTimeoutMs: Type.Integer({ minimum: 100, default: 30000 }),
+    /** A socket on which nothing moves for this long is closed: a body that stops arriving, an idle client. */
+    idleTimeoutMs: Type.Integer({ minimum: 100, default: 15000 }),
+    /** Open connections at most; further ones are closed at once. */
+    maxConnections: Type.Integer({ minimum: 1, default: 1024 }),
   }, { default: {}, additionalProperties: false }),
   database: Type.Object({
     url: Type.String({ default: 'sqlite:./data/community.db' }),
@@ -43,6 +51,10 @@ export const ConfigSchema = Type.Object({
     connectTimeoutMs: Type.Integer({ minimum: 100, default: 2000 }),
     retryAfterSeconds: Type.Integer({ minimum: 1, default: 2 }),
     debug: Type.Boolean({ default: false }),
+    /** At boot, how long to keep retrying a database that cannot be reached (0: fail at once). */
+    bootRetrySeconds: Type.Integer({ minimum: 0, default: 60 }),
+    /** Create the MySQL/MariaDB database DATABASE_URL names when it does not exist (off: refuse to start). */
+    createDatabase: Type.Boolean({ default: false }),
   }, { default: {}, additionalProperties: false }),
   log: Type.Object({
     level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),

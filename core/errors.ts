@@ -4,10 +4,13 @@
  */
 export class DomainError extends Error {
   readonly code: string;
-  constructor(code: string, message: string) {
+  /** Sent as Retry-After (RATE_LIMITED, SERVICE_UNAVAILABLE). */
+  readonly retryAfterSeconds?: number;
+  constructor(code: string, message: string, options: { retryAfterSeconds?: number } = {}) {
     super(message);
     this.name = 'DomainError';
     this.code = code;
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 
@@ -49,7 +52,9 @@ export const errorStatus: Record<string, number> = {
   TICKET_CLOSED: 400,
   NOT_FOUND: 404,
   CONFLICT: 409,
+  REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
+  HEADERS_TOO_LARGE: 431,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,

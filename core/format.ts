@@ -23,12 +23,12 @@ const MONEY = /^(\d{1,13})(?:\.(\d{1,2}))?$/;
 
 /**
  * Parses a decimal amount with at most two places into cents, without floats.
- * Returns undefined for anything else (`abc`, `1e3`, `10.005`, `-1`, empty).
+ * Returns undefined for anything else (`abc`, `1e3`, `10.005`, `-1`, ` 5`, empty).
  */
 export function parseMoney(value: unknown): number | undefined {
   if (typeof value === 'number') value = Number.isFinite(value) ? String(value) : '';
   if (typeof value !== 'string') return undefined;
-  const match = MONEY.exec(value.trim());
+  const match = MONEY.exec(value);
   if (!match) return undefined;
   const cents = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
   return Number.isSafeInteger(cents) ? cents : undefined;

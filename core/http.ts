@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import qs from 'qs';
@@ -19,6 +21,20 @@ export const ErrorResponse = Type.Object({
   error: Type.String(),
   message: Type.String(),
 }, { $id: 'ErrorResponse' });
+
+/** How an integer or a decimal is written, in every encoding: no sign but `-`, no hex, exponent or space. */
+const PLAIN_INTEGER = /^-?[0-9]+$/;
+const PLAIN_DECIMAL = /^-?[0-9]+(\.[0-9]+)?$/;
+
+/**
+ * JSON.parse keeps a number written in any other notation (`1e2`) as the text it was written as,
+ * so it meets the same rule as the string `"1e2"` or a form field `1e2`: a number field refuses it,
+ * and money fields answer INVALID_AMOUNT as for any malformed amount (decisions.md §6).
+ */
+function parseJson(text: string): unknown {
+  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && context?.source !== undefined && !PLAIN_DECIMAL.test(context.source) ? context.source : value);
+}
 
 function tooLarge(message: string): DomainError {
   return new DomainError('PAYLOAD_TOO_LARGE', message);
@@ -69,7 +85,7 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
     const text = (raw as string).trim();
     if (text === '') return done(null, {});
     try {
-      const body = JSON.parse(text) as unknown;
+      const body = parseJson(text);
       checkLimits(body, limits);
       done(null, body);
     } catch (err) {
@@ -119,6 +135,107 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
     }
     if (request.body === undefined || request.body === null) {
       if (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT') request.body = {};
+    }
+  });
+}
+
+interface JsonSchema {
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+}
+
+/** The JSON types a schema accepts; undefined when it does not say (any value). */
+function acceptedTypes(schema: JsonSchema): Set<string> | undefined {
+  if (schema.anyOf) {
+    const all = new Set<string>();
+    for (const branch of schema.anyOf) {
+      const types = acceptedTypes(branch);
+      if (!types) return undefined;
+      for (const type of types) all.add(type);
+    }
+    return all;
+  }
+  if (schema.type === undefined) return undefined;
+  return new Set(Array.isArray(schema.type) ? schema.type : [schema.type]);
+}
+
+/**
+ * True when a branch other than a number takes this text as it is: a free string, one of a string
+ * enum, or `true`/`false`. (A number branch of the same union would otherwise read `" "` as 0.)
+ */
+function textAccepted(schema: JsonSchema, text: string): boolean {
+  return (schema.anyOf ?? [schema]).some((branch) => {
+    const types = acceptedTypes(branch);
+    if (types?.has('boolean') && (text === 'true' || text === 'false')) return true;
+    if (!types?.has('string')) return false;
+    if (branch.enum) return branch.enum.includes(text);
+    return branch.const === undefined || branch.const === text;
+  });
+}
+
+/** The property schemas of an object schema, when there is only one candidate. */
+function propertySchemas(schema: JsonSchema): Record<string, JsonSchema> | undefined {
+  if (schema.properties) return schema.properties;
+  const parts = schema.allOf ?? schema.anyOf?.filter((b) => b.properties);
+  if (!parts) return undefined;
+  if (schema.allOf) return Object.assign({}, ...parts.map(propertySchemas).filter(Boolean));
+  return parts.length === 1 ? parts[0]!.properties : undefined;
+}
+
+/**
+ * The first value that validation would coerce into something it was not (issue 16): a boolean or
+ * null into a number or string, a number written with a sign, hex, exponent or space, a list into
+ * a single value. AJV's coercion does all of these; forms still need theirs (every field arrives
+ * as text), so it stays on and this narrows it to plain decimal text.
+ */
+function strictTypeProblem(schema: JsonSchema | undefined, value: unknown, path: string): string | undefined {
+  if (value === undefined || schema === undefined || typeof schema !== 'object') return undefined;
+  const types = acceptedTypes(schema);
+  const field = path || 'the body';
+  if (types) {
+    const numeric = types.has('number') || types.has('integer');
+    if (Array.isArray(value) && !types.has('array')) return `${field} must be a single value, not a list`;
+    if (typeof value === 'boolean' && !types.has('boolean')) return `${field} must not be true or false`;
+    if (value === null && !types.has('null')) return `${field} must not be null`;
+    if (typeof value === 'string' && numeric && !(types.has('number') ? PLAIN_DECIMAL : PLAIN_INTEGER).test(value) && !textAccepted(schema, value)) {
+      return `${field} must be a number written in plain digits`;
+    }
+    // A single value where a list is expected becomes a list of one (coerceTypes: 'array'): its item rules apply.
+    if (!Array.isArray(value) && types.size === 1 && types.has('array')) return strictTypeProblem(schema.items, value, path);
+  }
+  if (Array.isArray(value)) {
+    const items = schema.items;
+    for (const [i, v] of value.entries()) {
+      const problem = strictTypeProblem(items, v, `${field}.${i}`);
+      if (problem) return problem;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    const properties = propertySchemas(schema) ?? {};
+    for (const [key, v] of Object.entries(value)) {
+      const problem = strictTypeProblem(Object.hasOwn(properties, key) ? properties[key] : undefined, v, path ? `${path}.${key}` : key);
+      if (problem) return problem;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Strict types at the edge, the same for JSON, urlencoded and multipart bodies, query strings and
+ * path parameters: runs before validation (and after the multipart fields are parsed, so it is
+ * registered after bodyParsing).
+ */
+export function strictTypes(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request: FastifyRequest) => {
+    const schema = request.routeOptions.schema as Record<string, JsonSchema | undefined> | undefined;
+    if (!schema) return;
+    for (const [part, value] of [['params', request.params], ['querystring', request.query], ['body', request.body]] as const) {
+      const problem = strictTypeProblem(schema[part], value, '');
+      if (problem) throw new DomainError('VALIDATION_ERROR', problem);
     }
   });
 }
@@ -174,6 +291,40 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
+interface ErrorLike {
+  name?: string; message?: string; stack?: string; code?: unknown; errno?: unknown; sqlState?: unknown;
+  errcode?: unknown; statusCode?: unknown; cause?: unknown; sql?: unknown; sqlMessage?: unknown;
+}
+
+/** Errors of the database drivers (mysql2, node:sqlite) and MikroORM's wrappers of them. */
+function isDatabaseError(e: ErrorLike): boolean {
+  return e.sql !== undefined || e.sqlMessage !== undefined || e.sqlState !== undefined || e.errcode !== undefined
+    || (typeof e.code === 'string' && /^(ER_|ERR_SQLITE|SQLITE_)/.test(e.code))
+    || (typeof e.name === 'string' && /(Driver|Constraint|Violation|Syntax|Lock|Deadlock|Connection|Table|Field|Database)\w*Exception$/.test(e.name));
+}
+
+/**
+ * The log's `err` serializer. A database error's message, SQL text and driver fields carry
+ * statement parameters and row values (a pending TOTP secret, token hashes, `Duplicate entry
+ * '<value>'`), so only its class and error codes are logged, with the stack's frames but not its
+ * first line (the message again). Other errors keep type, message, stack and code; causes are
+ * serialized by the same rules. No other field is copied, so nothing unknown slips through.
+ */
+export function serializeError(err: unknown, depth = 0): { type: string; message: string; stack: string; [key: string]: unknown } {
+  const e = (typeof err === 'object' && err !== null ? err : {}) as ErrorLike;
+  const database = isDatabaseError(e);
+  const out = {
+    type: e.name ?? typeof err,
+    message: database ? `database error ${[e.code, e.errno, e.errcode].filter((v) => v !== undefined).join(' ')}`.trim() : String(e.message ?? err),
+    stack: database ? (e.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).join('\n') : e.stack ?? '',
+  } as { type: string; message: string; stack: string; [key: string]: unknown };
+  for (const key of ['code', 'errno', 'sqlState', 'errcode', 'statusCode'] as const) {
+    if (typeof e[key] === 'string' || typeof e[key] === 'number') out[key] = e[key];
+  }
+  if (e.cause !== undefined && depth < 5) out.cause = serializeError(e.cause, depth + 1);
+  return out;
+}
+
 function validationMessage(err: FastifyError): string {
   const first = err.validation?.[0];
   if (!first) return err.message;
@@ -182,6 +333,28 @@ function validationMessage(err: FastifyError): string {
   const field = missing ? [where, missing].filter(Boolean).join('.') : where || err.validationContext || 'request';
   if (missing) return `${field} is required`;
   return `${field} ${first.message ?? 'is invalid'}`;
+}
+
+const CLIENT_ERRORS: Record<string, [string, string]> = {
+  HPE_HEADER_OVERFLOW: ['HEADERS_TOO_LARGE', 'The request headers are larger than allowed.'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['REQUEST_TIMEOUT', 'The request did not arrive in time.'],
+};
+
+/**
+ * Fastify's `clientErrorHandler`: Node refuses some requests before Fastify sees them (headers
+ * too large, a malformed request line, a request past its deadline). They are answered in the
+ * API's error shape too, and the connection is closed: the parser cannot go on after them.
+ */
+export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [code, message] = CLIENT_ERRORS[err.code ?? ''] ?? ['VALIDATION_ERROR', 'The request is not well-formed HTTP.'];
+  const status = errorStatus[code]!;
+  const body = JSON.stringify({ status: false, error: code, message });
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
 }
 
 export function send(reply: FastifyReply, code: string, message: string): FastifyReply {
@@ -208,8 +381,18 @@ export function routerErrors(err: FastifyError, request: FastifyRequest, reply: 
 }
 
 export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): void {
+  // Refused before its body has arrived (no key, too large, ...): the socket closes with the
+  // answer. Kept open, Node would read and drop the rest of the body, at whatever pace the client
+  // chose to send it.
+  app.addHook('onSend', async (request, reply) => {
+    if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close');
+  });
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    if (err instanceof DomainError) return send(reply, err.code, err.message);
+    if (err instanceof DomainError) {
+      const { retryAfterSeconds } = err as DomainError;
+      if (retryAfterSeconds !== undefined) reply.header('Retry-After', String(retryAfterSeconds));
+      return send(reply, err.code, err.message);
+    }
     if (err.validation) return send(reply, 'VALIDATION_ERROR', validationMessage(err));
     const known = err.code ? FASTIFY_CODES[err.code] : undefined;
     if (known) {

@@ -15,6 +15,8 @@ import { merge, rootDir } from '../core/config.ts';
 import { builtinNames } from '../core/features.ts';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
+/** TOTP_ENCRYPTION_KEY of the test servers (32 bytes, base64). */
+export const TOTP_KEY = Buffer.alloc(32, 7).toString('base64');
 export const onMysql = Boolean(process.env.TEST_MYSQL_URL);
 
 /** What the helpers need of a tap test: somewhere to put clean-up. */
@@ -56,7 +58,7 @@ export async function build(t: TestLike, opts: BuildTestOptions = {}): Promise<F
   const url = opts.databaseUrl ?? await freshDatabaseUrl(t);
   const only = opts.features ? { plugins: Object.fromEntries(builtinNames().map((n) => [n, { enabled: opts.features!.includes(n) }])) } : {};
   const app = await buildApp({
-    env: { API_KEY: ADMIN_KEY, DATABASE_URL: url, ...opts.env },
+    env: { API_KEY: ADMIN_KEY, TOTP_ENCRYPTION_KEY: TOTP_KEY, DATABASE_URL: url, ...opts.env },
     config: merge(merge({ log: { level: 'silent' }, database: { poolSize: 5 } }, only), opts.config ?? {}),
     logger: false,
   });

@@ -108,10 +108,9 @@ t.test('values the database cannot carry are refused: NUL characters, non-finite
   t.equal(res.statusCode, 400, 'NUL in a query parameter');
   t.equal(res.json().message, 'username must not contain a NUL character');
   res = await app.inject({ method: 'POST', url: '/api/echo', payload: '{"n":[1e999]}', headers: { 'x-api-key': 'test-admin-key-0123456789abcdef', 'content-type': 'application/json' } });
-  t.equal(res.statusCode, 400, 'JSON reads 1e999 as Infinity');
-  t.equal(res.json().message, 'n.0 must be a finite number');
-  // AJV coerces the string to Infinity and then skips its minimum/maximum checks.
-  res = await call(app, '/api/users/1/roles', { body: { roleID: '1e999' }, as: 'urlencoded' });
+  t.strictSame(res.json().body, { n: ['1e999'] }, 'a JSON number in exponent notation stays the text it was written as, never Infinity');
+  // AJV coerces a long enough string of digits to Infinity and then skips its minimum/maximum checks.
+  res = await call(app, '/api/users/1/roles', { body: { roleID: '9'.repeat(400) }, as: 'urlencoded' });
   t.equal(res.statusCode, 400, 'a form number coerced to Infinity');
   t.equal(res.json().message, 'roleID must be a finite number');
 });

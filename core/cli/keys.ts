@@ -7,6 +7,7 @@
  *   npm run keys -- revoke <name>
  */
 import { ApiKeys, CoreApiKey, type Scope } from '../api-keys.ts';
+import { connectAtBoot } from '../boot.ts';
 import { loadConfig } from '../config.ts';
 import { openDatabase, migrate } from '../db.ts';
 import { migrations } from '../migrations/index.ts';
@@ -14,7 +15,7 @@ import { CoreSetting } from '../settings.ts';
 
 const [command, name, ...flags] = process.argv.slice(2);
 const config = loadConfig();
-const db = await openDatabase({ config: config.database, entities: [CoreSetting, CoreApiKey], migrations });
+const db = await connectAtBoot(config.database, () => openDatabase({ config: config.database, entities: [CoreSetting, CoreApiKey], migrations }), console.error);
 try {
   await migrate(db);
   const keys = new ApiKeys(db, undefined, 0);

@@ -3,6 +3,7 @@
  * `npm run migrate -- status`: lists the applied and the pending ones, changing nothing.
  */
 import { CoreApiKey } from '../api-keys.ts';
+import { connectAtBoot } from '../boot.ts';
 import { loadConfig, ConfigError } from '../config.ts';
 import { openDatabase, migrate } from '../db.ts';
 import { discoverFeatures, selectEnabled } from '../features.ts';
@@ -18,11 +19,11 @@ if (command !== undefined && command !== 'status') {
 try {
   const config = loadConfig();
   const features = selectEnabled(await discoverFeatures(config), config);
-  const db = await openDatabase({
+  const db = await connectAtBoot(config.database, () => openDatabase({
     config: config.database,
     entities: [CoreSetting, CoreApiKey, ...features.flatMap((f) => f.def.entities ?? [])],
     migrations: [...migrations, ...features.flatMap((f) => f.def.migrations ?? [])],
-  });
+  }), console.error);
   try {
     if (command === 'status') {
       const applied = await db.orm.migrator.getExecuted();

@@ -9,6 +9,10 @@ export const AuthCredential = defineEntity({
     userId: p.integer().unique(),
     passwordHash: p.string().length(255),
     updatedAt: p.string().length(19),
+    /** Wrong passwords in a row, from any ip (reset by a right one). */
+    failedAttempts: p.integer().default(0),
+    /** Logins are refused until then once failedAttempts reaches the cap. */
+    lockedUntil: p.string().length(19).nullable(),
   },
 });
 
@@ -19,10 +23,27 @@ export const AuthTotp = defineEntity({
   properties: {
     id: p.integer().primary().autoincrement(),
     userId: p.integer().unique(),
-    secret: p.string().length(64).nullable(),
-    pendingSecret: p.string().length(64).nullable(),
+    /** Encrypted with TOTP_ENCRYPTION_KEY (see secrets.ts). */
+    secret: p.string().length(255).nullable(),
+    pendingSecret: p.string().length(255).nullable(),
     /** RFC 6238 time step of the last code accepted: a code is good only for a later step (no replay). */
     lastStep: p.integer(),
+    /** Wrong codes in a row across every pending login and enrolment of the account. */
+    failedAttempts: p.integer().default(0),
+    lockedUntil: p.string().length(19).nullable(),
+  },
+});
+
+/**
+ * One row per ip that registered: registrations from one ip lock it, so the register limit is
+ * counted and enforced by one transaction at a time.
+ */
+export const AuthRegisterLock = defineEntity({
+  name: 'AuthRegisterLock',
+  tableName: 'auth_register_locks',
+  properties: {
+    ip: p.string().length(45).primary(),
+    lockedAt: p.string().length(19),
   },
 });
 
@@ -45,4 +66,4 @@ export const AuthSession = defineEntity({
   },
 });
 
-export const entities = [AuthCredential, AuthTotp, AuthSession];
+export const entities = [AuthCredential, AuthTotp, AuthSession, AuthRegisterLock];

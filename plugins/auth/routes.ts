@@ -5,6 +5,7 @@ import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, now, parseClientTimestamp } from '../../core/format.ts';
 import { numeric, ok, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
+import { lookupKey } from '../users/contract.ts';
 import type { AuthService } from './service.ts';
 
 export interface RateLimit {
@@ -21,7 +22,7 @@ const userID = () => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER
 const code = () => numeric({ description: 'the 6-digit code of the authenticator app' });
 
 /**
- * Counts attempts per username (any case) and the player's ip from the body, not per calling
+ * Counts attempts per username, in the form accounts are looked up by, and the player's ip from the body, not per calling
  * server: one game server sends the logins of all its players. Runs after validation, so the body
  * is there and malformed calls are not counted.
  */
@@ -35,7 +36,7 @@ function limited(name: string, limit: RateLimit): RouteShorthandOptions {
         hook: 'preHandler',
         keyGenerator: (request: FastifyRequest) => {
           const body = request.body as { username: string; ip: string };
-          return `${name}:${body.username.toLowerCase()}|${body.ip}`;
+          return `${name}:${lookupKey(body.username)}|${body.ip}`;
         },
       },
     },
@@ -135,7 +136,17 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
 
   app.post('/api/auth/tfa/disable', {
     schema: {
-      tags, summary: 'Turn two-factor off: authStatus becomes "0"',
+      tags, summary: 'Turn two-factor off with a code of the active secret: authStatus becomes "0"',
+      body: Type.Object({ userID: userID(), code: code() }), response: { 200: ok() },
+    },
+  }, async (request) => {
+    await auth.disableTfa(request.body.userID, String(request.body.code));
+    return { status: true as const };
+  });
+
+  app.post('/api/admin/auth/tfa/disable', {
+    schema: {
+      tags, summary: 'Turn a user\'s two-factor off without a code (a lost authenticator): authStatus becomes "0"',
       body: Type.Object({ userID: userID() }), response: { 200: ok() },
     },
   }, async (request) => {

@@ -9,7 +9,9 @@ import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UsersService } from '../users/contract.ts';
+import { Lockout, type LockoutOptions } from './lockout.ts';
 import { checkPassword, hashPassword, sha256Hex } from './passwords.ts';
+import { isSealed, type SecretBox } from './secrets.ts';
 
 export interface AuthOptions {
   sessionDays: number;
@@ -17,6 +19,7 @@ export interface AuthOptions {
   passwordMaxLength: number;
   tfaIssuer: string;
   tfaMaxAttempts: number;
+  lockout: { password: LockoutOptions; code: LockoutOptions };
 }
 
 export interface ClientInfo {
@@ -49,12 +52,18 @@ export class AuthService {
   readonly #users: UsersService;
   readonly #settings: SettingsService;
   readonly #opts: AuthOptions;
+  readonly #passwordLockout: Lockout;
+  readonly #codeLockout: Lockout;
+  readonly #secrets: SecretBox;
 
-  constructor(db: Database, users: UsersService, settings: SettingsService, opts: AuthOptions) {
+  constructor(db: Database, users: UsersService, settings: SettingsService, opts: AuthOptions, secrets: SecretBox) {
     this.#db = db;
+    this.#secrets = secrets;
     this.#users = users;
     this.#settings = settings;
     this.#opts = opts;
+    this.#passwordLockout = new Lockout(db, 'auth_credentials', opts.lockout.password, 'passwords');
+    this.#codeLockout = new Lockout(db, 'auth_totp', opts.lockout.code, 'two-factor codes');
   }
 
   /** Creates a session and returns its token (32 hex characters); only the token's hash is stored. */
@@ -72,9 +81,14 @@ export class AuthService {
 
   async login(username: string, password: string, client: ClientInfo): Promise<{ token: string; isTfaRequired: boolean }> {
     const user = await this.#users.requireByUsername(username);
+    await this.#passwordLockout.claim(user.id);
     const [credential] = await this.#db.query<{ password_hash: string }>('select password_hash from auth_credentials where user_id = ?', [user.id]);
     const check = credential ? await checkPassword(credential.password_hash, password) : { ok: false, rehash: false };
-    if (!check.ok) throw new DomainError('WRONG_PASSWORD', 'The password is wrong.');
+    if (!check.ok) {
+      await this.#passwordLockout.failed(user.id);
+      throw new DomainError('WRONG_PASSWORD', 'The password is wrong.');
+    }
+    await this.#passwordLockout.succeeded(user.id);
     if (check.rehash) {
       await this.#db.run('update auth_credentials set password_hash = ?, updated_at = ? where user_id = ?', [await hashPassword(password), now(), user.id]);
     }
@@ -99,16 +113,29 @@ export class AuthService {
     } else if (email.length > 191 || !EMAIL.test(email)) {
       throw new DomainError('INVALID_EMAIL', 'The email address is not valid.');
     }
-    if (settings.registerLimit > 0 && await this.#users.countCreatedFrom(client.ip) >= settings.registerLimit) {
-      throw new DomainError('REGISTER_LIMIT', `At most ${settings.registerLimit} accounts may be registered from one IP address.`);
-    }
     // Hashed before the transaction, so no lock is held for the tens of milliseconds argon2 takes.
     const passwordHash = await hashPassword(password);
     return this.#db.transaction(async () => {
+      if (settings.registerLimit > 0) await this.#checkRegisterLimit(client.ip, settings.registerLimit);
       const user = await this.#users.createAccount({ username, email: email || null, creationIP: client.ip });
       await this.#db.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, passwordHash, now()]);
       return { token: await this.#newSession(user.id, client, true, this.#sessionEnd()) };
     });
+  }
+
+  /**
+   * Counts the ip's accounts under a lock on the ip's row (written first, so it is an exclusive
+   * lock on MySQL and the write lock on SQLite): parallel registers from one ip are counted one
+   * after the other, each seeing the accounts the ones before it created.
+   */
+  async #checkRegisterLimit(ip: string, limit: number): Promise<void> {
+    const upsert = this.#db.dialect === 'mysql'
+      ? 'insert into auth_register_locks (ip, locked_at) values (?, ?) on duplicate key update locked_at = values(locked_at)'
+      : 'insert into auth_register_locks (ip, locked_at) values (?, ?) on conflict (ip) do update set locked_at = excluded.locked_at';
+    await this.#db.run(upsert, [ip, now()]);
+    if (await this.#users.countCreatedFrom(ip) >= limit) {
+      throw new DomainError('REGISTER_LIMIT', `At most ${limit} accounts may be registered from one IP address.`);
+    }
   }
 
   /** Throws SESSION_NOT_FOUND unless the token is a live, verified, unexpired session. */
@@ -126,15 +153,24 @@ export class AuthService {
   /**
    * Checks a TOTP code (RFC 6238: 6 digits, 30 s, ±1 step) against the user's active or pending
    * secret. A good code claims its time step, so the same code (or an older one) is refused
-   * afterwards, even when two requests race with it.
+   * afterwards, even when two requests race with it. Every check counts against the account's
+   * cap on wrong codes, whichever login or enrolment it comes through.
    */
   async #checkCode(userId: number, which: 'secret' | 'pending_secret', code: string): Promise<CodeCheck> {
     const [row] = await this.#db.query<{ secret: string | null; last_step: number }>(
       `select ${which} as secret, last_step from auth_totp where user_id = ?`, [userId]);
     if (!row?.secret) return 'none';
+    await this.#codeLockout.claim(userId);
+    const check = await this.#verifyCode(userId, this.#secrets.open(row.secret, userId), code);
+    if (check === 'ok') await this.#codeLockout.succeeded(userId);
+    else await this.#codeLockout.failed(userId);
+    return check;
+  }
+
+  async #verifyCode(userId: number, secret: string, code: string): Promise<CodeCheck> {
     const digits = code.replace(/\s+/g, '');
     if (!/^[0-9]{6}$/.test(digits)) return 'wrong';
-    const result = await TOTP_CHECK.verify(digits, { secret: row.secret, epochTolerance: 30 });
+    const result = await TOTP_CHECK.verify(digits, { secret, epochTolerance: 30 });
     if (!result.valid) return 'wrong';
     const { affectedRows } = await this.#db.run('update auth_totp set last_step = ? where user_id = ? and last_step < ?', [result.timeStep, userId, result.timeStep]);
     return affectedRows > 0 ? 'ok' : 'used';
@@ -160,9 +196,10 @@ export class AuthService {
   async setupTfa(userId: number): Promise<{ secret: string; otpauthUrl: string }> {
     const user = await this.#users.requireById(userId);
     const secret = generateSecret();
+    const sealed = this.#secrets.seal(secret, user.id);
     await this.#db.transaction(async () => {
-      const { affectedRows } = await this.#db.run('update auth_totp set pending_secret = ? where user_id = ?', [secret, user.id]);
-      if (affectedRows === 0) await this.#db.run('insert into auth_totp (user_id, secret, pending_secret, last_step) values (?, null, ?, 0)', [user.id, secret]);
+      const { affectedRows } = await this.#db.run('update auth_totp set pending_secret = ? where user_id = ?', [sealed, user.id]);
+      if (affectedRows === 0) await this.#db.run('insert into auth_totp (user_id, secret, pending_secret, last_step) values (?, null, ?, 0)', [user.id, sealed]);
     });
     return { secret, otpauthUrl: generateURI({ issuer: this.#opts.tfaIssuer, label: user.username, secret }) };
   }
@@ -179,14 +216,41 @@ export class AuthService {
     });
   }
 
-  /** Turns two-factor off (authStatus 0); logins waiting for a code are dropped. */
-  async disableTfa(userId: number): Promise<void> {
+  /**
+   * Turns two-factor off (authStatus 0); logins waiting for a code are dropped. With a `code`
+   * (the game-facing route) it must be a good code of the active secret; only the admin API turns
+   * it off without one.
+   */
+  async disableTfa(userId: number, code?: string): Promise<void> {
     const user = await this.#users.requireById(userId);
+    if (code !== undefined) {
+      const check = await this.#checkCode(user.id, 'secret', code);
+      if (check !== 'ok' && check !== 'none') throw wrongCode(check);
+    }
     await this.#db.transaction(async () => {
       await this.#db.run('delete from auth_totp where user_id = ?', [user.id]);
       await this.#db.run('delete from auth_sessions where user_id = ? and verified = 0', [user.id]);
       await this.#users.setAuthStatus(user.id, 0);
     });
+  }
+
+  /**
+   * Encrypts the secrets stored in clear (from before encryption, or from a server without a key)
+   * and checks that the key opens one encrypted already, so a wrong key stops the boot instead of
+   * failing every two-factor login. Runs before the server listens. Returns the rows encrypted.
+   */
+  async sealStoredSecrets(): Promise<number> {
+    if (!this.#secrets.enabled) return 0;
+    const [sample] = await this.#db.query<{ user_id: number; secret: string }>("select user_id, secret from auth_totp where secret like 'v1:%' limit 1");
+    if (sample) this.#secrets.open(sample.secret, Number(sample.user_id));
+    const rows = await this.#db.query<{ user_id: number; secret: string | null; pending_secret: string | null }>(
+      "select user_id, secret, pending_secret from auth_totp where secret not like 'v1:%' or pending_secret not like 'v1:%'");
+    for (const row of rows) {
+      const userId = Number(row.user_id);
+      const seal = (value: string | null) => value === null || isSealed(value) ? value : this.#secrets.seal(value, userId);
+      await this.#db.run('update auth_totp set secret = ?, pending_secret = ? where user_id = ?', [seal(row.secret), seal(row.pending_secret), userId]);
+    }
+    return rows.length;
   }
 
   /** Deletes expired sessions (pending ones included); returns how many went. */

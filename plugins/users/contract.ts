@@ -75,6 +75,14 @@ export interface UsersService {
   revokeRole(userId: number, roleId: number): Promise<boolean>;
 }
 
+/**
+ * The form usernames and emails are looked up and kept unique by (the `*_key` columns, compared
+ * byte for byte): anything counted per user, such as rate limits, keys on it too.
+ */
+export function lookupKey(name: string): string {
+  return name.toLowerCase();
+}
+
 export const usersRef = createServiceRef<UsersService>('users');
 
 declare module '../../core/events.ts' {

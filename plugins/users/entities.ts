@@ -6,10 +6,13 @@ export const UsersAccount = defineEntity({
   properties: {
     id: p.integer().primary().autoincrement(),
     username: p.string().length(32),
-    /** Lower-cased username: unique, so lookups are case-insensitive on every database. */
-    usernameKey: p.string().length(32).unique(),
+    /**
+     * usernameKey(username): unique, so lookups are case-insensitive on every database, and
+     * otherwise byte-exact (VARBINARY on MySQL/MariaDB, see the users_binary_keys migration).
+     */
+    usernameKey: p.string().length(32).unique().ignoreSchemaChanges('type'),
     email: p.string().length(191).nullable(),
-    emailKey: p.string().length(191).nullable().unique(),
+    emailKey: p.string().length(191).nullable().unique().ignoreSchemaChanges('type'),
     isVerified: p.boolean(),
     authStatus: p.integer(),
     creationIp: p.string().length(45).index(),

@@ -2,7 +2,7 @@ import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, now } from '../../core/format.ts';
-import type { NewAccount, Role, RoleAssignment, UserAccount, UsersService } from './contract.ts';
+import { lookupKey, type NewAccount, type Role, type RoleAssignment, type UserAccount, type UsersService } from './contract.ts';
 
 /** The editable fields of a role (admin API). */
 export type RoleFields = Omit<Role, 'id'>;
@@ -61,7 +61,7 @@ export class DbUsersService implements UsersService {
   }
 
   findByUsername(username: string): Promise<UserAccount | undefined> {
-    return this.#one('a.username_key = ?', [username.toLowerCase()]);
+    return this.#one('a.username_key = ?', [lookupKey(username)]);
   }
 
   findByLinkedAccount(platform: string, externalId: string): Promise<UserAccount | undefined> {
@@ -82,8 +82,8 @@ export class DbUsersService implements UsersService {
 
   async createAccount(account: NewAccount): Promise<UserAccount> {
     return this.#db.transaction(async () => {
-      const usernameKey = account.username.toLowerCase();
-      const emailKey = account.email ? account.email.toLowerCase() : null;
+      const usernameKey = lookupKey(account.username);
+      const emailKey = account.email ? lookupKey(account.email) : null;
       if ((await this.#db.query('select id from users_accounts where username_key = ?' + this.#db.forUpdate, [usernameKey])).length) {
         throw new DomainError('USERNAME_ALREADY_EXIST', `The username "${account.username}" is taken.`);
       }

@@ -2,9 +2,12 @@
  * `npm run test:faults`: crash, outage and two-process tests on a private MariaDB.
  * FAULT_SECONDS sets how long each storm runs (default 6; CI uses the default).
  */
+import { writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
 import t from 'tap';
 import { MariaDbServer, freePort, haveMariaDb } from '../mariadb-server.ts';
-import { LISTED, ServerProcess, api, checkInvariants, seed, storm, type Outcome } from './storm.ts';
+import { KEY, LISTED, ServerProcess, api, checkInvariants, seed, storm, type Outcome } from './storm.ts';
 
 const seconds = Number(process.env.FAULT_SECONDS ?? 6);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -77,6 +80,52 @@ if (!haveMariaDb()) {
     t.equal((await fetch(`${server.url}/health`)).status, 200);
     const { problems } = await checkInvariants(url, world, outcomes);
     t.same(problems, [], 'invariants hold after the outage');
+  });
+
+  t.test('slow sockets: hundreds of stalled headers and trickled bodies cannot starve the server', async (t) => {
+    const url = await db.database('slow');
+    const config = join(t.testdir(), 'config.json');
+    writeFileSync(config, JSON.stringify({ server: { headersTimeoutMs: 1000, requestTimeoutMs: 2000, idleTimeoutMs: 1000, maxConnections: 200 } }));
+    const server = new ServerProcess(await freePort(), url, { CONFIG: config });
+    t.teardown(() => server.stop());
+    await server.start();
+    const port = Number(new URL(server.url).port);
+    const body = (key: string) => `POST /api/credits/add HTTP/1.1\r\nHost: x\r\n${key}Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\na`;
+    const kinds = [
+      'GET /health HTTP/1.1\r\nHost: x\r\n', // headers never finished
+      body(''), // no key, body trickling
+      body(`X-Api-Key: ${KEY}\r\n`), // a key, body trickling
+    ];
+    const opened = Date.now();
+    const closedAfter: Promise<number>[] = [];
+    const settled: Promise<void>[] = [];
+    const timers: NodeJS.Timeout[] = [];
+    for (let i = 0; i < 600; i++) {
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => { /* a reset is a close */ });
+      socket.on('connect', () => {
+        socket.write(kinds[i % kinds.length]!);
+        timers.push(setInterval(() => socket.writable && socket.write('a'), 300));
+      });
+      settled.push(new Promise((r) => { socket.once('connect', () => r()); socket.once('close', () => r()); }));
+      closedAfter.push(new Promise((r) => socket.on('close', () => r(Date.now() - opened))));
+    }
+    // Every slow socket is connected (or already refused) before the server is asked for anything.
+    await Promise.all(settled);
+    let healthyAfter = Infinity;
+    while (Date.now() - opened < 8000) {
+      const res = await fetch(`${server.url}/health`, { signal: AbortSignal.timeout(1000) }).catch(() => undefined);
+      if (res?.status === 200) {
+        healthyAfter = Date.now() - opened;
+        break;
+      }
+      await sleep(100);
+    }
+    const closed = await Promise.all(closedAfter);
+    timers.forEach(clearInterval);
+    t.ok(healthyAfter < 5000, `/health answered ${healthyAfter} ms into the attack`);
+    t.ok(Math.max(...closed) < 6000, `every slow socket was closed by the server (the last after ${Math.max(...closed)} ms)`);
+    t.equal((await api(server.url, '/api/credits?username=nobody')).status, 404, 'and the API serves normally');
   });
 
   t.test('two server processes on one database under the same storm', async (t) => {

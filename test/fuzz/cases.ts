@@ -104,6 +104,19 @@ function variants(schema: JsonSchema, limits: Limits): unknown[] {
   return out;
 }
 
+/**
+ * Values strict types refuse wherever a number is expected (issue 16): booleans, null, a sign,
+ * hex, an exponent, spaces, a list. Every field of every route gets some of them each round.
+ */
+const STRICT = [true, false, null, '0x10', '+5', ' 5', '5 ', '1e2', '1_000', ['1']];
+const STRICT_PER_FIELD = 3;
+
+/** How the server reads a JSON body: a number not written in plain digits stays the text it was written as. */
+function parseJsonAsServer(text: string): unknown {
+  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && context?.source !== undefined && !/^-?[0-9]+(\.[0-9]+)?$/.test(context.source) ? context.source : value);
+}
+
 /** An object is no scalar, array or string under any coercion: always a wrong type for a field. */
 const WRONG_TYPE = { x: '1' };
 const VARIANTS_PER_FIELD = 4;
@@ -277,7 +290,7 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
       payload = encoded.payload;
       Object.assign(headers, encoded.headers);
       if (bodySchema) {
-        const seen = body.as === 'json' ? JSON.parse(payload) as unknown : asForm(body.value) ?? {};
+        const seen = body.as === 'json' ? parseJsonAsServer(payload) : asForm(body.value) ?? {};
         refused ||= !accepts(bodySchema, seen) || overLimits(seen, limits) || Buffer.byteLength(payload) > limits.body;
       }
     } else if (bodySchema) {
@@ -326,6 +339,9 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
       const value = Array.isArray(v) ? v.map(String) : String(v);
       drafts.push({ label: `query ${p.name}=${JSON.stringify(value).slice(0, 60)}`, query: { ...baseQuery, [p.name]: value } });
     }
+    for (const v of rng.sample(STRICT.filter((x) => typeof x === 'string'), STRICT_PER_FIELD)) {
+      drafts.push({ label: `strict: query ${p.name}=${JSON.stringify(v)}`, query: { ...baseQuery, [p.name]: String(v) } });
+    }
     drafts.push({ label: `query ${p.name} badly percent-encoded`, query: baseQuery, rawQuery: `${p.name}=${rng.pick(['%zz', '%', '%ff%fe', '%00', '%C0%AF'])}` });
   }
 
@@ -339,6 +355,16 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
       for (const value of [WRONG_TYPE, ...rng.sample(variants(schema, limits), VARIANTS_PER_FIELD)]) {
         drafts.push({ label: `body ${name}=${JSON.stringify(value).slice(0, 60)}`, body: withBody({ ...baseBody, [name]: value }) });
       }
+    }
+    for (const name of Object.keys(bodySchema.properties ?? {})) {
+      for (const value of rng.sample(STRICT, STRICT_PER_FIELD)) {
+        // booleans and null exist only in JSON; a form sends their text
+        const as = typeof value === 'boolean' || value === null ? 'json' : encoding();
+        drafts.push({ label: `strict: body ${name}=${JSON.stringify(value)}`, body: { value: { ...baseBody, [name]: value }, as } });
+      }
+      // A JSON number in exponent notation, which JSON.stringify never writes.
+      const raw = JSON.stringify({ ...baseBody, [name]: 0 }).replace(new RegExp(`"${name}":0([,}])`), `"${name}":1e2$1`);
+      drafts.push({ label: `strict: body ${name}=1e2 as a JSON number`, body: { raw, contentType: 'application/json', refused: !accepts(bodySchema, parseJsonAsServer(raw)) } });
     }
     // Two fields broken at once, for checks that compare fields (a discount above the price).
     const pair = rng.sample(Object.entries(bodySchema.properties ?? {}), 2);

@@ -1,40 +1,58 @@
 /**
  * "Changes nothing", made checkable: a fingerprint of every row of every table, per table, so a
  * failure can name the table a refused request wrote to. The fuzzer takes thousands of these, so
- * each is one statement: on SQLite every row as SQL literals, sorted and joined by the database; on
+ * each is one or two statements: on SQLite every row as SQL literals, sorted and joined by the database; on
  * MySQL/MariaDB the server's own CHECKSUM TABLE. Neither sees auto-increment counters, which a
  * rolled-back insert may move without changing anything.
+ *
+ * Nor do they see bookkeeping a refusal writes on purpose: the per-account counts of wrong
+ * passwords and codes (issue 16), and when an API key was last presented. Tables holding such
+ * columns are summed row by row on MySQL/MariaDB too, without them.
  */
 import { createHash } from 'node:crypto';
 import type { Database } from '../../core/db.ts';
 
 export type Digest = Map<string, string>;
 
-const statements = new WeakMap<Database, string>();
+const statements = new WeakMap<Database, string[]>();
 
-async function statementFor(db: Database): Promise<string> {
+/** Columns that count refused attempts or record a key's use. */
+const BOOKKEEPING = new Set(['failed_attempts', 'locked_until', 'last_used_at']);
+
+async function statementsFor(db: Database): Promise<string[]> {
   const known = statements.get(db);
   if (known) return known;
-  let sql: string;
+  let sql: string[];
   if (db.dialect === 'mysql') {
-    const tables = await db.query<{ name: string }>('select table_name as name from information_schema.tables where table_schema = database() order by table_name');
-    sql = `checksum table ${tables.map((t) => `\`${t.name}\``).join(', ')}`;
+    const columns = await db.query<{ t: string; c: string }>('select table_name as t, column_name as c from information_schema.columns where table_schema = database() order by table_name, ordinal_position');
+    const byTable = new Map<string, string[]>();
+    for (const { t, c } of columns) byTable.set(t, [...byTable.get(t) ?? [], c]);
+    const counted = [...byTable].filter(([, cols]) => cols.some((c) => BOOKKEEPING.has(c)));
+    const plain = [...byTable.keys()].filter((t) => !counted.some(([name]) => name === t));
+    sql = [`checksum table ${plain.map((t) => `\`${t}\``).join(', ')}`];
+    if (counted.length) {
+      sql.push(counted.map(([t, cols]) => {
+        const row = cols.filter((c) => !BOOKKEEPING.has(c)).map((c) => `coalesce(\`${c}\`, char(0))`).join(', ');
+        return `select '${t}' as name, concat(count(*), ':', coalesce(sum(crc32(concat_ws(char(31), ${row}))), 0)) as content from \`${t}\``;
+      }).join(' union all '));
+    }
   } else {
     const tables = await db.query<{ name: string }>("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name");
     const parts: string[] = [];
     for (const { name } of tables) {
-      const columns = await db.query<{ name: string }>('select name from pragma_table_info(?)', [name]);
+      const columns = (await db.query<{ name: string }>('select name from pragma_table_info(?)', [name])).filter((c) => !BOOKKEEPING.has(c.name));
       const row = columns.map((c) => `quote("${c.name}")`).join(` || ',' || `);
       parts.push(`select '${name}' as name, (select group_concat(r, char(10) order by r) from (select ${row} as r from "${name}")) as content`);
     }
-    sql = parts.join(' union all ');
+    sql = [parts.join(' union all ')];
   }
   statements.set(db, sql);
   return sql;
 }
 
 export async function digest(db: Database): Promise<Digest> {
-  const rows = await db.query<Record<string, unknown>>(await statementFor(db));
+  const rows: Record<string, unknown>[] = [];
+  for (const sql of await statementsFor(db)) rows.push(...await db.query<Record<string, unknown>>(sql));
   const out: Digest = new Map();
   for (const row of rows) {
     // CHECKSUM TABLE answers `Table` (as `schema.table`) and `Checksum`

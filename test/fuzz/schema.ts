@@ -119,8 +119,39 @@ function coerce(type: string, input: unknown): Coerced {
   }
 }
 
+/** The JSON types a schema names, through anyOf; undefined when any branch leaves it open. */
+function typesOf(schema: JsonSchema): Set<string> | undefined {
+  if (schema.anyOf) {
+    const all = new Set<string>();
+    for (const branch of schema.anyOf) {
+      const types = typesOf(branch);
+      if (!types) return undefined;
+      types.forEach((t) => all.add(t));
+    }
+    return all;
+  }
+  return schema.type ? new Set([schema.type]) : undefined;
+}
+
+/**
+ * The edge's strict types (issue 16), before any coercion: no list for a single value, no boolean
+ * or null for anything else, and numbers given as text in plain digits only.
+ */
+function strictlyRefused(schema: JsonSchema, value: unknown): boolean {
+  const types = typesOf(schema);
+  if (!types) return false;
+  if (Array.isArray(value)) return !types.has('array');
+  if (typeof value === 'boolean') return !types.has('boolean');
+  if (value === null) return !types.has('null') && !schema.nullable;
+  if (typeof value === 'string' && (types.has('number') || types.has('integer')) && !types.has('string')) {
+    return !(types.has('number') ? /^-?[0-9]+(\.[0-9]+)?$/ : /^-?[0-9]+$/).test(value);
+  }
+  return false;
+}
+
 /** False only when the validator is sure to refuse `value`. */
 export function accepts(schema: JsonSchema, value: unknown): boolean {
+  if (strictlyRefused(schema, value)) return false;
   if (schema.nullable && coerce('null', value).ok) return true;
   if (schema.anyOf) {
     // AJV coerces in place: a branch that fails may leave a one-item array unwrapped for the next

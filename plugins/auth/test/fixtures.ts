@@ -2,6 +2,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { call, type CallOptions } from '../../../test/helper.ts';
+import { snapshot } from '../../../test/fixtures.ts';
 import { USERS_TABLES } from '../../users/test/fixtures.ts';
 
 export const AUTH_TABLES = ['auth_credentials', 'auth_totp', 'auth_sessions'];
@@ -10,6 +11,27 @@ export const TABLES = [...USERS_TABLES, ...AUTH_TABLES];
 /** Config for tests that send many failing logins or registrations for one name. */
 export const NO_RATE_LIMIT = { plugins: { auth: { rateLimit: { login: { max: 0 }, register: { max: 0 } } } } };
 export const CLIENT = { ip: '198.51.100.4', useragent: 'GameServer/1.0' };
+
+/**
+ * The tables an auth call may write, without the per-account counts of wrong passwords and codes:
+ * for checking that a refused call changed nothing but its count.
+ */
+export async function snapshotExceptCounts(app: FastifyInstance): Promise<Record<string, unknown[]>> {
+  const tables = await snapshot(app, TABLES);
+  for (const rows of Object.values(tables)) {
+    for (const row of rows as Record<string, unknown>[]) {
+      delete row.failed_attempts;
+      delete row.locked_until;
+    }
+  }
+  return tables;
+}
+
+/** Wrong passwords (`auth_credentials`) or codes (`auth_totp`) counted for a user. */
+export async function failedAttempts(app: FastifyInstance, table: 'auth_credentials' | 'auth_totp', userId: number): Promise<number> {
+  const [row] = await app.db.query<{ n: number }>(`select failed_attempts as n from ${table} where user_id = ?`, [userId]);
+  return Number(row?.n);
+}
 
 /** Registers through the API (as the game plugin does) and returns the profile id and session token. */
 export async function register(app: FastifyInstance, username: string, password = 'correct horse', ip = CLIENT.ip): Promise<{ id: number; token: string }> {

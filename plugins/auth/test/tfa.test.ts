@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { build, call } from '../../../test/helper.ts';
 import { addSeconds, now, parseTimestamp } from '../../../core/format.ts';
 import { expectErrors, missingFields, newUser, snapshot } from '../../../test/fixtures.ts';
-import { NO_RATE_LIMIT, TABLES, login, register, sessionStatus, sha256, totp, totpAt, wrongCode } from './fixtures.ts';
+import { NO_RATE_LIMIT, TABLES, failedAttempts, login, register, sessionStatus, sha256, snapshotExceptCounts, totp, totpAt, wrongCode } from './fixtures.ts';
 
 const verify = (app: FastifyInstance, token: string, code: string) => call(app, '/api/auth/tfa/verify', { body: { token, code } });
 
@@ -40,13 +40,14 @@ t.test('enrolment: setup, enable with a real code, authStatus "1"', async (t) =>
   t.equal(otpauthUrl, `otpauth://totp/Block%20Party:Steve?secret=${secret}&issuer=Block%20Party`);
   t.equal((await call(app, `/api/users/?userID=${id}`)).json().authStatus, '0', 'not on before enable');
 
-  const before = await snapshot(app, TABLES);
+  const before = await snapshotExceptCounts(app);
   res = await call(app, '/api/auth/tfa/enable', { body: { userID: id, code: wrongCode(secret) } });
   t.equal(res.statusCode, 400);
   t.equal(res.json().error, 'WRONG_CODE');
   res = await call(app, '/api/auth/tfa/enable', { body: { userID: id, code: 'abcdef' } });
   t.equal(res.json().error, 'WRONG_CODE');
-  t.strictSame(await snapshot(app, TABLES), before, 'wrong codes changed nothing');
+  t.strictSame(await snapshotExceptCounts(app), before, 'wrong codes changed nothing');
+  t.equal(await failedAttempts(app, 'auth_totp', id), 2, 'but count against the account');
 
   res = await call(app, '/api/auth/tfa/enable', { body: { userID: id, code: totp(secret) }, as: 'json' });
   t.equal(res.statusCode, 200);
@@ -128,9 +129,9 @@ t.test('two-factor verify: unknown and expired tokens, too many wrong codes', as
   t.equal(res.json().error, 'SESSION_NOT_FOUND', 'after the third wrong code the login is dropped');
 });
 
-t.test('two-factor off: by the site setting, or by disable', async (t) => {
+t.test('two-factor off: by the site setting, or by disable with a code', async (t) => {
   const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
-  const { id } = await enrolled(app);
+  const { id, secret } = await enrolled(app);
   await call(app, '/api/admin/settings', { method: 'PATCH', body: { twoFactorEnabled: false }, as: 'json' });
   let res = await login(app, 'Steve', 'correct horse');
   t.equal(res.json().data.isTfaRequired, false, 'the site setting switches the second step off');
@@ -138,7 +139,11 @@ t.test('two-factor off: by the site setting, or by disable', async (t) => {
   await call(app, '/api/admin/settings', { method: 'PATCH', body: { twoFactorEnabled: true }, as: 'json' });
 
   const waiting = await pendingLogin(app);
-  res = await call(app, '/api/auth/tfa/disable', { body: { userID: id } });
+  const before = await snapshotExceptCounts(app);
+  res = await call(app, '/api/auth/tfa/disable', { body: { userID: id, code: wrongCode(secret) } });
+  t.equal(res.json().error, 'WRONG_CODE', 'an api key alone cannot turn it off');
+  t.strictSame(await snapshotExceptCounts(app), before, 'a wrong code changes nothing');
+  res = await call(app, '/api/auth/tfa/disable', { body: { userID: id, code: totp(secret, 30) } });
   t.equal(res.statusCode, 200);
   t.strictSame(res.json(), { status: true });
   t.equal((await call(app, `/api/users/?userID=${id}`)).json().authStatus, '0');
@@ -158,10 +163,12 @@ t.test('enrolment errors', async (t) => {
     { url: tfa('setup'), body: { userID: 'abc' }, status: 400, error: 'VALIDATION_ERROR', message: /userID/ },
     { url: tfa('enable'), body: { userID: 999, code: '123456' }, status: 404, error: 'USER_NOT_FOUND' },
     { url: tfa('enable'), body: { userID: plain.id, code: '123456' }, status: 400, error: 'VALIDATION_ERROR', message: /setup first/ },
-    { url: tfa('disable'), body: { userID: 999 }, status: 404, error: 'USER_NOT_FOUND' },
+    { url: tfa('disable'), body: { userID: 999, code: '123456' }, status: 404, error: 'USER_NOT_FOUND' },
     ...missingFields(tfa('setup'), { userID: plain.id }),
     ...missingFields(tfa('enable'), { userID: plain.id, code: '123456' }),
-    ...missingFields(tfa('disable'), { userID: plain.id }),
+    ...missingFields(tfa('disable'), { userID: plain.id, code: '123456' }),
+    { url: '/api/admin/auth/tfa/disable', body: { userID: 999 }, status: 404, error: 'USER_NOT_FOUND' },
+    ...missingFields('/api/admin/auth/tfa/disable', { userID: plain.id }),
     ...missingFields(tfa('verify'), { token: '0'.repeat(32), code: '123456' }),
   ]);
   t.strictSame(await snapshot(app, TABLES), before);

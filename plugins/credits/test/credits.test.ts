@@ -114,7 +114,7 @@ t.test('amounts: exact two-decimal values only; anything else is INVALID_AMOUNT 
   await call(app, '/api/credits/add', { body: { target_username: 'steve', amount: '50' } });
   const rowsBefore = await rowCount(app, 'credits_ledger');
 
-  const bad = ['abc', '1e3', '10.005', '', ' ', '-1', '-0.01', '+5', '.5', '5.', '1,50', '0x10', 'Infinity', '12345678901234'];
+  const bad = ['abc', '1e3', '10.005', '', ' ', '-1', '-0.01', '+5', '.5', '5.', '1,50', '0x10', 'Infinity', '12345678901234', ' 7', '7 '];
   const tooSmall = ['0', '0.00', '0.001'];
   for (const path of ['add', 'remove']) {
     for (const amount of [...bad, ...tooSmall]) {
@@ -139,7 +139,7 @@ t.test('amounts: exact two-decimal values only; anything else is INVALID_AMOUNT 
   t.equal(await balanceOf(app, 'alex'), 0);
   t.equal(await rowCount(app, 'credits_ledger'), rowsBefore, 'no ledger row written');
 
-  for (const [amount, cents] of [['10', 1000], ['10.0', 1000], ['10.50', 1050], ['0.01', 1], [' 7 ', 700], ['007.5', 750]] as const) {
+  for (const [amount, cents] of [['10', 1000], ['10.0', 1000], ['10.50', 1050], ['0.01', 1], ['007.5', 750]] as const) {
     const before = await balanceOf(app, 'alex');
     const res = await call(app, '/api/credits/add', { body: { target_username: 'alex', amount } });
     t.equal(res.statusCode, 200, `add ${JSON.stringify(amount)}`);
