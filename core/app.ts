@@ -1,5 +1,4 @@
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
-import autoload from '@fastify/autoload';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -11,7 +10,7 @@ import { loadConfig, type AppConfig } from './config.ts';
 import { openDatabase, migrate, type Database } from './db.ts';
 import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
-import { builtinDir, discoverFeatures, selectEnabled, type FeatureContext, type LoadedFeature } from './features.ts';
+import { discoverFeatures, registerFeatures, selectEnabled, type FeatureContext, type LoadedFeature } from './features.ts';
 import { bodyParsing, clientError, errorHandling, inputGuard, routerErrors, send, serializeError, strictTypes } from './http.ts';
 import { corsPolicy, echoRequestId, metricsRegistry, metricsRoutes, requestId } from './observability.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
@@ -174,19 +173,6 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   await app.register(async (admin) => settingsRoutes(admin, settings));
   if (config.metrics.enabled) metricsRoutes(app, metrics, config.metrics, apiKeys);
 
-  const enabledBuiltins = new Set(features.filter((f) => f.source === 'builtin').map((f) => f.def.name));
-  await app.register(autoload, {
-    dir: builtinDir,
-    maxDepth: 1,
-    dirNameRoutePrefix: false,
-    forceESM: true,
-    // Only `plugins/<name>/index.ts` of enabled features; autoload orders them by `requires`.
-    // (autoload passes paths relative to plugins/, e.g. `/users/index.ts`)
-    ignoreFilter: (path: string) => {
-      const m = /^\/([^/]+)\/index\.ts$/.exec(path);
-      return !m || !enabledBuiltins.has(m[1]!);
-    },
-  });
-  for (const f of features) if (f.source === 'package') await app.register(f.plugin);
+  await registerFeatures(app, features);
   return app;
 }

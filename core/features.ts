@@ -40,55 +40,42 @@ export interface FeatureDefinition<S extends TSchema = TSchema> {
   register(app: FastifyInstance, ctx: FeatureContext<Static<S>>): Promise<void>;
 }
 
-const FEATURE = Symbol.for('community.feature');
+/**
+ * Declares a feature: `plugins/<name>/index.ts` (or a third-party package) exports the result as
+ * its default. It only types the definition; the host turns it into a Fastify plugin when it loads.
+ */
+export function defineFeature<S extends TSchema>(def: FeatureDefinition<S>): FeatureDefinition {
+  return def as unknown as FeatureDefinition;
+}
 
-export type FeaturePlugin = FastifyPluginAsync & { [FEATURE]: FeatureDefinition };
+/** A module's feature definition: its default export (or the module itself) when it has a name and a register function. */
+function definitionOf(mod: unknown): FeatureDefinition | undefined {
+  const candidate = ((mod as { default?: unknown })?.default ?? mod) as Partial<FeatureDefinition> | undefined;
+  return typeof candidate?.name === 'string' && typeof candidate.register === 'function' ? candidate as FeatureDefinition : undefined;
+}
 
 /**
- * Declares a feature. The result is a fastify plugin (what @fastify/autoload expects of
- * `plugins/<name>/index.ts`) that still carries its definition for the host to read first.
+ * The feature as a Fastify plugin. Encapsulated: what a feature adds (hooks, body parsers, the
+ * route tag below) stays its own; peers meet through the registry, not through decorators.
  */
-export function defineFeature<S extends TSchema>(def: FeatureDefinition<S>): FeaturePlugin {
-  const requires = [...new Set((def.requires ?? []).map((r) => r.feature))];
-  // Encapsulated: what a feature adds (hooks, body parsers, the route tag below) stays its own;
-  // peers meet through the registry, not through decorators.
-  const plugin = fp(async (app: FastifyInstance) => {
+function featurePlugin(def: FeatureDefinition): FastifyPluginAsync {
+  return fp(async (app: FastifyInstance) => {
     const ctx = app.featureContext(def.name);
     app.addHook('onRoute', (route) => {
       route.config = { ...route.config, feature: def.name };
     });
-    await def.register(app, ctx as FeatureContext<Static<S>>);
-  }, { name: def.name, dependencies: requires, fastify: '5.x', encapsulate: true }) as unknown as FeaturePlugin;
-  plugin[FEATURE] = def as unknown as FeatureDefinition;
-  return plugin;
-}
-
-export function featureOf(mod: unknown): FeatureDefinition | undefined {
-  const candidate = (mod as { default?: unknown })?.default ?? mod;
-  return (candidate as Partial<FeaturePlugin>)?.[FEATURE];
-}
-
-/**
- * A third-party package may export a plain definition object, so that it needs the host only
- * for types (`import type`) and never loads a second copy of it.
- */
-function asFeaturePlugin(mod: unknown): FeaturePlugin | undefined {
-  const candidate = (mod as { default?: unknown })?.default ?? mod;
-  if (featureOf(candidate)) return candidate as FeaturePlugin;
-  const def = candidate as Partial<FeatureDefinition>;
-  if (typeof def?.name === 'string' && typeof def.register === 'function') return defineFeature(def as FeatureDefinition);
-  return undefined;
+    await def.register(app, ctx);
+  }, { name: def.name, fastify: '5.x', encapsulate: true });
 }
 
 export interface LoadedFeature {
   def: FeatureDefinition;
-  plugin: FeaturePlugin;
   /** Where it came from: `plugins/<name>` or a package. */
   source: 'builtin' | 'package';
   options: unknown;
 }
 
-export const builtinDir = join(rootDir, 'plugins');
+const builtinDir = join(rootDir, 'plugins');
 
 /** The built-in features' names: the folders of plugins/ that hold an index.ts. */
 export function builtinNames(): string[] {
@@ -113,11 +100,10 @@ export async function discoverFeatures(config: AppConfig): Promise<LoadedFeature
   }
   for (const name of builtins) {
     if (config.plugins[name]?.enabled === false) continue;
-    const mod = await import(pathToFileURL(join(builtinDir, name, 'index.ts')).href) as { default: FeaturePlugin };
-    const def = featureOf(mod);
+    const def = definitionOf(await import(pathToFileURL(join(builtinDir, name, 'index.ts')).href));
     if (!def) throw new ConfigError(`plugins/${name}/index.ts does not export a feature made by defineFeature().`);
     if (def.name !== name) throw new ConfigError(`plugins/${name} declares the feature name "${def.name}"; folder and name must match.`);
-    found.push({ def, plugin: mod.default, source: 'builtin', options: undefined });
+    found.push({ def, source: 'builtin', options: undefined });
   }
   for (const [name, setting] of Object.entries(config.plugins)) {
     if (!setting.package || !setting.enabled) continue;
@@ -128,19 +114,19 @@ export async function discoverFeatures(config: AppConfig): Promise<LoadedFeature
     } catch (err) {
       throw new ConfigError(`plugins.${name}.package: cannot import "${setting.package}": ${(err as Error).message}`);
     }
-    const plugin = asFeaturePlugin(mod);
-    if (!plugin) throw new ConfigError(`plugins.${name}.package: "${setting.package}" does not export a feature definition.`);
-    const def = plugin[FEATURE];
+    const def = definitionOf(mod);
+    if (!def) throw new ConfigError(`plugins.${name}.package: "${setting.package}" does not export a feature definition.`);
     if (def.name !== name) throw new ConfigError(`plugins.${name}.package: the package declares the feature name "${def.name}".`);
     if (found.some((f) => f.def.name === name)) throw new ConfigError(`plugins.${name}.package: a built-in feature already has that name.`);
-    found.push({ def, plugin, source: 'package', options: undefined });
+    found.push({ def, source: 'package', options: undefined });
   }
   return found;
 }
 
 /**
  * Validates the loaded features' options, and stops boot with a sentence naming both sides when
- * an enabled feature requires a disabled or missing one.
+ * an enabled feature requires a disabled or missing one. Returns them in load order: each after
+ * the features it requires.
  */
 export function selectEnabled(loaded: LoadedFeature[], config: AppConfig): LoadedFeature[] {
   const names = new Set(loaded.map((f) => f.def.name));
@@ -155,5 +141,28 @@ export function selectEnabled(loaded: LoadedFeature[], config: AppConfig): Loade
     const { enabled: _on, package: _pkg, ...opts } = config.plugins[f.def.name] ?? {};
     f.options = f.def.options ? validate(f.def.options, opts, `plugins.${f.def.name}`) : opts;
   }
-  return loaded;
+  return inLoadOrder(loaded);
+}
+
+/** Depth-first over `requires`, names in alphabetical order where nothing else decides; refuses a cycle. */
+function inLoadOrder(features: LoadedFeature[]): LoadedFeature[] {
+  const byName = new Map(features.map((f) => [f.def.name, f]));
+  const ordered: LoadedFeature[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (f: LoadedFeature, path: string[]) => {
+    const seen = state.get(f.def.name);
+    if (seen === 'done') return;
+    if (seen === 'visiting') throw new ConfigError(`Features require each other in a circle: ${[...path, f.def.name].join(' → ')}.`);
+    state.set(f.def.name, 'visiting');
+    for (const ref of f.def.requires ?? []) visit(byName.get(ref.feature)!, [...path, f.def.name]);
+    state.set(f.def.name, 'done');
+    ordered.push(f);
+  };
+  for (const f of [...features].sort((a, b) => a.def.name.localeCompare(b.def.name))) visit(f, []);
+  return ordered;
+}
+
+/** Registers the features once each, in the order selectEnabled gave. */
+export async function registerFeatures(app: FastifyInstance, features: LoadedFeature[]): Promise<void> {
+  for (const f of features) await app.register(featurePlugin(f.def));
 }

@@ -63,3 +63,20 @@ t.test('migrations run once: a restart on the same database keeps the data', asy
   const res = await call(second, '/api/hello/greetings');
   t.same(res.json(), [{ id: '1', text: 'Hello, Alex!' }]);
 });
+
+t.test('features load once each, after the features they require; a circle stops boot', async (t) => {
+  const { selectEnabled } = await import('../core/features.ts');
+  const { createServiceRef } = await import('../core/registry.ts');
+  const { loadConfig } = await import('../core/config.ts');
+  const def = (name: string, requires: string[]) => ({
+    def: { name, requires: requires.map((r) => createServiceRef(r)), register: async () => {} }, source: 'package' as const, options: undefined,
+  });
+  const config = loadConfig({}, { plugins: Object.fromEntries(['a', 'b', 'c'].map((n) => [n, { enabled: true, package: n }])) });
+  const order = selectEnabled([def('a', ['c']), def('b', []), def('c', ['b'])], config).map((f) => f.def.name);
+  t.strictSame(order, ['b', 'c', 'a']);
+  t.throws(() => selectEnabled([def('a', ['b']), def('b', ['a'])], config), { message: 'Features require each other in a circle: a → b → a.' });
+
+  const app = await build(t);
+  t.strictSame(app.features, [...app.features].filter((n, i, all) => all.indexOf(n) === i), 'each feature once');
+  t.ok(app.features.indexOf('users') < app.features.indexOf('store'), 'users before store, which requires it');
+});
