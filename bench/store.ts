@@ -39,22 +39,11 @@ async function seedCatalogue(app: FastifyInstance, key: string, categories: numb
   }
 }
 
-/** Runs `fn` and returns how many SQL statements the database driver executed meanwhile. */
+/** Runs `fn` and returns how many SQL statements the database ran meanwhile (nothing else may run). */
 export async function countQueries(app: FastifyInstance, fn: () => Promise<unknown>): Promise<number> {
-  // Every raw statement of every feature (Database.query/run → em.execute) passes here.
-  const driver = app.db.orm.em.getDriver() as unknown as { execute(...args: unknown[]): Promise<unknown> };
-  const execute = driver.execute;
-  let count = 0;
-  driver.execute = function (this: unknown, ...args: unknown[]) {
-    count++;
-    return execute.apply(this, args);
-  };
-  try {
-    await fn();
-  } finally {
-    driver.execute = execute;
-  }
-  return count;
+  const before = app.db.statements;
+  await fn();
+  return app.db.statements - before;
 }
 
 /** SQL statements of one `GET /api/store/listing` over a catalogue of `products` products (seeded into `app`, which runs the store). */

@@ -2,7 +2,6 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerO
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { RequestContext } from '@mikro-orm/core';
 import { Type } from '@sinclair/typebox';
 import { ApiKeys, CoreApiKey, apiKeyHook } from './api-keys.ts';
 import { connectAtBoot } from './boot.ts';
@@ -145,8 +144,6 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
     await db.close();
   });
 
-  // One entity manager per request, so identity maps never leak between requests.
-  app.addHook('onRequest', (_request, _reply, done) => { RequestContext.create(db.orm.em, done); });
   errorHandling(app, config.database.retryAfterSeconds);
   echoRequestId(app);
   await corsPolicy(app, config.server.corsOrigins);
@@ -166,9 +163,10 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   app.get('/health', {
     schema: { tags: ['operations'], summary: 'Liveness and database check (no key needed)', security: [], response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String() }) } },
   }, async (_request, reply) => {
-    if (await db.ping()) return { status: true as const, database: 'up' };
+    const problem = await db.problem();
+    if (!problem) return { status: true as const, database: 'up' };
     reply.header('Retry-After', String(config.database.retryAfterSeconds));
-    return send(reply, 'SERVICE_UNAVAILABLE', 'The database does not answer.');
+    return send(reply, 'SERVICE_UNAVAILABLE', problem);
   });
   await app.register(async (admin) => settingsRoutes(admin, settings));
   if (config.metrics.enabled) metricsRoutes(app, metrics, config.metrics, apiKeys);

@@ -55,6 +55,8 @@ export const ConfigSchema = Type.Object({
     bootRetrySeconds: Type.Integer({ minimum: 0, default: 60 }),
     /** Create the MySQL/MariaDB database DATABASE_URL names when it does not exist (off: refuse to start). */
     createDatabase: Type.Boolean({ default: false }),
+    /** MySQL/MariaDB: the sql_mode of the server's connections, where a host needs one; empty keeps the server's. */
+    sqlMode: Type.String({ default: '' }),
   }, { default: {}, additionalProperties: false }),
   log: Type.Object({
     level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),

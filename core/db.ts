@@ -1,12 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { MikroORM, UniqueConstraintViolationException, type EntitySchema, type Options } from '@mikro-orm/core';
-import { SqliteDriver, NodeSqliteDialect, type SqlEntityManager } from '@mikro-orm/sql';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { MikroORM, type EntitySchema, type Options } from '@mikro-orm/core';
+import { SqliteDriver } from '@mikro-orm/sql';
+import { SqliteDialect } from 'kysely';
 import { MySqlDriver } from '@mikro-orm/mysql';
 import { MariaDbDriver } from '@mikro-orm/mariadb';
 import { Migrator, Migration } from '@mikro-orm/migrations';
-import { createConnection } from 'mysql2/promise';
+import { createConnection, createPool, type Pool, type PoolConnection } from 'mysql2/promise';
 import type { AppConfig } from './config.ts';
 
 export type Dialect = 'sqlite' | 'mysql';
@@ -26,11 +28,6 @@ export function defineMigration(def: MigrationDef): MigrationDef {
   return def;
 }
 
-interface TxState {
-  em: SqlEntityManager;
-  afterCommit: (() => void)[];
-}
-
 /** What the event bus needs of the database: where "after commit" is. */
 export interface TransactionScope {
   afterCommit(fn: () => void): void;
@@ -46,7 +43,9 @@ const MYSQL_RETRYABLE = new Set([
  * id): the index decides, and the caller answers with the API's error for a taken value.
  */
 export function isUniqueViolation(err: unknown): boolean {
-  return err instanceof UniqueConstraintViolationException || /unique|duplicate/i.test(String((err as Error)?.message));
+  const e = err as { errno?: number; errcode?: number; message?: string } | undefined;
+  // MySQL ER_DUP_ENTRY; SQLite SQLITE_CONSTRAINT_UNIQUE and _PRIMARYKEY
+  return e?.errno === 1062 || e?.errcode === 2067 || e?.errcode === 1555 || /unique|duplicate/i.test(String(e?.message));
 }
 
 export interface DatabaseUrl {
@@ -72,36 +71,167 @@ export function parseDatabaseUrl(url: string): DatabaseUrl {
   throw new Error(`DATABASE_URL must start with sqlite:, mysql:// or mariadb:// (got "${url.split(':')[0]}:")`);
 }
 
+export interface RunResult { affectedRows: number; insertId: number }
+
 /**
- * The database as features see it: the request's or transaction's entity manager, raw SQL on it,
- * and all-or-nothing transactions that nested calls join.
+ * One connection's way of running a bound statement. Values travel apart from the SQL text on
+ * both dialects: SQLite binds them to a prepared statement, MySQL/MariaDB to a server-side
+ * prepared statement (`execute`). No value is ever written into SQL text, so no sql_mode or
+ * character set can turn one into SQL.
+ */
+interface Runner {
+  all(sql: string, params: unknown[]): Promise<Record<string, unknown>[]>;
+  run(sql: string, params: unknown[]): Promise<RunResult>;
+}
+
+interface TxState {
+  runner: Runner;
+  afterCommit: (() => void)[];
+}
+
+/** SQLite takes no booleans and no undefined; everything else binds as it is. */
+function sqliteValue(value: unknown): unknown {
+  if (value === undefined) return null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return value;
+}
+
+/** Prepared statements by SQL text, the least recently used dropped past a bound. */
+class StatementCache {
+  readonly #db: DatabaseSync;
+  readonly #cache = new Map<string, StatementSync>();
+  readonly #max: number;
+
+  constructor(db: DatabaseSync, max = 500) {
+    this.#db = db;
+    this.#max = max;
+  }
+
+  get(sql: string): StatementSync {
+    let stmt = this.#cache.get(sql);
+    if (stmt) {
+      this.#cache.delete(sql);
+    } else {
+      stmt = this.#db.prepare(sql);
+      if (this.#cache.size >= this.#max) this.#cache.delete(this.#cache.keys().next().value!);
+    }
+    this.#cache.set(sql, stmt);
+    return stmt;
+  }
+}
+
+/**
+ * The embedded database: one connection, its statements prepared once and reused. Statements
+ * run synchronously, so each is atomic; a transaction, which spans awaits, holds the connection
+ * until it ends, and statements from outside it wait their turn rather than joining it.
+ */
+class SqliteConnection {
+  readonly db: DatabaseSync;
+  readonly #statements: StatementCache;
+  #holder?: Promise<void>;
+
+  constructor(db: DatabaseSync) {
+    this.db = db;
+    this.#statements = new StatementCache(db);
+  }
+
+  readonly runner: Runner = {
+    all: async (sql, params) => this.#statements.get(sql).all(...params.map(sqliteValue) as never[]) as Record<string, unknown>[],
+    run: async (sql, params) => {
+      const res = this.#statements.get(sql).run(...params.map(sqliteValue) as never[]);
+      return { affectedRows: Number(res.changes), insertId: Number(res.lastInsertRowid) };
+    },
+  };
+
+  /** Waits until no transaction holds the connection. */
+  async free(): Promise<void> {
+    while (this.#holder) await this.#holder;
+  }
+
+  async transaction<T>(fn: (runner: Runner) => Promise<T>): Promise<T> {
+    await this.free();
+    let release!: () => void;
+    this.#holder = new Promise((r) => { release = r; });
+    try {
+      // IMMEDIATE takes the write lock now: another process writing the same file makes this
+      // wait (busy_timeout) instead of failing halfway through.
+      this.db.exec('begin immediate');
+      try {
+        const result = await fn(this.runner);
+        this.db.exec('commit');
+        return result;
+      } catch (err) {
+        // SQLite may have rolled back already (a full disk, an I/O error): then there is
+        // nothing to roll back, and the connection must still be handed on.
+        if (this.db.isTransaction) this.db.exec('rollback');
+        throw err;
+      }
+    } finally {
+      this.#holder = undefined;
+      release();
+    }
+  }
+}
+
+function mysqlValue(value: unknown): unknown {
+  return value === undefined ? null : value;
+}
+
+/** A pooled MySQL/MariaDB connection (or the pool) as a Runner. */
+function mysqlRunner(conn: Pool | PoolConnection): Runner {
+  // A statement without values (DDL, CHECKSUM TABLE) is sent as text: some cannot be prepared,
+  // and there is nothing to bind.
+  const send = (sql: string, params: unknown[]) => params.length ? conn.execute(sql, params.map(mysqlValue) as never[]) : conn.query(sql);
+  return {
+    all: async (sql, params) => (await send(sql, params))[0] as Record<string, unknown>[],
+    run: async (sql, params) => {
+      const res = (await send(sql, params))[0] as { affectedRows?: number; insertId?: number };
+      return { affectedRows: Number(res.affectedRows ?? 0), insertId: Number(res.insertId ?? 0) };
+    },
+  };
+}
+
+/**
+ * The database as features see it: bound statements on the current transaction (or outside
+ * one), and all-or-nothing transactions that nested calls join. MikroORM holds the entities and
+ * runs the migrations; requests never pass through it.
  */
 export class Database implements TransactionScope {
   readonly orm: MikroORM;
   readonly dialect: Dialect;
+  /** Statements run since start: a cheap gauge of how much work a request does. */
+  statements = 0;
   readonly #tx = new AsyncLocalStorage<TxState>();
+  readonly #sqlite?: SqliteConnection;
+  readonly #pool?: Pool;
 
-  constructor(orm: MikroORM, dialect: Dialect) {
+  constructor(orm: MikroORM, dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool }) {
     this.orm = orm;
     this.dialect = dialect;
+    this.#sqlite = driver.sqlite;
+    this.#pool = driver.pool;
   }
 
-  /** The entity manager of the running transaction, else of the request, else a fresh fork. */
-  em(): SqlEntityManager {
+  async #runner(): Promise<Runner> {
     const tx = this.#tx.getStore();
-    if (tx) return tx.em;
-    return this.orm.em.getContext(false) as SqlEntityManager ?? this.orm.em.fork() as SqlEntityManager;
+    if (tx) return tx.runner;
+    if (this.#sqlite) {
+      await this.#sqlite.free();
+      return this.#sqlite.runner;
+    }
+    return mysqlRunner(this.#pool!);
   }
 
-  /** Raw SQL on the current transaction (or the pool). Placeholders are `?` on both dialects. */
+  /** Rows of a statement, its values bound. Placeholders are `?` on both dialects. */
   async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return this.em().execute(sql, params as never[], 'all') as Promise<T[]>;
+    this.statements++;
+    return (await this.#runner()).all(sql, params) as Promise<T[]>;
   }
 
-  /** Raw write; returns affected rows and the inserted id. */
-  async run(sql: string, params: unknown[] = []): Promise<{ affectedRows: number; insertId: number }> {
-    const res = await this.em().execute(sql, params as never[], 'run') as { affectedRows?: number; insertId?: number; changes?: number; lastInsertRowid?: number };
-    return { affectedRows: Number(res.affectedRows ?? res.changes ?? 0), insertId: Number(res.insertId ?? res.lastInsertRowid ?? 0) };
+  /** A write, its values bound; returns affected rows and the inserted id. */
+  async run(sql: string, params: unknown[] = []): Promise<RunResult> {
+    this.statements++;
+    return (await this.#runner()).run(sql, params);
   }
 
   /** `FOR UPDATE` where the database can lock rows; SQLite serialises writers on its own. */
@@ -119,22 +249,37 @@ export class Database implements TransactionScope {
    * used alone or as one step of a bigger unit (a buy debits credits inside the store's
    * transaction). The outermost call retries on MySQL deadlocks and lock timeouts.
    */
-  async transaction<T>(fn: (em: SqlEntityManager) => Promise<T>): Promise<T> {
-    const current = this.#tx.getStore();
-    if (current) return fn(current.em);
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#tx.getStore()) return fn();
     for (let attempt = 1; ; attempt++) {
-      const state: TxState = { em: undefined as never, afterCommit: [] };
       try {
-        const result = await this.orm.em.fork().transactional((em) => {
-          state.em = em as SqlEntityManager;
-          return this.#tx.run(state, () => fn(state.em));
-        });
-        for (const cb of state.afterCommit) cb();
+        const afterCommit: (() => void)[] = [];
+        const result = this.#sqlite
+          ? await this.#sqlite.transaction((runner) => this.#tx.run({ runner, afterCommit }, fn))
+          : await this.#mysqlTransaction((runner) => this.#tx.run({ runner, afterCommit }, fn));
+        for (const cb of afterCommit) cb();
         return result;
       } catch (err) {
         if (attempt >= 5 || !this.#retryable(err)) throw err;
         await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
       }
+    }
+  }
+
+  async #mysqlTransaction<T>(fn: (runner: Runner) => Promise<T>): Promise<T> {
+    const conn = await this.#pool!.getConnection();
+    try {
+      await conn.query('start transaction');
+      try {
+        const result = await fn(mysqlRunner(conn));
+        await conn.query('commit');
+        return result;
+      } catch (err) {
+        await conn.query('rollback').catch(() => conn.destroy());
+        throw err;
+      }
+    } finally {
+      conn.release();
     }
   }
 
@@ -151,19 +296,38 @@ export class Database implements TransactionScope {
     return MYSQL_RETRYABLE.has(e.errno ?? e.cause?.errno ?? 0);
   }
 
-  /** Checks that the database answers (for /health). */
-  async ping(): Promise<boolean> {
+  /**
+   * Why the database cannot serve, or undefined when it can (for /health): it does not answer,
+   * or (SQLite) it answers but cannot be written.
+   */
+  async problem(): Promise<string | undefined> {
     try {
-      await (this.orm.em.fork() as SqlEntityManager).execute('select 1', [], 'all');
-      return true;
-    } catch {
-      return false;
+      if (this.#sqlite) {
+        await this.#sqlite.free();
+        // A write lock taken and given back: a read-only file or folder fails here.
+        this.#sqlite.db.exec('begin immediate; rollback');
+      } else {
+        await this.#pool!.query('select 1');
+      }
+      return undefined;
+    } catch (err) {
+      return sqliteCode(err) === SQLITE_READONLY ? 'The database is read-only.' : 'The database does not answer.';
     }
   }
 
   async close(): Promise<void> {
     await this.orm.close(true);
+    await this.#pool?.end();
+    if (this.#sqlite?.db.isOpen) this.#sqlite.db.close();
   }
+}
+
+const SQLITE_READONLY = 8;
+
+/** The primary result code of a node:sqlite error (extended codes carry it in the low byte). */
+export function sqliteCode(err: unknown): number | undefined {
+  const code = (err as { errcode?: unknown })?.errcode;
+  return typeof code === 'number' ? code & 0xff : undefined;
 }
 
 async function isMariaDb(url: string, timeoutMs: number): Promise<boolean> {
@@ -185,6 +349,28 @@ export interface OpenOptions {
   migrations: MigrationDef[];
 }
 
+/**
+ * Kysely's SQLite dialect over the server's own connection, so migrations (MikroORM) and requests
+ * (Database) share one database even in memory. MikroORM's close leaves the connection open:
+ * Database closes it last.
+ */
+function sharedSqliteDialect(db: DatabaseSync): SqliteDialect {
+  return new SqliteDialect({
+    database: () => ({
+      prepare(sql: string) {
+        const stmt = db.prepare(sql);
+        return {
+          reader: stmt.columns().length > 0,
+          all: (params: readonly unknown[]) => stmt.all(...params.map(sqliteValue) as never[]),
+          run: (params: readonly unknown[]) => stmt.run(...params.map(sqliteValue) as never[]),
+          iterate: (params: readonly unknown[]) => stmt.iterate(...params.map(sqliteValue) as never[]),
+        };
+      },
+      close() {},
+    }) as never,
+  });
+}
+
 export async function openDatabase({ config, entities, migrations }: OpenOptions): Promise<Database> {
   const target = parseDatabaseUrl(config.url);
   const base: Partial<Options> = {
@@ -201,32 +387,37 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
       silent: true,
     },
   };
-  let options: Partial<Options>;
   if (target.dialect === 'sqlite') {
     if (target.file !== ':memory:') mkdirSync(dirname(resolve(target.file!)), { recursive: true });
-    options = { ...base, driver: SqliteDriver, dbName: target.file, driverOptions: new NodeSqliteDialect(target.file!) };
-  } else {
-    const driver = await isMariaDb(target.url!, config.connectTimeoutMs) ? MariaDbDriver : MySqlDriver;
-    options = {
-      ...base,
-      driver,
-      clientUrl: target.url,
-      pool: { min: 0, max: config.poolSize },
-      forceUtcTimezone: true,
-      driverOptions: { connectTimeout: config.connectTimeoutMs, enableKeepAlive: true },
-    };
+    const sqlite = new DatabaseSync(target.file!);
+    // WAL lets readers in other processes work while one writer commits; busy_timeout waits for
+    // another process's write lock instead of failing.
+    sqlite.exec('pragma journal_mode = wal; pragma busy_timeout = 5000; pragma foreign_keys = on');
+    try {
+      const orm = await MikroORM.init({ ...base, driver: SqliteDriver, dbName: target.file, driverOptions: sharedSqliteDialect(sqlite) } as Options);
+      return new Database(orm, 'sqlite', { sqlite: new SqliteConnection(sqlite) });
+    } catch (err) {
+      sqlite.close();
+      throw err;
+    }
   }
-  const orm = await MikroORM.init(options as Options);
-  const db = new Database(orm, target.dialect);
-  if (target.dialect === 'sqlite') {
-    // WAL lets readers work while one writer commits; busy_timeout waits instead of failing.
-    await db.query('pragma journal_mode = wal');
-    await db.query('pragma busy_timeout = 5000');
-    await db.query('pragma foreign_keys = on');
-  }
-  return db;
+  const mariadb = await isMariaDb(target.url!, config.connectTimeoutMs);
+  // Types as the features read them: dates as text, big integers exactly, JSON as text.
+  const connection = { connectTimeout: config.connectTimeoutMs, enableKeepAlive: true, timezone: 'Z', supportBigNumbers: true, dateStrings: true, jsonStrings: true } as const;
+  const orm = await MikroORM.init({
+    ...base,
+    driver: mariadb ? MariaDbDriver : MySqlDriver,
+    clientUrl: target.url,
+    // Migrations and schema checks only: one connection, closed when idle.
+    pool: { min: 0, max: 1, idleTimeoutMillis: 1000 },
+    forceUtcTimezone: true,
+    driverOptions: connection,
+  } as Options);
+  const pool = createPool({ uri: target.url!, connectionLimit: config.poolSize, maxIdle: config.poolSize, ...connection });
+  // A connection runs its commands in order, so this comes before any statement of a request.
+  if (config.sqlMode) pool.pool.on('connection', (conn) => { conn.execute('set session sql_mode = ?', [config.sqlMode]); });
+  return new Database(orm, 'mysql', { pool });
 }
-
 function buildMigrationList(defs: MigrationDef[], dialect: Dialect) {
   const seen = new Set<string>();
   return [...defs]

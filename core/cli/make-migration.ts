@@ -58,7 +58,7 @@ async function diff(dialect: Dialect): Promise<string[]> {
   }
   try {
     const db = await openDatabase({
-      config: { url, migrateOnStart: true, poolSize: 2, connectTimeoutMs: 2000, retryAfterSeconds: 1, debug: false, bootRetrySeconds: 0, createDatabase: false },
+      config: { url, migrateOnStart: true, poolSize: 2, connectTimeoutMs: 2000, retryAfterSeconds: 1, debug: false, bootRetrySeconds: 0, createDatabase: false, sqlMode: '' },
       entities, migrations: existing,
     });
     try {
