@@ -110,6 +110,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
     // request deadlines every connectionsCheckingInterval, 30 s unless told.
     requestTimeout: config.server.requestTimeoutMs,
     connectionTimeout: config.server.idleTimeoutMs,
+    keepAliveTimeout: config.server.idleTimeoutMs,
     http: {
       headersTimeout: Math.min(config.server.headersTimeoutMs, config.server.requestTimeoutMs),
       connectionsCheckingInterval: Math.min(1000, config.server.headersTimeoutMs),

@@ -39,7 +39,7 @@ export const ConfigSchema = Type.Object({
     headersTimeoutMs: Type.Integer({ minimum: 100, default: 10000 }),
     /** The whole request, body included, must arrive within this (answered 408, then closed). */
     requestTimeoutMs: Type.Integer({ minimum: 100, default: 30000 }),
-    /** A socket on which nothing moves for this long is closed: a body that stops arriving, an idle client. */
+    /** A socket on which nothing moves for this long is closed: a body that stops arriving, an idle keep-alive client. */
     idleTimeoutMs: Type.Integer({ minimum: 100, default: 15000 }),
     /** Open connections at most; further ones are closed at once. */
     maxConnections: Type.Integer({ minimum: 1, default: 1024 }),

@@ -5,6 +5,8 @@ import { ConfigError } from './config.ts';
 let app;
 try {
   app = await buildApp();
+  // Features start here (a wrong TOTP_ENCRYPTION_KEY, say): their setting errors are one line too.
+  await app.ready();
 } catch (err) {
   if (err instanceof ConfigError) {
     console.error(`Cannot start: ${err.message}`);

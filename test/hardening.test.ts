@@ -113,6 +113,12 @@ t.test('slow and idle sockets are closed: headers, body progress, unauthenticate
   clearInterval(timer);
   t.ok(trickleMs >= 1400 && trickleMs < 3500, `a body trickling in: closed at the request deadline, after ${trickleMs} ms`);
 
+  const keepAlive = await rawSocket(port);
+  keepAlive.socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+  const keepAliveMs = await keepAlive.closed;
+  t.match(keepAlive.received(), /^HTTP\/1\.1 200/);
+  t.ok(keepAliveMs >= 600 && keepAliveMs < 2500, `an idle keep-alive connection (Node adds a second to the keep-alive timeout): closed after ${keepAliveMs} ms`);
+
   const held = await Promise.all(Array.from({ length: 6 }, () => rawSocket(port)));
   const extra = await rawSocket(port);
   const extraMs = await extra.closed;

@@ -46,6 +46,16 @@ export class SecretBox {
     return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
   }
 
+  /** True when this key decrypts the stored value. */
+  opens(stored: string, userId: number): boolean {
+    try {
+      this.open(stored, userId);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** The secret of a stored value; a value from before encryption is returned as it is. */
   open(stored: string, userId: number): string {
     if (!isSealed(stored)) return stored;

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { NobleCryptoPlugin, ScureBase32Plugin, TOTP, generateSecret, generateURI } from 'otplib';
 import type { Database } from '../../core/db.ts';
+import { ConfigError } from '../../core/config.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
@@ -58,10 +59,10 @@ export class AuthService {
 
   constructor(db: Database, users: UsersService, settings: SettingsService, opts: AuthOptions, secrets: SecretBox) {
     this.#db = db;
-    this.#secrets = secrets;
     this.#users = users;
     this.#settings = settings;
     this.#opts = opts;
+    this.#secrets = secrets;
     this.#passwordLockout = new Lockout(db, 'auth_credentials', opts.lockout.password, 'passwords');
     this.#codeLockout = new Lockout(db, 'auth_totp', opts.lockout.code, 'two-factor codes');
   }
@@ -242,7 +243,9 @@ export class AuthService {
   async sealStoredSecrets(): Promise<number> {
     if (!this.#secrets.enabled) return 0;
     const [sample] = await this.#db.query<{ user_id: number; secret: string }>("select user_id, secret from auth_totp where secret like 'v1:%' limit 1");
-    if (sample) this.#secrets.open(sample.secret, Number(sample.user_id));
+    if (sample && !this.#secrets.opens(sample.secret, Number(sample.user_id))) {
+      throw new ConfigError('TOTP_ENCRYPTION_KEY does not decrypt the stored two-factor secrets: it is not the key they were encrypted with.');
+    }
     const rows = await this.#db.query<{ user_id: number; secret: string | null; pending_secret: string | null }>(
       "select user_id, secret, pending_secret from auth_totp where secret not like 'v1:%' or pending_secret not like 'v1:%'");
     for (const row of rows) {

@@ -93,7 +93,7 @@ t.test('TOTP secrets are stored encrypted; clear ones are encrypted at start; a 
   await again.close();
 
   await t.rejects(build(t, { features: ['users', 'auth'], databaseUrl: url, env: { TOTP_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64') } }),
-    'a key that does not open the stored secrets stops the boot');
+    /TOTP_ENCRYPTION_KEY does not decrypt the stored two-factor secrets/, 'a key that does not open the stored secrets stops the boot');
   await t.rejects(build(t, { features: ['users', 'auth'], databaseUrl: url, env: { TOTP_ENCRYPTION_KEY: 'short' } }), /TOTP_ENCRYPTION_KEY must be 32 random bytes/);
   const keyless = await build(t, { features: ['users', 'auth'], databaseUrl: url, env: { TOTP_ENCRYPTION_KEY: '' } });
   const res = await call(keyless, '/api/auth/tfa/setup', { body: { userID: id } });
