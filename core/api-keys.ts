@@ -32,6 +32,10 @@ declare module 'fastify' {
     /** The API key the request was made with (set for every /api route). */
     apiKey?: ApiKeyIdentity;
   }
+  interface FastifyContextConfig {
+    /** The route authenticates its caller itself (see apiKeyHook). */
+    noApiKey?: boolean;
+  }
 }
 
 function sha256(value: string): Buffer {
@@ -104,7 +108,10 @@ export class ApiKeys {
   }
 }
 
-/** Every /api route needs a key; /api/admin routes need the admin scope. */
+/**
+ * Every /api route needs a key; /api/admin routes need the admin scope. A route that authenticates
+ * its caller otherwise (a payment gateway's signed webhook) opts out with `config: { noApiKey: true }`.
+ */
 export function apiKeyHook(app: FastifyInstance, keys: ApiKeys): void {
   app.addHook('onRequest', async (request: FastifyRequest) => {
     // The pattern of the route that will run decides, not the raw URL: the router decodes
@@ -112,6 +119,7 @@ export function apiKeyHook(app: FastifyInstance, keys: ApiKeys): void {
     // matches no route (a 404) has no pattern and falls back to its raw path.
     const path = request.routeOptions.url ?? request.url.split('?', 1)[0]!;
     if (!/^\/+api(\/|$)/.test(path)) return;
+    if (request.routeOptions.config?.noApiKey) return;
     const header = request.headers['x-api-key'];
     const presented = Array.isArray(header) ? header[0] : header;
     if (!presented) throw new DomainError('INVALID_API_KEY', 'The X-Api-Key header is missing.');

@@ -18,7 +18,11 @@ export default defineFeature({
     const users = services.get(usersRef);
     const catalogue = new Catalogue(db, users);
     const orders = new Orders({ db, events, settings, users, credits: services.get(creditsRef), catalogue });
-    services.provide(storeRef, { ordersOf: (userId) => orders.ordersOf(userId) });
+    services.provide(storeRef, {
+      ordersOf: (userId) => orders.ordersOf(userId),
+      recordPayment: (payment) => orders.recordPaymentOrder(payment),
+      markPaymentRefunded: (orderId) => orders.markPaymentRefunded(orderId),
+    });
     const deps = { catalogue, orders, users, settings };
     await storeRoutes(app, deps);
     await storeAdminRoutes(app, deps);
