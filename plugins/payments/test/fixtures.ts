@@ -77,3 +77,29 @@ export async function balanceOf(app: FastifyInstance, username: string): Promise
   if (res.statusCode !== 200) throw new Error(`balance answered ${res.statusCode}: ${res.body}`);
   return res.json().raw_credits as number;
 }
+
+const PAYPAL_HEADERS = {
+  'paypal-auth-algo': 'SHA256withRSA', 'paypal-cert-url': 'https://api.sandbox.paypal.com/v1/notifications/certs/CERT-1',
+  'paypal-transmission-id': 'tx-1', 'paypal-transmission-sig': 'c2lnbmF0dXJl', 'paypal-transmission-time': '2026-11-23T08:00:00Z',
+};
+
+/** PayPal's OAuth token, asked once per app (it is cached until it expires). */
+export function mockPayPalToken(): nock.Scope {
+  return nock(PAYPAL_API).post('/v1/oauth2/token', 'grant_type=client_credentials')
+    .basicAuth({ user: PAYPAL_ENV.PAYPAL_CLIENT_ID, pass: PAYPAL_ENV.PAYPAL_CLIENT_SECRET })
+    .reply(200, { access_token: 'A21-token', token_type: 'Bearer', expires_in: 32400 });
+}
+
+/** PayPal's answer to the verify-webhook-signature call for the next webhook. */
+export function mockPayPalVerify(status: 'SUCCESS' | 'FAILURE', seen?: (body: Record<string, unknown>) => void): nock.Scope {
+  return nock(PAYPAL_API, { reqheaders: { authorization: 'Bearer A21-token' } })
+    .post('/v1/notifications/verify-webhook-signature', (body: Record<string, unknown>) => { seen?.(body); return true; })
+    .reply(200, { verification_status: status });
+}
+
+/** Posts a PayPal webhook with PayPal's transmission headers (or without them). */
+export function paypalWebhook(app: FastifyInstance, event: Record<string, unknown>, headers: Record<string, string> = PAYPAL_HEADERS) {
+  return app.inject({
+    method: 'POST', url: '/api/payments/webhooks/paypal', payload: JSON.stringify(event), headers: { 'content-type': 'application/json', ...headers },
+  });
+}
