@@ -1,6 +1,6 @@
 import nock from 'nock';
 import t from 'tap';
-import { apiKey, call } from '../../../test/helper.ts';
+import { apiKey, call, ENCODINGS } from '../../../test/helper.ts';
 import { newUser, read, rowCount, snapshot } from '../../../test/fixtures.ts';
 import {
   balanceOf, buildPayments, chargeRefunded, disputeCreated, mockStripeSession, offline, sessionCompleted, stripeCheckout, stripeWebhook,
@@ -120,6 +120,13 @@ t.test('bad webhooks: 400 with a clear code, nothing changed', async (t) => {
     t.equal(res.statusCode, 400, label);
     t.match(res.json(), { status: false, error: code, message: String }, label);
   }
+  for (const as of ENCODINGS) {
+    const res = await call(app, '/api/payments/webhooks/stripe', { body: { id: 'evt_form', type: 'checkout.session.completed' }, as, key: null });
+    t.equal(res.statusCode, 400, `unsigned ${as} body, no API key`);
+    t.equal(res.json().error, 'INVALID_SIGNATURE', as);
+  }
+  const empty = await app.inject({ method: 'POST', url: '/api/payments/webhooks/stripe' });
+  t.equal(empty.json().error, 'INVALID_SIGNATURE', 'no body at all');
   // A body altered after signing fails the signature too.
   const payload = JSON.stringify(sessionCompleted('evt_5', paymentID, 'cs_b', 500));
   const signed = await stripeWebhook(app, { id: 'evt_6', type: 'customer.created', data: { object: {} } });
