@@ -52,11 +52,16 @@ export interface GatewayAdapter {
   readonly name: string;
   createCheckout(request: CheckoutRequest): Promise<CheckoutSession>;
   /**
-   * Verifies the webhook's signature and reads it. Throws DomainError INVALID_SIGNATURE when it is
-   * not from the gateway, INVALID_WEBHOOK when it is signed but unreadable.
+   * Verifies the webhook's signature and reads it. Throws an error whose `code` is
+   * INVALID_SIGNATURE when it is not from the gateway, INVALID_WEBHOOK when it is signed but
+   * unreadable (a DomainError, or any Error with that `code`: a package needs no host code).
+   * Any other error is the gateway failing: a 502 the gateway retries.
    */
   parseWebhook(request: WebhookRequest): Promise<GatewayEvent>;
 }
+
+/** The codes a gateway's webhook refusal may carry (see GatewayAdapter.parseWebhook). */
+export const WEBHOOK_REFUSALS = ['INVALID_SIGNATURE', 'INVALID_WEBHOOK'];
 
 export interface PaymentsService {
   /** Makes a gateway available to checkouts and webhooks; a name can be registered once. */

@@ -18,7 +18,7 @@ import type { SettingsService } from '../../core/settings.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { StoreService } from '../store/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
-import type { GatewayAdapter, GatewayEvent, WebhookRequest } from './contract.ts';
+import { WEBHOOK_REFUSALS, type GatewayAdapter, type GatewayEvent, type WebhookRequest } from './contract.ts';
 
 export interface Package {
   id: number;
@@ -285,9 +285,10 @@ export class Payments {
     try {
       event = await adapter.parseWebhook(request);
     } catch (err) {
-      const code = err instanceof DomainError ? err.code : 'GATEWAY_ERROR';
+      const refusal = (err as { code?: unknown }).code;
+      const code = typeof refusal === 'string' && WEBHOOK_REFUSALS.includes(refusal) ? refusal : 'GATEWAY_ERROR';
       this.#deps.log.warn({ gateway, eventId: claimedEventId(request.rawBody), code }, 'webhook refused');
-      if (err instanceof DomainError) throw err;
+      if (code !== 'GATEWAY_ERROR') throw new DomainError(code, (err as Error).message);
       this.#deps.log.error({ err, gateway }, 'webhook verification failed');
       throw new DomainError('GATEWAY_ERROR', `The gateway ${gateway} could not verify the webhook; try again later.`);
     }
