@@ -42,7 +42,9 @@ export type GatewayEvent = {
   chargeRef?: string;
 } & (
   | { kind: 'completed'; amount: number; currency: string }
-  | { kind: 'refunded' | 'disputed' }
+  /** `refundedTotal`: cents refunded so far, when the gateway says; less than the amount paid changes nothing. */
+  | { kind: 'refunded'; refundedTotal?: number }
+  | { kind: 'disputed' }
   /** Verified but of no interest (another event type): acknowledged, nothing changes. */
   | { kind: 'ignored' }
 );

@@ -135,8 +135,11 @@ async function readEvent(eventId: string, type: string, resource: Record<string,
         ...centsOf(c.amount, `Capture ${c.id}`),
       };
     }
-    case 'PAYMENT.CAPTURE.REFUNDED':
-      return { eventId, kind: 'refunded', chargeRef: upCapture(resource) };
+    case 'PAYMENT.CAPTURE.REFUNDED': {
+      const breakdown = resource.seller_payable_breakdown as { total_refunded_amount?: Money } | undefined;
+      const total = breakdown?.total_refunded_amount ? centsOf(breakdown.total_refunded_amount, `Refund ${String(resource.id)}`).amount : undefined;
+      return { eventId, kind: 'refunded', chargeRef: upCapture(resource), refundedTotal: total };
+    }
     case 'PAYMENT.CAPTURE.REVERSED':
       return { eventId, kind: 'disputed', chargeRef: upCapture(resource) };
     case 'CUSTOMER.DISPUTE.CREATED': {

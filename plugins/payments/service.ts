@@ -330,6 +330,8 @@ export class Payments {
       throw err;
     }
     if (event.kind === 'completed') return this.#complete(payment, event.chargeRef);
+    // A partial refund leaves the purchase standing; the refund that makes it whole takes the credits back.
+    if (event.kind === 'refunded' && event.refundedTotal !== undefined && event.refundedTotal < payment.amount) return 'ignored';
     return this.#reverse(payment, event.kind, event.chargeRef);
   }
 

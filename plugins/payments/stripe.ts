@@ -67,9 +67,9 @@ function readEvent(event: Stripe.Event): GatewayEvent {
     }
     case 'charge.refunded': {
       const charge = event.data.object;
-      // A partial refund leaves the purchase standing; only a full refund takes the credits back.
-      if (!charge.refunded) return { eventId, kind: 'ignored' };
-      return { eventId, kind: 'refunded', paymentId: charge.metadata.paymentID, chargeRef: idOf(charge.payment_intent) };
+      return {
+        eventId, kind: 'refunded', paymentId: charge.metadata.paymentID, chargeRef: idOf(charge.payment_intent), refundedTotal: charge.amount_refunded,
+      };
     }
     case 'charge.dispute.created': {
       const dispute = event.data.object;

@@ -51,9 +51,14 @@ export const sessionCompleted = (eventId: string, paymentId: string, sessionId: 
   },
 });
 
-export const chargeRefunded = (eventId: string, sessionId: string, amount: number) => ({
+export const chargeRefunded = (eventId: string, sessionId: string, amount: number, refunded = amount) => ({
   id: eventId, type: 'charge.refunded',
-  data: { object: { id: `ch_${sessionId}`, object: 'charge', amount, amount_refunded: amount, refunded: true, payment_intent: `pi_${sessionId}`, metadata: {} } },
+  data: {
+    object: {
+      id: `ch_${sessionId}`, object: 'charge', amount, amount_refunded: refunded, refunded: refunded === amount, payment_intent: `pi_${sessionId}`,
+      metadata: {} as Record<string, string>,
+    },
+  },
 });
 
 export const disputeCreated = (eventId: string, sessionId: string, amount: number) => ({

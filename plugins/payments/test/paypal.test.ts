@@ -58,7 +58,11 @@ t.test('approval → verified webhook → capture → completed once', async (t)
   mockPayPalVerify('SUCCESS');
   const refunded = {
     id: 'WH-EVT-3', event_type: 'PAYMENT.CAPTURE.REFUNDED',
-    resource: { id: 'REF-1', status: 'COMPLETED', links: [{ rel: 'up', href: `${PAYPAL_API}/v2/payments/captures/CAP-1`, method: 'GET' }] },
+    resource: {
+      id: 'REF-1', status: 'COMPLETED', amount: { currency_code: 'USD', value: '10.00' },
+      seller_payable_breakdown: { total_refunded_amount: { currency_code: 'USD', value: '10.00' } },
+      links: [{ rel: 'up', href: `${PAYPAL_API}/v2/payments/captures/CAP-1`, method: 'GET' }],
+    },
   };
   t.strictSame((await paypalWebhook(app, refunded)).json(), { status: true, data: { result: 'refunded' } });
   t.equal(await balanceOf(app, 'steve'), 0);

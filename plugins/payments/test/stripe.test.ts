@@ -60,6 +60,9 @@ t.test('refund with a partly spent balance: what is left is taken, the rest is a
   const paymentID = await stripeCheckout(app, 'cs_r', { username: 'steve', amount: '10.00' });
   await stripeWebhook(app, sessionCompleted('evt_c', paymentID, 'cs_r', 1000));
   await call(app, '/api/credits/remove', { body: { target_username: 'steve', amount: '6.00' } });
+  const partial = await stripeWebhook(app, chargeRefunded('evt_p', 'cs_r', 1000, 300));
+  t.strictSame(partial.json(), { status: true, data: { result: 'ignored' } }, 'a partial refund leaves the purchase standing');
+  t.equal(await balanceOf(app, 'steve'), 4);
   const res = await stripeWebhook(app, chargeRefunded('evt_r', 'cs_r', 1000));
   t.strictSame(res.json(), { status: true, data: { result: 'refunded' } }, res.body);
   t.equal(await balanceOf(app, 'steve'), 0, 'never below zero');
