@@ -367,11 +367,8 @@ export class Payments {
     }
     if (payment.status !== 'completed') return 'unchanged';
     const orderId = payment.orderId!;
-    const reclaimed = Math.min(payment.credits, await credits.balance(payment.userId));
+    const reclaimed = await credits.takeUpTo(payment.userId, payment.credits, { reason: kind === 'refunded' ? 'refund' : 'dispute', orderId });
     const debt = payment.credits - reclaimed;
-    if (reclaimed > 0) {
-      await credits.change(payment.userId, -reclaimed, { reason: kind === 'refunded' ? 'refund' : 'dispute', orderId });
-    }
     await store.markPaymentRefunded(orderId);
     await db.run('update payments_payments set status = ?, reclaimed = ?, debt = ?, update_date = ? where id = ?',
       [kind, reclaimed, debt, now(), payment.id]);

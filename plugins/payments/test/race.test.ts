@@ -1,6 +1,6 @@
 /** Racing webhooks: whatever arrives together, the database lets one completion and one reversal through. */
 import t from 'tap';
-import { onMysql } from '../../../test/helper.ts';
+import { call, onMysql } from '../../../test/helper.ts';
 import { newUser, read, rowCount } from '../../../test/fixtures.ts';
 import { balanceOf, buildPayments, chargeRefunded, offline, sessionCompleted, stripeCheckout, stripeWebhook } from './fixtures.ts';
 
@@ -31,4 +31,20 @@ t.test(`racing completions and refunds credit once (${onMysql ? 'MySQL/MariaDB: 
   t.match(await read(app, `/api/payments/${paymentID}`), { status: 'refunded', reclaimed: '10.00', debt: '0.00' });
   const refundRows = await app.db.query("select id from credits_ledger where reason = 'refund'");
   t.equal(refundRows.length, 1, 'one ledger row takes the credits back');
+});
+
+t.test('a refund racing a purchase from the same balance: never negative, the debt is what the purchase spent', async (t) => {
+  const app = await buildPayments(t);
+  await newUser(app, 'steve');
+  const paymentID = await stripeCheckout(app, 'cs_spend', { username: 'steve', amount: '10.00' });
+  await stripeWebhook(app, sessionCompleted('evt_paid', paymentID, 'cs_spend', 1000));
+  const [refund, spend] = await Promise.all([
+    stripeWebhook(app, chargeRefunded('evt_refund', 'cs_spend', 1000)),
+    call(app, '/api/credits/remove', { body: { target_username: 'steve', amount: '6.00' } }),
+  ]);
+  t.strictSame(refund.json(), { status: true, data: { result: 'refunded' } }, refund.body);
+  t.equal(await balanceOf(app, 'steve'), 0);
+  const payment = await read(app, `/api/payments/${paymentID}`);
+  t.equal(payment.debt, spend.statusCode === 200 ? '6.00' : '0.00', `the purchase ${spend.statusCode === 200 ? 'won' : 'lost'} the race`);
+  t.equal(Number(payment.reclaimed) + Number(payment.debt), 10);
 });
