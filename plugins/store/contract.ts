@@ -35,7 +35,7 @@ declare module '../../core/events.ts' {
   interface EventMap {
     /**
      * Emitted inside the order's transaction (`onCommitting` listeners commit or roll back with it).
-     * `type` `credit`: a purchase paid from the balance; `payment`: real money recorded by an admin.
+     * `type` `credit`: a purchase paid from the balance; `payment`: real money (an admin's record or a gateway's webhook).
      */
     'store.order.completed': {
       orderId: number;

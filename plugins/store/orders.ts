@@ -1,6 +1,6 @@
 /**
- * Orders: a purchase paid from the credit balance (the buy), a real-money payment recorded by an
- * admin, and a user's order history. Each is one transaction: it happens entirely or not at all.
+ * Orders: a purchase paid from the credit balance (the buy), a real-money payment (recorded by an
+ * admin or by the payments feature), and a user's order history. Each is one transaction: it happens entirely or not at all.
  */
 import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
