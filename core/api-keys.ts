@@ -58,6 +58,10 @@ declare module 'fastify' {
     /** The API key the request was made with (set for every /api route). */
     apiKey?: ApiKeyIdentity;
   }
+  interface FastifyContextConfig {
+    /** The route authenticates its caller itself (see apiKeyHook). */
+    noApiKey?: boolean;
+  }
 }
 
 const USE_RESOLUTION_MS = 60_000;
@@ -154,7 +158,8 @@ export class ApiKeys {
 
 /**
  * Every /api route needs a key; /api/admin routes need the admin scope; the other routes `api`,
- * or the scope of the route's feature or of its action.
+ * or the scope of the route's feature or of its action. A route that authenticates its caller
+ * otherwise (a payment gateway's signed webhook) opts out with `config: { noApiKey: true }`.
  */
 export function apiKeyHook(app: FastifyInstance, keys: ApiKeys): void {
   app.addHook('onRequest', async (request: FastifyRequest) => {
@@ -163,6 +168,7 @@ export function apiKeyHook(app: FastifyInstance, keys: ApiKeys): void {
     // matches no route (a 404) has no pattern and falls back to its raw path.
     const path = request.routeOptions.url ?? request.url.split('?', 1)[0]!;
     if (!/^\/+api(\/|$)/.test(path)) return;
+    if (request.routeOptions.config?.noApiKey) return;
     const header = request.headers['x-api-key'];
     const presented = Array.isArray(header) ? header[0] : header;
     if (!presented) throw new DomainError('INVALID_API_KEY', 'The X-Api-Key header is missing.');

@@ -60,7 +60,7 @@ interface ErrorDoc { why: string; codes: string[] }
  * validate, a body to parse, the database behind it), plus the domain codes it declares in its
  * schema's `errors` list.
  */
-function errorsOf(url: string, schema: RouteSchema): Map<number, ErrorDoc> {
+function errorsOf(url: string, schema: RouteSchema, config: FastifyContextConfig | undefined): Map<number, ErrorDoc> {
   const errors = new Map<number, ErrorDoc>();
   const add = (code: string, why: string) => {
     const status = errorStatus[code] ?? 400;
@@ -71,7 +71,7 @@ function errorsOf(url: string, schema: RouteSchema): Map<number, ErrorDoc> {
   // Even a route without input answers 400 to a URL the router cannot read (bad percent-encoding).
   add('VALIDATION_ERROR', 'The URL or a field is missing or malformed');
   for (const code of schema.errors ?? []) add(code, 'The request cannot be carried out');
-  if (url.startsWith('/api/')) add('INVALID_API_KEY', 'X-Api-Key is missing or unknown');
+  if (url.startsWith('/api/') && !config?.noApiKey) add('INVALID_API_KEY', 'X-Api-Key is missing or unknown');
   if (url.startsWith('/api/admin/')) add('FORBIDDEN', 'The key lacks the admin scope');
   if (schema.body) {
     add('PAYLOAD_TOO_LARGE', 'The body or a field is over its limit');
@@ -84,7 +84,7 @@ function errorsOf(url: string, schema: RouteSchema): Map<number, ErrorDoc> {
 
 /** Which keys may call the route, as the key check decides it. */
 function scopeNote(url: string, method: string, config: FastifyContextConfig | undefined): string | undefined {
-  if (!url.startsWith('/api/')) return undefined;
+  if (!url.startsWith('/api/') || config?.noApiKey) return undefined;
   if (url.startsWith('/api/admin/')) return 'Scope: `admin`.';
   const scoped = routeScopes(config?.feature, method, config?.scopeAction).map((s) => `\`${s}\``);
   return `Scope: \`api\`${scoped.length ? ` or ${scoped.join(' or ')}` : ''}.`;
@@ -105,7 +105,8 @@ function transform({ schema, url, route }: { schema: RouteSchema; url: string; r
     const given = body as Record<string, unknown>;
     response[status] = { ...given, description: given.description ?? SUCCESS_DESCRIPTIONS[status] ?? 'Success' };
   }
-  for (const [status, { why, codes }] of errorsOf(url, schema)) {
+  if (route.config?.noApiKey) out.security = [];
+  for (const [status, { why, codes }] of errorsOf(url, schema, route.config)) {
     response[status] ??= { $ref: 'ErrorResponse', description: `${why}: ${codes.join(', ')}` };
   }
   delete out.errors;

@@ -27,6 +27,11 @@ export interface CreditsService {
    * Throws `insufficientCode` if the balance would go negative and INVALID_AMOUNT on overflow.
    */
   change(userId: number, deltaCents: number, entry: LedgerEntryInput): Promise<number>;
+  /**
+   * Takes up to `cents` from the balance, never below zero, deciding under the wallet's lock; one
+   * ledger row when anything was taken. Returns the cents taken.
+   */
+  takeUpTo(userId: number, cents: number, entry: LedgerEntryInput): Promise<number>;
 }
 
 export const creditsRef = createServiceRef<CreditsService>('credits');

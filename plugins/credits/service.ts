@@ -65,6 +65,16 @@ export class DbCreditsService implements CreditsService {
     });
   }
 
+  async takeUpTo(userId: number, cents: number, entry: LedgerEntryInput): Promise<number> {
+    if (!Number.isSafeInteger(cents) || cents < 0) throw new DomainError('INVALID_AMOUNT', 'The amount must be a whole number of cents.');
+    return this.#db.transaction(async () => {
+      await this.#lock([userId]);
+      const taken = Math.min(cents, await this.#read(userId));
+      if (taken > 0) await this.#apply([{ userId, delta: -taken, reason: entry.reason }], entry);
+      return taken;
+    });
+  }
+
   /** Moves `cents` (at least 1) from one user to another; both ledger rows share a transfer id. */
   async send(fromId: number, toId: number, cents: number, entry: Pick<LedgerEntryInput, 'keyName'> = {}): Promise<{ from: number; to: number }> {
     if (!Number.isSafeInteger(cents) || cents < 1) throw new DomainError('INVALID_AMOUNT', 'The amount must be at least 0.01.');

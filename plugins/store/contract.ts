@@ -1,4 +1,7 @@
-/** The store feature's contract: orders, for the users feature's `GET /api/users/<id>/orders`. */
+/**
+ * The store feature's contract: orders, for the users feature's `GET /api/users/<id>/orders`, and
+ * real-money payment orders for the payments feature.
+ */
 import { Type } from '@sinclair/typebox';
 import { createServiceRef } from '../../core/registry.ts';
 import { str, strOrNull } from '../../core/schemas.ts';
@@ -14,6 +17,16 @@ export type OrderRow = typeof OrderRow.static;
 export interface StoreService {
   /** A user's orders, newest first. */
   ordersOf(userId: number): Promise<OrderRow[]>;
+  /**
+   * Records a real-money payment as `POST /api/admin/payments` does, in the caller's transaction:
+   * a `payment` order, its credits (ledger reason `payment`) and `store.order.completed` (the
+   * donation entry). Amounts in cents. CONFLICT when paymentApi + paymentId is recorded already.
+   */
+  recordPayment(payment: {
+    username: string; amount: number; credit: number; currency: string; paymentApi: string; paymentId: string;
+  }): Promise<OrderRow>;
+  /** A completed `payment` order becomes `refunded`; false when there is no such order. */
+  markPaymentRefunded(orderId: number): Promise<boolean>;
 }
 
 export const storeRef = createServiceRef<StoreService>('store');
@@ -22,7 +35,7 @@ declare module '../../core/events.ts' {
   interface EventMap {
     /**
      * Emitted inside the order's transaction (`onCommitting` listeners commit or roll back with it).
-     * `type` `credit`: a purchase paid from the balance; `payment`: real money recorded by an admin.
+     * `type` `credit`: a purchase paid from the balance; `payment`: real money (an admin's record or a gateway's webhook).
      */
     'store.order.completed': {
       orderId: number;

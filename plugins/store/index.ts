@@ -19,7 +19,11 @@ export default defineFeature({
     const users = services.get(usersRef);
     const catalogue = new Catalogue(db, users);
     const orders = new Orders({ db, events, settings, users, credits: services.get(creditsRef), catalogue });
-    services.provide(storeRef, { ordersOf: (userId) => orders.ordersOf(userId) });
+    services.provide(storeRef, {
+      ordersOf: (userId) => orders.ordersOf(userId),
+      recordPayment: (payment) => orders.recordPaymentOrder(payment),
+      markPaymentRefunded: (orderId) => orders.markPaymentRefunded(orderId),
+    });
     const completed = new Counter({ name: 'store_orders_total', help: 'Completed orders by type (credit: paid from the balance, payment: real money).', labelNames: ['type'] as const, registers: [metrics] });
     events.on('store.order.completed', (e) => completed.inc({ type: e.type }));
     const deps = { catalogue, orders, users, settings };

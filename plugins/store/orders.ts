@@ -1,6 +1,6 @@
 /**
- * Orders: a purchase paid from the credit balance (the buy), a real-money payment recorded by an
- * admin, and a user's order history. Each is one transaction: it happens entirely or not at all.
+ * Orders: a purchase paid from the credit balance (the buy), a real-money payment (recorded by an
+ * admin or by the payments feature), and a user's order history. Each is one transaction: it happens entirely or not at all.
  */
 import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
@@ -37,6 +37,18 @@ export interface PaymentInput {
   paymentAPI?: string;
   paymentID?: string;
   credit?: unknown;
+}
+
+/** A real-money payment with its values checked, in cents. */
+export interface PaymentOrderInput {
+  username: string;
+  amount: number;
+  /** Credits added to the balance. */
+  credit: number;
+  currency: string;
+  paymentApi: string;
+  paymentId: string | null;
+  keyName?: string;
 }
 
 const MAX_QUANTITY = 100;
@@ -244,16 +256,22 @@ export class Orders {
     const amount = requireMoney(input.amount, 'INVALID_AMOUNT', 'amount');
     if (amount < 1) throw new DomainError('INVALID_AMOUNT', 'amount must be at least 0.01.');
     const credit = input.credit === undefined || input.credit === '' ? amount : requireMoney(input.credit, 'INVALID_AMOUNT', 'credit');
-    const settings = this.#settings.get();
+    return this.recordPaymentOrder({
+      username: input.username, amount, credit, currency: input.currency ?? this.#settings.get().currency,
+      paymentApi: input.paymentAPI ?? 'manual', paymentId: input.paymentID ? input.paymentID : null, keyName,
+    });
+  }
+
+  /** recordPayment with checked values in cents; joins the caller's transaction. */
+  async recordPaymentOrder(payment: PaymentOrderInput): Promise<OrderRow> {
+    const { paymentApi, paymentId } = payment;
     const order = await this.#db.transaction(async () => {
-      const user = await this.#users.requireByUsername(input.username);
-      const paymentApi = input.paymentAPI ?? 'manual';
-      const paymentId = input.paymentID ? input.paymentID : null;
+      const user = await this.#users.requireByUsername(payment.username);
       let created: Order;
       try {
         created = await this.#insertOrder({
-          accountId: user.id, type: 'payment', status: 'completed', subtotal: amount, discount: 0, total: amount,
-          earnings: amount, cashback: 0, credit, currency: (input.currency ?? settings.currency).toUpperCase(),
+          accountId: user.id, type: 'payment', status: 'completed', subtotal: payment.amount, discount: 0, total: payment.amount,
+          earnings: payment.amount, cashback: 0, credit: payment.credit, currency: payment.currency.toUpperCase(),
           paymentApi, paymentId, creationDate: now(),
         });
       } catch (err) {
@@ -262,11 +280,18 @@ export class Orders {
         }
         throw err;
       }
-      if (credit > 0) await this.#credits.change(user.id, credit, { reason: 'payment', orderId: created.id, keyName });
+      if (payment.credit > 0) await this.#credits.change(user.id, payment.credit, { reason: 'payment', orderId: created.id, keyName: payment.keyName });
       await this.#completed(created, user.username);
       return created;
     });
-    return orderRow(order, settings.timezone);
+    return orderRow(order, this.#settings.get().timezone);
+  }
+
+  /** A completed `payment` order becomes `refunded`; false when there is no such order. */
+  async markPaymentRefunded(orderId: number): Promise<boolean> {
+    const { affectedRows } = await this.#db.run(
+      "update store_orders set status = 'refunded' where id = ? and type = 'payment' and status = 'completed'", [orderId]);
+    return affectedRows > 0;
   }
 
   async ordersOf(userId: number): Promise<OrderRow[]> {

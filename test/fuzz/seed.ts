@@ -23,6 +23,8 @@ export interface Seeded {
   voteLinkId: string;
   chatUserId: string;
   token: string;
+  packageId: string;
+  paymentId: string;
 }
 
 /** One seeding call; anything but the expected status stops the run with the answer. */
@@ -76,10 +78,14 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
   const chatUserId = `7${String(round).padStart(17, '0')}`;
   await must(app, `/api/admin/users/${userId}/linked-accounts/chat`, { externalID: chatUserId }, 'PUT');
   const { token } = await must(app, '/api/auth/sessions', { userID: userId, ip: '10.0.0.9' });
+  const packageId = (await must(app, '/api/admin/payments/packages', { name: `${tag} seed package`, price: '5.00', credits: '5.00', bonus: '1.00' })).id;
+  const paymentId = (await must(app, '/api/payments/checkout', {
+    userID: userId, packageID: packageId, gateway: 'stripe', returnURL: 'https://example.com/ok', cancelURL: 'https://example.com/no',
+  })).data.paymentID;
 
   return {
     userId, username, otherUsername, roleId, storeCategoryId, productId, supportCategoryId, answerId,
-    ticketId, closableTicketId, messageId, serverId, itemId: items.at(-1)!.id, voteLinkId, chatUserId, token,
+    ticketId, closableTicketId, messageId, serverId, itemId: items.at(-1)!.id, voteLinkId, chatUserId, token, packageId, paymentId,
   };
 }
 
@@ -96,6 +102,7 @@ function idFor(seeded: Seeded, path: string): string {
     case 'tickets': return path.endsWith('/close') ? seeded.closableTicketId : seeded.ticketId;
     case 'messages': return seeded.messageId;
     case 'items': return seeded.itemId;
+    case 'packages': return seeded.packageId;
     default: throw new Error(`no seeded thing for {id} in ${path}`);
   }
 }
@@ -116,6 +123,11 @@ export function knownValue(seeded: Seeded, path: string, name: string): unknown 
     case 'chatUserID': return seeded.chatUserId;
     case 'token': return seeded.token;
     case 'products': return [seeded.productId];
+    case 'packageID': return seeded.packageId;
+    case 'paymentID': return seeded.paymentId;
+    // the gateway the fuzz app enables (its API mocked): webhooks reach the signature check
+    case 'gateway': return 'stripe';
+    case 'returnURL': case 'cancelURL': return 'https://example.com/back';
     // a path `{id}` names a thing of the route's collection; the query `id` of /api/credits a user
     case 'id': return path.includes('{id}') ? idFor(seeded, path) : seeded.userId;
     case 'platform': return 'chat';

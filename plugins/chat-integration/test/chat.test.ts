@@ -27,6 +27,7 @@ t.test('chat user: profile, credit, avatar and live roles of the linked user', a
     balance: async (userId) => balances.get(userId) ?? 0,
     balances: async (ids) => new Map(ids.map((i) => [i, balances.get(i) ?? 0])),
     change: async () => { throw new Error('not used'); },
+    takeUpTo: async () => { throw new Error('not used'); },
   });
   const users = app.services.get(usersRef);
   const id = await linkedUser(app, 'Steve_1', '111111111111111111');

@@ -32,9 +32,10 @@ t.test('tickets and orders come from the support and store features', async (t) 
     // A peer's extra fields (messages here) never reach the client: the list shows declared fields only.
     ticketsOf: async (id) => { asked.push(`tickets ${id}`); return [{ ...ticket, messages: [] } as TicketSummaryRow]; },
   };
-  const store: StoreService = { ordersOf: async (id) => { asked.push(`orders ${id}`); return [order]; } };
+  // The users feature asks the store for orders only.
+  const store: Pick<StoreService, 'ordersOf'> = { ordersOf: async (id) => { asked.push(`orders ${id}`); return [order]; } };
   app.services.provide(supportRef, support);
-  app.services.provide(storeRef, store);
+  app.services.provide(storeRef, store as StoreService);
 
   let res = await call(app, `/api/users/${steve.id}/tickets`);
   t.equal(res.statusCode, 200);

@@ -48,6 +48,7 @@ t.test('profile: linked accounts, email-less accounts, time zone, credit from th
     balance: async (id) => { asked.push(id); return 123456; },
     balances: async () => new Map(),
     change: async () => 0,
+    takeUpTo: async () => 0,
   };
   app.services.provide(creditsRef, credits);
   res = await call(app, '/api/users/?username=STEVE');

@@ -1,0 +1,82 @@
+/**
+ * The payments feature's contract: the gateway adapter interface (a third-party feature ships
+ * another gateway by implementing it and calling `registerGateway`), and the event it emits.
+ */
+import { createServiceRef } from '../../core/registry.ts';
+
+export interface CheckoutRequest {
+  /** Our payment id: the gateway carries it back in its events (metadata, custom id). */
+  paymentId: string;
+  /** Cents of `currency`. */
+  amount: number;
+  /** ISO 4217, upper case. */
+  currency: string;
+  /** Shown to the player on the gateway's page. */
+  description: string;
+  returnURL: string;
+  cancelURL: string;
+}
+
+export interface CheckoutSession {
+  /** The gateway's id of this checkout (Stripe session id, PayPal order id). */
+  checkoutRef: string;
+  /** Where the player pays. */
+  checkoutURL: string;
+}
+
+/** A webhook as it arrived: the raw bytes (signatures cover them) and the headers, lower-cased. */
+export interface WebhookRequest {
+  rawBody: Buffer;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/**
+ * What a verified webhook means for a payment. The payment is found by `paymentId` when the
+ * gateway echoes ours, else by `checkoutRef`, else by `chargeRef`.
+ */
+export type GatewayEvent = {
+  /** The gateway's event id: each is acted on once. */
+  eventId: string;
+  paymentId?: string;
+  checkoutRef?: string;
+  chargeRef?: string;
+} & (
+  | { kind: 'completed'; amount: number; currency: string }
+  /** `refundedTotal`: cents refunded so far, when the gateway says; less than the amount paid changes nothing. */
+  | { kind: 'refunded'; refundedTotal?: number }
+  | { kind: 'disputed' }
+  /** Verified but of no interest (another event type): acknowledged, nothing changes. */
+  | { kind: 'ignored' }
+);
+
+export interface GatewayAdapter {
+  /** The `<gateway>` of `/api/payments/webhooks/<gateway>` and of checkout requests: `[a-z0-9-]+`. */
+  readonly name: string;
+  createCheckout(request: CheckoutRequest): Promise<CheckoutSession>;
+  /**
+   * Verifies the webhook's signature and reads it. Throws an error whose `code` is
+   * INVALID_SIGNATURE when it is not from the gateway, INVALID_WEBHOOK when it is signed but
+   * unreadable (a DomainError, or any Error with that `code`: a package needs no host code).
+   * Any other error is the gateway failing: a 502 the gateway retries.
+   */
+  parseWebhook(request: WebhookRequest): Promise<GatewayEvent>;
+}
+
+/** The codes a gateway's webhook refusal may carry (see GatewayAdapter.parseWebhook). */
+export const WEBHOOK_REFUSALS = ['INVALID_SIGNATURE', 'INVALID_WEBHOOK'];
+
+export interface PaymentsService {
+  /** Makes a gateway available to checkouts and webhooks; a name can be registered once. */
+  registerGateway(adapter: GatewayAdapter): void;
+}
+
+export const paymentsRef = createServiceRef<PaymentsService>('payments');
+
+declare module '../../core/events.ts' {
+  interface EventMap {
+    /** Emitted inside the completing transaction. Money in cents. */
+    'payments.completed': { paymentId: string; userId: number; orderId: number; gateway: string; amount: number; currency: string; credits: number };
+    /** A refund or dispute took back `reclaimed` credits; `debt` could not be taken (already spent). */
+    'payments.reversed': { paymentId: string; userId: number; orderId: number; gateway: string; kind: 'refunded' | 'disputed'; reclaimed: number; debt: number };
+  }
+}

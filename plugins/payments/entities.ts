@@ -1,0 +1,70 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+/** A top-up package: a price in real money and the credits (plus a bonus) it buys. */
+export const PaymentsPackage = defineEntity({
+  name: 'PaymentsPackage',
+  tableName: 'payments_packages',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    name: p.string().length(64),
+    /** Cents of `currency`. */
+    price: p.bigint('number'),
+    currency: p.string().length(3),
+    /** Cents of credits. */
+    credits: p.bigint('number'),
+    bonus: p.bigint('number'),
+    creationDate: p.string().length(19),
+  },
+});
+
+/** One checkout at a gateway, from creation to completion and maybe a refund. */
+export const PaymentsPayment = defineEntity({
+  name: 'PaymentsPayment',
+  tableName: 'payments_payments',
+  // The gateway's id of the checkout (Stripe session, PayPal order) belongs to one payment.
+  uniques: [{ properties: ['gateway', 'checkoutRef'] }],
+  properties: {
+    /** Random and unguessable: the front end shows a payment by this id. */
+    id: p.string().length(32).primary(),
+    userId: p.integer().index(),
+    gateway: p.string().length(32),
+    checkoutRef: p.string().length(255),
+    /** The gateway's id of the money moved (Stripe payment intent, PayPal capture), known once paid. */
+    chargeRef: p.string().length(255).nullable().index(),
+    packageId: p.integer().nullable(),
+    /** Cents of `currency` the player pays. */
+    amount: p.bigint('number'),
+    currency: p.string().length(3),
+    /** Cents of credits added on completion, bonus included. */
+    credits: p.bigint('number'),
+    bonus: p.bigint('number'),
+    /** `pending`, `completed`, `refunded` or `disputed`. */
+    status: p.string().length(16),
+    /** The store order of type `payment`, once completed. */
+    orderId: p.integer().nullable(),
+    /** Credits taken back on a refund or dispute. */
+    reclaimed: p.bigint('number'),
+    /** Credits that could not be taken back (already spent): what the player owes. */
+    debt: p.bigint('number'),
+    checkoutUrl: p.text(),
+    creationDate: p.string().length(19),
+    updateDate: p.string().length(19),
+  },
+});
+
+/** Every gateway event acted on, once: a redelivered or racing webhook finds its id here. */
+export const PaymentsEvent = defineEntity({
+  name: 'PaymentsEvent',
+  tableName: 'payments_events',
+  uniques: [{ properties: ['gateway', 'eventId'] }],
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    gateway: p.string().length(32),
+    eventId: p.string().length(255),
+    paymentId: p.string().length(32).index(),
+    kind: p.string().length(16),
+    creationDate: p.string().length(19),
+  },
+});
+
+export const entities = [PaymentsPackage, PaymentsPayment, PaymentsEvent];

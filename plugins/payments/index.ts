@@ -1,0 +1,62 @@
+/**
+ * Real money in: checkouts at payment gateways (Stripe, PayPal, or a gateway another feature
+ * registers through the contract) whose signed webhooks record the payment through the store (a
+ * `payment` order, its credits, the donation entry) exactly once, and take it back on a refund
+ * or dispute. Secrets come from the environment; a gateway without them is disabled.
+ */
+import { Type } from '@sinclair/typebox';
+import { defineFeature } from '../../core/features.ts';
+import { creditsRef } from '../credits/contract.ts';
+import { storeRef } from '../store/contract.ts';
+import { usersRef } from '../users/contract.ts';
+import { paymentsRef } from './contract.ts';
+import { entities } from './entities.ts';
+import { migrations } from './migrations/index.ts';
+import { paypalGateway } from './paypal.ts';
+import { paymentsRoutes } from './routes.ts';
+import { Payments } from './service.ts';
+import { stripeGateway } from './stripe.ts';
+
+const options = Type.Object({
+  /** Not a secret: which PayPal (live or sandbox) the credentials belong to. */
+  paypalApiBase: Type.String({ default: 'https://api-m.paypal.com', pattern: '^https?://' }),
+  /** Largest top-up without a package, in the site currency. */
+  maxAmount: Type.Integer({ default: 1000, minimum: 1 }),
+});
+
+/** The environment variables a gateway needs; it is disabled while any is unset. */
+const missing = (env: NodeJS.ProcessEnv, names: string[]) => names.filter((n) => !env[n]);
+
+export default defineFeature({
+  name: 'payments',
+  requires: [usersRef, creditsRef, storeRef],
+  options,
+  entities,
+  migrations,
+  errors: {
+    GATEWAY_UNAVAILABLE: 400, GATEWAY_ERROR: 502, INVALID_SIGNATURE: 400, INVALID_WEBHOOK: 400, UNKNOWN_PAYMENT: 400,
+    AMOUNT_MISMATCH: 400, PACKAGE_NOT_FOUND: 404, PAYMENT_NOT_FOUND: 404, INVALID_CURRENCY: 400, INVALID_URL: 400,
+  },
+  async register(app, { db, events, services, settings, env, log, options: opts }) {
+    const payments = new Payments({
+      db, events, settings, log, users: services.get(usersRef), credits: services.get(creditsRef), store: services.get(storeRef),
+      maxAmount: opts.maxAmount * 100,
+    });
+    const stripeMissing = missing(env, ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
+    if (stripeMissing.length === 0) {
+      payments.registerGateway(stripeGateway({ secretKey: env.STRIPE_SECRET_KEY!, webhookSecret: env.STRIPE_WEBHOOK_SECRET! }));
+    } else {
+      payments.disableGateway('stripe', `${stripeMissing.join(', ')} not set`);
+    }
+    const paypalMissing = missing(env, ['PAYPAL_CLIENT_ID', 'PAYPAL_CLIENT_SECRET', 'PAYPAL_WEBHOOK_ID']);
+    if (paypalMissing.length === 0) {
+      payments.registerGateway(paypalGateway({
+        clientId: env.PAYPAL_CLIENT_ID!, clientSecret: env.PAYPAL_CLIENT_SECRET!, webhookId: env.PAYPAL_WEBHOOK_ID!, apiBase: opts.paypalApiBase,
+      }));
+    } else {
+      payments.disableGateway('paypal', `${paypalMissing.join(', ')} not set`);
+    }
+    services.provide(paymentsRef, { registerGateway: (adapter) => payments.registerGateway(adapter) });
+    await paymentsRoutes(app, payments, settings);
+  },
+});

@@ -1,0 +1,96 @@
+/** HTTP of the payments feature: admin packages and debts, the checkout, a payment's state, gateway webhooks. */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { displayTimestamp, formatMoney } from '../../core/format.ts';
+import * as S from '../../core/schemas.ts';
+import type { SettingsService } from '../../core/settings.ts';
+import {
+  CheckoutBody, CheckoutResponse, PackageCreateBody, PackageParams, PackagePatchBody, PackageRow, PaymentParams, PaymentRow,
+  WebhookParams, WebhookResponse,
+} from './schemas.ts';
+import type { Package, Payment, Payments } from './service.ts';
+
+const tags = ['payments'];
+
+/** Gateways sign what they send; their bodies are small. */
+const WEBHOOK_BODY_LIMIT = 256 * 1024;
+
+export async function paymentsRoutes(fastify: FastifyInstance, payments: Payments, settings: SettingsService): Promise<void> {
+  const app = fastify.withTypeProvider<S.TypeBoxProvider>();
+  const tz = () => settings.get().timezone;
+
+  const showPackage = (p: Package) => ({
+    id: String(p.id), name: p.name, price: formatMoney(p.price), currency: p.currency, credits: formatMoney(p.credits),
+    bonus: formatMoney(p.bonus), creationDate: displayTimestamp(p.creationDate, tz()),
+  });
+  const showPayment = (p: Payment) => ({
+    paymentID: p.id, userID: String(p.userId), gateway: p.gateway, status: p.status, amount: formatMoney(p.amount),
+    currency: p.currency, credits: formatMoney(p.credits), bonus: formatMoney(p.bonus),
+    packageID: p.packageId === null ? null : String(p.packageId), orderID: p.orderId === null ? null : String(p.orderId),
+    checkoutURL: p.checkoutUrl, reclaimed: formatMoney(p.reclaimed), debt: formatMoney(p.debt),
+    creationDate: displayTimestamp(p.creationDate, tz()), updateDate: displayTimestamp(p.updateDate, tz()),
+  });
+
+  // ---- admin: top-up packages, debts
+  app.get('/api/admin/payments/packages', {
+    schema: { tags, summary: 'Top-up packages', response: { 200: Type.Array(PackageRow) } },
+  }, async () => (await payments.packages()).map(showPackage));
+  app.post('/api/admin/payments/packages', {
+    schema: { tags, summary: 'Create a top-up package', body: PackageCreateBody, response: { 201: PackageRow } },
+  }, async (request, reply) => reply.code(201).send(showPackage(await payments.createPackage(request.body))));
+  app.get('/api/admin/payments/packages/:id', {
+    schema: { tags, summary: 'A top-up package', params: PackageParams, response: { 200: PackageRow } },
+  }, async (request) => showPackage(await payments.requirePackage(Number(request.params.id))));
+  app.patch('/api/admin/payments/packages/:id', {
+    schema: { tags, summary: 'Change a top-up package', params: PackageParams, body: PackagePatchBody, response: { 200: PackageRow } },
+  }, async (request) => showPackage(await payments.updatePackage(Number(request.params.id), request.body)));
+  app.delete('/api/admin/payments/packages/:id', {
+    schema: { tags, summary: 'Delete a top-up package (payments made keep their amounts)', params: PackageParams, response: { 200: S.ok() } },
+  }, async (request) => {
+    await payments.deletePackage(Number(request.params.id));
+    return { status: true as const };
+  });
+  app.get('/api/admin/payments/debts', {
+    schema: {
+      tags, summary: 'Refunded or disputed payments whose credits were partly spent',
+      description: '`debt` is what could not be taken back: balances never go negative.',
+      response: { 200: Type.Array(PaymentRow) },
+    },
+  }, async () => (await payments.debts()).map(showPayment));
+
+  // ---- the player's side
+  app.post('/api/payments/checkout', {
+    schema: {
+      tags, summary: 'Start a payment at a gateway',
+      description: '`userID` or `username`; `amount` (site currency, credited 1:1) or `packageID`. Send the player to `checkoutURL`.',
+      body: CheckoutBody, response: { 200: CheckoutResponse },
+    },
+  }, async (request) => {
+    const payment = await payments.checkout(request.body);
+    return { status: true as const, data: { paymentID: payment.id, checkoutURL: payment.checkoutUrl } };
+  });
+  app.get('/api/payments/:paymentID', {
+    schema: { tags, summary: 'A payment and its state', params: PaymentParams, response: { 200: PaymentRow } },
+  }, async (request) => showPayment(await payments.requirePayment(request.params.paymentID)));
+
+  // ---- gateways' webhooks: the signature over the exact bytes sent is the authentication, so
+  // this route alone takes its body raw (whatever the content type) and needs no API key.
+  await app.register(async (webhooks) => {
+    webhooks.removeAllContentTypeParsers();
+    webhooks.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) => done(null, body));
+    webhooks.withTypeProvider<S.TypeBoxProvider>().post('/api/payments/webhooks/:gateway', {
+      config: { noApiKey: true },
+      bodyLimit: WEBHOOK_BODY_LIMIT,
+      schema: {
+        tags, summary: 'A payment gateway\'s webhook (signed by the gateway; no API key)', security: [],
+        description: 'Register `<your server>/api/payments/webhooks/stripe` (or `paypal`) at the gateway. A bad signature, an '
+          + 'unknown payment or a mismatched amount is a 400; a redelivered event answers 200 `duplicate`.',
+        params: WebhookParams, response: { 200: WebhookResponse },
+      },
+    }, async (request) => {
+      const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const result = await payments.webhook(request.params.gateway, { rawBody, headers: request.headers });
+      return { status: true as const, data: { result } };
+    });
+  });
+}

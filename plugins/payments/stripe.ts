@@ -1,0 +1,81 @@
+/**
+ * Stripe: Checkout Sessions through the official SDK; webhooks verified with the SDK's signature
+ * check over the raw body (`Stripe-Signature`, the endpoint's signing secret).
+ */
+import Stripe from 'stripe';
+import { DomainError } from '../../core/errors.ts';
+import type { GatewayAdapter, GatewayEvent } from './contract.ts';
+
+export interface StripeSecrets {
+  secretKey: string;
+  webhookSecret: string;
+}
+
+/** A payment intent or charge field: an id, or the object itself when expanded. */
+const idOf = (value: string | { id: string } | null | undefined): string | undefined => (typeof value === 'string' ? value : value?.id);
+
+export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets): GatewayAdapter {
+  const stripe = new Stripe(secretKey);
+  return {
+    name: 'stripe',
+
+    async createCheckout(request) {
+      const session = await stripe.checkout.sessions.create({
+        mode: 'payment',
+        line_items: [{
+          quantity: 1,
+          price_data: { currency: request.currency.toLowerCase(), unit_amount: request.amount, product_data: { name: request.description } },
+        }],
+        success_url: request.returnURL,
+        cancel_url: request.cancelURL,
+        client_reference_id: request.paymentId,
+        metadata: { paymentID: request.paymentId },
+        // Copied onto the charge, so a refund or dispute names the payment even if it beats the completion here.
+        payment_intent_data: { metadata: { paymentID: request.paymentId } },
+      });
+      if (!session.url) throw new Error(`Stripe returned checkout session ${session.id} without a URL.`);
+      return { checkoutRef: session.id, checkoutURL: session.url };
+    },
+
+    async parseWebhook({ rawBody, headers }) {
+      const signature = headers['stripe-signature'];
+      if (typeof signature !== 'string') throw new DomainError('INVALID_SIGNATURE', 'The Stripe-Signature header is missing.');
+      let event: Stripe.Event;
+      try {
+        event = stripe.webhooks.constructEvent(rawBody, signature, webhookSecret);
+      } catch (err) {
+        throw new DomainError('INVALID_SIGNATURE', `The Stripe signature does not match: ${(err as Error).message}`);
+      }
+      return readEvent(event);
+    },
+  };
+}
+
+function readEvent(event: Stripe.Event): GatewayEvent {
+  const eventId = event.id;
+  switch (event.type) {
+    case 'checkout.session.completed':
+    case 'checkout.session.async_payment_succeeded': {
+      const session = event.data.object;
+      // Delayed methods (bank debits) complete the session unpaid; async_payment_succeeded follows.
+      if (session.payment_status !== 'paid') return { eventId, kind: 'ignored' };
+      if (session.amount_total === null || !session.currency) throw new DomainError('INVALID_WEBHOOK', `Session ${session.id} has no amount.`);
+      return {
+        eventId, kind: 'completed', paymentId: session.client_reference_id ?? undefined, checkoutRef: session.id,
+        chargeRef: idOf(session.payment_intent), amount: session.amount_total, currency: session.currency,
+      };
+    }
+    case 'charge.refunded': {
+      const charge = event.data.object;
+      return {
+        eventId, kind: 'refunded', paymentId: charge.metadata.paymentID, chargeRef: idOf(charge.payment_intent), refundedTotal: charge.amount_refunded,
+      };
+    }
+    case 'charge.dispute.created': {
+      const dispute = event.data.object;
+      return { eventId, kind: 'disputed', chargeRef: idOf(dispute.payment_intent) };
+    }
+    default:
+      return { eventId, kind: 'ignored' };
+  }
+}
