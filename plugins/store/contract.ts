@@ -14,6 +14,17 @@ export type OrderRow = typeof OrderRow.static;
 export interface StoreService {
   /** A user's orders, newest first. */
   ordersOf(userId: number): Promise<OrderRow[]>;
+  /** A product's name, active or not; undefined when there is no such product. */
+  productName(productId: number): Promise<string | undefined>;
+}
+
+/** One line of an order as its event carries it. */
+export interface OrderItemEvent {
+  productId: number;
+  productName: string;
+  quantity: number;
+  /** The variables the buyer chose, by name. */
+  variables: Record<string, string>;
 }
 
 export const storeRef = createServiceRef<StoreService>('store');
@@ -35,6 +46,8 @@ declare module '../../core/events.ts' {
       currency: string;
       /** Stored UTC timestamp of the order. */
       creationDate: string;
+      /** What was bought (empty for a payment). */
+      items: OrderItemEvent[];
     };
   }
 }

@@ -18,7 +18,10 @@ export default defineFeature({
     const users = services.get(usersRef);
     const catalogue = new Catalogue(db, users);
     const orders = new Orders({ db, events, settings, users, credits: services.get(creditsRef), catalogue });
-    services.provide(storeRef, { ordersOf: (userId) => orders.ordersOf(userId) });
+    services.provide(storeRef, {
+      ordersOf: (userId) => orders.ordersOf(userId),
+      productName: async (productId) => (await catalogue.productsById([productId], false)).get(productId)?.name,
+    });
     const deps = { catalogue, orders, users, settings };
     await storeRoutes(app, deps);
     await storeAdminRoutes(app, deps);

@@ -10,7 +10,7 @@ import type { SettingsService } from '../../core/settings.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import { effectivePrice, type Catalogue, type Product } from './catalogue.ts';
-import type { OrderRow } from './contract.ts';
+import type { OrderItemEvent, OrderRow } from './contract.ts';
 import { orderRow, type Order } from './rows.ts';
 
 export interface BuyLine {
@@ -216,7 +216,10 @@ export class Orders {
       balance ??= await this.#credits.balance(user.id);
 
       await this.#takeStock(lines);
-      await this.#completed(order, user.username);
+      await this.#completed(order, user.username, lines.map((l) => ({
+        productId: l.product.id, productName: l.product.name, quantity: l.quantity,
+        variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])),
+      })));
       return {
         orderId: order.id, balance, subtotal, discount: subtotal - total, total, cashback,
         lines: lines.map((l) => ({ productId: l.product.id, quantity: l.quantity, variables: l.variables })),
@@ -263,7 +266,7 @@ export class Orders {
         throw err;
       }
       if (credit > 0) await this.#credits.change(user.id, credit, { reason: 'payment', orderId: created.id, keyName });
-      await this.#completed(created, user.username);
+      await this.#completed(created, user.username, []);
       return created;
     });
     return orderRow(order, settings.timezone);
@@ -284,10 +287,10 @@ export class Orders {
     return { id: insertId, ...order };
   }
 
-  #completed(order: Order, username: string): Promise<void> {
+  #completed(order: Order, username: string, items: OrderItemEvent[]): Promise<void> {
     return this.#events.emit('store.order.completed', {
       orderId: order.id, userId: order.accountId, username, type: order.type, total: order.total,
-      currency: order.currency, creationDate: order.creationDate,
+      currency: order.currency, creationDate: order.creationDate, items,
     });
   }
 }
