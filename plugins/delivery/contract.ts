@@ -41,6 +41,30 @@ export interface PluginQueueRow {
   updatedAt: string;
 }
 
+/** A row handed to a claimer under a lease. */
+export const ClaimedRow = Type.Object({
+  id: str(), command: str(), username: str(), userID: str(), orderID: str(), productID: str(), trigger: str(),
+  tries: str('failed tries before this one'), leaseUntil: str('ack before this (site time) or the row is handed out again'),
+});
+export type ClaimedRow = typeof ClaimedRow.static;
+
+/** A queued command as the admin sees it. */
+export const QueueRow = Type.Object({
+  id: str(), serverID: str(), userID: str(), username: str(), orderID: str(), productID: str(), command: str(), trigger: str(),
+  requireOnline: Type.Boolean(), status: str('waiting | claimed | done | failed | cancelled'), tries: str(),
+  leaseUntil: strOrNull(), lastError: strOrNull(), creationDate: str(), updatedDate: str(),
+});
+export type QueueRow = typeof QueueRow.static;
+
+export interface QueueFilter {
+  serverId?: number;
+  status?: string;
+  userId?: number;
+  orderId?: number;
+  page: number;
+  perPage: number;
+}
+
 export interface DeliveryService {
   listServers(): Promise<ServerRow[]>;
   getServer(id: number): Promise<ServerRow>;
@@ -59,6 +83,19 @@ export interface DeliveryService {
   pluginQueue(token: string): Promise<PluginQueueRow[]>;
   /** Hands out (and marks done) the still-waiting rows among `ids`, one player's per call. */
   validate(token: string, ids: number[]): Promise<HandedOut[]>;
+
+  /** Claims up to `limit` waiting rows under a lease; `requireOnline` rows only for players in `online`. */
+  claim(token: string, limit: number, online: string[]): Promise<ClaimedRow[]>;
+  /** Settles claimed rows whose lease still holds; returns the ids it settled. */
+  ack(token: string, ids: number[], result: 'done' | 'failed', message: string): Promise<string[]>;
+  /** The server a token belongs to (seen now), for the stream. */
+  serverOf(token: string): Promise<number>;
+
+  listQueue(filter: QueueFilter): Promise<QueueRow[]>;
+  /** A done, failed or cancelled row back to waiting, tries reset. Throws CONFLICT for a waiting or claimed one. */
+  redeliver(id: number): Promise<QueueRow>;
+  /** A waiting or claimed row cancelled. Throws CONFLICT otherwise. */
+  cancel(id: number): Promise<QueueRow>;
 }
 
 export const deliveryRef = createServiceRef<DeliveryService>('delivery');

@@ -36,7 +36,7 @@ export const DeliveryCommand = defineEntity({
 export const DeliveryQueue = defineEntity({
   name: 'DeliveryQueue',
   tableName: 'delivery_queue',
-  indexes: [{ properties: ['serverId', 'status'] }],
+  indexes: [{ properties: ['serverId', 'status'] }, { properties: ['status', 'leaseUntil'] }],
   properties: {
     id: p.integer().primary().autoincrement(),
     serverId: p.integer(),
@@ -50,7 +50,10 @@ export const DeliveryQueue = defineEntity({
     requireOnline: p.boolean(),
     /** `waiting`, `claimed`, `done`, `failed`, `cancelled`. */
     status: p.string().length(16),
+    /** Failed tries: leases that ran out and `failed` acks. */
     tries: p.integer(),
+    /** While `claimed`: when the claim lapses and the row goes back to waiting. */
+    leaseUntil: p.string().length(19).nullable(),
     lastError: p.text().nullable(),
     creationDate: p.string().length(19),
     updatedDate: p.string().length(19),

@@ -1,10 +1,20 @@
 import type { FastifyInstance } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { Type } from '@sinclair/typebox';
+import { DomainError } from '../../core/errors.ts';
 import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { CommandInput, DeliveryService, Trigger } from './contract.ts';
 import {
-  CommandList, CommandParams, CommandRow, CreateCommandBody, CreateServerBody, Deleted, IdParams, PluginQueue, ServerList,
-  ServerRow, ServerWithToken, TokenParams, UpdateCommandBody, UpdateServerBody, ValidateBody, Validated,
+  AckBody, Acked, ClaimBody, Claimed, CommandList, CommandParams, CommandRow, CreateCommandBody, CreateServerBody, Deleted, IdParams,
+  PluginQueue, QueueList, QueueQuery, QueueRow, ServerList, ServerRow, ServerWithToken, StreamQuery, TokenParams, UpdateCommandBody,
+  UpdateServerBody, ValidateBody, Validated,
 } from './schemas.ts';
+import type { Wakeups } from './service.ts';
+
+export interface StreamOptions {
+  wakeups: Wakeups;
+  heartbeatSeconds: number;
+}
 
 const optionalBool = (v: unknown) => (v === undefined ? undefined : toBool(v));
 
@@ -18,7 +28,7 @@ function commandInput(body: Partial<Record<keyof CommandInput, unknown>>): Parti
   return out;
 }
 
-export async function deliveryRoutes(fastify: FastifyInstance, delivery: DeliveryService): Promise<void> {
+export async function deliveryRoutes(fastify: FastifyInstance, delivery: DeliveryService, stream: StreamOptions): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
   const tags = ['admin'];
   const id = (p: { id: string }) => Number(p.id);
@@ -71,4 +81,70 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
   app.post('/api/command-logs/validate', {
     schema: { tags: pluginTags, summary: 'Take listed commands: one player\'s still-waiting rows, marked done (plugin HTTP mode)', body: ValidateBody, response: { 200: Validated } },
   }, async (request) => ({ commands: await delivery.validate(request.body.token, (request.body.commands ?? []).map(Number)) }));
+
+  app.get('/api/admin/delivery/queue', {
+    schema: { tags, summary: 'Queued commands, newest first, filtered and paged', querystring: QueueQuery, response: { 200: QueueList } },
+  }, async (request) => {
+    const q = request.query;
+    const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+    return delivery.listQueue({
+      serverId: num(q.server), status: q.status, userId: num(q.user), orderId: num(q.order),
+      page: num(q.page) ?? 1, perPage: Math.min(num(q.perPage) ?? 50, 200),
+    });
+  });
+  app.post('/api/admin/delivery/queue/:id/redeliver', {
+    schema: { tags, summary: 'Queue a done, failed or cancelled command again', params: IdParams, response: { 200: QueueRow } },
+  }, async (request) => delivery.redeliver(id(request.params)));
+  app.post('/api/admin/delivery/queue/:id/cancel', {
+    schema: { tags, summary: 'Cancel a waiting or claimed command', params: IdParams, response: { 200: QueueRow } },
+  }, async (request) => delivery.cancel(id(request.params)));
+
+  // The claim/ack protocol: leases instead of hand-out-and-forget, and players' online state.
+  app.post('/api/delivery/claim', {
+    schema: { tags: pluginTags, summary: 'Claim waiting commands under a lease', body: ClaimBody, response: { 200: Claimed } },
+  }, async (request) => {
+    const raw = request.body.limit ?? 20;
+    const limit = /^[0-9]{1,3}$/.test(String(raw)) ? Number(raw) : 0;
+    if (limit < 1 || limit > 100) throw new DomainError('VALIDATION_ERROR', 'limit must be a whole number from 1 to 100.');
+    return { commands: await delivery.claim(request.body.token, limit, request.body.online ?? []) };
+  });
+  app.post('/api/delivery/ack', {
+    schema: { tags: pluginTags, summary: 'Report claimed commands done or failed', body: AckBody, response: { 200: Acked } },
+  }, async (request) => ({
+    status: true as const,
+    ids: await delivery.ack(request.body.token, request.body.ids.map(Number), request.body.result as 'done' | 'failed', request.body.message ?? ''),
+  }));
+
+  const open = new Set<ServerResponse>();
+  app.get('/api/delivery/stream', {
+    schema: {
+      tags: pluginTags, summary: 'Server-Sent Events: `work` when there may be commands to claim, comments as heartbeats',
+      querystring: StreamQuery, produces: ['text/event-stream'],
+      response: { 200: Type.String({ description: 'an endless text/event-stream' }) },
+    },
+  }, async (request, reply) => {
+    const serverId = await delivery.serverOf(request.query.token);
+    reply.hijack();
+    const res = reply.raw;
+    // no-transform and X-Accel-Buffering keep proxies from compressing or buffering the events.
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no',
+    });
+    let pending = false;
+    const work = () => {
+      // Many buys in one tick make one event: the claimer takes what is there anyway.
+      if (pending) return;
+      pending = true;
+      setImmediate(() => { pending = false; res.write('event: work\ndata: {}\n\n'); });
+    };
+    // Work may have arrived while the plugin was away: it looks once at connect.
+    res.write('retry: 2000\n\n');
+    work();
+    const stop = stream.wakeups.listen(serverId, work);
+    const beat = setInterval(() => res.write(': heartbeat\n\n'), stream.heartbeatSeconds * 1000);
+    open.add(res);
+    res.on('close', () => { clearInterval(beat); stop(); open.delete(res); });
+  });
+  // Open streams would keep the server from closing.
+  app.addHook('preClose', async () => { for (const res of open) res.end(); });
 }

@@ -6,11 +6,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
-import { displayTimestamp, now } from '../../core/format.ts';
+import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { OrderItemEvent, StoreService } from '../store/contract.ts';
 import type { UsersService } from '../users/contract.ts';
-import type { CommandInput, CommandRow, DeliveryService, HandedOut, PluginQueueRow, ServerRow, Trigger } from './contract.ts';
+import type {
+  ClaimedRow, CommandInput, CommandRow, DeliveryService, HandedOut, PluginQueueRow, QueueFilter, QueueRow, ServerRow, Trigger,
+} from './contract.ts';
 
 interface ServerRecord { id: number; name: string; is_active: unknown; last_seen_date: string | null; creation_date: string }
 interface CommandRecord { id: number; product_id: number; server_id: number; command: string; run_on: string; require_online: unknown; per_unit: unknown }
@@ -58,17 +60,53 @@ function render(command: string, c: RenderContext): string {
 
 const bool = (v: unknown) => v === true || v === 1 || v === '1';
 
+interface QueueRecord {
+  id: number; server_id: number; user_id: number; username: string; order_id: number; product_id: number; command: string;
+  run_on: string; require_online: unknown; status: string; tries: number; lease_until: string | null; last_error: string | null;
+  creation_date: string; updated_date: string;
+}
+const QUEUE_COLUMNS = 'id, server_id, user_id, username, order_id, product_id, command, run_on, require_online, status, tries, lease_until, last_error, creation_date, updated_date';
+
+/** Who listens for new work, by server: the SSE streams of this process. */
+export class Wakeups {
+  readonly #listeners = new Map<number, Set<() => void>>();
+
+  listen(serverId: number, fn: () => void): () => void {
+    let set = this.#listeners.get(serverId);
+    if (!set) this.#listeners.set(serverId, set = new Set());
+    set.add(fn);
+    return () => set.delete(fn);
+  }
+
+  wake(serverIds: Iterable<number>): void {
+    for (const id of new Set(serverIds)) for (const fn of this.#listeners.get(id) ?? []) fn();
+  }
+
+  wakeAll(): void {
+    this.wake(this.#listeners.keys());
+  }
+}
+
+export interface LeaseOptions {
+  leaseSeconds: number;
+  maxTries: number;
+}
+
 export class DbDeliveryService implements DeliveryService {
   readonly #db: Database;
   readonly #settings: SettingsService;
   readonly #store: StoreService;
   readonly #users: UsersService;
+  readonly #wakeups: Wakeups;
+  readonly #lease: LeaseOptions;
 
-  constructor(deps: { db: Database; settings: SettingsService; store: StoreService; users: UsersService }) {
+  constructor(deps: { db: Database; settings: SettingsService; store: StoreService; users: UsersService; wakeups: Wakeups; lease: LeaseOptions }) {
     this.#db = deps.db;
     this.#settings = deps.settings;
     this.#store = deps.store;
     this.#users = deps.users;
+    this.#wakeups = deps.wakeups;
+    this.#lease = deps.lease;
   }
 
   #serverRow(r: ServerRecord): ServerRow {
@@ -204,6 +242,132 @@ export class DbDeliveryService implements DeliveryService {
     await this.#db.run(
       `insert into delivery_queue (server_id, user_id, username, order_id, product_id, command, run_on, require_online, status, tries, last_error, creation_date, updated_date)
        values ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`, rows.flat());
+    const servers = rows.map((r) => Number(r[0]));
+    this.#db.afterCommit(() => this.#wakeups.wake(servers));
+  }
+
+  /**
+   * Claims whose lease ran out go back to waiting with one more try, or to `failed` at maxTries.
+   * One conditional statement: a late ack and this sweep cannot both settle the same row.
+   */
+  async expireLeases(): Promise<number> {
+    const at = now();
+    const { affectedRows } = await this.#db.run(
+      `update delivery_queue set status = case when tries + 1 >= ? then 'failed' else 'waiting' end, tries = tries + 1,
+       lease_until = null, last_error = ?, updated_date = ? where status = 'claimed' and lease_until < ?`,
+      [this.#lease.maxTries, 'the lease ran out before an ack', at, at]);
+    if (affectedRows > 0) this.#wakeups.wakeAll();
+    return affectedRows;
+  }
+
+  async serverOf(token: string): Promise<number> {
+    return this.#serverByToken(token);
+  }
+
+  async claim(token: string, limit: number, online: string[]): Promise<ClaimedRow[]> {
+    const serverId = await this.#serverByToken(token);
+    const players = [...new Set(online.map((n) => n.toLowerCase()))].slice(0, 1000);
+    return this.#db.transaction(async () => {
+      const onlineSql = players.length ? ` or lower(username) in (${players.map(() => '?').join(', ')})` : '';
+      const rows = await this.#db.query<QueueRecord>(
+        `select ${QUEUE_COLUMNS} from delivery_queue where server_id = ? and status = 'waiting' and (require_online = ?${onlineSql})
+         order by id limit ${Math.trunc(limit)}${this.#db.forUpdate}`,
+        [serverId, false, ...players]);
+      const at = now();
+      const leaseUntil = addSeconds(at, this.#lease.leaseSeconds);
+      const out: ClaimedRow[] = [];
+      const { timezone } = this.#settings.get();
+      for (const r of rows) {
+        // Conditional: a validate or another claimer that took the row first leaves nothing to update.
+        const { affectedRows } = await this.#db.run(
+          "update delivery_queue set status = 'claimed', lease_until = ?, updated_date = ? where id = ? and status = 'waiting'", [leaseUntil, at, r.id]);
+        if (affectedRows === 1) {
+          out.push({
+            id: String(r.id), command: r.command, username: r.username, userID: String(r.user_id), orderID: String(r.order_id),
+            productID: String(r.product_id), trigger: r.run_on, tries: String(r.tries), leaseUntil: displayTimestamp(leaseUntil, timezone),
+          });
+        }
+      }
+      return out;
+    });
+  }
+
+  async ack(token: string, ids: number[], result: 'done' | 'failed', message: string): Promise<string[]> {
+    const serverId = await this.#serverByToken(token);
+    const wanted = [...new Set(ids)];
+    if (wanted.length === 0) return [];
+    return this.#db.transaction(async () => {
+      const at = now();
+      const settled: string[] = [];
+      for (const id of wanted) {
+        // Only while the lease holds: once it lapsed the row may be someone else's claim.
+        const { affectedRows } = result === 'done'
+          ? await this.#db.run(
+            "update delivery_queue set status = 'done', lease_until = null, last_error = null, updated_date = ? where id = ? and server_id = ? and status = 'claimed' and lease_until >= ?",
+            [at, id, serverId, at])
+          : await this.#db.run(
+            `update delivery_queue set status = case when tries + 1 >= ? then 'failed' else 'waiting' end, tries = tries + 1,
+             lease_until = null, last_error = ?, updated_date = ? where id = ? and server_id = ? and status = 'claimed' and lease_until >= ?`,
+            [this.#lease.maxTries, message.slice(0, 2000), at, id, serverId, at]);
+        if (affectedRows === 1) settled.push(String(id));
+      }
+      if (result === 'failed' && settled.length) this.#db.afterCommit(() => this.#wakeups.wake([serverId]));
+      return settled;
+    });
+  }
+
+  #queueRow(r: QueueRecord): QueueRow {
+    const { timezone } = this.#settings.get();
+    return {
+      id: String(r.id), serverID: String(r.server_id), userID: String(r.user_id), username: r.username, orderID: String(r.order_id),
+      productID: String(r.product_id), command: r.command, trigger: r.run_on, requireOnline: bool(r.require_online), status: r.status,
+      tries: String(r.tries), leaseUntil: r.lease_until === null ? null : displayTimestamp(r.lease_until, timezone), lastError: r.last_error,
+      creationDate: displayTimestamp(r.creation_date, timezone), updatedDate: displayTimestamp(r.updated_date, timezone),
+    };
+  }
+
+  async listQueue(f: QueueFilter): Promise<QueueRow[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    for (const [column, value] of [['server_id', f.serverId], ['status', f.status], ['user_id', f.userId], ['order_id', f.orderId]] as const) {
+      if (value === undefined) continue;
+      where.push(`${column} = ?`);
+      params.push(value);
+    }
+    const rows = await this.#db.query<QueueRecord>(
+      `select ${QUEUE_COLUMNS} from delivery_queue${where.length ? ` where ${where.join(' and ')}` : ''} order by id desc
+       limit ${Math.trunc(f.perPage)} offset ${Math.trunc((f.page - 1) * f.perPage)}`, params);
+    return rows.map((r) => this.#queueRow(r));
+  }
+
+  async #queueEntry(id: number): Promise<QueueRecord> {
+    const [row] = await this.#db.query<QueueRecord>(`select ${QUEUE_COLUMNS} from delivery_queue where id = ?`, [id]);
+    if (!row) throw new DomainError('DELIVERY_QUEUE_NOT_FOUND', `No queued command with ID ${id}.`);
+    return row;
+  }
+
+  async redeliver(id: number): Promise<QueueRow> {
+    const row = await this.#db.transaction(async () => {
+      const current = await this.#queueEntry(id);
+      const { affectedRows } = await this.#db.run(
+        "update delivery_queue set status = 'waiting', tries = 0, lease_until = null, updated_date = ? where id = ? and status in ('done', 'failed', 'cancelled')",
+        [now(), id]);
+      if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: it will be delivered already.`);
+      return this.#queueEntry(id);
+    });
+    this.#wakeups.wake([Number(row.server_id)]);
+    return this.#queueRow(row);
+  }
+
+  async cancel(id: number): Promise<QueueRow> {
+    return this.#db.transaction(async () => {
+      const current = await this.#queueEntry(id);
+      const { affectedRows } = await this.#db.run(
+        "update delivery_queue set status = 'cancelled', lease_until = null, updated_date = ? where id = ? and status in ('waiting', 'claimed')",
+        [now(), id]);
+      if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: there is nothing left to cancel.`);
+      return this.#queueRow(await this.#queueEntry(id));
+    });
   }
 
   /** The active server a token belongs to, seen now. */
@@ -243,7 +407,7 @@ export class DbDeliveryService implements DeliveryService {
         // The conditional update is what makes a row go out once: a concurrent validate or claim
         // that got it first leaves nothing to update here.
         const { affectedRows } = await this.#db.run(
-          "update delivery_queue set status = 'done', tries = tries + 1, updated_date = ? where id = ? and status = 'waiting'", [at, r.id]);
+          "update delivery_queue set status = 'done', updated_date = ? where id = ? and status = 'waiting'", [at, r.id]);
         if (affectedRows === 1) out.push({ command: r.command, username: r.username });
       }
       return out;
