@@ -34,6 +34,7 @@ export default defineFeature({
     services.provide(deliveryRef, delivery);
     // Inside the buy's transaction: a buy that rolls back leaves no command behind.
     events.onCommitting('store.order.completed', (order) => delivery.enqueue('purchase', order));
+    events.onCommitting('store.order.refunded', (order) => delivery.enqueue('refund', order));
     await deliveryRoutes(app, delivery, { wakeups, heartbeatSeconds: opts.heartbeatSeconds });
 
     let sweeper: NodeJS.Timeout | undefined;

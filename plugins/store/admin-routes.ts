@@ -139,4 +139,13 @@ export async function storeAdminRoutes(host: FastifyInstance, { catalogue, order
     const order = await orders.recordPayment(request.body, request.apiKey?.name);
     return reply.code(201).send(order);
   });
+
+  app.post('/api/admin/store/orders/:id/refund', {
+    schema: {
+      tags, summary: 'Refund a purchase paid from the balance',
+      description: 'In one transaction: the price back to the balance, the cashback taken back, the stock restored, the roles it '
+        + 'granted shortened or revoked, status `refunded`. A second refund is CONFLICT.',
+      params: IdParam, response: { 200: OrderRow },
+    },
+  }, async (request) => orders.refund(pathId(request.params.id), request.apiKey?.name));
 }

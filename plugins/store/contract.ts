@@ -49,5 +49,12 @@ declare module '../../core/events.ts' {
       /** What was bought (empty for a payment). */
       items: OrderItemEvent[];
     };
+    /** Emitted inside the refund's transaction: the order is `refunded` once this commits. */
+    'store.order.refunded': {
+      orderId: number;
+      userId: number;
+      username: string;
+      items: OrderItemEvent[];
+    };
   }
 }

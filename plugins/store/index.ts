@@ -14,6 +14,7 @@ export default defineFeature({
   requires: [usersRef, creditsRef],
   entities,
   migrations,
+  errors: { ORDER_NOT_FOUND: 404 },
   async register(app, { db, events, services, settings }) {
     const users = services.get(usersRef);
     const catalogue = new Catalogue(db, users);

@@ -5,7 +5,7 @@
 import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
-import { now, requireMoney } from '../../core/format.ts';
+import { PERMANENT, addSeconds, now, requireMoney } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UsersService } from '../users/contract.ts';
@@ -270,6 +270,57 @@ export class Orders {
       return created;
     });
     return orderRow(order, settings.timezone);
+  }
+
+  /**
+   * Undoes a purchase paid from the balance: the price back, the cashback taken back, the stock
+   * restored, the roles it granted shortened by what it added (revoked when that was all of it).
+   * The status flip is conditional, so of two refunds of one order exactly one does anything.
+   */
+  async refund(orderId: number, keyName?: string): Promise<OrderRow> {
+    const order = await this.#db.transaction(async () => {
+      const [row] = await this.#db.query(`select ${ORDER_COLUMNS} from store_orders where id = ?`, [orderId]);
+      if (!row) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
+      const current = toOrder(row);
+      if (current.type !== 'credit') throw new DomainError('VALIDATION_ERROR', `Order ${orderId} is a payment: refund it through its payment gateway.`);
+      const { affectedRows } = await this.#db.run("update store_orders set status = 'refunded' where id = ? and status = 'completed'", [orderId]);
+      if (affectedRows === 0) throw new DomainError('CONFLICT', `Order ${orderId} is ${current.status}: it cannot be refunded.`);
+      const user = await this.#users.requireById(current.accountId);
+      const items = await this.#db.query<{ product_id: number; product_name: string; quantity: number; variables: string }>(
+        'select product_id, product_name, quantity, variables from store_order_items where order_id = ? order by id', [orderId]);
+
+      // The price first: the balance then always covers the cashback (never more than the price).
+      if (current.total > 0) await this.#credits.change(user.id, current.total, { reason: 'refund', orderId, keyName });
+      if (current.cashback > 0) await this.#credits.change(user.id, -current.cashback, { reason: 'refund', orderId, keyName });
+
+      const products = await this.#catalogue.productsById(items.map((i) => Number(i.product_id)), false);
+      for (const item of [...items].sort((a, b) => Number(a.product_id) - Number(b.product_id))) {
+        const product = products.get(Number(item.product_id));
+        if (!product) continue;
+        await this.#db.run('update store_products set stock = stock + ? where id = ? and stock <> -1', [Number(item.quantity), product.id]);
+        if (product.giveRoleId > 0 && product.duration >= 0) await this.#takeBackRole(user.id, product.giveRoleId, product.duration * Number(item.quantity));
+      }
+      await this.#events.emit('store.order.refunded', {
+        orderId, userId: user.id, username: user.username,
+        items: items.map((i) => ({ productId: Number(i.product_id), productName: i.product_name, quantity: Number(i.quantity), variables: JSON.parse(i.variables) as Record<string, string> })),
+      });
+      return { ...current, status: 'refunded' };
+    });
+    return orderRow(order, this.#settings.get().timezone);
+  }
+
+  /** Takes back `days` of a role a purchase added (0 = it was permanent); a permanent grant from elsewhere stays. */
+  async #takeBackRole(userId: number, roleId: number, days: number): Promise<void> {
+    const held = (await this.#users.rolesOf(userId)).find((r) => r.id === roleId);
+    if (!held) return;
+    if (days === 0) {
+      await this.#users.revokeRole(userId, roleId);
+      return;
+    }
+    if (held.expiryDate === PERMANENT) return;
+    const shortened = addSeconds(held.expiryDate, -days * 86400);
+    if (shortened <= now()) await this.#users.revokeRole(userId, roleId);
+    else await this.#users.grantRole(userId, roleId, shortened);
   }
 
   async ordersOf(userId: number): Promise<OrderRow[]> {
