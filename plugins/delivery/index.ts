@@ -35,6 +35,7 @@ export default defineFeature({
     // Inside the buy's transaction: a buy that rolls back leaves no command behind.
     events.onCommitting('store.order.completed', (order) => delivery.enqueue('purchase', order));
     events.onCommitting('store.order.refunded', (order) => delivery.enqueue('refund', order));
+    events.onCommitting('users.role.revoked', (e) => (e.reason === 'expired' ? delivery.roleExpired(e.userId, e.roleId) : undefined));
     await deliveryRoutes(app, delivery, { wakeups, heartbeatSeconds: opts.heartbeatSeconds });
 
     let sweeper: NodeJS.Timeout | undefined;

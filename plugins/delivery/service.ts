@@ -246,6 +246,13 @@ export class DbDeliveryService implements DeliveryService {
     this.#db.afterCommit(() => this.#wakeups.wake(servers));
   }
 
+  /** A role a purchase granted ran out: the `expiry` commands of the products that granted it. */
+  async roleExpired(userId: number, roleId: number): Promise<void> {
+    const purchase = await this.#store.lastPurchaseGranting(userId, roleId);
+    const user = purchase && await this.#users.findById(userId);
+    if (purchase && user) await this.enqueue('expiry', { orderId: purchase.orderId, userId, username: user.username, items: purchase.items });
+  }
+
   /**
    * Claims whose lease ran out go back to waiting with one more try, or to `failed` at maxTries.
    * One conditional statement: a late ack and this sweep cannot both settle the same row.

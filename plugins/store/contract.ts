@@ -16,6 +16,11 @@ export interface StoreService {
   ordersOf(userId: number): Promise<OrderRow[]>;
   /** A product's name, active or not; undefined when there is no such product. */
   productName(productId: number): Promise<string | undefined>;
+  /**
+   * The user's latest completed balance purchase of a product that grants `roleId`, with only
+   * those lines: what a role's expiry undoes.
+   */
+  lastPurchaseGranting(userId: number, roleId: number): Promise<{ orderId: number; items: OrderItemEvent[] } | undefined>;
 }
 
 /** One line of an order as its event carries it. */

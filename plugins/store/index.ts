@@ -21,6 +21,7 @@ export default defineFeature({
     const orders = new Orders({ db, events, settings, users, credits: services.get(creditsRef), catalogue });
     services.provide(storeRef, {
       ordersOf: (userId) => orders.ordersOf(userId),
+      lastPurchaseGranting: (userId, roleId) => orders.lastPurchaseGranting(userId, roleId),
       productName: async (productId) => (await catalogue.productsById([productId], false)).get(productId)?.name,
     });
     const deps = { catalogue, orders, users, settings };

@@ -147,6 +147,10 @@ function toOrder(r: Record<string, unknown>): Order {
   };
 }
 
+function itemEvent(i: { product_id: number; product_name: string; quantity: number; variables: string }): OrderItemEvent {
+  return { productId: Number(i.product_id), productName: i.product_name, quantity: Number(i.quantity), variables: JSON.parse(i.variables) as Record<string, string> };
+}
+
 const ORDER_COLUMNS = 'id, account_id, type, status, subtotal, discount, total, earnings, cashback, credit, currency, payment_api, payment_id, creation_date';
 
 export class Orders {
@@ -302,7 +306,7 @@ export class Orders {
       }
       await this.#events.emit('store.order.refunded', {
         orderId, userId: user.id, username: user.username,
-        items: items.map((i) => ({ productId: Number(i.product_id), productName: i.product_name, quantity: Number(i.quantity), variables: JSON.parse(i.variables) as Record<string, string> })),
+        items: items.map(itemEvent),
       });
       return { ...current, status: 'refunded' };
     });
@@ -321,6 +325,17 @@ export class Orders {
     const shortened = addSeconds(held.expiryDate, -days * 86400);
     if (shortened <= now()) await this.#users.revokeRole(userId, roleId);
     else await this.#users.grantRole(userId, roleId, shortened);
+  }
+
+  async lastPurchaseGranting(userId: number, roleId: number): Promise<{ orderId: number; items: OrderItemEvent[] } | undefined> {
+    const rows = await this.#db.query<{ order_id: number; product_id: number; product_name: string; quantity: number; variables: string }>(
+      `select i.order_id, i.product_id, i.product_name, i.quantity, i.variables
+       from store_order_items i join store_products p on p.id = i.product_id
+       where i.order_id = (select max(o.id) from store_orders o join store_order_items oi on oi.order_id = o.id join store_products op on op.id = oi.product_id
+                           where o.account_id = ? and o.type = 'credit' and o.status = 'completed' and op.give_role_id = ?)
+         and p.give_role_id = ? order by i.id`, [userId, roleId, roleId]);
+    if (rows.length === 0) return undefined;
+    return { orderId: Number(rows[0]!.order_id), items: rows.map(itemEvent) };
   }
 
   async ordersOf(userId: number): Promise<OrderRow[]> {

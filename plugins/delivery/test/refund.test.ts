@@ -60,3 +60,29 @@ t.test('a refund undoes the purchase and queues the refund commands, once', asyn
   t.same(both.map((r) => r.statusCode).sort(), [200, 409]);
   t.equal(await balanceOf(app, steve), before.balance);
 });
+
+t.test('a purchased role that expires queues the product\'s expiry commands once', async (t) => {
+  const app = await build(t, { features: DELIVERY_FEATURES, config: { plugins: { users: { sweepSeconds: 1 } } } });
+  const server = await makeServer(app);
+  const category = await makeCategory(app, { name: 'Ranks' });
+  const vip = await makeRole(app, 'VIP');
+  const other = await makeRole(app, 'Other');
+  const rank = await makeProduct(app, { categoryID: category, name: 'VIP', price: '1', giveRoleID: vip, duration: 30 });
+  await addCommand(app, rank, { serverID: server.id, trigger: 'expiry', command: 'lp user {username} parent remove vip {quantity}' });
+  const steve = await makeUser(app, 'steve', 1000);
+  const users = app.services.get(usersRef);
+  t.ok([200, 201].includes((await buy(app, { userID: steve, products: [{ id: rank, quantity: 2 }] })).statusCode));
+  t.equal((await app.db.query("select id from delivery_queue where run_on = 'expiry'")).length, 0, 'nothing before it expires');
+
+  const past = '2020-01-01 00:00:00';
+  await users.grantRole(steve, vip, past);
+  await users.grantRole(steve, other, past);
+  let rows: { command: string }[] = [];
+  for (let i = 0; i < 40 && rows.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    rows = await app.db.query<{ command: string }>("select command from delivery_queue where run_on = 'expiry'");
+  }
+  t.same(rows, [{ command: 'lp user steve parent remove vip 2' }], 'only the purchased role\'s product, once');
+  await new Promise((r) => setTimeout(r, 1200));
+  t.equal((await app.db.query("select id from delivery_queue where run_on = 'expiry'")).length, 1, 'the next sweep adds nothing');
+});

@@ -32,7 +32,7 @@ t.test('tickets and orders come from the support and store features', async (t) 
     // A peer's extra fields (messages here) never reach the client: the list shows declared fields only.
     ticketsOf: async (id) => { asked.push(`tickets ${id}`); return [{ ...ticket, messages: [] } as TicketSummaryRow]; },
   };
-  const store: StoreService = { ordersOf: async (id) => { asked.push(`orders ${id}`); return [order]; }, productName: async () => undefined };
+  const store: StoreService = { ordersOf: async (id) => { asked.push(`orders ${id}`); return [order]; }, productName: async () => undefined, lastPurchaseGranting: async () => undefined };
   app.services.provide(supportRef, support);
   app.services.provide(storeRef, store);
 
