@@ -8,23 +8,25 @@ import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { Orders } from './orders.ts';
 import { storeRoutes } from './routes.ts';
+import { Rules } from './rules.ts';
 
 export default defineFeature({
   name: 'store',
   requires: [usersRef, creditsRef],
   entities,
   migrations,
-  errors: { ORDER_NOT_FOUND: 404 },
+  errors: { ORDER_NOT_FOUND: 404, REQUIRED_PRODUCT: 400, REQUIRED_LINKED_ACCOUNT: 400, DOWNGRADE_NOT_ALLOWED: 400 },
   async register(app, { db, events, services, settings }) {
     const users = services.get(usersRef);
     const catalogue = new Catalogue(db, users);
-    const orders = new Orders({ db, events, settings, users, credits: services.get(creditsRef), catalogue });
+    const rules = new Rules(db, users, catalogue);
+    const orders = new Orders({ db, events, settings, users, credits: services.get(creditsRef), catalogue, rules });
     services.provide(storeRef, {
       ordersOf: (userId) => orders.ordersOf(userId),
       lastPurchaseGranting: (userId, roleId) => orders.lastPurchaseGranting(userId, roleId),
       productName: async (productId) => (await catalogue.productsById([productId], false)).get(productId)?.name,
     });
-    const deps = { catalogue, orders, users, settings };
+    const deps = { catalogue, orders, rules, users, settings };
     await storeRoutes(app, deps);
     await storeAdminRoutes(app, deps);
   },

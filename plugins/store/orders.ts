@@ -12,6 +12,7 @@ import type { UsersService } from '../users/contract.ts';
 import { effectivePrice, type Catalogue, type Product } from './catalogue.ts';
 import type { OrderItemEvent, OrderRow } from './contract.ts';
 import { orderRow, type Order } from './rows.ts';
+import type { Rules } from './rules.ts';
 
 export interface BuyLine {
   productId: number;
@@ -160,14 +161,16 @@ export class Orders {
   readonly #users: UsersService;
   readonly #credits: CreditsService;
   readonly #catalogue: Catalogue;
+  readonly #rules: Rules;
 
-  constructor(deps: { db: Database; events: EventBus; settings: SettingsService; users: UsersService; credits: CreditsService; catalogue: Catalogue }) {
+  constructor(deps: { db: Database; events: EventBus; settings: SettingsService; users: UsersService; credits: CreditsService; catalogue: Catalogue; rules: Rules }) {
     this.#db = deps.db;
     this.#events = deps.events;
     this.#settings = deps.settings;
     this.#users = deps.users;
     this.#credits = deps.credits;
     this.#catalogue = deps.catalogue;
+    this.#rules = deps.rules;
   }
 
   /**
@@ -185,6 +188,7 @@ export class Orders {
         if (!product) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${line.sentId}.`);
         return { product, quantity: line.quantity, variables: checkVariables(line, product), unitTotal: effectivePrice(product, at) };
       });
+      await this.#rules.check(user, lines.map((l) => l.product));
 
       // A first look at the stock as read, lock-free: most refusals end here. The binding take is
       // the last step (#takeStock).
