@@ -19,17 +19,20 @@ export class ServerProcess {
   #child?: ChildProcess;
   readonly #port: number;
   readonly #databaseUrl: string;
+  readonly #env: Record<string, string>;
 
-  constructor(port: number, databaseUrl: string) {
+  /** `env` adds to the environment, e.g. CONFIG for a config file of the test's own. */
+  constructor(port: number, databaseUrl: string, env: Record<string, string> = {}) {
     this.#port = port;
     this.#databaseUrl = databaseUrl;
+    this.#env = env;
     this.url = `http://127.0.0.1:${port}`;
   }
 
   async start(): Promise<void> {
     this.#child = spawn(process.execPath, [join(rootDir, 'core/server.ts')], {
       cwd: rootDir,
-      env: { ...process.env, PORT: String(this.#port), HOST: '127.0.0.1', DATABASE_URL: this.#databaseUrl, API_KEY: KEY, LOG_LEVEL: 'warn' },
+      env: { ...process.env, PORT: String(this.#port), HOST: '127.0.0.1', DATABASE_URL: this.#databaseUrl, API_KEY: KEY, LOG_LEVEL: 'warn', ...this.#env },
       stdio: 'ignore',
     });
     const deadline = Date.now() + 30_000;
