@@ -59,6 +59,13 @@ t.test('a refund undoes the purchase and queues the refund commands, once', asyn
   const both = await Promise.all([1, 2].map(() => call(app, `/api/admin/store/orders/${again}/refund`, { method: 'POST' })));
   t.same(both.map((r) => r.statusCode).sort(), [200, 409]);
   t.equal(await balanceOf(app, steve), before.balance);
+
+  const payment = await call(app, '/api/admin/payments', { body: { username: 'steve', amount: '5.00' } });
+  t.equal(payment.statusCode, 201, payment.body);
+  await expectErrors(t, app, [
+    { url: `/api/admin/store/orders/${payment.json().id}/refund`, method: 'POST', status: 400, error: 'VALIDATION_ERROR', message: /payment/ },
+  ]);
+  t.equal(await balanceOf(app, steve), before.balance + 500, 'a payment order is not refunded here');
 });
 
 t.test('a purchased role that expires queues the product\'s expiry commands once', async (t) => {
