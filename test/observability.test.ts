@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { buildApp } from '../core/app.ts';
 import { loadConfig, rootDir } from '../core/config.ts';
+import { builtinNames } from '../core/features.ts';
 import { ADMIN_KEY, apiKey, build, call } from './helper.ts';
 import { ECHO_PLUGIN, newUser } from './fixtures.ts';
 
@@ -17,7 +18,7 @@ t.test('X-Request-Id: made or kept, returned on every answer, in 500 bodies and 
   const lines: string[] = [];
   const app = await buildApp({
     env: { API_KEY: ADMIN_KEY, DATABASE_URL: 'sqlite::memory:' },
-    config: { log: { level: 'info' }, plugins: { ...ECHO_PLUGIN, ...Object.fromEntries(['auth', 'bazaar', 'chat-integration', 'credits', 'donations', 'store', 'support', 'users', 'votes'].map((n) => [n, { enabled: false }])) } },
+    config: { log: { level: 'info' }, plugins: { ...ECHO_PLUGIN, ...Object.fromEntries(builtinNames().map((n) => [n, { enabled: false }])) } },
     logStream: { write: (line) => { lines.push(line); } },
   });
   t.teardown(() => app.close());

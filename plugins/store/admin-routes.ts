@@ -10,8 +10,13 @@ import { categoryRow, productRow } from './rows.ts';
 import { pathId, type StoreDeps } from './routes.ts';
 import {
   CategoryCreateBody, CategoryPatchBody, CategoryRow, IdParam, PaymentBody, ProductCreateBody, ProductPatchBody, ProductRow,
-  ReorderBody,
+  ReorderBody, RulesPatchBody, RulesRow,
 } from './schemas.ts';
+import type { PurchaseRules } from './rules.ts';
+
+const rulesRow = (r: PurchaseRules) => ({
+  requiredProductID: String(r.requiredProductId), requireLinkedAccount: r.requireLinkedAccount, preventDowngrade: r.preventDowngrade,
+});
 
 type CategoryBody = Static<typeof CategoryPatchBody>;
 type ProductBody = Static<typeof ProductPatchBody>;
@@ -69,7 +74,7 @@ interface Resource<C extends TSchema, P extends TSchema> {
   remove(id: number): Promise<void>;
 }
 
-export async function storeAdminRoutes(host: FastifyInstance, { catalogue, orders, settings }: StoreDeps): Promise<void> {
+export async function storeAdminRoutes(host: FastifyInstance, { catalogue, orders, rules, settings }: StoreDeps): Promise<void> {
   const app = host.withTypeProvider<S.TypeBoxProvider>();
   const tz = () => settings.get().timezone;
   const showProduct = (p: Product) => productRow(p, tz());
@@ -138,5 +143,31 @@ export async function storeAdminRoutes(host: FastifyInstance, { catalogue, order
   }, async (request, reply) => {
     const order = await orders.recordPayment(request.body, request.apiKey?.name);
     return reply.code(201).send(order);
+  });
+
+  app.post('/api/admin/store/orders/:id/refund', {
+    schema: {
+      tags, summary: 'Refund a purchase paid from the balance',
+      description: 'In one transaction: the price back to the balance, the cashback taken back, the stock restored, the roles it '
+        + 'granted shortened or revoked, status `refunded`. A second refund is CONFLICT.',
+      params: IdParam, response: { 200: OrderRow },
+    },
+  }, async (request) => orders.refund(pathId(request.params.id), request.apiKey?.name));
+
+  app.get('/api/admin/store/products/:id/rules', {
+    schema: { tags, summary: 'A product\'s purchase rules', params: IdParam, response: { 200: RulesRow } },
+  }, async (request) => rulesRow(await rules.get(pathId(request.params.id))));
+  app.patch('/api/admin/store/products/:id/rules', {
+    schema: {
+      tags, summary: 'Change a product\'s purchase rules',
+      description: 'A buy breaking one is refused with REQUIRED_PRODUCT, REQUIRED_LINKED_ACCOUNT or DOWNGRADE_NOT_ALLOWED (400).',
+      params: IdParam, body: RulesPatchBody, response: { 200: RulesRow },
+    },
+  }, async (request) => {
+    const b = request.body;
+    return rulesRow(await rules.set(pathId(request.params.id), {
+      requiredProductId: b.requiredProductID === undefined ? undefined : Number(b.requiredProductID),
+      requireLinkedAccount: optionalBool(b.requireLinkedAccount), preventDowngrade: optionalBool(b.preventDowngrade),
+    }));
   });
 }

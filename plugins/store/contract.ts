@@ -27,6 +27,22 @@ export interface StoreService {
   }): Promise<OrderRow>;
   /** A completed `payment` order becomes `refunded`; false when there is no such order. */
   markPaymentRefunded(orderId: number): Promise<boolean>;
+  /** A product's name, active or not; undefined when there is no such product. */
+  productName(productId: number): Promise<string | undefined>;
+  /**
+   * The user's latest completed balance purchase of a product that grants `roleId`, with only
+   * those lines: what a role's expiry undoes.
+   */
+  lastPurchaseGranting(userId: number, roleId: number): Promise<{ orderId: number; items: OrderItemEvent[] } | undefined>;
+}
+
+/** One line of an order as its event carries it. */
+export interface OrderItemEvent {
+  productId: number;
+  productName: string;
+  quantity: number;
+  /** The variables the buyer chose, by name. */
+  variables: Record<string, string>;
 }
 
 export const storeRef = createServiceRef<StoreService>('store');
@@ -48,6 +64,15 @@ declare module '../../core/events.ts' {
       currency: string;
       /** Stored UTC timestamp of the order. */
       creationDate: string;
+      /** What was bought (empty for a payment). */
+      items: OrderItemEvent[];
+    };
+    /** Emitted inside the refund's transaction: the order is `refunded` once this commits. */
+    'store.order.refunded': {
+      orderId: number;
+      userId: number;
+      username: string;
+      items: OrderItemEvent[];
     };
   }
 }

@@ -114,4 +114,17 @@ export const StoreOrderItem = defineEntity({
   },
 });
 
-export const entities = [StoreCategory, StoreProduct, StoreProductVariable, StoreOrder, StoreOrderItem];
+/** Purchase rules (rules.ts); a product without a row has none. */
+export const StoreProductRule = defineEntity({
+  name: 'StoreProductRule',
+  tableName: 'store_product_rules',
+  properties: {
+    productId: p.integer().primary().autoincrement(false),
+    /** 0 = none. */
+    requiredProductId: p.integer(),
+    requireLinkedAccount: p.boolean(),
+    preventDowngrade: p.boolean(),
+  },
+});
+
+export const entities = [StoreCategory, StoreProduct, StoreProductVariable, StoreOrder, StoreOrderItem, StoreProductRule];

@@ -9,24 +9,29 @@ import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { Orders } from './orders.ts';
 import { storeRoutes } from './routes.ts';
+import { Rules } from './rules.ts';
 
 export default defineFeature({
   name: 'store',
   requires: [usersRef, creditsRef],
   entities,
   migrations,
+  errors: { ORDER_NOT_FOUND: 404, REQUIRED_PRODUCT: 400, REQUIRED_LINKED_ACCOUNT: 400, DOWNGRADE_NOT_ALLOWED: 400 },
   async register(app, { db, events, services, settings, metrics }) {
     const users = services.get(usersRef);
     const catalogue = new Catalogue(db, users);
-    const orders = new Orders({ db, events, settings, users, credits: services.get(creditsRef), catalogue });
+    const rules = new Rules(db, users, catalogue);
+    const orders = new Orders({ db, events, settings, users, credits: services.get(creditsRef), catalogue, rules });
     services.provide(storeRef, {
       ordersOf: (userId) => orders.ordersOf(userId),
       recordPayment: (payment) => orders.recordPaymentOrder(payment),
       markPaymentRefunded: (orderId) => orders.markPaymentRefunded(orderId),
+      lastPurchaseGranting: (userId, roleId) => orders.lastPurchaseGranting(userId, roleId),
+      productName: async (productId) => (await catalogue.productsById([productId], false)).get(productId)?.name,
     });
     const completed = new Counter({ name: 'store_orders_total', help: 'Completed orders by type (credit: paid from the balance, payment: real money).', labelNames: ['type'] as const, registers: [metrics] });
     events.on('store.order.completed', (e) => completed.inc({ type: e.type }));
-    const deps = { catalogue, orders, users, settings };
+    const deps = { catalogue, orders, rules, users, settings };
     await storeRoutes(app, deps);
     await storeAdminRoutes(app, deps);
   },

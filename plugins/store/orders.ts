@@ -5,13 +5,14 @@
 import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
-import { now, requireMoney } from '../../core/format.ts';
+import { PERMANENT, addSeconds, now, requireMoney } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import { effectivePrice, type Catalogue, type Product } from './catalogue.ts';
-import type { OrderRow } from './contract.ts';
+import type { OrderItemEvent, OrderRow } from './contract.ts';
 import { orderRow, type Order } from './rows.ts';
+import type { Rules } from './rules.ts';
 
 export interface BuyLine {
   productId: number;
@@ -159,6 +160,10 @@ function toOrder(r: Record<string, unknown>): Order {
   };
 }
 
+function itemEvent(i: { product_id: number; product_name: string; quantity: number; variables: string }): OrderItemEvent {
+  return { productId: Number(i.product_id), productName: i.product_name, quantity: Number(i.quantity), variables: JSON.parse(i.variables) as Record<string, string> };
+}
+
 const ORDER_COLUMNS = 'id, account_id, type, status, subtotal, discount, total, earnings, cashback, credit, currency, payment_api, payment_id, creation_date';
 
 export class Orders {
@@ -168,14 +173,16 @@ export class Orders {
   readonly #users: UsersService;
   readonly #credits: CreditsService;
   readonly #catalogue: Catalogue;
+  readonly #rules: Rules;
 
-  constructor(deps: { db: Database; events: EventBus; settings: SettingsService; users: UsersService; credits: CreditsService; catalogue: Catalogue }) {
+  constructor(deps: { db: Database; events: EventBus; settings: SettingsService; users: UsersService; credits: CreditsService; catalogue: Catalogue; rules: Rules }) {
     this.#db = deps.db;
     this.#events = deps.events;
     this.#settings = deps.settings;
     this.#users = deps.users;
     this.#credits = deps.credits;
     this.#catalogue = deps.catalogue;
+    this.#rules = deps.rules;
   }
 
   /**
@@ -193,6 +200,7 @@ export class Orders {
         if (!product) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${line.sentId}.`);
         return { product, quantity: line.quantity, variables: checkVariables(line, product), unitTotal: effectivePrice(product, at) };
       });
+      await this.#rules.check(user, lines.map((l) => l.product));
 
       // A first look at the stock as read, lock-free: most refusals end here. The binding take is
       // the last step (#takeStock).
@@ -228,7 +236,10 @@ export class Orders {
       balance ??= await this.#credits.balance(user.id);
 
       await this.#takeStock(lines);
-      await this.#completed(order, user.username);
+      await this.#completed(order, user.username, lines.map((l) => ({
+        productId: l.product.id, productName: l.product.name, quantity: l.quantity,
+        variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])),
+      })));
       return {
         orderId: order.id, balance, subtotal, discount: subtotal - total, total, cashback,
         lines: lines.map((l) => ({ productId: l.product.id, quantity: l.quantity, variables: l.variables })),
@@ -281,7 +292,7 @@ export class Orders {
         throw err;
       }
       if (payment.credit > 0) await this.#credits.change(user.id, payment.credit, { reason: 'payment', orderId: created.id, keyName: payment.keyName });
-      await this.#completed(created, user.username);
+      await this.#completed(created, user.username, []);
       return created;
     });
     return orderRow(order, this.#settings.get().timezone);
@@ -292,6 +303,68 @@ export class Orders {
     const { affectedRows } = await this.#db.run(
       "update store_orders set status = 'refunded' where id = ? and type = 'payment' and status = 'completed'", [orderId]);
     return affectedRows > 0;
+  }
+
+  /**
+   * Undoes a purchase paid from the balance: the price back, the cashback taken back, the stock
+   * restored, the roles it granted shortened by what it added (revoked when that was all of it).
+   * The status flip is conditional, so of two refunds of one order exactly one does anything.
+   */
+  async refund(orderId: number, keyName?: string): Promise<OrderRow> {
+    const order = await this.#db.transaction(async () => {
+      const [row] = await this.#db.query(`select ${ORDER_COLUMNS} from store_orders where id = ?`, [orderId]);
+      if (!row) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
+      const current = toOrder(row);
+      if (current.type !== 'credit') throw new DomainError('VALIDATION_ERROR', `Order ${orderId} is a payment: refund it through its payment gateway.`);
+      const { affectedRows } = await this.#db.run("update store_orders set status = 'refunded' where id = ? and status = 'completed'", [orderId]);
+      if (affectedRows === 0) throw new DomainError('CONFLICT', `Order ${orderId} is ${current.status}: it cannot be refunded.`);
+      const user = await this.#users.requireById(current.accountId);
+      const items = await this.#db.query<{ product_id: number; product_name: string; quantity: number; variables: string }>(
+        'select product_id, product_name, quantity, variables from store_order_items where order_id = ? order by id', [orderId]);
+
+      // The price first: the balance then always covers the cashback (never more than the price).
+      if (current.total > 0) await this.#credits.change(user.id, current.total, { reason: 'refund', orderId, keyName });
+      if (current.cashback > 0) await this.#credits.change(user.id, -current.cashback, { reason: 'refund', orderId, keyName });
+
+      const products = await this.#catalogue.productsById(items.map((i) => Number(i.product_id)), false);
+      for (const item of [...items].sort((a, b) => Number(a.product_id) - Number(b.product_id))) {
+        const product = products.get(Number(item.product_id));
+        if (!product) continue;
+        await this.#db.run('update store_products set stock = stock + ? where id = ? and stock <> -1', [Number(item.quantity), product.id]);
+        if (product.giveRoleId > 0 && product.duration >= 0) await this.#takeBackRole(user.id, product.giveRoleId, product.duration * Number(item.quantity));
+      }
+      await this.#events.emit('store.order.refunded', {
+        orderId, userId: user.id, username: user.username,
+        items: items.map(itemEvent),
+      });
+      return { ...current, status: 'refunded' };
+    });
+    return orderRow(order, this.#settings.get().timezone);
+  }
+
+  /** Takes back `days` of a role a purchase added (0 = it was permanent); a permanent grant from elsewhere stays. */
+  async #takeBackRole(userId: number, roleId: number, days: number): Promise<void> {
+    const held = (await this.#users.rolesOf(userId)).find((r) => r.id === roleId);
+    if (!held) return;
+    if (days === 0) {
+      await this.#users.revokeRole(userId, roleId);
+      return;
+    }
+    if (held.expiryDate === PERMANENT) return;
+    const shortened = addSeconds(held.expiryDate, -days * 86400);
+    if (shortened <= now()) await this.#users.revokeRole(userId, roleId);
+    else await this.#users.grantRole(userId, roleId, shortened);
+  }
+
+  async lastPurchaseGranting(userId: number, roleId: number): Promise<{ orderId: number; items: OrderItemEvent[] } | undefined> {
+    const rows = await this.#db.query<{ order_id: number; product_id: number; product_name: string; quantity: number; variables: string }>(
+      `select i.order_id, i.product_id, i.product_name, i.quantity, i.variables
+       from store_order_items i join store_products p on p.id = i.product_id
+       where i.order_id = (select max(o.id) from store_orders o join store_order_items oi on oi.order_id = o.id join store_products op on op.id = oi.product_id
+                           where o.account_id = ? and o.type = 'credit' and o.status = 'completed' and op.give_role_id = ?)
+         and p.give_role_id = ? order by i.id`, [userId, roleId, roleId]);
+    if (rows.length === 0) return undefined;
+    return { orderId: Number(rows[0]!.order_id), items: rows.map(itemEvent) };
   }
 
   async ordersOf(userId: number): Promise<OrderRow[]> {
@@ -309,10 +382,10 @@ export class Orders {
     return { id: insertId, ...order };
   }
 
-  #completed(order: Order, username: string): Promise<void> {
+  #completed(order: Order, username: string, items: OrderItemEvent[]): Promise<void> {
     return this.#events.emit('store.order.completed', {
       orderId: order.id, userId: order.accountId, username, type: order.type, total: order.total,
-      currency: order.currency, creationDate: order.creationDate,
+      currency: order.currency, creationDate: order.creationDate, items,
     });
   }
 }

@@ -7,6 +7,7 @@ import type { TypeBoxProvider } from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { Catalogue } from './catalogue.ts';
+import type { Rules } from './rules.ts';
 import type { Orders } from './orders.ts';
 import { categoryRow, listingProduct, productRow, treeRows } from './rows.ts';
 import { BuyBody, BuyResponse, CategoryRow, CategoryTree, IdParam, ListingCategory, ListingQuery, ProductRow } from './schemas.ts';
@@ -14,6 +15,7 @@ import { BuyBody, BuyResponse, CategoryRow, CategoryTree, IdParam, ListingCatego
 export interface StoreDeps {
   catalogue: Catalogue;
   orders: Orders;
+  rules: Rules;
   users: UsersService;
   settings: SettingsService;
 }

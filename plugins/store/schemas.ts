@@ -126,3 +126,12 @@ export const PaymentBody = Type.Object({
 /** A path id kept loose: an id that is not a number is simply not found (PRODUCT_NOT_FOUND, not a validation error). */
 export const IdParam = Type.Object({ id: Type.String({ maxLength: 32 }) });
 export const ListingQuery = Type.Object({ username: Type.Optional(Type.String({ maxLength: 64 })) });
+
+export const RulesRow = Type.Object({
+  requiredProductID: S.str('a product the buyer must have bought before; 0 = none'),
+  requireLinkedAccount: Type.Boolean({ description: 'the buyer needs a linked chat account' }),
+  preventDowngrade: Type.Boolean({ description: 'refused while the buyer holds a higher-priority role of a product of the same category' }),
+});
+export const RulesPatchBody = Type.Partial(Type.Object({
+  requiredProductID: int(0), requireLinkedAccount: S.boolish(), preventDowngrade: S.boolish(),
+}));

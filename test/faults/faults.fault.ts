@@ -2,11 +2,13 @@
  * `npm run test:faults`: crash, outage and two-process tests on a private MariaDB.
  * FAULT_SECONDS sets how long each storm runs (default 6; CI uses the default).
  */
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { MariaDbServer, freePort, haveMariaDb } from '../mariadb-server.ts';
+import { checkDeliveries, pollers, queueDrained, seedDelivery } from './delivery.ts';
 import { KEY, LISTED, ServerProcess, api, checkInvariants, seed, storm, type Outcome } from './storm.ts';
 
 const seconds = Number(process.env.FAULT_SECONDS ?? 6);
@@ -141,5 +143,35 @@ if (!haveMariaDb()) {
     t.same(outcomes.filter((o) => !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [], 'every answer was a success or a listed refusal');
     const { problems, counts } = await checkInvariants(url, world, outcomes);
     t.same(problems, [], `invariants hold (${JSON.stringify(counts)})`);
+  });
+
+  t.test('game servers fetch during a storm of buys and a SIGKILL: every purchase\'s commands handed out once', async (t) => {
+    const url = await db.database('delivery');
+    // Short leases so the never-acking poller's rows come back within the test; enough tries that they never fail.
+    const config = join(mkdtempSync(join(tmpdir(), 'faults-')), 'config.json');
+    writeFileSync(config, JSON.stringify({ plugins: { delivery: { enabled: true, leaseSeconds: 2, maxTries: 1000, sweepMs: 200 } } }));
+    const server = new ServerProcess(await freePort(), url, { CONFIG: config });
+    t.teardown(() => server.stop('SIGKILL'));
+    await server.start();
+    const world = await seed(server.url, 6, 400);
+    const token = await seedDelivery(server.url, world.productId);
+
+    const timeline = (async () => {
+      await sleep(seconds * 400);
+      await server.stop('SIGKILL');
+      await sleep(300);
+      await server.start();
+      await sleep(seconds * 400);
+    })();
+    const [outcomes, delivered] = await Promise.all([
+      storm(() => [server.url], world, 8, timeline, 31),
+      pollers(() => server.url, token, timeline, () => queueDrained(url)),
+    ]);
+    t.ok(outcomes.some((o) => o.status === 0), 'the kill cut requests off');
+    t.ok(outcomes.filter((o) => o.op === 'buy' && o.status < 300 && o.status > 0).length > 20, 'purchases were made');
+    const { problems: books } = await checkInvariants(url, world, outcomes);
+    t.same(books, [], 'stock, ledger and orders agree');
+    const { problems, counts } = await checkDeliveries(url, delivered);
+    t.same(problems, [], `each command handed out once (${JSON.stringify(counts)})`);
   });
 }

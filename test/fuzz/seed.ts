@@ -25,6 +25,10 @@ export interface Seeded {
   token: string;
   packageId: string;
   paymentId: string;
+  orderId: string;
+  deliveryServerId: string;
+  commandId: string;
+  queueId: string;
 }
 
 /** One seeding call; anything but the expected status stops the run with the answer. */
@@ -60,8 +64,11 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
     categoryID: storeCategoryId, name: `${tag} seed product`, price: '1.00', giveRoleID: roleId, duration: 30,
     variables: [{ name: 'server', required: false, values: ['eu', 'us'] }],
   })).id;
+  const deliveryServerId = (await must(app, '/api/admin/delivery/servers', { name: `${tag} seed game server` })).id;
+  const commandId = (await must(app, `/api/admin/store/products/${productId}/commands`, { serverID: deliveryServerId, command: 'give {username} x', trigger: 'purchase' })).id;
   await must(app, '/api/admin/payments', { username, amount: '5.00' });
-  await must(app, '/api/store/buy', { userID: userId, products: [productId] });
+  const orderId = String((await must(app, '/api/store/buy', { userID: userId, products: [productId] })).orderID);
+  const [queued] = await must(app, `/api/admin/delivery/queue?order=${orderId}`);
 
   const supportCategoryId = (await must(app, '/api/admin/support/categories', { name: `${tag} seed category` })).id;
   const answerId = (await must(app, '/api/admin/support/answers', { title: `${tag} seed answer`, content: 'Try again.' })).id;
@@ -86,6 +93,7 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
   return {
     userId, username, otherUsername, roleId, storeCategoryId, productId, supportCategoryId, answerId,
     ticketId, closableTicketId, messageId, serverId, itemId: items.at(-1)!.id, voteLinkId, chatUserId, token, packageId, paymentId,
+    orderId, deliveryServerId, commandId, queueId: queued.id,
   };
 }
 
@@ -97,7 +105,9 @@ function idFor(seeded: Seeded, path: string): string {
     case 'products': return seeded.productId;
     case 'categories': return support ? seeded.supportCategoryId : seeded.storeCategoryId;
     case 'answers': return seeded.answerId;
-    case 'servers': return seeded.serverId;
+    case 'servers': return path.includes('/delivery/') ? seeded.deliveryServerId : seeded.serverId;
+    case 'orders': return seeded.orderId;
+    case 'queue': return seeded.queueId;
     case 'vote-links': return seeded.voteLinkId;
     case 'tickets': return path.endsWith('/close') ? seeded.closableTicketId : seeded.ticketId;
     case 'messages': return seeded.messageId;
@@ -120,6 +130,7 @@ export function knownValue(seeded: Seeded, path: string, name: string): unknown 
     case 'categoryID': return path.includes('/support/') ? seeded.supportCategoryId : seeded.storeCategoryId;
     case 'serverID': return seeded.serverId;
     case 'ticketId': return seeded.ticketId;
+    case 'commandId': return seeded.commandId;
     case 'chatUserID': return seeded.chatUserId;
     case 'token': return seeded.token;
     case 'products': return [seeded.productId];

@@ -1,4 +1,5 @@
 // Written by npm run migration:create; lists every migration of this folder in order.
 import m0 from './20261121110804_store_init.ts';
+import m1 from './20261123082113_store_purchase_rules.ts';
 
-export const migrations = [m0];
+export const migrations = [m0, m1];

@@ -1,0 +1,63 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+/** Times are UTC text `YYYY-MM-DD HH:MM:SS` (core/format.ts). */
+
+export const DeliveryServer = defineEntity({
+  name: 'DeliveryServer',
+  tableName: 'delivery_servers',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    name: p.string().length(128),
+    /** SHA-256 of the token, hex: the token itself is shown once and never stored. */
+    tokenHash: p.string().length(64).unique(),
+    isActive: p.boolean(),
+    lastSeenDate: p.string().length(19).nullable(),
+    creationDate: p.string().length(19),
+  },
+});
+
+export const DeliveryCommand = defineEntity({
+  name: 'DeliveryCommand',
+  tableName: 'delivery_commands',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    /** A store product; no foreign key across features. */
+    productId: p.integer().index(),
+    serverId: p.integer().index(),
+    /** With its placeholders, rendered when queued. */
+    command: p.text(),
+    /** `purchase`, `expiry` or `refund` (`trigger` is a reserved word in SQL). */
+    runOn: p.string().length(16),
+    requireOnline: p.boolean(),
+    perUnit: p.boolean(),
+  },
+});
+
+export const DeliveryQueue = defineEntity({
+  name: 'DeliveryQueue',
+  tableName: 'delivery_queue',
+  indexes: [{ properties: ['serverId', 'status'] }, { properties: ['status', 'leaseUntil'] }],
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    serverId: p.integer(),
+    userId: p.integer().index(),
+    /** As at the time of queueing: the player the game server runs the command for. */
+    username: p.string().length(64),
+    orderId: p.integer().index(),
+    productId: p.integer(),
+    command: p.text(),
+    runOn: p.string().length(16),
+    requireOnline: p.boolean(),
+    /** `waiting`, `claimed`, `done`, `failed`, `cancelled`. */
+    status: p.string().length(16),
+    /** Failed tries: leases that ran out and `failed` acks. */
+    tries: p.integer(),
+    /** While `claimed`: when the claim lapses and the row goes back to waiting. */
+    leaseUntil: p.string().length(19).nullable(),
+    lastError: p.text().nullable(),
+    creationDate: p.string().length(19),
+    updatedDate: p.string().length(19),
+  },
+});
+
+export const entities = [DeliveryServer, DeliveryCommand, DeliveryQueue];

@@ -1,0 +1,49 @@
+import { Type } from '@sinclair/typebox';
+import { defineFeature } from '../../core/features.ts';
+import { storeRef } from '../store/contract.ts';
+import { usersRef } from '../users/contract.ts';
+import { deliveryRef } from './contract.ts';
+import { entities } from './entities.ts';
+import { migrations } from './migrations/index.ts';
+import { deliveryRoutes } from './routes.ts';
+import { DbDeliveryService, Wakeups } from './service.ts';
+
+const options = Type.Object({
+  /** How long a claimer has to ack before the row is handed out again. */
+  leaseSeconds: Type.Integer({ minimum: 1, default: 60 }),
+  /** Lapsed leases and failed acks a row may have before it stays `failed`. */
+  maxTries: Type.Integer({ minimum: 1, default: 5 }),
+  /** SSE comment lines that keep proxies from closing an idle stream. */
+  heartbeatSeconds: Type.Integer({ minimum: 1, default: 15 }),
+  /** How often lapsed leases are looked for. */
+  sweepMs: Type.Integer({ minimum: 10, default: 1000 }),
+});
+
+export default defineFeature({
+  name: 'delivery',
+  requires: [storeRef, usersRef],
+  options,
+  entities,
+  migrations,
+  errors: { DELIVERY_SERVER_NOT_FOUND: 404, DELIVERY_COMMAND_NOT_FOUND: 404, DELIVERY_QUEUE_NOT_FOUND: 404 },
+  async register(app, { db, events, services, settings, options: opts, log }) {
+    const wakeups = new Wakeups();
+    const delivery = new DbDeliveryService({
+      db, settings, store: services.get(storeRef), users: services.get(usersRef), wakeups, lease: opts,
+    });
+    services.provide(deliveryRef, delivery);
+    // Inside the buy's transaction: a buy that rolls back leaves no command behind.
+    events.onCommitting('store.order.completed', (order) => delivery.enqueue('purchase', order));
+    events.onCommitting('store.order.refunded', (order) => delivery.enqueue('refund', order));
+    events.onCommitting('users.role.revoked', (e) => (e.reason === 'expired' ? delivery.roleExpired(e.userId, e.roleId) : undefined));
+    await deliveryRoutes(app, delivery, { wakeups, heartbeatSeconds: opts.heartbeatSeconds });
+
+    let sweeper: NodeJS.Timeout | undefined;
+    app.addHook('onReady', async () => {
+      sweeper = setInterval(() => {
+        delivery.expireLeases().catch((err: unknown) => log.error({ err }, 'delivery: expiring leases failed'));
+      }, opts.sweepMs);
+    });
+    app.addHook('preClose', async () => clearInterval(sweeper));
+  },
+});

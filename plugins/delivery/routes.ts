@@ -1,0 +1,150 @@
+import type { FastifyInstance } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { Type } from '@sinclair/typebox';
+import { DomainError } from '../../core/errors.ts';
+import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
+import type { CommandInput, DeliveryService, Trigger } from './contract.ts';
+import {
+  AckBody, Acked, ClaimBody, Claimed, CommandList, CommandParams, CommandRow, CreateCommandBody, CreateServerBody, Deleted, IdParams,
+  PluginQueue, QueueList, QueueQuery, QueueRow, ServerList, ServerRow, ServerWithToken, StreamQuery, TokenParams, UpdateCommandBody,
+  UpdateServerBody, ValidateBody, Validated,
+} from './schemas.ts';
+import type { Wakeups } from './service.ts';
+
+export interface StreamOptions {
+  wakeups: Wakeups;
+  heartbeatSeconds: number;
+}
+
+const optionalBool = (v: unknown) => (v === undefined ? undefined : toBool(v));
+
+function commandInput(body: Partial<Record<keyof CommandInput, unknown>>): Partial<CommandInput> {
+  const out: Partial<CommandInput> = {};
+  if (body.serverID !== undefined) out.serverID = /^[0-9]{1,15}$/.test(String(body.serverID)) ? Number(body.serverID) : 0;
+  if (body.command !== undefined) out.command = String(body.command);
+  if (body.trigger !== undefined) out.trigger = body.trigger as Trigger;
+  if (body.requireOnline !== undefined) out.requireOnline = toBool(body.requireOnline);
+  if (body.perUnit !== undefined) out.perUnit = toBool(body.perUnit);
+  return out;
+}
+
+export async function deliveryRoutes(fastify: FastifyInstance, delivery: DeliveryService, stream: StreamOptions): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
+  const tags = ['admin'];
+  const id = (p: { id: string }) => Number(p.id);
+
+  app.get('/api/admin/delivery/servers', {
+    schema: { tags, summary: 'Game servers that receive commands', response: { 200: ServerList } },
+  }, async () => delivery.listServers());
+  app.post('/api/admin/delivery/servers', {
+    schema: { tags, summary: 'Add a game server; the answer holds its token, shown only here', body: CreateServerBody, response: { 201: ServerWithToken } },
+  }, async (request, reply) => reply.code(201).send(await delivery.createServer({ name: request.body.name, isActive: optionalBool(request.body.isActive) ?? true })));
+  app.get('/api/admin/delivery/servers/:id', {
+    schema: { tags, summary: 'One game server', params: IdParams, response: { 200: ServerRow } },
+  }, async (request) => delivery.getServer(id(request.params)));
+  app.patch('/api/admin/delivery/servers/:id', {
+    schema: { tags, summary: 'Rename or (de)activate a game server', params: IdParams, body: UpdateServerBody, response: { 200: ServerRow } },
+  }, async (request) => delivery.updateServer(id(request.params), { name: request.body.name, isActive: optionalBool(request.body.isActive) }));
+  app.delete('/api/admin/delivery/servers/:id', {
+    schema: { tags, summary: 'Delete a game server, its commands, and cancel what it has not fetched', params: IdParams, response: { 200: Deleted } },
+  }, async (request) => {
+    await delivery.deleteServer(id(request.params));
+    return { status: true as const };
+  });
+  app.post('/api/admin/delivery/servers/:id/token', {
+    schema: { tags, summary: 'Replace a game server\'s token; the old one stops working', params: IdParams, response: { 200: ServerWithToken } },
+  }, async (request) => delivery.rotateToken(id(request.params)));
+
+  app.get('/api/admin/store/products/:id/commands', {
+    schema: { tags, summary: 'The commands a product runs on game servers', params: IdParams, response: { 200: CommandList } },
+  }, async (request) => delivery.listCommands(id(request.params)));
+  app.post('/api/admin/store/products/:id/commands', {
+    schema: { tags, summary: 'Add a command to a product', params: IdParams, body: CreateCommandBody, response: { 201: CommandRow } },
+  }, async (request, reply) => reply.code(201).send(await delivery.createCommand(id(request.params), {
+    requireOnline: false, perUnit: false, ...commandInput(request.body),
+  } as CommandInput)));
+  app.patch('/api/admin/store/products/:id/commands/:commandId', {
+    schema: { tags, summary: 'Change a product command', params: CommandParams, body: UpdateCommandBody, response: { 200: CommandRow } },
+  }, async (request) => delivery.updateCommand(id(request.params), Number(request.params.commandId), commandInput(request.body)));
+  app.delete('/api/admin/store/products/:id/commands/:commandId', {
+    schema: { tags, summary: 'Delete a product command', params: CommandParams, response: { 200: Deleted } },
+  }, async (request) => {
+    await delivery.deleteCommand(id(request.params), Number(request.params.commandId));
+    return { status: true as const };
+  });
+
+  // The official game plugin's HTTP connection mode, exactly as it calls (with the site's API key; the server token says which server).
+  const pluginTags = ['delivery'];
+  app.get('/api/command-logs/:token/queue', {
+    schema: { tags: pluginTags, summary: 'Commands waiting for this game server (plugin HTTP mode)', params: TokenParams, response: { 200: PluginQueue } },
+  }, async (request) => delivery.pluginQueue(request.params.token));
+  app.post('/api/command-logs/validate', {
+    schema: { tags: pluginTags, summary: 'Take listed commands: one player\'s still-waiting rows, marked done (plugin HTTP mode)', body: ValidateBody, response: { 200: Validated } },
+  }, async (request) => ({ commands: await delivery.validate(request.body.token, (request.body.commands ?? []).map(Number)) }));
+
+  app.get('/api/admin/delivery/queue', {
+    schema: { tags, summary: 'Queued commands, newest first, filtered and paged', querystring: QueueQuery, response: { 200: QueueList } },
+  }, async (request) => {
+    const q = request.query;
+    const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+    return delivery.listQueue({
+      serverId: num(q.server), status: q.status, userId: num(q.user), orderId: num(q.order),
+      page: num(q.page) ?? 1, perPage: Math.min(num(q.perPage) ?? 50, 200),
+    });
+  });
+  app.post('/api/admin/delivery/queue/:id/redeliver', {
+    schema: { tags, summary: 'Queue a done, failed or cancelled command again', params: IdParams, response: { 200: QueueRow } },
+  }, async (request) => delivery.redeliver(id(request.params)));
+  app.post('/api/admin/delivery/queue/:id/cancel', {
+    schema: { tags, summary: 'Cancel a waiting or claimed command', params: IdParams, response: { 200: QueueRow } },
+  }, async (request) => delivery.cancel(id(request.params)));
+
+  // The claim/ack protocol: leases instead of hand-out-and-forget, and players' online state.
+  app.post('/api/delivery/claim', {
+    schema: { tags: pluginTags, summary: 'Claim waiting commands under a lease', body: ClaimBody, response: { 200: Claimed } },
+  }, async (request) => {
+    const raw = request.body.limit ?? 20;
+    const limit = /^[0-9]{1,3}$/.test(String(raw)) ? Number(raw) : 0;
+    if (limit < 1 || limit > 100) throw new DomainError('VALIDATION_ERROR', 'limit must be a whole number from 1 to 100.');
+    return { commands: await delivery.claim(request.body.token, limit, request.body.online ?? []) };
+  });
+  app.post('/api/delivery/ack', {
+    schema: { tags: pluginTags, summary: 'Report claimed commands done or failed', body: AckBody, response: { 200: Acked } },
+  }, async (request) => ({
+    status: true as const,
+    ids: await delivery.ack(request.body.token, request.body.ids.map(Number), request.body.result as 'done' | 'failed', request.body.message ?? ''),
+  }));
+
+  const open = new Set<ServerResponse>();
+  app.get('/api/delivery/stream', {
+    schema: {
+      tags: pluginTags, summary: 'Server-Sent Events: `work` when there may be commands to claim, comments as heartbeats',
+      querystring: StreamQuery, produces: ['text/event-stream'],
+      response: { 200: Type.String({ description: 'an endless text/event-stream' }) },
+    },
+  }, async (request, reply) => {
+    const serverId = await delivery.serverOf(request.query.token);
+    reply.hijack();
+    const res = reply.raw;
+    // no-transform and X-Accel-Buffering keep proxies from compressing or buffering the events.
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no',
+    });
+    let pending = false;
+    const work = () => {
+      // Many buys in one tick make one event: the claimer takes what is there anyway.
+      if (pending) return;
+      pending = true;
+      setImmediate(() => { pending = false; res.write('event: work\ndata: {}\n\n'); });
+    };
+    // Work may have arrived while the plugin was away: it looks once at connect.
+    res.write('retry: 2000\n\n');
+    work();
+    const stop = stream.wakeups.listen(serverId, work);
+    const beat = setInterval(() => res.write(': heartbeat\n\n'), stream.heartbeatSeconds * 1000);
+    open.add(res);
+    res.on('close', () => { clearInterval(beat); stop(); open.delete(res); });
+  });
+  // Open streams would keep the server from closing.
+  app.addHook('preClose', async () => { for (const res of open) res.end(); });
+}

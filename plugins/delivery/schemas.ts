@@ -1,0 +1,61 @@
+import { Type } from '@sinclair/typebox';
+import * as S from '../../core/schemas.ts';
+import { ClaimedRow, CommandRow, QUEUE_STATUSES, QueueRow, ServerRow, TRIGGERS } from './contract.ts';
+
+export const IdParams = S.idParam('id');
+export const CommandParams = Type.Object({ id: IdParams.properties.id, commandId: IdParams.properties.id });
+export const ServerList = Type.Array(ServerRow);
+export const ServerWithToken = Type.Object({ ...ServerRow.properties, token: S.str('the secret the game server sends; shown only now') });
+export const CreateServerBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 128 }),
+  isActive: Type.Optional(S.boolish()),
+});
+export const UpdateServerBody = Type.Partial(CreateServerBody);
+
+const commandFields = {
+  serverID: S.numeric({ description: 'a game server ID' }),
+  command: Type.String({ minLength: 1, maxLength: 4000, description: 'placeholders: {username} {userID} {quantity} {orderID} {productID} {productName} {chatUserID} {var:<name>}' }),
+  trigger: Type.String({ enum: [...TRIGGERS] }),
+  requireOnline: Type.Optional(S.boolish()),
+  perUnit: Type.Optional(S.boolish()),
+};
+export const CreateCommandBody = Type.Object(commandFields);
+export const UpdateCommandBody = Type.Partial(Type.Object(commandFields));
+export const CommandList = Type.Array(CommandRow);
+
+export const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
+export const PluginQueue = Type.Array(Type.Object({
+  id: S.str(), status: S.str('sending (never tried) or error (tried before)'), retry: S.str('tries so far'), updatedAt: S.str(),
+}));
+export const ValidateBody = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 128 }),
+  commands: Type.Optional(Type.Array(Type.String({ pattern: '^[0-9]{1,18}$' }), { maxItems: 500, description: 'queue row IDs from the queue listing' })),
+});
+export const Validated = Type.Object({
+  commands: Type.Array(Type.Object({ command: S.str(), username: S.str() }), { description: 'one player\'s commands, now marked done' }),
+});
+export const ClaimBody = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 128 }),
+  limit: Type.Optional(S.numeric({ description: '1-100, default 20' })),
+  online: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 1000, description: 'usernames online now: their requireOnline rows may be claimed' })),
+});
+export const Claimed = Type.Object({ commands: Type.Array(ClaimedRow) });
+export const AckBody = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 128 }),
+  ids: Type.Array(Type.String({ pattern: '^[0-9]{1,18}$' }), { minItems: 1, maxItems: 100 }),
+  result: Type.String({ enum: ['done', 'failed'] }),
+  message: Type.Optional(Type.String({ maxLength: 2000, description: 'why it failed' })),
+});
+export const Acked = S.ok({ ids: Type.Array(S.str(), { description: 'the rows settled; a row missing here had lost its lease' }) });
+export const StreamQuery = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
+export const QueueQuery = Type.Object({
+  server: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
+  status: Type.Optional(Type.String({ enum: [...QUEUE_STATUSES] })),
+  user: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
+  order: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
+  page: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'from 1' })),
+  perPage: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$', description: '1-200, default 50' })),
+});
+export const QueueList = Type.Array(QueueRow);
+export const Deleted = S.ok();
+export { CommandRow, QueueRow, ServerRow };

@@ -1,0 +1,434 @@
+/**
+ * Delivery: game servers, the commands a product runs on them, and the queue of rendered commands
+ * the servers' plugins fetch. Handing a row out and marking it done is one conditional update, so a
+ * row reaches a game server at most once however many pollers ask at the same time.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Database } from '../../core/db.ts';
+import { DomainError } from '../../core/errors.ts';
+import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
+import type { SettingsService } from '../../core/settings.ts';
+import type { OrderItemEvent, StoreService } from '../store/contract.ts';
+import type { UsersService } from '../users/contract.ts';
+import type {
+  ClaimedRow, CommandInput, CommandRow, DeliveryService, HandedOut, PluginQueueRow, QueueFilter, QueueRow, ServerRow, Trigger,
+} from './contract.ts';
+
+interface ServerRecord { id: number; name: string; is_active: unknown; last_seen_date: string | null; creation_date: string }
+interface CommandRecord { id: number; product_id: number; server_id: number; command: string; run_on: string; require_online: unknown; per_unit: unknown }
+
+const SERVER_COLUMNS = 'id, name, is_active, last_seen_date, creation_date';
+const COMMAND_COLUMNS = 'id, product_id, server_id, command, run_on, require_online, per_unit';
+/** The plugin fetches its whole list each poll: a bound keeps one poll cheap after an outage. */
+const PLUGIN_QUEUE_LIMIT = 500;
+
+const PLACEHOLDERS = new Set(['username', 'userID', 'quantity', 'orderID', 'productID', 'productName', 'chatUserID']);
+const VARIABLE = /^var:([A-Za-z0-9_.-]{1,64})$/;
+
+export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/** Refuses a command with a placeholder the renderer would not fill: it would reach the game server as typed. */
+function checkPlaceholders(command: string): void {
+  for (const [, name] of command.matchAll(/\{([^{}]*)\}/g)) {
+    if (!PLACEHOLDERS.has(name!) && !VARIABLE.test(name!)) {
+      throw new DomainError('VALIDATION_ERROR', `command: unknown placeholder {${name}}; use ${[...PLACEHOLDERS].map((p) => `{${p}}`).join(', ')} or {var:<name>}.`);
+    }
+  }
+}
+
+export interface RenderContext {
+  username: string;
+  userId: number;
+  orderId: number;
+  chatUserId: string;
+  item: OrderItemEvent;
+  /** The quantity {quantity} stands for: 1 for a command run once per unit. */
+  quantity: number;
+}
+
+function render(command: string, c: RenderContext): string {
+  const values: Record<string, string> = {
+    username: c.username, userID: String(c.userId), quantity: String(c.quantity), orderID: String(c.orderId),
+    productID: String(c.item.productId), productName: c.item.productName, chatUserID: c.chatUserId,
+  };
+  return command.replace(/\{([^{}]*)\}/g, (whole, name: string) => {
+    const variable = VARIABLE.exec(name);
+    if (variable) return Object.hasOwn(c.item.variables, variable[1]!) ? c.item.variables[variable[1]!]! : '';
+    return Object.hasOwn(values, name) ? values[name]! : whole;
+  });
+}
+
+const bool = (v: unknown) => v === true || v === 1 || v === '1';
+
+interface QueueRecord {
+  id: number; server_id: number; user_id: number; username: string; order_id: number; product_id: number; command: string;
+  run_on: string; require_online: unknown; status: string; tries: number; lease_until: string | null; last_error: string | null;
+  creation_date: string; updated_date: string;
+}
+const QUEUE_COLUMNS = 'id, server_id, user_id, username, order_id, product_id, command, run_on, require_online, status, tries, lease_until, last_error, creation_date, updated_date';
+
+/** Who listens for new work, by server: the SSE streams of this process. */
+export class Wakeups {
+  readonly #listeners = new Map<number, Set<() => void>>();
+
+  listen(serverId: number, fn: () => void): () => void {
+    let set = this.#listeners.get(serverId);
+    if (!set) this.#listeners.set(serverId, set = new Set());
+    set.add(fn);
+    return () => set.delete(fn);
+  }
+
+  wake(serverIds: Iterable<number>): void {
+    for (const id of new Set(serverIds)) for (const fn of this.#listeners.get(id) ?? []) fn();
+  }
+
+  wakeAll(): void {
+    this.wake(this.#listeners.keys());
+  }
+}
+
+export interface LeaseOptions {
+  leaseSeconds: number;
+  maxTries: number;
+}
+
+export class DbDeliveryService implements DeliveryService {
+  readonly #db: Database;
+  readonly #settings: SettingsService;
+  readonly #store: StoreService;
+  readonly #users: UsersService;
+  readonly #wakeups: Wakeups;
+  readonly #lease: LeaseOptions;
+
+  constructor(deps: { db: Database; settings: SettingsService; store: StoreService; users: UsersService; wakeups: Wakeups; lease: LeaseOptions }) {
+    this.#db = deps.db;
+    this.#settings = deps.settings;
+    this.#store = deps.store;
+    this.#users = deps.users;
+    this.#wakeups = deps.wakeups;
+    this.#lease = deps.lease;
+  }
+
+  #serverRow(r: ServerRecord): ServerRow {
+    const { timezone } = this.#settings.get();
+    return {
+      id: String(r.id), name: r.name, isActive: bool(r.is_active),
+      lastSeenDate: r.last_seen_date === null ? null : displayTimestamp(r.last_seen_date, timezone),
+      creationDate: displayTimestamp(r.creation_date, timezone),
+    };
+  }
+
+  async listServers(): Promise<ServerRow[]> {
+    return (await this.#db.query<ServerRecord>(`select ${SERVER_COLUMNS} from delivery_servers order by id`)).map((r) => this.#serverRow(r));
+  }
+
+  async getServer(id: number): Promise<ServerRow> {
+    const [row] = await this.#db.query<ServerRecord>(`select ${SERVER_COLUMNS} from delivery_servers where id = ?`, [id]);
+    if (!row) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
+    return this.#serverRow(row);
+  }
+
+  async createServer(input: { name: string; isActive: boolean }): Promise<ServerRow & { token: string }> {
+    const token = newToken();
+    const { insertId } = await this.#db.run(
+      'insert into delivery_servers (name, token_hash, is_active, last_seen_date, creation_date) values (?, ?, ?, ?, ?)',
+      [input.name, hashToken(token), input.isActive, null, now()]);
+    return { ...await this.getServer(insertId), token };
+  }
+
+  async updateServer(id: number, patch: { name?: string; isActive?: boolean }): Promise<ServerRow> {
+    return this.#db.transaction(async () => {
+      const current = await this.getServer(id);
+      await this.#db.run('update delivery_servers set name = ?, is_active = ? where id = ?',
+        [patch.name ?? current.name, patch.isActive ?? current.isActive, id]);
+      return this.getServer(id);
+    });
+  }
+
+  async deleteServer(id: number): Promise<void> {
+    await this.#db.transaction(async () => {
+      const { affectedRows } = await this.#db.run('delete from delivery_servers where id = ?', [id]);
+      if (affectedRows === 0) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
+      // Its commands could never be fetched again; its queued rows stay for the record, cancelled.
+      await this.#db.run('delete from delivery_commands where server_id = ?', [id]);
+      await this.#db.run("update delivery_queue set status = 'cancelled', updated_date = ? where server_id = ? and status in ('waiting', 'claimed')", [now(), id]);
+    });
+  }
+
+  async rotateToken(id: number): Promise<ServerRow & { token: string }> {
+    const token = newToken();
+    const { affectedRows } = await this.#db.run('update delivery_servers set token_hash = ? where id = ?', [hashToken(token), id]);
+    if (affectedRows === 0) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
+    return { ...await this.getServer(id), token };
+  }
+
+  async #requireProduct(productId: number): Promise<void> {
+    if (await this.#store.productName(productId) === undefined) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${productId}.`);
+  }
+
+  async listCommands(productId: number): Promise<CommandRow[]> {
+    await this.#requireProduct(productId);
+    return (await this.#db.query<CommandRecord>(`select ${COMMAND_COLUMNS} from delivery_commands where product_id = ? order by id`, [productId])).map(commandRow);
+  }
+
+  async #getCommand(productId: number, commandId: number): Promise<CommandRow> {
+    const [row] = await this.#db.query<CommandRecord>(`select ${COMMAND_COLUMNS} from delivery_commands where id = ? and product_id = ?`, [commandId, productId]);
+    if (!row) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `Product ${productId} has no command with ID ${commandId}.`);
+    return commandRow(row);
+  }
+
+  async #check(input: CommandInput): Promise<void> {
+    checkPlaceholders(input.command);
+    await this.getServer(input.serverID);
+  }
+
+  async createCommand(productId: number, input: CommandInput): Promise<CommandRow> {
+    return this.#db.transaction(async () => {
+      await this.#requireProduct(productId);
+      await this.#check(input);
+      const { insertId } = await this.#db.run(
+        'insert into delivery_commands (product_id, server_id, command, run_on, require_online, per_unit) values (?, ?, ?, ?, ?, ?)',
+        [productId, input.serverID, input.command, input.trigger, input.requireOnline, input.perUnit]);
+      return this.#getCommand(productId, insertId);
+    });
+  }
+
+  async updateCommand(productId: number, commandId: number, patch: Partial<CommandInput>): Promise<CommandRow> {
+    return this.#db.transaction(async () => {
+      const current = await this.#getCommand(productId, commandId);
+      const next: CommandInput = {
+        serverID: patch.serverID ?? Number(current.serverID), command: patch.command ?? current.command,
+        trigger: patch.trigger ?? current.trigger as Trigger, requireOnline: patch.requireOnline ?? current.requireOnline,
+        perUnit: patch.perUnit ?? current.perUnit,
+      };
+      await this.#check(next);
+      await this.#db.run('update delivery_commands set server_id = ?, command = ?, run_on = ?, require_online = ?, per_unit = ? where id = ?',
+        [next.serverID, next.command, next.trigger, next.requireOnline, next.perUnit, commandId]);
+      return this.#getCommand(productId, commandId);
+    });
+  }
+
+  async deleteCommand(productId: number, commandId: number): Promise<void> {
+    const { affectedRows } = await this.#db.run('delete from delivery_commands where id = ? and product_id = ?', [commandId, productId]);
+    if (affectedRows === 0) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `Product ${productId} has no command with ID ${commandId}.`);
+  }
+
+  /**
+   * Queues the commands of `trigger` for what an order bought. Called inside the order's (or the
+   * refund's, or the expiry's) transaction: the rows commit or roll back with it.
+   */
+  async enqueue(trigger: Trigger, order: { orderId: number; userId: number; username: string; items: OrderItemEvent[] }): Promise<void> {
+    const productIds = [...new Set(order.items.map((i) => i.productId))];
+    if (productIds.length === 0) return;
+    const commands = await this.#db.query<CommandRecord>(
+      `select c.id, c.product_id, c.server_id, c.command, c.run_on, c.require_online, c.per_unit
+       from delivery_commands c join delivery_servers s on s.id = c.server_id
+       where c.run_on = ? and s.is_active = ? and c.product_id in (${productIds.map(() => '?').join(', ')}) order by c.id`,
+      [trigger, true, ...productIds]);
+    if (commands.length === 0) return;
+    const user = await this.#users.findById(order.userId);
+    const chatUserId = user?.linkedAccounts.chat ?? '';
+    const at = now();
+    const rows: unknown[][] = [];
+    for (const item of order.items) {
+      for (const c of commands.filter((c) => Number(c.product_id) === item.productId)) {
+        const perUnit = bool(c.per_unit);
+        const text = render(c.command, { username: order.username, userId: order.userId, orderId: order.orderId, chatUserId, item, quantity: perUnit ? 1 : item.quantity });
+        for (let n = perUnit ? item.quantity : 1; n > 0; n--) {
+          rows.push([c.server_id, order.userId, order.username, order.orderId, item.productId, text, trigger, bool(c.require_online), 'waiting', 0, null, at, at]);
+        }
+      }
+    }
+    await this.#db.run(
+      `insert into delivery_queue (server_id, user_id, username, order_id, product_id, command, run_on, require_online, status, tries, last_error, creation_date, updated_date)
+       values ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`, rows.flat());
+    const servers = rows.map((r) => Number(r[0]));
+    this.#db.afterCommit(() => this.#wakeups.wake(servers));
+  }
+
+  /** A role a purchase granted ran out: the `expiry` commands of the products that granted it. */
+  async roleExpired(userId: number, roleId: number): Promise<void> {
+    const purchase = await this.#store.lastPurchaseGranting(userId, roleId);
+    const user = purchase && await this.#users.findById(userId);
+    if (purchase && user) await this.enqueue('expiry', { orderId: purchase.orderId, userId, username: user.username, items: purchase.items });
+  }
+
+  /**
+   * Claims whose lease ran out go back to waiting with one more try, or to `failed` at maxTries.
+   * One conditional statement: a late ack and this sweep cannot both settle the same row.
+   */
+  async expireLeases(): Promise<number> {
+    const at = now();
+    const { affectedRows } = await this.#db.run(
+      `update delivery_queue set status = case when tries + 1 >= ? then 'failed' else 'waiting' end, tries = tries + 1,
+       lease_until = null, last_error = ?, updated_date = ? where status = 'claimed' and lease_until < ?`,
+      [this.#lease.maxTries, 'the lease ran out before an ack', at, at]);
+    if (affectedRows > 0) this.#wakeups.wakeAll();
+    return affectedRows;
+  }
+
+  async serverOf(token: string): Promise<number> {
+    return this.#serverByToken(token);
+  }
+
+  async claim(token: string, limit: number, online: string[]): Promise<ClaimedRow[]> {
+    const serverId = await this.#serverByToken(token);
+    const players = [...new Set(online.map((n) => n.toLowerCase()))].slice(0, 1000);
+    return this.#db.transaction(async () => {
+      const onlineSql = players.length ? ` or lower(username) in (${players.map(() => '?').join(', ')})` : '';
+      const rows = await this.#db.query<QueueRecord>(
+        `select ${QUEUE_COLUMNS} from delivery_queue where server_id = ? and status = 'waiting' and (require_online = ?${onlineSql})
+         order by id limit ${Math.trunc(limit)}${this.#db.forUpdate}`,
+        [serverId, false, ...players]);
+      const at = now();
+      const leaseUntil = addSeconds(at, this.#lease.leaseSeconds);
+      const out: ClaimedRow[] = [];
+      const { timezone } = this.#settings.get();
+      for (const r of rows) {
+        // Conditional: a validate or another claimer that took the row first leaves nothing to update.
+        const { affectedRows } = await this.#db.run(
+          "update delivery_queue set status = 'claimed', lease_until = ?, updated_date = ? where id = ? and status = 'waiting'", [leaseUntil, at, r.id]);
+        if (affectedRows === 1) {
+          out.push({
+            id: String(r.id), command: r.command, username: r.username, userID: String(r.user_id), orderID: String(r.order_id),
+            productID: String(r.product_id), trigger: r.run_on, tries: String(r.tries), leaseUntil: displayTimestamp(leaseUntil, timezone),
+          });
+        }
+      }
+      return out;
+    });
+  }
+
+  async ack(token: string, ids: number[], result: 'done' | 'failed', message: string): Promise<string[]> {
+    const serverId = await this.#serverByToken(token);
+    const wanted = [...new Set(ids)];
+    if (wanted.length === 0) return [];
+    return this.#db.transaction(async () => {
+      const at = now();
+      const settled: string[] = [];
+      for (const id of wanted) {
+        // Only while the lease holds: once it lapsed the row may be someone else's claim.
+        const { affectedRows } = result === 'done'
+          ? await this.#db.run(
+            "update delivery_queue set status = 'done', lease_until = null, last_error = null, updated_date = ? where id = ? and server_id = ? and status = 'claimed' and lease_until >= ?",
+            [at, id, serverId, at])
+          : await this.#db.run(
+            `update delivery_queue set status = case when tries + 1 >= ? then 'failed' else 'waiting' end, tries = tries + 1,
+             lease_until = null, last_error = ?, updated_date = ? where id = ? and server_id = ? and status = 'claimed' and lease_until >= ?`,
+            [this.#lease.maxTries, message.slice(0, 2000), at, id, serverId, at]);
+        if (affectedRows === 1) settled.push(String(id));
+      }
+      if (result === 'failed' && settled.length) this.#db.afterCommit(() => this.#wakeups.wake([serverId]));
+      return settled;
+    });
+  }
+
+  #queueRow(r: QueueRecord): QueueRow {
+    const { timezone } = this.#settings.get();
+    return {
+      id: String(r.id), serverID: String(r.server_id), userID: String(r.user_id), username: r.username, orderID: String(r.order_id),
+      productID: String(r.product_id), command: r.command, trigger: r.run_on, requireOnline: bool(r.require_online), status: r.status,
+      tries: String(r.tries), leaseUntil: r.lease_until === null ? null : displayTimestamp(r.lease_until, timezone), lastError: r.last_error,
+      creationDate: displayTimestamp(r.creation_date, timezone), updatedDate: displayTimestamp(r.updated_date, timezone),
+    };
+  }
+
+  async listQueue(f: QueueFilter): Promise<QueueRow[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    for (const [column, value] of [['server_id', f.serverId], ['status', f.status], ['user_id', f.userId], ['order_id', f.orderId]] as const) {
+      if (value === undefined) continue;
+      where.push(`${column} = ?`);
+      params.push(value);
+    }
+    const rows = await this.#db.query<QueueRecord>(
+      `select ${QUEUE_COLUMNS} from delivery_queue${where.length ? ` where ${where.join(' and ')}` : ''} order by id desc
+       limit ${Math.trunc(f.perPage)} offset ${Math.trunc((f.page - 1) * f.perPage)}`, params);
+    return rows.map((r) => this.#queueRow(r));
+  }
+
+  async #queueEntry(id: number): Promise<QueueRecord> {
+    const [row] = await this.#db.query<QueueRecord>(`select ${QUEUE_COLUMNS} from delivery_queue where id = ?`, [id]);
+    if (!row) throw new DomainError('DELIVERY_QUEUE_NOT_FOUND', `No queued command with ID ${id}.`);
+    return row;
+  }
+
+  async redeliver(id: number): Promise<QueueRow> {
+    const row = await this.#db.transaction(async () => {
+      const current = await this.#queueEntry(id);
+      const { affectedRows } = await this.#db.run(
+        "update delivery_queue set status = 'waiting', tries = 0, lease_until = null, updated_date = ? where id = ? and status in ('done', 'failed', 'cancelled')",
+        [now(), id]);
+      if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: it will be delivered already.`);
+      return this.#queueEntry(id);
+    });
+    this.#wakeups.wake([Number(row.server_id)]);
+    return this.#queueRow(row);
+  }
+
+  async cancel(id: number): Promise<QueueRow> {
+    return this.#db.transaction(async () => {
+      const current = await this.#queueEntry(id);
+      const { affectedRows } = await this.#db.run(
+        "update delivery_queue set status = 'cancelled', lease_until = null, updated_date = ? where id = ? and status in ('waiting', 'claimed')",
+        [now(), id]);
+      if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: there is nothing left to cancel.`);
+      return this.#queueRow(await this.#queueEntry(id));
+    });
+  }
+
+  /** The active server a token belongs to, seen now. */
+  async #serverByToken(token: string): Promise<number> {
+    const [row] = await this.#db.query<{ id: number }>('select id from delivery_servers where token_hash = ? and is_active = ?', [hashToken(token), true]);
+    if (!row) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', 'No active game server has this token.');
+    await this.#db.run('update delivery_servers set last_seen_date = ? where id = ?', [now(), row.id]);
+    return Number(row.id);
+  }
+
+  async pluginQueue(token: string): Promise<PluginQueueRow[]> {
+    const serverId = await this.#serverByToken(token);
+    // This mode cannot say who is online, so rows that need it are left to claimers that can.
+    const rows = await this.#db.query<{ id: number; tries: number; updated_date: string }>(
+      `select id, tries, updated_date from delivery_queue where server_id = ? and status = 'waiting' and require_online = ? order by id limit ${PLUGIN_QUEUE_LIMIT}`,
+      [serverId, false]);
+    const { timezone } = this.#settings.get();
+    return rows.map((r) => ({
+      id: String(r.id), status: Number(r.tries) > 0 ? 'error' : 'sending', retry: String(r.tries), updatedAt: displayTimestamp(r.updated_date, timezone),
+    }));
+  }
+
+  async validate(token: string, ids: number[]): Promise<HandedOut[]> {
+    const serverId = await this.#serverByToken(token);
+    const wanted = [...new Set(ids)].slice(0, PLUGIN_QUEUE_LIMIT);
+    if (wanted.length === 0) return [];
+    return this.#db.transaction(async () => {
+      const rows = await this.#db.query<{ id: number; username: string; command: string }>(
+        `select id, username, command from delivery_queue
+         where server_id = ? and status = 'waiting' and require_online = ? and id in (${wanted.map(() => '?').join(', ')}) order by id${this.#db.forUpdate}`,
+        [serverId, false, ...wanted]);
+      // The plugin runs the whole answer under its first username: one player per call.
+      const player = rows[0]?.username.toLowerCase();
+      const out: HandedOut[] = [];
+      const at = now();
+      for (const r of rows.filter((r) => r.username.toLowerCase() === player)) {
+        // The conditional update is what makes a row go out once: a concurrent validate or claim
+        // that got it first leaves nothing to update here.
+        const { affectedRows } = await this.#db.run(
+          "update delivery_queue set status = 'done', updated_date = ? where id = ? and status = 'waiting'", [at, r.id]);
+        if (affectedRows === 1) out.push({ command: r.command, username: r.username });
+      }
+      return out;
+    });
+  }
+}
+
+function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+function commandRow(r: CommandRecord): CommandRow {
+  return {
+    id: String(r.id), productID: String(r.product_id), serverID: String(r.server_id), command: r.command, trigger: r.run_on,
+    requireOnline: bool(r.require_online), perUnit: bool(r.per_unit),
+  };
+}

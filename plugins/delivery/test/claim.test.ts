@@ -1,0 +1,120 @@
+import { request } from 'node:http';
+import t from 'tap';
+import type { FastifyInstance } from 'fastify';
+import { expectErrors, read } from '../../../test/fixtures.ts';
+import { ADMIN_KEY, build, call } from '../../../test/helper.ts';
+import { makeCategory, makeProduct, makeUser } from '../../store/test/fixtures.ts';
+import { DELIVERY_FEATURES, addCommand, buy, makeServer, pollQueue, validate } from './fixtures.ts';
+
+const claim = (app: FastifyInstance, body: Record<string, unknown>) => call(app, '/api/delivery/claim', { body, as: 'urlencoded' });
+const ack = (app: FastifyInstance, body: Record<string, unknown>) => call(app, '/api/delivery/ack', { body, as: 'urlencoded' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function shop(app: FastifyInstance) {
+  const server = await makeServer(app);
+  const category = await makeCategory(app, { name: 'Items' });
+  const sword = await makeProduct(app, { categoryID: category, name: 'Sword', price: '1' });
+  const rank = await makeProduct(app, { categoryID: category, name: 'Rank', price: '1' });
+  await addCommand(app, sword, { serverID: server.id, trigger: 'purchase', command: 'give {username} sword' });
+  await addCommand(app, rank, { serverID: server.id, trigger: 'purchase', command: 'rank {username}', requireOnline: true });
+  const steve = await makeUser(app, 'steve', 10_000);
+  return { server, sword, rank, steve };
+}
+
+t.test('claim and ack: leases, requireOnline, retries up to maxTries', async (t) => {
+  const app = await build(t, { features: DELIVERY_FEATURES, config: { plugins: { delivery: { leaseSeconds: 1, maxTries: 2, sweepMs: 50 } } } });
+  const { server, sword, rank, steve } = await shop(app);
+  await buy(app, { userID: steve, products: [sword, rank] });
+
+  let res = await claim(app, { token: server.token });
+  t.equal(res.statusCode, 200, res.body);
+  let rows = res.json().commands;
+  t.same(rows.map((r: { command: string }) => r.command), ['give steve sword'], 'the requireOnline row waits for its player');
+  t.match(rows[0], { username: 'steve', userID: String(steve), productID: String(sword), trigger: 'purchase', tries: '0' });
+  t.same((await pollQueue(app, server.token)).json(), [], 'a claimed row is not listed to the HTTP mode');
+  t.same((await validate(app, server.token, [rows[0].id])).json(), { commands: [] }, 'nor handed out by validate');
+  t.same((await claim(app, { token: server.token })).json(), { commands: [] }, 'nor claimed twice');
+
+  res = await claim(app, { token: server.token, online: ['Steve'] });
+  const rankRow = res.json().commands[0];
+  t.equal(rankRow.command, 'rank steve', 'claimed once the player is online (any case)');
+  res = await ack(app, { token: server.token, ids: [rankRow.id], result: 'done' });
+  t.same(res.json(), { status: true, ids: [rankRow.id] });
+  t.same((await ack(app, { token: server.token, ids: [rankRow.id], result: 'done' })).json(), { status: true, ids: [] }, 'a second ack settles nothing');
+
+  // The sword's claimer never acks: after the lease it is waiting again, one try counted, listed as an error.
+  await sleep(2300);
+  t.same((await ack(app, { token: server.token, ids: [rows[0].id], result: 'done' })).json().ids, [], 'a late ack is refused');
+  const listed = (await pollQueue(app, server.token)).json();
+  t.match(listed, [{ id: rows[0].id, status: 'error', retry: '1' }]);
+  rows = (await claim(app, { token: server.token })).json().commands;
+  t.match(rows, [{ id: listed[0].id, tries: '1' }]);
+  res = await ack(app, { token: server.token, ids: [rows[0].id], result: 'failed', message: 'Unknown command' });
+  t.same(res.json().ids, [rows[0].id]);
+  const [failed] = await read(app, `/api/admin/delivery/queue?status=failed`);
+  t.match(failed, { id: rows[0].id, status: 'failed', tries: '2', lastError: 'Unknown command' }, 'maxTries reached: failed, shown to the admin');
+  t.same((await claim(app, { token: server.token })).json(), { commands: [] });
+
+  res = await call(app, `/api/admin/delivery/queue/${failed.id}/redeliver`, { method: 'POST' });
+  t.match(res.json(), { status: 'waiting', tries: '0' });
+  res = await call(app, `/api/admin/delivery/queue/${failed.id}/cancel`, { method: 'POST' });
+  t.match(res.json(), { status: 'cancelled' });
+  t.same((await claim(app, { token: server.token })).json(), { commands: [] }, 'a cancelled row is not handed out');
+
+  t.equal((await read(app, `/api/admin/delivery/queue?server=${server.id}&user=${steve}`)).length, 2);
+  t.equal((await read(app, '/api/admin/delivery/queue?order=999')).length, 0);
+  t.equal((await read(app, '/api/admin/delivery/queue?perPage=1&page=2')).length, 1);
+  await expectErrors(t, app, [
+    { url: `/api/admin/delivery/queue/${rankRow.id}/cancel`, method: 'POST', status: 409, error: 'CONFLICT', message: /done/ },
+    { url: `/api/admin/delivery/queue/${rankRow.id}/redeliver`, method: 'PATCH', status: 404, error: 'NOT_FOUND' },
+    { url: '/api/admin/delivery/queue/999/redeliver', method: 'POST', status: 404, error: 'DELIVERY_QUEUE_NOT_FOUND' },
+    { url: '/api/admin/delivery/queue?status=lost', status: 400, error: 'VALIDATION_ERROR', message: /status/ },
+    { url: '/api/delivery/claim', body: { token: server.token, limit: '0' }, status: 400, error: 'VALIDATION_ERROR', message: /limit/ },
+    { url: '/api/delivery/claim', body: { token: server.token, limit: '101' }, status: 400, error: 'VALIDATION_ERROR', message: /limit/ },
+    { url: '/api/delivery/claim', body: { token: 'nope' }, status: 404, error: 'DELIVERY_SERVER_NOT_FOUND' },
+    { url: '/api/delivery/ack', body: { token: server.token, ids: ['1'], result: 'maybe' }, status: 400, error: 'VALIDATION_ERROR', message: /result/ },
+    { url: '/api/delivery/ack', body: { token: 'nope', ids: ['1'], result: 'done' }, status: 404, error: 'DELIVERY_SERVER_NOT_FOUND' },
+  ]);
+});
+
+t.test('the SSE stream wakes a real client within a second of a committed buy', async (t) => {
+  const app = await build(t, { features: DELIVERY_FEATURES, config: { plugins: { delivery: { heartbeatSeconds: 1 } } } });
+  const { server, sword, steve } = await shop(app);
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+
+  const bad = await fetch(`${address}/api/delivery/stream?token=nope`, { headers: { 'x-api-key': ADMIN_KEY } });
+  t.equal(bad.status, 404);
+  t.match(await bad.json(), { status: false, error: 'DELIVERY_SERVER_NOT_FOUND' });
+
+  let text = '';
+  const events: { at: number; kind: string }[] = [];
+  const req = request(`${address}/api/delivery/stream?token=${server.token}`, { headers: { 'x-api-key': ADMIN_KEY } });
+  const opened = new Promise<void>((resolve) => req.on('response', (res) => {
+    t.equal(res.statusCode, 200);
+    t.match(res.headers['content-type'], /^text\/event-stream/);
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      text += chunk;
+      for (const block of chunk.split('\n\n')) {
+        if (block.startsWith('event: work')) events.push({ at: Date.now(), kind: 'work' });
+        else if (block.startsWith(': heartbeat')) events.push({ at: Date.now(), kind: 'heartbeat' });
+      }
+      resolve();
+    });
+  }));
+  req.end();
+  t.teardown(() => req.destroy());
+  await opened;
+  await sleep(1300);
+  t.ok(events.some((e) => e.kind === 'heartbeat'), 'heartbeats on an idle stream');
+  const before = events.filter((e) => e.kind === 'work').length;
+
+  const bought = Date.now();
+  await buy(app, { userID: steve, products: [sword] });
+  for (let i = 0; i < 100 && events.filter((e) => e.kind === 'work').length === before; i++) await sleep(10);
+  const woke = events.filter((e) => e.kind === 'work')[before];
+  t.ok(woke && woke.at - bought < 1000, `woken within a second (${woke ? woke.at - bought : 'never'} ms)`);
+  const rows = (await claim(app, { token: server.token })).json().commands;
+  t.equal(rows.length, 1, 'the woken claimer finds the command');
+  t.match(text, /retry: \d+/);
+});

@@ -1,0 +1,34 @@
+/** Shared set-up for the delivery tests: the store's fixtures plus a game server and product commands. */
+import type { FastifyInstance } from 'fastify';
+import { created } from '../../../test/fixtures.ts';
+import { ADMIN_KEY, call } from '../../../test/helper.ts';
+
+export const DELIVERY_FEATURES = ['users', 'credits', 'store', 'delivery'];
+
+export async function makeServer(app: FastifyInstance, name = 'Survival'): Promise<{ id: string; token: string }> {
+  const server = await created(app, '/api/admin/delivery/servers', { name }, 'json');
+  return { id: String(server.id), token: String(server.token) };
+}
+
+export function addCommand(app: FastifyInstance, productId: number, body: Record<string, unknown>): Promise<Record<string, any>> {
+  return created(app, `/api/admin/store/products/${productId}/commands`, body, 'json');
+}
+
+/** The official plugin's queue poll: a GET that still carries the form content type of its HTTP client. */
+export function pollQueue(app: FastifyInstance, token: string) {
+  return app.inject({
+    method: 'GET', url: `/api/command-logs/${token}/queue`,
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/x-www-form-urlencoded' },
+  });
+}
+
+/** The official plugin's validate: urlencoded, bracket keys not percent-encoded. */
+export function validate(app: FastifyInstance, token: string, ids: string[]) {
+  const payload = [`token=${encodeURIComponent(token)}`, ...ids.map((id, i) => `commands[${i}]=${id}`)].join('&');
+  return app.inject({
+    method: 'POST', url: '/api/command-logs/validate', payload,
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/x-www-form-urlencoded' },
+  });
+}
+
+export const buy = (app: FastifyInstance, body: Record<string, unknown>) => call(app, '/api/store/buy', { body, as: 'json' });

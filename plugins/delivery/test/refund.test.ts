@@ -1,0 +1,95 @@
+import t from 'tap';
+import { expectErrors } from '../../../test/fixtures.ts';
+import { build, call } from '../../../test/helper.ts';
+import { usersRef } from '../../users/contract.ts';
+import { balanceOf, makeCategory, makeProduct, makeRole, makeUser } from '../../store/test/fixtures.ts';
+import { DELIVERY_FEATURES, addCommand, buy, makeServer } from './fixtures.ts';
+
+t.test('a refund undoes the purchase and queues the refund commands, once', async (t) => {
+  const app = await build(t, { features: DELIVERY_FEATURES });
+  await app.settings.update({ cashbackPercent: 10 });
+  const server = await makeServer(app);
+  const category = await makeCategory(app, { name: 'Ranks' });
+  const vip = await makeRole(app, 'VIP');
+  const king = await makeRole(app, 'King');
+  const rank = await makeProduct(app, { categoryID: category, name: 'VIP', price: '10', giveRoleID: vip, duration: 30, stock: 5 });
+  const crown = await makeProduct(app, { categoryID: category, name: 'Crown', price: '5', giveRoleID: king, duration: 0 });
+  await addCommand(app, rank, { serverID: server.id, trigger: 'refund', command: 'lp user {username} parent remove vip #{orderID}' });
+  const steve = await makeUser(app, 'steve', 10_000);
+  const users = app.services.get(usersRef);
+  const lastOrder = async () => Number((await app.db.query<{ id: number }>('select max(id) as id from store_orders'))[0]!.id);
+
+  // An earlier VIP purchase stays: the refund takes back only the second one's 60 days.
+  t.ok([200, 201].includes((await buy(app, { userID: steve, products: [rank] })).statusCode));
+  const before = {
+    balance: await balanceOf(app, steve),
+    roles: await users.rolesOf(steve),
+    stock: await app.db.query('select id, stock from store_products order by id'),
+    ledger: await app.db.query('select * from credits_ledger order by id'),
+  };
+  let res = await buy(app, { userID: steve, products: [{ id: rank, quantity: 2 }, crown] });
+  t.ok([200, 201].includes(res.statusCode), res.body);
+  const orderId = await lastOrder();
+  t.equal(await balanceOf(app, steve), before.balance - 2500 + 250);
+
+  res = await call(app, `/api/admin/store/orders/${orderId}/refund`, { method: 'POST' });
+  t.equal(res.statusCode, 200, res.body);
+  t.match(res.json(), { id: String(orderId), status: 'refunded', total: '25.00', cashback: '2.50' });
+  t.equal(await balanceOf(app, steve), before.balance, 'price back, cashback taken back');
+  t.same(await users.rolesOf(steve), before.roles, 'the timed role shortened by what it added, the permanent one revoked');
+  t.same(await app.db.query('select id, stock from store_products order by id'), before.stock, 'stock restored');
+  const ledger = await app.db.query<{ id: number; delta: number; reason: string }>('select * from credits_ledger order by id');
+  t.same(ledger.slice(0, before.ledger.length), before.ledger, 'earlier ledger rows untouched');
+  t.same(ledger.slice(-2).map((r) => [Number(r.delta), r.reason]), [[2500, 'refund'], [-250, 'refund']], 'plus the refund rows');
+  const queued = await app.db.query<{ command: string; run_on: string }>("select command, run_on from delivery_queue where run_on = 'refund'");
+  t.same(queued, [{ command: `lp user steve parent remove vip #${orderId}`, run_on: 'refund' }], 'the refund commands queued');
+
+  const snapshot = await app.db.query('select * from credits_ledger order by id');
+  await expectErrors(t, app, [
+    { url: `/api/admin/store/orders/${orderId}/refund`, method: 'POST', status: 409, error: 'CONFLICT', message: /refunded/ },
+    { url: '/api/admin/store/orders/999/refund', method: 'POST', status: 404, error: 'ORDER_NOT_FOUND' },
+    { url: '/api/admin/store/orders/abc/refund', method: 'POST', status: 404, error: 'ORDER_NOT_FOUND' },
+  ]);
+  t.same(await app.db.query('select * from credits_ledger order by id'), snapshot, 'a second refund changes nothing');
+  t.equal((await app.db.query("select id from delivery_queue where run_on = 'refund'")).length, 1);
+
+  // Two refunds at once: exactly one happens.
+  res = await buy(app, { userID: steve, products: [rank] });
+  const again = await lastOrder();
+  const both = await Promise.all([1, 2].map(() => call(app, `/api/admin/store/orders/${again}/refund`, { method: 'POST' })));
+  t.same(both.map((r) => r.statusCode).sort(), [200, 409]);
+  t.equal(await balanceOf(app, steve), before.balance);
+
+  const payment = await call(app, '/api/admin/payments', { body: { username: 'steve', amount: '5.00' } });
+  t.equal(payment.statusCode, 201, payment.body);
+  await expectErrors(t, app, [
+    { url: `/api/admin/store/orders/${payment.json().id}/refund`, method: 'POST', status: 400, error: 'VALIDATION_ERROR', message: /payment/ },
+  ]);
+  t.equal(await balanceOf(app, steve), before.balance + 500, 'a payment order is not refunded here');
+});
+
+t.test('a purchased role that expires queues the product\'s expiry commands once', async (t) => {
+  const app = await build(t, { features: DELIVERY_FEATURES, config: { plugins: { users: { sweepSeconds: 1 } } } });
+  const server = await makeServer(app);
+  const category = await makeCategory(app, { name: 'Ranks' });
+  const vip = await makeRole(app, 'VIP');
+  const other = await makeRole(app, 'Other');
+  const rank = await makeProduct(app, { categoryID: category, name: 'VIP', price: '1', giveRoleID: vip, duration: 30 });
+  await addCommand(app, rank, { serverID: server.id, trigger: 'expiry', command: 'lp user {username} parent remove vip {quantity}' });
+  const steve = await makeUser(app, 'steve', 1000);
+  const users = app.services.get(usersRef);
+  t.ok([200, 201].includes((await buy(app, { userID: steve, products: [{ id: rank, quantity: 2 }] })).statusCode));
+  t.equal((await app.db.query("select id from delivery_queue where run_on = 'expiry'")).length, 0, 'nothing before it expires');
+
+  const past = '2020-01-01 00:00:00';
+  await users.grantRole(steve, vip, past);
+  await users.grantRole(steve, other, past);
+  let rows: { command: string }[] = [];
+  for (let i = 0; i < 40 && rows.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    rows = await app.db.query<{ command: string }>("select command from delivery_queue where run_on = 'expiry'");
+  }
+  t.same(rows, [{ command: 'lp user steve parent remove vip 2' }], 'only the purchased role\'s product, once');
+  await new Promise((r) => setTimeout(r, 1200));
+  t.equal((await app.db.query("select id from delivery_queue where run_on = 'expiry'")).length, 1, 'the next sweep adds nothing');
+});
