@@ -125,6 +125,9 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
   }, async (request, reply) => {
     const serverId = await delivery.serverOf(request.query.token);
     reply.hijack();
+    // A stream is quiet between events on purpose: the server's idle timeout for sockets
+    // (server.idleTimeoutMs) does not apply to it; the heartbeats keep proxies from closing it.
+    request.raw.socket.setTimeout(0);
     const res = reply.raw;
     // no-transform and X-Accel-Buffering keep proxies from compressing or buffering the events.
     res.writeHead(200, {
