@@ -135,21 +135,45 @@ class SqliteConnection {
     this.#statements = new StatementCache(db);
   }
 
+  /** Statements of the transaction that holds the connection: they run at once. */
   readonly runner: Runner = {
-    all: async (sql, params) => this.#statements.get(sql).all(...params.map(sqliteValue) as never[]) as Record<string, unknown>[],
+    all: async (sql, params) => this.#all(sql, params),
+    run: async (sql, params) => this.#run(sql, params),
+  };
+
+  /**
+   * Statements from outside any transaction: they wait while one holds the connection, then run
+   * with no await between the check and the statement, so none can slip into a transaction.
+   */
+  readonly outside: Runner = {
+    all: async (sql, params) => {
+      while (this.#holder) await this.#holder;
+      return this.#all(sql, params);
+    },
     run: async (sql, params) => {
-      const res = this.#statements.get(sql).run(...params.map(sqliteValue) as never[]);
-      return { affectedRows: Number(res.changes), insertId: Number(res.lastInsertRowid) };
+      while (this.#holder) await this.#holder;
+      return this.#run(sql, params);
     },
   };
 
-  /** Waits until no transaction holds the connection. */
-  async free(): Promise<void> {
+  #all(sql: string, params: unknown[]): Record<string, unknown>[] {
+    return this.#statements.get(sql).all(...params.map(sqliteValue) as never[]) as Record<string, unknown>[];
+  }
+
+  #run(sql: string, params: unknown[]): RunResult {
+    const res = this.#statements.get(sql).run(...params.map(sqliteValue) as never[]);
+    return { affectedRows: Number(res.changes), insertId: Number(res.lastInsertRowid) };
+  }
+
+  /** Runs SQL text without values (a check, a pragma) once no transaction holds the connection. */
+  async exec(sql: string): Promise<void> {
     while (this.#holder) await this.#holder;
+    this.db.exec(sql);
   }
 
   async transaction<T>(fn: (runner: Runner) => Promise<T>): Promise<T> {
-    await this.free();
+    // Checked and taken in one synchronous step: two transactions can never both see it free.
+    while (this.#holder) await this.#holder;
     let release!: () => void;
     this.#holder = new Promise((r) => { release = r; });
     try {
@@ -212,26 +236,23 @@ export class Database implements TransactionScope {
     this.#pool = driver.pool;
   }
 
-  async #runner(): Promise<Runner> {
+  #runner(): Runner {
     const tx = this.#tx.getStore();
     if (tx) return tx.runner;
-    if (this.#sqlite) {
-      await this.#sqlite.free();
-      return this.#sqlite.runner;
-    }
+    if (this.#sqlite) return this.#sqlite.outside;
     return mysqlRunner(this.#pool!);
   }
 
   /** Rows of a statement, its values bound. Placeholders are `?` on both dialects. */
   async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
     this.statements++;
-    return (await this.#runner()).all(sql, params) as Promise<T[]>;
+    return this.#runner().all(sql, params) as Promise<T[]>;
   }
 
   /** A write, its values bound; returns affected rows and the inserted id. */
   async run(sql: string, params: unknown[] = []): Promise<RunResult> {
     this.statements++;
-    return (await this.#runner()).run(sql, params);
+    return this.#runner().run(sql, params);
   }
 
   /** `FOR UPDATE` where the database can lock rows; SQLite serialises writers on its own. */
@@ -303,9 +324,8 @@ export class Database implements TransactionScope {
   async problem(): Promise<string | undefined> {
     try {
       if (this.#sqlite) {
-        await this.#sqlite.free();
         // A write lock taken and given back: a read-only file or folder fails here.
-        this.#sqlite.db.exec('begin immediate; rollback');
+        await this.#sqlite.exec('begin immediate; rollback');
       } else {
         await this.#pool!.query('select 1');
       }
