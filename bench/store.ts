@@ -183,7 +183,6 @@ function buyBaseline(pool: Pool) {
     url: '/api/store/buy',
     async handler(request: { body: unknown }, reply: { code(n: number): unknown }) {
       const result = await inTransaction(pool, (conn) => buyOnce(conn, request.body as BuyBody));
-      reply.code(201);
       return result;
     },
   };

@@ -290,6 +290,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/game-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What a joining player must do: register, log in, a two-factor code, or nothing (a live session)
+         * @description For the game auth plugin's pre-login check. `HAS_SESSION` and `TFA_REQUIRED` carry a new token; a session counts when it was opened from the same ip and useragent and has not expired.
+         *
+         *     Scope: `api` or `auth` or `auth:write`.
+         */
+        post: operations["postAuthGameSessions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/sessions/{token}": {
         parameters: {
             query?: never;
@@ -883,7 +905,7 @@ export interface paths {
         put?: never;
         /**
          * Buy products with the credit balance
-         * @description HTTP 201 by default; the site setting buyResponseStatus switches it to 200.
+         * @description HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md's 201.
          *
          *     Scope: `api` or `store` or `store:buy`.
          */
@@ -1963,6 +1985,8 @@ export interface components {
             status: false;
             error: string;
             message: string;
+            /** @description our precise code, where `error` carries the nearest one a game plugin knows (docs/clients.md) */
+            code?: string;
         };
         StoreCategoryTree: {
             id: string;
@@ -2172,7 +2196,7 @@ export interface operations {
                             twoFactorEnabled: boolean;
                             cashbackPercent: number;
                             registrationEmailRequired: boolean;
-                            buyResponseStatus: 201 | 200;
+                            buyResponseStatus: 200 | 201;
                         };
                     };
                 };
@@ -2240,7 +2264,7 @@ export interface operations {
                     twoFactorEnabled?: boolean;
                     cashbackPercent?: number;
                     registrationEmailRequired?: boolean;
-                    buyResponseStatus?: 201 | 200;
+                    buyResponseStatus?: 200 | 201;
                 };
                 "application/x-www-form-urlencoded": {
                     currency?: string;
@@ -2249,7 +2273,7 @@ export interface operations {
                     twoFactorEnabled?: boolean;
                     cashbackPercent?: number;
                     registrationEmailRequired?: boolean;
-                    buyResponseStatus?: 201 | 200;
+                    buyResponseStatus?: 200 | 201;
                 };
                 "multipart/form-data": {
                     currency?: string;
@@ -2258,7 +2282,7 @@ export interface operations {
                     twoFactorEnabled?: boolean;
                     cashbackPercent?: number;
                     registrationEmailRequired?: boolean;
-                    buyResponseStatus?: 201 | 200;
+                    buyResponseStatus?: 200 | 201;
                 };
             };
         };
@@ -2279,7 +2303,7 @@ export interface operations {
                             twoFactorEnabled: boolean;
                             cashbackPercent: number;
                             registrationEmailRequired: boolean;
-                            buyResponseStatus: 201 | 200;
+                            buyResponseStatus: 200 | 201;
                         };
                     };
                 };
@@ -3828,6 +3852,111 @@ export interface operations {
                         data: {
                             token: string;
                             isEmailVerificationRequired: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAuthGameSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    username: string;
+                    /** @description the player's IP address */
+                    ip: string;
+                    useragent: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    username: string;
+                    /** @description the player's IP address */
+                    ip: string;
+                    useragent: string;
+                };
+                "multipart/form-data": {
+                    username: string;
+                    /** @description the player's IP address */
+                    ip: string;
+                    useragent: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        data: {
+                            state: "LOGIN_REQUIRED" | "REGISTER_REQUIRED" | "HAS_SESSION" | "TFA_REQUIRED" | "EMAIL_NOT_VERIFIED" | "USERNAME_CASE_MISMATCH";
+                            token?: string;
+                            user?: {
+                                realname: string;
+                            };
                         };
                     };
                 };
@@ -5442,6 +5571,8 @@ export interface operations {
                         ticketStatus: boolean;
                         ticketCategoryID: string;
                         ticketStaffRoleIDs: string[];
+                        guildID: string;
+                        setNicknameStatus: boolean;
                     };
                 };
             };
@@ -5572,6 +5703,8 @@ export interface operations {
                             ticketStatus: boolean;
                             ticketCategoryID: string;
                             ticketStaffRoleIDs: string[];
+                            guildID: string;
+                            setNicknameStatus: boolean;
                         };
                     };
                 };
@@ -5638,6 +5771,8 @@ export interface operations {
                     ticketStatus?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                     ticketCategoryID?: string;
                     ticketStaffRoleIDs?: string[];
+                    guildID?: string;
+                    setNicknameStatus?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                 };
                 "application/x-www-form-urlencoded": {
                     roleSyncingStatus?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
@@ -5645,6 +5780,8 @@ export interface operations {
                     ticketStatus?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                     ticketCategoryID?: string;
                     ticketStaffRoleIDs?: string[];
+                    guildID?: string;
+                    setNicknameStatus?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                 };
                 "multipart/form-data": {
                     roleSyncingStatus?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
@@ -5652,6 +5789,8 @@ export interface operations {
                     ticketStatus?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                     ticketCategoryID?: string;
                     ticketStaffRoleIDs?: string[];
+                    guildID?: string;
+                    setNicknameStatus?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                 };
             };
         };
@@ -5672,6 +5811,8 @@ export interface operations {
                             ticketStatus: boolean;
                             ticketCategoryID: string;
                             ticketStaffRoleIDs: string[];
+                            guildID: string;
+                            setNicknameStatus: boolean;
                         };
                     };
                 };

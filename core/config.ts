@@ -14,7 +14,7 @@ export const SiteSettingsSchema = Type.Object({
   twoFactorEnabled: Type.Boolean({ default: true }),
   cashbackPercent: Type.Number({ minimum: 0, maximum: 100, default: 0 }),
   registrationEmailRequired: Type.Boolean({ default: true }),
-  buyResponseStatus: Type.Union([Type.Literal(201), Type.Literal(200)], { default: 201 }),
+  buyResponseStatus: Type.Union([Type.Literal(200), Type.Literal(201)], { default: 200 }),
 }, { additionalProperties: false });
 export type SiteSettings = Static<typeof SiteSettingsSchema>;
 

@@ -20,6 +20,7 @@ export const ErrorResponse = Type.Object({
   status: Type.Literal(false),
   error: Type.String(),
   message: Type.String(),
+  code: Type.Optional(Type.String({ description: 'our precise code, where `error` carries the nearest one a game plugin knows (docs/clients.md)' })),
 }, { $id: 'ErrorResponse' });
 
 /** How an integer or a decimal is written, in every encoding: no sign but `-`, no hex, exponent or space. */
@@ -370,7 +371,10 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 export function send(reply: FastifyReply, code: string, message: string): FastifyReply {
-  return reply.code(errorStatus[code] ?? 400).send({ status: false, error: code, message });
+  const status = errorStatus[code] ?? 400;
+  const client = reply.request.routeOptions.config?.clientErrors;
+  if (client && !client.known.has(code)) return reply.code(status).send({ status: false, error: client.nearest(code, message), message, code });
+  return reply.code(status).send({ status: false, error: code, message });
 }
 
 const ROUTER_ERRORS: Record<string, string> = {

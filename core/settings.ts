@@ -90,7 +90,7 @@ const SettingsBody = Type.Object({
   twoFactorEnabled: Type.Boolean(),
   cashbackPercent: Type.Number({ minimum: 0, maximum: 100 }),
   registrationEmailRequired: Type.Boolean(),
-  buyResponseStatus: Type.Union([Type.Literal(201), Type.Literal(200)]),
+  buyResponseStatus: Type.Union([Type.Literal(200), Type.Literal(201)]),
 });
 
 export async function settingsRoutes(app: FastifyInstance, settings: SettingsService): Promise<void> {

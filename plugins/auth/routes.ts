@@ -1,6 +1,7 @@
 /** api.md's Auth endpoints, plus two-factor enrolment (decisions.md §3). */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import { AUTH_PLUGIN } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, now, parseClientTimestamp } from '../../core/format.ts';
 import { numeric, ok, type TypeBoxProvider } from '../../core/schemas.ts';
@@ -73,6 +74,30 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
     const { username, password, email, ...client } = request.body;
     const { token } = await auth.register({ username, password, email }, client);
     return { status: true as const, data: { token, isEmailVerificationRequired: false } };
+  });
+
+  app.post('/api/auth/game-sessions', {
+    // The game auth plugin reads `error` into its own enum: it gets the nearest code it knows.
+    config: { clientErrors: AUTH_PLUGIN },
+    schema: {
+      tags, summary: 'What a joining player must do: register, log in, a two-factor code, or nothing (a live session)',
+      description: 'For the game auth plugin\'s pre-login check. `HAS_SESSION` and `TFA_REQUIRED` carry a new token; '
+        + 'a session counts when it was opened from the same ip and useragent and has not expired.',
+      body: Type.Object({ username: Type.String({ maxLength: 64 }), ip: ip(), useragent: useragent() }),
+      response: {
+        200: ok({
+          data: Type.Object({
+            state: Type.Union(['LOGIN_REQUIRED', 'REGISTER_REQUIRED', 'HAS_SESSION', 'TFA_REQUIRED', 'EMAIL_NOT_VERIFIED', 'USERNAME_CASE_MISMATCH'].map((s) => Type.Literal(s))),
+            token: Type.Optional(Type.String()),
+            user: Type.Optional(Type.Object({ realname: Type.String() })),
+          }),
+        }),
+      },
+    },
+  }, async (request) => {
+    const { username, ...client } = request.body;
+    const { state, token, realname } = await auth.gameSession(username, client);
+    return { status: true as const, data: { state, ...(token ? { token } : {}), ...(realname ? { user: { realname } } : {}) } };
   });
 
   app.get('/api/auth/sessions/:token', {

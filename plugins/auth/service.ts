@@ -31,6 +31,16 @@ export interface ClientInfo {
 /** A login awaiting its two-factor code lives this long (decisions.md §3). */
 const TFA_PENDING_SECONDS = 300;
 
+/** The game auth plugin's `SessionState`s that this server decides (AUTHENTICATED is the plugin's own). */
+export type GameSessionState = 'LOGIN_REQUIRED' | 'REGISTER_REQUIRED' | 'HAS_SESSION' | 'TFA_REQUIRED' | 'EMAIL_NOT_VERIFIED' | 'USERNAME_CASE_MISMATCH';
+
+export interface GameSession {
+  state: GameSessionState;
+  token?: string;
+  /** The account's name as registered. */
+  realname?: string;
+}
+
 const USERNAME = /^[A-Za-z0-9_]{3,16}$/;
 /** Deliberately plain: something@something.tld, no spaces, within the column's 191 characters. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -143,6 +153,28 @@ export class AuthService {
   async checkSession(token: string): Promise<void> {
     const rows = await this.#db.query('select id from auth_sessions where token_hash = ? and verified = 1 and expires_at > ?', [tokenHash(token), now()]);
     if (!rows.length) throw new DomainError('SESSION_NOT_FOUND', 'No live session has this token.');
+  }
+
+  /**
+   * What the game auth plugin does with a player who is joining (its `SessionState`): register,
+   * log in, enter a two-factor code, or come in on a live session opened from the same address
+   * and client. A name in another letter case than the account's is refused, so two players
+   * cannot share one account by case. A token is new each time: stored tokens are only hashes.
+   */
+  async gameSession(username: string, client: Required<ClientInfo>): Promise<GameSession> {
+    if (!USERNAME.test(username)) throw new DomainError('INVALID_USERNAME', 'The username must be 3 to 16 characters of A-Z, a-z, 0-9 and _.');
+    const user = await this.#users.findByUsername(username);
+    if (!user) return { state: 'REGISTER_REQUIRED' };
+    const realname = user.username;
+    if (realname !== username) return { state: 'USERNAME_CASE_MISMATCH', realname };
+    if (!user.isVerified) return { state: 'EMAIL_NOT_VERIFIED', realname };
+    const [live] = await this.#db.query<{ verified: number }>(
+      'select verified from auth_sessions where user_id = ? and ip = ? and user_agent = ? and expires_at > ? order by verified desc limit 1',
+      [user.id, client.ip, client.useragent, now()]);
+    if (!live) return { state: 'LOGIN_REQUIRED', realname };
+    if (Number(live.verified) === 1) return { state: 'HAS_SESSION', token: await this.#newSession(user.id, client, true, this.#sessionEnd()), realname };
+    // A login from here is waiting for its code: a fresh pending token lets the plugin ask for it.
+    return { state: 'TFA_REQUIRED', token: await this.#newSession(user.id, client, false, addSeconds(now(), TFA_PENDING_SECONDS)), realname };
   }
 
   /** A verified session for a user (e.g. after the game server's own check); `expiresAt` is a stored UTC timestamp. */

@@ -14,6 +14,10 @@ export const ChatSettings = Type.Object({
   ticketStatus: Type.Boolean(),
   ticketCategoryID: Type.String(),
   ticketStaffRoleIDs: Type.Array(Type.String()),
+  /** The chat server the bot serves: without it the bot never removes expired temporary roles. */
+  guildID: Type.String(),
+  /** Whether the bot sets each linked member's nickname to their `realname`. */
+  setNicknameStatus: Type.Boolean(),
 });
 export type ChatSettings = typeof ChatSettings.static;
 

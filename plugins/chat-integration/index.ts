@@ -20,6 +20,8 @@ const options = Type.Object({
     ticketStatus: Type.Boolean({ default: false }),
     ticketCategoryID: Type.String({ default: '' }),
     ticketStaffRoleIDs: Type.Array(Type.String(), { default: [] }),
+    guildID: Type.String({ default: '' }),
+    setNicknameStatus: Type.Boolean({ default: false }),
   }, { default: {} }),
   roleSync: Type.Object({
     apiBaseUrl: Type.String({ default: 'https://discord.com/api/v10' }),

@@ -5,10 +5,11 @@ import { ChatSettings, ChatUserParams, ChatUserRow, RoleList, SettingsEnvelope, 
 
 /** Form flags to booleans; a form cannot send an empty list, so empty ids are dropped (`ticketStaffRoleIDs=` clears it). */
 function toSettings(patch: SettingsPatch): Partial<ChatSettings> {
-  const { roleSyncingStatus, ticketStatus, ticketStaffRoleIDs, ...ids } = patch;
+  const { roleSyncingStatus, ticketStatus, ticketStaffRoleIDs, setNicknameStatus, ...ids } = patch;
   return {
     ...ids,
     ...(roleSyncingStatus === undefined ? {} : { roleSyncingStatus: toBool(roleSyncingStatus) }),
+    ...(setNicknameStatus === undefined ? {} : { setNicknameStatus: toBool(setNicknameStatus) }),
     ...(ticketStatus === undefined ? {} : { ticketStatus: toBool(ticketStatus) }),
     ...(ticketStaffRoleIDs === undefined ? {} : { ticketStaffRoleIDs: ticketStaffRoleIDs.filter((id) => id !== '') }),
   };

@@ -13,6 +13,8 @@ export const SettingsPatch = Type.Object({
   ticketStatus: Type.Optional(S.boolish()),
   ticketCategoryID: Type.Optional(chatId()),
   ticketStaffRoleIDs: Type.Optional(Type.Array(chatId(), { maxItems: 100 })),
+  guildID: Type.Optional(chatId()),
+  setNicknameStatus: Type.Optional(S.boolish()),
 });
 export type SettingsPatch = typeof SettingsPatch.static;
 

@@ -80,7 +80,7 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
     config: { scopeAction: 'buy' },
     schema: {
       tags, summary: 'Buy products with the credit balance',
-      description: 'HTTP 201 by default; the site setting buyResponseStatus switches it to 200.',
+      description: 'HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md\'s 201.',
       body: BuyBody,
       response: { 200: BuyResponse, 201: BuyResponse },
     },

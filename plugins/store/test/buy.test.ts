@@ -29,7 +29,7 @@ t.test('buy: ids or objects in every encoding; totals, balance, stock, order, ev
   let expected = 10_000;
   for (const as of ENCODINGS) {
     const res = await buy(app, { userID: String(steve), products: [String(sword)] }, as);
-    t.equal(res.statusCode, 201, as);
+    t.equal(res.statusCode, 200, as);
     expected -= 1000;
     const body = res.json();
     t.same(body, {
@@ -43,7 +43,7 @@ t.test('buy: ids or objects in every encoding; totals, balance, stock, order, ev
   }
 
   let res = await buy(app, { userID: steve, products: [{ id: potion, quantity: 3 }, { id: sword }] }, 'json');
-  t.equal(res.statusCode, 201);
+  t.equal(res.statusCode, 200);
   t.match(res.json(), { subtotal: '25.00', discount: '3.00', total: '22.00', credits: '48.00', products: [{ id: potion, quantity: 3 }, { id: sword, quantity: 1 }] });
   t.equal(await balanceOf(app, steve), 4800);
 
@@ -51,7 +51,7 @@ t.test('buy: ids or objects in every encoding; totals, balance, stock, order, ev
   for (const payload of [`userID=${steve}&products[]=${potion}`, `userID=${steve}&products=${potion}`,
     `userID=${steve}&products[0][id]=${potion}&products[0][quantity]=1`, `userID=${steve}&products[id]=${potion}`]) {
     res = await form(app, payload);
-    t.equal(res.statusCode, 201, payload);
+    t.equal(res.statusCode, 200, payload);
     t.same(res.json().products, [{ id: potion, quantity: 1, variables: [] }], payload);
   }
   res = await form(app, `userID=${steve}&products=${potion}&products=${sword}`);
@@ -77,9 +77,9 @@ t.test('buy: ids or objects in every encoding; totals, balance, stock, order, ev
   t.equal(events.length, 9, 'one store.order.completed per order');
   t.match(events[3], { orderId: Number(orders[5].id), userId: steve, username: 'steve', type: 'credit', total: 2200, currency: 'USD' });
 
-  await app.settings.update({ buyResponseStatus: 200 });
+  await app.settings.update({ buyResponseStatus: 201 });
   res = await buy(app, { userID: steve, products: [potion] });
-  t.equal(res.statusCode, 200, 'the setting switches the status for the official game plugin');
+  t.equal(res.statusCode, 201, 'the setting switches the status to api.md\'s 201');
   t.equal(res.json().status, true);
 });
 
@@ -132,7 +132,7 @@ t.test('every buy error, and a failed buy changes nothing', async (t) => {
 
   // And the money was enough for exactly this: the checks were not simply refusing everything.
   const ok = await buy(app, { userID: poor, products: [{ id: limited, quantity: 2 }, { id: withVars, variables: { server: 'na' } }] });
-  t.equal(ok.statusCode, 201);
+  t.equal(ok.statusCode, 200);
   t.equal(ok.json().credits, '7.50');
 });
 
@@ -145,7 +145,7 @@ t.test('variables reach the answer and the order', async (t) => {
   });
   const steve = await makeUser(app, 'steve', 1000);
   const res = await form(app, `userID=${steve}&products[0][id]=${kit}&products[0][quantity]=2&products[0][variables][server]=eu&products[0][variables][note]=for%20my%20base&products[0][variables][color]=`);
-  t.equal(res.statusCode, 201, res.body);
+  t.equal(res.statusCode, 200, res.body);
   t.same(res.json().products, [{ id: kit, quantity: 2, variables: [{ name: 'server', value: 'eu' }, { name: 'note', value: 'for my base' }] }],
     'declared order; an empty optional value is left out');
   const [item] = await app.db.query<{ variables: string; quantity: number; unit_total: number }>('select variables, quantity, unit_total from store_order_items');
