@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import multipart from '@fastify/multipart';
 import qs from 'qs';
 import { Type } from '@sinclair/typebox';
+import { sqliteCode } from './db.ts';
 import { DomainError, errorStatus } from './errors.ts';
 
 export interface BodyLimits {
@@ -295,8 +296,8 @@ const MYSQL_UNAVAILABLE = new Set([1021, 1114, 1041, 1290]);
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e = err as { code?: string; cause?: unknown; name?: string; message?: string } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
     if (e.code && UNAVAILABLE.has(e.code)) return true;
-    const { errcode, errno } = e as { errcode?: number; errno?: number };
-    if (typeof errcode === 'number' && SQLITE_UNAVAILABLE.has(errcode & 0xff)) return true;
+    const errno = (e as { errno?: number }).errno;
+    if (SQLITE_UNAVAILABLE.has(sqliteCode(e) ?? -1)) return true;
     if (typeof errno === 'number' && MYSQL_UNAVAILABLE.has(errno)) return true;
     if (e.name === 'ConnectionException') return true;
     if (typeof e.message === 'string' && /connection (is in closed state|lost)|Pool is closed|Can't add new command when connection is in closed state/i.test(e.message)) return true;

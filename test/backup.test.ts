@@ -2,30 +2,17 @@
  * npm run backup / restore, and npm run migrate -- status: run as an operator runs them, against
  * the database a server is using (SQLite file, or a scratch MySQL/MariaDB database).
  */
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { rootDir } from '../core/config.ts';
-import { build, call, freshDatabaseUrl } from './helper.ts';
+import { build, call, scratchDir, sharedDatabaseUrl } from './helper.ts';
 import { newUser, rowCount } from './fixtures.ts';
 
 const run = promisify(execFile);
-
-/** A folder of the test's own, removed when it ends. */
-function scratch(t: Test): string {
-  const dir = mkdtempSync(join(tmpdir(), 'backup-test-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function databaseUrl(t: Test): Promise<string> {
-  if (process.env.TEST_MYSQL_URL) return freshDatabaseUrl(t);
-  return `sqlite:${join(scratch(t), 'db.sqlite')}`;
-}
 
 function cli(script: string, databaseUrl: string, ...args: string[]) {
   return run(process.execPath, [join(rootDir, 'core/cli', script), ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, cwd: rootDir });
@@ -52,7 +39,7 @@ async function wipe(url: string): Promise<void> {
 }
 
 t.test('a backup taken under load restores every row written before it, consistent', async (t) => {
-  const url = await databaseUrl(t);
+  const url = await sharedDatabaseUrl(t);
   const app = await build(t, { databaseUrl: url, features: ['users', 'credits'] });
   const users = [];
   for (let i = 0; i < 5; i++) users.push(await newUser(app, `player${i}`, { cents: 10_000 }));
@@ -70,7 +57,7 @@ t.test('a backup taken under load restores every row written before it, consiste
   while (sent < 20) await new Promise((r) => setTimeout(r, 5));
   const ledgerBefore = await rowCount(app, 'credits_ledger');
   const before = await dump(app, ['users_accounts']);
-  const file = join(scratch(t), 'backup');
+  const file = join(scratchDir(t), 'backup');
   const backedUp = await cli('backup.ts', url, 'backup', file);
   t.match(backedUp.stdout, /Backed up to /);
   const sentBeforeEnd = sent;
@@ -99,11 +86,11 @@ t.test('a backup taken under load restores every row written before it, consiste
 });
 
 t.test('restore refuses a file that is not a backup, and changes nothing', { skip: Boolean(process.env.TEST_MYSQL_URL) && 'SQLite file check' }, async (t) => {
-  const url = await databaseUrl(t);
+  const url = await sharedDatabaseUrl(t);
   const app = await build(t, { databaseUrl: url, features: ['users'] });
   await newUser(app, 'keeper');
   await app.close();
-  const bogus = join(scratch(t), 'not-a-backup');
+  const bogus = join(scratchDir(t), 'not-a-backup');
   writeFileSync(bogus, 'hello');
   await t.rejects(cli('backup.ts', url, 'restore', bogus), { code: 2, stderr: /not a sound SQLite backup/ });
   const again = await build(t, { databaseUrl: url, features: ['users'] });
@@ -112,7 +99,7 @@ t.test('restore refuses a file that is not a backup, and changes nothing', { ski
 });
 
 t.test('npm run migrate -- status lists applied and pending migrations', async (t) => {
-  const url = await databaseUrl(t);
+  const url = await sharedDatabaseUrl(t);
   const before = await cli('migrate.ts', url, 'status');
   const pending = before.stdout.split('\n').filter((l) => l.startsWith('pending\t'));
   t.ok(pending.length > 0, 'a new database has every migration pending');

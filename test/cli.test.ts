@@ -1,20 +1,14 @@
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { rootDir } from '../core/config.ts';
-import { build, freshDatabaseUrl, startServer } from './helper.ts';
+import { build, sharedDatabaseUrl, startServer } from './helper.ts';
 
 const run = promisify(execFile);
 
-async function databaseUrl(t: Test): Promise<string> {
-  if (process.env.TEST_MYSQL_URL) return freshDatabaseUrl(t);
-  const dir = t.testdir({});
-  return `sqlite:${join(dir, 'db.sqlite')}`;
-}
-
 t.test('npm run keys: create, list, revoke; the server honours them', async (t) => {
-  const env = { ...process.env, DATABASE_URL: await databaseUrl(t), LOG_LEVEL: 'silent' };
+  const env = { ...process.env, DATABASE_URL: await sharedDatabaseUrl(t), LOG_LEVEL: 'silent' };
   const keys = (...args: string[]) => run(process.execPath, [join(rootDir, 'core/cli/keys.ts'), ...args], { env, cwd: rootDir });
   const created = await keys('create', 'lobby', '--admin');
   const key = /ck_[0-9a-f]{48}/.exec(created.stdout)?.[0];
@@ -33,7 +27,7 @@ t.test('npm run keys: create, list, revoke; the server honours them', async (t) 
 });
 
 t.test('npm start serves, and SIGTERM shuts it down gracefully', async (t) => {
-  const { child, address, output } = await startServer(t, { DATABASE_URL: await databaseUrl(t), API_KEY: 'start-test-key' });
+  const { child, address, output } = await startServer(t, { DATABASE_URL: await sharedDatabaseUrl(t), API_KEY: 'start-test-key' });
   let res = await fetch(`${address}/health`);
   t.equal(res.status, 200);
   res = await fetch(`${address}/api/admin/settings`);

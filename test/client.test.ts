@@ -4,12 +4,10 @@
  */
 import t from 'tap';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { rootDir } from '../core/config.ts';
-import { freshDatabaseUrl, startServer } from './helper.ts';
+import { sharedDatabaseUrl, startServer } from './helper.ts';
 
 const run = promisify(execFile);
 
@@ -19,13 +17,7 @@ t.test('client/schema.d.ts is generated from the current document', async (t) =>
 });
 
 t.test('the example registers a player, adds credits and reads them back through the typed client', async (t) => {
-  let databaseUrl = await freshDatabaseUrl(t);
-  if (databaseUrl === 'sqlite::memory:') {
-    const dir = mkdtempSync(join(tmpdir(), 'client-test-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    databaseUrl = `sqlite:${join(dir, 'db.sqlite')}`;
-  }
-  const { address } = await startServer(t, { DATABASE_URL: databaseUrl, API_KEY: 'client-example-key' });
+  const { address } = await startServer(t, { DATABASE_URL: await sharedDatabaseUrl(t), API_KEY: 'client-example-key' });
   const { stdout } = await run(process.execPath, [join(rootDir, 'client/example.ts'), 'Alex'], {
     cwd: rootDir, env: { ...process.env, API_URL: address, API_KEY: 'client-example-key' },
   });

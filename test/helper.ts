@@ -5,6 +5,8 @@
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -42,6 +44,19 @@ export async function freshDatabaseUrl(t: TestLike): Promise<string> {
   const url = new URL(server);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/** A folder of the test's own, removed when it ends (unlike t.testdir, a second one leaves the first alone). */
+export function scratchDir(t: TestLike): string {
+  const dir = mkdtempSync(join(tmpdir(), 'test-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A database a second process (the CLI, `npm start`) can open too: a scratch MySQL database, or a SQLite file. */
+export async function sharedDatabaseUrl(t: TestLike): Promise<string> {
+  if (process.env.TEST_MYSQL_URL) return freshDatabaseUrl(t);
+  return `sqlite:${join(scratchDir(t), 'db.sqlite')}`;
 }
 
 export interface BuildTestOptions {

@@ -4,12 +4,10 @@
  */
 import t from 'tap';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { rootDir } from '../core/config.ts';
-import { build, call } from './helper.ts';
+import { build, call, scratchDir } from './helper.ts';
 import { newUser } from './fixtures.ts';
 import { makeCategory, makeProduct } from '../plugins/store/test/fixtures.ts';
 
@@ -56,9 +54,7 @@ t.test('the document names the scopes of each route', async (t) => {
 });
 
 t.test('npm run keys -- create NAME --scope …', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'scopes-test-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, LOG_LEVEL: 'silent' };
+  const env = { ...process.env, DATABASE_URL: `sqlite:${join(scratchDir(t), 'db.sqlite')}`, LOG_LEVEL: 'silent' };
   const keys = (...args: string[]) => run(process.execPath, [join(rootDir, 'core/cli/keys.ts'), ...args], { env, cwd: rootDir });
   t.match((await keys('create', 'lobby', '--scope', 'credits:read,store:buy', '--scope', 'delivery')).stdout, /Created key "lobby" \(credits:read, store:buy, delivery\)/);
   t.match((await keys('list')).stdout, /^lobby\tcredits:read store:buy delivery\t/m);
