@@ -1,145 +1,219 @@
 /**
- * `npm run bench`: each scenario of bench/<feature>.ts against this server and against its bare
- * Fastify + mysql2 baseline, side by side on one MariaDB, in one run. Prints a markdown table and
- * writes it to bench/results.md.
- *   BENCH_MYSQL_URL  a MySQL/MariaDB server to use (else a private MariaDB is started here)
- *   BENCH_SECONDS    seconds per measurement (default 5)
- *   BENCH_CONNECTIONS concurrent connections (default 10)
- *   BENCH_ONLY       a substring: run only the scenarios whose name contains it
+ * `npm run bench`: the server exactly as shipped (`node core/server.ts`, default config, every
+ * feature on) in a process of its own pinned to core 0, the load generator (bench/load.ts) in
+ * another pinned to core 1, then the bare baseline (bench/baseline.ts) the same way on the same
+ * database — on SQLite and on MariaDB. Prints markdown tables and writes bench/results.md.
+ *   BENCH_DB           sqlite, mariadb, or both (default)
+ *   BENCH_MYSQL_URL    a MySQL/MariaDB server to use (else a private MariaDB is started here)
+ *   BENCH_SECONDS      seconds per measurement (default 5), after a second of warm-up
+ *   BENCH_CONNECTIONS  concurrent connections (default 10)
+ *   BENCH_ONLY         a substring: run only the scenarios whose name contains it
  */
-import { readdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import autocannon from 'autocannon';
-import Fastify from 'fastify';
-import { createPool, createConnection } from 'mysql2/promise';
-import { buildApp } from '../core/app.ts';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { createConnection } from 'mysql2/promise';
 import { rootDir } from '../core/config.ts';
-import { builtinNames } from '../core/features.ts';
-import { MariaDbServer } from '../test/mariadb-server.ts';
-import type { BenchNote, BenchRequest, Scenario } from './scenario.ts';
+import { freePort, MariaDbServer } from '../test/mariadb-server.ts';
+import { Api, type BenchRequest } from './scenario.ts';
+import { loadScenarios } from './scenarios.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const only = process.env.BENCH_ONLY;
+const databases = process.env.BENCH_DB === 'sqlite' || process.env.BENCH_DB === 'mariadb' ? [process.env.BENCH_DB] : ['sqlite', 'mariadb'];
+const pinned = cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+const SERVER_CORE = 0;
+const LOAD_CORE = 1;
 
-interface Measure { rps: number; p50: number; p99: number; errors: number }
+interface Measure { rps: number; p50: number; p99: number; non2xx: number }
+
+/** `node <args>` in a process of its own, on `core` when the machine has two. */
+function spawnNode(core: number, args: string[], env: Record<string, string>): ChildProcess {
+  const [cmd, ...rest] = pinned ? ['taskset', '-c', String(core), process.execPath, ...args] : [process.execPath, ...args];
+  return spawn(cmd!, rest, { cwd: rootDir, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+}
+
+/** The process's own peak and current resident memory, in MiB (Linux /proc). */
+function memory(pid: number): { peak: number; now: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { peak: Math.round(kb('VmHWM') / 1024), now: Math.round(kb('VmRSS') / 1024) };
+}
+
+async function stop(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await exited;
+}
+
+/** Polls `url` until it answers 200; fails if the process exits first. */
+async function healthy(proc: ChildProcess, url: string): Promise<void> {
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`the process exited (${proc.exitCode}) before ${url} answered`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The server as `npm start` runs it, and how long it took from spawn to a healthy /health. */
+async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; ms: number }> {
+  const started = performance.now();
+  const proc = spawnNode(SERVER_CORE, ['core/server.ts'], { ...env, LOG_LEVEL: 'warn' });
+  proc.stdout!.resume();
+  await healthy(proc, `http://127.0.0.1:${env.PORT}/health`);
+  return { proc, ms: performance.now() - started };
+}
+
+async function startBaseline(env: Record<string, string>): Promise<ChildProcess> {
+  const proc = spawnNode(SERVER_CORE, ['bench/baseline.ts'], env);
+  await new Promise<void>((resolve, reject) => {
+    proc.stdout!.once('data', () => resolve());
+    proc.once('exit', (code) => reject(new Error(`the baseline exited (${code})`)));
+  });
+  return proc;
+}
+
+/** Runs the load generator in its own process against `url`, for `duration` seconds. */
+async function load(url: string, requests: BenchRequest[], duration: number): Promise<Measure> {
+  const proc = spawnNode(LOAD_CORE, ['bench/load.ts'], {});
+  proc.stdin!.end(JSON.stringify({ url, requests, connections, seconds: duration }));
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => { out += d; });
+  const code = await new Promise((r) => proc.once('exit', r));
+  if (code !== 0) throw new Error(`the load generator failed (${code})`);
+  return JSON.parse(out) as Measure;
+}
 
 async function measure(url: string, requests: BenchRequest[]): Promise<Measure> {
-  const result = await autocannon({
-    url,
-    connections,
-    duration: seconds,
-    requests: requests.map((r) => ({ method: r.method, path: r.path, headers: r.headers, body: r.body })),
-  });
+  await load(url, requests, 1);
+  return load(url, requests, seconds);
+}
+
+/** The answer to a scenario's first request, to check the baseline gives the same. */
+async function sample(url: string, request: BenchRequest): Promise<unknown> {
+  const res = await fetch(url + request.path, { method: request.method, headers: request.headers, body: request.body });
+  return res.json();
+}
+
+interface DbReport { name: string; version: string; rows: string[]; facts: string[] }
+
+async function benchDatabase(kind: string, databaseUrl: string, version: string): Promise<DbReport> {
+  const key = randomBytes(24).toString('hex');
+  const port = String(await freePort());
+  const env = { DATABASE_URL: databaseUrl, PORT: port, HOST: '127.0.0.1', API_KEY: key };
+  const base = `http://127.0.0.1:${port}`;
+  const scenarios = await loadScenarios();
+
+  // First start: creates the schema. Seeding goes through the server's own API.
+  let server = await startServer(env);
+  const api = new Api(base, key);
+  const requests = new Map<string, BenchRequest[]>();
+  for (const s of scenarios) {
+    requests.set(s.name, (await s.seed(api)).map((r) => ({ ...r, headers: { 'x-api-key': key, ...r.headers } })));
+  }
+  // Startup on an existing database, the usual case: the median of three.
+  const starts: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    await stop(server.proc);
+    server = await startServer(env);
+    starts.push(server.ms);
+  }
+  starts.sort((a, b) => a - b);
+
+  const ours = new Map<string, Measure>();
+  const answers = new Map<string, unknown>();
+  for (const s of scenarios) {
+    const reqs = requests.get(s.name)!;
+    if (s.readOnly) answers.set(s.name, await sample(base, reqs[0]!));
+    ours.set(s.name, await measure(base, reqs));
+    console.log(`${kind} ${s.name}: ${ours.get(s.name)!.rps.toFixed(0)} req/s`);
+  }
+  const serverMemory = memory(server.proc.pid!);
+  await stop(server.proc);
+
+  const baseline = await startBaseline(env);
+  const rows: string[] = [];
+  let baselineMemory: ReturnType<typeof memory>;
+  try {
+    for (const s of scenarios) {
+      const reqs = requests.get(s.name)!;
+      const same = s.readOnly ? (isDeepStrictEqual(await sample(base, reqs[0]!), answers.get(s.name)) ? 'yes' : 'NO') : 'n/a (writes)';
+      const b = await measure(base, reqs);
+      const o = ours.get(s.name)!;
+      const row = `| ${s.name} | ${o.rps.toFixed(0)} | ${o.p50} | ${o.p99} | ${b.rps.toFixed(0)} | ${b.p50} | ${b.p99} | **${(o.rps / b.rps).toFixed(2)}** | ${same} | ${o.non2xx}/${b.non2xx} |`;
+      console.log(row);
+      rows.push(row);
+    }
+    baselineMemory = memory(baseline.pid!);
+  } finally {
+    await stop(baseline);
+  }
   return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.non2xx + result.errors + result.timeouts,
+    name: kind,
+    version,
+    rows,
+    facts: [
+      `Server process peak RSS over the whole run: **${serverMemory.peak} MiB** (${serverMemory.now} MiB at the end); the baseline's: ${baselineMemory.peak} MiB.`,
+      `\`node core/server.ts\` (what \`npm start\` runs) to a healthy /health on the seeded database: **${starts[1]!.toFixed(0)} ms** (median of 3; ${starts.map((s) => s.toFixed(0)).join(', ')}).`,
+    ],
   };
 }
 
-async function loadScenarios(): Promise<{ scenarios: Scenario[]; notes: BenchNote[] }> {
-  const files = readdirSync(join(rootDir, 'bench')).filter((f) => f.endsWith('.ts') && !['run.ts', 'scenario.ts'].includes(f)).sort();
-  const scenarios: Scenario[] = [];
-  const notes: BenchNote[] = [];
-  for (const f of files) {
-    const mod = await import(pathToFileURL(join(rootDir, 'bench', f)).href) as { scenarios?: Scenario[]; notes?: BenchNote[] };
-    scenarios.push(...(mod.scenarios ?? []).filter((s) => !only || s.name.includes(only)));
-    // Notes belong to the whole report: a run narrowed to some scenarios leaves them out.
-    if (!only) notes.push(...(mod.notes ?? []));
+const reports: DbReport[] = [];
+for (const kind of databases) {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-'));
+    try {
+      reports.push(await benchDatabase('SQLite', `sqlite:${join(dir, 'bench.db')}`, `node:sqlite ${process.versions.sqlite}`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    continue;
   }
-  return { scenarios, notes };
-}
-
-/** A fresh database on the benchmark server and an app on it running `features`. */
-async function appOn(features: string[]) {
+  let server: MariaDbServer | undefined;
+  let url = process.env.BENCH_MYSQL_URL;
+  if (!url) {
+    server = await MariaDbServer.create();
+    url = `mysql://app:app@127.0.0.1:${server.port}/`;
+  }
+  const root = new URL(url);
+  root.pathname = '/';
+  const admin = await createConnection({ uri: root.toString() });
   const dbName = `bench_${randomBytes(4).toString('hex')}`;
-  await admin.query(`create database ${dbName}`);
-  const url = new URL(rootUrl.toString());
-  url.pathname = `/${dbName}`;
-  const plugins = Object.fromEntries(builtinNames().map((n) => [n, { enabled: features.includes(n) }]));
-  const app = await buildApp({
-    env: { DATABASE_URL: url.toString() },
-    config: { log: { level: 'warn' }, database: { poolSize: 10 }, plugins },
-  });
-  return { app, url: url.toString(), drop: () => admin.query(`drop database ${dbName}`) };
-}
-
-let server: MariaDbServer | undefined;
-let serverUrl = process.env.BENCH_MYSQL_URL;
-if (!serverUrl) {
-  server = await MariaDbServer.create();
-  serverUrl = `mysql://app:app@127.0.0.1:${server.port}/`;
-}
-const rootUrl = new URL(serverUrl);
-rootUrl.pathname = '/';
-const admin = await createConnection({ uri: rootUrl.toString() });
-const [[version]] = await admin.query('select version() as v') as unknown as [{ v: string }[]];
-
-const rows: string[] = [];
-const noteLines: string[] = [];
-let peakRss = 0;
-const sampler = setInterval(() => { peakRss = Math.max(peakRss, process.memoryUsage().rss); }, 100);
-try {
-  const { scenarios, notes } = await loadScenarios();
-  for (const scenario of scenarios) {
-    const { app, url, drop } = await appOn(scenario.features);
-    const pool = createPool({ uri: url, connectionLimit: 10 });
-    const baseline = Fastify({ logger: false });
-    try {
-      const key = await app.apiKeys.create('bench', ['api', 'admin']);
-      const requests = (await scenario.prepare(app, key)).map((r) => ({ ...r, headers: { 'x-api-key': key, ...r.headers } }));
-      const appAddress = await app.listen({ host: '127.0.0.1', port: 0 });
-      const route = scenario.baseline(pool);
-      baseline.route({ method: route.method, url: route.url, handler: route.handler });
-      const baseAddress = await baseline.listen({ host: '127.0.0.1', port: 0 });
-      const ours = await measure(appAddress, requests);
-      const base = await measure(baseAddress, requests);
-      const row = `| ${scenario.name} | ${ours.rps.toFixed(0)} | ${ours.p50} | ${ours.p99} | ${base.rps.toFixed(0)} | ${base.p50} | ${base.p99} | ${(ours.rps / base.rps).toFixed(2)} | ${ours.errors}/${base.errors} |`;
-      console.log(row);
-      rows.push(row);
-    } finally {
-      await app.close();
-      await baseline.close();
-      await pool.end();
-      await drop();
-    }
+  try {
+    const [[row]] = await admin.query('select version() as v') as unknown as [{ v: string }[]];
+    await admin.query(`create database ${dbName}`);
+    root.pathname = `/${dbName}`;
+    reports.push(await benchDatabase('MariaDB', root.toString(), String(row?.v)));
+  } finally {
+    await admin.query(`drop database if exists ${dbName}`);
+    await admin.end();
+    await server?.destroy();
   }
-  for (const note of notes) {
-    const { app, drop } = await appOn(note.features);
-    try {
-      const line = await note.measure(app);
-      console.log(line);
-      noteLines.push(`- ${line}`);
-    } finally {
-      await app.close();
-      await drop();
-    }
-  }
-} finally {
-  clearInterval(sampler);
-  await admin.end();
-  await server?.destroy();
 }
 
 const cpu = cpus();
 const report = `# Benchmark results
 
-Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpu.length} × ${cpu[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB,
-Node ${process.version}, MariaDB ${version?.v}; ${connections} connections, ${seconds} s per measurement, load generator on the same cores.
-Latencies in ms. "ratio" = this server's requests/s ÷ the bare Fastify + mysql2 baseline's. "non-2xx" = this server / baseline.
+Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpu.length} × ${cpu[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}.
+The server as shipped (default config, every feature on) ${pinned ? 'pinned to core 0, the load generator (autocannon) in its own process on core 1' : 'and the load generator in separate processes (one core: not pinned)'};
+then the bare Fastify + driver baseline (bench/baseline.ts) the same way on the same database, doing the same database work by hand.
+${connections} connections, ${seconds} s per measurement after 1 s of warm-up. Latencies in ms. "ratio" = server req/s ÷ baseline req/s.
+"same answer": the baseline's JSON for the first request equals the server's. "non-2xx" = server / baseline.
+${reports.map((r) => `
+## ${r.name} (${r.version})
 
-| scenario | req/s | p50 | p99 | baseline req/s | baseline p50 | baseline p99 | ratio | non-2xx |
-|---|---|---|---|---|---|---|---|---|
-${rows.join('\n')}
+| scenario | req/s | p50 | p99 | baseline req/s | baseline p50 | baseline p99 | ratio | same answer | non-2xx |
+|---|---|---|---|---|---|---|---|---|---|
+${r.rows.join('\n')}
 
-${noteLines.join('\n')}
-
-Peak memory (RSS) of the benchmark process, server and load generator together: ${Math.round(peakRss / 2 ** 20)} MiB.
-`;
+${r.facts.map((f) => `- ${f}`).join('\n')}
+`).join('')}`;
 writeFileSync(join(rootDir, 'bench/results.md'), report);
 console.log(`\n${report}`);

@@ -1,18 +1,18 @@
 /**
- * A benchmark scenario: one hot endpoint of this server, and a bare Fastify + mysql2 route doing
- * the same database work, measured side by side by `npm run bench` (bench/run.ts).
- * Each feature keeps its scenarios in bench/<feature>.ts and exports them as `scenarios`; a
- * growth measurement is two scenarios at two sizes (e.g. `store/listing-10`, `store/listing-1000`).
- * The helpers at the end are what several scenarios seed and run their baselines with.
+ * A benchmark scenario: one hot endpoint of this server, and a route of the bare baseline server
+ * (bench/baseline.ts) doing the same database work, measured one after the other by
+ * `npm run bench` (bench/run.ts). Each feature keeps its scenarios in bench/<feature>.ts and
+ * exports them as `scenarios`.
+ *
+ * The server is seeded through its own HTTP API, as an admin would; the baseline then runs on
+ * the very same database, so both answer from the same rows.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Pool, PoolConnection } from 'mysql2/promise';
-import { creditsRef } from '../plugins/credits/contract.ts';
-import { usersRef } from '../plugins/users/contract.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { BaseDb } from './base-db.ts';
 
 export interface BenchRequest {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
-  /** Path and query, e.g. `/api/users/?username=u1`. */
+  method: 'GET' | 'POST';
+  /** Path and query, e.g. `/api/users?username=u1`. */
   path: string;
   headers?: Record<string, string>;
   body?: string;
@@ -21,65 +21,69 @@ export interface BenchRequest {
 export interface Scenario {
   /** Row name in the report, e.g. `credits/send`. */
   name: string;
-  /** Features the server runs for this scenario. */
-  features: string[];
   /**
-   * Seeds the server's database (through its services or app.inject) and returns the requests
-   * autocannon cycles through. `key` is an admin API key; the runner sends it as X-Api-Key with
-   * every request, so the requests need not.
+   * Seeds the database through the running server and returns the requests the load generator
+   * cycles through (the runner adds the API key).
    */
-  prepare(app: FastifyInstance, key: string): Promise<BenchRequest[]>;
-  /**
-   * The baseline: the same database work on a bare mysql2 pool, served by a plain Fastify route.
-   * It receives the same requests as the server, so its `url` must match their paths.
-   */
-  baseline(pool: Pool): {
-    method: BenchRequest['method'];
-    url: string;
-    handler(request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
-  };
+  seed(api: Api): Promise<BenchRequest[]>;
+  /** Reads only: the runner checks that server and baseline give the same answer. */
+  readOnly?: boolean;
+  /** The baseline route, served by bench/baseline.ts on the same database. */
+  baseline: BaselineRoute;
 }
 
-/**
- * A figure that is not a throughput (e.g. how many SQL statements a listing runs at two sizes).
- * Exported as `notes` from bench/<feature>.ts; the runner builds a server with `features` on a
- * fresh database and prints `measure`'s sentence under the table.
- */
-export interface BenchNote {
-  features: string[];
-  measure(app: FastifyInstance): Promise<string>;
+export interface BaselineRoute {
+  method: BenchRequest['method'];
+  url: string;
+  handler(db: BaseDb, request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
 }
 
-/**
- * Makes a thing through the server's own API, as an admin would; anything but a 2xx stops the run.
- * Returns its id (`id`, or `data.id` where the answer is `{ success, data }`).
- */
-export async function seedPost(app: FastifyInstance, key: string, url: string, body: Record<string, unknown>): Promise<string> {
-  const res = await app.inject({ method: 'POST', url, headers: { 'x-api-key': key }, payload: body });
-  if (res.statusCode >= 300) throw new Error(`seeding ${url}: ${res.statusCode} ${res.body}`);
-  const json = res.json() as { id?: string; data?: { id: string } };
-  return json.data?.id ?? json.id!;
-}
+/** The running server's HTTP API, with an admin key. */
+export class Api {
+  readonly #base: string;
+  readonly #key: string;
 
-/** A user made through the services, with `cents` in the wallet; returns the user's id. */
-export async function userWithCredits(app: FastifyInstance, username: string, cents: number): Promise<number> {
-  const user = await app.services.get(usersRef).createAccount({ username, email: `${username}@example.com`, creationIP: '10.0.0.1' });
-  await app.services.get(creditsRef).change(user.id, cents, { reason: 'bench' });
-  return user.id;
-}
+  constructor(base: string, key: string) {
+    this.#base = base;
+    this.#key = key;
+  }
 
-/** Runs `work` in a transaction on one pooled connection: committed when it returns, rolled back when it throws. */
-export async function inTransaction<T>(pool: Pool, work: (conn: PoolConnection) => Promise<T>): Promise<T> {
-  const conn = await pool.getConnection();
-  try {
-    await conn.beginTransaction();
-    const result = await work(conn);
-    await conn.commit();
-    return result;
-  } catch (err) {
-    await conn.rollback();
-    throw err;
-  } finally {
-    conn.release();
+  /** Sends a JSON body; anything but a 2xx stops the run. Returns the parsed answer. */
+  async send(method: 'POST' | 'PUT' | 'PATCH', path: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const res = await fetch(this.#base + path, {
+      method, headers: { 'x-api-key': this.#key, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`seeding ${method} ${path}: ${res.status} ${text}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  }
+
+  /** Makes a thing and returns its id (`id`, or `data.id` where the answer is `{ status, data }`). */
+  async create(path: string, body: Record<string, unknown>): Promise<string> {
+    const json = await this.send('POST', path, body) as { id?: string; data?: { id: string } };
+    return json.data?.id ?? json.id!;
+  }
+
+  /** Registers a player (each on an address of its own, so the per-address limit never refuses the seed) with `cents` credits. */
+  async player(i: number, username: string, cents: number, password = PASSWORD): Promise<string> {
+    await this.send('POST', '/api/auth/register', {
+      username, password, email: `${username.toLowerCase()}@example.com`, ip: `10.${(i >> 8) & 255}.${i & 255}.1`, useragent: USERAGENT,
+    });
+    if (cents) await this.send('POST', '/api/credits/set', { target_username: username, amount: (cents / 100).toFixed(2) });
+    const profile = await fetch(`${this.#base}/api/users?username=${encodeURIComponent(username)}`, { headers: { 'x-api-key': this.#key } });
+    return (await profile.json() as { id: string }).id;
+  }
+
+  /** Runs `make(i)` for i < count, `batch` at a time: seeding thousands of rows one by one would take minutes. */
+  static async batched(count: number, batch: number, make: (i: number) => Promise<unknown>): Promise<void> {
+    for (let start = 0; start < count; start += batch) {
+      await Promise.all(Array.from({ length: Math.min(batch, count - start) }, (_, k) => make(start + k)));
+    }
   }
 }
+
+export const PASSWORD = 'correct horse battery';
+export const USERAGENT = 'GameServer/1.0';
+
+/** Money as the API shows it: cents to "12.34". */
+export const money = (cents: number) => (cents / 100).toFixed(2);

@@ -3,7 +3,6 @@
  * starting first) waits for it with backoff, one line per attempt naming DATABASE_URL, instead of
  * exiting with a stack trace. A MySQL database that does not exist is never created silently.
  */
-import { createConnection } from 'mysql2/promise';
 import { ConfigError, type AppConfig } from './config.ts';
 import { parseDatabaseUrl } from './db.ts';
 import { isDatabaseUnavailable } from './http.ts';
@@ -32,6 +31,7 @@ async function ensureMysqlDatabase(config: AppConfig['database'], say: (line: st
   if (target.dialect !== 'mysql') return;
   const server = new URL(target.url!);
   server.pathname = '/';
+  const { createConnection } = await import('mysql2/promise');
   const conn = await createConnection({ uri: server.toString(), connectTimeout: config.connectTimeoutMs });
   try {
     const [rows] = await conn.query('select schema_name from information_schema.schemata where schema_name = ?', [target.dbName]);

@@ -6,7 +6,7 @@ import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
 
 t.test('after migrating, the schema matches the entities of every feature', async (t) => {
   const app = await build(t, { config: { plugins: { hello: { enabled: true } } } });
-  const diff = await app.db.orm.schema.getUpdateSchemaSQL({ wrap: false, safe: false, dropTables: false });
+  const diff = await (await app.db.orm()).schema.getUpdateSchemaSQL({ wrap: false, safe: false, dropTables: false });
   t.equal(diff.trim(), '', `no difference on ${app.db.dialect}`);
 });
 

@@ -63,7 +63,7 @@ async function diff(dialect: Dialect): Promise<string[]> {
     });
     try {
       await migrate(db);
-      const sql = await db.orm.schema.getUpdateSchemaSQL({ wrap: false, safe: false, dropTables: false });
+      const sql = await (await db.orm()).schema.getUpdateSchemaSQL({ wrap: false, safe: false, dropTables: false });
       return sql.split(/;\n/).map((s) => s.trim()).filter(Boolean).filter((s) => !/core_migrations/.test(s));
     } finally {
       await db.close();

@@ -26,8 +26,8 @@ try {
   }), console.error);
   try {
     if (command === 'status') {
-      const applied = await db.orm.migrator.getExecuted();
-      const pending = await db.orm.migrator.getPending();
+      const applied = await (await db.orm()).migrator.getExecuted();
+      const pending = await (await db.orm()).migrator.getPending();
       for (const m of applied) console.log(`applied\t${m.name}`);
       for (const m of pending) console.log(`pending\t${m.name}`);
       console.log(`${applied.length} applied, ${pending.length} pending.`);

@@ -15,7 +15,6 @@ import { migrations } from './migrations/index.ts';
 import { paypalGateway } from './paypal.ts';
 import { paymentsRoutes } from './routes.ts';
 import { Payments } from './service.ts';
-import { stripeGateway } from './stripe.ts';
 
 const options = Type.Object({
   /** Not a secret: which PayPal (live or sandbox) the credentials belong to. */
@@ -44,6 +43,8 @@ export default defineFeature({
     });
     const stripeMissing = missing(env, ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
     if (stripeMissing.length === 0) {
+      // The Stripe SDK is loaded only when it is configured: it is the biggest module we have.
+      const { stripeGateway } = await import('./stripe.ts');
       payments.registerGateway(stripeGateway({ secretKey: env.STRIPE_SECRET_KEY!, webhookSecret: env.STRIPE_WEBHOOK_SECRET! }));
     } else {
       payments.disableGateway('stripe', `${stripeMissing.join(', ')} not set`);

@@ -1,7 +1,7 @@
+import type { FastifyInstance } from 'fastify';
 import t from 'tap';
 import { apiKey, call } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
-import { countQueries, listingQueryCount } from '../../../bench/store.ts';
 import { makeCategory, makeProduct, makeRole, makeUser, storeApp } from './fixtures.ts';
 
 const CATEGORY_KEYS = ['id', 'parentID', 'name', 'slug', 'imageID', 'imageType', 'priority', 'gameStatus', 'gameTitle', 'gameDescription', 'gameItem', 'isActive'];
@@ -244,6 +244,30 @@ t.test('listing ?username=: restricted marks products whose role the user holds 
   t.same(await restricted('?username=nobody'), { [foreverProduct]: false, [timedProduct]: false, [noRole]: false }, 'an unknown player still browses');
   t.same(await restricted(''), { [foreverProduct]: false, [timedProduct]: false, [noRole]: false });
 });
+
+/** Runs `fn` and returns how many SQL statements the database ran meanwhile (nothing else may run). */
+async function countQueries(app: FastifyInstance, fn: () => Promise<unknown>): Promise<number> {
+  const before = app.db.statements;
+  await fn();
+  return app.db.statements - before;
+}
+
+/** Statements of one listing over a nested catalogue of `products` products, some discounted, stocked or with variables. */
+async function listingQueryCount(app: FastifyInstance, products: number): Promise<number> {
+  const categories = Math.max(1, Math.min(20, Math.floor(products / 10)));
+  for (let c = 0; c < categories; c++) {
+    const parentID = c % 2 ? await makeCategory(app, { name: `Group ${c}` }) : 0;
+    const categoryID = await makeCategory(app, { name: `Category ${c}`, parentID });
+    await Promise.all(Array.from({ length: Math.ceil(products / categories) }, (_, p) => makeProduct(app, {
+      categoryID, name: `Product ${c}-${p}`, price: `${1 + (p % 40)}.99`,
+      ...(p % 3 === 0 ? { discountedPrice: '0.99' } : {}),
+      ...(p % 4 === 0 ? { stock: 1000 } : {}),
+      ...(p % 5 === 0 ? { variables: [{ name: 'server', required: true, values: ['eu', 'na'] }] } : {}),
+      ...(p % 10 === 9 ? { isActive: false } : {}),
+    })));
+  }
+  return countQueries(app, () => call(app, '/api/store/listing'));
+}
 
 t.test('the listing runs a fixed number of statements however big the catalogue', async (t) => {
   const small = await storeApp(t);

@@ -1,0 +1,93 @@
+/**
+ * The baseline's database access, as a careful hand-written server would do it: on SQLite one
+ * node:sqlite connection with each statement prepared once and transactions run synchronously
+ * (nothing can interleave, so no lock is needed); on MySQL/MariaDB a mysql2 pool of server-side
+ * prepared statements. The same connection settings as the server's, so both read the same types.
+ */
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { createPool, type Pool, type PoolConnection } from 'mysql2/promise';
+
+export type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rows of hand-written SQL
+
+/** A SQLite connection whose statements are prepared once. */
+export class SqliteBase {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+
+  constructor(file: string) {
+    this.#db = new DatabaseSync(file);
+    this.#db.exec('pragma journal_mode = wal; pragma busy_timeout = 5000; pragma foreign_keys = on');
+  }
+
+  #stmt(sql: string): StatementSync {
+    let stmt = this.#statements.get(sql);
+    if (!stmt) this.#statements.set(sql, stmt = this.#db.prepare(sql));
+    return stmt;
+  }
+
+  all(sql: string, ...params: (string | number | null)[]): Row[] {
+    return this.#stmt(sql).all(...params) as Row[];
+  }
+
+  run(sql: string, ...params: (string | number | null)[]): { changes: number; lastId: number } {
+    const res = this.#stmt(sql).run(...params);
+    return { changes: Number(res.changes), lastId: Number(res.lastInsertRowid) };
+  }
+
+  /** `fn` all-or-nothing; it runs synchronously, so no other request's statement can join it. */
+  tx<T>(fn: () => T): T {
+    this.#db.exec('begin immediate');
+    try {
+      const result = fn();
+      this.#db.exec('commit');
+      return result;
+    } catch (err) {
+      if (this.#db.isTransaction) this.#db.exec('rollback');
+      throw err;
+    }
+  }
+}
+
+/** What a baseline route gets: one of the two, and reads that work on either. */
+export class BaseDb {
+  readonly sqlite?: SqliteBase;
+  readonly pool?: Pool;
+
+  constructor(url: string) {
+    if (url.startsWith('sqlite:')) {
+      this.sqlite = new SqliteBase(url.slice('sqlite:'.length));
+    } else {
+      this.pool = createPool({
+        uri: url, connectionLimit: 10, maxIdle: 10, enableKeepAlive: true, timezone: 'Z', supportBigNumbers: true, dateStrings: true, jsonStrings: true,
+      });
+    }
+  }
+
+  /** Rows of a read; placeholders are `?` on both. */
+  async all(sql: string, params: (string | number | null)[] = []): Promise<Row[]> {
+    if (this.sqlite) return this.sqlite.all(sql, ...params);
+    return (await this.pool!.execute(sql, params))[0] as Row[];
+  }
+
+  /** MySQL: `work` in a transaction on one pooled connection, committed when it returns. */
+  async mysqlTx<T>(work: (conn: PoolConnection) => Promise<T>): Promise<T> {
+    const conn = await this.pool!.getConnection();
+    try {
+      await conn.query('start transaction');
+      try {
+        const result = await work(conn);
+        await conn.query('commit');
+        return result;
+      } catch (err) {
+        await conn.query('rollback');
+        throw err;
+      }
+    } finally {
+      conn.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.end();
+  }
+}
