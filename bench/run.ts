@@ -30,10 +30,17 @@ const LOAD_CORE = 1;
 
 interface Measure { rps: number; p50: number; p99: number; non2xx: number }
 
+/** Every process started here, so none outlives a failed run. */
+const children = new Set<ChildProcess>();
+process.on('exit', () => { for (const child of children) child.kill('SIGKILL'); });
+
 /** `node <args>` in a process of its own, on `core` when the machine has two. */
 function spawnNode(core: number, args: string[], env: Record<string, string>): ChildProcess {
   const [cmd, ...rest] = pinned ? ['taskset', '-c', String(core), process.execPath, ...args] : [process.execPath, ...args];
-  return spawn(cmd!, rest, { cwd: rootDir, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(cmd!, rest, { cwd: rootDir, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
 }
 
 /** The process's own peak and current resident memory, in MiB (Linux /proc). */
@@ -61,10 +68,13 @@ async function healthy(proc: ChildProcess, url: string): Promise<void> {
   }
 }
 
+/** What `npm start` runs after `node`: the server's entry and any Node flags it is shipped with. */
+const startArgs = (JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').slice(1);
+
 /** The server as `npm start` runs it, and how long it took from spawn to a healthy /health. */
 async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; ms: number }> {
   const started = performance.now();
-  const proc = spawnNode(SERVER_CORE, ['core/server.ts'], { ...env, LOG_LEVEL: 'warn' });
+  const proc = spawnNode(SERVER_CORE, startArgs, { ...env, LOG_LEVEL: 'warn' });
   proc.stdout!.resume();
   await healthy(proc, `http://127.0.0.1:${env.PORT}/health`);
   return { proc, ms: performance.now() - started };
@@ -101,6 +111,18 @@ async function sample(url: string, request: BenchRequest): Promise<unknown> {
   return res.json();
 }
 
+/** The first place two answers differ, to say why "same answer" is NO. */
+function firstDifference(a: unknown, b: unknown, path = '$'): string | undefined {
+  if (isDeepStrictEqual(a, b)) return undefined;
+  if (a && b && typeof a === 'object' && typeof b === 'object') {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
+      if (d) return d;
+    }
+  }
+  return `${path}: server ${JSON.stringify(a)?.slice(0, 80)}, baseline ${JSON.stringify(b)?.slice(0, 80)}`;
+}
+
 interface DbReport { name: string; version: string; rows: string[]; facts: string[] }
 
 async function benchDatabase(kind: string, databaseUrl: string, version: string): Promise<DbReport> {
@@ -129,11 +151,11 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   const ours = new Map<string, Measure>();
   const answers = new Map<string, unknown>();
   for (const s of scenarios) {
-    const reqs = requests.get(s.name)!;
-    if (s.readOnly) answers.set(s.name, await sample(base, reqs[0]!));
-    ours.set(s.name, await measure(base, reqs));
+    ours.set(s.name, await measure(base, requests.get(s.name)!));
     console.log(`${kind} ${s.name}: ${ours.get(s.name)!.rps.toFixed(0)} req/s`);
   }
+  // Read when nothing more will write, and compared before the baseline writes anything.
+  for (const s of scenarios.filter((s) => s.readOnly)) answers.set(s.name, await sample(base, requests.get(s.name)![0]!));
   const serverMemory = memory(server.proc.pid!);
   await stop(server.proc);
 
@@ -141,10 +163,15 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   const rows: string[] = [];
   let baselineMemory: ReturnType<typeof memory>;
   try {
+    const differences = new Map<string, string | undefined>();
+    for (const s of scenarios.filter((s) => s.readOnly)) {
+      const difference = firstDifference(answers.get(s.name), await sample(base, requests.get(s.name)![0]!));
+      if (difference) console.log(`${kind} ${s.name}: the answers differ at ${difference}`);
+      differences.set(s.name, difference);
+    }
     for (const s of scenarios) {
-      const reqs = requests.get(s.name)!;
-      const same = s.readOnly ? (isDeepStrictEqual(await sample(base, reqs[0]!), answers.get(s.name)) ? 'yes' : 'NO') : 'n/a (writes)';
-      const b = await measure(base, reqs);
+      const same = !s.readOnly ? 'n/a (writes)' : differences.get(s.name) ? 'NO' : 'yes';
+      const b = await measure(base, requests.get(s.name)!);
       const o = ours.get(s.name)!;
       const row = `| ${s.name} | ${o.rps.toFixed(0)} | ${o.p50} | ${o.p99} | ${b.rps.toFixed(0)} | ${b.p50} | ${b.p99} | **${(o.rps / b.rps).toFixed(2)}** | ${same} | ${o.non2xx}/${b.non2xx} |`;
       console.log(row);
@@ -160,7 +187,7 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
     rows,
     facts: [
       `Server process peak RSS over the whole run: **${serverMemory.peak} MiB** (${serverMemory.now} MiB at the end); the baseline's: ${baselineMemory.peak} MiB.`,
-      `\`node core/server.ts\` (what \`npm start\` runs) to a healthy /health on the seeded database: **${starts[1]!.toFixed(0)} ms** (median of 3; ${starts.map((s) => s.toFixed(0)).join(', ')}).`,
+      `\`npm start\`'s command (\`node ${startArgs.join(' ')}\`) to a healthy /health on the seeded database: **${starts[1]!.toFixed(0)} ms** (median of 3; ${starts.map((s) => s.toFixed(0)).join(', ')}).`,
     ],
   };
 }

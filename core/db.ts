@@ -92,7 +92,7 @@ function sqliteValue(value: unknown): unknown {
   return value;
 }
 
-/** Prepared statements by SQL text, the least recently used dropped past a bound. */
+/** Prepared statements by SQL text, the oldest dropped past a bound. */
 class StatementCache {
   readonly #db: DatabaseSync;
   readonly #cache = new Map<string, StatementSync>();
@@ -105,12 +105,11 @@ class StatementCache {
 
   get(sql: string): StatementSync {
     let stmt = this.#cache.get(sql);
-    if (stmt) {
-      this.#cache.delete(sql);
-    } else {
-      stmt = this.#db.prepare(sql);
-      if (this.#cache.size >= this.#max) this.#cache.delete(this.#cache.keys().next().value!);
-    }
+    if (stmt) return stmt;
+    // The oldest prepared goes first: the statements a server runs are few and fixed, so the
+    // bound only matters for text that varies (IN lists of different lengths).
+    if (this.#cache.size >= this.#max) this.#cache.delete(this.#cache.keys().next().value!);
+    stmt = this.#db.prepare(sql);
     this.#cache.set(sql, stmt);
     return stmt;
   }

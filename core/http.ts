@@ -110,34 +110,40 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
   });
   // Multipart fields are turned into the same `key=value` pairs a form would send, so the three
   // encodings share one parser and one set of rules.
-  app.addHook('preValidation', async (request: FastifyRequest) => {
-    if (request.isMultipart()) {
-      const pairs: string[] = [];
-      let bytes = 0;
-      try {
-        for await (const part of request.parts()) {
-          let value: string;
-          if (part.type === 'file') {
-            value = (await part.toBuffer()).toString('utf8');
-          } else {
-            if (part.valueTruncated) throw tooLarge(`Field "${part.fieldname}" is longer than ${limits.fieldLimit} bytes.`);
-            value = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
-          }
-          bytes += Buffer.byteLength(part.fieldname) + Buffer.byteLength(value);
-          if (bytes > limits.bodyLimit) throw tooLarge(`The body is larger than ${limits.bodyLimit} bytes.`);
-          pairs.push(`${encodeURIComponent(part.fieldname)}=${encodeURIComponent(value)}`);
+  const readMultipart = async (request: FastifyRequest) => {
+    const pairs: string[] = [];
+    let bytes = 0;
+    try {
+      for await (const part of request.parts()) {
+        let value: string;
+        if (part.type === 'file') {
+          value = (await part.toBuffer()).toString('utf8');
+        } else {
+          if (part.valueTruncated) throw tooLarge(`Field "${part.fieldname}" is longer than ${limits.fieldLimit} bytes.`);
+          value = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
         }
-      } catch (err) {
-        const e = err as { code?: string; statusCode?: number };
-        if (err instanceof DomainError || e.code?.startsWith('FST_')) throw err;
-        // busboy's own complaints (no boundary, cut-off parts) are the client's malformed body
-        throw new DomainError('VALIDATION_ERROR', `The multipart body is malformed: ${(err as Error).message}`);
+        bytes += Buffer.byteLength(part.fieldname) + Buffer.byteLength(value);
+        if (bytes > limits.bodyLimit) throw tooLarge(`The body is larger than ${limits.bodyLimit} bytes.`);
+        pairs.push(`${encodeURIComponent(part.fieldname)}=${encodeURIComponent(value)}`);
       }
-      request.body = parseForm(pairs.join('&'), limits);
+    } catch (err) {
+      const e = err as { code?: string; statusCode?: number };
+      if (err instanceof DomainError || e.code?.startsWith('FST_')) throw err;
+      // busboy's own complaints (no boundary, cut-off parts) are the client's malformed body
+      throw new DomainError('VALIDATION_ERROR', `The multipart body is malformed: ${(err as Error).message}`);
     }
-    if (request.body === undefined || request.body === null) {
-      if (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT') request.body = {};
+    request.body = parseForm(pairs.join('&'), limits);
+  };
+  // A callback hook, not an async one: most requests are not multipart and pass at no cost.
+  app.addHook('preValidation', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    const bodiless = () => {
+      if ((request.body === undefined || request.body === null) && (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT')) request.body = {};
+    };
+    if (!request.isMultipart()) {
+      bodiless();
+      return done();
     }
+    readMultipart(request).then(() => { bodiless(); done(); }, done);
   });
 }
 
@@ -232,13 +238,15 @@ function strictTypeProblem(schema: JsonSchema | undefined, value: unknown, path:
  * registered after bodyParsing).
  */
 export function strictTypes(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request: FastifyRequest) => {
+  app.addHook('preValidation', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     const schema = request.routeOptions.schema as Record<string, JsonSchema | undefined> | undefined;
-    if (!schema) return;
-    for (const [part, value] of [['params', request.params], ['querystring', request.query], ['body', request.body]] as const) {
-      const problem = strictTypeProblem(schema[part], value, '');
-      if (problem) throw new DomainError('VALIDATION_ERROR', problem);
+    if (schema) {
+      for (const [part, value] of [['params', request.params], ['querystring', request.query], ['body', request.body]] as const) {
+        const problem = strictTypeProblem(schema[part], value, '');
+        if (problem) return done(new DomainError('VALIDATION_ERROR', problem));
+      }
     }
+    done();
   });
 }
 
@@ -256,17 +264,17 @@ function unstorable(value: unknown, path: string): string | undefined {
 }
 
 /**
- * Refuses, once validation has coerced them, values no feature can store: MikroORM writes
- * parameters into the SQL text, where a NUL character cuts a SQLite statement short and a
- * non-finite number becomes a bare word. AJV lets those numbers through: it coerces "1e999" to
- * Infinity and skips minimum/maximum for non-finite numbers.
+ * Refuses, once validation has coerced them, values no column holds faithfully: a NUL character
+ * (C-string tools and clients cut text short at it) and a non-finite number, which AJV lets
+ * through: it coerces a 309-digit number to Infinity and skips minimum/maximum for it.
  */
 export function inputGuard(app: FastifyInstance): void {
-  app.addHook('preHandler', async (request: FastifyRequest) => {
+  app.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     for (const input of [request.params, request.query, request.body]) {
       const problem = unstorable(input, '');
-      if (problem) throw new DomainError('VALIDATION_ERROR', problem);
+      if (problem) return done(new DomainError('VALIDATION_ERROR', problem));
     }
+    done();
   });
 }
 

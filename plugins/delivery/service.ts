@@ -21,6 +21,8 @@ const SERVER_COLUMNS = 'id, name, is_active, last_seen_date, creation_date';
 const COMMAND_COLUMNS = 'id, product_id, server_id, command, run_on, require_online, per_unit';
 /** The plugin fetches its whole list each poll: a bound keeps one poll cheap after an outage. */
 const PLUGIN_QUEUE_LIMIT = 500;
+/** "Seen" is for staff spotting a server that stopped polling: to the nearest 10 s is plenty. */
+const SEEN_RESOLUTION_MS = 10_000;
 
 const PLACEHOLDERS = new Set(['username', 'userID', 'quantity', 'orderID', 'productID', 'productName', 'chatUserID']);
 const VARIABLE = /^var:([A-Za-z0-9_.-]{1,64})$/;
@@ -99,6 +101,8 @@ export class DbDeliveryService implements DeliveryService {
   readonly #users: UsersService;
   readonly #wakeups: Wakeups;
   readonly #lease: LeaseOptions;
+  /** When each server's last_seen_date was last written, so a polling server costs a write every few seconds, not every poll. */
+  readonly #seenWritten = new Map<number, number>();
 
   constructor(deps: { db: Database; settings: SettingsService; store: StoreService; users: UsersService; wakeups: Wakeups; lease: LeaseOptions }) {
     this.#db = deps.db;
@@ -381,8 +385,13 @@ export class DbDeliveryService implements DeliveryService {
   async #serverByToken(token: string): Promise<number> {
     const [row] = await this.#db.query<{ id: number }>('select id from delivery_servers where token_hash = ? and is_active = ?', [hashToken(token), true]);
     if (!row) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', 'No active game server has this token.');
-    await this.#db.run('update delivery_servers set last_seen_date = ? where id = ?', [now(), row.id]);
-    return Number(row.id);
+    const id = Number(row.id);
+    const at = Date.now();
+    if (at - (this.#seenWritten.get(id) ?? 0) >= SEEN_RESOLUTION_MS) {
+      this.#seenWritten.set(id, at);
+      await this.#db.run('update delivery_servers set last_seen_date = ? where id = ?', [now(), id]);
+    }
+    return id;
   }
 
   async pluginQueue(token: string): Promise<PluginQueueRow[]> {
