@@ -33,6 +33,7 @@ interface Measure { rps: number; p50: number; p99: number; non2xx: number }
 /** Every process started here, so none outlives a failed run. */
 const children = new Set<ChildProcess>();
 process.on('exit', () => { for (const child of children) child.kill('SIGKILL'); });
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
 /** `node <args>` in a process of its own, on `core` when the machine has two. */
 function spawnNode(core: number, args: string[], env: Record<string, string>): ChildProcess {
