@@ -1,5 +1,5 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from './table.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';

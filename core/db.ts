@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { EntitySchema, MikroORM, Options } from '@mikro-orm/core';
+import { Table } from './table.ts';
 import type { SqliteDialect } from 'kysely';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { AppConfig } from './config.ts';
@@ -374,7 +375,7 @@ async function isMariaDb(url: string, timeoutMs: number): Promise<boolean> {
 
 export interface OpenOptions {
   config: AppConfig['database'];
-  /** Entities made by defineEntity (typed loosely: each has its own inferred type). */
+  /** Tables made by core/table.ts's defineEntity, or MikroORM entities (typed loosely: each has its own inferred type). */
   entities: object[];
   migrations: MigrationDef[];
 }
@@ -408,7 +409,8 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
   const ormOptions = async (): Promise<Partial<Options>> => {
     const { Migrator } = await import('@mikro-orm/migrations');
     return {
-      entities: entities as EntitySchema[],
+      // Tables described with core/table.ts become MikroORM entities here, and only here.
+      entities: await Promise.all(entities.map((e) => (e instanceof Table ? e.entity() : e))) as EntitySchema[],
       extensions: [Migrator],
       debug: config.debug,
       discovery: { warnWhenNoEntities: false },

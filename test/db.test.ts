@@ -1,13 +1,55 @@
 import t from 'tap';
 import { buildApp } from '../core/app.ts';
-import { ADMIN_KEY, build, call, onMysql } from './helper.ts';
+import { ADMIN_KEY, build, call, onMysql, sharedDatabaseUrl } from './helper.ts';
 import { ECHO_PLUGIN, settle } from './fixtures.ts';
 import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
+import { execFileSync } from 'node:child_process';
+import { CoreApiKey } from '../core/api-keys.ts';
+import { loadConfig } from '../core/config.ts';
+import { discoverFeatures } from '../core/features.ts';
+import { CoreSetting } from '../core/settings.ts';
+import { Table } from '../core/table.ts';
 
 t.test('after migrating, the schema matches the entities of every feature', async (t) => {
   const app = await build(t, { config: { plugins: { hello: { enabled: true } } } });
   const diff = await (await app.db.orm()).schema.getUpdateSchemaSQL({ wrap: false, safe: false, dropTables: false });
   t.equal(diff.trim(), '', `no difference on ${app.db.dialect}`);
+});
+
+t.test('every table names its columns as MikroORM does', async (t) => {
+  const app = await build(t, { config: { plugins: { hello: { enabled: true } } } });
+  const config = loadConfig({}, { plugins: { hello: { enabled: true } } });
+  const definitions = (await discoverFeatures(config)).map((f) => f.def);
+  const tables = [CoreSetting, CoreApiKey, ...definitions.flatMap((f) => f.entities ?? [])].filter((e) => e instanceof Table);
+  t.ok(tables.length >= 30, `${tables.length} tables described with core/table.ts`);
+  const metadata = (await app.db.orm()).getMetadata();
+  for (const table of tables) {
+    const meta = metadata.find(table.name as never)!;
+    t.equal(meta.tableName, table.tableName, table.name);
+    for (const [property, column] of Object.entries(table.columnOf)) {
+      t.same(meta.properties[property]?.fieldNames, [column], `${table.tableName}.${column}`);
+    }
+  }
+});
+
+t.test('a server whose schema is up to date never loads MikroORM', async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  const first = await buildApp({ env: { DATABASE_URL: url }, config: { log: { level: 'silent' } } });
+  await first.ready();
+  await first.close();
+  // A fresh process on the migrated database, noting every module it loads.
+  const hooks = `import { registerHooks } from 'node:module';
+    registerHooks({ load(url, context, next) { if (url.includes('@mikro-orm')) globalThis.mikroOrmLoaded = url; return next(url, context); } });`;
+  const script = `const { buildApp } = await import(${JSON.stringify(new URL('../core/app.ts', import.meta.url).href)});
+    const app = await buildApp({ config: { log: { level: 'silent' } } });
+    await app.ready();
+    const res = await app.inject({ url: '/health' });
+    await app.close();
+    console.log(JSON.stringify({ health: res.statusCode, loaded: globalThis.mikroOrmLoaded ?? null }));`;
+  const out = execFileSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(hooks)}`, '--input-type=module', '-e', script], {
+    env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8',
+  });
+  t.same(JSON.parse(out.trim().split('\n').at(-1)!), { health: 200, loaded: null });
 });
 
 t.test('transactions: all or nothing, nested calls join, events wait for the commit', async (t) => {

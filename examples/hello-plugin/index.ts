@@ -3,7 +3,7 @@
  * the host hands it the registry, events, database and its options at registration.
  * Enable it in config: "plugins": { "hello": { "enabled": true, "package": "community-plugin-hello" } }
  */
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '../../core/table.ts';
 import { Type } from '@sinclair/typebox';
 import type { FeatureDefinition } from 'community-platform/core';
 import { init } from './migrations/init.ts';

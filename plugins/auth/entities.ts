@@ -1,4 +1,4 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '../../core/table.ts';
 
 /** A user's password hash (argon2id; imported bcrypt or AuthMe hashes until the next good login). */
 export const AuthCredential = defineEntity({

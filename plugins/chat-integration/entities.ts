@@ -1,4 +1,4 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '../../core/table.ts';
 
 /** The chat settings admins change at run time: one row per setting, the value as JSON. */
 export const ChatIntegrationSetting = defineEntity({

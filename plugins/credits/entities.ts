@@ -1,4 +1,4 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '../../core/table.ts';
 
 /**
  * One balance per user, in cents. Created lazily (a user who never had credits has none and a

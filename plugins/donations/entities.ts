@@ -1,4 +1,4 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '../../core/table.ts';
 
 /** One real-money payment, copied from the store's `payment` order when it completes. */
 export const DonationsEntry = defineEntity({

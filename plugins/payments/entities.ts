@@ -1,4 +1,4 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '../../core/table.ts';
 
 /** A top-up package: a price in real money and the credits (plus a bonus) it buys. */
 export const PaymentsPackage = defineEntity({

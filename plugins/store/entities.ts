@@ -1,4 +1,4 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '../../core/table.ts';
 
 /** Money columns hold integer cents; times are UTC text `YYYY-MM-DD HH:MM:SS` (core/format.ts). */
 

@@ -1,4 +1,4 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '../../core/table.ts';
 
 /**
  * Message and answer bodies may be as long as the 64 KiB field limit, in bytes of utf8mb4;

@@ -1,4 +1,4 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '../../core/table.ts';
 
 export const UsersAccount = defineEntity({
   name: 'UsersAccount',

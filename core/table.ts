@@ -1,0 +1,167 @@
+/**
+ * One source per table. A feature describes each table once, in its entities.ts, with the same
+ * words as MikroORM's `defineEntity` and `p` builders; from that one description come
+ *   - the record type the feature works with (`TableRecord<typeof StoreProduct>`),
+ *   - the column list, the row → record mapping and the record → row values of every read and
+ *     write (`columns`, `fromRow`, `toRow`, `insert`, `update`),
+ *   - and, only when migrations or schema checks need it, the MikroORM entity itself (`entity()`),
+ *     made by replaying the same builder calls on MikroORM's own `p`.
+ * MikroORM (tens of MiB of modules) then stays unloaded in a server whose schema is up to date.
+ * Adding a column is one line here, one migration (`npm run migration:create`), and wherever the
+ * API shows it.
+ */
+import type { Database } from './db.ts';
+
+type Kind = 'integer' | 'bigint' | 'string' | 'text' | 'boolean';
+type Call = [method: string, args: unknown[]];
+
+/** A column being described; `T` is the type its value has in a record. */
+export class Column<T> {
+  declare readonly __type: T;
+  readonly kind: Kind;
+  readonly calls: readonly Call[];
+  readonly isNullable: boolean;
+  readonly isPrimary: boolean;
+
+  constructor(kind: Kind, calls: Call[], isNullable = false, isPrimary = false) {
+    this.kind = kind;
+    this.calls = calls;
+    this.isNullable = isNullable;
+    this.isPrimary = isPrimary;
+  }
+
+  #with(method: string, args: unknown[]): Column<T> {
+    return new Column<T>(this.kind, [...this.calls, [method, args]], this.isNullable, this.isPrimary || method === 'primary');
+  }
+
+  length(n: number): Column<T> { return this.#with('length', [n]); }
+  primary(): Column<T> { return this.#with('primary', []); }
+  autoincrement(on = true): Column<T> { return this.#with('autoincrement', [on]); }
+  index(): Column<T> { return this.#with('index', []); }
+  unique(): Column<T> { return this.#with('unique', []); }
+  default(value: T): Column<T> { return this.#with('default', [value]); }
+  /** The column's SQL type where the builder's own is not the one wanted (e.g. `mediumtext`). */
+  columnType(type: string): Column<T> { return this.#with('columnType', [type]); }
+  /** Schema checks ignore these differences (a type migrated by hand per dialect, say). */
+  ignoreSchemaChanges(...what: string[]): Column<T> { return this.#with('ignoreSchemaChanges', what); }
+
+  nullable(): Column<T | null> {
+    return new Column<T | null>(this.kind, [...this.calls, ['nullable', []]], true, this.isPrimary);
+  }
+}
+
+/** The column builders, named as MikroORM names them. */
+export const p = {
+  integer: () => new Column<number>('integer', [['integer', []]]),
+  /** Money in cents and other counts past 2^31; read as a number (below 2^53). */
+  bigint: (mode?: 'number') => new Column<number>('bigint', [['bigint', mode ? [mode] : []]]),
+  string: () => new Column<string>('string', [['string', []]]),
+  text: () => new Column<string>('text', [['text', []]]),
+  boolean: () => new Column<boolean>('boolean', [['boolean', []]]),
+};
+
+type Properties = Record<string, Column<unknown>>;
+export type RecordOf<P extends Properties> = { [K in keyof P]: P[K]['__type'] };
+/** The record type of a table: `TableRecord<typeof StoreProduct>`. */
+export type TableRecord<T> = T extends Table<infer P> ? RecordOf<P> : never;
+
+export interface TableOptions<P extends Properties> {
+  name: string;
+  tableName: string;
+  properties: P;
+  uniques?: { properties: (keyof P & string)[] }[];
+  indexes?: { properties: (keyof P & string)[] }[];
+  /** CHECK constraints: the database's own last word on what a row may hold. */
+  checks?: { name: string; expression: string }[];
+}
+
+type DbRow = Record<string, unknown>;
+
+/** A property's column name, as MikroORM's default naming strategy makes it: `parentId` → `parent_id`. */
+function columnName(property: string): string {
+  return property.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+}
+
+/** What a value read from either database becomes in a record. */
+function reader(kind: Kind, nullable: boolean): (v: unknown) => unknown {
+  const read = kind === 'boolean' ? (v: unknown) => Boolean(Number(v))
+    : kind === 'integer' || kind === 'bigint' ? (v: unknown) => Number(v)
+    : (v: unknown) => String(v);
+  return nullable ? (v) => (v === null || v === undefined ? null : read(v)) : read;
+}
+
+export class Table<P extends Properties> {
+  readonly name: string;
+  readonly tableName: string;
+  readonly options: TableOptions<P>;
+  /** Property → column name. */
+  readonly columnOf: { readonly [K in keyof P]: string };
+  /** Every column, quoted, in property order: `select ${T.columns} from ...`. */
+  readonly columns: string;
+  readonly #readers: [property: string, column: string, read: (v: unknown) => unknown][];
+  #entity?: Promise<object>;
+
+  constructor(options: TableOptions<P>) {
+    this.name = options.name;
+    this.tableName = options.tableName;
+    this.options = options;
+    const entries = Object.entries(options.properties);
+    this.columnOf = Object.fromEntries(entries.map(([k]) => [k, columnName(k)])) as { [K in keyof P]: string };
+    this.columns = entries.map(([k]) => `\`${columnName(k)}\``).join(', ');
+    this.#readers = entries.map(([k, c]) => [k, columnName(k), reader(c.kind, c.isNullable)]);
+  }
+
+  /** A row as the driver returns it (`select ${columns}`), as a record. */
+  fromRow(row: DbRow): RecordOf<P> {
+    const record: DbRow = {};
+    for (const [property, column, read] of this.#readers) record[property] = read(row[column]);
+    return record as RecordOf<P>;
+  }
+
+  /** The values of the properties given (undefined ones left out), keyed by quoted column. */
+  toRow(values: Partial<RecordOf<P>>): DbRow {
+    const row: DbRow = {};
+    for (const [property, value] of Object.entries(values)) {
+      if (value === undefined || !(property in this.columnOf)) continue;
+      row[`\`${this.columnOf[property]}\``] = typeof value === 'boolean' ? Number(value) : value;
+    }
+    return row;
+  }
+
+  /** Inserts a record (its known properties; the database fills the rest) and returns the new id. */
+  async insert(db: Database, values: Partial<RecordOf<P>>): Promise<number> {
+    const row = this.toRow(values);
+    const columns = Object.keys(row);
+    const { insertId } = await db.run(
+      `insert into ${this.tableName} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`, Object.values(row));
+    return insertId;
+  }
+
+  /** Writes the given properties of the row whose `id` is `id`; returns how many rows changed. */
+  async update(db: Database, id: number, values: Partial<RecordOf<P>>): Promise<number> {
+    const row = this.toRow(values);
+    const columns = Object.keys(row);
+    if (columns.length === 0) return 0;
+    const { affectedRows } = await db.run(
+      `update ${this.tableName} set ${columns.map((c) => `${c} = ?`).join(', ')} where id = ?`, [...Object.values(row), id]);
+    return affectedRows;
+  }
+
+  /** The MikroORM entity of this table, for migrations and schema checks: the same builder calls, replayed. */
+  entity(): Promise<object> {
+    this.#entity ??= import('@mikro-orm/core').then(({ defineEntity, p: orm }) => {
+      const properties = Object.fromEntries(Object.entries(this.options.properties).map(([k, column]) => {
+        let builder: unknown = orm;
+        for (const [method, args] of column.calls) builder = (builder as Record<string, (...a: unknown[]) => unknown>)[method]!(...args);
+        return [k, builder];
+      }));
+      return defineEntity({ ...this.options, properties } as never) as object;
+    });
+    return this.#entity;
+  }
+}
+
+/** Describes a table once; see the top of this file. */
+export function defineEntity<P extends Properties>(options: TableOptions<P>): Table<P> {
+  return new Table(options);
+}
