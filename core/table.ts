@@ -137,9 +137,10 @@ export class Table<P extends Properties> {
     return insertId;
   }
 
-  /** Writes the given properties of the row whose `id` is `id`; returns how many rows changed. */
+  /** Writes the given properties (but the key) of the row whose `id` is `id`; returns how many rows changed. */
   async update(db: Database, id: number, values: Partial<RecordOf<P>>): Promise<number> {
     const row = this.toRow(values);
+    delete row['`id`'];
     const columns = Object.keys(row);
     if (columns.length === 0) return 0;
     const { affectedRows } = await db.run(

@@ -5,23 +5,11 @@
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, now } from '../../core/format.ts';
+import type { TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
+import { StoreCategory, StoreProduct, StoreProductVariable } from './entities.ts';
 
-export interface Category {
-  id: number;
-  /** 0 for a top-level category. */
-  parentId: number;
-  name: string;
-  slug: string;
-  imageId: string;
-  imageType: string;
-  priority: number;
-  gameStatus: boolean;
-  gameTitle: string;
-  gameDescription: string;
-  gameItem: string;
-  isActive: boolean;
-}
+export type Category = TableRecord<typeof StoreCategory>;
 
 /** A value the buyer supplies with a product, e.g. the game server to deliver on. */
 export interface Variable {
@@ -31,32 +19,7 @@ export interface Variable {
   values: string[];
 }
 
-export interface Product {
-  id: number;
-  categoryId: number;
-  /** 0 = no role. */
-  giveRoleId: number;
-  name: string;
-  imageId: string;
-  imageType: string;
-  details: string;
-  price: number;
-  discountedPrice: number;
-  discountExpiryDate: string;
-  /** Days: 0 = permanent, -1 = grant no role. */
-  duration: number;
-  /** -1 = unlimited. */
-  stock: number;
-  priority: number;
-  isFeatured: boolean;
-  gameStatus: boolean;
-  gameTitle: string;
-  gameDescription: string;
-  gameItem: string;
-  isActive: boolean;
-  creationDate: string;
-  variables: Variable[];
-}
+export type Product = TableRecord<typeof StoreProduct> & { variables: Variable[] };
 
 export interface CategoryNode extends Category {
   subcategories: CategoryNode[];
@@ -75,51 +38,8 @@ export function effectivePrice(p: Pick<Product, 'price' | 'discountedPrice' | 'd
   return live ? p.discountedPrice : p.price;
 }
 
-const CATEGORY_COLUMNS = 'id, parent_id, name, slug, image_id, image_type, priority, game_status, game_title, game_description, game_item, is_active';
-const PRODUCT_COLUMNS = 'id, category_id, give_role_id, name, image_id, image_type, details, price, discounted_price, discount_expiry_date, duration, stock, priority, is_featured, game_status, game_title, game_description, game_item, is_active, creation_date';
 /** Priority first, then age: the order of every list (decisions.md §5). */
 const ORDER = 'order by priority, id';
-
-type DbRow = Record<string, unknown>;
-const bool = (v: unknown) => Boolean(Number(v));
-
-function toCategory(r: DbRow): Category {
-  return {
-    id: Number(r.id), parentId: Number(r.parent_id), name: String(r.name), slug: String(r.slug),
-    imageId: String(r.image_id), imageType: String(r.image_type), priority: Number(r.priority),
-    gameStatus: bool(r.game_status), gameTitle: String(r.game_title), gameDescription: String(r.game_description),
-    gameItem: String(r.game_item), isActive: bool(r.is_active),
-  };
-}
-
-function toProduct(r: DbRow, variables: Variable[]): Product {
-  return {
-    id: Number(r.id), categoryId: Number(r.category_id), giveRoleId: Number(r.give_role_id), name: String(r.name),
-    imageId: String(r.image_id), imageType: String(r.image_type), details: String(r.details), price: Number(r.price),
-    discountedPrice: Number(r.discounted_price), discountExpiryDate: String(r.discount_expiry_date),
-    duration: Number(r.duration), stock: Number(r.stock), priority: Number(r.priority), isFeatured: bool(r.is_featured),
-    gameStatus: bool(r.game_status), gameTitle: String(r.game_title), gameDescription: String(r.game_description),
-    gameItem: String(r.game_item), isActive: bool(r.is_active), creationDate: String(r.creation_date), variables,
-  };
-}
-
-function categoryColumns(c: Omit<Category, 'id'>): DbRow {
-  return {
-    parent_id: c.parentId, name: c.name, slug: c.slug, image_id: c.imageId, image_type: c.imageType, priority: c.priority,
-    game_status: Number(c.gameStatus), game_title: c.gameTitle, game_description: c.gameDescription, game_item: c.gameItem,
-    is_active: Number(c.isActive),
-  };
-}
-
-function productColumns(p: Omit<Product, 'id' | 'variables'>): DbRow {
-  return {
-    category_id: p.categoryId, give_role_id: p.giveRoleId, name: p.name, image_id: p.imageId, image_type: p.imageType,
-    details: p.details, price: p.price, discounted_price: p.discountedPrice, discount_expiry_date: p.discountExpiryDate,
-    duration: p.duration, stock: p.stock, priority: p.priority, is_featured: Number(p.isFeatured),
-    game_status: Number(p.gameStatus), game_title: p.gameTitle, game_description: p.gameDescription, game_item: p.gameItem,
-    is_active: Number(p.isActive), creation_date: p.creationDate,
-  };
-}
 
 /** A slug from a name: `VIP Ranks!` → `vip-ranks`. */
 function slugify(name: string): string {
@@ -158,23 +78,23 @@ export class Catalogue {
   // ---- categories
 
   async categories(activeOnly = false): Promise<Category[]> {
-    const rows = await this.#db.query(`select ${CATEGORY_COLUMNS} from store_categories${activeOnly ? ' where is_active = 1' : ''} ${ORDER}`);
-    return rows.map(toCategory);
+    const rows = await this.#db.query(`select ${StoreCategory.columns} from store_categories${activeOnly ? ' where is_active = 1' : ''} ${ORDER}`);
+    return rows.map((r) => StoreCategory.fromRow(r));
   }
 
   async requireCategory(id: number): Promise<Category> {
     const [row] = Number.isSafeInteger(id) && id > 0
-      ? await this.#db.query(`select ${CATEGORY_COLUMNS} from store_categories where id = ?`, [id])
+      ? await this.#db.query(`select ${StoreCategory.columns} from store_categories where id = ?`, [id])
       : [];
     if (!row) throw new DomainError('CATEGORY_NOT_FOUND', `No store category with ID ${id}.`);
-    return toCategory(row);
+    return StoreCategory.fromRow(row);
   }
 
   async createCategory(input: CategoryInput & { name: string }): Promise<Category> {
     return this.#db.transaction(async () => {
       const category = { ...CATEGORY_DEFAULTS, slug: slugify(input.name), ...defined(input), name: input.name };
       await this.#checkParent(undefined, category.parentId);
-      const id = await this.#insert('store_categories', categoryColumns(category));
+      const id = await StoreCategory.insert(this.#db, category);
       return { id, ...category };
     });
   }
@@ -183,7 +103,7 @@ export class Catalogue {
     return this.#db.transaction(async () => {
       const category = { ...await this.requireCategory(id), ...defined(patch) };
       await this.#checkParent(id, category.parentId);
-      await this.#update('store_categories', id, categoryColumns(category));
+      await StoreCategory.update(this.#db, id, category);
       return category;
     });
   }
@@ -216,7 +136,7 @@ export class Catalogue {
    * products there are.
    */
   async #products(where: string, params: unknown[]): Promise<Product[]> {
-    const rows = await this.#db.query(`select ${PRODUCT_COLUMNS} from store_products where ${where} ${ORDER}`, params);
+    const rows = await this.#db.query(`select ${StoreProduct.columns} from store_products where ${where} ${ORDER}`, params);
     if (rows.length === 0) return [];
     const variables = await this.#db.query(
       `select product_id, name, \`required\`, allowed_values from store_product_variables
@@ -224,10 +144,10 @@ export class Catalogue {
     const byProduct = new Map<number, Variable[]>();
     for (const v of variables) {
       const list = byProduct.get(Number(v.product_id)) ?? [];
-      list.push({ name: String(v.name), required: bool(v.required), values: JSON.parse(String(v.allowed_values)) as string[] });
+      list.push({ name: String(v.name), required: Boolean(Number(v.required)), values: JSON.parse(String(v.allowed_values)) as string[] });
       byProduct.set(Number(v.product_id), list);
     }
-    return rows.map((r) => toProduct(r, byProduct.get(Number(r.id)) ?? []));
+    return rows.map((r) => ({ ...StoreProduct.fromRow(r), variables: byProduct.get(Number(r.id)) ?? [] }));
   }
 
   products(activeOnly = false): Promise<Product[]> {
@@ -253,7 +173,7 @@ export class Catalogue {
       const { categoryId, name, price } = input;
       const product: Omit<Product, 'id'> = { ...PRODUCT_DEFAULTS, creationDate: now(), ...defined(input), categoryId, name, price };
       await this.#checkProduct(product);
-      const id = await this.#insert('store_products', productColumns(product));
+      const id = await StoreProduct.insert(this.#db, product);
       await this.#writeVariables(id, product.variables);
       return { id, ...product };
     });
@@ -264,7 +184,7 @@ export class Catalogue {
       const current = await this.requireProduct(id);
       const product = { ...current, ...defined(patch) };
       await this.#checkProduct(product);
-      await this.#update('store_products', id, productColumns(product));
+      await StoreProduct.update(this.#db, id, product);
       if (patch.variables) {
         await this.#db.run('delete from store_product_variables where product_id = ?', [id]);
         await this.#writeVariables(id, product.variables);
@@ -299,9 +219,8 @@ export class Catalogue {
 
   async #writeVariables(productId: number, variables: Variable[]): Promise<void> {
     for (const [position, v] of variables.entries()) {
-      await this.#insert('store_product_variables', {
-        product_id: productId, name: v.name, '`required`': Number(v.required),
-        allowed_values: JSON.stringify([...new Set(v.values)]), '`position`': position,
+      await StoreProductVariable.insert(this.#db, {
+        productId, name: v.name, required: v.required, allowedValues: JSON.stringify([...new Set(v.values)]), position,
       });
     }
   }
@@ -357,16 +276,5 @@ export class Catalogue {
     const walk = (n: CategoryNode) => { ids.push(n.id); n.subcategories.forEach(walk); };
     walk(root);
     return this.#products(`category_id in (${ids.map(() => '?').join(', ')})`, ids);
-  }
-
-  async #insert(table: string, values: DbRow): Promise<number> {
-    const columns = Object.keys(values);
-    const { insertId } = await this.#db.run(
-      `insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`, Object.values(values));
-    return insertId;
-  }
-
-  async #update(table: string, id: number, values: DbRow): Promise<void> {
-    await this.#db.run(`update ${table} set ${Object.keys(values).map((c) => `${c} = ?`).join(', ')} where id = ?`, [...Object.values(values), id]);
   }
 }
