@@ -6,6 +6,7 @@
  * assets and no build step of its own, and every section looks and behaves alike (labels,
  * errors beside their field, focus, phones).
  */
+import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from './errors.ts';
 import type { FeatureContext } from './features.ts';
@@ -22,9 +23,16 @@ export interface ConsoleStaff {
 
 export interface ConsoleRequest {
   params: Record<string, string>;
+  /**
+   * The form as the route's `body` schema made it (the API's validation: types coerced, unknown
+   * fields dropped, empty fields left out); undefined when it failed (see `invalid`) or the route has no schema.
+   */
+  body?: unknown;
+  /** The API's validation error, by the field it names (`_form` for none), when `body` failed its schema. */
+  invalid?: Record<string, string>;
   /** Query values; a repeated one keeps its first value. */
   query: Record<string, string>;
-  /** A form post's fields as text (empty for GET); checkbox values are `on` when ticked. */
+  /** A form post's fields as text, as sent (empty for GET); a checkbox is `true` when ticked and absent when not. */
   form: Record<string, string>;
   staff: ConsoleStaff;
 }
@@ -90,6 +98,8 @@ export type ConsoleHandler = (request: ConsoleRequest) => Promise<ConsoleResult>
 export interface ConsoleRouteOptions {
   /** Narrower than the section's access: `admin` on a support section's changes. */
   access?: ConsoleAccess;
+  /** A POST's body schema, usually the API route's own: its errors are the API's, beside the field they name. Empty fields count as not sent. */
+  body?: TSchema;
 }
 
 /** What a section's `pages` function registers its pages with; paths are under `/console/<id>`. */
@@ -99,6 +109,8 @@ export interface ConsolePages {
   get(path: string, handler: ConsoleHandler, options?: ConsoleRouteOptions): void;
   /** A change: refused unless the form carries the session's CSRF token. */
   post(path: string, handler: ConsoleHandler, options?: ConsoleRouteOptions): void;
+  /** Where a page of another section is, when that section runs (asked at request time: sections mount one after another). */
+  href(sectionId: string, path?: string): string | undefined;
   /** Figures for the dashboard, shown to the staff who may open this section. */
   dashboard(tiles: () => Promise<{ label: string; value: string; href?: string }[]>): void;
 }

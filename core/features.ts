@@ -43,8 +43,8 @@ export interface FeatureDefinition<S extends TSchema = TSchema, Own = unknown> {
    * hands it only to the feature's console section.
    */
   register(app: FastifyInstance, ctx: FeatureContext<Static<S>>): Promise<Own>;
-  /** The feature's section of the staff console (`/console/<id>`), listed in its menu. */
-  console?: ConsoleSection<Static<S>, Own>;
+  /** The feature's sections of the staff console (`/console/<id>`), listed in its menu. */
+  console?: ConsoleSection<Static<S>, Own>[];
 }
 
 /**
@@ -181,8 +181,8 @@ export async function registerFeatures(app: FastifyInstance, features: LoadedFea
   const host = app.services.find(consoleHostRef);
   if (!host) return;
   for (const f of features) {
-    const section = f.def.console;
-    if (!section) continue;
-    await app.register(async (scope) => host.mount(scope, f.def.name, section as ConsoleSection, app.featureContext(f.def.name), f.own));
+    for (const section of f.def.console ?? []) {
+      await app.register(async (scope) => host.mount(scope, f.def.name, section as ConsoleSection, app.featureContext(f.def.name), f.own));
+    }
   }
 }

@@ -6,11 +6,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
 import { Eta } from 'eta';
+import type { TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {
   ConsoleAccess, ConsoleHandler, ConsoleHost, ConsolePage, ConsolePages, ConsoleResult, ConsoleRouteOptions, ConsoleSection, ConsoleStaff,
 } from '../../core/console.ts';
 import { DomainError, errorStatus } from '../../core/errors.ts';
+import { strictTypeProblem, validationMessage } from '../../core/http.ts';
 import type { FeatureContext } from '../../core/features.ts';
 import type { UsersService } from '../users/contract.ts';
 import { sameToken, type ConsoleSessions, type StaffSession } from './sessions.ts';
@@ -46,6 +48,27 @@ interface MenuSection {
   title: string;
   order: number;
   access: ConsoleAccess;
+}
+
+/** What preValidation found, for the handler. */
+const consoleState = new WeakMap<FastifyRequest, { signed: Signed; form: Record<string, string> }>();
+
+/**
+ * A form checked as the API checks a body: its strict types, then the schema through the route's
+ * own validator compiler (the app's AJV and options), so the messages are the API's. An empty
+ * field counts as not sent.
+ */
+function validateForm(request: FastifyRequest, schema: TSchema, form: Record<string, string>): { body?: unknown; invalid?: Record<string, string> } {
+  const body: Record<string, string> = Object.fromEntries(Object.entries(form).filter(([, v]) => v !== ''));
+  const problem = strictTypeProblem(schema as never, body, '');
+  if (problem) return { invalid: { [problem.split(/[ .]/, 1)[0]!]: problem } };
+  const validate = request.compileValidationSchema(schema, 'body');
+  if (validate(body)) return { body };
+  const first = validate.errors?.[0];
+  const missing = (first?.params as { missingProperty?: string } | undefined)?.missingProperty;
+  const field = missing ?? (first?.instancePath ?? '').split('/').filter(Boolean)[0] ?? '_form';
+  const err = Object.assign(new Error('invalid'), { validation: validate.errors ?? [], validationContext: 'body' }) as unknown as FastifyError;
+  return { invalid: { [field]: validationMessage(err) } };
 }
 
 type Tiles = () => Promise<{ label: string; value: string; href?: string }[]>;
@@ -160,34 +183,33 @@ export class Console implements ConsoleHost {
     };
   }
 
-  /** A console route: signed in, allowed, and for a change the session's CSRF token. */
-  route(scope: FastifyInstance, method: 'GET' | 'POST', url: string, access: ConsoleAccess, current: string, handler: ConsoleHandler): void {
+  /**
+   * A console route: signed in, allowed, and for a change the session's CSRF token, all checked
+   * before the body is validated against `body` (the API's schema and messages).
+   */
+  route(scope: FastifyInstance, method: 'GET' | 'POST', url: string, access: ConsoleAccess, current: string, handler: ConsoleHandler, body?: TSchema): void {
+    const refuse = (request: FastifyRequest, reply: FastifyReply, signed: Signed, text: string) =>
+      this.send(request, reply, { title: 'Not allowed', status: 403, blocks: [{ kind: 'text', text }] }, signed, current);
     scope.route({
       method, url,
-      handler: async (request, reply) => {
+      preValidation: async (request, reply) => {
         const signed = await this.signedIn(request);
         if (!signed) {
           const next = method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
           return this.redirect(request, reply, `/console/login${next}`);
         }
         const form = formOf(request.body);
-        if (method === 'POST') {
-          const presented = form._csrf ?? String(request.headers['x-csrf-token'] ?? '');
-          if (!sameToken(presented, signed.session.csrfToken)) {
-            return this.send(request, reply, {
-              title: 'Not allowed', status: 403,
-              blocks: [{ kind: 'text', text: 'This form has expired or did not come from this console (CSRF check failed). Nothing was changed; open the page again and retry.' }],
-            }, signed, current);
-          }
+        if (method === 'POST' && !sameToken(form._csrf ?? '', signed.session.csrfToken)) {
+          return refuse(request, reply, signed, 'This form has expired or did not come from this console (CSRF check failed). Nothing was changed; open the page again and retry.');
         }
-        if (!Console.allows(signed.staff, access)) {
-          return this.send(request, reply, {
-            title: 'Not allowed', status: 403, blocks: [{ kind: 'text', text: 'Your console role does not open this page; an admin can.' }],
-          }, signed, current);
-        }
+        if (!Console.allows(signed.staff, access)) return refuse(request, reply, signed, 'Your console role does not open this page; an admin can.');
         delete form._csrf;
-        const query = formOf(request.query);
-        const result = await handler({ params: request.params as Record<string, string>, query, form, staff: signed.staff });
+        consoleState.set(request, { signed, form });
+      },
+      handler: async (request, reply) => {
+        const { signed, form } = consoleState.get(request)!;
+        const checked = body && method === 'POST' ? validateForm(request, body, form) : {};
+        const result = await handler({ params: request.params as Record<string, string>, query: formOf(request.query), form, staff: signed.staff, ...checked });
         return this.result(request, reply, result, signed, current);
       },
     });
@@ -205,13 +227,14 @@ export class Console implements ConsoleHost {
     const base = `/console/${section.id}`;
     const add = (method: 'GET' | 'POST') => (path: string, handler: ConsoleHandler, options: ConsoleRouteOptions = {}) => {
       const access = options.access === 'admin' || menu.access === 'admin' ? 'admin' : 'support';
-      this.route(scope, method, `${base}${path}`, access, section.id, handler);
+      this.route(scope, method, `${base}${path}`, access, section.id, handler, options.body);
     };
     const pages: ConsolePages = {
       base,
       get: add('GET'),
       post: add('POST'),
       dashboard: (tiles) => { this.tiles.push({ section: menu, tiles }); },
+      href: (id, path = '') => (this.sections.some((s) => s.id === id) ? `/console/${id}${path}` : undefined),
     };
     await section.pages(pages, ctx, own);
   }
