@@ -73,3 +73,10 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
 }
+
+/** Waits for the page's notice to say `text` (the page before may still show an older one). */
+export async function notice(page: Page, text: RegExp): Promise<string> {
+  const status = page.getByRole('status').filter({ hasText: text });
+  await status.waitFor();
+  return (await status.textContent()) ?? '';
+}
