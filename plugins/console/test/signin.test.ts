@@ -4,7 +4,8 @@ import { call } from '../../../test/helper.ts';
 import { browse, grant, hasChromium, register, role, screenshot, serve, signIn, skipReason } from './browser.ts';
 
 t.test('sign-in, roles, CSRF and sign-out in chromium', { skip: hasChromium ? false : skipReason }, async (t) => {
-  const { app, base } = await serve(t);
+  // With the example third-party feature on: its section joins the menu.
+  const { app, base } = await serve(t, { plugins: { hello: { enabled: true } } });
   const adminId = await register(app, 'Alice');
   const helperId = await register(app, 'Bob');
   await register(app, 'Carol');
@@ -60,6 +61,19 @@ t.test('sign-in, roles, CSRF and sign-out in chromium', { skip: hasChromium ? fa
     t.match(res.text, /CSRF check failed/);
     await page.goto(`${base}/console`);
     t.equal(new URL(page.url()).pathname, '/console', 'still signed in');
+  });
+
+  await t.test('a third-party feature adds its own section', async (t) => {
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Greetings' }).click();
+    await page.getByRole('button', { name: 'Add' }).click();
+    await page.locator('#new-greeting-name-error').waitFor();
+    t.equal(await page.locator('#new-greeting-name-error').textContent(), 'name is required', 'the API\'s message beside the field');
+    t.equal(await page.evaluate('document.activeElement && document.activeElement.id'), 'new-greeting-name', 'focus moves to the field in error');
+    await page.getByRole('textbox', { name: 'Name' }).fill('World');
+    await page.getByRole('button', { name: 'Add' }).click();
+    await page.getByRole('status').waitFor();
+    t.ok(await page.getByRole('cell', { name: 'World' }).isVisible());
+    t.same((await call(app, '/api/hello/greetings')).json().map((g: { text: string }) => g.text), ['Hello, World!'], 'through the API');
   });
 
   await t.test('the API sees the same accounts and roles', async (t) => {
