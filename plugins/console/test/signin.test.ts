@@ -1,7 +1,7 @@
 /** Staff sign-in in a real browser: wrong password, a support role's limits, CSRF, sign-out, idle sessions. */
 import t from 'tap';
 import { call } from '../../../test/helper.ts';
-import { browse, grant, hasChromium, register, role, screenshot, serve, signIn, skipReason } from './browser.ts';
+import { browse, grant, hasChromium, register, role, serve, signIn, skipReason } from './browser.ts';
 
 t.test('sign-in, roles, CSRF and sign-out in chromium', { skip: hasChromium ? false : skipReason }, async (t) => {
   // With the example third-party feature on: its section joins the menu.
@@ -49,7 +49,6 @@ t.test('sign-in, roles, CSRF and sign-out in chromium', { skip: hasChromium ? fa
     t.ok(session?.httpOnly, 'the session cookie is HttpOnly');
     t.equal(session?.sameSite, 'Strict');
     t.equal(await page.evaluate('document.cookie.includes("console_session")'), false, 'scripts cannot read it');
-    await screenshot(page, 'dashboard');
   });
 
   await t.test('a change without the CSRF token is refused', async (t) => {
