@@ -84,3 +84,19 @@ t.test('sign-in is rate limited per address', async (t) => {
   }
   t.same(statuses, [401, 401, 429]);
 });
+
+t.test('a session idle past the timeout is signed out', async (t) => {
+  const app = await build(t);
+  const id = await register(app, 'Fay');
+  await call(app, '/api/admin/roles', { body: { name: 'Admin', slug: 'admin' } });
+  await call(app, `/api/users/${id}/roles`, { body: { roleID: (await call(app, '/api/admin/roles')).json()[0].id } });
+  const signed = await signInByForm(app, 'Fay');
+  const cookie = String(signed.headers['set-cookie']).match(/console_session=[0-9a-f]{64}/)![0];
+  t.equal((await app.inject({ url: '/console', headers: { cookie } })).statusCode, 200, 'signed in');
+  // An hour without a request, with the default 30 minutes of idle time.
+  await app.db.run('update console_sessions set last_seen_at = ?', ['2000-01-01 00:00:00']);
+  const idle = await app.inject({ url: '/console', headers: { cookie } });
+  t.equal(idle.statusCode, 303);
+  t.equal(idle.headers.location, '/console/login?next=%2Fconsole');
+  t.same(await app.db.query('select id from console_sessions'), [], 'the idle session is gone');
+});
