@@ -6,6 +6,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fas
 import type { Registry } from 'prom-client';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { ConfigError, rootDir, validate, type AppConfig } from './config.ts';
+import { consoleHostRef, type ConsoleSection } from './console.ts';
 import type { Database, MigrationDef } from './db.ts';
 import type { EventBus } from './events.ts';
 import type { ServiceRef, ServiceRegistry } from './registry.ts';
@@ -26,7 +27,7 @@ export interface FeatureContext<Options> {
   metrics: Registry;
 }
 
-export interface FeatureDefinition<S extends TSchema = TSchema> {
+export interface FeatureDefinition<S extends TSchema = TSchema, Own = unknown> {
   /** The feature's name: its folder, config key, table prefix, registry id prefix and log binding. */
   name: string;
   /** Services of other features this one cannot work without; their features load first. */
@@ -37,14 +38,20 @@ export interface FeatureDefinition<S extends TSchema = TSchema> {
   migrations?: MigrationDef[];
   /** Error codes of this feature's own, with their HTTP status. */
   errors?: Record<string, number>;
-  register(app: FastifyInstance, ctx: FeatureContext<Static<S>>): Promise<void>;
+  /**
+   * Registers routes and provides services. What it returns stays the feature's own: the host
+   * hands it only to the feature's console section.
+   */
+  register(app: FastifyInstance, ctx: FeatureContext<Static<S>>): Promise<Own>;
+  /** The feature's sections of the staff console (`/console/<id>`), listed in its menu. */
+  console?: ConsoleSection<Static<S>, Own>[];
 }
 
 /**
  * Declares a feature: `plugins/<name>/index.ts` (or a third-party package) exports the result as
  * its default. It only types the definition; the host turns it into a Fastify plugin when it loads.
  */
-export function defineFeature<S extends TSchema>(def: FeatureDefinition<S>): FeatureDefinition {
+export function defineFeature<S extends TSchema, Own = void>(def: FeatureDefinition<S, Own>): FeatureDefinition {
   return def as unknown as FeatureDefinition;
 }
 
@@ -58,13 +65,14 @@ function definitionOf(mod: unknown): FeatureDefinition | undefined {
  * The feature as a Fastify plugin. Encapsulated: what a feature adds (hooks, body parsers, the
  * route tag below) stays its own; peers meet through the registry, not through decorators.
  */
-function featurePlugin(def: FeatureDefinition): FastifyPluginAsync {
+function featurePlugin(f: LoadedFeature): FastifyPluginAsync {
+  const { def } = f;
   return fp(async (app: FastifyInstance) => {
     const ctx = app.featureContext(def.name);
     app.addHook('onRoute', (route) => {
       route.config = { ...route.config, feature: def.name };
     });
-    await def.register(app, ctx);
+    f.own = await def.register(app, ctx);
   }, { name: def.name, fastify: '5.x', encapsulate: true });
 }
 
@@ -73,6 +81,8 @@ export interface LoadedFeature {
   /** Where it came from: `plugins/<name>` or a package. */
   source: 'builtin' | 'package';
   options: unknown;
+  /** What its register function returned, for its console section. */
+  own?: unknown;
 }
 
 const builtinDir = join(rootDir, 'plugins');
@@ -162,7 +172,17 @@ function inLoadOrder(features: LoadedFeature[]): LoadedFeature[] {
   return ordered;
 }
 
-/** Registers the features once each, in the order selectEnabled gave. */
+/**
+ * Registers the features once each, in the order selectEnabled gave, then (when the console
+ * feature runs) their console sections: last, so a section may look up any feature's service.
+ */
 export async function registerFeatures(app: FastifyInstance, features: LoadedFeature[]): Promise<void> {
-  for (const f of features) await app.register(featurePlugin(f.def));
+  for (const f of features) await app.register(featurePlugin(f));
+  const host = app.services.find(consoleHostRef);
+  if (!host) return;
+  for (const f of features) {
+    for (const section of f.def.console ?? []) {
+      await app.register(async (scope) => host.mount(scope, f.def.name, section as ConsoleSection, app.featureContext(f.def.name), f.own));
+    }
+  }
 }

@@ -201,7 +201,7 @@ function propertySchemas(schema: JsonSchema): Record<string, JsonSchema> | undef
  * a single value. AJV's coercion does all of these; forms still need theirs (every field arrives
  * as text), so it stays on and this narrows it to plain decimal text.
  */
-function strictTypeProblem(schema: JsonSchema | undefined, value: unknown, path: string): string | undefined {
+export function strictTypeProblem(schema: JsonSchema | undefined, value: unknown, path: string): string | undefined {
   if (value === undefined || schema === undefined || typeof schema !== 'object') return undefined;
   const types = acceptedTypes(schema);
   const field = path || 'the body';
@@ -347,7 +347,7 @@ export function serializeError(err: unknown, depth = 0): { type: string; message
   return out;
 }
 
-function validationMessage(err: FastifyError): string {
+export function validationMessage(err: FastifyError): string {
   const first = err.validation?.[0];
   if (!first) return err.message;
   const missing = (first.params as { missingProperty?: string }).missingProperty;

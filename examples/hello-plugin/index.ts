@@ -5,7 +5,7 @@
  */
 import { defineEntity, p } from '../../core/table.ts';
 import { Type } from '@sinclair/typebox';
-import type { FeatureDefinition } from 'community-platform/core';
+import type { ConsoleSection, FeatureDefinition } from 'community-platform/core';
 import { init } from './migrations/init.ts';
 
 const HelloGreeting = defineEntity({
@@ -23,6 +23,36 @@ const options = Type.Object({
 
 const Greeting = Type.Object({ id: Type.String(), text: Type.String() });
 
+const NewGreeting = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });
+
+/**
+ * Its section of the staff console (/console/hello): the greetings and a form adding one. Pages
+ * are blocks the console renders; the form is checked with the same schema as the API route.
+ */
+const greetingsSection: ConsoleSection = {
+  id: 'hello',
+  title: 'Greetings',
+  order: 90,
+  pages(pages, { db }) {
+    const list = async (errors?: Record<string, string>, values?: Record<string, string>) => ({
+      title: 'Greetings', status: errors ? 422 : 200,
+      blocks: [
+        {
+          kind: 'table' as const, caption: 'Names greeted', columns: [{ key: 'name', label: 'Name' }],
+          rows: (await db.query<{ name: string }>('select name from hello_greetings order by id')).map((r) => ({ name: r.name })),
+        },
+        { kind: 'form' as const, id: 'new-greeting', title: 'Greet someone', action: pages.base, submit: 'Add', errors, values, fields: [{ name: 'name', label: 'Name', required: true }] },
+      ],
+    });
+    pages.get('', async () => list());
+    pages.post('', async ({ body, invalid, form }) => {
+      if (invalid) return list(invalid, form);
+      await db.run('insert into hello_greetings (name) values (?)', [(body as { name: string }).name]);
+      return { redirect: pages.base, notice: 'Greeting added.' };
+    }, { body: NewGreeting });
+  },
+};
+
 const hello: FeatureDefinition<typeof options> = {
   name: 'hello',
   options,
@@ -38,7 +68,7 @@ const hello: FeatureDefinition<typeof options> = {
     app.post('/api/hello/greetings', {
       schema: {
         tags: ['hello'],
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) }),
+        body: NewGreeting,
         response: { 201: Type.Object({ status: Type.Literal(true), id: Type.String() }) },
       },
     }, async (request, reply) => {
@@ -47,6 +77,7 @@ const hello: FeatureDefinition<typeof options> = {
       return reply.code(201).send({ status: true, id: insertId });
     });
   },
+  console: [greetingsSection],
 };
 
 export default hello;

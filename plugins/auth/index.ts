@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineFeature } from '../../core/features.ts';
 import { usersRef } from '../users/contract.ts';
+import { authRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { authRoutes } from './routes.ts';
@@ -45,6 +46,7 @@ export default defineFeature({
   async register(app, { db, services, settings, options: opts, log, env }) {
     const secrets = new SecretBox(parseKey(env.TOTP_ENCRYPTION_KEY));
     const auth = new AuthService(db, services.get(usersRef), settings, opts, secrets);
+    services.provide(authRef, auth);
     if (secrets.enabled) {
       const sealed = await auth.sealStoredSecrets();
       if (sealed) log.info({ sealed }, 'two-factor secrets stored in clear were encrypted');

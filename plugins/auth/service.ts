@@ -10,6 +10,7 @@ import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UsersService } from '../users/contract.ts';
+import type { AuthContract, CredentialCheck } from './contract.ts';
 import { Lockout, type LockoutOptions } from './lockout.ts';
 import { checkPassword, hashPassword, sha256Hex } from './passwords.ts';
 import { isSealed, type SecretBox } from './secrets.ts';
@@ -58,7 +59,7 @@ function wrongCode(check: CodeCheck, more = ''): DomainError {
   return new DomainError('WRONG_CODE', (check === 'used' ? 'This code was used already; wait for the next one.' : 'The code is wrong.') + more);
 }
 
-export class AuthService {
+export class AuthService implements AuthContract {
   readonly #db: Database;
   readonly #users: UsersService;
   readonly #settings: SettingsService;
@@ -90,7 +91,8 @@ export class AuthService {
     return addSeconds(now(), this.#opts.sessionDays * 86400);
   }
 
-  async login(username: string, password: string, client: ClientInfo): Promise<{ token: string; isTfaRequired: boolean }> {
+  /** The contract's password check: what login does before it opens a session. */
+  async checkPassword(username: string, password: string): Promise<CredentialCheck> {
     const user = await this.#users.requireByUsername(username);
     await this.#passwordLockout.claim(user.id);
     const [credential] = await this.#db.query<{ password_hash: string }>('select password_hash from auth_credentials where user_id = ?', [user.id]);
@@ -103,10 +105,20 @@ export class AuthService {
     if (check.rehash) {
       await this.#db.run('update auth_credentials set password_hash = ?, updated_at = ? where user_id = ?', [await hashPassword(password), now(), user.id]);
     }
-    const isTfaRequired = this.#settings.get().twoFactorEnabled && user.authStatus === 1;
+    return { userId: user.id, codeRequired: this.#settings.get().twoFactorEnabled && user.authStatus === 1 };
+  }
+
+  /** The contract's code check: a good code of the active secret, or WRONG_CODE. */
+  async checkCode(userId: number, code: string): Promise<void> {
+    const check = await this.#checkCode(userId, 'secret', code);
+    if (check !== 'ok') throw wrongCode(check);
+  }
+
+  async login(username: string, password: string, client: ClientInfo): Promise<{ token: string; isTfaRequired: boolean }> {
+    const { userId, codeRequired: isTfaRequired } = await this.checkPassword(username, password);
     const token = isTfaRequired
-      ? await this.#newSession(user.id, client, false, addSeconds(now(), TFA_PENDING_SECONDS))
-      : await this.#newSession(user.id, client, true, this.#sessionEnd());
+      ? await this.#newSession(userId, client, false, addSeconds(now(), TFA_PENDING_SECONDS))
+      : await this.#newSession(userId, client, true, this.#sessionEnd());
     return { token, isTfaRequired };
   }
 

@@ -18,6 +18,20 @@ export interface LedgerEntryInput {
   insufficientCode?: string;
 }
 
+/** One row of a user's ledger; amounts in cents. */
+export interface LedgerEntry {
+  id: number;
+  userId: number;
+  delta: number;
+  /** The balance after this change. */
+  balance: number;
+  reason: string;
+  keyName: string | null;
+  orderId: number | null;
+  transferId: string | null;
+  createdAt: string;
+}
+
 export interface CreditsService {
   /** Balance in cents (0 for a user who never had credits). */
   balance(userId: number): Promise<number>;
@@ -32,6 +46,10 @@ export interface CreditsService {
    * ledger row when anything was taken. Returns the cents taken.
    */
   takeUpTo(userId: number, cents: number, entry: LedgerEntryInput): Promise<number>;
+  /** A user's ledger, newest first, `limit` rows older than the row `before` (keyset paging). */
+  history(userId: number, page: { limit: number; before?: number }): Promise<LedgerEntry[]>;
+  /** Credits held by all users together, in cents. */
+  inCirculation(): Promise<number>;
 }
 
 export const creditsRef = createServiceRef<CreditsService>('credits');

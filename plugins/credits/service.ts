@@ -3,21 +3,9 @@ import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { formatMoney, now } from '../../core/format.ts';
-import type { CreditsService, LedgerEntryInput } from './contract.ts';
+import type { CreditsService, LedgerEntry, LedgerEntryInput } from './contract.ts';
 
 /** One ledger row. Money in cents; `createdAt` a stored UTC timestamp. */
-export interface LedgerEntry {
-  id: number;
-  userId: number;
-  delta: number;
-  /** The balance after this change. */
-  balance: number;
-  reason: string;
-  keyName: string | null;
-  orderId: number | null;
-  transferId: string | null;
-  createdAt: string;
-}
 
 interface LedgerRow {
   id: number; user_id: number; delta: number | string; balance: number | string; reason: string;
@@ -98,6 +86,11 @@ export class DbCreditsService implements CreditsService {
       const [balance] = await this.#apply([{ userId, delta: cents - await this.#read(userId), reason: entry.reason }], entry);
       return balance!;
     });
+  }
+
+  async inCirculation(): Promise<number> {
+    const [row] = await this.#db.query<{ total: number | string | null }>('select sum(balance) as total from credits_wallets');
+    return Number(row?.total ?? 0);
   }
 
   /** A user's ledger, newest first; `before` (a ledger id) pages back. */

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { defineFeature } from '../../core/features.ts';
 import { storeRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
+import { deliverySection } from './console.ts';
 import { deliveryRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -45,5 +46,7 @@ export default defineFeature({
       }, opts.sweepMs);
     });
     app.addHook('preClose', async () => clearInterval(sweeper));
+    return delivery;
   },
+  console: [deliverySection],
 });

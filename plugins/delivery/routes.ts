@@ -18,7 +18,7 @@ export interface StreamOptions {
 
 const optionalBool = (v: unknown) => (v === undefined ? undefined : toBool(v));
 
-function commandInput(body: Partial<Record<keyof CommandInput, unknown>>): Partial<CommandInput> {
+export function commandInput(body: Partial<Record<keyof CommandInput, unknown>>): Partial<CommandInput> {
   const out: Partial<CommandInput> = {};
   if (body.serverID !== undefined) out.serverID = /^[0-9]{1,15}$/.test(String(body.serverID)) ? Number(body.serverID) : 0;
   if (body.command !== undefined) out.command = String(body.command);

@@ -337,6 +337,14 @@ export class DbDeliveryService implements DeliveryService {
     };
   }
 
+  /** For the console's dashboard: commands still to hand out, and active servers not seen since `since` (stored UTC). */
+  async health(since: string): Promise<{ backlog: number; silentServers: number }> {
+    const [queue] = await this.#db.query<{ n: number | string }>("select count(*) as n from delivery_queue where status in ('waiting', 'claimed')");
+    const [silent] = await this.#db.query<{ n: number | string }>(
+      'select count(*) as n from delivery_servers where is_active = ? and (last_seen_date is null or last_seen_date < ?)', [true, since]);
+    return { backlog: Number(queue!.n), silentServers: Number(silent!.n) };
+  }
+
   async listQueue(f: QueueFilter): Promise<QueueRow[]> {
     const where: string[] = [];
     const params: unknown[] = [];

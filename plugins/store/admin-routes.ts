@@ -23,7 +23,7 @@ type ProductBody = Static<typeof ProductPatchBody>;
 
 const optionalBool = (v: unknown) => (v === undefined ? undefined : S.toBool(v));
 
-function categoryInput(b: CategoryBody): CategoryInput {
+export function categoryInput(b: CategoryBody): CategoryInput {
   return {
     parentId: b.parentID, name: b.name, slug: b.slug, imageId: b.imageID, imageType: b.imageType, priority: b.priority,
     gameStatus: optionalBool(b.gameStatus), gameTitle: b.gameTitle, gameDescription: b.gameDescription, gameItem: b.gameItem,
@@ -38,7 +38,7 @@ function price(value: unknown, field: string): number | undefined {
   return cents;
 }
 
-function productInput(b: ProductBody, timeZone: string): ProductInput {
+export function productInput(b: ProductBody, timeZone: string): ProductInput {
   let discountExpiryDate: string | undefined;
   if (b.discountExpiryDate !== undefined) {
     discountExpiryDate = parseClientTimestamp(b.discountExpiryDate, timeZone);

@@ -4,6 +4,7 @@ import { creditsRef } from '../credits/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { storeAdminRoutes } from './admin-routes.ts';
 import { Catalogue } from './catalogue.ts';
+import { catalogueSection, ordersSection } from './console.ts';
 import { storeRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -34,5 +35,7 @@ export default defineFeature({
     const deps = { catalogue, orders, rules, users, settings };
     await storeRoutes(app, deps);
     await storeAdminRoutes(app, deps);
+    return deps;
   },
+  console: [catalogueSection, ordersSection],
 });

@@ -367,6 +367,40 @@ export class Orders {
     return { orderId: Number(rows[0]!.order_id), items: rows.map(itemEvent) };
   }
 
+  /**
+   * Orders newest first, filtered, `limit` at most, older than the order `before` (keyset paging:
+   * the last page costs what the first does).
+   */
+  async list(filter: { status?: string; type?: string; userId?: number; before?: number; limit: number }): Promise<OrderRow[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    for (const [column, value] of [['status', filter.status], ['type', filter.type], ['account_id', filter.userId], ['id <', filter.before]] as const) {
+      if (value === undefined) continue;
+      where.push(column.includes('<') ? `${column} ?` : `${column} = ?`);
+      params.push(value);
+    }
+    const rows = await this.#db.query(
+      `select ${ORDER_COLUMNS} from store_orders${where.length ? ` where ${where.join(' and ')}` : ''} order by id desc limit ?`, [...params, filter.limit]);
+    const { timezone } = this.#settings.get();
+    return rows.map((r) => orderRow(toOrder(r), timezone));
+  }
+
+  /** One order and what was bought; ORDER_NOT_FOUND when there is none. */
+  async get(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[] }> {
+    const [row] = await this.#db.query(`select ${ORDER_COLUMNS} from store_orders where id = ?`, [orderId]);
+    if (!row) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
+    const items = await this.#db.query<{ product_id: number; product_name: string; quantity: number; variables: string }>(
+      'select product_id, product_name, quantity, variables from store_order_items where order_id = ? order by id', [orderId]);
+    return { order: orderRow(toOrder(row), this.#settings.get().timezone), items: items.map(itemEvent) };
+  }
+
+  /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */
+  async salesSince(since: string): Promise<{ type: string; orders: number; total: number }[]> {
+    const rows = await this.#db.query<{ type: string; n: number | string; total: number | string | null }>(
+      "select type, count(*) as n, sum(total) as total from store_orders where status = 'completed' and creation_date >= ? group by type order by type", [since]);
+    return rows.map((r) => ({ type: r.type, orders: Number(r.n), total: Number(r.total ?? 0) }));
+  }
+
   async ordersOf(userId: number): Promise<OrderRow[]> {
     const rows = await this.#db.query(`select ${ORDER_COLUMNS} from store_orders where account_id = ? order by id desc`, [userId]);
     const { timezone } = this.#settings.get();

@@ -1,6 +1,7 @@
 import { Gauge } from 'prom-client';
 import { defineFeature } from '../../core/features.ts';
 import { usersRef } from '../users/contract.ts';
+import { supportSection } from './console.ts';
 import { supportRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -21,5 +22,7 @@ export default defineFeature({
       async collect() { this.set(await support.openTicketCount()); },
     });
     await supportRoutes(app, support);
+    return support;
   },
+  console: [supportSection],
 });

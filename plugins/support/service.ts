@@ -209,6 +209,24 @@ export class DbSupportService implements SupportService {
       `${TICKET_SELECT}${where.length ? ` where ${where.join(' and ')}` : ''} order by t.id desc${pageClause(filter, this.#db.dialect)}`, params);
   }
 
+  /**
+   * The staff inbox: tickets newest first without their messages, `limit` at most, older than the
+   * ticket `before` (keyset paging).
+   */
+  async inbox(filter: { statusId?: number; categoryId?: number; before?: number; limit: number }): Promise<TicketSummaryRow[]> {
+    const show = this.#clock();
+    const where: string[] = [];
+    const params: number[] = [];
+    for (const [column, value] of [['t.status_id = ?', filter.statusId], ['t.category_id = ?', filter.categoryId], ['t.id < ?', filter.before]] as const) {
+      if (value === undefined) continue;
+      where.push(column);
+      params.push(value);
+    }
+    const rows = await this.#db.query<TicketRow>(
+      `${TICKET_SELECT}${where.length ? ` where ${where.join(' and ')}` : ''} order by t.id desc limit ?`, [...params, filter.limit]);
+    return rows.map((r) => this.#summary(r, show));
+  }
+
   /** Tickets not closed. */
   async openTicketCount(): Promise<number> {
     const [row] = await this.#db.query<{ n: number }>('select count(*) as n from support_tickets where status_id <> ?', [Status.CLOSED]);

@@ -60,7 +60,18 @@ export interface UsersService {
   linkAccount(userId: number, platform: string, externalId: string): Promise<void>;
   unlinkAccount(userId: number, platform: string): Promise<boolean>;
 
+  /**
+   * Accounts whose username or email starts with `text` (case-insensitive), or whose linked chat
+   * account has that ID; every account when `text` is empty. By username, `limit` at most, after
+   * the username `after` (keyset paging: as fast on the last page as on the first).
+   */
+  searchAccounts(text: string, page: { after?: string; limit: number }): Promise<UserAccount[]>;
+
   listRoles(): Promise<Role[]>;
+  /** The role with this slug, if any. */
+  findRoleBySlug(slug: string): Promise<Role | undefined>;
+  /** Creates a role; a taken slug is a CONFLICT. */
+  createRole(fields: Omit<Role, 'id'>): Promise<Role>;
   getRole(roleId: number): Promise<Role | undefined>;
   /** The roles a user holds now (expired ones are never returned), by priority. */
   rolesOf(userId: number): Promise<RoleAssignment[]>;

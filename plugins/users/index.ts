@@ -1,6 +1,7 @@
 import { defineFeature } from '../../core/features.ts';
 import { Type } from '@sinclair/typebox';
 import { adminRoutes } from './admin-routes.ts';
+import { playersSection } from './console.ts';
 import { usersRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -28,5 +29,7 @@ export default defineFeature({
     }, opts.sweepSeconds * 1000);
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));
+    return users;
   },
+  console: [playersSection],
 });

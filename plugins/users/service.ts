@@ -25,6 +25,17 @@ function toRole(r: RoleRow): Role {
   };
 }
 
+/** An account row with its links (rows whose platform is null are no link). */
+function toAccount(row: AccountRow, links: { platform: string | null; external_id: string | null }[]): UserAccount {
+  const linkedAccounts: Record<string, string> = {};
+  for (const l of links) if (l.platform !== null && l.external_id !== null) linkedAccounts[l.platform] = l.external_id;
+  return {
+    id: Number(row.id), username: row.username, email: row.email, isVerified: Boolean(Number(row.is_verified)),
+    authStatus: Number(row.auth_status), creationIP: row.creation_ip, creationDate: row.creation_date,
+    linkedAccounts,
+  };
+}
+
 /** "Not expired" (one `?`: now): the sentinel sorts below every real timestamp, so it needs its own test. */
 const live = (column: string) => `(${column} = '${PERMANENT}' or ${column} > ?)`;
 const LIVE = live('ra.expiry_date');
@@ -46,13 +57,7 @@ export class DbUsersService implements UsersService {
        left join users_linked_accounts l on l.user_id = a.id where ${where}`, params);
     const row = rows[0];
     if (!row) return undefined;
-    const linkedAccounts: Record<string, string> = {};
-    for (const r of rows) if (r.platform !== null && r.external_id !== null) linkedAccounts[r.platform] = r.external_id;
-    return {
-      id: Number(row.id), username: row.username, email: row.email, isVerified: Boolean(Number(row.is_verified)),
-      authStatus: Number(row.auth_status), creationIP: row.creation_ip, creationDate: row.creation_date,
-      linkedAccounts,
-    };
+    return toAccount(row, rows);
   }
 
   findById(id: number): Promise<UserAccount | undefined> {
@@ -131,6 +136,31 @@ export class DbUsersService implements UsersService {
   async unlinkAccount(userId: number, platform: string): Promise<boolean> {
     const { affectedRows } = await this.#db.run('delete from users_linked_accounts where user_id = ? and platform = ?', [userId, platform]);
     return affectedRows > 0;
+  }
+
+  async searchAccounts(text: string, page: { after?: string; limit: number }): Promise<UserAccount[]> {
+    const key = lookupKey(text.trim());
+    // The highest code point: every key starting with `key` sorts between key and key + TOP, byte for byte.
+    const TOP = '\u{10FFFF}';
+    const params: unknown[] = [page.after === undefined ? '' : lookupKey(page.after)];
+    let match = '';
+    if (key) {
+      match = ` and ((a.username_key >= ? and a.username_key < ?) or (a.email_key >= ? and a.email_key < ?)
+        or a.id in (select user_id from users_linked_accounts where platform = 'chat' and external_id = ?))`;
+      params.push(key, key + TOP, key, key + TOP, text.trim());
+    }
+    params.push(page.limit);
+    const rows = await this.#db.query<AccountRow>(
+      `select ${ACCOUNT_COLUMNS} from users_accounts a where a.username_key > ?${match} order by a.username_key limit ?`, params);
+    const links = rows.length ? await this.#db.query<{ user_id: number; platform: string; external_id: string }>(
+      `select user_id, platform, external_id from users_linked_accounts where user_id in (${rows.map(() => '?').join(', ')})`,
+      rows.map((r) => r.id)) : [];
+    return rows.map((row) => toAccount(row, links.filter((l) => Number(l.user_id) === Number(row.id))));
+  }
+
+  async findRoleBySlug(slug: string): Promise<Role | undefined> {
+    const [row] = await this.#db.query<RoleRow>(`select ${ROLE_COLUMNS} from users_roles r where r.slug = ?`, [slug]);
+    return row ? toRole(row) : undefined;
   }
 
   async listRoles(): Promise<Role[]> {

@@ -28,6 +28,8 @@ t.test('chat user: profile, credit, avatar and live roles of the linked user', a
     balances: async (ids) => new Map(ids.map((i) => [i, balances.get(i) ?? 0])),
     change: async () => { throw new Error('not used'); },
     takeUpTo: async () => { throw new Error('not used'); },
+    history: async () => { throw new Error('not used'); },
+    inCirculation: async () => { throw new Error('not used'); },
   });
   const users = app.services.get(usersRef);
   const id = await linkedUser(app, 'Steve_1', '111111111111111111');

@@ -49,6 +49,8 @@ t.test('profile: linked accounts, email-less accounts, time zone, credit from th
     balances: async () => new Map(),
     change: async () => 0,
     takeUpTo: async () => 0,
+    history: async () => [],
+    inCirculation: async () => 0,
   };
   app.services.provide(creditsRef, credits);
   res = await call(app, '/api/users/?username=STEVE');

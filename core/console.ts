@@ -1,0 +1,154 @@
+/**
+ * The staff web console's contract with features. A feature declares its section through the
+ * `console` field of its definition: the console feature (plugins/console) lists it in the menu
+ * and serves its pages under `/console/<id>`, behind staff sign-in and CSRF checks. Pages are
+ * data (blocks) that the console renders with its templates, so a section needs no HTML, no
+ * assets and no build step of its own, and every section looks and behaves alike (labels,
+ * errors beside their field, focus, phones).
+ */
+import type { TSchema } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { DomainError } from './errors.ts';
+import type { FeatureContext } from './features.ts';
+import { createServiceRef } from './registry.ts';
+
+/** `admin`: every section; `support`: the support desk and player lookup (sections that admit it). */
+export type ConsoleAccess = 'admin' | 'support';
+
+export interface ConsoleStaff {
+  userId: number;
+  username: string;
+  access: ConsoleAccess;
+}
+
+export interface ConsoleRequest {
+  params: Record<string, string>;
+  /**
+   * The form as the route's `body` schema made it (the API's validation: types coerced, unknown
+   * fields dropped, empty fields left out); undefined when it failed (see `invalid`) or the route has no schema.
+   */
+  body?: unknown;
+  /** The API's validation error, by the field it names (`_form` for none), when `body` failed its schema. */
+  invalid?: Record<string, string>;
+  /** Query values; a repeated one keeps its first value. */
+  query: Record<string, string>;
+  /** A form post's fields as text, as sent (empty for GET); a checkbox is `true` when ticked and absent when not. */
+  form: Record<string, string>;
+  staff: ConsoleStaff;
+}
+
+/** A table cell: text, a link, or a button posting to `action` (with the CSRF token added). */
+export type ConsoleCell = string | { text: string; href: string } | { action: string; label: string; confirm?: string };
+
+export interface ConsoleField {
+  name: string;
+  label: string;
+  type?: 'text' | 'number' | 'password' | 'textarea' | 'select' | 'checkbox' | 'search' | 'datetime' | 'hidden';
+  /** For `select`: value and label of each choice. */
+  options?: { value: string; label: string }[];
+  required?: boolean;
+  /** Shown under the label, tied to the field for screen readers. */
+  hint?: string;
+  /** `autocomplete` attribute (`username`, `current-password`, `one-time-code`, `off`). */
+  autocomplete?: string;
+  /** For `text`/`search`: the `inputmode` a phone keyboard takes (`numeric`, `decimal`). */
+  inputmode?: string;
+}
+
+export type ConsoleBlock =
+  | { kind: 'stats'; heading?: string; items: { label: string; value: string; href?: string }[] }
+  | { kind: 'text'; heading?: string; text: string }
+  | { kind: 'links'; heading?: string; items: { label: string; href: string }[] }
+  | {
+    kind: 'table'; caption: string; columns: { key: string; label: string; numeric?: boolean }[];
+    rows: Record<string, ConsoleCell>[]; empty?: string;
+    /** Link to the next page (keyset paging) and back to the first. */
+    next?: string; first?: string;
+  }
+  | {
+    kind: 'form'; id: string; title: string; action: string; fields: ConsoleField[]; submit: string;
+    /** `get` for search and filter forms (no CSRF token, values land in the URL). */
+    method?: 'get' | 'post';
+    values?: Record<string, string>;
+    /** Errors by field name, shown beside the field; `_form` for one that names no field. */
+    errors?: Record<string, string>;
+    /** Ask before posting (destructive changes). */
+    confirm?: string;
+  }
+  | { kind: 'thread'; heading: string; messages: { author: string; date: string; text: string; staff: boolean }[] };
+
+export interface ConsolePage {
+  title: string;
+  blocks: ConsoleBlock[];
+  /** A one-line confirmation shown above the page (after a change). */
+  notice?: string;
+  /** 422 when a form is shown again with errors. */
+  status?: number;
+}
+
+/** A change that worked: go to `to` (303), showing `notice` there. */
+export interface ConsoleRedirect {
+  redirect: string;
+  notice?: string;
+}
+
+export type ConsoleResult = ConsolePage | ConsoleRedirect;
+export type ConsoleHandler = (request: ConsoleRequest) => Promise<ConsoleResult>;
+
+export interface ConsoleRouteOptions {
+  /** Narrower than the section's access: `admin` on a support section's changes. */
+  access?: ConsoleAccess;
+  /** A POST's body schema, usually the API route's own: its errors are the API's, beside the field they name. Empty fields count as not sent. */
+  body?: TSchema;
+}
+
+/** What a section's `pages` function registers its pages with; paths are under `/console/<id>`. */
+export interface ConsolePages {
+  /** `/console/<id>`: where links inside the section start. */
+  readonly base: string;
+  get(path: string, handler: ConsoleHandler, options?: ConsoleRouteOptions): void;
+  /** A change: refused unless the form carries the session's CSRF token. */
+  post(path: string, handler: ConsoleHandler, options?: ConsoleRouteOptions): void;
+  /** Where a page of another section is, when that section runs (asked at request time: sections mount one after another). */
+  href(sectionId: string, path?: string): string | undefined;
+  /** Figures for the dashboard, shown to the staff who may open this section. */
+  dashboard(tiles: () => Promise<{ label: string; value: string; href?: string }[]>): void;
+}
+
+export interface ConsoleSection<Options = unknown, Own = unknown> {
+  /** Path segment and menu id: `/console/<id>`. */
+  id: string;
+  title: string;
+  /** Menu position, low first (built-in sections use 10, 20, …). */
+  order: number;
+  /** Who sees the section; admins see every section. Default `admin`. */
+  access?: ConsoleAccess;
+  /**
+   * Registers the section's pages once every feature is registered, so peers' services can be
+   * looked up here. `own` is what the feature's register function returned: its internals, which
+   * no other feature sees.
+   */
+  pages(pages: ConsolePages, ctx: FeatureContext<Options>, own: Own): void | Promise<void>;
+}
+
+/** The console feature's side: it mounts each feature's section in a scope of its own. */
+export interface ConsoleHost {
+  mount(scope: FastifyInstance, feature: string, section: ConsoleSection, ctx: FeatureContext<unknown>, own: unknown): Promise<void>;
+}
+
+export const consoleHostRef = createServiceRef<ConsoleHost>('console');
+
+/** A form field's text, trimmed; empty when absent. */
+export function field(form: Record<string, string>, name: string): string {
+  return (form[name] ?? '').trim();
+}
+
+/**
+ * Where an API error belongs on a form: the field its message starts with (`name: …`,
+ * `price must …`, `discountExpiryDate is required`), the field a code is about, or the form.
+ */
+export function errorsFor(err: unknown, fields: string[], byCode: Record<string, string> = {}): Record<string, string> {
+  if (!(err instanceof DomainError)) throw err;
+  const named = fields.find((f) => new RegExp(`^${f}(\\b|:)`).test(err.message));
+  return { [named ?? byCode[err.code] ?? '_form']: err.message };
+}

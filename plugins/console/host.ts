@@ -1,0 +1,241 @@
+/**
+ * The console's host side: who is signed in, what they may open, the CSRF check on every change,
+ * and rendering pages (blocks) into the layout with the menu of every section.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyCookie from '@fastify/cookie';
+import { Eta } from 'eta';
+import type { TSchema } from '@sinclair/typebox';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  ConsoleAccess, ConsoleHandler, ConsoleHost, ConsolePage, ConsolePages, ConsoleResult, ConsoleRouteOptions, ConsoleSection, ConsoleStaff,
+} from '../../core/console.ts';
+import { DomainError, errorStatus } from '../../core/errors.ts';
+import { strictTypeProblem, validationMessage } from '../../core/http.ts';
+import type { FeatureContext } from '../../core/features.ts';
+import type { UsersService } from '../users/contract.ts';
+import { sameToken, type ConsoleSessions, type StaffSession } from './sessions.ts';
+
+export interface ConsoleOptions {
+  adminRoles: string[];
+  supportRoles: string[];
+  idleMinutes: number;
+  signInRateLimit: { max: number; windowSeconds: number };
+}
+
+export const SESSION_COOKIE = 'console_session';
+const NOTICE_COOKIE = 'console_notice';
+
+const views = join(dirname(fileURLToPath(import.meta.url)), 'views');
+
+/** Every console answer: no caching of staff pages, no framing, nothing loaded from elsewhere. */
+const SECURITY_HEADERS = {
+  'cache-control': 'no-store',
+  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'same-origin',
+  'x-frame-options': 'DENY',
+};
+
+interface Signed {
+  staff: ConsoleStaff;
+  session: StaffSession;
+}
+
+interface MenuSection {
+  id: string;
+  title: string;
+  order: number;
+  access: ConsoleAccess;
+}
+
+/** What preValidation found, for the handler. */
+const consoleState = new WeakMap<FastifyRequest, { signed: Signed; form: Record<string, string> }>();
+
+/**
+ * A form checked as the API checks a body: its strict types, then the schema through the route's
+ * own validator compiler (the app's AJV and options), so the messages are the API's. An empty
+ * field counts as not sent.
+ */
+function validateForm(request: FastifyRequest, schema: TSchema, form: Record<string, string>): { body?: unknown; invalid?: Record<string, string> } {
+  const body: Record<string, string> = Object.fromEntries(Object.entries(form).filter(([, v]) => v !== ''));
+  const problem = strictTypeProblem(schema as never, body, '');
+  if (problem) return { invalid: { [problem.split(/[ .]/, 1)[0]!]: problem } };
+  const validate = request.compileValidationSchema(schema, 'body');
+  if (validate(body)) return { body };
+  const first = validate.errors?.[0];
+  const missing = (first?.params as { missingProperty?: string } | undefined)?.missingProperty;
+  const field = missing ?? (first?.instancePath ?? '').split('/').filter(Boolean)[0] ?? '_form';
+  const err = Object.assign(new Error('invalid'), { validation: validate.errors ?? [], validationContext: 'body' }) as unknown as FastifyError;
+  return { invalid: { [field]: validationMessage(err) } };
+}
+
+type Tiles = () => Promise<{ label: string; value: string; href?: string }[]>;
+
+/** Text fields of a parsed form body: a repeated field keeps its first value, nested ones are dropped. */
+function formOf(body: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (typeof body !== 'object' || body === null) return out;
+  for (const [k, v] of Object.entries(body)) {
+    const first = Array.isArray(v) ? v[0] : v;
+    if (typeof first === 'string' || typeof first === 'number') out[k] = String(first);
+  }
+  return out;
+}
+
+export class Console implements ConsoleHost {
+  readonly #eta = new Eta({ views, cache: true, autoEscape: true });
+  readonly #sessions: ConsoleSessions;
+  readonly #users: UsersService;
+  readonly #opts: ConsoleOptions;
+  readonly sections: MenuSection[] = [];
+  readonly tiles: { section: MenuSection; tiles: Tiles }[] = [];
+
+  constructor(sessions: ConsoleSessions, users: UsersService, opts: ConsoleOptions) {
+    this.#sessions = sessions;
+    this.#users = users;
+    this.#opts = opts;
+  }
+
+  /** The staff level a user's roles give now, read at every request: a revoked role ends access at once. */
+  async accessOf(userId: number): Promise<ConsoleAccess | undefined> {
+    const slugs = new Set((await this.#users.rolesOf(userId)).map((r) => r.slug));
+    if (this.#opts.adminRoles.some((s) => slugs.has(s))) return 'admin';
+    if (this.#opts.supportRoles.some((s) => slugs.has(s))) return 'support';
+    return undefined;
+  }
+
+  /** Cookies are read and written in the scopes the console registered @fastify/cookie in (see cookies()). */
+  cookie(request: FastifyRequest, name: string): string | undefined {
+    return request.cookies?.[name];
+  }
+
+  /** Console cookies: HttpOnly, SameSite=Strict, for /console only, and Secure when the request came over TLS. */
+  setCookie(request: FastifyRequest, reply: FastifyReply, name: string, value: string, maxAge?: number): void {
+    reply.setCookie(name, value, {
+      path: '/console', httpOnly: true, sameSite: 'strict', secure: request.protocol === 'https', ...(maxAge === undefined ? {} : { maxAge }),
+    });
+  }
+
+  /** The signed-in staff member, or undefined (no cookie, an ended session, no console role any more). */
+  async signedIn(request: FastifyRequest): Promise<Signed | undefined> {
+    const token = this.cookie(request, SESSION_COOKIE);
+    if (!token) return undefined;
+    const session = await this.#sessions.find(token);
+    if (!session) return undefined;
+    const [user, access] = await Promise.all([this.#users.findById(session.userId), this.accessOf(session.userId)]);
+    if (!user || !access) return undefined;
+    return { session, staff: { userId: user.id, username: user.username, access } };
+  }
+
+  /** Console pages are HTML for people, not API operations: they stay out of the OpenAPI document. */
+  static pagesOnly(scope: FastifyInstance): void {
+    scope.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
+  }
+
+  static allows(staff: ConsoleStaff, access: ConsoleAccess): boolean {
+    return staff.access === 'admin' || access === 'support';
+  }
+
+  menu(staff: ConsoleStaff | undefined, current: string): { href: string; title: string; current: boolean }[] {
+    if (!staff) return [];
+    return [
+      { href: '/console', title: 'Dashboard', current: current === '' },
+      ...[...this.sections].sort((a, b) => a.order - b.order || a.title.localeCompare(b.title))
+        .filter((s) => Console.allows(staff, s.access))
+        .map((s) => ({ href: `/console/${s.id}`, title: s.title, current: current === s.id })),
+    ];
+  }
+
+  /** Renders a page into the layout; the notice left by the change before is shown once. */
+  send(request: FastifyRequest, reply: FastifyReply, page: ConsolePage, signed: Signed | undefined, current: string, csrf?: string): FastifyReply {
+    const notice = page.notice ?? this.cookie(request, NOTICE_COOKIE);
+    if (this.cookie(request, NOTICE_COOKIE) !== undefined) this.setCookie(request, reply, NOTICE_COOKIE, '', 0);
+    const html = this.#eta.render('layout', {
+      title: page.title, blocks: page.blocks, notice, staff: signed?.staff, menu: this.menu(signed?.staff, current),
+      csrf: csrf ?? signed?.session.csrfToken ?? '',
+    });
+    return reply.code(page.status ?? 200).headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(html);
+  }
+
+  redirect(request: FastifyRequest, reply: FastifyReply, to: string, notice?: string): FastifyReply {
+    if (notice) this.setCookie(request, reply, NOTICE_COOKIE, notice.slice(0, 300), 60);
+    return reply.headers(SECURITY_HEADERS).redirect(to, 303);
+  }
+
+  result(request: FastifyRequest, reply: FastifyReply, result: ConsoleResult, signed: Signed, current: string): FastifyReply {
+    if ('redirect' in result) return this.redirect(request, reply, result.redirect, result.notice);
+    return this.send(request, reply, result, signed, current);
+  }
+
+  /** Error pages in the console's look: a refused change, a missing row, a fault. */
+  errorHandler(current: string) {
+    return async (err: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply) => {
+      const code = err instanceof DomainError ? err.code : err.code === 'FST_ERR_RATE_LIMIT_EXCEEDED' ? 'RATE_LIMITED' : undefined;
+      const status = code ? errorStatus[code] ?? 400 : (err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500 ? (err as FastifyError).statusCode! : 500;
+      if (status >= 500) request.log.error({ err }, 'console page failed');
+      const signed = await this.signedIn(request).catch(() => undefined);
+      const text = status >= 500 ? `Something went wrong on the server (request ${request.id}). Nothing was changed.` : err.message;
+      return this.send(request, reply, { title: status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : 'Error', blocks: [{ kind: 'text', text }], status }, signed, current);
+    };
+  }
+
+  /**
+   * A console route: signed in, allowed, and for a change the session's CSRF token, all checked
+   * before the body is validated against `body` (the API's schema and messages).
+   */
+  route(scope: FastifyInstance, method: 'GET' | 'POST', url: string, access: ConsoleAccess, current: string, handler: ConsoleHandler, body?: TSchema): void {
+    const refuse = (request: FastifyRequest, reply: FastifyReply, signed: Signed, text: string) =>
+      this.send(request, reply, { title: 'Not allowed', status: 403, blocks: [{ kind: 'text', text }] }, signed, current);
+    scope.route({
+      method, url,
+      preValidation: async (request, reply) => {
+        const signed = await this.signedIn(request);
+        if (!signed) {
+          const next = method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
+          return this.redirect(request, reply, `/console/login${next}`);
+        }
+        const form = formOf(request.body);
+        if (method === 'POST' && !sameToken(form._csrf ?? '', signed.session.csrfToken)) {
+          return refuse(request, reply, signed, 'This form has expired or did not come from this console (CSRF check failed). Nothing was changed; open the page again and retry.');
+        }
+        if (!Console.allows(signed.staff, access)) return refuse(request, reply, signed, 'Your console role does not open this page; an admin can.');
+        delete form._csrf;
+        consoleState.set(request, { signed, form });
+      },
+      handler: async (request, reply) => {
+        const { signed, form } = consoleState.get(request)!;
+        const checked = body && method === 'POST' ? validateForm(request, body, form) : {};
+        const result = await handler({ params: request.params as Record<string, string>, query: formOf(request.query), form, staff: signed.staff, ...checked });
+        return this.result(request, reply, result, signed, current);
+      },
+    });
+  }
+
+  async mount(scope: FastifyInstance, _feature: string, section: ConsoleSection, ctx: FeatureContext<unknown>, own: unknown): Promise<void> {
+    if (!/^[a-z][a-z0-9-]*$/.test(section.id) || ['login', 'logout', 'assets'].includes(section.id) || this.sections.some((s) => s.id === section.id)) {
+      throw new Error(`Console section id "${section.id}" is taken or not a lower-case path segment.`);
+    }
+    const menu: MenuSection = { id: section.id, title: section.title, order: section.order, access: section.access ?? 'admin' };
+    this.sections.push(menu);
+    await scope.register(fastifyCookie);
+    Console.pagesOnly(scope);
+    scope.setErrorHandler(this.errorHandler(section.id));
+    const base = `/console/${section.id}`;
+    const add = (method: 'GET' | 'POST') => (path: string, handler: ConsoleHandler, options: ConsoleRouteOptions = {}) => {
+      const access = options.access === 'admin' || menu.access === 'admin' ? 'admin' : 'support';
+      this.route(scope, method, `${base}${path}`, access, section.id, handler, options.body);
+    };
+    const pages: ConsolePages = {
+      base,
+      get: add('GET'),
+      post: add('POST'),
+      dashboard: (tiles) => { this.tiles.push({ section: menu, tiles }); },
+      href: (id, path = '') => (this.sections.some((s) => s.id === id) ? `/console/${id}${path}` : undefined),
+    };
+    await section.pages(pages, ctx, own);
+  }
+}

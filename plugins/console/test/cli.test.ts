@@ -1,0 +1,102 @@
+/** `npm run console -- admin <username>`: the first admin, who can then sign in (checked through HTTP, no browser needed). */
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { rootDir } from '../../../core/config.ts';
+import { build, call, sharedDatabaseUrl } from '../../../test/helper.ts';
+import { PASSWORD, register } from './browser.ts';
+
+const run = promisify(execFile);
+
+/** Signs in through the form as a browser would (the form's token and its cookie); returns the answer. */
+async function signInByForm(app: Awaited<ReturnType<typeof build>>, username: string) {
+  const form = await app.inject('/console/login');
+  const cookie = String(form.headers['set-cookie']).split(';')[0]!;
+  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(form.body)![1]!;
+  return app.inject({
+    method: 'POST', url: '/console/login', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ _csrf: csrf, username, password: PASSWORD }).toString(),
+  });
+}
+
+t.test('npm run console -- admin makes the first admin', async (t) => {
+  const env = { ...process.env, DATABASE_URL: await sharedDatabaseUrl(t), LOG_LEVEL: 'silent', CONFIG: '' };
+  const cli = (...args: string[]) => run(process.execPath, [join(rootDir, 'plugins/console/cli.ts'), ...args], { env, cwd: rootDir });
+  let app = await build(t, { databaseUrl: env.DATABASE_URL });
+  const id = await register(app, 'Dana');
+  const before = await signInByForm(app, 'Dana');
+  t.equal(before.statusCode, 403, 'no console role yet');
+  t.match(before.body, /no console role/);
+  await app.close();
+
+  t.match((await cli('admin', 'dana')).stdout, /Dana now holds the role "admin"/);
+  t.match((await cli('admin', 'Dana')).stdout, /Dana now holds the role "admin"/, 'running it twice changes nothing more');
+  await t.rejects(cli('admin', 'nobody'), { code: 1, stderr: /No user|not found/i });
+  await t.rejects(cli('owner', 'Dana'), { code: 2 });
+
+  app = await build(t, { databaseUrl: env.DATABASE_URL });
+  const roles = (await call(app, `/api/users/${id}/roles`)).json();
+  t.same(roles.map((r: { name: string }) => r.name), ['Console admin'], 'the API shows the role');
+  const after = await signInByForm(app, 'Dana');
+  t.equal(after.statusCode, 303);
+  t.equal(after.headers.location, '/console');
+  const session = String(after.headers['set-cookie']).match(/console_session=([0-9a-f]{64}); Max-Age|console_session=([0-9a-f]{64});/);
+  t.ok(session, 'a session cookie is set');
+  t.match(String(after.headers['set-cookie']), /HttpOnly/);
+  t.match(String(after.headers['set-cookie']), /SameSite=Strict/);
+  t.notMatch(String(after.headers['set-cookie']), /Secure/, 'not Secure over plain HTTP');
+});
+
+t.test('the session cookie is Secure behind a TLS proxy', async (t) => {
+  const app = await build(t, { config: { server: { trustProxy: true } } });
+  await register(app, 'Erin');
+  await call(app, '/api/admin/roles', { body: { name: 'Admin', slug: 'admin' } });
+  const roleId = (await call(app, '/api/admin/roles')).json()[0].id;
+  const userId = (await call(app, '/api/users?username=Erin')).json().id;
+  await call(app, `/api/users/${userId}/roles`, { body: { roleID: roleId } });
+  const form = await app.inject({ url: '/console/login', headers: { 'x-forwarded-proto': 'https' } });
+  t.match(String(form.headers['set-cookie']), /Secure/);
+  const cookie = String(form.headers['set-cookie']).split(';')[0]!;
+  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(form.body)![1]!;
+  const res = await app.inject({
+    method: 'POST', url: '/console/login',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' },
+    payload: new URLSearchParams({ _csrf: csrf, username: 'Erin', password: PASSWORD }).toString(),
+  });
+  t.equal(res.statusCode, 303);
+  t.match(String(res.headers['set-cookie']), /console_session=[0-9a-f]{64};[^,]*Secure/);
+});
+
+t.test('sign-in is rate limited per address', async (t) => {
+  const app = await build(t, { config: { plugins: { console: { signInRateLimit: { max: 2, windowSeconds: 600 } } } } });
+  const statuses: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const form = await app.inject('/console/login');
+    const cookie = String(form.headers['set-cookie']).split(';')[0]!;
+    const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(form.body)![1]!;
+    const res = await app.inject({
+      method: 'POST', url: '/console/login', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ _csrf: csrf, username: 'nobody', password: 'x' }).toString(),
+    });
+    statuses.push(res.statusCode);
+    if (i === 2) t.match(res.body, /Too many sign-in attempts/);
+  }
+  t.same(statuses, [401, 401, 429]);
+});
+
+t.test('a session idle past the timeout is signed out', async (t) => {
+  const app = await build(t);
+  const id = await register(app, 'Fay');
+  await call(app, '/api/admin/roles', { body: { name: 'Admin', slug: 'admin' } });
+  await call(app, `/api/users/${id}/roles`, { body: { roleID: (await call(app, '/api/admin/roles')).json()[0].id } });
+  const signed = await signInByForm(app, 'Fay');
+  const cookie = String(signed.headers['set-cookie']).match(/console_session=[0-9a-f]{64}/)![0];
+  t.equal((await app.inject({ url: '/console', headers: { cookie } })).statusCode, 200, 'signed in');
+  // An hour without a request, with the default 30 minutes of idle time.
+  await app.db.run('update console_sessions set last_seen_at = ?', ['2000-01-01 00:00:00']);
+  const idle = await app.inject({ url: '/console', headers: { cookie } });
+  t.equal(idle.statusCode, 303);
+  t.equal(idle.headers.location, '/console/login?next=%2Fconsole');
+  t.same(await app.db.query('select id from console_sessions'), [], 'the idle session is gone');
+});

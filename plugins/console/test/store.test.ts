@@ -1,0 +1,102 @@
+/** The catalogue and orders in a real browser: a category, a product with a command per server, a refund; each checked through the API too. */
+import t from 'tap';
+import { call } from '../../../test/helper.ts';
+import { browse, grant, hasChromium, register, role, screenshot, serve, signIn, skipReason } from './browser.ts';
+
+t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChromium ? false : skipReason }, async (t) => {
+  const { app, base } = await serve(t);
+  const adminId = await register(app, 'Alice');
+  await grant(app, adminId, await role(app, 'Admin'));
+  const context = await browse(t);
+  const page = await context.newPage();
+  page.on('dialog', (dialog) => { void dialog.accept(); });
+  await signIn(page, base, 'Alice');
+  await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
+
+  await t.test('a category is created', async (t) => {
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Catalogue' }).click();
+    await page.getByRole('heading', { name: 'Catalogue', level: 1 }).waitFor();
+    const form = page.locator('#new-category');
+    await form.getByLabel('Name').fill('Ranks');
+    await form.getByRole('button', { name: 'Create category' }).click();
+    await page.getByRole('status').waitFor();
+    t.match(await page.getByRole('status').textContent(), /Category Ranks created/);
+    t.ok(await page.getByRole('table', { name: 'Categories' }).getByRole('cell', { name: 'Ranks', exact: true }).isVisible());
+    const api = (await call(app, '/api/admin/store/categories')).json();
+    t.same(api.map((c: { name: string; slug: string }) => [c.name, c.slug]), [['Ranks', 'ranks']]);
+  });
+
+  await t.test('the API error shows beside the field it names, and nothing is created', async (t) => {
+    const form = page.locator('#new-product');
+    await form.getByLabel('Name').fill('VIP');
+    await form.getByLabel('Category').selectOption({ label: 'Ranks' });
+    await page.locator('#new-product-price').fill('five');
+    await form.getByRole('button', { name: 'Create product' }).click();
+    const error = page.locator('#new-product-price-error');
+    await error.waitFor();
+    t.match(await error.textContent(), /price/);
+    t.equal(await page.locator('#new-product-price').getAttribute('aria-invalid'), 'true');
+    t.equal(await page.locator('#new-product-price').getAttribute('aria-describedby'), 'new-product-price-hint new-product-price-error');
+    t.equal(await page.locator('#new-product-name').inputValue(), 'VIP', 'what was typed is kept');
+    t.same((await call(app, '/api/admin/store/products')).json(), [], 'no product was made');
+  });
+
+  let productId = '';
+  await t.test('a product is created', async (t) => {
+    await page.locator('#new-product-price').fill('5.00');
+    await page.locator('#new-product').getByRole('button', { name: 'Create product' }).click();
+    await page.getByRole('heading', { name: 'VIP', level: 1 }).waitFor();
+    t.match(await page.getByRole('status').textContent(), /Product VIP created/);
+    productId = new URL(page.url()).pathname.split('/').pop()!;
+    const product = (await call(app, `/api/admin/store/products/${productId}`)).json();
+    t.match(product, { name: 'VIP', price: '5.00', isActive: '1' });
+  });
+
+  await t.test('a game server and a command of the product on it', async (t) => {
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Delivery' }).click();
+    await page.locator('#new-server').getByLabel('Name').fill('Lobby');
+    await page.locator('#new-server').getByRole('button', { name: 'Create server' }).click();
+    await page.getByRole('status').waitFor();
+    t.match(await page.getByRole('status').textContent(), /Server Lobby created .*token, shown only now: [A-Za-z0-9_-]{20,}/);
+    await page.goto(`${base}/console/catalogue/products/${productId}`);
+    await page.getByRole('link', { name: /Commands run on game servers/ }).click();
+    const form = page.locator('#new-command');
+    await form.getByLabel('Game server').selectOption({ label: 'Lobby' });
+    await form.getByLabel('Command').fill('lp user {username} parent add vip');
+    await form.getByLabel('Only while the player is online').check();
+    await form.getByRole('button', { name: 'Add command' }).click();
+    await page.getByRole('status').waitFor();
+    t.ok(await page.getByRole('cell', { name: 'lp user {username} parent add vip' }).isVisible(), 'on the page');
+    const commands = (await call(app, `/api/admin/store/products/${productId}/commands`)).json();
+    t.match(commands, [{ command: 'lp user {username} parent add vip', trigger: 'purchase', requireOnline: true, perUnit: false }], 'through the API');
+    await page.goto(`${base}/console/catalogue`);
+    await screenshot(page, 'catalogue');
+  });
+
+  await t.test('an order is refunded', async (t) => {
+    const buyerId = await register(app, 'Steve');
+    await call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '20.00' } });
+    const bought = await call(app, '/api/store/buy', { body: { userID: String(buyerId), products: [productId] } });
+    t.equal(bought.statusCode, 200, bought.body);
+    const orderId = (await call(app, `/api/users/${buyerId}/orders`)).json()[0].id;
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Orders' }).click();
+    await page.getByRole('link', { name: `#${orderId}` }).click();
+    await page.getByRole('heading', { name: `Order #${orderId}` }).waitFor();
+    await page.getByRole('button', { name: 'Refund order' }).click();
+    await page.getByRole('status').waitFor();
+    t.match(await page.getByRole('status').textContent(), new RegExp(`Order #${orderId} refunded`));
+    t.ok(await page.getByText('refunded', { exact: true }).isVisible(), 'the page shows the new status');
+    t.notOk(await page.getByRole('button', { name: 'Refund order' }).count(), 'no second refund offered');
+    const orders = (await call(app, `/api/users/${buyerId}/orders`)).json();
+    t.equal(orders[0].status, 'refunded', 'through the API');
+    const balance = (await call(app, `/api/credits?username=Steve`)).json();
+    t.match(JSON.stringify(balance), /20\.00/, 'the price is back on the balance');
+  });
+
+  await t.test('the dashboard shows the figures of each section', async (t) => {
+    await page.goto(`${base}/console`);
+    for (const heading of ['Orders', 'Delivery']) t.ok(await page.getByRole('heading', { name: heading, level: 2 }).isVisible(), heading);
+    t.ok(await page.getByText('commands waiting to be delivered').isVisible());
+    await screenshot(page, 'dashboard');
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * The delivery feature's console section: game servers (a new one's token shown once), the
+ * commands each product runs on them, and the queue (redeliver, cancel).
+ */
+import type { Static } from '@sinclair/typebox';
+import { errorsFor, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
+import { addSeconds, now } from '../../core/format.ts';
+import { toBool } from '../../core/schemas.ts';
+import { storeRef } from '../store/contract.ts';
+import { QUEUE_STATUSES, type CommandInput } from './contract.ts';
+import { commandInput } from './routes.ts';
+import { CreateCommandBody, CreateServerBody } from './schemas.ts';
+import type { DbDeliveryService } from './service.ts';
+
+/** A server silent for longer than this shows on the dashboard. */
+const SILENT_MINUTES = 10;
+const PER_PAGE = 50;
+
+export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
+  id: 'delivery',
+  title: 'Delivery',
+  order: 60,
+  pages(pages, ctx, delivery) {
+    const store = ctx.services.get(storeRef);
+    pages.dashboard(async () => {
+      const { backlog, silentServers } = await delivery.health(addSeconds(now(), -SILENT_MINUTES * 60));
+      return [
+        { label: 'commands waiting to be delivered', value: String(backlog), href: `${pages.base}?status=waiting` },
+        { label: `active servers not seen for ${SILENT_MINUTES} minutes`, value: String(silentServers), href: pages.base },
+      ];
+    });
+
+    const overview = async (query: Record<string, string>, server?: { values: Record<string, string>; errors: Record<string, string> }, notice?: string): Promise<ConsolePage> => {
+      const status = (QUEUE_STATUSES as readonly string[]).includes(query.status ?? '') ? query.status : undefined;
+      const page = /^[1-9][0-9]{0,6}$/.test(query.page ?? '') ? Number(query.page) : 1;
+      const [servers, queue] = await Promise.all([delivery.listServers(), delivery.listQueue({ status, page, perPage: PER_PAGE })]);
+      const names = new Map(servers.map((s) => [s.id, s.name]));
+      const link = (p: number) => `${pages.base}?${new URLSearchParams({ ...(status ? { status } : {}), page: String(p) })}`;
+      return {
+        title: 'Delivery', notice, status: server ? 422 : 200,
+        blocks: [
+          {
+            kind: 'table', caption: 'Game servers', empty: 'No game server yet.',
+            columns: [{ key: 'id', label: 'ID', numeric: true }, { key: 'name', label: 'Name' }, { key: 'active', label: 'Active' }, { key: 'seen', label: 'Last seen' }],
+            rows: servers.map((s) => ({ id: s.id, name: s.name, active: s.isActive ? 'yes' : 'no', seen: s.lastSeenDate ?? 'never' })),
+          },
+          {
+            kind: 'form', id: 'new-server', title: 'New game server', action: `${pages.base}/servers`, submit: 'Create server',
+            values: server?.values ?? { isActive: 'true' }, errors: server?.errors,
+            fields: [{ name: 'name', label: 'Name', required: true }, { name: 'isActive', label: 'Active', type: 'checkbox' }],
+          },
+          {
+            kind: 'form', id: 'queue-filter', title: 'Queue', method: 'get', action: pages.base, submit: 'Show', values: { status: status ?? '' },
+            fields: [{ name: 'status', label: 'Status', type: 'select', options: [{ value: '', label: 'any' }, ...QUEUE_STATUSES.map((s) => ({ value: s, label: s }))] }],
+          },
+          {
+            kind: 'table', caption: 'Queued commands, newest first', empty: 'Nothing queued.',
+            columns: [{ key: 'id', label: 'ID', numeric: true }, { key: 'server', label: 'Server' }, { key: 'player', label: 'Player' }, { key: 'command', label: 'Command' }, { key: 'status', label: 'Status' }, { key: 'tries', label: 'Tries', numeric: true }, { key: 'action', label: 'Action' }],
+            rows: queue.map((q) => ({
+              id: q.id, server: names.get(q.serverID) ?? q.serverID, player: q.username, command: q.command, status: q.lastError ? `${q.status}: ${q.lastError}` : q.status, tries: q.tries,
+              action: q.status === 'waiting' || q.status === 'claimed'
+                ? { action: `${pages.base}/queue/${q.id}/cancel`, label: `Cancel ${q.id}`, confirm: 'Cancel this command?' }
+                : { action: `${pages.base}/queue/${q.id}/redeliver`, label: `Redeliver ${q.id}` },
+            })),
+            next: queue.length === PER_PAGE ? link(page + 1) : undefined, first: page > 1 ? link(1) : undefined,
+          },
+        ],
+      };
+    };
+
+    pages.get('', async ({ query }) => overview(query));
+
+    pages.post('/servers', async ({ body, invalid, form }) => {
+      const values = { ...form, isActive: toBool(form.isActive) ? 'true' : 'false' };
+      if (invalid) return overview({}, { values, errors: invalid });
+      const b = body as Static<typeof CreateServerBody>;
+      try {
+        const created = await delivery.createServer({ name: b.name, isActive: toBool(values.isActive) });
+        return overview({}, undefined, `Server ${created.name} created (ID ${created.id}). Its token, shown only now: ${created.token}`);
+      } catch (err) {
+        return overview({}, { values, errors: errorsFor(err, ['name']) });
+      }
+    }, { body: CreateServerBody });
+
+    for (const action of ['redeliver', 'cancel'] as const) {
+      pages.post(`/queue/:id/${action}`, async ({ params }) => {
+        const row = await delivery[action](/^[0-9]{1,15}$/.test(params.id!) ? Number(params.id) : 0);
+        return { redirect: pages.base, notice: `Command ${row.id} is ${row.status}.` };
+      });
+    }
+
+    const commandsPage = async (productId: number, add?: { values: Record<string, string>; errors: Record<string, string> }, notice?: string): Promise<ConsolePage> => {
+      const name = await store.productName(productId);
+      const [commands, servers] = await Promise.all([delivery.listCommands(productId), delivery.listServers()]);
+      const names = new Map(servers.map((s) => [s.id, s.name]));
+      const product = pages.href('catalogue', `/products/${productId}`);
+      return {
+        title: `Commands of ${name ?? `product ${productId}`}`, notice, status: add ? 422 : 200,
+        blocks: [
+          ...(product ? [{ kind: 'links' as const, items: [{ label: `Back to ${name ?? 'the product'}`, href: product }] }] : []),
+          {
+            kind: 'table', caption: 'Commands', empty: 'This product runs no command.',
+            columns: [{ key: 'server', label: 'Server' }, { key: 'trigger', label: 'When' }, { key: 'command', label: 'Command' }, { key: 'online', label: 'Player online' }, { key: 'unit', label: 'Per unit' }, { key: 'delete', label: 'Delete' }],
+            rows: commands.map((c) => ({
+              server: names.get(c.serverID) ?? c.serverID, trigger: c.trigger, command: c.command, online: c.requireOnline ? 'required' : 'no', unit: c.perUnit ? 'yes' : 'no',
+              delete: { action: `${pages.base}/products/${productId}/commands/${c.id}/delete`, label: `Delete command ${c.id}`, confirm: 'Delete this command?' },
+            })),
+          },
+          {
+            kind: 'form', id: 'new-command', title: 'Add a command', action: `${pages.base}/products/${productId}/commands`, submit: 'Add command',
+            values: add?.values ?? { trigger: 'purchase' }, errors: add?.errors,
+            fields: [
+              { name: 'serverID', label: 'Game server', type: 'select', required: true, options: servers.map((s) => ({ value: s.id, label: s.name })) },
+              { name: 'trigger', label: 'When', type: 'select', options: [{ value: 'purchase', label: 'on purchase' }, { value: 'expiry', label: 'when the role expires' }, { value: 'refund', label: 'on refund' }] },
+              { name: 'command', label: 'Command', required: true, hint: 'Placeholders: {username} {userID} {quantity} {orderID} {productID} {productName} {chatUserID} {var:<name>}' },
+              { name: 'requireOnline', label: 'Only while the player is online', type: 'checkbox' },
+              { name: 'perUnit', label: 'Once per unit bought', type: 'checkbox' },
+            ],
+          },
+        ],
+      };
+    };
+
+    const productId = (id: string | undefined) => (/^[0-9]{1,15}$/.test(id ?? '') ? Number(id) : 0);
+    pages.get('/products/:id', async ({ params }) => commandsPage(productId(params.id)));
+
+    pages.post('/products/:id/commands', async ({ params, body, invalid, form }) => {
+      const id = productId(params.id);
+      if (invalid) return commandsPage(id, { values: form, errors: invalid });
+      try {
+        const input = { ...commandInput(body as Static<typeof CreateCommandBody>), requireOnline: toBool(form.requireOnline), perUnit: toBool(form.perUnit) } as CommandInput;
+        await delivery.createCommand(id, input);
+        return { redirect: `${pages.base}/products/${id}`, notice: 'Command added.' };
+      } catch (err) {
+        return commandsPage(id, { values: form, errors: errorsFor(err, Object.keys(CreateCommandBody.properties), { DELIVERY_SERVER_NOT_FOUND: 'serverID' }) });
+      }
+    }, { body: CreateCommandBody });
+
+    pages.post('/products/:id/commands/:commandId/delete', async ({ params }) => {
+      const id = productId(params.id);
+      await delivery.deleteCommand(id, productId(params.commandId));
+      return { redirect: `${pages.base}/products/${id}`, notice: 'Command deleted.' };
+    });
+  },
+};

@@ -1,0 +1,323 @@
+/**
+ * The store's sections of the staff console: the catalogue (categories and products) and the
+ * orders (filter, view, refund). Forms are checked with the admin API's own body schemas and
+ * call the same catalogue and order code, so a page refuses exactly what the API refuses.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { errorsFor, type ConsoleCell, type ConsoleField, type ConsolePage, type ConsoleRequest, type ConsoleSection } from '../../core/console.ts';
+import { DomainError } from '../../core/errors.ts';
+import { displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
+import { toBool } from '../../core/schemas.ts';
+import { usersRef } from '../users/contract.ts';
+import { categoryInput, productInput } from './admin-routes.ts';
+import type { Category, Product, Variable } from './catalogue.ts';
+import type { StoreDeps } from './routes.ts';
+import { CategoryCreateBody, ProductCreateBody, ProductPatchBody } from './schemas.ts';
+
+const PAGE = 50;
+
+/** Lines `name: value, value` (a `*` after the name: required) to the API's variables. */
+function parseVariables(text: string): Static<typeof ProductPatchBody>['variables'] {
+  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  if (!lines.length) return '';
+  return lines.map((line) => {
+    const [head = '', rest = ''] = line.split(/:(.*)/s);
+    const required = head.trim().endsWith('*');
+    const values = rest.split(',').map((v) => v.trim()).filter(Boolean);
+    return { name: head.trim().replace(/\*$/, ''), required: required ? 'true' : 'false', values };
+  });
+}
+
+function showVariables(variables: Variable[]): string {
+  return variables.map((v) => `${v.name}${v.required ? '*' : ''}: ${v.values.join(', ')}`).join('\n');
+}
+
+/** The categories as a tree, each name indented by its depth. */
+function treeOrder(categories: Category[]): { category: Category; depth: number }[] {
+  const out: { category: Category; depth: number }[] = [];
+  const walk = (parentId: number, depth: number) => {
+    for (const c of categories.filter((x) => x.parentId === parentId)) {
+      out.push({ category: c, depth });
+      if (depth < 20) walk(c.id, depth + 1);
+    }
+  };
+  walk(0, 0);
+  return out;
+}
+
+const yes = (v: boolean) => (v ? 'yes' : 'no');
+const checkbox = (form: Record<string, string>, name: string) => (toBool(form[name]) ? 'true' : 'false');
+
+export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
+  id: 'catalogue',
+  title: 'Catalogue',
+  order: 20,
+  pages(pages, ctx, { catalogue, settings }) {
+    const users = ctx.services.get(usersRef);
+    const tz = () => settings.get().timezone;
+
+    const productFields = async (categories: Category[]): Promise<ConsoleField[]> => [
+      { name: 'name', label: 'Name', required: true },
+      { name: 'categoryID', label: 'Category', type: 'select', required: true, options: treeOrder(categories).map(({ category, depth }) => ({ value: String(category.id), label: `${'— '.repeat(depth)}${category.name}` })) },
+      { name: 'price', label: 'Price', type: 'number', required: true, hint: 'In credits, e.g. 4.99.' },
+      { name: 'discountedPrice', label: 'Discounted price', type: 'number', hint: 'Charged instead of the price until the discount expires.' },
+      { name: 'discountExpiryDate', label: 'Discount expires', type: 'datetime', hint: `Site time (${tz()}).` },
+      { name: 'stock', label: 'Stock', type: 'number', hint: '-1 = unlimited.' },
+      { name: 'giveRoleID', label: 'Role granted', type: 'select', options: [{ value: '0', label: 'none' }, ...(await users.listRoles()).map((r) => ({ value: String(r.id), label: r.name }))] },
+      { name: 'duration', label: 'Role duration (days)', type: 'number', hint: '0 = permanent, -1 = no role.' },
+      { name: 'variables', label: 'Variables', type: 'textarea', hint: 'One per line: name: value, value (a * after the name makes it required; no values = any text).' },
+      { name: 'details', label: 'Details', type: 'textarea' },
+      { name: 'priority', label: 'Priority', type: 'number' },
+      { name: 'isActive', label: 'On sale', type: 'checkbox' },
+      { name: 'isFeaturedProduct', label: 'Featured', type: 'checkbox' },
+    ];
+
+    const overview = async (extra: { category?: { values: Record<string, string>; errors: Record<string, string> }; product?: { values: Record<string, string>; errors: Record<string, string> } } = {}): Promise<ConsolePage> => {
+      const [categories, products] = await Promise.all([catalogue.categories(), catalogue.products()]);
+      const names = new Map(categories.map((c) => [c.id, c.name]));
+      const at = now();
+      return {
+        title: 'Catalogue', status: extra.category || extra.product ? 422 : 200,
+        blocks: [
+          {
+            kind: 'table', caption: 'Categories', empty: 'No category yet: create the first one below.',
+            columns: [{ key: 'name', label: 'Name' }, { key: 'slug', label: 'Slug' }, { key: 'products', label: 'Products', numeric: true }, { key: 'active', label: 'Active' }, { key: 'delete', label: 'Delete' }],
+            rows: treeOrder(categories).map(({ category: c, depth }) => ({
+              name: `${'— '.repeat(depth)}${c.name}`, slug: c.slug, active: yes(c.isActive),
+              products: String(products.filter((p) => p.categoryId === c.id).length),
+              delete: { action: `${pages.base}/categories/${c.id}/delete`, label: `Delete ${c.name}`, confirm: `Delete the category ${c.name}?` },
+            })),
+          },
+          {
+            kind: 'table', caption: 'Products', empty: 'No product yet.',
+            columns: [{ key: 'name', label: 'Name' }, { key: 'category', label: 'Category' }, { key: 'price', label: 'Price', numeric: true }, { key: 'discount', label: 'Discount', numeric: true }, { key: 'stock', label: 'Stock', numeric: true }, { key: 'active', label: 'On sale' }],
+            rows: products.map((p): Record<string, ConsoleCell> => ({
+              name: { text: p.name, href: `${pages.base}/products/${p.id}` }, category: names.get(p.categoryId) ?? String(p.categoryId),
+              price: formatMoney(p.price),
+              discount: p.discountedPrice > 0 && p.discountExpiryDate > at ? `${formatMoney(p.discountedPrice)} until ${displayTimestamp(p.discountExpiryDate, tz())}` : '',
+              stock: p.stock === -1 ? 'unlimited' : String(p.stock), active: yes(p.isActive),
+            })),
+          },
+          {
+            kind: 'form', id: 'new-category', title: 'New category', action: `${pages.base}/categories`, submit: 'Create category',
+            values: extra.category?.values ?? { isActive: 'true', parentID: '0' }, errors: extra.category?.errors,
+            fields: [
+              { name: 'name', label: 'Name', required: true },
+              { name: 'slug', label: 'Slug', hint: 'Letters, digits, - and _; made from the name when empty.' },
+              { name: 'parentID', label: 'Parent', type: 'select', options: [{ value: '0', label: 'none (top level)' }, ...treeOrder(categories).map(({ category, depth }) => ({ value: String(category.id), label: `${'— '.repeat(depth)}${category.name}` }))] },
+              { name: 'priority', label: 'Priority', type: 'number' },
+              { name: 'isActive', label: 'Active', type: 'checkbox' },
+            ],
+          },
+          {
+            kind: 'form', id: 'new-product', title: 'New product', action: `${pages.base}/products`, submit: 'Create product',
+            values: extra.product?.values ?? { isActive: 'true', stock: '-1', duration: '-1', giveRoleID: '0' }, errors: extra.product?.errors,
+            fields: await productFields(categories),
+          },
+        ],
+      };
+    };
+
+    pages.get('', async () => overview());
+
+    pages.post('/categories', async ({ body, invalid, form }) => {
+      const values = { ...form, isActive: checkbox(form, 'isActive') };
+      if (invalid) return overview({ category: { values, errors: invalid } });
+      const b = body as Static<typeof CategoryCreateBody>;
+      try {
+        const c = await catalogue.createCategory({ ...categoryInput(b), name: b.name, isActive: toBool(values.isActive) });
+        return { redirect: pages.base, notice: `Category ${c.name} created.` };
+      } catch (err) {
+        return overview({ category: { values, errors: errorsFor(err, Object.keys(CategoryCreateBody.properties), { CATEGORY_NOT_FOUND: 'parentID' }) } });
+      }
+    }, { body: CategoryCreateBody });
+
+    pages.post('/categories/:id/delete', async ({ params }) => {
+      const c = await catalogue.requireCategory(Number(params.id));
+      await catalogue.deleteCategory(c.id);
+      return { redirect: pages.base, notice: `Category ${c.name} deleted.` };
+    });
+
+    /** The product's form fields sent as the API would get them: variables as a list, unticked boxes as false. */
+    const productBody = (form: Record<string, string>) => ({
+      ...form, isActive: checkbox(form, 'isActive'), isFeaturedProduct: checkbox(form, 'isFeaturedProduct'),
+    });
+    const productErrors = (err: unknown) => errorsFor(err, Object.keys(ProductCreateBody.properties), { CATEGORY_NOT_FOUND: 'categoryID', ROLE_NOT_FOUND: 'giveRoleID', INVALID_AMOUNT: 'price' });
+
+    pages.post('/products', async ({ body, invalid, form }) => {
+      const values = productBody(form);
+      if (invalid) return overview({ product: { values, errors: invalid } });
+      try {
+        const b = { ...(body as Static<typeof ProductCreateBody>), variables: parseVariables(form.variables ?? '') };
+        const input = productInput(b, tz());
+        const p = await catalogue.createProduct({
+          ...input, categoryId: b.categoryID, name: b.name, price: input.price!, isActive: toBool(values.isActive), isFeatured: toBool(values.isFeaturedProduct),
+        });
+        return { redirect: `${pages.base}/products/${p.id}`, notice: `Product ${p.name} created.` };
+      } catch (err) {
+        return overview({ product: { values, errors: productErrors(err) } });
+      }
+    }, { body: ProductCreateBody });
+
+    const productPage = async (p: Product, edit?: { values: Record<string, string>; errors: Record<string, string> }): Promise<ConsolePage> => {
+      const commands = pages.href('delivery', `/products/${p.id}`);
+      return {
+        title: p.name, status: edit ? 422 : 200,
+        blocks: [
+          ...(commands ? [{ kind: 'links' as const, items: [{ label: 'Commands run on game servers when this product is bought', href: commands }] }] : []),
+          {
+            kind: 'form', id: 'edit-product', title: 'Edit product', action: `${pages.base}/products/${p.id}`, submit: 'Save product',
+            values: edit?.values ?? {
+              name: p.name, categoryID: String(p.categoryId), price: formatMoney(p.price), discountedPrice: p.discountedPrice ? formatMoney(p.discountedPrice) : '',
+              discountExpiryDate: p.discountedPrice ? displayTimestamp(p.discountExpiryDate, tz()) : '', stock: String(p.stock), giveRoleID: String(p.giveRoleId),
+              duration: String(p.duration), variables: showVariables(p.variables), details: p.details, priority: String(p.priority),
+              isActive: String(p.isActive), isFeaturedProduct: String(p.isFeatured),
+            },
+            errors: edit?.errors,
+            fields: await productFields(await catalogue.categories()),
+          },
+          {
+            kind: 'form', id: 'delete-product', title: 'Delete product', action: `${pages.base}/products/${p.id}/delete`, submit: 'Delete product',
+            fields: [], confirm: `Delete ${p.name}? Its orders keep what was bought.`,
+          },
+        ],
+      };
+    };
+
+    pages.get('/products/:id', async ({ params }) => productPage(await catalogue.requireProduct(Number(params.id))));
+
+    pages.post('/products/:id', async ({ params, body, invalid, form }) => {
+      const p = await catalogue.requireProduct(Number(params.id));
+      const values = productBody(form);
+      if (invalid) return productPage(p, { values, errors: invalid });
+      try {
+        const b = { ...(body as Static<typeof ProductPatchBody>), variables: parseVariables(form.variables ?? '') };
+        const input = productInput(b, tz());
+        // An emptied discount field clears the discount, as the form shows no discount then.
+        if (!form.discountedPrice) input.discountedPrice = 0;
+        await catalogue.updateProduct(p.id, { ...input, isActive: toBool(values.isActive), isFeatured: toBool(values.isFeaturedProduct) });
+        return { redirect: `${pages.base}/products/${p.id}`, notice: `Product ${b.name ?? p.name} saved.` };
+      } catch (err) {
+        return productPage(p, { values, errors: productErrors(err) });
+      }
+    }, { body: ProductPatchBody });
+
+    pages.post('/products/:id/delete', async ({ params }) => {
+      const p = await catalogue.requireProduct(Number(params.id));
+      await catalogue.deleteProduct(p.id);
+      return { redirect: pages.base, notice: `Product ${p.name} deleted.` };
+    });
+  },
+};
+
+const OrderFilter = Type.Object({
+  status: Type.Optional(Type.Union(['completed', 'refunded', 'disputed'].map((s) => Type.Literal(s)))),
+  type: Type.Optional(Type.Union([Type.Literal('credit'), Type.Literal('payment')])),
+});
+
+export const ordersSection: ConsoleSection<unknown, StoreDeps> = {
+  id: 'orders',
+  title: 'Orders',
+  order: 50,
+  pages(pages, ctx, { orders, settings, users }) {
+    /** The start of today and of this month in the site's time zone, as stored UTC times. */
+    const periodStarts = () => {
+      const local = displayTimestamp(now(), settings.get().timezone);
+      const tz = settings.get().timezone;
+      return { today: parseClientTimestamp(`${local.slice(0, 10)} 00:00:00`, tz)!, month: parseClientTimestamp(`${local.slice(0, 8)}01 00:00:00`, tz)! };
+    };
+    pages.dashboard(async () => {
+      const { today, month } = periodStarts();
+      const [day, mon] = await Promise.all([orders.salesSince(today), orders.salesSince(month)]);
+      const sum = (rows: { type: string; orders: number; total: number }[], type: string) => rows.find((r) => r.type === type) ?? { orders: 0, total: 0 };
+      const currency = settings.get().currency;
+      return [
+        { label: `credit sales today (${sum(day, 'credit').orders} orders)`, value: formatMoney(sum(day, 'credit').total), href: pages.base },
+        { label: `credit sales this month (${sum(mon, 'credit').orders} orders)`, value: formatMoney(sum(mon, 'credit').total), href: pages.base },
+        { label: `${currency} received today`, value: formatMoney(sum(day, 'payment').total), href: `${pages.base}?type=payment` },
+        { label: `${currency} received this month`, value: formatMoney(sum(mon, 'payment').total), href: `${pages.base}?type=payment` },
+      ];
+    });
+
+    pages.get('', async ({ query }) => {
+      const filter = { status: query.status || undefined, type: query.type || undefined };
+      const errors: Record<string, string> = {};
+      let userId: number | undefined;
+      if (filter.status && !['completed', 'refunded', 'disputed'].includes(filter.status)) errors.status = 'status must be completed, refunded or disputed';
+      if (filter.type && !['credit', 'payment'].includes(filter.type)) errors.type = 'type must be credit or payment';
+      if (query.username) {
+        const user = await users.findByUsername(query.username);
+        if (user) userId = user.id;
+        else errors.username = `No user is named ${query.username}.`;
+      }
+      const before = /^[0-9]{1,15}$/.test(query.before ?? '') ? Number(query.before) : undefined;
+      const rows = Object.keys(errors).length ? [] : await orders.list({ ...filter, userId, before, limit: PAGE });
+      const keep = new URLSearchParams(Object.entries({ status: query.status ?? '', type: query.type ?? '', username: query.username ?? '' }).filter(([, v]) => v));
+      const link = (extra: Record<string, string>) => `${pages.base}?${new URLSearchParams([...keep, ...Object.entries(extra)])}`;
+      const player = (id: string) => pages.href('players', `/${id}`);
+      return {
+        title: 'Orders', status: Object.keys(errors).length ? 422 : 200,
+        blocks: [
+          {
+            kind: 'form', id: 'order-filter', title: 'Filter', method: 'get', action: pages.base, submit: 'Show orders', errors,
+            values: { status: query.status ?? '', type: query.type ?? '', username: query.username ?? '' },
+            fields: [
+              { name: 'status', label: 'Status', type: 'select', options: [{ value: '', label: 'any' }, ...['completed', 'refunded', 'disputed'].map((s) => ({ value: s, label: s }))] },
+              { name: 'type', label: 'Paid with', type: 'select', options: [{ value: '', label: 'any' }, { value: 'credit', label: 'credits' }, { value: 'payment', label: 'real money' }] },
+              { name: 'username', label: 'Player', type: 'search', hint: 'Exact username.' },
+            ],
+          },
+          {
+            kind: 'table', caption: 'Orders, newest first', empty: 'No order matches.',
+            columns: [{ key: 'id', label: 'Order' }, { key: 'date', label: 'Date' }, { key: 'player', label: 'Player ID' }, { key: 'type', label: 'Type' }, { key: 'total', label: 'Total', numeric: true }, { key: 'status', label: 'Status' }],
+            rows: rows.map((o) => ({
+              id: { text: `#${o.id}`, href: `${pages.base}/${o.id}` }, date: o.creationDate,
+              player: player(o.accountID) ? { text: o.accountID, href: player(o.accountID)! } : o.accountID,
+              type: o.type, total: o.total, status: o.status,
+            })),
+            next: rows.length === PAGE ? link({ before: rows.at(-1)!.id }) : undefined,
+            first: before !== undefined ? link({}) : undefined,
+          },
+        ],
+      };
+    });
+
+    pages.get('/:id', async ({ params }) => {
+      const { order, items } = await orders.get(/^[0-9]{1,15}$/.test(params.id!) ? Number(params.id) : 0);
+      const refundable = order.type === 'credit' && order.status === 'completed';
+      const player = pages.href('players', `/${order.accountID}`);
+      return {
+        title: `Order #${order.id}`,
+        blocks: [
+          {
+            kind: 'stats', items: [
+              { label: 'status', value: order.status }, { label: 'total', value: order.total }, { label: 'type', value: order.type },
+              { label: 'date', value: order.creationDate }, { label: 'player ID', value: order.accountID, ...(player ? { href: player } : {}) },
+              { label: 'cashback', value: order.cashback },
+            ],
+          },
+          {
+            kind: 'table', caption: 'Items', empty: 'A payment: no items.',
+            columns: [{ key: 'product', label: 'Product' }, { key: 'quantity', label: 'Quantity', numeric: true }, { key: 'variables', label: 'Variables' }],
+            rows: items.map((i) => ({ product: i.productName, quantity: String(i.quantity), variables: Object.entries(i.variables).map(([k, v]) => `${k}=${v}`).join(', ') })),
+          },
+          ...(refundable ? [{
+            kind: 'form' as const, id: 'refund', title: 'Refund', action: `${pages.base}/${order.id}/refund`, submit: 'Refund order', fields: [],
+            confirm: `Refund order #${order.id}? The price goes back to the balance, the cashback is taken back and granted roles are shortened.`,
+          }] : []),
+        ],
+      };
+    });
+
+    pages.post('/:id/refund', async ({ params, staff }: ConsoleRequest) => {
+      const id = /^[0-9]{1,15}$/.test(params.id!) ? Number(params.id) : 0;
+      try {
+        await orders.refund(id, `console:${staff.username}`);
+      } catch (err) {
+        if (err instanceof DomainError && err.code !== 'ORDER_NOT_FOUND') return { redirect: `${pages.base}/${id}`, notice: `Not refunded: ${err.message}` };
+        throw err;
+      }
+      return { redirect: `${pages.base}/${id}`, notice: `Order #${id} refunded.` };
+    });
+  },
+};

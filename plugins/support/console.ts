@@ -1,0 +1,130 @@
+/**
+ * The support desk in the staff console: the inbox by status and category, a ticket's thread,
+ * a staff reply (typed, or a quick answer picked from the list: no script needed), and closing.
+ * Support staff and admins both use it.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { errorsFor, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
+import { usersRef } from '../users/contract.ts';
+import type { DbSupportService } from './service.ts';
+
+const STATUSES = [['1', 'open'], ['2', 'answered'], ['3', 'awaiting staff (player replied)'], ['4', 'closed']] as const;
+const statusName = (id: string) => STATUSES.find(([v]) => v === id)?.[1] ?? id;
+const PAGE = 50;
+
+const ReplyBody = Type.Object({
+  message: Type.Optional(Type.String({ maxLength: 65_000 })),
+  answerID: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
+});
+
+const idOf = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
+
+export const supportSection: ConsoleSection<unknown, DbSupportService> = {
+  id: 'support',
+  title: 'Support desk',
+  order: 40,
+  access: 'support',
+  pages(pages, ctx, support) {
+    const users = ctx.services.get(usersRef);
+
+    pages.dashboard(async () => [
+      { label: 'tickets not closed', value: String(await support.openTicketCount()), href: pages.base },
+    ]);
+
+    pages.get('', async ({ query }) => {
+      const status = STATUSES.some(([v]) => v === query.status) ? query.status : undefined;
+      const categories = await support.categories.list({});
+      const category = categories.some((c) => c.id === query.category) ? query.category : undefined;
+      const before = idOf(query.before) || undefined;
+      const tickets = await support.inbox({ statusId: status ? Number(status) : undefined, categoryId: category ? Number(category) : undefined, before, limit: PAGE });
+      const keep = { ...(status ? { status } : {}), ...(category ? { category } : {}) };
+      const link = (extra: Record<string, string>) => `${pages.base}?${new URLSearchParams({ ...keep, ...extra })}`;
+      return {
+        title: 'Support desk',
+        blocks: [
+          {
+            kind: 'form', id: 'ticket-filter', title: 'Inbox', method: 'get', action: pages.base, submit: 'Show tickets',
+            values: { status: status ?? '', category: category ?? '' },
+            fields: [
+              { name: 'status', label: 'Status', type: 'select', options: [{ value: '', label: 'any' }, ...STATUSES.map(([value, label]) => ({ value, label }))] },
+              { name: 'category', label: 'Category', type: 'select', options: [{ value: '', label: 'any' }, ...categories.map((c) => ({ value: c.id, label: c.name }))] },
+            ],
+          },
+          {
+            kind: 'table', caption: 'Tickets, newest first', empty: 'No ticket here.',
+            columns: [{ key: 'id', label: 'Ticket', numeric: true }, { key: 'title', label: 'Title' }, { key: 'category', label: 'Category' }, { key: 'status', label: 'Status' }, { key: 'updated', label: 'Updated' }],
+            rows: tickets.map((tk) => ({
+              id: tk.id, title: { text: tk.title, href: `${pages.base}/tickets/${tk.id}` }, category: tk.categoryName,
+              status: statusName(tk.statusID), updated: tk.updateDate,
+            })),
+            next: tickets.length === PAGE ? link({ before: tickets.at(-1)!.id }) : undefined,
+            first: before ? link({}) : undefined,
+          },
+        ],
+      };
+    });
+
+    const ticketPage = async (id: number, reply?: { values: Record<string, string>; errors: Record<string, string> }): Promise<ConsolePage> => {
+      const ticket = await support.getTicket(id);
+      const authors = new Map<string, string>();
+      for (const accountId of new Set([ticket.accountID, ...ticket.messages.map((m) => m.accountID)])) {
+        authors.set(accountId, (await users.findById(Number(accountId)))?.username ?? `account ${accountId}`);
+      }
+      const answers = await support.answers.list({});
+      const player = pages.href('players', `/${ticket.accountID}`);
+      const open = ticket.statusID !== '4';
+      return {
+        title: ticket.title, status: reply ? 422 : 200,
+        blocks: [
+          {
+            kind: 'stats', items: [
+              { label: 'status', value: statusName(ticket.statusID) }, { label: 'category', value: ticket.category.name },
+              { label: 'player', value: authors.get(ticket.accountID)!, ...(player ? { href: player } : {}) }, { label: 'opened', value: ticket.creationDate },
+            ],
+          },
+          {
+            kind: 'thread', heading: 'Messages',
+            messages: ticket.messages.map((m) => ({ author: authors.get(m.accountID)!, date: m.creationDate, text: m.message, staff: m.writeLocation === '2' })),
+          },
+          ...(open ? [
+            {
+              kind: 'form' as const, id: 'reply', title: 'Reply as staff', action: `${pages.base}/tickets/${ticket.id}/reply`, submit: 'Send reply',
+              values: reply?.values ?? {}, errors: reply?.errors,
+              fields: [
+                { name: 'answerID', label: 'Quick answer', type: 'select' as const, hint: 'Sent as the reply when the message below is empty, or after it.', options: [{ value: '', label: 'none' }, ...answers.map((a) => ({ value: a.id, label: a.title }))] },
+                { name: 'message', label: 'Message', type: 'textarea' as const },
+              ],
+            },
+            {
+              kind: 'form' as const, id: 'close', title: 'Close the ticket', action: `${pages.base}/tickets/${ticket.id}/close`, submit: 'Close ticket', fields: [],
+              confirm: 'Close this ticket?',
+            },
+          ] : [{ kind: 'text' as const, text: 'This ticket is closed.' }]),
+        ],
+      };
+    };
+
+    pages.get('/tickets/:id', async ({ params }) => ticketPage(idOf(params.id)));
+
+    pages.post('/tickets/:id/reply', async ({ params, body, invalid, form, staff }) => {
+      const id = idOf(params.id);
+      if (invalid) return ticketPage(id, { values: form, errors: invalid });
+      const b = body as Static<typeof ReplyBody>;
+      try {
+        const answer = b.answerID === undefined ? undefined : await support.answers.get(b.answerID);
+        const message = [b.message?.trim(), answer?.content].filter(Boolean).join('\n\n');
+        if (!message) return ticketPage(id, { values: form, errors: { message: 'Write a message or pick a quick answer.' } });
+        await support.postMessage(id, { author: { accountId: staff.userId }, message, isAdmin: true });
+        return { redirect: `${pages.base}/tickets/${id}`, notice: 'Reply sent.' };
+      } catch (err) {
+        return ticketPage(id, { values: form, errors: errorsFor(err, ['message', 'answerID'], { ANSWER_NOT_FOUND: 'answerID' }) });
+      }
+    }, { body: ReplyBody });
+
+    pages.post('/tickets/:id/close', async ({ params }) => {
+      const id = idOf(params.id);
+      await support.closeTicket(id);
+      return { redirect: `${pages.base}/tickets/${id}`, notice: `Ticket ${id} closed.` };
+    });
+  },
+};
