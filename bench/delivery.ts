@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { BaseDb } from './base-db.ts';
-import { Api, type Scenario } from './scenario.ts';
+import { Api, type BenchNote, type Scenario } from './scenario.ts';
 
 const WAITING = 200;
 
@@ -35,3 +35,84 @@ export const scenarios: Scenario[] = [{
     },
   },
 }];
+
+interface ClaimedCommand { id: string; command: string }
+
+/** Percentile of sorted values. */
+const at = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+/** A game server with its own product and command, so the note's rows stay out of the scenario's queue. */
+async function serverWithProduct(api: Api, name: string) {
+  const server = await api.send('POST', '/api/admin/delivery/servers', { name }) as { id: string; token: string };
+  const categoryID = await api.create('/api/admin/store/categories', { name: `${name} kits`, isActive: false });
+  const productID = await api.create('/api/admin/store/products', { categoryID, name: `${name} kit`, price: '0.01' });
+  await api.send('POST', `/api/admin/store/products/${productID}/commands`, { serverID: server.id, command: 'give {username} diamond 1', trigger: 'purchase' });
+  const buyer = await api.player(name.length * 1000 + 7, `${name}Buyer`, 1_000_000_00);
+  return { token: server.token, buy: () => api.request('POST', '/api/store/buy', { userID: buyer, products: [{ id: productID }] }) };
+}
+
+/**
+ * From a buy's answer to its command in the hands of a claimer woken by the stream: one buy at a
+ * time, the claimer waiting on `GET /api/delivery/stream`, claiming on each `work` event.
+ */
+async function latency(api: Api): Promise<string> {
+  const { token, buy } = await serverWithProduct(api, 'Latency');
+  const events = await api.stream(`/api/delivery/stream?token=${token}`);
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const nextWork = async () => {
+    for (;;) {
+      const end = buffer.indexOf('\n\n');
+      if (end >= 0) {
+        const event = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (event.startsWith('event: work')) return;
+        continue;
+      }
+      const { value, done } = await events.read();
+      if (done) throw new Error('the stream ended');
+      buffer += decoder.decode(value, { stream: true });
+    }
+  };
+  const claim = async () => (await api.request('POST', '/api/delivery/claim', { token, limit: 100 }) as { commands: ClaimedCommand[] }).commands;
+  // The connect-time wake-up, on an empty queue.
+  await nextWork();
+  await claim();
+  const samples: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    await buy();
+    const bought = performance.now();
+    await nextWork();
+    const claimed = await claim();
+    samples.push(performance.now() - bought);
+    if (claimed.length === 0) throw new Error('woken, but nothing to claim');
+    await api.request('POST', '/api/delivery/ack', { token, ids: claimed.map((c) => c.id), result: 'done' });
+  }
+  await events.cancel();
+  samples.sort((a, b) => a - b);
+  return `delivery: a buy's answer to its command claimed by a stream-woken claimer, 200 buys one at a time: p50 **${at(samples, 0.5).toFixed(1)} ms**, p99 **${at(samples, 0.99).toFixed(1)} ms**.`;
+}
+
+/** Claim-and-ack throughput: 2,000 waiting commands drained by four claimers taking 20 at a time. */
+async function drain(api: Api): Promise<string> {
+  const { token, buy } = await serverWithProduct(api, 'Drain');
+  await Api.batched(2000, 10, () => buy());
+  const started = performance.now();
+  let settled = 0;
+  await Promise.all(Array.from({ length: 4 }, async () => {
+    for (;;) {
+      const { commands } = await api.request('POST', '/api/delivery/claim', { token, limit: 20 }) as { commands: ClaimedCommand[] };
+      if (commands.length === 0) return;
+      const { ids } = await api.request('POST', '/api/delivery/ack', { token, ids: commands.map((c) => c.id), result: 'done' }) as { ids: string[] };
+      settled += ids.length;
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  if (settled !== 2000) throw new Error(`${settled} of 2000 commands settled`);
+  return `delivery: claim + ack, 4 claimers of 20 draining 2,000 commands: **${Math.round(settled / seconds)} commands/s** (each handed out once: ${settled} acks).`;
+}
+
+export const notes: BenchNote[] = [
+  { name: 'delivery/latency', measure: latency },
+  { name: 'delivery/drain', measure: drain },
+];

@@ -19,7 +19,7 @@ import { createConnection } from 'mysql2/promise';
 import { rootDir } from '../core/config.ts';
 import { freePort, MariaDbServer } from '../test/mariadb-server.ts';
 import { Api, type BenchRequest } from './scenario.ts';
-import { loadScenarios } from './scenarios.ts';
+import { loadNotes, loadScenarios } from './scenarios.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -182,11 +182,23 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   } finally {
     await stop(baseline);
   }
+  // Notes last, on a fresh start: their writes come after every comparison.
+  const notes: string[] = [];
+  server = await startServer(env);
+  try {
+    for (const note of await loadNotes()) {
+      notes.push(await note.measure(api));
+      console.log(`${kind} ${notes.at(-1)}`);
+    }
+  } finally {
+    await stop(server.proc);
+  }
   return {
     name: kind,
     version,
     rows,
     facts: [
+      ...notes,
       `Server process peak RSS over the whole run: **${serverMemory.peak} MiB** (${serverMemory.now} MiB at the end); the baseline's: ${baselineMemory.peak} MiB.`,
       `\`npm start\`'s command (\`node ${startArgs.join(' ')}\`) to a healthy /health on the seeded database: **${starts[1]!.toFixed(0)} ms** (median of 3; ${starts.map((s) => s.toFixed(0)).join(', ')}).`,
     ],

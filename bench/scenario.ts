@@ -32,6 +32,16 @@ export interface Scenario {
   baseline: BaselineRoute;
 }
 
+/**
+ * A figure that is not a throughput against a baseline (a latency across two clients, say):
+ * measured on the server alone, after the scenarios, on the same database. Exported as `notes`
+ * from bench/<feature>.ts; `measure` seeds what it needs and returns the sentence for the report.
+ */
+export interface BenchNote {
+  name: string;
+  measure(api: Api): Promise<string>;
+}
+
 export interface BaselineRoute {
   method: BenchRequest['method'];
   url: string;
@@ -40,17 +50,17 @@ export interface BaselineRoute {
 
 /** The running server's HTTP API, with an admin key. */
 export class Api {
-  readonly #base: string;
+  readonly base: string;
   readonly #key: string;
 
   constructor(base: string, key: string) {
-    this.#base = base;
+    this.base = base;
     this.#key = key;
   }
 
   /** Sends a JSON body; anything but a 2xx stops the run. Returns the parsed answer. */
   async send(method: 'POST' | 'PUT' | 'PATCH', path: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const res = await fetch(this.#base + path, {
+    const res = await fetch(this.base + path, {
       method, headers: { 'x-api-key': this.#key, 'content-type': 'application/json' }, body: JSON.stringify(body),
     });
     const text = await res.text();
@@ -70,8 +80,25 @@ export class Api {
       username, password, email: `${username.toLowerCase()}@example.com`, ip: `10.${(i >> 8) & 255}.${i & 255}.1`, useragent: USERAGENT,
     });
     if (cents) await this.send('POST', '/api/credits/set', { target_username: username, amount: (cents / 100).toFixed(2) });
-    const profile = await fetch(`${this.#base}/api/users?username=${encodeURIComponent(username)}`, { headers: { 'x-api-key': this.#key } });
+    const profile = await fetch(`${this.base}/api/users?username=${encodeURIComponent(username)}`, { headers: { 'x-api-key': this.#key } });
     return (await profile.json() as { id: string }).id;
+  }
+
+  /** A request with the key; the answer parsed, anything but a 2xx stops the run. */
+  async request(method: 'GET' | 'POST', path: string, body?: Record<string, unknown>): Promise<unknown> {
+    const res = await fetch(this.base + path, {
+      method, headers: { 'x-api-key': this.#key, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return JSON.parse(text);
+  }
+
+  /** An open response body to read as it arrives (Server-Sent Events). */
+  async stream(path: string): Promise<ReadableStreamDefaultReader<Uint8Array>> {
+    const res = await fetch(this.base + path, { headers: { 'x-api-key': this.#key } });
+    if (!res.ok || !res.body) throw new Error(`GET ${path}: ${res.status}`);
+    return res.body.getReader();
   }
 
   /** Runs `make(i)` for i < count, `batch` at a time: seeding thousands of rows one by one would take minutes. */

@@ -1,18 +1,23 @@
-/** Every scenario of bench/<feature>.ts, narrowed to those whose name contains BENCH_ONLY. */
+/** Every scenario and note of bench/<feature>.ts, narrowed to those whose name contains BENCH_ONLY. */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Scenario } from './scenario.ts';
+import type { BenchNote, Scenario } from './scenario.ts';
 
 const HARNESS = new Set(['run.ts', 'scenario.ts', 'scenarios.ts', 'baseline.ts', 'base-db.ts', 'load.ts']);
 
-export async function loadScenarios(): Promise<Scenario[]> {
+async function modules(): Promise<{ scenarios?: Scenario[]; notes?: BenchNote[] }[]> {
   const dir = import.meta.dirname;
-  const only = process.env.BENCH_ONLY;
-  const scenarios: Scenario[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts') && !HARNESS.has(f)).sort()) {
-    const mod = await import(pathToFileURL(join(dir, file)).href) as { scenarios?: Scenario[] };
-    scenarios.push(...(mod.scenarios ?? []).filter((s) => !only || s.name.includes(only)));
-  }
-  return scenarios;
+  const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !HARNESS.has(f)).sort();
+  return Promise.all(files.map((f) => import(pathToFileURL(join(dir, f)).href)));
+}
+
+const chosen = (name: string) => !process.env.BENCH_ONLY || name.includes(process.env.BENCH_ONLY);
+
+export async function loadScenarios(): Promise<Scenario[]> {
+  return (await modules()).flatMap((m) => m.scenarios ?? []).filter((s) => chosen(s.name));
+}
+
+export async function loadNotes(): Promise<BenchNote[]> {
+  return (await modules()).flatMap((m) => m.notes ?? []).filter((n) => chosen(n.name));
 }
