@@ -39,7 +39,7 @@ async function transfer(db: BaseDb, from: number, to: number, cents: number): Pr
     });
   }
   return db.mysqlTx(async (conn) => {
-    await conn.execute(WALLETS_MYSQL, [from, to]);
+    await conn.execute(WALLETS_MYSQL, [Math.min(from, to), Math.max(from, to)]);
     const after = new Map<number, number>();
     // Ascending ids, so two opposite transfers never wait on each other's second wallet.
     for (const [id, delta] of [[from, -cents], [to, cents]].sort((a, b) => a[0]! - b[0]!) as [number, number][]) {

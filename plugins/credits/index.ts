@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { Counter } from 'prom-client';
 import { ConfigError } from '../../core/config.ts';
 import { defineFeature } from '../../core/features.ts';
-import { parseMoney } from '../../core/format.ts';
+import { formatMoney, parseMoney } from '../../core/format.ts';
 import { usersRef } from '../users/contract.ts';
 import { creditsRef } from './contract.ts';
 import { entities } from './entities.ts';
@@ -28,6 +28,13 @@ export default defineFeature({
     services.provide(creditsRef, credits);
     const moved = new Counter({ name: 'credits_moved_cents_total', help: 'Credits added to (in) and taken from (out) balances, in cents.', labelNames: ['direction'] as const, registers: [metrics] });
     events.on('credits.changed', (e) => moved.inc({ direction: e.delta > 0 ? 'in' : 'out' }, Math.abs(e.delta)));
-    creditsRoutes(app, credits, services.get(usersRef), settings);
+    const users = services.get(usersRef);
+    // The profile's `credit`, read in the profile's own statement from this feature's table.
+    users.addProfileField({
+      field: 'credit',
+      select: (accountId) => `coalesce((select w.balance from credits_wallets w where w.user_id = ${accountId}), 0)`,
+      show: (value) => formatMoney(Number(value)),
+    });
+    creditsRoutes(app, credits, users, settings);
   },
 });

@@ -86,7 +86,7 @@ export async function adminRoutes(fastify: FastifyInstance, users: DbUsersServic
   }, async (request) => {
     const { id } = await users.requireById(Number(request.params.userId));
     await users.setVerified(id, toBool(request.body.isVerified));
-    return profileOf((await users.findById(id))!, ctx);
+    return profileOf(users, { id }, ctx);
   });
 
   app.put('/api/admin/users/:userId/linked-accounts/:platform', {
@@ -98,7 +98,7 @@ export async function adminRoutes(fastify: FastifyInstance, users: DbUsersServic
     const { userId, platform } = request.params;
     const { id } = await users.requireById(Number(userId));
     await users.linkAccount(id, platform, request.body.externalID);
-    return profileOf((await users.findById(id))!, ctx);
+    return profileOf(users, { id }, ctx);
   });
 
   app.delete('/api/admin/users/:userId/linked-accounts/:platform', {
@@ -107,6 +107,6 @@ export async function adminRoutes(fastify: FastifyInstance, users: DbUsersServic
     const { userId, platform } = request.params;
     const { id } = await users.requireById(Number(userId));
     if (!await users.unlinkAccount(id, platform)) throw new DomainError('NOT_FOUND', `User ${id} has no ${platform} account linked.`);
-    return profileOf((await users.findById(id))!, ctx);
+    return profileOf(users, { id }, ctx);
   });
 }

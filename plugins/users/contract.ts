@@ -42,6 +42,25 @@ export interface NewAccount {
   isVerified?: boolean;
 }
 
+/**
+ * A value another feature adds to every profile (the credits feature's `credit`), read in the
+ * profile's own statement: one round trip for a profile whatever the features running.
+ */
+export interface ProfileField {
+  /** The profile field it fills, e.g. `credit`. */
+  field: string;
+  /**
+   * A scalar SQL expression over the account id column it is given, reading only the
+   * contributing feature's own tables. Code, never a value: it takes no parameters.
+   */
+  select(accountIdColumn: string): string;
+  /** The API's text for the value read. */
+  show(value: unknown): string;
+}
+
+/** An account with the fields other features add to its profile (by ProfileField.field). */
+export type Profile = UserAccount & { fields: Record<string, string> };
+
 export interface UsersService {
   findById(id: number): Promise<UserAccount | undefined>;
   /** Case-insensitive. */
@@ -51,6 +70,10 @@ export interface UsersService {
   requireById(id: number): Promise<UserAccount>;
   /** Like findByUsername but throws USER_NOT_FOUND (or the code given, e.g. TARGET_USER_NOT_FOUND). */
   requireByUsername(username: string, notFoundCode?: string): Promise<UserAccount>;
+  /** Adds a field to every profile; called while features register. */
+  addProfileField(field: ProfileField): void;
+  /** The account with its profile fields, in one statement; undefined when there is none. */
+  findProfile(by: { id: number } | { username: string }): Promise<Profile | undefined>;
   /** Creates an account (the auth feature adds the credentials). Throws USERNAME_ALREADY_EXIST / EMAIL_ALREADY_EXIST. */
   createAccount(account: NewAccount): Promise<UserAccount>;
   /** Number of accounts created from an IP (the register limit). */

@@ -5,7 +5,6 @@ import { DomainError } from '../../core/errors.ts';
 import type { FeatureContext } from '../../core/features.ts';
 import type { ServiceRef } from '../../core/registry.ts';
 import { idParam, type TypeBoxProvider } from '../../core/schemas.ts';
-import { creditsRef } from '../credits/contract.ts';
 import { OrderRow, storeRef } from '../store/contract.ts';
 import { TicketSummaryRow, supportRef } from '../support/contract.ts';
 import type { RoleAssignment, UserAccount } from './contract.ts';
@@ -24,10 +23,11 @@ const RoleBody = Type.Object({
 });
 const RoleList = Type.Array(UserRoleRow);
 
-/** The profile as api.md shows it; `credit` comes from the credits feature when it runs. */
-export async function profileOf(user: UserAccount, { services, settings }: Ctx): Promise<typeof ProfileRow.static> {
-  const cents = await services.find(creditsRef)?.balance(user.id) ?? 0;
-  return profileRow(user, cents, settings.get().timezone);
+/** The profile as api.md shows it, with the fields other features add (`credit`); USER_NOT_FOUND when there is none. */
+export async function profileOf(users: DbUsersService, by: { id: number } | { username: string }, { settings }: Ctx): Promise<typeof ProfileRow.static> {
+  const profile = await users.findProfile(by);
+  if (!profile) throw new DomainError('USER_NOT_FOUND', 'id' in by ? `No user with ID ${by.id}.` : `No user named "${by.username}".`);
+  return profileRow(profile, settings.get().timezone);
 }
 
 export async function userRoutes(fastify: FastifyInstance, users: DbUsersService, ctx: Ctx): Promise<void> {
@@ -49,8 +49,7 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
     if ((userID === undefined) === (username === undefined)) {
       throw new DomainError('VALIDATION_ERROR', 'Give exactly one of the query parameters userID and username.');
     }
-    const user = userID !== undefined ? await users.requireById(Number(userID)) : await users.requireByUsername(username!);
-    return profileOf(user, ctx);
+    return profileOf(users, userID !== undefined ? { id: Number(userID) } : { username: username! }, ctx);
   });
 
   app.get('/api/users/:userId/roles', {

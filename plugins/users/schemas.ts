@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, displayTimestamp, flag, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
 import { row, str, strOrNull } from '../../core/schemas.ts';
-import type { Role, RoleAssignment, UserAccount } from './contract.ts';
+import type { Profile, Role, RoleAssignment } from './contract.ts';
 
 /** api.md's user profile, plus `realname` (decisions.md §3: the game plugins read it). */
 export const ProfileRow = row({
@@ -20,10 +20,11 @@ export const RoleRow = row({
   id: str(), name: str(), slug: str(), usernameCSS: strOrNull(), badgeCSS: strOrNull(), priority: str(), chatRoleID: str(),
 });
 
-export function profileRow(user: UserAccount, creditCents: number, timeZone: string): typeof ProfileRow.static {
+/** A profile as the API shows it; `credit` is the credits feature's field, "0.00" while it is off. */
+export function profileRow(user: Profile, timeZone: string): typeof ProfileRow.static {
   return {
     id: String(user.id), username: user.username, realname: user.username, email: user.email ?? '',
-    credit: formatMoney(creditCents), isVerified: flag(user.isVerified), authStatus: String(user.authStatus),
+    credit: user.fields.credit ?? formatMoney(0), isVerified: flag(user.isVerified), authStatus: String(user.authStatus),
     creationIP: user.creationIP, creationDate: displayTimestamp(user.creationDate, timeZone),
     linkedAccounts: user.linkedAccounts,
   };

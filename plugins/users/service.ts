@@ -2,7 +2,7 @@ import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, now } from '../../core/format.ts';
-import { lookupKey, type NewAccount, type Role, type RoleAssignment, type UserAccount, type UsersService } from './contract.ts';
+import { lookupKey, type NewAccount, type Profile, type ProfileField, type Role, type RoleAssignment, type UserAccount, type UsersService } from './contract.ts';
 
 /** The editable fields of a role (admin API). */
 export type RoleFields = Omit<Role, 'id'>;
@@ -44,6 +44,9 @@ const EXPIRED = `expiry_date <> '${PERMANENT}' and expiry_date <= ?`;
 export class DbUsersService implements UsersService {
   readonly #db: Database;
   readonly #events: EventBus;
+  readonly #profileFields: ProfileField[] = [];
+  /** The profile's statement, made again when a feature adds a field. */
+  #profileSql = '';
 
   constructor(db: Database, events: EventBus) {
     this.#db = db;
@@ -58,6 +61,23 @@ export class DbUsersService implements UsersService {
     const row = rows[0];
     if (!row) return undefined;
     return toAccount(row, rows);
+  }
+
+  addProfileField(field: ProfileField): void {
+    this.#profileFields.push(field);
+    this.#profileSql = this.#profileFields.map((f, i) => `, ${f.select('a.id')} as profile_${i}`).join('');
+  }
+
+  async findProfile(by: { id: number } | { username: string }): Promise<Profile | undefined> {
+    if ('id' in by && (!Number.isSafeInteger(by.id) || by.id <= 0)) return undefined;
+    const rows = await this.#db.query<AccountRow & { platform: string | null; external_id: string | null } & Record<string, unknown>>(
+      `select ${ACCOUNT_COLUMNS}, l.platform, l.external_id${this.#profileSql} from users_accounts a
+       left join users_linked_accounts l on l.user_id = a.id where ${'id' in by ? 'a.id = ?' : 'a.username_key = ?'}`,
+      ['id' in by ? by.id : lookupKey(by.username)]);
+    const row = rows[0];
+    if (!row) return undefined;
+    const fields = Object.fromEntries(this.#profileFields.map((f, i) => [f.field, f.show(row[`profile_${i}`])]));
+    return { ...toAccount(row, rows), fields };
   }
 
   findById(id: number): Promise<UserAccount | undefined> {

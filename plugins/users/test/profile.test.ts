@@ -1,6 +1,7 @@
 import t from 'tap';
 import { apiKey, build, call } from '../../../test/helper.ts';
-import { creditsRef, type CreditsService } from '../../credits/contract.ts';
+import { formatMoney } from '../../../core/format.ts';
+import { usersRef } from '../contract.ts';
 import { expectErrors, newUser, snapshot } from '../../../test/fixtures.ts';
 import { USERS_TABLES } from './fixtures.ts';
 
@@ -42,20 +43,29 @@ t.test('profile: linked accounts, email-less accounts, time zone, credit from th
   const shifted = new Date(`${utc.replace(' ', 'T')}Z`).getTime() + 9 * 3600_000;
   t.equal(res.json().creationDate, new Date(shifted).toISOString().slice(0, 19).replace('T', ' '), 'creationDate in the site time zone');
 
-  // The credits feature is off in this build: its place in the registry is free for a stand-in.
-  const asked: number[] = [];
-  const credits: CreditsService = {
-    balance: async (id) => { asked.push(id); return 123456; },
-    balances: async () => new Map(),
-    change: async () => 0,
-    takeUpTo: async () => 0,
-    history: async () => [],
-    inCirculation: async () => 0,
-  };
-  app.services.provide(creditsRef, credits);
+  t.equal(res.json().credit, '0.00', 'without the credits feature, credit is 0.00');
+
+  // Another feature adds a field to every profile, read in the profile's own statement.
+  app.services.get(usersRef).addProfileField({ field: 'credit', select: (id) => `(${id} * 0 + 123456)`, show: (v) => formatMoney(Number(v)) });
+  const before = app.db.statements;
   res = await call(app, '/api/users/?username=STEVE');
-  t.equal(res.json().credit, '1234.56', 'credit is the balance of the credits feature, two decimals');
-  t.strictSame(asked, [steve.id]);
+  t.equal(res.json().credit, '1234.56', 'credit is what the contributing feature shows');
+  t.equal(app.db.statements - before, 1, 'one statement for the profile and its fields');
+});
+
+t.test('with the credits feature, a profile shows the balance in one statement', async (t) => {
+  const app = await build(t, { features: ['users', 'credits'] });
+  const steve = await newUser(app, 'Steve');
+  let res = await call(app, '/api/credits/set', { body: { target_username: 'steve', amount: '12.30' } });
+  t.equal(res.statusCode, 200);
+  const before = app.db.statements;
+  res = await call(app, '/api/users/?username=STEVE');
+  t.equal(res.json().credit, '12.30');
+  t.equal(app.db.statements - before, 1, 'the balance is read in the profile statement');
+  res = await call(app, `/api/admin/users/${steve.id}`, { method: 'PATCH', body: { isVerified: '1' } });
+  t.equal(res.json().credit, '12.30', 'admin answers show it too');
+  await newUser(app, 'Alex');
+  t.equal((await call(app, '/api/users/?username=alex')).json().credit, '0.00', 'no wallet yet: 0.00');
 });
 
 t.test('profile lookup errors change nothing', async (t) => {
