@@ -45,6 +45,11 @@ export class Column<T> {
   /** Schema checks ignore these differences (a type migrated by hand per dialect, say). */
   ignoreSchemaChanges(...what: string[]): Column<T> { return this.#with('ignoreSchemaChanges', what); }
 
+  /** Narrows the record type, e.g. to a union of the strings a column may hold; the column itself stays as it is. */
+  $type<U extends T>(): Column<U> {
+    return this as unknown as Column<U>;
+  }
+
   nullable(): Column<T | null> {
     return new Column<T | null>(this.kind, [...this.calls, ['nullable', []]], true, this.isPrimary);
   }
@@ -111,6 +116,15 @@ export class Table<P extends Properties> {
     this.#readers = entries.map(([k, c]) => [k, columnName(k), reader(c.kind, c.isNullable)]);
   }
 
+  /**
+   * The column list qualified by a table alias, for a statement that joins other tables:
+   * `select ${SupportTicket.qualifiedColumns('t')}, c.name as category_name from support_tickets t join ...`.
+   * The rows still carry plain column names, so `fromRow` reads them.
+   */
+  qualifiedColumns(alias: string): string {
+    return Object.values<string>(this.columnOf).map((c) => `${alias}.\`${c}\``).join(', ');
+  }
+
   /** A row as the driver returns it (`select ${columns}`), as a record. */
   fromRow(row: DbRow): RecordOf<P> {
     const record: DbRow = {};
@@ -135,6 +149,22 @@ export class Table<P extends Properties> {
     const { insertId } = await db.run(
       `insert into ${this.tableName} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`, Object.values(row));
     return insertId;
+  }
+
+  /**
+   * Inserts several records in one statement (fewer round trips on a hot path). Every record gives
+   * the same properties: the first one's make the column list.
+   */
+  async insertMany(db: Database, records: Partial<RecordOf<P>>[]): Promise<void> {
+    if (records.length === 0) return;
+    const rows = records.map((r) => this.toRow(r));
+    const columns = Object.keys(rows[0]!);
+    for (const row of rows) {
+      if (Object.keys(row).join() !== columns.join()) throw new Error(`${this.tableName}: insertMany needs the same properties in every record`);
+    }
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    await db.run(`insert into ${this.tableName} (${columns.join(', ')}) values ${rows.map(() => tuple).join(', ')}`,
+      rows.flatMap((row) => Object.values(row)));
   }
 
   /** Writes the given properties (but the key) of the row whose `id` is `id`; returns how many rows changed. */

@@ -9,6 +9,7 @@ import { loadConfig } from '../core/config.ts';
 import { discoverFeatures } from '../core/features.ts';
 import { CoreSetting } from '../core/settings.ts';
 import { Table } from '../core/table.ts';
+import { VotesLink } from '../plugins/votes/entities.ts';
 
 t.test('after migrating, the schema matches the entities of every feature', async (t) => {
   const app = await build(t, { config: { plugins: { hello: { enabled: true } } } });
@@ -30,6 +31,20 @@ t.test('every table names its columns as MikroORM does', async (t) => {
       t.same(meta.properties[property]?.fieldNames, [column], `${table.tableName}.${column}`);
     }
   }
+});
+
+t.test('a table writes several records in one bound statement, refuses mixed ones, and reads a join through fromRow', async (t) => {
+  const app = await build(t, { features: ['votes'] });
+  const links = [{ name: "Bob's list", link: 'https://a.example/{username}' }, { name: 'Two', link: 'https://b.example/' }];
+  const before = app.db.statements;
+  await VotesLink.insertMany(app.db, links);
+  t.equal(app.db.statements - before, 1, 'one statement for both rows');
+  await VotesLink.insertMany(app.db, []);
+  t.equal(app.db.statements - before, 1, 'nothing to write, no statement');
+  await t.rejects(VotesLink.insertMany(app.db, [{ name: 'Three', link: 'https://c.example/' }, { name: 'Four' }]), /same properties/);
+  // The same table twice: an unqualified column list would be ambiguous here.
+  const rows = await app.db.query(`select ${VotesLink.qualifiedColumns('v')} from votes_links v join votes_links w on w.id = v.id order by v.id`);
+  t.same(rows.map((r) => VotesLink.fromRow(r)), links.map((l, i) => ({ id: i + 1, ...l })), 'read back as written, nothing of the refused batch');
 });
 
 t.test('a server whose schema is up to date never loads MikroORM', async (t) => {

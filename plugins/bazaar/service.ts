@@ -2,25 +2,18 @@ import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, flag, formatMoney, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
+import type { TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { BazaarService, ItemRow, NewItem, ServerInput, ServerRow } from './contract.ts';
+import { BazaarItem, BazaarServer } from './entities.ts';
 
-interface ItemRecord {
-  id: number; owner: number; server_id: number; item_id: string; model_id: number | null; name: string;
-  lore: string | null; amount: number; durability: number; max_durability: number; enchantments: string | null;
-  base64: string; description: string | null; price: number; sold: number | boolean; creation_date: string;
-}
-interface ServerRecord {
-  id: number; name: string; slug: string; image_id: string; image_type: string; priority: number; is_active: number | boolean;
-}
+type Item = TableRecord<typeof BazaarItem>;
+type Server = TableRecord<typeof BazaarServer>;
 
-const ITEM_COLUMNS = 'id, owner, server_id, item_id, model_id, name, lore, amount, durability, max_durability, enchantments, base64, description, price, sold, creation_date';
-const SERVER_COLUMNS = 'id, name, slug, image_id, image_type, priority, is_active';
-
-function toServerRow(r: ServerRecord): ServerRow {
+function toServerRow(s: Server): ServerRow {
   return {
-    id: String(r.id), name: r.name, slug: r.slug, imageID: r.image_id, imageType: r.image_type,
-    priority: String(r.priority), isActive: flag(Number(r.is_active)),
+    id: String(s.id), name: s.name, slug: s.slug, imageID: s.imageId, imageType: s.imageType,
+    priority: String(s.priority), isActive: flag(s.isActive),
   };
 }
 
@@ -47,22 +40,22 @@ export class DbBazaarService implements BazaarService {
     this.#opts = opts;
   }
 
-  #toItemRow(r: ItemRecord): ItemRow {
+  #toItemRow(i: Item): ItemRow {
     return {
-      id: String(r.id), owner: String(r.owner), serverID: String(r.server_id), itemID: r.item_id,
-      modelID: r.model_id === null ? null : String(r.model_id), name: r.name, lore: r.lore, amount: String(r.amount),
-      durability: String(r.durability), maxDurability: String(r.max_durability), enchantments: r.enchantments,
-      base64: r.base64, description: r.description, price: formatMoney(Number(r.price)), sold: flag(Number(r.sold)),
-      creationDate: displayTimestamp(r.creation_date, this.#settings.get().timezone),
+      id: String(i.id), owner: String(i.owner), serverID: String(i.serverId), itemID: i.itemId,
+      modelID: i.modelId === null ? null : String(i.modelId), name: i.name, lore: i.lore, amount: String(i.amount),
+      durability: String(i.durability), maxDurability: String(i.maxDurability), enchantments: i.enchantments,
+      base64: i.base64, description: i.description, price: formatMoney(i.price), sold: flag(i.sold),
+      creationDate: displayTimestamp(i.creationDate, this.#settings.get().timezone),
     };
   }
 
   async itemsOf(userId: number, serverId?: number): Promise<ItemRow[]> {
     await this.#users.requireById(userId);
     const onServer = serverId === undefined ? '' : ' and server_id = ?';
-    const rows = await this.#db.query<ItemRecord>(`select ${ITEM_COLUMNS} from bazaar_items where owner = ?${onServer} order by id`,
+    const rows = await this.#db.query(`select ${BazaarItem.columns} from bazaar_items where owner = ?${onServer} order by id`,
       serverId === undefined ? [userId] : [userId, serverId]);
-    return rows.map((r) => this.#toItemRow(r));
+    return rows.map((r) => this.#toItemRow(BazaarItem.fromRow(r)));
   }
 
   async addItem(userId: number, item: NewItem): Promise<void> {
@@ -80,11 +73,11 @@ export class DbBazaarService implements BazaarService {
           throw new DomainError('INSERT_ERROR', `The storage is full: at most ${cap} items per server.`);
         }
       }
-      await this.#db.run(
-        `insert into bazaar_items (owner, server_id, item_id, model_id, name, lore, amount, durability, max_durability, enchantments, base64, description, price, sold, creation_date)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, 0, ?, ?)`,
-        [userId, item.serverID, item.itemID, item.modelID ?? null, item.name ?? '', item.lore ?? null, item.amount, item.durability,
-          item.maxDurability, item.enchantments ?? null, item.base64, false, now()]);
+      await BazaarItem.insert(this.#db, {
+        owner: userId, serverId: item.serverID, itemId: item.itemID, modelId: item.modelID ?? null, name: item.name ?? '',
+        lore: item.lore ?? null, amount: item.amount, durability: item.durability, maxDurability: item.maxDurability,
+        enchantments: item.enchantments ?? null, base64: item.base64, description: null, price: 0, sold: false, creationDate: now(),
+      });
     });
   }
 
@@ -94,45 +87,45 @@ export class DbBazaarService implements BazaarService {
   }
 
   async listServers(): Promise<ServerRow[]> {
-    const rows = await this.#db.query<ServerRecord>(`select ${SERVER_COLUMNS} from bazaar_servers order by priority, id`);
-    return rows.map(toServerRow);
+    const rows = await this.#db.query(`select ${BazaarServer.columns} from bazaar_servers order by priority, id`);
+    return rows.map((r) => toServerRow(BazaarServer.fromRow(r)));
   }
 
-  getServer(id: number): Promise<ServerRow> {
-    return this.#server(id, false);
+  async getServer(id: number): Promise<ServerRow> {
+    return toServerRow(await this.#server(id, false));
   }
 
   /** The server, or SERVER_NOT_FOUND; `lock` holds its row until the transaction ends. */
-  async #server(id: number, lock: boolean): Promise<ServerRow> {
-    const [row] = await this.#db.query<ServerRecord>(`select ${SERVER_COLUMNS} from bazaar_servers where id = ?${lock ? this.#db.forUpdate : ''}`, [id]);
+  async #server(id: number, lock: boolean): Promise<Server> {
+    const [row] = await this.#db.query(`select ${BazaarServer.columns} from bazaar_servers where id = ?${lock ? this.#db.forUpdate : ''}`, [id]);
     if (!row) throw new DomainError('SERVER_NOT_FOUND', `No bazaar server with ID ${id}.`);
-    return toServerRow(row);
+    return BazaarServer.fromRow(row);
   }
 
   async createServer(input: ServerInput): Promise<ServerRow> {
     return this.#db.transaction(async () => {
       const slug = input.slug ?? slugify(input.name);
-      const { insertId } = await this.#uniqueSlug(slug, () => this.#db.run(
-        'insert into bazaar_servers (name, slug, image_id, image_type, priority, is_active) values (?, ?, ?, ?, ?, ?)',
-        [input.name, slug, input.imageID ?? '', input.imageType ?? '', input.priority ?? 0, input.isActive ?? true]));
-      return this.getServer(insertId);
+      const id = await this.#uniqueSlug(slug, () => BazaarServer.insert(this.#db, {
+        name: input.name, slug, imageId: input.imageID ?? '', imageType: input.imageType ?? '', priority: input.priority ?? 0,
+        isActive: input.isActive ?? true,
+      }));
+      return this.getServer(id);
     });
   }
 
   async updateServer(id: number, patch: Partial<ServerInput>): Promise<ServerRow> {
     return this.#db.transaction(async () => {
       const current = await this.#server(id, true);
-      const next = {
+      const next: Server = {
+        id,
         name: patch.name ?? current.name,
         slug: patch.slug ?? current.slug,
-        imageID: patch.imageID ?? current.imageID,
+        imageId: patch.imageID ?? current.imageId,
         imageType: patch.imageType ?? current.imageType,
-        priority: patch.priority ?? Number(current.priority),
-        isActive: patch.isActive ?? current.isActive === '1',
+        priority: patch.priority ?? current.priority,
+        isActive: patch.isActive ?? current.isActive,
       };
-      await this.#uniqueSlug(next.slug, () => this.#db.run(
-        'update bazaar_servers set name = ?, slug = ?, image_id = ?, image_type = ?, priority = ?, is_active = ? where id = ?',
-        [next.name, next.slug, next.imageID, next.imageType, next.priority, next.isActive, id]));
+      await this.#uniqueSlug(next.slug, () => BazaarServer.update(this.#db, id, next));
       return this.getServer(id);
     });
   }

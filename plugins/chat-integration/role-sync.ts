@@ -12,7 +12,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../../core/db.ts';
 import { now } from '../../core/format.ts';
+import type { TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
+import { ChatIntegrationRoleSync } from './entities.ts';
 import type { ChatSettingsStore } from './settings.ts';
 
 export interface RoleSyncOptions {
@@ -85,9 +87,7 @@ function retryAfterMs(body: string, header: string | null): number | undefined {
   return Number.isFinite(seconds) && (seconds as number) >= 0 ? Math.ceil((seconds as number) * 1000) : undefined;
 }
 
-interface OutboxRow {
-  id: number; user_id: number; chat_user_id: string; chat_role_id: string; attempts: number;
-}
+type OutboxRow = TableRecord<typeof ChatIntegrationRoleSync>;
 
 const BATCH = 50;
 
@@ -125,9 +125,9 @@ export class RoleSync {
     if (!role?.chatRoleID) return;
     const chatUserId = (await this.#users.findById(userId))?.linkedAccounts.chat;
     if (!chatUserId) return;
-    await this.#db.run(
-      `insert into chat_integration_role_sync (user_id, chat_user_id, chat_role_id, attempts, due_at, created_at)
-       values (?, ?, ?, 0, ?, ?)`, [userId, chatUserId, role.chatRoleID, Date.now(), now()]);
+    await ChatIntegrationRoleSync.insert(this.#db, {
+      userId, chatUserId, chatRoleId: role.chatRoleID, attempts: 0, dueAt: Date.now(), createdAt: now(),
+    });
   }
 
   /** Starts a pass now (or right after the running one). */
@@ -177,9 +177,9 @@ export class RoleSync {
     for (;;) {
       const paused = this.#pausedUntil - Date.now();
       if (paused > 0) return paused;
-      const rows = await this.#db.query<OutboxRow>(
-        `select id, user_id, chat_user_id, chat_role_id, attempts from chat_integration_role_sync
-         where failed_at is null and due_at <= ? order by id limit ${BATCH}`, [Date.now()]);
+      const rows = (await this.#db.query(
+        `select ${ChatIntegrationRoleSync.columns} from chat_integration_role_sync
+         where failed_at is null and due_at <= ? order by id limit ${BATCH}`, [Date.now()])).map((r) => ChatIntegrationRoleSync.fromRow(r));
       if (rows.length === 0) break;
       for (const row of rows) {
         if (this.#stopping || this.#pausedUntil > Date.now()) break;
@@ -197,17 +197,17 @@ export class RoleSync {
     const claimed = await this.#db.run('update chat_integration_role_sync set due_at = ? where id = ? and due_at <= ? and failed_at is null',
       [Date.now() + this.#leaseMs, row.id, Date.now()]);
     if (claimed.affectedRows === 0) return; // another worker has it
-    const userId = Number(row.user_id);
-    const hold = (await this.#users.rolesOf(userId)).some((r) => r.chatRoleID === row.chat_role_id);
-    const outcome = await this.#client.setRole(hold, row.chat_user_id, row.chat_role_id, this.#abort.signal);
-    const what = { userId, chatUserId: row.chat_user_id, chatRoleId: row.chat_role_id, action: hold ? 'add' : 'remove' };
+    const { userId, chatUserId, chatRoleId } = row;
+    const hold = (await this.#users.rolesOf(userId)).some((r) => r.chatRoleID === chatRoleId);
+    const outcome = await this.#client.setRole(hold, chatUserId, chatRoleId, this.#abort.signal);
+    const what = { userId, chatUserId, chatRoleId, action: hold ? 'add' : 'remove' };
     switch (outcome.kind) {
       case 'done':
         // The pair is in line now, so its earlier refusals are history.
         await this.#db.run(
           `delete from chat_integration_role_sync where id = ?
            or (user_id = ? and chat_user_id = ? and chat_role_id = ? and failed_at is not null)`,
-          [row.id, userId, row.chat_user_id, row.chat_role_id]);
+          [row.id, userId, chatUserId, chatRoleId]);
         this.#log.debug(what, 'chat role synced');
         return;
       case 'stopped':
@@ -221,7 +221,7 @@ export class RoleSync {
         return;
       }
       case 'retry': {
-        const attempts = Number(row.attempts) + 1;
+        const attempts = row.attempts + 1;
         if (attempts >= this.#opts.maxAttempts) return this.#fail(row, outcome.error, what);
         const delay = Math.min(this.#opts.retryBaseMs * 2 ** (attempts - 1), this.#opts.retryMaxMs);
         await this.#reschedule(row, Date.now() + delay, { attempts, error: outcome.error });
@@ -235,17 +235,12 @@ export class RoleSync {
 
   /** Hands the claimed row back, due at `dueAt`; a failed attempt is counted and its error kept. */
   async #reschedule(row: OutboxRow, dueAt: number, failure?: { attempts: number; error: string }): Promise<void> {
-    if (!failure) {
-      await this.#db.run('update chat_integration_role_sync set due_at = ? where id = ?', [dueAt, row.id]);
-      return;
-    }
-    await this.#db.run('update chat_integration_role_sync set due_at = ?, attempts = ?, last_error = ? where id = ?',
-      [dueAt, failure.attempts, failure.error.slice(0, 255), row.id]);
+    await ChatIntegrationRoleSync.update(this.#db, row.id,
+      failure ? { dueAt, attempts: failure.attempts, lastError: failure.error.slice(0, 255) } : { dueAt });
   }
 
   async #fail(row: OutboxRow, error: string, what: object): Promise<void> {
-    await this.#db.run('update chat_integration_role_sync set failed_at = ?, last_error = ? where id = ?',
-      [now(), error.slice(0, 255), row.id]);
+    await ChatIntegrationRoleSync.update(this.#db, row.id, { failedAt: now(), lastError: error.slice(0, 255) });
     this.#log.error({ ...what, error }, 'chat role sync gave up');
   }
 }

@@ -1,6 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import type { Database } from '../../core/db.ts';
 import { ChatSettings } from './contract.ts';
+import { ChatIntegrationSetting } from './entities.ts';
 
 const KEYS = Object.keys(ChatSettings.properties) as (keyof ChatSettings)[];
 
@@ -18,7 +19,8 @@ export class ChatSettingsStore {
   }
 
   async get(): Promise<ChatSettings> {
-    const rows = await this.#db.query<{ name: string; value: string }>('select name, `value` from chat_integration_settings');
+    const rows = (await this.#db.query(`select ${ChatIntegrationSetting.columns} from chat_integration_settings`))
+      .map((r) => ChatIntegrationSetting.fromRow(r));
     const settings: Record<string, unknown> = { ...this.#defaults };
     for (const row of rows) {
       const schema = ChatSettings.properties[row.name as keyof ChatSettings];
@@ -39,7 +41,7 @@ export class ChatSettingsStore {
       for (const key of KEYS) {
         if (patch[key] === undefined) continue;
         await this.#db.run('delete from chat_integration_settings where name = ?', [key]);
-        await this.#db.run('insert into chat_integration_settings (name, `value`) values (?, ?)', [key, JSON.stringify(patch[key])]);
+        await ChatIntegrationSetting.insert(this.#db, { name: key, value: JSON.stringify(patch[key]) });
       }
     });
     return this.get();

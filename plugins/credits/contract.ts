@@ -4,6 +4,8 @@
  * debit, write its order and grant roles all-or-nothing.
  */
 import { createServiceRef } from '../../core/registry.ts';
+import type { TableRecord } from '../../core/table.ts';
+import type { CreditsLedgerEntry } from './entities.ts';
 
 export interface LedgerEntryInput {
   /** Why: `add`, `remove`, `set`, `send`, `receive`, `purchase`, `cashback`, `payment`, … */
@@ -19,18 +21,7 @@ export interface LedgerEntryInput {
 }
 
 /** One row of a user's ledger; amounts in cents. */
-export interface LedgerEntry {
-  id: number;
-  userId: number;
-  delta: number;
-  /** The balance after this change. */
-  balance: number;
-  reason: string;
-  keyName: string | null;
-  orderId: number | null;
-  transferId: string | null;
-  createdAt: string;
-}
+export type LedgerEntry = TableRecord<typeof CreditsLedgerEntry>;
 
 export interface CreditsService {
   /** Balance in cents (0 for a user who never had credits). */

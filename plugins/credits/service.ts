@@ -4,13 +4,7 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { formatMoney, now } from '../../core/format.ts';
 import type { CreditsService, LedgerEntry, LedgerEntryInput } from './contract.ts';
-
-/** One ledger row. Money in cents; `createdAt` a stored UTC timestamp. */
-
-interface LedgerRow {
-  id: number; user_id: number; delta: number | string; balance: number | string; reason: string;
-  key_name: string | null; order_id: number | null; transfer_id: string | null; created_at: string;
-}
+import { CreditsLedgerEntry } from './entities.ts';
 
 interface Movement {
   userId: number;
@@ -95,15 +89,11 @@ export class DbCreditsService implements CreditsService {
 
   /** A user's ledger, newest first; `before` (a ledger id) pages back. */
   async history(userId: number, { limit, before }: { limit: number; before?: number }): Promise<LedgerEntry[]> {
-    const rows = await this.#db.query<LedgerRow>(
-      `select id, user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at from credits_ledger
+    const rows = await this.#db.query(
+      `select ${CreditsLedgerEntry.columns} from credits_ledger
        where user_id = ?${before === undefined ? '' : ' and id < ?'} order by id desc limit ?`,
       before === undefined ? [userId, limit] : [userId, before, limit]);
-    return rows.map((r) => ({
-      id: Number(r.id), userId: Number(r.user_id), delta: Number(r.delta), balance: Number(r.balance), reason: r.reason,
-      keyName: r.key_name, orderId: r.order_id === null ? null : Number(r.order_id), transferId: r.transfer_id,
-      createdAt: r.created_at,
-    }));
+    return rows.map((r) => CreditsLedgerEntry.fromRow(r));
   }
 
   /**
@@ -165,10 +155,10 @@ export class DbCreditsService implements CreditsService {
     const createdAt = now();
     const orderId = entry.orderId ?? null;
     const transferId = entry.transferId ?? null;
-    await this.#db.run(
-      `insert into credits_ledger (user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at) values
-       ${movements.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-      movements.flatMap((m, i) => [m.userId, m.delta, balances[i], m.reason, entry.keyName ?? null, orderId, transferId, createdAt]));
+    // One statement for both rows of a send.
+    await CreditsLedgerEntry.insertMany(this.#db, movements.map((m, i) => ({
+      userId: m.userId, delta: m.delta, balance: balances[i]!, reason: m.reason, keyName: entry.keyName ?? null, orderId, transferId, createdAt,
+    })));
     for (const [i, m] of movements.entries()) {
       await this.#events.emit('credits.changed', {
         userId: m.userId, delta: m.delta, balance: balances[i]!, reason: m.reason,

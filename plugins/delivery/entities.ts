@@ -1,4 +1,5 @@
 import { defineEntity, p } from '../../core/table.ts';
+import type { QUEUE_STATUSES, Trigger } from './contract.ts';
 
 /** Times are UTC text `YYYY-MM-DD HH:MM:SS` (core/format.ts). */
 
@@ -27,7 +28,7 @@ export const DeliveryCommand = defineEntity({
     /** With its placeholders, rendered when queued. */
     command: p.text(),
     /** `purchase`, `expiry` or `refund` (`trigger` is a reserved word in SQL). */
-    runOn: p.string().length(16),
+    runOn: p.string().length(16).$type<Trigger>(),
     requireOnline: p.boolean(),
     perUnit: p.boolean(),
   },
@@ -46,10 +47,9 @@ export const DeliveryQueue = defineEntity({
     orderId: p.integer().index(),
     productId: p.integer(),
     command: p.text(),
-    runOn: p.string().length(16),
+    runOn: p.string().length(16).$type<Trigger>(),
     requireOnline: p.boolean(),
-    /** `waiting`, `claimed`, `done`, `failed`, `cancelled`. */
-    status: p.string().length(16),
+    status: p.string().length(16).$type<(typeof QUEUE_STATUSES)[number]>(),
     /** Failed tries: leases that ran out and `failed` acks. */
     tries: p.integer(),
     /** While `claimed`: when the claim lapses and the row goes back to waiting. */

@@ -8,17 +8,17 @@ import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
+import type { TableRecord } from '../../core/table.ts';
 import type { OrderItemEvent, StoreService } from '../store/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type {
   ClaimedRow, CommandInput, CommandRow, DeliveryService, HandedOut, PluginQueueRow, QueueFilter, QueueRow, ServerRow, Trigger,
 } from './contract.ts';
+import { DeliveryCommand, DeliveryQueue, DeliveryServer } from './entities.ts';
 
-interface ServerRecord { id: number; name: string; is_active: unknown; last_seen_date: string | null; creation_date: string }
-interface CommandRecord { id: number; product_id: number; server_id: number; command: string; run_on: string; require_online: unknown; per_unit: unknown }
-
-const SERVER_COLUMNS = 'id, name, is_active, last_seen_date, creation_date';
-const COMMAND_COLUMNS = 'id, product_id, server_id, command, run_on, require_online, per_unit';
+type Server = TableRecord<typeof DeliveryServer>;
+type Command = TableRecord<typeof DeliveryCommand>;
+type Queued = TableRecord<typeof DeliveryQueue>;
 /** The plugin fetches its whole list each poll: a bound keeps one poll cheap after an outage. */
 const PLUGIN_QUEUE_LIMIT = 500;
 /** "Seen" is for staff spotting a server that stopped polling: to the nearest 10 s is plenty. */
@@ -59,15 +59,6 @@ function render(command: string, c: RenderContext): string {
     return Object.hasOwn(values, name) ? values[name]! : whole;
   });
 }
-
-const bool = (v: unknown) => v === true || v === 1 || v === '1';
-
-interface QueueRecord {
-  id: number; server_id: number; user_id: number; username: string; order_id: number; product_id: number; command: string;
-  run_on: string; require_online: unknown; status: string; tries: number; lease_until: string | null; last_error: string | null;
-  creation_date: string; updated_date: string;
-}
-const QUEUE_COLUMNS = 'id, server_id, user_id, username, order_id, product_id, command, run_on, require_online, status, tries, lease_until, last_error, creation_date, updated_date';
 
 /** Who listens for new work, by server: the SSE streams of this process. */
 export class Wakeups {
@@ -113,38 +104,42 @@ export class DbDeliveryService implements DeliveryService {
     this.#lease = deps.lease;
   }
 
-  #serverRow(r: ServerRecord): ServerRow {
+  #serverRow(s: Server): ServerRow {
     const { timezone } = this.#settings.get();
     return {
-      id: String(r.id), name: r.name, isActive: bool(r.is_active),
-      lastSeenDate: r.last_seen_date === null ? null : displayTimestamp(r.last_seen_date, timezone),
-      creationDate: displayTimestamp(r.creation_date, timezone),
+      id: String(s.id), name: s.name, isActive: s.isActive,
+      lastSeenDate: s.lastSeenDate === null ? null : displayTimestamp(s.lastSeenDate, timezone),
+      creationDate: displayTimestamp(s.creationDate, timezone),
     };
   }
 
   async listServers(): Promise<ServerRow[]> {
-    return (await this.#db.query<ServerRecord>(`select ${SERVER_COLUMNS} from delivery_servers order by id`)).map((r) => this.#serverRow(r));
+    const rows = await this.#db.query(`select ${DeliveryServer.columns} from delivery_servers order by id`);
+    return rows.map((r) => this.#serverRow(DeliveryServer.fromRow(r)));
   }
 
   async getServer(id: number): Promise<ServerRow> {
-    const [row] = await this.#db.query<ServerRecord>(`select ${SERVER_COLUMNS} from delivery_servers where id = ?`, [id]);
+    return this.#serverRow(await this.#server(id));
+  }
+
+  async #server(id: number): Promise<Server> {
+    const [row] = await this.#db.query(`select ${DeliveryServer.columns} from delivery_servers where id = ?`, [id]);
     if (!row) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
-    return this.#serverRow(row);
+    return DeliveryServer.fromRow(row);
   }
 
   async createServer(input: { name: string; isActive: boolean }): Promise<ServerRow & { token: string }> {
     const token = newToken();
-    const { insertId } = await this.#db.run(
-      'insert into delivery_servers (name, token_hash, is_active, last_seen_date, creation_date) values (?, ?, ?, ?, ?)',
-      [input.name, hashToken(token), input.isActive, null, now()]);
-    return { ...await this.getServer(insertId), token };
+    const id = await DeliveryServer.insert(this.#db, {
+      name: input.name, tokenHash: hashToken(token), isActive: input.isActive, lastSeenDate: null, creationDate: now(),
+    });
+    return { ...await this.getServer(id), token };
   }
 
   async updateServer(id: number, patch: { name?: string; isActive?: boolean }): Promise<ServerRow> {
     return this.#db.transaction(async () => {
-      const current = await this.getServer(id);
-      await this.#db.run('update delivery_servers set name = ?, is_active = ? where id = ?',
-        [patch.name ?? current.name, patch.isActive ?? current.isActive, id]);
+      const current = await this.#server(id);
+      await DeliveryServer.update(this.#db, id, { name: patch.name ?? current.name, isActive: patch.isActive ?? current.isActive });
       return this.getServer(id);
     });
   }
@@ -161,8 +156,7 @@ export class DbDeliveryService implements DeliveryService {
 
   async rotateToken(id: number): Promise<ServerRow & { token: string }> {
     const token = newToken();
-    const { affectedRows } = await this.#db.run('update delivery_servers set token_hash = ? where id = ?', [hashToken(token), id]);
-    if (affectedRows === 0) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
+    if (await DeliveryServer.update(this.#db, id, { tokenHash: hashToken(token) }) === 0) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
     return { ...await this.getServer(id), token };
   }
 
@@ -172,13 +166,18 @@ export class DbDeliveryService implements DeliveryService {
 
   async listCommands(productId: number): Promise<CommandRow[]> {
     await this.#requireProduct(productId);
-    return (await this.#db.query<CommandRecord>(`select ${COMMAND_COLUMNS} from delivery_commands where product_id = ? order by id`, [productId])).map(commandRow);
+    const rows = await this.#db.query(`select ${DeliveryCommand.columns} from delivery_commands where product_id = ? order by id`, [productId]);
+    return rows.map((r) => commandRow(DeliveryCommand.fromRow(r)));
+  }
+
+  async #command(productId: number, commandId: number): Promise<Command> {
+    const [row] = await this.#db.query(`select ${DeliveryCommand.columns} from delivery_commands where id = ? and product_id = ?`, [commandId, productId]);
+    if (!row) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `Product ${productId} has no command with ID ${commandId}.`);
+    return DeliveryCommand.fromRow(row);
   }
 
   async #getCommand(productId: number, commandId: number): Promise<CommandRow> {
-    const [row] = await this.#db.query<CommandRecord>(`select ${COMMAND_COLUMNS} from delivery_commands where id = ? and product_id = ?`, [commandId, productId]);
-    if (!row) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `Product ${productId} has no command with ID ${commandId}.`);
-    return commandRow(row);
+    return commandRow(await this.#command(productId, commandId));
   }
 
   async #check(input: CommandInput): Promise<void> {
@@ -190,24 +189,21 @@ export class DbDeliveryService implements DeliveryService {
     return this.#db.transaction(async () => {
       await this.#requireProduct(productId);
       await this.#check(input);
-      const { insertId } = await this.#db.run(
-        'insert into delivery_commands (product_id, server_id, command, run_on, require_online, per_unit) values (?, ?, ?, ?, ?, ?)',
-        [productId, input.serverID, input.command, input.trigger, input.requireOnline, input.perUnit]);
-      return this.#getCommand(productId, insertId);
+      const id = await DeliveryCommand.insert(this.#db, { productId, ...commandColumns(input) });
+      return this.#getCommand(productId, id);
     });
   }
 
   async updateCommand(productId: number, commandId: number, patch: Partial<CommandInput>): Promise<CommandRow> {
     return this.#db.transaction(async () => {
-      const current = await this.#getCommand(productId, commandId);
+      const current = await this.#command(productId, commandId);
       const next: CommandInput = {
-        serverID: patch.serverID ?? Number(current.serverID), command: patch.command ?? current.command,
-        trigger: patch.trigger ?? current.trigger as Trigger, requireOnline: patch.requireOnline ?? current.requireOnline,
+        serverID: patch.serverID ?? current.serverId, command: patch.command ?? current.command,
+        trigger: patch.trigger ?? current.runOn, requireOnline: patch.requireOnline ?? current.requireOnline,
         perUnit: patch.perUnit ?? current.perUnit,
       };
       await this.#check(next);
-      await this.#db.run('update delivery_commands set server_id = ?, command = ?, run_on = ?, require_online = ?, per_unit = ? where id = ?',
-        [next.serverID, next.command, next.trigger, next.requireOnline, next.perUnit, commandId]);
+      await DeliveryCommand.update(this.#db, commandId, commandColumns(next));
       return this.#getCommand(productId, commandId);
     });
   }
@@ -224,29 +220,30 @@ export class DbDeliveryService implements DeliveryService {
   async enqueue(trigger: Trigger, order: { orderId: number; userId: number; username: string; items: OrderItemEvent[] }): Promise<void> {
     const productIds = [...new Set(order.items.map((i) => i.productId))];
     if (productIds.length === 0) return;
-    const commands = await this.#db.query<CommandRecord>(
-      `select c.id, c.product_id, c.server_id, c.command, c.run_on, c.require_online, c.per_unit
+    const commands = (await this.#db.query(
+      `select ${DeliveryCommand.qualifiedColumns('c')}
        from delivery_commands c join delivery_servers s on s.id = c.server_id
        where c.run_on = ? and s.is_active = ? and c.product_id in (${productIds.map(() => '?').join(', ')}) order by c.id`,
-      [trigger, true, ...productIds]);
+      [trigger, true, ...productIds])).map((r) => DeliveryCommand.fromRow(r));
     if (commands.length === 0) return;
     const user = await this.#users.findById(order.userId);
     const chatUserId = user?.linkedAccounts.chat ?? '';
     const at = now();
-    const rows: unknown[][] = [];
+    const rows: Omit<Queued, 'id' | 'leaseUntil'>[] = [];
     for (const item of order.items) {
-      for (const c of commands.filter((c) => Number(c.product_id) === item.productId)) {
-        const perUnit = bool(c.per_unit);
-        const text = render(c.command, { username: order.username, userId: order.userId, orderId: order.orderId, chatUserId, item, quantity: perUnit ? 1 : item.quantity });
-        for (let n = perUnit ? item.quantity : 1; n > 0; n--) {
-          rows.push([c.server_id, order.userId, order.username, order.orderId, item.productId, text, trigger, bool(c.require_online), 'waiting', 0, null, at, at]);
+      for (const c of commands.filter((c) => c.productId === item.productId)) {
+        const text = render(c.command, { username: order.username, userId: order.userId, orderId: order.orderId, chatUserId, item, quantity: c.perUnit ? 1 : item.quantity });
+        for (let n = c.perUnit ? item.quantity : 1; n > 0; n--) {
+          rows.push({
+            serverId: c.serverId, userId: order.userId, username: order.username, orderId: order.orderId, productId: item.productId,
+            command: text, runOn: trigger, requireOnline: c.requireOnline, status: 'waiting', tries: 0, lastError: null,
+            creationDate: at, updatedDate: at,
+          });
         }
       }
     }
-    await this.#db.run(
-      `insert into delivery_queue (server_id, user_id, username, order_id, product_id, command, run_on, require_online, status, tries, last_error, creation_date, updated_date)
-       values ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`, rows.flat());
-    const servers = rows.map((r) => Number(r[0]));
+    await DeliveryQueue.insertMany(this.#db, rows);
+    const servers = rows.map((r) => r.serverId);
     this.#db.afterCommit(() => this.#wakeups.wake(servers));
   }
 
@@ -280,10 +277,10 @@ export class DbDeliveryService implements DeliveryService {
     const players = [...new Set(online.map((n) => n.toLowerCase()))].slice(0, 1000);
     return this.#db.transaction(async () => {
       const onlineSql = players.length ? ` or lower(username) in (${players.map(() => '?').join(', ')})` : '';
-      const rows = await this.#db.query<QueueRecord>(
-        `select ${QUEUE_COLUMNS} from delivery_queue where server_id = ? and status = 'waiting' and (require_online = ?${onlineSql})
+      const rows = (await this.#db.query(
+        `select ${DeliveryQueue.columns} from delivery_queue where server_id = ? and status = 'waiting' and (require_online = ?${onlineSql})
          order by id limit ${Math.trunc(limit)}${this.#db.forUpdate}`,
-        [serverId, false, ...players]);
+        [serverId, false, ...players])).map((r) => DeliveryQueue.fromRow(r));
       const at = now();
       const leaseUntil = addSeconds(at, this.#lease.leaseSeconds);
       const out: ClaimedRow[] = [];
@@ -294,8 +291,8 @@ export class DbDeliveryService implements DeliveryService {
           "update delivery_queue set status = 'claimed', lease_until = ?, updated_date = ? where id = ? and status = 'waiting'", [leaseUntil, at, r.id]);
         if (affectedRows === 1) {
           out.push({
-            id: String(r.id), command: r.command, username: r.username, userID: String(r.user_id), orderID: String(r.order_id),
-            productID: String(r.product_id), trigger: r.run_on, tries: String(r.tries), leaseUntil: displayTimestamp(leaseUntil, timezone),
+            id: String(r.id), command: r.command, username: r.username, userID: String(r.userId), orderID: String(r.orderId),
+            productID: String(r.productId), trigger: r.runOn, tries: String(r.tries), leaseUntil: displayTimestamp(leaseUntil, timezone),
           });
         }
       }
@@ -327,13 +324,13 @@ export class DbDeliveryService implements DeliveryService {
     });
   }
 
-  #queueRow(r: QueueRecord): QueueRow {
+  #queueRow(q: Queued): QueueRow {
     const { timezone } = this.#settings.get();
     return {
-      id: String(r.id), serverID: String(r.server_id), userID: String(r.user_id), username: r.username, orderID: String(r.order_id),
-      productID: String(r.product_id), command: r.command, trigger: r.run_on, requireOnline: bool(r.require_online), status: r.status,
-      tries: String(r.tries), leaseUntil: r.lease_until === null ? null : displayTimestamp(r.lease_until, timezone), lastError: r.last_error,
-      creationDate: displayTimestamp(r.creation_date, timezone), updatedDate: displayTimestamp(r.updated_date, timezone),
+      id: String(q.id), serverID: String(q.serverId), userID: String(q.userId), username: q.username, orderID: String(q.orderId),
+      productID: String(q.productId), command: q.command, trigger: q.runOn, requireOnline: q.requireOnline, status: q.status,
+      tries: String(q.tries), leaseUntil: q.leaseUntil === null ? null : displayTimestamp(q.leaseUntil, timezone), lastError: q.lastError,
+      creationDate: displayTimestamp(q.creationDate, timezone), updatedDate: displayTimestamp(q.updatedDate, timezone),
     };
   }
 
@@ -353,16 +350,16 @@ export class DbDeliveryService implements DeliveryService {
       where.push(`${column} = ?`);
       params.push(value);
     }
-    const rows = await this.#db.query<QueueRecord>(
-      `select ${QUEUE_COLUMNS} from delivery_queue${where.length ? ` where ${where.join(' and ')}` : ''} order by id desc
+    const rows = await this.#db.query(
+      `select ${DeliveryQueue.columns} from delivery_queue${where.length ? ` where ${where.join(' and ')}` : ''} order by id desc
        limit ${Math.trunc(f.perPage)} offset ${Math.trunc((f.page - 1) * f.perPage)}`, params);
-    return rows.map((r) => this.#queueRow(r));
+    return rows.map((r) => this.#queueRow(DeliveryQueue.fromRow(r)));
   }
 
-  async #queueEntry(id: number): Promise<QueueRecord> {
-    const [row] = await this.#db.query<QueueRecord>(`select ${QUEUE_COLUMNS} from delivery_queue where id = ?`, [id]);
+  async #queueEntry(id: number): Promise<Queued> {
+    const [row] = await this.#db.query(`select ${DeliveryQueue.columns} from delivery_queue where id = ?`, [id]);
     if (!row) throw new DomainError('DELIVERY_QUEUE_NOT_FOUND', `No queued command with ID ${id}.`);
-    return row;
+    return DeliveryQueue.fromRow(row);
   }
 
   async redeliver(id: number): Promise<QueueRow> {
@@ -374,7 +371,7 @@ export class DbDeliveryService implements DeliveryService {
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: it will be delivered already.`);
       return this.#queueEntry(id);
     });
-    this.#wakeups.wake([Number(row.server_id)]);
+    this.#wakeups.wake([row.serverId]);
     return this.#queueRow(row);
   }
 
@@ -397,7 +394,7 @@ export class DbDeliveryService implements DeliveryService {
     const at = Date.now();
     if (at - (this.#seenWritten.get(id) ?? 0) >= SEEN_RESOLUTION_MS) {
       this.#seenWritten.set(id, at);
-      await this.#db.run('update delivery_servers set last_seen_date = ? where id = ?', [now(), id]);
+      await DeliveryServer.update(this.#db, id, { lastSeenDate: now() });
     }
     return id;
   }
@@ -443,9 +440,14 @@ function newToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-function commandRow(r: CommandRecord): CommandRow {
+function commandRow(c: Command): CommandRow {
   return {
-    id: String(r.id), productID: String(r.product_id), serverID: String(r.server_id), command: r.command, trigger: r.run_on,
-    requireOnline: bool(r.require_online), perUnit: bool(r.per_unit),
+    id: String(c.id), productID: String(c.productId), serverID: String(c.serverId), command: c.command, trigger: c.runOn,
+    requireOnline: c.requireOnline, perUnit: c.perUnit,
   };
+}
+
+/** A command as the API names it, as the table does. */
+function commandColumns(c: CommandInput): Omit<Command, 'id' | 'productId'> {
+  return { serverId: c.serverID, command: c.command, runOn: c.trigger, requireOnline: c.requireOnline, perUnit: c.perUnit };
 }

@@ -2,6 +2,8 @@
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, now, parseClientTimestamp } from '../../core/format.ts';
+import type { TableRecord } from '../../core/table.ts';
+import { DonationsEntry } from './entities.ts';
 
 export const DONATION_TYPES = ['top-alltime', 'top-annual', 'top-monthly', 'top-daily', 'latest'] as const;
 export type DonationType = typeof DONATION_TYPES[number];
@@ -19,14 +21,8 @@ export interface Donation {
   date: string;
 }
 
-export interface Payment {
-  orderId: number;
-  userId: number;
-  username: string;
-  amount: number;
-  currency: string;
-  creationDate: string;
-}
+/** A completed payment as recorded: a donations entry before it has an id. */
+export type Payment = Omit<TableRecord<typeof DonationsEntry>, 'id'>;
 
 export function parseType(value: unknown): DonationType {
   if (typeof value === 'string' && (DONATION_TYPES as readonly string[]).includes(value)) return value as DonationType;
@@ -63,8 +59,7 @@ export class Donations {
   }
 
   async record(p: Payment): Promise<void> {
-    await this.#db.run('insert into donations_entries (order_id, user_id, username, amount, currency, creation_date) values (?, ?, ?, ?, ?, ?)',
-      [p.orderId, p.userId, p.username, p.amount, p.currency, p.creationDate]);
+    await DonationsEntry.insert(this.#db, p);
   }
 
   /**
@@ -73,9 +68,11 @@ export class Donations {
    */
   async board(type: DonationType, limit: number, timeZone: string): Promise<Donation[]> {
     if (type === 'latest') {
-      const rows = await this.#db.query<{ username: string; amount: number; currency: string; creation_date: string }>(
-        'select username, amount, currency, creation_date from donations_entries order by creation_date desc, id desc limit ?', [limit]);
-      return rows.map((r) => ({ username: r.username, amount: Number(r.amount), currency: r.currency, date: r.creation_date }));
+      const rows = await this.#db.query(`select ${DonationsEntry.columns} from donations_entries order by creation_date desc, id desc limit ?`, [limit]);
+      return rows.map((r) => {
+        const { username, amount, currency, creationDate } = DonationsEntry.fromRow(r);
+        return { username, amount, currency, date: creationDate };
+      });
     }
     const since = periodStart(type, timeZone);
     const rows = await this.#db.query<{ username: string; amount: number; currency: string; last: string }>(

@@ -38,8 +38,7 @@ export const PaymentsPayment = defineEntity({
     /** Cents of credits added on completion, bonus included. */
     credits: p.bigint('number'),
     bonus: p.bigint('number'),
-    /** `pending`, `completed`, `refunded` or `disputed`. */
-    status: p.string().length(16),
+    status: p.string().length(16).$type<'pending' | 'completed' | 'refunded' | 'disputed'>(),
     /** The store order of type `payment`, once completed. */
     orderId: p.integer().nullable(),
     /** Credits taken back on a refund or dispute. */

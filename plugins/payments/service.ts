@@ -15,40 +15,15 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { formatMoney, now, requireMoney } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
+import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { StoreService } from '../store/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
 import { WEBHOOK_REFUSALS, type GatewayAdapter, type GatewayEvent, type WebhookRequest } from './contract.ts';
+import { PaymentsEvent, PaymentsPackage, PaymentsPayment } from './entities.ts';
 
-export interface Package {
-  id: number;
-  name: string;
-  price: number;
-  currency: string;
-  credits: number;
-  bonus: number;
-  creationDate: string;
-}
-
-export interface Payment {
-  id: string;
-  userId: number;
-  gateway: string;
-  checkoutRef: string;
-  chargeRef: string | null;
-  packageId: number | null;
-  amount: number;
-  currency: string;
-  credits: number;
-  bonus: number;
-  status: 'pending' | 'completed' | 'refunded' | 'disputed';
-  orderId: number | null;
-  reclaimed: number;
-  debt: number;
-  checkoutUrl: string;
-  creationDate: string;
-  updateDate: string;
-}
+export type Package = TableRecord<typeof PaymentsPackage>;
+export type Payment = TableRecord<typeof PaymentsPayment>;
 
 export interface PackageInput {
   name?: string;
@@ -83,23 +58,8 @@ export interface PaymentsDeps {
   maxAmount: number;
 }
 
-const PACKAGE_COLUMNS = 'id, name, price, currency, credits, bonus, creation_date';
-const PAYMENT_COLUMNS = `id, user_id, gateway, checkout_ref, charge_ref, package_id, amount, currency, credits, bonus, status, order_id,
-  reclaimed, debt, checkout_url, creation_date, update_date`;
-
-const toPackage = (r: Record<string, unknown>): Package => ({
-  id: Number(r.id), name: String(r.name), price: Number(r.price), currency: String(r.currency), credits: Number(r.credits),
-  bonus: Number(r.bonus), creationDate: String(r.creation_date),
-});
-
-const toPayment = (r: Record<string, unknown>): Payment => ({
-  id: String(r.id), userId: Number(r.user_id), gateway: String(r.gateway), checkoutRef: String(r.checkout_ref),
-  chargeRef: r.charge_ref == null ? null : String(r.charge_ref), packageId: r.package_id == null ? null : Number(r.package_id),
-  amount: Number(r.amount), currency: String(r.currency), credits: Number(r.credits), bonus: Number(r.bonus),
-  status: String(r.status) as Payment['status'], orderId: r.order_id == null ? null : Number(r.order_id),
-  reclaimed: Number(r.reclaimed), debt: Number(r.debt), checkoutUrl: String(r.checkout_url),
-  creationDate: String(r.creation_date), updateDate: String(r.update_date),
-});
+const toPackage = (r: Record<string, unknown>): Package => PaymentsPackage.fromRow(r);
+const toPayment = (r: Record<string, unknown>): Payment => PaymentsPayment.fromRow(r);
 
 const MAX_CENTS = 100_000_000_00;
 
@@ -166,11 +126,11 @@ export class Payments {
   // ---- packages
 
   async packages(): Promise<Package[]> {
-    return (await this.#deps.db.query(`select ${PACKAGE_COLUMNS} from payments_packages order by price, id`)).map(toPackage);
+    return (await this.#deps.db.query(`select ${PaymentsPackage.columns} from payments_packages order by price, id`)).map(toPackage);
   }
 
   async requirePackage(id: number): Promise<Package> {
-    const [row] = await this.#deps.db.query(`select ${PACKAGE_COLUMNS} from payments_packages where id = ?`, [id]);
+    const [row] = await this.#deps.db.query(`select ${PaymentsPackage.columns} from payments_packages where id = ?`, [id]);
     if (!row) throw new DomainError('PACKAGE_NOT_FOUND', `There is no package ${id}.`);
     return toPackage(row);
   }
@@ -190,18 +150,15 @@ export class Payments {
   async createPackage(input: PackageInput): Promise<Package> {
     const v = this.#packageValues(input);
     const creationDate = now();
-    const { insertId } = await this.#deps.db.run(
-      'insert into payments_packages (name, price, currency, credits, bonus, creation_date) values (?, ?, ?, ?, ?, ?)',
-      [v.name, v.price, v.currency, v.credits, v.bonus, creationDate]);
-    return { id: insertId, ...v, creationDate };
+    const id = await PaymentsPackage.insert(this.#deps.db, { ...v, creationDate });
+    return { id, ...v, creationDate };
   }
 
   async updatePackage(id: number, input: PackageInput): Promise<Package> {
     return this.#deps.db.transaction(async () => {
       const old = await this.requirePackage(id);
       const v = this.#packageValues(input, old);
-      await this.#deps.db.run('update payments_packages set name = ?, price = ?, currency = ?, credits = ?, bonus = ? where id = ?',
-        [v.name, v.price, v.currency, v.credits, v.bonus, id]);
+      await PaymentsPackage.update(this.#deps.db, id, v);
       return { ...old, ...v };
     });
   }
@@ -258,23 +215,19 @@ export class Payments {
       amount: what.amount, currency: what.currency, credits: what.credits + what.bonus, bonus: what.bonus, status: 'pending',
       orderId: null, reclaimed: 0, debt: 0, checkoutUrl: session.checkoutURL, creationDate: stamp, updateDate: stamp,
     };
-    await this.#deps.db.run(
-      `insert into payments_payments (${PAYMENT_COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [payment.id, payment.userId, payment.gateway, payment.checkoutRef, payment.chargeRef, payment.packageId, payment.amount,
-        payment.currency, payment.credits, payment.bonus, payment.status, payment.orderId, payment.reclaimed, payment.debt,
-        payment.checkoutUrl, payment.creationDate, payment.updateDate]);
+    await PaymentsPayment.insert(this.#deps.db, payment);
     return payment;
   }
 
   async requirePayment(id: string): Promise<Payment> {
-    const [row] = await this.#deps.db.query(`select ${PAYMENT_COLUMNS} from payments_payments where id = ?`, [id]);
+    const [row] = await this.#deps.db.query(`select ${PaymentsPayment.columns} from payments_payments where id = ?`, [id]);
     if (!row) throw new DomainError('PAYMENT_NOT_FOUND', `There is no payment ${id}.`);
     return toPayment(row);
   }
 
   /** Reversed payments whose credits were partly spent: what each player still owes. */
   async debts(): Promise<Payment[]> {
-    return (await this.#deps.db.query(`select ${PAYMENT_COLUMNS} from payments_payments where debt > 0 order by update_date desc, id`)).map(toPayment);
+    return (await this.#deps.db.query(`select ${PaymentsPayment.columns} from payments_payments where debt > 0 order by update_date desc, id`)).map(toPayment);
   }
 
   // ---- webhooks
@@ -309,7 +262,7 @@ export class Payments {
     for (const [column, value] of by) {
       if (!value) continue;
       const [row] = await db.query(
-        `select ${PAYMENT_COLUMNS} from payments_payments where gateway = ? and ${column} = ?${db.forUpdate}`, [gateway, value]);
+        `select ${PaymentsPayment.columns} from payments_payments where gateway = ? and ${column} = ?${db.forUpdate}`, [gateway, value]);
       if (row) return toPayment(row);
     }
     throw new DomainError('UNKNOWN_PAYMENT', `Event ${event.eventId} names no payment of ${gateway}.`);
@@ -323,8 +276,7 @@ export class Payments {
         `Event ${event.eventId} paid ${formatMoney(event.amount)} ${event.currency.toUpperCase()}, the payment asks ${formatMoney(payment.amount)} ${payment.currency}.`);
     }
     try {
-      await db.run('insert into payments_events (gateway, event_id, payment_id, kind, creation_date) values (?, ?, ?, ?, ?)',
-        [gateway, event.eventId, payment.id, event.kind, now()]);
+      await PaymentsEvent.insert(db, { gateway, eventId: event.eventId, paymentId: payment.id, kind: event.kind, creationDate: now() });
     } catch (err) {
       if (isUniqueViolation(err)) return 'duplicate';
       throw err;

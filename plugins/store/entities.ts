@@ -79,7 +79,7 @@ export const StoreOrder = defineEntity({
     id: p.integer().primary().autoincrement(),
     accountId: p.integer().index(),
     /** `credit` (paid from the balance) or `payment` (real money). */
-    type: p.string().length(16),
+    type: p.string().length(16).$type<'credit' | 'payment'>(),
     status: p.string().length(16),
     subtotal: p.bigint('number'),
     discount: p.bigint('number'),

@@ -7,10 +7,12 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, now, requireMoney } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
+import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import { effectivePrice, type Catalogue, type Product } from './catalogue.ts';
 import type { OrderItemEvent, OrderRow } from './contract.ts';
+import { StoreOrder, StoreOrderItem } from './entities.ts';
 import { orderRow, type Order } from './rows.ts';
 import type { Rules } from './rules.ts';
 
@@ -151,20 +153,11 @@ function percentOf(cents: number, percent: number): number {
   return Math.floor((cents * Math.round(percent * 100)) / 10_000);
 }
 
-function toOrder(r: Record<string, unknown>): Order {
-  return {
-    id: Number(r.id), accountId: Number(r.account_id), type: r.type as Order['type'], status: String(r.status),
-    subtotal: Number(r.subtotal), discount: Number(r.discount), total: Number(r.total), earnings: Number(r.earnings),
-    cashback: Number(r.cashback), credit: Number(r.credit), currency: String(r.currency), paymentApi: String(r.payment_api),
-    paymentId: r.payment_id === null ? null : String(r.payment_id), creationDate: String(r.creation_date),
-  };
-}
+type OrderItem = TableRecord<typeof StoreOrderItem>;
 
-function itemEvent(i: { product_id: number; product_name: string; quantity: number; variables: string }): OrderItemEvent {
-  return { productId: Number(i.product_id), productName: i.product_name, quantity: Number(i.quantity), variables: JSON.parse(i.variables) as Record<string, string> };
+function itemEvent(i: OrderItem): OrderItemEvent {
+  return { productId: i.productId, productName: i.productName, quantity: i.quantity, variables: JSON.parse(i.variables) as Record<string, string> };
 }
-
-const ORDER_COLUMNS = 'id, account_id, type, status, subtotal, discount, total, earnings, cashback, credit, currency, payment_api, payment_id, creation_date';
 
 export class Orders {
   readonly #db: Database;
@@ -219,10 +212,11 @@ export class Orders {
         earnings: 0, cashback, credit: cashback, currency: settings.currency, paymentApi: 'credits', paymentId: null,
         creationDate: at,
       });
-      await this.#db.run(
-        `insert into store_order_items (order_id, product_id, product_name, quantity, unit_price, unit_total, variables) values ${lines.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-        lines.flatMap((l) => [order.id, l.product.id, l.product.name, l.quantity, l.product.price, l.unitTotal,
-          JSON.stringify(Object.fromEntries(l.variables.map((v) => [v.name, v.value])))]));
+      // Every line in one statement.
+      await StoreOrderItem.insertMany(this.#db, lines.map((l) => ({
+        orderId: order.id, productId: l.product.id, productName: l.product.name, quantity: l.quantity, unitPrice: l.product.price,
+        unitTotal: l.unitTotal, variables: JSON.stringify(Object.fromEntries(l.variables.map((v) => [v.name, v.value]))),
+      })));
 
       let balance = total > 0
         ? await this.#credits.change(user.id, -total, { reason: 'purchase', orderId: order.id, keyName, insufficientCode: 'INSUFFICIENT_BALANCE' })
@@ -312,26 +306,26 @@ export class Orders {
    */
   async refund(orderId: number, keyName?: string): Promise<OrderRow> {
     const order = await this.#db.transaction(async () => {
-      const [row] = await this.#db.query(`select ${ORDER_COLUMNS} from store_orders where id = ?`, [orderId]);
+      const [row] = await this.#db.query(`select ${StoreOrder.columns} from store_orders where id = ?`, [orderId]);
       if (!row) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
-      const current = toOrder(row);
+      const current = StoreOrder.fromRow(row);
       if (current.type !== 'credit') throw new DomainError('VALIDATION_ERROR', `Order ${orderId} is a payment: refund it through its payment gateway.`);
       const { affectedRows } = await this.#db.run("update store_orders set status = 'refunded' where id = ? and status = 'completed'", [orderId]);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Order ${orderId} is ${current.status}: it cannot be refunded.`);
       const user = await this.#users.requireById(current.accountId);
-      const items = await this.#db.query<{ product_id: number; product_name: string; quantity: number; variables: string }>(
-        'select product_id, product_name, quantity, variables from store_order_items where order_id = ? order by id', [orderId]);
+      const items = (await this.#db.query(`select ${StoreOrderItem.columns} from store_order_items where order_id = ? order by id`, [orderId]))
+        .map((r) => StoreOrderItem.fromRow(r));
 
       // The price first: the balance then always covers the cashback (never more than the price).
       if (current.total > 0) await this.#credits.change(user.id, current.total, { reason: 'refund', orderId, keyName });
       if (current.cashback > 0) await this.#credits.change(user.id, -current.cashback, { reason: 'refund', orderId, keyName });
 
-      const products = await this.#catalogue.productsById(items.map((i) => Number(i.product_id)), false);
-      for (const item of [...items].sort((a, b) => Number(a.product_id) - Number(b.product_id))) {
-        const product = products.get(Number(item.product_id));
+      const products = await this.#catalogue.productsById(items.map((i) => i.productId), false);
+      for (const item of [...items].sort((a, b) => a.productId - b.productId)) {
+        const product = products.get(item.productId);
         if (!product) continue;
-        await this.#db.run('update store_products set stock = stock + ? where id = ? and stock <> -1', [Number(item.quantity), product.id]);
-        if (product.giveRoleId > 0 && product.duration >= 0) await this.#takeBackRole(user.id, product.giveRoleId, product.duration * Number(item.quantity));
+        await this.#db.run('update store_products set stock = stock + ? where id = ? and stock <> -1', [item.quantity, product.id]);
+        if (product.giveRoleId > 0 && product.duration >= 0) await this.#takeBackRole(user.id, product.giveRoleId, product.duration * item.quantity);
       }
       await this.#events.emit('store.order.refunded', {
         orderId, userId: user.id, username: user.username,
@@ -357,14 +351,14 @@ export class Orders {
   }
 
   async lastPurchaseGranting(userId: number, roleId: number): Promise<{ orderId: number; items: OrderItemEvent[] } | undefined> {
-    const rows = await this.#db.query<{ order_id: number; product_id: number; product_name: string; quantity: number; variables: string }>(
-      `select i.order_id, i.product_id, i.product_name, i.quantity, i.variables
+    const rows = (await this.#db.query(
+      `select ${StoreOrderItem.qualifiedColumns('i')}
        from store_order_items i join store_products p on p.id = i.product_id
        where i.order_id = (select max(o.id) from store_orders o join store_order_items oi on oi.order_id = o.id join store_products op on op.id = oi.product_id
                            where o.account_id = ? and o.type = 'credit' and o.status = 'completed' and op.give_role_id = ?)
-         and p.give_role_id = ? order by i.id`, [userId, roleId, roleId]);
+         and p.give_role_id = ? order by i.id`, [userId, roleId, roleId])).map((r) => StoreOrderItem.fromRow(r));
     if (rows.length === 0) return undefined;
-    return { orderId: Number(rows[0]!.order_id), items: rows.map(itemEvent) };
+    return { orderId: rows[0]!.orderId, items: rows.map(itemEvent) };
   }
 
   /**
@@ -380,18 +374,18 @@ export class Orders {
       params.push(value);
     }
     const rows = await this.#db.query(
-      `select ${ORDER_COLUMNS} from store_orders${where.length ? ` where ${where.join(' and ')}` : ''} order by id desc limit ?`, [...params, filter.limit]);
+      `select ${StoreOrder.columns} from store_orders${where.length ? ` where ${where.join(' and ')}` : ''} order by id desc limit ?`, [...params, filter.limit]);
     const { timezone } = this.#settings.get();
-    return rows.map((r) => orderRow(toOrder(r), timezone));
+    return rows.map((r) => orderRow(StoreOrder.fromRow(r), timezone));
   }
 
   /** One order and what was bought; ORDER_NOT_FOUND when there is none. */
   async get(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[] }> {
-    const [row] = await this.#db.query(`select ${ORDER_COLUMNS} from store_orders where id = ?`, [orderId]);
+    const [row] = await this.#db.query(`select ${StoreOrder.columns} from store_orders where id = ?`, [orderId]);
     if (!row) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
-    const items = await this.#db.query<{ product_id: number; product_name: string; quantity: number; variables: string }>(
-      'select product_id, product_name, quantity, variables from store_order_items where order_id = ? order by id', [orderId]);
-    return { order: orderRow(toOrder(row), this.#settings.get().timezone), items: items.map(itemEvent) };
+    const items = (await this.#db.query(`select ${StoreOrderItem.columns} from store_order_items where order_id = ? order by id`, [orderId]))
+      .map((r) => StoreOrderItem.fromRow(r));
+    return { order: orderRow(StoreOrder.fromRow(row), this.#settings.get().timezone), items: items.map(itemEvent) };
   }
 
   /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */
@@ -402,18 +396,13 @@ export class Orders {
   }
 
   async ordersOf(userId: number): Promise<OrderRow[]> {
-    const rows = await this.#db.query(`select ${ORDER_COLUMNS} from store_orders where account_id = ? order by id desc`, [userId]);
+    const rows = await this.#db.query(`select ${StoreOrder.columns} from store_orders where account_id = ? order by id desc`, [userId]);
     const { timezone } = this.#settings.get();
-    return rows.map((r) => orderRow(toOrder(r), timezone));
+    return rows.map((r) => orderRow(StoreOrder.fromRow(r), timezone));
   }
 
   async #insertOrder(order: Omit<Order, 'id'>): Promise<Order> {
-    const { insertId } = await this.#db.run(
-      `insert into store_orders (account_id, type, status, subtotal, discount, total, earnings, cashback, credit, currency, payment_api, payment_id, creation_date)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [order.accountId, order.type, order.status, order.subtotal, order.discount, order.total, order.earnings, order.cashback,
-        order.credit, order.currency, order.paymentApi, order.paymentId, order.creationDate]);
-    return { id: insertId, ...order };
+    return { id: await StoreOrder.insert(this.#db, order), ...order };
   }
 
   #completed(order: Order, username: string, items: OrderItemEvent[]): Promise<void> {

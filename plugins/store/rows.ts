@@ -4,27 +4,14 @@
  */
 import type { Static } from '@sinclair/typebox';
 import { displayTimestamp, flag, formatMoney, moneyNumber } from '../../core/format.ts';
+import type { TableRecord } from '../../core/table.ts';
 import type { Category, CategoryNode, Product } from './catalogue.ts';
 import { effectivePrice } from './catalogue.ts';
 import type { OrderRow } from './contract.ts';
+import type { StoreOrder } from './entities.ts';
 import type { CategoryRow, ListingProduct, ProductRow } from './schemas.ts';
 
-export interface Order {
-  id: number;
-  accountId: number;
-  type: 'credit' | 'payment';
-  status: string;
-  subtotal: number;
-  discount: number;
-  total: number;
-  earnings: number;
-  cashback: number;
-  credit: number;
-  currency: string;
-  paymentApi: string;
-  paymentId: string | null;
-  creationDate: string;
-}
+export type Order = TableRecord<typeof StoreOrder>;
 
 export function categoryRow(c: Category): Static<typeof CategoryRow> {
   return {

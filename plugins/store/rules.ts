@@ -4,15 +4,12 @@
  */
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
+import type { TableRecord } from '../../core/table.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
 import type { Catalogue, Product } from './catalogue.ts';
+import { StoreProductRule } from './entities.ts';
 
-export interface PurchaseRules {
-  /** 0 = none. */
-  requiredProductId: number;
-  requireLinkedAccount: boolean;
-  preventDowngrade: boolean;
-}
+export type PurchaseRules = Omit<TableRecord<typeof StoreProductRule>, 'productId'>;
 
 const NONE: PurchaseRules = { requiredProductId: 0, requireLinkedAccount: false, preventDowngrade: false };
 
@@ -29,13 +26,12 @@ export class Rules {
 
   async #of(productIds: number[]): Promise<Map<number, PurchaseRules>> {
     if (productIds.length === 0) return new Map();
-    const rows = await this.#db.query<{ product_id: number; required_product_id: number; require_linked_account: unknown; prevent_downgrade: unknown }>(
-      `select product_id, required_product_id, require_linked_account, prevent_downgrade from store_product_rules
-       where product_id in (${productIds.map(() => '?').join(', ')})`, productIds);
-    return new Map(rows.map((r) => [Number(r.product_id), {
-      requiredProductId: Number(r.required_product_id), requireLinkedAccount: Boolean(Number(r.require_linked_account)),
-      preventDowngrade: Boolean(Number(r.prevent_downgrade)),
-    }]));
+    const rows = await this.#db.query(
+      `select ${StoreProductRule.columns} from store_product_rules where product_id in (${productIds.map(() => '?').join(', ')})`, productIds);
+    return new Map(rows.map((r) => {
+      const { productId, ...rules } = StoreProductRule.fromRow(r);
+      return [productId, rules];
+    }));
   }
 
   /** Throws PRODUCT_NOT_FOUND. */
@@ -53,8 +49,7 @@ export class Rules {
         throw new DomainError('PRODUCT_NOT_FOUND', `requiredProductID: no product with ID ${next.requiredProductId}.`);
       }
       await this.#db.run('delete from store_product_rules where product_id = ?', [productId]);
-      await this.#db.run('insert into store_product_rules (product_id, required_product_id, require_linked_account, prevent_downgrade) values (?, ?, ?, ?)',
-        [productId, next.requiredProductId, next.requireLinkedAccount, next.preventDowngrade]);
+      await StoreProductRule.insert(this.#db, { ...next, productId });
       return next;
     });
   }

@@ -3,8 +3,10 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { displayTimestamp, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
+import type { Column, Table, TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { SupportService, TicketSummaryRow } from './contract.ts';
+import { SupportAnswer, SupportCategory, SupportMessage, SupportTicket } from './entities.ts';
 import type { MessageRow, TicketDetailRow, TicketListRow, TicketMessageRow } from './schemas.ts';
 
 /** decisions.md §7. */
@@ -48,17 +50,30 @@ export interface NewMessage {
   isAdmin: boolean;
 }
 
-interface TicketRow {
-  id: number; account_id: number; category_id: number; title: string; status_id: number; read_status: number;
-  update_date: string; creation_date: string; category_name: string;
-}
-interface MessageDbRow {
-  id: number; ticket_id: number; account_id: number; message: string; write_location: number; creation_date: string;
-}
+type Ticket = TableRecord<typeof SupportTicket> & { categoryName: string };
+type Message = TableRecord<typeof SupportMessage>;
 
-const TICKET_SELECT = `select t.id, t.account_id, t.category_id, t.title, t.status_id, t.read_status, t.update_date, t.creation_date,
-  coalesce(c.name, '') as category_name from support_tickets t left join support_categories c on c.id = t.category_id`;
-const MESSAGE_COLUMNS = 'm.id, m.ticket_id, m.account_id, m.message, m.write_location, m.creation_date';
+const TICKET_SELECT = `select ${SupportTicket.qualifiedColumns('t')}, coalesce(c.name, '') as category_name
+  from support_tickets t left join support_categories c on c.id = t.category_id`;
+const MESSAGE_SELECT = `select ${SupportMessage.columns} from support_messages`;
+
+const toTicket = (r: Record<string, unknown>): Ticket => ({ ...SupportTicket.fromRow(r), categoryName: String(r.category_name) });
+const toMessage = (r: Record<string, unknown>): Message => SupportMessage.fromRow(r);
+
+/** Ids bound per statement: far below the placeholder limits of both databases (SQLite 32,766, MySQL 65,535). */
+const IDS_PER_STATEMENT = 1024;
+
+/**
+ * `in (?, …)` for `ids` and the values to bind. The count of placeholders is rounded up to a power
+ * of two (the last id repeated), so lists of any length share a dozen statement texts instead of
+ * each length preparing and caching a statement of its own.
+ */
+function inList(ids: number[]): { sql: string; params: number[] } {
+  let size = 1;
+  while (size < ids.length) size *= 2;
+  const params = [...ids, ...Array<number>(size - ids.length).fill(ids.at(-1)!)];
+  return { sql: `in (${params.map(() => '?').join(', ')})`, params };
+}
 
 function isId(id: number): boolean {
   return Number.isSafeInteger(id) && id > 0;
@@ -79,12 +94,13 @@ function pageClause(page: Page, dialect: Dialect): string {
   return ` limit ${limit ?? unbounded} offset ${offset}`;
 }
 
+/** A table of an id and text fields, the same names in the API as in the table. */
+type TextTable<F extends string> = Table<{ id: Column<number> } & Record<F, Column<string>>>;
+
 type Row<F extends string> = { id: string } & Record<F, string>;
 
 interface CatalogueSpec<F extends string> {
-  table: string;
-  /** API field names, which are also the column names. */
-  fields: readonly F[];
+  table: TextTable<F>;
   notFound: string;
   noun: string;
   /** Refuses a delete (by throwing) while other rows still need the row; runs with the row locked. */
@@ -95,22 +111,28 @@ interface CatalogueSpec<F extends string> {
 export class Catalogue<F extends string> {
   readonly #db: Database;
   readonly #spec: CatalogueSpec<F>;
-  readonly #columns: string;
+  /** What admins write: every column but the key. */
+  readonly #fields: F[];
 
   constructor(db: Database, spec: CatalogueSpec<F>) {
     this.#db = db;
     this.#spec = spec;
-    this.#columns = ['id', ...spec.fields].join(', ');
+    this.#fields = Object.keys(spec.table.columnOf).filter((k) => k !== 'id') as F[];
   }
 
   #toRow(r: Record<string, unknown>): Row<F> {
-    const out: Record<string, string> = { id: String(r.id) };
-    for (const f of this.#spec.fields) out[f] = String(r[f]);
-    return out as Row<F>;
+    const record = this.#spec.table.fromRow(r);
+    return { ...record, id: String(record.id) } as Row<F>;
+  }
+
+  /** Only the catalogue's own fields, given ones: a body may carry other keys (an `id`, say). */
+  #values<V extends Partial<Record<F, string>>>(values: V): V {
+    return Object.fromEntries(this.#fields.filter((f) => values[f] !== undefined).map((f) => [f, values[f]])) as unknown as V;
   }
 
   async list(page: Page): Promise<Row<F>[]> {
-    const rows = await this.#db.query(`select ${this.#columns} from ${this.#spec.table} order by id${pageClause(page, this.#db.dialect)}`);
+    const { columns, tableName } = this.#spec.table;
+    const rows = await this.#db.query(`select ${columns} from ${tableName} order by id${pageClause(page, this.#db.dialect)}`);
     return rows.map((r) => this.#toRow(r));
   }
 
@@ -120,25 +142,25 @@ export class Catalogue<F extends string> {
    */
   async get(id: number, lock?: 'share' | 'update'): Promise<Row<F>> {
     const locking = lock === 'update' ? this.#db.forUpdate : lock === 'share' && this.#db.dialect === 'mysql' ? ' lock in share mode' : '';
-    const [row] = isId(id) ? await this.#db.query(`select ${this.#columns} from ${this.#spec.table} where id = ?${locking}`, [id]) : [];
+    const { columns, tableName } = this.#spec.table;
+    const [row] = isId(id) ? await this.#db.query(`select ${columns} from ${tableName} where id = ?${locking}`, [id]) : [];
     if (!row) throw new DomainError(this.#spec.notFound, `No ${this.#spec.noun} with ID ${id}.`);
     return this.#toRow(row);
   }
 
+  // `as never` below: TypeScript cannot relate a generic key set F to the table's record type.
   async create(values: Record<F, string>): Promise<Row<F>> {
-    const { fields, table } = this.#spec;
-    const { insertId } = await this.#db.run(
-      `insert into ${table} (${fields.join(', ')}) values (${fields.map(() => '?').join(', ')})`, fields.map((f) => values[f]));
-    return { id: String(insertId), ...values };
+    const record = this.#values(values);
+    const id = await this.#spec.table.insert(this.#db, record as never);
+    return { id: String(id), ...record };
   }
 
   async update(id: number, patch: Partial<Record<F, string>>): Promise<Row<F>> {
     return this.#db.transaction(async () => {
       const current = await this.get(id, 'update');
-      const fields = this.#spec.fields.filter((f) => patch[f] !== undefined);
-      if (fields.length === 0) return current;
-      await this.#db.run(`update ${this.#spec.table} set ${fields.map((f) => `${f} = ?`).join(', ')} where id = ?`, [...fields.map((f) => patch[f]), id]);
-      return { ...current, ...Object.fromEntries(fields.map((f) => [f, patch[f]])) };
+      const changes = this.#values(patch);
+      await this.#spec.table.update(this.#db, id, changes as never);
+      return { ...current, ...changes };
     });
   }
 
@@ -146,7 +168,7 @@ export class Catalogue<F extends string> {
     await this.#db.transaction(async () => {
       await this.get(id, 'update');
       await this.#spec.beforeDelete?.(id);
-      await this.#db.run(`delete from ${this.#spec.table} where id = ?`, [id]);
+      await this.#db.run(`delete from ${this.#spec.table.tableName} where id = ?`, [id]);
     });
   }
 }
@@ -164,8 +186,8 @@ export class DbSupportService implements SupportService {
     this.#events = events;
     this.#users = users;
     this.#settings = settings;
-    this.categories = new Catalogue(db, {
-      table: 'support_categories', fields: ['name'], notFound: 'CATEGORY_NOT_FOUND', noun: 'support category',
+    this.categories = new Catalogue<'name'>(db, {
+      table: SupportCategory, notFound: 'CATEGORY_NOT_FOUND', noun: 'support category',
       // Tickets show their category's name: a category still holding tickets stays.
       beforeDelete: async (id) => {
         const [used] = await db.query<{ n: number }>('select count(*) as n from support_tickets where category_id = ?', [id]);
@@ -173,7 +195,7 @@ export class DbSupportService implements SupportService {
         if (n > 0) throw new DomainError('CONFLICT', `Support category ${id} still holds ${n} ticket(s).`);
       },
     });
-    this.answers = new Catalogue(db, { table: 'support_answers', fields: ['title', 'content'], notFound: 'ANSWER_NOT_FOUND', noun: 'quick answer' });
+    this.answers = new Catalogue<'title' | 'content'>(db, { table: SupportAnswer, notFound: 'ANSWER_NOT_FOUND', noun: 'quick answer' });
   }
 
   /** Stored UTC timestamps as clients see them; the zone is read once per call. */
@@ -182,22 +204,22 @@ export class DbSupportService implements SupportService {
     return (ts) => displayTimestamp(ts, zone);
   }
 
-  #summary(r: TicketRow, show: (ts: string) => string): TicketSummaryRow {
+  #summary(t: Ticket, show: (ts: string) => string): TicketSummaryRow {
     return {
-      id: String(r.id), accountID: String(r.account_id), categoryID: String(r.category_id), title: r.title,
-      statusID: String(r.status_id), readStatus: String(r.read_status), updateDate: show(r.update_date),
-      creationDate: show(r.creation_date), categoryName: r.category_name,
+      id: String(t.id), accountID: String(t.accountId), categoryID: String(t.categoryId), title: t.title,
+      statusID: String(t.statusId), readStatus: String(t.readStatus), updateDate: show(t.updateDate),
+      creationDate: show(t.creationDate), categoryName: t.categoryName,
     };
   }
 
-  #message(r: MessageDbRow, show: (ts: string) => string): MessageRow {
+  #message(m: Message, show: (ts: string) => string): MessageRow {
     return {
-      id: String(r.id), accountID: String(r.account_id), message: r.message, writeLocation: String(r.write_location),
-      creationDate: show(r.creation_date),
+      id: String(m.id), accountID: String(m.accountId), message: m.message, writeLocation: String(m.writeLocation),
+      creationDate: show(m.creationDate),
     };
   }
 
-  async #tickets(filter: TicketFilter): Promise<TicketRow[]> {
+  async #tickets(filter: TicketFilter): Promise<Ticket[]> {
     const where: string[] = [];
     const params: number[] = [];
     for (const [column, value] of [['t.status_id', filter.statusId], ['t.account_id', filter.accountId], ['t.category_id', filter.categoryId]] as const) {
@@ -205,8 +227,9 @@ export class DbSupportService implements SupportService {
       where.push(`${column} = ?`);
       params.push(value);
     }
-    return this.#db.query<TicketRow>(
+    const rows = await this.#db.query(
       `${TICKET_SELECT}${where.length ? ` where ${where.join(' and ')}` : ''} order by t.id desc${pageClause(filter, this.#db.dialect)}`, params);
+    return rows.map(toTicket);
   }
 
   /**
@@ -222,9 +245,9 @@ export class DbSupportService implements SupportService {
       where.push(column);
       params.push(value);
     }
-    const rows = await this.#db.query<TicketRow>(
+    const rows = await this.#db.query(
       `${TICKET_SELECT}${where.length ? ` where ${where.join(' and ')}` : ''} order by t.id desc limit ?`, [...params, filter.limit]);
-    return rows.map((r) => this.#summary(r, show));
+    return rows.map((r) => this.#summary(toTicket(r), show));
   }
 
   /** Tickets not closed. */
@@ -238,29 +261,35 @@ export class DbSupportService implements SupportService {
     return (await this.#tickets({ accountId: userId })).map((r) => this.#summary(r, show));
   }
 
-  /** Newest first, each with its messages: two queries, whatever the number of tickets and messages. */
+  /**
+   * Newest first, each with its messages: two queries, whatever the number of messages (and of
+   * tickets up to IDS_PER_STATEMENT; a longer list takes one more query per as many tickets).
+   * The messages are fetched by the ids the first query found, not by repeating its filter, so a
+   * ticket opened or changed in between cannot make a listed ticket miss its messages.
+   */
   async listTickets(filter: TicketFilter): Promise<TicketListRow[]> {
     const show = this.#clock();
     const tickets = await this.#tickets(filter);
     if (tickets.length === 0) return [];
     const byTicket = new Map<number, MessageRow[]>();
-    const list = tickets.map((r) => {
+    const list = tickets.map((t) => {
       const messages: MessageRow[] = [];
-      byTicket.set(Number(r.id), messages);
-      return { ...this.#summary(r, show), messages };
+      byTicket.set(t.id, messages);
+      return { ...this.#summary(t, show), messages };
     });
-    // The ids come from the database as integers, so inlining them is safe, and it keeps the
-    // query under the placeholder limits of both databases however many tickets a list holds.
-    const messages = await this.#db.query<MessageDbRow>(
-      `select ${MESSAGE_COLUMNS} from support_messages m where m.ticket_id in (${[...byTicket.keys()].join(',')}) order by m.id`);
-    for (const m of messages) byTicket.get(Number(m.ticket_id))?.push(this.#message(m, show));
+    const ids = [...byTicket.keys()];
+    for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
+      const { sql, params } = inList(ids.slice(from, from + IDS_PER_STATEMENT));
+      const messages = (await this.#db.query(`${MESSAGE_SELECT} where ticket_id ${sql} order by id`, params)).map(toMessage);
+      for (const m of messages) byTicket.get(m.ticketId)?.push(this.#message(m, show));
+    }
     return list;
   }
 
-  async #requireTicket(id: number): Promise<TicketRow> {
-    const [row] = isId(id) ? await this.#db.query<TicketRow>(`${TICKET_SELECT} where t.id = ?`, [id]) : [];
+  async #requireTicket(id: number): Promise<Ticket> {
+    const [row] = isId(id) ? await this.#db.query(`${TICKET_SELECT} where t.id = ?`, [id]) : [];
     if (!row) throw new DomainError('TICKET_NOT_FOUND', `No ticket with ID ${id}.`);
-    return row;
+    return toTicket(row);
   }
 
   /**
@@ -279,7 +308,7 @@ export class DbSupportService implements SupportService {
   async getTicket(id: number): Promise<TicketDetailRow> {
     const show = this.#clock();
     const ticket = await this.#requireTicket(id);
-    const messages = await this.#db.query<MessageDbRow>(`select ${MESSAGE_COLUMNS} from support_messages m where m.ticket_id = ? order by m.id`, [id]);
+    const messages = (await this.#db.query(`${MESSAGE_SELECT} where ticket_id = ? order by id`, [id])).map(toMessage);
     const { categoryName, ...summary } = this.#summary(ticket, show);
     return { ...summary, category: { id: summary.categoryID, name: categoryName }, messages: messages.map((m) => this.#message(m, show)) };
   }
@@ -294,12 +323,6 @@ export class DbSupportService implements SupportService {
     throw new DomainError('VALIDATION_ERROR', 'accountID is required (or userID, or chatUserID)');
   }
 
-  async #insertMessage(ticketId: number, accountId: number, message: string, writeLocation: number, at: string): Promise<number> {
-    const { insertId } = await this.#db.run(
-      'insert into support_messages (ticket_id, account_id, message, write_location, creation_date) values (?, ?, ?, ?, ?)',
-      [ticketId, accountId, message, writeLocation, at]);
-    return insertId;
-  }
 
   /** Opens a ticket with its first message, written by the player. */
   async createTicket(input: NewTicket): Promise<number> {
@@ -308,10 +331,11 @@ export class DbSupportService implements SupportService {
       // Share-locked so that the category cannot be deleted while a ticket is being opened in it.
       await this.categories.get(input.categoryId, 'share');
       const at = now();
-      const { insertId: ticketId } = await this.#db.run(
-        'insert into support_tickets (account_id, category_id, title, status_id, read_status, update_date, creation_date) values (?, ?, ?, ?, 1, ?, ?)',
-        [accountId, input.categoryId, input.title, input.statusId ?? Status.OPEN, at, at]);
-      await this.#insertMessage(ticketId, accountId, input.message, WRITTEN_BY_USER, at);
+      const ticketId = await SupportTicket.insert(this.#db, {
+        accountId, categoryId: input.categoryId, title: input.title, statusId: input.statusId ?? Status.OPEN, readStatus: 1,
+        updateDate: at, creationDate: at,
+      });
+      await SupportMessage.insert(this.#db, { ticketId, accountId, message: input.message, writeLocation: WRITTEN_BY_USER, creationDate: at });
       await this.#events.emit('support.ticket.created', { ticketId, accountId });
       return ticketId;
     });
@@ -321,7 +345,7 @@ export class DbSupportService implements SupportService {
   async closeTicket(id: number): Promise<void> {
     await this.#db.transaction(async () => {
       if (await this.#ticketStatus(id, true) === Status.CLOSED) return;
-      await this.#db.run('update support_tickets set status_id = ?, update_date = ? where id = ?', [Status.CLOSED, now(), id]);
+      await SupportTicket.update(this.#db, id, { statusId: Status.CLOSED, updateDate: now() });
       await this.#events.emit('support.ticket.closed', { ticketId: id });
     });
   }
@@ -331,20 +355,19 @@ export class DbSupportService implements SupportService {
     await this.#ticketStatus(ticketId);
     const params: number[] = [ticketId];
     if (filter.accountId !== undefined) params.push(filter.accountId);
-    const rows = await this.#db.query<MessageDbRow>(
-      `select ${MESSAGE_COLUMNS} from support_messages m where m.ticket_id = ?${filter.accountId !== undefined ? ' and m.account_id = ?' : ''}
-       order by m.id${pageClause(filter, this.#db.dialect)}`, params);
-    return rows.map((r) => ({ ...this.#message(r, show), supportID: String(r.ticket_id) }));
+    const rows = await this.#db.query(
+      `${MESSAGE_SELECT} where ticket_id = ?${filter.accountId !== undefined ? ' and account_id = ?' : ''}
+       order by id${pageClause(filter, this.#db.dialect)}`, params);
+    return rows.map(toMessage).map((m) => ({ ...this.#message(m, show), supportID: String(m.ticketId) }));
   }
 
   /** Message ids are global; one that belongs to another ticket is not found here. */
   async getMessage(ticketId: number, id: number): Promise<TicketMessageRow> {
     await this.#ticketStatus(ticketId);
-    const [row] = isId(id)
-      ? await this.#db.query<MessageDbRow>(`select ${MESSAGE_COLUMNS} from support_messages m where m.id = ? and m.ticket_id = ?`, [id, ticketId])
-      : [];
+    const [row] = isId(id) ? await this.#db.query(`${MESSAGE_SELECT} where id = ? and ticket_id = ?`, [id, ticketId]) : [];
     if (!row) throw new DomainError('MESSAGE_NOT_FOUND', `Ticket ${ticketId} has no message with ID ${id}.`);
-    return { ...this.#message(row, this.#clock()), supportID: String(row.ticket_id) };
+    const message = toMessage(row);
+    return { ...this.#message(message, this.#clock()), supportID: String(message.ticketId) };
   }
 
   /** A staff message answers the ticket, a player's reopens it as User-Reply (decisions.md §7). */
@@ -353,9 +376,12 @@ export class DbSupportService implements SupportService {
       if (await this.#ticketStatus(ticketId, true) === Status.CLOSED) throw new DomainError('TICKET_CLOSED', `Ticket ${ticketId} is closed.`);
       const accountId = await this.#authorId(input.author);
       const at = now();
-      const messageId = await this.#insertMessage(ticketId, accountId, input.message, input.isAdmin ? WRITTEN_BY_STAFF : WRITTEN_BY_USER, at);
-      await this.#db.run('update support_tickets set status_id = ?, read_status = ?, update_date = ? where id = ?',
-        [input.isAdmin ? Status.ANSWERED : Status.USER_REPLY, input.isAdmin ? 0 : 1, at, ticketId]);
+      const messageId = await SupportMessage.insert(this.#db, {
+        ticketId, accountId, message: input.message, writeLocation: input.isAdmin ? WRITTEN_BY_STAFF : WRITTEN_BY_USER, creationDate: at,
+      });
+      await SupportTicket.update(this.#db, ticketId, {
+        statusId: input.isAdmin ? Status.ANSWERED : Status.USER_REPLY, readStatus: input.isAdmin ? 0 : 1, updateDate: at,
+      });
       await this.#events.emit('support.ticket.replied', { ticketId, messageId, accountId, isAdmin: input.isAdmin });
       return messageId;
     });

@@ -1,13 +1,13 @@
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { VoteLinkInput, VoteLinkRow, VotesService } from './contract.ts';
-
-interface LinkRecord { id: number; name: string; link: string }
+import { VotesLink } from './entities.ts';
 
 const PLACEHOLDER = '{username}';
 
-function toRow(r: LinkRecord): VoteLinkRow {
-  return { id: String(r.id), name: r.name, link: r.link };
+function toRow(r: Record<string, unknown>): VoteLinkRow {
+  const { id, name, link } = VotesLink.fromRow(r);
+  return { id: String(id), name, link };
 }
 
 /** Refuses anything a browser would not open as a web page (`javascript:`, relative paths, …). */
@@ -34,19 +34,18 @@ export class DbVotesService implements VotesService {
   }
 
   async list(): Promise<VoteLinkRow[]> {
-    return (await this.#db.query<LinkRecord>('select id, name, link from votes_links order by id')).map(toRow);
+    return (await this.#db.query(`select ${VotesLink.columns} from votes_links order by id`)).map(toRow);
   }
 
   async get(id: number): Promise<VoteLinkRow> {
-    const [row] = await this.#db.query<LinkRecord>('select id, name, link from votes_links where id = ?', [id]);
+    const [row] = await this.#db.query(`select ${VotesLink.columns} from votes_links where id = ?`, [id]);
     if (!row) throw new DomainError('VOTE_LINK_NOT_FOUND', `No vote link with ID ${id}.`);
     return toRow(row);
   }
 
   async create(input: VoteLinkInput): Promise<VoteLinkRow> {
     checkLink(input.link);
-    const { insertId } = await this.#db.run('insert into votes_links (name, link) values (?, ?)', [input.name, input.link]);
-    return this.get(insertId);
+    return this.get(await VotesLink.insert(this.#db, { name: input.name, link: input.link }));
   }
 
   async update(id: number, patch: Partial<VoteLinkInput>): Promise<VoteLinkRow> {
@@ -54,7 +53,7 @@ export class DbVotesService implements VotesService {
       const current = await this.get(id);
       const next = { name: patch.name ?? current.name, link: patch.link ?? current.link };
       checkLink(next.link);
-      await this.#db.run('update votes_links set name = ?, link = ? where id = ?', [next.name, next.link, id]);
+      await VotesLink.update(this.#db, id, next);
       return { id: current.id, ...next };
     });
   }

@@ -2,6 +2,7 @@ import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { call } from '../../../test/helper.ts';
 import { supportRef } from '../contract.ts';
+import { SupportMessage, SupportTicket } from '../entities.ts';
 import { desk, openTicket, type Desk } from './fixtures.ts';
 
 /** Statements the app runs while `fn` does, except the API key cache refresh (timing-dependent). */
@@ -47,4 +48,26 @@ t.test('the number of queries for a list does not grow with tickets or messages'
   const listed = (await call(large.app, '/api/support/tickets')).json();
   t.equal(listed.length, 12);
   t.ok(listed.every((x: any) => x.messages.length === 5), 'every ticket carries its five messages');
+});
+
+t.test('a list of more tickets than one statement binds still carries every ticket its own messages', async (t) => {
+  const d = await desk(t);
+  const at = '2024-05-01 12:00:00';
+  const count = 1030;
+  // Seeded in two statements: a thousand tickets through the API would take most of a minute.
+  await SupportTicket.insertMany(d.app.db, Array.from({ length: count }, (_, i) => ({
+    accountId: d.player.id, categoryId: Number(d.categoryId), title: `T${i}`, statusId: 1, readStatus: 1, updateDate: at, creationDate: at,
+  })));
+  const ids = (await d.app.db.query<{ id: number }>('select id from support_tickets order by id')).map((r) => Number(r.id));
+  await SupportMessage.insertMany(d.app.db, ids.flatMap((id, i) => [
+    { ticketId: id, accountId: d.player.id, message: `first of T${i}`, writeLocation: 1, creationDate: at },
+    { ticketId: id, accountId: d.staff.id, message: `answer to T${i}`, writeLocation: 2, creationDate: at },
+  ]));
+  let listed: { title: string; messages: { message: string }[] }[] = [];
+  const seen = await statements(d.app, async () => { listed = (await call(d.app, '/api/support/tickets')).json(); });
+  t.equal(listed.length, count);
+  t.ok(listed.every((x) => x.messages.length === 2 && x.messages[0]!.message === `first of ${x.title}` && x.messages[1]!.message === `answer to ${x.title}`),
+    'every ticket carries its own two messages, in order');
+  t.equal(seen.length, 3, 'the tickets, then their messages in two statements');
+  t.notOk(seen.some((sql) => /\bin \(\s*[0-9]/.test(sql)), 'no id is written into the SQL text');
 });
