@@ -165,10 +165,21 @@ class SqliteConnection {
     return { affectedRows: Number(res.changes), insertId: Number(res.lastInsertRowid) };
   }
 
-  /** Runs SQL text without values (a check, a pragma) once no transaction holds the connection. */
-  async exec(sql: string): Promise<void> {
+  /**
+   * Throws unless the database can be written now. A page is changed inside a transaction that is
+   * then rolled back, so nothing reaches the disk; BEGIN IMMEDIATE alone passes on a file that
+   * SQLite could only open read-only.
+   */
+  async probeWrite(): Promise<void> {
     while (this.#holder) await this.#holder;
-    this.db.exec(sql);
+    // A pragma takes no bound value; the number written back is the database's own.
+    const { user_version: version } = this.db.prepare('pragma user_version').get() as { user_version: number };
+    this.db.exec('begin immediate');
+    try {
+      this.db.exec(`pragma user_version = ${Number(version)}`);
+    } finally {
+      if (this.db.isTransaction) this.db.exec('rollback');
+    }
   }
 
   async transaction<T>(fn: (runner: Runner) => Promise<T>): Promise<T> {
@@ -324,8 +335,8 @@ export class Database implements TransactionScope {
   async problem(): Promise<string | undefined> {
     try {
       if (this.#sqlite) {
-        // A write lock taken and given back: a read-only file or folder fails here.
-        await this.#sqlite.exec('begin immediate; rollback');
+        // A write tried and undone: a read-only file or folder fails here.
+        await this.#sqlite.probeWrite();
       } else {
         await this.#pool!.query('select 1');
       }

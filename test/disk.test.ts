@@ -2,17 +2,18 @@
  * The database on a small file system of its own (tmpfs): a full disk answers 503 with
  * Retry-After and writes nothing, reads and /health still answer, and the server serves again by
  * itself once space is back. SQLite in the SQLite run; in the MariaDB run (TEST_MYSQL_URL set), a
- * private mariadbd whose data directory is on the small disk. Mounting needs root (CI runs as
- * root); elsewhere the tests are skipped and say why.
+ * private mariadbd whose data directory is on the small disk. And a SQLite file that can only be
+ * read: /health says so and writes answer 503. Mounting needs root (CI runs as root); elsewhere
+ * the tests are skipped and say why.
  */
 import t from 'tap';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { build, call, onMysql } from './helper.ts';
+import { build, call, onMysql, scratchDir } from './helper.ts';
 import { newUser } from './fixtures.ts';
 import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
-import { CANNOT_MOUNT, fill, smallDisk, unmount } from './small-disk.ts';
+import { CANNOT_MOUNT, fill, readOnlyView, smallDisk, unmount } from './small-disk.ts';
 
 /**
  * Credits added one by one until the disk refuses three of them, then the disk freed: every
@@ -66,4 +67,31 @@ t.test('MariaDB: a full disk answers 503 and writes nothing, then serves again b
   // Teardowns run last-added first: the server stops before its disk goes.
   t.teardown(() => server.destroy());
   await fullDisk(t, dir, await server.database('disk'), 5000);
+});
+
+t.test('SQLite: a read-only database boots, /health says it is read-only, reads answer and writes get 503', { skip: onMysql && 'the SQLite run does this one' }, async (t) => {
+  const dir = scratchDir(t);
+  // The writer that made the database stays open, as another process would: its -wal and -shm
+  // files let a read-only connection read the file (SQLite cannot create them on a read-only mount).
+  const writer = await build(t, { databaseUrl: `sqlite:${join(dir, 'db.sqlite')}`, features: ['users', 'credits'] });
+  await newUser(writer, 'Steve', { cents: 1000 });
+  const view = readOnlyView(dir);
+  if (!view) return t.plan(0, CANNOT_MOUNT);
+  t.teardown(() => unmount(view));
+  const app = await build(t, { databaseUrl: `sqlite:${join(view, 'db.sqlite')}`, features: ['users', 'credits'] });
+
+  const health = await call(app, '/health');
+  t.equal(health.statusCode, 503);
+  t.same(health.json(), { status: false, error: 'SERVICE_UNAVAILABLE', message: 'The database is read-only.' });
+  t.ok(health.headers['retry-after'], 'Retry-After on /health');
+  t.equal((await call(app, '/api/credits?username=Steve')).json().raw_credits, 10, 'reads answer');
+
+  for (const as of ['urlencoded', 'json'] as const) {
+    const res = await call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '1.00' }, as });
+    t.equal(res.statusCode, 503, res.body);
+    t.match(res.json(), { status: false, error: 'SERVICE_UNAVAILABLE' });
+    t.ok(res.headers['retry-after'], 'Retry-After on a write');
+  }
+  t.equal((await call(writer, '/api/credits?username=Steve')).json().raw_credits, 10, 'nothing was written');
+  t.equal((await call(writer, '/health')).json().database, 'up', 'the writable connection is healthy: the probe left nothing behind');
 });

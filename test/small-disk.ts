@@ -22,7 +22,28 @@ export function smallDisk(sizeMb: number): string | undefined {
   }
 }
 
-/** Unmounts the file system and removes its folder (whatever still runs on it must be stopped first). */
+/**
+ * The folder seen again, read-only, through a bind mount on a fresh folder: everything opened
+ * through it is read-only for real, root or not. Undefined where this process may not mount.
+ */
+export function readOnlyView(dir: string): string | undefined {
+  const view = mkdtempSync(join(tmpdir(), 'ro-view-'));
+  try {
+    execFileSync('mount', ['--bind', dir, view], { stdio: 'ignore' });
+  } catch {
+    rmSync(view, { recursive: true, force: true });
+    return undefined;
+  }
+  try {
+    execFileSync('mount', ['-o', 'remount,ro,bind', view], { stdio: 'ignore' });
+    return view;
+  } catch {
+    unmount(view);
+    return undefined;
+  }
+}
+
+/** Unmounts the file system (or view) and removes its folder; whatever still runs on it should be stopped first. */
 export function unmount(dir: string): void {
   execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
   rmSync(dir, { recursive: true, force: true });
