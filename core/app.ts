@@ -162,7 +162,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   }
 
   app.get('/health', {
-    schema: { tags: ['operations'], summary: 'Liveness and database check (no key needed)', security: [], response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String() }) } },
+    schema: { tags: ['operations'], summary: 'Liveness and database check (no key needed)', security: [], response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String({ examples: ['up'] }) }) } },
   }, async (_request, reply) => {
     const problem = await db.problem();
     if (!problem) return { status: true as const, database: 'up' };
