@@ -1989,125 +1989,263 @@ export interface components {
             code?: string;
         };
         StoreCategoryTree: {
+            /** @example 42 */
             id: string;
-            /** @description 0 for a top-level category */
+            /**
+             * @description 0 for a top-level category
+             * @example 0
+             */
             parentID: string;
+            /** @example Ranks */
             name: string;
+            /** @example ranks */
             slug: string;
+            /** @example ranks */
             imageID: string;
+            /** @example png */
             imageType: string;
+            /** @example 10 */
             priority: string;
-            /** @description flag */
+            /**
+             * @description 1 or 0
+             * @example 1
+             */
             gameStatus: string;
+            /** @example &6Ranks */
             gameTitle: string;
+            /** @example Ranks with kits and perks */
             gameDescription: string;
+            /** @example DIAMOND */
             gameItem: string;
-            /** @description flag */
+            /**
+             * @description 1 or 0
+             * @example 1
+             */
             isActive: string;
             subcategories: components["schemas"]["StoreCategoryTree"][];
             products: {
+                /** @example 42 */
                 id: string;
+                /** @example 42 */
                 categoryID: string;
-                /** @description 0 = none */
+                /**
+                 * @description 0 = none
+                 * @example 3
+                 */
                 giveRoleID: string;
+                /** @example VIP Rank */
                 name: string;
+                /** @example vip */
                 imageID: string;
+                /** @example png */
                 imageType: string;
-                /** @description HTML */
+                /**
+                 * @description HTML
+                 * @example <p>Kits, a coloured name and <b>/fly</b>.</p>
+                 */
                 details: string;
-                /** @description decimal */
+                /**
+                 * @description decimal, two places
+                 * @example 4.99
+                 */
                 price: string;
-                /** @description decimal; 0.00 = no discount */
+                /**
+                 * @description decimal; 0.00 = no discount
+                 * @example 3.99
+                 */
                 discountedPrice: string;
-                /** @description timestamp; 1000-01-01 00:00:00 = never expires */
+                /**
+                 * @description timestamp; 1000-01-01 00:00:00 = never expires
+                 * @example 2026-12-31 23:59:59
+                 */
                 discountExpiryDate: string;
-                /** @description days the role is granted: 0 = permanent, -1 = no role */
+                /**
+                 * @description days the role is granted: 0 = permanent, -1 = no role
+                 * @example 30
+                 */
                 duration: string;
-                /** @description -1 = unlimited */
+                /**
+                 * @description -1 = unlimited
+                 * @example -1
+                 */
                 stock: string;
+                /** @example 10 */
                 priority: string;
-                /** @description flag */
+                /**
+                 * @description 1 or 0
+                 * @example 1
+                 */
                 isFeaturedProduct: string;
-                /** @description flag */
+                /**
+                 * @description 1 or 0
+                 * @example 1
+                 */
                 gameStatus: string;
+                /** @example &bVIP Rank */
                 gameTitle: string;
+                /** @example 30 days of VIP */
                 gameDescription: string;
+                /** @example DIAMOND */
                 gameItem: string;
-                /** @description flag */
+                /**
+                 * @description 1 or 0
+                 * @example 1
+                 */
                 isActive: string;
+                /**
+                 * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                 * @example 2026-11-23 14:05:00
+                 */
                 creationDate: string;
                 /** @description values the buyer supplies with this product */
                 variables: {
+                    /** @example server */
                     name: string;
-                    /** @description flag */
+                    /**
+                     * @description 1 or 0
+                     * @example 1
+                     */
                     required: string;
                     values: string[];
                 }[];
             }[];
         };
         StoreListingCategory: {
+            /** @example 42 */
             id: string;
-            /** @description 0 for a top-level category */
+            /**
+             * @description 0 for a top-level category
+             * @example 0
+             */
             parentID: string;
+            /** @example Ranks */
             name: string;
+            /** @example ranks */
             slug: string;
+            /** @example ranks */
             imageID: string;
+            /** @example png */
             imageType: string;
+            /** @example 10 */
             priority: string;
-            /** @description flag */
+            /**
+             * @description 1 or 0
+             * @example 1
+             */
             gameStatus: string;
+            /** @example &6Ranks */
             gameTitle: string;
+            /** @example Ranks with kits and perks */
             gameDescription: string;
+            /** @example DIAMOND */
             gameItem: string;
-            /** @description flag */
+            /**
+             * @description 1 or 0
+             * @example 1
+             */
             isActive: string;
             subcategories: components["schemas"]["StoreListingCategory"][];
             products: {
+                /** @example 42 */
                 id: string;
+                /** @example 42 */
                 categoryID: string;
-                /** @description 0 = none */
+                /**
+                 * @description 0 = none
+                 * @example 3
+                 */
                 giveRoleID: string;
+                /** @example VIP Rank */
                 name: string;
+                /** @example vip */
                 imageID: string;
+                /** @example png */
                 imageType: string;
-                /** @description HTML */
+                /**
+                 * @description HTML
+                 * @example <p>Kits, a coloured name and <b>/fly</b>.</p>
+                 */
                 details: string;
-                /** @description decimal */
+                /**
+                 * @description decimal, two places
+                 * @example 4.99
+                 */
                 price: string;
-                /** @description decimal; 0.00 = no discount */
+                /**
+                 * @description decimal; 0.00 = no discount
+                 * @example 3.99
+                 */
                 discountedPrice: string;
-                /** @description timestamp; 1000-01-01 00:00:00 = never expires */
+                /**
+                 * @description timestamp; 1000-01-01 00:00:00 = never expires
+                 * @example 2026-12-31 23:59:59
+                 */
                 discountExpiryDate: string;
-                /** @description days the role is granted: 0 = permanent, -1 = no role */
+                /**
+                 * @description days the role is granted: 0 = permanent, -1 = no role
+                 * @example 30
+                 */
                 duration: string;
-                /** @description -1 = unlimited */
+                /**
+                 * @description -1 = unlimited
+                 * @example -1
+                 */
                 stock: number;
+                /** @example 10 */
                 priority: string;
-                /** @description flag */
+                /**
+                 * @description 1 or 0
+                 * @example 1
+                 */
                 isFeaturedProduct: string;
-                /** @description flag */
+                /**
+                 * @description 1 or 0
+                 * @example 1
+                 */
                 gameStatus: string;
+                /** @example &bVIP Rank */
                 gameTitle: string;
+                /** @example 30 days of VIP */
                 gameDescription: string;
+                /** @example DIAMOND */
                 gameItem: string;
-                /** @description flag */
+                /**
+                 * @description 1 or 0
+                 * @example 1
+                 */
                 isActive: string;
+                /**
+                 * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                 * @example 2026-11-23 14:05:00
+                 */
                 creationDate: string;
                 /** @description values the buyer supplies with this product */
                 variables: {
+                    /** @example server */
                     name: string;
-                    /** @description flag */
+                    /**
+                     * @description 1 or 0
+                     * @example 1
+                     */
                     required: string;
                     values: string[];
                 }[];
-                /** @description price to pay now */
+                /**
+                 * @description price to pay now
+                 * @example 3.99
+                 */
                 total: number;
+                /** @example 4.99 */
                 originalPrice: number;
+                /** @example 1 */
                 discount: number;
+                /** @example 20 */
                 discountPercent: number;
                 /** @description the user named by ?username= cannot usefully buy it (holds its role permanently) */
                 restricted: boolean;
+                /** @example 3.99 USD */
                 totalFormatted: string;
+                /** @example 4.99 USD */
                 originalPriceFormatted: string;
             }[];
         };
@@ -2138,6 +2276,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         status: true;
+                        /** @example up */
                         database: string;
                     };
                 };
@@ -2190,10 +2329,20 @@ export interface operations {
                         /** @enum {boolean} */
                         status: true;
                         data: {
+                            /** @example USD */
                             currency: string;
+                            /**
+                             * @description IANA time zone of the timestamps the API sends and takes
+                             * @example Europe/Berlin
+                             */
                             timezone: string;
+                            /**
+                             * @description accounts one IP may register; 0 = no limit
+                             * @example 3
+                             */
                             registerLimit: number;
                             twoFactorEnabled: boolean;
+                            /** @example 5 */
                             cashbackPercent: number;
                             registrationEmailRequired: boolean;
                             buyResponseStatus: 200 | 201;
@@ -2258,28 +2407,58 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @example USD */
                     currency?: string;
+                    /**
+                     * @description IANA time zone of the timestamps the API sends and takes
+                     * @example Europe/Berlin
+                     */
                     timezone?: string;
+                    /**
+                     * @description accounts one IP may register; 0 = no limit
+                     * @example 3
+                     */
                     registerLimit?: number;
                     twoFactorEnabled?: boolean;
+                    /** @example 5 */
                     cashbackPercent?: number;
                     registrationEmailRequired?: boolean;
                     buyResponseStatus?: 200 | 201;
                 };
                 "application/x-www-form-urlencoded": {
+                    /** @example USD */
                     currency?: string;
+                    /**
+                     * @description IANA time zone of the timestamps the API sends and takes
+                     * @example Europe/Berlin
+                     */
                     timezone?: string;
+                    /**
+                     * @description accounts one IP may register; 0 = no limit
+                     * @example 3
+                     */
                     registerLimit?: number;
                     twoFactorEnabled?: boolean;
+                    /** @example 5 */
                     cashbackPercent?: number;
                     registrationEmailRequired?: boolean;
                     buyResponseStatus?: 200 | 201;
                 };
                 "multipart/form-data": {
+                    /** @example USD */
                     currency?: string;
+                    /**
+                     * @description IANA time zone of the timestamps the API sends and takes
+                     * @example Europe/Berlin
+                     */
                     timezone?: string;
+                    /**
+                     * @description accounts one IP may register; 0 = no limit
+                     * @example 3
+                     */
                     registerLimit?: number;
                     twoFactorEnabled?: boolean;
+                    /** @example 5 */
                     cashbackPercent?: number;
                     registrationEmailRequired?: boolean;
                     buyResponseStatus?: 200 | 201;
@@ -2297,10 +2476,20 @@ export interface operations {
                         /** @enum {boolean} */
                         status: true;
                         data: {
+                            /** @example USD */
                             currency: string;
+                            /**
+                             * @description IANA time zone of the timestamps the API sends and takes
+                             * @example Europe/Berlin
+                             */
                             timezone: string;
+                            /**
+                             * @description accounts one IP may register; 0 = no limit
+                             * @example 3
+                             */
                             registerLimit: number;
                             twoFactorEnabled: boolean;
+                            /** @example 5 */
                             cashbackPercent: number;
                             registrationEmailRequired: boolean;
                             buyResponseStatus: 200 | 201;
@@ -2392,16 +2581,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Steve */
                         username: string;
+                        /** @example Steve */
                         realname: string;
+                        /**
+                         * @description empty when none
+                         * @example steve@example.com
+                         */
                         email: string;
+                        /**
+                         * @description balance, decimal
+                         * @example 4.99
+                         */
                         credit: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isVerified: string;
+                        /**
+                         * @description 1 = two-factor on
+                         * @example 0
+                         */
                         authStatus: string;
+                        /** @example 203.0.113.7 */
                         creationIP: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
-                        /** @description external account ids by platform; `chat` = chat user ID */
+                        /**
+                         * @description external account ids by platform; `chat` = chat user ID
+                         * @example {
+                         *       "chat": "123456789012345678"
+                         *     }
+                         */
                         linkedAccounts: {
                             [key: string]: string;
                         };
@@ -2464,11 +2682,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 123456789012345678 */
                         chatRoleID: string;
+                        /** @example VIP */
                         name: string;
+                        /** @example vip */
                         slug: string;
+                        /** @example 10 */
                         priority: string;
+                        /**
+                         * @description site time zone; 1000-01-01 00:00:00 = permanent
+                         * @example 2026-11-23 14:05:00
+                         */
                         expiryDate: string;
                     }[];
                 };
@@ -2550,11 +2777,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 123456789012345678 */
                         chatRoleID: string;
+                        /** @example VIP */
                         name: string;
+                        /** @example vip */
                         slug: string;
+                        /** @example 10 */
                         priority: string;
+                        /**
+                         * @description site time zone; 1000-01-01 00:00:00 = permanent
+                         * @example 2026-11-23 14:05:00
+                         */
                         expiryDate: string;
                     }[];
                 };
@@ -2634,11 +2870,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 123456789012345678 */
                         chatRoleID: string;
+                        /** @example VIP */
                         name: string;
+                        /** @example vip */
                         slug: string;
+                        /** @example 10 */
                         priority: string;
+                        /**
+                         * @description site time zone; 1000-01-01 00:00:00 = permanent
+                         * @example 2026-11-23 14:05:00
+                         */
                         expiryDate: string;
                     }[];
                 };
@@ -2721,11 +2966,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 123456789012345678 */
                         chatRoleID: string;
+                        /** @example VIP */
                         name: string;
+                        /** @example vip */
                         slug: string;
+                        /** @example 10 */
                         priority: string;
+                        /**
+                         * @description site time zone; 1000-01-01 00:00:00 = permanent
+                         * @example 2026-11-23 14:05:00
+                         */
                         expiryDate: string;
                     }[];
                 };
@@ -2804,14 +3058,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /**
+                         * @description the user who opened it
+                         * @example 7
+                         */
                         accountID: string;
+                        /** @example 2 */
                         categoryID: string;
+                        /** @example My rank is missing */
                         title: string;
+                        /**
+                         * @description 1 open, 2 answered, 3 awaiting staff, 4 closed
+                         * @example 1
+                         */
                         statusID: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         readStatus: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         updateDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
+                        /** @example Store */
                         categoryName: string;
                     }[];
                 };
@@ -2872,19 +3150,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 310 */
                         id: string;
+                        /** @example 7 */
                         accountID: string;
+                        /** @example null */
                         coupon: string | null;
+                        /**
+                         * @description decimal: what was paid
+                         * @example 4.99
+                         */
                         total: string;
+                        /**
+                         * @description decimal
+                         * @example 0.00
+                         */
                         discount: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         subtotal: string;
+                        /**
+                         * @description decimal: real money received
+                         * @example 0.00
+                         */
                         earnings: string;
+                        /**
+                         * @description decimal
+                         * @example 0.25
+                         */
                         cashback: string;
+                        /**
+                         * @description decimal: credits given
+                         * @example 0.25
+                         */
                         credit: string;
+                        /**
+                         * @description credit (paid from the balance) or payment (real money)
+                         * @example credit
+                         */
                         type: string;
+                        /**
+                         * @description completed or refunded
+                         * @example completed
+                         */
                         status: string;
+                        /**
+                         * @description credits, or the gateway of a payment
+                         * @example credits
+                         */
                         paymentAPI: string;
+                        /**
+                         * @description empty for credit orders
+                         * @example
+                         */
                         paymentID: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                     }[];
                 };
@@ -2943,12 +3268,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example VIP */
                         name: string;
+                        /** @example vip */
                         slug: string;
+                        /** @example color: #55ffff; */
                         usernameCSS: string | null;
+                        /** @example background: #55ffff; */
                         badgeCSS: string | null;
+                        /** @example 10 */
                         priority: string;
+                        /** @example 123456789012345678 */
                         chatRoleID: string;
                     }[];
                 };
@@ -3046,12 +3378,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example VIP */
                         name: string;
+                        /** @example vip */
                         slug: string;
+                        /** @example color: #55ffff; */
                         usernameCSS: string | null;
+                        /** @example background: #55ffff; */
                         badgeCSS: string | null;
+                        /** @example 10 */
                         priority: string;
+                        /** @example 123456789012345678 */
                         chatRoleID: string;
                     };
                 };
@@ -3139,12 +3478,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example VIP */
                         name: string;
+                        /** @example vip */
                         slug: string;
+                        /** @example color: #55ffff; */
                         usernameCSS: string | null;
+                        /** @example background: #55ffff; */
                         badgeCSS: string | null;
+                        /** @example 10 */
                         priority: string;
+                        /** @example 123456789012345678 */
                         chatRoleID: string;
                     };
                 };
@@ -3314,12 +3660,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example VIP */
                         name: string;
+                        /** @example vip */
                         slug: string;
+                        /** @example color: #55ffff; */
                         usernameCSS: string | null;
+                        /** @example background: #55ffff; */
                         badgeCSS: string | null;
+                        /** @example 10 */
                         priority: string;
+                        /** @example 123456789012345678 */
                         chatRoleID: string;
                     };
                 };
@@ -3419,16 +3772,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Steve */
                         username: string;
+                        /** @example Steve */
                         realname: string;
+                        /**
+                         * @description empty when none
+                         * @example steve@example.com
+                         */
                         email: string;
+                        /**
+                         * @description balance, decimal
+                         * @example 4.99
+                         */
                         credit: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isVerified: string;
+                        /**
+                         * @description 1 = two-factor on
+                         * @example 0
+                         */
                         authStatus: string;
+                        /** @example 203.0.113.7 */
                         creationIP: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
-                        /** @description external account ids by platform; `chat` = chat user ID */
+                        /**
+                         * @description external account ids by platform; `chat` = chat user ID
+                         * @example {
+                         *       "chat": "123456789012345678"
+                         *     }
+                         */
                         linkedAccounts: {
                             [key: string]: string;
                         };
@@ -3532,16 +3914,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Steve */
                         username: string;
+                        /** @example Steve */
                         realname: string;
+                        /**
+                         * @description empty when none
+                         * @example steve@example.com
+                         */
                         email: string;
+                        /**
+                         * @description balance, decimal
+                         * @example 4.99
+                         */
                         credit: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isVerified: string;
+                        /**
+                         * @description 1 = two-factor on
+                         * @example 0
+                         */
                         authStatus: string;
+                        /** @example 203.0.113.7 */
                         creationIP: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
-                        /** @description external account ids by platform; `chat` = chat user ID */
+                        /**
+                         * @description external account ids by platform; `chat` = chat user ID
+                         * @example {
+                         *       "chat": "123456789012345678"
+                         *     }
+                         */
                         linkedAccounts: {
                             [key: string]: string;
                         };
@@ -3633,16 +4044,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Steve */
                         username: string;
+                        /** @example Steve */
                         realname: string;
+                        /**
+                         * @description empty when none
+                         * @example steve@example.com
+                         */
                         email: string;
+                        /**
+                         * @description balance, decimal
+                         * @example 4.99
+                         */
                         credit: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isVerified: string;
+                        /**
+                         * @description 1 = two-factor on
+                         * @example 0
+                         */
                         authStatus: string;
+                        /** @example 203.0.113.7 */
                         creationIP: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
-                        /** @description external account ids by platform; `chat` = chat user ID */
+                        /**
+                         * @description external account ids by platform; `chat` = chat user ID
+                         * @example {
+                         *       "chat": "123456789012345678"
+                         *     }
+                         */
                         linkedAccounts: {
                             [key: string]: string;
                         };
@@ -3739,6 +4179,7 @@ export interface operations {
                         /** @enum {boolean} */
                         status: true;
                         data: {
+                            /** @example 5f0c9a3e7b2d4e1f8a6c0b9d3e7f1a2c */
                             token: string;
                             isTfaRequired: boolean;
                         };
@@ -3850,6 +4291,7 @@ export interface operations {
                         /** @enum {boolean} */
                         status: true;
                         data: {
+                            /** @example 5f0c9a3e7b2d4e1f8a6c0b9d3e7f1a2c */
                             token: string;
                             isEmailVerificationRequired: boolean;
                         };
@@ -3953,8 +4395,10 @@ export interface operations {
                         status: true;
                         data: {
                             state: "LOGIN_REQUIRED" | "REGISTER_REQUIRED" | "HAS_SESSION" | "TFA_REQUIRED" | "EMAIL_NOT_VERIFIED" | "USERNAME_CASE_MISMATCH";
+                            /** @example 5f0c9a3e7b2d4e1f8a6c0b9d3e7f1a2c */
                             token?: string;
                             user?: {
+                                /** @example Steve */
                                 realname: string;
                             };
                         };
@@ -4126,6 +4570,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         status: true;
+                        /** @example 5f0c9a3e7b2d4e1f8a6c0b9d3e7f1a2c */
                         token: string;
                     };
                 };
@@ -4315,7 +4760,9 @@ export interface operations {
                         /** @enum {boolean} */
                         status: true;
                         data: {
+                            /** @example JBSWY3DPEHPK3PXP */
                             secret: string;
+                            /** @example otpauth://totp/Community:Steve?secret=JBSWY3DPEHPK3PXP&issuer=Community */
                             otpauthUrl: string;
                         };
                     };
@@ -4694,24 +5141,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
-                        /** @description user ID */
+                        /**
+                         * @description user ID
+                         * @example 7
+                         */
                         owner: string;
+                        /** @example 1 */
                         serverID: string;
-                        /** @description item identifier, e.g. DIAMOND_SWORD */
+                        /**
+                         * @description item identifier, e.g. DIAMOND_SWORD
+                         * @example DIAMOND_SWORD
+                         */
                         itemID: string;
+                        /** @example null */
                         modelID: string | null;
+                        /** @example &bExcalibur */
                         name: string;
+                        /** @example Forged in the Nether */
                         lore: string | null;
+                        /** @example 1 */
                         amount: string;
+                        /** @example 1561 */
                         durability: string;
+                        /** @example 1561 */
                         maxDurability: string;
+                        /** @example null */
                         enchantments: string | null;
-                        /** @description the serialized item, as the game sent it */
+                        /**
+                         * @description the serialized item, as the game sent it
+                         * @example rO0ABXNyABpvcmcuYnVra2l0LnV0aWwuaW8uV3JhcHBlcg==
+                         */
                         base64: string;
+                        /** @example null */
                         description: string | null;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         price: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         sold: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                     }[];
                 };
@@ -4960,12 +5438,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 1 */
                         id: string;
+                        /** @example Survival */
                         name: string;
+                        /** @example survival */
                         slug: string;
+                        /** @example survival */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
+                        /** @example 10 */
                         priority: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
                     }[];
                 };
@@ -5024,12 +5512,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 1 */
                         id: string;
+                        /** @example Survival */
                         name: string;
+                        /** @example survival */
                         slug: string;
+                        /** @example survival */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
+                        /** @example 10 */
                         priority: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
                     }[];
                 };
@@ -5127,12 +5625,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 1 */
                         id: string;
+                        /** @example Survival */
                         name: string;
+                        /** @example survival */
                         slug: string;
+                        /** @example survival */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
+                        /** @example 10 */
                         priority: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
                     };
                 };
@@ -5220,12 +5728,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 1 */
                         id: string;
+                        /** @example Survival */
                         name: string;
+                        /** @example survival */
                         slug: string;
+                        /** @example survival */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
+                        /** @example 10 */
                         priority: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
                     };
                 };
@@ -5395,12 +5913,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 1 */
                         id: string;
+                        /** @example Survival */
                         name: string;
+                        /** @example survival */
                         slug: string;
+                        /** @example survival */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
+                        /** @example 10 */
                         priority: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
                     };
                 };
@@ -5489,23 +6017,59 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 7 */
                         id: string;
+                        /** @example Steve */
                         username: string;
+                        /** @example Steve */
                         realname: string;
+                        /**
+                         * @description empty when none
+                         * @example steve@example.com
+                         */
                         email: string;
+                        /**
+                         * @description balance, decimal
+                         * @example 4.99
+                         */
                         credit: string;
-                        /** @description image URL */
+                        /**
+                         * @description image URL
+                         * @example https://mc-heads.net/avatar/Steve/100
+                         */
                         avatar: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isVerified: string;
+                        /**
+                         * @description 1 = two-factor on
+                         * @example 0
+                         */
                         authStatus: string;
+                        /** @example 203.0.113.7 */
                         creationIP: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
+                        /** @example 223456789012345678 */
                         chatUserID: string;
                         roles: {
+                            /** @example 42 */
                             id: string;
+                            /** @example VIP */
                             name: string;
+                            /** @example vip */
                             slug: string;
+                            /** @example 123456789012345678 */
                             chatRoleID: string;
+                            /**
+                             * @description site time zone; 1000-01-01 00:00:00 = permanent
+                             * @example 2026-11-23 14:05:00
+                             */
                             expiryDate: string;
                         }[];
                     };
@@ -5567,10 +6131,13 @@ export interface operations {
                     "application/json": {
                         /** @description push role changes of linked users to the chat platform */
                         roleSyncingStatus: boolean;
+                        /** @example 123456789012345678 */
                         syncedRoleID: string;
                         ticketStatus: boolean;
+                        /** @example 123456789012345679 */
                         ticketCategoryID: string;
                         ticketStaffRoleIDs: string[];
+                        /** @example 123456789012345681 */
                         guildID: string;
                         setNicknameStatus: boolean;
                     };
@@ -5630,12 +6197,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example VIP */
                         name: string;
+                        /** @example vip */
                         slug: string;
+                        /** @example color: #55ffff; */
                         usernameCSS: string | null;
+                        /** @example background: #55ffff; */
                         badgeCSS: string | null;
+                        /** @example 10 */
                         priority: string;
+                        /** @example 123456789012345678 */
                         chatRoleID: string;
                     }[];
                 };
@@ -5699,10 +6273,13 @@ export interface operations {
                         data: {
                             /** @description push role changes of linked users to the chat platform */
                             roleSyncingStatus: boolean;
+                            /** @example 123456789012345678 */
                             syncedRoleID: string;
                             ticketStatus: boolean;
+                            /** @example 123456789012345679 */
                             ticketCategoryID: string;
                             ticketStaffRoleIDs: string[];
+                            /** @example 123456789012345681 */
                             guildID: string;
                             setNicknameStatus: boolean;
                         };
@@ -5807,10 +6384,13 @@ export interface operations {
                         data: {
                             /** @description push role changes of linked users to the chat platform */
                             roleSyncingStatus: boolean;
+                            /** @example 123456789012345678 */
                             syncedRoleID: string;
                             ticketStatus: boolean;
+                            /** @example 123456789012345679 */
                             ticketCategoryID: string;
                             ticketStaffRoleIDs: string[];
+                            /** @example 123456789012345681 */
                             guildID: string;
                             setNicknameStatus: boolean;
                         };
@@ -5905,9 +6485,14 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         status: true;
-                        /** @description `12.50 USD` */
+                        /**
+                         * @description `12.50 USD`
+                         * @example 12.50 USD
+                         */
                         credits: string;
+                        /** @example 12.5 */
                         raw_credits: number;
+                        /** @example USD */
                         currency: string;
                     };
                 };
@@ -5989,9 +6574,14 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         status: true;
-                        /** @description `12.50 USD` */
+                        /**
+                         * @description `12.50 USD`
+                         * @example 12.50 USD
+                         */
                         current_credits: string;
+                        /** @example 12.5 */
                         current_raw_credits: number;
+                        /** @example USD */
                         currency: string;
                     };
                 };
@@ -6091,9 +6681,14 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         status: true;
-                        /** @description `12.50 USD` */
+                        /**
+                         * @description `12.50 USD`
+                         * @example 12.50 USD
+                         */
                         current_credits: string;
+                        /** @example 12.5 */
                         current_raw_credits: number;
+                        /** @example USD */
                         currency: string;
                     };
                 };
@@ -6199,12 +6794,21 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         status: true;
-                        /** @description the sender's balance, `12.50 USD` */
+                        /**
+                         * @description the sender's balance, `12.50 USD`
+                         * @example 12.50 USD
+                         */
                         current_credits: string;
+                        /** @example 12.5 */
                         current_raw_credits: number;
-                        /** @description the target's balance */
+                        /**
+                         * @description the target's balance
+                         * @example 7.50 USD
+                         */
                         target_current_credits: string;
+                        /** @example 7.5 */
                         target_current_raw_credits: number;
+                        /** @example USD */
                         currency: string;
                     };
                 };
@@ -6304,9 +6908,14 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         status: true;
-                        /** @description `12.50 USD` */
+                        /**
+                         * @description `12.50 USD`
+                         * @example 12.50 USD
+                         */
                         current_credits: string;
+                        /** @example 12.5 */
                         current_raw_credits: number;
+                        /** @example USD */
                         currency: string;
                     };
                 };
@@ -6409,9 +7018,14 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         status: true;
-                        /** @description `12.50 USD` */
+                        /**
+                         * @description `12.50 USD`
+                         * @example 12.50 USD
+                         */
                         current_credits: string;
+                        /** @example 12.5 */
                         current_raw_credits: number;
+                        /** @example USD */
                         currency: string;
                     };
                 };
@@ -6497,16 +7111,44 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 7 */
                         userID: string;
+                        /**
+                         * @description decimal, negative when taken
+                         * @example -2.50
+                         */
                         delta: string;
+                        /**
+                         * @description decimal
+                         * @example 12.50
+                         */
                         balance: string;
+                        /**
+                         * @description why the balance changed, e.g. add, send, receive, purchase
+                         * @example send
+                         */
                         reason: string;
-                        /** @description name of the API key that made the change */
+                        /**
+                         * @description name of the API key that made the change
+                         * @example game-server
+                         */
                         keyName: string | null;
+                        /**
+                         * @description the store order of a purchase or refund
+                         * @example null
+                         */
                         orderID: string | null;
-                        /** @description shared by both rows of a send */
+                        /**
+                         * @description shared by both rows of a send
+                         * @example 9
+                         */
                         transferID: string | null;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                     }[];
                 };
@@ -6625,40 +7267,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 42 */
                         categoryID: string;
-                        /** @description 0 = none */
+                        /**
+                         * @description 0 = none
+                         * @example 3
+                         */
                         giveRoleID: string;
+                        /** @example VIP Rank */
                         name: string;
+                        /** @example vip */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
-                        /** @description HTML */
+                        /**
+                         * @description HTML
+                         * @example <p>Kits, a coloured name and <b>/fly</b>.</p>
+                         */
                         details: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         price: string;
-                        /** @description decimal; 0.00 = no discount */
+                        /**
+                         * @description decimal; 0.00 = no discount
+                         * @example 3.99
+                         */
                         discountedPrice: string;
-                        /** @description timestamp; 1000-01-01 00:00:00 = never expires */
+                        /**
+                         * @description timestamp; 1000-01-01 00:00:00 = never expires
+                         * @example 2026-12-31 23:59:59
+                         */
                         discountExpiryDate: string;
-                        /** @description days the role is granted: 0 = permanent, -1 = no role */
+                        /**
+                         * @description days the role is granted: 0 = permanent, -1 = no role
+                         * @example 30
+                         */
                         duration: string;
-                        /** @description -1 = unlimited */
+                        /**
+                         * @description -1 = unlimited
+                         * @example -1
+                         */
                         stock: string;
+                        /** @example 10 */
                         priority: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isFeaturedProduct: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         gameStatus: string;
+                        /** @example &bVIP Rank */
                         gameTitle: string;
+                        /** @example 30 days of VIP */
                         gameDescription: string;
+                        /** @example DIAMOND */
                         gameItem: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
+                            /** @example server */
                             name: string;
-                            /** @description flag */
+                            /**
+                             * @description 1 or 0
+                             * @example 1
+                             */
                             required: string;
                             values: string[];
                         }[];
@@ -6721,40 +7410,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 42 */
                         categoryID: string;
-                        /** @description 0 = none */
+                        /**
+                         * @description 0 = none
+                         * @example 3
+                         */
                         giveRoleID: string;
+                        /** @example VIP Rank */
                         name: string;
+                        /** @example vip */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
-                        /** @description HTML */
+                        /**
+                         * @description HTML
+                         * @example <p>Kits, a coloured name and <b>/fly</b>.</p>
+                         */
                         details: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         price: string;
-                        /** @description decimal; 0.00 = no discount */
+                        /**
+                         * @description decimal; 0.00 = no discount
+                         * @example 3.99
+                         */
                         discountedPrice: string;
-                        /** @description timestamp; 1000-01-01 00:00:00 = never expires */
+                        /**
+                         * @description timestamp; 1000-01-01 00:00:00 = never expires
+                         * @example 2026-12-31 23:59:59
+                         */
                         discountExpiryDate: string;
-                        /** @description days the role is granted: 0 = permanent, -1 = no role */
+                        /**
+                         * @description days the role is granted: 0 = permanent, -1 = no role
+                         * @example 30
+                         */
                         duration: string;
-                        /** @description -1 = unlimited */
+                        /**
+                         * @description -1 = unlimited
+                         * @example -1
+                         */
                         stock: string;
+                        /** @example 10 */
                         priority: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isFeaturedProduct: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         gameStatus: string;
+                        /** @example &bVIP Rank */
                         gameTitle: string;
+                        /** @example 30 days of VIP */
                         gameDescription: string;
+                        /** @example DIAMOND */
                         gameItem: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
+                            /** @example server */
                             name: string;
-                            /** @description flag */
+                            /**
+                             * @description 1 or 0
+                             * @example 1
+                             */
                             required: string;
                             values: string[];
                         }[];
@@ -6815,20 +7551,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
-                        /** @description 0 for a top-level category */
+                        /**
+                         * @description 0 for a top-level category
+                         * @example 0
+                         */
                         parentID: string;
+                        /** @example Ranks */
                         name: string;
+                        /** @example ranks */
                         slug: string;
+                        /** @example ranks */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
+                        /** @example 10 */
                         priority: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         gameStatus: string;
+                        /** @example &6Ranks */
                         gameTitle: string;
+                        /** @example Ranks with kits and perks */
                         gameDescription: string;
+                        /** @example DIAMOND */
                         gameItem: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
                     }[];
                 };
@@ -6965,23 +7719,49 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         status: true;
+                        /** @example 42 */
                         orderID: string;
-                        /** @description balance after the purchase */
+                        /**
+                         * @description balance after the purchase
+                         * @example 95.01
+                         */
                         credits: string;
                         products: {
+                            /** @example 42 */
                             id: number;
+                            /** @example 1 */
                             quantity: number;
                             variables: {
+                                /** @example server */
                                 name: string;
+                                /** @example eu */
                                 value: string;
                             }[];
                         }[];
+                        /**
+                         * @description credits given back
+                         * @example 0.25
+                         */
                         cashback: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         total: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         subtotal: string;
+                        /**
+                         * @description decimal
+                         * @example 0.00
+                         */
                         discount: string;
                         data: {
+                            /** @example 42 */
                             orderID: string;
+                            /** @example 95.01 */
                             credits: number;
                         };
                     };
@@ -6996,23 +7776,49 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         status: true;
+                        /** @example 42 */
                         orderID: string;
-                        /** @description balance after the purchase */
+                        /**
+                         * @description balance after the purchase
+                         * @example 95.01
+                         */
                         credits: string;
                         products: {
+                            /** @example 42 */
                             id: number;
+                            /** @example 1 */
                             quantity: number;
                             variables: {
+                                /** @example server */
                                 name: string;
+                                /** @example eu */
                                 value: string;
                             }[];
                         }[];
+                        /**
+                         * @description credits given back
+                         * @example 0.25
+                         */
                         cashback: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         total: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         subtotal: string;
+                        /**
+                         * @description decimal
+                         * @example 0.00
+                         */
                         discount: string;
                         data: {
+                            /** @example 42 */
                             orderID: string;
+                            /** @example 95.01 */
                             credits: number;
                         };
                     };
@@ -7090,20 +7896,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
-                        /** @description 0 for a top-level category */
+                        /**
+                         * @description 0 for a top-level category
+                         * @example 0
+                         */
                         parentID: string;
+                        /** @example Ranks */
                         name: string;
+                        /** @example ranks */
                         slug: string;
+                        /** @example ranks */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
+                        /** @example 10 */
                         priority: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         gameStatus: string;
+                        /** @example &6Ranks */
                         gameTitle: string;
+                        /** @example Ranks with kits and perks */
                         gameDescription: string;
+                        /** @example DIAMOND */
                         gameItem: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
                     }[];
                 };
@@ -7213,20 +8037,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
-                        /** @description 0 for a top-level category */
+                        /**
+                         * @description 0 for a top-level category
+                         * @example 0
+                         */
                         parentID: string;
+                        /** @example Ranks */
                         name: string;
+                        /** @example ranks */
                         slug: string;
+                        /** @example ranks */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
+                        /** @example 10 */
                         priority: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         gameStatus: string;
+                        /** @example &6Ranks */
                         gameTitle: string;
+                        /** @example Ranks with kits and perks */
                         gameDescription: string;
+                        /** @example DIAMOND */
                         gameItem: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
                     };
                 };
@@ -7412,20 +8254,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
-                        /** @description 0 for a top-level category */
+                        /**
+                         * @description 0 for a top-level category
+                         * @example 0
+                         */
                         parentID: string;
+                        /** @example Ranks */
                         name: string;
+                        /** @example ranks */
                         slug: string;
+                        /** @example ranks */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
+                        /** @example 10 */
                         priority: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         gameStatus: string;
+                        /** @example &6Ranks */
                         gameTitle: string;
+                        /** @example Ranks with kits and perks */
                         gameDescription: string;
+                        /** @example DIAMOND */
                         gameItem: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
                     };
                 };
@@ -7607,20 +8467,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
-                        /** @description 0 for a top-level category */
+                        /**
+                         * @description 0 for a top-level category
+                         * @example 0
+                         */
                         parentID: string;
+                        /** @example Ranks */
                         name: string;
+                        /** @example ranks */
                         slug: string;
+                        /** @example ranks */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
+                        /** @example 10 */
                         priority: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         gameStatus: string;
+                        /** @example &6Ranks */
                         gameTitle: string;
+                        /** @example Ranks with kits and perks */
                         gameDescription: string;
+                        /** @example DIAMOND */
                         gameItem: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
                     };
                 };
@@ -7706,40 +8584,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 42 */
                         categoryID: string;
-                        /** @description 0 = none */
+                        /**
+                         * @description 0 = none
+                         * @example 3
+                         */
                         giveRoleID: string;
+                        /** @example VIP Rank */
                         name: string;
+                        /** @example vip */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
-                        /** @description HTML */
+                        /**
+                         * @description HTML
+                         * @example <p>Kits, a coloured name and <b>/fly</b>.</p>
+                         */
                         details: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         price: string;
-                        /** @description decimal; 0.00 = no discount */
+                        /**
+                         * @description decimal; 0.00 = no discount
+                         * @example 3.99
+                         */
                         discountedPrice: string;
-                        /** @description timestamp; 1000-01-01 00:00:00 = never expires */
+                        /**
+                         * @description timestamp; 1000-01-01 00:00:00 = never expires
+                         * @example 2026-12-31 23:59:59
+                         */
                         discountExpiryDate: string;
-                        /** @description days the role is granted: 0 = permanent, -1 = no role */
+                        /**
+                         * @description days the role is granted: 0 = permanent, -1 = no role
+                         * @example 30
+                         */
                         duration: string;
-                        /** @description -1 = unlimited */
+                        /**
+                         * @description -1 = unlimited
+                         * @example -1
+                         */
                         stock: string;
+                        /** @example 10 */
                         priority: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isFeaturedProduct: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         gameStatus: string;
+                        /** @example &bVIP Rank */
                         gameTitle: string;
+                        /** @example 30 days of VIP */
                         gameDescription: string;
+                        /** @example DIAMOND */
                         gameItem: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
+                            /** @example server */
                             name: string;
-                            /** @description flag */
+                            /**
+                             * @description 1 or 0
+                             * @example 1
+                             */
                             required: string;
                             values: string[];
                         }[];
@@ -7893,40 +8818,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 42 */
                         categoryID: string;
-                        /** @description 0 = none */
+                        /**
+                         * @description 0 = none
+                         * @example 3
+                         */
                         giveRoleID: string;
+                        /** @example VIP Rank */
                         name: string;
+                        /** @example vip */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
-                        /** @description HTML */
+                        /**
+                         * @description HTML
+                         * @example <p>Kits, a coloured name and <b>/fly</b>.</p>
+                         */
                         details: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         price: string;
-                        /** @description decimal; 0.00 = no discount */
+                        /**
+                         * @description decimal; 0.00 = no discount
+                         * @example 3.99
+                         */
                         discountedPrice: string;
-                        /** @description timestamp; 1000-01-01 00:00:00 = never expires */
+                        /**
+                         * @description timestamp; 1000-01-01 00:00:00 = never expires
+                         * @example 2026-12-31 23:59:59
+                         */
                         discountExpiryDate: string;
-                        /** @description days the role is granted: 0 = permanent, -1 = no role */
+                        /**
+                         * @description days the role is granted: 0 = permanent, -1 = no role
+                         * @example 30
+                         */
                         duration: string;
-                        /** @description -1 = unlimited */
+                        /**
+                         * @description -1 = unlimited
+                         * @example -1
+                         */
                         stock: string;
+                        /** @example 10 */
                         priority: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isFeaturedProduct: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         gameStatus: string;
+                        /** @example &bVIP Rank */
                         gameTitle: string;
+                        /** @example 30 days of VIP */
                         gameDescription: string;
+                        /** @example DIAMOND */
                         gameItem: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
+                            /** @example server */
                             name: string;
-                            /** @description flag */
+                            /**
+                             * @description 1 or 0
+                             * @example 1
+                             */
                             required: string;
                             values: string[];
                         }[];
@@ -8114,40 +9086,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 42 */
                         categoryID: string;
-                        /** @description 0 = none */
+                        /**
+                         * @description 0 = none
+                         * @example 3
+                         */
                         giveRoleID: string;
+                        /** @example VIP Rank */
                         name: string;
+                        /** @example vip */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
-                        /** @description HTML */
+                        /**
+                         * @description HTML
+                         * @example <p>Kits, a coloured name and <b>/fly</b>.</p>
+                         */
                         details: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         price: string;
-                        /** @description decimal; 0.00 = no discount */
+                        /**
+                         * @description decimal; 0.00 = no discount
+                         * @example 3.99
+                         */
                         discountedPrice: string;
-                        /** @description timestamp; 1000-01-01 00:00:00 = never expires */
+                        /**
+                         * @description timestamp; 1000-01-01 00:00:00 = never expires
+                         * @example 2026-12-31 23:59:59
+                         */
                         discountExpiryDate: string;
-                        /** @description days the role is granted: 0 = permanent, -1 = no role */
+                        /**
+                         * @description days the role is granted: 0 = permanent, -1 = no role
+                         * @example 30
+                         */
                         duration: string;
-                        /** @description -1 = unlimited */
+                        /**
+                         * @description -1 = unlimited
+                         * @example -1
+                         */
                         stock: string;
+                        /** @example 10 */
                         priority: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isFeaturedProduct: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         gameStatus: string;
+                        /** @example &bVIP Rank */
                         gameTitle: string;
+                        /** @example 30 days of VIP */
                         gameDescription: string;
+                        /** @example DIAMOND */
                         gameItem: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
+                            /** @example server */
                             name: string;
-                            /** @description flag */
+                            /**
+                             * @description 1 or 0
+                             * @example 1
+                             */
                             required: string;
                             values: string[];
                         }[];
@@ -8373,40 +9392,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 42 */
                         categoryID: string;
-                        /** @description 0 = none */
+                        /**
+                         * @description 0 = none
+                         * @example 3
+                         */
                         giveRoleID: string;
+                        /** @example VIP Rank */
                         name: string;
+                        /** @example vip */
                         imageID: string;
+                        /** @example png */
                         imageType: string;
-                        /** @description HTML */
+                        /**
+                         * @description HTML
+                         * @example <p>Kits, a coloured name and <b>/fly</b>.</p>
+                         */
                         details: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         price: string;
-                        /** @description decimal; 0.00 = no discount */
+                        /**
+                         * @description decimal; 0.00 = no discount
+                         * @example 3.99
+                         */
                         discountedPrice: string;
-                        /** @description timestamp; 1000-01-01 00:00:00 = never expires */
+                        /**
+                         * @description timestamp; 1000-01-01 00:00:00 = never expires
+                         * @example 2026-12-31 23:59:59
+                         */
                         discountExpiryDate: string;
-                        /** @description days the role is granted: 0 = permanent, -1 = no role */
+                        /**
+                         * @description days the role is granted: 0 = permanent, -1 = no role
+                         * @example 30
+                         */
                         duration: string;
-                        /** @description -1 = unlimited */
+                        /**
+                         * @description -1 = unlimited
+                         * @example -1
+                         */
                         stock: string;
+                        /** @example 10 */
                         priority: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isFeaturedProduct: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         gameStatus: string;
+                        /** @example &bVIP Rank */
                         gameTitle: string;
+                        /** @example 30 days of VIP */
                         gameDescription: string;
+                        /** @example DIAMOND */
                         gameItem: string;
-                        /** @description flag */
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         isActive: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
+                            /** @example server */
                             name: string;
-                            /** @description flag */
+                            /**
+                             * @description 1 or 0
+                             * @example 1
+                             */
                             required: string;
                             values: string[];
                         }[];
@@ -8527,19 +9593,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 310 */
                         id: string;
+                        /** @example 7 */
                         accountID: string;
+                        /** @example null */
                         coupon: string | null;
+                        /**
+                         * @description decimal: what was paid
+                         * @example 4.99
+                         */
                         total: string;
+                        /**
+                         * @description decimal
+                         * @example 0.00
+                         */
                         discount: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         subtotal: string;
+                        /**
+                         * @description decimal: real money received
+                         * @example 0.00
+                         */
                         earnings: string;
+                        /**
+                         * @description decimal
+                         * @example 0.25
+                         */
                         cashback: string;
+                        /**
+                         * @description decimal: credits given
+                         * @example 0.25
+                         */
                         credit: string;
+                        /**
+                         * @description credit (paid from the balance) or payment (real money)
+                         * @example credit
+                         */
                         type: string;
+                        /**
+                         * @description completed or refunded
+                         * @example completed
+                         */
                         status: string;
+                        /**
+                         * @description credits, or the gateway of a payment
+                         * @example credits
+                         */
                         paymentAPI: string;
+                        /**
+                         * @description empty for credit orders
+                         * @example
+                         */
                         paymentID: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                     };
                 };
@@ -8627,19 +9740,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 310 */
                         id: string;
+                        /** @example 7 */
                         accountID: string;
+                        /** @example null */
                         coupon: string | null;
+                        /**
+                         * @description decimal: what was paid
+                         * @example 4.99
+                         */
                         total: string;
+                        /**
+                         * @description decimal
+                         * @example 0.00
+                         */
                         discount: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         subtotal: string;
+                        /**
+                         * @description decimal: real money received
+                         * @example 0.00
+                         */
                         earnings: string;
+                        /**
+                         * @description decimal
+                         * @example 0.25
+                         */
                         cashback: string;
+                        /**
+                         * @description decimal: credits given
+                         * @example 0.25
+                         */
                         credit: string;
+                        /**
+                         * @description credit (paid from the balance) or payment (real money)
+                         * @example credit
+                         */
                         type: string;
+                        /**
+                         * @description completed or refunded
+                         * @example completed
+                         */
                         status: string;
+                        /**
+                         * @description credits, or the gateway of a payment
+                         * @example credits
+                         */
                         paymentAPI: string;
+                        /**
+                         * @description empty for credit orders
+                         * @example
+                         */
                         paymentID: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                     };
                 };
@@ -8709,7 +9869,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description a product the buyer must have bought before; 0 = none */
+                        /**
+                         * @description a product the buyer must have bought before; 0 = none
+                         * @example 0
+                         */
                         requiredProductID: string;
                         /** @description the buyer needs a linked chat account */
                         requireLinkedAccount: boolean;
@@ -8801,7 +9964,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description a product the buyer must have bought before; 0 = none */
+                        /**
+                         * @description a product the buyer must have bought before; 0 = none
+                         * @example 0
+                         */
                         requiredProductID: string;
                         /** @description the buyer needs a linked chat account */
                         requireLinkedAccount: boolean;
@@ -8891,11 +10057,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 1 */
                         id: string;
+                        /** @example Survival */
                         name: string;
                         isActive: boolean;
-                        /** @description last poll, claim or stream, site time */
+                        /**
+                         * @description last poll, claim or stream, site time
+                         * @example 2026-11-23 14:05:00
+                         */
                         lastSeenDate: string | null;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                     }[];
                 };
@@ -8978,13 +10153,25 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 1 */
                         id: string;
+                        /** @example Survival */
                         name: string;
                         isActive: boolean;
-                        /** @description last poll, claim or stream, site time */
+                        /**
+                         * @description last poll, claim or stream, site time
+                         * @example 2026-11-23 14:05:00
+                         */
                         lastSeenDate: string | null;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
-                        /** @description the secret the game server sends; shown only now */
+                        /**
+                         * @description the secret the game server sends; shown only now
+                         * @example XgJcyfUCk8Kkg2TQzE-XgMhxmcQ0-kLT812Aw9qXfGs
+                         */
                         token: string;
                     };
                 };
@@ -9072,11 +10259,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 1 */
                         id: string;
+                        /** @example Survival */
                         name: string;
                         isActive: boolean;
-                        /** @description last poll, claim or stream, site time */
+                        /**
+                         * @description last poll, claim or stream, site time
+                         * @example 2026-11-23 14:05:00
+                         */
                         lastSeenDate: string | null;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                     };
                 };
@@ -9231,11 +10427,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 1 */
                         id: string;
+                        /** @example Survival */
                         name: string;
                         isActive: boolean;
-                        /** @description last poll, claim or stream, site time */
+                        /**
+                         * @description last poll, claim or stream, site time
+                         * @example 2026-11-23 14:05:00
+                         */
                         lastSeenDate: string | null;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                     };
                 };
@@ -9323,13 +10528,25 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 1 */
                         id: string;
+                        /** @example Survival */
                         name: string;
                         isActive: boolean;
-                        /** @description last poll, claim or stream, site time */
+                        /**
+                         * @description last poll, claim or stream, site time
+                         * @example 2026-11-23 14:05:00
+                         */
                         lastSeenDate: string | null;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
-                        /** @description the secret the game server sends; shown only now */
+                        /**
+                         * @description the secret the game server sends; shown only now
+                         * @example XgJcyfUCk8Kkg2TQzE-XgMhxmcQ0-kLT812Aw9qXfGs
+                         */
                         token: string;
                     };
                 };
@@ -9399,11 +10616,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 5 */
                         productID: string;
+                        /** @example 1 */
                         serverID: string;
+                        /** @example lp user {username} parent add vip */
                         command: string;
-                        /** @description purchase | expiry | refund */
+                        /**
+                         * @description purchase | expiry | refund
+                         * @example purchase
+                         */
                         trigger: string;
                         requireOnline: boolean;
                         perUnit: boolean;
@@ -9508,11 +10732,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 5 */
                         productID: string;
+                        /** @example 1 */
                         serverID: string;
+                        /** @example lp user {username} parent add vip */
                         command: string;
-                        /** @description purchase | expiry | refund */
+                        /**
+                         * @description purchase | expiry | refund
+                         * @example purchase
+                         */
                         trigger: string;
                         requireOnline: boolean;
                         perUnit: boolean;
@@ -9707,11 +10938,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 5 */
                         productID: string;
+                        /** @example 1 */
                         serverID: string;
+                        /** @example lp user {username} parent add vip */
                         command: string;
-                        /** @description purchase | expiry | refund */
+                        /**
+                         * @description purchase | expiry | refund
+                         * @example purchase
+                         */
                         trigger: string;
                         requireOnline: boolean;
                         perUnit: boolean;
@@ -9801,11 +11039,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
-                        /** @description sending (never tried) or error (tried before) */
+                        /**
+                         * @description sending (never tried) or error (tried before)
+                         * @example sending
+                         */
                         status: string;
-                        /** @description tries so far */
+                        /**
+                         * @description tries so far
+                         * @example 0
+                         */
                         retry: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         updatedAt: string;
                     }[];
                 };
@@ -9884,7 +11133,9 @@ export interface operations {
                     "application/json": {
                         /** @description one player's commands, now marked done */
                         commands: {
+                            /** @example lp user Steve parent add vip */
                             command: string;
+                            /** @example Steve */
                             username: string;
                         }[];
                     };
@@ -9971,21 +11222,49 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 1 */
                         serverID: string;
+                        /** @example 7 */
                         userID: string;
+                        /** @example Steve */
                         username: string;
+                        /** @example 310 */
                         orderID: string;
+                        /** @example 5 */
                         productID: string;
+                        /** @example lp user Steve parent add vip */
                         command: string;
+                        /**
+                         * @description purchase | expiry | refund
+                         * @example purchase
+                         */
                         trigger: string;
                         requireOnline: boolean;
-                        /** @description waiting | claimed | done | failed | cancelled */
+                        /**
+                         * @description waiting | claimed | done | failed | cancelled
+                         * @example waiting
+                         */
                         status: string;
+                        /** @example 0 */
                         tries: string;
+                        /**
+                         * @description while claimed
+                         * @example null
+                         */
                         leaseUntil: string | null;
+                        /** @example null */
                         lastError: string | null;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         updatedDate: string;
                     }[];
                 };
@@ -10055,21 +11334,49 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 1 */
                         serverID: string;
+                        /** @example 7 */
                         userID: string;
+                        /** @example Steve */
                         username: string;
+                        /** @example 310 */
                         orderID: string;
+                        /** @example 5 */
                         productID: string;
+                        /** @example lp user Steve parent add vip */
                         command: string;
+                        /**
+                         * @description purchase | expiry | refund
+                         * @example purchase
+                         */
                         trigger: string;
                         requireOnline: boolean;
-                        /** @description waiting | claimed | done | failed | cancelled */
+                        /**
+                         * @description waiting | claimed | done | failed | cancelled
+                         * @example waiting
+                         */
                         status: string;
+                        /** @example 0 */
                         tries: string;
+                        /**
+                         * @description while claimed
+                         * @example null
+                         */
                         leaseUntil: string | null;
+                        /** @example null */
                         lastError: string | null;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         updatedDate: string;
                     };
                 };
@@ -10139,21 +11446,49 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 1 */
                         serverID: string;
+                        /** @example 7 */
                         userID: string;
+                        /** @example Steve */
                         username: string;
+                        /** @example 310 */
                         orderID: string;
+                        /** @example 5 */
                         productID: string;
+                        /** @example lp user Steve parent add vip */
                         command: string;
+                        /**
+                         * @description purchase | expiry | refund
+                         * @example purchase
+                         */
                         trigger: string;
                         requireOnline: boolean;
-                        /** @description waiting | claimed | done | failed | cancelled */
+                        /**
+                         * @description waiting | claimed | done | failed | cancelled
+                         * @example waiting
+                         */
                         status: string;
+                        /** @example 0 */
                         tries: string;
+                        /**
+                         * @description while claimed
+                         * @example null
+                         */
                         leaseUntil: string | null;
+                        /** @example null */
                         lastError: string | null;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         updatedDate: string;
                     };
                 };
@@ -10246,16 +11581,32 @@ export interface operations {
                 content: {
                     "application/json": {
                         commands: {
+                            /** @example 42 */
                             id: string;
+                            /** @example lp user Steve parent add vip */
                             command: string;
+                            /** @example Steve */
                             username: string;
+                            /** @example 7 */
                             userID: string;
+                            /** @example 310 */
                             orderID: string;
+                            /** @example 5 */
                             productID: string;
+                            /**
+                             * @description purchase | expiry | refund
+                             * @example purchase
+                             */
                             trigger: string;
-                            /** @description failed tries before this one */
+                            /**
+                             * @description failed tries before this one
+                             * @example 0
+                             */
                             tries: string;
-                            /** @description ack before this (site time) or the row is handed out again */
+                            /**
+                             * @description ack before this (site time) or the row is handed out again
+                             * @example 2026-11-23 14:05:00
+                             */
                             leaseUntil: string;
                         }[];
                     };
@@ -10500,13 +11851,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example Steve */
                         display_name: string;
+                        /** @example Steve */
                         username: string;
-                        /** @description `<amount> <currency>` */
+                        /**
+                         * @description `<amount> <currency>`
+                         * @example 25.00 USD
+                         */
                         total: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal
+                         * @example 25.00
+                         */
                         raw_total: string;
+                        /** @example USD */
                         currency: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         date: string;
                     }[];
                 };
@@ -10565,15 +11929,31 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 1000 credits */
                         name: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         price: string;
+                        /** @example USD */
                         currency: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal
+                         * @example 10.00
+                         */
                         credits: string;
-                        /** @description decimal: credits added on top */
+                        /**
+                         * @description decimal: credits added on top
+                         * @example 1.00
+                         */
                         bonus: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                     }[];
                 };
@@ -10677,15 +12057,31 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 1000 credits */
                         name: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         price: string;
+                        /** @example USD */
                         currency: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal
+                         * @example 10.00
+                         */
                         credits: string;
-                        /** @description decimal: credits added on top */
+                        /**
+                         * @description decimal: credits added on top
+                         * @example 1.00
+                         */
                         bonus: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                     };
                 };
@@ -10773,15 +12169,31 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 1000 credits */
                         name: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         price: string;
+                        /** @example USD */
                         currency: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal
+                         * @example 10.00
+                         */
                         credits: string;
-                        /** @description decimal: credits added on top */
+                        /**
+                         * @description decimal: credits added on top
+                         * @example 1.00
+                         */
                         bonus: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                     };
                 };
@@ -10957,15 +12369,31 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example 1000 credits */
                         name: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         price: string;
+                        /** @example USD */
                         currency: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal
+                         * @example 10.00
+                         */
                         credits: string;
-                        /** @description decimal: credits added on top */
+                        /**
+                         * @description decimal: credits added on top
+                         * @example 1.00
+                         */
                         bonus: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                     };
                 };
@@ -11051,27 +12479,62 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 9b2f4c7d1e6a48f0b3c5d7e9a1f2b4c6 */
                         paymentID: string;
+                        /** @example 7 */
                         userID: string;
+                        /** @example stripe */
                         gateway: string;
-                        /** @description pending, completed, refunded or disputed */
+                        /**
+                         * @description pending, completed, refunded or disputed
+                         * @example completed
+                         */
                         status: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         amount: string;
+                        /** @example USD */
                         currency: string;
-                        /** @description decimal, bonus included */
+                        /**
+                         * @description decimal, bonus included
+                         * @example 11.00
+                         */
                         credits: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal
+                         * @example 1.00
+                         */
                         bonus: string;
+                        /** @example 3 */
                         packageID: string | null;
-                        /** @description the store order, once completed */
+                        /**
+                         * @description the store order, once completed
+                         * @example 310
+                         */
                         orderID: string | null;
+                        /** @example https://checkout.stripe.com/c/pay/cs_test_a1B2c3D4e5F6 */
                         checkoutURL: string;
-                        /** @description decimal: credits taken back by a refund or dispute */
+                        /**
+                         * @description decimal: credits taken back by a refund or dispute
+                         * @example 0.00
+                         */
                         reclaimed: string;
-                        /** @description decimal: credits a refund or dispute could not take back (already spent) */
+                        /**
+                         * @description decimal: credits a refund or dispute could not take back (already spent)
+                         * @example 0.00
+                         */
                         debt: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         updateDate: string;
                     }[];
                 };
@@ -11175,7 +12638,9 @@ export interface operations {
                         /** @enum {boolean} */
                         status: true;
                         data: {
+                            /** @example 9b2f4c7d1e6a48f0b3c5d7e9a1f2b4c6 */
                             paymentID: string;
+                            /** @example https://checkout.stripe.com/c/pay/cs_test_a1B2c3D4e5F6 */
                             checkoutURL: string;
                         };
                     };
@@ -11255,27 +12720,62 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 9b2f4c7d1e6a48f0b3c5d7e9a1f2b4c6 */
                         paymentID: string;
+                        /** @example 7 */
                         userID: string;
+                        /** @example stripe */
                         gateway: string;
-                        /** @description pending, completed, refunded or disputed */
+                        /**
+                         * @description pending, completed, refunded or disputed
+                         * @example completed
+                         */
                         status: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
                         amount: string;
+                        /** @example USD */
                         currency: string;
-                        /** @description decimal, bonus included */
+                        /**
+                         * @description decimal, bonus included
+                         * @example 11.00
+                         */
                         credits: string;
-                        /** @description decimal */
+                        /**
+                         * @description decimal
+                         * @example 1.00
+                         */
                         bonus: string;
+                        /** @example 3 */
                         packageID: string | null;
-                        /** @description the store order, once completed */
+                        /**
+                         * @description the store order, once completed
+                         * @example 310
+                         */
                         orderID: string | null;
+                        /** @example https://checkout.stripe.com/c/pay/cs_test_a1B2c3D4e5F6 */
                         checkoutURL: string;
-                        /** @description decimal: credits taken back by a refund or dispute */
+                        /**
+                         * @description decimal: credits taken back by a refund or dispute
+                         * @example 0.00
+                         */
                         reclaimed: string;
-                        /** @description decimal: credits a refund or dispute could not take back (already spent) */
+                        /**
+                         * @description decimal: credits a refund or dispute could not take back (already spent)
+                         * @example 0.00
+                         */
                         debt: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         updateDate: string;
                     };
                 };
@@ -11339,7 +12839,10 @@ export interface operations {
                         /** @enum {boolean} */
                         status: true;
                         data: {
-                            /** @description completed, refunded, disputed, ignored (no payment event), duplicate (seen before) or unchanged */
+                            /**
+                             * @description completed, refunded, disputed, ignored (no payment event), duplicate (seen before) or unchanged
+                             * @example completed
+                             */
                             result: string;
                         };
                     };
@@ -11396,20 +12899,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /**
+                         * @description the user who opened it
+                         * @example 7
+                         */
                         accountID: string;
+                        /** @example 2 */
                         categoryID: string;
+                        /** @example My rank is missing */
                         title: string;
+                        /**
+                         * @description 1 open, 2 answered, 3 awaiting staff, 4 closed
+                         * @example 1
+                         */
                         statusID: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         readStatus: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         updateDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
+                        /** @example Store */
                         categoryName: string;
                         messages: {
+                            /** @example 42 */
                             id: string;
+                            /**
+                             * @description the author
+                             * @example 7
+                             */
                             accountID: string;
+                            /** @example I bought VIP but have no rank in game. */
                             message: string;
+                            /** @example 1 */
                             writeLocation: string;
+                            /**
+                             * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                             * @example 2026-11-23 14:05:00
+                             */
                             creationDate: string;
                         }[];
                     }[];
@@ -11502,6 +13040,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @example 42 */
                             id: string;
                         };
                     };
@@ -11581,23 +13120,59 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /**
+                         * @description the user who opened it
+                         * @example 7
+                         */
                         accountID: string;
+                        /** @example 2 */
                         categoryID: string;
+                        /** @example My rank is missing */
                         title: string;
+                        /**
+                         * @description 1 open, 2 answered, 3 awaiting staff, 4 closed
+                         * @example 1
+                         */
                         statusID: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
                         readStatus: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         updateDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
                         category: {
+                            /** @example 2 */
                             id: string;
+                            /** @example Store */
                             name: string;
                         };
                         messages: {
+                            /** @example 42 */
                             id: string;
+                            /**
+                             * @description the author
+                             * @example 7
+                             */
                             accountID: string;
+                            /** @example I bought VIP but have no rank in game. */
                             message: string;
+                            /** @example 1 */
                             writeLocation: string;
+                            /**
+                             * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                             * @example 2026-11-23 14:05:00
+                             */
                             creationDate: string;
                         }[];
                     };
@@ -11693,6 +13268,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @example 42 */
                             id: string;
                         };
                     };
@@ -11775,6 +13351,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @example 42 */
                             id: string;
                         };
                     };
@@ -11840,11 +13417,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /**
+                         * @description the author
+                         * @example 7
+                         */
                         accountID: string;
+                        /** @example I bought VIP but have no rank in game. */
                         message: string;
+                        /** @example 1 */
                         writeLocation: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
+                        /**
+                         * @description the ticket
+                         * @example 12
+                         */
                         supportID: string;
                     }[];
                 };
@@ -11932,6 +13524,7 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
+                            /** @example 42 */
                             id: string;
                         };
                     };
@@ -12012,11 +13605,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /**
+                         * @description the author
+                         * @example 7
+                         */
                         accountID: string;
+                        /** @example I bought VIP but have no rank in game. */
                         message: string;
+                        /** @example 1 */
                         writeLocation: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
                         creationDate: string;
+                        /**
+                         * @description the ticket
+                         * @example 12
+                         */
                         supportID: string;
                     };
                 };
@@ -12078,7 +13686,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 2 */
                         id: string;
+                        /** @example Store */
                         name: string;
                     }[];
                 };
@@ -12139,7 +13749,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 2 */
                         id: string;
+                        /** @example Store */
                         name: string;
                     }[];
                 };
@@ -12201,8 +13813,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Rank not received */
                         title: string;
+                        /** @example Rejoin the server: ranks are given on join. */
                         content: string;
                     }[];
                 };
@@ -12263,8 +13878,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Rank not received */
                         title: string;
+                        /** @example Rejoin the server: ranks are given on join. */
                         content: string;
                     };
                 };
@@ -12326,8 +13944,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Rank not received */
                         title: string;
+                        /** @example Rejoin the server: ranks are given on join. */
                         content: string;
                     }[];
                 };
@@ -12388,8 +14009,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Rank not received */
                         title: string;
+                        /** @example Rejoin the server: ranks are given on join. */
                         content: string;
                     };
                 };
@@ -12451,7 +14075,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 2 */
                         id: string;
+                        /** @example Store */
                         name: string;
                     }[];
                 };
@@ -12531,7 +14157,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 2 */
                         id: string;
+                        /** @example Store */
                         name: string;
                     };
                 };
@@ -12619,7 +14247,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 2 */
                         id: string;
+                        /** @example Store */
                         name: string;
                     };
                 };
@@ -12771,7 +14401,9 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 2 */
                         id: string;
+                        /** @example Store */
                         name: string;
                     };
                 };
@@ -12860,8 +14492,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Rank not received */
                         title: string;
+                        /** @example Rejoin the server: ranks are given on join. */
                         content: string;
                     }[];
                 };
@@ -12944,8 +14579,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Rank not received */
                         title: string;
+                        /** @example Rejoin the server: ranks are given on join. */
                         content: string;
                     };
                 };
@@ -13033,8 +14671,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Rank not received */
                         title: string;
+                        /** @example Rejoin the server: ranks are given on join. */
                         content: string;
                     };
                 };
@@ -13189,8 +14830,11 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Rank not received */
                         title: string;
+                        /** @example Rejoin the server: ranks are given on join. */
                         content: string;
                     };
                 };
@@ -13279,9 +14923,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Minecraft Server List */
                         name: string;
-                        /** @description URL */
+                        /**
+                         * @description URL
+                         * @example https://minecraft-server-list.example/server/1234/vote?username=Steve
+                         */
                         link: string;
                     }[];
                 };
@@ -13340,9 +14989,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Minecraft Server List */
                         name: string;
-                        /** @description URL */
+                        /**
+                         * @description URL
+                         * @example https://minecraft-server-list.example/server/1234/vote?username=Steve
+                         */
                         link: string;
                     }[];
                 };
@@ -13428,9 +15082,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Minecraft Server List */
                         name: string;
-                        /** @description URL */
+                        /**
+                         * @description URL
+                         * @example https://minecraft-server-list.example/server/1234/vote?username=Steve
+                         */
                         link: string;
                     };
                 };
@@ -13518,9 +15177,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Minecraft Server List */
                         name: string;
-                        /** @description URL */
+                        /**
+                         * @description URL
+                         * @example https://minecraft-server-list.example/server/1234/vote?username=Steve
+                         */
                         link: string;
                     };
                 };
@@ -13678,9 +15342,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example 42 */
                         id: string;
+                        /** @example Minecraft Server List */
                         name: string;
-                        /** @description URL */
+                        /**
+                         * @description URL
+                         * @example https://minecraft-server-list.example/server/1234/vote?username=Steve
+                         */
                         link: string;
                     };
                 };

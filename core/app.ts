@@ -11,7 +11,7 @@ import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
 import { discoverFeatures, registerFeatures, selectEnabled, type FeatureContext, type LoadedFeature } from './features.ts';
 import { bodyParsing, clientError, errorHandling, inputGuard, routerErrors, send, serializeError, strictTypes } from './http.ts';
-import { corsPolicy, echoRequestId, metricsRegistry, metricsRoutes, requestId } from './observability.ts';
+import { corsPolicy, databaseMetrics, echoRequestId, metricsRegistry, metricsRoutes, requestId } from './observability.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { openapiOptions } from './openapi.ts';
 import { ServiceRegistry } from './registry.ts';
@@ -162,7 +162,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   }
 
   app.get('/health', {
-    schema: { tags: ['operations'], summary: 'Liveness and database check (no key needed)', security: [], response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String() }) } },
+    schema: { tags: ['operations'], summary: 'Liveness and database check (no key needed)', security: [], response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String({ examples: ['up'] }) }) } },
   }, async (_request, reply) => {
     const problem = await db.problem();
     if (!problem) return { status: true as const, database: 'up' };
@@ -170,7 +170,10 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
     return send(reply, 'SERVICE_UNAVAILABLE', problem);
   });
   await app.register(async (admin) => settingsRoutes(admin, settings));
-  if (config.metrics.enabled) metricsRoutes(app, metrics, config.metrics, apiKeys);
+  if (config.metrics.enabled) {
+    metricsRoutes(app, metrics, config.metrics, apiKeys);
+    databaseMetrics(metrics, db);
+  }
 
   await registerFeatures(app, features);
   return app;

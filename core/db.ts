@@ -70,6 +70,16 @@ export function parseDatabaseUrl(url: string): DatabaseUrl {
 
 export interface RunResult { affectedRows: number; insertId: number }
 
+/** How busy the connections are, for the metrics: in use, idle, and callers waiting for one. */
+export interface PoolStats { inUse: number; idle: number; waiting: number }
+
+/** mysql2 keeps its pool's counts in fields its typings leave out. */
+interface MysqlPoolCounts {
+  _allConnections: { length: number };
+  _freeConnections: { length: number };
+  _connectionQueue: { length: number };
+}
+
 /**
  * One connection's way of running a bound statement. Values travel apart from the SQL text on
  * both dialects: SQLite binds them to a prepared statement, MySQL/MariaDB to a server-side
@@ -125,6 +135,8 @@ class SqliteConnection {
   readonly db: DatabaseSync;
   readonly #statements: StatementCache;
   #holder?: Promise<void>;
+  /** Statements and transactions waiting for the one that holds the connection. */
+  #waiting = 0;
 
   constructor(db: DatabaseSync) {
     this.db = db;
@@ -143,14 +155,32 @@ class SqliteConnection {
    */
   readonly outside: Runner = {
     all: async (sql, params) => {
-      while (this.#holder) await this.#holder;
+      while (this.#holder) await this.#wait();
       return this.#all(sql, params);
     },
     run: async (sql, params) => {
-      while (this.#holder) await this.#holder;
+      while (this.#holder) await this.#wait();
       return this.#run(sql, params);
     },
   };
+
+  /**
+   * One turn of waiting for the transaction that holds the connection, counted. Callers check the
+   * holder again after it, in the same step as they go on.
+   */
+  async #wait(): Promise<void> {
+    this.#waiting++;
+    try {
+      await this.#holder;
+    } finally {
+      this.#waiting--;
+    }
+  }
+
+  stats(): PoolStats {
+    const inUse = this.#holder ? 1 : 0;
+    return { inUse, idle: 1 - inUse, waiting: this.#waiting };
+  }
 
   #all(sql: string, params: unknown[]): Record<string, unknown>[] {
     return this.#statements.get(sql).all(...params.map(sqliteValue) as never[]) as Record<string, unknown>[];
@@ -161,15 +191,26 @@ class SqliteConnection {
     return { affectedRows: Number(res.changes), insertId: Number(res.lastInsertRowid) };
   }
 
-  /** Runs SQL text without values (a check, a pragma) once no transaction holds the connection. */
-  async exec(sql: string): Promise<void> {
-    while (this.#holder) await this.#holder;
-    this.db.exec(sql);
+  /**
+   * Throws unless the database can be written now. A page is changed inside a transaction that is
+   * then rolled back, so nothing reaches the disk; BEGIN IMMEDIATE alone passes on a file that
+   * SQLite could only open read-only.
+   */
+  async probeWrite(): Promise<void> {
+    while (this.#holder) await this.#wait();
+    // A pragma takes no bound value; the number written back is the database's own.
+    const { user_version: version } = this.db.prepare('pragma user_version').get() as { user_version: number };
+    this.db.exec('begin immediate');
+    try {
+      this.db.exec(`pragma user_version = ${Number(version)}`);
+    } finally {
+      if (this.db.isTransaction) this.db.exec('rollback');
+    }
   }
 
   async transaction<T>(fn: (runner: Runner) => Promise<T>): Promise<T> {
     // Checked and taken in one synchronous step: two transactions can never both see it free.
-    while (this.#holder) await this.#holder;
+    while (this.#holder) await this.#wait();
     let release!: () => void;
     this.#holder = new Promise((r) => { release = r; });
     try {
@@ -314,6 +355,17 @@ export class Database implements TransactionScope {
     }
   }
 
+  /**
+   * Connections in use and idle, and callers waiting for one: the MySQL pool's, or SQLite's one
+   * connection, in use while a transaction holds it.
+   */
+  poolStats(): PoolStats {
+    if (this.#sqlite) return this.#sqlite.stats();
+    const counts = this.#pool!.pool as unknown as MysqlPoolCounts;
+    const idle = counts._freeConnections.length;
+    return { inUse: counts._allConnections.length - idle, idle, waiting: counts._connectionQueue.length };
+  }
+
   /** Runs `fn` once the current transaction commits, or now if there is none; dropped on rollback. */
   afterCommit(fn: () => void): void {
     const tx = this.#tx.getStore();
@@ -334,8 +386,8 @@ export class Database implements TransactionScope {
   async problem(): Promise<string | undefined> {
     try {
       if (this.#sqlite) {
-        // A write lock taken and given back: a read-only file or folder fails here.
-        await this.#sqlite.exec('begin immediate; rollback');
+        // A write tried and undone: a read-only file or folder fails here.
+        await this.#sqlite.probeWrite();
       } else {
         await this.#pool!.query('select 1');
       }

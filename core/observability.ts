@@ -5,8 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import cors from '@fastify/cors';
-import { Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppConfig } from './config.ts';
+import type { Database } from './db.ts';
 import type { ApiKeyIdentity, ApiKeys } from './api-keys.ts';
 import { send } from './http.ts';
 
@@ -47,6 +48,27 @@ export function metricsRegistry(enabled: boolean): Registry {
   // Process, heap, GC and event-loop lag; nothing to collect when nobody scrapes.
   if (enabled) collectDefaultMetrics({ register: registry });
   return registry;
+}
+
+/**
+ * The database pool at scrape time: connections in use and idle, and callers waiting for one
+ * (MySQL/MariaDB: the pool's queue; SQLite: statements and transactions waiting for the one that
+ * holds its single connection). Waiting callers that stay above zero mean the pool is too small
+ * or a transaction is too slow.
+ */
+export function databaseMetrics(registry: Registry, db: Database): void {
+  new Gauge({
+    name: 'db_pool_connections', help: 'Database connections by state (in_use, idle).', labelNames: ['state'] as const, registers: [registry],
+    collect() {
+      const { inUse, idle } = db.poolStats();
+      this.set({ state: 'in_use' }, inUse);
+      this.set({ state: 'idle' }, idle);
+    },
+  });
+  new Gauge({
+    name: 'db_pool_waiting', help: 'Statements and transactions waiting for a database connection.', registers: [registry],
+    collect() { this.set(db.poolStats().waiting); },
+  });
 }
 
 /** Request rate and latency by route and status, and `GET /metrics` for Prometheus. */

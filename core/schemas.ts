@@ -5,10 +5,35 @@
 import type { FastifyTypeProvider } from 'fastify';
 import { Type, type Static, type TProperties, type TSchema, type TString } from '@sinclair/typebox';
 
-/** A row field: always a JSON string. */
-export const str = (description?: string) => Type.String(description ? { description } : {});
+/** JSON Schema annotations: a description and the example the document shows (OpenAPI 3.1 `examples`). */
+function annotations(description?: string, example?: string | null): { description?: string; examples?: (string | null)[] } {
+  return { ...(description ? { description } : {}), ...(example !== undefined ? { examples: [example] } : {}) };
+}
+
+/** A row field: always a JSON string; `example` is what the document shows for it. */
+export const str = (description?: string, example?: string) => Type.String(annotations(description, example));
 /** A row field that may be null. */
-export const strOrNull = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description } : {});
+export const strOrNull = (description?: string, example?: string | null) => Type.Union([Type.String(), Type.Null()], annotations(description, example));
+
+/** Made-up but well-formed values, in the formats the server sends, for the document's examples. */
+export const EXAMPLE = {
+  id: '42',
+  money: '4.99',
+  timestamp: '2026-11-23 14:05:00',
+  username: 'Steve',
+  email: 'steve@example.com',
+  currency: 'USD',
+  ip: '203.0.113.7',
+} as const;
+
+/** A row field of free text, shown as `value` in the document. */
+export const example = (value: string, description?: string) => str(description, value);
+/** Row fields of the kinds every feature sends, with their examples. */
+export const idStr = (description?: string) => str(description, EXAMPLE.id);
+export const moneyStr = (description = 'decimal, two places') => str(description, EXAMPLE.money);
+export const dateStr = (description = 'YYYY-MM-DD HH:MM:SS in the site time zone') => str(description, EXAMPLE.timestamp);
+export const flagStr = (description = '1 or 0') => str(description, '1');
+export const usernameStr = (description?: string) => str(description, EXAMPLE.username);
 /** A row object: only the declared fields are sent. */
 export const row = <T extends TProperties>(props: T, id?: string) => Type.Object(props, id ? { $id: id } : {});
 /** `{status: true, ...fields}` */

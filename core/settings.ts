@@ -84,11 +84,11 @@ function pick(source: Record<string, unknown>, shape: object): Record<string, un
 }
 
 const SettingsBody = Type.Object({
-  currency: Type.String({ pattern: '^[A-Z]{3}$' }),
-  timezone: Type.String(),
-  registerLimit: Type.Integer({ minimum: 0 }),
+  currency: Type.String({ pattern: '^[A-Z]{3}$', examples: ['USD'] }),
+  timezone: Type.String({ description: 'IANA time zone of the timestamps the API sends and takes', examples: ['Europe/Berlin'] }),
+  registerLimit: Type.Integer({ minimum: 0, description: 'accounts one IP may register; 0 = no limit', examples: [3] }),
   twoFactorEnabled: Type.Boolean(),
-  cashbackPercent: Type.Number({ minimum: 0, maximum: 100 }),
+  cashbackPercent: Type.Number({ minimum: 0, maximum: 100, examples: [5] }),
   registrationEmailRequired: Type.Boolean(),
   buyResponseStatus: Type.Union([Type.Literal(200), Type.Literal(201)]),
 });

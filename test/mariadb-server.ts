@@ -31,14 +31,25 @@ export async function freePort(): Promise<number> {
   });
 }
 
+export interface MariaDbOptions {
+  /** A folder of the caller's own (a small file system) for the data; removed by the caller. */
+  dir?: string;
+  /** Server settings added to the defaults, given at install and at every start. */
+  args?: string[];
+}
+
 export class MariaDbServer {
   readonly dir: string;
   readonly port: number;
+  readonly #args: string[];
+  readonly #ownsDir: boolean;
   #child?: ChildProcess;
 
-  private constructor(dir: string, port: number) {
+  private constructor(dir: string, port: number, args: string[], ownsDir: boolean) {
     this.dir = dir;
     this.port = port;
+    this.#args = args;
+    this.#ownsDir = ownsDir;
   }
 
   /** URL of a database on this server (the database is created). */
@@ -49,12 +60,13 @@ export class MariaDbServer {
     return `mysql://app:app@127.0.0.1:${this.port}/${name}`;
   }
 
-  static async create(): Promise<MariaDbServer> {
-    const dir = mkdtempSync(join(tmpdir(), 'mariadb-test-'));
+  static async create(opts: MariaDbOptions = {}): Promise<MariaDbServer> {
+    const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'mariadb-test-'));
+    const args = opts.args ?? [];
     const asRoot = process.getuid?.() === 0;
     if (asRoot) chownSync(dir, uidOf('mysql'), uidOf('mysql'));
-    execFileSync('mariadb-install-db', [...(asRoot ? ['--user=mysql'] : []), `--datadir=${dir}/data`, '--auth-root-authentication-method=normal', '--skip-test-db'], { stdio: 'ignore' });
-    const server = new MariaDbServer(dir, await freePort());
+    execFileSync('mariadb-install-db', [...(asRoot ? ['--user=mysql'] : []), `--datadir=${dir}/data`, '--auth-root-authentication-method=normal', '--skip-test-db', ...args], { stdio: 'ignore' });
+    const server = new MariaDbServer(dir, await freePort(), args, !opts.dir);
     try {
       await server.start();
       const conn = await createConnection({ socketPath: `${dir}/sock`, user: 'root' });
@@ -71,7 +83,7 @@ export class MariaDbServer {
   async start(): Promise<void> {
     const asRoot = process.getuid?.() === 0;
     this.#child = spawn('mariadbd', ['--no-defaults', ...(asRoot ? ['--user=mysql'] : []), `--datadir=${this.dir}/data`, `--socket=${this.dir}/sock`,
-      `--port=${this.port}`, '--bind-address=127.0.0.1', `--pid-file=${this.dir}/pid`, '--skip-name-resolve', '--innodb-flush-log-at-trx-commit=2'], { stdio: 'ignore' });
+      `--port=${this.port}`, '--bind-address=127.0.0.1', `--pid-file=${this.dir}/pid`, '--skip-name-resolve', '--innodb-flush-log-at-trx-commit=2', ...this.#args], { stdio: 'ignore' });
     for (let i = 0; i < 200; i++) {
       try {
         const conn = await createConnection({ socketPath: `${this.dir}/sock`, user: 'root' });
@@ -97,7 +109,7 @@ export class MariaDbServer {
 
   async destroy(): Promise<void> {
     await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.#ownsDir) rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

@@ -95,6 +95,39 @@ t.test('GET /metrics: off by default; admin only; HTTP, process and business ser
   t.equal((await pub.inject({ method: 'GET', url: '/metrics' })).statusCode, 200, 'metrics.public serves without a key');
 });
 
+t.test('GET /metrics: database connections in use and idle, and callers waiting for one', async (t) => {
+  // Keys cached for the whole test: each request then waits for the database on its own account.
+  const app = await build(t, { features: ['users', 'credits'], config: { metrics: { enabled: true, public: true }, database: { poolSize: 3 }, apiKeys: { cacheSeconds: 3600 } } });
+  await newUser(app, 'Steve');
+  t.equal((await call(app, '/api/credits?username=Steve')).statusCode, 200);
+  const scrape = async () => {
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    const value = (series: string) => Number(text.split('\n').find((line) => line.startsWith(`${series} `))?.slice(series.length + 1));
+    return { inUse: value('db_pool_connections{state="in_use"}'), idle: value('db_pool_connections{state="idle"}'), waiting: value('db_pool_waiting') };
+  };
+  // SQLite has one connection; the MySQL pool has poolSize.
+  const connections = app.db.dialect === 'sqlite' ? 1 : 3;
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => { open = resolve; });
+  let holding = 0;
+  const held = Array.from({ length: connections }, () => app.db.transaction(async () => { holding++; await gate; }));
+  for (let i = 0; i < 500 && holding < connections; i++) await new Promise((r) => setTimeout(r, 5));
+  t.equal(holding, connections, 'every connection is held by a transaction');
+
+  const writes = Array.from({ length: 3 }, () => call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '1.00' }, as: 'urlencoded' }));
+  let busy = await scrape();
+  for (let i = 0; i < 500 && busy.waiting < 3; i++) {
+    await new Promise((r) => setTimeout(r, 5));
+    busy = await scrape();
+  }
+  t.same(busy, { inUse: connections, idle: 0, waiting: 3 }, 'all in use, three requests waiting');
+
+  open();
+  await Promise.all(held);
+  t.same((await Promise.all(writes)).map((r) => r.statusCode), [200, 200, 200], 'the waiting requests went through');
+  t.same(await scrape(), { inUse: 0, idle: connections, waiting: 0 }, 'all idle again, nobody waiting');
+});
+
 t.test('boot refuses a wrong configuration with one sentence naming the setting', async (t) => {
   const refused = (overrides: unknown, env: NodeJS.ProcessEnv = {}) => {
     try {

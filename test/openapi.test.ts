@@ -52,3 +52,51 @@ t.test('operationIds read as the method and the path', async (t) => {
   t.equal(operationId('DELETE', '/api/admin/vote-links/{id}'), 'deleteAdminVoteLinksById');
   t.equal(operationId('GET', '/health'), 'getHealth');
 });
+
+type SchemaNode = {
+  $ref?: string; type?: string; examples?: unknown[]; enum?: unknown[]; const?: unknown;
+  anyOf?: SchemaNode[]; oneOf?: SchemaNode[]; properties?: Record<string, SchemaNode>; items?: SchemaNode;
+};
+
+t.test('every value a success carries shows a realistic example, in the format the server sends', async (t) => {
+  const app = await build(t);
+  const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json();
+  const components = doc.components.schemas as Record<string, SchemaNode>;
+  const resolve = (s: SchemaNode) => (s.$ref ? components[s.$ref.split('/').pop()!]! : s);
+  const missing: string[] = [];
+  const examples = new Map<string, unknown>();
+  const walk = (node: SchemaNode, where: string, seen: Set<SchemaNode>) => {
+    const s = resolve(node);
+    if (seen.has(s)) return;
+    seen.add(s);
+    if (s.examples) examples.set(where, s.examples[0]);
+    const alternatives = s.anyOf ?? s.oneOf;
+    if (alternatives && !s.examples) {
+      for (const alt of alternatives) if (alt.type !== 'null') walk(alt, where, seen);
+    } else if (s.type === 'object') {
+      for (const [key, value] of Object.entries(s.properties ?? {})) walk(value, `${where}.${key}`, seen);
+    } else if (s.type === 'array' && s.items) {
+      walk(s.items, `${where}[]`, seen);
+    } else if (['string', 'number', 'integer'].includes(s.type ?? '') && !s.examples && !s.enum && s.const === undefined) {
+      missing.push(where);
+    }
+  };
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: SchemaNode }> }> }>>)) {
+    for (const [method, op] of Object.entries(item)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        const schema = response.content?.['application/json']?.schema;
+        if (status.startsWith('2') && schema) walk(schema, `${method.toUpperCase()} ${path}`, new Set());
+      }
+    }
+  }
+  t.strictSame(missing, [], 'no field left to show "string"');
+
+  // The lint (above) checks each example against its schema; these check they read as real values.
+  const product = 'GET /api/store/categories/{id}.products[]';
+  t.equal(examples.get(`${product}.price`), '4.99', 'a price is a two-place decimal string');
+  t.match(examples.get(`${product}.id`), /^[0-9]+$/, 'ids are digit strings');
+  t.match(examples.get(`${product}.creationDate`), /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/, 'dates as the server writes them');
+  t.equal(examples.get('GET /api/users.username'), 'Steve');
+  t.match(examples.get('GET /api/credits.credits'), /^\d+\.\d{2} [A-Z]{3}$/, 'a formatted balance');
+  t.match(examples.get('GET /api/credits/history[].delta'), /^-?\d+\.\d{2}$/);
+});

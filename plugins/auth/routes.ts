@@ -21,6 +21,8 @@ const ip = () => Type.String({ minLength: 1, maxLength: 45, description: 'the pl
 const useragent = () => Type.String({ maxLength: 512 });
 const userID = () => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'user ID' });
 const code = () => numeric({ description: 'the 6-digit code of the authenticator app' });
+/** A session token as sent: 32 hex digits. */
+const sessionToken = () => Type.String({ examples: ['5f0c9a3e7b2d4e1f8a6c0b9d3e7f1a2c'] });
 
 /**
  * Counts attempts per username, in the form accounts are looked up by, and the player's ip from the body, not per calling
@@ -52,7 +54,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
     schema: {
       tags, summary: 'Log in; with two-factor on, the token is pending until /api/auth/tfa/verify',
       body: Type.Object({ username: Type.String(), password: Type.String(), ip: ip(), useragent: useragent() }),
-      response: { 200: ok({ data: Type.Object({ token: Type.String(), isTfaRequired: Type.Boolean() }) }) },
+      response: { 200: ok({ data: Type.Object({ token: sessionToken(), isTfaRequired: Type.Boolean() }) }) },
     },
   }, async (request) => {
     const { username, password, ...client } = request.body;
@@ -68,7 +70,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
         email: Type.Optional(Type.String({ description: 'required unless the registrationEmailRequired setting is off' })),
         ip: ip(), useragent: useragent(),
       }),
-      response: { 200: ok({ data: Type.Object({ token: Type.String(), isEmailVerificationRequired: Type.Boolean() }) }) },
+      response: { 200: ok({ data: Type.Object({ token: sessionToken(), isEmailVerificationRequired: Type.Boolean() }) }) },
     },
   }, async (request) => {
     const { username, password, email, ...client } = request.body;
@@ -88,8 +90,8 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
         200: ok({
           data: Type.Object({
             state: Type.Union(['LOGIN_REQUIRED', 'REGISTER_REQUIRED', 'HAS_SESSION', 'TFA_REQUIRED', 'EMAIL_NOT_VERIFIED', 'USERNAME_CASE_MISMATCH'].map((s) => Type.Literal(s))),
-            token: Type.Optional(Type.String()),
-            user: Type.Optional(Type.Object({ realname: Type.String() })),
+            token: Type.Optional(sessionToken()),
+            user: Type.Optional(Type.Object({ realname: Type.String({ examples: ['Steve'] }) })),
           }),
         }),
       },
@@ -117,7 +119,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
         userID: userID(), ip: ip(), useragent: Type.Optional(useragent()),
         expires: Type.Optional(Type.String({ description: '`YYYY-MM-DD HH:MM:SS` in the site\'s time zone; default 30 days from now' })),
       }),
-      response: { 201: ok({ token: Type.String() }) },
+      response: { 201: ok({ token: sessionToken() }) },
     },
   }, async (request, reply) => {
     const { userID: id, expires, ...client } = request.body;
@@ -145,7 +147,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
     schema: {
       tags, summary: 'Start two-factor enrolment: a new secret and its otpauth:// URL (for a QR code)',
       body: Type.Object({ userID: userID() }),
-      response: { 200: ok({ data: Type.Object({ secret: Type.String(), otpauthUrl: Type.String() }) }) },
+      response: { 200: ok({ data: Type.Object({ secret: Type.String({ examples: ['JBSWY3DPEHPK3PXP'] }), otpauthUrl: Type.String({ examples: ['otpauth://totp/Community:Steve?secret=JBSWY3DPEHPK3PXP&issuer=Community'] }) }) }) },
     },
   }, async (request) => ({ status: true as const, data: await auth.setupTfa(request.body.userID) }));
 

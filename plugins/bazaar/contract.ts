@@ -4,18 +4,20 @@
  */
 import { Type } from '@sinclair/typebox';
 import { createServiceRef } from '../../core/registry.ts';
-import { str, strOrNull } from '../../core/schemas.ts';
+import { dateStr, example, flagStr, idStr, moneyStr, str, strOrNull } from '../../core/schemas.ts';
 
 export const ItemRow = Type.Object({
-  id: str(), owner: str('user ID'), serverID: str(), itemID: str('item identifier, e.g. DIAMOND_SWORD'),
-  modelID: strOrNull(), name: str(), lore: strOrNull(), amount: str(), durability: str(), maxDurability: str(),
-  enchantments: strOrNull(), base64: str('the serialized item, as the game sent it'), description: strOrNull(),
-  price: str(), sold: str(), creationDate: str(),
+  id: idStr(), owner: str('user ID', '7'), serverID: str(undefined, '1'), itemID: str('item identifier, e.g. DIAMOND_SWORD', 'DIAMOND_SWORD'),
+  modelID: strOrNull(undefined, null), name: example('&bExcalibur'), lore: strOrNull(undefined, 'Forged in the Nether'), amount: example('1'),
+  durability: example('1561'), maxDurability: example('1561'), enchantments: strOrNull(undefined, null),
+  base64: str('the serialized item, as the game sent it', 'rO0ABXNyABpvcmcuYnVra2l0LnV0aWwuaW8uV3JhcHBlcg=='), description: strOrNull(undefined, null),
+  price: moneyStr(), sold: flagStr(), creationDate: dateStr(),
 });
 export type ItemRow = typeof ItemRow.static;
 
 export const ServerRow = Type.Object({
-  id: str(), name: str(), slug: str(), imageID: str(), imageType: str(), priority: str(), isActive: str(),
+  id: str(undefined, '1'), name: example('Survival'), slug: example('survival'), imageID: example('survival'), imageType: example('png'),
+  priority: example('10'), isActive: flagStr(),
 });
 export type ServerRow = typeof ServerRow.static;
 

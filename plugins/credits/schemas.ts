@@ -1,6 +1,6 @@
 /** HTTP shapes of the credits feature (api.md "Credits", decisions.md §6). */
 import { Type } from '@sinclair/typebox';
-import { numeric, ok, row, str, strOrNull } from '../../core/schemas.ts';
+import { EXAMPLE, dateStr, idStr, numeric, ok, row, str, strOrNull } from '../../core/schemas.ts';
 
 const username = (description: string, minLength = 1) => Type.String({ minLength, maxLength: 191, description });
 
@@ -35,20 +35,24 @@ export const SetBody = Type.Object({
 
 export const SetParams = Type.Object({ user: username('target username, used when the body has no target_username') });
 
-export const BalanceResponse = ok({ credits: str('`12.50 USD`'), raw_credits: Type.Number(), currency: str() });
+const raw = () => Type.Number({ examples: [12.5] });
+const currency = () => str(undefined, EXAMPLE.currency);
 
-export const ChangeResponse = ok({ current_credits: str('`12.50 USD`'), current_raw_credits: Type.Number(), currency: str() });
+export const BalanceResponse = ok({ credits: str('`12.50 USD`', '12.50 USD'), raw_credits: raw(), currency: currency() });
+
+export const ChangeResponse = ok({ current_credits: str('`12.50 USD`', '12.50 USD'), current_raw_credits: raw(), currency: currency() });
 
 export const SendResponse = ok({
-  current_credits: str('the sender\'s balance, `12.50 USD`'), current_raw_credits: Type.Number(),
-  target_current_credits: str('the target\'s balance'), target_current_raw_credits: Type.Number(),
-  currency: str(),
+  current_credits: str('the sender\'s balance, `12.50 USD`', '12.50 USD'), current_raw_credits: raw(),
+  target_current_credits: str('the target\'s balance', '7.50 USD'), target_current_raw_credits: Type.Number({ examples: [7.5] }),
+  currency: currency(),
 });
 
 /** One ledger row; `delta` and `balance` (after the change) as two-decimal strings. */
 export const LedgerRow = row({
-  id: str(), userID: str(), delta: str(), balance: str(), reason: str(),
-  keyName: strOrNull('name of the API key that made the change'),
-  orderID: strOrNull(), transferID: strOrNull('shared by both rows of a send'),
-  creationDate: str(),
+  id: idStr(), userID: str(undefined, '7'), delta: str('decimal, negative when taken', '-2.50'), balance: str('decimal', '12.50'),
+  reason: str('why the balance changed, e.g. add, send, receive, purchase', 'send'),
+  keyName: strOrNull('name of the API key that made the change', 'game-server'),
+  orderID: strOrNull('the store order of a purchase or refund', null), transferID: strOrNull('shared by both rows of a send', '9'),
+  creationDate: dateStr(),
 });

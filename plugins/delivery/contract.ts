@@ -1,19 +1,21 @@
 /** The delivery feature's contract: rows its admin API shows, and its service ref. */
 import { Type } from '@sinclair/typebox';
 import { createServiceRef } from '../../core/registry.ts';
-import { str, strOrNull } from '../../core/schemas.ts';
+import { EXAMPLE, dateStr, example, idStr, str, strOrNull, usernameStr } from '../../core/schemas.ts';
 
 export const TRIGGERS = ['purchase', 'expiry', 'refund'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 export const QUEUE_STATUSES = ['waiting', 'claimed', 'done', 'failed', 'cancelled'] as const;
 
 export const ServerRow = Type.Object({
-  id: str(), name: str(), isActive: Type.Boolean(), lastSeenDate: strOrNull('last poll, claim or stream, site time'), creationDate: str(),
+  id: str(undefined, '1'), name: example('Survival'), isActive: Type.Boolean(), lastSeenDate: strOrNull('last poll, claim or stream, site time', EXAMPLE.timestamp),
+  creationDate: dateStr(),
 });
 export type ServerRow = typeof ServerRow.static;
 
 export const CommandRow = Type.Object({
-  id: str(), productID: str(), serverID: str(), command: str(), trigger: str('purchase | expiry | refund'),
+  id: idStr(), productID: str(undefined, '5'), serverID: str(undefined, '1'), command: example('lp user {username} parent add vip'),
+  trigger: str('purchase | expiry | refund', 'purchase'),
   requireOnline: Type.Boolean(), perUnit: Type.Boolean(),
 });
 export type CommandRow = typeof CommandRow.static;
@@ -43,16 +45,18 @@ export interface PluginQueueRow {
 
 /** A row handed to a claimer under a lease. */
 export const ClaimedRow = Type.Object({
-  id: str(), command: str(), username: str(), userID: str(), orderID: str(), productID: str(), trigger: str(),
-  tries: str('failed tries before this one'), leaseUntil: str('ack before this (site time) or the row is handed out again'),
+  id: idStr(), command: example('lp user Steve parent add vip'), username: usernameStr(), userID: str(undefined, '7'), orderID: str(undefined, '310'),
+  productID: str(undefined, '5'), trigger: str('purchase | expiry | refund', 'purchase'),
+  tries: str('failed tries before this one', '0'), leaseUntil: str('ack before this (site time) or the row is handed out again', EXAMPLE.timestamp),
 });
 export type ClaimedRow = typeof ClaimedRow.static;
 
 /** A queued command as the admin sees it. */
 export const QueueRow = Type.Object({
-  id: str(), serverID: str(), userID: str(), username: str(), orderID: str(), productID: str(), command: str(), trigger: str(),
-  requireOnline: Type.Boolean(), status: str('waiting | claimed | done | failed | cancelled'), tries: str(),
-  leaseUntil: strOrNull(), lastError: strOrNull(), creationDate: str(), updatedDate: str(),
+  id: idStr(), serverID: str(undefined, '1'), userID: str(undefined, '7'), username: usernameStr(), orderID: str(undefined, '310'),
+  productID: str(undefined, '5'), command: example('lp user Steve parent add vip'), trigger: str('purchase | expiry | refund', 'purchase'),
+  requireOnline: Type.Boolean(), status: str('waiting | claimed | done | failed | cancelled', 'waiting'), tries: example('0'),
+  leaseUntil: strOrNull('while claimed', null), lastError: strOrNull(undefined, null), creationDate: dateStr(), updatedDate: dateStr(),
 });
 export type QueueRow = typeof QueueRow.static;
 

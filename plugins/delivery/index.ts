@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { Gauge } from 'prom-client';
 import { defineFeature } from '../../core/features.ts';
 import { storeRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
@@ -27,7 +28,7 @@ export default defineFeature({
   entities,
   migrations,
   errors: { DELIVERY_SERVER_NOT_FOUND: 404, DELIVERY_COMMAND_NOT_FOUND: 404, DELIVERY_QUEUE_NOT_FOUND: 404 },
-  async register(app, { db, events, services, settings, options: opts, log }) {
+  async register(app, { db, events, services, settings, metrics, options: opts, log }) {
     const wakeups = new Wakeups();
     const delivery = new DbDeliveryService({
       db, settings, store: services.get(storeRef), users: services.get(usersRef), wakeups, lease: opts,
@@ -38,6 +39,18 @@ export default defineFeature({
     events.onCommitting('store.order.refunded', (order) => delivery.enqueue('refund', order));
     events.onCommitting('users.role.revoked', (e) => (e.reason === 'expired' ? delivery.roleExpired(e.userId, e.roleId) : undefined));
     await deliveryRoutes(app, delivery, { wakeups, heartbeatSeconds: opts.heartbeatSeconds });
+    new Gauge({
+      name: 'delivery_backlog', help: 'Commands not delivered yet, by game server ID and status (waiting: not handed out; claimed: not acked).',
+      labelNames: ['server', 'status'] as const, registers: [metrics],
+      async collect() {
+        // A deleted server's series goes rather than freezing at its last value.
+        this.reset();
+        for (const b of await delivery.backlog()) {
+          this.set({ server: String(b.serverId), status: 'waiting' }, b.waiting);
+          this.set({ server: String(b.serverId), status: 'claimed' }, b.claimed);
+        }
+      },
+    });
 
     let sweeper: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {

@@ -5,7 +5,7 @@ import { ClaimedRow, CommandRow, QUEUE_STATUSES, QueueRow, ServerRow, TRIGGERS }
 export const IdParams = S.idParam('id');
 export const CommandParams = Type.Object({ id: IdParams.properties.id, commandId: IdParams.properties.id });
 export const ServerList = Type.Array(ServerRow);
-export const ServerWithToken = Type.Object({ ...ServerRow.properties, token: S.str('the secret the game server sends; shown only now') });
+export const ServerWithToken = Type.Object({ ...ServerRow.properties, token: S.str('the secret the game server sends; shown only now', 'XgJcyfUCk8Kkg2TQzE-XgMhxmcQ0-kLT812Aw9qXfGs') });
 export const CreateServerBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 128 }),
   isActive: Type.Optional(S.boolish()),
@@ -25,14 +25,14 @@ export const CommandList = Type.Array(CommandRow);
 
 export const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
 export const PluginQueue = Type.Array(Type.Object({
-  id: S.str(), status: S.str('sending (never tried) or error (tried before)'), retry: S.str('tries so far'), updatedAt: S.str(),
+  id: S.idStr(), status: S.str('sending (never tried) or error (tried before)', 'sending'), retry: S.str('tries so far', '0'), updatedAt: S.dateStr(),
 }));
 export const ValidateBody = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 128 }),
   commands: Type.Optional(Type.Array(Type.String({ pattern: '^[0-9]{1,18}$' }), { maxItems: 500, description: 'queue row IDs from the queue listing' })),
 });
 export const Validated = Type.Object({
-  commands: Type.Array(Type.Object({ command: S.str(), username: S.str() }), { description: 'one player\'s commands, now marked done' }),
+  commands: Type.Array(Type.Object({ command: S.example('lp user Steve parent add vip'), username: S.usernameStr() }), { description: 'one player\'s commands, now marked done' }),
 });
 export const ClaimBody = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 128 }),
@@ -46,7 +46,7 @@ export const AckBody = Type.Object({
   result: Type.String({ enum: ['done', 'failed'] }),
   message: Type.Optional(Type.String({ maxLength: 2000, description: 'why it failed' })),
 });
-export const Acked = S.ok({ ids: Type.Array(S.str(), { description: 'the rows settled; a row missing here had lost its lease' }) });
+export const Acked = S.ok({ ids: Type.Array(S.idStr(), { description: 'the rows settled; a row missing here had lost its lease' }) });
 export const StreamQuery = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
 export const QueueQuery = Type.Object({
   server: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),

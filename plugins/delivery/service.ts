@@ -268,6 +268,24 @@ export class DbDeliveryService implements DeliveryService {
     return affectedRows;
   }
 
+  /**
+   * Commands not delivered yet, by game server: `waiting` to be handed out, `claimed` and not
+   * acked. Every server is listed, with zeros when it has nothing pending.
+   */
+  async backlog(): Promise<{ serverId: number; waiting: number; claimed: number }[]> {
+    const rows = await this.#db.query<{ server_id: number; status: string | null; n: number }>(
+      `select s.id as server_id, q.status, count(q.id) as n from delivery_servers s
+       left join delivery_queue q on q.server_id = s.id and q.status in ('waiting', 'claimed') group by s.id, q.status order by s.id`);
+    const byServer = new Map<number, { serverId: number; waiting: number; claimed: number }>();
+    for (const r of rows) {
+      const id = Number(r.server_id);
+      const entry = byServer.get(id) ?? { serverId: id, waiting: 0, claimed: 0 };
+      if (r.status === 'waiting' || r.status === 'claimed') entry[r.status] = Number(r.n);
+      byServer.set(id, entry);
+    }
+    return [...byServer.values()];
+  }
+
   async serverOf(token: string): Promise<number> {
     return this.#serverByToken(token);
   }

@@ -11,14 +11,15 @@
 import { Type } from '@sinclair/typebox';
 import { defineFeature } from '../../core/features.ts';
 import { displayTimestamp, formatMoney } from '../../core/format.ts';
-import { str, type TypeBoxProvider } from '../../core/schemas.ts';
+import { EXAMPLE, dateStr, str, usernameStr, type TypeBoxProvider } from '../../core/schemas.ts';
 import { storeRef } from '../store/contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { DEFAULT_LIMIT, DONATION_TYPES, Donations, MAX_LIMIT, parseLimit, parseType } from './service.ts';
 
 const DonationEntry = Type.Object({
-  display_name: str(), username: str(), total: str('`<amount> <currency>`'), raw_total: str('decimal'), currency: str(), date: str(),
+  display_name: usernameStr(), username: usernameStr(), total: str('`<amount> <currency>`', '25.00 USD'), raw_total: str('decimal', '25.00'),
+  currency: str(undefined, EXAMPLE.currency), date: dateStr(),
 });
 
 // Loose on purpose: a bad type or limit is INVALID_TYPE / INVALID_LIMIT (api.md), not a validation error.

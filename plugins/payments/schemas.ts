@@ -2,9 +2,12 @@
 import { Type } from '@sinclair/typebox';
 import * as S from '../../core/schemas.ts';
 
+const PAYMENT_ID = '9b2f4c7d1e6a48f0b3c5d7e9a1f2b4c6';
+const CHECKOUT_URL = 'https://checkout.stripe.com/c/pay/cs_test_a1B2c3D4e5F6';
+
 export const PackageRow = S.row({
-  id: S.str(), name: S.str(), price: S.str('decimal'), currency: S.str(), credits: S.str('decimal'),
-  bonus: S.str('decimal: credits added on top'), creationDate: S.str(),
+  id: S.idStr(), name: S.example('1000 credits'), price: S.moneyStr(), currency: S.str(undefined, S.EXAMPLE.currency), credits: S.str('decimal', '10.00'),
+  bonus: S.str('decimal: credits added on top', '1.00'), creationDate: S.dateStr(),
 });
 
 const packageFields = {
@@ -37,18 +40,18 @@ export const CheckoutBody = Type.Object({
 export const PaymentParams = Type.Object({ paymentID: Type.String({ pattern: '^[0-9a-f]{32}$' }) });
 
 export const PaymentRow = S.row({
-  paymentID: S.str(), userID: S.str(), gateway: S.str(), status: S.str('pending, completed, refunded or disputed'),
-  amount: S.str('decimal'), currency: S.str(), credits: S.str('decimal, bonus included'), bonus: S.str('decimal'),
-  packageID: S.strOrNull(), orderID: S.strOrNull('the store order, once completed'), checkoutURL: S.str(),
-  reclaimed: S.str('decimal: credits taken back by a refund or dispute'),
-  debt: S.str('decimal: credits a refund or dispute could not take back (already spent)'),
-  creationDate: S.str(), updateDate: S.str(),
+  paymentID: S.str(undefined, PAYMENT_ID), userID: S.str(undefined, '7'), gateway: S.example('stripe'), status: S.str('pending, completed, refunded or disputed', 'completed'),
+  amount: S.moneyStr(), currency: S.str(undefined, S.EXAMPLE.currency), credits: S.str('decimal, bonus included', '11.00'), bonus: S.str('decimal', '1.00'),
+  packageID: S.strOrNull(undefined, '3'), orderID: S.strOrNull('the store order, once completed', '310'), checkoutURL: S.str(undefined, CHECKOUT_URL),
+  reclaimed: S.str('decimal: credits taken back by a refund or dispute', '0.00'),
+  debt: S.str('decimal: credits a refund or dispute could not take back (already spent)', '0.00'),
+  creationDate: S.dateStr(), updateDate: S.dateStr(),
 });
 
-export const CheckoutResponse = S.ok({ data: Type.Object({ paymentID: S.str(), checkoutURL: S.str() }) });
+export const CheckoutResponse = S.ok({ data: Type.Object({ paymentID: S.str(undefined, PAYMENT_ID), checkoutURL: S.str(undefined, CHECKOUT_URL) }) });
 
 export const WebhookParams = Type.Object({ gateway: Type.String({ maxLength: 32 }) });
 
 export const WebhookResponse = S.ok({
-  data: Type.Object({ result: S.str('completed, refunded, disputed, ignored (no payment event), duplicate (seen before) or unchanged') }),
+  data: Type.Object({ result: S.str('completed, refunded, disputed, ignored (no payment event), duplicate (seen before) or unchanged', 'completed') }),
 });

@@ -4,13 +4,15 @@
  */
 import { Type } from '@sinclair/typebox';
 import { createServiceRef } from '../../core/registry.ts';
-import { str, strOrNull } from '../../core/schemas.ts';
+import { dateStr, moneyStr, str, strOrNull } from '../../core/schemas.ts';
 
 /** An order as the API shows it (money already formatted `"12.50"`, time in the site's zone). */
 export const OrderRow = Type.Object({
-  id: str(), accountID: str(), coupon: strOrNull(),
-  total: str(), discount: str(), subtotal: str(), earnings: str(), cashback: str(), credit: str(),
-  type: str(), status: str(), paymentAPI: str(), paymentID: str(), creationDate: str(),
+  id: str(undefined, '310'), accountID: str(undefined, '7'), coupon: strOrNull(undefined, null),
+  total: moneyStr('decimal: what was paid'), discount: str('decimal', '0.00'), subtotal: moneyStr(), earnings: str('decimal: real money received', '0.00'),
+  cashback: str('decimal', '0.25'), credit: str('decimal: credits given', '0.25'),
+  type: str('credit (paid from the balance) or payment (real money)', 'credit'), status: str('completed or refunded', 'completed'),
+  paymentAPI: str('credits, or the gateway of a payment', 'credits'), paymentID: str('empty for credit orders', ''), creationDate: dateStr(),
 });
 export type OrderRow = typeof OrderRow.static;
 

@@ -2,21 +2,21 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import * as S from '../../core/schemas.ts';
 
-const VariableRow = Type.Object({ name: S.str(), required: S.str('flag'), values: Type.Array(S.str()) });
+const VariableRow = Type.Object({ name: S.example('server'), required: S.flagStr(), values: Type.Array(S.example('eu')) });
 
 export const CategoryRow = S.row({
-  id: S.str(), parentID: S.str('0 for a top-level category'), name: S.str(), slug: S.str(), imageID: S.str(),
-  imageType: S.str(), priority: S.str(), gameStatus: S.str('flag'), gameTitle: S.str(), gameDescription: S.str(),
-  gameItem: S.str(), isActive: S.str('flag'),
+  id: S.idStr(), parentID: S.str('0 for a top-level category', '0'), name: S.example('Ranks'), slug: S.example('ranks'), imageID: S.example('ranks'),
+  imageType: S.example('png'), priority: S.example('10'), gameStatus: S.flagStr(), gameTitle: S.example('&6Ranks'), gameDescription: S.example('Ranks with kits and perks'),
+  gameItem: S.example('DIAMOND'), isActive: S.flagStr(),
 });
 
 const productFields = {
-  id: S.str(), categoryID: S.str(), giveRoleID: S.str('0 = none'), name: S.str(), imageID: S.str(), imageType: S.str(),
-  details: S.str('HTML'), price: S.str('decimal'), discountedPrice: S.str('decimal; 0.00 = no discount'),
-  discountExpiryDate: S.str('timestamp; 1000-01-01 00:00:00 = never expires'),
-  duration: S.str('days the role is granted: 0 = permanent, -1 = no role'), stock: S.str('-1 = unlimited'),
-  priority: S.str(), isFeaturedProduct: S.str('flag'), gameStatus: S.str('flag'), gameTitle: S.str(),
-  gameDescription: S.str(), gameItem: S.str(), isActive: S.str('flag'), creationDate: S.str(),
+  id: S.idStr(), categoryID: S.idStr(), giveRoleID: S.str('0 = none', '3'), name: S.example('VIP Rank'), imageID: S.example('vip'), imageType: S.example('png'),
+  details: S.str('HTML', '<p>Kits, a coloured name and <b>/fly</b>.</p>'), price: S.moneyStr(), discountedPrice: S.str('decimal; 0.00 = no discount', '3.99'),
+  discountExpiryDate: S.str('timestamp; 1000-01-01 00:00:00 = never expires', '2026-12-31 23:59:59'),
+  duration: S.str('days the role is granted: 0 = permanent, -1 = no role', '30'), stock: S.str('-1 = unlimited', '-1'),
+  priority: S.example('10'), isFeaturedProduct: S.flagStr(), gameStatus: S.flagStr(), gameTitle: S.example('&bVIP Rank'),
+  gameDescription: S.example('30 days of VIP'), gameItem: S.example('DIAMOND'), isActive: S.flagStr(), creationDate: S.dateStr(),
   variables: Type.Array(VariableRow, { description: 'values the buyer supplies with this product' }),
 };
 
@@ -25,14 +25,14 @@ export const ProductRow = S.row(productFields);
 /** A product in the listing: the row plus the computed fields the game plugin reads (typed, not strings). */
 export const ListingProduct = Type.Object({
   ...productFields,
-  stock: Type.Integer({ description: '-1 = unlimited' }),
-  total: Type.Number({ description: 'price to pay now' }),
-  originalPrice: Type.Number(),
-  discount: Type.Number(),
-  discountPercent: Type.Integer(),
+  stock: Type.Integer({ description: '-1 = unlimited', examples: [-1] }),
+  total: Type.Number({ description: 'price to pay now', examples: [3.99] }),
+  originalPrice: Type.Number({ examples: [4.99] }),
+  discount: Type.Number({ examples: [1] }),
+  discountPercent: Type.Integer({ examples: [20] }),
   restricted: Type.Boolean({ description: 'the user named by ?username= cannot usefully buy it (holds its role permanently)' }),
-  totalFormatted: Type.String(),
-  originalPriceFormatted: Type.String(),
+  totalFormatted: Type.String({ examples: ['3.99 USD'] }),
+  originalPriceFormatted: Type.String({ examples: ['4.99 USD'] }),
 });
 
 /** A category with its subcategories (same shape, any depth) and its products. */
@@ -48,15 +48,15 @@ export const CategoryTree = categoryTree('StoreCategoryTree', ProductRow);
 export const ListingCategory = categoryTree('StoreListingCategory', ListingProduct);
 
 export const BuyResponse = S.ok({
-  orderID: S.str(),
-  credits: S.str('balance after the purchase'),
+  orderID: S.idStr(),
+  credits: S.str('balance after the purchase', '95.01'),
   products: Type.Array(Type.Object({
-    id: Type.Integer(),
-    quantity: Type.Integer(),
-    variables: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+    id: Type.Integer({ examples: [42] }),
+    quantity: Type.Integer({ examples: [1] }),
+    variables: Type.Array(Type.Object({ name: Type.String({ examples: ['server'] }), value: Type.String({ examples: ['eu'] }) })),
   })),
-  cashback: S.str(), total: S.str(), subtotal: S.str(), discount: S.str(),
-  data: Type.Object({ orderID: S.str(), credits: Type.Number() }),
+  cashback: S.str('credits given back', '0.25'), total: S.moneyStr(), subtotal: S.moneyStr(), discount: S.str('decimal', '0.00'),
+  data: Type.Object({ orderID: S.idStr(), credits: Type.Number({ examples: [95.01] }) }),
 });
 
 /** Where api.md names the error for a bad value (INVALID_QUANTITY, INVALID_VARIABLE…), the schema stays loose and the service decides. */
@@ -128,7 +128,7 @@ export const IdParam = Type.Object({ id: Type.String({ maxLength: 32 }) });
 export const ListingQuery = Type.Object({ username: Type.Optional(Type.String({ maxLength: 64 })) });
 
 export const RulesRow = Type.Object({
-  requiredProductID: S.str('a product the buyer must have bought before; 0 = none'),
+  requiredProductID: S.str('a product the buyer must have bought before; 0 = none', '0'),
   requireLinkedAccount: Type.Boolean({ description: 'the buyer needs a linked chat account' }),
   preventDowngrade: Type.Boolean({ description: 'refused while the buyer holds a higher-priority role of a product of the same category' }),
 });

@@ -1,19 +1,21 @@
 /** HTTP shapes of the support desk: the rows api.md shows, and what each route accepts. */
 import { Type, type Static } from '@sinclair/typebox';
-import { row, str, success, boolish } from '../../core/schemas.ts';
+import { dateStr, example, idStr, row, str, success, boolish } from '../../core/schemas.ts';
 import { TicketSummaryRow } from './contract.ts';
 
-export const MessageRow = row({ id: str(), accountID: str(), message: str(), writeLocation: str(), creationDate: str() });
+export const MessageRow = row({
+  id: idStr(), accountID: str('the author', '7'), message: example('I bought VIP but have no rank in game.'), writeLocation: example('1'), creationDate: dateStr(),
+});
 export type MessageRow = Static<typeof MessageRow>;
 
 /** The messages endpoints also name the ticket (api.md). */
-export const TicketMessageRow = row({ ...MessageRow.properties, supportID: str() });
+export const TicketMessageRow = row({ ...MessageRow.properties, supportID: str('the ticket', '12') });
 export type TicketMessageRow = Static<typeof TicketMessageRow>;
 
 export const TicketListRow = row({ ...TicketSummaryRow.properties, messages: Type.Array(MessageRow) });
 export type TicketListRow = Static<typeof TicketListRow>;
 
-export const CategoryRow = row({ id: str(), name: str() });
+export const CategoryRow = row({ id: str(undefined, '2'), name: example('Store') });
 
 /** The single ticket carries its category as an object instead of categoryName (api.md). */
 export const TicketDetailRow = row({
@@ -21,7 +23,7 @@ export const TicketDetailRow = row({
 });
 export type TicketDetailRow = Static<typeof TicketDetailRow>;
 
-export const AnswerRow = row({ id: str(), title: str(), content: str() });
+export const AnswerRow = row({ id: idStr(), title: example('Rank not received'), content: example('Rejoin the server: ranks are given on join.') });
 
 /** Ids stay strings so that ids beyond 2^53 are refused by the lookup, never rounded to another row. */
 const idString = () => Type.String({ pattern: '^[0-9]{1,18}$' });
@@ -72,4 +74,4 @@ export const AnswerBody = Type.Object({
   content: Type.String({ minLength: 1 }),
 });
 
-export const IdAnswer = success({ data: Type.Object({ id: str() }) });
+export const IdAnswer = success({ data: Type.Object({ id: idStr() }) });

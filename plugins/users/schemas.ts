@@ -2,22 +2,26 @@
 import { Type } from '@sinclair/typebox';
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, displayTimestamp, flag, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
-import { row, str, strOrNull } from '../../core/schemas.ts';
+import { EXAMPLE, dateStr, example, flagStr, idStr, moneyStr, row, str, strOrNull, usernameStr } from '../../core/schemas.ts';
 import type { Profile, Role, RoleAssignment } from './contract.ts';
 
 /** api.md's user profile, plus `realname` (decisions.md §3: the game plugins read it). */
 export const ProfileRow = row({
-  id: str(), username: str(), realname: str(), email: str(), credit: str(),
-  isVerified: str(), authStatus: str(), creationIP: str(), creationDate: str(),
-  linkedAccounts: Type.Record(Type.String(), Type.String(), { description: 'external account ids by platform; `chat` = chat user ID' }),
+  id: idStr(), username: usernameStr(), realname: usernameStr(), email: str('empty when none', EXAMPLE.email), credit: moneyStr('balance, decimal'),
+  isVerified: flagStr(), authStatus: str('1 = two-factor on', '0'), creationIP: str(undefined, EXAMPLE.ip), creationDate: dateStr(),
+  linkedAccounts: Type.Record(Type.String(), Type.String(), { description: 'external account ids by platform; `chat` = chat user ID', examples: [{ chat: '123456789012345678' }] }),
 });
 
 /** A role a user holds. */
-export const UserRoleRow = row({ id: str(), chatRoleID: str(), name: str(), slug: str(), priority: str(), expiryDate: str() });
+export const UserRoleRow = row({
+  id: idStr(), chatRoleID: example('123456789012345678'), name: example('VIP'), slug: example('vip'), priority: example('10'),
+  expiryDate: dateStr('site time zone; 1000-01-01 00:00:00 = permanent'),
+});
 
 /** A role as the chat-integration roles list shows it (the admin API answers with this row). */
 export const RoleRow = row({
-  id: str(), name: str(), slug: str(), usernameCSS: strOrNull(), badgeCSS: strOrNull(), priority: str(), chatRoleID: str(),
+  id: idStr(), name: example('VIP'), slug: example('vip'), usernameCSS: strOrNull(undefined, 'color: #55ffff;'), badgeCSS: strOrNull(undefined, 'background: #55ffff;'),
+  priority: example('10'), chatRoleID: example('123456789012345678'),
 });
 
 /** A profile as the API shows it; `credit` is the credits feature's field, "0.00" while it is off. */

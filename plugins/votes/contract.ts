@@ -1,9 +1,9 @@
 /** The votes feature's contract: links to server-list sites where players vote. */
 import { Type } from '@sinclair/typebox';
 import { createServiceRef } from '../../core/registry.ts';
-import { str } from '../../core/schemas.ts';
+import { example, idStr, str } from '../../core/schemas.ts';
 
-export const VoteLinkRow = Type.Object({ id: str(), name: str(), link: str('URL') });
+export const VoteLinkRow = Type.Object({ id: idStr(), name: example('Minecraft Server List'), link: str('URL', 'https://minecraft-server-list.example/server/1234/vote?username=Steve') });
 export type VoteLinkRow = typeof VoteLinkRow.static;
 
 export interface VoteLinkInput {

@@ -1,13 +1,14 @@
 /**
- * `npm run test:faults`: crash, outage and two-process tests on a private MariaDB.
+ * `npm run test:faults`: crash, outage, full-disk, slow-socket and two-process tests on a private MariaDB.
  * FAULT_SECONDS sets how long each storm runs (default 6; CI uses the default).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { MariaDbServer, freePort, haveMariaDb } from '../mariadb-server.ts';
+import { CANNOT_MOUNT, fill, smallDisk, unmount } from '../small-disk.ts';
 import { checkDeliveries, pollers, queueDrained, seedDelivery } from './delivery.ts';
 import { KEY, LISTED, ServerProcess, api, checkInvariants, seed, storm, type Outcome } from './storm.ts';
 
@@ -82,6 +83,46 @@ if (!haveMariaDb()) {
     t.equal((await fetch(`${server.url}/health`)).status, 200);
     const { problems } = await checkInvariants(url, world, outcomes);
     t.same(problems, [], 'invariants hold after the outage');
+  });
+
+  t.test('the disk fills under load: 503 with Retry-After, the books balance, serving again once space is back', async (t) => {
+    // A MariaDB of its own, its data on a small file system (see test/disk.test.ts).
+    const dir = smallDisk(64);
+    if (!dir) return t.plan(0, CANNOT_MOUNT);
+    t.teardown(() => unmount(dir));
+    const small = await MariaDbServer.create({ dir, args: ['--innodb-log-file-size=4M', '--innodb-buffer-pool-size=16M', '--innodb-autoextend-increment=1'] });
+    t.teardown(() => small.destroy());
+    const url = await small.database('full');
+    const server = new ServerProcess(await freePort(), url);
+    t.teardown(() => server.stop());
+    await server.start();
+    const world = await seed(server.url);
+
+    let filler = '';
+    let recovered = false;
+    const timeline = (async () => {
+      await sleep(seconds * 200);
+      filler = fill(dir);
+      await sleep(seconds * 400);
+      t.equal((await fetch(`${server.url}/health`)).status, 200, '/health answers while the disk is full');
+      t.equal((await api(server.url, `/api/credits?username=${world.users[0]}`)).status, 200, 'reads answer while the disk is full');
+      rmSync(filler);
+      const back = Date.now();
+      while (!recovered && Date.now() - back < 5000) {
+        recovered = (await api(server.url, '/api/credits/add', { target_username: world.users[0]!, amount: '1.00' })).status === 200;
+        if (!recovered) await sleep(50);
+      }
+      await sleep(seconds * 200);
+    })();
+    const outcomes = await storm(() => [server.url], world, 8, timeline, 41);
+    const unavailable = outcomes.filter((o) => o.status === 503);
+    t.ok(unavailable.length > 0, `the full disk was noticed (${unavailable.length} × 503)`);
+    t.ok(unavailable.every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'), '503s carry SERVICE_UNAVAILABLE and Retry-After');
+    t.same(outcomes.filter((o) => o.status !== 503 && !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [], 'nothing else went wrong');
+    t.ok(recovered, 'a write succeeds again once space is back');
+    // The add that showed recovery counts as one more add, which checkInvariants allows (more, never less).
+    const { problems, counts } = await checkInvariants(url, world, outcomes);
+    t.same(problems, [], `invariants hold (${JSON.stringify(counts)})`);
   });
 
   t.test('slow sockets: hundreds of stalled headers and trickled bodies cannot starve the server', async (t) => {
