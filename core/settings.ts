@@ -83,7 +83,8 @@ function pick(source: Record<string, unknown>, shape: object): Record<string, un
   return Object.fromEntries(Object.entries(source).filter(([k]) => k in shape));
 }
 
-const SettingsBody = Type.Object({
+/** The settings as the admin API writes them (the console's form checks the same). */
+export const SettingsBody = Type.Object({
   currency: Type.String({ pattern: '^[A-Z]{3}$' }),
   timezone: Type.String(),
   registerLimit: Type.Integer({ minimum: 0 }),
