@@ -1,4 +1,4 @@
-import { defineEntity, p } from '@mikro-orm/core';
+import { defineEntity, p } from '../../core/table.ts';
 
 /** A signed-in staff member's console session; only the token's SHA-256 is stored. */
 export const ConsoleSession = defineEntity({
