@@ -66,10 +66,10 @@ t.test('players list and ledger at size use keyset pages through indexes', async
     (i) => [name(i), name(i), `${name(i)}@example.org`, `${name(i)}@example.org`, 1, 0, '10.9.0.1', '2026-01-01 00:00:00']);
   await bulkInsert(app, 'credits_ledger', ['user_id', 'delta', 'balance', 'reason', 'key_name', 'order_id', 'transfer_id', 'created_at'], LEDGER,
     (i) => [steveId, 100, (i + 1) * 100, `seed ${i}`, null, null, null, '2026-01-01 00:00:00']);
-  const [{ n: players }] = await app.db.query<{ n: number }>('select count(*) as n from users_accounts');
-  const [{ n: ledger }] = await app.db.query<{ n: number }>('select count(*) as n from credits_ledger where user_id = ?', [steveId]);
-  t.equal(Number(players), PLAYERS + 2, 'players seeded');
-  t.equal(Number(ledger), LEDGER, 'ledger rows seeded');
+  const [players] = await app.db.query<{ n: number }>('select count(*) as n from users_accounts');
+  const [ledger] = await app.db.query<{ n: number }>('select count(*) as n from credits_ledger where user_id = ?', [steveId]);
+  t.equal(Number(players?.n), PLAYERS + 2, 'players seeded');
+  t.equal(Number(ledger?.n), LEDGER, 'ledger rows seeded');
 
   await t.test('players: a deep page costs what the first costs', async (t) => {
     const first = await traced(app, '/console/players', cookie);
@@ -99,8 +99,8 @@ t.test('players list and ledger at size use keyset pages through indexes', async
     t.equal(first.res.statusCode, 200);
     t.equal(first.res.body.match(/data-label="Reason"/g)?.length, 50, 'a page of 50');
     t.match(first.res.body, new RegExp(`>seed ${LEDGER - 1}<`), 'newest first');
-    const [{ id: deepId }] = await app.db.query<{ id: number }>('select id from credits_ledger where user_id = ? order by id limit 1 offset 1000', [steveId]);
-    const deep = await traced(app, `/console/players/${steveId}?before=${deepId}`, cookie);
+    const [deepest] = await app.db.query<{ id: number }>('select id from credits_ledger where user_id = ? order by id limit 1 offset 1000', [steveId]);
+    const deep = await traced(app, `/console/players/${steveId}?before=${deepest!.id}`, cookie);
     t.match(deep.res.body, />seed 999</, 'the row just before the key');
     t.notMatch(deep.res.body, />seed 1000</);
     t.equal(deep.res.body.match(/data-label="Reason"/g)?.length, 50);
