@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';
 import { now } from './format.ts';
+import { createServiceRef } from './registry.ts';
 
 export const CoreApiKey = defineEntity({
   name: 'CoreApiKey',
@@ -163,6 +164,9 @@ export class ApiKeys {
     return affectedRows > 0;
   }
 }
+
+/** The host's API keys, for the console's section (keys are the host's, not a feature's). */
+export const apiKeysRef = createServiceRef<ApiKeys>('core.apiKeys');
 
 /**
  * Every /api route needs a key; /api/admin routes need the admin scope; the other routes `api`,

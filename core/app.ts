@@ -3,7 +3,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Type } from '@sinclair/typebox';
-import { ApiKeys, CoreApiKey, apiKeyHook } from './api-keys.ts';
+import { ApiKeys, CoreApiKey, apiKeyHook, apiKeysRef } from './api-keys.ts';
 import { connectAtBoot } from './boot.ts';
 import { loadConfig, type AppConfig } from './config.ts';
 import { openDatabase, migrate, type Database } from './db.ts';
@@ -125,6 +125,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   services.provide(settingsRef, settings);
   const events = new EventBus(app.log, db);
   const apiKeys = new ApiKeys(db, env.API_KEY, config.apiKeys.cacheSeconds);
+  services.provide(apiKeysRef, apiKeys);
   const featureOptions = new Map(features.map((f) => [f.def.name, f.options]));
   const metrics = metricsRegistry(config.metrics.enabled);
 

@@ -83,7 +83,8 @@ function pick(source: Record<string, unknown>, shape: object): Record<string, un
   return Object.fromEntries(Object.entries(source).filter(([k]) => k in shape));
 }
 
-const SettingsBody = Type.Object({
+/** The settings as the admin API writes them (the console's form checks the same). */
+export const SettingsBody = Type.Object({
   currency: Type.String({ pattern: '^[A-Z]{3}$', examples: ['USD'] }),
   timezone: Type.String({ description: 'IANA time zone of the timestamps the API sends and takes', examples: ['Europe/Berlin'] }),
   registerLimit: Type.Integer({ minimum: 0, description: 'accounts one IP may register; 0 = no limit', examples: [3] }),

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineFeature } from '../../core/features.ts';
 import { usersRef } from '../users/contract.ts';
+import { bazaarSection } from './console.ts';
 import { bazaarRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -22,5 +23,7 @@ export default defineFeature({
     const bazaar = new DbBazaarService(db, services.get(usersRef), settings, opts);
     services.provide(bazaarRef, bazaar);
     await bazaarRoutes(app, bazaar);
+    return bazaar;
   },
+  console: [bazaarSection],
 });

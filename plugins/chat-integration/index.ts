@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { Gauge } from 'prom-client';
 import { defineFeature } from '../../core/features.ts';
 import { usersRef } from '../users/contract.ts';
+import { chatSection } from './console.ts';
 import { chatIntegrationRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -54,7 +55,7 @@ export default defineFeature({
     const token = env[roleSync.botTokenEnv];
     if (!token || !roleSync.guildId) {
       log.info(`chat role sync is unavailable: set plugins.chat-integration.roleSync.guildId and the ${roleSync.botTokenEnv} environment variable`);
-      return;
+      return chat;
     }
     const sync = new RoleSync(db, users, store, new ChatRoleClient(roleSync.apiBaseUrl, roleSync.guildId, token, roleSync.requestTimeoutMs), roleSync, log);
     new Gauge({
@@ -68,5 +69,7 @@ export default defineFeature({
     // Work left by the last run (a restart, a crash) resumes at boot.
     app.addHook('onReady', async () => sync.kick());
     app.addHook('onClose', async () => sync.stop());
+    return chat;
   },
+  console: [chatSection],
 });

@@ -14,6 +14,7 @@ import { entities } from './entities.ts';
 import { Console, SESSION_COOKIE } from './host.ts';
 import { migrations } from './migrations/index.ts';
 import { ConsoleSessions, newToken, sameToken } from './sessions.ts';
+import { apiKeysSection, siteSettingsSection } from './site.ts';
 
 const roleList = (fallback: string) => Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [fallback] });
 
@@ -188,4 +189,5 @@ export default defineFeature({
     timer.unref();
     app.addHook('onClose', async () => clearInterval(timer));
   },
+  console: [siteSettingsSection, apiKeysSection],
 });

@@ -13,6 +13,7 @@ import { defineFeature } from '../../core/features.ts';
 import { displayTimestamp, formatMoney } from '../../core/format.ts';
 import { EXAMPLE, dateStr, str, usernameStr, type TypeBoxProvider } from '../../core/schemas.ts';
 import { storeRef } from '../store/contract.ts';
+import { donationsSection } from './console.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { DEFAULT_LIMIT, DONATION_TYPES, Donations, MAX_LIMIT, parseLimit, parseType } from './service.ts';
@@ -58,5 +59,7 @@ export default defineFeature({
         raw_total: formatMoney(d.amount), currency: d.currency, date: displayTimestamp(d.date, timezone),
       }));
     });
+    return donations;
   },
+  console: [donationsSection],
 });

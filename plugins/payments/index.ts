@@ -9,6 +9,7 @@ import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { storeRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
+import { paymentsSection } from './console.ts';
 import { paymentsRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -59,5 +60,7 @@ export default defineFeature({
     }
     services.provide(paymentsRef, { registerGateway: (adapter) => payments.registerGateway(adapter) });
     await paymentsRoutes(app, payments, settings);
+    return payments;
   },
+  console: [paymentsSection],
 });

@@ -116,6 +116,11 @@ export class Payments {
     this.#deps.log.info({ gateway: name }, `payment gateway ${name} disabled: ${reason}`);
   }
 
+  /** Every gateway known: the registered ones, and the built-in ones left out with the reason. */
+  gateways(): { name: string; reason?: string }[] {
+    return [...[...this.#gateways.keys()].map((name) => ({ name })), ...[...this.#disabled].map(([name, reason]) => ({ name, reason }))];
+  }
+
   #gateway(name: string): GatewayAdapter {
     const adapter = this.#gateways.get(name);
     if (adapter) return adapter;
@@ -223,6 +228,30 @@ export class Payments {
     const [row] = await this.#deps.db.query(`select ${PaymentsPayment.columns} from payments_payments where id = ?`, [id]);
     if (!row) throw new DomainError('PAYMENT_NOT_FOUND', `There is no payment ${id}.`);
     return toPayment(row);
+  }
+
+  /**
+   * Payments newest first, a page at a time: keyset paging on (creation date, id) after the
+   * payment `before`, so a deep page costs what the first one does.
+   */
+  async list(options: { status?: Payment['status']; before?: string; limit: number }): Promise<Payment[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (options.status) {
+      where.push('status = ?');
+      params.push(options.status);
+    }
+    if (options.before) {
+      const [after] = await this.#deps.db.query<{ creation_date: string }>('select creation_date from payments_payments where id = ?', [options.before]);
+      if (after) {
+        where.push('(creation_date < ? or (creation_date = ? and id < ?))');
+        params.push(after.creation_date, after.creation_date, options.before);
+      }
+    }
+    const rows = await this.#deps.db.query(
+      `select ${PaymentsPayment.columns} from payments_payments${where.length ? ` where ${where.join(' and ')}` : ''} order by creation_date desc, id desc limit ?`,
+      [...params, options.limit]);
+    return rows.map(toPayment);
   }
 
   /** Reversed payments whose credits were partly spent: what each player still owes. */

@@ -12,7 +12,7 @@ import { usersRef } from '../users/contract.ts';
 import { categoryInput, productInput } from './admin-routes.ts';
 import type { Category, Product, Variable } from './catalogue.ts';
 import type { StoreDeps } from './routes.ts';
-import { CategoryCreateBody, ProductCreateBody, ProductPatchBody } from './schemas.ts';
+import { CategoryCreateBody, CategoryPatchBody, ProductCreateBody, ProductPatchBody, RulesPatchBody } from './schemas.ts';
 
 const PAGE = 50;
 
@@ -46,15 +46,27 @@ function treeOrder(categories: Category[]): { category: Category; depth: number 
 }
 
 const yes = (v: boolean) => (v ? 'yes' : 'no');
+const idOf = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
 const checkbox = (form: Record<string, string>, name: string) => (toBool(form[name]) ? 'true' : 'false');
 
 export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
   id: 'catalogue',
   title: 'Catalogue',
   order: 20,
-  pages(pages, ctx, { catalogue, settings }) {
+  pages(pages, ctx, { catalogue, rules, settings }) {
     const users = ctx.services.get(usersRef);
     const tz = () => settings.get().timezone;
+
+    const categoryFields = (categories: Category[], except?: number): ConsoleField[] => [
+      { name: 'name', label: 'Name', required: true },
+      { name: 'slug', label: 'Slug', hint: 'Letters, digits, - and _; made from the name when empty.' },
+      {
+        name: 'parentID', label: 'Parent', type: 'select',
+        options: [{ value: '0', label: 'none (top level)' }, ...treeOrder(categories).filter(({ category }) => category.id !== except).map(({ category, depth }) => ({ value: String(category.id), label: `${'— '.repeat(depth)}${category.name}` }))],
+      },
+      { name: 'priority', label: 'Priority', type: 'number', hint: 'Low first among categories of the same parent.' },
+      { name: 'isActive', label: 'Active', type: 'checkbox' },
+    ];
 
     const productFields = async (categories: Category[]): Promise<ConsoleField[]> => [
       { name: 'name', label: 'Name', required: true },
@@ -81,12 +93,18 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
         blocks: [
           {
             kind: 'table', caption: 'Categories', empty: 'No category yet: create the first one below.',
-            columns: [{ key: 'name', label: 'Name' }, { key: 'slug', label: 'Slug' }, { key: 'products', label: 'Products', numeric: true }, { key: 'active', label: 'Active' }, { key: 'delete', label: 'Delete' }],
-            rows: treeOrder(categories).map(({ category: c, depth }) => ({
-              name: `${'— '.repeat(depth)}${c.name}`, slug: c.slug, active: yes(c.isActive),
-              products: String(products.filter((p) => p.categoryId === c.id).length),
-              delete: { action: `${pages.base}/categories/${c.id}/delete`, label: `Delete ${c.name}`, confirm: `Delete the category ${c.name}?` },
-            })),
+            columns: [{ key: 'name', label: 'Name' }, { key: 'slug', label: 'Slug' }, { key: 'products', label: 'Products', numeric: true }, { key: 'active', label: 'Active' }, { key: 'up', label: 'Move up' }, { key: 'down', label: 'Move down' }, { key: 'delete', label: 'Delete' }],
+            rows: treeOrder(categories).map(({ category: c, depth }) => {
+              const siblings = categories.filter((x) => x.parentId === c.parentId);
+              const at = siblings.indexOf(c);
+              return {
+                name: { text: `${'— '.repeat(depth)}${c.name}`, href: `${pages.base}/categories/${c.id}` }, slug: c.slug, active: yes(c.isActive),
+                products: String(products.filter((p) => p.categoryId === c.id).length),
+                up: at > 0 ? { action: `${pages.base}/categories/${c.id}/move?to=up`, label: `Move ${c.name} up` } : '',
+                down: at < siblings.length - 1 ? { action: `${pages.base}/categories/${c.id}/move?to=down`, label: `Move ${c.name} down` } : '',
+                delete: { action: `${pages.base}/categories/${c.id}/delete`, label: `Delete ${c.name}`, confirm: `Delete the category ${c.name}?` },
+              };
+            }),
           },
           {
             kind: 'table', caption: 'Products', empty: 'No product yet.',
@@ -101,13 +119,7 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
           {
             kind: 'form', id: 'new-category', title: 'New category', action: `${pages.base}/categories`, submit: 'Create category',
             values: extra.category?.values ?? { isActive: 'true', parentID: '0' }, errors: extra.category?.errors,
-            fields: [
-              { name: 'name', label: 'Name', required: true },
-              { name: 'slug', label: 'Slug', hint: 'Letters, digits, - and _; made from the name when empty.' },
-              { name: 'parentID', label: 'Parent', type: 'select', options: [{ value: '0', label: 'none (top level)' }, ...treeOrder(categories).map(({ category, depth }) => ({ value: String(category.id), label: `${'— '.repeat(depth)}${category.name}` }))] },
-              { name: 'priority', label: 'Priority', type: 'number' },
-              { name: 'isActive', label: 'Active', type: 'checkbox' },
-            ],
+            fields: categoryFields(categories),
           },
           {
             kind: 'form', id: 'new-product', title: 'New product', action: `${pages.base}/products`, submit: 'Create product',
@@ -133,9 +145,54 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
     }, { body: CategoryCreateBody });
 
     pages.post('/categories/:id/delete', async ({ params }) => {
-      const c = await catalogue.requireCategory(Number(params.id));
-      await catalogue.deleteCategory(c.id);
+      const c = await catalogue.requireCategory(idOf(params.id));
+      try {
+        await catalogue.deleteCategory(c.id);
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'CONFLICT') return { redirect: pages.base, notice: `Not deleted: ${err.message}` };
+        throw err;
+      }
       return { redirect: pages.base, notice: `Category ${c.name} deleted.` };
+    });
+
+    const categoryPage = async (c: Category, edit?: { values: Record<string, string>; errors: Record<string, string> }): Promise<ConsolePage> => ({
+      title: c.name, status: edit ? 422 : 200,
+      blocks: [
+        { kind: 'links', items: [{ label: 'Back to the catalogue', href: pages.base }] },
+        {
+          kind: 'form', id: 'edit-category', title: 'Edit category', action: `${pages.base}/categories/${c.id}`, submit: 'Save category',
+          values: edit?.values ?? { name: c.name, slug: c.slug, parentID: String(c.parentId), priority: String(c.priority), isActive: String(c.isActive) },
+          errors: edit?.errors, fields: categoryFields(await catalogue.categories(), c.id),
+        },
+      ],
+    });
+
+    pages.get('/categories/:id', async ({ params }) => categoryPage(await catalogue.requireCategory(idOf(params.id))));
+
+    pages.post('/categories/:id', async ({ params, body, invalid, form }) => {
+      const c = await catalogue.requireCategory(idOf(params.id));
+      const values = { ...form, isActive: checkbox(form, 'isActive') };
+      if (invalid) return categoryPage(c, { values, errors: invalid });
+      const b = body as Static<typeof CategoryPatchBody>;
+      try {
+        // An emptied slug (or priority) keeps the current one.
+        const saved = await catalogue.updateCategory(c.id, { ...categoryInput(b), isActive: toBool(values.isActive) });
+        return { redirect: pages.base, notice: `Category ${saved.name} saved.` };
+      } catch (err) {
+        return categoryPage(c, { values, errors: errorsFor(err, Object.keys(CategoryPatchBody.properties), { CATEGORY_NOT_FOUND: 'parentID', CONFLICT: 'slug' }) });
+      }
+    }, { body: CategoryPatchBody });
+
+    /** One step up or down among its siblings: the siblings get their new places as priorities (the API's reorder). */
+    pages.post('/categories/:id/move', async ({ params, query }) => {
+      const c = await catalogue.requireCategory(idOf(params.id));
+      const siblings = (await catalogue.categories()).filter((x) => x.parentId === c.parentId).map((x) => x.id);
+      const from = siblings.indexOf(c.id);
+      const to = query.to === 'up' ? from - 1 : from + 1;
+      if (to < 0 || to >= siblings.length) return { redirect: pages.base, notice: `${c.name} is already ${query.to === 'up' ? 'first' : 'last'}.` };
+      [siblings[from], siblings[to]] = [siblings[to]!, siblings[from]!];
+      await catalogue.reorder('categories', siblings);
+      return { redirect: pages.base, notice: `${c.name} moved ${query.to === 'up' ? 'up' : 'down'}.` };
     });
 
     /** The product's form fields sent as the API would get them: variables as a list, unticked boxes as false. */
@@ -159,10 +216,12 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
       }
     }, { body: ProductCreateBody });
 
-    const productPage = async (p: Product, edit?: { values: Record<string, string>; errors: Record<string, string> }): Promise<ConsolePage> => {
+    type Shown = { values: Record<string, string>; errors: Record<string, string> };
+    const productPage = async (p: Product, edit?: Shown, rulesEdit?: Shown): Promise<ConsolePage> => {
       const commands = pages.href('delivery', `/products/${p.id}`);
+      const [current, products] = await Promise.all([rules.get(p.id), catalogue.products()]);
       return {
-        title: p.name, status: edit ? 422 : 200,
+        title: p.name, status: edit || rulesEdit ? 422 : 200,
         blocks: [
           ...(commands ? [{ kind: 'links' as const, items: [{ label: 'Commands run on game servers when this product is bought', href: commands }] }] : []),
           {
@@ -175,6 +234,21 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
             },
             errors: edit?.errors,
             fields: await productFields(await catalogue.categories()),
+          },
+          {
+            kind: 'form', id: 'product-rules', title: 'Purchase rules', action: `${pages.base}/products/${p.id}/rules`, submit: 'Save rules',
+            values: rulesEdit?.values ?? {
+              requiredProductID: String(current.requiredProductId), requireLinkedAccount: String(current.requireLinkedAccount), preventDowngrade: String(current.preventDowngrade),
+            },
+            errors: rulesEdit?.errors,
+            fields: [
+              {
+                name: 'requiredProductID', label: 'Requires having bought', type: 'select',
+                options: [{ value: '0', label: 'nothing' }, ...products.filter((x) => x.id !== p.id).map((x) => ({ value: String(x.id), label: x.name }))],
+              },
+              { name: 'requireLinkedAccount', label: 'Requires a linked chat account', type: 'checkbox' },
+              { name: 'preventDowngrade', label: 'No downgrade: refused to a player holding a higher role from a product of this category', type: 'checkbox' },
+            ],
           },
           {
             kind: 'form', id: 'delete-product', title: 'Delete product', action: `${pages.base}/products/${p.id}/delete`, submit: 'Delete product',
@@ -201,6 +275,21 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
         return productPage(p, { values, errors: productErrors(err) });
       }
     }, { body: ProductPatchBody });
+
+    pages.post('/products/:id/rules', async ({ params, body, invalid, form }) => {
+      const p = await catalogue.requireProduct(idOf(params.id));
+      const values = { ...form, requireLinkedAccount: checkbox(form, 'requireLinkedAccount'), preventDowngrade: checkbox(form, 'preventDowngrade') };
+      if (invalid) return productPage(p, undefined, { values, errors: invalid });
+      const b = body as Static<typeof RulesPatchBody>;
+      try {
+        await rules.set(p.id, {
+          requiredProductId: b.requiredProductID ?? 0, requireLinkedAccount: toBool(values.requireLinkedAccount), preventDowngrade: toBool(values.preventDowngrade),
+        });
+        return { redirect: `${pages.base}/products/${p.id}`, notice: `Purchase rules of ${p.name} saved.` };
+      } catch (err) {
+        return productPage(p, undefined, { values, errors: errorsFor(err, ['requiredProductID'], { PRODUCT_NOT_FOUND: 'requiredProductID' }) });
+      }
+    }, { body: RulesPatchBody });
 
     pages.post('/products/:id/delete', async ({ params }) => {
       const p = await catalogue.requireProduct(Number(params.id));

@@ -92,7 +92,8 @@ export const StoreOrder = defineEntity({
     currency: p.string().length(3),
     paymentApi: p.string().length(64),
     paymentId: p.string().length(128).nullable(),
-    creationDate: p.string().length(19),
+    /** Indexed: the dashboard's sales of the day and month scan only the orders since then. */
+    creationDate: p.string().length(19).index(),
   },
 });
 

@@ -36,22 +36,27 @@ export const supportSection: ConsoleSection<unknown, DbSupportService> = {
       const categories = await support.categories.list({});
       const category = categories.some((c) => c.id === query.category) ? query.category : undefined;
       const before = idOf(query.before) || undefined;
-      const tickets = await support.inbox({ statusId: status ? Number(status) : undefined, categoryId: category ? Number(category) : undefined, before, limit: PAGE });
-      const keep = { ...(status ? { status } : {}), ...(category ? { category } : {}) };
+      // One player's tickets, linked from their profile.
+      const player = idOf(query.player) ? await users.findById(idOf(query.player)) : undefined;
+      const tickets = await support.inbox({
+        statusId: status ? Number(status) : undefined, categoryId: category ? Number(category) : undefined, accountId: player?.id, before, limit: PAGE,
+      });
+      const keep = { ...(status ? { status } : {}), ...(category ? { category } : {}), ...(player ? { player: String(player.id) } : {}) };
       const link = (extra: Record<string, string>) => `${pages.base}?${new URLSearchParams({ ...keep, ...extra })}`;
       return {
         title: 'Support desk',
         blocks: [
           {
             kind: 'form', id: 'ticket-filter', title: 'Inbox', method: 'get', action: pages.base, submit: 'Show tickets',
-            values: { status: status ?? '', category: category ?? '' },
+            values: { status: status ?? '', category: category ?? '', player: player ? String(player.id) : '' },
             fields: [
+              ...(player ? [{ name: 'player', label: 'Player', type: 'hidden' as const }] : []),
               { name: 'status', label: 'Status', type: 'select', options: [{ value: '', label: 'any' }, ...STATUSES.map(([value, label]) => ({ value, label }))] },
               { name: 'category', label: 'Category', type: 'select', options: [{ value: '', label: 'any' }, ...categories.map((c) => ({ value: c.id, label: c.name }))] },
             ],
           },
           {
-            kind: 'table', caption: 'Tickets, newest first', empty: 'No ticket here.',
+            kind: 'table', caption: player ? `Tickets of ${player.username}, newest first` : 'Tickets, newest first', empty: 'No ticket here.',
             columns: [{ key: 'id', label: 'Ticket', numeric: true }, { key: 'title', label: 'Title' }, { key: 'category', label: 'Category' }, { key: 'status', label: 'Status' }, { key: 'updated', label: 'Updated' }],
             rows: tickets.map((tk) => ({
               id: tk.id, title: { text: tk.title, href: `${pages.base}/tickets/${tk.id}` }, category: tk.categoryName,

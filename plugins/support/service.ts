@@ -236,11 +236,13 @@ export class DbSupportService implements SupportService {
    * The staff inbox: tickets newest first without their messages, `limit` at most, older than the
    * ticket `before` (keyset paging).
    */
-  async inbox(filter: { statusId?: number; categoryId?: number; before?: number; limit: number }): Promise<TicketSummaryRow[]> {
+  async inbox(filter: { statusId?: number; categoryId?: number; accountId?: number; before?: number; limit: number }): Promise<TicketSummaryRow[]> {
     const show = this.#clock();
     const where: string[] = [];
     const params: number[] = [];
-    for (const [column, value] of [['t.status_id = ?', filter.statusId], ['t.category_id = ?', filter.categoryId], ['t.id < ?', filter.before]] as const) {
+    for (const [column, value] of [
+      ['t.status_id = ?', filter.statusId], ['t.category_id = ?', filter.categoryId], ['t.account_id = ?', filter.accountId], ['t.id < ?', filter.before],
+    ] as const) {
       if (value === undefined) continue;
       where.push(column);
       params.push(value);

@@ -78,9 +78,17 @@ export const playersSection: ConsoleSection<unknown, DbUsersService> = {
         credits?.balance(user.id), credits?.history(user.id, { limit: PAGE, before }),
       ]);
       const ledgerLink = (extra: Record<string, string>) => `${pages.base}/${user.id}?${new URLSearchParams(extra)}`;
+      // The orders section is for admins; the support desk for both.
+      const tickets = pages.href('support', `?${new URLSearchParams({ player: String(user.id) })}`);
+      const orders = admin ? pages.href('orders', `?${new URLSearchParams({ username: user.username })}`) : undefined;
+      const elsewhere = [
+        ...(tickets ? [{ label: `Tickets of ${user.username}`, href: tickets }] : []),
+        ...(orders ? [{ label: `Orders of ${user.username}`, href: orders }] : []),
+      ];
       return {
         title: user.username, status: forms.credits || forms.grant ? 422 : 200,
         blocks: [
+          ...(elsewhere.length ? [{ kind: 'links' as const, items: elsewhere }] : []),
           {
             kind: 'stats', items: [
               { label: 'email', value: user.email ?? 'none' }, { label: 'chat ID', value: user.linkedAccounts.chat ?? 'not linked' },

@@ -1,4 +1,5 @@
 import { defineFeature } from '../../core/features.ts';
+import { voteLinksSection } from './console.ts';
 import { votesRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -14,5 +15,7 @@ export default defineFeature({
     const votes = new DbVotesService(db);
     services.provide(votesRef, votes);
     await votesRoutes(app, votes);
+    return votes;
   },
+  console: [voteLinksSection],
 });

@@ -5,20 +5,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { rootDir } from '../../../core/config.ts';
 import { build, call, sharedDatabaseUrl } from '../../../test/helper.ts';
-import { PASSWORD, register } from './browser.ts';
+import { PASSWORD, register, signInByForm } from './browser.ts';
 
 const run = promisify(execFile);
 
-/** Signs in through the form as a browser would (the form's token and its cookie); returns the answer. */
-async function signInByForm(app: Awaited<ReturnType<typeof build>>, username: string) {
-  const form = await app.inject('/console/login');
-  const cookie = String(form.headers['set-cookie']).split(';')[0]!;
-  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(form.body)![1]!;
-  return app.inject({
-    method: 'POST', url: '/console/login', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ _csrf: csrf, username, password: PASSWORD }).toString(),
-  });
-}
 
 t.test('npm run console -- admin makes the first admin', async (t) => {
   const env = { ...process.env, DATABASE_URL: await sharedDatabaseUrl(t), LOG_LEVEL: 'silent', CONFIG: '' };

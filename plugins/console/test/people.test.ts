@@ -96,4 +96,27 @@ t.test('players and the support desk in chromium', { skip: hasChromium ? false :
     ticket = (await call(app, `/api/support/tickets/${ticketId}`)).json();
     t.equal(ticket.statusID, '4', 'closed, through the API');
   });
+
+  await t.test("a player's profile links to their tickets, and for admins to their orders", async (t) => {
+    await call(app, '/api/support/tickets', { body: { accountID: String(adminId), categoryID: categoryId, title: 'Not Steve', message: 'Another player.' } });
+    await page.goto(`${base}/console/players/${steveId}`);
+    t.equal(await page.getByRole('link', { name: 'Orders of Steve' }).count(), 0, 'support staff get no orders link');
+    await page.getByRole('link', { name: 'Tickets of Steve' }).click();
+    const table = page.getByRole('table', { name: 'Tickets of Steve, newest first' });
+    await table.waitFor();
+    t.same(await table.locator('tbody td[data-label=Title]').allTextContents(), ['Charged twice'], "only Steve's ticket");
+    await page.getByRole('button', { name: 'Sign out' }).click();
+
+    const category = (await call(app, '/api/admin/store/categories', { body: { name: 'Ranks' } })).json();
+    const product = (await call(app, '/api/admin/store/products', { body: { name: 'Tag', categoryID: category.id, price: '1.00' } })).json();
+    t.equal((await call(app, '/api/store/buy', { body: { userID: String(steveId), products: [String(product.id)] } })).statusCode, 200);
+    t.equal((await call(app, '/api/store/buy', { body: { userID: String(adminId), products: [String(product.id)] } })).statusCode, 400, 'Alice has no credits: no order of hers');
+    const orderId = (await call(app, `/api/users/${steveId}/orders`)).json()[0].id;
+    await signIn(page, base, 'Alice');
+    await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
+    await page.goto(`${base}/console/players/${steveId}`);
+    await page.getByRole('link', { name: 'Orders of Steve' }).click();
+    await page.getByRole('link', { name: `#${orderId}` }).waitFor();
+    t.equal(await page.locator('#order-filter-username').inputValue(), 'Steve', 'the orders page is filtered by the player');
+  });
 });

@@ -1,7 +1,7 @@
 /** The catalogue and orders in a real browser: a category, a product with a command per server, a refund; each checked through the API too. */
 import t from 'tap';
 import { call } from '../../../test/helper.ts';
-import { browse, grant, hasChromium, register, role, screenshot, serve, signIn, skipReason } from './browser.ts';
+import { browse, grant, hasChromium, notice, register, role, screenshot, serve, signIn, skipReason } from './browser.ts';
 
 t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChromium ? false : skipReason }, async (t) => {
   const { app, base } = await serve(t);
@@ -91,6 +91,52 @@ t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChrom
     t.equal(orders[0].status, 'refunded', 'through the API');
     const balance = (await call(app, `/api/credits?username=Steve`)).json();
     t.match(JSON.stringify(balance), /20\.00/, 'the price is back on the balance');
+  });
+
+  await t.test('categories are edited and reordered, and a product gets purchase rules', async (t) => {
+    for (const name of ['Kits', 'Boosts']) t.equal((await call(app, '/api/admin/store/categories', { body: { name } })).statusCode, 201);
+    const byName = async () => new Map<string, { id: string; parentID: string; priority: string }>(
+      (await call(app, '/api/admin/store/categories')).json().map((c: { name: string }) => [c.name, c]));
+    await page.goto(`${base}/console/catalogue`);
+    const categories = page.getByRole('table', { name: 'Categories' });
+    const names = async () => (await categories.locator('tbody tr td:first-child').allTextContents()).map((n) => n.trim());
+    t.same(await names(), ['Ranks', 'Kits', 'Boosts']);
+    t.equal(await categories.getByRole('button', { name: 'Move Ranks up' }).count(), 0, 'the first cannot move up');
+    await categories.getByRole('button', { name: 'Move Boosts up' }).click();
+    t.match(await notice(page, /moved up/), /Boosts moved up/);
+    t.same(await names(), ['Ranks', 'Boosts', 'Kits'], 'on the page');
+    let api = await byName();
+    t.ok(Number(api.get('Boosts')!.priority) < Number(api.get('Kits')!.priority), 'through the API: Boosts before Kits');
+
+    await categories.getByRole('link', { name: 'Kits' }).click();
+    await page.getByRole('heading', { name: 'Kits', level: 1 }).waitFor();
+    t.notOk(await page.locator('#edit-category-parentID option', { hasText: 'Kits' }).count(), 'a category cannot be its own parent');
+    await page.locator('#edit-category-slug').fill('bad slug!');
+    await page.getByRole('button', { name: 'Save category' }).click();
+    await page.locator('#edit-category-slug-error').waitFor();
+    t.match(await page.locator('#edit-category-slug-error').textContent(), /slug/);
+    t.equal((await byName()).get('Kits')!.parentID, '0', 'nothing changed');
+    await page.locator('#edit-category-slug').fill('starter-kits');
+    await page.locator('#edit-category-name').fill('Starter kits');
+    await page.locator('#edit-category-parentID').selectOption({ label: 'Ranks' });
+    await page.getByRole('button', { name: 'Save category' }).click();
+    t.match(await notice(page, /saved/), /Category Starter kits saved/);
+    t.same(await names(), ['Ranks', '— Starter kits', 'Boosts'], 'shown under its parent');
+    api = await byName();
+    t.match(api.get('Starter kits'), { parentID: api.get('Ranks')!.id }, 'through the API');
+
+    const starter = (await call(app, '/api/admin/store/products', { body: { name: 'Starter', categoryID: api.get('Ranks')!.id, price: '1.00' } })).json();
+    await page.goto(`${base}/console/catalogue/products/${productId}`);
+    const rules = page.locator('#product-rules');
+    await rules.getByLabel('Requires having bought').selectOption({ label: 'Starter' });
+    await rules.getByLabel('Requires a linked chat account').check();
+    await rules.getByRole('button', { name: 'Save rules' }).click();
+    t.match(await notice(page, /Purchase rules/), /Purchase rules of VIP saved/);
+    t.equal(await page.locator('#product-rules-requiredProductID').inputValue(), String(starter.id), 'on the page');
+    t.ok(await page.locator('#product-rules-requireLinkedAccount').isChecked());
+    t.same((await call(app, `/api/admin/store/products/${productId}/rules`)).json(), {
+      requiredProductID: String(starter.id), requireLinkedAccount: true, preventDowngrade: false,
+    }, 'through the API');
   });
 
   await t.test('the dashboard shows the figures of each section', async (t) => {

@@ -1,5 +1,6 @@
 // Written by npm run migration:create; lists every migration of this folder in order.
 import m0 from './20261121110804_store_init.ts';
 import m1 from './20261123082113_store_purchase_rules.ts';
+import m2 from './20261123104447_store_order_date_index.ts';
 
-export const migrations = [m0, m1];
+export const migrations = [m0, m1, m2];

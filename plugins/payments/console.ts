@@ -1,0 +1,145 @@
+/**
+ * The payments feature's console section: the gateways and why one is off, the payments (newest
+ * first, keyset pages, by status), the debts refunds left, and the top-up packages (created,
+ * changed, deleted with the admin API's schemas and the service's own checks).
+ */
+import type { Static } from '@sinclair/typebox';
+import { errorsFor, type ConsoleField, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
+import { displayTimestamp, formatMoney } from '../../core/format.ts';
+import { PackageCreateBody, PackagePatchBody } from './schemas.ts';
+import type { Package, Payment, Payments } from './service.ts';
+
+type Shown = { values: Record<string, string>; errors: Record<string, string> };
+
+const PAGE = 50;
+const STATUSES: Payment['status'][] = ['pending', 'completed', 'refunded', 'disputed'];
+
+const FIELDS: ConsoleField[] = [
+  { name: 'name', label: 'Name', required: true },
+  { name: 'price', label: 'Price', type: 'number', required: true, hint: 'What the player pays, e.g. 9.99.' },
+  { name: 'currency', label: 'Currency', hint: 'Three letters; the site currency when empty.' },
+  { name: 'credits', label: 'Credits', type: 'number', required: true },
+  { name: 'bonus', label: 'Bonus credits', type: 'number', hint: 'Added on top; 0 when empty.' },
+];
+
+const errors = (err: unknown) => errorsFor(err, Object.keys(PackageCreateBody.properties), { INVALID_CURRENCY: 'currency' });
+
+export const paymentsSection: ConsoleSection<unknown, Payments> = {
+  id: 'payments',
+  title: 'Payments',
+  order: 65,
+  pages(pages, { settings }, payments) {
+    const tz = () => settings.get().timezone;
+    const player = (userId: number) => {
+      const href = pages.href('players', `/${userId}`);
+      return href ? { text: `#${userId}`, href } : `#${userId}`;
+    };
+    const paymentRow = (p: Payment) => ({
+      date: displayTimestamp(p.creationDate, tz()), player: player(p.userId), gateway: p.gateway, status: p.status,
+      amount: `${formatMoney(p.amount)} ${p.currency}`, credits: formatMoney(p.credits), debt: p.debt ? formatMoney(p.debt) : '',
+    });
+    const paymentColumns = [
+      { key: 'date', label: 'Date' }, { key: 'player', label: 'Player' }, { key: 'gateway', label: 'Gateway' }, { key: 'status', label: 'Status' },
+      { key: 'amount', label: 'Paid', numeric: true }, { key: 'credits', label: 'Credits', numeric: true }, { key: 'debt', label: 'Debt', numeric: true },
+    ];
+
+    pages.get('', async ({ query }) => {
+      const status = STATUSES.find((s) => s === query.status);
+      const before = /^[0-9a-f]{32}$/.test(query.before ?? '') ? query.before : undefined;
+      const [rows, debts] = await Promise.all([payments.list({ status, before, limit: PAGE }), payments.debts()]);
+      const link = (extra: Record<string, string>) => `${pages.base}?${new URLSearchParams({ ...(status ? { status } : {}), ...extra })}`;
+      return {
+        title: 'Payments',
+        blocks: [
+          {
+            kind: 'links', heading: 'Top-up packages', items: [{ label: 'Packages players buy credits with', href: `${pages.base}/packages` }],
+          },
+          {
+            kind: 'table', caption: 'Gateways', empty: 'No gateway.',
+            columns: [{ key: 'name', label: 'Gateway' }, { key: 'state', label: 'State' }],
+            rows: payments.gateways().map((g) => ({ name: g.name, state: g.reason ? `off: ${g.reason}` : 'on' })),
+          },
+          {
+            kind: 'form', id: 'payment-filter', title: 'Payments', method: 'get', action: pages.base, submit: 'Show payments', values: { status: status ?? '' },
+            fields: [{ name: 'status', label: 'Status', type: 'select', options: [{ value: '', label: 'any' }, ...STATUSES.map((s) => ({ value: s, label: s }))] }],
+          },
+          {
+            kind: 'table', caption: 'Payments, newest first', empty: 'No payment here.', columns: paymentColumns, rows: rows.map(paymentRow),
+            next: rows.length === PAGE ? link({ before: rows.at(-1)!.id }) : undefined, first: before ? link({}) : undefined,
+          },
+          {
+            kind: 'table', caption: 'Debts: credits a refund or dispute could not take back', empty: 'Nobody owes credits.',
+            columns: paymentColumns, rows: debts.map(paymentRow),
+          },
+        ],
+      };
+    });
+
+    const packagesPage = async (add?: Shown): Promise<ConsolePage> => ({
+      title: 'Top-up packages', status: add ? 422 : 200,
+      blocks: [
+        { kind: 'links', items: [{ label: 'Payments', href: pages.base }] },
+        {
+          kind: 'table', caption: 'Packages', empty: 'No package: players top up any amount.',
+          columns: [{ key: 'name', label: 'Name' }, { key: 'price', label: 'Price', numeric: true }, { key: 'credits', label: 'Credits', numeric: true }, { key: 'bonus', label: 'Bonus', numeric: true }, { key: 'delete', label: 'Delete' }],
+          rows: (await payments.packages()).map((p) => ({
+            name: { text: p.name, href: `${pages.base}/packages/${p.id}` }, price: `${formatMoney(p.price)} ${p.currency}`,
+            credits: formatMoney(p.credits), bonus: formatMoney(p.bonus),
+            delete: { action: `${pages.base}/packages/${p.id}/delete`, label: `Delete ${p.name}`, confirm: `Delete the package ${p.name}? Payments made keep their amounts.` },
+          })),
+        },
+        {
+          kind: 'form', id: 'new-package', title: 'New package', action: `${pages.base}/packages`, submit: 'Create package',
+          values: add?.values ?? { currency: settings.get().currency }, errors: add?.errors, fields: FIELDS,
+        },
+      ],
+    });
+
+    const packagePage = (p: Package, edit?: Shown): ConsolePage => ({
+      title: p.name, status: edit ? 422 : 200,
+      blocks: [
+        { kind: 'links', items: [{ label: 'All packages', href: `${pages.base}/packages` }] },
+        {
+          kind: 'form', id: 'edit-package', title: 'Edit package', action: `${pages.base}/packages/${p.id}`, submit: 'Save package',
+          values: edit?.values ?? { name: p.name, price: formatMoney(p.price), currency: p.currency, credits: formatMoney(p.credits), bonus: formatMoney(p.bonus) },
+          errors: edit?.errors, fields: FIELDS,
+        },
+      ],
+    });
+
+    const packageId = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
+
+    pages.get('/packages', async () => packagesPage());
+
+    pages.post('/packages', async ({ body, invalid, form }) => {
+      if (invalid) return packagesPage({ values: form, errors: invalid });
+      try {
+        const p = await payments.createPackage(body as Static<typeof PackageCreateBody>);
+        return { redirect: `${pages.base}/packages`, notice: `Package ${p.name} created: ${formatMoney(p.price)} ${p.currency} for ${formatMoney(p.credits + p.bonus)} credits.` };
+      } catch (err) {
+        return packagesPage({ values: form, errors: errors(err) });
+      }
+    }, { body: PackageCreateBody });
+
+    pages.get('/packages/:id', async ({ params }) => packagePage(await payments.requirePackage(packageId(params.id))));
+
+    pages.post('/packages/:id', async ({ params, body, invalid, form }) => {
+      const p = await payments.requirePackage(packageId(params.id));
+      if (invalid) return packagePage(p, { values: form, errors: invalid });
+      try {
+        const b = body as Static<typeof PackagePatchBody>;
+        // An emptied bonus is no bonus, as the form says.
+        const saved = await payments.updatePackage(p.id, { ...b, bonus: b.bonus ?? '0' });
+        return { redirect: `${pages.base}/packages`, notice: `Package ${saved.name} saved.` };
+      } catch (err) {
+        return packagePage(p, { values: form, errors: errors(err) });
+      }
+    }, { body: PackagePatchBody });
+
+    pages.post('/packages/:id/delete', async ({ params }) => {
+      const p = await payments.requirePackage(packageId(params.id));
+      await payments.deletePackage(p.id);
+      return { redirect: `${pages.base}/packages`, notice: `Package ${p.name} deleted.` };
+    });
+  },
+};
