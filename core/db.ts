@@ -198,11 +198,10 @@ class SqliteConnection {
    */
   async probeWrite(): Promise<void> {
     while (this.#holder) await this.#wait();
-    // A pragma takes no bound value; the number written back is the database's own.
-    const { user_version: version } = this.db.prepare('pragma user_version').get() as { user_version: number };
     this.db.exec('begin immediate');
     try {
-      this.db.exec(`pragma user_version = ${Number(version)}`);
+      // A row of the host's own settings table, written and rolled back: the values bound.
+      this.db.prepare('insert into core_settings (`key`, value) values (?, ?)').run('health.probe', '');
     } finally {
       if (this.db.isTransaction) this.db.exec('rollback');
     }
