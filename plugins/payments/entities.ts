@@ -46,7 +46,7 @@ export const PaymentsPayment = defineEntity({
     /** Credits that could not be taken back (already spent): what the player owes. */
     debt: p.bigint('number'),
     checkoutUrl: p.text(),
-    creationDate: p.string().length(19),
+    creationDate: p.string().length(19).index(),
     updateDate: p.string().length(19),
   },
 });

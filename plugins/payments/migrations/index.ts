@@ -1,4 +1,5 @@
 // Written by npm run migration:create; lists every migration of this folder in order.
 import m0 from './20261123075932_payments_init.ts';
+import m1 from './20261123110906_payments_payment_date_index.ts';
 
-export const migrations = [m0];
+export const migrations = [m0, m1];
