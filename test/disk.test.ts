@@ -75,7 +75,8 @@ t.test('a full disk: 503 and nothing written, then serving again by itself', { s
     const res = await add();
     if (res.statusCode === 200) continue;
     t.equal(res.statusCode, 503, res.body);
-    t.match(res.json(), { status: false, error: 'SERVICE_UNAVAILABLE' });
+    // The game plugin calls this route: `error` is its general code, ours is in `code` (docs/clients.md).
+    t.match(res.json(), { status: false, error: 'USER_NOT_FOUND', code: 'SERVICE_UNAVAILABLE' });
     t.ok(res.headers['retry-after'], 'Retry-After');
     refused++;
     if (refused === 3) break;

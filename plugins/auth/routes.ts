@@ -1,7 +1,7 @@
 /** api.md's Auth endpoints, plus two-factor enrolment (decisions.md §3). */
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify';
-import { AUTH_PLUGIN } from '../../core/clients.ts';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
+import { authPlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, now, parseClientTimestamp } from '../../core/format.ts';
 import { numeric, ok, type TypeBoxProvider } from '../../core/schemas.ts';
@@ -27,18 +27,16 @@ const code = () => numeric({ description: 'the 6-digit code of the authenticator
  * server: one game server sends the logins of all its players. Runs after validation, so the body
  * is there and malformed calls are not counted.
  */
-function limited(name: string, limit: RateLimit): RouteShorthandOptions {
+function limited(name: string, limit: RateLimit): FastifyContextConfig {
   if (limit.max === 0) return {};
   return {
-    config: {
-      rateLimit: {
-        max: limit.max,
-        timeWindow: limit.windowSeconds * 1000,
-        hook: 'preHandler',
-        keyGenerator: (request: FastifyRequest) => {
-          const body = request.body as { username: string; ip: string };
-          return `${name}:${lookupKey(body.username)}|${body.ip}`;
-        },
+    rateLimit: {
+      max: limit.max,
+      timeWindow: limit.windowSeconds * 1000,
+      hook: 'preHandler',
+      keyGenerator: (request: FastifyRequest) => {
+        const body = request.body as { username: string; ip: string };
+        return `${name}:${lookupKey(body.username)}|${body.ip}`;
       },
     },
   };
@@ -47,8 +45,9 @@ function limited(name: string, limit: RateLimit): RouteShorthandOptions {
 export async function authRoutes(fastify: FastifyInstance, auth: AuthService, settings: SettingsService, limits: { login: RateLimit; register: RateLimit }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
 
+  // The routes the game auth plugin calls: it reads `error` into its own enum and gets the nearest code it knows.
   app.post('/api/auth/login', {
-    ...limited('login', limits.login),
+    config: { ...limited('login', limits.login), clientErrors: authPlugin() },
     schema: {
       tags, summary: 'Log in; with two-factor on, the token is pending until /api/auth/tfa/verify',
       body: Type.Object({ username: Type.String(), password: Type.String(), ip: ip(), useragent: useragent() }),
@@ -60,7 +59,8 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
   });
 
   app.post('/api/auth/register', {
-    ...limited('register', limits.register),
+    // Too many tries from one place: the nearest the plugin has is its limit on registrations.
+    config: { ...limited('register', limits.register), clientErrors: authPlugin({ codes: { RATE_LIMITED: 'REGISTER_LIMIT' } }) },
     schema: {
       tags, summary: 'Register an account and open a session',
       body: Type.Object({
@@ -77,8 +77,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
   });
 
   app.post('/api/auth/game-sessions', {
-    // The game auth plugin reads `error` into its own enum: it gets the nearest code it knows.
-    config: { clientErrors: AUTH_PLUGIN },
+    config: { clientErrors: authPlugin() },
     schema: {
       tags, summary: 'What a joining player must do: register, log in, a two-factor code, or nothing (a live session)',
       description: 'For the game auth plugin\'s pre-login check. `HAS_SESSION` and `TFA_REQUIRED` carry a new token; '
@@ -132,6 +131,8 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
   });
 
   app.post('/api/auth/tfa/verify', {
+    // A failure other than a wrong code or an unknown token (too many wrong codes, ...) is the plugin's failed verification.
+    config: { clientErrors: authPlugin({ otherwise: 'TFA_VERIFICATION_FAILED' }) },
     schema: {
       tags, summary: 'Complete a login with the two-factor code',
       body: Type.Object({ token: Type.String(), code: code() }), response: { 200: ok() },

@@ -1,6 +1,7 @@
 /** api.md's Credits endpoints (decisions.md §6), plus the ledger history. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, formatMoney, moneyNumber, requireMoney } from '../../core/format.ts';
 import type { TypeBoxProvider } from '../../core/schemas.ts';
@@ -42,7 +43,9 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
     return users.requireById(Number(id));
   }
 
+  // The game plugin calls show, add, remove, send and set, and reads `error` into its enum (docs/clients.md).
   app.get('/api/credits', {
+    config: { clientErrors: gamePlugin() },
     schema: { tags, summary: 'A user\'s balance, by username or by id', querystring: UserQuery, response: { 200: BalanceResponse } },
   }, async (request) => {
     const user = await queriedUser(request.query);
@@ -53,6 +56,7 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
 
   for (const [action, sign, summary] of [['add', 1, 'Add credits to a balance'], ['remove', -1, 'Take credits from a balance']] as const) {
     app.post(`/api/credits/${action}`, {
+      config: { clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
       schema: { tags, summary, body: ChangeBody, response: { 200: ChangeResponse } },
     }, async (request) => {
       const cents = amountOf(request.body.amount, 1);
@@ -62,6 +66,7 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
   }
 
   app.post('/api/credits/send', {
+    config: { clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT', target_username: 'TARGET_USER_NOT_FOUND' } }) },
     schema: { tags, summary: 'Move credits from one user to another', body: SendBody, response: { 200: SendResponse } },
   }, async (request) => {
     const body = request.body;
@@ -88,6 +93,7 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
   };
   const setSchema = { tags, body: SetBody, response: { 200: ChangeResponse } };
   app.post('/api/credits/set', {
+    config: { clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
     schema: { ...setSchema, summary: 'Set a balance' },
   }, async (request) => set(request.body.target_username, request.body.amount, request.apiKey?.name));
   app.post('/api/credits/:user/set', {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
+import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
 import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { CommandInput, DeliveryService, Trigger } from './contract.ts';
@@ -74,11 +75,14 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
   });
 
   // The official game plugin's HTTP connection mode, exactly as it calls (with the site's API key; the server token says which server).
+  // It reads `error` into its enum (docs/clients.md).
   const pluginTags = ['delivery'];
   app.get('/api/command-logs/:token/queue', {
+    config: { clientErrors: gamePlugin() },
     schema: { tags: pluginTags, summary: 'Commands waiting for this game server (plugin HTTP mode)', params: TokenParams, response: { 200: PluginQueue } },
   }, async (request) => delivery.pluginQueue(request.params.token));
   app.post('/api/command-logs/validate', {
+    config: { clientErrors: gamePlugin() },
     schema: { tags: pluginTags, summary: 'Take listed commands: one player\'s still-waiting rows, marked done (plugin HTTP mode)', body: ValidateBody, response: { 200: Validated } },
   }, async (request) => ({ commands: await delivery.validate(request.body.token, (request.body.commands ?? []).map(Number)) }));
 

@@ -9,6 +9,7 @@
  * are not on the boards.
  */
 import { Type } from '@sinclair/typebox';
+import { gamePlugin } from '../../core/clients.ts';
 import { defineFeature } from '../../core/features.ts';
 import { displayTimestamp, formatMoney } from '../../core/format.ts';
 import { str, type TypeBoxProvider } from '../../core/schemas.ts';
@@ -40,6 +41,8 @@ export default defineFeature({
     });
 
     app.withTypeProvider<TypeBoxProvider>().get('/api/store/donations', {
+      // The game plugin's donation boards: it reads `error` into its enum (docs/clients.md).
+      config: { clientErrors: gamePlugin() },
       schema: {
         tags: ['store'], summary: 'Donation boards',
         description: `type: ${DONATION_TYPES.join(', ')}. The top boards rank users by the sum of their payments in the current `

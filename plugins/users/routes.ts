@@ -1,6 +1,7 @@
 /** api.md's Users endpoints. */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { FeatureContext } from '../../core/features.ts';
 import type { ServiceRef } from '../../core/registry.ts';
@@ -36,6 +37,8 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
   const roleRows = (held: RoleAssignment[]) => held.map((a) => userRoleRow(a, settings.get().timezone));
 
   app.get('/api/users', {
+    // The game plugin looks players up here and reads `error` into its enum (docs/clients.md).
+    config: { clientErrors: gamePlugin() },
     schema: {
       tags, summary: 'A user profile, by ID or by username (case-insensitive); exactly one of them',
       querystring: Type.Object({

@@ -60,13 +60,15 @@ t.test('profile lookup errors change nothing', async (t) => {
   const app = await build(t, { features: ['users'] });
   const steve = await newUser(app, 'Steve');
   const before = await snapshot(app, USERS_TABLES);
+  // The game plugin looks players up here and reads `error` into its enum: USER_NOT_FOUND, ours in `code`.
+  const malformed = { status: 400, error: 'USER_NOT_FOUND', code: 'VALIDATION_ERROR' };
   await expectErrors(t, app, [
-    { url: '/api/users/', status: 400, error: 'VALIDATION_ERROR', message: /exactly one/ },
-    { url: `/api/users/?userID=${steve.id}&username=Steve`, status: 400, error: 'VALIDATION_ERROR', message: /exactly one/ },
-    { url: '/api/users/?userID=abc', status: 400, error: 'VALIDATION_ERROR', message: /userID/ },
-    { url: '/api/users/?userID=-1', status: 400, error: 'VALIDATION_ERROR', message: /userID/ },
-    { url: '/api/users/?userID=1&userID=2', status: 400, error: 'VALIDATION_ERROR', message: /userID/ },
-    { url: '/api/users/?username=', status: 400, error: 'VALIDATION_ERROR', message: /username/ },
+    { url: '/api/users/', ...malformed, message: /exactly one/ },
+    { url: `/api/users/?userID=${steve.id}&username=Steve`, ...malformed, message: /exactly one/ },
+    { url: '/api/users/?userID=abc', ...malformed, message: /userID/ },
+    { url: '/api/users/?userID=-1', ...malformed, message: /userID/ },
+    { url: '/api/users/?userID=1&userID=2', ...malformed, message: /userID/ },
+    { url: '/api/users/?username=', ...malformed, message: /username/ },
     { url: '/api/users/?userID=999', status: 404, error: 'USER_NOT_FOUND', message: 'No user with ID 999.' },
     { url: '/api/users/?userID=99999999999999999', status: 404, error: 'USER_NOT_FOUND', message: /ID/ },
     { url: '/api/users/?username=herobrine', status: 404, error: 'USER_NOT_FOUND', message: 'No user named "herobrine".' },
