@@ -8,7 +8,7 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { created, newUser } from './fixtures.ts';
-import { ADMIN_KEY, build } from './helper.ts';
+import { ADMIN_KEY, build, type TestLike } from './helper.ts';
 
 /** The plugin's `Error` enum, as its source declares it (shared/src/main/java/net/leaderos/shared/error/Error.java). */
 const PLUGIN_ERRORS = new Set([
@@ -56,7 +56,7 @@ interface Setup {
   token: string;
 }
 
-async function setup(t: Parameters<Parameters<typeof t.test>[1]>[0]): Promise<Setup> {
+async function setup(t: TestLike): Promise<Setup> {
   const app = await build(t);
   const steve = (await newUser(app, 'Steve', { cents: 5000 })).id;
   await newUser(app, 'Alex');
