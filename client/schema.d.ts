@@ -66,6 +66,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user profile; `<userId>` is a user ID or a username (the older path form of GET /api/users)
+         * @description Scope: `api` or `users` or `users:read`.
+         */
+        get: operations["getUsersByUserId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/{userId}/roles": {
         parameters: {
             query?: never;
@@ -74,7 +94,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The roles a user holds now
+         * The roles a user holds now; `<userId>` may also be a username
          * @description Scope: `api` or `users` or `users:read`.
          */
         get: operations["getUsersByUserIdRoles"];
@@ -122,7 +142,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A user's tickets (served while the support feature runs)
+         * A user's tickets (served while the support feature runs); `<userId>` may also be a username
          * @description Scope: `api` or `users` or `users:read`.
          */
         get: operations["getUsersByUserIdTickets"];
@@ -142,7 +162,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A user's orders (served while the store feature runs)
+         * A user's orders (served while the store feature runs); `<userId>` may also be a username
          * @description Scope: `api` or `users` or `users:read`.
          */
         get: operations["getUsersByUserIdOrders"];
@@ -672,6 +692,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/credits/{user}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's balance; `<user>` is a user ID or a username (the older path form of GET /api/credits)
+         * @description Scope: `api` or `credits` or `credits:read`.
+         */
+        get: operations["getCreditsByUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/credits/add": {
         parameters: {
             query?: never;
@@ -686,6 +726,26 @@ export interface paths {
          * @description Scope: `api` or `credits` or `credits:write`.
          */
         post: operations["postCreditsAdd"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/credits/{user}/add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add credits to a balance; `<user>` names the target when the body has no target_username (the older path form)
+         * @description Scope: `api` or `credits` or `credits:write`.
+         */
+        post: operations["postCreditsByUserAdd"];
         delete?: never;
         options?: never;
         head?: never;
@@ -712,6 +772,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/credits/{user}/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take credits from a balance; `<user>` names the target when the body has no target_username (the older path form)
+         * @description Scope: `api` or `credits` or `credits:write`.
+         */
+        post: operations["postCreditsByUserRemove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/credits/send": {
         parameters: {
             query?: never;
@@ -726,6 +806,26 @@ export interface paths {
          * @description Scope: `api` or `credits` or `credits:write`.
          */
         post: operations["postCreditsSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/credits/{user}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move credits from `<user>` (unless the body names a sender_username) to another user (the older path form)
+         * @description Scope: `api` or `credits` or `credits:write`.
+         */
+        post: operations["postCreditsByUserSend"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2004,6 +2104,10 @@ export interface components {
             gameItem: string;
             /** @description flag */
             isActive: string;
+            /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+            gameItemModelID: string;
+            /** @description flag: upgrade pricing within the category (not offered: always 0) */
+            isCumulative: string;
             subcategories: components["schemas"]["StoreCategoryTree"][];
             products: {
                 id: string;
@@ -2036,6 +2140,10 @@ export interface components {
                 /** @description flag */
                 isActive: string;
                 creationDate: string;
+                /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                gameItemModelID: string;
+                /** @description flag (not offered: always 0) */
+                requireOnlyOneProduct: string;
                 /** @description values the buyer supplies with this product */
                 variables: {
                     name: string;
@@ -2061,6 +2169,10 @@ export interface components {
             gameItem: string;
             /** @description flag */
             isActive: string;
+            /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+            gameItemModelID: string;
+            /** @description flag: upgrade pricing within the category (not offered: always 0) */
+            isCumulative: string;
             subcategories: components["schemas"]["StoreListingCategory"][];
             products: {
                 id: string;
@@ -2081,7 +2193,7 @@ export interface components {
                 /** @description days the role is granted: 0 = permanent, -1 = no role */
                 duration: string;
                 /** @description -1 = unlimited */
-                stock: number;
+                stock: string;
                 priority: string;
                 /** @description flag */
                 isFeaturedProduct: string;
@@ -2093,6 +2205,10 @@ export interface components {
                 /** @description flag */
                 isActive: string;
                 creationDate: string;
+                /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                gameItemModelID: string;
+                /** @description flag (not offered: always 0) */
+                requireOnlyOneProduct: string;
                 /** @description values the buyer supplies with this product */
                 variables: {
                     name: string;
@@ -2405,6 +2521,101 @@ export interface operations {
                         linkedAccounts: {
                             [key: string]: string;
                         };
+                        /** @description the player's game UUID; empty until a game reports it */
+                        uuid: string;
+                        /** @description the last login in game; empty until a game reports it */
+                        lastlogin: string;
+                        /** @description last position in game; empty until a game reports it */
+                        x: string;
+                        y: string;
+                        z: string;
+                        world: string;
+                        /** @description flag: logged in in game now; 0 until a game reports it */
+                        isLogged: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getUsersByUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a user ID (digits) or a username */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        username: string;
+                        realname: string;
+                        email: string;
+                        credit: string;
+                        isVerified: string;
+                        authStatus: string;
+                        creationIP: string;
+                        creationDate: string;
+                        /** @description external account ids by platform; `chat` = chat user ID */
+                        linkedAccounts: {
+                            [key: string]: string;
+                        };
+                        /** @description the player's game UUID; empty until a game reports it */
+                        uuid: string;
+                        /** @description the last login in game; empty until a game reports it */
+                        lastlogin: string;
+                        /** @description last position in game; empty until a game reports it */
+                        x: string;
+                        y: string;
+                        z: string;
+                        world: string;
+                        /** @description flag: logged in in game now; 0 until a game reports it */
+                        isLogged: string;
                     };
                 };
             };
@@ -2451,6 +2662,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description a user ID (digits) or a username */
                 userId: string;
             };
             cookie?: never;
@@ -2791,6 +3003,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description a user ID (digits) or a username */
                 userId: string;
             };
             cookie?: never;
@@ -2859,6 +3072,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description a user ID (digits) or a username */
                 userId: string;
             };
             cookie?: never;
@@ -3432,6 +3646,17 @@ export interface operations {
                         linkedAccounts: {
                             [key: string]: string;
                         };
+                        /** @description the player's game UUID; empty until a game reports it */
+                        uuid: string;
+                        /** @description the last login in game; empty until a game reports it */
+                        lastlogin: string;
+                        /** @description last position in game; empty until a game reports it */
+                        x: string;
+                        y: string;
+                        z: string;
+                        world: string;
+                        /** @description flag: logged in in game now; 0 until a game reports it */
+                        isLogged: string;
                     };
                 };
             };
@@ -3545,6 +3770,17 @@ export interface operations {
                         linkedAccounts: {
                             [key: string]: string;
                         };
+                        /** @description the player's game UUID; empty until a game reports it */
+                        uuid: string;
+                        /** @description the last login in game; empty until a game reports it */
+                        lastlogin: string;
+                        /** @description last position in game; empty until a game reports it */
+                        x: string;
+                        y: string;
+                        z: string;
+                        world: string;
+                        /** @description flag: logged in in game now; 0 until a game reports it */
+                        isLogged: string;
                     };
                 };
             };
@@ -3646,6 +3882,17 @@ export interface operations {
                         linkedAccounts: {
                             [key: string]: string;
                         };
+                        /** @description the player's game UUID; empty until a game reports it */
+                        uuid: string;
+                        /** @description the last login in game; empty until a game reports it */
+                        lastlogin: string;
+                        /** @description last position in game; empty until a game reports it */
+                        x: string;
+                        y: string;
+                        z: string;
+                        world: string;
+                        /** @description flag: logged in in game now; 0 until a game reports it */
+                        isLogged: string;
                     };
                 };
             };
@@ -5950,6 +6197,72 @@ export interface operations {
             };
         };
     };
+    getCreditsByUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a user ID (digits) or a username */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @description `12.50 USD` */
+                        credits: string;
+                        raw_credits: number;
+                        currency: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     postCreditsAdd: {
         parameters: {
             query?: never;
@@ -5974,6 +6287,111 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description the user whose balance changes */
                     target_username: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @description `12.50 USD` */
+                        current_credits: string;
+                        current_raw_credits: number;
+                        currency: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postCreditsByUserAdd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description target username, used when the body has no target_username */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the user whose balance is set; defaults to the path's <user> */
+                    target_username?: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description the user whose balance is set; defaults to the path's <user> */
+                    target_username?: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+                "multipart/form-data": {
+                    /** @description the user whose balance is set; defaults to the path's <user> */
+                    target_username?: string;
                     /** @description decimal with at most two places, e.g. `12.50` */
                     amount: string | number;
                 };
@@ -6154,6 +6572,111 @@ export interface operations {
             };
         };
     };
+    postCreditsByUserRemove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description target username, used when the body has no target_username */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the user whose balance is set; defaults to the path's <user> */
+                    target_username?: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description the user whose balance is set; defaults to the path's <user> */
+                    target_username?: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+                "multipart/form-data": {
+                    /** @description the user whose balance is set; defaults to the path's <user> */
+                    target_username?: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @description `12.50 USD` */
+                        current_credits: string;
+                        current_raw_credits: number;
+                        currency: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     postCreditsSend: {
         parameters: {
             query?: never;
@@ -6182,6 +6705,120 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description the user who pays */
                     sender_username: string;
+                    /** @description the user who receives */
+                    target_username: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /** @description the sender's balance, `12.50 USD` */
+                        current_credits: string;
+                        current_raw_credits: number;
+                        /** @description the target's balance */
+                        target_current_credits: string;
+                        target_current_raw_credits: number;
+                        currency: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postCreditsByUserSend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description target username, used when the body has no target_username */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the user who pays; defaults to the path's <user> */
+                    sender_username?: string;
+                    /** @description the user who receives */
+                    target_username: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description the user who pays; defaults to the path's <user> */
+                    sender_username?: string;
+                    /** @description the user who receives */
+                    target_username: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+                "multipart/form-data": {
+                    /** @description the user who pays; defaults to the path's <user> */
+                    sender_username?: string;
                     /** @description the user who receives */
                     target_username: string;
                     /** @description decimal with at most two places, e.g. `12.50` */
@@ -6655,6 +7292,10 @@ export interface operations {
                         /** @description flag */
                         isActive: string;
                         creationDate: string;
+                        /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                        gameItemModelID: string;
+                        /** @description flag (not offered: always 0) */
+                        requireOnlyOneProduct: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
                             name: string;
@@ -6751,6 +7392,10 @@ export interface operations {
                         /** @description flag */
                         isActive: string;
                         creationDate: string;
+                        /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                        gameItemModelID: string;
+                        /** @description flag (not offered: always 0) */
+                        requireOnlyOneProduct: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
                             name: string;
@@ -6830,6 +7475,10 @@ export interface operations {
                         gameItem: string;
                         /** @description flag */
                         isActive: string;
+                        /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                        gameItemModelID: string;
+                        /** @description flag: upgrade pricing within the category (not offered: always 0) */
+                        isCumulative: string;
                     }[];
                 };
             };
@@ -7105,6 +7754,10 @@ export interface operations {
                         gameItem: string;
                         /** @description flag */
                         isActive: string;
+                        /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                        gameItemModelID: string;
+                        /** @description flag: upgrade pricing within the category (not offered: always 0) */
+                        isCumulative: string;
                     }[];
                 };
             };
@@ -7228,6 +7881,10 @@ export interface operations {
                         gameItem: string;
                         /** @description flag */
                         isActive: string;
+                        /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                        gameItemModelID: string;
+                        /** @description flag: upgrade pricing within the category (not offered: always 0) */
+                        isCumulative: string;
                     };
                 };
             };
@@ -7427,6 +8084,10 @@ export interface operations {
                         gameItem: string;
                         /** @description flag */
                         isActive: string;
+                        /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                        gameItemModelID: string;
+                        /** @description flag: upgrade pricing within the category (not offered: always 0) */
+                        isCumulative: string;
                     };
                 };
             };
@@ -7622,6 +8283,10 @@ export interface operations {
                         gameItem: string;
                         /** @description flag */
                         isActive: string;
+                        /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                        gameItemModelID: string;
+                        /** @description flag: upgrade pricing within the category (not offered: always 0) */
+                        isCumulative: string;
                     };
                 };
             };
@@ -7736,6 +8401,10 @@ export interface operations {
                         /** @description flag */
                         isActive: string;
                         creationDate: string;
+                        /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                        gameItemModelID: string;
+                        /** @description flag (not offered: always 0) */
+                        requireOnlyOneProduct: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
                             name: string;
@@ -7923,6 +8592,10 @@ export interface operations {
                         /** @description flag */
                         isActive: string;
                         creationDate: string;
+                        /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                        gameItemModelID: string;
+                        /** @description flag (not offered: always 0) */
+                        requireOnlyOneProduct: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
                             name: string;
@@ -8144,6 +8817,10 @@ export interface operations {
                         /** @description flag */
                         isActive: string;
                         creationDate: string;
+                        /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                        gameItemModelID: string;
+                        /** @description flag (not offered: always 0) */
+                        requireOnlyOneProduct: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
                             name: string;
@@ -8403,6 +9080,10 @@ export interface operations {
                         /** @description flag */
                         isActive: string;
                         creationDate: string;
+                        /** @description custom model data of the in-game icon; 0 = none (not offered: always 0) */
+                        gameItemModelID: string;
+                        /** @description flag (not offered: always 0) */
+                        requireOnlyOneProduct: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
                             name: string;

@@ -8,6 +8,9 @@ export const CategoryRow = S.row({
   id: S.str(), parentID: S.str('0 for a top-level category'), name: S.str(), slug: S.str(), imageID: S.str(),
   imageType: S.str(), priority: S.str(), gameStatus: S.str('flag'), gameTitle: S.str(), gameDescription: S.str(),
   gameItem: S.str(), isActive: S.str('flag'),
+  // Read by the Kotlin wrapper's models (docs/clients.md); this store has neither feature.
+  gameItemModelID: S.str('custom model data of the in-game icon; 0 = none (not offered: always 0)'),
+  isCumulative: S.str('flag: upgrade pricing within the category (not offered: always 0)'),
 });
 
 const productFields = {
@@ -17,15 +20,21 @@ const productFields = {
   duration: S.str('days the role is granted: 0 = permanent, -1 = no role'), stock: S.str('-1 = unlimited'),
   priority: S.str(), isFeaturedProduct: S.str('flag'), gameStatus: S.str('flag'), gameTitle: S.str(),
   gameDescription: S.str(), gameItem: S.str(), isActive: S.str('flag'), creationDate: S.str(),
+  // Read by the Kotlin wrapper's models (docs/clients.md); this store has neither feature.
+  gameItemModelID: S.str('custom model data of the in-game icon; 0 = none (not offered: always 0)'),
+  requireOnlyOneProduct: S.str('flag (not offered: always 0)'),
   variables: Type.Array(VariableRow, { description: 'values the buyer supplies with this product' }),
 };
 
 export const ProductRow = S.row(productFields);
 
-/** A product in the listing: the row plus the computed fields the game plugin reads (typed, not strings). */
+/**
+ * A product in the listing: the row plus the computed fields the game plugin reads (typed, not
+ * strings). `stock` stays the row's string: the Kotlin wrapper decodes it as one, and the game
+ * plugin's `getInt` reads `"-1"` as well as `-1` (docs/clients.md).
+ */
 export const ListingProduct = Type.Object({
   ...productFields,
-  stock: Type.Integer({ description: '-1 = unlimited' }),
   total: Type.Number({ description: 'price to pay now' }),
   originalPrice: Type.Number(),
   discount: Type.Number(),

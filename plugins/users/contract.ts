@@ -51,6 +51,11 @@ export interface UsersService {
   requireById(id: number): Promise<UserAccount>;
   /** Like findByUsername but throws USER_NOT_FOUND (or the code given, e.g. TARGET_USER_NOT_FOUND). */
   requireByUsername(username: string, notFoundCode?: string): Promise<UserAccount>;
+  /**
+   * For the older path forms that name a user either way: digits are tried as an ID, then as a
+   * username (a name may be all digits); anything else is a username. Throws USER_NOT_FOUND.
+   */
+  requireByIdOrUsername(idOrUsername: string): Promise<UserAccount>;
   /** Creates an account (the auth feature adds the credentials). Throws USERNAME_ALREADY_EXIST / EMAIL_ALREADY_EXIST. */
   createAccount(account: NewAccount): Promise<UserAccount>;
   /** Number of accounts created from an IP (the register limit). */

@@ -5,11 +5,19 @@ import { PERMANENT, displayTimestamp, flag, formatMoney, now, parseClientTimesta
 import { row, str, strOrNull } from '../../core/schemas.ts';
 import type { Role, RoleAssignment, UserAccount } from './contract.ts';
 
-/** api.md's user profile, plus `realname` (decisions.md §3: the game plugins read it). */
+/**
+ * api.md's user profile, plus `realname` (decisions.md §3: the game plugins read it) and the
+ * game-side fields the Kotlin wrapper's `User` requires (docs/clients.md). No game reports them
+ * to this server yet: they are empty, and `isLogged` is `0`.
+ */
 export const ProfileRow = row({
   id: str(), username: str(), realname: str(), email: str(), credit: str(),
   isVerified: str(), authStatus: str(), creationIP: str(), creationDate: str(),
   linkedAccounts: Type.Record(Type.String(), Type.String(), { description: 'external account ids by platform; `chat` = chat user ID' }),
+  uuid: str('the player\'s game UUID; empty until a game reports it'),
+  lastlogin: str('the last login in game; empty until a game reports it'),
+  x: str('last position in game; empty until a game reports it'), y: str(), z: str(), world: str(),
+  isLogged: str('flag: logged in in game now; 0 until a game reports it'),
 });
 
 /** A role a user holds. */
@@ -26,6 +34,7 @@ export function profileRow(user: UserAccount, creditCents: number, timeZone: str
     credit: formatMoney(creditCents), isVerified: flag(user.isVerified), authStatus: String(user.authStatus),
     creationIP: user.creationIP, creationDate: displayTimestamp(user.creationDate, timeZone),
     linkedAccounts: user.linkedAccounts,
+    uuid: '', lastlogin: '', x: '', y: '', z: '', world: '', isLogged: '0',
   };
 }
 
