@@ -56,6 +56,8 @@ export interface paths {
         /**
          * A user profile, by ID or by username (case-insensitive); exactly one of them
          * @description Scope: `api` or `users` or `users:read`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         get: operations["getUsers"];
         put?: never;
@@ -282,6 +284,8 @@ export interface paths {
         /**
          * Log in; with two-factor on, the token is pending until /api/auth/tfa/verify
          * @description Scope: `api` or `auth` or `auth:write`.
+         *
+         *     Errors: called by the game auth plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postAuthLogin"];
         delete?: never;
@@ -302,6 +306,8 @@ export interface paths {
         /**
          * Register an account and open a session
          * @description Scope: `api` or `auth` or `auth:write`.
+         *
+         *     Errors: called by the game auth plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postAuthRegister"];
         delete?: never;
@@ -324,6 +330,8 @@ export interface paths {
          * @description For the game auth plugin's pre-login check. `HAS_SESSION` and `TFA_REQUIRED` carry a new token; a session counts when it was opened from the same ip and useragent and has not expired.
          *
          *     Scope: `api` or `auth` or `auth:write`.
+         *
+         *     Errors: called by the game auth plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postAuthGameSessions"];
         delete?: never;
@@ -384,6 +392,8 @@ export interface paths {
         /**
          * Complete a login with the two-factor code
          * @description Scope: `api` or `auth` or `auth:write`.
+         *
+         *     Errors: called by the game auth plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postAuthTfaVerify"];
         delete?: never;
@@ -482,12 +492,16 @@ export interface paths {
         /**
          * A user's stored items, optionally of one server
          * @description Scope: `api` or `bazaar` or `bazaar:read`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         get: operations["getBazaarStoragesByUserIdItems"];
         put?: never;
         /**
          * Store an item
          * @description Scope: `api` or `bazaar` or `bazaar:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postBazaarStoragesByUserIdItems"];
         delete?: never;
@@ -509,6 +523,8 @@ export interface paths {
         /**
          * Remove a stored item
          * @description Scope: `api` or `bazaar` or `bazaar:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         delete: operations["deleteBazaarStoragesByUserIdItemsById"];
         options?: never;
@@ -682,6 +698,8 @@ export interface paths {
         /**
          * A user's balance, by username or by id
          * @description Scope: `api` or `credits` or `credits:read`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         get: operations["getCredits"];
         put?: never;
@@ -724,6 +742,8 @@ export interface paths {
         /**
          * Add credits to a balance
          * @description Scope: `api` or `credits` or `credits:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postCreditsAdd"];
         delete?: never;
@@ -764,6 +784,8 @@ export interface paths {
         /**
          * Take credits from a balance
          * @description Scope: `api` or `credits` or `credits:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postCreditsRemove"];
         delete?: never;
@@ -804,6 +826,8 @@ export interface paths {
         /**
          * Move credits from one user to another
          * @description Scope: `api` or `credits` or `credits:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postCreditsSend"];
         delete?: never;
@@ -844,6 +868,8 @@ export interface paths {
         /**
          * Set a balance
          * @description Scope: `api` or `credits` or `credits:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postCreditsSet"];
         delete?: never;
@@ -904,6 +930,8 @@ export interface paths {
          * @description With `?username=`, `restricted` is true on products whose role that user already holds permanently (buying them again would change nothing). An unknown username is not an error: players without a web account still browse the shop, with nothing restricted.
          *
          *     Scope: `api` or `store` or `store:read`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         get: operations["getStoreListing"];
         put?: never;
@@ -1008,6 +1036,8 @@ export interface paths {
          * @description HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md's 201.
          *
          *     Scope: `api` or `store` or `store:buy`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postStoreBuy"];
         delete?: never;
@@ -1360,6 +1390,8 @@ export interface paths {
         /**
          * Commands waiting for this game server (plugin HTTP mode)
          * @description Scope: `api` or `delivery` or `delivery:read`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         get: operations["getCommandLogsByTokenQueue"];
         put?: never;
@@ -1382,6 +1414,8 @@ export interface paths {
         /**
          * Take listed commands: one player's still-waiting rows, marked done (plugin HTTP mode)
          * @description Scope: `api` or `delivery` or `delivery:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postCommandLogsValidate"];
         delete?: never;
@@ -1522,6 +1556,8 @@ export interface paths {
          * @description type: top-alltime, top-annual, top-monthly, top-daily, latest. The top boards rank users by the sum of their payments in the current calendar year, month or day (site time zone), one line per user and currency; latest lists single payments, newest first. limit: 1–100, default 10.
          *
          *     Scope: `api` or `donations` or `donations:read`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         get: operations["getStoreDonations"];
         put?: never;
@@ -2546,6 +2582,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4001,8 +4046,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            /** @description The request cannot be carried out: WRONG_PASSWORD, INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4021,6 +4075,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4103,7 +4166,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, USERNAME_ALREADY_EXIST, EMAIL_ALREADY_EXIST, REGISTER_LIMIT, INVALID_USERNAME, INVALID_EMAIL, INVALID_PASSWORD */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4132,6 +4195,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4208,7 +4280,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_USERNAME */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4472,7 +4544,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, WRONG_CODE */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4483,6 +4555,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SESSION_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4501,6 +4582,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4981,6 +5071,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -5071,7 +5170,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INSERT_ERROR */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5082,6 +5181,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, SERVER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5153,7 +5261,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, DELETE_ERROR */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6177,6 +6285,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -6309,7 +6426,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6320,6 +6437,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6516,7 +6642,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT, NOT_ENOUGH_CREDITS */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6527,6 +6653,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6732,7 +6867,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_TARGET, INVALID_AMOUNT, NOT_ENOUGH_CREDITS */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6743,6 +6878,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, TARGET_USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6948,7 +7092,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6959,6 +7103,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7667,7 +7820,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_QUANTITY, INVALID_VARIABLE, OUT_OF_STOCK, INSUFFICIENT_BALANCE, REQUIRED_PRODUCT, REQUIRED_LINKED_ACCOUNT, DOWNGRADE_NOT_ALLOWED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7678,6 +7831,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, PRODUCT_NOT_FOUND, ROLE_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10509,6 +10671,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -10582,6 +10753,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11192,7 +11372,7 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_TYPE, INVALID_LIMIT */
             400: {
                 headers: {
                     [name: string]: unknown;

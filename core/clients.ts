@@ -5,6 +5,8 @@
  * docs/clients.md lists the mapping.
  */
 export interface ClientErrors {
+  /** Who reads the codes, as the OpenAPI document names it. */
+  client: string;
   /** The code to put in `error` for one of ours the client does not know. */
   nearest(code: string, message: string): string;
   known: ReadonlySet<string>;
@@ -27,8 +29,9 @@ export interface Nearest<Code extends string> {
   otherwise: Code;
 }
 
-function clientErrors<Code extends string>(known: readonly Code[], { fields = {}, codes = {}, otherwise }: Nearest<Code>): ClientErrors {
+function clientErrors<Code extends string>(client: string, known: readonly Code[], { fields = {}, codes = {}, otherwise }: Nearest<Code>): ClientErrors {
   return {
+    client,
     known: new Set(known),
     nearest(code, message) {
       if (code === 'VALIDATION_ERROR') {
@@ -55,7 +58,7 @@ export type AuthPluginCode = typeof AUTH_PLUGIN_CODES[number];
  * generic failure.
  */
 export function authPlugin({ codes, otherwise = 'UNKNOWN_ERROR' }: Partial<Nearest<AuthPluginCode>> = {}): ClientErrors {
-  return clientErrors(AUTH_PLUGIN_CODES, {
+  return clientErrors('the game auth plugin', AUTH_PLUGIN_CODES, {
     fields: { email: 'INVALID_EMAIL', username: 'INVALID_USERNAME', password: 'INVALID_PASSWORD', code: 'WRONG_CODE', token: 'SESSION_NOT_FOUND' },
     codes, otherwise,
   });
@@ -78,5 +81,5 @@ export type GamePluginCode = typeof GAME_PLUGIN_CODES[number];
  * one it files under "general", so a route without a nearer one falls back to it.
  */
 export function gamePlugin(nearest: Partial<Nearest<GamePluginCode>> = {}): ClientErrors {
-  return clientErrors(GAME_PLUGIN_CODES, { otherwise: 'USER_NOT_FOUND', ...nearest });
+  return clientErrors('the game plugin', GAME_PLUGIN_CODES, { otherwise: 'USER_NOT_FOUND', ...nearest });
 }

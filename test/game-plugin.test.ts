@@ -197,3 +197,21 @@ t.test('routes the plugin does not call keep our codes', async (t) => {
   t.strictSame(Object.keys(res.json()), ['status', 'error', 'message']);
   t.equal(res.json().error, 'INVALID_API_KEY');
 });
+
+t.test('the OpenAPI document lists each mapped route\'s domain codes and says whose codes `error` carries', async (t) => {
+  const app = await build(t);
+  const doc = (await app.inject({ url: '/docs/json' })).json();
+  const buy = doc.paths['/api/store/buy'].post;
+  t.match(buy.description, /called by the game plugin, which reads only its own codes/);
+  t.match(buy.responses['400'].description, /OUT_OF_STOCK/);
+  t.match(buy.responses['400'].description, /INSUFFICIENT_BALANCE/);
+  t.match(buy.responses['404'].description, /PRODUCT_NOT_FOUND/);
+  const add = doc.paths['/api/bazaar/storages/{user_id}/items'].post;
+  t.match(add.responses['404'].description, /SERVER_NOT_FOUND/);
+  t.match(add.responses['400'].description, /INSERT_ERROR/);
+  const login = doc.paths['/api/auth/login'].post;
+  t.match(login.description, /called by the game auth plugin/);
+  t.match(login.responses['401'].description, /WRONG_PASSWORD/);
+  t.match(login.responses['429'].description, /RATE_LIMITED/);
+  t.notMatch(doc.paths['/api/users/{userId}/roles'].get.description ?? '', /called by/, 'a route no Java client calls says nothing of it');
+});

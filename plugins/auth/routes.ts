@@ -50,6 +50,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
     config: { ...limited('login', limits.login), clientErrors: authPlugin() },
     schema: {
       tags, summary: 'Log in; with two-factor on, the token is pending until /api/auth/tfa/verify',
+      errors: ['USER_NOT_FOUND', 'WRONG_PASSWORD', 'RATE_LIMITED'],
       body: Type.Object({ username: Type.String(), password: Type.String(), ip: ip(), useragent: useragent() }),
       response: { 200: ok({ data: Type.Object({ token: Type.String(), isTfaRequired: Type.Boolean() }) }) },
     },
@@ -63,6 +64,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
     config: { ...limited('register', limits.register), clientErrors: authPlugin({ codes: { RATE_LIMITED: 'REGISTER_LIMIT' } }) },
     schema: {
       tags, summary: 'Register an account and open a session',
+      errors: ['USERNAME_ALREADY_EXIST', 'EMAIL_ALREADY_EXIST', 'REGISTER_LIMIT', 'INVALID_USERNAME', 'INVALID_EMAIL', 'INVALID_PASSWORD', 'RATE_LIMITED'],
       body: Type.Object({
         username: Type.String(), password: Type.String(),
         email: Type.Optional(Type.String({ description: 'required unless the registrationEmailRequired setting is off' })),
@@ -80,6 +82,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
     config: { clientErrors: authPlugin() },
     schema: {
       tags, summary: 'What a joining player must do: register, log in, a two-factor code, or nothing (a live session)',
+      errors: ['INVALID_USERNAME'],
       description: 'For the game auth plugin\'s pre-login check. `HAS_SESSION` and `TFA_REQUIRED` carry a new token; '
         + 'a session counts when it was opened from the same ip and useragent and has not expired.',
       body: Type.Object({ username: Type.String({ maxLength: 64 }), ip: ip(), useragent: useragent() }),
@@ -135,6 +138,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
     config: { clientErrors: authPlugin({ otherwise: 'TFA_VERIFICATION_FAILED' }) },
     schema: {
       tags, summary: 'Complete a login with the two-factor code',
+      errors: ['SESSION_NOT_FOUND', 'WRONG_CODE', 'RATE_LIMITED'],
       body: Type.Object({ token: Type.String(), code: code() }), response: { 200: ok() },
     },
   }, async (request) => {

@@ -23,6 +23,10 @@ function amountOf(value: string | number, min: number): number {
 
 const present = (value: string | undefined): value is string => value !== undefined && value !== '';
 
+/** The domain errors of each change (listed in the OpenAPI document). */
+const CHANGE_ERRORS = { add: ['USER_NOT_FOUND', 'INVALID_AMOUNT'], remove: ['USER_NOT_FOUND', 'INVALID_AMOUNT', 'NOT_ENOUGH_CREDITS'] };
+const SEND_ERRORS = ['USER_NOT_FOUND', 'TARGET_USER_NOT_FOUND', 'INVALID_TARGET', 'INVALID_AMOUNT', 'NOT_ENOUGH_CREDITS'];
+
 export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsService, users: UsersService, settings: SettingsService): void {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
 
@@ -51,7 +55,7 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
   };
   app.get('/api/credits', {
     config: { clientErrors: gamePlugin() },
-    schema: { tags, summary: 'A user\'s balance, by username or by id', querystring: UserQuery, response: { 200: BalanceResponse } },
+    schema: { tags, summary: 'A user\'s balance, by username or by id', querystring: UserQuery, response: { 200: BalanceResponse }, errors: ['USER_NOT_FOUND'] },
   }, async (request) => balanceOf(await queriedUser(request.query)));
   // The older path form (still called by the Kotlin wrapper): the path names the user, by ID or by username.
   app.get('/api/credits/:user', {
@@ -70,7 +74,7 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
     const run = change(action, sign);
     app.post(`/api/credits/${action}`, {
       config: { clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
-      schema: { tags, summary, body: ChangeBody, response: { 200: ChangeResponse } },
+      schema: { tags, summary, body: ChangeBody, response: { 200: ChangeResponse }, errors: CHANGE_ERRORS[action] },
     }, async (request) => run(request.body.target_username, request.body.amount, request.apiKey?.name));
     app.post(`/api/credits/:user/${action}`, {
       schema: {
@@ -100,7 +104,7 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
   };
   app.post('/api/credits/send', {
     config: { clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT', target_username: 'TARGET_USER_NOT_FOUND' } }) },
-    schema: { tags, summary: 'Move credits from one user to another', body: SendBody, response: { 200: SendResponse } },
+    schema: { tags, summary: 'Move credits from one user to another', body: SendBody, response: { 200: SendResponse }, errors: SEND_ERRORS },
   }, async (request) => send(request.body.sender_username, request.body.target_username, request.body.amount, request.apiKey?.name));
   app.post('/api/credits/:user/send', {
     schema: {
@@ -121,7 +125,7 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
   const setSchema = { tags, body: SetBody, response: { 200: ChangeResponse } };
   app.post('/api/credits/set', {
     config: { clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
-    schema: { ...setSchema, summary: 'Set a balance' },
+    schema: { ...setSchema, summary: 'Set a balance', errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
   }, async (request) => set(request.body.target_username, request.body.amount, request.apiKey?.name));
   app.post('/api/credits/:user/set', {
     schema: { ...setSchema, params: SetParams, summary: 'Set a balance; `<user>` names the target when the body has no target_username' },

@@ -79,11 +79,14 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
   const pluginTags = ['delivery'];
   app.get('/api/command-logs/:token/queue', {
     config: { clientErrors: gamePlugin() },
-    schema: { tags: pluginTags, summary: 'Commands waiting for this game server (plugin HTTP mode)', params: TokenParams, response: { 200: PluginQueue } },
+    schema: { tags: pluginTags, summary: 'Commands waiting for this game server (plugin HTTP mode)', params: TokenParams, response: { 200: PluginQueue }, errors: ['DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request) => delivery.pluginQueue(request.params.token));
   app.post('/api/command-logs/validate', {
     config: { clientErrors: gamePlugin() },
-    schema: { tags: pluginTags, summary: 'Take listed commands: one player\'s still-waiting rows, marked done (plugin HTTP mode)', body: ValidateBody, response: { 200: Validated } },
+    schema: {
+      tags: pluginTags, summary: 'Take listed commands: one player\'s still-waiting rows, marked done (plugin HTTP mode)', body: ValidateBody,
+      response: { 200: Validated }, errors: ['DELIVERY_SERVER_NOT_FOUND'],
+    },
   }, async (request) => ({ commands: await delivery.validate(request.body.token, (request.body.commands ?? []).map(Number)) }));
 
   app.get('/api/admin/delivery/queue', {

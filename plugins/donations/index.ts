@@ -50,6 +50,7 @@ export default defineFeature({
           + `newest first. limit: 1–${MAX_LIMIT}, default ${DEFAULT_LIMIT}.`,
         querystring: Query,
         response: { 200: Type.Array(DonationEntry) },
+        errors: ['INVALID_TYPE', 'INVALID_LIMIT'],
       },
     }, async ({ query }) => {
       const type = parseType(query.type);

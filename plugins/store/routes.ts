@@ -87,6 +87,10 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
       description: 'HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md\'s 201.',
       body: BuyBody,
       response: { 200: BuyResponse, 201: BuyResponse },
+      errors: [
+        'USER_NOT_FOUND', 'PRODUCT_NOT_FOUND', 'ROLE_NOT_FOUND', 'INVALID_QUANTITY', 'INVALID_VARIABLE', 'OUT_OF_STOCK', 'INSUFFICIENT_BALANCE',
+        'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED',
+      ],
     },
   }, async (request, reply) => {
     const { body } = request;

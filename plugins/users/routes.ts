@@ -42,7 +42,7 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
     // The game plugin looks players up here and reads `error` into its enum (docs/clients.md).
     config: { clientErrors: gamePlugin() },
     schema: {
-      tags, summary: 'A user profile, by ID or by username (case-insensitive); exactly one of them',
+      tags, summary: 'A user profile, by ID or by username (case-insensitive); exactly one of them', errors: ['USER_NOT_FOUND'],
       querystring: Type.Object({
         userID: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
         username: Type.Optional(Type.String({ minLength: 1 })),
