@@ -56,8 +56,30 @@ export interface paths {
         /**
          * A user profile, by ID or by username (case-insensitive); exactly one of them
          * @description Scope: `api` or `users` or `users:read`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         get: operations["getUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user profile; `<userId>` is a user ID or a username (the older path form of GET /api/users)
+         * @description Scope: `api` or `users` or `users:read`.
+         */
+        get: operations["getUsersByUserId"];
         put?: never;
         post?: never;
         delete?: never;
@@ -74,7 +96,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The roles a user holds now
+         * The roles a user holds now; `<userId>` may also be a username
          * @description Scope: `api` or `users` or `users:read`.
          */
         get: operations["getUsersByUserIdRoles"];
@@ -122,7 +144,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A user's tickets (served while the support feature runs)
+         * A user's tickets (served while the support feature runs); `<userId>` may also be a username
          * @description Scope: `api` or `users` or `users:read`.
          */
         get: operations["getUsersByUserIdTickets"];
@@ -142,7 +164,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A user's orders (served while the store feature runs)
+         * A user's orders (served while the store feature runs); `<userId>` may also be a username
          * @description Scope: `api` or `users` or `users:read`.
          */
         get: operations["getUsersByUserIdOrders"];
@@ -262,6 +284,8 @@ export interface paths {
         /**
          * Log in; with two-factor on, the token is pending until /api/auth/tfa/verify
          * @description Scope: `api` or `auth` or `auth:write`.
+         *
+         *     Errors: called by the game auth plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postAuthLogin"];
         delete?: never;
@@ -282,6 +306,8 @@ export interface paths {
         /**
          * Register an account and open a session
          * @description Scope: `api` or `auth` or `auth:write`.
+         *
+         *     Errors: called by the game auth plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postAuthRegister"];
         delete?: never;
@@ -304,6 +330,8 @@ export interface paths {
          * @description For the game auth plugin's pre-login check. `HAS_SESSION` and `TFA_REQUIRED` carry a new token; a session counts when it was opened from the same ip and useragent and has not expired.
          *
          *     Scope: `api` or `auth` or `auth:write`.
+         *
+         *     Errors: called by the game auth plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postAuthGameSessions"];
         delete?: never;
@@ -364,6 +392,8 @@ export interface paths {
         /**
          * Complete a login with the two-factor code
          * @description Scope: `api` or `auth` or `auth:write`.
+         *
+         *     Errors: called by the game auth plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postAuthTfaVerify"];
         delete?: never;
@@ -462,12 +492,16 @@ export interface paths {
         /**
          * A user's stored items, optionally of one server
          * @description Scope: `api` or `bazaar` or `bazaar:read`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         get: operations["getBazaarStoragesByUserIdItems"];
         put?: never;
         /**
          * Store an item
          * @description Scope: `api` or `bazaar` or `bazaar:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postBazaarStoragesByUserIdItems"];
         delete?: never;
@@ -489,6 +523,8 @@ export interface paths {
         /**
          * Remove a stored item
          * @description Scope: `api` or `bazaar` or `bazaar:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         delete: operations["deleteBazaarStoragesByUserIdItemsById"];
         options?: never;
@@ -662,8 +698,30 @@ export interface paths {
         /**
          * A user's balance, by username or by id
          * @description Scope: `api` or `credits` or `credits:read`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         get: operations["getCredits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/credits/{user}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's balance; `<user>` is a user ID or a username (the older path form of GET /api/credits)
+         * @description Scope: `api` or `credits` or `credits:read`.
+         */
+        get: operations["getCreditsByUser"];
         put?: never;
         post?: never;
         delete?: never;
@@ -684,8 +742,30 @@ export interface paths {
         /**
          * Add credits to a balance
          * @description Scope: `api` or `credits` or `credits:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postCreditsAdd"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/credits/{user}/add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add credits to a balance; `<user>` names the target when the body has no target_username (the older path form)
+         * @description Scope: `api` or `credits` or `credits:write`.
+         */
+        post: operations["postCreditsByUserAdd"];
         delete?: never;
         options?: never;
         head?: never;
@@ -704,8 +784,30 @@ export interface paths {
         /**
          * Take credits from a balance
          * @description Scope: `api` or `credits` or `credits:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postCreditsRemove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/credits/{user}/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take credits from a balance; `<user>` names the target when the body has no target_username (the older path form)
+         * @description Scope: `api` or `credits` or `credits:write`.
+         */
+        post: operations["postCreditsByUserRemove"];
         delete?: never;
         options?: never;
         head?: never;
@@ -724,8 +826,30 @@ export interface paths {
         /**
          * Move credits from one user to another
          * @description Scope: `api` or `credits` or `credits:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postCreditsSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/credits/{user}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move credits from `<user>` (unless the body names a sender_username) to another user (the older path form)
+         * @description Scope: `api` or `credits` or `credits:write`.
+         */
+        post: operations["postCreditsByUserSend"];
         delete?: never;
         options?: never;
         head?: never;
@@ -744,6 +868,8 @@ export interface paths {
         /**
          * Set a balance
          * @description Scope: `api` or `credits` or `credits:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postCreditsSet"];
         delete?: never;
@@ -804,6 +930,8 @@ export interface paths {
          * @description With `?username=`, `restricted` is true on products whose role that user already holds permanently (buying them again would change nothing). An unknown username is not an error: players without a web account still browse the shop, with nothing restricted.
          *
          *     Scope: `api` or `store` or `store:read`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         get: operations["getStoreListing"];
         put?: never;
@@ -908,6 +1036,8 @@ export interface paths {
          * @description HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md's 201.
          *
          *     Scope: `api` or `store` or `store:buy`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postStoreBuy"];
         delete?: never;
@@ -1260,6 +1390,8 @@ export interface paths {
         /**
          * Commands waiting for this game server (plugin HTTP mode)
          * @description Scope: `api` or `delivery` or `delivery:read`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         get: operations["getCommandLogsByTokenQueue"];
         put?: never;
@@ -1282,6 +1414,8 @@ export interface paths {
         /**
          * Take listed commands: one player's still-waiting rows, marked done (plugin HTTP mode)
          * @description Scope: `api` or `delivery` or `delivery:write`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         post: operations["postCommandLogsValidate"];
         delete?: never;
@@ -1422,6 +1556,8 @@ export interface paths {
          * @description type: top-alltime, top-annual, top-monthly, top-daily, latest. The top boards rank users by the sum of their payments in the current calendar year, month or day (site time zone), one line per user and currency; latest lists single payments, newest first. limit: 1–100, default 10.
          *
          *     Scope: `api` or `donations` or `donations:read`.
+         *
+         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
          */
         get: operations["getStoreDonations"];
         put?: never;
@@ -2022,6 +2158,16 @@ export interface components {
              * @example 1
              */
             isActive: string;
+            /**
+             * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+             * @example 0
+             */
+            gameItemModelID: string;
+            /**
+             * @description flag: upgrade pricing within the category (not offered: always 0)
+             * @example 0
+             */
+            isCumulative: string;
             subcategories: components["schemas"]["StoreCategoryTree"][];
             products: {
                 /** @example 42 */
@@ -2097,6 +2243,16 @@ export interface components {
                  * @example 2026-11-23 14:05:00
                  */
                 creationDate: string;
+                /**
+                 * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                 * @example 0
+                 */
+                gameItemModelID: string;
+                /**
+                 * @description flag (not offered: always 0)
+                 * @example 0
+                 */
+                requireOnlyOneProduct: string;
                 /** @description values the buyer supplies with this product */
                 variables: {
                     /** @example server */
@@ -2144,6 +2300,16 @@ export interface components {
              * @example 1
              */
             isActive: string;
+            /**
+             * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+             * @example 0
+             */
+            gameItemModelID: string;
+            /**
+             * @description flag: upgrade pricing within the category (not offered: always 0)
+             * @example 0
+             */
+            isCumulative: string;
             subcategories: components["schemas"]["StoreListingCategory"][];
             products: {
                 /** @example 42 */
@@ -2190,7 +2356,7 @@ export interface components {
                  * @description -1 = unlimited
                  * @example -1
                  */
-                stock: number;
+                stock: string;
                 /** @example 10 */
                 priority: string;
                 /**
@@ -2219,6 +2385,16 @@ export interface components {
                  * @example 2026-11-23 14:05:00
                  */
                 creationDate: string;
+                /**
+                 * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                 * @example 0
+                 */
+                gameItemModelID: string;
+                /**
+                 * @description flag (not offered: always 0)
+                 * @example 0
+                 */
+                requireOnlyOneProduct: string;
                 /** @description values the buyer supplies with this product */
                 variables: {
                     /** @example server */
@@ -2623,6 +2799,169 @@ export interface operations {
                         linkedAccounts: {
                             [key: string]: string;
                         };
+                        /**
+                         * @description the player's game UUID; empty until a game reports it
+                         * @example
+                         */
+                        uuid: string;
+                        /**
+                         * @description the last login in game; empty until a game reports it
+                         * @example
+                         */
+                        lastlogin: string;
+                        /**
+                         * @description last position in game; empty until a game reports it
+                         * @example
+                         */
+                        x: string;
+                        /** @example  */
+                        y: string;
+                        /** @example  */
+                        z: string;
+                        /** @example  */
+                        world: string;
+                        /**
+                         * @description flag: logged in in game now; 0 until a game reports it
+                         * @example 0
+                         */
+                        isLogged: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getUsersByUserId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a user ID (digits) or a username */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example Steve */
+                        username: string;
+                        /** @example Steve */
+                        realname: string;
+                        /**
+                         * @description empty when none
+                         * @example steve@example.com
+                         */
+                        email: string;
+                        /**
+                         * @description balance, decimal
+                         * @example 4.99
+                         */
+                        credit: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
+                        isVerified: string;
+                        /**
+                         * @description 1 = two-factor on
+                         * @example 0
+                         */
+                        authStatus: string;
+                        /** @example 203.0.113.7 */
+                        creationIP: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description external account ids by platform; `chat` = chat user ID
+                         * @example {
+                         *       "chat": "123456789012345678"
+                         *     }
+                         */
+                        linkedAccounts: {
+                            [key: string]: string;
+                        };
+                        /**
+                         * @description the player's game UUID; empty until a game reports it
+                         * @example
+                         */
+                        uuid: string;
+                        /**
+                         * @description the last login in game; empty until a game reports it
+                         * @example
+                         */
+                        lastlogin: string;
+                        /**
+                         * @description last position in game; empty until a game reports it
+                         * @example
+                         */
+                        x: string;
+                        /** @example  */
+                        y: string;
+                        /** @example  */
+                        z: string;
+                        /** @example  */
+                        world: string;
+                        /**
+                         * @description flag: logged in in game now; 0 until a game reports it
+                         * @example 0
+                         */
+                        isLogged: string;
                     };
                 };
             };
@@ -2669,6 +3008,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description a user ID (digits) or a username */
                 userId: string;
             };
             cookie?: never;
@@ -3045,6 +3385,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description a user ID (digits) or a username */
                 userId: string;
             };
             cookie?: never;
@@ -3137,6 +3478,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description a user ID (digits) or a username */
                 userId: string;
             };
             cookie?: never;
@@ -3814,6 +4156,32 @@ export interface operations {
                         linkedAccounts: {
                             [key: string]: string;
                         };
+                        /**
+                         * @description the player's game UUID; empty until a game reports it
+                         * @example
+                         */
+                        uuid: string;
+                        /**
+                         * @description the last login in game; empty until a game reports it
+                         * @example
+                         */
+                        lastlogin: string;
+                        /**
+                         * @description last position in game; empty until a game reports it
+                         * @example
+                         */
+                        x: string;
+                        /** @example  */
+                        y: string;
+                        /** @example  */
+                        z: string;
+                        /** @example  */
+                        world: string;
+                        /**
+                         * @description flag: logged in in game now; 0 until a game reports it
+                         * @example 0
+                         */
+                        isLogged: string;
                     };
                 };
             };
@@ -3956,6 +4324,32 @@ export interface operations {
                         linkedAccounts: {
                             [key: string]: string;
                         };
+                        /**
+                         * @description the player's game UUID; empty until a game reports it
+                         * @example
+                         */
+                        uuid: string;
+                        /**
+                         * @description the last login in game; empty until a game reports it
+                         * @example
+                         */
+                        lastlogin: string;
+                        /**
+                         * @description last position in game; empty until a game reports it
+                         * @example
+                         */
+                        x: string;
+                        /** @example  */
+                        y: string;
+                        /** @example  */
+                        z: string;
+                        /** @example  */
+                        world: string;
+                        /**
+                         * @description flag: logged in in game now; 0 until a game reports it
+                         * @example 0
+                         */
+                        isLogged: string;
                     };
                 };
             };
@@ -4086,6 +4480,32 @@ export interface operations {
                         linkedAccounts: {
                             [key: string]: string;
                         };
+                        /**
+                         * @description the player's game UUID; empty until a game reports it
+                         * @example
+                         */
+                        uuid: string;
+                        /**
+                         * @description the last login in game; empty until a game reports it
+                         * @example
+                         */
+                        lastlogin: string;
+                        /**
+                         * @description last position in game; empty until a game reports it
+                         * @example
+                         */
+                        x: string;
+                        /** @example  */
+                        y: string;
+                        /** @example  */
+                        z: string;
+                        /** @example  */
+                        world: string;
+                        /**
+                         * @description flag: logged in in game now; 0 until a game reports it
+                         * @example 0
+                         */
+                        isLogged: string;
                     };
                 };
             };
@@ -4195,8 +4615,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            /** @description The request cannot be carried out: WRONG_PASSWORD, INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4215,6 +4644,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4298,7 +4736,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, USERNAME_ALREADY_EXIST, EMAIL_ALREADY_EXIST, REGISTER_LIMIT, INVALID_USERNAME, INVALID_EMAIL, INVALID_PASSWORD */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4327,6 +4765,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4405,7 +4852,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_USERNAME */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4670,7 +5117,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, WRONG_CODE */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4681,6 +5128,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SESSION_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4699,6 +5155,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5212,6 +5677,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -5302,7 +5776,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INSERT_ERROR */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5313,6 +5787,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, SERVER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5384,7 +5867,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, DELETE_ERROR */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6515,6 +6998,86 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getCreditsByUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a user ID (digits) or a username */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /**
+                         * @description `12.50 USD`
+                         * @example 12.50 USD
+                         */
+                        credits: string;
+                        /** @example 12.5 */
+                        raw_credits: number;
+                        /** @example USD */
+                        currency: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -6559,6 +7122,125 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description the user whose balance changes */
                     target_username: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /**
+                         * @description `12.50 USD`
+                         * @example 12.50 USD
+                         */
+                        current_credits: string;
+                        /** @example 12.5 */
+                        current_raw_credits: number;
+                        /** @example USD */
+                        currency: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postCreditsByUserAdd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description target username, used when the body has no target_username */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the user whose balance is set; defaults to the path's <user> */
+                    target_username?: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description the user whose balance is set; defaults to the path's <user> */
+                    target_username?: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+                "multipart/form-data": {
+                    /** @description the user whose balance is set; defaults to the path's <user> */
+                    target_username?: string;
                     /** @description decimal with at most two places, e.g. `12.50` */
                     amount: string | number;
                 };
@@ -6666,6 +7348,125 @@ export interface operations {
                 "multipart/form-data": {
                     /** @description the user whose balance changes */
                     target_username: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /**
+                         * @description `12.50 USD`
+                         * @example 12.50 USD
+                         */
+                        current_credits: string;
+                        /** @example 12.5 */
+                        current_raw_credits: number;
+                        /** @example USD */
+                        currency: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT, NOT_ENOUGH_CREDITS */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postCreditsByUserRemove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description target username, used when the body has no target_username */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the user whose balance is set; defaults to the path's <user> */
+                    target_username?: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description the user whose balance is set; defaults to the path's <user> */
+                    target_username?: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+                "multipart/form-data": {
+                    /** @description the user whose balance is set; defaults to the path's <user> */
+                    target_username?: string;
                     /** @description decimal with at most two places, e.g. `12.50` */
                     amount: string | number;
                 };
@@ -6813,6 +7614,138 @@ export interface operations {
                     };
                 };
             };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_TARGET, INVALID_AMOUNT, NOT_ENOUGH_CREDITS */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, TARGET_USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postCreditsByUserSend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description target username, used when the body has no target_username */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the user who pays; defaults to the path's <user> */
+                    sender_username?: string;
+                    /** @description the user who receives */
+                    target_username: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description the user who pays; defaults to the path's <user> */
+                    sender_username?: string;
+                    /** @description the user who receives */
+                    target_username: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+                "multipart/form-data": {
+                    /** @description the user who pays; defaults to the path's <user> */
+                    sender_username?: string;
+                    /** @description the user who receives */
+                    target_username: string;
+                    /** @description decimal with at most two places, e.g. `12.50` */
+                    amount: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /**
+                         * @description the sender's balance, `12.50 USD`
+                         * @example 12.50 USD
+                         */
+                        current_credits: string;
+                        /** @example 12.5 */
+                        current_raw_credits: number;
+                        /**
+                         * @description the target's balance
+                         * @example 7.50 USD
+                         */
+                        target_current_credits: string;
+                        /** @example 7.5 */
+                        target_current_raw_credits: number;
+                        /** @example USD */
+                        currency: string;
+                    };
+                };
+            };
             /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
             400: {
                 headers: {
@@ -6920,7 +7853,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6931,6 +7864,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7340,6 +8282,16 @@ export interface operations {
                          * @example 2026-11-23 14:05:00
                          */
                         creationDate: string;
+                        /**
+                         * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                         * @example 0
+                         */
+                        gameItemModelID: string;
+                        /**
+                         * @description flag (not offered: always 0)
+                         * @example 0
+                         */
+                        requireOnlyOneProduct: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
                             /** @example server */
@@ -7483,6 +8435,16 @@ export interface operations {
                          * @example 2026-11-23 14:05:00
                          */
                         creationDate: string;
+                        /**
+                         * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                         * @example 0
+                         */
+                        gameItemModelID: string;
+                        /**
+                         * @description flag (not offered: always 0)
+                         * @example 0
+                         */
+                        requireOnlyOneProduct: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
                             /** @example server */
@@ -7584,6 +8546,16 @@ export interface operations {
                          * @example 1
                          */
                         isActive: string;
+                        /**
+                         * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                         * @example 0
+                         */
+                        gameItemModelID: string;
+                        /**
+                         * @description flag: upgrade pricing within the category (not offered: always 0)
+                         * @example 0
+                         */
+                        isCumulative: string;
                     }[];
                 };
             };
@@ -7824,7 +8796,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_QUANTITY, INVALID_VARIABLE, OUT_OF_STOCK, INSUFFICIENT_BALANCE, REQUIRED_PRODUCT, REQUIRED_LINKED_ACCOUNT, DOWNGRADE_NOT_ALLOWED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7835,6 +8807,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, PRODUCT_NOT_FOUND, ROLE_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7929,6 +8910,16 @@ export interface operations {
                          * @example 1
                          */
                         isActive: string;
+                        /**
+                         * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                         * @example 0
+                         */
+                        gameItemModelID: string;
+                        /**
+                         * @description flag: upgrade pricing within the category (not offered: always 0)
+                         * @example 0
+                         */
+                        isCumulative: string;
                     }[];
                 };
             };
@@ -8070,6 +9061,16 @@ export interface operations {
                          * @example 1
                          */
                         isActive: string;
+                        /**
+                         * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                         * @example 0
+                         */
+                        gameItemModelID: string;
+                        /**
+                         * @description flag: upgrade pricing within the category (not offered: always 0)
+                         * @example 0
+                         */
+                        isCumulative: string;
                     };
                 };
             };
@@ -8287,6 +9288,16 @@ export interface operations {
                          * @example 1
                          */
                         isActive: string;
+                        /**
+                         * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                         * @example 0
+                         */
+                        gameItemModelID: string;
+                        /**
+                         * @description flag: upgrade pricing within the category (not offered: always 0)
+                         * @example 0
+                         */
+                        isCumulative: string;
                     };
                 };
             };
@@ -8500,6 +9511,16 @@ export interface operations {
                          * @example 1
                          */
                         isActive: string;
+                        /**
+                         * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                         * @example 0
+                         */
+                        gameItemModelID: string;
+                        /**
+                         * @description flag: upgrade pricing within the category (not offered: always 0)
+                         * @example 0
+                         */
+                        isCumulative: string;
                     };
                 };
             };
@@ -8657,6 +9678,16 @@ export interface operations {
                          * @example 2026-11-23 14:05:00
                          */
                         creationDate: string;
+                        /**
+                         * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                         * @example 0
+                         */
+                        gameItemModelID: string;
+                        /**
+                         * @description flag (not offered: always 0)
+                         * @example 0
+                         */
+                        requireOnlyOneProduct: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
                             /** @example server */
@@ -8891,6 +9922,16 @@ export interface operations {
                          * @example 2026-11-23 14:05:00
                          */
                         creationDate: string;
+                        /**
+                         * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                         * @example 0
+                         */
+                        gameItemModelID: string;
+                        /**
+                         * @description flag (not offered: always 0)
+                         * @example 0
+                         */
+                        requireOnlyOneProduct: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
                             /** @example server */
@@ -9159,6 +10200,16 @@ export interface operations {
                          * @example 2026-11-23 14:05:00
                          */
                         creationDate: string;
+                        /**
+                         * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                         * @example 0
+                         */
+                        gameItemModelID: string;
+                        /**
+                         * @description flag (not offered: always 0)
+                         * @example 0
+                         */
+                        requireOnlyOneProduct: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
                             /** @example server */
@@ -9465,6 +10516,16 @@ export interface operations {
                          * @example 2026-11-23 14:05:00
                          */
                         creationDate: string;
+                        /**
+                         * @description custom model data of the in-game icon; 0 = none (not offered: always 0)
+                         * @example 0
+                         */
+                        gameItemModelID: string;
+                        /**
+                         * @description flag (not offered: always 0)
+                         * @example 0
+                         */
+                        requireOnlyOneProduct: string;
                         /** @description values the buyer supplies with this product */
                         variables: {
                             /** @example server */
@@ -11077,6 +12138,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -11152,6 +12222,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11875,7 +12954,7 @@ export interface operations {
                     }[];
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_TYPE, INVALID_LIMIT */
             400: {
                 headers: {
                     [name: string]: unknown;

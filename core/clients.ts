@@ -5,6 +5,8 @@
  * docs/clients.md lists the mapping.
  */
 export interface ClientErrors {
+  /** Who reads the codes, as the OpenAPI document names it. */
+  client: string;
   /** The code to put in `error` for one of ours the client does not know. */
   nearest(code: string, message: string): string;
   known: ReadonlySet<string>;
@@ -17,27 +19,67 @@ declare module 'fastify' {
   }
 }
 
+/** How one route translates our codes the client lacks, most specific first. */
+export interface Nearest<Code extends string> {
+  /** A refused field (VALIDATION_ERROR, whose message starts with the field's name) → a code. */
+  fields?: Partial<Record<string, Code>>;
+  /** One of our codes → a code. */
+  codes?: Partial<Record<string, Code>>;
+  /** Everything else. */
+  otherwise: Code;
+}
+
+function clientErrors<Code extends string>(client: string, known: readonly Code[], { fields = {}, codes = {}, otherwise }: Nearest<Code>): ClientErrors {
+  return {
+    client,
+    known: new Set(known),
+    nearest(code, message) {
+      if (code === 'VALIDATION_ERROR') {
+        // `products.0.id must be ...`, `amount is required`: the first path segment names the field.
+        const field = /^(\w+)/.exec(message)?.[1];
+        const byField = field === undefined ? undefined : fields[field];
+        if (byField) return byField;
+      }
+      return codes[code] ?? otherwise;
+    },
+  };
+}
+
 /** The game auth plugin's `ErrorCode` enum (minecraft-leaderos-auth, 12 codes). */
 export const AUTH_PLUGIN_CODES = [
   'USER_NOT_FOUND', 'WRONG_PASSWORD', 'USERNAME_ALREADY_EXIST', 'EMAIL_ALREADY_EXIST', 'REGISTER_LIMIT', 'INVALID_USERNAME',
   'INVALID_EMAIL', 'INVALID_PASSWORD', 'WRONG_CODE', 'SESSION_NOT_FOUND', 'TFA_VERIFICATION_FAILED', 'UNKNOWN_ERROR',
 ] as const;
+export type AuthPluginCode = typeof AUTH_PLUGIN_CODES[number];
 
 /**
- * The auth plugin's register sends no email by default and names no field in its errors: a
- * refused field maps to the code for that field.
+ * The auth plugin's codes for one route. Its register sends no email by default and names no
+ * field in its errors: a refused field maps to the code for that field; UNKNOWN_ERROR is its
+ * generic failure.
  */
-export const AUTH_PLUGIN: ClientErrors = {
-  known: new Set(AUTH_PLUGIN_CODES),
-  nearest(code, message) {
-    if (code === 'VALIDATION_ERROR') {
-      const field = /^(\w+)/.exec(message)?.[1];
-      if (field === 'email') return 'INVALID_EMAIL';
-      if (field === 'username') return 'INVALID_USERNAME';
-      if (field === 'password') return 'INVALID_PASSWORD';
-      if (field === 'code') return 'WRONG_CODE';
-      if (field === 'token') return 'SESSION_NOT_FOUND';
-    }
-    return 'UNKNOWN_ERROR';
-  },
-};
+export function authPlugin({ codes, otherwise = 'UNKNOWN_ERROR' }: Partial<Nearest<AuthPluginCode>> = {}): ClientErrors {
+  return clientErrors('the game auth plugin', AUTH_PLUGIN_CODES, {
+    fields: { email: 'INVALID_EMAIL', username: 'INVALID_USERNAME', password: 'INVALID_PASSWORD', code: 'WRONG_CODE', token: 'SESSION_NOT_FOUND' },
+    codes, otherwise,
+  });
+}
+
+/** The official game plugin's `Error` enum (leaderos-plugin, shared module, 18 codes). */
+export const GAME_PLUGIN_CODES = [
+  'USER_NOT_FOUND',
+  'INVALID_QUANTITY', 'INSUFFICIENT_BALANCE', 'OUT_OF_STOCK', 'PRODUCT_NOT_FOUND', 'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT',
+  'DOWNGRADE_NOT_ALLOWED', 'INVALID_VARIABLE',
+  'INVALID_LIMIT', 'INVALID_TYPE',
+  'INSERT_ERROR', 'DELETE_ERROR',
+  'TICKET_NOT_FOUND',
+  'INVALID_AMOUNT', 'NOT_ENOUGH_CREDITS', 'INVALID_TARGET', 'TARGET_USER_NOT_FOUND',
+] as const;
+export type GamePluginCode = typeof GAME_PLUGIN_CODES[number];
+
+/**
+ * The game plugin's codes for one route. Its enum has no generic failure; USER_NOT_FOUND is the
+ * one it files under "general", so a route without a nearer one falls back to it.
+ */
+export function gamePlugin(nearest: Partial<Nearest<GamePluginCode>> = {}): ClientErrors {
+  return clientErrors('the game plugin', GAME_PLUGIN_CODES, { otherwise: 'USER_NOT_FOUND', ...nearest });
+}

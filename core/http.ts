@@ -379,11 +379,15 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
 }
 
-export function send(reply: FastifyReply, code: string, message: string): FastifyReply {
-  const status = errorStatus[code] ?? 400;
+/** The error body; on a route a real client calls, a code it lacks becomes the nearest it knows, ours in `code`. */
+function errorBody(reply: FastifyReply, code: string, message: string) {
   const client = reply.request.routeOptions.config?.clientErrors;
-  if (client && !client.known.has(code)) return reply.code(status).send({ status: false, error: client.nearest(code, message), message, code });
-  return reply.code(status).send({ status: false, error: code, message });
+  if (client && !client.known.has(code)) return { status: false, error: client.nearest(code, message), message, code };
+  return { status: false, error: code, message };
+}
+
+export function send(reply: FastifyReply, code: string, message: string): FastifyReply {
+  return reply.code(errorStatus[code] ?? 400).send(errorBody(reply, code, message));
 }
 
 const ROUTER_ERRORS: Record<string, string> = {
@@ -431,7 +435,7 @@ export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): 
     }
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      return reply.code(status).send({ status: false, error: status === 404 ? 'NOT_FOUND' : 'VALIDATION_ERROR', message: err.message });
+      return reply.code(status).send(errorBody(reply, status === 404 ? 'NOT_FOUND' : 'VALIDATION_ERROR', err.message));
     }
     request.log.error({ err }, 'request failed');
     return send(reply, 'INTERNAL_ERROR', `An internal error occurred (request ${request.id}).`);

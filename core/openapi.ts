@@ -96,7 +96,10 @@ function transform({ schema, url, route }: { schema: RouteSchema; url: string; r
   const out: RouteSchema = { ...schema };
   out.operationId ??= operationId(method, url);
   const scope = scopeNote(url, method, route.config);
-  if (scope) out.description = [schema.description, scope].filter(Boolean).join('\n\n');
+  const client = route.config?.clientErrors;
+  const codes = client && `Errors: called by ${client.client}, which reads only its own codes: \`error\` carries the nearest one it knows, `
+    + 'and `code` ours, when they differ (docs/clients.md).';
+  if (scope || codes) out.description = [schema.description, scope, codes].filter(Boolean).join('\n\n');
   if (schema.body && !schema.consumes) out.consumes = BODY_TYPES;
   const response: Record<string, unknown> = {};
   for (const [status, body] of Object.entries(schema.response ?? {})) {

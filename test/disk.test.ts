@@ -32,7 +32,8 @@ async function fullDisk(t: Test, dir: string, databaseUrl: string, tries: number
     const res = await add();
     if (res.statusCode === 200) continue;
     t.equal(res.statusCode, 503, res.body);
-    t.match(res.json(), { status: false, error: 'SERVICE_UNAVAILABLE' });
+    // The game plugin calls this route: `error` is its general code, ours is in `code` (docs/clients.md).
+    t.match(res.json(), { status: false, error: 'USER_NOT_FOUND', code: 'SERVICE_UNAVAILABLE' });
     t.ok(res.headers['retry-after'], 'Retry-After');
     refused++;
     if (refused === 3) break;

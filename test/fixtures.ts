@@ -65,29 +65,36 @@ export interface ErrorCase {
   body?: Record<string, unknown>;
   status: number;
   error: string;
+  /** Our code, on a route whose client reads only its own codes: `error` is then the nearest it knows (docs/clients.md). */
+  code?: string;
   /** The message, in full (a string) or in part (a pattern). */
   message?: string | RegExp;
 }
 
-/** Sends each call and checks its error answer: status, `{status:false, error, message}`. */
+/** Sends each call and checks its error answer: status, `{status:false, error, message}` (and `code` where the case has one). */
 export async function expectErrors(t: Test, app: FastifyInstance, cases: ErrorCase[]): Promise<void> {
   for (const c of cases) {
     const res = await call(app, c.url, { method: c.method, body: c.body });
     const label = `${c.method ?? (c.body ? 'POST' : 'GET')} ${c.url} ${JSON.stringify(c.body ?? {}).slice(0, 80)}`;
     t.equal(res.statusCode, c.status, label);
     const body = res.json();
-    t.strictSame(Object.keys(body), ['status', 'error', 'message'], `${label}: the error shape`);
+    t.strictSame(Object.keys(body), c.code === undefined ? ['status', 'error', 'message'] : ['status', 'error', 'message', 'code'], `${label}: the error shape`);
     t.equal(body.status, false, label);
     t.equal(body.error, c.error, label);
+    if (c.code !== undefined) t.equal(body.code, c.code, `${label}: our code`);
     if (typeof c.message === 'string') t.equal(body.message, c.message, label);
     else if (c.message) t.match(body.message, c.message, label);
   }
 }
 
-/** One case per field of a good body, sent without that field: VALIDATION_ERROR naming it. */
-export function missingFields(url: string, body: Record<string, unknown>, fields = Object.keys(body)): ErrorCase[] {
+/**
+ * One case per field of a good body, sent without that field: VALIDATION_ERROR naming it. On a
+ * route a real client calls, `nearest` gives the code its `error` carries for each field.
+ */
+export function missingFields(url: string, body: Record<string, unknown>, fields = Object.keys(body), nearest?: (field: string) => string): ErrorCase[] {
   return fields.map((field) => {
     const { [field]: _left, ...rest } = body;
-    return { url, body: rest, status: 400, error: 'VALIDATION_ERROR', message: `${field} is required` };
+    const message = `${field} is required`;
+    return nearest ? { url, body: rest, status: 400, error: nearest(field), code: 'VALIDATION_ERROR', message } : { url, body: rest, status: 400, error: 'VALIDATION_ERROR', message };
   });
 }

@@ -34,23 +34,25 @@ t.test('strict types: no boolean, null or list for a number, only plain digits, 
   const steve = await newUser(app, 'Steve', { cents: 1000 });
   const server = (await call(app, '/api/admin/bazaar/servers', { body: { name: 'Main' } })).json();
   const item = (amount: unknown) => ({ serverID: server.id ?? server.data?.id, itemID: 'STONE', amount, durability: 0, maxDurability: 0, base64: 'AAAA' });
-  const refuse = async (url: string, body: Record<string, unknown>, error: string, encodings: Encoding[] = ENCODINGS) => {
+  /** `code`: ours, where the route's game plugin reads `error` into its enum and gets the nearest code it knows. */
+  const refuse = async (url: string, body: Record<string, unknown>, error: string, encodings: Encoding[] = ENCODINGS, code?: string) => {
     for (const as of encodings) {
       const res = await call(app, url, { body, as });
       t.equal(res.statusCode, 400, `${url} ${JSON.stringify(body)} as ${as}`);
       t.equal(res.json().error, error, `${JSON.stringify(body)} as ${as}: ${res.body}`);
+      t.equal(res.json().code, code, `${JSON.stringify(body)} as ${as}: our code`);
     }
   };
   await refuse('/api/auth/sessions', { userID: true, ip: '10.0.0.1' }, 'VALIDATION_ERROR', ['json']);
   await refuse('/api/auth/sessions', { userID: null, ip: '10.0.0.1' }, 'VALIDATION_ERROR', ['json']);
   await refuse('/api/auth/sessions', { userID: [steve.id], ip: '10.0.0.1' }, 'VALIDATION_ERROR');
   for (const amount of ['0x10', '1e2', '+5', ' 5', '5 ', '1_0', true]) {
-    await refuse(`/api/bazaar/storages/${steve.id}/items`, item(amount), 'VALIDATION_ERROR', typeof amount === 'boolean' ? ['json'] : ENCODINGS);
+    await refuse(`/api/bazaar/storages/${steve.id}/items`, item(amount), 'INSERT_ERROR', typeof amount === 'boolean' ? ['json'] : ENCODINGS, 'VALIDATION_ERROR');
   }
-  await refuse(`/api/bazaar/storages/${steve.id}/items`, item(['1']), 'VALIDATION_ERROR');
+  await refuse(`/api/bazaar/storages/${steve.id}/items`, item(['1']), 'INSERT_ERROR', ENCODINGS, 'VALIDATION_ERROR');
   for (const amount of [' 5', '5 ', '+5', '0x10', '1e2']) await refuse('/api/credits/add', { target_username: 'Steve', amount }, 'INVALID_AMOUNT');
-  await refuse('/api/credits/add', { target_username: 'Steve', amount: ['1'] }, 'VALIDATION_ERROR');
-  await refuse('/api/credits/add', { target_username: 'Steve', amount: true }, 'VALIDATION_ERROR', ['json']);
+  await refuse('/api/credits/add', { target_username: 'Steve', amount: ['1'] }, 'INVALID_AMOUNT', ENCODINGS, 'VALIDATION_ERROR');
+  await refuse('/api/credits/add', { target_username: 'Steve', amount: true }, 'INVALID_AMOUNT', ['json'], 'VALIDATION_ERROR');
   t.equal(await rowCount(app, 'bazaar_items'), 0, 'nothing was stored');
   t.equal((await call(app, '/api/credits?username=Steve')).json().credits, '10.00 USD', 'no balance changed');
 

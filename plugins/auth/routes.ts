@@ -1,7 +1,7 @@
 /** api.md's Auth endpoints, plus two-factor enrolment (decisions.md §3). */
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify';
-import { AUTH_PLUGIN } from '../../core/clients.ts';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
+import { authPlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, now, parseClientTimestamp } from '../../core/format.ts';
 import { numeric, ok, type TypeBoxProvider } from '../../core/schemas.ts';
@@ -29,18 +29,16 @@ const sessionToken = () => Type.String({ examples: ['5f0c9a3e7b2d4e1f8a6c0b9d3e7
  * server: one game server sends the logins of all its players. Runs after validation, so the body
  * is there and malformed calls are not counted.
  */
-function limited(name: string, limit: RateLimit): RouteShorthandOptions {
+function limited(name: string, limit: RateLimit): FastifyContextConfig {
   if (limit.max === 0) return {};
   return {
-    config: {
-      rateLimit: {
-        max: limit.max,
-        timeWindow: limit.windowSeconds * 1000,
-        hook: 'preHandler',
-        keyGenerator: (request: FastifyRequest) => {
-          const body = request.body as { username: string; ip: string };
-          return `${name}:${lookupKey(body.username)}|${body.ip}`;
-        },
+    rateLimit: {
+      max: limit.max,
+      timeWindow: limit.windowSeconds * 1000,
+      hook: 'preHandler',
+      keyGenerator: (request: FastifyRequest) => {
+        const body = request.body as { username: string; ip: string };
+        return `${name}:${lookupKey(body.username)}|${body.ip}`;
       },
     },
   };
@@ -49,10 +47,12 @@ function limited(name: string, limit: RateLimit): RouteShorthandOptions {
 export async function authRoutes(fastify: FastifyInstance, auth: AuthService, settings: SettingsService, limits: { login: RateLimit; register: RateLimit }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
 
+  // The routes the game auth plugin calls: it reads `error` into its own enum and gets the nearest code it knows.
   app.post('/api/auth/login', {
-    ...limited('login', limits.login),
+    config: { ...limited('login', limits.login), clientErrors: authPlugin() },
     schema: {
       tags, summary: 'Log in; with two-factor on, the token is pending until /api/auth/tfa/verify',
+      errors: ['USER_NOT_FOUND', 'WRONG_PASSWORD', 'RATE_LIMITED'],
       body: Type.Object({ username: Type.String(), password: Type.String(), ip: ip(), useragent: useragent() }),
       response: { 200: ok({ data: Type.Object({ token: sessionToken(), isTfaRequired: Type.Boolean() }) }) },
     },
@@ -62,9 +62,11 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
   });
 
   app.post('/api/auth/register', {
-    ...limited('register', limits.register),
+    // Too many tries from one place: the nearest the plugin has is its limit on registrations.
+    config: { ...limited('register', limits.register), clientErrors: authPlugin({ codes: { RATE_LIMITED: 'REGISTER_LIMIT' } }) },
     schema: {
       tags, summary: 'Register an account and open a session',
+      errors: ['USERNAME_ALREADY_EXIST', 'EMAIL_ALREADY_EXIST', 'REGISTER_LIMIT', 'INVALID_USERNAME', 'INVALID_EMAIL', 'INVALID_PASSWORD', 'RATE_LIMITED'],
       body: Type.Object({
         username: Type.String(), password: Type.String(),
         email: Type.Optional(Type.String({ description: 'required unless the registrationEmailRequired setting is off' })),
@@ -79,10 +81,10 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
   });
 
   app.post('/api/auth/game-sessions', {
-    // The game auth plugin reads `error` into its own enum: it gets the nearest code it knows.
-    config: { clientErrors: AUTH_PLUGIN },
+    config: { clientErrors: authPlugin() },
     schema: {
       tags, summary: 'What a joining player must do: register, log in, a two-factor code, or nothing (a live session)',
+      errors: ['INVALID_USERNAME'],
       description: 'For the game auth plugin\'s pre-login check. `HAS_SESSION` and `TFA_REQUIRED` carry a new token; '
         + 'a session counts when it was opened from the same ip and useragent and has not expired.',
       body: Type.Object({ username: Type.String({ maxLength: 64 }), ip: ip(), useragent: useragent() }),
@@ -134,8 +136,11 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
   });
 
   app.post('/api/auth/tfa/verify', {
+    // A failure other than a wrong code or an unknown token (too many wrong codes, ...) is the plugin's failed verification.
+    config: { clientErrors: authPlugin({ otherwise: 'TFA_VERIFICATION_FAILED' }) },
     schema: {
       tags, summary: 'Complete a login with the two-factor code',
+      errors: ['SESSION_NOT_FOUND', 'WRONG_CODE', 'RATE_LIMITED'],
       body: Type.Object({ token: Type.String(), code: code() }), response: { 200: ok() },
     },
   }, async (request) => {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { gamePlugin } from '../../core/clients.ts';
 import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { BazaarService } from './contract.ts';
 import {
@@ -17,12 +18,15 @@ export async function bazaarRoutes(fastify: FastifyInstance, bazaar: BazaarServi
   const app = fastify.withTypeProvider<TypeBoxProvider>();
   const tags = ['bazaar'];
 
+  // The game plugin's bazaar: it reads `error` into its enum, and has a failure code for storing and one for removing (docs/clients.md).
   app.get('/api/bazaar/storages/:user_id/items', {
-    schema: { tags, summary: "A user's stored items, optionally of one server", params: UserParams, querystring: ItemsQuery, response: { 200: ItemList } },
+    config: { clientErrors: gamePlugin() },
+    schema: { tags, summary: "A user's stored items, optionally of one server", params: UserParams, querystring: ItemsQuery, response: { 200: ItemList }, errors: ['USER_NOT_FOUND'] },
   }, async (request) => bazaar.itemsOf(Number(request.params.user_id), request.query.serverID));
 
   app.post('/api/bazaar/storages/:user_id/items', {
-    schema: { tags, summary: 'Store an item', params: UserParams, body: AddItemBody, response: { 200: Success } },
+    config: { clientErrors: gamePlugin({ otherwise: 'INSERT_ERROR' }) },
+    schema: { tags, summary: 'Store an item', params: UserParams, body: AddItemBody, response: { 200: Success }, errors: ['USER_NOT_FOUND', 'SERVER_NOT_FOUND', 'INSERT_ERROR'] },
   }, async (request) => {
     const body = request.body;
     await bazaar.addItem(Number(request.params.user_id), { ...body, base64: body.base64.replaceAll(' ', '+') });
@@ -30,7 +34,8 @@ export async function bazaarRoutes(fastify: FastifyInstance, bazaar: BazaarServi
   });
 
   app.delete('/api/bazaar/storages/:user_id/items/:id', {
-    schema: { tags, summary: 'Remove a stored item', params: ItemParams, response: { 200: Success } },
+    config: { clientErrors: gamePlugin({ otherwise: 'DELETE_ERROR' }) },
+    schema: { tags, summary: 'Remove a stored item', params: ItemParams, response: { 200: Success }, errors: ['DELETE_ERROR'] },
   }, async (request) => {
     await bazaar.deleteItem(Number(request.params.user_id), Number(request.params.id));
     return DONE;

@@ -1,13 +1,14 @@
 /** api.md's Credits endpoints (decisions.md §6), plus the ledger history. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, formatMoney, moneyNumber, requireMoney } from '../../core/format.ts';
 import type { TypeBoxProvider } from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
 import {
-  BalanceResponse, ChangeBody, ChangeResponse, HistoryQuery, LedgerRow, SendBody, SendResponse, SetBody, SetParams, UserQuery,
+  BalanceResponse, ChangeBody, ChangeResponse, HistoryQuery, LedgerRow, SendAliasBody, SendBody, SendResponse, SetBody, SetParams, UserParams, UserQuery,
 } from './schemas.ts';
 import type { DbCreditsService } from './service.ts';
 
@@ -21,6 +22,10 @@ function amountOf(value: string | number, min: number): number {
 }
 
 const present = (value: string | undefined): value is string => value !== undefined && value !== '';
+
+/** The domain errors of each change (listed in the OpenAPI document). */
+const CHANGE_ERRORS = { add: ['USER_NOT_FOUND', 'INVALID_AMOUNT'], remove: ['USER_NOT_FOUND', 'INVALID_AMOUNT', 'NOT_ENOUGH_CREDITS'] };
+const SEND_ERRORS = ['USER_NOT_FOUND', 'TARGET_USER_NOT_FOUND', 'INVALID_TARGET', 'INVALID_AMOUNT', 'NOT_ENOUGH_CREDITS'];
 
 export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsService, users: UsersService, settings: SettingsService): void {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
@@ -42,35 +47,53 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
     return users.requireById(Number(id));
   }
 
-  app.get('/api/credits', {
-    schema: { tags, summary: 'A user\'s balance, by username or by id', querystring: UserQuery, response: { 200: BalanceResponse } },
-  }, async (request) => {
-    const user = await queriedUser(request.query);
+  // The game plugin calls show, add, remove, send and set, and reads `error` into its enum (docs/clients.md).
+  const balanceOf = async (user: UserAccount) => {
     const { currency } = settings.get();
     const { text, raw } = shown(await credits.balance(user.id), currency);
     return { status: true as const, credits: text, raw_credits: raw, currency };
-  });
+  };
+  app.get('/api/credits', {
+    config: { clientErrors: gamePlugin() },
+    schema: { tags, summary: 'A user\'s balance, by username or by id', querystring: UserQuery, response: { 200: BalanceResponse }, errors: ['USER_NOT_FOUND'] },
+  }, async (request) => balanceOf(await queriedUser(request.query)));
+  // The older path form (still called by the Kotlin wrapper): the path names the user, by ID or by username.
+  app.get('/api/credits/:user', {
+    schema: {
+      tags, summary: 'A user\'s balance; `<user>` is a user ID or a username (the older path form of GET /api/credits)',
+      params: UserParams, response: { 200: BalanceResponse },
+    },
+  }, async (request) => balanceOf(await users.requireByIdOrUsername(request.params.user)));
 
+  const change = (action: 'add' | 'remove', sign: 1 | -1) => async (username: string, amount: string | number, keyName: string | undefined) => {
+    const cents = amountOf(amount, 1);
+    const user = await users.requireByUsername(username);
+    return changed(await credits.change(user.id, sign * cents, { reason: action, keyName }));
+  };
   for (const [action, sign, summary] of [['add', 1, 'Add credits to a balance'], ['remove', -1, 'Take credits from a balance']] as const) {
+    const run = change(action, sign);
     app.post(`/api/credits/${action}`, {
-      schema: { tags, summary, body: ChangeBody, response: { 200: ChangeResponse } },
+      config: { clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
+      schema: { tags, summary, body: ChangeBody, response: { 200: ChangeResponse }, errors: CHANGE_ERRORS[action] },
+    }, async (request) => run(request.body.target_username, request.body.amount, request.apiKey?.name));
+    app.post(`/api/credits/:user/${action}`, {
+      schema: {
+        tags, summary: `${summary}; \`<user>\` names the target when the body has no target_username (the older path form)`,
+        params: SetParams, body: SetBody, response: { 200: ChangeResponse },
+      },
     }, async (request) => {
-      const cents = amountOf(request.body.amount, 1);
-      const user = await users.requireByUsername(request.body.target_username);
-      return changed(await credits.change(user.id, sign * cents, { reason: action, keyName: request.apiKey?.name }));
+      const { target_username: named, amount } = request.body;
+      return run(present(named) ? named : request.params.user, amount, request.apiKey?.name);
     });
   }
 
-  app.post('/api/credits/send', {
-    schema: { tags, summary: 'Move credits from one user to another', body: SendBody, response: { 200: SendResponse } },
-  }, async (request) => {
-    const body = request.body;
-    const cents = amountOf(body.amount, 1);
+  const send = async (senderName: string, targetName: string, amount: string | number, keyName: string | undefined) => {
+    const cents = amountOf(amount, 1);
     // Both lookups at once; the sender's absence is reported first.
-    const [sender, target] = await Promise.all([users.findByUsername(body.sender_username), users.findByUsername(body.target_username)]);
-    if (!sender) throw new DomainError('USER_NOT_FOUND', `No user named "${body.sender_username}".`);
-    if (!target) throw new DomainError('TARGET_USER_NOT_FOUND', `No user named "${body.target_username}".`);
-    const { from, to } = await credits.send(sender.id, target.id, cents, { keyName: request.apiKey?.name });
+    const [sender, target] = await Promise.all([users.findByUsername(senderName), users.findByUsername(targetName)]);
+    if (!sender) throw new DomainError('USER_NOT_FOUND', `No user named "${senderName}".`);
+    if (!target) throw new DomainError('TARGET_USER_NOT_FOUND', `No user named "${targetName}".`);
+    const { from, to } = await credits.send(sender.id, target.id, cents, { keyName });
     const { currency } = settings.get();
     const mine = shown(from, currency);
     const theirs = shown(to, currency);
@@ -78,6 +101,19 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
       status: true as const, current_credits: mine.text, current_raw_credits: mine.raw,
       target_current_credits: theirs.text, target_current_raw_credits: theirs.raw, currency,
     };
+  };
+  app.post('/api/credits/send', {
+    config: { clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT', target_username: 'TARGET_USER_NOT_FOUND' } }) },
+    schema: { tags, summary: 'Move credits from one user to another', body: SendBody, response: { 200: SendResponse }, errors: SEND_ERRORS },
+  }, async (request) => send(request.body.sender_username, request.body.target_username, request.body.amount, request.apiKey?.name));
+  app.post('/api/credits/:user/send', {
+    schema: {
+      tags, summary: 'Move credits from `<user>` (unless the body names a sender_username) to another user (the older path form)',
+      params: SetParams, body: SendAliasBody, response: { 200: SendResponse },
+    },
+  }, async (request) => {
+    const { sender_username: named, target_username: target, amount } = request.body;
+    return send(present(named) ? named : request.params.user, target, amount, request.apiKey?.name);
   });
 
   const set = async (username: string | undefined, amount: string | number, keyName: string | undefined) => {
@@ -88,7 +124,8 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
   };
   const setSchema = { tags, body: SetBody, response: { 200: ChangeResponse } };
   app.post('/api/credits/set', {
-    schema: { ...setSchema, summary: 'Set a balance' },
+    config: { clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
+    schema: { ...setSchema, summary: 'Set a balance', errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
   }, async (request) => set(request.body.target_username, request.body.amount, request.apiKey?.name));
   app.post('/api/credits/:user/set', {
     schema: { ...setSchema, params: SetParams, summary: 'Set a balance; `<user>` names the target when the body has no target_username' },

@@ -38,6 +38,15 @@ export const SetParams = Type.Object({ user: username('target username, used whe
 const raw = () => Type.Number({ examples: [12.5] });
 const currency = () => str(undefined, EXAMPLE.currency);
 
+/** The older `<user>/send` form: the path names the sender unless the body does. */
+export const SendAliasBody = Type.Object({
+  sender_username: Type.Optional(username('the user who pays; defaults to the path\'s <user>', 0)),
+  target_username: username('the user who receives'),
+  amount,
+});
+
+export const UserParams = Type.Object({ user: Type.String({ minLength: 1, maxLength: 191, description: 'a user ID (digits) or a username' }) });
+
 export const BalanceResponse = ok({ credits: str('`12.50 USD`', '12.50 USD'), raw_credits: raw(), currency: currency() });
 
 export const ChangeResponse = ok({ current_credits: str('`12.50 USD`', '12.50 USD'), current_raw_credits: raw(), currency: currency() });

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
+import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
 import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { CommandInput, DeliveryService, Trigger } from './contract.ts';
@@ -74,12 +75,18 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
   });
 
   // The official game plugin's HTTP connection mode, exactly as it calls (with the site's API key; the server token says which server).
+  // It reads `error` into its enum (docs/clients.md).
   const pluginTags = ['delivery'];
   app.get('/api/command-logs/:token/queue', {
-    schema: { tags: pluginTags, summary: 'Commands waiting for this game server (plugin HTTP mode)', params: TokenParams, response: { 200: PluginQueue } },
+    config: { clientErrors: gamePlugin() },
+    schema: { tags: pluginTags, summary: 'Commands waiting for this game server (plugin HTTP mode)', params: TokenParams, response: { 200: PluginQueue }, errors: ['DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request) => delivery.pluginQueue(request.params.token));
   app.post('/api/command-logs/validate', {
-    schema: { tags: pluginTags, summary: 'Take listed commands: one player\'s still-waiting rows, marked done (plugin HTTP mode)', body: ValidateBody, response: { 200: Validated } },
+    config: { clientErrors: gamePlugin() },
+    schema: {
+      tags: pluginTags, summary: 'Take listed commands: one player\'s still-waiting rows, marked done (plugin HTTP mode)', body: ValidateBody,
+      response: { 200: Validated }, errors: ['DELIVERY_SERVER_NOT_FOUND'],
+    },
   }, async (request) => ({ commands: await delivery.validate(request.body.token, (request.body.commands ?? []).map(Number)) }));
 
   app.get('/api/admin/delivery/queue', {

@@ -9,6 +9,7 @@
  * are not on the boards.
  */
 import { Type } from '@sinclair/typebox';
+import { gamePlugin } from '../../core/clients.ts';
 import { defineFeature } from '../../core/features.ts';
 import { displayTimestamp, formatMoney } from '../../core/format.ts';
 import { EXAMPLE, dateStr, str, usernameStr, type TypeBoxProvider } from '../../core/schemas.ts';
@@ -42,6 +43,8 @@ export default defineFeature({
     });
 
     app.withTypeProvider<TypeBoxProvider>().get('/api/store/donations', {
+      // The game plugin's donation boards: it reads `error` into its enum (docs/clients.md).
+      config: { clientErrors: gamePlugin() },
       schema: {
         tags: ['store'], summary: 'Donation boards',
         description: `type: ${DONATION_TYPES.join(', ')}. The top boards rank users by the sum of their payments in the current `
@@ -49,6 +52,7 @@ export default defineFeature({
           + `newest first. limit: 1–${MAX_LIMIT}, default ${DEFAULT_LIMIT}.`,
         querystring: Query,
         response: { 200: Type.Array(DonationEntry) },
+        errors: ['INVALID_TYPE', 'INVALID_LIMIT'],
       },
     }, async ({ query }) => {
       const type = parseType(query.type);

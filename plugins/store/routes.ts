@@ -1,6 +1,7 @@
 /** The store endpoints of api.md: listing, products, categories, buy. */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, formatMoney, moneyNumber, now } from '../../core/format.ts';
 import type { TypeBoxProvider } from '../../core/schemas.ts';
@@ -31,7 +32,9 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
   const app = host.withTypeProvider<TypeBoxProvider>();
   // Shared, so its recursive reference to itself resolves in the serializer and the document.
   app.addSchema(CategoryTree);
+  // The game plugin's shop: it reads `error` into its enum (docs/clients.md).
   app.get('/api/store/listing', {
+    config: { clientErrors: gamePlugin() },
     schema: {
       tags, summary: 'Active categories nested with their active products, for the in-game shop',
       description: 'With `?username=`, `restricted` is true on products whose role that user already holds permanently '
@@ -77,12 +80,17 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
 
   app.post('/api/store/buy', {
     // A key that may buy for players need not write anything else of the store.
-    config: { scopeAction: 'buy' },
+    // The game plugin reads `error` into its enum; a product whose role is gone cannot be sold: the nearest is "no such product".
+    config: { scopeAction: 'buy', clientErrors: gamePlugin({ fields: { products: 'PRODUCT_NOT_FOUND' }, codes: { ROLE_NOT_FOUND: 'PRODUCT_NOT_FOUND' } }) },
     schema: {
       tags, summary: 'Buy products with the credit balance',
       description: 'HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md\'s 201.',
       body: BuyBody,
       response: { 200: BuyResponse, 201: BuyResponse },
+      errors: [
+        'USER_NOT_FOUND', 'PRODUCT_NOT_FOUND', 'ROLE_NOT_FOUND', 'INVALID_QUANTITY', 'INVALID_VARIABLE', 'OUT_OF_STOCK', 'INSUFFICIENT_BALANCE',
+        'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED',
+      ],
     },
   }, async (request, reply) => {
     const { body } = request;

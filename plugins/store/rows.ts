@@ -17,7 +17,7 @@ export function categoryRow(c: Category): Static<typeof CategoryRow> {
   return {
     id: String(c.id), parentID: String(c.parentId), name: c.name, slug: c.slug, imageID: c.imageId, imageType: c.imageType,
     priority: String(c.priority), gameStatus: flag(c.gameStatus), gameTitle: c.gameTitle, gameDescription: c.gameDescription,
-    gameItem: c.gameItem, isActive: flag(c.isActive),
+    gameItem: c.gameItem, isActive: flag(c.isActive), gameItemModelID: '0', isCumulative: '0',
   };
 }
 
@@ -28,7 +28,7 @@ export function productRow(p: Product, timeZone: string): Static<typeof ProductR
     discountedPrice: formatMoney(p.discountedPrice), discountExpiryDate: displayTimestamp(p.discountExpiryDate, timeZone),
     duration: String(p.duration), stock: String(p.stock), priority: String(p.priority), isFeaturedProduct: flag(p.isFeatured),
     gameStatus: flag(p.gameStatus), gameTitle: p.gameTitle, gameDescription: p.gameDescription, gameItem: p.gameItem,
-    isActive: flag(p.isActive), creationDate: displayTimestamp(p.creationDate, timeZone),
+    isActive: flag(p.isActive), creationDate: displayTimestamp(p.creationDate, timeZone), gameItemModelID: '0', requireOnlyOneProduct: '0',
     variables: p.variables.map((v) => ({ name: v.name, required: flag(v.required), values: v.values })),
   };
 }
@@ -47,7 +47,6 @@ export function listingProduct(p: Product, ctx: ListingContext): Static<typeof L
   const discount = p.price - total;
   return {
     ...productRow(p, ctx.timeZone),
-    stock: p.stock,
     total: moneyNumber(total),
     originalPrice: moneyNumber(p.price),
     discount: moneyNumber(discount),

@@ -8,6 +8,9 @@ export const CategoryRow = S.row({
   id: S.idStr(), parentID: S.str('0 for a top-level category', '0'), name: S.example('Ranks'), slug: S.example('ranks'), imageID: S.example('ranks'),
   imageType: S.example('png'), priority: S.example('10'), gameStatus: S.flagStr(), gameTitle: S.example('&6Ranks'), gameDescription: S.example('Ranks with kits and perks'),
   gameItem: S.example('DIAMOND'), isActive: S.flagStr(),
+  // Read by the Kotlin wrapper's models (docs/clients.md); this store has neither feature.
+  gameItemModelID: S.str('custom model data of the in-game icon; 0 = none (not offered: always 0)', '0'),
+  isCumulative: S.str('flag: upgrade pricing within the category (not offered: always 0)', '0'),
 });
 
 const productFields = {
@@ -17,15 +20,21 @@ const productFields = {
   duration: S.str('days the role is granted: 0 = permanent, -1 = no role', '30'), stock: S.str('-1 = unlimited', '-1'),
   priority: S.example('10'), isFeaturedProduct: S.flagStr(), gameStatus: S.flagStr(), gameTitle: S.example('&bVIP Rank'),
   gameDescription: S.example('30 days of VIP'), gameItem: S.example('DIAMOND'), isActive: S.flagStr(), creationDate: S.dateStr(),
+  // Read by the Kotlin wrapper's models (docs/clients.md); this store has neither feature.
+  gameItemModelID: S.str('custom model data of the in-game icon; 0 = none (not offered: always 0)', '0'),
+  requireOnlyOneProduct: S.str('flag (not offered: always 0)', '0'),
   variables: Type.Array(VariableRow, { description: 'values the buyer supplies with this product' }),
 };
 
 export const ProductRow = S.row(productFields);
 
-/** A product in the listing: the row plus the computed fields the game plugin reads (typed, not strings). */
+/**
+ * A product in the listing: the row plus the computed fields the game plugin reads (typed, not
+ * strings). `stock` stays the row's string: the Kotlin wrapper decodes it as one, and the game
+ * plugin's `getInt` reads `"-1"` as well as `-1` (docs/clients.md).
+ */
 export const ListingProduct = Type.Object({
   ...productFields,
-  stock: Type.Integer({ description: '-1 = unlimited', examples: [-1] }),
   total: Type.Number({ description: 'price to pay now', examples: [3.99] }),
   originalPrice: Type.Number({ examples: [4.99] }),
   discount: Type.Number({ examples: [1] }),

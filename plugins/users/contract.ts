@@ -74,6 +74,11 @@ export interface UsersService {
   addProfileField(field: ProfileField): void;
   /** The account with its profile fields, in one statement; undefined when there is none. */
   findProfile(by: { id: number } | { username: string }): Promise<Profile | undefined>;
+  /**
+   * For the older path forms that name a user either way: digits are tried as an ID, then as a
+   * username (a name may be all digits); anything else is a username. Throws USER_NOT_FOUND.
+   */
+  requireByIdOrUsername(idOrUsername: string): Promise<UserAccount>;
   /** Creates an account (the auth feature adds the credentials). Throws USERNAME_ALREADY_EXIST / EMAIL_ALREADY_EXIST. */
   createAccount(account: NewAccount): Promise<UserAccount>;
   /** Number of accounts created from an IP (the register limit). */

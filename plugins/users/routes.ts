@@ -1,6 +1,7 @@
 /** api.md's Users endpoints. */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { FeatureContext } from '../../core/features.ts';
 import type { ServiceRef } from '../../core/registry.ts';
@@ -16,6 +17,8 @@ export type Ctx = Pick<FeatureContext<unknown>, 'services' | 'settings'>;
 
 const tags = ['users'];
 const UserParams = idParam('userId');
+/** The older path forms name the user by ID or by username (the Kotlin wrapper's profile, roles, tickets, orders). */
+const UserRefParams = Type.Object({ userId: Type.String({ minLength: 1, maxLength: 191, description: 'a user ID (digits) or a username' }) });
 const UserRoleParams = Type.Object({ ...UserParams.properties, ...idParam('role').properties });
 const RoleBody = Type.Object({
   roleID: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'role ID' }),
@@ -36,8 +39,10 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
   const roleRows = (held: RoleAssignment[]) => held.map((a) => userRoleRow(a, settings.get().timezone));
 
   app.get('/api/users', {
+    // The game plugin looks players up here and reads `error` into its enum (docs/clients.md).
+    config: { clientErrors: gamePlugin() },
     schema: {
-      tags, summary: 'A user profile, by ID or by username (case-insensitive); exactly one of them',
+      tags, summary: 'A user profile, by ID or by username (case-insensitive); exactly one of them', errors: ['USER_NOT_FOUND'],
       querystring: Type.Object({
         userID: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
         username: Type.Optional(Type.String({ minLength: 1 })),
@@ -51,11 +56,17 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
     }
     return profileOf(users, userID !== undefined ? { id: Number(userID) } : { username: username! }, ctx);
   });
+  app.get('/api/users/:userId', {
+    schema: {
+      tags, summary: 'A user profile; `<userId>` is a user ID or a username (the older path form of GET /api/users)',
+      params: UserRefParams, response: { 200: ProfileRow },
+    },
+  }, async (request) => profileOf(users, { id: (await users.requireByIdOrUsername(request.params.userId)).id }, ctx));
 
   app.get('/api/users/:userId/roles', {
-    schema: { tags, summary: 'The roles a user holds now', params: UserParams, response: { 200: RoleList } },
+    schema: { tags, summary: 'The roles a user holds now; `<userId>` may also be a username', params: UserRefParams, response: { 200: RoleList } },
   }, async (request) => {
-    const { id } = await users.requireById(Number(request.params.userId));
+    const { id } = await users.requireByIdOrUsername(request.params.userId);
     return roleRows(await users.rolesOf(id));
   });
 
@@ -94,11 +105,14 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
    */
   function peerList<T>(what: string, ref: ServiceRef<T>, rowSchema: TSchema, list: (peer: T, userId: number) => Promise<unknown[]>): void {
     app.get(`/api/users/:userId/${what}`, {
-      schema: { tags, summary: `A user's ${what} (served while the ${ref.feature} feature runs)`, params: UserParams, response: { 200: Type.Array(rowSchema) } },
+      schema: {
+        tags, summary: `A user's ${what} (served while the ${ref.feature} feature runs); \`<userId>\` may also be a username`,
+        params: UserRefParams, response: { 200: Type.Array(rowSchema) },
+      },
     }, async (request) => {
       const peer = services.find(ref);
       if (!peer) throw new DomainError('NOT_FOUND', `No route GET ${request.url.split('?', 1)[0]}.`);
-      const { id } = await users.requireById(Number(request.params.userId));
+      const { id } = await users.requireByIdOrUsername(request.params.userId);
       return list(peer, id);
     });
   }

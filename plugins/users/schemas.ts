@@ -5,11 +5,19 @@ import { PERMANENT, displayTimestamp, flag, formatMoney, now, parseClientTimesta
 import { EXAMPLE, dateStr, example, flagStr, idStr, moneyStr, row, str, strOrNull, usernameStr } from '../../core/schemas.ts';
 import type { Profile, Role, RoleAssignment } from './contract.ts';
 
-/** api.md's user profile, plus `realname` (decisions.md §3: the game plugins read it). */
+/**
+ * api.md's user profile, plus `realname` (decisions.md §3: the game plugins read it) and the
+ * game-side fields the Kotlin wrapper's `User` requires (docs/clients.md). No game reports them
+ * to this server yet: they are empty, and `isLogged` is `0`.
+ */
 export const ProfileRow = row({
   id: idStr(), username: usernameStr(), realname: usernameStr(), email: str('empty when none', EXAMPLE.email), credit: moneyStr('balance, decimal'),
   isVerified: flagStr(), authStatus: str('1 = two-factor on', '0'), creationIP: str(undefined, EXAMPLE.ip), creationDate: dateStr(),
   linkedAccounts: Type.Record(Type.String(), Type.String(), { description: 'external account ids by platform; `chat` = chat user ID', examples: [{ chat: '123456789012345678' }] }),
+  uuid: str('the player\'s game UUID; empty until a game reports it', ''),
+  lastlogin: str('the last login in game; empty until a game reports it', ''),
+  x: str('last position in game; empty until a game reports it', ''), y: str(undefined, ''), z: str(undefined, ''), world: str(undefined, ''),
+  isLogged: str('flag: logged in in game now; 0 until a game reports it', '0'),
 });
 
 /** A role a user holds. */
@@ -31,6 +39,7 @@ export function profileRow(user: Profile, timeZone: string): typeof ProfileRow.s
     credit: user.fields.credit ?? formatMoney(0), isVerified: flag(user.isVerified), authStatus: String(user.authStatus),
     creationIP: user.creationIP, creationDate: displayTimestamp(user.creationDate, timeZone),
     linkedAccounts: user.linkedAccounts,
+    uuid: '', lastlogin: '', x: '', y: '', z: '', world: '', isLogged: '0',
   };
 }
 

@@ -105,6 +105,13 @@ export class DbUsersService implements UsersService {
     return user;
   }
 
+  async requireByIdOrUsername(idOrUsername: string): Promise<UserAccount> {
+    const byId = /^[0-9]{1,15}$/.test(idOrUsername) ? await this.findById(Number(idOrUsername)) : undefined;
+    const user = byId ?? await this.findByUsername(idOrUsername);
+    if (!user) throw new DomainError('USER_NOT_FOUND', `No user with ID or username "${idOrUsername}".`);
+    return user;
+  }
+
   async createAccount(account: NewAccount): Promise<UserAccount> {
     return this.#db.transaction(async () => {
       const usernameKey = lookupKey(account.username);

@@ -30,7 +30,8 @@ t.test('wrong two-factor codes are capped per account across every pending login
   t.strictSame(answers.map((r) => r.json().error), Array(6).fill('WRONG_CODE'));
   const res = await call(app, '/api/auth/tfa/verify', { body: { token: tokens[0]!, code: totp(secret, 30) } });
   t.equal(res.statusCode, 429, 'the seventh code is refused, the right one too');
-  t.equal(res.json().error, 'RATE_LIMITED');
+  t.equal(res.json().error, 'TFA_VERIFICATION_FAILED', 'the auth plugin\'s nearest code');
+  t.equal(res.json().code, 'RATE_LIMITED');
   t.ok(Number(res.headers['retry-after']) >= 1 && Number(res.headers['retry-after']) <= 2, 'Retry-After says when');
   t.equal(await sessionStatus(app, tokens[0]!), 404);
   await new Promise((r) => setTimeout(r, 2100));
@@ -45,7 +46,8 @@ t.test('wrong passwords are capped per account whatever the ip', async (t) => {
   t.strictSame(answers.map((r) => r.json().error), Array(4).fill('WRONG_PASSWORD'));
   const locked = await login(app, 'Alex', 'correct horse', { ip: '10.1.0.5' });
   t.equal(locked.statusCode, 429);
-  t.equal(locked.json().error, 'RATE_LIMITED');
+  t.equal(locked.json().error, 'UNKNOWN_ERROR', 'the auth plugin has no code for it');
+  t.equal(locked.json().code, 'RATE_LIMITED');
   t.ok(Number(locked.headers['retry-after']) >= 1);
   await new Promise((r) => setTimeout(r, 2100));
   t.equal((await login(app, 'Alex', 'correct horse')).statusCode, 200, 'the right password works once the lock is over');

@@ -39,8 +39,8 @@ t.test('register errors: codes and statuses, nothing written', async (t) => {
   const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
   await register(app, 'Taken', 'hunter22', '10.9.9.9');
   const before = await snapshot(app, TABLES);
-  const attempt = (fields: Record<string, string>, error: string, message?: RegExp): ErrorCase =>
-    ({ url: '/api/auth/register', body: form(fields), status: 400, error, message });
+  const attempt = (fields: Record<string, string>, error: string, message?: RegExp, code?: string): ErrorCase =>
+    ({ url: '/api/auth/register', body: form(fields), status: 400, error, message, ...(code ? { code } : {}) });
   await expectErrors(t, app, [
     attempt({ username: 'tAKEN' }, 'USERNAME_ALREADY_EXIST'),
     attempt({ email: 'TAKEN@example.COM' }, 'EMAIL_ALREADY_EXIST'),
@@ -55,10 +55,12 @@ t.test('register errors: codes and statuses, nothing written', async (t) => {
     attempt({ email: 'a b@example.com' }, 'INVALID_EMAIL'),
     attempt({ email: '' }, 'INVALID_EMAIL'),
     attempt({ email: `${'a'.repeat(190)}@example.com` }, 'INVALID_EMAIL'),
-    attempt({ ip: '' }, 'VALIDATION_ERROR', /ip/),
-    attempt({ ip: 'x'.repeat(46) }, 'VALIDATION_ERROR', /ip/),
-    attempt({ useragent: 'x'.repeat(513) }, 'VALIDATION_ERROR', /useragent/),
-    ...missingFields('/api/auth/register', form()),
+    // The game auth plugin reads `error` into its ErrorCode enum: a field of its own, else UNKNOWN_ERROR.
+    attempt({ ip: '' }, 'UNKNOWN_ERROR', /ip/, 'VALIDATION_ERROR'),
+    attempt({ ip: 'x'.repeat(46) }, 'UNKNOWN_ERROR', /ip/, 'VALIDATION_ERROR'),
+    attempt({ useragent: 'x'.repeat(513) }, 'UNKNOWN_ERROR', /useragent/, 'VALIDATION_ERROR'),
+    ...missingFields('/api/auth/register', form(), undefined,
+      (field) => ({ username: 'INVALID_USERNAME', password: 'INVALID_PASSWORD', email: 'INVALID_EMAIL' })[field] ?? 'UNKNOWN_ERROR'),
   ]);
   t.strictSame(await snapshot(app, TABLES), before, 'no failed registration wrote anything');
 });
@@ -109,7 +111,8 @@ t.test('register is rate limited per username and ip', async (t) => {
   }
   let res = await call(app, '/api/auth/register', { body: form({ username: 'SPAMMER' }) });
   t.equal(res.statusCode, 429, 'the third try within the window is refused, whatever the case of the name');
-  t.equal(res.json().error, 'RATE_LIMITED');
+  t.equal(res.json().error, 'REGISTER_LIMIT', 'the auth plugin\'s nearest code');
+  t.equal(res.json().code, 'RATE_LIMITED');
   t.match(res.headers['retry-after'], /^[0-9]+$/);
   t.equal((await app.db.query('select id from users_accounts')).length, 0, 'a refused call writes nothing');
   res = await call(app, '/api/auth/register', { body: form({ username: 'Spammer', ip: '192.0.2.77' }) });

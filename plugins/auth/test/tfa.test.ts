@@ -173,7 +173,8 @@ t.test('enrolment errors', async (t) => {
     ...missingFields(tfa('disable'), { userID: plain.id, code: '123456' }),
     { url: '/api/admin/auth/tfa/disable', body: { userID: 999 }, status: 404, error: 'USER_NOT_FOUND' },
     ...missingFields('/api/admin/auth/tfa/disable', { userID: plain.id }),
-    ...missingFields(tfa('verify'), { token: '0'.repeat(32), code: '123456' }),
+    // Called by the game auth plugin: its ErrorCode for each field.
+    ...missingFields(tfa('verify'), { token: '0'.repeat(32), code: '123456' }, undefined, (field) => ({ token: 'SESSION_NOT_FOUND', code: 'WRONG_CODE' })[field]!),
   ]);
   t.strictSame(await snapshot(app, TABLES), before);
 });

@@ -89,7 +89,8 @@ t.test('items: serverID filter', async (t) => {
   t.equal((await items(app, steve)).length, 3);
   const bad = await call(app, `/api/bazaar/storages/${steve}/items?serverID=abc`);
   t.equal(bad.statusCode, 400);
-  t.equal(bad.json().error, 'VALIDATION_ERROR');
+  t.equal(bad.json().error, 'USER_NOT_FOUND', 'the game plugin\'s general code');
+  t.equal(bad.json().code, 'VALIDATION_ERROR');
 });
 
 t.test('items: errors name the problem and store nothing', async (t) => {
@@ -98,25 +99,27 @@ t.test('items: errors name the problem and store nothing', async (t) => {
   const sid = await server(app, 'Survival');
   const post = (userId: number | string, body: Record<string, unknown>) => call(app, `/api/bazaar/storages/${userId}/items`, { body });
 
-  const cases: [string, number | string, Record<string, unknown>, number, string, RegExp?][] = [
+  // The game plugin reads `error` into its enum: INSERT_ERROR for what it lacks, our code in `code`.
+  const cases: [string, number | string, Record<string, unknown>, number, string, string?, RegExp?][] = [
     ['unknown user', 9999, item(sid), 404, 'USER_NOT_FOUND'],
-    ['unknown server', steve, item('9999'), 404, 'SERVER_NOT_FOUND'],
-    ['non-numeric user id', 'steve', item(sid), 400, 'VALIDATION_ERROR', /user_id/],
-    ['missing base64', steve, item(sid, { base64: undefined }), 400, 'VALIDATION_ERROR', /base64/],
-    ['empty base64', steve, item(sid, { base64: '' }), 400, 'VALIDATION_ERROR', /base64/],
-    ['not base64', steve, item(sid, { base64: 'abc<script>' }), 400, 'VALIDATION_ERROR', /base64/],
-    ['missing itemID', steve, item(sid, { itemID: undefined }), 400, 'VALIDATION_ERROR', /itemID/],
-    ['missing serverID', steve, item(sid, { serverID: undefined }), 400, 'VALIDATION_ERROR', /serverID/],
-    ['amount not a number', steve, item(sid, { amount: 'many' }), 400, 'VALIDATION_ERROR', /amount/],
-    ['amount zero', steve, item(sid, { amount: '0' }), 400, 'VALIDATION_ERROR', /amount/],
-    ['durability beyond 32 bits', steve, item(sid, { durability: '99999999999' }), 400, 'VALIDATION_ERROR', /durability/],
-    ['missing maxDurability', steve, item(sid, { maxDurability: undefined }), 400, 'VALIDATION_ERROR', /maxDurability/],
-    ['NUL in the name', steve, item(sid, { name: 'a\u0000b' }), 400, 'VALIDATION_ERROR', /name/],
+    ['unknown server', steve, item('9999'), 404, 'INSERT_ERROR', 'SERVER_NOT_FOUND'],
+    ['non-numeric user id', 'steve', item(sid), 400, 'INSERT_ERROR', 'VALIDATION_ERROR', /user_id/],
+    ['missing base64', steve, item(sid, { base64: undefined }), 400, 'INSERT_ERROR', 'VALIDATION_ERROR', /base64/],
+    ['empty base64', steve, item(sid, { base64: '' }), 400, 'INSERT_ERROR', 'VALIDATION_ERROR', /base64/],
+    ['not base64', steve, item(sid, { base64: 'abc<script>' }), 400, 'INSERT_ERROR', 'VALIDATION_ERROR', /base64/],
+    ['missing itemID', steve, item(sid, { itemID: undefined }), 400, 'INSERT_ERROR', 'VALIDATION_ERROR', /itemID/],
+    ['missing serverID', steve, item(sid, { serverID: undefined }), 400, 'INSERT_ERROR', 'VALIDATION_ERROR', /serverID/],
+    ['amount not a number', steve, item(sid, { amount: 'many' }), 400, 'INSERT_ERROR', 'VALIDATION_ERROR', /amount/],
+    ['amount zero', steve, item(sid, { amount: '0' }), 400, 'INSERT_ERROR', 'VALIDATION_ERROR', /amount/],
+    ['durability beyond 32 bits', steve, item(sid, { durability: '99999999999' }), 400, 'INSERT_ERROR', 'VALIDATION_ERROR', /durability/],
+    ['missing maxDurability', steve, item(sid, { maxDurability: undefined }), 400, 'INSERT_ERROR', 'VALIDATION_ERROR', /maxDurability/],
+    ['NUL in the name', steve, item(sid, { name: 'a\u0000b' }), 400, 'INSERT_ERROR', 'VALIDATION_ERROR', /name/],
   ];
-  for (const [what, userId, body, status, code, message] of cases) {
+  for (const [what, userId, body, status, error, ours, message] of cases) {
     const res = await post(userId, body);
     t.equal(res.statusCode, status, what);
-    t.equal(res.json().error, code, what);
+    t.equal(res.json().error, error, what);
+    t.equal(res.json().code, ours, `${what}: our code`);
     t.equal(res.json().status, false, what);
     if (message) t.match(res.json().message, message, what);
   }
@@ -177,7 +180,8 @@ t.test('items: delete only the user\'s own existing item', async (t) => {
   t.equal(again.statusCode, 400);
   t.equal(again.json().error, 'DELETE_ERROR');
   const bad = await call(app, `/api/bazaar/storages/${steve}/items/abc`, { method: 'DELETE' });
-  t.equal(bad.json().error, 'VALIDATION_ERROR');
+  t.equal(bad.json().error, 'DELETE_ERROR', 'the game plugin\'s nearest code');
+  t.equal(bad.json().code, 'VALIDATION_ERROR');
 });
 
 t.test('servers: public list ordered by priority, rows of strings; an api key may read it', async (t) => {

@@ -39,19 +39,21 @@ t.test('GET /api/credits: a new user has 0; by username (any case) or id; curren
 t.test('GET /api/credits: unknown user, and exactly one of username and id', async (t) => {
   const app = await build(t, { features: FEATURES });
   await user(app, 'steve');
-  const cases: [string, number, string][] = [
+  // The game plugin reads `error` into its enum: USER_NOT_FOUND, its general code, with ours in `code`.
+  const cases: [string, number, string, string?][] = [
     ['/api/credits?username=nobody', 404, 'USER_NOT_FOUND'],
     ['/api/credits?id=999999', 404, 'USER_NOT_FOUND'],
     ['/api/credits?id=99999999999999999', 404, 'USER_NOT_FOUND'],
-    ['/api/credits', 400, 'VALIDATION_ERROR'],
-    ['/api/credits?username=', 400, 'VALIDATION_ERROR'],
-    ['/api/credits?username=steve&id=1', 400, 'VALIDATION_ERROR'],
-    ['/api/credits?id=abc', 400, 'VALIDATION_ERROR'],
+    ['/api/credits', 400, 'USER_NOT_FOUND', 'VALIDATION_ERROR'],
+    ['/api/credits?username=', 400, 'USER_NOT_FOUND', 'VALIDATION_ERROR'],
+    ['/api/credits?username=steve&id=1', 400, 'USER_NOT_FOUND', 'VALIDATION_ERROR'],
+    ['/api/credits?id=abc', 400, 'USER_NOT_FOUND', 'VALIDATION_ERROR'],
   ];
-  for (const [url, status, error] of cases) {
+  for (const [url, status, error, ours] of cases) {
     const res = await call(app, url);
     t.equal(res.statusCode, status, url);
     t.match(res.json(), { status: false, error, message: String }, url);
+    t.equal(res.json().code, ours, `${url}: our code`);
   }
 });
 
@@ -104,7 +106,7 @@ t.test('the legacy <user>/set path: the path names the target unless the body do
   t.equal(res.json().error, 'USER_NOT_FOUND');
   res = await call(app, '/api/credits/set', { body: { amount: '1' } });
   t.equal(res.statusCode, 400);
-  t.match(res.json(), { error: 'VALIDATION_ERROR', message: /target_username/ });
+  t.match(res.json(), { error: 'USER_NOT_FOUND', code: 'VALIDATION_ERROR', message: /target_username/ }, 'the game plugin calls /set: its code, ours beside');
 });
 
 t.test('amounts: exact two-decimal values only; anything else is INVALID_AMOUNT and changes nothing', async (t) => {
@@ -147,7 +149,7 @@ t.test('amounts: exact two-decimal values only; anything else is INVALID_AMOUNT 
   }
   const res = await call(app, '/api/credits/add', { body: { target_username: 'steve' } });
   t.equal(res.statusCode, 400);
-  t.match(res.json(), { error: 'VALIDATION_ERROR', message: /amount/ }, 'a missing amount names the field');
+  t.match(res.json(), { error: 'INVALID_AMOUNT', code: 'VALIDATION_ERROR', message: /amount/ }, 'a missing amount names the field');
 });
 
 t.test('errors of api.md\'s table, each with its status, and nothing changes', async (t) => {
@@ -156,7 +158,8 @@ t.test('errors of api.md\'s table, each with its status, and nothing changes', a
   await user(app, 'alex');
   await call(app, '/api/credits/add', { body: { target_username: 'steve', amount: '10' } });
   const rowsBefore = await rowCount(app, 'credits_ledger');
-  const cases: [string, Record<string, unknown>, number, string][] = [
+  // The game plugin reads `error` into its enum: the nearest code it knows, ours in `code`.
+  const cases: [string, Record<string, unknown>, number, string, string?][] = [
     ['add', { target_username: 'nobody', amount: '1' }, 404, 'USER_NOT_FOUND'],
     ['remove', { target_username: 'nobody', amount: '1' }, 404, 'USER_NOT_FOUND'],
     ['remove', { target_username: 'steve', amount: '10.01' }, 400, 'NOT_ENOUGH_CREDITS'],
@@ -168,14 +171,17 @@ t.test('errors of api.md\'s table, each with its status, and nothing changes', a
     ['send', { sender_username: 'steve', target_username: 'STEVE', amount: '1' }, 400, 'INVALID_TARGET'],
     ['send', { sender_username: 'steve', target_username: 'alex', amount: '10.01' }, 400, 'NOT_ENOUGH_CREDITS'],
     ['send', { sender_username: 'alex', target_username: 'steve', amount: '1' }, 400, 'NOT_ENOUGH_CREDITS'],
-    ['send', { target_username: 'alex', amount: '1' }, 400, 'VALIDATION_ERROR'],
-    ['add', { amount: '1' }, 400, 'VALIDATION_ERROR'],
-    ['add', { target_username: '', amount: '1' }, 400, 'VALIDATION_ERROR'],
+    ['send', { target_username: 'alex', amount: '1' }, 400, 'USER_NOT_FOUND', 'VALIDATION_ERROR'],
+    ['send', { sender_username: 'steve', amount: '1' }, 400, 'TARGET_USER_NOT_FOUND', 'VALIDATION_ERROR'],
+    ['send', { sender_username: 'steve', target_username: 'alex' }, 400, 'INVALID_AMOUNT', 'VALIDATION_ERROR'],
+    ['add', { amount: '1' }, 400, 'USER_NOT_FOUND', 'VALIDATION_ERROR'],
+    ['add', { target_username: '', amount: '1' }, 400, 'USER_NOT_FOUND', 'VALIDATION_ERROR'],
   ];
-  for (const [path, body, status, error] of cases) {
+  for (const [path, body, status, error, ours] of cases) {
     const res = await call(app, `/api/credits/${path}`, { body });
     t.equal(res.statusCode, status, `${path} ${JSON.stringify(body)}`);
     t.match(res.json(), { status: false, error, message: String }, `${path} ${JSON.stringify(body)}`);
+    t.equal(res.json().code, ours, `${path} ${JSON.stringify(body)}: our code`);
   }
   t.equal(await balanceOf(app, 'steve'), 10);
   t.equal(await balanceOf(app, 'alex'), 0);

@@ -81,12 +81,14 @@ t.test('the plugin HTTP mode: queue listing, one player per validate, each row o
   const statuses = await app.db.query<{ status: string; n: number }>('select status, count(*) as n from delivery_queue group by status order by status');
   t.same(statuses.map((s) => [s.status, Number(s.n)]), [['done', 3], ['waiting', 4]]);
 
+  // The game plugin reads `error` into its enum: its general code, ours in `code`.
   for (const bad of [await pollQueue(app, 'x'.repeat(43)), await validate(app, 'nope', ids)]) {
     t.equal(bad.statusCode, 404);
-    t.match(bad.json(), { status: false, error: 'DELIVERY_SERVER_NOT_FOUND' });
+    t.match(bad.json(), { status: false, error: 'USER_NOT_FOUND', code: 'DELIVERY_SERVER_NOT_FOUND' });
   }
   res = await validate(app, server.token, ['abc']);
   t.equal(res.statusCode, 400);
-  t.equal(res.json().error, 'VALIDATION_ERROR');
+  t.equal(res.json().error, 'USER_NOT_FOUND');
+  t.equal(res.json().code, 'VALIDATION_ERROR');
   t.match((await read(app, `/api/admin/delivery/servers/${server.id}`)).lastSeenDate, /\d/);
 });

@@ -97,13 +97,16 @@ t.test('every buy error, and a failed buy changes nothing', async (t) => {
   const poor = await makeUser(app, 'poor', 1050);
   const before = await snapshot(app, poor);
 
-  const cases: [string, Record<string, unknown>, number, string, RegExp?][] = [
+  // The game plugin reads `error` into its enum: where it lacks ours, the nearest it knows, ours in `code`.
+  const malformed = (what: string, body: Record<string, unknown>, error: string, message: RegExp): [string, Record<string, unknown>, number, string, RegExp, string] =>
+    [what, body, 400, error, message, 'VALIDATION_ERROR'];
+  const cases: [string, Record<string, unknown>, number, string, RegExp?, string?][] = [
     ['unknown user', { userID: 999, products: [rank] }, 404, 'USER_NOT_FOUND'],
-    ['malformed user', { userID: 'abc', products: [rank] }, 400, 'VALIDATION_ERROR', /userID/],
-    ['no user', { products: [rank] }, 400, 'VALIDATION_ERROR', /userID/],
-    ['no products', { userID: poor }, 400, 'VALIDATION_ERROR', /products/],
-    ['empty products', { userID: poor, products: '' }, 400, 'VALIDATION_ERROR', /products/],
-    ['object without id', { userID: poor, products: [{ quantity: 1 }] }, 400, 'VALIDATION_ERROR', /products\[0\]\.id/],
+    malformed('malformed user', { userID: 'abc', products: [rank] }, 'USER_NOT_FOUND', /userID/),
+    malformed('no user', { products: [rank] }, 'USER_NOT_FOUND', /userID/),
+    malformed('no products', { userID: poor }, 'PRODUCT_NOT_FOUND', /products/),
+    malformed('empty products', { userID: poor, products: '' }, 'PRODUCT_NOT_FOUND', /products/),
+    malformed('object without id', { userID: poor, products: [{ quantity: 1 }] }, 'PRODUCT_NOT_FOUND', /products\[0\]\.id/),
     ['unknown product after a good one', { userID: poor, products: [rank, 999] }, 404, 'PRODUCT_NOT_FOUND', /999/],
     ['product id not a number', { userID: poor, products: ['abc'] }, 404, 'PRODUCT_NOT_FOUND', /abc/],
     ['inactive product', { userID: poor, products: [inactive] }, 404, 'PRODUCT_NOT_FOUND', new RegExp(String(inactive))],
@@ -118,10 +121,11 @@ t.test('every buy error, and a failed buy changes nothing', async (t) => {
     ['the stock over two lines, after a role', { userID: poor, products: [rank, { id: limited, quantity: 2 }, limited] }, 400, 'OUT_OF_STOCK'],
     ['balance too low, after taking stock and a role', { userID: poor, products: [{ id: limited, quantity: 2 }, rank] }, 400, 'INSUFFICIENT_BALANCE'],
   ];
-  for (const [name, body, status, code, message] of cases) {
+  for (const [name, body, status, code, message, ours] of cases) {
     const res = await buy(app, body, 'json');
     t.equal(res.statusCode, status, `${name}: status`);
     t.match(res.json(), { status: false, error: code, message: message ?? /./ }, name);
+    t.equal(res.json().code, ours, `${name}: our code`);
     t.same(await snapshot(app, poor), before, `${name}: balance, roles, stock and orders unchanged`);
   }
 
@@ -206,7 +210,8 @@ t.test('roles: granted for the duration, extended by a second purchase, permanen
   await call(app, `/api/admin/roles/${temp}`, { method: 'DELETE' });
   const before = await snapshot(app, steve);
   const failed = await buy(app, { userID: steve, products: [grants] });
-  t.equal(failed.json().error, 'ROLE_NOT_FOUND');
+  t.equal(failed.json().error, 'PRODUCT_NOT_FOUND', 'the game plugin\'s nearest code');
+  t.equal(failed.json().code, 'ROLE_NOT_FOUND');
   t.same(await snapshot(app, steve), before);
 });
 

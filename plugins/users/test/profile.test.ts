@@ -14,6 +14,8 @@ t.test('GET /api/users/ by userID or username: every field of the profile, as st
   const expected = {
     id: String(steve.id), username: 'Steve', realname: 'Steve', email: 'steve@example.com', credit: '0.00',
     isVerified: '1', authStatus: '0', creationIP: '203.0.113.7', creationDate: stored!.creation_date, linkedAccounts: {},
+    // The Kotlin wrapper's User requires these; no game has reported them.
+    uuid: '', lastlogin: '', x: '', y: '', z: '', world: '', isLogged: '0',
   };
 
   const key = await apiKey(app);
@@ -72,13 +74,15 @@ t.test('profile lookup errors change nothing', async (t) => {
   const app = await build(t, { features: ['users'] });
   const steve = await newUser(app, 'Steve');
   const before = await snapshot(app, USERS_TABLES);
+  // The game plugin looks players up here and reads `error` into its enum: USER_NOT_FOUND, ours in `code`.
+  const malformed = { status: 400, error: 'USER_NOT_FOUND', code: 'VALIDATION_ERROR' };
   await expectErrors(t, app, [
-    { url: '/api/users/', status: 400, error: 'VALIDATION_ERROR', message: /exactly one/ },
-    { url: `/api/users/?userID=${steve.id}&username=Steve`, status: 400, error: 'VALIDATION_ERROR', message: /exactly one/ },
-    { url: '/api/users/?userID=abc', status: 400, error: 'VALIDATION_ERROR', message: /userID/ },
-    { url: '/api/users/?userID=-1', status: 400, error: 'VALIDATION_ERROR', message: /userID/ },
-    { url: '/api/users/?userID=1&userID=2', status: 400, error: 'VALIDATION_ERROR', message: /userID/ },
-    { url: '/api/users/?username=', status: 400, error: 'VALIDATION_ERROR', message: /username/ },
+    { url: '/api/users/', ...malformed, message: /exactly one/ },
+    { url: `/api/users/?userID=${steve.id}&username=Steve`, ...malformed, message: /exactly one/ },
+    { url: '/api/users/?userID=abc', ...malformed, message: /userID/ },
+    { url: '/api/users/?userID=-1', ...malformed, message: /userID/ },
+    { url: '/api/users/?userID=1&userID=2', ...malformed, message: /userID/ },
+    { url: '/api/users/?username=', ...malformed, message: /username/ },
     { url: '/api/users/?userID=999', status: 404, error: 'USER_NOT_FOUND', message: 'No user with ID 999.' },
     { url: '/api/users/?userID=99999999999999999', status: 404, error: 'USER_NOT_FOUND', message: /ID/ },
     { url: '/api/users/?username=herobrine', status: 404, error: 'USER_NOT_FOUND', message: 'No user named "herobrine".' },

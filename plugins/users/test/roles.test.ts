@@ -106,7 +106,8 @@ t.test('role errors: codes, statuses, and nothing changed', async (t) => {
   const past = addSeconds(now(), -60);
   await expectErrors(t, app, [
     { url: '/api/users/999/roles', status: 404, error: 'USER_NOT_FOUND' },
-    { url: '/api/users/abc/roles', status: 400, error: 'VALIDATION_ERROR', message: /userId/ },
+    { url: '/api/users/abc/roles', status: 404, error: 'USER_NOT_FOUND', message: /"abc"/ },
+    { url: '/api/users/abc/roles', body: { roleID: vip.id }, status: 400, error: 'VALIDATION_ERROR', message: /userId/ },
     { url: '/api/users/999/roles', body: { roleID: vip.id }, status: 404, error: 'USER_NOT_FOUND' },
     { url: base, body: { roleID: '999' }, status: 404, error: 'ROLE_NOT_FOUND', message: /999/ },
     { url: base, body: {}, status: 400, error: 'VALIDATION_ERROR', message: /roleID is required/ },
