@@ -49,7 +49,7 @@ const profile: Scenario = {
       return {
         id: String(user.id), username: user.username, realname: user.username, email: user.email ?? '', credit: money(Number(user.balance ?? 0)),
         isVerified: String(user.is_verified), authStatus: String(user.auth_status), creationIP: user.creation_ip,
-        creationDate: user.creation_date, linkedAccounts,
+        creationDate: user.creation_date, linkedAccounts, uuid: '', lastlogin: '', x: '', y: '', z: '', world: '', isLogged: '0',
       };
     },
   },

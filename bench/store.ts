@@ -55,7 +55,7 @@ async function listingHandler(db: BaseDb) {
     nodes.set(Number(c.id), {
       id: String(c.id), parentID: String(c.parent_id), name: c.name, slug: c.slug, imageID: c.image_id, imageType: c.image_type,
       priority: String(c.priority), gameStatus: String(c.game_status), gameTitle: c.game_title, gameDescription: c.game_description,
-      gameItem: c.game_item, isActive: String(c.is_active), subcategories: [], products: [],
+      gameItem: c.game_item, isActive: String(c.is_active), gameItemModelID: '0', isCumulative: '0', subcategories: [], products: [],
     });
   }
   const roots: object[] = [];
@@ -66,10 +66,10 @@ async function listingHandler(db: BaseDb) {
     nodes.get(Number(p.category_id))?.products.push({
       id: String(p.id), categoryID: String(p.category_id), giveRoleID: String(p.give_role_id), name: p.name, imageID: p.image_id,
       imageType: p.image_type, details: p.details, price: money(price), discountedPrice: money(Number(p.discounted_price)),
-      discountExpiryDate: p.discount_expiry_date, duration: String(p.duration), stock: Number(p.stock), priority: String(p.priority),
+      discountExpiryDate: p.discount_expiry_date, duration: String(p.duration), stock: String(p.stock), priority: String(p.priority),
       isFeaturedProduct: String(p.is_featured), gameStatus: String(p.game_status), gameTitle: p.game_title,
       gameDescription: p.game_description, gameItem: p.game_item, isActive: String(p.is_active), creationDate: p.creation_date,
-      variables: varsOf.get(Number(p.id)) ?? [], total: total / 100, originalPrice: price / 100,
+      gameItemModelID: '0', requireOnlyOneProduct: '0', variables: varsOf.get(Number(p.id)) ?? [], total: total / 100, originalPrice: price / 100,
       discount: (price - total) / 100, discountPercent: Math.round(((price - total) * 100) / price), restricted: false,
       totalFormatted: `${money(total)} USD`, originalPriceFormatted: `${money(price)} USD`,
     });

@@ -90,7 +90,7 @@ t.test('SQLite: a read-only database boots, /health says it is read-only, reads 
   for (const as of ['urlencoded', 'json'] as const) {
     const res = await call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '1.00' }, as });
     t.equal(res.statusCode, 503, res.body);
-    t.match(res.json(), { status: false, error: 'SERVICE_UNAVAILABLE' });
+    t.match(res.json(), { status: false, error: 'USER_NOT_FOUND', code: 'SERVICE_UNAVAILABLE' }, 'the game plugin\'s nearest code, ours beside it');
     t.ok(res.headers['retry-after'], 'Retry-After on a write');
   }
   t.equal((await call(writer, '/api/credits?username=Steve')).json().raw_credits, 10, 'nothing was written');

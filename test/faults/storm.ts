@@ -129,7 +129,8 @@ export async function storm(servers: () => string[], world: World, workers: numb
       const started = Date.now();
       try {
         const res = await api(base, path, body);
-        outcomes.push({ op, status: res.status, error: res.json?.error, orderID: res.json?.orderID, retryAfter: res.retryAfter, ms: Date.now() - started });
+        // Our precise code: these routes answer the game plugin's nearest one in `error` (docs/clients.md).
+        outcomes.push({ op, status: res.status, error: res.json?.code ?? res.json?.error, orderID: res.json?.orderID, retryAfter: res.retryAfter, ms: Date.now() - started });
       } catch (err) {
         outcomes.push({ op, status: 0, error: (err as Error).name, ms: Date.now() - started });
         await new Promise((r) => setTimeout(r, 20));
