@@ -136,46 +136,6 @@ export interface paths {
         patch: operations["patchUsersByUserIdRolesByRole"];
         trace?: never;
     };
-    "/api/users/{userId}/tickets": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A user's tickets (served while the support feature runs); `<userId>` may also be a username
-         * @description Scope: `api` or `users` or `users:read`.
-         */
-        get: operations["getUsersByUserIdTickets"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/users/{userId}/orders": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A user's orders (served while the store feature runs); `<userId>` may also be a username
-         * @description Scope: `api` or `users` or `users:read`.
-         */
-        get: operations["getUsersByUserIdOrders"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/admin/roles": {
         parameters: {
             query?: never;
@@ -910,6 +870,26 @@ export interface paths {
          * @description Scope: `api` or `credits` or `credits:read`.
          */
         get: operations["getCreditsHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{userId}/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's orders, newest first; `<userId>` may also be a username
+         * @description Scope: `api` or `store` or `store:read`.
+         */
+        get: operations["getUsersByUserIdOrders"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1698,6 +1678,26 @@ export interface paths {
          * @description Register `<your server>/api/payments/webhooks/stripe` (or `paypal`) at the gateway. A bad signature, an unknown payment or a mismatched amount is a 400; a redelivered event answers 200 `duplicate`.
          */
         post: operations["postPaymentsWebhooksByGateway"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{userId}/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's tickets, newest first; `<userId>` may also be a username
+         * @description Scope: `api` or `support` or `support:read`.
+         */
+        get: operations["getUsersByUserIdTickets"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3353,220 +3353,6 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-        };
-    };
-    getUsersByUserIdTickets: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description a user ID (digits) or a username */
-                userId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @example 42 */
-                        id: string;
-                        /**
-                         * @description the user who opened it
-                         * @example 7
-                         */
-                        accountID: string;
-                        /** @example 2 */
-                        categoryID: string;
-                        /** @example My rank is missing */
-                        title: string;
-                        /**
-                         * @description 1 open, 2 answered, 3 awaiting staff, 4 closed
-                         * @example 1
-                         */
-                        statusID: string;
-                        /**
-                         * @description 1 or 0
-                         * @example 1
-                         */
-                        readStatus: string;
-                        /**
-                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
-                         * @example 2026-11-23 14:05:00
-                         */
-                        updateDate: string;
-                        /**
-                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
-                         * @example 2026-11-23 14:05:00
-                         */
-                        creationDate: string;
-                        /** @example Store */
-                        categoryName: string;
-                    }[];
-                };
-            };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-        };
-    };
-    getUsersByUserIdOrders: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description a user ID (digits) or a username */
-                userId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @example 310 */
-                        id: string;
-                        /** @example 7 */
-                        accountID: string;
-                        /** @example null */
-                        coupon: string | null;
-                        /**
-                         * @description decimal: what was paid
-                         * @example 4.99
-                         */
-                        total: string;
-                        /**
-                         * @description decimal
-                         * @example 0.00
-                         */
-                        discount: string;
-                        /**
-                         * @description decimal, two places
-                         * @example 4.99
-                         */
-                        subtotal: string;
-                        /**
-                         * @description decimal: real money received
-                         * @example 0.00
-                         */
-                        earnings: string;
-                        /**
-                         * @description decimal
-                         * @example 0.25
-                         */
-                        cashback: string;
-                        /**
-                         * @description decimal: credits given
-                         * @example 0.25
-                         */
-                        credit: string;
-                        /**
-                         * @description credit (paid from the balance) or payment (real money)
-                         * @example credit
-                         */
-                        type: string;
-                        /**
-                         * @description completed or refunded
-                         * @example completed
-                         */
-                        status: string;
-                        /**
-                         * @description credits, or the gateway of a payment
-                         * @example credits
-                         */
-                        paymentAPI: string;
-                        /**
-                         * @description empty for credit orders
-                         * @example
-                         */
-                        paymentID: string;
-                        /**
-                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
-                         * @example 2026-11-23 14:05:00
-                         */
-                        creationDate: string;
-                    }[];
-                };
-            };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
-            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8087,6 +7873,127 @@ export interface operations {
                          * @example 9
                          */
                         transferID: string | null;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getUsersByUserIdOrders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a user ID (digits) or a username */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 310 */
+                        id: string;
+                        /** @example 7 */
+                        accountID: string;
+                        /** @example null */
+                        coupon: string | null;
+                        /**
+                         * @description decimal: what was paid
+                         * @example 4.99
+                         */
+                        total: string;
+                        /**
+                         * @description decimal
+                         * @example 0.00
+                         */
+                        discount: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        subtotal: string;
+                        /**
+                         * @description decimal: real money received
+                         * @example 0.00
+                         */
+                        earnings: string;
+                        /**
+                         * @description decimal
+                         * @example 0.25
+                         */
+                        cashback: string;
+                        /**
+                         * @description decimal: credits given
+                         * @example 0.25
+                         */
+                        credit: string;
+                        /**
+                         * @description credit (paid from the balance) or payment (real money)
+                         * @example credit
+                         */
+                        type: string;
+                        /**
+                         * @description completed or refunded
+                         * @example completed
+                         */
+                        status: string;
+                        /**
+                         * @description credits, or the gateway of a payment
+                         * @example credits
+                         */
+                        paymentAPI: string;
+                        /**
+                         * @description empty for credit orders
+                         * @example
+                         */
+                        paymentID: string;
                         /**
                          * @description YYYY-MM-DD HH:MM:SS in the site time zone
                          * @example 2026-11-23 14:05:00
@@ -13929,6 +13836,99 @@ export interface operations {
             };
             /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getUsersByUserIdTickets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a user ID (digits) or a username */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /**
+                         * @description the user who opened it
+                         * @example 7
+                         */
+                        accountID: string;
+                        /** @example 2 */
+                        categoryID: string;
+                        /** @example My rank is missing */
+                        title: string;
+                        /**
+                         * @description 1 open, 2 answered, 3 awaiting staff, 4 closed
+                         * @example 1
+                         */
+                        statusID: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
+                        readStatus: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        updateDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /** @example Store */
+                        categoryName: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,7 +6,8 @@ import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, formatMoney, moneyNumber, now } from '../../core/format.ts';
 import type { TypeBoxProvider } from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import type { UsersService } from '../users/contract.ts';
+import { UserRefParams, type UsersService } from '../users/contract.ts';
+import { OrderRow } from './contract.ts';
 import type { Catalogue } from './catalogue.ts';
 import type { Rules } from './rules.ts';
 import type { Orders } from './orders.ts';
@@ -33,6 +34,13 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
   // Shared, so its recursive reference to itself resolves in the serializer and the document.
   app.addSchema(CategoryTree);
   // The game plugin's shop: it reads `error` into its enum (docs/clients.md).
+  app.get('/api/users/:userId/orders', {
+    schema: {
+      tags: ['store'], summary: 'A user\'s orders, newest first; `<userId>` may also be a username', params: UserRefParams,
+      response: { 200: Type.Array(OrderRow) },
+    },
+  }, async (request) => orders.ordersOf((await users.requireByIdOrUsername(request.params.userId)).id));
+
   app.get('/api/store/listing', {
     config: { clientErrors: gamePlugin() },
     schema: {

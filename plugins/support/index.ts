@@ -14,14 +14,15 @@ export default defineFeature({
   entities,
   migrations,
   async register(app, { db, events, services, settings, metrics }) {
-    const support = new DbSupportService(db, events, services.get(usersRef), settings);
+    const users = services.get(usersRef);
+    const support = new DbSupportService(db, events, users, settings);
     services.provide(supportRef, support);
     new Gauge({
       name: 'support_open_tickets', help: 'Tickets not closed (open, answered or awaiting staff).', registers: [metrics],
       // Counted when scraped, so the number is right whichever process changed a ticket.
       async collect() { this.set(await support.openTicketCount()); },
     });
-    await supportRoutes(app, support);
+    await supportRoutes(app, support, users);
     return support;
   },
   console: [supportSection],

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import { idParam, ok, toBool, type TypeBoxProvider } from '../../core/schemas.ts';
+import { UserRefParams, type UsersService } from '../users/contract.ts';
+import { TicketSummaryRow } from './contract.ts';
 import type { Author, Catalogue, DbSupportService } from './service.ts';
 import {
   AnswerBody, AnswerRow, CategoryBody, CategoryRow, IdAnswer, MessageQuery, NewMessageBody, NewTicketBody, Paging,
@@ -18,9 +20,16 @@ function authorOf(body: { accountID?: string; userID?: string; chatUserID?: stri
   return { accountId: account ? Number(account) : undefined, chatUserId: body.chatUserID || undefined };
 }
 
-export async function supportRoutes(app: FastifyInstance, support: DbSupportService): Promise<void> {
+export async function supportRoutes(app: FastifyInstance, support: DbSupportService, users: UsersService): Promise<void> {
   const r = app.withTypeProvider<TypeBoxProvider>();
   const tags = ['support'];
+
+  r.get('/api/users/:userId/tickets', {
+    schema: {
+      tags, summary: 'A user\'s tickets, newest first; `<userId>` may also be a username', params: UserRefParams,
+      response: { 200: Type.Array(TicketSummaryRow) },
+    },
+  }, async (request) => support.ticketsOf((await users.requireByIdOrUsername(request.params.userId)).id));
 
   r.get('/api/support/tickets', {
     schema: {

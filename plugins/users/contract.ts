@@ -2,6 +2,7 @@
  * The users feature's contract: accounts, roles and role assignments, linked external accounts.
  * Peers import only this file, and reach the service through the registry (`usersRef`).
  */
+import { Type } from '@sinclair/typebox';
 import { createServiceRef } from '../../core/registry.ts';
 
 export interface UserAccount {
@@ -123,6 +124,9 @@ export function lookupKey(name: string): string {
 }
 
 export const usersRef = createServiceRef<UsersService>('users');
+
+/** Path parameters of a route under /api/users/<userId>/… that another feature serves (its lists of a user). */
+export const UserRefParams = Type.Object({ userId: Type.String({ minLength: 1, maxLength: 191, description: 'a user ID (digits) or a username' }) });
 
 declare module '../../core/events.ts' {
   interface EventMap {

@@ -6,9 +6,7 @@ import { DomainError } from '../../core/errors.ts';
 import type { FeatureContext } from '../../core/features.ts';
 import type { ServiceRef } from '../../core/registry.ts';
 import { idParam, type TypeBoxProvider } from '../../core/schemas.ts';
-import { OrderRow, storeRef } from '../store/contract.ts';
-import { TicketSummaryRow, supportRef } from '../support/contract.ts';
-import type { RoleAssignment, UserAccount } from './contract.ts';
+import { UserRefParams, type RoleAssignment, type UserAccount } from './contract.ts';
 import { ProfileRow, UserRoleRow, parseExpiry, profileRow, userRoleRow } from './schemas.ts';
 import type { DbUsersService } from './service.ts';
 
@@ -18,7 +16,6 @@ export type Ctx = Pick<FeatureContext<unknown>, 'services' | 'settings'>;
 const tags = ['users'];
 const UserParams = idParam('userId');
 /** The older path forms name the user by ID or by username (the Kotlin wrapper's profile, roles, tickets, orders). */
-const UserRefParams = Type.Object({ userId: Type.String({ minLength: 1, maxLength: 191, description: 'a user ID (digits) or a username' }) });
 const UserRoleParams = Type.Object({ ...UserParams.properties, ...idParam('role').properties });
 const RoleBody = Type.Object({
   roleID: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'role ID' }),
@@ -98,24 +95,4 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
     if (!await users.revokeRole(id, Number(role))) throw new DomainError('ROLE_NOT_FOUND', `User ${id} does not hold role ${role}.`);
     return roleRows(await users.rolesOf(id));
   });
-
-  /**
-   * A list another feature owns. Its service is looked up per request: when that feature is
-   * disabled the route answers exactly as an unserved one would.
-   */
-  function peerList<T>(what: string, ref: ServiceRef<T>, rowSchema: TSchema, list: (peer: T, userId: number) => Promise<unknown[]>): void {
-    app.get(`/api/users/:userId/${what}`, {
-      schema: {
-        tags, summary: `A user's ${what} (served while the ${ref.feature} feature runs); \`<userId>\` may also be a username`,
-        params: UserRefParams, response: { 200: Type.Array(rowSchema) },
-      },
-    }, async (request) => {
-      const peer = services.find(ref);
-      if (!peer) throw new DomainError('NOT_FOUND', `No route GET ${request.url.split('?', 1)[0]}.`);
-      const { id } = await users.requireByIdOrUsername(request.params.userId);
-      return list(peer, id);
-    });
-  }
-  peerList('tickets', supportRef, TicketSummaryRow, (support, id) => support.ticketsOf(id));
-  peerList('orders', storeRef, OrderRow, (store, id) => store.ordersOf(id));
 }
