@@ -138,6 +138,11 @@ export interface ConsoleHost {
 
 export const consoleHostRef = createServiceRef<ConsoleHost>('console');
 
+/** A record id from a path or form value: digits only, else 0 (which no record has). */
+export function idOf(text: string | undefined, digits = 15): number {
+  return new RegExp(`^[0-9]{1,${digits}}$`).test(text ?? '') ? Number(text) : 0;
+}
+
 /** A form field's text, trimmed; empty when absent. */
 export function field(form: Record<string, string>, name: string): string {
   return (form[name] ?? '').trim();

@@ -4,7 +4,7 @@
  * off instead, as the API says).
  */
 import type { Static } from '@sinclair/typebox';
-import { errorsFor, type ConsoleField, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
+import { errorsFor, type ConsoleField, type ConsolePage, type ConsoleSection, idOf } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { toBool } from '../../core/schemas.ts';
 import type { BazaarService, ServerRow } from './contract.ts';
@@ -21,9 +21,11 @@ const FIELDS: ConsoleField[] = [
   { name: 'isActive', label: 'Active', type: 'checkbox' },
 ];
 
-const idOf = (text: string | undefined) => (/^[0-9]{1,9}$/.test(text ?? '') ? Number(text) : 0);
 const withBox = (form: Record<string, string>) => ({ ...form, isActive: toBool(form.isActive) ? 'true' : 'false' });
 const errors = (err: unknown) => errorsFor(err, Object.keys(CreateServerBody.properties), { CONFLICT: 'slug' });
+
+/** Bazaar server ids are 32-bit integers. */
+const serverId = (text: string | undefined) => idOf(text, 9);
 
 export const bazaarSection: ConsoleSection<unknown, BazaarService> = {
   id: 'bazaar',
@@ -76,10 +78,10 @@ export const bazaarSection: ConsoleSection<unknown, BazaarService> = {
       }
     }, { body: CreateServerBody });
 
-    pages.get('/:id', async ({ params }) => editPage(await bazaar.getServer(idOf(params.id))));
+    pages.get('/:id', async ({ params }) => editPage(await bazaar.getServer(serverId(params.id))));
 
     pages.post('/:id', async ({ params, body, invalid, form }) => {
-      const s = await bazaar.getServer(idOf(params.id));
+      const s = await bazaar.getServer(serverId(params.id));
       const values = withBox(form);
       if (invalid) return editPage(s, { values, errors: invalid });
       const b = body as Static<typeof UpdateServerBody>;
@@ -95,7 +97,7 @@ export const bazaarSection: ConsoleSection<unknown, BazaarService> = {
     }, { body: UpdateServerBody });
 
     pages.post('/:id/delete', async ({ params }) => {
-      const s = await bazaar.getServer(idOf(params.id));
+      const s = await bazaar.getServer(serverId(params.id));
       try {
         await bazaar.deleteServer(Number(s.id));
       } catch (err) {

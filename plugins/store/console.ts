@@ -4,7 +4,7 @@
  * call the same catalogue and order code, so a page refuses exactly what the API refuses.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { errorsFor, type ConsoleCell, type ConsoleField, type ConsolePage, type ConsoleRequest, type ConsoleSection } from '../../core/console.ts';
+import { errorsFor, type ConsoleCell, type ConsoleField, type ConsolePage, type ConsoleRequest, type ConsoleSection, idOf } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
 import { toBool } from '../../core/schemas.ts';
@@ -46,7 +46,6 @@ function treeOrder(categories: Category[]): { category: Category; depth: number 
 }
 
 const yes = (v: boolean) => (v ? 'yes' : 'no');
-const idOf = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
 const checkbox = (form: Record<string, string>, name: string) => (toBool(form[name]) ? 'true' : 'false');
 
 export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {

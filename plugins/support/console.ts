@@ -4,7 +4,7 @@
  * Support staff and admins both use it.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { errorsFor, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
+import { errorsFor, type ConsolePage, type ConsoleSection, idOf } from '../../core/console.ts';
 import { usersRef } from '../users/contract.ts';
 import type { DbSupportService } from './service.ts';
 
@@ -17,7 +17,6 @@ const ReplyBody = Type.Object({
   answerID: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
 });
 
-const idOf = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
 
 export const supportSection: ConsoleSection<unknown, DbSupportService> = {
   id: 'support',

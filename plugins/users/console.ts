@@ -5,7 +5,7 @@
  * through its contract when it runs.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { errorsFor, type ConsolePage, type ConsoleRequest, type ConsoleSection } from '../../core/console.ts';
+import { errorsFor, type ConsolePage, type ConsoleRequest, type ConsoleSection, idOf } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, formatMoney, PERMANENT, requireMoney } from '../../core/format.ts';
 import { creditsRef } from '../credits/contract.ts';
@@ -26,7 +26,6 @@ const GrantBody = Type.Object({
   expiryDate: Type.Optional(Type.String()),
 });
 
-const idOf = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
 
 export const playersSection: ConsoleSection<unknown, DbUsersService> = {
   id: 'players',

@@ -3,7 +3,7 @@
  * and deleted with the admin API's schemas, so a page refuses what the API refuses.
  */
 import type { Static } from '@sinclair/typebox';
-import { errorsFor, type ConsoleField, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
+import { errorsFor, type ConsoleField, type ConsolePage, type ConsoleSection, idOf } from '../../core/console.ts';
 import type { VoteLinkRow, VotesService } from './contract.ts';
 import { CreateLinkBody } from './schemas.ts';
 
@@ -14,7 +14,6 @@ const FIELDS: ConsoleField[] = [
   { name: 'link', label: 'Link', required: true, hint: 'An http(s) address; {username} is replaced by the voter\'s name.' },
 ];
 
-const idOf = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
 
 export const voteLinksSection: ConsoleSection<unknown, VotesService> = {
   id: 'vote-links',
