@@ -2,7 +2,8 @@
  * `npm run bench`: the server exactly as shipped (`node core/server.ts`, default config, every
  * feature on) in a process of its own pinned to core 0, the load generator (bench/load.ts) in
  * another pinned to core 1, then the bare baseline (bench/baseline.ts) the same way on the same
- * database — on SQLite and on MariaDB. Prints markdown tables and writes bench/results.md.
+ * database — on SQLite and on MariaDB. Prints markdown tables; a full run (both databases, every
+ * scenario) also writes bench/results.md.
  *   BENCH_DB           sqlite, mariadb, or both (default)
  *   BENCH_MYSQL_URL    a MySQL/MariaDB server to use (else a private MariaDB is started here)
  *   BENCH_SECONDS      seconds per measurement (default 5), after a second of warm-up
@@ -255,5 +256,6 @@ ${r.rows.join('\n')}
 
 ${r.facts.map((f) => `- ${f}`).join('\n')}
 `).join('')}`;
-writeFileSync(join(rootDir, 'bench/results.md'), report);
+// A narrowed run (one database, some scenarios) prints its figures but keeps the full report.
+if (databases.length === 2 && !process.env.BENCH_ONLY) writeFileSync(join(rootDir, 'bench/results.md'), report);
 console.log(`\n${report}`);
