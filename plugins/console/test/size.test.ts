@@ -26,7 +26,7 @@ async function bulkInsert(app: FastifyInstance, table: string, columns: string[]
 }
 
 /** What one page asked the database: the number of statements and the reads of the big tables. */
-async function traced(app: FastifyInstance, url: string, cookie: string) {
+async function tracedOnce(app: FastifyInstance, url: string, cookie: string) {
   const reads: { sql: string; params: unknown[] }[] = [];
   const query = app.db.query.bind(app.db);
   app.db.query = (async (sql: string, params: unknown[] = []) => {
@@ -40,6 +40,19 @@ async function traced(app: FastifyInstance, url: string, cookie: string) {
   } finally {
     app.db.query = query;
   }
+}
+
+/**
+ * The page's statements, the fewest of three loads: the server's own timers (settings refresh,
+ * sweepers) may run a statement meanwhile, and they only ever add.
+ */
+async function traced(app: FastifyInstance, url: string, cookie: string) {
+  let best = await tracedOnce(app, url, cookie);
+  for (let i = 0; i < 2; i++) {
+    const again = await tracedOnce(app, url, cookie);
+    if (again.statements < best.statements) best = again;
+  }
+  return best;
 }
 
 /** A plan line that reads a whole big table, or sorts, instead of walking an index. */
