@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the server exactly as shipped (`node core/server.ts`, default config, every
+ * `npm run bench`: the server exactly as shipped (`node core/server.js`, default config, every
  * feature on) in a process of its own pinned to core 0, the load generator (bench/load.ts) in
  * another pinned to core 1, then the bare baseline (bench/baseline.ts) the same way on the same
  * database — on SQLite and on MariaDB. Prints markdown tables; a full run (both databases, every

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerO
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { lazySchemaCompilers } from './schema-compilers.ts';
 import { Type } from '@sinclair/typebox';
 import { ApiKeys, CoreApiKey, apiKeyHook, apiKeysRef } from './api-keys.ts';
 import { connectAtBoot } from './boot.ts';
@@ -11,7 +12,7 @@ import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
 import { discoverFeatures, registerFeatures, selectEnabled, type FeatureContext, type LoadedFeature } from './features.ts';
 import { bodyParsing, clientError, errorHandling, inputGuard, routerErrors, send, serializeError, strictTypes } from './http.ts';
-import { corsPolicy, databaseMetrics, echoRequestId, metricsRegistry, metricsRoutes, requestId } from './observability.ts';
+import { RequestLog, corsPolicy, databaseMetrics, echoRequestId, metricsRegistry, metricsRoutes, requestId, requestLogger } from './observability.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { openapiOptions } from './openapi.ts';
 import { ServiceRegistry } from './registry.ts';
@@ -105,6 +106,9 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
     forceCloseConnections: 'idle',
     frameworkErrors: routerErrors,
     genReqId: requestId,
+    childLoggerFactory: requestLogger,
+    logController: new RequestLog(),
+    schemaController: { compilersFactory: lazySchemaCompilers() },
     clientErrorHandler: clientError,
     // Slow or stalled clients cannot hold sockets for long (issue 16); Node checks the header and
     // request deadlines every connectionsCheckingInterval, 30 s unless told.

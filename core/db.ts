@@ -489,7 +489,12 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
     });
   }
   // Types as the features read them: dates as text, big integers exactly, JSON as text.
-  const connection = { connectTimeout: config.connectTimeoutMs, enableKeepAlive: true, timezone: 'Z', supportBigNumbers: true, dateStrings: true, jsonStrings: true } as const;
+  // `trace: false`: mysql2 would capture a stack trace on every statement, in case it fails, to
+  // decorate the error: about a twentieth of a buy's time. A failed statement's error still has
+  // its code and message, which is what the error handler and the log use.
+  const connection = {
+    connectTimeout: config.connectTimeoutMs, enableKeepAlive: true, timezone: 'Z', supportBigNumbers: true, dateStrings: true, jsonStrings: true, trace: false,
+  } as const;
   const { createPool } = await import('mysql2/promise');
   const pool = createPool({ uri: target.url!, connectionLimit: config.poolSize, maxIdle: config.poolSize, ...connection });
   // A connection runs its commands in order, so this comes before any statement of a request.

@@ -409,12 +409,16 @@ export function routerErrors(err: FastifyError, request: FastifyRequest, reply: 
   send(reply, 'INTERNAL_ERROR', `An internal error occurred (request ${request.id}).`);
 }
 
+/** One object for every route, so they all share one compiled error serializer. */
+const ERROR_REF = Type.Ref('ErrorResponse');
+
 export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): void {
   // Refused before its body has arrived (no key, too large, ...): the socket closes with the
   // answer. Kept open, Node would read and drop the rest of the body, at whatever pace the client
   // chose to send it.
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close');
+    done(null, payload);
   });
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof DomainError) {
@@ -447,8 +451,8 @@ export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): 
   app.addHook('onRoute', (route) => {
     if (!route.schema || route.url.startsWith('/docs')) return;
     const response = (route.schema.response ?? {}) as Record<string, unknown>;
-    response['4xx'] ??= Type.Ref('ErrorResponse');
-    response['5xx'] ??= Type.Ref('ErrorResponse');
+    response['4xx'] ??= ERROR_REF;
+    response['5xx'] ??= ERROR_REF;
     route.schema.response = response;
   });
 }

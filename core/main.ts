@@ -1,4 +1,4 @@
-/** The server started by `npm start` (core/server.ts): build the app, listen, and close gracefully on SIGTERM/SIGINT. */
+/** The server started by `npm start` (core/server.js): build the app, listen, and close gracefully on SIGTERM/SIGINT. */
 import { buildApp } from './app.ts';
 import { ConfigError } from './config.ts';
 

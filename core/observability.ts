@@ -3,7 +3,8 @@
  * client's report to the log, CORS for front ends on other origins, and Prometheus metrics.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Bindings, ChildLoggerOptions, LevelWithSilent } from 'pino';
 import cors from '@fastify/cors';
 import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppConfig } from './config.ts';
@@ -18,6 +19,72 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function requestId(request: { headers: Record<string, string | string[] | undefined> }): string {
   const given = request.headers['x-request-id'];
   return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/**
+ * Per-request log lines: a request that failed (4xx, 5xx) is logged at info, with its status and
+ * time; a successful one only at debug. A game server makes thousands of successful calls a
+ * minute, which at info would be most of the log and a good part of each request's cost; the
+ * reverse proxy in front (docs/examples/nginx.conf) keeps the access log.
+ */
+export class RequestLog extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else if (reply.statusCode >= 400) reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    else reply.log.debug({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
+type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+/**
+ * A request's logger, made only when the request logs something. Making a pino child for every
+ * request (its request id rendered through the redaction rules) cost more than the rest of the
+ * logging: most requests log nothing at the default level.
+ */
+class RequestLogger implements FastifyBaseLogger {
+  readonly #parent: FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+  readonly #bindings: Bindings;
+  #child?: FastifyBaseLogger;
+
+  constructor(parent: FastifyBaseLogger & { isLevelEnabled(level: string): boolean }, bindings: Bindings) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+  }
+
+  get #logger(): FastifyBaseLogger {
+    this.#child ??= this.#parent.child(this.#bindings);
+    return this.#child;
+  }
+
+  #log(level: LogMethod, args: unknown[]): void {
+    if (this.#parent.isLevelEnabled(level)) (this.#logger[level] as (...a: unknown[]) => void)(...args);
+  }
+
+  get level(): LevelWithSilent | string { return this.#parent.level; }
+  set level(level: string) { this.#logger.level = level; }
+  fatal(...args: unknown[]): void { this.#log('fatal', args); }
+  error(...args: unknown[]): void { this.#log('error', args); }
+  warn(...args: unknown[]): void { this.#log('warn', args); }
+  info(...args: unknown[]): void { this.#log('info', args); }
+  debug(...args: unknown[]): void { this.#log('debug', args); }
+  trace(...args: unknown[]): void { this.#log('trace', args); }
+  silent(): void { /* nothing, at any level */ }
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.#logger.child(bindings, options);
+  }
+}
+
+/** Fastify's `childLoggerFactory`: a lazy child, unless the route sets options of its own. */
+export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  const pino = logger as FastifyBaseLogger & { isLevelEnabled?(level: string): boolean };
+  // Without a pino (logging off, or a logger of a test's own) there is nothing to save.
+  if (Object.keys(options).length || typeof pino.isLevelEnabled !== 'function') return logger.child(bindings, options);
+  return new RequestLogger(pino as FastifyBaseLogger & { isLevelEnabled(level: string): boolean }, bindings);
 }
 
 /** Every response carries the id it was logged under. */

@@ -135,11 +135,11 @@ export interface StartedServer {
 }
 
 /**
- * `npm start` as an operator runs it (core/server.ts in its own process, on 127.0.0.1 and a free
+ * `npm start` as an operator runs it (core/server.js in its own process, on 127.0.0.1 and a free
  * port, logging at info); killed when the test ends if it is still running.
  */
 export async function startServer(t: TestLike, env: Record<string, string>): Promise<StartedServer> {
-  const child = spawn(process.execPath, [join(rootDir, 'core/server.ts')], {
+  const child = spawn(process.execPath, [join(rootDir, 'core/server.js')], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, cwd: rootDir, stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });

@@ -151,7 +151,7 @@ t.test('a taken port stops npm start with one sentence, no stack trace', async (
   t.teardown(() => holder.close());
   const port = (holder.address() as { port: number }).port;
   const dir = t.testdir({});
-  const child = spawn(process.execPath, [join(rootDir, 'core/server.ts')], {
+  const child = spawn(process.execPath, [join(rootDir, 'core/server.js')], {
     cwd: rootDir,
     env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'pipe'],

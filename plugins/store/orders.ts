@@ -229,11 +229,13 @@ export class Orders {
       if (cashback > 0) balance = await this.#credits.change(user.id, cashback, { reason: 'cashback', orderId: order.id, keyName });
       balance ??= await this.#credits.balance(user.id);
 
-      await this.#takeStock(lines);
+      // The order's listeners (delivery queues its commands) run in this transaction before the
+      // stock is taken, so the shared product rows are locked for the last statement only.
       await this.#completed(order, user.username, lines.map((l) => ({
         productId: l.product.id, productName: l.product.name, quantity: l.quantity,
         variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])),
       })));
+      await this.#takeStock(lines);
       return {
         orderId: order.id, balance, subtotal, discount: subtotal - total, total, cashback,
         lines: lines.map((l) => ({ productId: l.product.id, quantity: l.quantity, variables: l.variables })),

@@ -13,7 +13,7 @@ import { seeded } from '../random.ts';
 
 export const KEY = 'fault-suite-admin-key-0123456789';
 
-/** One `npm start` process (core/server.ts) on 127.0.0.1:port. */
+/** One `npm start` process (core/server.js) on 127.0.0.1:port. */
 export class ServerProcess {
   readonly url: string;
   #child?: ChildProcess;
@@ -30,7 +30,7 @@ export class ServerProcess {
   }
 
   async start(): Promise<void> {
-    this.#child = spawn(process.execPath, [join(rootDir, 'core/server.ts')], {
+    this.#child = spawn(process.execPath, [join(rootDir, 'core/server.js')], {
       cwd: rootDir,
       env: { ...process.env, PORT: String(this.#port), HOST: '127.0.0.1', DATABASE_URL: this.#databaseUrl, API_KEY: KEY, LOG_LEVEL: 'warn', ...this.#env },
       stdio: 'ignore',
