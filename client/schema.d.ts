@@ -2846,6 +2846,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request cannot be carried out: USER_NOT_FOUND */
             404: {
                 headers: {
@@ -2983,6 +2992,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -3051,6 +3078,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3153,6 +3198,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, ROLE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -3239,6 +3302,42 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, ROLE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3335,6 +3434,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, ROLE_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3550,6 +3667,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -3650,6 +3776,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: ROLE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -3713,6 +3848,33 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: ROLE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3825,6 +3987,24 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: ROLE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3991,6 +4171,15 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4166,6 +4355,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -4322,6 +4520,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -4403,6 +4628,15 @@ export interface operations {
             };
             /** @description The request cannot be carried out: WRONG_PASSWORD, INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4540,6 +4774,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -4656,6 +4899,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -4728,6 +4980,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SESSION_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4826,6 +5096,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -4914,6 +5202,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5037,6 +5334,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -5117,7 +5432,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, WRONG_CODE */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5128,6 +5443,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5146,6 +5479,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5215,7 +5557,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, WRONG_CODE */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5226,6 +5568,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5244,6 +5604,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5327,6 +5696,15 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5463,6 +5841,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request cannot be carried out: USER_NOT_FOUND */
             404: {
                 headers: {
@@ -5580,6 +5967,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request cannot be carried out: USER_NOT_FOUND, SERVER_NOT_FOUND */
             404: {
                 headers: {
@@ -5671,6 +6067,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -5738,6 +6161,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5941,6 +6373,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -6044,6 +6485,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -6107,6 +6557,42 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6222,6 +6708,24 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6362,6 +6866,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -6423,6 +6945,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6494,6 +7025,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6784,6 +7324,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request cannot be carried out: USER_NOT_FOUND */
             404: {
                 headers: {
@@ -6857,6 +7406,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6946,6 +7513,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7054,7 +7630,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7065,6 +7641,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7179,6 +7773,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request cannot be carried out: USER_NOT_FOUND */
             404: {
                 headers: {
@@ -7280,7 +7883,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT, NOT_ENOUGH_CREDITS */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7291,6 +7894,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7418,6 +8039,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request cannot be carried out: USER_NOT_FOUND, TARGET_USER_NOT_FOUND */
             404: {
                 headers: {
@@ -7532,7 +8162,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_TARGET, INVALID_AMOUNT, NOT_ENOUGH_CREDITS */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7543,6 +8173,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, TARGET_USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7657,6 +8305,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request cannot be carried out: USER_NOT_FOUND */
             404: {
                 headers: {
@@ -7758,7 +8415,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7769,6 +8426,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7899,6 +8574,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -8020,6 +8713,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -8073,6 +8784,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8224,6 +8944,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8384,6 +9113,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PRODUCT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -8484,6 +9231,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -8535,6 +9291,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CATEGORY_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8714,6 +9488,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9008,6 +9791,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: CATEGORY_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -9099,6 +9891,15 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CATEGORY_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9235,6 +10036,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: CATEGORY_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -9298,6 +10108,42 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CATEGORY_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9451,6 +10297,15 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CATEGORY_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9880,6 +10735,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: CATEGORY_NOT_FOUND, ROLE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -9971,6 +10835,15 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PRODUCT_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10158,6 +11031,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: PRODUCT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -10221,6 +11103,33 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PRODUCT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10474,6 +11383,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: PRODUCT_NOT_FOUND, CATEGORY_NOT_FOUND, ROLE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -10625,7 +11543,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10645,6 +11563,24 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10772,7 +11708,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10792,6 +11728,42 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: ORDER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10869,6 +11841,15 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PRODUCT_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10964,6 +11945,15 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PRODUCT_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11272,6 +12262,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -11335,6 +12334,33 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11433,6 +12459,15 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11546,6 +12581,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -11622,6 +12684,15 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PRODUCT_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11745,6 +12816,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: PRODUCT_NOT_FOUND, DELIVERY_SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -11827,6 +12907,33 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DELIVERY_COMMAND_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11951,6 +13058,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: DELIVERY_COMMAND_NOT_FOUND, DELIVERY_SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -12045,6 +13161,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
             404: {
                 headers: {
@@ -12129,6 +13254,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12394,6 +13528,42 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: DELIVERY_QUEUE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -12499,6 +13669,42 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DELIVERY_QUEUE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12616,6 +13822,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -12722,6 +13946,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -12791,6 +14033,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12872,6 +14132,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13072,7 +14341,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT, INVALID_CURRENCY */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13211,6 +14480,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: PACKAGE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -13274,6 +14552,33 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PACKAGE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13384,7 +14689,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT, INVALID_CURRENCY */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13404,6 +14709,15 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PACKAGE_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13632,7 +14946,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE, INVALID_URL, INVALID_AMOUNT */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13643,6 +14957,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, PACKAGE_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13670,6 +15002,15 @@ export interface operations {
             };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GATEWAY_ERROR */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13784,6 +15125,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PAYMENT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -13834,8 +15193,35 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE, INVALID_SIGNATURE, INVALID_WEBHOOK, UNKNOWN_PAYMENT, AMOUNT_MISMATCH, INVALID_AMOUNT */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13845,6 +15231,15 @@ export interface operations {
             };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GATEWAY_ERROR */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13929,6 +15324,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14050,6 +15463,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -14136,6 +15558,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, CATEGORY_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14275,6 +15715,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: TICKET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -14371,6 +15829,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, CATEGORY_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -14447,6 +15923,42 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: TICKET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14538,6 +16050,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: TICKET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -14609,7 +16139,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, TICKET_CLOSED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -14620,6 +16150,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: TICKET_NOT_FOUND, USER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14726,6 +16274,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: TICKET_NOT_FOUND, MESSAGE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -14790,6 +16356,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -14846,6 +16421,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CATEGORY_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14919,6 +16512,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -14977,6 +16579,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: ANSWER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15050,6 +16670,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -15108,6 +16737,24 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: ANSWER_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15360,6 +17007,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: CATEGORY_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -15423,6 +17079,42 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CATEGORY_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15507,6 +17199,15 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CATEGORY_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15786,6 +17487,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: ANSWER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -15849,6 +17559,33 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: ANSWER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15945,6 +17682,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: ANSWER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -16025,6 +17771,15 @@ export interface operations {
             };
             /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16295,6 +18050,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: VOTE_LINK_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -16358,6 +18122,33 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: VOTE_LINK_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16453,6 +18244,15 @@ export interface operations {
             };
             /** @description The key lacks the admin scope: FORBIDDEN */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: VOTE_LINK_NOT_FOUND */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -82,6 +82,8 @@ export class ApiKeys {
   #cache: { hash: Buffer; identity: ApiKeyIdentity }[] = [];
   #loadedAt = 0;
   #loading?: Promise<void>;
+  /** Counts creates and revokes: a list read while one happened may predate it. */
+  #changes = 0;
   readonly #cacheMs: number;
   readonly #usedAt = new Map<string, number>();
   /** Keys found valid since the last refresh: a game server's key is then checked without hashing. */
@@ -94,21 +96,27 @@ export class ApiKeys {
   }
 
   async #refresh(): Promise<void> {
+    const changes = this.#changes;
     const rows = await this.#db.query<{ name: string; key_hash: string; scopes: string }>(
       'select name, key_hash, scopes from core_api_keys where revoked_at is null');
     this.#cache = rows.map((r) => ({
       hash: Buffer.from(r.key_hash, 'hex'),
       identity: { name: r.name, scopes: r.scopes.split(' ').filter(isScope) },
     }));
-    this.#loadedAt = Date.now();
+    // A revoke during the read may be missing from it: then the list counts as stale at once.
+    this.#loadedAt = changes === this.#changes ? Date.now() : 0;
     this.#known = new Map();
   }
 
   /** The identity of a presented key, or undefined. Every stored hash is compared, so timing says nothing. */
   async check(presented: string): Promise<ApiKeyIdentity | undefined> {
     if (Date.now() - this.#loadedAt > this.#cacheMs) {
-      this.#loading ??= this.#refresh().finally(() => { this.#loading = undefined; });
-      await this.#loading;
+      // Again while a create or revoke came during the read (#refresh left the list stale): a
+      // revoke holds for every request after it, even one that joined a read begun before it.
+      do {
+        this.#loading ??= this.#refresh().finally(() => { this.#loading = undefined; });
+        await this.#loading;
+      } while (this.#loadedAt === 0);
     }
     let found = this.#known.get(presented);
     if (!found) {
@@ -148,6 +156,7 @@ export class ApiKeys {
     if (existing.length) throw new DomainError('CONFLICT', `an API key named "${name}" exists already`);
     await this.#db.run('insert into core_api_keys (name, key_hash, scopes, created_at) values (?, ?, ?, ?)',
       [name, sha256(key).toString('hex'), scopes.join(' '), now()]);
+    this.#changes++;
     this.#loadedAt = 0;
     return key;
   }
@@ -160,6 +169,7 @@ export class ApiKeys {
 
   async revoke(name: string): Promise<boolean> {
     const { affectedRows } = await this.#db.run('update core_api_keys set revoked_at = ? where name = ? and revoked_at is null', [now(), name]);
+    this.#changes++;
     this.#loadedAt = 0;
     return affectedRows > 0;
   }

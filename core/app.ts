@@ -14,7 +14,7 @@ import { discoverFeatures, registerFeatures, selectEnabled, type FeatureContext,
 import { bodyParsing, clientError, errorHandling, inputGuard, routerErrors, send, serializeError, strictTypes } from './http.ts';
 import { RequestLog, corsPolicy, databaseMetrics, echoRequestId, metricsRegistry, metricsRoutes, requestId, requestLogger } from './observability.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
-import { openapiOptions } from './openapi.ts';
+import { checkDeclaredErrors, openapiOptions } from './openapi.ts';
 import { ServiceRegistry } from './registry.ts';
 import { CoreSetting, DbSettings, settingsRef, settingsRoutes, type SettingsService } from './settings.ts';
 
@@ -42,6 +42,8 @@ export interface BuildOptions {
   logStream?: { write(line: string): void };
   /** Where boot messages go before the logger exists (default stderr). */
   bootLog?: (line: string) => void;
+  /** Turn an error answer the route's OpenAPI document does not list into a 500 (tests use this). */
+  checkErrorCodes?: boolean;
 }
 
 /** Log redaction: never secrets, passwords, tokens or keys. */
@@ -89,14 +91,14 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   }), options.bootLog ?? ((line) => process.stderr.write(`${line}\n`)));
   try {
     if (config.database.migrateOnStart) await migrate(db);
-    return await assemble(config, features, db, env, options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) });
+    return await assemble(config, features, db, env, options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) }, options.checkErrorCodes);
   } catch (err) {
     await db.close();
     throw err;
   }
 }
 
-async function assemble(config: AppConfig, features: LoadedFeature[], db: Database, env: NodeJS.ProcessEnv, logger: BuildOptions['logger']): Promise<FastifyInstance> {
+async function assemble(config: AppConfig, features: LoadedFeature[], db: Database, env: NodeJS.ProcessEnv, logger: BuildOptions['logger'], checkErrorCodes = false): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     bodyLimit: config.server.bodyLimit,
@@ -151,6 +153,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   });
 
   errorHandling(app, config.database.retryAfterSeconds);
+  if (checkErrorCodes) checkDeclaredErrors(app);
   echoRequestId(app);
   await corsPolicy(app, config.server.corsOrigins);
   apiKeyHook(app, apiKeys);

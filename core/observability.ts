@@ -159,6 +159,8 @@ export function metricsRoutes(app: FastifyInstance, registry: Registry, config: 
       tags: ['operations'],
       summary: 'Prometheus metrics (an admin key in X-Api-Key or Authorization: Bearer, unless metrics.public)',
       security: [],
+      // Not under /api, so the key check below is its own: its two codes are listed here.
+      errors: config.public ? [] : ['INVALID_API_KEY', 'FORBIDDEN'],
     },
   }, async (request, reply) => {
     if (!config.public) {

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SwaggerOptions } from '@fastify/swagger';
-import type { FastifyContextConfig } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { routeScopes } from './api-keys.ts';
 import { rootDir } from './config.ts';
 import { errorStatus } from './errors.ts';
@@ -35,6 +35,13 @@ a float inside the server.
 
 **Request ids.** Send \`X-Request-Id\` to have your id echoed back and logged; otherwise one is made.`;
 
+declare module 'fastify' {
+  interface FastifySchema {
+    /** The domain error codes the route can answer, beyond those errorsOf adds for what it is (listed in the document). */
+    errors?: readonly string[];
+  }
+}
+
 const BODY_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
 
 /** `GET /api/users/{id}/roles` → `getUsersByIdRoles`: stable, unique per method and path. */
@@ -51,7 +58,7 @@ const SUCCESS_DESCRIPTIONS: Record<string, string> = {
   200: 'Success', 201: 'Created', 204: 'No content',
 };
 
-type RouteSchema = Record<string, unknown> & { response?: Record<string, unknown>; body?: unknown; consumes?: string[]; errors?: string[] };
+type RouteSchema = Record<string, unknown> & { response?: Record<string, unknown>; body?: unknown; consumes?: string[]; errors?: readonly string[] };
 
 interface ErrorDoc { why: string; codes: string[] }
 
@@ -60,7 +67,7 @@ interface ErrorDoc { why: string; codes: string[] }
  * validate, a body to parse, the database behind it), plus the domain codes it declares in its
  * schema's `errors` list.
  */
-function errorsOf(url: string, schema: RouteSchema, config: FastifyContextConfig | undefined): Map<number, ErrorDoc> {
+function errorsOf(method: string, url: string, schema: RouteSchema, config: FastifyContextConfig | undefined): Map<number, ErrorDoc> {
   const errors = new Map<number, ErrorDoc>();
   const add = (code: string, why: string) => {
     const status = errorStatus[code] ?? 400;
@@ -71,15 +78,47 @@ function errorsOf(url: string, schema: RouteSchema, config: FastifyContextConfig
   // Even a route without input answers 400 to a URL the router cannot read (bad percent-encoding).
   add('VALIDATION_ERROR', 'The URL or a field is missing or malformed');
   for (const code of schema.errors ?? []) add(code, 'The request cannot be carried out');
-  if (url.startsWith('/api/') && !config?.noApiKey) add('INVALID_API_KEY', 'X-Api-Key is missing or unknown');
-  if (url.startsWith('/api/admin/')) add('FORBIDDEN', 'The key lacks the admin scope');
-  if (schema.body) {
+  if (url.startsWith('/api/') && !config?.noApiKey) {
+    add('INVALID_API_KEY', 'X-Api-Key is missing or unknown');
+    add('FORBIDDEN', url.startsWith('/api/admin/') ? 'The key lacks the admin scope' : 'The key lacks a scope that reaches this route');
+  }
+  // Every method but GET and HEAD has its body read, whether or not the route looks at it.
+  if (schema.body || !['GET', 'HEAD'].includes(method)) {
     add('PAYLOAD_TOO_LARGE', 'The body or a field is over its limit');
     add('UNSUPPORTED_MEDIA_TYPE', 'The body is in another content type');
   }
   add('INTERNAL_ERROR', 'A fault; the message reveals no internals and names the request id');
   add('SERVICE_UNAVAILABLE', 'The database is unavailable; retry after Retry-After');
   return errors;
+}
+
+/**
+ * For tests (BuildOptions.checkErrorCodes): an error answer whose code the route's document does
+ * not list, or lists under another status, becomes a 500 UNDECLARED_ERROR naming both. Every test
+ * that drives a failure then also checks the document, which would otherwise drift from the code
+ * unnoticed. Undocumented routes (no schema, hidden, the docs' own) and unmatched URLs are skipped.
+ */
+export function checkDeclaredErrors(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const { url, schema, config } = request.routeOptions;
+    const { method } = request;
+    if (reply.statusCode < 400 || typeof payload !== 'string' || !url || url.startsWith('/docs')) return payload;
+    if (!schema || (schema as RouteSchema).hide) return payload;
+    let body: { error?: unknown; code?: unknown };
+    try {
+      body = JSON.parse(payload) as typeof body;
+    } catch {
+      return payload;
+    }
+    // On a route a game plugin calls, `error` holds the plugin's nearest code and `code` ours.
+    const code = String(body.code ?? body.error);
+    const documented = errorsOf(method, url, schema as RouteSchema, config).get(reply.statusCode)?.codes ?? [];
+    if (documented.includes(code)) return payload;
+    const message = `${method} ${url} answered ${reply.statusCode} ${code}, which its OpenAPI document does not list for that status: add it to the route's schema.errors.`;
+    process.stderr.write(`${message}\n`);
+    reply.code(500);
+    return JSON.stringify({ status: false, error: 'UNDECLARED_ERROR', message });
+  });
 }
 
 /** Which keys may call the route, as the key check decides it. */
@@ -109,7 +148,7 @@ function transform({ schema, url, route }: { schema: RouteSchema; url: string; r
     response[status] = { ...given, description: given.description ?? SUCCESS_DESCRIPTIONS[status] ?? 'Success' };
   }
   if (route.config?.noApiKey) out.security = [];
-  for (const [status, { why, codes }] of errorsOf(url, schema, route.config)) {
+  for (const [status, { why, codes }] of errorsOf(method, url, schema, route.config)) {
     response[status] ??= { $ref: 'ErrorResponse', description: `${why}: ${codes.join(', ')}` };
   }
   delete out.errors;

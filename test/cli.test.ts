@@ -1,9 +1,10 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { rootDir } from '../core/config.ts';
-import { build, sharedDatabaseUrl, startServer } from './helper.ts';
+import { build, scratchDir, sharedDatabaseUrl, startServer } from './helper.ts';
 
 const run = promisify(execFile);
 
@@ -41,4 +42,28 @@ t.test('npm start serves, and SIGTERM shuts it down gracefully', async (t) => {
   });
   t.equal(code, 0, 'exits cleanly on SIGTERM');
   t.match(output(), /shutting down/);
+});
+
+t.test('logs read as lines for a person on a terminal, JSON otherwise', async (t) => {
+  // The server's own logger, as `npm start` makes it, writing one line and closing.
+  const program = `const { buildApp } = await import(${JSON.stringify(join(rootDir, 'core/app.ts'))});
+const app = await buildApp();
+app.log.info('hello from the log');
+await app.close();`;
+  // A file, not -e: the pretty printer runs in a worker thread, which refuses -e's flags.
+  const file = join(scratchDir(t), 'log-once.mjs');
+  writeFileSync(file, program);
+  const env = { ...process.env, DATABASE_URL: 'sqlite::memory:', API_KEY: 'log-test-key', LOG_LEVEL: 'info' };
+  const node = [process.execPath, file];
+  const piped = await run(node[0]!, node.slice(1), { env, cwd: rootDir });
+  const line = piped.stdout.split('\n').find((l) => l.includes('hello from the log'));
+  t.match(JSON.parse(line!), { level: 30, msg: 'hello from the log' }, 'piped: one JSON object a line');
+
+  // util-linux `script` runs the same program with a terminal as its stdout.
+  const quoted = node.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  const tty = await run('script', ['-qec', quoted, '/dev/null'], { env, cwd: rootDir });
+  const shown = tty.stdout.split('\n').find((l) => l.includes('hello from the log'));
+  t.ok(shown, 'the line is there');
+  t.throws(() => JSON.parse(shown!.replace(/\r$/, '')), 'not JSON');
+  t.match(shown!.replace(/\x1b\[[0-9;]*m/g, ''), /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\] INFO: hello from the log/, 'time, level and message');
 });

@@ -38,6 +38,36 @@ t.test('API key: missing, wrong, valid, and the admin scope', async (t) => {
   t.notOk(JSON.stringify(stored).includes(gameKey.slice(3)));
 });
 
+t.test('API key: a revoke holds for a request that joins a key list read begun before it', async (t) => {
+  const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
+  const gameKey = await apiKey(app);
+  // The list of keys is read again after a create; this read's answer is held back until the
+  // revoke below is done, so it is the list as it was before the revoke.
+  const query = app.db.query.bind(app.db);
+  let reading!: () => void;
+  const read = new Promise<void>((resolve) => { reading = resolve; });
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => { release = resolve; });
+  app.db.query = (async (sql: string, params?: unknown[]) => {
+    const rows = await query(sql, params);
+    if (/from core_api_keys where revoked_at is null/.test(sql)) {
+      reading();
+      await released;
+    }
+    return rows;
+  }) as typeof app.db.query;
+  const before = call(app, '/api/echo', { key: gameKey });
+  await read;
+  t.ok(await app.apiKeys.revoke('game-server'));
+  const after = call(app, '/api/echo', { key: gameKey });
+  release();
+  const res = await after;
+  t.equal(res.statusCode, 401, 'the key is refused once the revoke is done');
+  t.equal(res.json().error, 'INVALID_API_KEY');
+  // The request that started the read began before the revoke: either answer is right for it.
+  t.ok([200, 401].includes((await before).statusCode));
+});
+
 t.test('API key: a percent-encoded path is checked as the route it reaches', async (t) => {
   const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
   const gameKey = await apiKey(app);

@@ -2,10 +2,15 @@
  * The OpenAPI document as the tools API users already have read it: Redocly's recommended lint,
  * swagger-parser's validation, and the promises the introduction makes about every route.
  */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import t from 'tap';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
-import { build } from './helper.ts';
+import { ECHO_PLUGIN } from './fixtures.ts';
+import { ADMIN_KEY, build, call, freshDatabaseUrl } from './helper.ts';
+import { buildApp } from '../core/app.ts';
+import { rootDir } from '../core/config.ts';
 import { operationId } from '../core/openapi.ts';
 
 type Operation = { operationId?: string; security?: unknown[]; requestBody?: { content: Record<string, unknown> }; responses: Record<string, { description?: string }> };
@@ -99,4 +104,61 @@ t.test('every value a success carries shows a realistic example, in the format t
   t.equal(examples.get('GET /api/users.username'), 'Steve');
   t.match(examples.get('GET /api/credits.credits'), /^\d+\.\d{2} [A-Z]{3}$/, 'a formatted balance');
   t.match(examples.get('GET /api/credits/history[].delta'), /^-?\d+\.\d{2}$/);
+});
+
+t.test('under tests, an error answer its route does not document fails loudly', async (t) => {
+  // Every test builds its app with this check on, so each failure any test drives is also a check
+  // that the document lists the code under its status (test/helper.ts).
+  const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
+  let res = await call(app, '/api/echo/undeclared');
+  t.equal(res.statusCode, 500);
+  t.equal(res.json().error, 'UNDECLARED_ERROR');
+  t.match(res.json().message, /^GET \/api\/echo\/undeclared answered 404 ROLE_NOT_FOUND, which its OpenAPI document does not list/);
+  res = await call(app, '/api/echo/domain');
+  t.equal(res.statusCode, 404, 'a listed code passes');
+  t.equal(res.json().error, 'ROLE_NOT_FOUND');
+  res = await call(app, '/api/echo', { key: 'nope' });
+  t.equal(res.statusCode, 401, 'codes every /api route has are listed without being named');
+  res = await call(app, '/api/echo', { method: 'POST', headers: { 'content-type': 'text/csv' }, key: ADMIN_KEY });
+  t.equal(res.statusCode, 415, 'so is a refused body, on a route without a body schema too');
+
+  // A server as operators run it answers the code itself.
+  const plain = await buildApp({
+    env: { API_KEY: ADMIN_KEY, DATABASE_URL: await freshDatabaseUrl(t) }, config: { log: { level: 'silent' }, plugins: ECHO_PLUGIN }, logger: false,
+  });
+  t.teardown(() => plain.close());
+  res = await call(plain, '/api/echo/undeclared');
+  t.equal(res.statusCode, 404);
+  t.equal(res.json().error, 'ROLE_NOT_FOUND');
+});
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return ['test', 'migrations', 'cli', 'views', 'assets'].includes(name) ? [] : sources(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+t.test('every error code the code throws is documented on some route', async (t) => {
+  const app = await build(t);
+  const doc = (await app.inject({ method: 'GET', url: '/docs/json' })).json();
+  const documented = new Set<string>();
+  for (const item of Object.values(doc.paths as Record<string, Record<string, { responses: Record<string, { description?: string }> }>>)) {
+    for (const op of Object.values(item)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (/^[45]/.test(status)) for (const [code] of (response.description ?? '').matchAll(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[A-Z]{4,}\b/g)) documented.add(code);
+      }
+    }
+  }
+  // Only the console (its own HTML forms) throws these; no API route reaches them.
+  const consoleOnly = (file: string) => /\/console\.ts$|plugins\/console\//.test(file);
+  const thrown = new Map<string, string>();
+  for (const file of [...sources(join(rootDir, 'core')), ...sources(join(rootDir, 'plugins'))]) {
+    if (consoleOnly(file)) continue;
+    for (const [, code] of readFileSync(file, 'utf8').matchAll(/new DomainError\('([A-Z_]+)'/g)) thrown.set(code!, relative(rootDir, file));
+  }
+  t.ok(thrown.size > 40, `${thrown.size} codes thrown`);
+  const missing = [...thrown].filter(([code]) => !documented.has(code)).map(([code, file]) => `${code} (${file})`);
+  t.strictSame(missing, [], 'each is listed under some route');
 });

@@ -107,7 +107,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
   app.get('/api/auth/sessions/:token', {
     schema: {
       tags, summary: 'Is this a live, verified session?',
-      params: Type.Object({ token: Type.String() }), response: { 200: ok() },
+      params: Type.Object({ token: Type.String() }), response: { 200: ok() }, errors: ['SESSION_NOT_FOUND'],
     },
   }, async (request) => {
     await auth.checkSession(request.params.token);
@@ -121,7 +121,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
         userID: userID(), ip: ip(), useragent: Type.Optional(useragent()),
         expires: Type.Optional(Type.String({ description: '`YYYY-MM-DD HH:MM:SS` in the site\'s time zone; default 30 days from now' })),
       }),
-      response: { 201: ok({ token: sessionToken() }) },
+      response: { 201: ok({ token: sessionToken() }) }, errors: ['USER_NOT_FOUND'],
     },
   }, async (request, reply) => {
     const { userID: id, expires, ...client } = request.body;
@@ -151,7 +151,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
   app.post('/api/auth/tfa/setup', {
     schema: {
       tags, summary: 'Start two-factor enrolment: a new secret and its otpauth:// URL (for a QR code)',
-      body: Type.Object({ userID: userID() }),
+      body: Type.Object({ userID: userID() }), errors: ['USER_NOT_FOUND'],
       response: { 200: ok({ data: Type.Object({ secret: Type.String({ examples: ['JBSWY3DPEHPK3PXP'] }), otpauthUrl: Type.String({ examples: ['otpauth://totp/Community:Steve?secret=JBSWY3DPEHPK3PXP&issuer=Community'] }) }) }) },
     },
   }, async (request) => ({ status: true as const, data: await auth.setupTfa(request.body.userID) }));
@@ -159,7 +159,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
   app.post('/api/auth/tfa/enable', {
     schema: {
       tags, summary: 'Finish enrolment with a code of the new secret: authStatus becomes "1"',
-      body: Type.Object({ userID: userID(), code: code() }), response: { 200: ok() },
+      body: Type.Object({ userID: userID(), code: code() }), response: { 200: ok() }, errors: ['USER_NOT_FOUND', 'WRONG_CODE', 'RATE_LIMITED'],
     },
   }, async (request) => {
     await auth.enableTfa(request.body.userID, String(request.body.code));
@@ -169,7 +169,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
   app.post('/api/auth/tfa/disable', {
     schema: {
       tags, summary: 'Turn two-factor off with a code of the active secret: authStatus becomes "0"',
-      body: Type.Object({ userID: userID(), code: code() }), response: { 200: ok() },
+      body: Type.Object({ userID: userID(), code: code() }), response: { 200: ok() }, errors: ['USER_NOT_FOUND', 'WRONG_CODE', 'RATE_LIMITED'],
     },
   }, async (request) => {
     await auth.disableTfa(request.body.userID, String(request.body.code));
@@ -179,7 +179,7 @@ export async function authRoutes(fastify: FastifyInstance, auth: AuthService, se
   app.post('/api/admin/auth/tfa/disable', {
     schema: {
       tags, summary: 'Turn a user\'s two-factor off without a code (a lost authenticator): authStatus becomes "0"',
-      body: Type.Object({ userID: userID() }), response: { 200: ok() },
+      body: Type.Object({ userID: userID() }), response: { 200: ok() }, errors: ['USER_NOT_FOUND'],
     },
   }, async (request) => {
     await auth.disableTfa(request.body.userID);

@@ -51,19 +51,19 @@ export async function bazaarRoutes(fastify: FastifyInstance, bazaar: BazaarServi
   }, async () => bazaar.listServers());
 
   app.post('/api/admin/bazaar/servers', {
-    schema: { tags: admin, summary: 'Create an item server', body: CreateServerBody, response: { 201: ServerRow } },
+    schema: { tags: admin, summary: 'Create an item server', body: CreateServerBody, response: { 201: ServerRow }, errors: ['CONFLICT'] },
   }, async (request, reply) => reply.code(201).send(await bazaar.createServer(serverInput(request.body))));
 
   app.get('/api/admin/bazaar/servers/:id', {
-    schema: { tags: admin, summary: 'One item server', params: ServerParams, response: { 200: ServerRow } },
+    schema: { tags: admin, summary: 'One item server', params: ServerParams, response: { 200: ServerRow }, errors: ['SERVER_NOT_FOUND'] },
   }, async (request) => bazaar.getServer(Number(request.params.id)));
 
   app.patch('/api/admin/bazaar/servers/:id', {
-    schema: { tags: admin, summary: 'Change an item server', params: ServerParams, body: UpdateServerBody, response: { 200: ServerRow } },
+    schema: { tags: admin, summary: 'Change an item server', params: ServerParams, body: UpdateServerBody, response: { 200: ServerRow }, errors: ['SERVER_NOT_FOUND', 'CONFLICT'] },
   }, async (request) => bazaar.updateServer(Number(request.params.id), serverInput(request.body)));
 
   app.delete('/api/admin/bazaar/servers/:id', {
-    schema: { tags: admin, summary: 'Delete an item server that stores no items', params: ServerParams, response: { 200: Deleted } },
+    schema: { tags: admin, summary: 'Delete an item server that stores no items', params: ServerParams, response: { 200: Deleted }, errors: ['SERVER_NOT_FOUND', 'CONFLICT'] },
   }, async (request) => {
     await bazaar.deleteServer(Number(request.params.id));
     return { status: true as const };

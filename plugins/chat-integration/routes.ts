@@ -20,7 +20,7 @@ export async function chatRoutes(fastify: FastifyInstance, chat: ChatIntegration
   const tags = ['chat integration'];
 
   app.get('/api/integrations/chat/users/:chatUserID', {
-    schema: { tags, summary: 'The user linked to a chat user ID', params: ChatUserParams, response: { 200: ChatUserRow } },
+    schema: { tags, summary: 'The user linked to a chat user ID', params: ChatUserParams, response: { 200: ChatUserRow }, errors: ['USER_NOT_FOUND'] },
   }, async (request) => chat.userByChatId(request.params.chatUserID));
 
   app.get('/api/integrations/chat/settings', {

@@ -61,7 +61,7 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
   app.get('/api/credits/:user', {
     schema: {
       tags, summary: 'A user\'s balance; `<user>` is a user ID or a username (the older path form of GET /api/credits)',
-      params: UserParams, response: { 200: BalanceResponse },
+      params: UserParams, response: { 200: BalanceResponse }, errors: ['USER_NOT_FOUND'],
     },
   }, async (request) => balanceOf(await users.requireByIdOrUsername(request.params.user)));
 
@@ -79,7 +79,7 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
     app.post(`/api/credits/:user/${action}`, {
       schema: {
         tags, summary: `${summary}; \`<user>\` names the target when the body has no target_username (the older path form)`,
-        params: SetParams, body: SetBody, response: { 200: ChangeResponse },
+        params: SetParams, body: SetBody, response: { 200: ChangeResponse }, errors: CHANGE_ERRORS[action],
       },
     }, async (request) => {
       const { target_username: named, amount } = request.body;
@@ -109,7 +109,7 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
   app.post('/api/credits/:user/send', {
     schema: {
       tags, summary: 'Move credits from `<user>` (unless the body names a sender_username) to another user (the older path form)',
-      params: SetParams, body: SendAliasBody, response: { 200: SendResponse },
+      params: SetParams, body: SendAliasBody, response: { 200: SendResponse }, errors: SEND_ERRORS,
     },
   }, async (request) => {
     const { sender_username: named, target_username: target, amount } = request.body;
@@ -128,14 +128,14 @@ export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsServic
     schema: { ...setSchema, summary: 'Set a balance', errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
   }, async (request) => set(request.body.target_username, request.body.amount, request.apiKey?.name));
   app.post('/api/credits/:user/set', {
-    schema: { ...setSchema, params: SetParams, summary: 'Set a balance; `<user>` names the target when the body has no target_username' },
+    schema: { ...setSchema, params: SetParams, summary: 'Set a balance; `<user>` names the target when the body has no target_username', errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
   }, async (request) => {
     const { target_username: named, amount } = request.body;
     return set(present(named) ? named : request.params.user, amount, request.apiKey?.name);
   });
 
   app.get('/api/credits/history', {
-    schema: { tags, summary: 'A user\'s ledger, newest first (page with `before`)', querystring: HistoryQuery, response: { 200: Type.Array(LedgerRow) } },
+    schema: { tags, summary: 'A user\'s ledger, newest first (page with `before`)', querystring: HistoryQuery, response: { 200: Type.Array(LedgerRow) }, errors: ['USER_NOT_FOUND'] },
   }, async (request) => {
     const user = await queriedUser(request.query);
     const entries = await credits.history(user.id, { limit: request.query.limit, before: request.query.before });

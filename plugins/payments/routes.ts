@@ -36,16 +36,16 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: Payment
     schema: { tags, summary: 'Top-up packages', response: { 200: Type.Array(PackageRow) } },
   }, async () => (await payments.packages()).map(showPackage));
   app.post('/api/admin/payments/packages', {
-    schema: { tags, summary: 'Create a top-up package', body: PackageCreateBody, response: { 201: PackageRow } },
+    schema: { tags, summary: 'Create a top-up package', body: PackageCreateBody, response: { 201: PackageRow }, errors: ['INVALID_AMOUNT', 'INVALID_CURRENCY'] },
   }, async (request, reply) => reply.code(201).send(showPackage(await payments.createPackage(request.body))));
   app.get('/api/admin/payments/packages/:id', {
-    schema: { tags, summary: 'A top-up package', params: PackageParams, response: { 200: PackageRow } },
+    schema: { tags, summary: 'A top-up package', params: PackageParams, response: { 200: PackageRow }, errors: ['PACKAGE_NOT_FOUND'] },
   }, async (request) => showPackage(await payments.requirePackage(Number(request.params.id))));
   app.patch('/api/admin/payments/packages/:id', {
-    schema: { tags, summary: 'Change a top-up package', params: PackageParams, body: PackagePatchBody, response: { 200: PackageRow } },
+    schema: { tags, summary: 'Change a top-up package', params: PackageParams, body: PackagePatchBody, response: { 200: PackageRow }, errors: ['PACKAGE_NOT_FOUND', 'INVALID_AMOUNT', 'INVALID_CURRENCY'] },
   }, async (request) => showPackage(await payments.updatePackage(Number(request.params.id), request.body)));
   app.delete('/api/admin/payments/packages/:id', {
-    schema: { tags, summary: 'Delete a top-up package (payments made keep their amounts)', params: PackageParams, response: { 200: S.ok() } },
+    schema: { tags, summary: 'Delete a top-up package (payments made keep their amounts)', params: PackageParams, response: { 200: S.ok() }, errors: ['PACKAGE_NOT_FOUND'] },
   }, async (request) => {
     await payments.deletePackage(Number(request.params.id));
     return { status: true as const };
@@ -64,13 +64,14 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: Payment
       tags, summary: 'Start a payment at a gateway',
       description: '`userID` or `username`; `amount` (site currency, credited 1:1) or `packageID`. Send the player to `checkoutURL`.',
       body: CheckoutBody, response: { 200: CheckoutResponse },
+      errors: ['GATEWAY_UNAVAILABLE', 'INVALID_URL', 'USER_NOT_FOUND', 'PACKAGE_NOT_FOUND', 'INVALID_AMOUNT', 'GATEWAY_ERROR'],
     },
   }, async (request) => {
     const payment = await payments.checkout(request.body);
     return { status: true as const, data: { paymentID: payment.id, checkoutURL: payment.checkoutUrl } };
   });
   app.get('/api/payments/:paymentID', {
-    schema: { tags, summary: 'A payment and its state', params: PaymentParams, response: { 200: PaymentRow } },
+    schema: { tags, summary: 'A payment and its state', params: PaymentParams, response: { 200: PaymentRow }, errors: ['PAYMENT_NOT_FOUND'] },
   }, async (request) => showPayment(await payments.requirePayment(request.params.paymentID)));
 
   // ---- gateways' webhooks: the signature over the exact bytes sent is the authentication, so
@@ -86,6 +87,12 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: Payment
         description: 'Register `<your server>/api/payments/webhooks/stripe` (or `paypal`) at the gateway. A bad signature, an '
           + 'unknown payment or a mismatched amount is a 400; a redelivered event answers 200 `duplicate`.',
         params: WebhookParams, response: { 200: WebhookResponse },
+        // The body is taken raw (no body schema), so its size limit is listed here; CONFLICT and
+        // INVALID_AMOUNT come from recording the completed payment's order and credits.
+        errors: [
+          'PAYLOAD_TOO_LARGE', 'GATEWAY_UNAVAILABLE', 'INVALID_SIGNATURE', 'INVALID_WEBHOOK', 'GATEWAY_ERROR', 'UNKNOWN_PAYMENT', 'AMOUNT_MISMATCH',
+          'CONFLICT', 'INVALID_AMOUNT',
+        ],
       },
     }, async (request) => {
       const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);

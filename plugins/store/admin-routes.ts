@@ -67,6 +67,8 @@ interface Resource<C extends TSchema, P extends TSchema> {
   createBody: C;
   patchBody: P;
   summary: Record<'list' | 'create' | 'get' | 'patch' | 'delete', string>;
+  /** The domain codes each step can answer (listed in the OpenAPI document). */
+  errors: Record<'create' | 'reorder' | 'get' | 'patch' | 'delete', string[]>;
   list(): Promise<unknown[]>;
   create(body: Static<C>): Promise<unknown>;
   get(id: number): Promise<unknown>;
@@ -79,22 +81,22 @@ export async function storeAdminRoutes(host: FastifyInstance, { catalogue, order
   const tz = () => settings.get().timezone;
   const showProduct = (p: Product) => productRow(p, tz());
 
-  function resource<C extends TSchema, P extends TSchema>({ kind, row, summary, ...r }: Resource<C, P>): void {
+  function resource<C extends TSchema, P extends TSchema>({ kind, row, summary, errors, ...r }: Resource<C, P>): void {
     const path = `/api/admin/store/${kind}`;
     app.get(path, { schema: { tags, summary: summary.list, response: { 200: Type.Array(row) } } }, () => r.list());
-    app.post(path, { schema: { tags, summary: summary.create, body: r.createBody, response: { 201: row } } },
+    app.post(path, { schema: { tags, summary: summary.create, body: r.createBody, response: { 201: row }, errors: errors.create } },
       async (request, reply) => reply.code(201).send(await r.create(request.body)));
     app.post(`${path}/reorder`, {
-      schema: { tags, summary: `Order ${kind}: each listed one gets its place in the list as priority`, body: ReorderBody, response: { 200: S.ok() } },
+      schema: { tags, summary: `Order ${kind}: each listed one gets its place in the list as priority`, body: ReorderBody, response: { 200: S.ok() }, errors: errors.reorder },
     }, async ({ body }) => {
       await catalogue.reorder(kind, body.ids);
       return done;
     });
-    app.get(`${path}/:id`, { schema: { tags, summary: summary.get, params: IdParam, response: { 200: row } } },
+    app.get(`${path}/:id`, { schema: { tags, summary: summary.get, params: IdParam, response: { 200: row }, errors: errors.get } },
       ({ params }) => r.get(pathId(params.id)));
-    app.patch(`${path}/:id`, { schema: { tags, summary: summary.patch, params: IdParam, body: r.patchBody, response: { 200: row } } },
+    app.patch(`${path}/:id`, { schema: { tags, summary: summary.patch, params: IdParam, body: r.patchBody, response: { 200: row }, errors: errors.patch } },
       ({ params, body }) => r.update(pathId(params.id), body));
-    app.delete(`${path}/:id`, { schema: { tags, summary: summary.delete, params: IdParam, response: { 200: S.ok() } } },
+    app.delete(`${path}/:id`, { schema: { tags, summary: summary.delete, params: IdParam, response: { 200: S.ok() }, errors: errors.delete } },
       async ({ params }) => {
         await r.remove(pathId(params.id));
         return done;
@@ -107,6 +109,10 @@ export async function storeAdminRoutes(host: FastifyInstance, { catalogue, order
       list: 'Store categories, flat', create: 'Create a store category', get: 'One store category',
       patch: 'Change, move or deactivate a store category',
       delete: 'Delete an empty store category (CONFLICT while it holds subcategories or products)',
+    },
+    errors: {
+      create: ['CATEGORY_NOT_FOUND'], reorder: ['CATEGORY_NOT_FOUND'], get: ['CATEGORY_NOT_FOUND'], patch: ['CATEGORY_NOT_FOUND'],
+      delete: ['CATEGORY_NOT_FOUND', 'CONFLICT'],
     },
     list: async () => (await catalogue.categories()).map(categoryRow),
     create: async (body) => categoryRow(await catalogue.createCategory({ ...categoryInput(body), name: body.name })),
@@ -121,6 +127,10 @@ export async function storeAdminRoutes(host: FastifyInstance, { catalogue, order
       list: 'Products with their variables', create: 'Create a product', get: 'One product',
       patch: 'Change or deactivate a product; `variables`, when sent, replaces the list',
       delete: 'Delete a product (its orders keep what was bought)',
+    },
+    errors: {
+      create: ['CATEGORY_NOT_FOUND', 'ROLE_NOT_FOUND'], reorder: ['PRODUCT_NOT_FOUND'], get: ['PRODUCT_NOT_FOUND'],
+      patch: ['PRODUCT_NOT_FOUND', 'CATEGORY_NOT_FOUND', 'ROLE_NOT_FOUND'], delete: ['PRODUCT_NOT_FOUND'],
     },
     list: async () => (await catalogue.products()).map(showProduct),
     create: async (body) => {
@@ -138,7 +148,7 @@ export async function storeAdminRoutes(host: FastifyInstance, { catalogue, order
       tags, summary: 'Record a real-money payment: a `payment` order, its credits, a donation entry',
       description: '`credit` (credits added to the balance) defaults to `amount`; `currency` to the site currency. '
         + 'A paymentAPI + paymentID pair is recorded once (CONFLICT on a repeat), so a retried gateway callback cannot credit twice.',
-      body: PaymentBody, response: { 201: OrderRow },
+      body: PaymentBody, response: { 201: OrderRow }, errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT', 'CONFLICT'],
     },
   }, async (request, reply) => {
     const order = await orders.recordPayment(request.body, request.apiKey?.name);
@@ -150,18 +160,18 @@ export async function storeAdminRoutes(host: FastifyInstance, { catalogue, order
       tags, summary: 'Refund a purchase paid from the balance',
       description: 'In one transaction: the price back to the balance, the cashback taken back, the stock restored, the roles it '
         + 'granted shortened or revoked, status `refunded`. A second refund is CONFLICT.',
-      params: IdParam, response: { 200: OrderRow },
+      params: IdParam, response: { 200: OrderRow }, errors: ['ORDER_NOT_FOUND', 'CONFLICT', 'INVALID_AMOUNT'],
     },
   }, async (request) => orders.refund(pathId(request.params.id), request.apiKey?.name));
 
   app.get('/api/admin/store/products/:id/rules', {
-    schema: { tags, summary: 'A product\'s purchase rules', params: IdParam, response: { 200: RulesRow } },
+    schema: { tags, summary: 'A product\'s purchase rules', params: IdParam, response: { 200: RulesRow }, errors: ['PRODUCT_NOT_FOUND'] },
   }, async (request) => rulesRow(await rules.get(pathId(request.params.id))));
   app.patch('/api/admin/store/products/:id/rules', {
     schema: {
       tags, summary: 'Change a product\'s purchase rules',
       description: 'A buy breaking one is refused with REQUIRED_PRODUCT, REQUIRED_LINKED_ACCOUNT or DOWNGRADE_NOT_ALLOWED (400).',
-      params: IdParam, body: RulesPatchBody, response: { 200: RulesRow },
+      params: IdParam, body: RulesPatchBody, response: { 200: RulesRow }, errors: ['PRODUCT_NOT_FOUND'],
     },
   }, async (request) => {
     const b = request.body;

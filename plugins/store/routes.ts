@@ -37,7 +37,7 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
   app.get('/api/users/:userId/orders', {
     schema: {
       tags: ['store'], summary: 'A user\'s orders, newest first; `<userId>` may also be a username', params: UserRefParams,
-      response: { 200: Type.Array(OrderRow) },
+      response: { 200: Type.Array(OrderRow) }, errors: ['USER_NOT_FOUND'],
     },
   }, async (request) => orders.ordersOf((await users.requireByIdOrUsername(request.params.userId)).id));
 
@@ -70,7 +70,7 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
   });
 
   app.get('/api/store/products/:id', {
-    schema: { tags, summary: 'One product', params: IdParam, response: { 200: ProductRow } },
+    schema: { tags, summary: 'One product', params: IdParam, response: { 200: ProductRow }, errors: ['PRODUCT_NOT_FOUND'] },
   }, async ({ params }) => productRow(await catalogue.requireProduct(pathId(params.id)), settings.get().timezone));
 
   app.get('/api/store/categories', {
@@ -78,7 +78,7 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
   }, async () => (await catalogue.categories()).map(categoryRow));
 
   app.get('/api/store/categories/:id', {
-    schema: { tags, summary: 'One category with its subcategories and products nested', params: IdParam, response: { 200: Type.Ref(CategoryTree) } },
+    schema: { tags, summary: 'One category with its subcategories and products nested', params: IdParam, response: { 200: Type.Ref(CategoryTree) }, errors: ['CATEGORY_NOT_FOUND'] },
   }, async ({ params }) => {
     const { timezone } = settings.get();
     // tree() throws CATEGORY_NOT_FOUND unless the root exists.

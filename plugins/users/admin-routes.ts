@@ -52,7 +52,7 @@ export async function adminRoutes(fastify: FastifyInstance, users: DbUsersServic
   }, async () => (await users.listRoles()).map(roleRow));
 
   app.post('/api/admin/roles', {
-    schema: { tags, summary: 'Create a role', body: RoleCreateBody, response: { 201: RoleRow } },
+    schema: { tags, summary: 'Create a role', body: RoleCreateBody, response: { 201: RoleRow }, errors: ['CONFLICT'] },
   }, async (request, reply) => {
     const patch = patchOf(request.body);
     const role = await users.createRole({
@@ -63,15 +63,15 @@ export async function adminRoutes(fastify: FastifyInstance, users: DbUsersServic
   });
 
   app.get('/api/admin/roles/:roleId', {
-    schema: { tags, summary: 'One role', params: RoleParams, response: { 200: RoleRow } },
+    schema: { tags, summary: 'One role', params: RoleParams, response: { 200: RoleRow }, errors: ['ROLE_NOT_FOUND'] },
   }, async (request) => roleRow(await users.requireRole(Number(request.params.roleId))));
 
   app.patch('/api/admin/roles/:roleId', {
-    schema: { tags, summary: 'Change a role', params: RoleParams, body: RolePatchBody, response: { 200: RoleRow } },
+    schema: { tags, summary: 'Change a role', params: RoleParams, body: RolePatchBody, response: { 200: RoleRow }, errors: ['ROLE_NOT_FOUND', 'CONFLICT'] },
   }, async (request) => roleRow(await users.updateRole(Number(request.params.roleId), patchOf(request.body))));
 
   app.delete('/api/admin/roles/:roleId', {
-    schema: { tags, summary: 'Delete a role and take it from everyone holding it', params: RoleParams, response: { 200: ok() } },
+    schema: { tags, summary: 'Delete a role and take it from everyone holding it', params: RoleParams, response: { 200: ok() }, errors: ['ROLE_NOT_FOUND'] },
   }, async (request) => {
     const { roleId } = request.params;
     if (!await users.deleteRole(Number(roleId))) throw new DomainError('ROLE_NOT_FOUND', `No role with ID ${roleId}.`);
@@ -81,7 +81,7 @@ export async function adminRoutes(fastify: FastifyInstance, users: DbUsersServic
   app.patch('/api/admin/users/:userId', {
     schema: {
       tags, summary: 'Mark a user verified or not', params: UserParams,
-      body: Type.Object({ isVerified: boolish() }), response: { 200: ProfileRow },
+      body: Type.Object({ isVerified: boolish() }), response: { 200: ProfileRow }, errors: ['USER_NOT_FOUND'],
     },
   }, async (request) => {
     const { id } = await users.requireById(Number(request.params.userId));
@@ -92,7 +92,7 @@ export async function adminRoutes(fastify: FastifyInstance, users: DbUsersServic
   app.put('/api/admin/users/:userId/linked-accounts/:platform', {
     schema: {
       tags, summary: 'Link an external account (a link the external ID had to another user moves here)', params: LinkParams,
-      body: Type.Object({ externalID: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: ProfileRow },
+      body: Type.Object({ externalID: Type.String({ minLength: 1, maxLength: 64 }) }), response: { 200: ProfileRow }, errors: ['USER_NOT_FOUND'],
     },
   }, async (request) => {
     const { userId, platform } = request.params;
@@ -102,7 +102,7 @@ export async function adminRoutes(fastify: FastifyInstance, users: DbUsersServic
   });
 
   app.delete('/api/admin/users/:userId/linked-accounts/:platform', {
-    schema: { tags, summary: 'Remove a linked external account', params: LinkParams, response: { 200: ProfileRow } },
+    schema: { tags, summary: 'Remove a linked external account', params: LinkParams, response: { 200: ProfileRow }, errors: ['USER_NOT_FOUND', 'NOT_FOUND'] },
   }, async (request) => {
     const { userId, platform } = request.params;
     const { id } = await users.requireById(Number(userId));

@@ -56,12 +56,12 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
   app.get('/api/users/:userId', {
     schema: {
       tags, summary: 'A user profile; `<userId>` is a user ID or a username (the older path form of GET /api/users)',
-      params: UserRefParams, response: { 200: ProfileRow },
+      params: UserRefParams, response: { 200: ProfileRow }, errors: ['USER_NOT_FOUND'],
     },
   }, async (request) => profileOf(users, { id: (await users.requireByIdOrUsername(request.params.userId)).id }, ctx));
 
   app.get('/api/users/:userId/roles', {
-    schema: { tags, summary: 'The roles a user holds now; `<userId>` may also be a username', params: UserRefParams, response: { 200: RoleList } },
+    schema: { tags, summary: 'The roles a user holds now; `<userId>` may also be a username', params: UserRefParams, response: { 200: RoleList }, errors: ['USER_NOT_FOUND'] },
   }, async (request) => {
     const { id } = await users.requireByIdOrUsername(request.params.userId);
     return roleRows(await users.rolesOf(id));
@@ -70,7 +70,7 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
   app.post('/api/users/:userId/roles', {
     schema: {
       tags, summary: 'Grant a role, or set the expiry of one held; answers with the user\'s roles',
-      params: UserParams, body: RoleBody, response: { 200: RoleList },
+      params: UserParams, body: RoleBody, response: { 200: RoleList }, errors: ['USER_NOT_FOUND', 'ROLE_NOT_FOUND'],
     },
   }, async (request) => {
     const { body } = request;
@@ -80,7 +80,7 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
   app.patch('/api/users/:userId/roles/:role', {
     schema: {
       tags, summary: 'Move a held role to another roleID and/or change its expiry',
-      params: UserRoleParams, body: RoleBody, response: { 200: RoleList },
+      params: UserRoleParams, body: RoleBody, response: { 200: RoleList }, errors: ['USER_NOT_FOUND', 'ROLE_NOT_FOUND'],
     },
   }, async (request) => {
     const { params: { userId, role }, body } = request;
@@ -88,7 +88,7 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
   });
 
   app.delete('/api/users/:userId/roles/:role', {
-    schema: { tags, summary: 'Take a role away; answers with the roles left', params: UserRoleParams, response: { 200: RoleList } },
+    schema: { tags, summary: 'Take a role away; answers with the roles left', params: UserRoleParams, response: { 200: RoleList }, errors: ['USER_NOT_FOUND', 'ROLE_NOT_FOUND'] },
   }, async (request) => {
     const { userId, role } = request.params;
     const { id } = await users.requireById(Number(userId));

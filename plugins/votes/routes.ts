@@ -20,15 +20,15 @@ export async function votesRoutes(fastify: FastifyInstance, votes: VotesService)
   }, async (request, reply) => reply.code(201).send(await votes.create(request.body)));
 
   app.get('/api/admin/vote-links/:id', {
-    schema: { tags, summary: 'One vote link', params: LinkParams, response: { 200: VoteLinkRow } },
+    schema: { tags, summary: 'One vote link', params: LinkParams, response: { 200: VoteLinkRow }, errors: ['VOTE_LINK_NOT_FOUND'] },
   }, async (request) => votes.get(Number(request.params.id)));
 
   app.patch('/api/admin/vote-links/:id', {
-    schema: { tags, summary: 'Change a vote link', params: LinkParams, body: UpdateLinkBody, response: { 200: VoteLinkRow } },
+    schema: { tags, summary: 'Change a vote link', params: LinkParams, body: UpdateLinkBody, response: { 200: VoteLinkRow }, errors: ['VOTE_LINK_NOT_FOUND'] },
   }, async (request) => votes.update(Number(request.params.id), request.body));
 
   app.delete('/api/admin/vote-links/:id', {
-    schema: { tags, summary: 'Delete a vote link', params: LinkParams, response: { 200: Deleted } },
+    schema: { tags, summary: 'Delete a vote link', params: LinkParams, response: { 200: Deleted }, errors: ['VOTE_LINK_NOT_FOUND'] },
   }, async (request) => {
     await votes.delete(Number(request.params.id));
     return { status: true as const };
