@@ -266,6 +266,8 @@ export class Database implements TransactionScope {
   readonly #tx = new AsyncLocalStorage<TxState>();
   readonly #sqlite?: SqliteConnection;
   readonly #pool?: Pool;
+  /** Statements outside a transaction, each on whichever pooled connection is free. */
+  readonly #poolRunner?: Runner;
   readonly #makeOrm: () => Promise<MikroORM>;
   #orm?: Promise<MikroORM>;
 
@@ -273,6 +275,7 @@ export class Database implements TransactionScope {
     this.dialect = dialect;
     this.#sqlite = driver.sqlite;
     this.#pool = driver.pool;
+    if (driver.pool) this.#poolRunner = mysqlRunner(driver.pool);
     this.migrationNames = migrationNames;
     this.#makeOrm = makeOrm;
   }
@@ -291,7 +294,7 @@ export class Database implements TransactionScope {
     const tx = this.#tx.getStore();
     if (tx) return tx.runner;
     if (this.#sqlite) return this.#sqlite.outside;
-    return mysqlRunner(this.#pool!);
+    return this.#poolRunner!;
   }
 
   /** Rows of a statement, its values bound. Placeholders are `?` on both dialects. */
