@@ -1944,7 +1944,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List support categorys
+         * List support categories
          * @description Scope: `admin`.
          */
         get: operations["getAdminSupportCategories"];

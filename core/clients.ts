@@ -45,7 +45,7 @@ function clientErrors<Code extends string>(client: string, known: readonly Code[
   };
 }
 
-/** The game auth plugin's `ErrorCode` enum (minecraft-leaderos-auth, 12 codes). */
+/** The game auth plugin's `ErrorCode` enum, 12 codes (docs/clients.md). */
 export const AUTH_PLUGIN_CODES = [
   'USER_NOT_FOUND', 'WRONG_PASSWORD', 'USERNAME_ALREADY_EXIST', 'EMAIL_ALREADY_EXIST', 'REGISTER_LIMIT', 'INVALID_USERNAME',
   'INVALID_EMAIL', 'INVALID_PASSWORD', 'WRONG_CODE', 'SESSION_NOT_FOUND', 'TFA_VERIFICATION_FAILED', 'UNKNOWN_ERROR',
@@ -64,7 +64,7 @@ export function authPlugin({ codes, otherwise = 'UNKNOWN_ERROR' }: Partial<Neare
   });
 }
 
-/** The official game plugin's `Error` enum (leaderos-plugin, shared module, 18 codes). */
+/** The official game plugin's `Error` enum, 18 codes (docs/clients.md). */
 export const GAME_PLUGIN_CODES = [
   'USER_NOT_FOUND',
   'INVALID_QUANTITY', 'INSUFFICIENT_BALANCE', 'OUT_OF_STOCK', 'PRODUCT_NOT_FOUND', 'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT',

@@ -99,3 +99,28 @@ t.test('the host imports no feature', async (t) => {
   }
   t.ok(checked > 10, `${checked} host files checked`);
 });
+
+t.test('tests import no other feature\'s tests and nothing of the bench', async (t) => {
+  const testFiles = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name === 'node_modules' ? [] : testFiles(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+  const pluginsDir = join(rootDir, 'plugins');
+  let checked = 0;
+  for (const feature of featuresIn(pluginsDir)) {
+    const dir = join(pluginsDir, feature, 'test');
+    if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) continue;
+    for (const file of testFiles(dir)) {
+      checked++;
+      for (const [, spec] of readFileSync(file, 'utf8').matchAll(IMPORT)) {
+        t.notMatch(spec!, /^\.\.\/\.\.\/(?![.])[a-z-]+\/test\//, `${relative(rootDir, file)} imports ${spec}`);
+        t.notMatch(spec!, /(^|\/)bench\//, `${relative(rootDir, file)} imports ${spec}`);
+      }
+    }
+  }
+  for (const file of testFiles(join(rootDir, 'test'))) {
+    for (const [, spec] of readFileSync(file, 'utf8').matchAll(IMPORT)) t.notMatch(spec!, /(^|\/)bench\//, `${relative(rootDir, file)} imports ${spec}`);
+  }
+  t.ok(checked > 20, `${checked} feature test files checked`);
+});

@@ -1,14 +1,17 @@
 /**
- * Fixtures every feature's tests share, tied to no one feature's tables: accounts (through the
- * users and credits services the other features build on), calls that must succeed, table
- * snapshots and row counts, and tables of error cases. A feature's own set-up (its tables, its
- * admin objects) stays in plugins/<feature>/test/fixtures.ts.
+ * Fixtures every feature's tests share: accounts (through the users and credits services the other
+ * features build on) and the users feature's tables, calls that must succeed, table snapshots and
+ * row counts, and tables of error cases. A feature's own set-up (its tables, its admin objects)
+ * stays in plugins/<feature>/test/fixtures.ts; a feature's tests never import another's.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
 import { creditsRef } from '../plugins/credits/contract.ts';
 import { usersRef, type UserAccount } from '../plugins/users/contract.ts';
 import { call, type CallOptions, type Encoding } from './helper.ts';
+
+/** The users feature's tables: what any call that writes accounts or roles may change. */
+export const USERS_TABLES = ['users_accounts', 'users_roles', 'users_role_assignments', 'users_linked_accounts'];
 
 /** The test plugin (test/fixtures/echo-plugin.ts) as a `plugins` config entry. */
 export const ECHO_PLUGIN = { echo: { enabled: true, package: './test/fixtures/echo-plugin.ts' } };

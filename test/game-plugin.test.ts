@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { created, newUser } from './fixtures.ts';
 import { ADMIN_KEY, build, type TestLike } from './helper.ts';
 
-/** The plugin's `Error` enum, as its source declares it (shared/src/main/java/net/leaderos/shared/error/Error.java). */
+/** The plugin's `Error` enum, as docs/clients.md lists it ("Error codes a Java client can read"). */
 const PLUGIN_ERRORS = new Set([
   'USER_NOT_FOUND', 'INVALID_QUANTITY', 'INSUFFICIENT_BALANCE', 'OUT_OF_STOCK', 'PRODUCT_NOT_FOUND', 'REQUIRED_PRODUCT',
   'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED', 'INVALID_VARIABLE', 'INVALID_LIMIT', 'INVALID_TYPE', 'INSERT_ERROR',

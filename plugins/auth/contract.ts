@@ -10,7 +10,7 @@ export interface CredentialCheck {
   codeRequired: boolean;
 }
 
-export interface AuthContract {
+export interface AuthService {
   /**
    * Checks a username and password; counts against the account's password lockout. Throws
    * USER_NOT_FOUND, WRONG_PASSWORD or RATE_LIMITED (with Retry-After) while locked.
@@ -20,4 +20,4 @@ export interface AuthContract {
   checkCode(userId: number, code: string): Promise<void>;
 }
 
-export const authRef = createServiceRef<AuthContract>('auth');
+export const authRef = createServiceRef<AuthService>('auth');

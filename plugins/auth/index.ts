@@ -6,7 +6,7 @@ import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { authRoutes } from './routes.ts';
 import { parseKey, SecretBox } from './secrets.ts';
-import { AuthService } from './service.ts';
+import { DbAuthService } from './service.ts';
 
 const rateLimit = (max: number) => Type.Object({
   /** Attempts per window for one username and ip; 0 = no limit. */
@@ -45,7 +45,7 @@ export default defineFeature({
   migrations,
   async register(app, { db, services, settings, options: opts, log, env }) {
     const secrets = new SecretBox(parseKey(env.TOTP_ENCRYPTION_KEY));
-    const auth = new AuthService(db, services.get(usersRef), settings, opts, secrets);
+    const auth = new DbAuthService(db, services.get(usersRef), settings, opts, secrets);
     services.provide(authRef, auth);
     if (secrets.enabled) {
       const sealed = await auth.sealStoredSecrets();

@@ -7,7 +7,7 @@ import { PERMANENT, now, parseClientTimestamp } from '../../core/format.ts';
 import { numeric, ok, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { lookupKey } from '../users/contract.ts';
-import type { AuthService } from './service.ts';
+import type { DbAuthService } from './service.ts';
 
 export interface RateLimit {
   /** Requests per window for one username and ip; 0 turns the limit off. */
@@ -44,7 +44,7 @@ function limited(name: string, limit: RateLimit): FastifyContextConfig {
   };
 }
 
-export async function authRoutes(fastify: FastifyInstance, auth: AuthService, settings: SettingsService, limits: { login: RateLimit; register: RateLimit }): Promise<void> {
+export async function authRoutes(fastify: FastifyInstance, auth: DbAuthService, settings: SettingsService, limits: { login: RateLimit; register: RateLimit }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
 
   // The routes the game auth plugin calls: it reads `error` into its own enum and gets the nearest code it knows.

@@ -10,7 +10,7 @@ import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UsersService } from '../users/contract.ts';
-import type { AuthContract, CredentialCheck } from './contract.ts';
+import type { AuthService, CredentialCheck } from './contract.ts';
 import { Lockout, type LockoutOptions } from './lockout.ts';
 import { checkPassword, hashPassword, sha256Hex } from './passwords.ts';
 import { isSealed, type SecretBox } from './secrets.ts';
@@ -59,7 +59,7 @@ function wrongCode(check: CodeCheck, more = ''): DomainError {
   return new DomainError('WRONG_CODE', (check === 'used' ? 'This code was used already; wait for the next one.' : 'The code is wrong.') + more);
 }
 
-export class AuthService implements AuthContract {
+export class DbAuthService implements AuthService {
   readonly #db: Database;
   readonly #users: UsersService;
   readonly #settings: SettingsService;

@@ -8,7 +8,7 @@ import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { ChatRoleClient, RoleSync } from './role-sync.ts';
 import { chatRoutes } from './routes.ts';
-import { ChatService } from './service.ts';
+import { DbChatIntegrationService } from './service.ts';
 import { ChatSettingsStore } from './settings.ts';
 
 const options = Type.Object({
@@ -47,7 +47,7 @@ export default defineFeature({
   async register(app, { db, events, services, settings, env, metrics, options: opts, log }) {
     const users = services.get(usersRef);
     const store = new ChatSettingsStore(db, opts.settings);
-    const chat = new ChatService({ users, services, site: settings, store, avatarUrl: opts.avatarUrl });
+    const chat = new DbChatIntegrationService({ users, services, site: settings, store, avatarUrl: opts.avatarUrl });
     services.provide(chatIntegrationRef, chat);
     await chatRoutes(app, chat);
 

@@ -17,7 +17,7 @@ export interface ChatServiceDeps {
   avatarUrl: string;
 }
 
-export class ChatService implements ChatIntegrationService {
+export class DbChatIntegrationService implements ChatIntegrationService {
   readonly #deps: ChatServiceDeps;
 
   constructor(deps: ChatServiceDeps) {

@@ -16,8 +16,6 @@ export interface LedgerEntryInput {
   orderId?: number;
   /** Shared by both sides of a send. */
   transferId?: string;
-  /** Error code when the balance would go below zero (default NOT_ENOUGH_CREDITS). */
-  insufficientCode?: string;
 }
 
 /** One row of a user's ledger; amounts in cents. */
@@ -29,7 +27,7 @@ export interface CreditsService {
   balances(userIds: number[]): Promise<Map<number, number>>;
   /**
    * Adds `deltaCents` (negative to take), writes one ledger row, and returns the balance after.
-   * Throws `insufficientCode` if the balance would go negative and INVALID_AMOUNT on overflow.
+   * Throws NOT_ENOUGH_CREDITS if the balance would go negative and INVALID_AMOUNT on overflow.
    */
   change(userId: number, deltaCents: number, entry: LedgerEntryInput): Promise<number>;
   /**

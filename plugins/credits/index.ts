@@ -35,6 +35,6 @@ export default defineFeature({
       select: (accountId) => `coalesce((select w.balance from credits_wallets w where w.user_id = ${accountId}), 0)`,
       show: (value) => formatMoney(Number(value)),
     });
-    creditsRoutes(app, credits, users, settings);
+    await creditsRoutes(app, credits, users, settings);
   },
 });

@@ -27,7 +27,7 @@ const present = (value: string | undefined): value is string => value !== undefi
 const CHANGE_ERRORS = { add: ['USER_NOT_FOUND', 'INVALID_AMOUNT'], remove: ['USER_NOT_FOUND', 'INVALID_AMOUNT', 'NOT_ENOUGH_CREDITS'] };
 const SEND_ERRORS = ['USER_NOT_FOUND', 'TARGET_USER_NOT_FOUND', 'INVALID_TARGET', 'INVALID_AMOUNT', 'NOT_ENOUGH_CREDITS'];
 
-export function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsService, users: UsersService, settings: SettingsService): void {
+export async function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsService, users: UsersService, settings: SettingsService): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
 
   /** `"12.50 USD"` and `12.5`, in the currency of the site settings. */

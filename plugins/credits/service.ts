@@ -129,7 +129,7 @@ export class DbCreditsService implements CreditsService {
    * `returning` on SQLite; on MySQL/MariaDB `last_insert_id(expr)`, their documented counter idiom,
    * whose value comes back as the statement's insert id.
    */
-  async #move(userId: number, delta: number, insufficientCode = 'NOT_ENOUGH_CREDITS'): Promise<number> {
+  async #move(userId: number, delta: number): Promise<number> {
     if (delta === 0) return this.#read(userId);
     const [bound, limit] = delta < 0 ? ['balance >= ?', -delta] : ['balance <= ?', this.#maxBalance - delta];
     const params = [delta, userId, limit];
@@ -145,13 +145,13 @@ export class DbCreditsService implements CreditsService {
     }
     if (after !== undefined) return after;
     if (delta > 0) throw this.#overflow();
-    throw new DomainError(insufficientCode, `The balance is lower than ${formatMoney(-delta)}.`);
+    throw new DomainError('NOT_ENOUGH_CREDITS', `The balance is lower than ${formatMoney(-delta)}.`);
   }
 
   /** Applies the movements to locked wallets, writes their ledger rows and events, and returns the balances after. */
   async #apply(movements: Movement[], entry: Omit<LedgerEntryInput, 'reason'>): Promise<number[]> {
     const balances: number[] = [];
-    for (const { userId, delta } of movements) balances.push(await this.#move(userId, delta, entry.insufficientCode));
+    for (const { userId, delta } of movements) balances.push(await this.#move(userId, delta));
     const createdAt = now();
     const orderId = entry.orderId ?? null;
     const transferId = entry.transferId ?? null;

@@ -4,14 +4,14 @@
  */
 import type { ConsoleSection } from '../../core/console.ts';
 import { displayTimestamp, formatMoney } from '../../core/format.ts';
-import { DONATION_TYPES, MAX_LIMIT, type Donations, type DonationType } from './service.ts';
+import { DONATION_TYPES, MAX_LIMIT, type DonationsService, type DonationType } from './contract.ts';
 
 const LABELS: Record<DonationType, string> = {
   latest: 'Latest payments', 'top-daily': 'Top donors today', 'top-monthly': 'Top donors this month',
   'top-annual': 'Top donors this year', 'top-alltime': 'Top donors of all time',
 };
 
-export const donationsSection: ConsoleSection<unknown, Donations> = {
+export const donationsSection: ConsoleSection<unknown, DonationsService> = {
   id: 'donations',
   title: 'Donations',
   order: 70,

@@ -1,40 +1,12 @@
 /** The donation boards: ranked sums over a calendar period, or the latest single payments. */
 import type { Database } from '../../core/db.ts';
-import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, now, parseClientTimestamp } from '../../core/format.ts';
 import type { TableRecord } from '../../core/table.ts';
+import type { Donation, DonationsService, DonationType } from './contract.ts';
 import { DonationsEntry } from './entities.ts';
-
-export const DONATION_TYPES = ['top-alltime', 'top-annual', 'top-monthly', 'top-daily', 'latest'] as const;
-export type DonationType = typeof DONATION_TYPES[number];
-
-export const DEFAULT_LIMIT = 10;
-export const MAX_LIMIT = 100;
-
-/** A board line: a user's sum over the period (ranked boards) or one payment (`latest`). */
-export interface Donation {
-  username: string;
-  /** Cents. */
-  amount: number;
-  currency: string;
-  /** Stored UTC timestamp: the payment's, or for a sum the latest payment in it. */
-  date: string;
-}
 
 /** A completed payment as recorded: a donations entry before it has an id. */
 export type Payment = Omit<TableRecord<typeof DonationsEntry>, 'id'>;
-
-export function parseType(value: unknown): DonationType {
-  if (typeof value === 'string' && (DONATION_TYPES as readonly string[]).includes(value)) return value as DonationType;
-  throw new DomainError('INVALID_TYPE', `type must be one of ${DONATION_TYPES.join(', ')}.`);
-}
-
-export function parseLimit(value: unknown): number {
-  if (value === undefined || value === '') return DEFAULT_LIMIT;
-  const n = typeof value === 'string' && /^[0-9]{1,4}$/.test(value.trim()) ? Number(value.trim()) : NaN;
-  if (!(n >= 1 && n <= MAX_LIMIT)) throw new DomainError('INVALID_LIMIT', `limit must be a whole number from 1 to ${MAX_LIMIT}.`);
-  return n;
-}
 
 /**
  * Where the current calendar year, month or day began in the site's time zone, as a stored UTC
@@ -51,7 +23,7 @@ function periodStart(type: Exclude<DonationType, 'latest'>, timeZone: string, at
   return start === undefined ? undefined : parseClientTimestamp(start, timeZone);
 }
 
-export class Donations {
+export class DbDonationsService implements DonationsService {
   readonly #db: Database;
 
   constructor(db: Database) {

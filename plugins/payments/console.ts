@@ -7,7 +7,7 @@ import type { Static } from '@sinclair/typebox';
 import { errorsFor, type ConsoleField, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
 import { displayTimestamp, formatMoney } from '../../core/format.ts';
 import { PackageCreateBody, PackagePatchBody } from './schemas.ts';
-import type { Package, Payment, Payments } from './service.ts';
+import type { DbPaymentsService, Package, Payment } from './service.ts';
 
 type Shown = { values: Record<string, string>; errors: Record<string, string> };
 
@@ -24,7 +24,7 @@ const FIELDS: ConsoleField[] = [
 
 const errors = (err: unknown) => errorsFor(err, Object.keys(PackageCreateBody.properties), { INVALID_CURRENCY: 'currency' });
 
-export const paymentsSection: ConsoleSection<unknown, Payments> = {
+export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
   id: 'payments',
   title: 'Payments',
   order: 65,

@@ -15,7 +15,7 @@ import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { paypalGateway } from './paypal.ts';
 import { paymentsRoutes } from './routes.ts';
-import { Payments } from './service.ts';
+import { DbPaymentsService } from './service.ts';
 
 const options = Type.Object({
   /** Not a secret: which PayPal (live or sandbox) the credentials belong to. */
@@ -38,7 +38,7 @@ export default defineFeature({
     AMOUNT_MISMATCH: 400, PACKAGE_NOT_FOUND: 404, PAYMENT_NOT_FOUND: 404, INVALID_CURRENCY: 400, INVALID_URL: 400,
   },
   async register(app, { db, events, services, settings, env, log, options: opts }) {
-    const payments = new Payments({
+    const payments = new DbPaymentsService({
       db, events, settings, log, users: services.get(usersRef), credits: services.get(creditsRef), store: services.get(storeRef),
       maxAmount: opts.maxAmount * 100,
     });
@@ -58,7 +58,7 @@ export default defineFeature({
     } else {
       payments.disableGateway('paypal', `${paypalMissing.join(', ')} not set`);
     }
-    services.provide(paymentsRef, { registerGateway: (adapter) => payments.registerGateway(adapter) });
+    services.provide(paymentsRef, payments);
     await paymentsRoutes(app, payments, settings);
     return payments;
   },

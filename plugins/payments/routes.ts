@@ -8,14 +8,14 @@ import {
   CheckoutBody, CheckoutResponse, PackageCreateBody, PackageParams, PackagePatchBody, PackageRow, PaymentParams, PaymentRow,
   WebhookParams, WebhookResponse,
 } from './schemas.ts';
-import type { Package, Payment, Payments } from './service.ts';
+import type { DbPaymentsService, Package, Payment } from './service.ts';
 
 const tags = ['payments'];
 
 /** Gateways sign what they send; their bodies are small. */
 const WEBHOOK_BODY_LIMIT = 256 * 1024;
 
-export async function paymentsRoutes(fastify: FastifyInstance, payments: Payments, settings: SettingsService): Promise<void> {
+export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPaymentsService, settings: SettingsService): Promise<void> {
   const app = fastify.withTypeProvider<S.TypeBoxProvider>();
   const tz = () => settings.get().timezone;
 

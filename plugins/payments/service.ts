@@ -19,7 +19,7 @@ import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { StoreService } from '../store/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
-import { WEBHOOK_REFUSALS, type GatewayAdapter, type GatewayEvent, type WebhookRequest } from './contract.ts';
+import { WEBHOOK_REFUSALS, type GatewayAdapter, type GatewayEvent, type PaymentsService, type WebhookRequest } from './contract.ts';
 import { PaymentsEvent, PaymentsPackage, PaymentsPayment } from './entities.ts';
 
 export type Package = TableRecord<typeof PaymentsPackage>;
@@ -95,7 +95,7 @@ function claimedEventId(raw: Buffer): string | undefined {
   }
 }
 
-export class Payments {
+export class DbPaymentsService implements PaymentsService {
   readonly #deps: PaymentsDeps;
   readonly #gateways = new Map<string, GatewayAdapter>();
   /** Built-in gateways left out for want of secrets, with the reason the checkout error names. */

@@ -9,10 +9,8 @@ import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
 import { toBool } from '../../core/schemas.ts';
 import { usersRef } from '../users/contract.ts';
-import { categoryInput, productInput } from './admin-routes.ts';
-import type { Category, Product, Variable } from './catalogue.ts';
-import type { StoreDeps } from './routes.ts';
-import { CategoryCreateBody, CategoryPatchBody, ProductCreateBody, ProductPatchBody, RulesPatchBody } from './schemas.ts';
+import { CategoryCreateBody, CategoryPatchBody, ProductCreateBody, ProductPatchBody, RulesPatchBody, categoryInput, productInput } from './schemas.ts';
+import type { Category, DbStoreService, Product, Variable } from './service.ts';
 
 const PAGE = 50;
 
@@ -48,11 +46,12 @@ function treeOrder(categories: Category[]): { category: Category; depth: number 
 const yes = (v: boolean) => (v ? 'yes' : 'no');
 const checkbox = (form: Record<string, string>, name: string) => (toBool(form[name]) ? 'true' : 'false');
 
-export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
+export const catalogueSection: ConsoleSection<unknown, DbStoreService> = {
   id: 'catalogue',
   title: 'Catalogue',
   order: 20,
-  pages(pages, ctx, { catalogue, rules, settings }) {
+  pages(pages, ctx, store) {
+    const { settings } = ctx;
     const users = ctx.services.get(usersRef);
     const tz = () => settings.get().timezone;
 
@@ -84,7 +83,7 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
     ];
 
     const overview = async (extra: { category?: { values: Record<string, string>; errors: Record<string, string> }; product?: { values: Record<string, string>; errors: Record<string, string> } } = {}): Promise<ConsolePage> => {
-      const [categories, products] = await Promise.all([catalogue.categories(), catalogue.products()]);
+      const [categories, products] = await Promise.all([store.categories(), store.products()]);
       const names = new Map(categories.map((c) => [c.id, c.name]));
       const at = now();
       return {
@@ -136,7 +135,7 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
       if (invalid) return overview({ category: { values, errors: invalid } });
       const b = body as Static<typeof CategoryCreateBody>;
       try {
-        const c = await catalogue.createCategory({ ...categoryInput(b), name: b.name, isActive: toBool(values.isActive) });
+        const c = await store.createCategory({ ...categoryInput(b), name: b.name, isActive: toBool(values.isActive) });
         return { redirect: pages.base, notice: `Category ${c.name} created.` };
       } catch (err) {
         return overview({ category: { values, errors: errorsFor(err, Object.keys(CategoryCreateBody.properties), { CATEGORY_NOT_FOUND: 'parentID' }) } });
@@ -144,9 +143,9 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
     }, { body: CategoryCreateBody });
 
     pages.post('/categories/:id/delete', async ({ params }) => {
-      const c = await catalogue.requireCategory(idOf(params.id));
+      const c = await store.requireCategory(idOf(params.id));
       try {
-        await catalogue.deleteCategory(c.id);
+        await store.deleteCategory(c.id);
       } catch (err) {
         if (err instanceof DomainError && err.code === 'CONFLICT') return { redirect: pages.base, notice: `Not deleted: ${err.message}` };
         throw err;
@@ -161,21 +160,21 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
         {
           kind: 'form', id: 'edit-category', title: 'Edit category', action: `${pages.base}/categories/${c.id}`, submit: 'Save category',
           values: edit?.values ?? { name: c.name, slug: c.slug, parentID: String(c.parentId), priority: String(c.priority), isActive: String(c.isActive) },
-          errors: edit?.errors, fields: categoryFields(await catalogue.categories(), c.id),
+          errors: edit?.errors, fields: categoryFields(await store.categories(), c.id),
         },
       ],
     });
 
-    pages.get('/categories/:id', async ({ params }) => categoryPage(await catalogue.requireCategory(idOf(params.id))));
+    pages.get('/categories/:id', async ({ params }) => categoryPage(await store.requireCategory(idOf(params.id))));
 
     pages.post('/categories/:id', async ({ params, body, invalid, form }) => {
-      const c = await catalogue.requireCategory(idOf(params.id));
+      const c = await store.requireCategory(idOf(params.id));
       const values = { ...form, isActive: checkbox(form, 'isActive') };
       if (invalid) return categoryPage(c, { values, errors: invalid });
       const b = body as Static<typeof CategoryPatchBody>;
       try {
         // An emptied slug (or priority) keeps the current one.
-        const saved = await catalogue.updateCategory(c.id, { ...categoryInput(b), isActive: toBool(values.isActive) });
+        const saved = await store.updateCategory(c.id, { ...categoryInput(b), isActive: toBool(values.isActive) });
         return { redirect: pages.base, notice: `Category ${saved.name} saved.` };
       } catch (err) {
         return categoryPage(c, { values, errors: errorsFor(err, Object.keys(CategoryPatchBody.properties), { CATEGORY_NOT_FOUND: 'parentID', CONFLICT: 'slug' }) });
@@ -184,13 +183,13 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
 
     /** One step up or down among its siblings: the siblings get their new places as priorities (the API's reorder). */
     pages.post('/categories/:id/move', async ({ params, query }) => {
-      const c = await catalogue.requireCategory(idOf(params.id));
-      const siblings = (await catalogue.categories()).filter((x) => x.parentId === c.parentId).map((x) => x.id);
+      const c = await store.requireCategory(idOf(params.id));
+      const siblings = (await store.categories()).filter((x) => x.parentId === c.parentId).map((x) => x.id);
       const from = siblings.indexOf(c.id);
       const to = query.to === 'up' ? from - 1 : from + 1;
       if (to < 0 || to >= siblings.length) return { redirect: pages.base, notice: `${c.name} is already ${query.to === 'up' ? 'first' : 'last'}.` };
       [siblings[from], siblings[to]] = [siblings[to]!, siblings[from]!];
-      await catalogue.reorder('categories', siblings);
+      await store.reorder('categories', siblings);
       return { redirect: pages.base, notice: `${c.name} moved ${query.to === 'up' ? 'up' : 'down'}.` };
     });
 
@@ -206,7 +205,7 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
       try {
         const b = { ...(body as Static<typeof ProductCreateBody>), variables: parseVariables(form.variables ?? '') };
         const input = productInput(b, tz());
-        const p = await catalogue.createProduct({
+        const p = await store.createProduct({
           ...input, categoryId: b.categoryID, name: b.name, price: input.price!, isActive: toBool(values.isActive), isFeatured: toBool(values.isFeaturedProduct),
         });
         return { redirect: `${pages.base}/products/${p.id}`, notice: `Product ${p.name} created.` };
@@ -218,7 +217,7 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
     type Shown = { values: Record<string, string>; errors: Record<string, string> };
     const productPage = async (p: Product, edit?: Shown, rulesEdit?: Shown): Promise<ConsolePage> => {
       const commands = pages.href('delivery', `/products/${p.id}`);
-      const [current, products] = await Promise.all([rules.get(p.id), catalogue.products()]);
+      const [current, products] = await Promise.all([store.rulesOf(p.id), store.products()]);
       return {
         title: p.name, status: edit || rulesEdit ? 422 : 200,
         blocks: [
@@ -232,7 +231,7 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
               isActive: String(p.isActive), isFeaturedProduct: String(p.isFeatured),
             },
             errors: edit?.errors,
-            fields: await productFields(await catalogue.categories()),
+            fields: await productFields(await store.categories()),
           },
           {
             kind: 'form', id: 'product-rules', title: 'Purchase rules', action: `${pages.base}/products/${p.id}/rules`, submit: 'Save rules',
@@ -257,10 +256,10 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
       };
     };
 
-    pages.get('/products/:id', async ({ params }) => productPage(await catalogue.requireProduct(Number(params.id))));
+    pages.get('/products/:id', async ({ params }) => productPage(await store.requireProduct(Number(params.id))));
 
     pages.post('/products/:id', async ({ params, body, invalid, form }) => {
-      const p = await catalogue.requireProduct(Number(params.id));
+      const p = await store.requireProduct(Number(params.id));
       const values = productBody(form);
       if (invalid) return productPage(p, { values, errors: invalid });
       try {
@@ -268,7 +267,7 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
         const input = productInput(b, tz());
         // An emptied discount field clears the discount, as the form shows no discount then.
         if (!form.discountedPrice) input.discountedPrice = 0;
-        await catalogue.updateProduct(p.id, { ...input, isActive: toBool(values.isActive), isFeatured: toBool(values.isFeaturedProduct) });
+        await store.updateProduct(p.id, { ...input, isActive: toBool(values.isActive), isFeatured: toBool(values.isFeaturedProduct) });
         return { redirect: `${pages.base}/products/${p.id}`, notice: `Product ${b.name ?? p.name} saved.` };
       } catch (err) {
         return productPage(p, { values, errors: productErrors(err) });
@@ -276,12 +275,12 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
     }, { body: ProductPatchBody });
 
     pages.post('/products/:id/rules', async ({ params, body, invalid, form }) => {
-      const p = await catalogue.requireProduct(idOf(params.id));
+      const p = await store.requireProduct(idOf(params.id));
       const values = { ...form, requireLinkedAccount: checkbox(form, 'requireLinkedAccount'), preventDowngrade: checkbox(form, 'preventDowngrade') };
       if (invalid) return productPage(p, undefined, { values, errors: invalid });
       const b = body as Static<typeof RulesPatchBody>;
       try {
-        await rules.set(p.id, {
+        await store.setRules(p.id, {
           requiredProductId: b.requiredProductID ?? 0, requireLinkedAccount: toBool(values.requireLinkedAccount), preventDowngrade: toBool(values.preventDowngrade),
         });
         return { redirect: `${pages.base}/products/${p.id}`, notice: `Purchase rules of ${p.name} saved.` };
@@ -291,8 +290,8 @@ export const catalogueSection: ConsoleSection<unknown, StoreDeps> = {
     }, { body: RulesPatchBody });
 
     pages.post('/products/:id/delete', async ({ params }) => {
-      const p = await catalogue.requireProduct(Number(params.id));
-      await catalogue.deleteProduct(p.id);
+      const p = await store.requireProduct(Number(params.id));
+      await store.deleteProduct(p.id);
       return { redirect: pages.base, notice: `Product ${p.name} deleted.` };
     });
   },
@@ -303,11 +302,13 @@ const OrderFilter = Type.Object({
   type: Type.Optional(Type.Union([Type.Literal('credit'), Type.Literal('payment')])),
 });
 
-export const ordersSection: ConsoleSection<unknown, StoreDeps> = {
+export const ordersSection: ConsoleSection<unknown, DbStoreService> = {
   id: 'orders',
   title: 'Orders',
   order: 50,
-  pages(pages, ctx, { orders, settings, users }) {
+  pages(pages, ctx, store) {
+    const { settings } = ctx;
+    const users = ctx.services.get(usersRef);
     /** The start of today and of this month in the site's time zone, as stored UTC times. */
     const periodStarts = () => {
       const local = displayTimestamp(now(), settings.get().timezone);
@@ -316,7 +317,7 @@ export const ordersSection: ConsoleSection<unknown, StoreDeps> = {
     };
     pages.dashboard(async () => {
       const { today, month } = periodStarts();
-      const [day, mon] = await Promise.all([orders.salesSince(today), orders.salesSince(month)]);
+      const [day, mon] = await Promise.all([store.salesSince(today), store.salesSince(month)]);
       const sum = (rows: { type: string; orders: number; total: number }[], type: string) => rows.find((r) => r.type === type) ?? { orders: 0, total: 0 };
       const currency = settings.get().currency;
       return [
@@ -339,7 +340,7 @@ export const ordersSection: ConsoleSection<unknown, StoreDeps> = {
         else errors.username = `No user is named ${query.username}.`;
       }
       const before = /^[0-9]{1,15}$/.test(query.before ?? '') ? Number(query.before) : undefined;
-      const rows = Object.keys(errors).length ? [] : await orders.list({ ...filter, userId, before, limit: PAGE });
+      const rows = Object.keys(errors).length ? [] : await store.listOrders({ ...filter, userId, before, limit: PAGE });
       const keep = new URLSearchParams(Object.entries({ status: query.status ?? '', type: query.type ?? '', username: query.username ?? '' }).filter(([, v]) => v));
       const link = (extra: Record<string, string>) => `${pages.base}?${new URLSearchParams([...keep, ...Object.entries(extra)])}`;
       const player = (id: string) => pages.href('players', `/${id}`);
@@ -371,7 +372,7 @@ export const ordersSection: ConsoleSection<unknown, StoreDeps> = {
     });
 
     pages.get('/:id', async ({ params }) => {
-      const { order, items } = await orders.get(/^[0-9]{1,15}$/.test(params.id!) ? Number(params.id) : 0);
+      const { order, items } = await store.getOrder(/^[0-9]{1,15}$/.test(params.id!) ? Number(params.id) : 0);
       const refundable = order.type === 'credit' && order.status === 'completed';
       const player = pages.href('players', `/${order.accountID}`);
       return {
@@ -400,7 +401,7 @@ export const ordersSection: ConsoleSection<unknown, StoreDeps> = {
     pages.post('/:id/refund', async ({ params, staff }: ConsoleRequest) => {
       const id = /^[0-9]{1,15}$/.test(params.id!) ? Number(params.id) : 0;
       try {
-        await orders.refund(id, `console:${staff.username}`);
+        await store.refund(id, `console:${staff.username}`);
       } catch (err) {
         if (err instanceof DomainError && err.code !== 'ORDER_NOT_FOUND') return { redirect: `${pages.base}/${id}`, notice: `Not refunded: ${err.message}` };
         throw err;

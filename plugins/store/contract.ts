@@ -1,7 +1,4 @@
-/**
- * The store feature's contract: orders, for the users feature's `GET /api/users/<id>/orders`, and
- * real-money payment orders for the payments feature.
- */
+/** The store feature's contract: a user's orders, and real-money payment orders for the payments feature. */
 import { Type } from '@sinclair/typebox';
 import { createServiceRef } from '../../core/registry.ts';
 import { dateStr, moneyStr, str, strOrNull } from '../../core/schemas.ts';
@@ -24,9 +21,7 @@ export interface StoreService {
    * a `payment` order, its credits (ledger reason `payment`) and `store.order.completed` (the
    * donation entry). Amounts in cents. CONFLICT when paymentApi + paymentId is recorded already.
    */
-  recordPayment(payment: {
-    username: string; amount: number; credit: number; currency: string; paymentApi: string; paymentId: string;
-  }): Promise<OrderRow>;
+  recordPayment(payment: PaymentOrderInput): Promise<OrderRow>;
   /** A completed `payment` order becomes `refunded`; false when there is no such order. */
   markPaymentRefunded(orderId: number): Promise<boolean>;
   /** A product's name, active or not; undefined when there is no such product. */
@@ -36,6 +31,21 @@ export interface StoreService {
    * those lines: what a role's expiry undoes.
    */
   lastPurchaseGranting(userId: number, roleId: number): Promise<{ orderId: number; items: OrderItemEvent[] } | undefined>;
+}
+
+/** A real-money payment with its values checked, in cents. */
+export interface PaymentOrderInput {
+  username: string;
+  amount: number;
+  /** Credits added to the balance. */
+  credit: number;
+  currency: string;
+  /** The gateway (`manual` when an admin records it). */
+  paymentApi: string;
+  /** The gateway's id of the payment; null when there is none. */
+  paymentId: string | null;
+  /** Name of the API key that recorded it, for the ledger. */
+  keyName?: string;
 }
 
 /** One line of an order as its event carries it. */

@@ -115,7 +115,7 @@ export const StoreOrderItem = defineEntity({
   },
 });
 
-/** Purchase rules (rules.ts); a product without a row has none. */
+/** Purchase rules (DbStoreService.rulesOf and setRules); a product without a row has none. */
 export const StoreProductRule = defineEntity({
   name: 'StoreProductRule',
   tableName: 'store_product_rules',

@@ -2,15 +2,12 @@ import { Counter } from 'prom-client';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { usersRef } from '../users/contract.ts';
-import { storeAdminRoutes } from './admin-routes.ts';
-import { Catalogue } from './catalogue.ts';
 import { catalogueSection, ordersSection } from './console.ts';
 import { storeRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
-import { Orders } from './orders.ts';
 import { storeRoutes } from './routes.ts';
-import { Rules } from './rules.ts';
+import { DbStoreService } from './service.ts';
 
 export default defineFeature({
   name: 'store',
@@ -20,22 +17,12 @@ export default defineFeature({
   errors: { ORDER_NOT_FOUND: 404, REQUIRED_PRODUCT: 400, REQUIRED_LINKED_ACCOUNT: 400, DOWNGRADE_NOT_ALLOWED: 400 },
   async register(app, { db, events, services, settings, metrics }) {
     const users = services.get(usersRef);
-    const catalogue = new Catalogue(db, users);
-    const rules = new Rules(db, users, catalogue);
-    const orders = new Orders({ db, events, settings, users, credits: services.get(creditsRef), catalogue, rules });
-    services.provide(storeRef, {
-      ordersOf: (userId) => orders.ordersOf(userId),
-      recordPayment: (payment) => orders.recordPaymentOrder(payment),
-      markPaymentRefunded: (orderId) => orders.markPaymentRefunded(orderId),
-      lastPurchaseGranting: (userId, roleId) => orders.lastPurchaseGranting(userId, roleId),
-      productName: async (productId) => (await catalogue.productsById([productId], false)).get(productId)?.name,
-    });
+    const store = new DbStoreService({ db, events, settings, users, credits: services.get(creditsRef) });
+    services.provide(storeRef, store);
     const completed = new Counter({ name: 'store_orders_total', help: 'Completed orders by type (credit: paid from the balance, payment: real money).', labelNames: ['type'] as const, registers: [metrics] });
     events.on('store.order.completed', (e) => completed.inc({ type: e.type }));
-    const deps = { catalogue, orders, rules, users, settings };
-    await storeRoutes(app, deps);
-    await storeAdminRoutes(app, deps);
-    return deps;
+    await storeRoutes(app, store, users, settings);
+    return store;
   },
   console: [catalogueSection, ordersSection],
 });

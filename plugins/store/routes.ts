@@ -1,36 +1,90 @@
-/** The store endpoints of api.md: listing, products, categories, buy. */
+/**
+ * The store endpoints of api.md (listing, products, categories, buy, a user's orders) and its admin
+ * API (decisions.md §8: the catalogue, purchase rules, real-money payments, refunds).
+ */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
-import { PERMANENT, formatMoney, moneyNumber, now } from '../../core/format.ts';
-import type { TypeBoxProvider } from '../../core/schemas.ts';
+import { PERMANENT, formatMoney, moneyNumber, now, requireMoney } from '../../core/format.ts';
+import * as S from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { UserRefParams, type UsersService } from '../users/contract.ts';
 import { OrderRow } from './contract.ts';
-import type { Catalogue } from './catalogue.ts';
-import type { Rules } from './rules.ts';
-import type { Orders } from './orders.ts';
-import { categoryRow, listingProduct, productRow, treeRows } from './rows.ts';
-import { BuyBody, BuyResponse, CategoryRow, CategoryTree, IdParam, ListingCategory, ListingQuery, ProductRow } from './schemas.ts';
-
-export interface StoreDeps {
-  catalogue: Catalogue;
-  orders: Orders;
-  rules: Rules;
-  users: UsersService;
-  settings: SettingsService;
-}
+import type { DbStoreService, Product, RequestedLine } from './service.ts';
+import {
+  BuyBody, BuyResponse, CategoryCreateBody, CategoryPatchBody, CategoryRow, CategoryTree, IdParam, ListingCategory, ListingQuery,
+  PaymentBody, ProductCreateBody, ProductPatchBody, ProductRow, ReorderBody, RulesPatchBody, RulesRow,
+  categoryInput, categoryRow, listingProduct, optionalBool, productInput, productRow, rulesRow, treeRows,
+} from './schemas.ts';
 
 /** A path id: anything that is not a plain number names nothing (a not-found error, not a validation error). */
-export function pathId(id: string): number {
+function pathId(id: string): number {
   return /^[0-9]{1,15}$/.test(id) ? Number(id) : 0;
+}
+
+/** The most units of one line, and the most lines in one order (decisions.md §5). */
+const MAX_QUANTITY = 100;
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The `products` field in every form clients send it (decisions.md §5): ids (`products[]=5`,
+ * repeated keys, a single value) or objects with id, quantity and variables.
+ */
+function parseLines(raw: unknown): RequestedLine[] {
+  let items: unknown[];
+  if (Array.isArray(raw)) items = raw;
+  else if (isPlainObject(raw) && 'id' in raw) items = [raw];
+  else if (isPlainObject(raw)) items = Object.values(raw); // `products[7][id]=…` with sparse keys
+  else if (raw === undefined || raw === null || raw === '') items = [];
+  else items = [raw];
+  if (items.length === 0) throw new DomainError('VALIDATION_ERROR', 'products is required: send at least one product ID.');
+  if (items.length > MAX_QUANTITY) throw new DomainError('VALIDATION_ERROR', `products: at most ${MAX_QUANTITY} lines in one order.`);
+  return items.map((item, i) => {
+    const obj = isPlainObject(item) ? item : { id: item };
+    if (obj.id === undefined || isPlainObject(obj.id) || Array.isArray(obj.id)) {
+      throw new DomainError('VALIDATION_ERROR', `products[${i}].id is required`);
+    }
+    const sentId = String(obj.id).trim();
+    return {
+      sentId,
+      productId: /^[0-9]{1,15}$/.test(sentId) ? Number(sentId) : 0,
+      quantity: parseQuantity(obj.quantity),
+      variables: parseVariables(obj.variables, sentId),
+    };
+  });
+}
+
+function parseQuantity(value: unknown): number {
+  if (value === undefined || value === null || value === '') return 1;
+  const text = String(value).trim();
+  const n = /^[0-9]{1,4}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= MAX_QUANTITY)) {
+    throw new DomainError('INVALID_QUANTITY', `quantity must be a whole number from 1 to ${MAX_QUANTITY} (got "${text.slice(0, 20)}").`);
+  }
+  return n;
+}
+
+function parseVariables(value: unknown, productId: string): Map<string, string> {
+  const out = new Map<string, string>();
+  if (value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0)) return out;
+  if (!isPlainObject(value)) {
+    throw new DomainError('INVALID_VARIABLE', `Invalid variables for product ${productId}: send them as variables[name]=value.`);
+  }
+  for (const [name, v] of Object.entries(value)) {
+    if (typeof v !== 'string' && typeof v !== 'number') {
+      throw new DomainError('INVALID_VARIABLE', `Invalid value of variable "${name}" for product ${productId}.`);
+    }
+    out.set(name, String(v));
+  }
+  return out;
 }
 
 const tags = ['store'];
 
-export async function storeRoutes(host: FastifyInstance, { catalogue, orders, users, settings }: StoreDeps): Promise<void> {
-  const app = host.withTypeProvider<TypeBoxProvider>();
+export async function storeRoutes(host: FastifyInstance, store: DbStoreService, users: UsersService, settings: SettingsService): Promise<void> {
+  const app = host.withTypeProvider<S.TypeBoxProvider>();
   // Shared, so its recursive reference to itself resolves in the serializer and the document.
   app.addSchema(CategoryTree);
   // The game plugin's shop: it reads `error` into its enum (docs/clients.md).
@@ -39,7 +93,7 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
       tags: ['store'], summary: 'A user\'s orders, newest first; `<userId>` may also be a username', params: UserRefParams,
       response: { 200: Type.Array(OrderRow) }, errors: ['USER_NOT_FOUND'],
     },
-  }, async (request) => orders.ordersOf((await users.requireByIdOrUsername(request.params.userId)).id));
+  }, async (request) => store.ordersOf((await users.requireByIdOrUsername(request.params.userId)).id));
 
   app.get('/api/store/listing', {
     config: { clientErrors: gamePlugin() },
@@ -59,30 +113,30 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
     }
     const { timezone, currency } = settings.get();
     const ctx = { timeZone: timezone, currency, at: now(), permanentRoles };
-    return { categories: treeRows(await catalogue.tree({ activeOnly: true }), (p) => listingProduct(p, ctx)) };
+    return { categories: treeRows(await store.tree({ activeOnly: true }), (p) => listingProduct(p, ctx)) };
   });
 
   app.get('/api/store/products', {
     schema: { tags, summary: 'Every product, active or not (see isActive)', response: { 200: Type.Array(ProductRow) } },
   }, async () => {
     const { timezone } = settings.get();
-    return (await catalogue.products()).map((p) => productRow(p, timezone));
+    return (await store.products()).map((p) => productRow(p, timezone));
   });
 
   app.get('/api/store/products/:id', {
     schema: { tags, summary: 'One product', params: IdParam, response: { 200: ProductRow }, errors: ['PRODUCT_NOT_FOUND'] },
-  }, async ({ params }) => productRow(await catalogue.requireProduct(pathId(params.id)), settings.get().timezone));
+  }, async ({ params }) => productRow(await store.requireProduct(pathId(params.id)), settings.get().timezone));
 
   app.get('/api/store/categories', {
     schema: { tags, summary: 'Every category, flat, active or not (see isActive)', response: { 200: Type.Array(CategoryRow) } },
-  }, async () => (await catalogue.categories()).map(categoryRow));
+  }, async () => (await store.categories()).map(categoryRow));
 
   app.get('/api/store/categories/:id', {
     schema: { tags, summary: 'One category with its subcategories and products nested', params: IdParam, response: { 200: Type.Ref(CategoryTree) }, errors: ['CATEGORY_NOT_FOUND'] },
   }, async ({ params }) => {
     const { timezone } = settings.get();
     // tree() throws CATEGORY_NOT_FOUND unless the root exists.
-    const [root] = treeRows(await catalogue.tree({ activeOnly: false, rootId: pathId(params.id) }), (p) => productRow(p, timezone));
+    const [root] = treeRows(await store.tree({ activeOnly: false, rootId: pathId(params.id) }), (p) => productRow(p, timezone));
     return root!;
   });
 
@@ -104,7 +158,7 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
     const { body } = request;
     const userID = String(body.userID).trim();
     if (!/^[0-9]{1,15}$/.test(userID)) throw new DomainError('VALIDATION_ERROR', 'userID must be a whole number');
-    const result = await orders.buy(Number(userID), body.products, request.apiKey?.name);
+    const result = await store.buy(Number(userID), parseLines(body.products), request.apiKey?.name);
     const orderID = String(result.orderId);
     return reply.code(settings.get().buyResponseStatus).send({
       status: true, orderID, credits: formatMoney(result.balance),
@@ -113,5 +167,118 @@ export async function storeRoutes(host: FastifyInstance, { catalogue, orders, us
       subtotal: formatMoney(result.subtotal), discount: formatMoney(result.discount),
       data: { orderID, credits: moneyNumber(result.balance) },
     });
+  });
+
+  // ---- admin: categories
+  const admin = ['admin'];
+  const done = { status: true as const };
+  const tz = () => settings.get().timezone;
+  const showProduct = (p: Product) => productRow(p, tz());
+
+  app.get('/api/admin/store/categories', {
+    schema: { tags: admin, summary: 'Store categories, flat', response: { 200: Type.Array(CategoryRow) } },
+  }, async () => (await store.categories()).map(categoryRow));
+  app.post('/api/admin/store/categories', {
+    schema: { tags: admin, summary: 'Create a store category', body: CategoryCreateBody, response: { 201: CategoryRow }, errors: ['CATEGORY_NOT_FOUND'] },
+  }, async ({ body }, reply) => reply.code(201).send(categoryRow(await store.createCategory({ ...categoryInput(body), name: body.name }))));
+  app.post('/api/admin/store/categories/reorder', {
+    schema: { tags: admin, summary: 'Order categories: each listed one gets its place in the list as priority', body: ReorderBody, response: { 200: S.ok() }, errors: ['CATEGORY_NOT_FOUND'] },
+  }, async ({ body }) => {
+    await store.reorder('categories', body.ids);
+    return done;
+  });
+  app.get('/api/admin/store/categories/:id', {
+    schema: { tags: admin, summary: 'One store category', params: IdParam, response: { 200: CategoryRow }, errors: ['CATEGORY_NOT_FOUND'] },
+  }, async ({ params }) => categoryRow(await store.requireCategory(pathId(params.id))));
+  app.patch('/api/admin/store/categories/:id', {
+    schema: { tags: admin, summary: 'Change, move or deactivate a store category', params: IdParam, body: CategoryPatchBody, response: { 200: CategoryRow }, errors: ['CATEGORY_NOT_FOUND'] },
+  }, async ({ params, body }) => categoryRow(await store.updateCategory(pathId(params.id), categoryInput(body))));
+  app.delete('/api/admin/store/categories/:id', {
+    schema: { tags: admin, summary: 'Delete an empty store category (CONFLICT while it holds subcategories or products)', params: IdParam, response: { 200: S.ok() },
+      errors: ['CATEGORY_NOT_FOUND', 'CONFLICT'],
+    },
+  }, async ({ params }) => {
+    await store.deleteCategory(pathId(params.id));
+    return done;
+  });
+
+  // ---- admin: products
+  app.get('/api/admin/store/products', {
+    schema: { tags: admin, summary: 'Products with their variables', response: { 200: Type.Array(ProductRow) } },
+  }, async () => (await store.products()).map(showProduct));
+  app.post('/api/admin/store/products', {
+    schema: { tags: admin, summary: 'Create a product', body: ProductCreateBody, response: { 201: ProductRow }, errors: ['CATEGORY_NOT_FOUND', 'ROLE_NOT_FOUND'] },
+  }, async ({ body }, reply) => {
+    const input = productInput(body, tz());
+    const product = await store.createProduct({ ...input, categoryId: body.categoryID, name: body.name, price: input.price! });
+    return reply.code(201).send(showProduct(product));
+  });
+  app.post('/api/admin/store/products/reorder', {
+    schema: { tags: admin, summary: 'Order products: each listed one gets its place in the list as priority', body: ReorderBody, response: { 200: S.ok() }, errors: ['PRODUCT_NOT_FOUND'] },
+  }, async ({ body }) => {
+    await store.reorder('products', body.ids);
+    return done;
+  });
+  app.get('/api/admin/store/products/:id', {
+    schema: { tags: admin, summary: 'One product', params: IdParam, response: { 200: ProductRow }, errors: ['PRODUCT_NOT_FOUND'] },
+  }, async ({ params }) => showProduct(await store.requireProduct(pathId(params.id))));
+  app.patch('/api/admin/store/products/:id', {
+    schema: {
+      tags: admin, summary: 'Change or deactivate a product; `variables`, when sent, replaces the list', params: IdParam, body: ProductPatchBody,
+      response: { 200: ProductRow }, errors: ['PRODUCT_NOT_FOUND', 'CATEGORY_NOT_FOUND', 'ROLE_NOT_FOUND'],
+    },
+  }, async ({ params, body }) => showProduct(await store.updateProduct(pathId(params.id), productInput(body, tz()))));
+  app.delete('/api/admin/store/products/:id', {
+    schema: { tags: admin, summary: 'Delete a product (its orders keep what was bought)', params: IdParam, response: { 200: S.ok() }, errors: ['PRODUCT_NOT_FOUND'] },
+  }, async ({ params }) => {
+    await store.deleteProduct(pathId(params.id));
+    return done;
+  });
+
+  // ---- admin: payments and refunds
+  app.post('/api/admin/payments', {
+    schema: {
+      tags: admin, summary: 'Record a real-money payment: a `payment` order, its credits, a donation entry',
+      description: '`credit` (credits added to the balance) defaults to `amount`; `currency` to the site currency. '
+        + 'A paymentAPI + paymentID pair is recorded once (CONFLICT on a repeat), so a retried gateway callback cannot credit twice.',
+      body: PaymentBody, response: { 201: OrderRow }, errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT', 'CONFLICT'],
+    },
+  }, async (request, reply) => {
+    const { body } = request;
+    const amount = requireMoney(body.amount, 'INVALID_AMOUNT', 'amount');
+    if (amount < 1) throw new DomainError('INVALID_AMOUNT', 'amount must be at least 0.01.');
+    const credit = body.credit === undefined || body.credit === '' ? amount : requireMoney(body.credit, 'INVALID_AMOUNT', 'credit');
+    const order = await store.recordPayment({
+      username: body.username, amount, credit, currency: body.currency ?? settings.get().currency,
+      paymentApi: body.paymentAPI ?? 'manual', paymentId: body.paymentID ? body.paymentID : null, keyName: request.apiKey?.name,
+    });
+    return reply.code(201).send(order);
+  });
+
+  app.post('/api/admin/store/orders/:id/refund', {
+    schema: {
+      tags: admin, summary: 'Refund a purchase paid from the balance',
+      description: 'In one transaction: the price back to the balance, the cashback taken back, the stock restored, the roles it '
+        + 'granted shortened or revoked, status `refunded`. A second refund is CONFLICT.',
+      params: IdParam, response: { 200: OrderRow }, errors: ['ORDER_NOT_FOUND', 'CONFLICT', 'INVALID_AMOUNT'],
+    },
+  }, async (request) => store.refund(pathId(request.params.id), request.apiKey?.name));
+
+  // ---- admin: purchase rules
+  app.get('/api/admin/store/products/:id/rules', {
+    schema: { tags: admin, summary: 'A product\'s purchase rules', params: IdParam, response: { 200: RulesRow }, errors: ['PRODUCT_NOT_FOUND'] },
+  }, async (request) => rulesRow(await store.rulesOf(pathId(request.params.id))));
+  app.patch('/api/admin/store/products/:id/rules', {
+    schema: {
+      tags: admin, summary: 'Change a product\'s purchase rules',
+      description: 'A buy breaking one is refused with REQUIRED_PRODUCT, REQUIRED_LINKED_ACCOUNT or DOWNGRADE_NOT_ALLOWED (400).',
+      params: IdParam, body: RulesPatchBody, response: { 200: RulesRow }, errors: ['PRODUCT_NOT_FOUND'],
+    },
+  }, async (request) => {
+    const b = request.body;
+    return rulesRow(await store.setRules(pathId(request.params.id), {
+      requiredProductId: b.requiredProductID === undefined ? undefined : Number(b.requiredProductID),
+      requireLinkedAccount: optionalBool(b.requireLinkedAccount), preventDowngrade: optionalBool(b.preventDowngrade),
+    }));
   });
 }

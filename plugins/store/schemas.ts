@@ -1,6 +1,13 @@
-/** The store's HTTP shapes: rows as api.md and decisions.md §2/§5 fix them, and request bodies. */
-import { Type, type TSchema } from '@sinclair/typebox';
+/**
+ * The store's HTTP shapes: rows as api.md and decisions.md §2/§5 fix them (every row value a
+ * string, money as `"12.50"`, times in the site's zone; the listing's computed fields typed), and
+ * request bodies with what they mean to the service.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { DomainError } from '../../core/errors.ts';
+import { displayTimestamp, flag, formatMoney, moneyNumber, parseClientTimestamp, requireMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
+import { MAX_PRICE, effectivePrice, type Category, type CategoryInput, type CategoryNode, type Product, type ProductInput, type PurchaseRules } from './service.ts';
 
 const VariableRow = Type.Object({ name: S.example('server'), required: S.flagStr(), values: Type.Array(S.example('eu')) });
 
@@ -144,3 +151,100 @@ export const RulesRow = Type.Object({
 export const RulesPatchBody = Type.Partial(Type.Object({
   requiredProductID: int(0), requireLinkedAccount: S.boolish(), preventDowngrade: S.boolish(),
 }));
+
+// ---- rows as the API shows them
+
+export function categoryRow(c: Category): Static<typeof CategoryRow> {
+  return {
+    id: String(c.id), parentID: String(c.parentId), name: c.name, slug: c.slug, imageID: c.imageId, imageType: c.imageType,
+    priority: String(c.priority), gameStatus: flag(c.gameStatus), gameTitle: c.gameTitle, gameDescription: c.gameDescription,
+    gameItem: c.gameItem, isActive: flag(c.isActive), gameItemModelID: '0', isCumulative: '0',
+  };
+}
+
+export function productRow(p: Product, timeZone: string): Static<typeof ProductRow> {
+  return {
+    id: String(p.id), categoryID: String(p.categoryId), giveRoleID: String(p.giveRoleId), name: p.name,
+    imageID: p.imageId, imageType: p.imageType, details: p.details, price: formatMoney(p.price),
+    discountedPrice: formatMoney(p.discountedPrice), discountExpiryDate: displayTimestamp(p.discountExpiryDate, timeZone),
+    duration: String(p.duration), stock: String(p.stock), priority: String(p.priority), isFeaturedProduct: flag(p.isFeatured),
+    gameStatus: flag(p.gameStatus), gameTitle: p.gameTitle, gameDescription: p.gameDescription, gameItem: p.gameItem,
+    isActive: flag(p.isActive), creationDate: displayTimestamp(p.creationDate, timeZone), gameItemModelID: '0', requireOnlyOneProduct: '0',
+    variables: p.variables.map((v) => ({ name: v.name, required: flag(v.required), values: v.values })),
+  };
+}
+
+export interface ListingContext {
+  timeZone: string;
+  currency: string;
+  /** Stored UTC timestamp the discounts are judged at. */
+  at: string;
+  /** Roles the asking user holds permanently: buying their products again would change nothing. */
+  permanentRoles: ReadonlySet<number>;
+}
+
+export function listingProduct(p: Product, ctx: ListingContext): Static<typeof ListingProduct> {
+  const total = effectivePrice(p, ctx.at);
+  const discount = p.price - total;
+  // The product's row gains the listing's fields in place: a listing has a thousand of them.
+  return Object.assign(productRow(p, ctx.timeZone), {
+    total: moneyNumber(total),
+    originalPrice: moneyNumber(p.price),
+    discount: moneyNumber(discount),
+    discountPercent: p.price > 0 ? Math.round((discount * 100) / p.price) : 0,
+    restricted: p.giveRoleId > 0 && p.duration >= 0 && ctx.permanentRoles.has(p.giveRoleId),
+    totalFormatted: `${formatMoney(total)} ${ctx.currency}`,
+    originalPriceFormatted: `${formatMoney(p.price)} ${ctx.currency}`,
+  });
+}
+
+type TreeRow<P> = Static<typeof CategoryRow> & { subcategories: TreeRow<P>[]; products: P[] };
+
+/** A category tree with each product shown by `show`. */
+export function treeRows<P>(nodes: CategoryNode[], show: (p: Product) => P): TreeRow<P>[] {
+  return nodes.map((n) => ({ ...categoryRow(n), subcategories: treeRows(n.subcategories, show), products: n.products.map(show) }));
+}
+
+// ---- admin bodies as the service takes them
+
+export const rulesRow = (r: PurchaseRules): Static<typeof RulesRow> => ({
+  requiredProductID: String(r.requiredProductId), requireLinkedAccount: r.requireLinkedAccount, preventDowngrade: r.preventDowngrade,
+});
+
+type CategoryBody = Static<typeof CategoryPatchBody>;
+type ProductBody = Static<typeof ProductPatchBody>;
+
+export const optionalBool = (v: unknown) => (v === undefined ? undefined : S.toBool(v));
+
+export function categoryInput(b: CategoryBody): CategoryInput {
+  return {
+    parentId: b.parentID, name: b.name, slug: b.slug, imageId: b.imageID, imageType: b.imageType, priority: b.priority,
+    gameStatus: optionalBool(b.gameStatus), gameTitle: b.gameTitle, gameDescription: b.gameDescription, gameItem: b.gameItem,
+    isActive: optionalBool(b.isActive),
+  };
+}
+
+function price(value: unknown, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  const cents = requireMoney(value, 'VALIDATION_ERROR', field);
+  if (cents > MAX_PRICE) throw new DomainError('VALIDATION_ERROR', `${field} must be at most ${MAX_PRICE / 100}`);
+  return cents;
+}
+
+export function productInput(b: ProductBody, timeZone: string): ProductInput {
+  let discountExpiryDate: string | undefined;
+  if (b.discountExpiryDate !== undefined) {
+    discountExpiryDate = parseClientTimestamp(b.discountExpiryDate, timeZone);
+    if (!discountExpiryDate) throw new DomainError('VALIDATION_ERROR', 'discountExpiryDate must be a date YYYY-MM-DD HH:MM:SS');
+  }
+  return {
+    categoryId: b.categoryID, giveRoleId: b.giveRoleID, name: b.name, imageId: b.imageID, imageType: b.imageType,
+    details: b.details, price: price(b.price, 'price'), discountedPrice: price(b.discountedPrice, 'discountedPrice'),
+    discountExpiryDate, duration: b.duration, stock: b.stock, priority: b.priority,
+    isFeatured: optionalBool(b.isFeaturedProduct), gameStatus: optionalBool(b.gameStatus), gameTitle: b.gameTitle,
+    gameDescription: b.gameDescription, gameItem: b.gameItem, isActive: optionalBool(b.isActive),
+    variables: b.variables === undefined ? undefined
+      : b.variables === '' ? []
+        : b.variables.map((v) => ({ name: v.name, required: S.toBool(v.required), values: v.values ?? [] })),
+  };
+}

@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { errorsFor, type ConsolePage, type ConsoleSection, idOf } from '../../core/console.ts';
 import { usersRef } from '../users/contract.ts';
-import type { DbSupportService } from './service.ts';
+import type { SupportService } from './contract.ts';
 
 const STATUSES = [['1', 'open'], ['2', 'answered'], ['3', 'awaiting staff (player replied)'], ['4', 'closed']] as const;
 const statusName = (id: string) => STATUSES.find(([v]) => v === id)?.[1] ?? id;
@@ -18,7 +18,7 @@ const ReplyBody = Type.Object({
 });
 
 
-export const supportSection: ConsoleSection<unknown, DbSupportService> = {
+export const supportSection: ConsoleSection<unknown, SupportService> = {
   id: 'support',
   title: 'Support desk',
   order: 40,
@@ -32,7 +32,7 @@ export const supportSection: ConsoleSection<unknown, DbSupportService> = {
 
     pages.get('', async ({ query }) => {
       const status = STATUSES.some(([v]) => v === query.status) ? query.status : undefined;
-      const categories = await support.categories.list({});
+      const categories = await support.listCategories({});
       const category = categories.some((c) => c.id === query.category) ? query.category : undefined;
       const before = idOf(query.before) || undefined;
       // One player's tickets, linked from their profile.
@@ -74,7 +74,7 @@ export const supportSection: ConsoleSection<unknown, DbSupportService> = {
       for (const accountId of new Set([ticket.accountID, ...ticket.messages.map((m) => m.accountID)])) {
         authors.set(accountId, (await users.findById(Number(accountId)))?.username ?? `account ${accountId}`);
       }
-      const answers = await support.answers.list({});
+      const answers = await support.listAnswers({});
       const player = pages.href('players', `/${ticket.accountID}`);
       const open = ticket.statusID !== '4';
       return {
@@ -115,7 +115,7 @@ export const supportSection: ConsoleSection<unknown, DbSupportService> = {
       if (invalid) return ticketPage(id, { values: form, errors: invalid });
       const b = body as Static<typeof ReplyBody>;
       try {
-        const answer = b.answerID === undefined ? undefined : await support.answers.get(b.answerID);
+        const answer = b.answerID === undefined ? undefined : await support.getAnswer(b.answerID);
         const message = [b.message?.trim(), answer?.content].filter(Boolean).join('\n\n');
         if (!message) return ticketPage(id, { values: form, errors: { message: 'Write a message or pick a quick answer.' } });
         await support.postMessage(id, { author: { accountId: staff.userId }, message, isAdmin: true });

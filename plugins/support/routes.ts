@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static, type TObject } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { idParam, ok, toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import { UserRefParams, type UsersService } from '../users/contract.ts';
-import { TicketSummaryRow } from './contract.ts';
-import type { Author, Catalogue, DbSupportService } from './service.ts';
+import { TicketSummaryRow, type Author, type SupportService } from './contract.ts';
 import {
   AnswerBody, AnswerRow, CategoryBody, CategoryRow, IdAnswer, MessageQuery, NewMessageBody, NewTicketBody, Paging,
   TicketDetailRow, TicketListRow, TicketMessageRow, TicketQuery,
@@ -20,7 +19,7 @@ function authorOf(body: { accountID?: string; userID?: string; chatUserID?: stri
   return { accountId: account ? Number(account) : undefined, chatUserId: body.chatUserID || undefined };
 }
 
-export async function supportRoutes(app: FastifyInstance, support: DbSupportService, users: UsersService): Promise<void> {
+export async function supportRoutes(app: FastifyInstance, support: SupportService, users: UsersService): Promise<void> {
   const r = app.withTypeProvider<TypeBoxProvider>();
   const tags = ['support'];
 
@@ -89,55 +88,61 @@ export async function supportRoutes(app: FastifyInstance, support: DbSupportServ
 
   r.get('/api/support/categories', {
     schema: { tags, summary: 'Support categories', querystring: Paging, response: { 200: Type.Array(CategoryRow) } },
-  }, async ({ query }) => support.categories.list(query));
+  }, async ({ query }) => support.listCategories(query));
 
   r.get('/api/support/categories/:id', {
     schema: { tags, summary: 'One support category, as an array of one (api.md)', params: IdParams, response: { 200: Type.Array(CategoryRow) }, errors: ['CATEGORY_NOT_FOUND'] },
-  }, async ({ params }) => [await support.categories.get(Number(params.id))]);
+  }, async ({ params }) => [await support.getCategory(Number(params.id))]);
 
   // Quick answers: api.md lists them under the store's path and reads one under support's.
   for (const base of ['/api/store/answers', '/api/support/answers']) {
     r.get(base, {
       schema: { tags, summary: 'Quick answers', querystring: Paging, response: { 200: Type.Array(AnswerRow) } },
-    }, async ({ query }) => support.answers.list(query));
+    }, async ({ query }) => support.listAnswers(query));
     r.get(`${base}/:id`, {
       schema: { tags, summary: 'One quick answer', params: IdParams, response: { 200: AnswerRow }, errors: ['ANSWER_NOT_FOUND'] },
-    }, async ({ params }) => support.answers.get(Number(params.id)));
+    }, async ({ params }) => support.getAnswer(Number(params.id)));
   }
 
-  adminCatalogue(app, '/api/admin/support/categories', 'support category', support.categories, CategoryBody, CategoryRow, { notFound: 'CATEGORY_NOT_FOUND', inUse: true });
-  adminCatalogue(app, '/api/admin/support/answers', 'quick answer', support.answers, AnswerBody, AnswerRow, { notFound: 'ANSWER_NOT_FOUND', inUse: false });
-}
+  // ---- admin (decisions.md §8)
+  const admin = ['admin'];
+  const deleted = { status: true as const };
 
-/**
- * The REST routes of decisions.md §8 for one catalogue table. `codes` are for the document: the
- * catalogue's not-found code, and whether a delete can be refused while other rows use the row.
- */
-function adminCatalogue<F extends string>(
-  app: FastifyInstance, path: string, noun: string, catalogue: Catalogue<F>, body: TObject, rowSchema: TObject,
-  codes: { notFound: string; inUse: boolean },
-): void {
-  const tags = ['admin'];
-  const found = [codes.notFound];
-  type ById = { Params: Static<typeof IdParams> };
-  // Fastify cannot resolve its body type over a generic key set, hence the two casts below.
-
-  app.get<{ Querystring: Paging }>(path, {
-    schema: { tags, summary: `List ${noun}s`, querystring: Paging, response: { 200: Type.Array(rowSchema) } },
-  }, async ({ query }) => catalogue.list(query));
-  app.post<{ Body: Record<F, string> }>(path, {
-    schema: { tags, summary: `Create a ${noun}`, body, response: { 201: rowSchema } },
-  }, async (request, reply) => reply.code(201).send(await catalogue.create(request.body as Record<F, string>)));
-  app.get<ById>(`${path}/:id`, {
-    schema: { tags, summary: `Get a ${noun}`, params: IdParams, response: { 200: rowSchema }, errors: found },
-  }, async ({ params }) => catalogue.get(Number(params.id)));
-  app.patch<ById & { Body: Partial<Record<F, string>> }>(`${path}/:id`, {
-    schema: { tags, summary: `Change a ${noun}`, params: IdParams, body: Type.Partial(body), response: { 200: rowSchema }, errors: found },
-  }, async ({ params, body: patch }) => catalogue.update(Number(params.id), patch as Partial<Record<F, string>>));
-  app.delete<ById>(`${path}/:id`, {
-    schema: { tags, summary: `Delete a ${noun}`, params: IdParams, response: { 200: ok() }, errors: codes.inUse ? [...found, 'CONFLICT'] : found },
+  r.get('/api/admin/support/categories', {
+    schema: { tags: admin, summary: 'List support categories', querystring: Paging, response: { 200: Type.Array(CategoryRow) } },
+  }, async ({ query }) => support.listCategories(query));
+  r.post('/api/admin/support/categories', {
+    schema: { tags: admin, summary: 'Create a support category', body: CategoryBody, response: { 201: CategoryRow } },
+  }, async ({ body }, reply) => reply.code(201).send(await support.createCategory(body.name)));
+  r.get('/api/admin/support/categories/:id', {
+    schema: { tags: admin, summary: 'Get a support category', params: IdParams, response: { 200: CategoryRow }, errors: ['CATEGORY_NOT_FOUND'] },
+  }, async ({ params }) => support.getCategory(Number(params.id)));
+  r.patch('/api/admin/support/categories/:id', {
+    schema: { tags: admin, summary: 'Change a support category', params: IdParams, body: Type.Partial(CategoryBody), response: { 200: CategoryRow }, errors: ['CATEGORY_NOT_FOUND'] },
+  }, async ({ params, body }) => support.updateCategory(Number(params.id), body));
+  r.delete('/api/admin/support/categories/:id', {
+    schema: { tags: admin, summary: 'Delete a support category', params: IdParams, response: { 200: ok() }, errors: ['CATEGORY_NOT_FOUND', 'CONFLICT'] },
   }, async ({ params }) => {
-    await catalogue.remove(Number(params.id));
-    return { status: true as const };
+    await support.deleteCategory(Number(params.id));
+    return deleted;
+  });
+
+  r.get('/api/admin/support/answers', {
+    schema: { tags: admin, summary: 'List quick answers', querystring: Paging, response: { 200: Type.Array(AnswerRow) } },
+  }, async ({ query }) => support.listAnswers(query));
+  r.post('/api/admin/support/answers', {
+    schema: { tags: admin, summary: 'Create a quick answer', body: AnswerBody, response: { 201: AnswerRow } },
+  }, async ({ body }, reply) => reply.code(201).send(await support.createAnswer(body)));
+  r.get('/api/admin/support/answers/:id', {
+    schema: { tags: admin, summary: 'Get a quick answer', params: IdParams, response: { 200: AnswerRow }, errors: ['ANSWER_NOT_FOUND'] },
+  }, async ({ params }) => support.getAnswer(Number(params.id)));
+  r.patch('/api/admin/support/answers/:id', {
+    schema: { tags: admin, summary: 'Change a quick answer', params: IdParams, body: Type.Partial(AnswerBody), response: { 200: AnswerRow }, errors: ['ANSWER_NOT_FOUND'] },
+  }, async ({ params, body }) => support.updateAnswer(Number(params.id), body));
+  r.delete('/api/admin/support/answers/:id', {
+    schema: { tags: admin, summary: 'Delete a quick answer', params: IdParams, response: { 200: ok() }, errors: ['ANSWER_NOT_FOUND'] },
+  }, async ({ params }) => {
+    await support.deleteAnswer(Number(params.id));
+    return deleted;
   });
 }

@@ -1,29 +1,8 @@
 /** HTTP shapes of the support desk: the rows api.md shows, and what each route accepts. */
 import { Type, type Static } from '@sinclair/typebox';
-import { dateStr, example, idStr, row, str, success, boolish } from '../../core/schemas.ts';
-import { TicketSummaryRow } from './contract.ts';
+import { idStr, success, boolish } from '../../core/schemas.ts';
 
-export const MessageRow = row({
-  id: idStr(), accountID: str('the author', '7'), message: example('I bought VIP but have no rank in game.'), writeLocation: example('1'), creationDate: dateStr(),
-});
-export type MessageRow = Static<typeof MessageRow>;
-
-/** The messages endpoints also name the ticket (api.md). */
-export const TicketMessageRow = row({ ...MessageRow.properties, supportID: str('the ticket', '12') });
-export type TicketMessageRow = Static<typeof TicketMessageRow>;
-
-export const TicketListRow = row({ ...TicketSummaryRow.properties, messages: Type.Array(MessageRow) });
-export type TicketListRow = Static<typeof TicketListRow>;
-
-export const CategoryRow = row({ id: str(undefined, '2'), name: example('Store') });
-
-/** The single ticket carries its category as an object instead of categoryName (api.md). */
-export const TicketDetailRow = row({
-  ...Type.Omit(TicketSummaryRow, ['categoryName']).properties, category: CategoryRow, messages: Type.Array(MessageRow),
-});
-export type TicketDetailRow = Static<typeof TicketDetailRow>;
-
-export const AnswerRow = row({ id: idStr(), title: example('Rank not received'), content: example('Rejoin the server: ranks are given on join.') });
+export { AnswerRow, CategoryRow, MessageRow, TicketDetailRow, TicketListRow, TicketMessageRow } from './contract.ts';
 
 /** Ids stay strings so that ids beyond 2^53 are refused by the lookup, never rounded to another row. */
 const idString = () => Type.String({ pattern: '^[0-9]{1,18}$' });

@@ -3,52 +3,18 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { displayTimestamp, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import type { Column, Table, TableRecord } from '../../core/table.ts';
+import type { TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
-import type { SupportService, TicketSummaryRow } from './contract.ts';
+import type {
+  AnswerInput, AnswerRow, Author, CategoryRow, MessageFilter, MessageRow, NewMessage, NewTicket, Page, SupportService, TicketDetailRow,
+  TicketFilter, TicketListRow, TicketMessageRow, TicketSummaryRow,
+} from './contract.ts';
 import { SupportAnswer, SupportCategory, SupportMessage, SupportTicket } from './entities.ts';
-import type { MessageRow, TicketDetailRow, TicketListRow, TicketMessageRow } from './schemas.ts';
 
 /** decisions.md §7. */
 const Status = { OPEN: 1, ANSWERED: 2, USER_REPLY: 3, CLOSED: 4 } as const;
 const WRITTEN_BY_USER = 1;
 const WRITTEN_BY_STAFF = 2;
-
-export interface Page {
-  limit?: number;
-  offset?: number;
-}
-
-export interface TicketFilter extends Page {
-  statusId?: number;
-  accountId?: number;
-  categoryId?: number;
-}
-
-export interface MessageFilter extends Page {
-  accountId?: number;
-}
-
-/** Who writes: an account id, or the chat user id an account is linked to. */
-export interface Author {
-  accountId?: number;
-  chatUserId?: string;
-}
-
-export interface NewTicket {
-  author: Author;
-  categoryId: number;
-  title: string;
-  message: string;
-  /** Defaults to Open. */
-  statusId?: number;
-}
-
-export interface NewMessage {
-  author: Author;
-  message: string;
-  isAdmin: boolean;
-}
 
 type Ticket = TableRecord<typeof SupportTicket> & { categoryName: string };
 type Message = TableRecord<typeof SupportMessage>;
@@ -94,83 +60,17 @@ function pageClause(page: Page, dialect: Dialect): string {
   return ` limit ${limit ?? unbounded} offset ${offset}`;
 }
 
-/** A table of an id and text fields, the same names in the API as in the table. */
-type TextTable<F extends string> = Table<{ id: Column<number> } & Record<F, Column<string>>>;
+/** Inside a transaction, until commit: `share` keeps others from changing or deleting the row, `update` also from share-locking it. */
+type Lock = 'share' | 'update';
 
-type Row<F extends string> = { id: string } & Record<F, string>;
-
-interface CatalogueSpec<F extends string> {
-  table: TextTable<F>;
-  notFound: string;
-  noun: string;
-  /** Refuses a delete (by throwing) while other rows still need the row; runs with the row locked. */
-  beforeDelete?: (id: number) => Promise<void>;
+function categoryRow(r: Record<string, unknown>): CategoryRow {
+  const { id, name } = SupportCategory.fromRow(r);
+  return { id: String(id), name };
 }
 
-/** A small table admins manage (support categories, quick answers): the same five operations for each. */
-export class Catalogue<F extends string> {
-  readonly #db: Database;
-  readonly #spec: CatalogueSpec<F>;
-  /** What admins write: every column but the key. */
-  readonly #fields: F[];
-
-  constructor(db: Database, spec: CatalogueSpec<F>) {
-    this.#db = db;
-    this.#spec = spec;
-    this.#fields = Object.keys(spec.table.columnOf).filter((k) => k !== 'id') as F[];
-  }
-
-  #toRow(r: Record<string, unknown>): Row<F> {
-    const record = this.#spec.table.fromRow(r);
-    return { ...record, id: String(record.id) } as Row<F>;
-  }
-
-  /** Only the catalogue's own fields, given ones: a body may carry other keys (an `id`, say). */
-  #values<V extends Partial<Record<F, string>>>(values: V): V {
-    return Object.fromEntries(this.#fields.filter((f) => values[f] !== undefined).map((f) => [f, values[f]])) as unknown as V;
-  }
-
-  async list(page: Page): Promise<Row<F>[]> {
-    const { columns, tableName } = this.#spec.table;
-    const rows = await this.#db.query(`select ${columns} from ${tableName} order by id${pageClause(page, this.#db.dialect)}`);
-    return rows.map((r) => this.#toRow(r));
-  }
-
-  /**
-   * The row or its not-found error. Inside a transaction, until commit, `share` keeps others from
-   * changing or deleting it and `update` also from share-locking it (SQLite serialises writers anyway).
-   */
-  async get(id: number, lock?: 'share' | 'update'): Promise<Row<F>> {
-    const locking = lock === 'update' ? this.#db.forUpdate : lock === 'share' && this.#db.dialect === 'mysql' ? ' lock in share mode' : '';
-    const { columns, tableName } = this.#spec.table;
-    const [row] = isId(id) ? await this.#db.query(`select ${columns} from ${tableName} where id = ?${locking}`, [id]) : [];
-    if (!row) throw new DomainError(this.#spec.notFound, `No ${this.#spec.noun} with ID ${id}.`);
-    return this.#toRow(row);
-  }
-
-  // `as never` below: TypeScript cannot relate a generic key set F to the table's record type.
-  async create(values: Record<F, string>): Promise<Row<F>> {
-    const record = this.#values(values);
-    const id = await this.#spec.table.insert(this.#db, record as never);
-    return { id: String(id), ...record };
-  }
-
-  async update(id: number, patch: Partial<Record<F, string>>): Promise<Row<F>> {
-    return this.#db.transaction(async () => {
-      const current = await this.get(id, 'update');
-      const changes = this.#values(patch);
-      await this.#spec.table.update(this.#db, id, changes as never);
-      return { ...current, ...changes };
-    });
-  }
-
-  async remove(id: number): Promise<void> {
-    await this.#db.transaction(async () => {
-      await this.get(id, 'update');
-      await this.#spec.beforeDelete?.(id);
-      await this.#db.run(`delete from ${this.#spec.table.tableName} where id = ?`, [id]);
-    });
-  }
+function answerRow(r: Record<string, unknown>): AnswerRow {
+  const { id, title, content } = SupportAnswer.fromRow(r);
+  return { id: String(id), title, content };
 }
 
 export class DbSupportService implements SupportService {
@@ -178,24 +78,12 @@ export class DbSupportService implements SupportService {
   readonly #events: EventBus;
   readonly #users: UsersService;
   readonly #settings: SettingsService;
-  readonly categories: Catalogue<'name'>;
-  readonly answers: Catalogue<'title' | 'content'>;
 
   constructor(db: Database, events: EventBus, users: UsersService, settings: SettingsService) {
     this.#db = db;
     this.#events = events;
     this.#users = users;
     this.#settings = settings;
-    this.categories = new Catalogue<'name'>(db, {
-      table: SupportCategory, notFound: 'CATEGORY_NOT_FOUND', noun: 'support category',
-      // Tickets show their category's name: a category still holding tickets stays.
-      beforeDelete: async (id) => {
-        const [used] = await db.query<{ n: number }>('select count(*) as n from support_tickets where category_id = ?', [id]);
-        const n = Number(used?.n ?? 0);
-        if (n > 0) throw new DomainError('CONFLICT', `Support category ${id} still holds ${n} ticket(s).`);
-      },
-    });
-    this.answers = new Catalogue<'title' | 'content'>(db, { table: SupportAnswer, notFound: 'ANSWER_NOT_FOUND', noun: 'quick answer' });
   }
 
   /** Stored UTC timestamps as clients see them; the zone is read once per call. */
@@ -331,7 +219,7 @@ export class DbSupportService implements SupportService {
     return this.#db.transaction(async () => {
       const accountId = await this.#authorId(input.author);
       // Share-locked so that the category cannot be deleted while a ticket is being opened in it.
-      await this.categories.get(input.categoryId, 'share');
+      await this.#category(input.categoryId, 'share');
       const at = now();
       const ticketId = await SupportTicket.insert(this.#db, {
         accountId, categoryId: input.categoryId, title: input.title, statusId: input.statusId ?? Status.OPEN, readStatus: 1,
@@ -386,6 +274,89 @@ export class DbSupportService implements SupportService {
       });
       await this.#events.emit('support.ticket.replied', { ticketId, messageId, accountId, isAdmin: input.isAdmin });
       return messageId;
+    });
+  }
+
+  /** ` for update` or ` lock in share mode` (MySQL; SQLite serialises writers anyway), or nothing. */
+  #locking(lock?: Lock): string {
+    if (lock === 'update') return this.#db.forUpdate;
+    return lock === 'share' && this.#db.dialect === 'mysql' ? ' lock in share mode' : '';
+  }
+
+  // ---- support categories
+
+  async listCategories(page: Page): Promise<CategoryRow[]> {
+    const rows = await this.#db.query(`select ${SupportCategory.columns} from support_categories order by id${pageClause(page, this.#db.dialect)}`);
+    return rows.map(categoryRow);
+  }
+
+  async #category(id: number, lock?: Lock): Promise<CategoryRow> {
+    const [row] = isId(id) ? await this.#db.query(`select ${SupportCategory.columns} from support_categories where id = ?${this.#locking(lock)}`, [id]) : [];
+    if (!row) throw new DomainError('CATEGORY_NOT_FOUND', `No support category with ID ${id}.`);
+    return categoryRow(row);
+  }
+
+  getCategory(id: number): Promise<CategoryRow> {
+    return this.#category(id);
+  }
+
+  async createCategory(name: string): Promise<CategoryRow> {
+    return { id: String(await SupportCategory.insert(this.#db, { name })), name };
+  }
+
+  async updateCategory(id: number, patch: { name?: string }): Promise<CategoryRow> {
+    return this.#db.transaction(async () => {
+      const current = await this.#category(id, 'update');
+      await SupportCategory.update(this.#db, id, { name: patch.name });
+      return { ...current, name: patch.name ?? current.name };
+    });
+  }
+
+  /** Tickets show their category's name: a category still holding tickets stays. */
+  async deleteCategory(id: number): Promise<void> {
+    await this.#db.transaction(async () => {
+      await this.#category(id, 'update');
+      const [used] = await this.#db.query<{ n: number }>('select count(*) as n from support_tickets where category_id = ?', [id]);
+      const n = Number(used?.n ?? 0);
+      if (n > 0) throw new DomainError('CONFLICT', `Support category ${id} still holds ${n} ticket(s).`);
+      await this.#db.run('delete from support_categories where id = ?', [id]);
+    });
+  }
+
+  // ---- quick answers
+
+  async listAnswers(page: Page): Promise<AnswerRow[]> {
+    const rows = await this.#db.query(`select ${SupportAnswer.columns} from support_answers order by id${pageClause(page, this.#db.dialect)}`);
+    return rows.map(answerRow);
+  }
+
+  async #answer(id: number, lock?: Lock): Promise<AnswerRow> {
+    const [row] = isId(id) ? await this.#db.query(`select ${SupportAnswer.columns} from support_answers where id = ?${this.#locking(lock)}`, [id]) : [];
+    if (!row) throw new DomainError('ANSWER_NOT_FOUND', `No quick answer with ID ${id}.`);
+    return answerRow(row);
+  }
+
+  getAnswer(id: number): Promise<AnswerRow> {
+    return this.#answer(id);
+  }
+
+  async createAnswer(input: AnswerInput): Promise<AnswerRow> {
+    const { title, content } = input;
+    return { id: String(await SupportAnswer.insert(this.#db, { title, content })), title, content };
+  }
+
+  async updateAnswer(id: number, patch: Partial<AnswerInput>): Promise<AnswerRow> {
+    return this.#db.transaction(async () => {
+      const current = await this.#answer(id, 'update');
+      await SupportAnswer.update(this.#db, id, { title: patch.title, content: patch.content });
+      return { ...current, title: patch.title ?? current.title, content: patch.content ?? current.content };
+    });
+  }
+
+  async deleteAnswer(id: number): Promise<void> {
+    await this.#db.transaction(async () => {
+      await this.#answer(id, 'update');
+      await this.#db.run('delete from support_answers where id = ?', [id]);
     });
   }
 }

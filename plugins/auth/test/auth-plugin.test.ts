@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { ADMIN_KEY, build, call } from '../../../test/helper.ts';
 import { NO_RATE_LIMIT, register, totp, wrongCode } from './fixtures.ts';
 
-/** The plugin's `ErrorCode` enum, as its source declares it (shared/.../enums/ErrorCode.java). */
+/** The plugin's `ErrorCode` enum, as docs/clients.md lists it ("Error codes a Java client can read"). */
 const PLUGIN_CODES = new Set([
   'USER_NOT_FOUND', 'WRONG_PASSWORD', 'USERNAME_ALREADY_EXIST', 'EMAIL_ALREADY_EXIST', 'REGISTER_LIMIT', 'INVALID_USERNAME',
   'INVALID_EMAIL', 'INVALID_PASSWORD', 'WRONG_CODE', 'SESSION_NOT_FOUND', 'TFA_VERIFICATION_FAILED', 'UNKNOWN_ERROR',

@@ -2,8 +2,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { call, type CallOptions } from '../../../test/helper.ts';
-import { snapshot } from '../../../test/fixtures.ts';
-import { USERS_TABLES } from '../../users/test/fixtures.ts';
+import { USERS_TABLES, snapshot } from '../../../test/fixtures.ts';
 
 export const AUTH_TABLES = ['auth_credentials', 'auth_totp', 'auth_sessions'];
 /** Every table an auth call may write: the users feature's and auth's own. */

@@ -4,7 +4,7 @@ import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
 import { addSeconds, now, parseTimestamp } from '../../../core/format.ts';
 import { expectErrors, missingFields, newUser, snapshot } from '../../../test/fixtures.ts';
 import { usersRef } from '../../users/contract.ts';
-import { AuthService } from '../service.ts';
+import { DbAuthService } from '../service.ts';
 import { SecretBox } from '../secrets.ts';
 import { TABLES, sessionStatus, sha256 } from './fixtures.ts';
 
@@ -57,7 +57,7 @@ t.test('session checks: unknown, expired and pending tokens are SESSION_NOT_FOUN
 
   const live = (await call(app, '/api/auth/sessions', { body: { userID: steve.id, ip: '::1' } })).json().token as string;
   // The periodic sweep's work, done now rather than waited for.
-  const auth = new AuthService(app.db, app.services.get(usersRef), app.settings, { sessionDays: 30, passwordMinLength: 6, passwordMaxLength: 128, tfaIssuer: 'x', tfaMaxAttempts: 5, lockout: { password: { maxFailures: 10, lockSeconds: 900 }, code: { maxFailures: 10, lockSeconds: 900 } } }, new SecretBox(undefined));
+  const auth = new DbAuthService(app.db, app.services.get(usersRef), app.settings, { sessionDays: 30, passwordMinLength: 6, passwordMaxLength: 128, tfaIssuer: 'x', tfaMaxAttempts: 5, lockout: { password: { maxFailures: 10, lockSeconds: 900 }, code: { maxFailures: 10, lockSeconds: 900 } } }, new SecretBox(undefined));
   t.equal(await auth.sweepSessions(), 1, 'the sweep deletes the expired session');
   const left = await app.db.query<{ token_hash: string }>('select token_hash from auth_sessions');
   t.strictSame(left.map((r) => r.token_hash), [sha256(live)], 'and keeps the live one');

@@ -262,7 +262,7 @@ t.test('the ledger: one row per change with reason, key name and transfer id; hi
   t.same(await ledgerProblems(app), [], 'each balance is its ledger sum');
 });
 
-t.test('the service: joins the caller\'s transaction, takes an error code, links orders, tells listeners after commit', async (t) => {
+t.test('the service: joins the caller\'s transaction, refuses an overdraft with its own code, links orders, tells listeners after commit', async (t) => {
   const app = await build(t, { features: FEATURES });
   const steve = await user(app, 'steve');
   const alex = await user(app, 'alex');
@@ -274,7 +274,7 @@ t.test('the service: joins the caller\'s transaction, takes an error code, links
   await settle();
   t.same(seen, [{ userId: steve, delta: 1000, balance: 1000, reason: 'payment', orderId: 7 }]);
 
-  await t.rejects(credits.change(steve, -1001, { reason: 'purchase', orderId: 8, insufficientCode: 'INSUFFICIENT_BALANCE' }), { code: 'INSUFFICIENT_BALANCE' });
+  await t.rejects(credits.change(steve, -1001, { reason: 'purchase', orderId: 8 }), { code: 'NOT_ENOUGH_CREDITS', message: 'The balance is lower than 10.01.' });
   await t.rejects(credits.change(alex, -1, { reason: 'purchase' }), { code: 'NOT_ENOUGH_CREDITS' }, 'a user without a wallet has nothing to take');
   await t.rejects(credits.change(steve, 0.5, { reason: 'add' }), { code: 'INVALID_AMOUNT' }, 'cents are whole');
 

@@ -1,8 +1,7 @@
 import t from 'tap';
 import { expectErrors, read, rowCount } from '../../../test/fixtures.ts';
 import { build, call } from '../../../test/helper.ts';
-import { makeCategory, makeProduct } from '../../store/test/fixtures.ts';
-import { DELIVERY_FEATURES, addCommand, makeServer, pollQueue } from './fixtures.ts';
+import { DELIVERY_FEATURES, addCommand, makeCategory, makeProduct, makeServer, pollQueue } from './fixtures.ts';
 
 t.test('game servers: create shows the token once, rotate replaces it, patch and delete', async (t) => {
   const app = await build(t, { features: DELIVERY_FEATURES });

@@ -3,8 +3,7 @@ import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { expectErrors, read } from '../../../test/fixtures.ts';
 import { ADMIN_KEY, build, call } from '../../../test/helper.ts';
-import { makeCategory, makeProduct, makeUser } from '../../store/test/fixtures.ts';
-import { DELIVERY_FEATURES, addCommand, buy, makeServer, pollQueue, validate } from './fixtures.ts';
+import { DELIVERY_FEATURES, addCommand, buy, makeCategory, makeProduct, makeServer, makeUser, pollQueue, validate } from './fixtures.ts';
 
 const claim = (app: FastifyInstance, body: Record<string, unknown>) => call(app, '/api/delivery/claim', { body, as: 'urlencoded' });
 const ack = (app: FastifyInstance, body: Record<string, unknown>) => call(app, '/api/delivery/ack', { body, as: 'urlencoded' });

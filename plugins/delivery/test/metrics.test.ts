@@ -1,8 +1,7 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { build, call } from '../../../test/helper.ts';
-import { makeCategory, makeProduct, makeUser } from '../../store/test/fixtures.ts';
-import { DELIVERY_FEATURES, addCommand, buy, makeServer } from './fixtures.ts';
+import { DELIVERY_FEATURES, addCommand, buy, makeCategory, makeProduct, makeServer, makeUser } from './fixtures.ts';
 
 /** The delivery_backlog series of a scrape, as `server/status` → value. */
 async function backlog(app: FastifyInstance): Promise<Record<string, number>> {

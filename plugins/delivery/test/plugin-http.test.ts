@@ -2,8 +2,7 @@ import t from 'tap';
 import { read, rowCount } from '../../../test/fixtures.ts';
 import { build } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
-import { makeCategory, makeProduct, makeUser } from '../../store/test/fixtures.ts';
-import { DELIVERY_FEATURES, addCommand, buy, makeServer, pollQueue, validate } from './fixtures.ts';
+import { DELIVERY_FEATURES, addCommand, buy, makeCategory, makeProduct, makeServer, makeUser, pollQueue, validate } from './fixtures.ts';
 
 t.test('a buy queues its rendered purchase commands; a failed buy queues nothing', async (t) => {
   const app = await build(t, { features: DELIVERY_FEATURES });

@@ -2,8 +2,7 @@ import t from 'tap';
 import { expectErrors } from '../../../test/fixtures.ts';
 import { build, call } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
-import { balanceOf, makeCategory, makeProduct, makeRole, makeUser } from '../../store/test/fixtures.ts';
-import { DELIVERY_FEATURES, addCommand, buy, makeServer } from './fixtures.ts';
+import { DELIVERY_FEATURES, addCommand, balanceOf, buy, makeCategory, makeProduct, makeRole, makeServer, makeUser } from './fixtures.ts';
 
 t.test('a refund undoes the purchase and queues the refund commands, once', async (t) => {
   const app = await build(t, { features: DELIVERY_FEATURES });

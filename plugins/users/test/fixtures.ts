@@ -16,4 +16,4 @@ export async function newRole(app: FastifyInstance, name: string, priority = 0, 
   return (await created(app, '/api/admin/roles', { name, priority: String(priority), chatRoleID })) as RoleRowBody;
 }
 
-export const USERS_TABLES = ['users_accounts', 'users_roles', 'users_role_assignments', 'users_linked_accounts'];
+export { USERS_TABLES } from '../../../test/fixtures.ts';

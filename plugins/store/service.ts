@@ -1,0 +1,693 @@
+/**
+ * The store: the catalogue (nested categories, products and their variables), the purchase rules
+ * of each product, and the orders: a purchase paid from the credit balance (the buy), a real-money
+ * payment (recorded by an admin or by the payments feature), and a user's order history. Plain
+ * data in, money in cents and times as stored UTC text; orders come out as the API shows them.
+ * Each write is one transaction: it happens entirely or not at all.
+ */
+import { isUniqueViolation, type Database } from '../../core/db.ts';
+import { DomainError } from '../../core/errors.ts';
+import type { EventBus } from '../../core/events.ts';
+import { PERMANENT, addSeconds, displayTimestamp, formatMoney, now } from '../../core/format.ts';
+import type { SettingsService } from '../../core/settings.ts';
+import type { TableRecord } from '../../core/table.ts';
+import type { CreditsService } from '../credits/contract.ts';
+import type { UserAccount, UsersService } from '../users/contract.ts';
+import type { OrderItemEvent, OrderRow, PaymentOrderInput, StoreService } from './contract.ts';
+import { StoreCategory, StoreOrder, StoreOrderItem, StoreProduct, StoreProductRule, StoreProductVariable } from './entities.ts';
+
+export type Category = TableRecord<typeof StoreCategory>;
+
+/** A value the buyer supplies with a product, e.g. the game server to deliver on. */
+export interface Variable {
+  name: string;
+  required: boolean;
+  /** The allowed values; empty = any non-empty text. */
+  values: string[];
+}
+
+export type Product = TableRecord<typeof StoreProduct> & { variables: Variable[] };
+
+export interface CategoryNode extends Category {
+  subcategories: CategoryNode[];
+  products: Product[];
+}
+
+export type CategoryInput = Partial<Omit<Category, 'id'>>;
+export type ProductInput = Partial<Omit<Product, 'id' | 'creationDate'>>;
+
+/** Largest price in cents: the column is a signed 32-bit integer. */
+export const MAX_PRICE = 2_147_483_647;
+
+/** The price a buyer pays now: the discount counts while it is set and has not expired. */
+export function effectivePrice(p: Pick<Product, 'price' | 'discountedPrice' | 'discountExpiryDate'>, at: string): number {
+  const live = p.discountedPrice > 0 && (p.discountExpiryDate === PERMANENT || p.discountExpiryDate > at);
+  return live ? p.discountedPrice : p.price;
+}
+
+/** Priority first, then age: the order of every list (decisions.md §5). */
+const ORDER = 'order by priority, id';
+
+/** A slug from a name: `VIP Ranks!` → `vip-ranks`. */
+function slugify(name: string): string {
+  return name.normalize('NFKD').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 128) || 'category';
+}
+
+const CATEGORY_DEFAULTS: Omit<Category, 'id' | 'name' | 'slug'> = {
+  parentId: 0, imageId: '', imageType: '', priority: 0, gameStatus: true, gameTitle: '', gameDescription: '',
+  gameItem: '', isActive: true,
+};
+
+const PRODUCT_DEFAULTS: Omit<Product, 'id' | 'categoryId' | 'name' | 'price' | 'creationDate'> = {
+  giveRoleId: 0, imageId: '', imageType: '', details: '', discountedPrice: 0, discountExpiryDate: PERMANENT,
+  duration: 0, stock: -1, priority: 0, isFeatured: false, gameStatus: true, gameTitle: '', gameDescription: '',
+  gameItem: '', isActive: true, variables: [],
+};
+
+function invalid(message: string): DomainError {
+  return new DomainError('VALIDATION_ERROR', message);
+}
+
+/** Drops the keys a partial update leaves out, so they do not overwrite stored values. */
+function defined<T extends object>(patch: T): Partial<T> {
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * A product's purchase rules, one row per product that has any: a product bought before, a linked
+ * chat account, no rank downgrade within a category.
+ */
+export type PurchaseRules = Omit<TableRecord<typeof StoreProductRule>, 'productId'>;
+
+const NONE: PurchaseRules = { requiredProductId: 0, requireLinkedAccount: false, preventDowngrade: false };
+
+export type Order = TableRecord<typeof StoreOrder>;
+
+export interface BuyLine {
+  productId: number;
+  quantity: number;
+  variables: { name: string; value: string }[];
+}
+
+export interface BuyResult {
+  orderId: number;
+  /** Balance after the purchase and its cashback, in cents. */
+  balance: number;
+  lines: BuyLine[];
+  subtotal: number;
+  discount: number;
+  total: number;
+  cashback: number;
+}
+
+const MAX_VARIABLE_LENGTH = 255;
+
+/** A line of a buy as the client asked for it, before the catalogue is consulted: the product id as sent, quantity checked. */
+export interface RequestedLine {
+  productId: number;
+  /** As the client sent it, for the error message. */
+  sentId: string;
+  quantity: number;
+  /** A map, not an object: a variable may be called `__proto__` and still be judged like any other name. */
+  variables: Map<string, string>;
+}
+
+/** The variables of one line against what the product declares: every required one present, every value allowed. */
+function checkVariables(line: RequestedLine, product: Product): BuyLine['variables'] {
+  const fail = (why: string) => new DomainError('INVALID_VARIABLE', `Invalid variable for product ${product.id}: ${why}.`);
+  const declared = new Map(product.variables.map((v) => [v.name, v]));
+  for (const name of line.variables.keys()) {
+    if (!declared.has(name)) throw fail(`it has no variable "${name}"`);
+  }
+  const chosen: BuyLine['variables'] = [];
+  for (const v of product.variables) {
+    const value = line.variables.get(v.name)?.trim() ?? '';
+    if (value === '') {
+      if (v.required) throw fail(`"${v.name}" is required`);
+      continue;
+    }
+    if (v.values.length ? !v.values.includes(value) : value.length > MAX_VARIABLE_LENGTH) {
+      throw fail(v.values.length ? `"${v.name}" must be one of ${v.values.join(', ')}` : `"${v.name}" is longer than ${MAX_VARIABLE_LENGTH} characters`);
+    }
+    chosen.push({ name: v.name, value });
+  }
+  return chosen;
+}
+
+function outOfStock(productId: number): DomainError {
+  return new DomainError('OUT_OF_STOCK', `Product ${productId} is out of stock.`);
+}
+
+/** `percent` of `cents`, rounded down, in integers only (the percent is kept to hundredths). */
+function percentOf(cents: number, percent: number): number {
+  return Math.floor((cents * Math.round(percent * 100)) / 10_000);
+}
+
+type OrderItem = TableRecord<typeof StoreOrderItem>;
+
+function itemEvent(i: OrderItem): OrderItemEvent {
+  return { productId: i.productId, productName: i.productName, quantity: i.quantity, variables: JSON.parse(i.variables) as Record<string, string> };
+}
+
+function orderRow(o: Order, timeZone: string): OrderRow {
+  return {
+    id: String(o.id), accountID: String(o.accountId),
+    coupon: null, // coupons are not offered (yet); api.md allows null
+    total: formatMoney(o.total), discount: formatMoney(o.discount), subtotal: formatMoney(o.subtotal),
+    earnings: formatMoney(o.earnings), cashback: formatMoney(o.cashback), credit: formatMoney(o.credit),
+    type: o.type, status: o.status, paymentAPI: o.paymentApi, paymentID: o.paymentId ?? '',
+    creationDate: displayTimestamp(o.creationDate, timeZone),
+  };
+}
+
+export class DbStoreService implements StoreService {
+  readonly #db: Database;
+  readonly #events: EventBus;
+  readonly #settings: SettingsService;
+  readonly #users: UsersService;
+  readonly #credits: CreditsService;
+
+  constructor(deps: { db: Database; events: EventBus; settings: SettingsService; users: UsersService; credits: CreditsService }) {
+    this.#db = deps.db;
+    this.#events = deps.events;
+    this.#settings = deps.settings;
+    this.#users = deps.users;
+    this.#credits = deps.credits;
+  }
+
+  // ---- catalogue: categories
+
+  async categories(activeOnly = false): Promise<Category[]> {
+    const rows = await this.#db.query(`select ${StoreCategory.columns} from store_categories${activeOnly ? ' where is_active = 1' : ''} ${ORDER}`);
+    return rows.map((r) => StoreCategory.fromRow(r));
+  }
+
+  async requireCategory(id: number): Promise<Category> {
+    const [row] = Number.isSafeInteger(id) && id > 0
+      ? await this.#db.query(`select ${StoreCategory.columns} from store_categories where id = ?`, [id])
+      : [];
+    if (!row) throw new DomainError('CATEGORY_NOT_FOUND', `No store category with ID ${id}.`);
+    return StoreCategory.fromRow(row);
+  }
+
+  async createCategory(input: CategoryInput & { name: string }): Promise<Category> {
+    return this.#db.transaction(async () => {
+      const category = { ...CATEGORY_DEFAULTS, slug: slugify(input.name), ...defined(input), name: input.name };
+      await this.#checkParent(undefined, category.parentId);
+      const id = await StoreCategory.insert(this.#db, category);
+      return { id, ...category };
+    });
+  }
+
+  async updateCategory(id: number, patch: CategoryInput): Promise<Category> {
+    return this.#db.transaction(async () => {
+      const category = { ...await this.requireCategory(id), ...defined(patch) };
+      await this.#checkParent(id, category.parentId);
+      await StoreCategory.update(this.#db, id, category);
+      return category;
+    });
+  }
+
+  /** The parent must exist, and a category may not move under itself (the tree stays a tree). */
+  async #checkParent(id: number | undefined, parentId: number): Promise<void> {
+    if (parentId === 0) return;
+    const all = new Map((await this.categories()).map((c) => [c.id, c]));
+    if (!all.has(parentId)) throw new DomainError('CATEGORY_NOT_FOUND', `parentID: no store category with ID ${parentId}.`);
+    for (let at = all.get(parentId); at; at = all.get(at.parentId)) {
+      if (at.id === id) throw invalid(`parentID: category ${parentId} is category ${id} itself or one of its subcategories.`);
+    }
+  }
+
+  /** Refuses to delete a category that still holds subcategories or products: nothing vanishes by accident. */
+  async deleteCategory(id: number): Promise<void> {
+    await this.#db.transaction(async () => {
+      await this.requireCategory(id);
+      const [children] = await this.#db.query<{ n: number }>(
+        'select (select count(*) from store_categories where parent_id = ?) + (select count(*) from store_products where category_id = ?) as n', [id, id]);
+      if (Number(children?.n) > 0) throw new DomainError('CONFLICT', `Store category ${id} still holds subcategories or products; move or delete them first.`);
+      await this.#db.run('delete from store_categories where id = ?', [id]);
+    });
+  }
+
+  // ---- products
+
+  /**
+   * Products matching `where` (on store_products) with their variables: two queries however many
+   * products there are.
+   */
+  async #products(where: string, params: unknown[]): Promise<Product[]> {
+    const rows = await this.#db.query(`select ${StoreProduct.columns} from store_products where ${where} ${ORDER}`, params);
+    if (rows.length === 0) return [];
+    const variables = await this.#db.query(
+      `select product_id, name, \`required\`, allowed_values from store_product_variables
+       where product_id in (select id from store_products where ${where}) order by product_id, \`position\``, params);
+    const byProduct = new Map<number, Variable[]>();
+    for (const v of variables) {
+      const list = byProduct.get(Number(v.product_id)) ?? [];
+      list.push({ name: String(v.name), required: Boolean(Number(v.required)), values: JSON.parse(String(v.allowed_values)) as string[] });
+      byProduct.set(Number(v.product_id), list);
+    }
+    return rows.map((r) => {
+      const product = StoreProduct.fromRow(r) as Product;
+      product.variables = byProduct.get(product.id) ?? [];
+      return product;
+    });
+  }
+
+  products(activeOnly = false): Promise<Product[]> {
+    return this.#products(activeOnly ? 'is_active = 1' : '1 = 1', []);
+  }
+
+  /** The products of the given ids that exist (and are active, if asked), in one round of queries. */
+  async productsById(ids: number[], activeOnly: boolean): Promise<Map<number, Product>> {
+    const valid = [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id > 0))];
+    if (valid.length === 0) return new Map();
+    const found = await this.#products(`id in (${valid.map(() => '?').join(', ')})${activeOnly ? ' and is_active = 1' : ''}`, valid);
+    return new Map(found.map((p) => [p.id, p]));
+  }
+
+  async requireProduct(id: number): Promise<Product> {
+    const product = (await this.productsById([id], false)).get(id);
+    if (!product) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${id}.`);
+    return product;
+  }
+
+  async createProduct(input: ProductInput & Pick<Product, 'categoryId' | 'name' | 'price'>): Promise<Product> {
+    return this.#db.transaction(async () => {
+      const { categoryId, name, price } = input;
+      const product: Omit<Product, 'id'> = { ...PRODUCT_DEFAULTS, creationDate: now(), ...defined(input), categoryId, name, price };
+      await this.#checkProduct(product);
+      const id = await StoreProduct.insert(this.#db, product);
+      await this.#writeVariables(id, product.variables);
+      return { id, ...product };
+    });
+  }
+
+  async updateProduct(id: number, patch: ProductInput): Promise<Product> {
+    return this.#db.transaction(async () => {
+      const current = await this.requireProduct(id);
+      const product = { ...current, ...defined(patch) };
+      await this.#checkProduct(product);
+      await StoreProduct.update(this.#db, id, product);
+      if (patch.variables) {
+        await this.#db.run('delete from store_product_variables where product_id = ?', [id]);
+        await this.#writeVariables(id, product.variables);
+      }
+      return product;
+    });
+  }
+
+  async deleteProduct(id: number): Promise<void> {
+    await this.#db.transaction(async () => {
+      await this.requireProduct(id);
+      await this.#db.run('delete from store_product_variables where product_id = ?', [id]);
+      await this.#db.run('delete from store_products where id = ?', [id]);
+    });
+  }
+
+  /** What the schema cannot check: references, and rules between fields. */
+  async #checkProduct(p: Omit<Product, 'id'>): Promise<void> {
+    await this.requireCategory(p.categoryId);
+    if (p.giveRoleId > 0 && !await this.#users.getRole(p.giveRoleId)) {
+      throw new DomainError('ROLE_NOT_FOUND', `giveRoleID: no role with ID ${p.giveRoleId}.`);
+    }
+    if (p.discountedPrice > 0 && p.discountedPrice >= p.price) {
+      throw invalid('discountedPrice must be below price (0 = no discount).');
+    }
+    const names = new Set<string>();
+    for (const v of p.variables) {
+      if (names.has(v.name.toLowerCase())) throw invalid(`variables: the name "${v.name}" is declared twice.`);
+      names.add(v.name.toLowerCase());
+    }
+  }
+
+  async #writeVariables(productId: number, variables: Variable[]): Promise<void> {
+    for (const [position, v] of variables.entries()) {
+      await StoreProductVariable.insert(this.#db, {
+        productId, name: v.name, required: v.required, allowedValues: JSON.stringify([...new Set(v.values)]), position,
+      });
+    }
+  }
+
+  // ---- both
+
+  /** Sets the priority of the listed categories or products to their place in the list. */
+  async reorder(kind: 'categories' | 'products', ids: number[]): Promise<void> {
+    const table = kind === 'categories' ? 'store_categories' : 'store_products';
+    const code = kind === 'categories' ? 'CATEGORY_NOT_FOUND' : 'PRODUCT_NOT_FOUND';
+    await this.#db.transaction(async () => {
+      for (const [priority, id] of ids.entries()) {
+        const { affectedRows } = await this.#db.run(`update ${table} set priority = ? where id = ?`, [priority, id]);
+        // MySQL counts only changed rows, so a row already at its place needs a look.
+        if (affectedRows === 0 && !(await this.#db.query(`select id from ${table} where id = ?`, [id])).length) {
+          throw new DomainError(code, `No ${kind === 'categories' ? 'store category' : 'product'} with ID ${id}.`);
+        }
+      }
+    });
+  }
+
+  /**
+   * Categories nested to any depth with their products, ordered by priority then id, in three
+   * queries whatever the size of the catalogue. `activeOnly` hides inactive categories (with all
+   * they contain) and inactive products; `rootId` returns that category's subtree instead of the
+   * top-level list.
+   */
+  async tree(opts: { activeOnly: boolean; rootId?: number }): Promise<CategoryNode[]> {
+    const categories = await this.categories(opts.activeOnly);
+    if (opts.rootId !== undefined && !categories.some((c) => c.id === opts.rootId)) {
+      throw new DomainError('CATEGORY_NOT_FOUND', `No store category with ID ${opts.rootId}.`);
+    }
+    const nodes = new Map<number, CategoryNode>(categories.map((c) => [c.id, { ...c, subcategories: [], products: [] }]));
+    const roots: CategoryNode[] = [];
+    for (const node of nodes.values()) {
+      if (node.id === opts.rootId) roots.push(node);
+      if (node.parentId === 0) {
+        if (opts.rootId === undefined) roots.push(node);
+      } else {
+        // A child of a hidden or missing parent is never attached, so its whole branch stays hidden.
+        nodes.get(node.parentId)?.subcategories.push(node);
+      }
+    }
+    const products = opts.rootId === undefined
+      ? await this.products(opts.activeOnly)
+      : await this.#subtreeProducts(roots[0]!);
+    for (const p of products) nodes.get(p.categoryId)?.products.push(p);
+    return roots;
+  }
+
+  #subtreeProducts(root: CategoryNode): Promise<Product[]> {
+    const ids: number[] = [];
+    const walk = (n: CategoryNode) => { ids.push(n.id); n.subcategories.forEach(walk); };
+    walk(root);
+    return this.#products(`category_id in (${ids.map(() => '?').join(', ')})`, ids);
+  }
+
+  // ---- purchase rules
+
+  async #rulesFor(productIds: number[]): Promise<Map<number, PurchaseRules>> {
+    if (productIds.length === 0) return new Map();
+    const rows = await this.#db.query(
+      `select ${StoreProductRule.columns} from store_product_rules where product_id in (${productIds.map(() => '?').join(', ')})`, productIds);
+    return new Map(rows.map((r) => {
+      const { productId, ...rules } = StoreProductRule.fromRow(r);
+      return [productId, rules];
+    }));
+  }
+
+  /** A product's purchase rules; throws PRODUCT_NOT_FOUND. */
+  async rulesOf(productId: number): Promise<PurchaseRules> {
+    await this.requireProduct(productId);
+    return (await this.#rulesFor([productId])).get(productId) ?? NONE;
+  }
+
+  async setRules(productId: number, patch: Partial<PurchaseRules>): Promise<PurchaseRules> {
+    return this.#db.transaction(async () => {
+      const next = { ...await this.rulesOf(productId) };
+      for (const [key, value] of Object.entries(patch) as [keyof PurchaseRules, never][]) if (value !== undefined) next[key] = value;
+      if (next.requiredProductId === productId) throw new DomainError('VALIDATION_ERROR', 'requiredProductID: a product cannot require itself.');
+      if (next.requiredProductId > 0 && !(await this.productsById([next.requiredProductId], false)).has(next.requiredProductId)) {
+        throw new DomainError('PRODUCT_NOT_FOUND', `requiredProductID: no product with ID ${next.requiredProductId}.`);
+      }
+      await this.#db.run('delete from store_product_rules where product_id = ?', [productId]);
+      await StoreProductRule.insert(this.#db, { ...next, productId });
+      return next;
+    });
+  }
+
+  /** The buy's checks of the purchase rules, inside its transaction: each refusal names the product. */
+  async #checkRules(user: UserAccount, products: Product[]): Promise<void> {
+    const rules = await this.#rulesFor([...new Set(products.map((p) => p.id))]);
+    for (const product of products) {
+      const rule = rules.get(product.id);
+      if (!rule) continue;
+      if (rule.requiredProductId > 0) {
+        const [bought] = await this.#db.query(
+          `select o.id from store_orders o join store_order_items i on i.order_id = o.id
+           where o.account_id = ? and o.status = 'completed' and i.product_id = ? limit 1`, [user.id, rule.requiredProductId]);
+        if (!bought) {
+          const required = (await this.productsById([rule.requiredProductId], false)).get(rule.requiredProductId);
+          throw new DomainError('REQUIRED_PRODUCT', `${product.name} (product ${product.id}) requires buying ${required?.name ?? `product ${rule.requiredProductId}`} first.`);
+        }
+      }
+      if (rule.requireLinkedAccount && !user.linkedAccounts.chat) {
+        throw new DomainError('REQUIRED_LINKED_ACCOUNT', `${product.name} (product ${product.id}) requires a linked chat account.`);
+      }
+      if (rule.preventDowngrade && product.giveRoleId > 0) await this.#checkDowngrade(user, product);
+    }
+  }
+
+  /** Refuses a rank below one the buyer holds from a product of the same category. */
+  async #checkDowngrade(user: UserAccount, product: Product): Promise<void> {
+    const role = await this.#users.getRole(product.giveRoleId);
+    if (!role) return;
+    const ranks = await this.#db.query<{ give_role_id: number }>(
+      'select distinct give_role_id from store_products where category_id = ? and give_role_id > 0', [product.categoryId]);
+    const sameCategory = new Set(ranks.map((r) => Number(r.give_role_id)));
+    const higher = (await this.#users.rolesOf(user.id)).find((r) => sameCategory.has(r.id) && r.priority > role.priority);
+    if (higher) {
+      throw new DomainError('DOWNGRADE_NOT_ALLOWED', `${product.name} (product ${product.id}) would be a downgrade: you hold ${higher.name}.`);
+    }
+  }
+
+  // ---- orders
+
+  /**
+   * The buy: check the user, products, variables and stock, write the order, debit the balance,
+   * grant roles, credit the cashback, take the stock. Any failure rolls all of it back.
+   */
+  async buy(userId: number, requested: RequestedLine[], keyName?: string): Promise<BuyResult> {
+    return this.#db.transaction(async () => {
+      const user = await this.#users.requireById(userId);
+      const products = await this.productsById(requested.map((l) => l.productId), true);
+      const at = now();
+      const lines = requested.map((line) => {
+        const product = products.get(line.productId);
+        if (!product) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${line.sentId}.`);
+        return { product, quantity: line.quantity, variables: checkVariables(line, product), unitTotal: effectivePrice(product, at) };
+      });
+      await this.#checkRules(user, lines.map((l) => l.product));
+
+      // A first look at the stock as read, lock-free: most refusals end here. The binding take is
+      // the last step (#takeStock).
+      const wanted = new Map<number, number>();
+      for (const l of lines) wanted.set(l.product.id, (wanted.get(l.product.id) ?? 0) + l.quantity);
+      for (const { product } of lines) {
+        if (product.stock !== -1 && wanted.get(product.id)! > product.stock) throw outOfStock(product.id);
+      }
+
+      const subtotal = lines.reduce((sum, l) => sum + l.product.price * l.quantity, 0);
+      const total = lines.reduce((sum, l) => sum + l.unitTotal * l.quantity, 0);
+      const settings = this.#settings.get();
+      const cashback = percentOf(total, settings.cashbackPercent);
+      const order = await this.#insertOrder({
+        accountId: user.id, type: 'credit', status: 'completed', subtotal, discount: subtotal - total, total,
+        earnings: 0, cashback, credit: cashback, currency: settings.currency, paymentApi: 'credits', paymentId: null,
+        creationDate: at,
+      });
+      // Every line in one statement.
+      await StoreOrderItem.insertMany(this.#db, lines.map((l) => ({
+        orderId: order.id, productId: l.product.id, productName: l.product.name, quantity: l.quantity, unitPrice: l.product.price,
+        unitTotal: l.unitTotal, variables: JSON.stringify(Object.fromEntries(l.variables.map((v) => [v.name, v.value]))),
+      })));
+
+      let balance = total > 0 ? await this.#pay(user.id, total, order.id, keyName) : undefined;
+      for (const l of lines) {
+        if (l.product.giveRoleId <= 0 || l.product.duration < 0) continue;
+        // Several units of a timed role add up; a permanent one stays permanent.
+        await this.#users.extendRole(user.id, l.product.giveRoleId, l.product.duration * l.quantity);
+      }
+      if (cashback > 0) balance = await this.#credits.change(user.id, cashback, { reason: 'cashback', orderId: order.id, keyName });
+      balance ??= await this.#credits.balance(user.id);
+
+      // The order's listeners (delivery queues its commands) run in this transaction before the
+      // stock is taken, so the shared product rows are locked for the last statement only.
+      await this.#completed(order, user.username, lines.map((l) => ({
+        productId: l.product.id, productName: l.product.name, quantity: l.quantity,
+        variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])),
+      })));
+      await this.#takeStock(lines);
+      return {
+        orderId: order.id, balance, subtotal, discount: subtotal - total, total, cashback,
+        lines: lines.map((l) => ({ productId: l.product.id, quantity: l.quantity, variables: l.variables })),
+      };
+    });
+  }
+
+  /**
+   * Takes the stock with conditional updates: the row lock makes the check and the take one step,
+   * so concurrent buyers never sell more than there is. Last in the buy, because a product's row
+   * is the one lock all its buyers share: it is held only from here to the commit. Rows are taken
+   * in product id order, so two buyers of the same products queue instead of deadlocking.
+   */
+  /** The price from the balance. Too low a balance is the store's INSUFFICIENT_BALANCE (api.md), not the credits feature's code. */
+  async #pay(userId: number, cents: number, orderId: number, keyName?: string): Promise<number> {
+    try {
+      return await this.#credits.change(userId, -cents, { reason: 'purchase', orderId, keyName });
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'NOT_ENOUGH_CREDITS') throw new DomainError('INSUFFICIENT_BALANCE', err.message);
+      throw err;
+    }
+  }
+
+  async #takeStock(lines: { product: Product; quantity: number }[]): Promise<void> {
+    for (const line of [...lines].sort((a, b) => a.product.id - b.product.id)) {
+      if (line.product.stock === -1) continue;
+      const { affectedRows } = await this.#db.run(
+        'update store_products set stock = stock - ? where id = ? and stock >= ?', [line.quantity, line.product.id, line.quantity]);
+      if (affectedRows === 0) throw outOfStock(line.product.id);
+    }
+  }
+
+  /**
+   * A real-money payment: an order of type `payment`, the credits it buys, and (through the
+   * event) a donation entry; joins the caller's transaction.
+   */
+  async recordPayment(payment: PaymentOrderInput): Promise<OrderRow> {
+    const { paymentApi, paymentId } = payment;
+    const order = await this.#db.transaction(async () => {
+      const user = await this.#users.requireByUsername(payment.username);
+      let created: Order;
+      try {
+        created = await this.#insertOrder({
+          accountId: user.id, type: 'payment', status: 'completed', subtotal: payment.amount, discount: 0, total: payment.amount,
+          earnings: payment.amount, cashback: 0, credit: payment.credit, currency: payment.currency.toUpperCase(),
+          paymentApi, paymentId, creationDate: now(),
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) {
+          throw new DomainError('CONFLICT', `The payment ${paymentApi} ${paymentId} is recorded already.`);
+        }
+        throw err;
+      }
+      if (payment.credit > 0) await this.#credits.change(user.id, payment.credit, { reason: 'payment', orderId: created.id, keyName: payment.keyName });
+      await this.#completed(created, user.username, []);
+      return created;
+    });
+    return orderRow(order, this.#settings.get().timezone);
+  }
+
+  /** A completed `payment` order becomes `refunded`; false when there is no such order. */
+  async markPaymentRefunded(orderId: number): Promise<boolean> {
+    const { affectedRows } = await this.#db.run(
+      "update store_orders set status = 'refunded' where id = ? and type = 'payment' and status = 'completed'", [orderId]);
+    return affectedRows > 0;
+  }
+
+  /**
+   * Undoes a purchase paid from the balance: the price back, the cashback taken back, the stock
+   * restored, the roles it granted shortened by what it added (revoked when that was all of it).
+   * The status flip is conditional, so of two refunds of one order exactly one does anything.
+   */
+  async refund(orderId: number, keyName?: string): Promise<OrderRow> {
+    const order = await this.#db.transaction(async () => {
+      const [row] = await this.#db.query(`select ${StoreOrder.columns} from store_orders where id = ?`, [orderId]);
+      if (!row) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
+      const current = StoreOrder.fromRow(row);
+      if (current.type !== 'credit') throw new DomainError('VALIDATION_ERROR', `Order ${orderId} is a payment: refund it through its payment gateway.`);
+      const { affectedRows } = await this.#db.run("update store_orders set status = 'refunded' where id = ? and status = 'completed'", [orderId]);
+      if (affectedRows === 0) throw new DomainError('CONFLICT', `Order ${orderId} is ${current.status}: it cannot be refunded.`);
+      const user = await this.#users.requireById(current.accountId);
+      const items = (await this.#db.query(`select ${StoreOrderItem.columns} from store_order_items where order_id = ? order by id`, [orderId]))
+        .map((r) => StoreOrderItem.fromRow(r));
+
+      // The price first: the balance then always covers the cashback (never more than the price).
+      if (current.total > 0) await this.#credits.change(user.id, current.total, { reason: 'refund', orderId, keyName });
+      if (current.cashback > 0) await this.#credits.change(user.id, -current.cashback, { reason: 'refund', orderId, keyName });
+
+      const products = await this.productsById(items.map((i) => i.productId), false);
+      for (const item of [...items].sort((a, b) => a.productId - b.productId)) {
+        const product = products.get(item.productId);
+        if (!product) continue;
+        await this.#db.run('update store_products set stock = stock + ? where id = ? and stock <> -1', [item.quantity, product.id]);
+        if (product.giveRoleId > 0 && product.duration >= 0) await this.#takeBackRole(user.id, product.giveRoleId, product.duration * item.quantity);
+      }
+      await this.#events.emit('store.order.refunded', {
+        orderId, userId: user.id, username: user.username,
+        items: items.map(itemEvent),
+      });
+      return { ...current, status: 'refunded' };
+    });
+    return orderRow(order, this.#settings.get().timezone);
+  }
+
+  /** Takes back `days` of a role a purchase added (0 = it was permanent); a permanent grant from elsewhere stays. */
+  async #takeBackRole(userId: number, roleId: number, days: number): Promise<void> {
+    const held = (await this.#users.rolesOf(userId)).find((r) => r.id === roleId);
+    if (!held) return;
+    if (days === 0) {
+      await this.#users.revokeRole(userId, roleId);
+      return;
+    }
+    if (held.expiryDate === PERMANENT) return;
+    const shortened = addSeconds(held.expiryDate, -days * 86400);
+    if (shortened <= now()) await this.#users.revokeRole(userId, roleId);
+    else await this.#users.grantRole(userId, roleId, shortened);
+  }
+
+  async lastPurchaseGranting(userId: number, roleId: number): Promise<{ orderId: number; items: OrderItemEvent[] } | undefined> {
+    const rows = (await this.#db.query(
+      `select ${StoreOrderItem.qualifiedColumns('i')}
+       from store_order_items i join store_products p on p.id = i.product_id
+       where i.order_id = (select max(o.id) from store_orders o join store_order_items oi on oi.order_id = o.id join store_products op on op.id = oi.product_id
+                           where o.account_id = ? and o.type = 'credit' and o.status = 'completed' and op.give_role_id = ?)
+         and p.give_role_id = ? order by i.id`, [userId, roleId, roleId])).map((r) => StoreOrderItem.fromRow(r));
+    if (rows.length === 0) return undefined;
+    return { orderId: rows[0]!.orderId, items: rows.map(itemEvent) };
+  }
+
+  /**
+   * Orders newest first, filtered, `limit` at most, older than the order `before` (keyset paging:
+   * the last page costs what the first does).
+   */
+  async listOrders(filter: { status?: string; type?: string; userId?: number; before?: number; limit: number }): Promise<OrderRow[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    for (const [column, value] of [['status', filter.status], ['type', filter.type], ['account_id', filter.userId], ['id <', filter.before]] as const) {
+      if (value === undefined) continue;
+      where.push(column.includes('<') ? `${column} ?` : `${column} = ?`);
+      params.push(value);
+    }
+    const rows = await this.#db.query(
+      `select ${StoreOrder.columns} from store_orders${where.length ? ` where ${where.join(' and ')}` : ''} order by id desc limit ?`, [...params, filter.limit]);
+    const { timezone } = this.#settings.get();
+    return rows.map((r) => orderRow(StoreOrder.fromRow(r), timezone));
+  }
+
+  /** One order and what was bought; ORDER_NOT_FOUND when there is none. */
+  async getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[] }> {
+    const [row] = await this.#db.query(`select ${StoreOrder.columns} from store_orders where id = ?`, [orderId]);
+    if (!row) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
+    const items = (await this.#db.query(`select ${StoreOrderItem.columns} from store_order_items where order_id = ? order by id`, [orderId]))
+      .map((r) => StoreOrderItem.fromRow(r));
+    return { order: orderRow(StoreOrder.fromRow(row), this.#settings.get().timezone), items: items.map(itemEvent) };
+  }
+
+  /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */
+  async salesSince(since: string): Promise<{ type: string; orders: number; total: number }[]> {
+    const rows = await this.#db.query<{ type: string; n: number | string; total: number | string | null }>(
+      "select type, count(*) as n, sum(total) as total from store_orders where status = 'completed' and creation_date >= ? group by type order by type", [since]);
+    return rows.map((r) => ({ type: r.type, orders: Number(r.n), total: Number(r.total ?? 0) }));
+  }
+
+  async ordersOf(userId: number): Promise<OrderRow[]> {
+    const rows = await this.#db.query(`select ${StoreOrder.columns} from store_orders where account_id = ? order by id desc`, [userId]);
+    const { timezone } = this.#settings.get();
+    return rows.map((r) => orderRow(StoreOrder.fromRow(r), timezone));
+  }
+
+  async #insertOrder(order: Omit<Order, 'id'>): Promise<Order> {
+    return { id: await StoreOrder.insert(this.#db, order), ...order };
+  }
+
+  #completed(order: Order, username: string, items: OrderItemEvent[]): Promise<void> {
+    return this.#events.emit('store.order.completed', {
+      orderId: order.id, userId: order.accountId, username, type: order.type, total: order.total,
+      currency: order.currency, creationDate: order.creationDate, items,
+    });
+  }
+
+  /** A product's name, active or not; undefined when there is no such product. */
+  async productName(productId: number): Promise<string | undefined> {
+    return (await this.productsById([productId], false)).get(productId)?.name;
+  }
+}
