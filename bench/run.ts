@@ -71,12 +71,14 @@ async function healthy(proc: ChildProcess, url: string): Promise<void> {
 }
 
 /** What `npm start` runs after `node`: the server's entry and any Node flags it is shipped with. */
-const startArgs = (JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(' ').slice(1);
+const startScript = (JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+const startArgs = startScript.split(' ').slice(1);
 
 /** The server as `npm start` runs it, and how long it took from spawn to a healthy /health. */
 async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; ms: number }> {
   const started = performance.now();
-  const proc = spawnNode(SERVER_CORE, startArgs, { ...env, LOG_LEVEL: 'warn' });
+  // The default log level too: a successful request writes no log line at it (core/observability.ts).
+  const proc = spawnNode(SERVER_CORE, startArgs, env);
   proc.stdout!.resume();
   await healthy(proc, `http://127.0.0.1:${env.PORT}/health`);
   return { proc, ms: performance.now() - started };
@@ -200,8 +202,8 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
     rows,
     facts: [
       ...notes,
-      `Server process peak RSS over the whole run: **${serverMemory.peak} MiB** (${serverMemory.now} MiB at the end); the baseline's: ${baselineMemory.peak} MiB.`,
-      `\`npm start\`'s command (\`node ${startArgs.join(' ')}\`) to a healthy /health on the seeded database: **${starts[1]!.toFixed(0)} ms** (median of 3; ${starts.map((s) => s.toFixed(0)).join(', ')}).`,
+      `Server process RSS after the whole run: **${serverMemory.now} MiB** (its peak: ${serverMemory.peak} MiB); the baseline's: ${baselineMemory.now} MiB (peak ${baselineMemory.peak} MiB).`,
+      `\`npm start\`'s command (\`${startScript}\`) to a healthy /health on the seeded database: **${starts[1]!.toFixed(0)} ms** (median of 3; ${starts.map((s) => s.toFixed(0)).join(', ')}).`,
     ],
   };
 }
