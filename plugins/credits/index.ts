@@ -4,6 +4,7 @@ import { ConfigError } from '../../core/config.ts';
 import { defineFeature } from '../../core/features.ts';
 import { formatMoney, parseMoney } from '../../core/format.ts';
 import { usersRef } from '../users/contract.ts';
+import { creditsPanel } from './console.ts';
 import { creditsRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -35,6 +36,8 @@ export default defineFeature({
       select: (accountId) => `coalesce((select w.balance from credits_wallets w where w.user_id = ${accountId}), 0)`,
       show: (value) => formatMoney(Number(value)),
     });
+    // Its share of a player's page in the staff console (shown when the console runs).
+    users.addPlayerPanel(creditsPanel(credits, settings));
     creditsRoutes(app, credits, users, settings);
   },
 });
