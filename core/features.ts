@@ -36,7 +36,11 @@ export interface FeatureDefinition<S extends TSchema = TSchema, Own = unknown> {
   options?: S;
   entities?: object[];
   migrations?: MigrationDef[];
-  /** Error codes of this feature's own, with their HTTP status. */
+  /**
+   * The error codes this feature's routes answer, with their HTTP status (core has only the generic
+   * ones, core/errors.ts). A code several features answer (USER_NOT_FOUND) is declared by its owner;
+   * two features may declare one code only with the same status.
+   */
   errors?: Record<string, number>;
   /**
    * Registers routes and provides services. What it returns stays the feature's own: the host

@@ -43,6 +43,10 @@ export default defineFeature({
   options,
   entities,
   migrations,
+  errors: {
+    WRONG_PASSWORD: 401, REGISTER_LIMIT: 400, INVALID_USERNAME: 400, INVALID_EMAIL: 400, INVALID_PASSWORD: 400,
+    WRONG_CODE: 400, SESSION_NOT_FOUND: 404,
+  },
   async register(app, { db, services, settings, options: opts, log, env }) {
     const secrets = new SecretBox(parseKey(env.TOTP_ENCRYPTION_KEY));
     const auth = new AuthService(db, services.get(usersRef), settings, opts, secrets);

@@ -22,6 +22,7 @@ export default defineFeature({
   options,
   entities,
   migrations,
+  errors: { NOT_ENOUGH_CREDITS: 400, TARGET_USER_NOT_FOUND: 404, INVALID_TARGET: 400 },
   async register(app, { db, events, services, settings, metrics, options: opts }) {
     const maxBalance = parseMoney(opts.maxBalance);
     if (maxBalance === undefined) throw new ConfigError('plugins.credits.maxBalance must be a decimal with at most two places, e.g. "1000000.00".');

@@ -32,6 +32,7 @@ export default defineFeature({
   requires: [storeRef],
   entities,
   migrations,
+  errors: { INVALID_TYPE: 400, INVALID_LIMIT: 400 },
   async register(app, { db, events, settings }) {
     const donations = new Donations(db);
     events.onCommitting('store.order.completed', async (order) => {
