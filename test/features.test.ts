@@ -1,4 +1,5 @@
 import t from 'tap';
+import { Type } from '@sinclair/typebox';
 import { buildApp } from '../core/app.ts';
 import { builtinNames } from '../core/features.ts';
 import { build, call, freshDatabaseUrl, ADMIN_KEY } from './helper.ts';
@@ -36,6 +37,29 @@ t.test('bad settings stop boot naming the setting', async (t) => {
   await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { currency: 'dollars' } }, logger: false }), { message: /site\.currency/ });
   await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { plugins: { users: { sweepSeconds: 0 } } }, logger: false }), { message: /plugins\.users\.sweepSeconds/ });
   await t.rejects(buildApp({ env: { DATABASE_URL: 'postgres://x/y' }, logger: false }), { message: /DATABASE_URL/ });
+});
+
+t.test("site settings are the features' own: checked at boot, kept while a built-in feature is disabled", async (t) => {
+  const url = await freshDatabaseUrl(t);
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { cashbackPercnt: 5 } }, logger: false }),
+    { message: 'Invalid setting site.cashbackPercnt: unknown setting (misspelled?)' }, 'a key no feature declares');
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { buyResponseStatus: 202 } }, logger: false }),
+    { message: 'Invalid setting site.buyResponseStatus: must be one of 200, 201' }, "a feature's setting is checked like core's");
+
+  const app = await build(t, { features: ['users'], config: { site: { cashbackPercent: 7 } } });
+  t.same(app.features, ['users'], 'store and auth are disabled');
+  let res = await call(app, '/api/admin/settings');
+  t.same(Object.keys(res.json().data), ['currency', 'timezone', 'registerLimit', 'twoFactorEnabled', 'registrationEmailRequired', 'cashbackPercent', 'buyResponseStatus'],
+    "core's, then each built-in feature's by name, running or not");
+  t.equal(res.json().data.cashbackPercent, 7, 'the config default of a disabled feature is kept');
+  res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { buyResponseStatus: 201 }, as: 'json' });
+  t.equal(res.json().data.buyResponseStatus, 201, 'and it can be set before the feature is enabled');
+
+  const { declareSettings } = await import('../core/settings.ts');
+  const flag = { schema: Type.Boolean({ default: false }), label: 'A flag' };
+  t.throws(() => declareSettings([{ name: 'alpha', settings: { timezone: flag } }]), { message: 'The site setting timezone is declared by both core and the "alpha" feature.' });
+  t.throws(() => declareSettings([{ name: 'beta', settings: { shared: flag } }, { name: 'alpha', settings: { shared: flag } }]),
+    { message: 'The site setting shared is declared by both the "alpha" feature and the "beta" feature.' }, 'a setting has one owner');
 });
 
 t.test('a third-party feature package loads, migrates and serves', async (t) => {

@@ -5,7 +5,7 @@ import { usersRef } from '../users/contract.ts';
 import { storeAdminRoutes } from './admin-routes.ts';
 import { Catalogue } from './catalogue.ts';
 import { catalogueSection, ordersSection } from './console.ts';
-import { storeRef } from './contract.ts';
+import { storeRef, storeSettings } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { Orders } from './orders.ts';
@@ -17,6 +17,7 @@ export default defineFeature({
   requires: [usersRef, creditsRef],
   entities,
   migrations,
+  settings: storeSettings,
   errors: {
     PRODUCT_NOT_FOUND: 404, CATEGORY_NOT_FOUND: 404, ORDER_NOT_FOUND: 404, INVALID_QUANTITY: 400, INSUFFICIENT_BALANCE: 400,
     OUT_OF_STOCK: 400, INVALID_VARIABLE: 400, REQUIRED_PRODUCT: 400, REQUIRED_LINKED_ACCOUNT: 400, DOWNGRADE_NOT_ALLOWED: 400,
