@@ -76,6 +76,25 @@ t.test('a third-party feature package loads, migrates and serves', async (t) => 
   t.ok(done.some((m) => m.name.endsWith('_hello_init')), 'its migration ran');
 });
 
+t.test('a third-party feature declares its own error codes and site settings', async (t) => {
+  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } }, site: { helloPunctuation: '.' } } });
+  t.equal((await call(app, '/api/hello/greetings', { body: { name: 'Steve' } })).statusCode, 201);
+  let res = await call(app, '/api/hello/greetings/1');
+  t.same(res.json(), { id: '1', text: 'Hello, Steve.' }, 'its setting from config');
+  res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { helloPunctuation: '!' }, as: 'json' });
+  t.same(res.json().data, { currency: 'USD', timezone: 'UTC', registerLimit: 3, twoFactorEnabled: true, registrationEmailRequired: true, cashbackPercent: 0, buyResponseStatus: 200, helloPunctuation: '!' },
+    'after core and the built-in features');
+  t.same((await call(app, '/api/hello/greetings/1')).json(), { id: '1', text: 'Hello, Steve!' }, 'changed at run time');
+  res = await call(app, '/api/hello/greetings/2');
+  t.equal(res.statusCode, 404, 'its code has the status it declared');
+  t.same(res.json(), { status: false, error: 'GREETING_NOT_FOUND', message: 'No greeting with ID 2.' });
+  res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { helloPunctuation: '?' }, as: 'json' });
+  t.equal(res.json().error, 'VALIDATION_ERROR', 'its setting is checked');
+  const url = await freshDatabaseUrl(t);
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { helloPunctuation: '.' } }, logger: false }),
+    { message: 'Invalid setting site.helloPunctuation: unknown setting (misspelled?)' }, 'a disabled package is not read: its setting is unknown');
+});
+
 t.test('migrations run once: a restart on the same database keeps the data', async (t) => {
   const url = process.env.TEST_MYSQL_URL ? await freshDatabaseUrl(t) : `sqlite:${t.testdirName}/db.sqlite`;
   if (!process.env.TEST_MYSQL_URL) t.testdir({});
