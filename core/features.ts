@@ -107,7 +107,8 @@ export function builtinNames(): string[] {
 
 /**
  * Imports the enabled built-in features and each enabled third-party package named in config.
- * Disabled features are never imported, so nothing of theirs runs.
+ * Disabled features are not imported here (a tool working on one feature loads only that one);
+ * the server reads a disabled built-in feature's definition only for its site settings (settingOwners).
  */
 export async function discoverFeatures(config: AppConfig): Promise<LoadedFeature[]> {
   const found: LoadedFeature[] = [];
