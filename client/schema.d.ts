@@ -2518,9 +2518,9 @@ export interface operations {
                              */
                             registerLimit: number;
                             twoFactorEnabled: boolean;
+                            registrationEmailRequired: boolean;
                             /** @example 5 */
                             cashbackPercent: number;
-                            registrationEmailRequired: boolean;
                             buyResponseStatus: 200 | 201;
                         };
                     };
@@ -2596,9 +2596,9 @@ export interface operations {
                      */
                     registerLimit?: number;
                     twoFactorEnabled?: boolean;
+                    registrationEmailRequired?: boolean;
                     /** @example 5 */
                     cashbackPercent?: number;
-                    registrationEmailRequired?: boolean;
                     buyResponseStatus?: 200 | 201;
                 };
                 "application/x-www-form-urlencoded": {
@@ -2615,9 +2615,9 @@ export interface operations {
                      */
                     registerLimit?: number;
                     twoFactorEnabled?: boolean;
+                    registrationEmailRequired?: boolean;
                     /** @example 5 */
                     cashbackPercent?: number;
-                    registrationEmailRequired?: boolean;
                     buyResponseStatus?: 200 | 201;
                 };
                 "multipart/form-data": {
@@ -2634,9 +2634,9 @@ export interface operations {
                      */
                     registerLimit?: number;
                     twoFactorEnabled?: boolean;
+                    registrationEmailRequired?: boolean;
                     /** @example 5 */
                     cashbackPercent?: number;
-                    registrationEmailRequired?: boolean;
                     buyResponseStatus?: 200 | 201;
                 };
             };
@@ -2665,9 +2665,9 @@ export interface operations {
                              */
                             registerLimit: number;
                             twoFactorEnabled: boolean;
+                            registrationEmailRequired: boolean;
                             /** @example 5 */
                             cashbackPercent: number;
-                            registrationEmailRequired: boolean;
                             buyResponseStatus: 200 | 201;
                         };
                     };

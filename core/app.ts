@@ -6,17 +6,17 @@ import { lazySchemaCompilers } from './schema-compilers.ts';
 import { Type } from '@sinclair/typebox';
 import { ApiKeys, CoreApiKey, apiKeyHook, apiKeysRef } from './api-keys.ts';
 import { connectAtBoot } from './boot.ts';
-import { loadConfig, type AppConfig } from './config.ts';
+import { loadConfig, type AppConfig, type SiteSetting, type SiteSettings } from './config.ts';
 import { openDatabase, migrate, type Database } from './db.ts';
 import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
-import { discoverFeatures, registerFeatures, selectEnabled, type FeatureContext, type LoadedFeature } from './features.ts';
+import { discoverFeatures, registerFeatures, selectEnabled, settingOwners, type FeatureContext, type LoadedFeature } from './features.ts';
 import { bodyParsing, clientError, errorHandling, inputGuard, routerErrors, send, serializeError, strictTypes } from './http.ts';
 import { RequestLog, corsPolicy, databaseMetrics, echoRequestId, metricsRegistry, metricsRoutes, requestId, requestLogger } from './observability.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { checkDeclaredErrors, openapiOptions } from './openapi.ts';
 import { ServiceRegistry } from './registry.ts';
-import { CoreSetting, DbSettings, settingsRef, settingsRoutes, type SettingsService } from './settings.ts';
+import { CoreSetting, DbSettings, declareSettings, settingsRef, settingsRoutes, siteDefaults, type SettingsService } from './settings.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -83,6 +83,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   const config = loadConfig(env, options.config);
   const features = selectEnabled(await discoverFeatures(config), config);
   for (const f of features) if (f.def.errors) registerErrorCodes(f.def.errors);
+  const declared = declareSettings(await settingOwners(features));
+  const site = siteDefaults(declared, config.site);
 
   const db = await connectAtBoot(config.database, () => openDatabase({
     config: config.database,
@@ -91,14 +93,20 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   }), options.bootLog ?? ((line) => process.stderr.write(`${line}\n`)));
   try {
     if (config.database.migrateOnStart) await migrate(db);
-    return await assemble(config, features, db, env, options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) }, options.checkErrorCodes);
+    return await assemble(config, features, { declared, site }, db, env, options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) }, options.checkErrorCodes);
   } catch (err) {
     await db.close();
     throw err;
   }
 }
 
-async function assemble(config: AppConfig, features: LoadedFeature[], db: Database, env: NodeJS.ProcessEnv, logger: BuildOptions['logger'], checkErrorCodes = false): Promise<FastifyInstance> {
+/** The site settings declared by core and the features, and their defaults from config. */
+interface SiteSetup {
+  declared: ReadonlyMap<string, SiteSetting>;
+  site: SiteSettings;
+}
+
+async function assemble(config: AppConfig, features: LoadedFeature[], { declared, site }: SiteSetup, db: Database, env: NodeJS.ProcessEnv, logger: BuildOptions['logger'], checkErrorCodes = false): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     bodyLimit: config.server.bodyLimit,
@@ -124,7 +132,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], db: Databa
   });
   app.server.maxConnections = config.server.maxConnections;
 
-  const settings = new DbSettings(db, config.site);
+  const settings = new DbSettings(db, declared, site);
   await settings.load();
   settings.startRefresh(5);
   const services = new ServiceRegistry();

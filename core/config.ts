@@ -7,16 +7,57 @@ import { isTimeZone } from './format.ts';
 
 export const rootDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-export const SiteSettingsSchema = Type.Object({
-  currency: Type.String({ pattern: '^[A-Z]{3}$', default: 'USD' }),
-  timezone: Type.String({ minLength: 1, default: 'UTC' }),
-  registerLimit: Type.Integer({ minimum: 0, default: 3 }),
-  twoFactorEnabled: Type.Boolean({ default: true }),
-  cashbackPercent: Type.Number({ minimum: 0, maximum: 100, default: 0 }),
-  registrationEmailRequired: Type.Boolean({ default: true }),
-  buyResponseStatus: Type.Union([Type.Literal(200), Type.Literal(201)], { default: 200 }),
-}, { additionalProperties: false });
-export type SiteSettings = Static<typeof SiteSettingsSchema>;
+/**
+ * One site setting: its default comes from `site.<key>` in config, admins change it at run time
+ * (`PATCH /api/admin/settings`, the console's site settings), and code reads it through
+ * `ctx.settings.get()`. Core declares its own below; a feature declares its own in its definition
+ * (`settings`), and adds their types to SiteSettings.
+ */
+export interface SiteSetting<T extends TSchema = TSchema> {
+  /** Its type, bounds and default; its description and examples document the admin API. */
+  schema: T;
+  /** Its field in the console's site settings form. */
+  label: string;
+  hint?: string;
+}
+
+/**
+ * The site settings' values by key. A feature adds its own by augmenting this interface (as
+ * EventMap), usually with `SettingValues<typeof itsSettings>`.
+ */
+export interface SiteSettings {
+  currency: string;
+  timezone: string;
+}
+
+/** The values of a set of declared settings, by key. */
+export type SettingValues<T extends Record<string, SiteSetting>> = { [K in keyof T]: Static<T[K]['schema']> };
+
+/** Core's own site settings; every feature's follow them. */
+export const coreSettings = {
+  currency: {
+    schema: Type.String({ pattern: '^[A-Z]{3}$', default: 'USD', examples: ['USD'] }),
+    label: 'Currency', hint: 'Three capital letters (ISO 4217): what real-money prices are in.',
+  },
+  timezone: {
+    schema: Type.String({ default: 'UTC', description: 'IANA time zone of the timestamps the API sends and takes', examples: ['Europe/Berlin'] }),
+    label: 'Time zone', hint: 'An IANA name, e.g. Europe/Berlin: dates are shown and read in it.',
+  },
+} satisfies Record<string, SiteSetting>;
+
+/**
+ * The schema of a set of settings, checking config and changes with defaults and refusing
+ * unknown keys; `api` gives the admin API's shape instead, without defaults (a PATCH must not
+ * fill in what was not sent).
+ */
+export function settingsSchema(settings: Iterable<[string, SiteSetting]>, { api = false } = {}) {
+  const properties = Object.fromEntries([...settings].map(([key, { schema }]) => {
+    if (!api) return [key, schema];
+    const { default: _default, ...rest } = schema;
+    return [key, rest as TSchema];
+  }));
+  return api ? Type.Object(properties) : Type.Object(properties, { additionalProperties: false });
+}
 
 const FeatureSwitch = Type.Object({
   enabled: Type.Boolean({ default: true }),
@@ -72,7 +113,8 @@ export const ConfigSchema = Type.Object({
     /** Serve it without an admin key (only where the port is reachable from a private network). */
     public: Type.Boolean({ default: false }),
   }, { default: {}, additionalProperties: false }),
-  site: Type.Object(SiteSettingsSchema.properties, { default: {}, additionalProperties: false }),
+  /** Site settings' defaults: core's checked here, the features' once they are known (core/settings.ts siteDefaults). */
+  site: Type.Object({ currency: coreSettings.currency.schema, timezone: coreSettings.timezone.schema }, { default: {}, additionalProperties: true }),
   plugins: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), FeatureSwitch, { default: {} }),
 }, { additionalProperties: false });
 

@@ -14,53 +14,29 @@ export class DomainError extends Error {
   }
 }
 
-/** HTTP status of every error code of api.md and decisions.md. Features may add codes of their own. */
+/**
+ * HTTP status of each error code: here the host's own, which any route may answer (a body that
+ * fails its schema, a missing key, a fault); each feature adds its domain's codes through the
+ * `errors` of its definition when it loads (core/features.ts).
+ */
 export const errorStatus: Record<string, number> = {
-  USER_NOT_FOUND: 404,
-  WRONG_PASSWORD: 401,
-  USERNAME_ALREADY_EXIST: 400,
-  EMAIL_ALREADY_EXIST: 400,
-  REGISTER_LIMIT: 400,
-  INVALID_USERNAME: 400,
-  SESSION_NOT_FOUND: 404,
-  PRODUCT_NOT_FOUND: 404,
-  INVALID_QUANTITY: 400,
-  INSUFFICIENT_BALANCE: 400,
-  OUT_OF_STOCK: 400,
-  INVALID_VARIABLE: 400,
-  INVALID_TYPE: 400,
-  INVALID_LIMIT: 400,
-  INSERT_ERROR: 400,
-  DELETE_ERROR: 400,
-  TICKET_NOT_FOUND: 404,
+  VALIDATION_ERROR: 400,
+  /** A malformed money amount, wherever it is (decisions.md §6; core/format.ts requireMoney). */
   INVALID_AMOUNT: 400,
-  NOT_ENOUGH_CREDITS: 400,
-  TARGET_USER_NOT_FOUND: 404,
-  INVALID_TARGET: 400,
   INVALID_API_KEY: 401,
   FORBIDDEN: 403,
-  VALIDATION_ERROR: 400,
-  INVALID_EMAIL: 400,
-  INVALID_PASSWORD: 400,
-  WRONG_CODE: 400,
-  ROLE_NOT_FOUND: 404,
-  CATEGORY_NOT_FOUND: 404,
-  MESSAGE_NOT_FOUND: 404,
-  ANSWER_NOT_FOUND: 404,
-  ITEM_NOT_FOUND: 404,
-  SERVER_NOT_FOUND: 404,
-  TICKET_CLOSED: 400,
   NOT_FOUND: 404,
-  CONFLICT: 409,
   REQUEST_TIMEOUT: 408,
+  CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
-  HEADERS_TOO_LARGE: 431,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
+  HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 };
 
+/** Adds a feature's codes; a code already known with another status stops boot. Several features may declare one code alike. */
 export function registerErrorCodes(codes: Record<string, number>): void {
   for (const [code, status] of Object.entries(codes)) {
     const known = errorStatus[code];

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin';
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Static, TSchema } from '@sinclair/typebox';
-import { ConfigError, rootDir, validate, type AppConfig } from './config.ts';
+import { ConfigError, rootDir, validate, type AppConfig, type SiteSetting } from './config.ts';
 import { consoleHostRef, type ConsoleSection } from './console.ts';
 import type { Database, MigrationDef } from './db.ts';
 import type { EventBus } from './events.ts';
@@ -36,8 +36,17 @@ export interface FeatureDefinition<S extends TSchema = TSchema, Own = unknown> {
   options?: S;
   entities?: object[];
   migrations?: MigrationDef[];
-  /** Error codes of this feature's own, with their HTTP status. */
+  /**
+   * The error codes this feature's routes answer, with their HTTP status (core has only the generic
+   * ones, core/errors.ts). A code several features answer (USER_NOT_FOUND) is declared by its owner;
+   * two features may declare one code only with the same status.
+   */
   errors?: Record<string, number>;
+  /**
+   * Site settings this feature reads (`ctx.settings.get()`): defaults from `site.<key>` in config,
+   * changed by admins at run time. Add their types to SiteSettings (core/config.ts).
+   */
+  settings?: Record<string, SiteSetting>;
   /**
    * Registers routes and provides services. What it returns stays the feature's own: the host
    * hands it only to the feature's console section.
@@ -98,7 +107,8 @@ export function builtinNames(): string[] {
 
 /**
  * Imports the enabled built-in features and each enabled third-party package named in config.
- * Disabled features are never imported, so nothing of theirs runs.
+ * Disabled features are not imported here (a tool working on one feature loads only that one);
+ * the server reads a disabled built-in feature's definition only for its site settings (settingOwners).
  */
 export async function discoverFeatures(config: AppConfig): Promise<LoadedFeature[]> {
   const found: LoadedFeature[] = [];
@@ -131,6 +141,23 @@ export async function discoverFeatures(config: AppConfig): Promise<LoadedFeature
     found.push({ def, source: 'package', options: undefined });
   }
   return found;
+}
+
+/**
+ * The features whose site settings this server has: the running ones, and the disabled built-in
+ * ones, whose definitions are imported for their settings only (never registered: nothing of them
+ * runs). So a built-in feature's settings keep their values, show and can be set while it is
+ * disabled, and the `site` block of config is checked whole. A disabled package is not imported
+ * (it may not be installed): a `site` key of it is refused as unknown.
+ */
+export async function settingOwners(running: LoadedFeature[]): Promise<FeatureDefinition[]> {
+  const owners = running.map((f) => f.def);
+  for (const name of builtinNames()) {
+    if (owners.some((d) => d.name === name)) continue;
+    const def = definitionOf(await import(pathToFileURL(join(builtinDir, name, 'index.ts')).href));
+    if (def?.settings) owners.push(def);
+  }
+  return owners;
 }
 
 /**

@@ -7,6 +7,6 @@ export { EventBus, type EventMap, type EventName } from './events.ts';
 export { DomainError, registerErrorCodes } from './errors.ts';
 export { defineMigration, isUniqueViolation, Database, type Dialect, type MigrationDef } from './db.ts';
 export { settingsRef, type SettingsService } from './settings.ts';
-export type { SiteSettings, AppConfig } from './config.ts';
+export type { AppConfig, SettingValues, SiteSetting, SiteSettings } from './config.ts';
 export * from './format.ts';
 export * as S from './schemas.ts';

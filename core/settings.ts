@@ -1,7 +1,7 @@
 import { defineEntity, p } from './table.ts';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { SiteSettingsSchema, validate, type SiteSettings } from './config.ts';
+import { ConfigError, coreSettings, settingsSchema, validate, type SiteSetting, type SiteSettings } from './config.ts';
 import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';
 import { isTimeZone } from './format.ts';
@@ -21,6 +21,30 @@ export interface SettingsService {
   /** The current settings (cached; changes made by another process show within refreshSeconds). */
   get(): SiteSettings;
   update(patch: Partial<Record<keyof SiteSettings, unknown>>): Promise<SiteSettings>;
+  /** The settings this server has, in order: core's, then each feature's (by feature name). */
+  declared(): ReadonlyMap<string, SiteSetting>;
+}
+
+/**
+ * The settings core and the features declare, core's first, then by feature name. Two
+ * declarations of one key stop boot: a setting has one owner.
+ */
+export function declareSettings(features: { name: string; settings?: Record<string, SiteSetting> }[]): Map<string, SiteSetting> {
+  const declared = new Map<string, SiteSetting>(Object.entries(coreSettings));
+  const owner = new Map([...declared.keys()].map((key) => [key, 'core']));
+  for (const { name, settings } of [...features].sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const [key, setting] of Object.entries(settings ?? {})) {
+      if (owner.has(key)) throw new ConfigError(`The site setting ${key} is declared by both ${owner.get(key)} and the "${name}" feature.`);
+      owner.set(key, `the "${name}" feature`);
+      declared.set(key, setting);
+    }
+  }
+  return declared;
+}
+
+/** The config's `site` block checked against the declared settings, defaults filled in; a key none declares is refused. */
+export function siteDefaults(declared: ReadonlyMap<string, SiteSetting>, site: unknown): SiteSettings {
+  return validate(settingsSchema(declared), site, 'site') as unknown as SiteSettings;
 }
 
 export const settingsRef = createServiceRef<SettingsService>('core.settings');
@@ -28,17 +52,23 @@ export const settingsRef = createServiceRef<SettingsService>('core.settings');
 export class DbSettings implements SettingsService {
   #current: SiteSettings;
   readonly #defaults: SiteSettings;
+  readonly #declared: ReadonlyMap<string, SiteSetting>;
   readonly #db: Database;
   #timer?: NodeJS.Timeout;
 
-  constructor(db: Database, defaults: SiteSettings) {
+  constructor(db: Database, declared: ReadonlyMap<string, SiteSetting>, defaults: SiteSettings) {
     this.#db = db;
+    this.#declared = declared;
     this.#defaults = defaults;
     this.#current = defaults;
   }
 
   get(): SiteSettings {
     return this.#current;
+  }
+
+  declared(): ReadonlyMap<string, SiteSetting> {
+    return this.#declared;
   }
 
   async load(): Promise<void> {
@@ -62,7 +92,7 @@ export class DbSettings implements SettingsService {
     const keys = Object.keys(patch).filter((k) => k in this.#defaults) as (keyof SiteSettings)[];
     let next: SiteSettings;
     try {
-      next = validate(SiteSettingsSchema, { ...this.#current, ...pick(patch, this.#defaults) }, '');
+      next = validate(settingsSchema(this.#declared), { ...this.#current, ...pick(patch, this.#defaults) }, '') as unknown as SiteSettings;
     } catch (err) {
       throw new DomainError('VALIDATION_ERROR', (err as Error).message.replace('Invalid setting .', 'Invalid setting '));
     }
@@ -83,21 +113,16 @@ function pick(source: Record<string, unknown>, shape: object): Record<string, un
   return Object.fromEntries(Object.entries(source).filter(([k]) => k in shape));
 }
 
-/** The settings as the admin API writes them (the console's form checks the same). */
-export const SettingsBody = Type.Object({
-  currency: Type.String({ pattern: '^[A-Z]{3}$', examples: ['USD'] }),
-  timezone: Type.String({ description: 'IANA time zone of the timestamps the API sends and takes', examples: ['Europe/Berlin'] }),
-  registerLimit: Type.Integer({ minimum: 0, description: 'accounts one IP may register; 0 = no limit', examples: [3] }),
-  twoFactorEnabled: Type.Boolean(),
-  cashbackPercent: Type.Number({ minimum: 0, maximum: 100, examples: [5] }),
-  registrationEmailRequired: Type.Boolean(),
-  buyResponseStatus: Type.Union([Type.Literal(200), Type.Literal(201)]),
-});
+/** The settings as the admin API shows and takes them: every declared one, in order. */
+export function settingsBody(settings: SettingsService) {
+  return settingsSchema(settings.declared(), { api: true });
+}
 
 export async function settingsRoutes(app: FastifyInstance, settings: SettingsService): Promise<void> {
-  const response = { 200: Type.Object({ status: Type.Literal(true), data: SettingsBody }) };
+  const body = settingsBody(settings);
+  const response = { 200: Type.Object({ status: Type.Literal(true), data: body }) };
   app.get('/api/admin/settings', { schema: { tags: ['admin'], summary: 'Site settings', response } }, async () => ({ status: true as const, data: settings.get() }));
   app.patch('/api/admin/settings', {
-    schema: { tags: ['admin'], summary: 'Change site settings', body: Type.Partial(SettingsBody, { additionalProperties: false }), response },
+    schema: { tags: ['admin'], summary: 'Change site settings', body: Type.Partial(body, { additionalProperties: false }), response },
   }, async (request) => ({ status: true as const, data: await settings.update(request.body as Partial<SiteSettings>) }));
 }

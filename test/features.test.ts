@@ -1,4 +1,5 @@
 import t from 'tap';
+import { Type } from '@sinclair/typebox';
 import { buildApp } from '../core/app.ts';
 import { builtinNames } from '../core/features.ts';
 import { build, call, freshDatabaseUrl, ADMIN_KEY } from './helper.ts';
@@ -38,6 +39,29 @@ t.test('bad settings stop boot naming the setting', async (t) => {
   await t.rejects(buildApp({ env: { DATABASE_URL: 'postgres://x/y' }, logger: false }), { message: /DATABASE_URL/ });
 });
 
+t.test("site settings are the features' own: checked at boot, kept while a built-in feature is disabled", async (t) => {
+  const url = await freshDatabaseUrl(t);
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { cashbackPercnt: 5 } }, logger: false }),
+    { message: 'Invalid setting site.cashbackPercnt: unknown setting (misspelled?)' }, 'a key no feature declares');
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { buyResponseStatus: 202 } }, logger: false }),
+    { message: 'Invalid setting site.buyResponseStatus: must be one of 200, 201' }, "a feature's setting is checked like core's");
+
+  const app = await build(t, { features: ['users'], config: { site: { cashbackPercent: 7 } } });
+  t.same(app.features, ['users'], 'store and auth are disabled');
+  let res = await call(app, '/api/admin/settings');
+  t.same(Object.keys(res.json().data), ['currency', 'timezone', 'registerLimit', 'twoFactorEnabled', 'registrationEmailRequired', 'cashbackPercent', 'buyResponseStatus'],
+    "core's, then each built-in feature's by name, running or not");
+  t.equal(res.json().data.cashbackPercent, 7, 'the config default of a disabled feature is kept');
+  res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { buyResponseStatus: 201 }, as: 'json' });
+  t.equal(res.json().data.buyResponseStatus, 201, 'and it can be set before the feature is enabled');
+
+  const { declareSettings } = await import('../core/settings.ts');
+  const flag = { schema: Type.Boolean({ default: false }), label: 'A flag' };
+  t.throws(() => declareSettings([{ name: 'alpha', settings: { timezone: flag } }]), { message: 'The site setting timezone is declared by both core and the "alpha" feature.' });
+  t.throws(() => declareSettings([{ name: 'beta', settings: { shared: flag } }, { name: 'alpha', settings: { shared: flag } }]),
+    { message: 'The site setting shared is declared by both the "alpha" feature and the "beta" feature.' }, 'a setting has one owner');
+});
+
 t.test('a third-party feature package loads, migrates and serves', async (t) => {
   const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true, greeting: 'Welcome' } } } });
   t.same(app.features, ['hello']);
@@ -50,6 +74,25 @@ t.test('a third-party feature package loads, migrates and serves', async (t) => 
   t.equal(res.statusCode, 401, 'the host guards its routes too');
   const done = await app.db.query<{ name: string }>('select name from core_migrations order by id');
   t.ok(done.some((m) => m.name.endsWith('_hello_init')), 'its migration ran');
+});
+
+t.test('a third-party feature declares its own error codes and site settings', async (t) => {
+  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } }, site: { helloPunctuation: '.' } } });
+  t.equal((await call(app, '/api/hello/greetings', { body: { name: 'Steve' } })).statusCode, 201);
+  let res = await call(app, '/api/hello/greetings/1');
+  t.same(res.json(), { id: '1', text: 'Hello, Steve.' }, 'its setting from config');
+  res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { helloPunctuation: '!' }, as: 'json' });
+  t.same(res.json().data, { currency: 'USD', timezone: 'UTC', registerLimit: 3, twoFactorEnabled: true, registrationEmailRequired: true, cashbackPercent: 0, buyResponseStatus: 200, helloPunctuation: '!' },
+    'after core and the built-in features');
+  t.same((await call(app, '/api/hello/greetings/1')).json(), { id: '1', text: 'Hello, Steve!' }, 'changed at run time');
+  res = await call(app, '/api/hello/greetings/2');
+  t.equal(res.statusCode, 404, 'its code has the status it declared');
+  t.same(res.json(), { status: false, error: 'GREETING_NOT_FOUND', message: 'No greeting with ID 2.' });
+  res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { helloPunctuation: '?' }, as: 'json' });
+  t.equal(res.json().error, 'VALIDATION_ERROR', 'its setting is checked');
+  const url = await freshDatabaseUrl(t);
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { helloPunctuation: '.' } }, logger: false }),
+    { message: 'Invalid setting site.helloPunctuation: unknown setting (misspelled?)' }, 'a disabled package is not read: its setting is unknown');
 });
 
 t.test('migrations run once: a restart on the same database keeps the data', async (t) => {

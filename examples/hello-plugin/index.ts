@@ -5,7 +5,8 @@
  */
 import { defineEntity, p } from '../../core/table.ts';
 import { Type } from '@sinclair/typebox';
-import type { ConsoleSection, FeatureDefinition } from 'community-platform/core';
+import type { ConsoleSection, FeatureDefinition, SettingValues, SiteSetting } from 'community-platform/core';
+import { DomainError } from '../../core/errors.ts';
 import { init } from './migrations/init.ts';
 
 const HelloGreeting = defineEntity({
@@ -22,6 +23,21 @@ const options = Type.Object({
 });
 
 const Greeting = Type.Object({ id: Type.String(), text: Type.String() });
+
+/**
+ * Its site settings: defaults from `site.<key>` in config, changed through PATCH /api/admin/settings
+ * and the console's site settings. Keys are one namespace for every feature, so its own start with its name.
+ */
+const settings = {
+  helloPunctuation: {
+    schema: Type.Union([Type.Literal('!'), Type.Literal('.')], { default: '!', description: 'what ends a greeting' }),
+    label: 'Greetings end with',
+  },
+} satisfies Record<string, SiteSetting>;
+
+declare module 'community-platform/core' {
+  interface SiteSettings extends SettingValues<typeof settings> {}
+}
 
 const NewGreeting = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });
 
@@ -56,14 +72,26 @@ const greetingsSection: ConsoleSection = {
 const hello: FeatureDefinition<typeof options> = {
   name: 'hello',
   options,
+  settings,
+  // Its own error codes with their HTTP status; core has only the generic ones (VALIDATION_ERROR, NOT_FOUND, …).
+  errors: { GREETING_NOT_FOUND: 404 },
   entities: [HelloGreeting],
   migrations: [init],
-  async register(app, { db, options: opts }) {
+  async register(app, { db, options: opts, settings: site }) {
+    const text = (name: string) => `${opts.greeting}, ${name}${site.get().helloPunctuation}`;
     app.get('/api/hello/greetings', {
       schema: { tags: ['hello'], response: { 200: Type.Array(Greeting) } },
     }, async () => {
       const rows = await db.query<{ id: number; name: string }>('select id, name from hello_greetings order by id');
-      return rows.map((r) => ({ id: r.id, text: `${opts.greeting}, ${r.name}!` }));
+      return rows.map((r) => ({ id: r.id, text: text(r.name) }));
+    });
+    app.get('/api/hello/greetings/:id', {
+      schema: { tags: ['hello'], params: Type.Object({ id: Type.Integer({ minimum: 1 }) }), response: { 200: Greeting }, errors: ['GREETING_NOT_FOUND'] },
+    }, async (request) => {
+      const { id } = request.params as { id: number };
+      const [row] = await db.query<{ id: number; name: string }>('select id, name from hello_greetings where id = ?', [id]);
+      if (!row) throw new DomainError('GREETING_NOT_FOUND', `No greeting with ID ${id}.`);
+      return { id: row.id, text: text(row.name) };
     });
     app.post('/api/hello/greetings', {
       schema: {

@@ -2,6 +2,8 @@
  * The auth feature's contract: checking a platform account's credentials for peers that sign
  * people in themselves (the staff console), with the same lockouts as the API's login.
  */
+import { Type } from '@sinclair/typebox';
+import type { SettingValues, SiteSetting } from '../../core/config.ts';
 import { createServiceRef } from '../../core/registry.ts';
 
 export interface CredentialCheck {
@@ -21,3 +23,17 @@ export interface AuthService {
 }
 
 export const authRef = createServiceRef<AuthService>('auth');
+
+/** The auth feature's site settings (its definition declares them). */
+export const authSettings = {
+  registerLimit: {
+    schema: Type.Integer({ minimum: 0, default: 3, description: 'accounts one IP may register; 0 = no limit', examples: [3] }),
+    label: 'Accounts per IP', hint: '0 = no limit.',
+  },
+  twoFactorEnabled: { schema: Type.Boolean({ default: true }), label: 'Players may turn on two-factor sign-in' },
+  registrationEmailRequired: { schema: Type.Boolean({ default: true }), label: 'An email is required to register' },
+} satisfies Record<string, SiteSetting>;
+
+declare module '../../core/config.ts' {
+  interface SiteSettings extends SettingValues<typeof authSettings> {}
+}

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineFeature } from '../../core/features.ts';
 import { usersRef } from '../users/contract.ts';
-import { authRef } from './contract.ts';
+import { authRef, authSettings } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { authRoutes } from './routes.ts';
@@ -43,6 +43,11 @@ export default defineFeature({
   options,
   entities,
   migrations,
+  settings: authSettings,
+  errors: {
+    WRONG_PASSWORD: 401, REGISTER_LIMIT: 400, INVALID_USERNAME: 400, INVALID_EMAIL: 400, INVALID_PASSWORD: 400,
+    WRONG_CODE: 400, SESSION_NOT_FOUND: 404,
+  },
   async register(app, { db, services, settings, options: opts, log, env }) {
     const secrets = new SecretBox(parseKey(env.TOTP_ENCRYPTION_KEY));
     const auth = new DbAuthService(db, services.get(usersRef), settings, opts, secrets);

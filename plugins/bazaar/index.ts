@@ -19,6 +19,7 @@ export default defineFeature({
   options,
   entities,
   migrations,
+  errors: { INSERT_ERROR: 400, DELETE_ERROR: 400, SERVER_NOT_FOUND: 404, ITEM_NOT_FOUND: 404 },
   async register(app, { db, services, settings, options: opts }) {
     const bazaar = new DbBazaarService(db, services.get(usersRef), settings, opts);
     services.provide(bazaarRef, bazaar);

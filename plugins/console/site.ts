@@ -4,28 +4,55 @@
  * definition, through the same `console` field as every feature (no second way to add a
  * section), and reaches core only through the registry (settings, API keys). Admins only.
  */
-import { Type, type Static } from '@sinclair/typebox';
-import { errorsFor, field, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { errorsFor, field, type ConsoleField, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
 import { apiKeysRef } from '../../core/api-keys.ts';
+import type { SiteSetting } from '../../core/config.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp } from '../../core/format.ts';
 import { toBool } from '../../core/schemas.ts';
-import { SettingsBody } from '../../core/settings.ts';
+import { settingsBody, type SettingsService } from '../../core/settings.ts';
 
 type Shown = { values: Record<string, string>; errors: Record<string, string> };
 
-/** The admin API's settings, but the reply status as the text a select sends. */
-const SettingsForm = Type.Partial(Type.Object({
-  ...SettingsBody.properties, buyResponseStatus: Type.Union([Type.Literal('200'), Type.Literal('201')]),
-}));
-const FLAGS = ['twoFactorEnabled', 'registrationEmailRequired'] as const;
-const SETTING_NAMES = Object.keys(SettingsBody.properties);
+/** The choices of a setting that is one of fixed values (`buyResponseStatus`: 200 or 201). */
+const choicesOf = (schema: TSchema): unknown[] | undefined => {
+  const choices = (schema.anyOf as TSchema[] | undefined)?.map((s) => s.const);
+  return choices?.every((c) => c !== undefined) ? choices : undefined;
+};
+
+/** A setting's form field, by its type: a checkbox for a flag, a select for fixed values, a number field for a number. */
+function fieldOf(name: string, { schema, label, hint }: SiteSetting): ConsoleField {
+  const choices = choicesOf(schema);
+  if (schema.type === 'boolean') return { name, label, type: 'checkbox', ...(hint ? { hint } : {}) };
+  if (choices) return { name, label, type: 'select', options: choices.map((c) => ({ value: String(c), label: String(c) })), ...(hint ? { hint } : {}) };
+  return { name, label, ...(schema.type === 'integer' || schema.type === 'number' ? { type: 'number' as const } : {}), required: true, ...(hint ? { hint } : {}) };
+}
+
+/**
+ * The site settings form, made from the settings core and the features declare: the admin API's
+ * schema, but fixed numeric values as the text a select sends; checkboxes last.
+ */
+function settingsForm(settings: SettingsService) {
+  const declared = [...settings.declared()];
+  const api = settingsBody(settings).properties as Record<string, TSchema>;
+  const numericChoices = declared.filter(([, s]) => choicesOf(s.schema)?.every((c) => typeof c === 'number')).map(([k]) => k);
+  const flags = declared.filter(([, s]) => s.schema.type === 'boolean').map(([k]) => k);
+  const schema = Type.Partial(Type.Object(Object.fromEntries(declared.map(([k, s]) => [k,
+    numericChoices.includes(k) ? Type.Union(choicesOf(s.schema)!.map((c) => Type.Literal(String(c)))) : api[k]!]))));
+  const fields = declared.map(([k, s]) => fieldOf(k, s));
+  return {
+    schema, flags, numericChoices, names: declared.map(([k]) => k),
+    fields: [...fields.filter((f) => f.type !== 'checkbox'), ...fields.filter((f) => f.type === 'checkbox')],
+  };
+}
 
 export const siteSettingsSection: ConsoleSection = {
   id: 'settings',
   title: 'Site settings',
   order: 85,
   pages(pages, { settings }) {
+    const form = settingsForm(settings);
     const page = (edit?: Shown): ConsolePage => {
       const s = settings.get();
       return {
@@ -33,38 +60,30 @@ export const siteSettingsSection: ConsoleSection = {
         blocks: [{
           kind: 'form', id: 'site-settings', title: 'Site settings', action: pages.base, submit: 'Save settings',
           values: edit?.values ?? Object.fromEntries(Object.entries(s).map(([k, v]) => [k, String(v)])), errors: edit?.errors,
-          fields: [
-            { name: 'currency', label: 'Currency', required: true, hint: 'Three capital letters (ISO 4217): what real-money prices are in.' },
-            { name: 'timezone', label: 'Time zone', required: true, hint: 'An IANA name, e.g. Europe/Berlin: dates are shown and read in it.' },
-            { name: 'registerLimit', label: 'Accounts per IP', type: 'number', required: true, hint: '0 = no limit.' },
-            { name: 'cashbackPercent', label: 'Cashback (%)', type: 'number', required: true, hint: 'Credits given back on each purchase, 0 to 100.' },
-            { name: 'buyResponseStatus', label: 'Status of a successful buy', type: 'select', options: [{ value: '200', label: '200' }, { value: '201', label: '201' }] },
-            { name: 'twoFactorEnabled', label: 'Players may turn on two-factor sign-in', type: 'checkbox' },
-            { name: 'registrationEmailRequired', label: 'An email is required to register', type: 'checkbox' },
-          ],
+          fields: form.fields,
         }],
       };
     };
 
     pages.get('', async () => page());
 
-    pages.post('', async ({ body, invalid, form }) => {
-      const values = { ...form, ...Object.fromEntries(FLAGS.map((k) => [k, toBool(form[k]) ? 'true' : 'false'])) };
+    pages.post('', async ({ body, invalid, form: sent }) => {
+      const values = { ...sent, ...Object.fromEntries(form.flags.map((k) => [k, toBool(sent[k]) ? 'true' : 'false'])) };
       if (invalid) return page({ values, errors: invalid });
-      const b = body as Static<typeof SettingsForm>;
+      const b = body as Record<string, unknown>;
       try {
         await settings.update({
-          ...b, ...Object.fromEntries(FLAGS.map((k) => [k, toBool(form[k])])),
-          ...(b.buyResponseStatus === undefined ? {} : { buyResponseStatus: Number(b.buyResponseStatus) }),
+          ...b, ...Object.fromEntries(form.flags.map((k) => [k, toBool(sent[k])])),
+          ...Object.fromEntries(form.numericChoices.filter((k) => b[k] !== undefined).map((k) => [k, Number(b[k])])),
         });
         return { redirect: pages.base, notice: 'Site settings saved.' };
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
         // The settings service names the setting first (`timezone: …`, `Invalid setting currency: …`).
-        const named = SETTING_NAMES.find((n) => new RegExp(`^(Invalid setting )?${n}\\b`).test(err.message));
+        const named = form.names.find((n) => new RegExp(`^(Invalid setting )?${n}\\b`).test(err.message));
         return page({ values, errors: { [named ?? '_form']: err.message } });
       }
-    }, { body: SettingsForm });
+    }, { body: form.schema });
   },
 };
 

@@ -4,6 +4,7 @@ import { ConfigError } from '../../core/config.ts';
 import { defineFeature } from '../../core/features.ts';
 import { formatMoney, parseMoney } from '../../core/format.ts';
 import { usersRef } from '../users/contract.ts';
+import { creditsPanel } from './console.ts';
 import { creditsRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -21,6 +22,7 @@ export default defineFeature({
   options,
   entities,
   migrations,
+  errors: { NOT_ENOUGH_CREDITS: 400, TARGET_USER_NOT_FOUND: 404, INVALID_TARGET: 400 },
   async register(app, { db, events, services, settings, metrics, options: opts }) {
     const maxBalance = parseMoney(opts.maxBalance);
     if (maxBalance === undefined) throw new ConfigError('plugins.credits.maxBalance must be a decimal with at most two places, e.g. "1000000.00".');
@@ -35,6 +37,8 @@ export default defineFeature({
       select: (accountId) => `coalesce((select w.balance from credits_wallets w where w.user_id = ${accountId}), 0)`,
       show: (value) => formatMoney(Number(value)),
     });
+    // Its share of a player's page in the staff console (shown when the console runs).
+    users.addPlayerPanel(creditsPanel(credits, settings));
     await creditsRoutes(app, credits, users, settings);
   },
 });

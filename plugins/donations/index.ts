@@ -22,6 +22,7 @@ export default defineFeature({
   requires: [storeRef],
   entities,
   migrations,
+  errors: { INVALID_TYPE: 400, INVALID_LIMIT: 400 },
   async register(app, { db, events, services, settings }) {
     const donations = new DbDonationsService(db);
     events.onCommitting('store.order.completed', async (order) => {

@@ -1,5 +1,6 @@
 /** The store feature's contract: a user's orders, and real-money payment orders for the payments feature. */
 import { Type } from '@sinclair/typebox';
+import type { SettingValues, SiteSetting } from '../../core/config.ts';
 import { createServiceRef } from '../../core/registry.ts';
 import { dateStr, moneyStr, str, strOrNull } from '../../core/schemas.ts';
 
@@ -87,4 +88,18 @@ declare module '../../core/events.ts' {
       items: OrderItemEvent[];
     };
   }
+}
+
+/** The store's site settings (its definition declares them). */
+export const storeSettings = {
+  cashbackPercent: {
+    schema: Type.Number({ minimum: 0, maximum: 100, default: 0, examples: [5] }),
+    label: 'Cashback (%)', hint: 'Credits given back on each purchase, 0 to 100.',
+  },
+  /** 200 by default, the only success the official game plugin accepts (docs/clients.md); api.md says 201. */
+  buyResponseStatus: { schema: Type.Union([Type.Literal(200), Type.Literal(201)], { default: 200 }), label: 'Status of a successful buy' },
+} satisfies Record<string, SiteSetting>;
+
+declare module '../../core/config.ts' {
+  interface SiteSettings extends SettingValues<typeof storeSettings> {}
 }

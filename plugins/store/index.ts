@@ -3,7 +3,7 @@ import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { catalogueSection, ordersSection } from './console.ts';
-import { storeRef } from './contract.ts';
+import { storeRef, storeSettings } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { storeRoutes } from './routes.ts';
@@ -14,7 +14,11 @@ export default defineFeature({
   requires: [usersRef, creditsRef],
   entities,
   migrations,
-  errors: { ORDER_NOT_FOUND: 404, REQUIRED_PRODUCT: 400, REQUIRED_LINKED_ACCOUNT: 400, DOWNGRADE_NOT_ALLOWED: 400 },
+  settings: storeSettings,
+  errors: {
+    PRODUCT_NOT_FOUND: 404, CATEGORY_NOT_FOUND: 404, ORDER_NOT_FOUND: 404, INVALID_QUANTITY: 400, INSUFFICIENT_BALANCE: 400,
+    OUT_OF_STOCK: 400, INVALID_VARIABLE: 400, REQUIRED_PRODUCT: 400, REQUIRED_LINKED_ACCOUNT: 400, DOWNGRADE_NOT_ALLOWED: 400,
+  },
   async register(app, { db, events, services, settings, metrics }) {
     const users = services.get(usersRef);
     const store = new DbStoreService({ db, events, settings, users, credits: services.get(creditsRef) });

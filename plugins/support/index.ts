@@ -13,6 +13,7 @@ export default defineFeature({
   requires: [usersRef],
   entities,
   migrations,
+  errors: { TICKET_NOT_FOUND: 404, TICKET_CLOSED: 400, CATEGORY_NOT_FOUND: 404, MESSAGE_NOT_FOUND: 404, ANSWER_NOT_FOUND: 404 },
   async register(app, { db, events, services, settings, metrics }) {
     const users = services.get(usersRef);
     const support = new DbSupportService(db, events, users, settings);

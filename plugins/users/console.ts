@@ -1,45 +1,36 @@
 /**
  * The players section of the staff console: search by name, email or chat ID, a player's profile,
- * roles granted and revoked (with expiry), credits adjusted with a reason, and the ledger. Support
- * staff may look players up; changes are for admins. Credits are the credits feature's, reached
- * through its contract when it runs.
+ * and roles granted and revoked (with expiry). Support staff may look players up; changes are for
+ * admins. What other features hold of a player (the credits feature's balance and ledger) they
+ * show through panels on the player's page (PlayerPanel in contract.ts).
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { errorsFor, type ConsolePage, type ConsoleRequest, type ConsoleSection, idOf } from '../../core/console.ts';
-import { DomainError } from '../../core/errors.ts';
-import { displayTimestamp, formatMoney, PERMANENT, requireMoney } from '../../core/format.ts';
-import { creditsRef } from '../credits/contract.ts';
-import type { UserAccount } from './contract.ts';
+import { displayTimestamp, PERMANENT } from '../../core/format.ts';
+import type { PanelForm, PlayerPanel, UserAccount } from './contract.ts';
 import { parseExpiry } from './schemas.ts';
 import type { DbUsersService } from './service.ts';
 
 const PAGE = 50;
-
-const CreditsBody = Type.Object({
-  direction: Type.Union([Type.Literal('add'), Type.Literal('remove')]),
-  amount: Type.String({ minLength: 1 }),
-  reason: Type.String({ minLength: 1, maxLength: 32 }),
-});
 
 const GrantBody = Type.Object({
   roleID: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
   expiryDate: Type.Optional(Type.String()),
 });
 
+/** A form shown again with its errors: the role grant, or one panel's. */
+type Failed = { grant: PanelForm } | { panel: PlayerPanel; form: PanelForm };
 
 export const playersSection: ConsoleSection<unknown, DbUsersService> = {
   id: 'players',
   title: 'Players',
   order: 30,
   access: 'support',
-  pages(pages, ctx, users) {
-    const { services, settings } = ctx;
+  pages(pages, { settings }, users) {
     const tz = () => settings.get().timezone;
+    const panels = users.playerPanels;
 
-    pages.dashboard(async () => {
-      const credits = services.find(creditsRef);
-      return credits ? [{ label: 'credits in circulation', value: formatMoney(await credits.inCirculation()) }] : [];
-    });
+    pages.dashboard(async () => (await Promise.all(panels.map((p) => p.dashboard?.() ?? []))).flat());
 
     pages.get('', async ({ query }) => {
       const q = (query.q ?? '').trim().slice(0, 191);
@@ -66,17 +57,17 @@ export const playersSection: ConsoleSection<unknown, DbUsersService> = {
       };
     });
 
-    type Forms = { credits?: { values: Record<string, string>; errors: Record<string, string> }; grant?: { values: Record<string, string>; errors: Record<string, string> } };
-
-    const profile = async (user: UserAccount, request: Pick<ConsoleRequest, 'query' | 'staff'>, forms: Forms = {}): Promise<ConsolePage> => {
-      const credits = services.find(creditsRef);
+    const profile = async (user: UserAccount, request: Pick<ConsoleRequest, 'query' | 'staff'>, failed?: Failed): Promise<ConsolePage> => {
       const admin = request.staff.access === 'admin';
-      const before = idOf(request.query.before) || undefined;
-      const [held, roles, balance, ledger] = await Promise.all([
+      const href = `${pages.base}/${user.id}`;
+      const grant = failed && 'grant' in failed ? failed.grant : undefined;
+      const [held, roles, ...shares] = await Promise.all([
         users.rolesOf(user.id), admin ? users.listRoles() : [],
-        credits?.balance(user.id), credits?.history(user.id, { limit: PAGE, before }),
+        ...panels.map((panel) => panel.view({
+          player: user, href, query: request.query, staff: request.staff,
+          failed: failed && 'panel' in failed && failed.panel === panel ? failed.form : undefined,
+        })),
       ]);
-      const ledgerLink = (extra: Record<string, string>) => `${pages.base}/${user.id}?${new URLSearchParams(extra)}`;
       // The orders section is for admins; the support desk for both.
       const tickets = pages.href('support', `?${new URLSearchParams({ player: String(user.id) })}`);
       const orders = admin ? pages.href('orders', `?${new URLSearchParams({ username: user.username })}`) : undefined;
@@ -85,14 +76,14 @@ export const playersSection: ConsoleSection<unknown, DbUsersService> = {
         ...(orders ? [{ label: `Orders of ${user.username}`, href: orders }] : []),
       ];
       return {
-        title: user.username, status: forms.credits || forms.grant ? 422 : 200,
+        title: user.username, status: failed ? 422 : 200,
         blocks: [
           ...(elsewhere.length ? [{ kind: 'links' as const, items: elsewhere }] : []),
           {
             kind: 'stats', items: [
               { label: 'email', value: user.email ?? 'none' }, { label: 'chat ID', value: user.linkedAccounts.chat ?? 'not linked' },
               { label: 'two-factor', value: user.authStatus === 1 ? 'on' : 'off' }, { label: 'registered', value: displayTimestamp(user.creationDate, tz()) },
-              ...(balance === undefined ? [] : [{ label: 'credits', value: formatMoney(balance) }]),
+              ...shares.flatMap((share) => share.stats ?? []),
             ],
           },
           {
@@ -100,59 +91,38 @@ export const playersSection: ConsoleSection<unknown, DbUsersService> = {
             columns: [{ key: 'name', label: 'Role' }, { key: 'expiry', label: 'Expires' }, ...(admin ? [{ key: 'revoke', label: 'Revoke' }] : [])],
             rows: held.map((r) => ({
               name: r.name, expiry: r.expiryDate === PERMANENT ? 'never' : displayTimestamp(r.expiryDate, tz()),
-              ...(admin ? { revoke: { action: `${pages.base}/${user.id}/roles/${r.id}/revoke`, label: `Revoke ${r.name}`, confirm: `Take the role ${r.name} from ${user.username}?` } } : {}),
+              ...(admin ? { revoke: { action: `${href}/roles/${r.id}/revoke`, label: `Revoke ${r.name}`, confirm: `Take the role ${r.name} from ${user.username}?` } } : {}),
             })),
           },
           ...(admin ? [{
-            kind: 'form' as const, id: 'grant-role', title: 'Grant a role', action: `${pages.base}/${user.id}/roles`, submit: 'Grant role',
-            values: forms.grant?.values ?? {}, errors: forms.grant?.errors,
+            kind: 'form' as const, id: 'grant-role', title: 'Grant a role', action: `${href}/roles`, submit: 'Grant role',
+            values: grant?.values ?? {}, errors: grant?.errors,
             fields: [
               { name: 'roleID', label: 'Role', type: 'select' as const, required: true, options: roles.map((r) => ({ value: String(r.id), label: r.name })) },
               { name: 'expiryDate', label: 'Expires', type: 'datetime' as const, hint: `Site time (${tz()}); empty = never. Granting a held role sets its expiry.` },
             ],
           }] : []),
-          ...(admin && credits ? [{
-            kind: 'form' as const, id: 'adjust-credits', title: 'Adjust credits', action: `${pages.base}/${user.id}/credits`, submit: 'Adjust credits',
-            values: forms.credits?.values ?? { direction: 'add' }, errors: forms.credits?.errors,
-            fields: [
-              { name: 'direction', label: 'Change', type: 'select' as const, options: [{ value: 'add', label: 'add' }, { value: 'remove', label: 'remove' }] },
-              { name: 'amount', label: 'Amount', type: 'number' as const, required: true, hint: 'e.g. 2.50' },
-              { name: 'reason', label: 'Reason', required: true, hint: 'Kept in the ledger; at most 32 characters.' },
-            ],
-          }] : []),
-          ...(ledger ? [{
-            kind: 'table' as const, caption: 'Ledger, newest first', empty: 'No credit movement.',
-            columns: [{ key: 'date', label: 'Date' }, { key: 'delta', label: 'Change', numeric: true }, { key: 'balance', label: 'Balance', numeric: true }, { key: 'reason', label: 'Reason' }, { key: 'by', label: 'By' }, { key: 'order', label: 'Order' }],
-            rows: ledger.map((e) => ({
-              date: displayTimestamp(e.createdAt, tz()), delta: `${e.delta > 0 ? '+' : '-'}${formatMoney(Math.abs(e.delta))}`, balance: formatMoney(e.balance),
-              reason: e.reason, by: e.keyName ?? '', order: e.orderId === null ? '' : `#${e.orderId}`,
-            })),
-            next: ledger.length === PAGE ? ledgerLink({ before: String(ledger.at(-1)!.id) }) : undefined,
-            first: before !== undefined ? ledgerLink({}) : undefined,
-          }] : []),
+          ...shares.flatMap((share) => share.blocks ?? []),
         ],
       };
     };
 
     pages.get('/:id', async (request) => profile(await users.requireById(idOf(request.params.id)), request));
 
-    pages.post('/:id/credits', async (request) => {
-      const { params, body, invalid, form, staff } = request;
-      const user = await users.requireById(idOf(params.id));
-      const credits = services.find(creditsRef);
-      if (!credits) throw new DomainError('NOT_FOUND', 'The credits feature is not running.');
-      const shown = { ...request, query: {} };
-      if (invalid) return profile(user, shown, { credits: { values: form, errors: invalid } });
-      const b = body as Static<typeof CreditsBody>;
-      try {
-        const cents = requireMoney(b.amount, 'INVALID_AMOUNT', 'amount');
-        if (cents <= 0) throw new DomainError('INVALID_AMOUNT', 'amount must be at least 0.01');
-        const after = await credits.change(user.id, b.direction === 'add' ? cents : -cents, { reason: b.reason, keyName: `console:${staff.username}` });
-        return { redirect: `${pages.base}/${user.id}`, notice: `${b.direction === 'add' ? 'Added' : 'Removed'} ${formatMoney(cents)}: ${user.username} now has ${formatMoney(after)}.` };
-      } catch (err) {
-        return profile(user, shown, { credits: { values: form, errors: errorsFor(err, ['amount', 'reason'], { NOT_ENOUGH_CREDITS: 'amount' }) } });
+    // A panel's changes: the player first (an unknown one is a 404 whatever the form), then the
+    // form's schema, then the change; a refused one shows the page again with the panel's form.
+    for (const panel of panels) {
+      for (const action of panel.actions ?? []) {
+        pages.post(`/:id/${action.path}`, async (request) => {
+          const user = await users.requireById(idOf(request.params.id));
+          const shown = { ...request, query: {} };
+          const again = (errors: Record<string, string>) => profile(user, shown, { panel, form: { values: request.form, errors } });
+          if (request.invalid) return again(request.invalid);
+          const done = await action.run(user, request);
+          return 'notice' in done ? { redirect: `${pages.base}/${user.id}`, notice: done.notice } : again(done.errors);
+        }, { access: action.access ?? 'admin', body: action.body });
       }
-    }, { access: 'admin', body: CreditsBody });
+    }
 
     pages.post('/:id/roles', async (request) => {
       const { params, body, invalid, form } = request;

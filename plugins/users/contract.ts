@@ -2,7 +2,8 @@
  * The users feature's contract: accounts, roles and role assignments, linked external accounts.
  * Peers import only this file, and reach the service through the registry (`usersRef`).
  */
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { ConsoleAccess, ConsoleBlock, ConsoleRequest, ConsoleStaff } from '../../core/console.ts';
 import { createServiceRef } from '../../core/registry.ts';
 
 export interface UserAccount {
@@ -62,6 +63,65 @@ export interface ProfileField {
 /** An account with the fields other features add to its profile (by ProfileField.field). */
 export type Profile = UserAccount & { fields: Record<string, string> };
 
+/** A figure on the staff console: on the dashboard or among a player's own. */
+export interface PlayerFigure {
+  label: string;
+  value: string;
+  href?: string;
+}
+
+/** A panel form shown again after a failed post: the fields as sent and the errors by field (`_form` for none). */
+export interface PanelForm {
+  values: Record<string, string>;
+  errors: Record<string, string>;
+}
+
+/** The player's page being shown, as a panel sees it. */
+export interface PlayerPageView {
+  player: UserAccount;
+  /** The page's path (`/console/players/<id>`): its links, and where the panel's actions post under. */
+  href: string;
+  /** The page's query (a panel's own paging keys); empty after a failed post. */
+  query: Record<string, string>;
+  staff: ConsoleStaff;
+  /** The panel's form as posted, with its errors, when the panel's own action failed. */
+  failed?: PanelForm;
+}
+
+/** What a panel adds to a player's page. */
+export interface PlayerPanelContent {
+  /** Figures after the player's own (email, chat ID, two-factor, registered). */
+  stats?: PlayerFigure[];
+  /** Blocks after the player's roles. */
+  blocks?: ConsoleBlock[];
+}
+
+/** A change a panel's form posts to `<page>/<path>` (staff signed in, CSRF checked, the player looked up first). */
+export interface PlayerAction {
+  /** One path segment, e.g. `credits` for `/console/players/<id>/credits`. */
+  path: string;
+  /** Who may post it; default `admin` (the players section opens to support staff for looking up). */
+  access?: ConsoleAccess;
+  /** The form's schema, usually the API's own body: a form failing it is shown again with the message beside the field. */
+  body?: TSchema;
+  /** Makes the change: a notice shown on the player's page, or the errors to show the form again with (answered 422). */
+  run(player: UserAccount, request: ConsoleRequest): Promise<{ notice: string } | { errors: Record<string, string> }>;
+}
+
+/**
+ * What another feature shows of a player in the staff console (the credits feature's balance,
+ * ledger and adjustment form), added to the players section without the users feature knowing it.
+ * Panels show in the order features registered them.
+ */
+export interface PlayerPanel {
+  /** Its share of a player's page; asked together with the page's own reads. */
+  view(page: PlayerPageView): Promise<PlayerPanelContent>;
+  /** Changes its forms post. */
+  actions?: PlayerAction[];
+  /** Figures for the dashboard, shown with the players section's. */
+  dashboard?(): Promise<PlayerFigure[]>;
+}
+
 export interface UsersService {
   findById(id: number): Promise<UserAccount | undefined>;
   /** Case-insensitive. */
@@ -73,6 +133,8 @@ export interface UsersService {
   requireByUsername(username: string, notFoundCode?: string): Promise<UserAccount>;
   /** Adds a field to every profile; called while features register. */
   addProfileField(field: ProfileField): void;
+  /** Adds a panel to every player's page in the staff console; called while features register. */
+  addPlayerPanel(panel: PlayerPanel): void;
   /** The account with its profile fields, in one statement; undefined when there is none. */
   findProfile(by: { id: number } | { username: string }): Promise<Profile | undefined>;
   /**

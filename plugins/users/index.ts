@@ -18,6 +18,7 @@ export default defineFeature({
   options,
   entities,
   migrations,
+  errors: { USER_NOT_FOUND: 404, USERNAME_ALREADY_EXIST: 400, EMAIL_ALREADY_EXIST: 400, ROLE_NOT_FOUND: 404 },
   async register(app, ctx) {
     const { db, events, services, options: opts, log } = ctx;
     const users = new DbUsersService(db, events);

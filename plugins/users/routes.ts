@@ -1,17 +1,16 @@
 /** api.md's Users endpoints. */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { FeatureContext } from '../../core/features.ts';
-import type { ServiceRef } from '../../core/registry.ts';
 import { idParam, type TypeBoxProvider } from '../../core/schemas.ts';
-import { UserRefParams, type RoleAssignment, type UserAccount } from './contract.ts';
+import { UserRefParams, type RoleAssignment } from './contract.ts';
 import { ProfileRow, UserRoleRow, parseExpiry, profileRow, userRoleRow } from './schemas.ts';
 import type { DbUsersService } from './service.ts';
 
 /** What the users routes need of the host beyond the users service. */
-export type Ctx = Pick<FeatureContext<unknown>, 'services' | 'settings'>;
+export type Ctx = Pick<FeatureContext<unknown>, 'settings'>;
 
 const tags = ['users'];
 const UserParams = idParam('userId');
@@ -32,7 +31,7 @@ export async function profileOf(users: DbUsersService, by: { id: number } | { us
 
 export async function userRoutes(fastify: FastifyInstance, users: DbUsersService, ctx: Ctx): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
-  const { services, settings } = ctx;
+  const { settings } = ctx;
   const roleRows = (held: RoleAssignment[]) => held.map((a) => userRoleRow(a, settings.get().timezone));
 
   app.get('/api/users', {

@@ -2,7 +2,7 @@ import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, now } from '../../core/format.ts';
-import { lookupKey, type NewAccount, type Profile, type ProfileField, type Role, type RoleAssignment, type UserAccount, type UsersService } from './contract.ts';
+import { lookupKey, type NewAccount, type PlayerPanel, type Profile, type ProfileField, type Role, type RoleAssignment, type UserAccount, type UsersService } from './contract.ts';
 
 /** The editable fields of a role (admin API). */
 export type RoleFields = Omit<Role, 'id'>;
@@ -47,6 +47,8 @@ export class DbUsersService implements UsersService {
   readonly #profileFields: ProfileField[] = [];
   /** The profile's statement, made again when a feature adds a field. */
   #profileSql = '';
+  /** Other features' panels, which the console's player page shows (console.ts). */
+  readonly playerPanels: PlayerPanel[] = [];
 
   constructor(db: Database, events: EventBus) {
     this.#db = db;
@@ -61,6 +63,10 @@ export class DbUsersService implements UsersService {
     const row = rows[0];
     if (!row) return undefined;
     return toAccount(row, rows);
+  }
+
+  addPlayerPanel(panel: PlayerPanel): void {
+    this.playerPanels.push(panel);
   }
 
   addProfileField(field: ProfileField): void {
