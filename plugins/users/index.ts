@@ -1,11 +1,10 @@
 import { defineFeature } from '../../core/features.ts';
 import { Type } from '@sinclair/typebox';
-import { adminRoutes } from './admin-routes.ts';
 import { playersSection } from './console.ts';
 import { usersRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
-import { userRoutes } from './routes.ts';
+import { adminRoutes, userRoutes } from './routes.ts';
 import { DbUsersService } from './service.ts';
 
 const options = Type.Object({
