@@ -186,8 +186,8 @@ export interface ListingContext {
 export function listingProduct(p: Product, ctx: ListingContext): Static<typeof ListingProduct> {
   const total = effectivePrice(p, ctx.at);
   const discount = p.price - total;
-  // The product's row gains the listing's fields in place: a listing has a thousand of them.
-  return Object.assign(productRow(p, ctx.timeZone), {
+  return {
+    ...productRow(p, ctx.timeZone),
     total: moneyNumber(total),
     originalPrice: moneyNumber(p.price),
     discount: moneyNumber(discount),
@@ -195,7 +195,7 @@ export function listingProduct(p: Product, ctx: ListingContext): Static<typeof L
     restricted: p.giveRoleId > 0 && p.duration >= 0 && ctx.permanentRoles.has(p.giveRoleId),
     totalFormatted: `${formatMoney(total)} ${ctx.currency}`,
     originalPriceFormatted: `${formatMoney(p.price)} ${ctx.currency}`,
-  });
+  };
 }
 
 type TreeRow<P> = Static<typeof CategoryRow> & { subcategories: TreeRow<P>[]; products: P[] };

@@ -247,11 +247,7 @@ export class DbStoreService implements StoreService {
       list.push({ name: String(v.name), required: Boolean(Number(v.required)), values: JSON.parse(String(v.allowed_values)) as string[] });
       byProduct.set(Number(v.product_id), list);
     }
-    return rows.map((r) => {
-      const product = StoreProduct.fromRow(r) as Product;
-      product.variables = byProduct.get(product.id) ?? [];
-      return product;
-    });
+    return rows.map((r) => ({ ...StoreProduct.fromRow(r), variables: byProduct.get(Number(r.id)) ?? [] }));
   }
 
   products(activeOnly = false): Promise<Product[]> {
