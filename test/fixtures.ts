@@ -30,6 +30,28 @@ export async function newUser(app: FastifyInstance, username: string, fields: { 
   return user;
 }
 
+/** A user's id, with a balance (in cents) given through the credits service. */
+export async function makeUser(app: FastifyInstance, username: string, cents = 0): Promise<number> {
+  return (await newUser(app, username, { cents })).id;
+}
+
+export function balanceOf(app: FastifyInstance, userId: number): Promise<number> {
+  return app.services.get(creditsRef).balance(userId);
+}
+
+/** A role, a store category and a product made through the admin API: what a purchase needs. */
+export async function makeRole(app: FastifyInstance, name: string): Promise<number> {
+  return Number((await created(app, '/api/admin/roles', { name }, 'json')).id);
+}
+
+export async function makeCategory(app: FastifyInstance, body: Record<string, unknown>): Promise<number> {
+  return Number((await created(app, '/api/admin/store/categories', body, 'json')).id);
+}
+
+export async function makeProduct(app: FastifyInstance, body: Record<string, unknown>): Promise<number> {
+  return Number((await created(app, '/api/admin/store/products', body, 'json')).id);
+}
+
 /** A GET that must answer 200; returns its body. */
 export async function read(app: FastifyInstance, url: string): Promise<any> {
   const res = await call(app, url);

@@ -3,32 +3,12 @@
  * through the users, credits and store features' services and API), a game server and product commands.
  */
 import type { FastifyInstance } from 'fastify';
-import { created, newUser } from '../../../test/fixtures.ts';
+import { created } from '../../../test/fixtures.ts';
 import { ADMIN_KEY, call } from '../../../test/helper.ts';
-import { creditsRef } from '../../credits/contract.ts';
 
 export const DELIVERY_FEATURES = ['users', 'credits', 'store', 'delivery'];
 
-/** A user's id, with a balance (in cents) given through the credits service. */
-export async function makeUser(app: FastifyInstance, username: string, cents = 0): Promise<number> {
-  return (await newUser(app, username, { cents })).id;
-}
-
-export function balanceOf(app: FastifyInstance, userId: number): Promise<number> {
-  return app.services.get(creditsRef).balance(userId);
-}
-
-export async function makeRole(app: FastifyInstance, name: string): Promise<number> {
-  return Number((await created(app, '/api/admin/roles', { name }, 'json')).id);
-}
-
-export async function makeCategory(app: FastifyInstance, body: Record<string, unknown>): Promise<number> {
-  return Number((await created(app, '/api/admin/store/categories', body, 'json')).id);
-}
-
-export async function makeProduct(app: FastifyInstance, body: Record<string, unknown>): Promise<number> {
-  return Number((await created(app, '/api/admin/store/products', body, 'json')).id);
-}
+export { balanceOf, makeCategory, makeProduct, makeRole, makeUser } from '../../../test/fixtures.ts';
 
 export async function makeServer(app: FastifyInstance, name = 'Survival'): Promise<{ id: string; token: string }> {
   const server = await created(app, '/api/admin/delivery/servers', { name }, 'json');
