@@ -33,13 +33,15 @@ export class RequestLog extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
-    else if (reply.statusCode >= 400) reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
-    else reply.log.debug({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    const line = { req: request, res: reply, responseTime: reply.elapsedTime };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log[reply.statusCode >= 400 ? 'info' : 'debug'](line, 'request completed');
   }
 }
 
 type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+/** The parent: pino, which can tell whether a level would log. */
+type Pino = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
 
 /**
  * A request's logger, made only when the request logs something. Making a pino child for every
@@ -47,11 +49,11 @@ type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
  * logging: most requests log nothing at the default level.
  */
 class RequestLogger implements FastifyBaseLogger {
-  readonly #parent: FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+  readonly #parent: Pino;
   readonly #bindings: Bindings;
   #child?: FastifyBaseLogger;
 
-  constructor(parent: FastifyBaseLogger & { isLevelEnabled(level: string): boolean }, bindings: Bindings) {
+  constructor(parent: Pino, bindings: Bindings) {
     this.#parent = parent;
     this.#bindings = bindings;
   }
@@ -81,10 +83,9 @@ class RequestLogger implements FastifyBaseLogger {
 
 /** Fastify's `childLoggerFactory`: a lazy child, unless the route sets options of its own. */
 export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
-  const pino = logger as FastifyBaseLogger & { isLevelEnabled?(level: string): boolean };
   // Without a pino (logging off, or a logger of a test's own) there is nothing to save.
-  if (Object.keys(options).length || typeof pino.isLevelEnabled !== 'function') return logger.child(bindings, options);
-  return new RequestLogger(pino as FastifyBaseLogger & { isLevelEnabled(level: string): boolean }, bindings);
+  if (Object.keys(options).length || typeof (logger as Partial<Pino>).isLevelEnabled !== 'function') return logger.child(bindings, options);
+  return new RequestLogger(logger as Pino, bindings);
 }
 
 /** Every response carries the id it was logged under. */

@@ -129,8 +129,8 @@ export interface UsersService {
   findByLinkedAccount(platform: string, externalId: string): Promise<UserAccount | undefined>;
   /** Like findById but throws USER_NOT_FOUND. */
   requireById(id: number): Promise<UserAccount>;
-  /** Like findByUsername but throws USER_NOT_FOUND (or the code given, e.g. TARGET_USER_NOT_FOUND). */
-  requireByUsername(username: string, notFoundCode?: string): Promise<UserAccount>;
+  /** Like findByUsername but throws USER_NOT_FOUND. */
+  requireByUsername(username: string): Promise<UserAccount>;
   /** Adds a field to every profile; called while features register. */
   addProfileField(field: ProfileField): void;
   /** Adds a panel to every player's page in the staff console; called while features register. */
@@ -142,6 +142,8 @@ export interface UsersService {
    * username (a name may be all digits); anything else is a username. Throws USER_NOT_FOUND.
    */
   requireByIdOrUsername(idOrUsername: string): Promise<UserAccount>;
+  /** findProfile for the older path forms, read the way requireByIdOrUsername reads its argument. */
+  findProfileByIdOrUsername(idOrUsername: string): Promise<Profile | undefined>;
   /** Creates an account (the auth feature adds the credentials). Throws USERNAME_ALREADY_EXIST / EMAIL_ALREADY_EXIST. */
   createAccount(account: NewAccount): Promise<UserAccount>;
   /** Number of accounts created from an IP (the register limit). */

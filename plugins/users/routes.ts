@@ -57,7 +57,12 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
       tags, summary: 'A user profile; `<userId>` is a user ID or a username (the older path form of GET /api/users)',
       params: UserRefParams, response: { 200: ProfileRow }, errors: ['USER_NOT_FOUND'],
     },
-  }, async (request) => profileOf(users, { id: (await users.requireByIdOrUsername(request.params.userId)).id }, ctx));
+  }, async (request) => {
+    // The profile is read directly by ID or name: one statement, not a lookup and then the profile.
+    const profile = await users.findProfileByIdOrUsername(request.params.userId);
+    if (!profile) throw new DomainError('USER_NOT_FOUND', `No user with ID or username "${request.params.userId}".`);
+    return profileRow(profile, settings.get().timezone);
+  });
 
   app.get('/api/users/:userId/roles', {
     schema: { tags, summary: 'The roles a user holds now; `<userId>` may also be a username', params: UserRefParams, response: { 200: RoleList }, errors: ['USER_NOT_FOUND'] },

@@ -41,6 +41,12 @@ const live = (column: string) => `(${column} = '${PERMANENT}' or ${column} > ?)`
 const LIVE = live('ra.expiry_date');
 const EXPIRED = `expiry_date <> '${PERMANENT}' and expiry_date <= ?`;
 
+/** Digits are tried as an ID, then as a username (a name may be all digits); anything else is a username. */
+async function byIdOrUsername<T>(ref: string, find: (by: { id: number } | { username: string }) => Promise<T | undefined>): Promise<T | undefined> {
+  const byId = /^[0-9]{1,15}$/.test(ref) ? await find({ id: Number(ref) }) : undefined;
+  return byId ?? find({ username: ref });
+}
+
 export class DbUsersService implements UsersService {
   readonly #db: Database;
   readonly #events: EventBus;
@@ -105,17 +111,20 @@ export class DbUsersService implements UsersService {
     return user;
   }
 
-  async requireByUsername(username: string, notFoundCode = 'USER_NOT_FOUND'): Promise<UserAccount> {
+  async requireByUsername(username: string): Promise<UserAccount> {
     const user = await this.findByUsername(username);
-    if (!user) throw new DomainError(notFoundCode, `No user named "${username}".`);
+    if (!user) throw new DomainError('USER_NOT_FOUND', `No user named "${username}".`);
     return user;
   }
 
   async requireByIdOrUsername(idOrUsername: string): Promise<UserAccount> {
-    const byId = /^[0-9]{1,15}$/.test(idOrUsername) ? await this.findById(Number(idOrUsername)) : undefined;
-    const user = byId ?? await this.findByUsername(idOrUsername);
+    const user = await byIdOrUsername(idOrUsername, (by) => ('id' in by ? this.findById(by.id) : this.findByUsername(by.username)));
     if (!user) throw new DomainError('USER_NOT_FOUND', `No user with ID or username "${idOrUsername}".`);
     return user;
+  }
+
+  findProfileByIdOrUsername(idOrUsername: string): Promise<Profile | undefined> {
+    return byIdOrUsername(idOrUsername, (by) => this.findProfile(by));
   }
 
   async createAccount(account: NewAccount): Promise<UserAccount> {

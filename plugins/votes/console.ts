@@ -14,7 +14,6 @@ const FIELDS: ConsoleField[] = [
   { name: 'link', label: 'Link', required: true, hint: 'An http(s) address; {username} is replaced by the voter\'s name.' },
 ];
 
-
 export const voteLinksSection: ConsoleSection<unknown, VotesService> = {
   id: 'vote-links',
   title: 'Vote links',
