@@ -3,7 +3,7 @@
  * orders (filter, view, refund). Forms are checked with the admin API's own body schemas and
  * call the same catalogue and order code, so a page refuses exactly what the API refuses.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
 import { errorsFor, type ConsoleCell, type ConsoleField, type ConsolePage, type ConsoleRequest, type ConsoleSection, idOf } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
@@ -296,11 +296,6 @@ export const catalogueSection: ConsoleSection<unknown, DbStoreService> = {
     });
   },
 };
-
-const OrderFilter = Type.Object({
-  status: Type.Optional(Type.Union(['completed', 'refunded', 'disputed'].map((s) => Type.Literal(s)))),
-  type: Type.Optional(Type.Union([Type.Literal('credit'), Type.Literal('payment')])),
-});
 
 export const ordersSection: ConsoleSection<unknown, DbStoreService> = {
   id: 'orders',

@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { rootDir } from '../../core/config.ts';
 import { formatMoney } from '../../core/format.ts';
-import { freePort } from '../mariadb-server.ts';
 import { seeded } from '../random.ts';
 
 export const KEY = 'fault-suite-admin-key-0123456789';

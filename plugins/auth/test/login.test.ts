@@ -3,7 +3,7 @@ import { hash } from '@node-rs/argon2';
 import bcrypt from 'bcryptjs';
 import { ENCODINGS, apiKey, build } from '../../../test/helper.ts';
 import { expectErrors, missingFields, newUser, snapshot, type ErrorCase } from '../../../test/fixtures.ts';
-import { AUTH_TABLES, CLIENT, NO_RATE_LIMIT, TABLES, failedAttempts, login, register, sessionStatus, sha256, snapshotExceptCounts } from './fixtures.ts';
+import { AUTH_TABLES, CLIENT, NO_RATE_LIMIT, failedAttempts, login, register, sessionStatus, sha256, snapshotExceptCounts } from './fixtures.ts';
 
 t.test('login: a session token, case-insensitive usernames, every encoding', async (t) => {
   const app = await build(t, { features: ['users', 'auth'] });
