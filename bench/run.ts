@@ -183,6 +183,7 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
       const same = !s.readOnly ? 'n/a (writes)' : differences.get(s.name) ? 'NO' : 'yes';
       const row = `| ${s.name} | ${o!.rps.toFixed(0)} | ${o!.p50} | ${o!.p99} | ${b!.rps.toFixed(0)} | ${b!.p50} | ${b!.p99} | **${(o!.rps / b!.rps).toFixed(2)}** | ${same} | ${o!.non2xx}/${b!.non2xx} |`;
       console.log(row);
+      console.log(`  RSS after ${s.name}: server ${memory(server.proc.pid!).now} MiB, baseline ${memory(baseline.pid!).now} MiB`);
       rows.push(row);
     }
     serverMemory = memory(server.proc.pid!);
