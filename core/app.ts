@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerO
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { lazySchemaCompilers } from './schema-compilers.ts';
+import { lazySchemaCompilers, plainJsonAnswers } from './schema-compilers.ts';
 import { Type } from '@sinclair/typebox';
 import { ApiKeys, CoreApiKey, apiKeyHook, apiKeysRef } from './api-keys.ts';
 import { connectAtBoot } from './boot.ts';
@@ -42,8 +42,12 @@ export interface BuildOptions {
   logStream?: { write(line: string): void };
   /** Where boot messages go before the logger exists (default stderr). */
   bootLog?: (line: string) => void;
-  /** Turn an error answer the route's OpenAPI document does not list into a 500 (tests use this). */
-  checkErrorCodes?: boolean;
+  /**
+   * Checks the server makes of its own answers, for tests: an error answer the route's OpenAPI
+   * document does not list becomes a 500, and so does a plain-JSON answer that differs from what
+   * its schema's serializer would write.
+   */
+  selfChecks?: boolean;
 }
 
 /** Log redaction: never secrets, passwords, tokens or keys. */
@@ -93,7 +97,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   }), options.bootLog ?? ((line) => process.stderr.write(`${line}\n`)));
   try {
     if (config.database.migrateOnStart) await migrate(db);
-    return await assemble(config, features, { declared, site }, db, env, options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) }, options.checkErrorCodes);
+    return await assemble(config, features, { declared, site }, db, env, options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) }, options.selfChecks);
   } catch (err) {
     await db.close();
     throw err;
@@ -106,7 +110,7 @@ interface SiteSetup {
   site: SiteSettings;
 }
 
-async function assemble(config: AppConfig, features: LoadedFeature[], { declared, site }: SiteSetup, db: Database, env: NodeJS.ProcessEnv, logger: BuildOptions['logger'], checkErrorCodes = false): Promise<FastifyInstance> {
+async function assemble(config: AppConfig, features: LoadedFeature[], { declared, site }: SiteSetup, db: Database, env: NodeJS.ProcessEnv, logger: BuildOptions['logger'], selfChecks = false): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     bodyLimit: config.server.bodyLimit,
@@ -161,7 +165,8 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   });
 
   errorHandling(app, config.database.retryAfterSeconds);
-  if (checkErrorCodes) checkDeclaredErrors(app);
+  if (selfChecks) checkDeclaredErrors(app);
+  plainJsonAnswers(app, selfChecks);
   echoRequestId(app);
   await corsPolicy(app, config.server.corsOrigins);
   apiKeyHook(app, apiKeys);

@@ -93,7 +93,7 @@ function errorsOf(method: string, url: string, schema: RouteSchema, config: Fast
 }
 
 /**
- * For tests (BuildOptions.checkErrorCodes): an error answer whose code the route's document does
+ * For tests (BuildOptions.selfChecks): an error answer whose code the route's document does
  * not list, or lists under another status, becomes a 500 UNDECLARED_ERROR naming both. Every test
  * that drives a failure then also checks the document, which would otherwise drift from the code
  * unnoticed. Undocumented routes (no schema, hidden, the docs' own) and unmatched URLs are skipped.

@@ -76,7 +76,7 @@ export async function build(t: TestLike, opts: BuildTestOptions = {}): Promise<F
     env: { API_KEY: ADMIN_KEY, TOTP_ENCRYPTION_KEY: TOTP_KEY, DATABASE_URL: url, ...opts.env },
     config: merge(merge({ log: { level: 'silent' }, database: { poolSize: 5 } }, only), opts.config ?? {}),
     logger: false,
-    checkErrorCodes: true,
+    selfChecks: true,
   });
   t.teardown(() => app.close());
   await app.ready();

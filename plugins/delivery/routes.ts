@@ -78,7 +78,7 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
   // It reads `error` into its enum (docs/clients.md).
   const pluginTags = ['delivery'];
   app.get('/api/command-logs/:token/queue', {
-    config: { clientErrors: gamePlugin() },
+    config: { clientErrors: gamePlugin(), plainJson: true },
     schema: { tags: pluginTags, summary: 'Commands waiting for this game server (plugin HTTP mode)', params: TokenParams, response: { 200: PluginQueue }, errors: ['DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request) => delivery.pluginQueue(request.params.token));
   app.post('/api/command-logs/validate', {

@@ -96,7 +96,7 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
   }, async (request) => store.ordersOf((await users.requireByIdOrUsername(request.params.userId)).id));
 
   app.get('/api/store/listing', {
-    config: { clientErrors: gamePlugin() },
+    config: { clientErrors: gamePlugin(), plainJson: true },
     schema: {
       tags, summary: 'Active categories nested with their active products, for the in-game shop',
       description: 'With `?username=`, `restricted` is true on products whose role that user already holds permanently '

@@ -247,7 +247,12 @@ export class DbStoreService implements StoreService {
       list.push({ name: String(v.name), required: Boolean(Number(v.required)), values: JSON.parse(String(v.allowed_values)) as string[] });
       byProduct.set(Number(v.product_id), list);
     }
-    return rows.map((r) => ({ ...StoreProduct.fromRow(r), variables: byProduct.get(Number(r.id)) ?? [] }));
+    return rows.map((r) => {
+      // The record gains its variables in place, not by a copy of every field into a new object.
+      const product = StoreProduct.fromRow(r) as Product;
+      product.variables = byProduct.get(product.id) ?? [];
+      return product;
+    });
   }
 
   products(activeOnly = false): Promise<Product[]> {

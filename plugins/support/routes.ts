@@ -31,6 +31,7 @@ export async function supportRoutes(app: FastifyInstance, support: SupportServic
   }, async (request) => support.ticketsOf((await users.requireByIdOrUsername(request.params.userId)).id));
 
   r.get('/api/support/tickets', {
+    config: { plainJson: true },
     schema: {
       tags, summary: 'Tickets, newest first, with their category name and messages; optional filters and paging',
       querystring: TicketQuery, response: { 200: Type.Array(TicketListRow) },
