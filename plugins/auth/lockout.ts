@@ -6,6 +6,7 @@
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now, parseTimestamp } from '../../core/format.ts';
+import type { AuthCredential, AuthTotp } from './entities.ts';
 
 export interface LockoutOptions {
   /** Wrong attempts in a row after which the account's entry locks. */
@@ -14,17 +15,18 @@ export interface LockoutOptions {
 }
 
 /** A table with `user_id`, `failed_attempts` and `locked_until` columns. */
-export type LockoutTable = 'auth_credentials' | 'auth_totp';
+export type LockoutTable = typeof AuthCredential | typeof AuthTotp;
 
 export class Lockout {
   readonly #db: Database;
-  readonly #table: LockoutTable;
+  /** The table's name: the statements below are conditional, so they are written by hand. */
+  readonly #table: string;
   readonly #opts: LockoutOptions;
   readonly #what: string;
 
   constructor(db: Database, table: LockoutTable, opts: LockoutOptions, what: string) {
     this.#db = db;
-    this.#table = table;
+    this.#table = table.tableName;
     this.#opts = opts;
     this.#what = what;
   }

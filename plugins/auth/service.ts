@@ -11,6 +11,7 @@ import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { AuthService, CredentialCheck } from './contract.ts';
+import { AuthCredential, AuthSession, AuthTotp } from './entities.ts';
 import { Lockout, type LockoutOptions } from './lockout.ts';
 import { checkPassword, hashPassword, sha256Hex } from './passwords.ts';
 import { isSealed, type SecretBox } from './secrets.ts';
@@ -74,16 +75,16 @@ export class DbAuthService implements AuthService {
     this.#settings = settings;
     this.#opts = opts;
     this.#secrets = secrets;
-    this.#passwordLockout = new Lockout(db, 'auth_credentials', opts.lockout.password, 'passwords');
-    this.#codeLockout = new Lockout(db, 'auth_totp', opts.lockout.code, 'two-factor codes');
+    this.#passwordLockout = new Lockout(db, AuthCredential, opts.lockout.password, 'passwords');
+    this.#codeLockout = new Lockout(db, AuthTotp, opts.lockout.code, 'two-factor codes');
   }
 
   /** Creates a session and returns its token (32 hex characters); only the token's hash is stored. */
   async #newSession(userId: number, client: ClientInfo, verified: boolean, expiresAt: string): Promise<string> {
     const token = randomBytes(16).toString('hex');
-    await this.#db.run(
-      'insert into auth_sessions (token_hash, user_id, ip, user_agent, verified, failed_codes, created_at, expires_at) values (?, ?, ?, ?, ?, 0, ?, ?)',
-      [tokenHash(token), userId, client.ip, client.useragent ?? null, verified ? 1 : 0, now(), expiresAt]);
+    await AuthSession.insert(this.#db, {
+      tokenHash: tokenHash(token), userId, ip: client.ip, userAgent: client.useragent ?? null, verified, failedCodes: 0, createdAt: now(), expiresAt,
+    });
     return token;
   }
 
@@ -95,16 +96,15 @@ export class DbAuthService implements AuthService {
   async checkPassword(username: string, password: string): Promise<CredentialCheck> {
     const user = await this.#users.requireByUsername(username);
     await this.#passwordLockout.claim(user.id);
-    const [credential] = await this.#db.query<{ password_hash: string }>('select password_hash from auth_credentials where user_id = ?', [user.id]);
-    const check = credential ? await checkPassword(credential.password_hash, password) : { ok: false, rehash: false };
+    const [row] = await this.#db.query(`select ${AuthCredential.columns} from auth_credentials where user_id = ?`, [user.id]);
+    const credential = row && AuthCredential.fromRow(row);
+    const check = credential ? await checkPassword(credential.passwordHash, password) : { ok: false, rehash: false };
     if (!check.ok) {
       await this.#passwordLockout.failed(user.id);
       throw new DomainError('WRONG_PASSWORD', 'The password is wrong.');
     }
     await this.#passwordLockout.succeeded(user.id);
-    if (check.rehash) {
-      await this.#db.run('update auth_credentials set password_hash = ?, updated_at = ? where user_id = ?', [await hashPassword(password), now(), user.id]);
-    }
+    if (credential && check.rehash) await AuthCredential.update(this.#db, credential.id, { passwordHash: await hashPassword(password), updatedAt: now() });
     return { userId: user.id, codeRequired: this.#settings.get().twoFactorEnabled && user.authStatus === 1 };
   }
 
@@ -141,7 +141,7 @@ export class DbAuthService implements AuthService {
     return this.#db.transaction(async () => {
       if (settings.registerLimit > 0) await this.#checkRegisterLimit(client.ip, settings.registerLimit);
       const user = await this.#users.createAccount({ username, email: email || null, creationIP: client.ip });
-      await this.#db.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, passwordHash, now()]);
+      await AuthCredential.insert(this.#db, { userId: user.id, passwordHash, updatedAt: now() });
       return { token: await this.#newSession(user.id, client, true, this.#sessionEnd()) };
     });
   }
@@ -201,12 +201,12 @@ export class DbAuthService implements AuthService {
    * afterwards, even when two requests race with it. Every check counts against the account's
    * cap on wrong codes, whichever login or enrolment it comes through.
    */
-  async #checkCode(userId: number, which: 'secret' | 'pending_secret', code: string): Promise<CodeCheck> {
-    const [row] = await this.#db.query<{ secret: string | null; last_step: number }>(
-      `select ${which} as secret, last_step from auth_totp where user_id = ?`, [userId]);
-    if (!row?.secret) return 'none';
+  async #checkCode(userId: number, which: 'secret' | 'pendingSecret', code: string): Promise<CodeCheck> {
+    const [row] = await this.#db.query(`select ${AuthTotp.columns} from auth_totp where user_id = ?`, [userId]);
+    const secret = row && AuthTotp.fromRow(row)[which];
+    if (!secret) return 'none';
     await this.#codeLockout.claim(userId);
-    const check = await this.#verifyCode(userId, this.#secrets.open(row.secret, userId), code);
+    const check = await this.#verifyCode(userId, this.#secrets.open(secret, userId), code);
     if (check === 'ok') await this.#codeLockout.succeeded(userId);
     else await this.#codeLockout.failed(userId);
     return check;
@@ -223,18 +223,19 @@ export class DbAuthService implements AuthService {
 
   /** Completes a login that returned isTfaRequired. */
   async verifyTfa(token: string, code: string): Promise<void> {
-    const [session] = await this.#db.query<{ id: number; user_id: number; failed_codes: number }>(
-      'select id, user_id, failed_codes from auth_sessions where token_hash = ? and verified = 0 and expires_at > ?', [tokenHash(token), now()]);
-    if (!session) throw new DomainError('SESSION_NOT_FOUND', 'No two-factor login is pending for this token (unknown, expired or verified already).');
-    const check = await this.#checkCode(Number(session.user_id), 'secret', code);
+    const [row] = await this.#db.query(
+      `select ${AuthSession.columns} from auth_sessions where token_hash = ? and verified = 0 and expires_at > ?`, [tokenHash(token), now()]);
+    if (!row) throw new DomainError('SESSION_NOT_FOUND', 'No two-factor login is pending for this token (unknown, expired or verified already).');
+    const session = AuthSession.fromRow(row);
+    const check = await this.#checkCode(session.userId, 'secret', code);
     if (check !== 'ok') {
       // Retries are allowed, but not enough of them to guess a 6-digit code in the 5 minutes.
-      const failed = Number(session.failed_codes) + 1;
+      const failed = session.failedCodes + 1;
       if (failed >= this.#opts.tfaMaxAttempts) await this.#db.run('delete from auth_sessions where id = ?', [session.id]);
-      else await this.#db.run('update auth_sessions set failed_codes = ? where id = ?', [failed, session.id]);
+      else await AuthSession.update(this.#db, session.id, { failedCodes: failed });
       throw wrongCode(check, failed >= this.#opts.tfaMaxAttempts ? ' Too many wrong codes: log in again.' : '');
     }
-    await this.#db.run('update auth_sessions set verified = 1, expires_at = ? where id = ?', [this.#sessionEnd(), session.id]);
+    await AuthSession.update(this.#db, session.id, { verified: true, expiresAt: this.#sessionEnd() });
   }
 
   /** Starts enrolment: a new secret to show the user (as a QR code of otpauthUrl); active after enableTfa. */
@@ -244,7 +245,7 @@ export class DbAuthService implements AuthService {
     const sealed = this.#secrets.seal(secret, user.id);
     await this.#db.transaction(async () => {
       const { affectedRows } = await this.#db.run('update auth_totp set pending_secret = ? where user_id = ?', [sealed, user.id]);
-      if (affectedRows === 0) await this.#db.run('insert into auth_totp (user_id, secret, pending_secret, last_step) values (?, null, ?, 0)', [user.id, sealed]);
+      if (affectedRows === 0) await AuthTotp.insert(this.#db, { userId: user.id, secret: null, pendingSecret: sealed, lastStep: 0 });
     });
     return { secret, otpauthUrl: generateURI({ issuer: this.#opts.tfaIssuer, label: user.username, secret }) };
   }
@@ -252,7 +253,7 @@ export class DbAuthService implements AuthService {
   /** Finishes enrolment with a code from the new secret: two-factor is on (authStatus 1). */
   async enableTfa(userId: number, code: string): Promise<void> {
     const user = await this.#users.requireById(userId);
-    const check = await this.#checkCode(user.id, 'pending_secret', code);
+    const check = await this.#checkCode(user.id, 'pendingSecret', code);
     if (check === 'none') throw new DomainError('VALIDATION_ERROR', 'No two-factor setup is pending for this user: call POST /api/auth/tfa/setup first.');
     if (check !== 'ok') throw wrongCode(check);
     await this.#db.transaction(async () => {
@@ -286,16 +287,15 @@ export class DbAuthService implements AuthService {
    */
   async sealStoredSecrets(): Promise<number> {
     if (!this.#secrets.enabled) return 0;
-    const [sample] = await this.#db.query<{ user_id: number; secret: string }>("select user_id, secret from auth_totp where secret like 'v1:%' limit 1");
-    if (sample && !this.#secrets.opens(sample.secret, Number(sample.user_id))) {
+    const [sample] = (await this.#db.query(`select ${AuthTotp.columns} from auth_totp where secret like 'v1:%' limit 1`)).map((r) => AuthTotp.fromRow(r));
+    if (sample && !this.#secrets.opens(sample.secret!, sample.userId)) {
       throw new ConfigError('TOTP_ENCRYPTION_KEY does not decrypt the stored two-factor secrets: it is not the key they were encrypted with.');
     }
-    const rows = await this.#db.query<{ user_id: number; secret: string | null; pending_secret: string | null }>(
-      "select user_id, secret, pending_secret from auth_totp where secret not like 'v1:%' or pending_secret not like 'v1:%'");
-    for (const row of rows) {
-      const userId = Number(row.user_id);
+    const rows = (await this.#db.query(`select ${AuthTotp.columns} from auth_totp where secret not like 'v1:%' or pending_secret not like 'v1:%'`))
+      .map((r) => AuthTotp.fromRow(r));
+    for (const { id, userId, secret, pendingSecret } of rows) {
       const seal = (value: string | null) => value === null || isSealed(value) ? value : this.#secrets.seal(value, userId);
-      await this.#db.run('update auth_totp set secret = ?, pending_secret = ? where user_id = ?', [seal(row.secret), seal(row.pending_secret), userId]);
+      await AuthTotp.update(this.#db, id, { secret: seal(secret), pendingSecret: seal(pendingSecret) });
     }
     return rows.length;
   }

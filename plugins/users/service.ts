@@ -2,38 +2,47 @@ import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, now } from '../../core/format.ts';
+import type { TableRecord } from '../../core/table.ts';
 import { lookupKey, type NewAccount, type PlayerPanel, type Profile, type ProfileField, type Role, type RoleAssignment, type UserAccount, type UsersService } from './contract.ts';
+import { UsersAccount, UsersLinkedAccount, UsersRole, UsersRoleAssignment } from './entities.ts';
 
 /** The editable fields of a role (admin API). */
 export type RoleFields = Omit<Role, 'id'>;
 
-interface AccountRow {
-  id: number; username: string; email: string | null; is_verified: number | boolean; auth_status: number;
-  creation_ip: string; creation_date: string;
-}
-interface RoleRow {
-  id: number; name: string; slug: string; priority: number; chat_role_id: string; username_css: string | null; badge_css: string | null;
-}
+type Account = TableRecord<typeof UsersAccount>;
+type RoleRecord = TableRecord<typeof UsersRole>;
+type Row = Record<string, unknown>;
 
-const ACCOUNT_COLUMNS = 'a.id, a.username, a.email, a.is_verified, a.auth_status, a.creation_ip, a.creation_date';
-const ROLE_COLUMNS = 'r.id, r.name, r.slug, r.priority, r.chat_role_id, r.username_css, r.badge_css';
+/** An account with its linked accounts, by a left join: one row per link, or one whose platform is null. */
+const ACCOUNT_COLUMNS = `${UsersAccount.qualifiedColumns('a')}, l.platform, l.external_id`;
+const ACCOUNT_FROM = 'from users_accounts a left join users_linked_accounts l on l.user_id = a.id';
+const ROLE_COLUMNS = UsersRole.qualifiedColumns('r');
 
-function toRole(r: RoleRow): Role {
+/** The contract's account: the record in the contract's casing (creationIP), without the lookup keys. */
+function toUserAccount(a: Account, linkedAccounts: Record<string, string>): UserAccount {
   return {
-    id: Number(r.id), name: r.name, slug: r.slug, priority: Number(r.priority), chatRoleID: r.chat_role_id,
-    usernameCSS: r.username_css, badgeCSS: r.badge_css,
+    id: a.id, username: a.username, email: a.email, isVerified: a.isVerified, authStatus: a.authStatus,
+    creationIP: a.creationIp, creationDate: a.creationDate, linkedAccounts,
   };
 }
 
-/** An account row with its links (rows whose platform is null are no link). */
-function toAccount(row: AccountRow, links: { platform: string | null; external_id: string | null }[]): UserAccount {
-  const linkedAccounts: Record<string, string> = {};
-  for (const l of links) if (l.platform !== null && l.external_id !== null) linkedAccounts[l.platform] = l.external_id;
+/** An account read with ACCOUNT_COLUMNS: the first row's account, every row's link. */
+function joinedAccount(rows: Row[]): UserAccount {
+  const links: Record<string, string> = {};
+  for (const r of rows) if (r.platform != null) links[String(r.platform)] = String(r.external_id);
+  return toUserAccount(UsersAccount.fromRow(rows[0]!), links);
+}
+
+/** The contract's role: the record in the contract's casing (chatRoleID, usernameCSS, badgeCSS). */
+function toRole(r: RoleRecord): Role {
   return {
-    id: Number(row.id), username: row.username, email: row.email, isVerified: Boolean(Number(row.is_verified)),
-    authStatus: Number(row.auth_status), creationIP: row.creation_ip, creationDate: row.creation_date,
-    linkedAccounts,
+    id: r.id, name: r.name, slug: r.slug, priority: r.priority, chatRoleID: r.chatRoleId, usernameCSS: r.usernameCss, badgeCSS: r.badgeCss,
   };
+}
+
+/** A role's fields as the table's record; fields left out stay undefined, so updates leave them. */
+function roleRecord(f: Partial<RoleFields>): Partial<RoleRecord> {
+  return { name: f.name, slug: f.slug, priority: f.priority, chatRoleId: f.chatRoleID, usernameCss: f.usernameCSS, badgeCss: f.badgeCSS };
 }
 
 /** "Not expired" (one `?`: now): the sentinel sorts below every real timestamp, so it needs its own test. */
@@ -51,8 +60,8 @@ export class DbUsersService implements UsersService {
   readonly #db: Database;
   readonly #events: EventBus;
   readonly #profileFields: ProfileField[] = [];
-  /** The profile's statement, made again when a feature adds a field. */
-  #profileSql = '';
+  /** The profile's statement but its condition, made again when a feature adds a field. */
+  #profileSql = `select ${ACCOUNT_COLUMNS} ${ACCOUNT_FROM}`;
   /** Other features' panels, which the console's player page shows (console.ts). */
   readonly playerPanels: PlayerPanel[] = [];
 
@@ -63,12 +72,8 @@ export class DbUsersService implements UsersService {
 
   /** One query: the account and its linked accounts (a left join, one row per link). */
   async #one(where: string, params: unknown[]): Promise<UserAccount | undefined> {
-    const rows = await this.#db.query<AccountRow & { platform: string | null; external_id: string | null }>(
-      `select ${ACCOUNT_COLUMNS}, l.platform, l.external_id from users_accounts a
-       left join users_linked_accounts l on l.user_id = a.id where ${where}`, params);
-    const row = rows[0];
-    if (!row) return undefined;
-    return toAccount(row, rows);
+    const rows = await this.#db.query(`select ${ACCOUNT_COLUMNS} ${ACCOUNT_FROM} where ${where}`, params);
+    return rows.length ? joinedAccount(rows) : undefined;
   }
 
   addPlayerPanel(panel: PlayerPanel): void {
@@ -77,19 +82,18 @@ export class DbUsersService implements UsersService {
 
   addProfileField(field: ProfileField): void {
     this.#profileFields.push(field);
-    this.#profileSql = this.#profileFields.map((f, i) => `, ${f.select('a.id')} as profile_${i}`).join('');
+    const fields = this.#profileFields.map((f, i) => `, ${f.select('a.id')} as profile_${i}`).join('');
+    this.#profileSql = `select ${ACCOUNT_COLUMNS}${fields} ${ACCOUNT_FROM}`;
   }
 
   async findProfile(by: { id: number } | { username: string }): Promise<Profile | undefined> {
     if ('id' in by && (!Number.isSafeInteger(by.id) || by.id <= 0)) return undefined;
-    const rows = await this.#db.query<AccountRow & { platform: string | null; external_id: string | null } & Record<string, unknown>>(
-      `select ${ACCOUNT_COLUMNS}, l.platform, l.external_id${this.#profileSql} from users_accounts a
-       left join users_linked_accounts l on l.user_id = a.id where ${'id' in by ? 'a.id = ?' : 'a.username_key = ?'}`,
+    const rows = await this.#db.query(`${this.#profileSql} where ${'id' in by ? 'a.id = ?' : 'a.username_key = ?'}`,
       ['id' in by ? by.id : lookupKey(by.username)]);
     const row = rows[0];
     if (!row) return undefined;
     const fields = Object.fromEntries(this.#profileFields.map((f, i) => [f.field, f.show(row[`profile_${i}`])]));
-    return { ...toAccount(row, rows), fields };
+    return { ...joinedAccount(rows), fields };
   }
 
   findById(id: number): Promise<UserAccount | undefined> {
@@ -139,9 +143,10 @@ export class DbUsersService implements UsersService {
       }
       let insertId: number;
       try {
-        ({ insertId } = await this.#db.run(
-          'insert into users_accounts (username, username_key, email, email_key, is_verified, auth_status, creation_ip, creation_date) values (?, ?, ?, ?, ?, 0, ?, ?)',
-          [account.username, usernameKey, account.email ?? null, emailKey, account.isVerified ?? true, account.creationIP, now()]));
+        insertId = await UsersAccount.insert(this.#db, {
+          username: account.username, usernameKey, email: account.email ?? null, emailKey, isVerified: account.isVerified ?? true,
+          authStatus: 0, creationIp: account.creationIP, creationDate: now(),
+        });
       } catch (err) {
         // Two registrations racing for one name: the unique index decides, the loser gets the API's error.
         if (isUniqueViolation(err)) {
@@ -160,18 +165,18 @@ export class DbUsersService implements UsersService {
   }
 
   async setAuthStatus(userId: number, authStatus: number): Promise<void> {
-    await this.#db.run('update users_accounts set auth_status = ? where id = ?', [authStatus, userId]);
+    await UsersAccount.update(this.#db, userId, { authStatus });
   }
 
   async setVerified(userId: number, verified: boolean): Promise<void> {
-    await this.#db.run('update users_accounts set is_verified = ? where id = ?', [verified, userId]);
+    await UsersAccount.update(this.#db, userId, { isVerified: verified });
   }
 
   async linkAccount(userId: number, platform: string, externalId: string): Promise<void> {
     await this.#db.transaction(async () => {
       await this.#db.run('delete from users_linked_accounts where (user_id = ? and platform = ?) or (platform = ? and external_id = ?)',
         [userId, platform, platform, externalId]);
-      await this.#db.run('insert into users_linked_accounts (user_id, platform, external_id) values (?, ?, ?)', [userId, platform, externalId]);
+      await UsersLinkedAccount.insert(this.#db, { userId, platform, externalId });
     });
   }
 
@@ -192,35 +197,39 @@ export class DbUsersService implements UsersService {
       params.push(key, key + TOP, key, key + TOP, text.trim());
     }
     params.push(page.limit);
-    const rows = await this.#db.query<AccountRow>(
-      `select ${ACCOUNT_COLUMNS} from users_accounts a where a.username_key > ?${match} order by a.username_key limit ?`, params);
-    const links = rows.length ? await this.#db.query<{ user_id: number; platform: string; external_id: string }>(
-      `select user_id, platform, external_id from users_linked_accounts where user_id in (${rows.map(() => '?').join(', ')})`,
-      rows.map((r) => r.id)) : [];
-    return rows.map((row) => toAccount(row, links.filter((l) => Number(l.user_id) === Number(row.id))));
+    const accounts = (await this.#db.query(
+      `select ${UsersAccount.qualifiedColumns('a')} from users_accounts a where a.username_key > ?${match} order by a.username_key limit ?`, params))
+      .map((r) => UsersAccount.fromRow(r));
+    const links = new Map(accounts.map((a) => [a.id, {} as Record<string, string>]));
+    if (accounts.length) {
+      const rows = await this.#db.query(`select ${UsersLinkedAccount.columns} from users_linked_accounts where user_id in (${accounts.map(() => '?').join(', ')})`,
+        accounts.map((a) => a.id));
+      for (const { userId, platform, externalId } of rows.map((r) => UsersLinkedAccount.fromRow(r))) links.get(userId)![platform] = externalId;
+    }
+    return accounts.map((a) => toUserAccount(a, links.get(a.id)!));
   }
 
   async findRoleBySlug(slug: string): Promise<Role | undefined> {
-    const [row] = await this.#db.query<RoleRow>(`select ${ROLE_COLUMNS} from users_roles r where r.slug = ?`, [slug]);
-    return row ? toRole(row) : undefined;
+    const [row] = await this.#db.query(`select ${ROLE_COLUMNS} from users_roles r where r.slug = ?`, [slug]);
+    return row ? toRole(UsersRole.fromRow(row)) : undefined;
   }
 
   async listRoles(): Promise<Role[]> {
-    const rows = await this.#db.query<RoleRow>(`select ${ROLE_COLUMNS} from users_roles r order by r.priority desc, r.id`);
-    return rows.map(toRole);
+    const rows = await this.#db.query(`select ${ROLE_COLUMNS} from users_roles r order by r.priority desc, r.id`);
+    return rows.map((r) => toRole(UsersRole.fromRow(r)));
   }
 
   async getRole(roleId: number): Promise<Role | undefined> {
     if (!Number.isSafeInteger(roleId) || roleId <= 0) return undefined;
-    const [row] = await this.#db.query<RoleRow>(`select ${ROLE_COLUMNS} from users_roles r where r.id = ?`, [roleId]);
-    return row ? toRole(row) : undefined;
+    const [row] = await this.#db.query(`select ${ROLE_COLUMNS} from users_roles r where r.id = ?`, [roleId]);
+    return row ? toRole(UsersRole.fromRow(row)) : undefined;
   }
 
   async rolesOf(userId: number): Promise<RoleAssignment[]> {
-    const rows = await this.#db.query<RoleRow & { expiry_date: string }>(
+    const rows = await this.#db.query(
       `select ${ROLE_COLUMNS}, ra.expiry_date from users_role_assignments ra join users_roles r on r.id = ra.role_id
        where ra.user_id = ? and ${LIVE} order by r.priority desc, r.id`, [userId, now()]);
-    return rows.map((r) => ({ ...toRole(r), expiryDate: r.expiry_date }));
+    return rows.map((r) => ({ ...toRole(UsersRole.fromRow(r)), expiryDate: String(r.expiry_date) }));
   }
 
   /** The role, or ROLE_NOT_FOUND. */
@@ -230,18 +239,18 @@ export class DbUsersService implements UsersService {
     return role;
   }
 
-  /** The user's live assignment of a role, locked for the rest of the transaction. */
-  async #held(userId: number, roleId: number): Promise<{ expiry_date: string } | undefined> {
-    const [held] = await this.#db.query<{ expiry_date: string }>(
+  /** The expiry of the user's live assignment of a role, locked for the rest of the transaction. */
+  async #held(userId: number, roleId: number): Promise<string | undefined> {
+    const [held] = await this.#db.query(
       `select ra.expiry_date from users_role_assignments ra where ra.user_id = ? and ra.role_id = ? and ${LIVE}${this.#db.forUpdate}`,
       [userId, roleId, now()]);
-    return held;
+    return held && String(held.expiry_date);
   }
 
   async #setExpiry(userId: number, roleId: number, expiryDate: string): Promise<void> {
     const { affectedRows } = await this.#db.run('update users_role_assignments set expiry_date = ? where user_id = ? and role_id = ?', [expiryDate, userId, roleId]);
     if (affectedRows === 0) {
-      await this.#db.run('insert into users_role_assignments (user_id, role_id, expiry_date) values (?, ?, ?)', [userId, roleId, expiryDate]);
+      await UsersRoleAssignment.insert(this.#db, { userId, roleId, expiryDate });
     }
     await this.#events.emit('users.role.granted', { userId, roleId, expiryDate });
   }
@@ -261,8 +270,8 @@ export class DbUsersService implements UsersService {
       await this.requireRole(roleId);
       const held = await this.#held(userId, roleId);
       let expiry: string;
-      if (days === 0 || held?.expiry_date === PERMANENT) expiry = PERMANENT;
-      else expiry = addSeconds(held?.expiry_date ?? now(), days * 86400);
+      if (days === 0 || held === PERMANENT) expiry = PERMANENT;
+      else expiry = addSeconds(held ?? now(), days * 86400);
       await this.#setExpiry(userId, roleId, expiry);
       return this.rolesOf(userId);
     });
@@ -293,7 +302,7 @@ export class DbUsersService implements UsersService {
       if (!held) throw new DomainError('ROLE_NOT_FOUND', `User ${userId} does not hold role ${fromRoleId}.`);
       await this.requireRole(toRoleId);
       if (toRoleId !== fromRoleId) await this.revokeRole(userId, fromRoleId);
-      await this.#setExpiry(userId, toRoleId, expiryDate ?? held.expiry_date);
+      await this.#setExpiry(userId, toRoleId, expiryDate ?? held);
       return this.rolesOf(userId);
     });
   }
@@ -302,10 +311,7 @@ export class DbUsersService implements UsersService {
   async createRole(fields: RoleFields): Promise<Role> {
     return this.#db.transaction(async () => {
       await this.#requireFreeSlug(fields.slug);
-      const { insertId } = await this.#db.run(
-        'insert into users_roles (name, slug, priority, chat_role_id, username_css, badge_css) values (?, ?, ?, ?, ?, ?)',
-        [fields.name, fields.slug, fields.priority, fields.chatRoleID, fields.usernameCSS, fields.badgeCSS]);
-      return (await this.getRole(insertId))!;
+      return (await this.getRole(await UsersRole.insert(this.#db, roleRecord(fields))))!;
     });
   }
 
@@ -314,10 +320,7 @@ export class DbUsersService implements UsersService {
     return this.#db.transaction(async () => {
       const role = await this.requireRole(roleId);
       if (patch.slug !== undefined && patch.slug !== role.slug) await this.#requireFreeSlug(patch.slug);
-      const next = { ...role, ...patch };
-      await this.#db.run(
-        'update users_roles set name = ?, slug = ?, priority = ?, chat_role_id = ?, username_css = ?, badge_css = ? where id = ?',
-        [next.name, next.slug, next.priority, next.chatRoleID, next.usernameCSS, next.badgeCSS, roleId]);
+      await UsersRole.update(this.#db, roleId, roleRecord(patch));
       return (await this.getRole(roleId))!;
     });
   }
@@ -343,16 +346,15 @@ export class DbUsersService implements UsersService {
 
   /** Deletes expired assignments and tells listeners (chat role sync); returns how many went. */
   async sweepExpired(): Promise<number> {
-    const expired = await this.#db.query<{ id: number; user_id: number; role_id: number }>(
-      `select id, user_id, role_id from users_role_assignments where ${EXPIRED}`, [now()]);
+    const expired = await this.#db.query(`select ${UsersRoleAssignment.columns} from users_role_assignments where ${EXPIRED}`, [now()]);
     let removed = 0;
-    for (const row of expired) {
+    for (const { id, userId, roleId } of expired.map((r) => UsersRoleAssignment.fromRow(r))) {
       await this.#db.transaction(async () => {
         // Re-checked: a grant since the select (even a permanent one) must survive.
-        const { affectedRows } = await this.#db.run(`delete from users_role_assignments where id = ? and ${EXPIRED}`, [row.id, now()]);
+        const { affectedRows } = await this.#db.run(`delete from users_role_assignments where id = ? and ${EXPIRED}`, [id, now()]);
         if (affectedRows > 0) {
           removed++;
-          await this.#events.emit('users.role.revoked', { userId: Number(row.user_id), roleId: Number(row.role_id), reason: 'expired' });
+          await this.#events.emit('users.role.revoked', { userId, roleId, reason: 'expired' });
         }
       });
     }
