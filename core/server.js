@@ -10,8 +10,8 @@
  * (README, Benchmarks):
  * - `--max-semi-space-size=16`: V8 otherwise lets its young generation grow to 64 MiB under load
  *   and keeps it. Capped at 2 x 16 MiB, the server ended the bench some 75 MiB smaller and no slower;
- *   at 2 x 8 MiB it was 20 MiB smaller still, but big answers (the listing, the plugin's queue) then got
- *   promoted to the old generation and ran at two thirds of the speed.
+ *   at 2 x 8 MiB it was 20 MiB smaller still, but big answers (the ticket list, the plugin's
+ *   queue) were promoted to the old generation more and ran slower.
  * - `--heap-growing-percent=25`: after a full collection V8 let the old generation grow to up to
  *   four times what was live before collecting again (35 -> 156 MiB in one scenario), and kept
  *   the freed pages pooled: 80 MiB held for nothing. Growing by a quarter, it collects more often
