@@ -30,10 +30,20 @@ export interface TransactionScope {
   afterCommit(fn: () => void): void;
 }
 
-const MYSQL_RETRYABLE = new Set([
+const MYSQL_LOCK_CONFLICTS = new Set([
   1213, // ER_LOCK_DEADLOCK
   1205, // ER_LOCK_WAIT_TIMEOUT
 ]);
+
+/**
+ * True when MySQL/MariaDB gave up a statement to another transaction's locks (a deadlock or a lock
+ * wait timeout): the transaction was rolled back whole, so it is tried again, and when the tries
+ * run out the request is answered "busy, retry" rather than a fault.
+ */
+export function isLockConflict(err: unknown): boolean {
+  const e = err as { errno?: number; cause?: { errno?: number } } | undefined;
+  return MYSQL_LOCK_CONFLICTS.has(e?.errno ?? e?.cause?.errno ?? 0);
+}
 
 /**
  * True when a write lost to a unique index (two requests racing for one name, a repeated payment
@@ -335,7 +345,7 @@ export class Database implements TransactionScope {
         for (const cb of afterCommit) cb();
         return result;
       } catch (err) {
-        if (attempt >= 5 || !this.#retryable(err)) throw err;
+        if (attempt >= 5 || this.dialect !== 'mysql' || !isLockConflict(err)) throw err;
         await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
       }
     }
@@ -376,11 +386,6 @@ export class Database implements TransactionScope {
     else fn();
   }
 
-  #retryable(err: unknown): boolean {
-    if (this.dialect !== 'mysql') return false;
-    const e = err as { errno?: number; cause?: { errno?: number } };
-    return MYSQL_RETRYABLE.has(e.errno ?? e.cause?.errno ?? 0);
-  }
 
   /**
    * Why the database cannot serve, or undefined when it can (for /health): it does not answer,

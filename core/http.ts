@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import multipart from '@fastify/multipart';
 import qs from 'qs';
 import { Type } from '@sinclair/typebox';
-import { sqliteCode } from './db.ts';
+import { isLockConflict, sqliteCode } from './db.ts';
 import { DomainError, errorStatus } from './errors.ts';
 
 export interface BodyLimits {
@@ -436,6 +436,13 @@ export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): 
       request.log.warn({ err }, 'database unavailable');
       reply.header('Retry-After', String(retryAfterSeconds));
       return send(reply, 'SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.');
+    }
+    // Still losing to other transactions' locks after the retries: nothing changed, and the same
+    // request may pass in a moment, so it is the same answer as a database that is briefly away.
+    if (isLockConflict(err)) {
+      request.log.warn({ err }, 'database busy: lock conflicts outlasted the retries');
+      reply.header('Retry-After', String(retryAfterSeconds));
+      return send(reply, 'SERVICE_UNAVAILABLE', 'The database is busy with other writes; retry shortly.');
     }
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildApp } from '../core/app.ts';
-import { ADMIN_KEY, build, call, onMysql, sharedDatabaseUrl } from './helper.ts';
+import { ADMIN_KEY, build, call, freshDatabaseUrl, onMysql, sharedDatabaseUrl } from './helper.ts';
+import { createConnection } from 'mysql2/promise';
 import { ECHO_PLUGIN, settle } from './fixtures.ts';
 import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
 import { execFileSync } from 'node:child_process';
@@ -104,6 +105,24 @@ t.test('transactions: all or nothing, nested calls join, events wait for the com
   }), { message: 'outbox write failed' });
   t.same(inside, [3]);
   t.same(await db.query('select name from hello_greetings'), [{ name: 'kept' }], 'a failing in-transaction listener rolls back the cause');
+});
+
+t.test('lock conflicts that outlast the retries: 503 with Retry-After, and nothing written', { skip: onMysql ? false : 'needs MariaDB (run with TEST_MYSQL_URL)' }, async (t) => {
+  const url = await freshDatabaseUrl(t);
+  const app = await build(t, { features: [], databaseUrl: url, config: { plugins: ECHO_PLUGIN } });
+  await app.db.run("insert into core_settings (`key`, value) values ('echo.lock', 'before')");
+  // Another client holds the row for the whole request: every try waits out its second.
+  const holder = await createConnection(url);
+  t.teardown(() => holder.end());
+  await holder.query('start transaction');
+  await holder.query("select value from core_settings where `key` = 'echo.lock' for update");
+  const res = await call(app, '/api/echo/locked-write', { body: {} });
+  await holder.query('rollback');
+  t.equal(res.statusCode, 503);
+  t.same(res.json(), { status: false, error: 'SERVICE_UNAVAILABLE', message: 'The database is busy with other writes; retry shortly.' });
+  t.equal(res.headers['retry-after'], '2');
+  t.same(await app.db.query("select value from core_settings where `key` = 'echo.lock'"), [{ value: 'before' }]);
+  t.equal((await call(app, '/api/echo/locked-write', { body: {} })).statusCode, 200, 'the lock gone, the same request passes');
 });
 
 t.test('the database goes away: 503 with Retry-After, never a hang, and back when it returns', { skip: !onMysql || !haveMariaDb() ? 'needs MariaDB (run with TEST_MYSQL_URL)' : false }, async (t) => {

@@ -75,6 +75,16 @@ t.test('two registrations racing for one name: one account, one clear refusal', 
   t.equal((await app.db.query('select id from auth_credentials')).length, 1, 'no credentials without an account');
 });
 
+t.test('many registrations at once, neighbours in the name index: every one an account, none a fault', async (t) => {
+  // On MySQL, locking reads of names nobody has took gap locks that parallel inserts deadlocked on.
+  const app = await build(t, { features: ['users', 'auth'] });
+  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) =>
+    call(app, '/api/auth/register', { body: form({ username: `crowd_${String(i).padStart(2, '0')}`, email: `crowd${i}@example.com`, ip: `10.0.2.${i + 1}` }) })));
+  t.strictSame(answers.map((r) => r.statusCode), answers.map(() => 200), answers.find((r) => r.statusCode !== 200)?.body ?? 'all 200');
+  t.equal((await app.db.query('select id from users_accounts')).length, 40);
+  t.equal((await app.db.query('select user_id from auth_credentials')).length, 40);
+});
+
 t.test('register limit per IP, and the settings that change it', async (t) => {
   const app = await build(t, { features: ['users', 'auth'] });
   for (const name of ['one', 'two', 'three']) await register(app, name, 'hunter22', '192.0.2.1');
