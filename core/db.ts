@@ -386,7 +386,6 @@ export class Database implements TransactionScope {
     else fn();
   }
 
-
   /**
    * Why the database cannot serve, or undefined when it can (for /health): it does not answer,
    * or (SQLite) it answers but cannot be written.
