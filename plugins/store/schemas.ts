@@ -187,7 +187,7 @@ export function listingProduct(p: Product, ctx: ListingContext): Static<typeof L
   const total = effectivePrice(p, ctx.at);
   const discount = p.price - total;
   // The product's row gains the listing's fields in place: a listing shows a thousand products,
-  // and a copy of each row was garbage the collector then paid for (bench/README).
+  // and a copy of each row was garbage the collector then paid for (figures: core/schema-compilers.ts).
   return Object.assign(productRow(p, ctx.timeZone), {
     total: moneyNumber(total),
     originalPrice: moneyNumber(p.price),
