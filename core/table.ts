@@ -117,10 +117,10 @@ export class Table<P extends Properties> {
     this.name = options.name;
     this.tableName = options.tableName;
     this.options = options;
-    const entries = Object.entries(options.properties);
-    this.columnOf = Object.fromEntries(entries.map(([k]) => [k, columnName(k)])) as { [K in keyof P]: string };
-    this.columns = entries.map(([k]) => `\`${columnName(k)}\``).join(', ');
-    this.#read = compileReader(entries.map(([k, c]) => [k, columnName(k), c.kind, c.isNullable]));
+    const entries = Object.entries(options.properties).map(([k, c]) => [k, columnName(k), c] as const);
+    this.columnOf = Object.fromEntries(entries.map(([k, name]) => [k, name])) as { [K in keyof P]: string };
+    this.columns = entries.map(([, name]) => `\`${name}\``).join(', ');
+    this.#read = compileReader(entries.map(([k, name, c]) => [k, name, c.kind, c.isNullable]));
   }
 
   /**

@@ -21,6 +21,8 @@ type Command = TableRecord<typeof DeliveryCommand>;
 type Queued = TableRecord<typeof DeliveryQueue>;
 /** The plugin fetches its whole list each poll: a bound keeps one poll cheap after an outage. */
 const PLUGIN_QUEUE_LIMIT = 500;
+/** A buy's delivery lookup selects these: made once, not on every buy. */
+const COMMAND_COLUMNS = DeliveryCommand.qualifiedColumns('c');
 /** "Seen" is for staff spotting a server that stopped polling: to the nearest 10 s is plenty. */
 const SEEN_RESOLUTION_MS = 10_000;
 
@@ -217,17 +219,16 @@ export class DbDeliveryService implements DeliveryService {
    * Queues the commands of `trigger` for what an order bought. Called inside the order's (or the
    * refund's, or the expiry's) transaction: the rows commit or roll back with it.
    */
-  async enqueue(trigger: Trigger, order: { orderId: number; userId: number; username: string; items: OrderItemEvent[] }): Promise<void> {
+  async enqueue(trigger: Trigger, order: { orderId: number; userId: number; username: string; linkedAccounts: Record<string, string>; items: OrderItemEvent[] }): Promise<void> {
     const productIds = [...new Set(order.items.map((i) => i.productId))];
     if (productIds.length === 0) return;
     const commands = (await this.#db.query(
-      `select ${DeliveryCommand.qualifiedColumns('c')}
+      `select ${COMMAND_COLUMNS}
        from delivery_commands c join delivery_servers s on s.id = c.server_id
        where c.run_on = ? and s.is_active = ? and c.product_id in (${productIds.map(() => '?').join(', ')}) order by c.id`,
       [trigger, true, ...productIds])).map((r) => DeliveryCommand.fromRow(r));
     if (commands.length === 0) return;
-    const user = await this.#users.findById(order.userId);
-    const chatUserId = user?.linkedAccounts.chat ?? '';
+    const chatUserId = order.linkedAccounts.chat ?? '';
     const at = now();
     const rows: Omit<Queued, 'id' | 'leaseUntil'>[] = [];
     for (const item of order.items) {
@@ -251,7 +252,7 @@ export class DbDeliveryService implements DeliveryService {
   async roleExpired(userId: number, roleId: number): Promise<void> {
     const purchase = await this.#store.lastPurchaseGranting(userId, roleId);
     const user = purchase && await this.#users.findById(userId);
-    if (purchase && user) await this.enqueue('expiry', { orderId: purchase.orderId, userId, username: user.username, items: purchase.items });
+    if (purchase && user) await this.enqueue('expiry', { orderId: purchase.orderId, userId, username: user.username, linkedAccounts: user.linkedAccounts, items: purchase.items });
   }
 
   /**

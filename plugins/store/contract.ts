@@ -71,6 +71,8 @@ declare module '../../core/events.ts' {
       userId: number;
       /** As registered, at the time of the order. */
       username: string;
+      /** The buyer's linked accounts (platform → id) as the order read them, so listeners need not read the user again. */
+      linkedAccounts: Record<string, string>;
       type: 'credit' | 'payment';
       /** In cents: the price paid (credit) or the money received (payment). */
       total: number;
@@ -85,6 +87,7 @@ declare module '../../core/events.ts' {
       orderId: number;
       userId: number;
       username: string;
+      linkedAccounts: Record<string, string>;
       items: OrderItemEvent[];
     };
   }

@@ -502,7 +502,7 @@ export class DbStoreService implements StoreService {
 
       // The order's listeners (delivery queues its commands) run in this transaction before the
       // stock is taken, so the shared product rows are locked for the last statement only.
-      await this.#completed(order, user.username, lines.map((l) => ({
+      await this.#completed(order, user, lines.map((l) => ({
         productId: l.product.id, productName: l.product.name, quantity: l.quantity,
         variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])),
       })));
@@ -561,7 +561,7 @@ export class DbStoreService implements StoreService {
         throw err;
       }
       if (payment.credit > 0) await this.#credits.change(user.id, payment.credit, { reason: 'payment', orderId: created.id, keyName: payment.keyName });
-      await this.#completed(created, user.username, []);
+      await this.#completed(created, user, []);
       return created;
     });
     return orderRow(order, this.#settings.get().timezone);
@@ -603,7 +603,7 @@ export class DbStoreService implements StoreService {
         if (product.giveRoleId > 0 && product.duration >= 0) await this.#takeBackRole(user.id, product.giveRoleId, product.duration * item.quantity);
       }
       await this.#events.emit('store.order.refunded', {
-        orderId, userId: user.id, username: user.username,
+        orderId, userId: user.id, username: user.username, linkedAccounts: user.linkedAccounts,
         items: items.map(itemEvent),
       });
       return { ...current, status: 'refunded' };
@@ -680,9 +680,9 @@ export class DbStoreService implements StoreService {
     return { id: await StoreOrder.insert(this.#db, order), ...order };
   }
 
-  #completed(order: Order, username: string, items: OrderItemEvent[]): Promise<void> {
+  #completed(order: Order, user: UserAccount, items: OrderItemEvent[]): Promise<void> {
     return this.#events.emit('store.order.completed', {
-      orderId: order.id, userId: order.accountId, username, type: order.type, total: order.total,
+      orderId: order.id, userId: order.accountId, username: user.username, linkedAccounts: user.linkedAccounts, type: order.type, total: order.total,
       currency: order.currency, creationDate: order.creationDate, items,
     });
   }

@@ -13,8 +13,9 @@ type Account = TableRecord<typeof UsersAccount>;
 type RoleRecord = TableRecord<typeof UsersRole>;
 type Row = Record<string, unknown>;
 
+const ACCOUNT = UsersAccount.qualifiedColumns('a');
 /** An account with its linked accounts, by a left join: one row per link, or one whose platform is null. */
-const ACCOUNT_COLUMNS = `${UsersAccount.qualifiedColumns('a')}, l.platform, l.external_id`;
+const ACCOUNT_COLUMNS = `${ACCOUNT}, l.platform, l.external_id`;
 const ACCOUNT_FROM = 'from users_accounts a left join users_linked_accounts l on l.user_id = a.id';
 const ROLE_COLUMNS = UsersRole.qualifiedColumns('r');
 
@@ -202,7 +203,7 @@ export class DbUsersService implements UsersService {
     }
     params.push(page.limit);
     const accounts = (await this.#db.query(
-      `select ${UsersAccount.qualifiedColumns('a')} from users_accounts a where a.username_key > ?${match} order by a.username_key limit ?`, params))
+      `select ${ACCOUNT} from users_accounts a where a.username_key > ?${match} order by a.username_key limit ?`, params))
       .map((r) => UsersAccount.fromRow(r));
     const links = new Map(accounts.map((a) => [a.id, {} as Record<string, string>]));
     if (accounts.length) {

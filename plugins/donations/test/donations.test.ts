@@ -16,7 +16,7 @@ const board = (app: FastifyInstance, query: string): Promise<{ display_name: str
 
 /** A past payment, through the same hook the store fires, with the date it would have had. */
 const pastPayment = (app: FastifyInstance, orderId: number, userId: number, username: string, total: number, creationDate: string) =>
-  app.db.transaction(() => app.events.emit('store.order.completed', { orderId, userId, username, type: 'payment', total, currency: 'USD', creationDate, items: [] }));
+  app.db.transaction(() => app.events.emit('store.order.completed', { orderId, userId, username, linkedAccounts: {}, type: 'payment', total, currency: 'USD', creationDate, items: [] }));
 
 t.test('boards: sums ranked per user and currency, latest payments, limits', async (t) => {
   const app = await build(t, { features: FEATURES });
