@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { EntitySchema, MikroORM, Options } from '@mikro-orm/core';
 import { Table } from './table.ts';
+import { compareCodeUnits } from './format.ts';
 import type { SqliteDialect } from 'kysely';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import type { AppConfig } from './config.ts';
@@ -529,7 +530,7 @@ async function buildMigrationList(defs: MigrationDef[], dialect: Dialect) {
   const { Migration } = await import('@mikro-orm/migrations');
   const seen = new Set<string>();
   return [...defs]
-    .sort((a, b) => a.name.localeCompare(b.name))
+    .sort((a, b) => compareCodeUnits(a.name, b.name))
     .map((def) => {
       if (seen.has(def.name)) throw new Error(`Migration ${def.name} is defined twice.`);
       seen.add(def.name);

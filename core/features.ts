@@ -11,6 +11,7 @@ import type { Database, MigrationDef } from './db.ts';
 import type { EventBus } from './events.ts';
 import type { ServiceRef, ServiceRegistry } from './registry.ts';
 import type { SettingsService } from './settings.ts';
+import { compareCodeUnits } from './format.ts';
 
 /** What a feature's register function gets from the host. */
 export interface FeatureContext<Options> {
@@ -195,7 +196,7 @@ function inLoadOrder(features: LoadedFeature[]): LoadedFeature[] {
     state.set(f.def.name, 'done');
     ordered.push(f);
   };
-  for (const f of [...features].sort((a, b) => a.def.name.localeCompare(b.def.name))) visit(f, []);
+  for (const f of [...features].sort((a, b) => compareCodeUnits(a.def.name, b.def.name))) visit(f, []);
   return ordered;
 }
 

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { ConfigError, coreSettings, settingsSchema, validate, type SiteSetting, type SiteSettings } from './config.ts';
 import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';
-import { isTimeZone } from './format.ts';
+import { compareCodeUnits, isTimeZone } from './format.ts';
 import { createServiceRef } from './registry.ts';
 
 export const CoreSetting = defineEntity({
@@ -32,7 +32,7 @@ export interface SettingsService {
 export function declareSettings(features: { name: string; settings?: Record<string, SiteSetting> }[]): Map<string, SiteSetting> {
   const declared = new Map<string, SiteSetting>(Object.entries(coreSettings));
   const owner = new Map([...declared.keys()].map((key) => [key, 'core']));
-  for (const { name, settings } of [...features].sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const { name, settings } of [...features].sort((a, b) => compareCodeUnits(a.name, b.name))) {
     for (const [key, setting] of Object.entries(settings ?? {})) {
       if (owner.has(key)) throw new ConfigError(`The site setting ${key} is declared by both ${owner.get(key)} and the "${name}" feature.`);
       owner.set(key, `the "${name}" feature`);
