@@ -111,6 +111,8 @@ export class Table<P extends Properties> {
   /** Every column, quoted, in property order: `select ${T.columns} from ...`. */
   readonly columns: string;
   readonly #read: (row: DbRow) => DbRow;
+  /** The primary key's column. */
+  readonly #key: string;
   #entity?: Promise<object>;
 
   constructor(options: TableOptions<P>) {
@@ -121,6 +123,7 @@ export class Table<P extends Properties> {
     this.columnOf = Object.fromEntries(entries.map(([k, name]) => [k, name])) as { [K in keyof P]: string };
     this.columns = entries.map(([, name]) => `\`${name}\``).join(', ');
     this.#read = compileReader(entries.map(([k, name, c]) => [k, name, c.kind, c.isNullable]));
+    this.#key = entries.find(([, , c]) => c.isPrimary)?.[1] ?? 'id';
   }
 
   /**
@@ -135,6 +138,18 @@ export class Table<P extends Properties> {
   /** A row as the driver returns it (`select ${columns}`), as a record. */
   fromRow(row: DbRow): RecordOf<P> {
     return this.#read(row) as RecordOf<P>;
+  }
+
+  /**
+   * The record whose key is `id`, or undefined. An integer key no row can have (not a positive
+   * safe integer) is answered without a statement. `lock` holds the row until the transaction
+   * ends: 'update' to write it, 'share' to keep it as read (MySQL; SQLite serialises writers).
+   */
+  async find(db: Database, id: number | string, lock?: 'update' | 'share'): Promise<RecordOf<P> | undefined> {
+    if (typeof id === 'number' && !(Number.isSafeInteger(id) && id > 0)) return undefined;
+    const locking = lock === 'update' ? db.forUpdate : lock === 'share' && db.dialect === 'mysql' ? ' lock in share mode' : '';
+    const [row] = await db.query(`select ${this.columns} from ${this.tableName} where \`${this.#key}\` = ?${locking}`, [id]);
+    return row && this.fromRow(row);
   }
 
   /** The values of the properties given (undefined ones left out), keyed by quoted column. */

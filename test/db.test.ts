@@ -46,6 +46,31 @@ t.test('a table writes several records in one bound statement, refuses mixed one
   // The same table twice: an unqualified column list would be ambiguous here.
   const rows = await app.db.query(`select ${VotesLink.qualifiedColumns('v')} from votes_links v join votes_links w on w.id = v.id order by v.id`);
   t.same(rows.map((r) => VotesLink.fromRow(r)), links.map((l, i) => ({ id: i + 1, ...l })), 'read back as written, nothing of the refused batch');
+
+  t.same(await VotesLink.find(app.db, 2), { id: 2, ...links[1] }, 'find: one record by its key');
+  t.equal(await VotesLink.find(app.db, 3), undefined, 'find: no such row');
+  const counted = app.db.statements;
+  for (const id of [0, -1, 1.5, Number.NaN, 2 ** 53]) t.equal(await VotesLink.find(app.db, id), undefined, `find(${id}): no row can have it`);
+  t.equal(app.db.statements, counted, 'an impossible key costs no statement');
+});
+
+t.test('find with a lock holds the row until the transaction ends', { skip: onMysql ? false : 'row locks are MariaDB\'s (run with TEST_MYSQL_URL)' }, async (t) => {
+  const app = await build(t, { features: ['votes'] });
+  await VotesLink.insert(app.db, { name: 'One', link: 'https://a.example/' });
+  let release!: () => void;
+  const held = new Promise<void>((r) => { release = r; });
+  const holder = app.db.transaction(async () => {
+    t.equal((await VotesLink.find(app.db, 1, 'update'))?.name, 'One');
+    await held;
+    await VotesLink.update(app.db, 1, { name: 'Held' });
+  });
+  await settle();
+  // Another connection's write waits for the holder's commit, so it lands last.
+  const writer = app.db.transaction(async () => { await VotesLink.update(app.db, 1, { name: 'Second' }); });
+  await new Promise((r) => setTimeout(r, 200));
+  release();
+  await Promise.all([holder, writer]);
+  t.equal((await VotesLink.find(app.db, 1))?.name, 'Second', 'the other write waited for the lock');
 });
 
 t.test('a server whose schema is up to date never loads MikroORM', async (t) => {

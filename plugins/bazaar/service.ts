@@ -97,9 +97,9 @@ export class DbBazaarService implements BazaarService {
 
   /** The server, or SERVER_NOT_FOUND; `lock` holds its row until the transaction ends. */
   async #server(id: number, lock: boolean): Promise<Server> {
-    const [row] = await this.#db.query(`select ${BazaarServer.columns} from bazaar_servers where id = ?${lock ? this.#db.forUpdate : ''}`, [id]);
-    if (!row) throw new DomainError('SERVER_NOT_FOUND', `No bazaar server with ID ${id}.`);
-    return BazaarServer.fromRow(row);
+    const server = await BazaarServer.find(this.#db, id, lock ? 'update' : undefined);
+    if (!server) throw new DomainError('SERVER_NOT_FOUND', `No bazaar server with ID ${id}.`);
+    return server;
   }
 
   async createServer(input: ServerInput): Promise<ServerRow> {

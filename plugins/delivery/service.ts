@@ -125,9 +125,9 @@ export class DbDeliveryService implements DeliveryService {
   }
 
   async #server(id: number): Promise<Server> {
-    const [row] = await this.#db.query(`select ${DeliveryServer.columns} from delivery_servers where id = ?`, [id]);
-    if (!row) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
-    return DeliveryServer.fromRow(row);
+    const server = await DeliveryServer.find(this.#db, id);
+    if (!server) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
+    return server;
   }
 
   async createServer(input: { name: string; isActive: boolean }): Promise<ServerRow & { token: string }> {
@@ -376,9 +376,9 @@ export class DbDeliveryService implements DeliveryService {
   }
 
   async #queueEntry(id: number): Promise<Queued> {
-    const [row] = await this.#db.query(`select ${DeliveryQueue.columns} from delivery_queue where id = ?`, [id]);
-    if (!row) throw new DomainError('DELIVERY_QUEUE_NOT_FOUND', `No queued command with ID ${id}.`);
-    return DeliveryQueue.fromRow(row);
+    const entry = await DeliveryQueue.find(this.#db, id);
+    if (!entry) throw new DomainError('DELIVERY_QUEUE_NOT_FOUND', `No queued command with ID ${id}.`);
+    return entry;
   }
 
   async redeliver(id: number): Promise<QueueRow> {

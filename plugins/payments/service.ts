@@ -135,9 +135,9 @@ export class DbPaymentsService implements PaymentsService {
   }
 
   async requirePackage(id: number): Promise<Package> {
-    const [row] = await this.#deps.db.query(`select ${PaymentsPackage.columns} from payments_packages where id = ?`, [id]);
-    if (!row) throw new DomainError('PACKAGE_NOT_FOUND', `There is no package ${id}.`);
-    return toPackage(row);
+    const pkg = await PaymentsPackage.find(this.#deps.db, id);
+    if (!pkg) throw new DomainError('PACKAGE_NOT_FOUND', `There is no package ${id}.`);
+    return pkg;
   }
 
   #packageValues(input: PackageInput, old?: Package): Omit<Package, 'id' | 'creationDate'> {
@@ -225,9 +225,9 @@ export class DbPaymentsService implements PaymentsService {
   }
 
   async requirePayment(id: string): Promise<Payment> {
-    const [row] = await this.#deps.db.query(`select ${PaymentsPayment.columns} from payments_payments where id = ?`, [id]);
-    if (!row) throw new DomainError('PAYMENT_NOT_FOUND', `There is no payment ${id}.`);
-    return toPayment(row);
+    const payment = await PaymentsPayment.find(this.#deps.db, id);
+    if (!payment) throw new DomainError('PAYMENT_NOT_FOUND', `There is no payment ${id}.`);
+    return payment;
   }
 
   /**

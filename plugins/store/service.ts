@@ -183,11 +183,9 @@ export class DbStoreService implements StoreService {
   }
 
   async requireCategory(id: number): Promise<Category> {
-    const [row] = Number.isSafeInteger(id) && id > 0
-      ? await this.#db.query(`select ${StoreCategory.columns} from store_categories where id = ?`, [id])
-      : [];
-    if (!row) throw new DomainError('CATEGORY_NOT_FOUND', `No store category with ID ${id}.`);
-    return StoreCategory.fromRow(row);
+    const category = await StoreCategory.find(this.#db, id);
+    if (!category) throw new DomainError('CATEGORY_NOT_FOUND', `No store category with ID ${id}.`);
+    return category;
   }
 
   async createCategory(input: CategoryInput & { name: string }): Promise<Category> {
@@ -581,9 +579,8 @@ export class DbStoreService implements StoreService {
    */
   async refund(orderId: number, keyName?: string): Promise<OrderRow> {
     const order = await this.#db.transaction(async () => {
-      const [row] = await this.#db.query(`select ${StoreOrder.columns} from store_orders where id = ?`, [orderId]);
-      if (!row) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
-      const current = StoreOrder.fromRow(row);
+      const current = await StoreOrder.find(this.#db, orderId);
+      if (!current) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
       if (current.type !== 'credit') throw new DomainError('VALIDATION_ERROR', `Order ${orderId} is a payment: refund it through its payment gateway.`);
       const { affectedRows } = await this.#db.run("update store_orders set status = 'refunded' where id = ? and status = 'completed'", [orderId]);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Order ${orderId} is ${current.status}: it cannot be refunded.`);
@@ -656,11 +653,11 @@ export class DbStoreService implements StoreService {
 
   /** One order and what was bought; ORDER_NOT_FOUND when there is none. */
   async getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[] }> {
-    const [row] = await this.#db.query(`select ${StoreOrder.columns} from store_orders where id = ?`, [orderId]);
-    if (!row) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
+    const order = await StoreOrder.find(this.#db, orderId);
+    if (!order) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
     const items = (await this.#db.query(`select ${StoreOrderItem.columns} from store_order_items where order_id = ? order by id`, [orderId]))
       .map((r) => StoreOrderItem.fromRow(r));
-    return { order: orderRow(StoreOrder.fromRow(row), this.#settings.get().timezone), items: items.map(itemEvent) };
+    return { order: orderRow(order, this.#settings.get().timezone), items: items.map(itemEvent) };
   }
 
   /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */

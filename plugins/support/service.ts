@@ -63,13 +63,11 @@ function pageClause(page: Page, dialect: Dialect): string {
 /** Inside a transaction, until commit: `share` keeps others from changing or deleting the row, `update` also from share-locking it. */
 type Lock = 'share' | 'update';
 
-function categoryRow(r: Record<string, unknown>): CategoryRow {
-  const { id, name } = SupportCategory.fromRow(r);
+function categoryRow({ id, name }: TableRecord<typeof SupportCategory>): CategoryRow {
   return { id: String(id), name };
 }
 
-function answerRow(r: Record<string, unknown>): AnswerRow {
-  const { id, title, content } = SupportAnswer.fromRow(r);
+function answerRow({ id, title, content }: TableRecord<typeof SupportAnswer>): AnswerRow {
   return { id: String(id), title, content };
 }
 
@@ -277,23 +275,17 @@ export class DbSupportService implements SupportService {
     });
   }
 
-  /** ` for update` or ` lock in share mode` (MySQL; SQLite serialises writers anyway), or nothing. */
-  #locking(lock?: Lock): string {
-    if (lock === 'update') return this.#db.forUpdate;
-    return lock === 'share' && this.#db.dialect === 'mysql' ? ' lock in share mode' : '';
-  }
-
   // ---- support categories
 
   async listCategories(page: Page): Promise<CategoryRow[]> {
     const rows = await this.#db.query(`select ${SupportCategory.columns} from support_categories order by id${pageClause(page, this.#db.dialect)}`);
-    return rows.map(categoryRow);
+    return rows.map((r) => categoryRow(SupportCategory.fromRow(r)));
   }
 
   async #category(id: number, lock?: Lock): Promise<CategoryRow> {
-    const [row] = isId(id) ? await this.#db.query(`select ${SupportCategory.columns} from support_categories where id = ?${this.#locking(lock)}`, [id]) : [];
-    if (!row) throw new DomainError('CATEGORY_NOT_FOUND', `No support category with ID ${id}.`);
-    return categoryRow(row);
+    const category = await SupportCategory.find(this.#db, id, lock);
+    if (!category) throw new DomainError('CATEGORY_NOT_FOUND', `No support category with ID ${id}.`);
+    return categoryRow(category);
   }
 
   getCategory(id: number): Promise<CategoryRow> {
@@ -327,13 +319,13 @@ export class DbSupportService implements SupportService {
 
   async listAnswers(page: Page): Promise<AnswerRow[]> {
     const rows = await this.#db.query(`select ${SupportAnswer.columns} from support_answers order by id${pageClause(page, this.#db.dialect)}`);
-    return rows.map(answerRow);
+    return rows.map((r) => answerRow(SupportAnswer.fromRow(r)));
   }
 
   async #answer(id: number, lock?: Lock): Promise<AnswerRow> {
-    const [row] = isId(id) ? await this.#db.query(`select ${SupportAnswer.columns} from support_answers where id = ?${this.#locking(lock)}`, [id]) : [];
-    if (!row) throw new DomainError('ANSWER_NOT_FOUND', `No quick answer with ID ${id}.`);
-    return answerRow(row);
+    const answer = await SupportAnswer.find(this.#db, id, lock);
+    if (!answer) throw new DomainError('ANSWER_NOT_FOUND', `No quick answer with ID ${id}.`);
+    return answerRow(answer);
   }
 
   getAnswer(id: number): Promise<AnswerRow> {

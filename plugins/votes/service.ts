@@ -1,12 +1,12 @@
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
+import type { TableRecord } from '../../core/table.ts';
 import type { VoteLinkInput, VoteLinkRow, VotesService } from './contract.ts';
 import { VotesLink } from './entities.ts';
 
 const PLACEHOLDER = '{username}';
 
-function toRow(r: Record<string, unknown>): VoteLinkRow {
-  const { id, name, link } = VotesLink.fromRow(r);
+function toRow({ id, name, link }: TableRecord<typeof VotesLink>): VoteLinkRow {
   return { id: String(id), name, link };
 }
 
@@ -34,13 +34,13 @@ export class DbVotesService implements VotesService {
   }
 
   async list(): Promise<VoteLinkRow[]> {
-    return (await this.#db.query(`select ${VotesLink.columns} from votes_links order by id`)).map(toRow);
+    return (await this.#db.query(`select ${VotesLink.columns} from votes_links order by id`)).map((r) => toRow(VotesLink.fromRow(r)));
   }
 
   async get(id: number): Promise<VoteLinkRow> {
-    const [row] = await this.#db.query(`select ${VotesLink.columns} from votes_links where id = ?`, [id]);
-    if (!row) throw new DomainError('VOTE_LINK_NOT_FOUND', `No vote link with ID ${id}.`);
-    return toRow(row);
+    const link = await VotesLink.find(this.#db, id);
+    if (!link) throw new DomainError('VOTE_LINK_NOT_FOUND', `No vote link with ID ${id}.`);
+    return toRow(link);
   }
 
   async create(input: VoteLinkInput): Promise<VoteLinkRow> {
