@@ -231,14 +231,15 @@ export class DbStoreService implements StoreService {
 
   /**
    * Products matching `where` (on store_products) with their variables: two queries however many
-   * products there are.
+   * products there are, sent together (on MySQL, on two pooled connections outside a transaction).
    */
   async #products(where: string, params: unknown[]): Promise<Product[]> {
-    const rows = await this.#db.query(`select ${StoreProduct.columns} from store_products where ${where} ${ORDER}`, params);
-    if (rows.length === 0) return [];
-    const variables = await this.#db.query(
-      `select product_id, name, \`required\`, allowed_values from store_product_variables
-       where product_id in (select id from store_products where ${where}) order by product_id, \`position\``, params);
+    const [rows, variables] = await Promise.all([
+      this.#db.query(`select ${StoreProduct.columns} from store_products where ${where} ${ORDER}`, params),
+      this.#db.query(
+        `select product_id, name, \`required\`, allowed_values from store_product_variables
+         where product_id in (select id from store_products where ${where}) order by product_id, \`position\``, params),
+    ]);
     const byProduct = new Map<number, Variable[]>();
     for (const v of variables) {
       const list = byProduct.get(Number(v.product_id)) ?? [];
@@ -352,7 +353,10 @@ export class DbStoreService implements StoreService {
    * top-level list.
    */
   async tree(opts: { activeOnly: boolean; rootId?: number }): Promise<CategoryNode[]> {
-    const categories = await this.categories(opts.activeOnly);
+    // The whole catalogue's products are read beside its categories; a subtree's wait for them.
+    const [categories, allProducts] = await Promise.all([
+      this.categories(opts.activeOnly), opts.rootId === undefined ? this.products(opts.activeOnly) : undefined,
+    ]);
     if (opts.rootId !== undefined && !categories.some((c) => c.id === opts.rootId)) {
       throw new DomainError('CATEGORY_NOT_FOUND', `No store category with ID ${opts.rootId}.`);
     }
@@ -367,9 +371,7 @@ export class DbStoreService implements StoreService {
         nodes.get(node.parentId)?.subcategories.push(node);
       }
     }
-    const products = opts.rootId === undefined
-      ? await this.products(opts.activeOnly)
-      : await this.#subtreeProducts(roots[0]!);
+    const products = allProducts ?? await this.#subtreeProducts(roots[0]!);
     for (const p of products) nodes.get(p.categoryId)?.products.push(p);
     return roots;
   }
