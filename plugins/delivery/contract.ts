@@ -29,19 +29,14 @@ export interface CommandInput {
 }
 
 /** What a game server's plugin runs for one player, as the plugin's HTTP mode reads it. */
-export interface HandedOut {
-  command: string;
-  username: string;
-}
+export const HandedOut = Type.Object({ command: example('lp user Steve parent add vip'), username: usernameStr() });
+export type HandedOut = typeof HandedOut.static;
 
 /** A row of the plugin's queue listing: every field a string. */
-export interface PluginQueueRow {
-  id: string;
-  /** `sending` (never tried) or `error` (tried before, still to run). */
-  status: 'sending' | 'error';
-  retry: string;
-  updatedAt: string;
-}
+export const PluginQueueRow = Type.Object({
+  id: idStr(), status: str('sending (never tried) or error (tried before)', 'sending'), retry: str('tries so far', '0'), updatedAt: dateStr(),
+});
+export type PluginQueueRow = typeof PluginQueueRow.static;
 
 /** A row handed to a claimer under a lease. */
 export const ClaimedRow = Type.Object({

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import * as S from '../../core/schemas.ts';
-import { ClaimedRow, CommandRow, QUEUE_STATUSES, QueueRow, ServerRow, TRIGGERS } from './contract.ts';
+import { ClaimedRow, CommandRow, HandedOut, PluginQueueRow, QUEUE_STATUSES, QueueRow, ServerRow, TRIGGERS } from './contract.ts';
 
 export const IdParams = S.idParam('id');
 export const CommandParams = Type.Object({ id: IdParams.properties.id, commandId: IdParams.properties.id });
@@ -24,15 +24,13 @@ export const UpdateCommandBody = Type.Partial(Type.Object(commandFields));
 export const CommandList = Type.Array(CommandRow);
 
 export const TokenParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
-export const PluginQueue = Type.Array(Type.Object({
-  id: S.idStr(), status: S.str('sending (never tried) or error (tried before)', 'sending'), retry: S.str('tries so far', '0'), updatedAt: S.dateStr(),
-}));
+export const PluginQueue = Type.Array(PluginQueueRow);
 export const ValidateBody = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 128 }),
   commands: Type.Optional(Type.Array(Type.String({ pattern: '^[0-9]{1,18}$' }), { maxItems: 500, description: 'queue row IDs from the queue listing' })),
 });
 export const Validated = Type.Object({
-  commands: Type.Array(Type.Object({ command: S.example('lp user Steve parent add vip'), username: S.usernameStr() }), { description: 'one player\'s commands, now marked done' }),
+  commands: Type.Array(HandedOut, { description: 'one player\'s commands, now marked done' }),
 });
 export const ClaimBody = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 128 }),
