@@ -58,13 +58,16 @@ t.test('find with a lock holds the row until the transaction ends', { skip: onMy
   const app = await build(t, { features: ['votes'] });
   await VotesLink.insert(app.db, { name: 'One', link: 'https://a.example/' });
   let release!: () => void;
+  let locked!: () => void;
   const held = new Promise<void>((r) => { release = r; });
+  const holding = new Promise<void>((r) => { locked = r; });
   const holder = app.db.transaction(async () => {
     t.equal((await VotesLink.find(app.db, 1, 'update'))?.name, 'One');
+    locked();
     await held;
     await VotesLink.update(app.db, 1, { name: 'Held' });
   });
-  await settle();
+  await holding;
   // Another connection's write waits for the holder's commit, so it lands last.
   const writer = app.db.transaction(async () => { await VotesLink.update(app.db, 1, { name: 'Second' }); });
   await new Promise((r) => setTimeout(r, 200));
