@@ -353,7 +353,8 @@ export class DbStoreService implements StoreService {
    * top-level list.
    */
   async tree(opts: { activeOnly: boolean; rootId?: number }): Promise<CategoryNode[]> {
-    // The whole catalogue's products are read beside its categories; a subtree's wait for them.
+    // The whole catalogue's products are read beside its categories; a subtree's products come
+    // after them, since the categories say which ids the subtree holds.
     const [categories, allProducts] = await Promise.all([
       this.categories(opts.activeOnly), opts.rootId === undefined ? this.products(opts.activeOnly) : undefined,
     ]);
