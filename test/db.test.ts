@@ -96,6 +96,30 @@ t.test('a server whose schema is up to date never loads MikroORM', async (t) => 
   t.same(JSON.parse(out.trim().split('\n').at(-1)!), { health: 200, loaded: null });
 });
 
+t.test('a server on the default UTC starts without ICU: no collation, no time zone formatter', async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  // Migrated first: MikroORM, which only migrations load, sorts with localeCompare.
+  const first = await buildApp({ env: { DATABASE_URL: url }, config: { log: { level: 'silent' } } });
+  await first.ready();
+  await first.close();
+  // Either one maps megabytes of ICU's data into the process (README, Benchmarks: memory).
+  const watch = `globalThis.icuUsedBy = [];
+    const { localeCompare } = String.prototype;
+    String.prototype.localeCompare = function (...a) { globalThis.icuUsedBy.push('localeCompare'); return localeCompare.apply(this, a); };
+    const DateTimeFormat = Intl.DateTimeFormat;
+    Intl.DateTimeFormat = function (...a) { globalThis.icuUsedBy.push('DateTimeFormat'); return new DateTimeFormat(...a); };`;
+  const script = `const { buildApp } = await import(${JSON.stringify(new URL('../core/app.ts', import.meta.url).href)});
+    const app = await buildApp({ config: { log: { level: 'silent' } } });
+    await app.ready();
+    const res = await app.inject({ url: '/health' });
+    await app.close();
+    console.log(JSON.stringify({ health: res.statusCode, icuUsedBy: globalThis.icuUsedBy }));`;
+  const out = execFileSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(watch)}`, '--input-type=module', '-e', script], {
+    env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8',
+  });
+  t.same(JSON.parse(out.trim().split('\n').at(-1)!), { health: 200, icuUsedBy: [] });
+});
+
 t.test('transactions: all or nothing, nested calls join, events wait for the commit', async (t) => {
   const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } } });
   const { db, events } = app;
