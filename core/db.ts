@@ -325,6 +325,11 @@ export class Database implements TransactionScope {
     return this.dialect === 'mysql' ? ' FOR UPDATE' : '';
   }
 
+  /** `LOCK IN SHARE MODE` where the database can lock rows: others may read the row, not change it. */
+  get forShare(): string {
+    return this.dialect === 'mysql' ? ' LOCK IN SHARE MODE' : '';
+  }
+
   /** True inside `transaction()`. */
   get inTransaction(): boolean {
     return this.#tx.getStore() !== undefined;

@@ -147,7 +147,7 @@ export class Table<P extends Properties> {
    */
   async find(db: Database, id: number | string, lock?: 'update' | 'share'): Promise<RecordOf<P> | undefined> {
     if (typeof id === 'number' && !(Number.isSafeInteger(id) && id > 0)) return undefined;
-    const locking = lock === 'update' ? db.forUpdate : lock === 'share' && db.dialect === 'mysql' ? ' lock in share mode' : '';
+    const locking = lock === 'update' ? db.forUpdate : lock === 'share' ? db.forShare : '';
     const [row] = await db.query(`select ${this.columns} from ${this.tableName} where \`${this.#key}\` = ?${locking}`, [id]);
     return row && this.fromRow(row);
   }

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { buildApp } from '../core/app.ts';
-import { ADMIN_KEY, build, call, freshDatabaseUrl, onMysql, sharedDatabaseUrl } from './helper.ts';
+import { ADMIN_KEY, build, call, freshDatabaseUrl, onMysql, sharedDatabaseUrl, type TestLike } from './helper.ts';
 import { createConnection } from 'mysql2/promise';
 import { ECHO_PLUGIN, settle } from './fixtures.ts';
 import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
@@ -76,48 +76,43 @@ t.test('find with a lock holds the row until the transaction ends', { skip: onMy
   t.equal((await VotesLink.find(app.db, 1))?.name, 'Second', 'the other write waited for the lock');
 });
 
-t.test('a server whose schema is up to date never loads MikroORM', async (t) => {
+/**
+ * A server started in a fresh process on a migrated database, `preload` run before anything else:
+ * its /health status, and `globalThis[noted]` as the preload left it (null if never set).
+ */
+async function startedAfterMigration(t: TestLike, preload: string, noted: string): Promise<unknown> {
   const url = await sharedDatabaseUrl(t);
   const first = await buildApp({ env: { DATABASE_URL: url }, config: { log: { level: 'silent' } } });
   await first.ready();
   await first.close();
-  // A fresh process on the migrated database, noting every module it loads.
-  const hooks = `import { registerHooks } from 'node:module';
-    registerHooks({ load(url, context, next) { if (url.includes('@mikro-orm')) globalThis.mikroOrmLoaded = url; return next(url, context); } });`;
   const script = `const { buildApp } = await import(${JSON.stringify(new URL('../core/app.ts', import.meta.url).href)});
     const app = await buildApp({ config: { log: { level: 'silent' } } });
     await app.ready();
     const res = await app.inject({ url: '/health' });
     await app.close();
-    console.log(JSON.stringify({ health: res.statusCode, loaded: globalThis.mikroOrmLoaded ?? null }));`;
-  const out = execFileSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(hooks)}`, '--input-type=module', '-e', script], {
+    console.log(JSON.stringify({ health: res.statusCode, ${noted}: globalThis.${noted} ?? null }));`;
+  const out = execFileSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(preload)}`, '--input-type=module', '-e', script], {
     env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8',
   });
-  t.same(JSON.parse(out.trim().split('\n').at(-1)!), { health: 200, loaded: null });
+  return JSON.parse(out.trim().split('\n').at(-1)!);
+}
+
+t.test('a server whose schema is up to date never loads MikroORM', async (t) => {
+  // Noting every module the fresh process loads.
+  const hooks = `import { registerHooks } from 'node:module';
+    registerHooks({ load(url, context, next) { if (url.includes('@mikro-orm')) globalThis.loaded = url; return next(url, context); } });`;
+  t.same(await startedAfterMigration(t, hooks, 'loaded'), { health: 200, loaded: null });
 });
 
 t.test('a server on the default UTC starts without ICU: no collation, no time zone formatter', async (t) => {
-  const url = await sharedDatabaseUrl(t);
-  // Migrated first: MikroORM, which only migrations load, sorts with localeCompare.
-  const first = await buildApp({ env: { DATABASE_URL: url }, config: { log: { level: 'silent' } } });
-  await first.ready();
-  await first.close();
-  // Either one maps megabytes of ICU's data into the process (README, Benchmarks: memory).
+  // Either one maps megabytes of ICU's data into the process (README, Benchmarks: memory). The
+  // database is migrated first because MikroORM, which only migrations load, sorts with localeCompare.
   const watch = `globalThis.icuUsedBy = [];
     const { localeCompare } = String.prototype;
     String.prototype.localeCompare = function (...a) { globalThis.icuUsedBy.push('localeCompare'); return localeCompare.apply(this, a); };
     const DateTimeFormat = Intl.DateTimeFormat;
     Intl.DateTimeFormat = function (...a) { globalThis.icuUsedBy.push('DateTimeFormat'); return new DateTimeFormat(...a); };`;
-  const script = `const { buildApp } = await import(${JSON.stringify(new URL('../core/app.ts', import.meta.url).href)});
-    const app = await buildApp({ config: { log: { level: 'silent' } } });
-    await app.ready();
-    const res = await app.inject({ url: '/health' });
-    await app.close();
-    console.log(JSON.stringify({ health: res.statusCode, icuUsedBy: globalThis.icuUsedBy }));`;
-  const out = execFileSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(watch)}`, '--input-type=module', '-e', script], {
-    env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8',
-  });
-  t.same(JSON.parse(out.trim().split('\n').at(-1)!), { health: 200, icuUsedBy: [] });
+  t.same(await startedAfterMigration(t, watch, 'icuUsedBy'), { health: 200, icuUsedBy: [] });
 });
 
 t.test('transactions: all or nothing, nested calls join, events wait for the commit', async (t) => {
