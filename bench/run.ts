@@ -33,6 +33,12 @@ const LOAD_CORE = 1;
 
 interface Measure { rps: number; p50: number; p99: number; non2xx: number }
 
+/**
+ * The server hands memory back once its event loop has been idle a whole window of
+ * `server.idleReclaimSeconds` (10 by default): read again after two windows and a margin.
+ */
+const REST_SECONDS = 25;
+
 /** Every process started here, so none outlives a failed run. */
 const children = new Set<ChildProcess>();
 process.on('exit', () => { for (const child of children) child.kill('SIGKILL'); });
@@ -162,6 +168,7 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   const baseline = await startBaseline({ ...env, PORT: basePort });
   const rows: string[] = [];
   let serverMemory: ReturnType<typeof memory>;
+  let serverAtRest: number;
   let baselineMemory: ReturnType<typeof memory>;
   try {
     // Read before anything writes, so both answer from the same rows.
@@ -188,6 +195,8 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
     }
     serverMemory = memory(server.proc.pid!);
     baselineMemory = memory(baseline.pid!);
+    await new Promise((r) => setTimeout(r, REST_SECONDS * 1000));
+    serverAtRest = memory(server.proc.pid!).now;
   } finally {
     await stop(baseline);
     await stop(server.proc);
@@ -209,7 +218,7 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
     rows,
     facts: [
       ...notes,
-      `Server process RSS after the whole run: **${serverMemory.now} MiB** (its peak: ${serverMemory.peak} MiB); the baseline's: ${baselineMemory.now} MiB (peak ${baselineMemory.peak} MiB).`,
+      `Server process RSS after the whole run: **${serverMemory.now} MiB** (its peak: ${serverMemory.peak} MiB); at rest ${REST_SECONDS} s later: **${serverAtRest} MiB**; the baseline's: ${baselineMemory.now} MiB (peak ${baselineMemory.peak} MiB).`,
       `\`npm start\`'s command (\`${startScript}\`) to a healthy /health on the seeded database: **${starts[1]!.toFixed(0)} ms** (median of 3; ${starts.map((s) => s.toFixed(0)).join(', ')}).`,
     ],
   };

@@ -1,6 +1,7 @@
 /** The server started by `npm start` (core/server.js): build the app, listen, and close gracefully on SIGTERM/SIGINT. */
 import { buildApp } from './app.ts';
 import { ConfigError } from './config.ts';
+import { reclaimWhenIdle } from './idle-reclaim.ts';
 
 let app;
 try {
@@ -14,7 +15,7 @@ try {
   }
   throw err;
 }
-const { host, port, shutdownGraceMs } = app.appConfig.server;
+const { host, port, shutdownGraceMs, idleReclaimSeconds } = app.appConfig.server;
 try {
   await app.listen({ host, port });
 } catch (err) {
@@ -30,6 +31,9 @@ try {
 }
 if (!process.env.API_KEY && !(await app.apiKeys.list()).some((k) => !k.revokedAt)) {
   app.log.warn('No API key exists yet, so every /api call is refused: run `npm run keys -- create admin --admin` or set API_KEY.');
+}
+if (idleReclaimSeconds > 0) {
+  reclaimWhenIdle(idleReclaimSeconds * 1000, (r) => app.log.debug(r, 'memory handed back while idle'));
 }
 
 let closing = false;
