@@ -110,6 +110,8 @@ export class Table<P extends Properties> {
   readonly columnOf: { readonly [K in keyof P]: string };
   /** Every column, quoted, in property order: `select ${T.columns} from ...`. */
   readonly columns: string;
+  /** Property → quoted column, for the statements that write. */
+  readonly #quoted: Map<string, string>;
   readonly #read: (row: DbRow) => DbRow;
   /** The primary key's column. */
   readonly #key: string;
@@ -121,7 +123,8 @@ export class Table<P extends Properties> {
     this.options = options;
     const entries = Object.entries(options.properties).map(([k, c]) => [k, columnName(k), c] as const);
     this.columnOf = Object.fromEntries(entries.map(([k, name]) => [k, name])) as { [K in keyof P]: string };
-    this.columns = entries.map(([, name]) => `\`${name}\``).join(', ');
+    this.#quoted = new Map(entries.map(([k, name]) => [k, `\`${name}\``]));
+    this.columns = [...this.#quoted.values()].join(', ');
     this.#read = compileReader(entries.map(([k, name, c]) => [k, name, c.kind, c.isNullable]));
     this.#key = entries.find(([, , c]) => c.isPrimary)?.[1] ?? 'id';
   }
@@ -155,9 +158,11 @@ export class Table<P extends Properties> {
   /** The values of the properties given (undefined ones left out), keyed by quoted column. */
   toRow(values: Partial<RecordOf<P>>): DbRow {
     const row: DbRow = {};
-    for (const [property, value] of Object.entries(values)) {
-      if (value === undefined || !(property in this.columnOf)) continue;
-      row[`\`${this.columnOf[property]}\``] = typeof value === 'boolean' ? Number(value) : value;
+    for (const property in values) {
+      const value = values[property];
+      const column = this.#quoted.get(property);
+      if (value === undefined || column === undefined) continue;
+      row[column] = typeof value === 'boolean' ? Number(value) : value;
     }
     return row;
   }
