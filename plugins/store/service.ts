@@ -178,8 +178,7 @@ export class DbStoreService implements StoreService {
   // ---- catalogue: categories
 
   async categories(activeOnly = false): Promise<Category[]> {
-    const rows = await this.#db.query(`select ${StoreCategory.columns} from store_categories${activeOnly ? ' where is_active = 1' : ''} ${ORDER}`);
-    return rows.map((r) => StoreCategory.fromRow(r));
+    return StoreCategory.select(this.#db, `${activeOnly ? 'where is_active = 1 ' : ''}${ORDER}`);
   }
 
   async requireCategory(id: number): Promise<Category> {
@@ -234,8 +233,8 @@ export class DbStoreService implements StoreService {
    * products there are, sent together (on MySQL, on two pooled connections outside a transaction).
    */
   async #products(where: string, params: unknown[]): Promise<Product[]> {
-    const [rows, variables] = await Promise.all([
-      this.#db.query(`select ${StoreProduct.columns} from store_products where ${where} ${ORDER}`, params),
+    const [records, variables] = await Promise.all([
+      StoreProduct.select(this.#db, `where ${where} ${ORDER}`, params),
       this.#db.query(
         `select product_id, name, \`required\`, allowed_values from store_product_variables
          where product_id in (select id from store_products where ${where}) order by product_id, \`position\``, params),
@@ -246,9 +245,9 @@ export class DbStoreService implements StoreService {
       list.push({ name: String(v.name), required: Boolean(Number(v.required)), values: JSON.parse(String(v.allowed_values)) as string[] });
       byProduct.set(Number(v.product_id), list);
     }
-    return rows.map((r) => {
+    return records.map((record) => {
       // The record gains its variables in place, not by a copy of every field into a new object.
-      const product = StoreProduct.fromRow(r) as Product;
+      const product = record as Product;
       product.variables = byProduct.get(product.id) ?? [];
       return product;
     });
