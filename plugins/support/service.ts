@@ -21,10 +21,8 @@ type Message = TableRecord<typeof SupportMessage>;
 
 const TICKET_SELECT = `select ${SupportTicket.qualifiedColumns('t')}, coalesce(c.name, '') as category_name
   from support_tickets t left join support_categories c on c.id = t.category_id`;
-const MESSAGE_SELECT = `select ${SupportMessage.columns} from support_messages`;
 
 const toTicket = (r: Record<string, unknown>): Ticket => ({ ...SupportTicket.fromRow(r), categoryName: String(r.category_name) });
-const toMessage = (r: Record<string, unknown>): Message => SupportMessage.fromRow(r);
 
 /** Ids bound per statement: far below the placeholder limits of both databases (SQLite 32,766, MySQL 65,535). */
 const IDS_PER_STATEMENT = 1024;
@@ -168,7 +166,7 @@ export class DbSupportService implements SupportService {
     const ids = [...byTicket.keys()];
     for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
       const { sql, params } = inList(ids.slice(from, from + IDS_PER_STATEMENT));
-      const messages = (await this.#db.query(`${MESSAGE_SELECT} where ticket_id ${sql} order by id`, params)).map(toMessage);
+      const messages = await SupportMessage.select(this.#db, `where ticket_id ${sql} order by id`, params);
       for (const m of messages) byTicket.get(m.ticketId)?.push(this.#message(m, show));
     }
     return list;
@@ -196,7 +194,7 @@ export class DbSupportService implements SupportService {
   async getTicket(id: number): Promise<TicketDetailRow> {
     const show = this.#clock();
     const ticket = await this.#requireTicket(id);
-    const messages = (await this.#db.query(`${MESSAGE_SELECT} where ticket_id = ? order by id`, [id])).map(toMessage);
+    const messages = await SupportMessage.select(this.#db, 'where ticket_id = ? order by id', [id]);
     const { categoryName, ...summary } = this.#summary(ticket, show);
     return { ...summary, category: { id: summary.categoryID, name: categoryName }, messages: messages.map((m) => this.#message(m, show)) };
   }
@@ -243,18 +241,16 @@ export class DbSupportService implements SupportService {
     await this.#ticketStatus(ticketId);
     const params: number[] = [ticketId];
     if (filter.accountId !== undefined) params.push(filter.accountId);
-    const rows = await this.#db.query(
-      `${MESSAGE_SELECT} where ticket_id = ?${filter.accountId !== undefined ? ' and account_id = ?' : ''}
-       order by id${pageClause(filter, this.#db.dialect)}`, params);
-    return rows.map(toMessage).map((m) => ({ ...this.#message(m, show), supportID: String(m.ticketId) }));
+    const messages = await SupportMessage.select(this.#db,
+      `where ticket_id = ?${filter.accountId !== undefined ? ' and account_id = ?' : ''} order by id${pageClause(filter, this.#db.dialect)}`, params);
+    return messages.map((m) => ({ ...this.#message(m, show), supportID: String(m.ticketId) }));
   }
 
   /** Message ids are global; one that belongs to another ticket is not found here. */
   async getMessage(ticketId: number, id: number): Promise<TicketMessageRow> {
     await this.#ticketStatus(ticketId);
-    const [row] = isId(id) ? await this.#db.query(`${MESSAGE_SELECT} where id = ? and ticket_id = ?`, [id, ticketId]) : [];
-    if (!row) throw new DomainError('MESSAGE_NOT_FOUND', `Ticket ${ticketId} has no message with ID ${id}.`);
-    const message = toMessage(row);
+    const [message] = isId(id) ? await SupportMessage.select(this.#db, 'where id = ? and ticket_id = ?', [id, ticketId]) : [];
+    if (!message) throw new DomainError('MESSAGE_NOT_FOUND', `Ticket ${ticketId} has no message with ID ${id}.`);
     return { ...this.#message(message, this.#clock()), supportID: String(message.ticketId) };
   }
 

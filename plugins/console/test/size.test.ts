@@ -29,16 +29,23 @@ async function bulkInsert(app: FastifyInstance, table: string, columns: string[]
 async function tracedOnce(app: FastifyInstance, url: string, cookie: string) {
   const reads: { sql: string; params: unknown[] }[] = [];
   const query = app.db.query.bind(app.db);
+  const queryArrays = app.db.queryArrays.bind(app.db);
+  const note = (sql: string, params: unknown[]) => { if (/\bfrom (users_accounts|credits_ledger)\b/.test(sql)) reads.push({ sql, params }); };
   app.db.query = (async (sql: string, params: unknown[] = []) => {
-    if (/\bfrom (users_accounts|credits_ledger)\b/.test(sql)) reads.push({ sql, params });
+    note(sql, params);
     return query(sql, params);
   }) as typeof app.db.query;
+  app.db.queryArrays = (sql, params = []) => {
+    note(sql, params);
+    return queryArrays(sql, params);
+  };
   const before = app.db.statements;
   try {
     const res = await app.inject({ url, headers: { cookie } });
     return { res, statements: app.db.statements - before, reads };
   } finally {
     app.db.query = query;
+    app.db.queryArrays = queryArrays;
   }
 }
 

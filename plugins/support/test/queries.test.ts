@@ -8,13 +8,15 @@ import { desk, openTicket, type Desk } from './fixtures.ts';
 /** Statements the app runs while `fn` does, except the API key cache refresh (timing-dependent). */
 async function statements(app: FastifyInstance, fn: () => Promise<unknown>): Promise<string[]> {
   const seen: string[] = [];
-  const { query, run } = app.db;
+  const { query, queryArrays, run } = app.db;
   app.db.query = (sql, params) => { seen.push(sql); return query.call(app.db, sql, params) as never; };
+  app.db.queryArrays = (sql, params) => { seen.push(sql); return queryArrays.call(app.db, sql, params); };
   app.db.run = (sql, params) => { seen.push(sql); return run.call(app.db, sql, params); };
   try {
     await fn();
   } finally {
     app.db.query = query;
+    app.db.queryArrays = queryArrays;
     app.db.run = run;
   }
   return seen.filter((sql) => !sql.includes('core_api_keys'));
