@@ -96,8 +96,7 @@ export class DbAuthService implements AuthService {
   async checkPassword(username: string, password: string): Promise<CredentialCheck> {
     const user = await this.#users.requireByUsername(username);
     await this.#passwordLockout.claim(user.id);
-    const [row] = await this.#db.query(`select ${AuthCredential.columns} from auth_credentials where user_id = ?`, [user.id]);
-    const credential = row && AuthCredential.fromRow(row);
+    const [credential] = await AuthCredential.select(this.#db, 'where user_id = ?', [user.id]);
     const check = credential ? await checkPassword(credential.passwordHash, password) : { ok: false, rehash: false };
     if (!check.ok) {
       await this.#passwordLockout.failed(user.id);
@@ -202,8 +201,8 @@ export class DbAuthService implements AuthService {
    * cap on wrong codes, whichever login or enrolment it comes through.
    */
   async #checkCode(userId: number, which: 'secret' | 'pendingSecret', code: string): Promise<CodeCheck> {
-    const [row] = await this.#db.query(`select ${AuthTotp.columns} from auth_totp where user_id = ?`, [userId]);
-    const secret = row && AuthTotp.fromRow(row)[which];
+    const [totp] = await AuthTotp.select(this.#db, 'where user_id = ?', [userId]);
+    const secret = totp?.[which];
     if (!secret) return 'none';
     await this.#codeLockout.claim(userId);
     const check = await this.#verifyCode(userId, this.#secrets.open(secret, userId), code);
@@ -223,10 +222,8 @@ export class DbAuthService implements AuthService {
 
   /** Completes a login that returned isTfaRequired. */
   async verifyTfa(token: string, code: string): Promise<void> {
-    const [row] = await this.#db.query(
-      `select ${AuthSession.columns} from auth_sessions where token_hash = ? and verified = 0 and expires_at > ?`, [tokenHash(token), now()]);
-    if (!row) throw new DomainError('SESSION_NOT_FOUND', 'No two-factor login is pending for this token (unknown, expired or verified already).');
-    const session = AuthSession.fromRow(row);
+    const [session] = await AuthSession.select(this.#db, 'where token_hash = ? and verified = 0 and expires_at > ?', [tokenHash(token), now()]);
+    if (!session) throw new DomainError('SESSION_NOT_FOUND', 'No two-factor login is pending for this token (unknown, expired or verified already).');
     const check = await this.#checkCode(session.userId, 'secret', code);
     if (check !== 'ok') {
       // Retries are allowed, but not enough of them to guess a 6-digit code in the 5 minutes.
@@ -287,12 +284,11 @@ export class DbAuthService implements AuthService {
    */
   async sealStoredSecrets(): Promise<number> {
     if (!this.#secrets.enabled) return 0;
-    const [sample] = (await this.#db.query(`select ${AuthTotp.columns} from auth_totp where secret like 'v1:%' limit 1`)).map((r) => AuthTotp.fromRow(r));
+    const [sample] = await AuthTotp.select(this.#db, "where secret like 'v1:%' limit 1");
     if (sample && !this.#secrets.opens(sample.secret!, sample.userId)) {
       throw new ConfigError('TOTP_ENCRYPTION_KEY does not decrypt the stored two-factor secrets: it is not the key they were encrypted with.');
     }
-    const rows = (await this.#db.query(`select ${AuthTotp.columns} from auth_totp where secret not like 'v1:%' or pending_secret not like 'v1:%'`))
-      .map((r) => AuthTotp.fromRow(r));
+    const rows = await AuthTotp.select(this.#db, "where secret not like 'v1:%' or pending_secret not like 'v1:%'");
     for (const { id, userId, secret, pendingSecret } of rows) {
       const seal = (value: string | null) => value === null || isSealed(value) ? value : this.#secrets.seal(value, userId);
       await AuthTotp.update(this.#db, id, { secret: seal(secret), pendingSecret: seal(pendingSecret) });

@@ -53,9 +53,8 @@ export class DbBazaarService implements BazaarService {
   async itemsOf(userId: number, serverId?: number): Promise<ItemRow[]> {
     await this.#users.requireById(userId);
     const onServer = serverId === undefined ? '' : ' and server_id = ?';
-    const rows = await this.#db.query(`select ${BazaarItem.columns} from bazaar_items where owner = ?${onServer} order by id`,
-      serverId === undefined ? [userId] : [userId, serverId]);
-    return rows.map((r) => this.#toItemRow(BazaarItem.fromRow(r)));
+    const rows = await BazaarItem.select(this.#db, `where owner = ?${onServer} order by id`, serverId === undefined ? [userId] : [userId, serverId]);
+    return rows.map((r) => this.#toItemRow(r));
   }
 
   async addItem(userId: number, item: NewItem): Promise<void> {
@@ -87,8 +86,7 @@ export class DbBazaarService implements BazaarService {
   }
 
   async listServers(): Promise<ServerRow[]> {
-    const rows = await this.#db.query(`select ${BazaarServer.columns} from bazaar_servers order by priority, id`);
-    return rows.map((r) => toServerRow(BazaarServer.fromRow(r)));
+    return (await BazaarServer.select(this.#db, 'order by priority, id')).map(toServerRow);
   }
 
   async getServer(id: number): Promise<ServerRow> {

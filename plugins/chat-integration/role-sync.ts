@@ -177,9 +177,7 @@ export class RoleSync {
     for (;;) {
       const paused = this.#pausedUntil - Date.now();
       if (paused > 0) return paused;
-      const rows = (await this.#db.query(
-        `select ${ChatIntegrationRoleSync.columns} from chat_integration_role_sync
-         where failed_at is null and due_at <= ? order by id limit ${BATCH}`, [Date.now()])).map((r) => ChatIntegrationRoleSync.fromRow(r));
+      const rows = await ChatIntegrationRoleSync.select(this.#db, `where failed_at is null and due_at <= ? order by id limit ${BATCH}`, [Date.now()]);
       if (rows.length === 0) break;
       for (const row of rows) {
         if (this.#stopping || this.#pausedUntil > Date.now()) break;

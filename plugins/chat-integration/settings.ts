@@ -19,8 +19,7 @@ export class ChatSettingsStore {
   }
 
   async get(): Promise<ChatSettings> {
-    const rows = (await this.#db.query(`select ${ChatIntegrationSetting.columns} from chat_integration_settings`))
-      .map((r) => ChatIntegrationSetting.fromRow(r));
+    const rows = await ChatIntegrationSetting.select(this.#db, '');
     const settings: Record<string, unknown> = { ...this.#defaults };
     for (const row of rows) {
       const schema = ChatSettings.properties[row.name as keyof ChatSettings];

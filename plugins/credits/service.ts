@@ -89,11 +89,8 @@ export class DbCreditsService implements CreditsService {
 
   /** A user's ledger, newest first; `before` (a ledger id) pages back. */
   async history(userId: number, { limit, before }: { limit: number; before?: number }): Promise<LedgerEntry[]> {
-    const rows = await this.#db.query(
-      `select ${CreditsLedgerEntry.columns} from credits_ledger
-       where user_id = ?${before === undefined ? '' : ' and id < ?'} order by id desc limit ?`,
+    return CreditsLedgerEntry.select(this.#db, `where user_id = ?${before === undefined ? '' : ' and id < ?'} order by id desc limit ?`,
       before === undefined ? [userId, limit] : [userId, before, limit]);
-    return rows.map((r) => CreditsLedgerEntry.fromRow(r));
   }
 
   /**

@@ -116,8 +116,7 @@ export class DbDeliveryService implements DeliveryService {
   }
 
   async listServers(): Promise<ServerRow[]> {
-    const rows = await this.#db.query(`select ${DeliveryServer.columns} from delivery_servers order by id`);
-    return rows.map((r) => this.#serverRow(DeliveryServer.fromRow(r)));
+    return (await DeliveryServer.select(this.#db, 'order by id')).map((s) => this.#serverRow(s));
   }
 
   async getServer(id: number): Promise<ServerRow> {
@@ -168,14 +167,13 @@ export class DbDeliveryService implements DeliveryService {
 
   async listCommands(productId: number): Promise<CommandRow[]> {
     await this.#requireProduct(productId);
-    const rows = await this.#db.query(`select ${DeliveryCommand.columns} from delivery_commands where product_id = ? order by id`, [productId]);
-    return rows.map((r) => commandRow(DeliveryCommand.fromRow(r)));
+    return (await DeliveryCommand.select(this.#db, 'where product_id = ? order by id', [productId])).map(commandRow);
   }
 
   async #command(productId: number, commandId: number): Promise<Command> {
-    const [row] = await this.#db.query(`select ${DeliveryCommand.columns} from delivery_commands where id = ? and product_id = ?`, [commandId, productId]);
-    if (!row) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `Product ${productId} has no command with ID ${commandId}.`);
-    return DeliveryCommand.fromRow(row);
+    const [command] = await DeliveryCommand.select(this.#db, 'where id = ? and product_id = ?', [commandId, productId]);
+    if (!command) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `Product ${productId} has no command with ID ${commandId}.`);
+    return command;
   }
 
   async #getCommand(productId: number, commandId: number): Promise<CommandRow> {
@@ -368,10 +366,9 @@ export class DbDeliveryService implements DeliveryService {
       where.push(`${column} = ?`);
       params.push(value);
     }
-    const rows = await this.#db.query(
-      `select ${DeliveryQueue.columns} from delivery_queue${where.length ? ` where ${where.join(' and ')}` : ''} order by id desc
-       limit ${Math.trunc(f.perPage)} offset ${Math.trunc((f.page - 1) * f.perPage)}`, params);
-    return rows.map((r) => this.#queueRow(DeliveryQueue.fromRow(r)));
+    const rows = await DeliveryQueue.select(this.#db,
+      `${where.length ? `where ${where.join(' and ')} ` : ''}order by id desc limit ${Math.trunc(f.perPage)} offset ${Math.trunc((f.page - 1) * f.perPage)}`, params);
+    return rows.map((r) => this.#queueRow(r));
   }
 
   async #queueEntry(id: number): Promise<Queued> {

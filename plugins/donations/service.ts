@@ -40,9 +40,8 @@ export class DbDonationsService implements DonationsService {
    */
   async board(type: DonationType, limit: number, timeZone: string): Promise<Donation[]> {
     if (type === 'latest') {
-      const rows = await this.#db.query(`select ${DonationsEntry.columns} from donations_entries order by creation_date desc, id desc limit ?`, [limit]);
-      return rows.map((r) => {
-        const { username, amount, currency, creationDate } = DonationsEntry.fromRow(r);
+      const rows = await DonationsEntry.select(this.#db, 'order by creation_date desc, id desc limit ?', [limit]);
+      return rows.map(({ username, amount, currency, creationDate }) => {
         return { username, amount, currency, date: creationDate };
       });
     }

@@ -58,8 +58,6 @@ export interface PaymentsDeps {
   maxAmount: number;
 }
 
-const toPackage = (r: Record<string, unknown>): Package => PaymentsPackage.fromRow(r);
-const toPayment = (r: Record<string, unknown>): Payment => PaymentsPayment.fromRow(r);
 
 const MAX_CENTS = 100_000_000_00;
 
@@ -131,7 +129,7 @@ export class DbPaymentsService implements PaymentsService {
   // ---- packages
 
   async packages(): Promise<Package[]> {
-    return (await this.#deps.db.query(`select ${PaymentsPackage.columns} from payments_packages order by price, id`)).map(toPackage);
+    return PaymentsPackage.select(this.#deps.db, 'order by price, id');
   }
 
   async requirePackage(id: number): Promise<Package> {
@@ -248,15 +246,13 @@ export class DbPaymentsService implements PaymentsService {
         params.push(after.creation_date, after.creation_date, options.before);
       }
     }
-    const rows = await this.#deps.db.query(
-      `select ${PaymentsPayment.columns} from payments_payments${where.length ? ` where ${where.join(' and ')}` : ''} order by creation_date desc, id desc limit ?`,
-      [...params, options.limit]);
-    return rows.map(toPayment);
+    return PaymentsPayment.select(this.#deps.db,
+      `${where.length ? `where ${where.join(' and ')} ` : ''}order by creation_date desc, id desc limit ?`, [...params, options.limit]);
   }
 
   /** Reversed payments whose credits were partly spent: what each player still owes. */
   async debts(): Promise<Payment[]> {
-    return (await this.#deps.db.query(`select ${PaymentsPayment.columns} from payments_payments where debt > 0 order by update_date desc, id`)).map(toPayment);
+    return PaymentsPayment.select(this.#deps.db, 'where debt > 0 order by update_date desc, id');
   }
 
   // ---- webhooks
@@ -290,9 +286,8 @@ export class DbPaymentsService implements PaymentsService {
     const by: [string, string | undefined][] = [['id', event.paymentId], ['checkout_ref', event.checkoutRef], ['charge_ref', event.chargeRef]];
     for (const [column, value] of by) {
       if (!value) continue;
-      const [row] = await db.query(
-        `select ${PaymentsPayment.columns} from payments_payments where gateway = ? and ${column} = ?${db.forUpdate}`, [gateway, value]);
-      if (row) return toPayment(row);
+      const [payment] = await PaymentsPayment.select(db, `where gateway = ? and ${column} = ?${db.forUpdate}`, [gateway, value]);
+      if (payment) return payment;
     }
     throw new DomainError('UNKNOWN_PAYMENT', `Event ${event.eventId} names no payment of ${gateway}.`);
   }

@@ -387,12 +387,8 @@ export class DbStoreService implements StoreService {
 
   async #rulesFor(productIds: number[]): Promise<Map<number, PurchaseRules>> {
     if (productIds.length === 0) return new Map();
-    const rows = await this.#db.query(
-      `select ${StoreProductRule.columns} from store_product_rules where product_id in (${productIds.map(() => '?').join(', ')})`, productIds);
-    return new Map(rows.map((r) => {
-      const { productId, ...rules } = StoreProductRule.fromRow(r);
-      return [productId, rules];
-    }));
+    const rows = await StoreProductRule.select(this.#db, `where product_id in (${productIds.map(() => '?').join(', ')})`, productIds);
+    return new Map(rows.map(({ productId, ...rules }) => [productId, rules]));
   }
 
   /** A product's purchase rules; throws PRODUCT_NOT_FOUND. */
@@ -587,8 +583,7 @@ export class DbStoreService implements StoreService {
       const { affectedRows } = await this.#db.run("update store_orders set status = 'refunded' where id = ? and status = 'completed'", [orderId]);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Order ${orderId} is ${current.status}: it cannot be refunded.`);
       const user = await this.#users.requireById(current.accountId);
-      const items = (await this.#db.query(`select ${StoreOrderItem.columns} from store_order_items where order_id = ? order by id`, [orderId]))
-        .map((r) => StoreOrderItem.fromRow(r));
+      const items = await StoreOrderItem.select(this.#db, 'where order_id = ? order by id', [orderId]);
 
       // The price first: the balance then always covers the cashback (never more than the price).
       if (current.total > 0) await this.#credits.change(user.id, current.total, { reason: 'refund', orderId, keyName });
@@ -647,18 +642,16 @@ export class DbStoreService implements StoreService {
       where.push(column.includes('<') ? `${column} ?` : `${column} = ?`);
       params.push(value);
     }
-    const rows = await this.#db.query(
-      `select ${StoreOrder.columns} from store_orders${where.length ? ` where ${where.join(' and ')}` : ''} order by id desc limit ?`, [...params, filter.limit]);
+    const rows = await StoreOrder.select(this.#db, `${where.length ? `where ${where.join(' and ')} ` : ''}order by id desc limit ?`, [...params, filter.limit]);
     const { timezone } = this.#settings.get();
-    return rows.map((r) => orderRow(StoreOrder.fromRow(r), timezone));
+    return rows.map((r) => orderRow(r, timezone));
   }
 
   /** One order and what was bought; ORDER_NOT_FOUND when there is none. */
   async getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[] }> {
     const order = await StoreOrder.find(this.#db, orderId);
     if (!order) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
-    const items = (await this.#db.query(`select ${StoreOrderItem.columns} from store_order_items where order_id = ? order by id`, [orderId]))
-      .map((r) => StoreOrderItem.fromRow(r));
+    const items = await StoreOrderItem.select(this.#db, 'where order_id = ? order by id', [orderId]);
     return { order: orderRow(order, this.#settings.get().timezone), items: items.map(itemEvent) };
   }
 
@@ -670,9 +663,9 @@ export class DbStoreService implements StoreService {
   }
 
   async ordersOf(userId: number): Promise<OrderRow[]> {
-    const rows = await this.#db.query(`select ${StoreOrder.columns} from store_orders where account_id = ? order by id desc`, [userId]);
+    const rows = await StoreOrder.select(this.#db, 'where account_id = ? order by id desc', [userId]);
     const { timezone } = this.#settings.get();
-    return rows.map((r) => orderRow(StoreOrder.fromRow(r), timezone));
+    return rows.map((r) => orderRow(r, timezone));
   }
 
   async #insertOrder(order: Omit<Order, 'id'>): Promise<Order> {

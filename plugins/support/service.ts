@@ -274,8 +274,7 @@ export class DbSupportService implements SupportService {
   // ---- support categories
 
   async listCategories(page: Page): Promise<CategoryRow[]> {
-    const rows = await this.#db.query(`select ${SupportCategory.columns} from support_categories order by id${pageClause(page, this.#db.dialect)}`);
-    return rows.map((r) => categoryRow(SupportCategory.fromRow(r)));
+    return (await SupportCategory.select(this.#db, `order by id${pageClause(page, this.#db.dialect)}`)).map(categoryRow);
   }
 
   async #category(id: number, lock?: Lock): Promise<CategoryRow> {
@@ -314,8 +313,7 @@ export class DbSupportService implements SupportService {
   // ---- quick answers
 
   async listAnswers(page: Page): Promise<AnswerRow[]> {
-    const rows = await this.#db.query(`select ${SupportAnswer.columns} from support_answers order by id${pageClause(page, this.#db.dialect)}`);
-    return rows.map((r) => answerRow(SupportAnswer.fromRow(r)));
+    return (await SupportAnswer.select(this.#db, `order by id${pageClause(page, this.#db.dialect)}`)).map(answerRow);
   }
 
   async #answer(id: number, lock?: Lock): Promise<AnswerRow> {

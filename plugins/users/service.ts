@@ -207,9 +207,8 @@ export class DbUsersService implements UsersService {
       .map((r) => UsersAccount.fromRow(r));
     const links = new Map(accounts.map((a) => [a.id, {} as Record<string, string>]));
     if (accounts.length) {
-      const rows = await this.#db.query(`select ${UsersLinkedAccount.columns} from users_linked_accounts where user_id in (${accounts.map(() => '?').join(', ')})`,
-        accounts.map((a) => a.id));
-      for (const { userId, platform, externalId } of rows.map((r) => UsersLinkedAccount.fromRow(r))) links.get(userId)![platform] = externalId;
+      const rows = await UsersLinkedAccount.select(this.#db, `where user_id in (${accounts.map(() => '?').join(', ')})`, accounts.map((a) => a.id));
+      for (const { userId, platform, externalId } of rows) links.get(userId)![platform] = externalId;
     }
     return accounts.map((a) => toUserAccount(a, links.get(a.id)!));
   }
@@ -351,9 +350,9 @@ export class DbUsersService implements UsersService {
 
   /** Deletes expired assignments and tells listeners (chat role sync); returns how many went. */
   async sweepExpired(): Promise<number> {
-    const expired = await this.#db.query(`select ${UsersRoleAssignment.columns} from users_role_assignments where ${EXPIRED}`, [now()]);
+    const expired = await UsersRoleAssignment.select(this.#db, `where ${EXPIRED}`, [now()]);
     let removed = 0;
-    for (const { id, userId, roleId } of expired.map((r) => UsersRoleAssignment.fromRow(r))) {
+    for (const { id, userId, roleId } of expired) {
       await this.#db.transaction(async () => {
         // Re-checked: a grant since the select (even a permanent one) must survive.
         const { affectedRows } = await this.#db.run(`delete from users_role_assignments where id = ? and ${EXPIRED}`, [id, now()]);

@@ -34,7 +34,7 @@ export class DbVotesService implements VotesService {
   }
 
   async list(): Promise<VoteLinkRow[]> {
-    return (await this.#db.query(`select ${VotesLink.columns} from votes_links order by id`)).map((r) => toRow(VotesLink.fromRow(r)));
+    return (await VotesLink.select(this.#db, 'order by id')).map(toRow);
   }
 
   async get(id: number): Promise<VoteLinkRow> {
