@@ -164,7 +164,7 @@ export class Table<P extends Properties> {
    * where, order and limit clauses with its values bound. The rows travel as arrays and are read
    * by position: a thousand products read this way took 1.5 ms on SQLite against 3.9 as objects.
    */
-  async select(db: Database, rest: string, params: unknown[] = []): Promise<RecordOf<P>[]> {
+  async select(db: Database, rest = '', params: unknown[] = []): Promise<RecordOf<P>[]> {
     const rows = await db.queryArrays(`select ${this.columns} from ${this.tableName} ${rest}`, params);
     return rows.map(this.#readArray) as RecordOf<P>[];
   }

@@ -19,7 +19,7 @@ export class ChatSettingsStore {
   }
 
   async get(): Promise<ChatSettings> {
-    const rows = await ChatIntegrationSetting.select(this.#db, '');
+    const rows = await ChatIntegrationSetting.select(this.#db);
     const settings: Record<string, unknown> = { ...this.#defaults };
     for (const row of rows) {
       const schema = ChatSettings.properties[row.name as keyof ChatSettings];

@@ -58,7 +58,6 @@ export interface PaymentsDeps {
   maxAmount: number;
 }
 
-
 const MAX_CENTS = 100_000_000_00;
 
 function currencyOf(value: unknown): string {
