@@ -173,19 +173,18 @@ class SqliteConnection {
    * with no await between the check and the statement, so none can slip into a transaction.
    */
   readonly outside: Runner = {
-    all: async (sql, params) => {
-      while (this.#holder) await this.#wait();
-      return this.#all(sql, params);
-    },
-    arrays: async (sql, params) => {
-      while (this.#holder) await this.#wait();
-      return this.#arrays(sql, params);
-    },
-    run: async (sql, params) => {
-      while (this.#holder) await this.#wait();
-      return this.#run(sql, params);
-    },
+    all: this.#afterHolder((sql, params) => this.#all(sql, params)),
+    arrays: this.#afterHolder((sql, params) => this.#arrays(sql, params)),
+    run: this.#afterHolder((sql, params) => this.#run(sql, params)),
   };
+
+  /** `statement`, run once no transaction holds the connection, in the same step as the last check. */
+  #afterHolder<T>(statement: (sql: string, params: unknown[]) => T): (sql: string, params: unknown[]) => Promise<T> {
+    return async (sql, params) => {
+      while (this.#holder) await this.#wait();
+      return statement(sql, params);
+    };
+  }
 
   /**
    * One turn of waiting for the transaction that holds the connection, counted. Callers check the

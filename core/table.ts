@@ -108,7 +108,7 @@ export class Table<P extends Properties> {
   readonly options: TableOptions<P>;
   /** Property → column name. */
   readonly columnOf: { readonly [K in keyof P]: string };
-  /** Every column, quoted, in property order: `select ${T.columns} from ...`. */
+  /** Every column, quoted, in property order (`select` reads them; a join lists `qualifiedColumns`). */
   readonly columns: string;
   /** Property → quoted column, for the statements that write. */
   readonly #quoted: Map<string, string>;

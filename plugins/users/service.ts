@@ -214,19 +214,17 @@ export class DbUsersService implements UsersService {
   }
 
   async findRoleBySlug(slug: string): Promise<Role | undefined> {
-    const [row] = await this.#db.query(`select ${ROLE_COLUMNS} from users_roles r where r.slug = ?`, [slug]);
-    return row ? toRole(UsersRole.fromRow(row)) : undefined;
+    const [role] = await UsersRole.select(this.#db, 'where slug = ?', [slug]);
+    return role && toRole(role);
   }
 
   async listRoles(): Promise<Role[]> {
-    const rows = await this.#db.query(`select ${ROLE_COLUMNS} from users_roles r order by r.priority desc, r.id`);
-    return rows.map((r) => toRole(UsersRole.fromRow(r)));
+    return (await UsersRole.select(this.#db, 'order by priority desc, id')).map(toRole);
   }
 
   async getRole(roleId: number): Promise<Role | undefined> {
-    if (!Number.isSafeInteger(roleId) || roleId <= 0) return undefined;
-    const [row] = await this.#db.query(`select ${ROLE_COLUMNS} from users_roles r where r.id = ?`, [roleId]);
-    return row ? toRole(UsersRole.fromRow(row)) : undefined;
+    const role = await UsersRole.find(this.#db, roleId);
+    return role && toRole(role);
   }
 
   async rolesOf(userId: number): Promise<RoleAssignment[]> {
