@@ -89,11 +89,11 @@ export async function creditsRoutes(fastify: FastifyInstance, credits: DbCredits
 
   const send = async (senderName: string, targetName: string, amount: string | number, keyName: string | undefined) => {
     const cents = amountOf(amount, 1);
-    // Both lookups at once; the sender's absence is reported first.
-    const [sender, target] = await Promise.all([users.findByUsername(senderName), users.findByUsername(targetName)]);
-    if (!sender) throw new DomainError('USER_NOT_FOUND', `No user named "${senderName}".`);
-    if (!target) throw new DomainError('TARGET_USER_NOT_FOUND', `No user named "${targetName}".`);
-    const { from, to } = await credits.send(sender.id, target.id, cents, { keyName });
+    // Both users in one read; the sender's absence is reported first.
+    const [sender, target] = await users.idsByUsername([senderName, targetName]);
+    if (sender === undefined) throw new DomainError('USER_NOT_FOUND', `No user named "${senderName}".`);
+    if (target === undefined) throw new DomainError('TARGET_USER_NOT_FOUND', `No user named "${targetName}".`);
+    const { from, to } = await credits.send(sender, target, cents, { keyName });
     const { currency } = settings.get();
     const mine = shown(from, currency);
     const theirs = shown(to, currency);

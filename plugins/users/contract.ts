@@ -126,6 +126,8 @@ export interface UsersService {
   findById(id: number): Promise<UserAccount | undefined>;
   /** Case-insensitive. */
   findByUsername(username: string): Promise<UserAccount | undefined>;
+  /** Case-insensitive: each name's user ID, or undefined, in the order given; one read for all of them. */
+  idsByUsername(usernames: string[]): Promise<(number | undefined)[]>;
   findByLinkedAccount(platform: string, externalId: string): Promise<UserAccount | undefined>;
   /** Like findById but throws USER_NOT_FOUND. */
   requireById(id: number): Promise<UserAccount>;

@@ -106,6 +106,14 @@ export class DbUsersService implements UsersService {
     return this.#one('a.username_key = ?', [lookupKey(username)]);
   }
 
+  async idsByUsername(usernames: string[]): Promise<(number | undefined)[]> {
+    const keys = usernames.map(lookupKey);
+    const rows = await this.#db.queryArrays(`select username_key, id from users_accounts where username_key in (${keys.map(() => '?').join(', ')})`, keys);
+    // String(): MySQL/MariaDB hand the VARBINARY key back as a Buffer.
+    const ids = new Map(rows.map(([key, id]) => [String(key), Number(id)]));
+    return keys.map((key) => ids.get(key));
+  }
+
   findByLinkedAccount(platform: string, externalId: string): Promise<UserAccount | undefined> {
     return this.#one('a.id = (select user_id from users_linked_accounts where platform = ? and external_id = ?)', [platform, externalId]);
   }
