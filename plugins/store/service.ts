@@ -510,12 +510,6 @@ export class DbStoreService implements StoreService {
     });
   }
 
-  /**
-   * Takes the stock with conditional updates: the row lock makes the check and the take one step,
-   * so concurrent buyers never sell more than there is. Last in the buy, because a product's row
-   * is the one lock all its buyers share: it is held only from here to the commit. Rows are taken
-   * in product id order, so two buyers of the same products queue instead of deadlocking.
-   */
   /** The price from the balance. Too low a balance is the store's INSUFFICIENT_BALANCE (api.md), not the credits feature's code. */
   async #pay(userId: number, cents: number, orderId: number, keyName?: string): Promise<number> {
     try {
@@ -526,6 +520,12 @@ export class DbStoreService implements StoreService {
     }
   }
 
+  /**
+   * Takes the stock with conditional updates: the row lock makes the check and the take one step,
+   * so concurrent buyers never sell more than there is. Last in the buy, because a product's row
+   * is the one lock all its buyers share: it is held only from here to the commit. Rows are taken
+   * in product id order, so two buyers of the same products queue instead of deadlocking.
+   */
   async #takeStock(lines: { product: Product; quantity: number }[]): Promise<void> {
     for (const line of [...lines].sort((a, b) => a.product.id - b.product.id)) {
       if (line.product.stock === -1) continue;
