@@ -142,16 +142,46 @@ class StatementCache {
   }
 }
 
+/** The most transactions one commit carries: bounds how long the first of them waits for it. */
+const MAX_BATCH = 16;
+
+/**
+ * Transactions that share one commit (group commit). Each ran alone, in turn, inside its own
+ * savepoint; none is answered until the commit that makes all of them durable has returned.
+ */
+interface Batch {
+  /** Transactions waiting to run next in this batch; resumed with false when it closes without them. */
+  readonly queue: ((joined: boolean) => void)[];
+  members: number;
+  /** The batch has waited its one turn of the event loop for more transactions. */
+  waited: boolean;
+  /** Settles once the batch commits or fails; every finished member awaits it. */
+  readonly committed: Promise<void>;
+  settle(err?: unknown): void;
+  /** Lets statements and transactions waiting outside the batch go. */
+  release(): void;
+  /** Why SQLite dropped the whole transaction (a full disk, an I/O error), failing every member. */
+  lost?: unknown;
+}
+
 /**
  * The embedded database: one connection, its statements prepared once and reused. Statements
  * run synchronously, so each is atomic; a transaction, which spans awaits, holds the connection
  * until it ends, and statements from outside it wait their turn rather than joining it.
+ *
+ * Commits are grouped: a transaction that ends while others wait for the connection hands it to
+ * the next one inside the same SQLite transaction, and one COMMIT (one fsync) then makes all of
+ * them durable. Each runs in a savepoint of its own, so one that fails undoes only its own work.
+ * Nothing outside the batch sees its writes before that commit, and no member is answered before
+ * it: a crash loses only transactions nobody was told had happened.
  */
 class SqliteConnection {
   readonly db: DatabaseSync;
   readonly #statements: StatementCache;
   readonly #arrayStatements: StatementCache;
   #holder?: Promise<void>;
+  /** The batch holding the connection, while it takes more transactions. */
+  #batch?: Batch;
   /** Statements and transactions waiting for the one that holds the connection. */
   #waiting = 0;
 
@@ -201,7 +231,7 @@ class SqliteConnection {
 
   stats(): PoolStats {
     const inUse = this.#holder ? 1 : 0;
-    return { inUse, idle: 1 - inUse, waiting: this.#waiting };
+    return { inUse, idle: 1 - inUse, waiting: this.#waiting + (this.#batch?.queue.length ?? 0) };
   }
 
   #all(sql: string, params: unknown[]): Record<string, unknown>[] {
@@ -233,29 +263,103 @@ class SqliteConnection {
     }
   }
 
-  async transaction<T>(fn: (runner: Runner) => Promise<T>): Promise<T> {
-    // Checked and taken in one synchronous step: two transactions can never both see it free.
+  /** Closes the connection once the batch that holds it (its commit a turn away, perhaps) has ended. */
+  async close(): Promise<void> {
     while (this.#holder) await this.#wait();
+    if (this.db.isOpen) this.db.close();
+  }
+
+  async transaction<T>(fn: (runner: Runner) => Promise<T>): Promise<T> {
+    // Checked and taken in one synchronous step: two transactions can never both run at once.
+    for (;;) {
+      const batch = this.#batch;
+      if (batch) {
+        if (await new Promise<boolean>((resume) => batch.queue.push(resume))) return this.#member(batch, fn);
+      } else if (this.#holder) {
+        await this.#wait();
+      } else {
+        break;
+      }
+    }
     let release!: () => void;
     this.#holder = new Promise((r) => { release = r; });
     try {
       // IMMEDIATE takes the write lock now: another process writing the same file makes this
       // wait (busy_timeout) instead of failing halfway through.
       this.db.exec('begin immediate');
-      try {
-        const result = await fn(this.runner);
-        this.db.exec('commit');
-        return result;
-      } catch (err) {
-        // SQLite may have rolled back already (a full disk, an I/O error): then there is
-        // nothing to roll back, and the connection must still be handed on.
-        if (this.db.isTransaction) this.db.exec('rollback');
-        throw err;
-      }
-    } finally {
+    } catch (err) {
       this.#holder = undefined;
       release();
+      throw err;
     }
+    let settle!: (err?: unknown) => void;
+    const committed = new Promise<void>((resolve, reject) => { settle = (err) => (err === undefined ? resolve() : reject(err)); });
+    // A batch whose only member failed has nobody awaiting its end.
+    committed.catch(() => {});
+    const batch: Batch = { queue: [], members: 1, waited: false, committed, settle, release };
+    this.#batch = batch;
+    return this.#member(batch, fn);
+  }
+
+  /** Runs `fn` as the batch's current member, hands the connection on, and answers after the commit. */
+  async #member<T>(batch: Batch, fn: (runner: Runner) => Promise<T>): Promise<T> {
+    let result: T;
+    try {
+      this.db.exec('savepoint member');
+      result = await fn(this.runner);
+      this.db.exec('release member');
+    } catch (err) {
+      // SQLite may have rolled back the whole transaction already (a full disk, an I/O error):
+      // then every member before this one is lost with it, as it is if this one cannot be undone.
+      try {
+        if (!this.db.isTransaction) throw err;
+        this.db.exec('rollback to member');
+        this.db.exec('release member');
+      } catch (lost) {
+        batch.lost = lost;
+      }
+      this.#handOn(batch);
+      throw err;
+    }
+    this.#handOn(batch);
+    await batch.committed;
+    return result;
+  }
+
+  /** The next waiting transaction joins the batch, or the batch commits and lets the connection go. */
+  #handOn(batch: Batch): void {
+    const open = batch.lost === undefined && batch.members < MAX_BATCH;
+    if (open && batch.queue.length) {
+      batch.members++;
+      batch.queue.shift()!(true);
+      return;
+    }
+    // A transaction runs within one turn of the event loop (its statements are synchronous), so
+    // the requests that arrived with it reach theirs only after it: the batch waits one turn for
+    // them, once. Alone, a transaction's commit comes that turn later, tens of microseconds.
+    if (open && !batch.waited) {
+      batch.waited = true;
+      setImmediate(() => this.#handOn(batch));
+      return;
+    }
+    let failure: unknown;
+    try {
+      if (batch.lost !== undefined) throw batch.lost;
+      this.db.exec('commit');
+    } catch (err) {
+      failure = err;
+      // Run from the event loop, so nothing may escape: a connection closed under it fails the batch only.
+      try {
+        if (this.db.isTransaction) this.db.exec('rollback');
+      } catch { /* the failure above is what the members get */ }
+    }
+    this.#batch = undefined;
+    this.#holder = undefined;
+    // Statements waiting outside go first, then those left out of a full batch start the next one,
+    // so a stream of writes cannot starve the reads.
+    batch.release();
+    for (const resume of batch.queue.splice(0)) resume(false);
+    batch.settle(failure);
   }
 }
 
@@ -442,7 +546,7 @@ export class Database implements TransactionScope {
   async close(): Promise<void> {
     if (this.#orm) await (await this.#orm).close(true);
     await this.#pool?.end();
-    if (this.#sqlite?.db.isOpen) this.#sqlite.db.close();
+    await this.#sqlite?.close();
   }
 }
 

@@ -5,6 +5,7 @@ import { createConnection } from 'mysql2/promise';
 import { ECHO_PLUGIN, settle } from './fixtures.ts';
 import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
 import { execFileSync } from 'node:child_process';
+import { DatabaseSync } from 'node:sqlite';
 import { CoreApiKey } from '../core/api-keys.ts';
 import { loadConfig } from '../core/config.ts';
 import { discoverFeatures } from '../core/features.ts';
@@ -152,6 +153,58 @@ t.test('transactions: all or nothing, nested calls join, events wait for the com
   }), { message: 'outbox write failed' });
   t.same(inside, [3]);
   t.same(await db.query('select name from hello_greetings'), [{ name: 'kept' }], 'a failing in-transaction listener rolls back the cause');
+});
+
+t.test('SQLite groups commits: transactions that arrive together share one, none is answered or seen before it, and one that fails undoes only its own work', { skip: onMysql ? 'SQLite\'s own commit path' : false }, async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
+  const { db } = app;
+  // Another connection to the file sees only what is committed.
+  const other = new DatabaseSync(url.slice('sqlite:'.length));
+  t.teardown(() => other.close());
+  const committed = () => (other.prepare('select name from hello_greetings order by id').all() as { name: string }[]).map((r) => r.name);
+  const insert = (name: string) => db.run('insert into hello_greetings (name) values (?)', [name]);
+  let open!: () => void;
+  const gate = new Promise<void>((r) => { open = r; });
+  const answered: string[] = [];
+
+  // A holds the connection until the gate opens; B, C and D arrive meanwhile and queue behind it.
+  const a = db.transaction(async () => { await insert('a'); await gate; }).then(() => answered.push('a'));
+  await settle();
+  let bRunning!: () => void;
+  const bStarted = new Promise<void>((r) => { bRunning = r; });
+  let finishB!: () => void;
+  const bGate = new Promise<void>((r) => { finishB = r; });
+  const b = db.transaction(async () => { await insert('b'); bRunning(); await bGate; }).then(() => answered.push('b'));
+  const c = db.transaction(async () => { await insert('c'); throw new Error('c fails'); });
+  const d = db.transaction(async () => { await insert('d'); }).then(() => answered.push('d'));
+  open();
+  await bStarted;
+  // A is done, but its commit is B's too: nobody outside sees A's row, and A has no answer yet.
+  const read = db.query<{ name: string }>('select name from hello_greetings order by id');
+  await settle();
+  t.same(committed(), [], 'A\'s row is not committed while B runs in its batch');
+  t.same(answered, [], 'A is not answered before the commit it shares');
+  finishB();
+  await t.rejects(c, { message: 'c fails' }, 'the failing transaction gets its own error');
+  await Promise.all([a, b, d]);
+  t.same(committed(), ['a', 'b', 'd'], 'one commit made A, B and D durable; C\'s insert was undone alone');
+  t.same((await read).map((r) => r.name), ['a', 'b', 'd'], 'a read from outside waited for the commit');
+  t.same(answered.sort(), ['a', 'b', 'd']);
+
+  // SQLite dropping the whole transaction (here a member ends it behind the connection's back)
+  // fails every member of the batch; the one queued after it starts a new batch and commits.
+  let open2!: () => void;
+  const gate2 = new Promise<void>((r) => { open2 = r; });
+  const e = db.transaction(async () => { await insert('e'); await gate2; });
+  await settle();
+  const f = db.transaction(async () => { await insert('f'); await db.run('rollback'); });
+  const g = db.transaction(async () => { await insert('g'); });
+  open2();
+  await t.rejects(e, 'a member that finished fails with the batch it was in');
+  await t.rejects(f);
+  await g;
+  t.same(committed(), ['a', 'b', 'd', 'g'], 'nothing of the lost batch is kept; the next batch commits');
 });
 
 t.test('lock conflicts that outlast the retries: 503 with Retry-After, and nothing written', { skip: onMysql ? false : 'needs MariaDB (run with TEST_MYSQL_URL)' }, async (t) => {

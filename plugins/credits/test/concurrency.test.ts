@@ -3,6 +3,7 @@
  * MariaDB (TEST_MYSQL_URL), where transactions really interleave on a pool of connections; on
  * SQLite, which serialises writers, the same checks run with fewer requests.
  */
+import { DatabaseSync } from 'node:sqlite';
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { build, call, onMysql } from '../../../test/helper.ts';
@@ -44,7 +45,20 @@ t.test('overlapping sends, adds and removes among a few users: nothing lost, cre
     }
     return { path: roll < 0.8 ? 'add' : 'remove', body: { target_username: pick(), amount: amount() } };
   });
-  const responses = await Promise.all(requests.map((r) => call(app, `/api/credits/${r.path}`, { body: r.body, as: 'urlencoded' })));
+  // On SQLite, count the commits: requests that arrive together share one (core/db.ts, group commit).
+  let commits = 0;
+  const exec = DatabaseSync.prototype.exec;
+  DatabaseSync.prototype.exec = function (this: DatabaseSync, sql: string) {
+    if (sql === 'commit') commits++;
+    return exec.call(this, sql);
+  };
+  let responses;
+  try {
+    responses = await Promise.all(requests.map((r) => call(app, `/api/credits/${r.path}`, { body: r.body, as: 'urlencoded' })));
+  } finally {
+    DatabaseSync.prototype.exec = exec;
+  }
+  if (!onMysql) t.ok(commits > 0 && commits < requests.length / 4, `${requests.length} writes shared ${commits} commits`);
 
   const unexpected = responses
     .map((res, i) => ({ status: res.statusCode, error: res.json().error as string | undefined, path: requests[i]!.path }))
