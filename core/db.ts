@@ -355,10 +355,11 @@ class SqliteConnection {
     }
     this.#batch = undefined;
     this.#holder = undefined;
-    // Statements waiting outside go first, then those left out of a full batch start the next one,
-    // so a stream of writes cannot starve the reads.
     batch.release();
-    for (const resume of batch.queue.splice(0)) resume(false);
+    // Those left out of a full batch start the next one a turn later, after the statements that
+    // waited outside: a stream of writes cannot starve the reads.
+    const left = batch.queue.splice(0);
+    if (left.length) setImmediate(() => { for (const resume of left) resume(false); });
     batch.settle(failure);
   }
 }

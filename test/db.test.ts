@@ -205,6 +205,19 @@ t.test('SQLite groups commits: transactions that arrive together share one, none
   await t.rejects(f);
   await g;
   t.same(committed(), ['a', 'b', 'd', 'g'], 'nothing of the lost batch is kept; the next batch commits');
+
+  // A full batch (16) leaves the rest queued; a read that waited outside runs before their batch.
+  await db.run('delete from hello_greetings');
+  let open3!: () => void;
+  const gate3 = new Promise<void>((r) => { open3 = r; });
+  const first = db.transaction(async () => { await insert('w0'); await gate3; });
+  await settle();
+  const writes = Array.from({ length: 19 }, (_, i) => db.transaction(async () => { await insert(`w${i + 1}`); }));
+  const waitingRead = db.query<{ n: number }>('select count(*) as n from hello_greetings');
+  open3();
+  t.equal(Number((await waitingRead)[0]!.n), 16, 'the read saw the first batch, and ran before the next one');
+  await Promise.all([first, ...writes]);
+  t.equal(committed().length, 20, 'the four left out of the full batch committed in the next');
 });
 
 t.test('lock conflicts that outlast the retries: 503 with Retry-After, and nothing written', { skip: onMysql ? false : 'needs MariaDB (run with TEST_MYSQL_URL)' }, async (t) => {
