@@ -294,8 +294,6 @@ class SqliteConnection {
     }
     let settle!: (err?: unknown) => void;
     const committed = new Promise<void>((resolve, reject) => { settle = (err) => (err === undefined ? resolve() : reject(err)); });
-    // A batch whose only member failed has nobody awaiting its end.
-    committed.catch(() => {});
     const batch: Batch = { queue: [], members: 1, waited: false, committed, settle, release };
     this.#batch = batch;
     return this.#member(batch, fn);
@@ -303,12 +301,13 @@ class SqliteConnection {
 
   /** Runs `fn` as the batch's current member, hands the connection on, and answers after the commit. */
   async #member<T>(batch: Batch, fn: (runner: Runner) => Promise<T>): Promise<T> {
-    let result: T;
+    let outcome: { result: T } | { error: unknown };
     try {
       this.db.exec('savepoint member');
-      result = await fn(this.runner);
+      outcome = { result: await fn(this.runner) };
       this.db.exec('release member');
     } catch (err) {
+      outcome = { error: err };
       // SQLite may have rolled back the whole transaction already (a full disk, an I/O error):
       // then every member before this one is lost with it, as it is if this one cannot be undone.
       try {
@@ -318,12 +317,13 @@ class SqliteConnection {
       } catch (lost) {
         batch.lost = lost;
       }
-      this.#handOn(batch);
-      throw err;
     }
     this.#handOn(batch);
+    // A refusal waits for the commit too: what it saw of the members before it is then durable
+    // (or, if the batch fails, the batch's failure is the answer).
     await batch.committed;
-    return result;
+    if ('error' in outcome) throw outcome.error;
+    return outcome.result;
   }
 
   /** The next waiting transaction joins the batch, or the batch commits and lets the connection go. */

@@ -108,6 +108,7 @@ export class DbUsersService implements UsersService {
 
   async idsByUsername(usernames: string[]): Promise<(number | undefined)[]> {
     const keys = usernames.map(lookupKey);
+    if (keys.length === 0) return [];
     const rows = await this.#db.queryArrays(`select username_key, id from users_accounts where username_key in (${keys.map(() => '?').join(', ')})`, keys);
     // String(): MySQL/MariaDB hand the VARBINARY key back as a Buffer.
     const ids = new Map(rows.map(([key, id]) => [String(key), Number(id)]));
