@@ -1,7 +1,7 @@
 /**
  * The load generator, in a process of its own (bench/run.ts pins it to the core the server does
  * not use): reads {url, requests, connections, seconds} as JSON on stdin, runs autocannon, and
- * prints {rps, p50, p99, non2xx} as JSON.
+ * prints {rps, requests, p50, p99, non2xx} as JSON.
  */
 import { text } from 'node:stream/consumers';
 import autocannon from 'autocannon';
@@ -17,6 +17,6 @@ const result = await autocannon({
   requests: [{ setupRequest: (request) => ({ ...request, ...job.requests[next++ % job.requests.length] }) }],
 });
 console.log(JSON.stringify({
-  rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99,
+  rps: result.requests.average, requests: result.requests.total, p50: result.latency.p50, p99: result.latency.p99,
   non2xx: result.non2xx + result.errors + result.timeouts,
 }));

@@ -31,11 +31,12 @@ const pinned = cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).s
 const SERVER_CORE = 0;
 const LOAD_CORE = 1;
 
-interface Measure { rps: number; p50: number; p99: number; non2xx: number }
+interface Measure { rps: number; requests: number; p50: number; p99: number; non2xx: number; cpuUs: number }
 
 /**
- * The server hands memory back once its event loop has been idle a whole window of
- * `server.idleReclaimSeconds` (10 by default): read again after two windows and a margin.
+ * The server hands memory back once its event loop has been idle `server.idleReclaimSeconds` on
+ * end (3 by default): the reading after the whole run comes after the baseline's last round,
+ * about 6 s of the server's idleness; this one, after a long rest, is the floor it returns to.
  */
 const REST_SECONDS = 25;
 
@@ -58,6 +59,13 @@ function memory(pid: number): { peak: number; now: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
   return { peak: Math.round(kb('VmHWM') / 1024), now: Math.round(kb('VmRSS') / 1024) };
+}
+
+/** CPU time (user + system) the process has used, in µs (Linux /proc, in clock ticks of 10 ms). */
+function cpuTime(pid: number): number {
+  // The fields after the command name, which is in parentheses and may hold spaces.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 async function stop(proc: ChildProcess): Promise<void> {
@@ -102,19 +110,25 @@ async function startBaseline(env: Record<string, string>): Promise<ChildProcess>
 }
 
 /** Runs the load generator in its own process against `url`, for `duration` seconds. */
-async function load(url: string, requests: BenchRequest[], duration: number): Promise<Measure> {
+async function load(url: string, requests: BenchRequest[], duration: number): Promise<Omit<Measure, 'cpuUs'>> {
   const proc = spawnNode(LOAD_CORE, ['bench/load.ts'], {});
   proc.stdin!.end(JSON.stringify({ url, requests, connections, seconds: duration }));
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => { out += d; });
   const code = await new Promise((r) => proc.once('exit', r));
   if (code !== 0) throw new Error(`the load generator failed (${code})`);
-  return JSON.parse(out) as Measure;
+  return JSON.parse(out) as Omit<Measure, 'cpuUs'>;
 }
 
-async function measure(url: string, requests: BenchRequest[]): Promise<Measure> {
+/**
+ * A warm-up second, then the measurement, with the CPU time the serving process `pid` spent per
+ * request: what a CPU-bound ratio comes from, and a figure the machine's noise moves less than req/s.
+ */
+async function measure(url: string, requests: BenchRequest[], pid: number): Promise<Measure> {
   await load(url, requests, 1);
-  return load(url, requests, seconds);
+  const cpu = cpuTime(pid);
+  const result = await load(url, requests, seconds);
+  return { ...result, cpuUs: (cpuTime(pid) - cpu) / Math.max(1, result.requests) };
 }
 
 /** The answer to a scenario's first request, to check the baseline gives the same. */
@@ -184,13 +198,14 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
       let o: Measure | undefined;
       let b: Measure | undefined;
       for (let round = 0; round < rounds; round++) {
-        o = best(o, await measure(base, requests.get(s.name)!));
-        b = best(b, await measure(baseUrl, requests.get(s.name)!));
+        o = best(o, await measure(base, requests.get(s.name)!, server.proc.pid!));
+        b = best(b, await measure(baseUrl, requests.get(s.name)!, baseline.pid!));
       }
       const same = !s.readOnly ? 'n/a (writes)' : differences.get(s.name) ? 'NO' : 'yes';
       const row = `| ${s.name} | ${o!.rps.toFixed(0)} | ${o!.p50} | ${o!.p99} | ${b!.rps.toFixed(0)} | ${b!.p50} | ${b!.p99} | **${(o!.rps / b!.rps).toFixed(2)}** | ${same} | ${o!.non2xx}/${b!.non2xx} |`;
       console.log(row);
-      console.log(`  RSS after ${s.name}: server ${memory(server.proc.pid!).now} MiB, baseline ${memory(baseline.pid!).now} MiB`);
+      console.log(`  after ${s.name}: RSS server ${memory(server.proc.pid!).now} MiB, baseline ${memory(baseline.pid!).now} MiB;`
+        + ` CPU per request (best rounds) server ${o!.cpuUs.toFixed(0)} µs, baseline ${b!.cpuUs.toFixed(0)} µs`);
       rows.push(row);
     }
     serverMemory = memory(server.proc.pid!);
