@@ -84,8 +84,8 @@ export const ConfigSchema = Type.Object({
     idleTimeoutMs: Type.Integer({ minimum: 100, default: 15000 }),
     /** Open connections at most; further ones are closed at once. */
     maxConnections: Type.Integer({ minimum: 1, default: 1024 }),
-    /** After a window this long with the event loop idle, hand memory back to the machine (core/idle-reclaim.ts); 0: never. */
-    idleReclaimSeconds: Type.Integer({ minimum: 0, default: 10 }),
+    /** After this long with the event loop idle on end, hand memory back to the machine (core/idle-reclaim.ts); 0: never. */
+    idleReclaimSeconds: Type.Integer({ minimum: 0, default: 3 }),
   }, { default: {}, additionalProperties: false }),
   database: Type.Object({
     url: Type.String({ default: 'sqlite:./data/community.db' }),

@@ -5,14 +5,14 @@
  * server on one small machine, so after a busy spell with a whole window of idle event loop it
  * runs one memory-reducing collection (V8's "last resort": full collections until nothing more is
  * freed, the young generation shrunk, pooled pages returned). Measured after the whole bench on
- * SQLite: 189 -> 122 MiB resident, in one pause of about 100 ms, which is why it waits for an
- * idle window and for the heap to have grown since the last one.
+ * SQLite: 189 -> 122 MiB resident, in one pause of about 100 ms, which is why it waits for the
+ * event loop to have been idle a few seconds on end and for the heap to have grown since the last one.
  */
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-/** Busier than this share of a window (requests, timers) and the window does not count as idle. */
+/** Busier than this share of a sample (requests, timers) and the event loop does not count as idle. */
 const IDLE_UTILIZATION = 0.02;
 /** The heap must have grown this much since the last reclaim, so a quiet server is not collected again and again. */
 const MIN_GROWTH_BYTES = 16 * 1024 * 1024;
@@ -34,25 +34,28 @@ function memoryReducingGc(): () => void {
 export interface Reclaimed { heapBefore: number; heapAfter: number; ms: number }
 
 /**
- * Checks every `windowMs` whether the event loop was idle the whole window and the heap grew since
- * the last reclaim; if so, reclaims and calls `done`. Returns the stop function.
+ * Once the event loop has been idle for `idleMs` on end and the heap grew since the last reclaim,
+ * reclaims and calls `done`. Idleness is sampled every third of `idleMs`, so the collection comes
+ * between `idleMs` and a third more after the last busy moment, whenever the busy spell ended.
+ * Returns the stop function.
  */
-export function reclaimWhenIdle(windowMs: number, done: (r: Reclaimed) => void): () => void {
+export function reclaimWhenIdle(idleMs: number, done: (r: Reclaimed) => void): () => void {
   const gc = memoryReducingGc();
   let floor = 0;
+  let idleSince = performance.now();
   let last = performance.eventLoopUtilization();
   const timer = setInterval(() => {
-    const busy = performance.eventLoopUtilization(last).utilization;
+    const at = performance.now();
+    if (performance.eventLoopUtilization(last).utilization >= IDLE_UTILIZATION) idleSince = at;
     const heapBefore = getHeapStatistics().total_heap_size;
-    if (busy < IDLE_UTILIZATION && heapBefore >= floor + MIN_GROWTH_BYTES) {
-      const start = performance.now();
+    if (at - idleSince >= idleMs && heapBefore >= floor + MIN_GROWTH_BYTES) {
       gc();
       floor = getHeapStatistics().total_heap_size;
-      done({ heapBefore, heapAfter: floor, ms: Math.round(performance.now() - start) });
+      done({ heapBefore, heapAfter: floor, ms: Math.round(performance.now() - at) });
     }
-    // The next window starts after the collection, so its pause does not count as busy.
+    // The next sample starts after the collection, so its pause does not count as busy.
     last = performance.eventLoopUtilization();
-  }, windowMs);
+  }, idleMs / 3);
   timer.unref();
   return () => clearInterval(timer);
 }
