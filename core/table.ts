@@ -148,6 +148,14 @@ export class Table<P extends Properties> {
   }
 
   /**
+   * A row read as an array (`db.queryArrays`) whose first values are every column in order
+   * (`select ${qualifiedColumns('a')}, …`), as a record; what follows them is the caller's.
+   */
+  fromArray(row: unknown[]): RecordOf<P> {
+    return this.#readArray(row) as RecordOf<P>;
+  }
+
+  /**
    * The record whose key is `id`, or undefined. An integer key no row can have (not a positive
    * safe integer) is answered without a statement. `lock` holds the row until the transaction
    * ends: 'update' to write it, 'share' to keep it as read (MySQL; SQLite serialises writers).

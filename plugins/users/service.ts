@@ -11,12 +11,15 @@ export type RoleFields = Omit<Role, 'id'>;
 
 type Account = TableRecord<typeof UsersAccount>;
 type RoleRecord = TableRecord<typeof UsersRole>;
-type Row = Record<string, unknown>;
 
-const ACCOUNT = UsersAccount.qualifiedColumns('a');
-/** An account with its linked accounts, by a left join: one row per link, or one whose platform is null. */
-const ACCOUNT_COLUMNS = `${ACCOUNT}, l.platform, l.external_id`;
+/**
+ * An account with its linked accounts, by a left join: one row per link, or one whose platform is
+ * null. Read as arrays: every account column, then the link's two, then any profile fields.
+ */
+const ACCOUNT_COLUMNS = `${UsersAccount.qualifiedColumns('a')}, l.platform, l.external_id`;
 const ACCOUNT_FROM = 'from users_accounts a left join users_linked_accounts l on l.user_id = a.id';
+/** Where the link's platform sits in such a row; its external id follows, then the profile fields. */
+const PLATFORM = Object.keys(UsersAccount.columnOf).length;
 const ROLE_COLUMNS = UsersRole.qualifiedColumns('r');
 
 /** The contract's account: the record in the contract's casing (creationIP), without the lookup keys. */
@@ -28,10 +31,10 @@ function toUserAccount(a: Account, linkedAccounts: Record<string, string>): User
 }
 
 /** An account read with ACCOUNT_COLUMNS: the first row's account, every row's link. */
-function joinedAccount(rows: Row[]): UserAccount {
+function joinedAccount(rows: unknown[][]): UserAccount {
   const links: Record<string, string> = {};
-  for (const r of rows) if (r.platform != null) links[String(r.platform)] = String(r.external_id);
-  return toUserAccount(UsersAccount.fromRow(rows[0]!), links);
+  for (const r of rows) if (r[PLATFORM] != null) links[String(r[PLATFORM])] = String(r[PLATFORM + 1]);
+  return toUserAccount(UsersAccount.fromArray(rows[0]!), links);
 }
 
 /** The contract's role: the record in the contract's casing (chatRoleID, usernameCSS, badgeCSS). */
@@ -61,8 +64,8 @@ export class DbUsersService implements UsersService {
   readonly #db: Database;
   readonly #events: EventBus;
   readonly #profileFields: ProfileField[] = [];
-  /** The profile's statement but its condition, made again when a feature adds a field. */
-  #profileSql = `select ${ACCOUNT_COLUMNS} ${ACCOUNT_FROM}`;
+  /** The profile's statements by id and by username, made again when a feature adds a field. */
+  #profileSql = DbUsersService.#profileStatements('');
   /** Other features' panels, which the console's player page shows (console.ts). */
   readonly playerPanels: PlayerPanel[] = [];
 
@@ -73,7 +76,7 @@ export class DbUsersService implements UsersService {
 
   /** One query: the account and its linked accounts (a left join, one row per link). */
   async #one(where: string, params: unknown[]): Promise<UserAccount | undefined> {
-    const rows = await this.#db.query(`select ${ACCOUNT_COLUMNS} ${ACCOUNT_FROM} where ${where}`, params);
+    const rows = await this.#db.queryArrays(`select ${ACCOUNT_COLUMNS} ${ACCOUNT_FROM} where ${where}`, params);
     return rows.length ? joinedAccount(rows) : undefined;
   }
 
@@ -83,17 +86,23 @@ export class DbUsersService implements UsersService {
 
   addProfileField(field: ProfileField): void {
     this.#profileFields.push(field);
-    const fields = this.#profileFields.map((f, i) => `, ${f.select('a.id')} as profile_${i}`).join('');
-    this.#profileSql = `select ${ACCOUNT_COLUMNS}${fields} ${ACCOUNT_FROM}`;
+    this.#profileSql = DbUsersService.#profileStatements(this.#profileFields.map((f) => `, ${f.select('a.id')}`).join(''));
+  }
+
+  /** Whole texts, so each request looks its prepared statement up by the same string. */
+  static #profileStatements(fields: string): { id: string; username: string } {
+    const sql = `select ${ACCOUNT_COLUMNS}${fields} ${ACCOUNT_FROM}`;
+    return { id: `${sql} where a.id = ?`, username: `${sql} where a.username_key = ?` };
   }
 
   async findProfile(by: { id: number } | { username: string }): Promise<Profile | undefined> {
     if ('id' in by && (!Number.isSafeInteger(by.id) || by.id <= 0)) return undefined;
-    const rows = await this.#db.query(`${this.#profileSql} where ${'id' in by ? 'a.id = ?' : 'a.username_key = ?'}`,
-      ['id' in by ? by.id : lookupKey(by.username)]);
+    const rows = 'id' in by
+      ? await this.#db.queryArrays(this.#profileSql.id, [by.id])
+      : await this.#db.queryArrays(this.#profileSql.username, [lookupKey(by.username)]);
     const row = rows[0];
     if (!row) return undefined;
-    const fields = Object.fromEntries(this.#profileFields.map((f, i) => [f.field, f.show(row[`profile_${i}`])]));
+    const fields = Object.fromEntries(this.#profileFields.map((f, i) => [f.field, f.show(row[PLATFORM + 2 + i])]));
     return { ...joinedAccount(rows), fields };
   }
 
@@ -211,9 +220,7 @@ export class DbUsersService implements UsersService {
       params.push(key, key + TOP, key, key + TOP, text.trim());
     }
     params.push(page.limit);
-    const accounts = (await this.#db.query(
-      `select ${ACCOUNT} from users_accounts a where a.username_key > ?${match} order by a.username_key limit ?`, params))
-      .map((r) => UsersAccount.fromRow(r));
+    const accounts = await UsersAccount.select(this.#db, `a where a.username_key > ?${match} order by a.username_key limit ?`, params);
     const links = new Map(accounts.map((a) => [a.id, {} as Record<string, string>]));
     if (accounts.length) {
       const rows = await UsersLinkedAccount.select(this.#db, `where user_id in (${accounts.map(() => '?').join(', ')})`, accounts.map((a) => a.id));
