@@ -6,19 +6,17 @@
  * that is this file; here in JavaScript it is never loaded, which keeps about 16 MiB out of every
  * server process.
  *
- * `npm start` (and the Docker image) run it with two V8 flags, each measured by the whole bench
- * (README, Benchmarks):
- * - `--max-semi-space-size=16`: V8 otherwise lets its young generation grow to 64 MiB under load
- *   and keeps it. Capped at 2 x 16 MiB, the server ended the bench some 75 MiB smaller and no slower;
- *   at 2 x 8 MiB it was 20 MiB smaller still, but big answers (the ticket list, the plugin's
- *   queue) were promoted to the old generation more and ran slower.
- * - `--heap-growing-percent=50`: after a full collection V8 otherwise let the old generation grow
- *   to up to four times what was live before collecting again (35 -> 156 MiB in one scenario),
- *   and kept the freed pages pooled; without the flag the server ended the bench at 267 MiB.
- *   The growth allowed trades memory against the MariaDB listing, whose rows arrive over several
- *   socket reads, outlive young collections, and fill the old generation. Full bench runs, RSS
- *   after it on SQLite / MariaDB, and the MariaDB listing's ratio to the baseline:
- *   25%: 176 / 191 MiB, 0.58;  50%: 179 / 212 MiB, 0.73;  100%: 200 / 222 MiB, 0.77.
+ * `npm start` (and the Docker image) run it with one V8 flag, measured by the whole bench (README,
+ * Benchmarks): `--max-semi-space-size=16`. V8 otherwise lets its young generation grow to 64 MiB
+ * under load and keeps it. Capped at 2 x 16 MiB, the server ended the bench some 75 MiB smaller
+ * and no slower; at 2 x 8 MiB it was 20 MiB smaller still, but big answers (the ticket list, the
+ * plugin's queue) were promoted to the old generation more and ran slower.
+ *
+ * The old generation's growth is left to V8. Capped (`--heap-growing-percent=50`), the server
+ * ended the bench some 45 MiB smaller (208 against 254 MiB on MariaDB), but the MariaDB listing,
+ * whose rows arrive over several socket reads and outlive young collections, then spent 8.7 ms of
+ * CPU per request in place of 4.6 (0.65 of the baseline against 0.91). What a busy spell grows is
+ * handed back once the server goes idle (core/idle-reclaim.ts).
  */
 import { enableCompileCache, flushCompileCache } from 'node:module';
 
