@@ -160,8 +160,18 @@ interface JsonSchema {
   items?: JsonSchema;
 }
 
+/** acceptedTypes by schema: the schemas are the routes' own and fixed, and every request asks again. */
+const typesOf = new WeakMap<JsonSchema, Set<string> | undefined>();
+
 /** The JSON types a schema accepts; undefined when it does not say (any value). */
 function acceptedTypes(schema: JsonSchema): Set<string> | undefined {
+  if (typesOf.has(schema)) return typesOf.get(schema);
+  const types = typesIn(schema);
+  typesOf.set(schema, types);
+  return types;
+}
+
+function typesIn(schema: JsonSchema): Set<string> | undefined {
   if (schema.anyOf) {
     const all = new Set<string>();
     for (const branch of schema.anyOf) {
