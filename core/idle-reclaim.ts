@@ -2,11 +2,12 @@
  * Hands memory back to the machine once the server goes quiet. V8 keeps what the busiest moment
  * needed: a young generation of 2 x 16 MiB (it grows there during start-up already) and the old
  * generation's freed pages. A community's server is idle most of the day, often beside the game
- * server on one small machine, so after a busy spell with a whole window of idle event loop it
- * runs one memory-reducing collection (V8's "last resort": full collections until nothing more is
- * freed, the young generation shrunk, pooled pages returned). Measured after the whole bench on
- * SQLite: 189 -> 122 MiB resident, in one pause of about 100 ms, which is why it waits for the
- * event loop to have been idle a few seconds on end and for the heap to have grown since the last one.
+ * server on one small machine, so after a busy spell, once the event loop has been idle a few
+ * seconds on end, it runs one memory-reducing collection (V8's "last resort": full collections
+ * until nothing more is freed, pooled pages returned, and the young generation shrunk unless it
+ * has a floor, which `npm start` sets: core/server.js says why). Measured after the whole bench on
+ * SQLite: 189 -> 122 MiB resident, in one pause of about 100 ms, which is why it waits for
+ * idleness and for the heap to have grown since the last time.
  */
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
