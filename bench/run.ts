@@ -8,7 +8,7 @@
  *   BENCH_MYSQL_URL    a MySQL/MariaDB server to use (else a private MariaDB is started here)
  *   BENCH_SECONDS      seconds per measurement (default 5), after a second of warm-up
  *   BENCH_CONNECTIONS  concurrent connections (default 10)
- *   BENCH_ROUNDS       rounds of server-then-baseline per scenario, the best of each reported (default 2)
+ *   BENCH_ROUNDS       rounds of server-then-baseline per scenario, the best of each reported (default 3)
  *   BENCH_ONLY         a substring: run only the scenarios whose name contains it
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -25,7 +25,7 @@ import { loadNotes, loadScenarios } from './scenarios.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const databases = process.env.BENCH_DB === 'sqlite' || process.env.BENCH_DB === 'mariadb' ? [process.env.BENCH_DB] : ['sqlite', 'mariadb'];
 const pinned = cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 const SERVER_CORE = 0;
