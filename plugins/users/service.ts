@@ -64,8 +64,8 @@ export class DbUsersService implements UsersService {
   readonly #db: Database;
   readonly #events: EventBus;
   readonly #profileFields: ProfileField[] = [];
-  /** The profile's statements by id and by username, made again when a feature adds a field. */
-  #profileSql = DbUsersService.#profileStatements('');
+  /** The profile fields' columns, after ACCOUNT_COLUMNS; made again when a feature adds a field. */
+  #profileColumns = '';
   /** Other features' panels, which the console's player page shows (console.ts). */
   readonly playerPanels: PlayerPanel[] = [];
 
@@ -74,9 +74,13 @@ export class DbUsersService implements UsersService {
     this.#events = events;
   }
 
-  /** One query: the account and its linked accounts (a left join, one row per link). */
+  /** One query: the account and its linked accounts (a left join, one row per link), `more` columns after them. */
+  #joined(where: string, params: unknown[], more = ''): Promise<unknown[][]> {
+    return this.#db.queryArrays(`select ${ACCOUNT_COLUMNS}${more} ${ACCOUNT_FROM} where ${where}`, params);
+  }
+
   async #one(where: string, params: unknown[]): Promise<UserAccount | undefined> {
-    const rows = await this.#db.queryArrays(`select ${ACCOUNT_COLUMNS} ${ACCOUNT_FROM} where ${where}`, params);
+    const rows = await this.#joined(where, params);
     return rows.length ? joinedAccount(rows) : undefined;
   }
 
@@ -86,20 +90,12 @@ export class DbUsersService implements UsersService {
 
   addProfileField(field: ProfileField): void {
     this.#profileFields.push(field);
-    this.#profileSql = DbUsersService.#profileStatements(this.#profileFields.map((f) => `, ${f.select('a.id')}`).join(''));
-  }
-
-  /** Whole texts, so each request looks its prepared statement up by the same string. */
-  static #profileStatements(fields: string): { id: string; username: string } {
-    const sql = `select ${ACCOUNT_COLUMNS}${fields} ${ACCOUNT_FROM}`;
-    return { id: `${sql} where a.id = ?`, username: `${sql} where a.username_key = ?` };
+    this.#profileColumns = this.#profileFields.map((f) => `, ${f.select('a.id')}`).join('');
   }
 
   async findProfile(by: { id: number } | { username: string }): Promise<Profile | undefined> {
     if ('id' in by && (!Number.isSafeInteger(by.id) || by.id <= 0)) return undefined;
-    const rows = 'id' in by
-      ? await this.#db.queryArrays(this.#profileSql.id, [by.id])
-      : await this.#db.queryArrays(this.#profileSql.username, [lookupKey(by.username)]);
+    const rows = await this.#joined('id' in by ? 'a.id = ?' : 'a.username_key = ?', ['id' in by ? by.id : lookupKey(by.username)], this.#profileColumns);
     const row = rows[0];
     if (!row) return undefined;
     const fields = Object.fromEntries(this.#profileFields.map((f, i) => [f.field, f.show(row[PLATFORM + 2 + i])]));
