@@ -81,6 +81,16 @@ export type PurchaseRules = Omit<TableRecord<typeof StoreProductRule>, 'productI
 
 const NONE: PurchaseRules = { requiredProductId: 0, requireLinkedAccount: false, preventDowngrade: false };
 
+/** How many columns a product's row has: what follows them in a joined read is another table's. */
+const PRODUCT_WIDTH = Object.keys(StoreProduct.columnOf).length;
+
+/** The record gains its variables in place, not by a copy of every field into a new object. */
+function withVariables(record: TableRecord<typeof StoreProduct>, variables: Map<number, Variable[]>): Product {
+  const product = record as Product;
+  product.variables = variables.get(product.id) ?? [];
+  return product;
+}
+
 export type Order = TableRecord<typeof StoreOrder>;
 
 export interface BuyLine {
@@ -235,22 +245,43 @@ export class DbStoreService implements StoreService {
   async #products(where: string, params: unknown[]): Promise<Product[]> {
     const [records, variables] = await Promise.all([
       StoreProduct.select(this.#db, `where ${where} ${ORDER}`, params),
-      this.#db.query(
-        `select product_id, name, \`required\`, allowed_values from store_product_variables
-         where product_id in (select id from store_products where ${where}) order by product_id, \`position\``, params),
+      this.#variables(`product_id in (select id from store_products where ${where})`, params),
     ]);
+    return records.map((record) => withVariables(record, variables));
+  }
+
+  /** The variables of the products matching `where` (on store_product_variables), by product, in their order. */
+  async #variables(where: string, params: unknown[]): Promise<Map<number, Variable[]>> {
+    const rows = await this.#db.queryArrays(
+      `select product_id, name, \`required\`, allowed_values from store_product_variables where ${where} order by product_id, \`position\``, params);
     const byProduct = new Map<number, Variable[]>();
-    for (const v of variables) {
-      const list = byProduct.get(Number(v.product_id)) ?? [];
-      list.push({ name: String(v.name), required: Boolean(Number(v.required)), values: JSON.parse(String(v.allowed_values)) as string[] });
-      byProduct.set(Number(v.product_id), list);
+    for (const [productId, name, required, values] of rows) {
+      const list = byProduct.get(Number(productId)) ?? [];
+      list.push({ name: String(name), required: Boolean(Number(required)), values: JSON.parse(String(values)) as string[] });
+      byProduct.set(Number(productId), list);
     }
-    return records.map((record) => {
-      // The record gains its variables in place, not by a copy of every field into a new object.
-      const product = record as Product;
-      product.variables = byProduct.get(product.id) ?? [];
-      return product;
-    });
+    return byProduct;
+  }
+
+  /**
+   * The active products a buy names, each with its purchase rules (joined into the product's
+   * read: one statement fewer in every buy) and its variables (their ids are known, so no subquery).
+   */
+  async #forSale(ids: number[]): Promise<Map<number, { product: Product; rules: PurchaseRules }>> {
+    const valid = [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id > 0))];
+    if (valid.length === 0) return new Map();
+    const marks = valid.map(() => '?').join(', ');
+    const [rows, variables] = await Promise.all([
+      this.#db.queryArrays(`select ${StoreProduct.qualifiedColumns('p')}, ${StoreProductRule.qualifiedColumns('r')}
+        from store_products p left join store_product_rules r on r.product_id = p.id where p.id in (${marks}) and p.is_active = 1`, valid),
+      this.#variables(`product_id in (${marks})`, valid),
+    ]);
+    return new Map(rows.map((row) => {
+      const product = withVariables(StoreProduct.fromArray(row), variables);
+      // No rules row (the left join's nulls) is no rules.
+      const rules = row[PRODUCT_WIDTH] == null ? NONE : StoreProductRule.fromArray(row.slice(PRODUCT_WIDTH));
+      return [product.id, { product, rules }];
+    }));
   }
 
   products(activeOnly = false): Promise<Product[]> {
@@ -412,11 +443,8 @@ export class DbStoreService implements StoreService {
   }
 
   /** The buy's checks of the purchase rules, inside its transaction: each refusal names the product. */
-  async #checkRules(user: UserAccount, products: Product[]): Promise<void> {
-    const rules = await this.#rulesFor([...new Set(products.map((p) => p.id))]);
-    for (const product of products) {
-      const rule = rules.get(product.id);
-      if (!rule) continue;
+  async #checkRules(user: UserAccount, lines: { product: Product; rules: PurchaseRules }[]): Promise<void> {
+    for (const { product, rules: rule } of lines) {
       if (rule.requiredProductId > 0) {
         const [bought] = await this.#db.query(
           `select o.id from store_orders o join store_order_items i on i.order_id = o.id
@@ -455,14 +483,15 @@ export class DbStoreService implements StoreService {
   async buy(userId: number, requested: RequestedLine[], keyName?: string): Promise<BuyResult> {
     return this.#db.transaction(async () => {
       const user = await this.#users.requireById(userId);
-      const products = await this.productsById(requested.map((l) => l.productId), true);
+      const forSale = await this.#forSale(requested.map((l) => l.productId));
       const at = now();
       const lines = requested.map((line) => {
-        const product = products.get(line.productId);
-        if (!product) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${line.sentId}.`);
-        return { product, quantity: line.quantity, variables: checkVariables(line, product), unitTotal: effectivePrice(product, at) };
+        const found = forSale.get(line.productId);
+        if (!found) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${line.sentId}.`);
+        const { product, rules } = found;
+        return { product, rules, quantity: line.quantity, variables: checkVariables(line, product), unitTotal: effectivePrice(product, at) };
       });
-      await this.#checkRules(user, lines.map((l) => l.product));
+      await this.#checkRules(user, lines);
 
       // A first look at the stock as read, lock-free: most refusals end here. The binding take is
       // the last step (#takeStock).

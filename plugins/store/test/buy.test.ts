@@ -234,3 +234,27 @@ t.test('cashback: the configured percent of the total, credited after the debit'
   const orders = (await call(app, `/api/users/${steve}/orders`)).json();
   t.match(orders[2], { total: '22.00', cashback: '2.20', credit: '2.20' }, 'the order records the cashback as credit it added');
 });
+
+t.test('a buy runs eight statements, whatever rules and variables its products carry', async (t) => {
+  const app = await storeApp(t);
+  const category = await makeCategory(app, { name: 'Items' });
+  const plain = await makeProduct(app, { categoryID: category, name: 'Plain', price: '1', stock: 50 });
+  const ruled = await makeProduct(app, {
+    categoryID: category, name: 'Ruled', price: '2', variables: [{ name: 'server', required: true, values: ['eu', 'na'] }],
+  });
+  // Rules that need no further read (no required product, no role to compare): only reading them costs.
+  const patched = await call(app, `/api/admin/store/products/${ruled}/rules`, { method: 'PATCH', body: { preventDowngrade: true }, as: 'json' });
+  t.equal(patched.statusCode, 200);
+  const steve = await makeUser(app, 'steve', 10_000);
+  const counted = async (products: unknown[]) => {
+    const before = app.db.statements;
+    const res = await buy(app, { userID: steve, products }, 'json');
+    t.equal(res.statusCode, 200, res.body);
+    return app.db.statements - before;
+  };
+  // The user; the products with their rules; their variables; the order; its lines; the debit;
+  // its ledger row; the stock.
+  t.equal(await counted([{ id: plain }]), 8, 'one product');
+  t.equal(await counted([{ id: plain, quantity: 2 }, { id: ruled, variables: { server: 'eu' } }]), 8, 'two products, one with rules and a variable');
+  t.equal(await balanceOf(app, steve), 10_000 - 100 - 400);
+});
