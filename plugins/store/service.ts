@@ -84,6 +84,11 @@ const NONE: PurchaseRules = { requiredProductId: 0, requireLinkedAccount: false,
 /** How many columns a product's row has: what follows them in a joined read is another table's. */
 const PRODUCT_WIDTH = Object.keys(StoreProduct.columnOf).length;
 
+/** The distinct ids a product can have (positive safe integers): the others match no row, so no statement asks for them. */
+function productIds(ids: number[]): number[] {
+  return [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id > 0))];
+}
+
 /** The record gains its variables in place, not by a copy of every field into a new object. */
 function withVariables(record: TableRecord<typeof StoreProduct>, variables: Map<number, Variable[]>): Product {
   const product = record as Product;
@@ -268,7 +273,7 @@ export class DbStoreService implements StoreService {
    * read: one statement fewer in every buy) and its variables (their ids are known, so no subquery).
    */
   async #forSale(ids: number[]): Promise<Map<number, { product: Product; rules: PurchaseRules }>> {
-    const valid = [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id > 0))];
+    const valid = productIds(ids);
     if (valid.length === 0) return new Map();
     const marks = valid.map(() => '?').join(', ');
     const [rows, variables] = await Promise.all([
@@ -290,7 +295,7 @@ export class DbStoreService implements StoreService {
 
   /** The products of the given ids that exist (and are active, if asked), in one round of queries. */
   async productsById(ids: number[], activeOnly: boolean): Promise<Map<number, Product>> {
-    const valid = [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id > 0))];
+    const valid = productIds(ids);
     if (valid.length === 0) return new Map();
     const found = await this.#products(`id in (${valid.map(() => '?').join(', ')})${activeOnly ? ' and is_active = 1' : ''}`, valid);
     return new Map(found.map((p) => [p.id, p]));
@@ -444,20 +449,20 @@ export class DbStoreService implements StoreService {
 
   /** The buy's checks of the purchase rules, inside its transaction: each refusal names the product. */
   async #checkRules(user: UserAccount, lines: { product: Product; rules: PurchaseRules }[]): Promise<void> {
-    for (const { product, rules: rule } of lines) {
-      if (rule.requiredProductId > 0) {
+    for (const { product, rules } of lines) {
+      if (rules.requiredProductId > 0) {
         const [bought] = await this.#db.query(
           `select o.id from store_orders o join store_order_items i on i.order_id = o.id
-           where o.account_id = ? and o.status = 'completed' and i.product_id = ? limit 1`, [user.id, rule.requiredProductId]);
+           where o.account_id = ? and o.status = 'completed' and i.product_id = ? limit 1`, [user.id, rules.requiredProductId]);
         if (!bought) {
-          const required = (await this.productsById([rule.requiredProductId], false)).get(rule.requiredProductId);
-          throw new DomainError('REQUIRED_PRODUCT', `${product.name} (product ${product.id}) requires buying ${required?.name ?? `product ${rule.requiredProductId}`} first.`);
+          const required = (await this.productsById([rules.requiredProductId], false)).get(rules.requiredProductId);
+          throw new DomainError('REQUIRED_PRODUCT', `${product.name} (product ${product.id}) requires buying ${required?.name ?? `product ${rules.requiredProductId}`} first.`);
         }
       }
-      if (rule.requireLinkedAccount && !user.linkedAccounts.chat) {
+      if (rules.requireLinkedAccount && !user.linkedAccounts.chat) {
         throw new DomainError('REQUIRED_LINKED_ACCOUNT', `${product.name} (product ${product.id}) requires a linked chat account.`);
       }
-      if (rule.preventDowngrade && product.giveRoleId > 0) await this.#checkDowngrade(user, product);
+      if (rules.preventDowngrade && product.giveRoleId > 0) await this.#checkDowngrade(user, product);
     }
   }
 
