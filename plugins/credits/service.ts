@@ -122,11 +122,12 @@ export class DbCreditsService implements CreditsService {
   }
 
   /**
-   * Adds `delta` to a wallet (locked before, or by this update) and returns the balance after. The update carries its own
-   * bound, so the database itself refuses a negative or oversized balance, even where it cannot
-   * lock rows. It also hands back the new balance, sparing a read while the row is locked:
-   * `returning` on SQLite; on MySQL/MariaDB `last_insert_id(expr)`, their documented counter idiom,
-   * whose value comes back as the statement's insert id.
+   * Adds `delta` to a wallet (locked before, or by this very update) and returns the balance
+   * after. The update carries its own bound, so the database itself refuses a negative or
+   * oversized balance, even where it cannot lock rows. It also hands back the new balance,
+   * sparing a read while the row is locked: `returning` on SQLite; on MySQL/MariaDB
+   * `last_insert_id(expr)`, their documented counter idiom, whose value comes back as the
+   * statement's insert id.
    */
   async #move(userId: number, delta: number): Promise<number> {
     if (delta === 0) return this.#read(userId);
