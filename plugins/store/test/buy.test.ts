@@ -253,7 +253,7 @@ t.test('a buy runs eight statements, whatever rules and variables its products c
     return app.db.statements - before;
   };
   // The user; the products with their rules; their variables; the order; its lines; the debit;
-  // its ledger row; the stock.
+  // its ledger row; the stock. (Features listening to the order, such as delivery, add their own.)
   t.equal(await counted([{ id: plain }]), 8, 'one product');
   t.equal(await counted([{ id: plain, quantity: 2 }, { id: ruled, variables: { server: 'eu' } }]), 8, 'two products, one with rules and a variable');
   t.equal(await balanceOf(app, steve), 10_000 - 100 - 400);
