@@ -110,6 +110,8 @@ export class Table<P extends Properties> {
   readonly columnOf: { readonly [K in keyof P]: string };
   /** Every column, quoted, in property order (`select` reads them; a join lists `qualifiedColumns`). */
   readonly columns: string;
+  /** How many columns that is: in a joined row read as an array, where what follows them begins. */
+  readonly width: number;
   /** Property → quoted column, for the statements that write. */
   readonly #quoted: Map<string, string>;
   readonly #read: (row: DbRow) => DbRow;
@@ -127,6 +129,7 @@ export class Table<P extends Properties> {
     this.columnOf = Object.fromEntries(entries.map(([k, name]) => [k, name])) as { [K in keyof P]: string };
     this.#quoted = new Map(entries.map(([k, name]) => [k, `\`${name}\``]));
     this.columns = [...this.#quoted.values()].join(', ');
+    this.width = entries.length;
     const readers = entries.map(([k, name, c]) => [k, name, c.kind, c.isNullable] as [string, string, Kind, boolean]);
     this.#read = compileReader<DbRow>(readers, false);
     this.#readArray = compileReader<unknown[]>(readers, true);

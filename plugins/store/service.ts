@@ -81,9 +81,6 @@ export type PurchaseRules = Omit<TableRecord<typeof StoreProductRule>, 'productI
 
 const NONE: PurchaseRules = { requiredProductId: 0, requireLinkedAccount: false, preventDowngrade: false };
 
-/** How many columns a product's row has: what follows them in a joined read is another table's. */
-const PRODUCT_WIDTH = Object.keys(StoreProduct.columnOf).length;
-
 /** The distinct ids a product can have (positive safe integers): the others match no row, so no statement asks for them. */
 function productIds(ids: number[]): number[] {
   return [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id > 0))];
@@ -284,7 +281,7 @@ export class DbStoreService implements StoreService {
     return new Map(rows.map((row) => {
       const product = withVariables(StoreProduct.fromArray(row), variables);
       // No rules row (the left join's nulls) is no rules.
-      const rules = row[PRODUCT_WIDTH] == null ? NONE : StoreProductRule.fromArray(row.slice(PRODUCT_WIDTH));
+      const rules = row[StoreProduct.width] == null ? NONE : StoreProductRule.fromArray(row.slice(StoreProduct.width));
       return [product.id, { product, rules }];
     }));
   }

@@ -19,7 +19,7 @@ type RoleRecord = TableRecord<typeof UsersRole>;
 const ACCOUNT_COLUMNS = `${UsersAccount.qualifiedColumns('a')}, l.platform, l.external_id`;
 const ACCOUNT_FROM = 'from users_accounts a left join users_linked_accounts l on l.user_id = a.id';
 /** Where the link's platform sits in such a row; its external id follows, then the profile fields. */
-const PLATFORM = Object.keys(UsersAccount.columnOf).length;
+const PLATFORM = UsersAccount.width;
 const ROLE_COLUMNS = UsersRole.qualifiedColumns('r');
 
 /** The contract's account: the record in the contract's casing (creationIP), without the lookup keys. */
