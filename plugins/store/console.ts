@@ -10,7 +10,8 @@ import { displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../
 import { toBool } from '../../core/schemas.ts';
 import { usersRef } from '../users/contract.ts';
 import { CategoryCreateBody, CategoryPatchBody, ProductCreateBody, ProductPatchBody, RulesPatchBody, categoryInput, productInput } from './schemas.ts';
-import type { Category, DbStoreService, Product, Variable } from './service.ts';
+import type { Category, Product, Variable } from './contract.ts';
+import type { DbStoreService } from './service.ts';
 
 const PAGE = 50;
 

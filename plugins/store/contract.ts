@@ -3,6 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { SettingValues, SiteSetting } from '../../core/config.ts';
 import { createServiceRef } from '../../core/registry.ts';
 import { dateStr, moneyStr, str, strOrNull } from '../../core/schemas.ts';
+import type { TableRecord } from '../../core/table.ts';
+import type { StoreCategory, StoreProduct, StoreProductRule } from './entities.ts';
 
 /** An order as the API shows it (money already formatted `"12.50"`, time in the site's zone). */
 export const OrderRow = Type.Object({
@@ -14,7 +16,72 @@ export const OrderRow = Type.Object({
 });
 export type OrderRow = typeof OrderRow.static;
 
+export type Category = TableRecord<typeof StoreCategory>;
+
+/** A value the buyer supplies with a product, e.g. the game server to deliver on. */
+export interface Variable {
+  name: string;
+  required: boolean;
+  /** The allowed values; empty = any non-empty text. */
+  values: string[];
+}
+
+export type Product = TableRecord<typeof StoreProduct> & { variables: Variable[] };
+
+export interface CategoryNode extends Category {
+  subcategories: CategoryNode[];
+  products: Product[];
+}
+
+/**
+ * A product's purchase rules, one row per product that has any: a product bought before, a linked
+ * chat account, no rank downgrade within a category.
+ */
+export type PurchaseRules = Omit<TableRecord<typeof StoreProductRule>, 'productId'>;
+
+export interface BuyLine {
+  productId: number;
+  quantity: number;
+  variables: { name: string; value: string }[];
+}
+
+export interface BuyResult {
+  orderId: number;
+  /** Balance after the purchase and its cashback, in cents. */
+  balance: number;
+  lines: BuyLine[];
+  subtotal: number;
+  discount: number;
+  total: number;
+  cashback: number;
+}
+
+/** A line of a buy as the client asked for it, before the catalogue is consulted: the product id as sent, quantity checked. */
+export interface RequestedLine {
+  productId: number;
+  /** As the client sent it, for the error message. */
+  sentId: string;
+  quantity: number;
+  /** A map, not an object: a variable may be called `__proto__` and still be judged like any other name. */
+  variables: Map<string, string>;
+}
+
 export interface StoreService {
+  /**
+   * Categories nested to any depth with their products, ordered by priority then id. `activeOnly`
+   * hides inactive categories (with all they contain) and inactive products; `rootId` returns that
+   * category's subtree (CATEGORY_NOT_FOUND when it is not there).
+   */
+  tree(opts: { activeOnly: boolean; rootId?: number }): Promise<CategoryNode[]>;
+  /** Products by id, with their variables; `activeOnly` leaves out inactive ones. */
+  productsById(ids: number[], activeOnly: boolean): Promise<Map<number, Product>>;
+  /** A product's purchase rules; PRODUCT_NOT_FOUND when there is no such product. */
+  rulesOf(productId: number): Promise<PurchaseRules>;
+  /** The buy paid from the balance, as `POST /api/store/buy` runs it (its rules, stock, roles, delivery), in one transaction. */
+  buy(userId: number, requested: RequestedLine[], keyName?: string): Promise<BuyResult>;
+  /** One order and what was bought; ORDER_NOT_FOUND when there is none. */
+  getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[] }>;
+
   /** A user's orders, newest first. */
   ordersOf(userId: number): Promise<OrderRow[]>;
   /**

@@ -11,7 +11,8 @@ import * as S from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { UserRefParams, type UsersService } from '../users/contract.ts';
 import { OrderRow } from './contract.ts';
-import type { DbStoreService, Product, RequestedLine } from './service.ts';
+import type { Product, RequestedLine } from './contract.ts';
+import type { DbStoreService } from './service.ts';
 import {
   BuyBody, BuyResponse, CategoryCreateBody, CategoryPatchBody, CategoryRow, CategoryTree, IdParam, ListingCategory, ListingQuery,
   PaymentBody, ProductCreateBody, ProductPatchBody, ProductRow, ReorderBody, RulesPatchBody, RulesRow,

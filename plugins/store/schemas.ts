@@ -7,7 +7,8 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, flag, formatMoney, moneyNumber, parseClientTimestamp, requireMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
-import { MAX_PRICE, effectivePrice, type Category, type CategoryInput, type CategoryNode, type Product, type ProductInput, type PurchaseRules } from './service.ts';
+import type { Category, CategoryNode, Product, PurchaseRules } from './contract.ts';
+import { MAX_PRICE, effectivePrice, type CategoryInput, type ProductInput } from './service.ts';
 
 const VariableRow = Type.Object({ name: S.example('server'), required: S.flagStr(), values: Type.Array(S.example('eu')) });
 

@@ -13,25 +13,8 @@ import type { SettingsService } from '../../core/settings.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
-import type { OrderItemEvent, OrderRow, PaymentOrderInput, StoreService } from './contract.ts';
+import type { BuyLine, BuyResult, Category, CategoryNode, OrderItemEvent, OrderRow, PaymentOrderInput, Product, PurchaseRules, RequestedLine, StoreService, Variable } from './contract.ts';
 import { StoreCategory, StoreOrder, StoreOrderItem, StoreProduct, StoreProductRule, StoreProductVariable } from './entities.ts';
-
-export type Category = TableRecord<typeof StoreCategory>;
-
-/** A value the buyer supplies with a product, e.g. the game server to deliver on. */
-export interface Variable {
-  name: string;
-  required: boolean;
-  /** The allowed values; empty = any non-empty text. */
-  values: string[];
-}
-
-export type Product = TableRecord<typeof StoreProduct> & { variables: Variable[] };
-
-export interface CategoryNode extends Category {
-  subcategories: CategoryNode[];
-  products: Product[];
-}
 
 export type CategoryInput = Partial<Omit<Category, 'id'>>;
 export type ProductInput = Partial<Omit<Product, 'id' | 'creationDate'>>;
@@ -73,12 +56,6 @@ function defined<T extends object>(patch: T): Partial<T> {
   return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/**
- * A product's purchase rules, one row per product that has any: a product bought before, a linked
- * chat account, no rank downgrade within a category.
- */
-export type PurchaseRules = Omit<TableRecord<typeof StoreProductRule>, 'productId'>;
-
 const NONE: PurchaseRules = { requiredProductId: 0, requireLinkedAccount: false, preventDowngrade: false };
 
 /** The distinct ids a product can have (positive safe integers): the others match no row, so no statement asks for them. */
@@ -95,34 +72,7 @@ function withVariables(record: TableRecord<typeof StoreProduct>, variables: Map<
 
 export type Order = TableRecord<typeof StoreOrder>;
 
-export interface BuyLine {
-  productId: number;
-  quantity: number;
-  variables: { name: string; value: string }[];
-}
-
-export interface BuyResult {
-  orderId: number;
-  /** Balance after the purchase and its cashback, in cents. */
-  balance: number;
-  lines: BuyLine[];
-  subtotal: number;
-  discount: number;
-  total: number;
-  cashback: number;
-}
-
 const MAX_VARIABLE_LENGTH = 255;
-
-/** A line of a buy as the client asked for it, before the catalogue is consulted: the product id as sent, quantity checked. */
-export interface RequestedLine {
-  productId: number;
-  /** As the client sent it, for the error message. */
-  sentId: string;
-  quantity: number;
-  /** A map, not an object: a variable may be called `__proto__` and still be judged like any other name. */
-  variables: Map<string, string>;
-}
 
 /** The variables of one line against what the product declares: every required one present, every value allowed. */
 function checkVariables(line: RequestedLine, product: Product): BuyLine['variables'] {
