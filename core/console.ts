@@ -46,6 +46,8 @@ export interface ConsoleField {
   type?: 'text' | 'number' | 'password' | 'textarea' | 'select' | 'checkbox' | 'search' | 'datetime' | 'hidden';
   /** For `select`: value and label of each choice. */
   options?: { value: string; label: string }[];
+  /** For `select`: an empty first choice with this label, so nothing is chosen until someone picks (with `required`, the form cannot be sent before). */
+  placeholder?: string;
   required?: boolean;
   /** Shown under the label, tied to the field for screen readers. */
   hint?: string;

@@ -35,7 +35,8 @@ try {
   const role = await users.findRoleBySlug(slug) ?? await users.createRole({
     name: level === 'admin' ? 'Console admin' : 'Console support', slug, priority: 0, chatRoleID: '', usernameCSS: null, badgeCSS: null,
   });
-  await users.grantRole(user.id, role.id);
+  // The operator at the server's command line is the first admin.
+  await users.grantRole(user.id, role.id, undefined, { admin: true });
   console.log(`${user.username} now holds the role "${role.slug}": they may sign in to /console as ${level}.`);
 } catch (err) {
   if (!(err instanceof DomainError || err instanceof ConfigError)) throw err;

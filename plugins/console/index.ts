@@ -59,6 +59,8 @@ export default defineFeature({
     const users = services.get(usersRef);
     const auth = services.get(authRef);
     const sessions = new ConsoleSessions(db, opts.idleMinutes);
+    // Whoever holds one of these roles signs in here: only an admin may grant them (never a sale, never a narrower key).
+    for (const slug of [...opts.adminRoles, ...opts.supportRoles]) users.markPrivileged(slug, 'opens the staff console');
     const host = new Console(sessions, users, opts);
     services.provide(consoleHostRef, host);
     await app.register(fastifyCookie);

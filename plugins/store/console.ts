@@ -74,7 +74,7 @@ export const catalogueSection: ConsoleSection<unknown, DbStoreService> = {
       { name: 'discountedPrice', label: 'Discounted price', type: 'number', hint: 'Charged instead of the price until the discount expires.' },
       { name: 'discountExpiryDate', label: 'Discount expires', type: 'datetime', hint: `Site time (${tz()}).` },
       { name: 'stock', label: 'Stock', type: 'number', hint: '-1 = unlimited.' },
-      { name: 'giveRoleID', label: 'Role granted', type: 'select', options: [{ value: '0', label: 'none' }, ...(await users.listRoles()).map((r) => ({ value: String(r.id), label: r.name }))] },
+      { name: 'giveRoleID', label: 'Role granted', type: 'select', options: [{ value: '0', label: 'none' }, ...(await users.listRoles()).filter((r) => !users.privilegeOf(r)).map((r) => ({ value: String(r.id), label: r.name }))], hint: 'Privileged roles (those that open this console) are never sold.' },
       { name: 'duration', label: 'Role duration (days)', type: 'number', hint: '0 = permanent, -1 = no role.' },
       { name: 'variables', label: 'Variables', type: 'textarea', hint: 'One per line: name: value, value (a * after the name makes it required; no values = any text).' },
       { name: 'details', label: 'Details', type: 'textarea' },

@@ -143,11 +143,12 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
 
   app.post('/api/store/buy', {
     // A key that may buy for players need not write anything else of the store.
-    // The game plugin reads `error` into its enum; a product whose role is gone cannot be sold: the nearest is "no such product".
-    config: { scopeAction: 'buy', clientErrors: gamePlugin({ fields: { products: 'PRODUCT_NOT_FOUND' }, codes: { ROLE_NOT_FOUND: 'PRODUCT_NOT_FOUND' } }) },
+    // The game plugin reads `error` into its enum; a product whose role is gone, or privileged, cannot be sold: the nearest is "no such product".
+    config: { scopeAction: 'buy', clientErrors: gamePlugin({ fields: { products: 'PRODUCT_NOT_FOUND' }, codes: { ROLE_NOT_FOUND: 'PRODUCT_NOT_FOUND', FORBIDDEN: 'PRODUCT_NOT_FOUND' } }) },
     schema: {
       tags, summary: 'Buy products with the credit balance',
-      description: 'HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md\'s 201.',
+      description: 'HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md\'s 201. '
+        + 'A product granting a privileged role (one that opens the staff console) is not for sale: FORBIDDEN, nothing charged.',
       body: BuyBody,
       response: { 200: BuyResponse, 201: BuyResponse },
       errors: [
@@ -204,11 +205,16 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
   });
 
   // ---- admin: products
+  const NEVER_SOLD = 'A product never grants a privileged role (one that opens the staff console, or that a feature marks privileged): '
+    + 'such a `giveRoleID` is a VALIDATION_ERROR naming it, and a product saved before its role became privileged cannot be bought (FORBIDDEN).';
   app.get('/api/admin/store/products', {
     schema: { tags: admin, summary: 'Products with their variables', response: { 200: Type.Array(ProductRow) } },
   }, async () => (await store.products()).map(showProduct));
   app.post('/api/admin/store/products', {
-    schema: { tags: admin, summary: 'Create a product', body: ProductCreateBody, response: { 201: ProductRow }, errors: ['CATEGORY_NOT_FOUND', 'ROLE_NOT_FOUND'] },
+    schema: {
+      tags: admin, summary: 'Create a product', description: NEVER_SOLD, body: ProductCreateBody, response: { 201: ProductRow },
+      errors: ['VALIDATION_ERROR', 'CATEGORY_NOT_FOUND', 'ROLE_NOT_FOUND'],
+    },
   }, async ({ body }, reply) => {
     const input = productInput(body, tz());
     const product = await store.createProduct({ ...input, categoryId: body.categoryID, name: body.name, price: input.price! });
@@ -225,8 +231,8 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
   }, async ({ params }) => showProduct(await store.requireProduct(pathId(params.id))));
   app.patch('/api/admin/store/products/:id', {
     schema: {
-      tags: admin, summary: 'Change or deactivate a product; `variables`, when sent, replaces the list', params: IdParam, body: ProductPatchBody,
-      response: { 200: ProductRow }, errors: ['PRODUCT_NOT_FOUND', 'CATEGORY_NOT_FOUND', 'ROLE_NOT_FOUND'],
+      tags: admin, summary: 'Change or deactivate a product; `variables`, when sent, replaces the list', description: NEVER_SOLD, params: IdParam, body: ProductPatchBody,
+      response: { 200: ProductRow }, errors: ['VALIDATION_ERROR', 'PRODUCT_NOT_FOUND', 'CATEGORY_NOT_FOUND', 'ROLE_NOT_FOUND'],
     },
   }, async ({ params, body }) => showProduct(await store.updateProduct(pathId(params.id), productInput(body, tz()))));
   app.delete('/api/admin/store/products/:id', {

@@ -290,8 +290,11 @@ export class DbStoreService implements StoreService {
   /** What the schema cannot check: references, and rules between fields. */
   async #checkProduct(p: Omit<Product, 'id'>): Promise<void> {
     await this.requireCategory(p.categoryId);
-    if (p.giveRoleId > 0 && !await this.#users.getRole(p.giveRoleId)) {
-      throw new DomainError('ROLE_NOT_FOUND', `giveRoleID: no role with ID ${p.giveRoleId}.`);
+    if (p.giveRoleId > 0) {
+      const role = await this.#users.getRole(p.giveRoleId);
+      if (!role) throw new DomainError('ROLE_NOT_FOUND', `giveRoleID: no role with ID ${p.giveRoleId}.`);
+      const privileged = this.#users.privilegeOf(role);
+      if (privileged) throw invalid(`giveRoleID: role ${role.id} (${role.name}) ${privileged}: it is never sold, only an admin grants it.`);
     }
     if (p.discountedPrice > 0 && p.discountedPrice >= p.price) {
       throw invalid('discountedPrice must be below price (0 = no discount).');
@@ -472,7 +475,13 @@ export class DbStoreService implements StoreService {
       for (const l of lines) {
         if (l.product.giveRoleId <= 0 || l.product.duration < 0) continue;
         // Several units of a timed role add up; a permanent one stays permanent.
-        await this.#users.extendRole(user.id, l.product.giveRoleId, l.product.duration * l.quantity);
+        try {
+          await this.#users.extendRole(user.id, l.product.giveRoleId, l.product.duration * l.quantity);
+        } catch (err) {
+          // A product saved before its role became privileged: refused, and the rollback undoes the payment.
+          if (err instanceof DomainError && err.code === 'FORBIDDEN') throw new DomainError('FORBIDDEN', `${l.product.name} (product ${l.product.id}) is not for sale: ${err.message}`);
+          throw err;
+        }
       }
       if (cashback > 0) balance = await this.#credits.change(user.id, cashback, { reason: 'cashback', orderId: order.id, keyName });
       balance ??= await this.#credits.balance(user.id);
@@ -597,7 +606,8 @@ export class DbStoreService implements StoreService {
     if (held.expiryDate === PERMANENT) return;
     const shortened = addSeconds(held.expiryDate, -days * 86400);
     if (shortened <= now()) await this.#users.revokeRole(userId, roleId);
-    else await this.#users.grantRole(userId, roleId, shortened);
+    // A refund is an admin's (admin API, console admins): it may shorten a privileged role an older product sold.
+    else await this.#users.grantRole(userId, roleId, shortened, { admin: true });
   }
 
   async lastPurchaseGranting(userId: number, roleId: number): Promise<{ orderId: number; items: OrderItemEvent[] } | undefined> {

@@ -98,7 +98,7 @@ export const playersSection: ConsoleSection<unknown, DbUsersService> = {
             kind: 'form' as const, id: 'grant-role', title: 'Grant a role', action: `${href}/roles`, submit: 'Grant role',
             values: grant?.values ?? {}, errors: grant?.errors,
             fields: [
-              { name: 'roleID', label: 'Role', type: 'select' as const, required: true, options: roles.map((r) => ({ value: String(r.id), label: r.name })) },
+              { name: 'roleID', label: 'Role', type: 'select' as const, required: true, placeholder: 'Choose a role', options: roles.map((r) => ({ value: String(r.id), label: r.name })) },
               { name: 'expiryDate', label: 'Expires', type: 'datetime' as const, hint: `Site time (${tz()}); empty = never. Granting a held role sets its expiry.` },
             ],
           }] : []),
@@ -132,7 +132,7 @@ export const playersSection: ConsoleSection<unknown, DbUsersService> = {
       const b = body as Static<typeof GrantBody>;
       try {
         const expiry = parseExpiry(b.expiryDate, tz());
-        await users.grantRole(user.id, b.roleID, expiry);
+        await users.grantRole(user.id, b.roleID, expiry, { admin: request.staff.access === 'admin' });
         const role = await users.getRole(b.roleID);
         return { redirect: `${pages.base}/${user.id}`, notice: `${user.username} holds ${role?.name ?? 'the role'}${expiry && expiry !== PERMANENT ? ` until ${displayTimestamp(expiry, tz())}` : ''}.` };
       } catch (err) {

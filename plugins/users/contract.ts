@@ -37,6 +37,15 @@ export interface RoleAssignment extends Role {
   expiryDate: string;
 }
 
+/**
+ * Who a grant is made by. A privileged role (see UsersService.markPrivileged) is granted only when
+ * `admin` is true: the caller acts for an admin (an API key with the `admin` scope, an admin in the
+ * console, the operator's command line).
+ */
+export interface Grantor {
+  admin: boolean;
+}
+
 export interface NewAccount {
   username: string;
   email?: string | null;
@@ -170,13 +179,24 @@ export interface UsersService {
   getRole(roleId: number): Promise<Role | undefined>;
   /** The roles a user holds now (expired ones are never returned), by priority. */
   rolesOf(userId: number): Promise<RoleAssignment[]>;
-  /** Grants a role or sets the expiry of one held; `expiryDate` defaults to PERMANENT. Throws ROLE_NOT_FOUND. */
-  grantRole(userId: number, roleId: number, expiryDate?: string): Promise<RoleAssignment[]>;
+  /**
+   * Grants a role or sets the expiry of one held; `expiryDate` defaults to PERMANENT. Throws
+   * ROLE_NOT_FOUND, or FORBIDDEN for a privileged role unless `by` is an admin.
+   */
+  grantRole(userId: number, roleId: number, expiryDate?: string, by?: Grantor): Promise<RoleAssignment[]>;
   /**
    * Grants for `days` days, extending an unexpired assignment from its current expiry
-   * (store purchases); days = 0 grants permanently.
+   * (store purchases); days = 0 grants permanently. A privileged role is never granted this way (FORBIDDEN).
    */
   extendRole(userId: number, roleId: number, days: number): Promise<RoleAssignment[]>;
+  /**
+   * Marks the role with this slug privileged: granted only by an admin, never sold, never with a
+   * narrower key. The console marks the roles that open it; another feature marks its own while
+   * features register. `reason` completes the refusal: "Role 3 (Moderator) <reason>".
+   */
+  markPrivileged(slug: string, reason: string): void;
+  /** Why a role is privileged (the reason it was marked with), or undefined when it is not. */
+  privilegeOf(role: Pick<Role, 'slug'>): string | undefined;
   /** Removes a held role; false if the user did not hold it. */
   revokeRole(userId: number, roleId: number): Promise<boolean>;
 }

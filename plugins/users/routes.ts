@@ -1,11 +1,11 @@
 /** api.md's Users endpoints, then the admin API of decisions.md §8: roles, a user's isVerified, linked accounts. */
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { FeatureContext } from '../../core/features.ts';
 import { boolish, idParam, ok, toBool, type TypeBoxProvider } from '../../core/schemas.ts';
-import { UserRefParams, type RoleAssignment } from './contract.ts';
+import { UserRefParams, type Grantor, type RoleAssignment } from './contract.ts';
 import { ProfileRow, RoleRow, UserRoleRow, parseExpiry, profileRow, roleRow, userRoleRow } from './schemas.ts';
 import type { DbUsersService, RoleFields } from './service.ts';
 
@@ -21,6 +21,9 @@ const RoleBody = Type.Object({
   expiryDate: Type.Optional(Type.String({ description: '`YYYY-MM-DD HH:MM:SS`; omitted = permanent (POST) or unchanged (PATCH)' })),
 });
 const RoleList = Type.Array(UserRoleRow);
+const PRIVILEGED_NOTE = 'A privileged role (one that opens the staff console, or that a feature marks privileged) needs a key with the `admin` scope: FORBIDDEN otherwise, and nothing changes.';
+/** A key with the admin scope acts for an admin: it may grant a privileged role. */
+const grantor = (request: FastifyRequest): Grantor => ({ admin: request.apiKey?.scopes.includes('admin') ?? false });
 
 /** The profile as api.md shows it, with the fields other features add (`credit`); USER_NOT_FOUND when there is none. */
 export async function profileOf(users: DbUsersService, by: { id: number } | { username: string }, { settings }: Ctx): Promise<typeof ProfileRow.static> {
@@ -73,22 +76,22 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
 
   app.post('/api/users/:userId/roles', {
     schema: {
-      tags, summary: 'Grant a role, or set the expiry of one held; answers with the user\'s roles',
+      tags, summary: 'Grant a role, or set the expiry of one held; answers with the user\'s roles', description: PRIVILEGED_NOTE,
       params: UserParams, body: RoleBody, response: { 200: RoleList }, errors: ['USER_NOT_FOUND', 'ROLE_NOT_FOUND'],
     },
   }, async (request) => {
     const { body } = request;
-    return roleRows(await users.grantRole(Number(request.params.userId), body.roleID, parseExpiry(body.expiryDate, settings.get().timezone)));
+    return roleRows(await users.grantRole(Number(request.params.userId), body.roleID, parseExpiry(body.expiryDate, settings.get().timezone), grantor(request)));
   });
 
   app.patch('/api/users/:userId/roles/:role', {
     schema: {
-      tags, summary: 'Move a held role to another roleID and/or change its expiry',
+      tags, summary: 'Move a held role to another roleID and/or change its expiry', description: PRIVILEGED_NOTE,
       params: UserRoleParams, body: RoleBody, response: { 200: RoleList }, errors: ['USER_NOT_FOUND', 'ROLE_NOT_FOUND'],
     },
   }, async (request) => {
     const { params: { userId, role }, body } = request;
-    return roleRows(await users.moveRole(Number(userId), Number(role), body.roleID, parseExpiry(body.expiryDate, settings.get().timezone)));
+    return roleRows(await users.moveRole(Number(userId), Number(role), body.roleID, parseExpiry(body.expiryDate, settings.get().timezone), grantor(request)));
   });
 
   app.delete('/api/users/:userId/roles/:role', {

@@ -3,7 +3,7 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, now } from '../../core/format.ts';
 import type { TableRecord } from '../../core/table.ts';
-import { lookupKey, type NewAccount, type PlayerPanel, type Profile, type ProfileField, type Role, type RoleAssignment, type UserAccount, type UsersService } from './contract.ts';
+import { lookupKey, type Grantor, type NewAccount, type PlayerPanel, type Profile, type ProfileField, type Role, type RoleAssignment, type UserAccount, type UsersService } from './contract.ts';
 import { UsersAccount, UsersLinkedAccount, UsersRole, UsersRoleAssignment } from './entities.ts';
 
 /** The editable fields of a role (admin API). */
@@ -68,6 +68,8 @@ export class DbUsersService implements UsersService {
   #profileColumns = '';
   /** Other features' panels, which the console's player page shows (console.ts). */
   readonly playerPanels: PlayerPanel[] = [];
+  /** Privileged roles' slugs, with why (markPrivileged). */
+  readonly #privileged = new Map<string, string>();
 
   constructor(db: Database, events: EventBus) {
     this.#db = db;
@@ -269,10 +271,28 @@ export class DbUsersService implements UsersService {
     await this.#events.emit('users.role.granted', { userId, roleId, expiryDate });
   }
 
-  async grantRole(userId: number, roleId: number, expiryDate: string = PERMANENT): Promise<RoleAssignment[]> {
+  markPrivileged(slug: string, reason: string): void {
+    if (!this.#privileged.has(slug)) this.#privileged.set(slug, reason);
+  }
+
+  privilegeOf(role: Pick<Role, 'slug'>): string | undefined {
+    return this.#privileged.get(role.slug);
+  }
+
+  /** The role to grant, or ROLE_NOT_FOUND; FORBIDDEN when it is privileged and `by` is no admin. */
+  async #grantable(roleId: number, by?: Grantor): Promise<Role> {
+    const role = await this.requireRole(roleId);
+    const reason = this.privilegeOf(role);
+    if (reason !== undefined && !by?.admin) {
+      throw new DomainError('FORBIDDEN', `Role ${role.id} (${role.name}) ${reason}: only an admin may grant it (an API key with the admin scope, or an admin in the console).`);
+    }
+    return role;
+  }
+
+  async grantRole(userId: number, roleId: number, expiryDate: string = PERMANENT, by?: Grantor): Promise<RoleAssignment[]> {
     return this.#db.transaction(async () => {
       await this.requireById(userId);
-      await this.requireRole(roleId);
+      await this.#grantable(roleId, by);
       await this.#setExpiry(userId, roleId, expiryDate);
       return this.rolesOf(userId);
     });
@@ -281,7 +301,7 @@ export class DbUsersService implements UsersService {
   async extendRole(userId: number, roleId: number, days: number): Promise<RoleAssignment[]> {
     return this.#db.transaction(async () => {
       await this.requireById(userId);
-      await this.requireRole(roleId);
+      await this.#grantable(roleId);
       const held = await this.#held(userId, roleId);
       let expiry: string;
       if (days === 0 || held === PERMANENT) expiry = PERMANENT;
@@ -307,14 +327,15 @@ export class DbUsersService implements UsersService {
   /**
    * Changes a held assignment (PATCH /api/users/<id>/roles/<role>): moves it to `toRoleId` and/or
    * sets its expiry; without `expiryDate` the current expiry is kept. Throws USER_NOT_FOUND, or
-   * ROLE_NOT_FOUND when the user does not hold `fromRoleId` or `toRoleId` does not exist.
+   * ROLE_NOT_FOUND when the user does not hold `fromRoleId` or `toRoleId` does not exist, or
+   * FORBIDDEN when `toRoleId` is privileged and `by` is no admin (even to change its expiry).
    */
-  async moveRole(userId: number, fromRoleId: number, toRoleId: number, expiryDate?: string): Promise<RoleAssignment[]> {
+  async moveRole(userId: number, fromRoleId: number, toRoleId: number, expiryDate?: string, by?: Grantor): Promise<RoleAssignment[]> {
     return this.#db.transaction(async () => {
       await this.requireById(userId);
       const held = await this.#held(userId, fromRoleId);
       if (!held) throw new DomainError('ROLE_NOT_FOUND', `User ${userId} does not hold role ${fromRoleId}.`);
-      await this.requireRole(toRoleId);
+      await this.#grantable(toRoleId, by);
       if (toRoleId !== fromRoleId) await this.revokeRole(userId, fromRoleId);
       await this.#setExpiry(userId, toRoleId, expiryDate ?? held);
       return this.rolesOf(userId);
