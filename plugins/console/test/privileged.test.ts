@@ -142,5 +142,10 @@ t.test('privileged roles: granted only by an admin, never sold', async (t) => {
     res = await postForm(app, `/console/players/${bob}/roles`, session, { roleID: String(support) });
     t.equal(res.statusCode, 303, 'an admin in the console grants a console role');
     t.same((await call(app, `/api/users/${bob}/roles`)).json().map((r: { name: string }) => r.name), ['Support']);
+
+    const helper = await consoleSession(app, 'Bob');
+    res = await postForm(app, `/console/players/${bob}/roles`, helper, { roleID: String(admin) });
+    t.equal(res.statusCode, 403, 'support staff cannot make themselves admin');
+    t.same((await call(app, `/api/users/${bob}/roles`)).json().map((r: { name: string }) => r.name), ['Support'], 'nothing granted');
   });
 });
