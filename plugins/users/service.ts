@@ -54,6 +54,9 @@ const live = (column: string) => `(${column} = '${PERMANENT}' or ${column} > ?)`
 const LIVE = live('ra.expiry_date');
 const EXPIRED = `expiry_date <> '${PERMANENT}' and expiry_date <= ?`;
 
+/** A grant whose caller does not say it acts for an admin. */
+const NO_ADMIN: Grantor = { admin: false };
+
 /** Digits are tried as an ID, then as a username (a name may be all digits); anything else is a username. */
 async function byIdOrUsername<T>(ref: string, find: (by: { id: number } | { username: string }) => Promise<T | undefined>): Promise<T | undefined> {
   const byId = /^[0-9]{1,15}$/.test(ref) ? await find({ id: Number(ref) }) : undefined;
@@ -279,17 +282,21 @@ export class DbUsersService implements UsersService {
     return this.#privileged.get(role.slug);
   }
 
-  /** The role to grant, or ROLE_NOT_FOUND; FORBIDDEN when it is privileged and `by` is no admin. */
+  /**
+   * The role to grant, or ROLE_NOT_FOUND; FORBIDDEN when it is privileged and `by` is no admin.
+   * Without `by` it is a purchase (extendRole), which no admin can make for a privileged role.
+   */
   async #grantable(roleId: number, by?: Grantor): Promise<Role> {
     const role = await this.requireRole(roleId);
     const reason = this.privilegeOf(role);
     if (reason !== undefined && !by?.admin) {
-      throw new DomainError('FORBIDDEN', `Role ${role.id} (${role.name}) ${reason}: only an admin may grant it (an API key with the admin scope, or an admin in the console).`);
+      const who = by ? 'only an admin may grant it (an API key with the admin scope, or an admin in the console)' : 'it is never sold';
+      throw new DomainError('FORBIDDEN', `Role ${role.id} (${role.name}) ${reason}: ${who}.`);
     }
     return role;
   }
 
-  async grantRole(userId: number, roleId: number, expiryDate: string = PERMANENT, by?: Grantor): Promise<RoleAssignment[]> {
+  async grantRole(userId: number, roleId: number, expiryDate: string = PERMANENT, by: Grantor = NO_ADMIN): Promise<RoleAssignment[]> {
     return this.#db.transaction(async () => {
       await this.requireById(userId);
       await this.#grantable(roleId, by);
@@ -330,7 +337,7 @@ export class DbUsersService implements UsersService {
    * ROLE_NOT_FOUND when the user does not hold `fromRoleId` or `toRoleId` does not exist, or
    * FORBIDDEN when `toRoleId` is privileged and `by` is no admin (even to change its expiry).
    */
-  async moveRole(userId: number, fromRoleId: number, toRoleId: number, expiryDate?: string, by?: Grantor): Promise<RoleAssignment[]> {
+  async moveRole(userId: number, fromRoleId: number, toRoleId: number, expiryDate?: string, by: Grantor = NO_ADMIN): Promise<RoleAssignment[]> {
     return this.#db.transaction(async () => {
       await this.requireById(userId);
       const held = await this.#held(userId, fromRoleId);
