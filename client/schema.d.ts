@@ -103,7 +103,9 @@ export interface paths {
         put?: never;
         /**
          * Grant a role, or set the expiry of one held; answers with the user's roles
-         * @description Scope: `api` or `users` or `users:write`.
+         * @description A privileged role (one that opens the staff console, or that a feature marks privileged) needs a key with the `admin` scope: FORBIDDEN otherwise, and nothing changes.
+         *
+         *     Scope: `api` or `users` or `users:write`.
          */
         post: operations["postUsersByUserIdRoles"];
         delete?: never;
@@ -131,7 +133,9 @@ export interface paths {
         head?: never;
         /**
          * Move a held role to another roleID and/or change its expiry
-         * @description Scope: `api` or `users` or `users:write`.
+         * @description A privileged role (one that opens the staff console, or that a feature marks privileged) needs a key with the `admin` scope: FORBIDDEN otherwise, and nothing changes.
+         *
+         *     Scope: `api` or `users` or `users:write`.
          */
         patch: operations["patchUsersByUserIdRolesByRole"];
         trace?: never;
@@ -1013,7 +1017,7 @@ export interface paths {
         put?: never;
         /**
          * Buy products with the credit balance
-         * @description HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md's 201.
+         * @description HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md's 201. A product granting a privileged role (one that opens the staff console) is not for sale: FORBIDDEN, nothing charged.
          *
          *     Scope: `api` or `store` or `store:buy`.
          *
@@ -1113,7 +1117,9 @@ export interface paths {
         put?: never;
         /**
          * Create a product
-         * @description Scope: `admin`.
+         * @description A product never grants a privileged role (one that opens the staff console, or that a feature marks privileged): such a `giveRoleID` is a VALIDATION_ERROR naming it, and a product saved before its role became privileged cannot be bought (FORBIDDEN).
+         *
+         *     Scope: `admin`.
          */
         post: operations["postAdminStoreProducts"];
         delete?: never;
@@ -1165,7 +1171,9 @@ export interface paths {
         head?: never;
         /**
          * Change or deactivate a product; `variables`, when sent, replaces the list
-         * @description Scope: `admin`.
+         * @description A product never grants a privileged role (one that opens the staff console, or that a feature marks privileged): such a `giveRoleID` is a VALIDATION_ERROR naming it, and a product saved before its role became privileged cannot be bought (FORBIDDEN).
+         *
+         *     Scope: `admin`.
          */
         patch: operations["patchAdminStoreProductsById"];
         trace?: never;
