@@ -113,6 +113,6 @@ export class MariaDbServer {
   }
 }
 
-function uidOf(user: string): number {
+export function uidOf(user: string): number {
   return Number(execFileSync('id', ['-u', user]).toString().trim());
 }
