@@ -93,6 +93,10 @@ export const ConfigSchema = Type.Object({
     poolSize: Type.Integer({ minimum: 1, default: 10 }),
     connectTimeoutMs: Type.Integer({ minimum: 100, default: 2000 }),
     retryAfterSeconds: Type.Integer({ minimum: 1, default: 2 }),
+    /** MySQL/MariaDB: how many times a transaction runs before a deadlock or (Galera) certification conflict is answered 503. */
+    transactionTries: Type.Integer({ minimum: 1, default: 5 }),
+    /** The wait before running it again: random, up to this × the try number. */
+    retryDelayMs: Type.Integer({ minimum: 0, default: 10 }),
     debug: Type.Boolean({ default: false }),
     /** At boot, how long to keep retrying a database that cannot be reached (0: fail at once). */
     bootRetrySeconds: Type.Integer({ minimum: 0, default: 60 }),

@@ -32,14 +32,17 @@ export interface TransactionScope {
 }
 
 const MYSQL_LOCK_CONFLICTS = new Set([
-  1213, // ER_LOCK_DEADLOCK
+  1213, // ER_LOCK_DEADLOCK: a deadlock, or on Galera a certification conflict with another node's commit
   1205, // ER_LOCK_WAIT_TIMEOUT
+  1047, // ER_UNKNOWN_COM_ERROR: Galera's "WSREP has not yet prepared node for application use"
 ]);
 
 /**
- * True when MySQL/MariaDB gave up a statement to another transaction's locks (a deadlock or a lock
- * wait timeout): the transaction was rolled back whole, so it is tried again, and when the tries
- * run out the request is answered "busy, retry" rather than a fault.
+ * True when MySQL/MariaDB gave up a transaction to another one (a deadlock, a lock wait timeout,
+ * or on a Galera cluster a write that lost certification to another node's, at any statement or
+ * at commit) or a Galera node could not take it yet: the transaction was rolled back whole, so it
+ * is tried again, and when the tries run out the request is answered "busy, retry" rather than a
+ * fault. A lost connection is not one of these: a commit cut off may have happened.
  */
 export function isLockConflict(err: unknown): boolean {
   const e = err as { errno?: number; cause?: { errno?: number } } | undefined;
@@ -384,6 +387,9 @@ function mysqlRunner(conn: Pool | PoolConnection): Runner {
   };
 }
 
+/** How often a transaction that lost to another is run again (database.transactionTries, retryDelayMs). */
+export interface RetryOptions { tries: number; delayMs: number }
+
 /**
  * The database as features see it: bound statements on the current transaction (or outside
  * one), and all-or-nothing transactions that nested calls join. MikroORM holds the entities and
@@ -395,6 +401,9 @@ export class Database implements TransactionScope {
   readonly migrationNames: readonly string[];
   /** Statements run since start: a cheap gauge of how much work a request does. */
   statements = 0;
+  /** Transactions run again after losing to another (isLockConflict) since start. */
+  conflicts = 0;
+  readonly #retry: RetryOptions;
   readonly #tx = new AsyncLocalStorage<TxState>();
   readonly #sqlite?: SqliteConnection;
   readonly #pool?: Pool;
@@ -403,8 +412,9 @@ export class Database implements TransactionScope {
   readonly #makeOrm: () => Promise<MikroORM>;
   #orm?: Promise<MikroORM>;
 
-  constructor(dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool }, migrationNames: string[], makeOrm: () => Promise<MikroORM>) {
+  constructor(dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool }, migrationNames: string[], makeOrm: () => Promise<MikroORM>, retry: RetryOptions) {
     this.dialect = dialect;
+    this.#retry = retry;
     this.#sqlite = driver.sqlite;
     this.#pool = driver.pool;
     if (driver.pool) this.#poolRunner = mysqlRunner(driver.pool);
@@ -472,7 +482,14 @@ export class Database implements TransactionScope {
   /**
    * Runs `fn` all-or-nothing. Called inside another transaction it joins it, so a service can be
    * used alone or as one step of a bigger unit (a buy debits credits inside the store's
-   * transaction). The outermost call retries on MySQL deadlocks and lock timeouts.
+   * transaction).
+   *
+   * On MySQL/MariaDB the outermost call runs `fn` again from the start when the transaction lost
+   * to another (isLockConflict): up to `transactionTries` times, a random wait of up to
+   * `retryDelayMs` × the try between. So `fn` must do nothing outside the database that a second
+   * run would repeat: no answers, no outbound calls, no counters in memory. Work that follows the
+   * outcome goes to afterCommit (and events' `on` listeners, which use it): a failed try's list is
+   * dropped with it, and only the committed try's runs, once.
    */
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#tx.getStore()) return fn();
@@ -485,8 +502,9 @@ export class Database implements TransactionScope {
         for (const cb of afterCommit) cb();
         return result;
       } catch (err) {
-        if (attempt >= 5 || this.dialect !== 'mysql' || !isLockConflict(err)) throw err;
-        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+        if (attempt >= this.#retry.tries || this.dialect !== 'mysql' || !isLockConflict(err)) throw err;
+        this.conflicts++;
+        await new Promise((r) => setTimeout(r, Math.random() * this.#retry.delayMs * attempt));
       }
     }
   }
@@ -605,6 +623,7 @@ async function sharedSqliteDialect(db: DatabaseSync): Promise<SqliteDialect> {
 export async function openDatabase({ config, entities, migrations }: OpenOptions): Promise<Database> {
   const target = parseDatabaseUrl(config.url);
   const names = migrations.map((m) => m.name);
+  const retry = { tries: config.transactionTries, delayMs: config.retryDelayMs };
   const ormOptions = async (): Promise<Partial<Options>> => {
     const { Migrator } = await import('@mikro-orm/migrations');
     return {
@@ -633,7 +652,7 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
       const { SqliteDriver } = await import('@mikro-orm/sql');
       const { MikroORM } = await import('@mikro-orm/core');
       return MikroORM.init({ ...await ormOptions(), driver: SqliteDriver, dbName: target.file, driverOptions: await sharedSqliteDialect(sqlite) } as Options);
-    });
+    }, retry);
   }
   // Types as the features read them: dates as text, big integers exactly, JSON as text.
   // `trace: false`: mysql2 would capture a stack trace on every statement, in case it fails, to
@@ -660,7 +679,7 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
       forceUtcTimezone: true,
       driverOptions: connection,
     } as Options);
-  });
+  }, retry);
 }
 
 const MIGRATIONS_TABLE = 'core_migrations';

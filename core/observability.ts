@@ -137,6 +137,11 @@ export function databaseMetrics(registry: Registry, db: Database): void {
     name: 'db_pool_waiting', help: 'Statements and transactions waiting for a database connection.', registers: [registry],
     collect() { this.set(db.poolStats().waiting); },
   });
+  // A gauge read from the database's own count at scrape time: rate() reads it as a counter.
+  new Gauge({
+    name: 'db_transaction_retries_total', help: 'Transactions run again after losing to another (deadlocks; certification conflicts on Galera).', registers: [registry],
+    collect() { this.set(db.conflicts); },
+  });
 }
 
 /** Request rate and latency by route and status, and `GET /metrics` for Prometheus. */
