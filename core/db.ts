@@ -49,6 +49,18 @@ export function isLockConflict(err: unknown): boolean {
   return MYSQL_LOCK_CONFLICTS.has(e?.errno ?? e?.cause?.errno ?? 0);
 }
 
+/** Transactions whose connection was lost before their commit was sent: the server rolled them back. */
+const lostUncommitted = new WeakSet<object>();
+
+/**
+ * True when a transaction may simply be run again: it lost to another (isLockConflict), or its
+ * connection broke before its commit was sent (a database node lost mid-transaction; on a new
+ * connection the pool reaches another). A connection lost after that may have committed.
+ */
+export function isRetryable(err: unknown): boolean {
+  return isLockConflict(err) || (typeof err === 'object' && err !== null && lostUncommitted.has(err));
+}
+
 /**
  * True when a write lost to a unique index (two requests racing for one name, a repeated payment
  * id): the index decides, and the caller answers with the API's error for a taken value.
@@ -484,8 +496,8 @@ export class Database implements TransactionScope {
    * used alone or as one step of a bigger unit (a buy debits credits inside the store's
    * transaction).
    *
-   * On MySQL/MariaDB the outermost call runs `fn` again from the start when the transaction lost
-   * to another (isLockConflict): up to `transactionTries` times, a random wait of up to
+   * On MySQL/MariaDB the outermost call runs `fn` again from the start when it lost to another
+   * transaction or its connection before committing (isRetryable): up to `transactionTries` times, a random wait of up to
    * `retryDelayMs` × the try between. So `fn` must do nothing outside the database that a second
    * run would repeat: no answers, no outbound calls, no counters in memory. Work that follows the
    * outcome goes to afterCommit (and events' `on` listeners, which use it): a failed try's list is
@@ -502,7 +514,7 @@ export class Database implements TransactionScope {
         for (const cb of afterCommit) cb();
         return result;
       } catch (err) {
-        if (attempt >= this.#retry.tries || this.dialect !== 'mysql' || !isLockConflict(err)) throw err;
+        if (attempt >= this.#retry.tries || this.dialect !== 'mysql' || !isRetryable(err)) throw err;
         this.conflicts++;
         await new Promise((r) => setTimeout(r, Math.random() * this.#retry.delayMs * attempt));
       }
@@ -512,13 +524,17 @@ export class Database implements TransactionScope {
   async #mysqlTransaction<T>(fn: (runner: Runner) => Promise<T>): Promise<T> {
     const conn = await this.#pool!.getConnection();
     try {
-      await conn.query('start transaction');
+      let committing = false;
       try {
+        await conn.query('start transaction');
         const result = await fn(mysqlRunner(conn));
+        committing = true;
         await conn.query('commit');
         return result;
       } catch (err) {
         await conn.query('rollback').catch(() => conn.destroy());
+        // mysql2 marks `fatal` the errors after which the connection is gone (lost, reset, closed).
+        if (!committing && (err as { fatal?: boolean } | undefined)?.fatal === true) lostUncommitted.add(err as object);
         throw err;
       }
     } finally {
