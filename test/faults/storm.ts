@@ -67,6 +67,8 @@ export async function api(base: string, path: string, body?: Record<string, stri
 
 export interface World {
   users: string[];
+  /** Each user's ID, in the order of `users`: the database picks them (a Galera cluster leaves gaps). */
+  ids: string[];
   productId: string;
   stock: number;
 }
@@ -79,15 +81,17 @@ export async function seed(base: string, players = 6, stock = 150): Promise<Worl
   };
   ok(await api(base, '/api/admin/settings', { registerLimit: '0' }, 'PATCH'), 'settings');
   const users: string[] = [];
+  const ids: string[] = [];
   for (let i = 0; i < players; i++) {
     const username = `player${i}`;
     ok(await api(base, '/api/auth/register', { username, password: 'correct horse', email: `${username}@example.com`, ip: '10.0.0.1', useragent: 'fault-suite' }), 'register');
     ok(await api(base, '/api/credits/add', { target_username: username, amount: '100.00' }), 'add');
     users.push(username);
+    ids.push(String(ok(await api(base, `/api/users?username=${username}`), 'profile').id));
   }
   const category = ok(await api(base, '/api/admin/store/categories', { name: 'Ranks' }), 'category');
   const product = ok(await api(base, '/api/admin/store/products', { categoryID: category.id, name: 'Key', price: '1.50', stock: String(stock), duration: '-1' }), 'product');
-  return { users, productId: String(product.id), stock };
+  return { users, ids, productId: String(product.id), stock };
 }
 
 export type Op = 'send' | 'add' | 'remove' | 'buy';
@@ -96,6 +100,7 @@ export interface Outcome {
   op: Op;
   status: number;
   error?: string;
+  message?: string;
   orderID?: string;
   retryAfter?: string | null;
   ms: number;
@@ -122,14 +127,14 @@ export async function storm(servers: () => string[], world: World, workers: numb
       let b = pick(world.users);
       while (b === a) b = pick(world.users);
       const body: Record<string, string> = op === 'send' ? { sender_username: a, target_username: b, amount: amount() }
-        : op === 'buy' ? { userID: String(world.users.indexOf(a) + 1), 'products[0][id]': world.productId, 'products[0][quantity]': '1' }
+        : op === 'buy' ? { userID: world.ids[world.users.indexOf(a)]!, 'products[0][id]': world.productId, 'products[0][quantity]': '1' }
           : { target_username: a, amount: amount() };
       const path = op === 'buy' ? '/api/store/buy' : `/api/credits/${op}`;
       const started = Date.now();
       try {
         const res = await api(base, path, body);
         // Our precise code: these routes answer the game plugin's nearest one in `error` (docs/clients.md).
-        outcomes.push({ op, status: res.status, error: res.json?.code ?? res.json?.error, orderID: res.json?.orderID, retryAfter: res.retryAfter, ms: Date.now() - started });
+        outcomes.push({ op, status: res.status, error: res.json?.code ?? res.json?.error, message: res.json?.message, orderID: res.json?.orderID, retryAfter: res.retryAfter, ms: Date.now() - started });
       } catch (err) {
         outcomes.push({ op, status: 0, error: (err as Error).name, ms: Date.now() - started });
         await new Promise((r) => setTimeout(r, 20));
