@@ -1,7 +1,8 @@
 /**
  * `npm run test:cluster`: the multi-machine shape under a storm. Three Galera nodes, two server
  * instances behind HAProxy (docs/deployment/haproxy.cfg), game servers claiming deliveries; one
- * database node, then one instance, SIGKILLed mid-storm. FAULT_SECONDS as in faults.fault.ts.
+ * database node, then one instance, SIGKILLed mid-storm; meanwhile players pay, and each
+ * payment's webhook arrives three times at once over both instances. FAULT_SECONDS as in faults.fault.ts.
  *
  * Each instance reaches the cluster through HAProxy's database listener of its own: its own node,
  * the others only as backups. The instances then write on different nodes (their conflicts meet
@@ -16,6 +17,7 @@ import t from 'tap';
 import { GaleraCluster, HaProxy, fillTemplate, haveCluster } from '../cluster.ts';
 import { freePort } from '../mariadb-server.ts';
 import { checkDeliveries, pollers, queueDrained, seedDelivery } from './delivery.ts';
+import { EXAMPLEPAY_PLUGIN, EXAMPLEPAY_SECRET, checkPayments, payers } from './payments.ts';
 import { LISTED, ServerProcess, checkInvariants, seed, storm, type Outcome } from './storm.ts';
 
 const seconds = Number(process.env.FAULT_SECONDS ?? 6);
@@ -24,7 +26,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 if (!haveCluster()) {
   t.plan(0, 'needs mariadbd, galera-4 and haproxy (.ci/run installs them)');
 } else {
-  t.test('a Galera cluster and two instances behind HAProxy: a node and an instance SIGKILLed mid-storm, every 2xx durable, the books balance, commands once', async (t) => {
+  t.test('a Galera cluster and two instances behind HAProxy: a node and an instance SIGKILLed mid-storm, every 2xx durable, the books balance, commands and payments once', async (t) => {
     const started = Date.now();
     const cluster = await GaleraCluster.start();
     t.teardown(() => cluster.destroy());
@@ -42,9 +44,10 @@ if (!haveCluster()) {
 
     // Short leases so the never-acking poller's rows come back within the test; enough tries that they never fail.
     const config = join(mkdtempSync(join(tmpdir(), 'cluster-')), 'config.json');
-    writeFileSync(config, JSON.stringify({ plugins: { delivery: { enabled: true, leaseSeconds: 2, maxTries: 1000, sweepMs: 200 } } }));
-    const instances = [new ServerProcess(app1, `mysql://app:app@127.0.0.1:${db1}/cluster`, { CONFIG: config }),
-      new ServerProcess(app2, `mysql://app:app@127.0.0.1:${db2}/cluster`, { CONFIG: config })];
+    writeFileSync(config, JSON.stringify({ plugins: { delivery: { enabled: true, leaseSeconds: 2, maxTries: 1000, sweepMs: 200 }, ...EXAMPLEPAY_PLUGIN } }));
+    const env = { CONFIG: config, EXAMPLEPAY_SECRET };
+    const instances = [new ServerProcess(app1, `mysql://app:app@127.0.0.1:${db1}/cluster`, env),
+      new ServerProcess(app2, `mysql://app:app@127.0.0.1:${db2}/cluster`, env)];
     t.teardown(async () => { for (const s of instances) await s.stop('SIGKILL'); });
     // One at a time: the first migrates, the second finds the schema up to date.
     for (const s of instances) await s.start();
@@ -70,9 +73,10 @@ if (!haveCluster()) {
       await instances[1]!.stop('SIGKILL');
       await sleep(seconds * 300);
     })();
-    const [outcomes, delivered] = await Promise.all([
+    const [outcomes, delivered, paid] = await Promise.all([
       storm(() => [front], world, 8, timeline, 53),
       pollers(() => front, token, timeline, () => queueDrained(checkUrl)),
+      payers(() => front, world, timeline),
     ]);
 
     // Galera applies other nodes' commits a moment later: one causal read waits until node 2 has
@@ -95,6 +99,9 @@ if (!haveCluster()) {
     t.same(books, [], `every 2xx durable, balances equal ledgers, stock equals start minus sold (${JSON.stringify(counts)})`);
     const { problems, counts: deliveries } = await checkDeliveries(checkUrl, delivered);
     t.same(problems, [], `each command handed out once (${JSON.stringify(deliveries)})`);
+    const { problems: payments, counts: paymentCounts } = await checkPayments(checkUrl, paid);
+    t.ok(paymentCounts.completed! > 5, 'payments were made');
+    t.same(payments, [], `no payment credited twice (${JSON.stringify(paymentCounts)})`);
     const status = await cluster.status(1);
     t.equal(Number(status.wsrep_cluster_size), 2, 'the two nodes left form the cluster');
     const ms = outcomes.map((o) => o.ms).sort((a, b) => a - b);
