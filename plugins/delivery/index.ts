@@ -19,6 +19,8 @@ const options = Type.Object({
   heartbeatSeconds: Type.Integer({ minimum: 1, default: 15 }),
   /** How often lapsed leases are looked for. */
   sweepMs: Type.Integer({ minimum: 10, default: 1000 }),
+  /** Instances on one database: how often streams look for work another instance queued (0: never, one instance). */
+  crossWakeMs: Type.Integer({ minimum: 0, default: 500 }),
 });
 
 export default defineFeature({
@@ -53,12 +55,18 @@ export default defineFeature({
     });
 
     let sweeper: NodeJS.Timeout | undefined;
+    let crossWake: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {
       sweeper = setInterval(() => {
         delivery.expireLeases().catch((err: unknown) => log.error({ err }, 'delivery: expiring leases failed'));
       }, opts.sweepMs);
+      if (opts.crossWakeMs > 0) {
+        crossWake = setInterval(() => {
+          delivery.wakeForOthers().catch((err: unknown) => log.error({ err }, 'delivery: looking for other instances\' work failed'));
+        }, opts.crossWakeMs);
+      }
     });
-    app.addHook('preClose', async () => clearInterval(sweeper));
+    app.addHook('preClose', async () => { clearInterval(sweeper); clearInterval(crossWake); });
     return delivery;
   },
   console: [deliverySection],

@@ -80,6 +80,11 @@ export class Wakeups {
   wakeAll(): void {
     this.wake(this.#listeners.keys());
   }
+
+  /** Servers with a stream open in this process. */
+  servers(): number[] {
+    return [...this.#listeners].filter(([, set]) => set.size > 0).map(([id]) => id);
+  }
 }
 
 export interface LeaseOptions {
@@ -265,6 +270,27 @@ export class DbDeliveryService implements DeliveryService {
       [this.#lease.maxTries, 'the lease ran out before an ack', at, at]);
     if (affectedRows > 0) this.#wakeups.wakeAll();
     return affectedRows;
+  }
+
+  /** Each streamed server's waiting rows (count and sum of ids) when last read by wakeForOthers. */
+  readonly #waitingSeen = new Map<number, string>();
+
+  /**
+   * Wakes this process's streams for work that other processes (instances on one database)
+   * queued or put back: the waiting rows of every server with a stream here are read again, and
+   * a server whose rows changed is woken. The first read of a server wakes it if it has any.
+   */
+  async wakeForOthers(): Promise<void> {
+    const servers = this.#wakeups.servers();
+    for (const id of this.#waitingSeen.keys()) if (!servers.includes(id)) this.#waitingSeen.delete(id);
+    if (servers.length === 0) return;
+    const rows = await this.#db.query<{ server_id: number; n: number; ids: number }>(
+      `select server_id, count(*) as n, sum(id) as ids from delivery_queue where status = 'waiting' and server_id in (${servers.map(() => '?').join(', ')}) group by server_id`,
+      servers);
+    const current = new Map(rows.map((r) => [Number(r.server_id), `${r.n}:${r.ids}`]));
+    const changed = servers.filter((id) => (current.get(id) ?? '0') !== (this.#waitingSeen.get(id) ?? '0'));
+    for (const id of servers) this.#waitingSeen.set(id, current.get(id) ?? '0');
+    this.#wakeups.wake(changed);
   }
 
   /**
