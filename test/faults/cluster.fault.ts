@@ -93,7 +93,7 @@ if (!haveCluster()) {
     t.same(outcomes.filter((o) => !cut(o) && !(o.status < 300 || (o.status === 400 && LISTED.has(o.error ?? ''))))
       .map((o) => `${o.op} ${o.status} ${o.error}`), [], 'every answer was a success, a listed refusal, or a request the kills cut off');
     t.ok(outcomes.filter((o) => o.status === 503).every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'), '503s carry SERVICE_UNAVAILABLE and Retry-After');
-    t.ok(outcomes.filter((o) => o.op === 'buy' && o.status === 200).length > 20, 'purchases were made');
+    t.ok(outcomes.filter((o) => o.op === 'buy' && o.status === 200).length > 10, 'purchases were made');
     t.equal((await fetch(`${instances[0]!.url}/health`)).status, 200, 'the instance whose node died serves on through another node');
     const { problems: books, counts } = await checkInvariants(checkUrl, world, outcomes);
     t.same(books, [], `every 2xx durable, balances equal ledgers, stock equals start minus sold (${JSON.stringify(counts)})`);
