@@ -22,6 +22,8 @@ export function haveCluster(): boolean {
   try {
     execFileSync('mariadbd', ['--version'], { stdio: 'ignore' });
     execFileSync('haproxy', ['-v'], { stdio: 'ignore' });
+    // A joining node receives the state through rsync (galera.cnf's wsrep_sst_method).
+    execFileSync('rsync', ['--version'], { stdio: 'ignore' });
     return existsSync(GALERA);
   } catch {
     return false;
