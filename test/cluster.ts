@@ -49,7 +49,8 @@ async function portFree(port: number): Promise<boolean> {
 /** `count` consecutive loopback ports nothing listens on now (Galera takes a node's three in a row). */
 export async function freePorts(count: number): Promise<number> {
   for (let tries = 0; tries < 100; tries++) {
-    const base = 20000 + Math.floor(Math.random() * 40000);
+    // Below Linux's ephemeral range (32768 up), which outgoing connections and port 0 draw from.
+    const base = 20000 + Math.floor(Math.random() * 12000);
     let ok = true;
     for (let p = base; ok && p < base + count; p++) ok = await portFree(p);
     if (ok) return base;
