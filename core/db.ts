@@ -413,8 +413,8 @@ export class Database implements TransactionScope {
   readonly migrationNames: readonly string[];
   /** Statements run since start: a cheap gauge of how much work a request does. */
   statements = 0;
-  /** Transactions run again after losing to another (isLockConflict) since start. */
-  conflicts = 0;
+  /** Transactions run again (isRetryable) since start. */
+  retries = 0;
   readonly #retry: RetryOptions;
   readonly #tx = new AsyncLocalStorage<TxState>();
   readonly #sqlite?: SqliteConnection;
@@ -497,11 +497,11 @@ export class Database implements TransactionScope {
    * transaction).
    *
    * On MySQL/MariaDB the outermost call runs `fn` again from the start when it lost to another
-   * transaction or its connection before committing (isRetryable): up to `transactionTries` times, a random wait of up to
-   * `retryDelayMs` × the try between. So `fn` must do nothing outside the database that a second
-   * run would repeat: no answers, no outbound calls, no counters in memory. Work that follows the
-   * outcome goes to afterCommit (and events' `on` listeners, which use it): a failed try's list is
-   * dropped with it, and only the committed try's runs, once.
+   * transaction or its connection before committing (isRetryable): up to `transactionTries`
+   * times, a random wait of up to `retryDelayMs` × the try between. So `fn` must do nothing
+   * outside the database that a second run would repeat: no answers, no outbound calls, no
+   * counters in memory. Work that follows the outcome goes to afterCommit (and events' `on`
+   * listeners, which use it): a failed try's list is dropped with it, only the committed try's runs.
    */
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#tx.getStore()) return fn();
@@ -515,7 +515,7 @@ export class Database implements TransactionScope {
         return result;
       } catch (err) {
         if (attempt >= this.#retry.tries || this.dialect !== 'mysql' || !isRetryable(err)) throw err;
-        this.conflicts++;
+        this.retries++;
         await new Promise((r) => setTimeout(r, Math.random() * this.#retry.delayMs * attempt));
       }
     }

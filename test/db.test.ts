@@ -293,6 +293,7 @@ t.test('a transaction that loses to another, or its connection before the commit
   }));
   t.equal(tries, 1, 'lost at its commit: not run again');
   t.same(await db.query('select name from hello_greetings where id = 1'), [{ name: 'after the loss' }]);
+  t.equal(db.retries, 5, 'each run again is counted (db_transaction_retries_total)');
 });
 
 t.test('every table has a primary key (Galera replicates rows by it)', async (t) => {
