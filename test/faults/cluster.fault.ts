@@ -9,8 +9,7 @@
  * only in Galera's certification, the case a single server never shows), and killing instance 1's
  * node moves its new connections to another without restarting it.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import t from 'tap';
@@ -43,7 +42,7 @@ if (!haveCluster()) {
     t.teardown(() => proxy.stop());
 
     // Short leases so the never-acking poller's rows come back within the test; enough tries that they never fail.
-    const config = join(mkdtempSync(join(tmpdir(), 'cluster-')), 'config.json');
+    const config = join(cluster.dir, 'config.json');
     writeFileSync(config, JSON.stringify({ plugins: { delivery: { enabled: true, leaseSeconds: 2, maxTries: 1000, sweepMs: 200 }, ...EXAMPLEPAY_PLUGIN } }));
     const env = { CONFIG: config, EXAMPLEPAY_SECRET };
     const instances = [new ServerProcess(app1, `mysql://app:app@127.0.0.1:${db1}/cluster`, env),
