@@ -19,6 +19,8 @@ export const CoreApiKey = defineEntity({
     revokedAt: p.string().length(19).nullable(),
     /** When the key was last presented, to the minute: an operator sees which keys are idle. */
     lastUsedAt: p.string().length(19).nullable(),
+    /** Errors to this key's requests carry the Java clients' codes (core/clients.ts), whatever its User-Agent. */
+    clientCodes: p.boolean().default(false),
   },
 });
 
@@ -52,6 +54,8 @@ declare module 'fastify' {
 export interface ApiKeyIdentity {
   name: string;
   scopes: Scope[];
+  /** An admin marked the key for a client that reads only the Java clients' error codes. */
+  clientCodes: boolean;
 }
 
 declare module 'fastify' {
@@ -92,16 +96,16 @@ export class ApiKeys {
   constructor(db: Database, bootstrapKey: string | undefined, cacheSeconds: number) {
     this.#db = db;
     this.#cacheMs = cacheSeconds * 1000;
-    if (bootstrapKey) this.#bootstrap = { hash: sha256(bootstrapKey), identity: { name: 'bootstrap', scopes: ['api', 'admin'] } };
+    if (bootstrapKey) this.#bootstrap = { hash: sha256(bootstrapKey), identity: { name: 'bootstrap', scopes: ['api', 'admin'], clientCodes: false } };
   }
 
   async #refresh(): Promise<void> {
     const changes = this.#changes;
-    const rows = await this.#db.query<{ name: string; key_hash: string; scopes: string }>(
-      'select name, key_hash, scopes from core_api_keys where revoked_at is null');
+    const rows = await this.#db.query<{ name: string; key_hash: string; scopes: string; client_codes: unknown }>(
+      'select name, key_hash, scopes, client_codes from core_api_keys where revoked_at is null');
     this.#cache = rows.map((r) => ({
       hash: Buffer.from(r.key_hash, 'hex'),
-      identity: { name: r.name, scopes: r.scopes.split(' ').filter(isScope) },
+      identity: { name: r.name, scopes: r.scopes.split(' ').filter(isScope), clientCodes: Boolean(Number(r.client_codes)) },
     }));
     // A revoke during the read may be missing from it: then the list counts as stale at once.
     this.#loadedAt = changes === this.#changes ? Date.now() : 0;
@@ -146,7 +150,7 @@ export class ApiKeys {
     }
   }
 
-  async create(name: string, scopes: Scope[]): Promise<string> {
+  async create(name: string, scopes: Scope[], { clientCodes = false } = {}): Promise<string> {
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new DomainError('VALIDATION_ERROR', 'name: 1-64 characters of A-Z a-z 0-9 _ . -');
     const bad = scopes.find((s) => !isScope(s));
     if (bad !== undefined || scopes.length === 0) throw new DomainError('VALIDATION_ERROR', `scope: "${bad ?? ''}" is not a scope (api, admin, <feature> or <feature>:<action>)`);
@@ -154,23 +158,35 @@ export class ApiKeys {
     const key = `ck_${randomBytes(24).toString('hex')}`;
     const existing = await this.#db.query('select id from core_api_keys where name = ?', [name]);
     if (existing.length) throw new DomainError('CONFLICT', `an API key named "${name}" exists already`);
-    await this.#db.run('insert into core_api_keys (name, key_hash, scopes, created_at) values (?, ?, ?, ?)',
-      [name, sha256(key).toString('hex'), scopes.join(' '), now()]);
-    this.#changes++;
-    this.#loadedAt = 0;
+    await this.#db.run('insert into core_api_keys (name, key_hash, scopes, created_at, client_codes) values (?, ?, ?, ?, ?)',
+      [name, sha256(key).toString('hex'), scopes.join(' '), now(), clientCodes]);
+    this.#changed();
     return key;
   }
 
-  async list(): Promise<{ name: string; scopes: string; createdAt: string; revokedAt: string | null; lastUsedAt: string | null }[]> {
-    const rows = await this.#db.query<{ name: string; scopes: string; created_at: string; revoked_at: string | null; last_used_at: string | null }>(
-      'select name, scopes, created_at, revoked_at, last_used_at from core_api_keys order by id');
-    return rows.map((r) => ({ name: r.name, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at }));
+  /** Marks (or unmarks) an active key for the Java clients' error codes; false when no active key has the name. */
+  async setClientCodes(name: string, clientCodes: boolean): Promise<boolean> {
+    const { affectedRows } = await this.#db.run('update core_api_keys set client_codes = ? where name = ? and revoked_at is null', [clientCodes, name]);
+    this.#changed();
+    return affectedRows > 0;
+  }
+
+  #changed(): void {
+    this.#changes++;
+    this.#loadedAt = 0;
+  }
+
+  async list(): Promise<{ name: string; scopes: string; createdAt: string; revokedAt: string | null; lastUsedAt: string | null; clientCodes: boolean }[]> {
+    const rows = await this.#db.query<{ name: string; scopes: string; created_at: string; revoked_at: string | null; last_used_at: string | null; client_codes: unknown }>(
+      'select name, scopes, created_at, revoked_at, last_used_at, client_codes from core_api_keys order by id');
+    return rows.map((r) => ({
+      name: r.name, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at, clientCodes: Boolean(Number(r.client_codes)),
+    }));
   }
 
   async revoke(name: string): Promise<boolean> {
     const { affectedRows } = await this.#db.run('update core_api_keys set revoked_at = ? where name = ? and revoked_at is null', [now(), name]);
-    this.#changes++;
-    this.#loadedAt = 0;
+    this.#changed();
     return affectedRows > 0;
   }
 }

@@ -4,6 +4,8 @@
  * they call the answer carries the nearest code they know in `error`, and ours in `code`.
  * docs/clients.md lists the mapping.
  */
+import type { FastifyRequest } from 'fastify';
+
 export interface ClientErrors {
   /** Who reads the codes, as the OpenAPI document names it. */
   client: string;
@@ -82,4 +84,15 @@ export type GamePluginCode = typeof GAME_PLUGIN_CODES[number];
  */
 export function gamePlugin(nearest: Partial<Nearest<GamePluginCode>> = {}): ClientErrors {
   return clientErrors('the game plugin', GAME_PLUGIN_CODES, { otherwise: 'USER_NOT_FOUND', ...nearest });
+}
+
+/** `HttpURLConnection`'s default User-Agent, which both Java clients send: `Java/<version>`. */
+const JAVA_AGENT = /^Java\/\d/;
+
+/**
+ * Whether the caller reads the Java clients' codes: it says it is `HttpURLConnection`, or its key
+ * is marked for them. Everyone else (a website, a script) gets our own code in `error`.
+ */
+export function readsClientCodes(request: FastifyRequest): boolean {
+  return request.apiKey?.clientCodes === true || JAVA_AGENT.test(request.headers['user-agent'] ?? '');
 }

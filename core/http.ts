@@ -6,6 +6,7 @@ import qs from 'qs';
 import { Type } from '@sinclair/typebox';
 import { isLockConflict, sqliteCode } from './db.ts';
 import { DomainError, errorStatus } from './errors.ts';
+import { readsClientCodes } from './clients.ts';
 
 export interface BodyLimits {
   /** Longest value of one field, in bytes. */
@@ -392,10 +393,13 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
 }
 
-/** The error body; on a route a real client calls, a code it lacks becomes the nearest it knows, ours in `code`. */
+/**
+ * The error body; on a route a real client calls, when that client is the caller, a code it
+ * lacks becomes the nearest it knows, ours in `code`.
+ */
 function errorBody(reply: FastifyReply, code: string, message: string) {
   const client = reply.request.routeOptions.config?.clientErrors;
-  if (client && !client.known.has(code)) return { status: false, error: client.nearest(code, message), message, code };
+  if (client && !client.known.has(code) && readsClientCodes(reply.request)) return { status: false, error: client.nearest(code, message), message, code };
   return { status: false, error: code, message };
 }
 

@@ -136,8 +136,9 @@ function transform({ schema, url, route }: { schema: RouteSchema; url: string; r
   out.operationId ??= operationId(method, url);
   const scope = scopeNote(url, method, route.config);
   const client = route.config?.clientErrors;
-  const codes = client && `Errors: called by ${client.client}, which reads only its own codes: \`error\` carries the nearest one it knows, `
-    + 'and `code` ours, when they differ (docs/clients.md).';
+  const codes = client && `Errors: called by ${client.client}, which reads only its own codes: to a caller whose User-Agent is \`Java/<version>\` `
+    + '(or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; '
+    + 'everyone else gets ours in `error` (docs/clients.md).';
   if (scope || codes) out.description = [schema.description, scope, codes].filter(Boolean).join('\n\n');
   if (schema.body && !schema.consumes) out.consumes = BODY_TYPES;
   const response: Record<string, unknown> = {};

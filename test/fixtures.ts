@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
 import { creditsRef } from '../plugins/credits/contract.ts';
 import { usersRef, type UserAccount } from '../plugins/users/contract.ts';
-import { call, type CallOptions, type Encoding } from './helper.ts';
+import { call, JAVA_AGENT, type CallOptions, type Encoding } from './helper.ts';
 
 /** The users feature's tables: what any call that writes accounts or roles may change. */
 export const USERS_TABLES = ['users_accounts', 'users_roles', 'users_role_assignments', 'users_linked_accounts'];
@@ -90,7 +90,10 @@ export interface ErrorCase {
   body?: Record<string, unknown>;
   status: number;
   error: string;
-  /** Our code, on a route whose client reads only its own codes: `error` is then the nearest it knows (docs/clients.md). */
+  /**
+   * Our code, on a route whose client reads only its own codes: the case is then sent as that Java
+   * client sends it (its User-Agent), and `error` is the nearest code it knows (docs/clients.md).
+   */
   code?: string;
   /** The message, in full (a string) or in part (a pattern). */
   message?: string | RegExp;
@@ -99,7 +102,7 @@ export interface ErrorCase {
 /** Sends each call and checks its error answer: status, `{status:false, error, message}` (and `code` where the case has one). */
 export async function expectErrors(t: Test, app: FastifyInstance, cases: ErrorCase[]): Promise<void> {
   for (const c of cases) {
-    const res = await call(app, c.url, { method: c.method, body: c.body });
+    const res = await call(app, c.url, { method: c.method, body: c.body, headers: c.code === undefined ? {} : { 'user-agent': JAVA_AGENT } });
     const label = `${c.method ?? (c.body ? 'POST' : 'GET')} ${c.url} ${JSON.stringify(c.body ?? {}).slice(0, 80)}`;
     t.equal(res.statusCode, c.status, label);
     const body = res.json();

@@ -8,7 +8,7 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { created, newUser } from './fixtures.ts';
-import { ADMIN_KEY, build, type TestLike } from './helper.ts';
+import { ADMIN_KEY, build, JAVA_AGENT, type TestLike } from './helper.ts';
 
 /** The plugin's `Error` enum, as docs/clients.md lists it ("Error codes a Java client can read"). */
 const PLUGIN_ERRORS = new Set([
@@ -31,7 +31,7 @@ interface PluginResponse {
 async function pluginRequest(app: FastifyInstance, method: 'GET' | 'POST' | 'DELETE', api: string, form?: Record<string, string>, key = ADMIN_KEY): Promise<PluginResponse> {
   const res = await app.inject({
     method, url: `/api/${api}`,
-    headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': JAVA_AGENT },
     ...(form ? { payload: Object.entries(form).map(([k, v]) => `${k}=${v}`).join('&') } : {}),
   });
   const status = [200, 201, 202].includes(res.statusCode);

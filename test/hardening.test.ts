@@ -7,7 +7,7 @@ import { freePort } from './mariadb-server.ts';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { buildApp } from '../core/app.ts';
-import { ADMIN_KEY, ENCODINGS, build, call, freshDatabaseUrl, onMysql, type Encoding } from './helper.ts';
+import { ADMIN_KEY, AS_JAVA, ENCODINGS, build, call, freshDatabaseUrl, onMysql, type Encoding } from './helper.ts';
 import { newUser, rowCount } from './fixtures.ts';
 
 t.test('a failing statement is logged with its error code, never its SQL, parameters or values', async (t) => {
@@ -37,7 +37,7 @@ t.test('strict types: no boolean, null or list for a number, only plain digits, 
   /** `code`: ours, where the route's game plugin reads `error` into its enum and gets the nearest code it knows. */
   const refuse = async (url: string, body: Record<string, unknown>, error: string, encodings: Encoding[] = ENCODINGS, code?: string) => {
     for (const as of encodings) {
-      const res = await call(app, url, { body, as });
+      const res = await call(app, url, { body, as, headers: code === undefined ? {} : AS_JAVA });
       t.equal(res.statusCode, 400, `${url} ${JSON.stringify(body)} as ${as}`);
       t.equal(res.json().error, error, `${JSON.stringify(body)} as ${as}: ${res.body}`);
       t.equal(res.json().code, code, `${JSON.stringify(body)} as ${as}: our code`);

@@ -20,6 +20,13 @@ export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
 /** TOTP_ENCRYPTION_KEY of the test servers (32 bytes, base64). */
 export const TOTP_KEY = Buffer.alloc(32, 7).toString('base64');
 export const onMysql = Boolean(process.env.TEST_MYSQL_URL);
+/**
+ * The User-Agent both Java clients send (`HttpURLConnection`'s default, `Java/<version>`): the
+ * header that gets them the error codes their enums know (docs/clients.md).
+ */
+export const JAVA_AGENT = 'Java/17.0.2';
+/** Headers of a call sent as a Java client sends it (see JAVA_AGENT). */
+export const AS_JAVA = { 'user-agent': JAVA_AGENT };
 
 /** What the helpers need of a tap test: somewhere to put clean-up. */
 export interface TestLike {

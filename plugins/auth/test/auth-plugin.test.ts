@@ -8,7 +8,7 @@
  */
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
-import { ADMIN_KEY, build, call } from '../../../test/helper.ts';
+import { ADMIN_KEY, build, call, JAVA_AGENT } from '../../../test/helper.ts';
 import { NO_RATE_LIMIT, register, totp, wrongCode } from './fixtures.ts';
 
 /** The plugin's `ErrorCode` enum, as docs/clients.md lists it ("Error codes a Java client can read"). */
@@ -28,7 +28,7 @@ async function pluginCall(app: FastifyInstance, api: string, form: Record<string
   if (ip) form = { ...form, ip };
   const res = await app.inject({
     method: 'POST', url: `/api/${api}`,
-    headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': JAVA_AGENT },
     payload: Object.entries(form).map(([k, v]) => `${k}=${urlEncode(v)}`).join('&'),
   });
   const body = res.json();

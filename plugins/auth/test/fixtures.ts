@@ -1,7 +1,7 @@
 /** Shared set-up for the auth tests. */
 import { createHash, createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { call, type CallOptions } from '../../../test/helper.ts';
+import { AS_JAVA, call, type CallOptions } from '../../../test/helper.ts';
 import { USERS_TABLES, snapshot } from '../../../test/fixtures.ts';
 
 export const AUTH_TABLES = ['auth_credentials', 'auth_totp', 'auth_sessions'];
@@ -40,8 +40,9 @@ export async function register(app: FastifyInstance, username: string, password 
   return { id: Number(profile.json().id), token: res.json().data.token };
 }
 
+/** Logs in as the game auth plugin does (its Java User-Agent included). */
 export function login(app: FastifyInstance, username: string, password: string, opts: Omit<CallOptions, 'body'> & { ip?: string } = {}) {
-  return call(app, '/api/auth/login', { ...opts, body: { username, password, ip: opts.ip ?? CLIENT.ip, useragent: CLIENT.useragent } });
+  return call(app, '/api/auth/login', { ...opts, headers: { ...AS_JAVA, ...opts.headers }, body: { username, password, ip: opts.ip ?? CLIENT.ip, useragent: CLIENT.useragent } });
 }
 
 export function sessionStatus(app: FastifyInstance, token: string): Promise<number> {

@@ -7,7 +7,7 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { AUTH_PLUGIN_CODES } from '../../../core/clients.ts';
-import { ADMIN_KEY, build, call } from '../../../test/helper.ts';
+import { ADMIN_KEY, build, call, JAVA_AGENT } from '../../../test/helper.ts';
 import { NO_RATE_LIMIT, register, sessionStatus, totp } from './fixtures.ts';
 
 const IP = '203.0.113.9';
@@ -17,7 +17,7 @@ const AGENT = 'LeaderOS-Auth/1.0 (Paper 1.21; session)';
 function gameSession(app: FastifyInstance, fields: Record<string, string>, key = ADMIN_KEY) {
   return app.inject({
     method: 'POST', url: '/api/auth/game-sessions',
-    headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': JAVA_AGENT },
     payload: Object.entries(fields).map(([k, v]) => `${k}=${v}`).join('&'),
   });
 }

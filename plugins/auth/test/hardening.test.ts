@@ -1,6 +1,6 @@
 /** Issue 16: limits that must hold under parallel and disguised attempts. */
 import t from 'tap';
-import { apiKey, build, call, freshDatabaseUrl, onMysql } from '../../../test/helper.ts';
+import { AS_JAVA, apiKey, build, call, freshDatabaseUrl, onMysql } from '../../../test/helper.ts';
 import { NO_RATE_LIMIT, login, register, sessionStatus, totp, wrongCode } from './fixtures.ts';
 
 t.test('the register limit holds for parallel registers from one ip', async (t) => {
@@ -28,7 +28,7 @@ t.test('wrong two-factor codes are capped per account across every pending login
   const wrong = wrongCode(secret);
   const answers = await Promise.all([...tokens, ...tokens].map((token) => call(app, '/api/auth/tfa/verify', { body: { token, code: wrong } })));
   t.strictSame(answers.map((r) => r.json().error), Array(6).fill('WRONG_CODE'));
-  const res = await call(app, '/api/auth/tfa/verify', { body: { token: tokens[0]!, code: totp(secret, 30) } });
+  const res = await call(app, '/api/auth/tfa/verify', { body: { token: tokens[0]!, code: totp(secret, 30) }, headers: AS_JAVA });
   t.equal(res.statusCode, 429, 'the seventh code is refused, the right one too');
   t.equal(res.json().error, 'TFA_VERIFICATION_FAILED', 'the auth plugin\'s nearest code');
   t.equal(res.json().code, 'RATE_LIMITED');

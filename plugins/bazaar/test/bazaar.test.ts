@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
-import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
+import { AS_JAVA, ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
 import { created, newUser, read } from '../../../test/fixtures.ts';
 
 const FEATURES = ['users', 'bazaar'];
@@ -87,7 +87,7 @@ t.test('items: serverID filter', async (t) => {
   t.same((await items(app, steve, `?serverID=${b}`)).map((i) => i.serverID), [b, b]);
   t.same(await items(app, steve, '?serverID=999'), [], 'an unknown server holds nothing');
   t.equal((await items(app, steve)).length, 3);
-  const bad = await call(app, `/api/bazaar/storages/${steve}/items?serverID=abc`);
+  const bad = await call(app, `/api/bazaar/storages/${steve}/items?serverID=abc`, { headers: AS_JAVA });
   t.equal(bad.statusCode, 400);
   t.equal(bad.json().error, 'USER_NOT_FOUND', 'the game plugin\'s general code');
   t.equal(bad.json().code, 'VALIDATION_ERROR');
@@ -97,7 +97,7 @@ t.test('items: errors name the problem and store nothing', async (t) => {
   const app = await build(t, { features: FEATURES });
   const steve = await user(app, 'steve');
   const sid = await server(app, 'Survival');
-  const post = (userId: number | string, body: Record<string, unknown>) => call(app, `/api/bazaar/storages/${userId}/items`, { body });
+  const post = (userId: number | string, body: Record<string, unknown>) => call(app, `/api/bazaar/storages/${userId}/items`, { body, headers: AS_JAVA });
 
   // The game plugin reads `error` into its enum: INSERT_ERROR for what it lacks, our code in `code`.
   const cases: [string, number | string, Record<string, unknown>, number, string, string?, RegExp?][] = [
@@ -179,7 +179,7 @@ t.test('items: delete only the user\'s own existing item', async (t) => {
   const again = await call(app, `/api/bazaar/storages/${steve}/items/${id}`, { method: 'DELETE' });
   t.equal(again.statusCode, 400);
   t.equal(again.json().error, 'DELETE_ERROR');
-  const bad = await call(app, `/api/bazaar/storages/${steve}/items/abc`, { method: 'DELETE' });
+  const bad = await call(app, `/api/bazaar/storages/${steve}/items/abc`, { method: 'DELETE', headers: AS_JAVA });
   t.equal(bad.json().error, 'DELETE_ERROR', 'the game plugin\'s nearest code');
   t.equal(bad.json().code, 'VALIDATION_ERROR');
 });

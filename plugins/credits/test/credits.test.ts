@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
-import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
+import { AS_JAVA, ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
 import { newUser, read, rowCount, settle } from '../../../test/fixtures.ts';
 import { creditsRef } from '../contract.ts';
 import { ledgerProblems } from './ledger.ts';
@@ -50,7 +50,7 @@ t.test('GET /api/credits: unknown user, and exactly one of username and id', asy
     ['/api/credits?id=abc', 400, 'USER_NOT_FOUND', 'VALIDATION_ERROR'],
   ];
   for (const [url, status, error, ours] of cases) {
-    const res = await call(app, url);
+    const res = await call(app, url, { headers: AS_JAVA });
     t.equal(res.statusCode, status, url);
     t.match(res.json(), { status: false, error, message: String }, url);
     t.equal(res.json().code, ours, `${url}: our code`);
@@ -104,7 +104,7 @@ t.test('the legacy <user>/set path: the path names the target unless the body do
   res = await call(app, '/api/credits/nobody/set', { body: { amount: '1' } });
   t.equal(res.statusCode, 404);
   t.equal(res.json().error, 'USER_NOT_FOUND');
-  res = await call(app, '/api/credits/set', { body: { amount: '1' } });
+  res = await call(app, '/api/credits/set', { body: { amount: '1' }, headers: AS_JAVA });
   t.equal(res.statusCode, 400);
   t.match(res.json(), { error: 'USER_NOT_FOUND', code: 'VALIDATION_ERROR', message: /target_username/ }, 'the game plugin calls /set: its code, ours beside');
 });
@@ -147,7 +147,7 @@ t.test('amounts: exact two-decimal values only; anything else is INVALID_AMOUNT 
     t.equal(res.statusCode, 200, `add ${JSON.stringify(amount)}`);
     t.equal(Math.round(res.json().current_raw_credits * 100), Math.round(before * 100) + cents, `${JSON.stringify(amount)} is ${cents} cents`);
   }
-  const res = await call(app, '/api/credits/add', { body: { target_username: 'steve' } });
+  const res = await call(app, '/api/credits/add', { body: { target_username: 'steve' }, headers: AS_JAVA });
   t.equal(res.statusCode, 400);
   t.match(res.json(), { error: 'INVALID_AMOUNT', code: 'VALIDATION_ERROR', message: /amount/ }, 'a missing amount names the field');
 });
@@ -178,7 +178,7 @@ t.test('errors of api.md\'s table, each with its status, and nothing changes', a
     ['add', { target_username: '', amount: '1' }, 400, 'USER_NOT_FOUND', 'VALIDATION_ERROR'],
   ];
   for (const [path, body, status, error, ours] of cases) {
-    const res = await call(app, `/api/credits/${path}`, { body });
+    const res = await call(app, `/api/credits/${path}`, { body, headers: AS_JAVA });
     t.equal(res.statusCode, status, `${path} ${JSON.stringify(body)}`);
     t.match(res.json(), { status: false, error, message: String }, `${path} ${JSON.stringify(body)}`);
     t.equal(res.json().code, ours, `${path} ${JSON.stringify(body)}: our code`);

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { created } from '../../../test/fixtures.ts';
-import { ADMIN_KEY, call } from '../../../test/helper.ts';
+import { ADMIN_KEY, JAVA_AGENT, call } from '../../../test/helper.ts';
 
 export const DELIVERY_FEATURES = ['users', 'credits', 'store', 'delivery'];
 
@@ -23,7 +23,7 @@ export function addCommand(app: FastifyInstance, productId: number, body: Record
 export function pollQueue(app: FastifyInstance, token: string) {
   return app.inject({
     method: 'GET', url: `/api/command-logs/${token}/queue`,
-    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': JAVA_AGENT },
   });
 }
 
@@ -32,7 +32,7 @@ export function validate(app: FastifyInstance, token: string, ids: string[]) {
   const payload = [`token=${encodeURIComponent(token)}`, ...ids.map((id, i) => `commands[${i}]=${id}`)].join('&');
   return app.inject({
     method: 'POST', url: '/api/command-logs/validate', payload,
-    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': JAVA_AGENT },
   });
 }
 

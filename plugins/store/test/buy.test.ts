@@ -1,13 +1,13 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
-import { ADMIN_KEY, ENCODINGS, call, type Encoding } from '../../../test/helper.ts';
+import { ADMIN_KEY, AS_JAVA, ENCODINGS, call, type Encoding } from '../../../test/helper.ts';
 import { PERMANENT, addSeconds, now, parseTimestamp } from '../../../core/format.ts';
 import { settle } from '../../../test/fixtures.ts';
 import { usersRef } from '../../users/contract.ts';
 import { balanceOf, makeCategory, makeProduct, makeRole, makeUser, snapshot, storeApp } from './fixtures.ts';
 
-const buy = (app: FastifyInstance, body: Record<string, unknown>, as: Encoding = 'multipart') =>
-  call(app, '/api/store/buy', { body, as });
+const buy = (app: FastifyInstance, body: Record<string, unknown>, as: Encoding = 'multipart', headers: Record<string, string> = {}) =>
+  call(app, '/api/store/buy', { body, as, headers });
 
 const form = (app: FastifyInstance, payload: string) => app.inject({
   method: 'POST', url: '/api/store/buy', payload,
@@ -122,7 +122,7 @@ t.test('every buy error, and a failed buy changes nothing', async (t) => {
     ['balance too low, after taking stock and a role', { userID: poor, products: [{ id: limited, quantity: 2 }, rank] }, 400, 'INSUFFICIENT_BALANCE'],
   ];
   for (const [name, body, status, code, message, ours] of cases) {
-    const res = await buy(app, body, 'json');
+    const res = await buy(app, body, 'json', ours === undefined ? {} : AS_JAVA);
     t.equal(res.statusCode, status, `${name}: status`);
     t.match(res.json(), { status: false, error: code, message: message ?? /./ }, name);
     t.equal(res.json().code, ours, `${name}: our code`);
@@ -209,7 +209,7 @@ t.test('roles: granted for the duration, extended by a second purchase, permanen
   const grants = await makeProduct(app, { categoryID: category, name: 'Temp', price: '1', giveRoleID: temp, duration: 1 });
   await call(app, `/api/admin/roles/${temp}`, { method: 'DELETE' });
   const before = await snapshot(app, steve);
-  const failed = await buy(app, { userID: steve, products: [grants] });
+  const failed = await buy(app, { userID: steve, products: [grants] }, 'multipart', AS_JAVA);
   t.equal(failed.json().error, 'PRODUCT_NOT_FOUND', 'the game plugin\'s nearest code');
   t.equal(failed.json().code, 'ROLE_NOT_FOUND');
   t.same(await snapshot(app, steve), before);
