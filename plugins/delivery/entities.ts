@@ -54,6 +54,8 @@ export const DeliveryQueue = defineEntity({
     tries: p.integer(),
     /** While `claimed`: when the claim lapses and the row goes back to waiting. */
     leaseUntil: p.string().length(19).nullable(),
+    /** After a `failed` ack: the row is not handed out again until this time has passed. */
+    notBefore: p.string().length(19).nullable(),
     lastError: p.text().nullable(),
     creationDate: p.string().length(19),
     updatedDate: p.string().length(19),

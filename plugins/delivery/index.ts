@@ -15,6 +15,10 @@ const options = Type.Object({
   leaseSeconds: Type.Integer({ minimum: 1, default: 60 }),
   /** Lapsed leases and failed acks a row may have before it stays `failed`. */
   maxTries: Type.Integer({ minimum: 1, default: 5 }),
+  /** After a `failed` ack the row waits retryBaseSeconds × retryFactor^(tries − 1), at most retryMaxSeconds. */
+  retryBaseSeconds: Type.Integer({ minimum: 1, default: 10 }),
+  retryFactor: Type.Number({ minimum: 1, default: 3 }),
+  retryMaxSeconds: Type.Integer({ minimum: 1, default: 600 }),
   /** SSE comment lines that keep proxies from closing an idle stream. */
   heartbeatSeconds: Type.Integer({ minimum: 1, default: 15 }),
   /** How often lapsed leases are looked for. */
@@ -38,7 +42,7 @@ export default defineFeature({
     services.provide(deliveryRef, delivery);
     // Inside the buy's transaction: a buy that rolls back leaves no command behind.
     events.onCommitting('store.order.completed', (order) => delivery.enqueue('purchase', order));
-    events.onCommitting('store.order.refunded', (order) => delivery.enqueue('refund', order));
+    events.onCommitting('store.order.refunded', (order) => delivery.orderRefunded(order));
     events.onCommitting('users.role.revoked', (e) => (e.reason === 'expired' ? delivery.roleExpired(e.userId, e.roleId) : undefined));
     await deliveryRoutes(app, delivery, { wakeups, heartbeatSeconds: opts.heartbeatSeconds });
     new Gauge({

@@ -90,7 +90,14 @@ export class Wakeups {
 export interface LeaseOptions {
   leaseSeconds: number;
   maxTries: number;
+  /** A `failed` ack's wait before the row goes out again: base × factor^(tries − 1), at most max. */
+  retryBaseSeconds: number;
+  retryFactor: number;
+  retryMaxSeconds: number;
 }
+
+/** Rows a claimer or the plugin may be handed now: waiting, and past any retry delay. */
+const DUE = "status = 'waiting' and (not_before is null or not_before < ?)";
 
 export class DbDeliveryService implements DeliveryService {
   readonly #db: Database;
@@ -101,6 +108,10 @@ export class DbDeliveryService implements DeliveryService {
   readonly #lease: LeaseOptions;
   /** When each server's last_seen_date was last written, so a polling server costs a write every few seconds, not every poll. */
   readonly #seenWritten = new Map<number, number>();
+  /** `not_before` of a row acked as failed, chosen by the tries it had: one bound delay per try. */
+  readonly #retryCase: string;
+  /** The sweep wakes the servers whose delayed rows came due since this time. */
+  #dueSince = now();
 
   constructor(deps: { db: Database; settings: SettingsService; store: StoreService; users: UsersService; wakeups: Wakeups; lease: LeaseOptions }) {
     this.#db = deps.db;
@@ -109,6 +120,14 @@ export class DbDeliveryService implements DeliveryService {
     this.#users = deps.users;
     this.#wakeups = deps.wakeups;
     this.#lease = deps.lease;
+    const whens = Array.from({ length: this.#lease.maxTries - 1 }, () => 'when ? then ?').join(' ');
+    this.#retryCase = whens ? `case tries ${whens} else null end` : 'null';
+  }
+
+  /** The values #retryCase binds: each try count before this failure, and when that row may go out again. */
+  #retryParams(at: string): (number | string)[] {
+    const { maxTries, retryBaseSeconds, retryFactor, retryMaxSeconds } = this.#lease;
+    return Array.from({ length: maxTries - 1 }, (_, tries) => [tries, addSeconds(at, Math.min(retryBaseSeconds * retryFactor ** tries, retryMaxSeconds))]).flat();
   }
 
   #serverRow(s: Server): ServerRow {
@@ -240,7 +259,7 @@ export class DbDeliveryService implements DeliveryService {
         for (let n = c.perUnit ? item.quantity : 1; n > 0; n--) {
           rows.push({
             serverId: c.serverId, userId: order.userId, username: order.username, orderId: order.orderId, productId: item.productId,
-            command: text, runOn: trigger, requireOnline: c.requireOnline, status: 'waiting', tries: 0, lastError: null,
+            command: text, runOn: trigger, requireOnline: c.requireOnline, status: 'waiting', tries: 0, notBefore: null, lastError: null,
             creationDate: at, updatedDate: at,
           });
         }
@@ -249,6 +268,18 @@ export class DbDeliveryService implements DeliveryService {
     await DeliveryQueue.insertMany(this.#db, rows);
     const servers = rows.map((r) => r.serverId);
     this.#db.afterCommit(() => this.#wakeups.wake(servers));
+  }
+
+  /**
+   * A refunded order: its purchase commands no game server has taken yet are cancelled, so nothing
+   * of it runs after the refund, then its refund commands are queued. Inside the refund's
+   * transaction; the conditional update decides each row against a concurrent hand-out.
+   */
+  async orderRefunded(order: Parameters<DbDeliveryService['enqueue']>[1]): Promise<void> {
+    await this.#db.run(
+      "update delivery_queue set status = 'cancelled', last_error = ?, updated_date = ? where order_id = ? and run_on = 'purchase' and status = 'waiting'",
+      ['the order was refunded before a game server took the command', now(), order.orderId]);
+    await this.enqueue('refund', order);
   }
 
   /** A role a purchase granted ran out: the `expiry` commands of the products that granted it. */
@@ -260,7 +291,8 @@ export class DbDeliveryService implements DeliveryService {
 
   /**
    * Claims whose lease ran out go back to waiting with one more try, or to `failed` at maxTries.
-   * One conditional statement: a late ack and this sweep cannot both settle the same row.
+   * One conditional statement: a late ack and this sweep cannot both settle the same row. Then the
+   * servers whose delayed retries came due since the last sweep are woken to claim them.
    */
   async expireLeases(): Promise<number> {
     const at = now();
@@ -269,6 +301,12 @@ export class DbDeliveryService implements DeliveryService {
        lease_until = null, last_error = ?, updated_date = ? where status = 'claimed' and lease_until < ?`,
       [this.#lease.maxTries, 'the lease ran out before an ack', at, at]);
     if (affectedRows > 0) this.#wakeups.wakeAll();
+    if (at > this.#dueSince) {
+      const due = await this.#db.query<{ server_id: number }>(
+        "select distinct server_id from delivery_queue where status = 'waiting' and not_before >= ? and not_before < ?", [this.#dueSince, at]);
+      this.#dueSince = at;
+      this.#wakeups.wake(due.map((r) => Number(r.server_id)));
+    }
     return affectedRows;
   }
 
@@ -321,8 +359,8 @@ export class DbDeliveryService implements DeliveryService {
     return this.#db.transaction(async () => {
       const onlineSql = players.length ? ` or lower(username) in (${players.map(() => '?').join(', ')})` : '';
       const rows = await DeliveryQueue.select(this.#db,
-        `where server_id = ? and status = 'waiting' and (require_online = ?${onlineSql}) order by id limit ${Math.trunc(limit)}${this.#db.forUpdate}`,
-        [serverId, false, ...players]);
+        `where server_id = ? and ${DUE} and (require_online = ?${onlineSql}) order by id limit ${Math.trunc(limit)}${this.#db.forUpdate}`,
+        [serverId, now(), false, ...players]);
       const at = now();
       const leaseUntil = addSeconds(at, this.#lease.leaseSeconds);
       const out: ClaimedRow[] = [];
@@ -355,13 +393,15 @@ export class DbDeliveryService implements DeliveryService {
           ? await this.#db.run(
             "update delivery_queue set status = 'done', lease_until = null, last_error = null, updated_date = ? where id = ? and server_id = ? and status = 'claimed' and lease_until >= ?",
             [at, id, serverId, at])
+          // Handed out again only after a delay that grows with each try (the sweep wakes the server
+          // then): a command that fails at once would otherwise use up its tries within a second.
+          // not_before is set before tries changes: MySQL evaluates the assignments in order.
           : await this.#db.run(
-            `update delivery_queue set status = case when tries + 1 >= ? then 'failed' else 'waiting' end, tries = tries + 1,
-             lease_until = null, last_error = ?, updated_date = ? where id = ? and server_id = ? and status = 'claimed' and lease_until >= ?`,
-            [this.#lease.maxTries, message.slice(0, 2000), at, id, serverId, at]);
+            `update delivery_queue set status = case when tries + 1 >= ? then 'failed' else 'waiting' end, not_before = ${this.#retryCase},
+             tries = tries + 1, lease_until = null, last_error = ?, updated_date = ? where id = ? and server_id = ? and status = 'claimed' and lease_until >= ?`,
+            [this.#lease.maxTries, ...this.#retryParams(at), message.slice(0, 2000), at, id, serverId, at]);
         if (affectedRows === 1) settled.push(String(id));
       }
-      if (result === 'failed' && settled.length) this.#db.afterCommit(() => this.#wakeups.wake([serverId]));
       return settled;
     });
   }
@@ -407,7 +447,7 @@ export class DbDeliveryService implements DeliveryService {
     const row = await this.#db.transaction(async () => {
       const current = await this.#queueEntry(id);
       const { affectedRows } = await this.#db.run(
-        "update delivery_queue set status = 'waiting', tries = 0, lease_until = null, updated_date = ? where id = ? and status in ('done', 'failed', 'cancelled')",
+        "update delivery_queue set status = 'waiting', tries = 0, lease_until = null, not_before = null, updated_date = ? where id = ? and status in ('done', 'failed', 'cancelled')",
         [now(), id]);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: it will be delivered already.`);
       return this.#queueEntry(id);
@@ -445,8 +485,8 @@ export class DbDeliveryService implements DeliveryService {
     // This mode cannot say who is online, so rows that need it are left to claimers that can.
     // Rows as arrays: a poll may list hundreds, and they are cheaper to make and read than objects.
     const rows = await this.#db.queryArrays(
-      `select id, tries, updated_date from delivery_queue where server_id = ? and status = 'waiting' and require_online = ? order by id limit ${PLUGIN_QUEUE_LIMIT}`,
-      [serverId, false]);
+      `select id, tries, updated_date from delivery_queue where server_id = ? and ${DUE} and require_online = ? order by id limit ${PLUGIN_QUEUE_LIMIT}`,
+      [serverId, now(), false]);
     const { timezone } = this.#settings.get();
     return rows.map(([id, tries, updatedDate]) => ({
       id: String(id), status: Number(tries) > 0 ? 'error' : 'sending', retry: String(tries), updatedAt: displayTimestamp(String(updatedDate), timezone),
@@ -460,8 +500,8 @@ export class DbDeliveryService implements DeliveryService {
     return this.#db.transaction(async () => {
       const rows = await this.#db.query<{ id: number; username: string; command: string }>(
         `select id, username, command from delivery_queue
-         where server_id = ? and status = 'waiting' and require_online = ? and id in (${wanted.map(() => '?').join(', ')}) order by id${this.#db.forUpdate}`,
-        [serverId, false, ...wanted]);
+         where server_id = ? and ${DUE} and require_online = ? and id in (${wanted.map(() => '?').join(', ')}) order by id${this.#db.forUpdate}`,
+        [serverId, now(), false, ...wanted]);
       // The plugin runs the whole answer under its first username: one player per call.
       const player = rows[0]?.username.toLowerCase();
       const out: HandedOut[] = [];

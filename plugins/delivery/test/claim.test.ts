@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
+import { now } from '../../../core/format.ts';
 import { expectErrors, read } from '../../../test/fixtures.ts';
 import { ADMIN_KEY, build, call } from '../../../test/helper.ts';
 import { DELIVERY_FEATURES, addCommand, buy, makeCategory, makeProduct, makeServer, makeUser, pollQueue, validate } from './fixtures.ts';
@@ -116,4 +117,52 @@ t.test('the SSE stream wakes a real client within a second of a committed buy', 
   const rows = (await claim(app, { token: server.token })).json().commands;
   t.equal(rows.length, 1, 'the woken claimer finds the command');
   t.match(text, /retry: \d+/);
+});
+
+t.test('a failed ack is handed out again only after a delay that grows with each try, and the stream is woken then', async (t) => {
+  const app = await build(t, {
+    features: DELIVERY_FEATURES,
+    config: { plugins: { delivery: { maxTries: 3, retryBaseSeconds: 1, retryFactor: 3, retryMaxSeconds: 2, sweepMs: 50 } } },
+  });
+  const { server, sword, steve } = await shop(app);
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const works: number[] = [];
+  const req = request(`${address}/api/delivery/stream?token=${server.token}`, { headers: { 'x-api-key': ADMIN_KEY } });
+  const opened = new Promise<void>((resolve) => req.on('response', (res) => {
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      works.push(...chunk.split('\n\n').filter((block) => block.startsWith('event: work')).map(() => Date.now()));
+      resolve();
+    });
+  }));
+  req.end();
+  t.teardown(() => req.destroy());
+  await opened;
+  await buy(app, { userID: steve, products: [sword] });
+
+  /** Claims every 50 ms until the row comes back; how long that took after the failed ack. */
+  const failThenWait = async (tries: string) => {
+    const [row] = (await claim(app, { token: server.token })).json().commands;
+    t.match(row, { command: 'give steve sword', tries });
+    t.same((await ack(app, { token: server.token, ids: [row.id], result: 'failed', message: 'Unknown command' })).json().ids, [row.id]);
+    const failed = Date.now();
+    const seen = works.length;
+    t.same((await claim(app, { token: server.token })).json(), { commands: [] }, `after try ${Number(tries) + 1}: not handed out again at once`);
+    t.same((await pollQueue(app, server.token)).json(), [], 'nor listed to the HTTP mode');
+    while (Date.now() - failed < 5000 && (await app.db.query("select id from delivery_queue where status = 'waiting' and not_before < ?", [now()])).length === 0) await sleep(50);
+    const waited = Date.now() - failed;
+    for (let i = 0; i < 20 && works.length === seen; i++) await sleep(25);
+    t.ok(works.length > seen && works[seen]! - failed >= 1000, `the stream is woken when it comes due (${works[seen] === undefined ? 'never' : works[seen]! - failed} ms)`);
+    return waited;
+  };
+  const first = await failThenWait('0');
+  t.ok(first >= 1000 && first < 2500, `the first retry waits retryBaseSeconds (${first} ms)`);
+  const second = await failThenWait('1');
+  t.ok(second >= 2000 && second < 3500, `the second waits base × factor, capped at retryMaxSeconds (${second} ms)`);
+  const [last] = (await claim(app, { token: server.token })).json().commands;
+  t.match(last, { tries: '2' });
+  await ack(app, { token: server.token, ids: [last.id], result: 'failed', message: 'Unknown command' });
+  t.match(await read(app, '/api/admin/delivery/queue?status=failed'), [{ id: last.id, status: 'failed', tries: '3' }], 'maxTries reached: failed at once');
+  t.equal((await call(app, `/api/admin/delivery/queue/${last.id}/redeliver`, { method: 'POST' })).statusCode, 200);
+  t.match((await claim(app, { token: server.token })).json().commands, [{ id: last.id, tries: '0' }], 'a redelivered row goes out at once');
 });

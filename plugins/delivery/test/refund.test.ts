@@ -1,8 +1,8 @@
 import t from 'tap';
-import { expectErrors } from '../../../test/fixtures.ts';
+import { expectErrors, read } from '../../../test/fixtures.ts';
 import { build, call } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
-import { DELIVERY_FEATURES, addCommand, balanceOf, buy, makeCategory, makeProduct, makeRole, makeServer, makeUser } from './fixtures.ts';
+import { DELIVERY_FEATURES, addCommand, balanceOf, buy, makeCategory, makeProduct, makeRole, makeServer, makeUser, pollQueue, validate } from './fixtures.ts';
 
 t.test('a refund undoes the purchase and queues the refund commands, once', async (t) => {
   const app = await build(t, { features: DELIVERY_FEATURES });
@@ -91,4 +91,51 @@ t.test('a purchased role that expires queues the product\'s expiry commands once
   t.same(rows, [{ command: 'lp user steve parent remove vip 2' }], 'only the purchased role\'s product, once');
   await new Promise((r) => setTimeout(r, 1200));
   t.equal((await app.db.query("select id from delivery_queue where run_on = 'expiry'")).length, 1, 'the next sweep adds nothing');
+});
+
+t.test('a refund cancels the purchase commands no game server has taken, decided row by row against concurrent hand-outs', async (t) => {
+  const app = await build(t, { features: DELIVERY_FEATURES });
+  const server = await makeServer(app);
+  const category = await makeCategory(app, { name: 'Ranks' });
+  const rank = await makeProduct(app, { categoryID: category, name: 'VIP', price: '1' });
+  await addCommand(app, rank, { serverID: server.id, trigger: 'purchase', command: 'say {username} bought VIP #{orderID}' });
+  await addCommand(app, rank, { serverID: server.id, trigger: 'refund', command: 'lp user {username} parent remove vip #{orderID}' });
+  const steve = await makeUser(app, 'steve', 100_000);
+  const order = async () => {
+    t.ok([200, 201].includes((await buy(app, { userID: steve, products: [rank] })).statusCode));
+    const [row] = await app.db.query<{ id: number; order_id: number }>("select id, order_id from delivery_queue where run_on = 'purchase' order by id desc limit 1");
+    return { id: String(row!.id), order: Number(row!.order_id) };
+  };
+  const refund = (orderId: number) => call(app, `/api/admin/store/orders/${orderId}/refund`, { method: 'POST' });
+  const statusOf = async (id: string) => (await app.db.query<{ status: string }>('select status from delivery_queue where id = ?', [Number(id)]))[0]!.status;
+
+  // Refunded before the server polled: the purchase command never goes out, the refund command does.
+  const early = await order();
+  t.equal((await refund(early.order)).statusCode, 200);
+  t.equal(await statusOf(early.id), 'cancelled');
+  t.same((await validate(app, server.token, [early.id])).json(), { commands: [] }, 'the plugin is not handed the purchase');
+  const listed = (await pollQueue(app, server.token)).json().map((r: { id: string }) => r.id);
+  t.notOk(listed.includes(early.id), 'nor is it listed');
+  const handed = (await validate(app, server.token, listed)).json().commands;
+  t.same(handed, [{ command: `lp user steve parent remove vip #${early.order}`, username: 'steve' }], 'only the refund command runs');
+  t.match(await read(app, `/api/admin/delivery/queue?order=${early.order}`), [
+    { trigger: 'refund', status: 'done' }, { id: early.id, trigger: 'purchase', status: 'cancelled', lastError: /refunded/ },
+  ]);
+
+  // Taken before the refund: it stays delivered, and the refund command undoes it.
+  const late = await order();
+  t.equal((await validate(app, server.token, [late.id])).json().commands.length, 1);
+  t.equal((await refund(late.order)).statusCode, 200);
+  t.equal(await statusOf(late.id), 'done');
+
+  // Refunds racing hand-outs: each purchase row is either handed out or cancelled, never both.
+  const raced: { id: string; order: number }[] = [];
+  for (let i = 0; i < 6; i++) raced.push(await order());
+  const [, ...outs] = await Promise.all([
+    Promise.all(raced.map((r) => refund(r.order))),
+    ...raced.map((r) => validate(app, server.token, [r.id])),
+  ]);
+  const out = new Set(outs.flatMap((res, i) => (res.json().commands.length ? [raced[i]!.id] : [])));
+  for (const r of raced) t.equal(await statusOf(r.id), out.has(r.id) ? 'done' : 'cancelled', `row ${r.id}: handed out XOR cancelled`);
+  t.same((await validate(app, server.token, raced.map((r) => r.id))).json(), { commands: [] }, 'nothing of a refunded order goes out afterwards');
 });
