@@ -20,6 +20,8 @@ import { DbPaymentsService } from './service.ts';
 const options = Type.Object({
   /** Not a secret: which PayPal (live or sandbox) the credentials belong to. */
   paypalApiBase: Type.String({ default: 'https://api-m.paypal.com', pattern: '^https?://' }),
+  /** How long one call to PayPal may take before the checkout or webhook answers GATEWAY_ERROR. */
+  paypalTimeoutMs: Type.Integer({ default: 10_000, minimum: 100 }),
   /** Largest top-up without a package, in the site currency. */
   maxAmount: Type.Integer({ default: 1000, minimum: 1 }),
 });
@@ -54,7 +56,7 @@ export default defineFeature({
     if (paypalMissing.length === 0) {
       payments.registerGateway(paypalGateway({
         clientId: env.PAYPAL_CLIENT_ID!, clientSecret: env.PAYPAL_CLIENT_SECRET!, webhookId: env.PAYPAL_WEBHOOK_ID!, apiBase: opts.paypalApiBase,
-      }));
+      }, { timeoutMs: opts.paypalTimeoutMs }));
     } else {
       payments.disableGateway('paypal', `${paypalMissing.join(', ')} not set`);
     }

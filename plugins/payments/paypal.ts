@@ -28,21 +28,32 @@ function centsOf(money: Money | undefined, what: string): { amount: number; curr
   return { amount, currency: money.currency_code };
 }
 
-export function paypalGateway(secrets: PayPalSecrets): GatewayAdapter {
+export interface PayPalOptions {
+  /** How long one call to PayPal may take, its answer's body included, before it is given up. */
+  timeoutMs: number;
+}
+
+export function paypalGateway(secrets: PayPalSecrets, { timeoutMs }: PayPalOptions): GatewayAdapter {
   let token: { value: string; expires: number } | undefined;
 
+  /** Every call to PayPal: a PayPal that does not answer must not hold a player's request (or a worker) forever. */
+  function call(path: string, init: RequestInit): Promise<Response> {
+    return fetch(`${secrets.apiBase}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  }
+
+  /** A JSON call with the OAuth token; a Buffer body is sent as it is (it is JSON text already). */
   async function api<T>(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<{ status: number; body: T }> {
-    const res = await fetch(`${secrets.apiBase}${path}`, {
+    const res = await call(path, {
       method,
       headers: { authorization: `Bearer ${await accessToken()}`, 'content-type': 'application/json', ...extraHeaders },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body),
     });
     return { status: res.status, body: await res.json() as T };
   }
 
   async function accessToken(): Promise<string> {
     if (token && token.expires > Date.now()) return token.value;
-    const res = await fetch(`${secrets.apiBase}/v1/oauth2/token`, {
+    const res = await call('/v1/oauth2/token', {
       method: 'POST',
       headers: {
         authorization: `Basic ${Buffer.from(`${secrets.clientId}:${secrets.clientSecret}`).toString('base64')}`,
@@ -100,11 +111,11 @@ export function paypalGateway(secrets: PayPalSecrets): GatewayAdapter {
       } catch {
         throw new DomainError('INVALID_SIGNATURE', 'The body is not the JSON PayPal signs.');
       }
-      const verdict = await api<{ verification_status?: string }>('POST', '/v1/notifications/verify-webhook-signature', {
+      const verdict = await api<{ verification_status?: string }>('POST', '/v1/notifications/verify-webhook-signature', verificationBody({
         auth_algo: transmission['paypal-auth-algo'], cert_url: transmission['paypal-cert-url'],
         transmission_id: transmission['paypal-transmission-id'], transmission_sig: transmission['paypal-transmission-sig'],
-        transmission_time: transmission['paypal-transmission-time'], webhook_id: secrets.webhookId, webhook_event: webhook,
-      });
+        transmission_time: transmission['paypal-transmission-time'], webhook_id: secrets.webhookId,
+      }, rawBody));
       if (verdict.status >= 300) throw new Error(`PayPal could not verify the webhook (HTTP ${verdict.status}).`);
       if (verdict.body.verification_status !== 'SUCCESS') throw new DomainError('INVALID_SIGNATURE', 'PayPal did not confirm the webhook signature.');
       if (typeof webhook.id !== 'string' || typeof webhook.event_type !== 'string' || !webhook.resource) {
@@ -113,6 +124,16 @@ export function paypalGateway(secrets: PayPalSecrets): GatewayAdapter {
       return readEvent(webhook.id, webhook.event_type, webhook.resource, capture);
     },
   };
+}
+
+/**
+ * PayPal checks its signature over the event exactly as it sent it: `webhook_event` carries the
+ * received bytes, spliced into the JSON text, never a re-serialised copy (key order, spacing and
+ * escapes would differ). The caller has parsed `rawBody` as JSON already.
+ */
+function verificationBody(fields: Record<string, string | undefined>, rawBody: Buffer): Buffer {
+  const head = JSON.stringify(fields).slice(0, -1);
+  return Buffer.concat([Buffer.from(`${head},"webhook_event":`), rawBody, Buffer.from('}')]);
 }
 
 /** The capture (or refund, reversal) a resource's `up` link points at. */

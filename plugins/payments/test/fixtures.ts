@@ -17,8 +17,8 @@ export function offline(t: Test): void {
   t.teardown(() => nock.enableNetConnect());
 }
 
-export function buildPayments(t: Test, env: Record<string, string> = { ...STRIPE_ENV, ...PAYPAL_ENV }): Promise<FastifyInstance> {
-  return build(t, { features: FEATURES, env, config: { plugins: { payments: { paypalApiBase: PAYPAL_API } } } });
+export function buildPayments(t: Test, env: Record<string, string> = { ...STRIPE_ENV, ...PAYPAL_ENV }, options: Record<string, unknown> = {}): Promise<FastifyInstance> {
+  return build(t, { features: FEATURES, env, config: { plugins: { payments: { paypalApiBase: PAYPAL_API, ...options } } } });
 }
 
 const stripe = new Stripe('sk_test_signer');
@@ -102,9 +102,10 @@ export function mockPayPalVerify(status: 'SUCCESS' | 'FAILURE', seen?: (body: Re
     .reply(200, { verification_status: status });
 }
 
-/** Posts a PayPal webhook with PayPal's transmission headers (or without them). */
-export function paypalWebhook(app: FastifyInstance, event: Record<string, unknown>, headers: Record<string, string> = PAYPAL_HEADERS) {
+/** Posts a PayPal webhook (an event, or the JSON text as PayPal wrote it) with PayPal's transmission headers (or without them). */
+export function paypalWebhook(app: FastifyInstance, event: Record<string, unknown> | string, headers: Record<string, string> = PAYPAL_HEADERS) {
   return app.inject({
-    method: 'POST', url: '/api/payments/webhooks/paypal', payload: JSON.stringify(event), headers: { 'content-type': 'application/json', ...headers },
+    method: 'POST', url: '/api/payments/webhooks/paypal', payload: typeof event === 'string' ? event : JSON.stringify(event),
+    headers: { 'content-type': 'application/json', ...headers },
   });
 }

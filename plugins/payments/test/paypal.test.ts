@@ -126,3 +126,54 @@ t.test('PayPal disabled without its secrets', async (t) => {
   t.match(res.json(), { error: 'GATEWAY_UNAVAILABLE', message: /PAYPAL_CLIENT_SECRET, PAYPAL_WEBHOOK_ID not set/ });
   t.notMatch(res.json().message, /PAYPAL_CLIENT_ID/, 'the one set is not named');
 });
+
+/** PayPal's answer, two seconds late. */
+const late = <T>(answer: T) => new Promise<T>((resolve) => setTimeout(() => resolve(answer), 2000));
+
+t.test('a PayPal that does not answer in time: a clean 502 GATEWAY_ERROR, nothing recorded', async (t) => {
+  const app = await buildPayments(t, undefined, { paypalTimeoutMs: 300 });
+  await newUser(app, 'steve');
+  const tables = ['payments_payments', 'payments_events', 'store_orders', 'credits_ledger', 'donations_entries'];
+  const before = await snapshot(app, tables);
+  mockPayPalToken();
+  nock(PAYPAL_API).post('/v2/checkout/orders').reply(() => late([201, { id: 'ORDER-SLOW', links: [{ rel: 'payer-action', href: 'https://www.sandbox.paypal.com/x' }] }]));
+  let started = Date.now();
+  let res = await call(app, '/api/payments/checkout', {
+    body: { username: 'steve', amount: '5.00', gateway: 'paypal', returnURL: 'https://play.example.com/ok', cancelURL: 'https://play.example.com/no' },
+  });
+  t.equal(res.statusCode, 502, res.body);
+  t.strictSame(res.json(), { status: false, error: 'GATEWAY_ERROR', message: 'The gateway paypal did not create the checkout; try again later.' });
+  t.ok(Date.now() - started < 1500, `answered once the timeout passed (${Date.now() - started} ms)`);
+
+  nock(PAYPAL_API).post('/v1/notifications/verify-webhook-signature').reply(() => late([200, { verification_status: 'SUCCESS' }]));
+  started = Date.now();
+  res = await paypalWebhook(app, { id: 'WH-SLOW', event_type: 'PAYMENT.CAPTURE.COMPLETED', resource: { id: 'CAP-S', amount: { currency_code: 'USD', value: '5.00' } } });
+  t.equal(res.statusCode, 502, res.body);
+  t.match(res.json(), { status: false, error: 'GATEWAY_ERROR' });
+  t.ok(Date.now() - started < 1500, `the webhook too (${Date.now() - started} ms): PayPal retries it later`);
+  t.strictSame(await snapshot(app, tables), before, 'no payment, event, order or credit recorded');
+});
+
+t.test('the signature is verified over the bytes PayPal sent, not a re-serialised event', async (t) => {
+  const app = await buildPayments(t);
+  await newUser(app, 'steve');
+  const paymentID = await paypalCheckout(app, 'steve', '3.00');
+  // Key order, spacing, escapes and a number that JSON.stringify would all write differently.
+  const raw = `{\n  "resource": {"amount": {"value": "3.00", "currency_code": "USD"}, "custom_id": "${paymentID}", "id": "CAP-RAW",`
+    + ' "status": "COMPLETED", "note_to_payer": "Caf\\u00e9 \\/ café ☕", "seller_receivable_breakdown": {"gross_amount": 3.0}},\n'
+    + '  "event_type":"PAYMENT.CAPTURE.COMPLETED", "id" : "WH-RAW",\t"create_time": "2026-11-23T08:00:00.000Z"\n}\n';
+  let sent = '';
+  const scope = nock(PAYPAL_API, { reqheaders: { authorization: 'Bearer A21-token' } })
+    .post('/v1/notifications/verify-webhook-signature').reply(200, { verification_status: 'SUCCESS' });
+  scope.on('request', (_request: unknown, _interceptor: unknown, body: string) => { sent = body; });
+  const res = await paypalWebhook(app, raw);
+  t.strictSame(res.json(), { status: true, data: { result: 'completed' } }, res.body);
+  t.ok(Buffer.from(sent).includes(Buffer.from(`"webhook_event":${raw}}`)), 'webhook_event holds the received bytes, byte for byte');
+  t.notOk(sent.includes(JSON.stringify(JSON.parse(raw))), 'not the event re-serialised');
+  t.strictSame(JSON.parse(sent), {
+    auth_algo: 'SHA256withRSA', cert_url: 'https://api.sandbox.paypal.com/v1/notifications/certs/CERT-1', transmission_id: 'tx-1',
+    transmission_sig: 'c2lnbmF0dXJl', transmission_time: '2026-11-23T08:00:00Z', webhook_id: 'WH-1', webhook_event: JSON.parse(raw),
+  }, 'the rest of the verification request as PayPal documents it');
+  t.equal(await balanceOf(app, 'steve'), 3);
+  t.ok(scope.isDone());
+});
