@@ -57,7 +57,7 @@ export interface paths {
          * A user profile, by ID or by username (case-insensitive); exactly one of them
          * @description Scope: `api` or `users` or `users:read`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         get: operations["getUsers"];
         put?: never;
@@ -249,7 +249,7 @@ export interface paths {
          * Log in; with two-factor on, the token is pending until /api/auth/tfa/verify
          * @description Scope: `api` or `auth` or `auth:write`.
          *
-         *     Errors: called by the game auth plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game auth plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         post: operations["postAuthLogin"];
         delete?: never;
@@ -271,7 +271,7 @@ export interface paths {
          * Register an account and open a session
          * @description Scope: `api` or `auth` or `auth:write`.
          *
-         *     Errors: called by the game auth plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game auth plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         post: operations["postAuthRegister"];
         delete?: never;
@@ -295,7 +295,7 @@ export interface paths {
          *
          *     Scope: `api` or `auth` or `auth:write`.
          *
-         *     Errors: called by the game auth plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game auth plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         post: operations["postAuthGameSessions"];
         delete?: never;
@@ -357,7 +357,7 @@ export interface paths {
          * Complete a login with the two-factor code
          * @description Scope: `api` or `auth` or `auth:write`.
          *
-         *     Errors: called by the game auth plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game auth plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         post: operations["postAuthTfaVerify"];
         delete?: never;
@@ -457,7 +457,7 @@ export interface paths {
          * A user's stored items, optionally of one server
          * @description Scope: `api` or `bazaar` or `bazaar:read`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         get: operations["getBazaarStoragesByUserIdItems"];
         put?: never;
@@ -465,7 +465,7 @@ export interface paths {
          * Store an item
          * @description Scope: `api` or `bazaar` or `bazaar:write`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         post: operations["postBazaarStoragesByUserIdItems"];
         delete?: never;
@@ -488,7 +488,7 @@ export interface paths {
          * Remove a stored item
          * @description Scope: `api` or `bazaar` or `bazaar:write`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         delete: operations["deleteBazaarStoragesByUserIdItemsById"];
         options?: never;
@@ -663,7 +663,7 @@ export interface paths {
          * A user's balance, by username or by id
          * @description Scope: `api` or `credits` or `credits:read`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         get: operations["getCredits"];
         put?: never;
@@ -707,7 +707,7 @@ export interface paths {
          * Add credits to a balance
          * @description Scope: `api` or `credits` or `credits:write`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         post: operations["postCreditsAdd"];
         delete?: never;
@@ -749,7 +749,7 @@ export interface paths {
          * Take credits from a balance
          * @description Scope: `api` or `credits` or `credits:write`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         post: operations["postCreditsRemove"];
         delete?: never;
@@ -791,7 +791,7 @@ export interface paths {
          * Move credits from one user to another
          * @description Scope: `api` or `credits` or `credits:write`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         post: operations["postCreditsSend"];
         delete?: never;
@@ -833,7 +833,7 @@ export interface paths {
          * Set a balance
          * @description Scope: `api` or `credits` or `credits:write`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         post: operations["postCreditsSet"];
         delete?: never;
@@ -915,7 +915,7 @@ export interface paths {
          *
          *     Scope: `api` or `store` or `store:read`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         get: operations["getStoreListing"];
         put?: never;
@@ -1021,7 +1021,7 @@ export interface paths {
          *
          *     Scope: `api` or `store` or `store:buy`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         post: operations["postStoreBuy"];
         delete?: never;
@@ -1379,7 +1379,7 @@ export interface paths {
          * Commands waiting for this game server (plugin HTTP mode)
          * @description Scope: `api` or `delivery` or `delivery:read`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         get: operations["getCommandLogsByTokenQueue"];
         put?: never;
@@ -1403,7 +1403,7 @@ export interface paths {
          * Take listed commands: one player's still-waiting rows, marked done (plugin HTTP mode)
          * @description Scope: `api` or `delivery` or `delivery:write`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         post: operations["postCommandLogsValidate"];
         delete?: never;
@@ -1545,7 +1545,7 @@ export interface paths {
          *
          *     Scope: `api` or `donations` or `donations:read`.
          *
-         *     Errors: called by the game plugin, which reads only its own codes: `error` carries the nearest one it knows, and `code` ours, when they differ (docs/clients.md).
+         *     Errors: called by the game plugin, which reads only its own codes: to a caller whose User-Agent is `Java/<version>` (or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; everyone else gets ours in `error` (docs/clients.md).
          */
         get: operations["getStoreDonations"];
         put?: never;
@@ -6853,6 +6853,32 @@ export interface operations {
                              */
                             expiryDate: string;
                         }[];
+                        /**
+                         * @description the player's game UUID; empty until a game reports it
+                         * @example
+                         */
+                        uuid: string;
+                        /**
+                         * @description the last login in game; empty until a game reports it
+                         * @example
+                         */
+                        lastlogin: string;
+                        /**
+                         * @description last position in game; empty until a game reports it
+                         * @example
+                         */
+                        x: string;
+                        /** @example  */
+                        y: string;
+                        /** @example  */
+                        z: string;
+                        /** @example  */
+                        world: string;
+                        /**
+                         * @description flag: logged in in game now; 0 until a game reports it
+                         * @example 0
+                         */
+                        isLogged: string;
                     };
                 };
             };

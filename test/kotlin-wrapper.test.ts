@@ -93,6 +93,19 @@ t.test('UserService: the profile, roles, tickets and orders by ID and by usernam
   t.equal(roles.json().error, 'USER_NOT_FOUND');
 });
 
+t.test('the chat integration\'s user by chat ID decodes as User', async (t) => {
+  const app = await build(t);
+  const steve = await newUser(app, 'Steve', { cents: 250 });
+  t.equal((await app.inject({
+    method: 'PUT', url: `/api/admin/users/${steve.id}/linked-accounts/chat`, headers: { 'x-api-key': ADMIN_KEY }, payload: { externalID: '223456789012345678' },
+  })).statusCode, 200);
+  const user = await wrapper(app, 'GET', 'integrations/chat/users/223456789012345678');
+  t.strictSame(undecodable(user, USER), [], 'every field the wrapper\'s User requires, each a string');
+  t.match(user, { id: String(steve.id), username: 'Steve', credit: '2.50', chatUserID: '223456789012345678' });
+  const profile = await wrapper(app, 'GET', `users/${steve.id}`);
+  for (const field of ['uuid', 'lastlogin', 'x', 'y', 'z', 'world', 'isLogged']) t.equal(user[field], profile[field], `${field} as /api/users has it`);
+});
+
 t.test('CreditService: the older paths show, add, remove and send', async (t) => {
   const app = await build(t);
   const steve = await newUser(app, 'Steve', { cents: 1000 });

@@ -5,6 +5,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { createServiceRef } from '../../core/registry.ts';
+import { GameFields } from '../users/contract.ts';
 import { EXAMPLE, dateStr, example, flagStr, idStr, moneyStr, str, strOrNull, usernameStr } from '../../core/schemas.ts';
 
 /** A chat platform id, as the examples show one. */
@@ -33,6 +34,7 @@ export const ChatUserRow = Type.Object({
   avatar: str('image URL', 'https://mc-heads.net/avatar/Steve/100'), isVerified: flagStr(), authStatus: str('1 = two-factor on', '0'),
   creationIP: str(undefined, EXAMPLE.ip), creationDate: dateStr(), chatUserID: example('223456789012345678'),
   roles: Type.Array(ChatUserRole),
+  ...GameFields,
 });
 export type ChatUserRow = typeof ChatUserRow.static;
 

@@ -3,7 +3,7 @@ import type { ServiceRegistry } from '../../core/registry.ts';
 import { displayTimestamp, flag, formatMoney } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { creditsRef } from '../credits/contract.ts';
-import type { UserAccount, UsersService } from '../users/contract.ts';
+import { NO_GAME_FIELDS, type UserAccount, type UsersService } from '../users/contract.ts';
 import type { ChatIntegrationService, ChatRoleRow, ChatSettings, ChatUserRow } from './contract.ts';
 import type { ChatSettingsStore } from './settings.ts';
 
@@ -43,6 +43,7 @@ export class DbChatIntegrationService implements ChatIntegrationService {
       roles: roles.map((r) => ({
         id: String(r.id), name: r.name, slug: r.slug, chatRoleID: r.chatRoleID, expiryDate: displayTimestamp(r.expiryDate, timezone),
       })),
+      ...NO_GAME_FIELDS,
     };
   }
 

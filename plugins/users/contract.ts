@@ -5,6 +5,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { ConsoleAccess, ConsoleBlock, ConsoleRequest, ConsoleStaff } from '../../core/console.ts';
 import { createServiceRef } from '../../core/registry.ts';
+import { str } from '../../core/schemas.ts';
 
 export interface UserAccount {
   id: number;
@@ -210,6 +211,19 @@ export function lookupKey(name: string): string {
 }
 
 export const usersRef = createServiceRef<UsersService>('users');
+
+/**
+ * The game-side fields the Kotlin wrapper's `User` requires of every user it decodes (the profile,
+ * the chat integration's user; docs/clients.md). No game reports them to this server yet: they
+ * are empty, and `isLogged` is `0`.
+ */
+export const GameFields = {
+  uuid: str('the player\'s game UUID; empty until a game reports it', ''),
+  lastlogin: str('the last login in game; empty until a game reports it', ''),
+  x: str('last position in game; empty until a game reports it', ''), y: str(undefined, ''), z: str(undefined, ''), world: str(undefined, ''),
+  isLogged: str('flag: logged in in game now; 0 until a game reports it', '0'),
+};
+export const NO_GAME_FIELDS = { uuid: '', lastlogin: '', x: '', y: '', z: '', world: '', isLogged: '0' } satisfies { [K in keyof typeof GameFields]: string };
 
 /** Path parameters of a route under /api/users/<userId>/… that another feature serves (its lists of a user). */
 export const UserRefParams = Type.Object({ userId: Type.String({ minLength: 1, maxLength: 191, description: 'a user ID (digits) or a username' }) });

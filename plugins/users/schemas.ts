@@ -3,21 +3,17 @@ import { Type } from '@sinclair/typebox';
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, displayTimestamp, flag, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
 import { EXAMPLE, dateStr, example, flagStr, idStr, moneyStr, row, str, strOrNull, usernameStr } from '../../core/schemas.ts';
-import type { Profile, Role, RoleAssignment } from './contract.ts';
+import { GameFields, NO_GAME_FIELDS, type Profile, type Role, type RoleAssignment } from './contract.ts';
 
 /**
  * api.md's user profile, plus `realname` (decisions.md §3: the game plugins read it) and the
- * game-side fields the Kotlin wrapper's `User` requires (docs/clients.md). No game reports them
- * to this server yet: they are empty, and `isLogged` is `0`.
+ * game-side fields the Kotlin wrapper's `User` requires (GameFields).
  */
 export const ProfileRow = row({
   id: idStr(), username: usernameStr(), realname: usernameStr(), email: str('empty when none', EXAMPLE.email), credit: moneyStr('balance, decimal'),
   isVerified: flagStr(), authStatus: str('1 = two-factor on', '0'), creationIP: str(undefined, EXAMPLE.ip), creationDate: dateStr(),
   linkedAccounts: Type.Record(Type.String(), Type.String(), { description: 'external account ids by platform; `chat` = chat user ID', examples: [{ chat: '123456789012345678' }] }),
-  uuid: str('the player\'s game UUID; empty until a game reports it', ''),
-  lastlogin: str('the last login in game; empty until a game reports it', ''),
-  x: str('last position in game; empty until a game reports it', ''), y: str(undefined, ''), z: str(undefined, ''), world: str(undefined, ''),
-  isLogged: str('flag: logged in in game now; 0 until a game reports it', '0'),
+  ...GameFields,
 });
 
 /** A role a user holds. */
@@ -39,7 +35,7 @@ export function profileRow(user: Profile, timeZone: string): typeof ProfileRow.s
     credit: user.fields.credit ?? formatMoney(0), isVerified: flag(user.isVerified), authStatus: String(user.authStatus),
     creationIP: user.creationIP, creationDate: displayTimestamp(user.creationDate, timeZone),
     linkedAccounts: user.linkedAccounts,
-    uuid: '', lastlogin: '', x: '', y: '', z: '', world: '', isLogged: '0',
+    ...NO_GAME_FIELDS,
   };
 }
 

@@ -53,6 +53,8 @@ t.test('chat user: profile, credit, avatar and live roles of the linked user', a
       { id: String(mvp), name: 'MVP', slug: 'mvp', chatRoleID: '900000000000000002', expiryDate: expiry },
       { id: String(vip), name: 'VIP', slug: 'vip', chatRoleID: '900000000000000001', expiryDate: PERMANENT },
     ],
+    // The Kotlin wrapper's `User` requires them, as on /api/users (docs/clients.md).
+    uuid: '', lastlogin: '', x: '', y: '', z: '', world: '', isLogged: '0',
   }, 'expired roles are left out; the permanent sentinel is byte for byte');
   t.match(body.creationDate, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
 });
