@@ -27,8 +27,8 @@ t.test('a scoped key reaches its feature or action and nothing else', async (t) 
   t.equal((await as(reader, '/api/credits?username=Steve')).statusCode, 200, 'credits:read reads a balance');
   let res = await as(reader, '/api/credits/add', { target_username: 'Steve', amount: '1' });
   t.equal(res.statusCode, 403, 'credits:read cannot mint credits');
-  // The game plugin calls this route: `error` is its general code, ours is in `code` (docs/clients.md).
-  t.same(res.json(), { status: false, error: 'USER_NOT_FOUND', code: 'FORBIDDEN', message: 'This API key lacks the scope for this route (credits or credits:write).' });
+  // Our own code: the caller is no Java client (docs/clients.md).
+  t.same(res.json(), { status: false, error: 'FORBIDDEN', message: 'This API key lacks the scope for this route (credits or credits:write).' });
   t.equal((await as(reader, '/api/store/listing')).statusCode, 403, 'nor read another feature');
 
   t.equal((await as(shop, '/api/store/listing')).statusCode, 200);
