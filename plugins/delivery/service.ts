@@ -310,21 +310,22 @@ export class DbDeliveryService implements DeliveryService {
     return affectedRows;
   }
 
-  /** Each streamed server's waiting rows (count and sum of ids) when last read by wakeForOthers. */
+  /** Each streamed server's waiting rows due now (count and sum of ids) when last read by wakeForOthers. */
   readonly #waitingSeen = new Map<number, string>();
 
   /**
    * Wakes this process's streams for work that other processes (instances on one database)
    * queued or put back: the waiting rows of every server with a stream here are read again, and
-   * a server whose rows changed is woken. The first read of a server wakes it if it has any.
+   * a server whose rows changed is woken. The first read of a server wakes it if it has any. Rows
+   * still in their retry delay do not count: they wake nobody until they come due.
    */
   async wakeForOthers(): Promise<void> {
     const servers = this.#wakeups.servers();
     for (const id of this.#waitingSeen.keys()) if (!servers.includes(id)) this.#waitingSeen.delete(id);
     if (servers.length === 0) return;
     const rows = await this.#db.query<{ server_id: number; n: number; ids: number }>(
-      `select server_id, count(*) as n, sum(id) as ids from delivery_queue where status = 'waiting' and server_id in (${servers.map(() => '?').join(', ')}) group by server_id`,
-      servers);
+      `select server_id, count(*) as n, sum(id) as ids from delivery_queue where ${DUE} and server_id in (${servers.map(() => '?').join(', ')}) group by server_id`,
+      [now(), ...servers]);
     const current = new Map(rows.map((r) => [Number(r.server_id), `${r.n}:${r.ids}`]));
     const changed = servers.filter((id) => (current.get(id) ?? '0') !== (this.#waitingSeen.get(id) ?? '0'));
     for (const id of servers) this.#waitingSeen.set(id, current.get(id) ?? '0');
