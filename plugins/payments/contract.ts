@@ -60,6 +60,12 @@ export interface GatewayAdapter {
    * Any other error is the gateway failing: a 502 the gateway retries.
    */
   parseWebhook(request: WebhookRequest): Promise<GatewayEvent>;
+  /**
+   * Optional: gives a completed payment's money back in full (a guest's purchase that could no
+   * longer be made). Keyed by `paymentId` at the gateway, so a retry refunds once. Without it such
+   * a payment is left `refund-due` for staff.
+   */
+  refund?(request: { paymentId: string; chargeRef: string; amount: number; currency: string }): Promise<void>;
 }
 
 /** The codes a gateway's webhook refusal may carry (see GatewayAdapter.parseWebhook). */
@@ -96,12 +102,13 @@ export interface PurchaseRequest {
  * Where a direct purchase or a top-up stands: `pending` until the gateway's webhook; `completed`
  * with its store order; `credited` when the money arrived but the purchase could no longer be made
  * (stock ran out, a rule stopped holding) and went to the buyer's balance instead; `refunded` when
- * it went back through the gateway; `expired` when nobody paid in time.
+ * it went back through the gateway; `refund-due` when it must go back but the gateway cannot refund
+ * by itself (staff refund it); `expired` when nobody paid in time (a late payment still completes).
  */
 export interface PurchaseStatus {
   paymentId: string;
   kind: 'purchase' | 'top-up';
-  status: 'pending' | 'completed' | 'credited' | 'refunded' | 'disputed' | 'expired';
+  status: 'pending' | 'completed' | 'credited' | 'refund-due' | 'refunded' | 'disputed' | 'expired';
   userId: number | null;
   guestName: string | null;
   /** Cents of `currency`. */

@@ -48,6 +48,11 @@ export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets): Gate
       }
       return readEvent(event);
     },
+
+    async refund({ paymentId, chargeRef }) {
+      // The whole payment intent; the idempotency key makes a retried refund the same one.
+      await stripe.refunds.create({ payment_intent: chargeRef }, { idempotencyKey: `refund-${paymentId}` });
+    },
   };
 }
 
