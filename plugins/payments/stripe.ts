@@ -51,7 +51,10 @@ export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets): Gate
 
     async refund({ paymentId, chargeRef }) {
       // The whole payment intent; the idempotency key makes a retried refund the same one.
-      await stripe.refunds.create({ payment_intent: chargeRef }, { idempotencyKey: `refund-${paymentId}` });
+      const refund = await stripe.refunds.create({ payment_intent: chargeRef }, { idempotencyKey: `refund-${paymentId}` });
+      if (refund.object !== 'refund' || refund.status === 'failed' || refund.status === 'canceled') {
+        throw new Error(`Stripe did not refund payment intent ${chargeRef} (${String(refund.status)}).`);
+      }
     },
   };
 }
