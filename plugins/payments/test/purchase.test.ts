@@ -134,7 +134,7 @@ t.test('the last unit sold out while a guest paid: refunded through Stripe, once
 
   let refundBody = '';
   let idempotencyKey: string | undefined;
-  nock('https://api.stripe.com', { reqheaders: { 'idempotency-key': (v) => { idempotencyKey = v; return true; } } })
+  nock('https://api.stripe.com', { reqheaders: { 'idempotency-key': (v) => { idempotencyKey = v ?? undefined; return true; } } })
     .post('/v1/refunds', (body) => { refundBody = new URLSearchParams(body as string).toString(); return true; })
     .reply(200, { id: 're_1', object: 'refund', amount: 500, status: 'succeeded' });
   const retried = await stripeWebhook(app, sessionCompleted('evt_paid', paymentID, 'cs_buy', 500));
@@ -216,7 +216,7 @@ t.test('PayPal: a guest\'s purchase no longer possible is refunded by its captur
   await call(app, `/api/admin/store/products/${product}`, { method: 'PATCH', body: { isActive: false }, as: 'json' });
   mockPayPalVerify('SUCCESS');
   let requestId: string | undefined;
-  nock(PAYPAL_API, { reqheaders: { 'paypal-request-id': (v) => { requestId = v; return true; } } })
+  nock(PAYPAL_API, { reqheaders: { 'paypal-request-id': (v) => { requestId = v ?? undefined; return true; } } })
     .post('/v2/payments/captures/CAP-8/refund').reply(201, { id: 'REF-1', status: 'COMPLETED' });
   const res = await paypalWebhook(app, {
     id: 'WH-BUY-2', event_type: 'PAYMENT.CAPTURE.COMPLETED',
