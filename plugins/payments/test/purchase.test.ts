@@ -157,10 +157,15 @@ t.test('a guest buys by in-game name; the account registered later with that nam
   t.strictSame(done.json(), { status: true, data: { result: 'completed' } }, done.body);
   t.strictSame(await commands(app), [{ command: 'give Herobrine diamond 3', username: 'Herobrine', user_id: 0 }], 'the commands run for the name typed');
   t.match(await orders(app), [{ account_id: 0, guest_name: 'Herobrine', type: 'payment', total: 1500 }]);
+  const other = await purchase(app, { guestName: 'Dinnerbone', lines: [{ productID: product }] }, () => { mockStripeSession('cs_other'); });
+  await stripeWebhook(app, sessionCompleted('evt_o', other.paymentID, 'cs_other', 500));
+  t.match(await read(app, '/api/store/donations?type=top-alltime'), [{ username: 'Herobrine', raw_total: '15.00' }, { username: 'Dinnerbone', raw_total: '5.00' }],
+    'each guest has a line of their own on the boards');
 
   await newUser(app, 'heroBRINE');
   await newUser(app, 'notch');
   t.match(await read(app, '/api/users/herobrine/orders'), [{ paymentID, total: '15.00', type: 'payment' }], 'the name matches whatever its case');
+  t.equal((await read(app, '/api/users/herobrine/orders')).length, 1);
   t.strictSame(await read(app, '/api/users/notch/orders'), [], 'nobody else sees it');
 });
 
