@@ -6,7 +6,8 @@
 import type { FastifyInstance } from 'fastify';
 import nock from 'nock';
 import t from 'tap';
-import { apiKey, call, onMysql } from '../../../test/helper.ts';
+import { createHmac } from 'node:crypto';
+import { apiKey, build, call, onMysql } from '../../../test/helper.ts';
 import { created, makeCategory, makeProduct, makeRole, newUser, read, rowCount, snapshot } from '../../../test/fixtures.ts';
 import { paymentsRef } from '../contract.ts';
 import type { DbPaymentsService } from '../service.ts';
@@ -229,6 +230,24 @@ t.test('PayPal: a guest\'s purchase no longer possible is refunded by its captur
   });
   t.strictSame(res.json(), { status: true, data: { result: 'refunded' } }, res.body);
   t.equal(requestId, `refund-${paymentID}`);
+  t.equal(await rowCount(app, 'store_orders'), 0);
+});
+
+t.test('a guest\'s purchase no longer possible at a gateway that cannot refund: refund-due, listed for staff', async (t) => {
+  const app = await build(t, {
+    features: ['users', 'credits', 'store', 'donations', 'delivery', 'payments'], env: { EXAMPLEPAY_SECRET: 'ep-secret' },
+    config: { plugins: { examplepay: { enabled: true } } },
+  });
+  const product = await shop(app);
+  const { paymentID } = await purchase(app, { gateway: 'examplepay', guestName: 'Jeb_', lines: [{ productID: product }] }, () => undefined);
+  await call(app, `/api/admin/store/products/${product}`, { method: 'PATCH', body: { isActive: false }, as: 'json' });
+  const payload = JSON.stringify({ id: 'ep_1', type: 'payment.succeeded', paymentID, amount: 500, currency: 'USD' });
+  const res = await app.inject({
+    method: 'POST', url: '/api/payments/webhooks/examplepay', payload,
+    headers: { 'content-type': 'application/json', 'x-examplepay-signature': createHmac('sha256', 'ep-secret').update(payload).digest('hex') },
+  });
+  t.strictSame(res.json(), { status: true, data: { result: 'refund-due' } }, res.body);
+  t.match(await payments(app).list({ status: 'refund-due', limit: 10 }), [{ id: paymentID, guestName: 'Jeb_' }], 'the console lists it for staff');
   t.equal(await rowCount(app, 'store_orders'), 0);
 });
 
