@@ -12,7 +12,7 @@ import { created, makeCategory, makeProduct, makeRole, newUser, read, rowCount, 
 import { paymentsRef } from '../contract.ts';
 import type { DbPaymentsService } from '../service.ts';
 import {
-  balanceOf, buildShop, chargeRefunded, mockPayPalToken, mockPayPalVerify, mockStripeSession, offline, PAYPAL_API, paypalWebhook, sessionCompleted,
+  balanceOf, buildShop, chargeRefunded, disputeCreated, mockPayPalToken, mockPayPalVerify, mockStripeSession, offline, PAYPAL_API, paypalWebhook, sessionCompleted,
   stripeWebhook,
 } from './fixtures.ts';
 
@@ -168,6 +168,11 @@ t.test('a guest buys by in-game name; the account registered later with that nam
   t.match(await read(app, '/api/users/herobrine/orders'), [{ paymentID, total: '15.00', type: 'payment' }], 'the name matches whatever its case');
   t.equal((await read(app, '/api/users/herobrine/orders')).length, 1);
   t.strictSame(await read(app, '/api/users/notch/orders'), [], 'nobody else sees it');
+
+  const disputed = await stripeWebhook(app, disputeCreated('evt_dispute', 'cs_buy', 1500));
+  t.strictSame(disputed.json(), { status: true, data: { result: 'disputed' } }, disputed.body);
+  t.strictSame(await commands(app, 'refund'), [{ command: 'clear Herobrine diamond 3', username: 'Herobrine', user_id: 0 }], 'a dispute runs the refund commands for the guest');
+  t.match(await read(app, '/api/users/herobrine/orders'), [{ paymentID, status: 'refunded' }]);
 });
 
 t.test('a refund webhook of a direct order refunds the order and runs its refund commands, once', async (t) => {
