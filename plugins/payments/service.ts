@@ -6,7 +6,9 @@
  * or a racing copy finds it taken), and moves the payment on only from the state the event
  * expects (`pending` → `completed` → `refunded`/`disputed`). A refund seen before its completion
  * leaves the payment reversed, so the late completion credits nothing. The store order keeps
- * its own unique (payment api, payment id) as a last guard.
+ * its own unique (payment api, payment id) as a last guard. A direct purchase completes through
+ * the store's buy, also from `expired`, or, no longer possible, settles as `credited`, `refunded`
+ * or `refund-due` (docs/payments.md).
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
