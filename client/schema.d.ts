@@ -1652,6 +1652,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/payments/packages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Top-up packages on offer, cheapest first
+         * @description Scope: `api` or `payments` or `payments:read`.
+         */
+        get: operations["getPaymentsPackages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/payments/purchase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Buy a basket directly at a gateway
+         * @description The buyer is `userID`, `username` or, for a guest, `guestName`. Prices come from the catalogue; the basket is checked as a buy is. Send the player to `checkoutURL`; the gateway's webhook completes the order.
+         *
+         *     Scope: `api` or `payments` or `payments:write`.
+         */
+        post: operations["postPaymentsPurchase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/payments/{paymentID}": {
         parameters: {
             query?: never;
@@ -14815,12 +14857,25 @@ export interface operations {
                     "application/json": {
                         /** @example 9b2f4c7d1e6a48f0b3c5d7e9a1f2b4c6 */
                         paymentID: string;
-                        /** @example 7 */
+                        /**
+                         * @description top-up or purchase (a basket paid directly)
+                         * @example top-up
+                         */
+                        kind: string;
+                        /**
+                         * @description 0 for a guest
+                         * @example 7
+                         */
                         userID: string;
+                        /**
+                         * @description a guest's in-game name
+                         * @example null
+                         */
+                        guestName: string | null;
                         /** @example stripe */
                         gateway: string;
                         /**
-                         * @description pending, completed, refunded or disputed
+                         * @description pending, completed, credited (a purchase no longer possible, its money on the balance), refund-due, refunded, disputed or expired
                          * @example completed
                          */
                         status: string;
@@ -15063,6 +15118,272 @@ export interface operations {
             };
         };
     };
+    getPaymentsPackages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 1000 credits */
+                        name: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example USD */
+                        currency: string;
+                        /**
+                         * @description decimal
+                         * @example 10.00
+                         */
+                        credits: string;
+                        /**
+                         * @description decimal: credits added on top
+                         * @example 1.00
+                         */
+                        bonus: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postPaymentsPurchase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    gateway: string;
+                    /** @description the buyer's account; or username; or guestName */
+                    userID?: string | number;
+                    username?: string;
+                    /** @description a guest's in-game name (3 to 16 of A-Z a-z 0-9 _): the commands run for it */
+                    guestName?: string;
+                    lines: {
+                        productID: string | number;
+                        /** @description 1 to 100; 1 when omitted */
+                        quantity?: string | number;
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    }[];
+                    returnURL: string;
+                    cancelURL: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    gateway: string;
+                    /** @description the buyer's account; or username; or guestName */
+                    userID?: string | number;
+                    username?: string;
+                    /** @description a guest's in-game name (3 to 16 of A-Z a-z 0-9 _): the commands run for it */
+                    guestName?: string;
+                    lines: {
+                        productID: string | number;
+                        /** @description 1 to 100; 1 when omitted */
+                        quantity?: string | number;
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    }[];
+                    returnURL: string;
+                    cancelURL: string;
+                };
+                "multipart/form-data": {
+                    gateway: string;
+                    /** @description the buyer's account; or username; or guestName */
+                    userID?: string | number;
+                    username?: string;
+                    /** @description a guest's in-game name (3 to 16 of A-Z a-z 0-9 _): the commands run for it */
+                    guestName?: string;
+                    lines: {
+                        productID: string | number;
+                        /** @description 1 to 100; 1 when omitted */
+                        quantity?: string | number;
+                        variables?: {
+                            [key: string]: string;
+                        };
+                    }[];
+                    returnURL: string;
+                    cancelURL: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        data: {
+                            /** @example 9b2f4c7d1e6a48f0b3c5d7e9a1f2b4c6 */
+                            paymentID: string;
+                            /** @example https://checkout.stripe.com/c/pay/cs_test_a1B2c3D4e5F6 */
+                            checkoutURL: string;
+                            /**
+                             * @description decimal: the basket's price from the catalogue
+                             * @example 4.99
+                             */
+                            amount: string;
+                            /** @example USD */
+                            currency: string;
+                        };
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE, INVALID_URL, INVALID_GUEST_NAME, INVALID_QUANTITY, INVALID_VARIABLE, OUT_OF_STOCK, REQUIRED_PRODUCT, REQUIRED_LINKED_ACCOUNT, DOWNGRADE_NOT_ALLOWED, ACCOUNT_REQUIRED, INVALID_AMOUNT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GUEST_CHECKOUT_DISABLED, FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, PRODUCT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GATEWAY_ERROR */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     getPaymentsByPaymentID: {
         parameters: {
             query?: never;
@@ -15083,12 +15404,25 @@ export interface operations {
                     "application/json": {
                         /** @example 9b2f4c7d1e6a48f0b3c5d7e9a1f2b4c6 */
                         paymentID: string;
-                        /** @example 7 */
+                        /**
+                         * @description top-up or purchase (a basket paid directly)
+                         * @example top-up
+                         */
+                        kind: string;
+                        /**
+                         * @description 0 for a guest
+                         * @example 7
+                         */
                         userID: string;
+                        /**
+                         * @description a guest's in-game name
+                         * @example null
+                         */
+                        guestName: string | null;
                         /** @example stripe */
                         gateway: string;
                         /**
-                         * @description pending, completed, refunded or disputed
+                         * @description pending, completed, credited (a purchase no longer possible, its money on the balance), refund-due, refunded, disputed or expired
                          * @example completed
                          */
                         status: string;
@@ -15219,7 +15553,7 @@ export interface operations {
                         status: true;
                         data: {
                             /**
-                             * @description completed, refunded, disputed, ignored (no payment event), duplicate (seen before) or unchanged
+                             * @description completed, credited or refund-due (a purchase no longer possible), refunded, disputed, ignored (no payment event), duplicate (seen before) or unchanged
                              * @example completed
                              */
                             result: string;

@@ -23,6 +23,9 @@ function periodStart(type: Exclude<DonationType, 'latest'>, timeZone: string, at
   return start === undefined ? undefined : parseClientTimestamp(start, timeZone);
 }
 
+/** Guests (user 0) are told apart by the name they bought under; an account's line is its id. */
+const GUEST = "case when user_id = 0 then username else '' end";
+
 export class DbDonationsService implements DonationsService {
   readonly #db: Database;
 
@@ -35,7 +38,7 @@ export class DbDonationsService implements DonationsService {
   }
 
   /**
-   * One query per board. Sums never mix currencies: a user who paid in two currencies has a line
+   * One query per board. Guests' purchases (user 0) count per name typed at checkout. Sums never mix currencies: a user who paid in two currencies has a line
    * for each. Ties rank the user who reached the sum first (earlier last payment) higher.
    */
   async board(type: DonationType, limit: number, timeZone: string): Promise<Donation[]> {
@@ -49,7 +52,7 @@ export class DbDonationsService implements DonationsService {
     const rows = await this.#db.query<{ username: string; amount: number; currency: string; last: string }>(
       `select max(username) as username, sum(amount) as amount, currency, max(creation_date) as last
        from donations_entries${since ? ' where creation_date >= ?' : ''}
-       group by user_id, currency order by sum(amount) desc, max(creation_date), user_id limit ?`,
+       group by user_id, ${GUEST}, currency order by sum(amount) desc, max(creation_date), user_id limit ?`,
       since ? [since, limit] : [limit]);
     return rows.map((r) => ({ username: r.username, amount: Number(r.amount), currency: r.currency, date: r.last }));
   }

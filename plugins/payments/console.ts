@@ -12,7 +12,7 @@ import type { DbPaymentsService, Package, Payment } from './service.ts';
 type Shown = { values: Record<string, string>; errors: Record<string, string> };
 
 const PAGE = 50;
-const STATUSES: Payment['status'][] = ['pending', 'completed', 'refunded', 'disputed'];
+const STATUSES: Payment['status'][] = ['pending', 'completed', 'credited', 'refund-due', 'refunded', 'disputed', 'expired'];
 
 const FIELDS: ConsoleField[] = [
   { name: 'name', label: 'Name', required: true },
@@ -30,12 +30,13 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
   order: 65,
   pages(pages, { settings }, payments) {
     const tz = () => settings.get().timezone;
-    const player = (userId: number) => {
+    const player = (userId: number, guestName: string | null) => {
+      if (userId === 0) return `guest ${guestName ?? ''}`;
       const href = pages.href('players', `/${userId}`);
       return href ? { text: `#${userId}`, href } : `#${userId}`;
     };
     const paymentRow = (p: Payment) => ({
-      date: displayTimestamp(p.creationDate, tz()), player: player(p.userId), gateway: p.gateway, status: p.status,
+      date: displayTimestamp(p.creationDate, tz()), player: player(p.userId, p.guestName), gateway: p.gateway, status: p.status,
       amount: `${formatMoney(p.amount)} ${p.currency}`, credits: formatMoney(p.credits), debt: p.debt ? formatMoney(p.debt) : '',
     });
     const paymentColumns = [
@@ -46,7 +47,9 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
     pages.get('', async ({ query }) => {
       const status = STATUSES.find((s) => s === query.status);
       const before = /^[0-9a-f]{32}$/.test(query.before ?? '') ? query.before : undefined;
-      const [rows, debts] = await Promise.all([payments.list({ status, before, limit: PAGE }), payments.debts()]);
+      const [rows, debts, refundsDue] = await Promise.all([
+        payments.list({ status, before, limit: PAGE }), payments.debts(), payments.list({ status: 'refund-due', limit: PAGE }),
+      ]);
       const link = (extra: Record<string, string>) => `${pages.base}?${new URLSearchParams({ ...(status ? { status } : {}), ...extra })}`;
       return {
         title: 'Payments',
@@ -70,6 +73,10 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
           {
             kind: 'table', caption: 'Debts: credits a refund or dispute could not take back', empty: 'Nobody owes credits.',
             columns: paymentColumns, rows: debts.map(paymentRow),
+          },
+          {
+            kind: 'table', caption: 'To refund by hand at the gateway: guests paid for a purchase that could no longer be made', empty: 'Nothing to refund.',
+            columns: paymentColumns, rows: refundsDue.map(paymentRow),
           },
         ],
       };

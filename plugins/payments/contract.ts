@@ -60,14 +60,80 @@ export interface GatewayAdapter {
    * Any other error is the gateway failing: a 502 the gateway retries.
    */
   parseWebhook(request: WebhookRequest): Promise<GatewayEvent>;
+  /**
+   * Optional: gives a completed payment's money back in full (a guest's purchase that could no
+   * longer be made). Keyed by `paymentId` at the gateway, so a retry refunds once. Without it such
+   * a payment is left `refund-due` for staff.
+   */
+  refund?(request: { paymentId: string; chargeRef: string; amount: number; currency: string }): Promise<void>;
 }
 
 /** The codes a gateway's webhook refusal may carry (see GatewayAdapter.parseWebhook). */
 export const WEBHOOK_REFUSALS = ['INVALID_SIGNATURE', 'INVALID_WEBHOOK'];
 
+/** A top-up package as a front end shows it; money in cents. */
+export interface TopUpPackage {
+  id: number;
+  name: string;
+  price: number;
+  currency: string;
+  /** Credits added, bonus included. */
+  credits: number;
+}
+
+/** A line of a direct purchase: a product, how many, the variables chosen. */
+export interface PurchaseLine {
+  productId: number;
+  quantity: number;
+  variables: Record<string, string>;
+}
+
+export interface PurchaseRequest {
+  gateway: string;
+  /** The buyer's account; or, for a guest, `guestName`: the in-game name the commands run for. */
+  userId?: number;
+  guestName?: string;
+  lines: PurchaseLine[];
+  returnURL: string;
+  cancelURL: string;
+}
+
+/**
+ * Where a direct purchase or a top-up stands: `pending` until the gateway's webhook; `completed`
+ * with its store order; `credited` when the money arrived but the purchase could no longer be made
+ * (stock ran out, a rule stopped holding) and went to the buyer's balance instead; `refunded` when
+ * it went back through the gateway; `refund-due` when it must go back but the gateway cannot refund
+ * by itself (staff refund it); `expired` when nobody paid in time (a late payment still completes).
+ */
+export interface PurchaseStatus {
+  paymentId: string;
+  kind: 'purchase' | 'top-up';
+  status: 'pending' | 'completed' | 'credited' | 'refund-due' | 'refunded' | 'disputed' | 'expired';
+  userId: number | null;
+  guestName: string | null;
+  /** Cents of `currency`. */
+  amount: number;
+  currency: string;
+  orderId: number | null;
+}
+
 export interface PaymentsService {
   /** Makes a gateway available to checkouts and webhooks; a name can be registered once. */
   registerGateway(adapter: GatewayAdapter): void;
+  /** The gateways a player can pay with now (registered and configured). */
+  availableGateways(): string[];
+  /** The top-up packages on offer, cheapest first. */
+  topUpPackages(): Promise<TopUpPackage[]>;
+  /** A top-up of a package at a gateway for a user: a pending payment and where to pay it. */
+  startTopUp(request: { gateway: string; userId: number; packageId: number; returnURL: string; cancelURL: string }): Promise<{ paymentId: string; checkoutURL: string }>;
+  /**
+   * A basket paid directly at a gateway: the prices are read from the catalogue now (never from the
+   * caller) and kept with the pending payment; the gateway's verified webhook completes it through
+   * the store's buy exactly once.
+   */
+  startPurchase(request: PurchaseRequest): Promise<{ paymentId: string; checkoutURL: string; amount: number; currency: string }>;
+  /** PAYMENT_NOT_FOUND when there is no such payment. */
+  purchaseStatus(paymentId: string): Promise<PurchaseStatus>;
 }
 
 export const paymentsRef = createServiceRef<PaymentsService>('payments');

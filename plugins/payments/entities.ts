@@ -26,7 +26,12 @@ export const PaymentsPayment = defineEntity({
   properties: {
     /** Random and unguessable: the front end shows a payment by this id. */
     id: p.string().length(32).primary(),
+    /** The buyer's account; 0 for a guest's purchase (see guestName). */
     userId: p.integer().index(),
+    /** A guest's purchase: the in-game name the commands run for. */
+    guestName: p.string().length(16).nullable(),
+    /** A direct purchase: JSON of its lines with the prices offered (PricedLine[]); null for a top-up. */
+    purchaseLines: p.text().nullable(),
     gateway: p.string().length(32),
     checkoutRef: p.string().length(255),
     /** The gateway's id of the money moved (Stripe payment intent, PayPal capture), known once paid. */
@@ -35,11 +40,15 @@ export const PaymentsPayment = defineEntity({
     /** Cents of `currency` the player pays. */
     amount: p.bigint('number'),
     currency: p.string().length(3),
-    /** Cents of credits added on completion, bonus included. */
+    /** Cents of credits added on completion, bonus included (a purchase: 0, or its amount once credited). */
     credits: p.bigint('number'),
     bonus: p.bigint('number'),
-    status: p.string().length(16).$type<'pending' | 'completed' | 'refunded' | 'disputed'>(),
-    /** The store order of type `payment`, once completed. */
+    /**
+     * `credited`: a purchase paid but no longer possible, its money put on the buyer's balance;
+     * `refund-due`: the same for a guest at a gateway that cannot refund: staff refund it by hand.
+     */
+    status: p.string().length(16).$type<'pending' | 'completed' | 'credited' | 'refund-due' | 'refunded' | 'disputed' | 'expired'>(),
+    /** The store order of type `payment` (the purchase, or the credits of a top-up or a credited purchase), once completed. */
     orderId: p.integer().nullable(),
     /** Credits taken back on a refund or dispute. */
     reclaimed: p.bigint('number'),

@@ -1,8 +1,8 @@
 /**
  * Real money in: checkouts at payment gateways (Stripe, PayPal, or a gateway another feature
  * registers through the contract) whose signed webhooks record the payment through the store (a
- * `payment` order, its credits, the donation entry) exactly once, and take it back on a refund
- * or dispute. Secrets come from the environment; a gateway without them is disabled.
+ * `payment` order, its credits, the donation entry; for a direct purchase, the store's buy)
+ * exactly once, and take it back on a refund or dispute. Secrets come from the environment; a gateway without them is disabled.
  */
 import { Type } from '@sinclair/typebox';
 import { defineFeature } from '../../core/features.ts';
@@ -24,6 +24,12 @@ const options = Type.Object({
   paypalTimeoutMs: Type.Integer({ default: 10_000, minimum: 100 }),
   /** Largest top-up without a package, in the site currency. */
   maxAmount: Type.Integer({ default: 1000, minimum: 1 }),
+  /** A player without an account may buy directly with a gateway, under an in-game name. */
+  guestCheckout: Type.Boolean({ default: true }),
+  /** Minutes a direct purchase waits for its payment before it is `expired` (a later payment still completes it). */
+  purchaseExpiryMinutes: Type.Integer({ default: 60, minimum: 1 }),
+  /** How often unpaid purchases are looked for. */
+  expirySweepSeconds: Type.Integer({ default: 60, minimum: 1 }),
 });
 
 /** The environment variables a gateway needs; it is disabled while any is unset. */
@@ -38,11 +44,12 @@ export default defineFeature({
   errors: {
     GATEWAY_UNAVAILABLE: 400, GATEWAY_ERROR: 502, INVALID_SIGNATURE: 400, INVALID_WEBHOOK: 400, UNKNOWN_PAYMENT: 400,
     AMOUNT_MISMATCH: 400, PACKAGE_NOT_FOUND: 404, PAYMENT_NOT_FOUND: 404, INVALID_CURRENCY: 400, INVALID_URL: 400,
+    GUEST_CHECKOUT_DISABLED: 403, INVALID_GUEST_NAME: 400,
   },
   async register(app, { db, events, services, settings, env, log, options: opts }) {
     const payments = new DbPaymentsService({
       db, events, settings, log, users: services.get(usersRef), credits: services.get(creditsRef), store: services.get(storeRef),
-      maxAmount: opts.maxAmount * 100,
+      maxAmount: opts.maxAmount * 100, guestCheckout: opts.guestCheckout, purchaseExpirySeconds: opts.purchaseExpiryMinutes * 60,
     });
     const stripeMissing = missing(env, ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
     if (stripeMissing.length === 0) {
@@ -62,6 +69,15 @@ export default defineFeature({
     }
     services.provide(paymentsRef, payments);
     await paymentsRoutes(app, payments, settings);
+
+    let sweeper: NodeJS.Timeout | undefined;
+    app.addHook('onReady', async () => {
+      sweeper = setInterval(() => {
+        payments.expirePending().catch((err: unknown) => log.error({ err }, 'payments: expiring unpaid purchases failed'));
+      }, opts.expirySweepSeconds * 1000);
+      sweeper.unref();
+    });
+    app.addHook('preClose', async () => clearInterval(sweeper));
     return payments;
   },
   console: [paymentsSection],

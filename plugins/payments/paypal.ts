@@ -123,6 +123,14 @@ export function paypalGateway(secrets: PayPalSecrets, { timeoutMs }: PayPalOptio
       }
       return readEvent(webhook.id, webhook.event_type, webhook.resource, capture);
     },
+
+    async refund({ paymentId, chargeRef }) {
+      // No amount: the whole capture. PayPal-Request-Id makes a retried refund the same one.
+      const res = await api<{ details?: { issue?: string }[] }>('POST', `/v2/payments/captures/${encodeURIComponent(chargeRef)}/refund`, {},
+        { 'paypal-request-id': `refund-${paymentId}` });
+      if (res.status === 422 && res.body.details?.some((d) => d.issue === 'CAPTURE_FULLY_REFUNDED')) return;
+      if (res.status >= 300) throw new Error(`PayPal refused to refund capture ${chargeRef} (HTTP ${res.status}).`);
+    },
   };
 }
 

@@ -5,8 +5,8 @@ import { displayTimestamp, formatMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import {
-  CheckoutBody, CheckoutResponse, PackageCreateBody, PackageParams, PackagePatchBody, PackageRow, PaymentParams, PaymentRow,
-  WebhookParams, WebhookResponse,
+  CheckoutBody, CheckoutResponse, PackageCreateBody, PackageParams, PackagePatchBody, PackageRow, PaymentParams, PaymentRow, PurchaseBody,
+  PurchaseResponse, WebhookParams, WebhookResponse,
 } from './schemas.ts';
 import type { DbPaymentsService, Package, Payment } from './service.ts';
 
@@ -24,7 +24,7 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
     bonus: formatMoney(p.bonus), creationDate: displayTimestamp(p.creationDate, tz()),
   });
   const showPayment = (p: Payment) => ({
-    paymentID: p.id, userID: String(p.userId), gateway: p.gateway, status: p.status, amount: formatMoney(p.amount),
+    paymentID: p.id, kind: p.purchaseLines === null ? 'top-up' : 'purchase', userID: String(p.userId), guestName: p.guestName, gateway: p.gateway, status: p.status, amount: formatMoney(p.amount),
     currency: p.currency, credits: formatMoney(p.credits), bonus: formatMoney(p.bonus),
     packageID: p.packageId === null ? null : String(p.packageId), orderID: p.orderId === null ? null : String(p.orderId),
     checkoutURL: p.checkoutUrl, reclaimed: formatMoney(p.reclaimed), debt: formatMoney(p.debt),
@@ -69,6 +69,29 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
   }, async (request) => {
     const payment = await payments.checkout(request.body);
     return { status: true as const, data: { paymentID: payment.id, checkoutURL: payment.checkoutUrl } };
+  });
+  app.get('/api/payments/packages', {
+    schema: { tags, summary: 'Top-up packages on offer, cheapest first', response: { 200: Type.Array(PackageRow) } },
+  }, async () => (await payments.packages()).map(showPackage));
+  app.post('/api/payments/purchase', {
+    schema: {
+      tags, summary: 'Buy a basket directly at a gateway',
+      description: 'The buyer is `userID`, `username` or, for a guest, `guestName`. Prices come from the catalogue; the basket is checked as a buy is. '
+        + 'Send the player to `checkoutURL`; the gateway\'s webhook completes the order.',
+      body: PurchaseBody, response: { 200: PurchaseResponse },
+      errors: [
+        'GATEWAY_UNAVAILABLE', 'INVALID_URL', 'USER_NOT_FOUND', 'GUEST_CHECKOUT_DISABLED', 'INVALID_GUEST_NAME', 'PRODUCT_NOT_FOUND', 'INVALID_QUANTITY',
+        'INVALID_VARIABLE', 'OUT_OF_STOCK', 'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED', 'ACCOUNT_REQUIRED', 'INVALID_AMOUNT', 'GATEWAY_ERROR',
+      ],
+    },
+  }, async (request) => {
+    const { gateway, userID, username, guestName, lines, returnURL, cancelURL } = request.body;
+    const started = await payments.startPurchase({
+      gateway, returnURL, cancelURL, guestName,
+      userId: username !== undefined && userID === undefined ? await payments.userIdOf(username) : userID === undefined ? undefined : Number(userID),
+      lines: lines.map((l) => ({ productId: Number(l.productID), quantity: l.quantity === undefined ? 1 : Number(l.quantity), variables: l.variables ?? {} })),
+    });
+    return { status: true as const, data: { paymentID: started.paymentId, checkoutURL: started.checkoutURL, amount: formatMoney(started.amount), currency: started.currency } };
   });
   app.get('/api/payments/:paymentID', {
     schema: { tags, summary: 'A payment and its state', params: PaymentParams, response: { 200: PaymentRow }, errors: ['PAYMENT_NOT_FOUND'] },

@@ -37,10 +37,33 @@ export const CheckoutBody = Type.Object({
   cancelURL: Type.String({ minLength: 1, maxLength: 2000 }),
 });
 
+export const PurchaseBody = Type.Object({
+  gateway: Type.String({ minLength: 1, maxLength: 32 }),
+  userID: Type.Optional(S.numeric({ description: 'the buyer\'s account; or username; or guestName' })),
+  username: Type.Optional(Type.String({ maxLength: 64 })),
+  guestName: Type.Optional(Type.String({ maxLength: 64, description: 'a guest\'s in-game name (3 to 16 of A-Z a-z 0-9 _): the commands run for it' })),
+  lines: Type.Array(Type.Object({
+    productID: S.numeric(),
+    quantity: Type.Optional(S.numeric({ description: '1 to 100; 1 when omitted' })),
+    variables: Type.Optional(Type.Record(Type.String(), Type.String())),
+  }), { minItems: 1, maxItems: 100 }),
+  returnURL: Type.String({ minLength: 1, maxLength: 2000 }),
+  cancelURL: Type.String({ minLength: 1, maxLength: 2000 }),
+});
+
+export const PurchaseResponse = S.ok({
+  data: Type.Object({
+    paymentID: S.str(undefined, PAYMENT_ID), checkoutURL: S.str(undefined, CHECKOUT_URL),
+    amount: S.moneyStr('decimal: the basket\'s price from the catalogue'), currency: S.str(undefined, S.EXAMPLE.currency),
+  }),
+});
+
 export const PaymentParams = Type.Object({ paymentID: Type.String({ pattern: '^[0-9a-f]{32}$' }) });
 
 export const PaymentRow = S.row({
-  paymentID: S.str(undefined, PAYMENT_ID), userID: S.str(undefined, '7'), gateway: S.example('stripe'), status: S.str('pending, completed, refunded or disputed', 'completed'),
+  paymentID: S.str(undefined, PAYMENT_ID), kind: S.str('top-up or purchase (a basket paid directly)', 'top-up'), userID: S.str('0 for a guest', '7'),
+  guestName: S.strOrNull('a guest\'s in-game name', null), gateway: S.example('stripe'),
+  status: S.str('pending, completed, credited (a purchase no longer possible, its money on the balance), refund-due, refunded, disputed or expired', 'completed'),
   amount: S.moneyStr(), currency: S.str(undefined, S.EXAMPLE.currency), credits: S.str('decimal, bonus included', '11.00'), bonus: S.str('decimal', '1.00'),
   packageID: S.strOrNull(undefined, '3'), orderID: S.strOrNull('the store order, once completed', '310'), checkoutURL: S.str(undefined, CHECKOUT_URL),
   reclaimed: S.str('decimal: credits taken back by a refund or dispute', '0.00'),
@@ -53,5 +76,7 @@ export const CheckoutResponse = S.ok({ data: Type.Object({ paymentID: S.str(unde
 export const WebhookParams = Type.Object({ gateway: Type.String({ maxLength: 32 }) });
 
 export const WebhookResponse = S.ok({
-  data: Type.Object({ result: S.str('completed, refunded, disputed, ignored (no payment event), duplicate (seen before) or unchanged', 'completed') }),
+  data: Type.Object({
+    result: S.str('completed, credited or refund-due (a purchase no longer possible), refunded, disputed, ignored (no payment event), duplicate (seen before) or unchanged', 'completed'),
+  }),
 });

@@ -6,20 +6,25 @@
  * or a racing copy finds it taken), and moves the payment on only from the state the event
  * expects (`pending` → `completed` → `refunded`/`disputed`). A refund seen before its completion
  * leaves the payment reversed, so the late completion credits nothing. The store order keeps
- * its own unique (payment api, payment id) as a last guard.
+ * its own unique (payment api, payment id) as a last guard. A direct purchase completes through
+ * the store's buy, also from `expired`, or, no longer possible, settles as `credited`, `refunded`
+ * or `refund-due` (docs/payments.md).
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
-import { formatMoney, now, requireMoney } from '../../core/format.ts';
+import { addSeconds, formatMoney, now, requireMoney } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
-import type { StoreService } from '../store/contract.ts';
+import type { PricedLine, PurchaseBuyer, RequestedLine, StoreService } from '../store/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
-import { WEBHOOK_REFUSALS, type GatewayAdapter, type GatewayEvent, type PaymentsService, type WebhookRequest } from './contract.ts';
+import {
+  WEBHOOK_REFUSALS, type GatewayAdapter, type GatewayEvent, type PaymentsService, type PurchaseRequest, type PurchaseStatus, type TopUpPackage,
+  type WebhookRequest,
+} from './contract.ts';
 import { PaymentsEvent, PaymentsPackage, PaymentsPayment } from './entities.ts';
 
 export type Package = TableRecord<typeof PaymentsPackage>;
@@ -43,8 +48,11 @@ export interface CheckoutInput {
   cancelURL: string;
 }
 
-/** What a webhook did: `duplicate` (event seen before), `unchanged` (the payment was past that state). */
-export type WebhookResult = 'completed' | 'refunded' | 'disputed' | 'ignored' | 'duplicate' | 'unchanged';
+/**
+ * What a webhook did: `duplicate` (event seen before), `unchanged` (the payment was past that
+ * state); for a purchase no longer possible, `credited`, `refunded` or `refund-due`.
+ */
+export type WebhookResult = 'completed' | 'credited' | 'refund-due' | 'refunded' | 'disputed' | 'ignored' | 'duplicate' | 'unchanged';
 
 export interface PaymentsDeps {
   db: Database;
@@ -56,6 +64,46 @@ export interface PaymentsDeps {
   log: FastifyBaseLogger;
   /** Largest top-up without a package, in cents. */
   maxAmount: number;
+  /** Whether a player without an account may buy directly. */
+  guestCheckout: boolean;
+  /** Seconds a direct purchase waits for its payment before it expires. */
+  purchaseExpirySeconds: number;
+}
+
+/** A guest's in-game name: what the game accepts as a player name. */
+const GUEST_NAME = /^[A-Za-z0-9_]{3,16}$/;
+
+/** The most lines and the most units of a line in one purchase, as in a buy (decisions.md §5). */
+const MAX_LINES = 100;
+
+/**
+ * A purchase the store refused at completion (stock gone, a rule no longer holding): the completing
+ * transaction rolls back whole, since the buy may have written before its last check, and another
+ * settles the money.
+ */
+class Unfulfillable extends Error {
+  readonly reason: DomainError;
+  constructor(reason: DomainError) {
+    super(reason.message);
+    this.reason = reason;
+  }
+}
+
+/** A purchase's lines as sent, checked for shape; the store judges them against the catalogue. */
+function requestedLines(lines: unknown): RequestedLine[] {
+  if (!Array.isArray(lines) || lines.length === 0) throw new DomainError('VALIDATION_ERROR', 'lines: at least one product is required.');
+  if (lines.length > MAX_LINES) throw new DomainError('VALIDATION_ERROR', `lines: at most ${MAX_LINES} lines in one purchase.`);
+  return lines.map((line: Partial<Record<keyof PurchaseRequest['lines'][number], unknown>>, i) => {
+    const { productId, quantity, variables = {} } = line ?? {};
+    if (!Number.isSafeInteger(productId) || (productId as number) < 1) throw new DomainError('PRODUCT_NOT_FOUND', `lines[${i}]: no product with ID ${String(productId)}.`);
+    if (!Number.isInteger(quantity) || (quantity as number) < 1 || (quantity as number) > MAX_LINES) {
+      throw new DomainError('INVALID_QUANTITY', `lines[${i}].quantity must be a whole number from 1 to ${MAX_LINES}.`);
+    }
+    if (typeof variables !== 'object' || variables === null || Object.values(variables).some((v) => typeof v !== 'string')) {
+      throw new DomainError('INVALID_VARIABLE', `lines[${i}].variables must map names to text.`);
+    }
+    return { productId: productId as number, sentId: String(productId), quantity: quantity as number, variables: new Map(Object.entries(variables as Record<string, string>)) };
+  });
 }
 
 const MAX_CENTS = 100_000_000_00;
@@ -118,6 +166,10 @@ export class DbPaymentsService implements PaymentsService {
     return [...[...this.#gateways.keys()].map((name) => ({ name })), ...[...this.#disabled].map(([name, reason]) => ({ name, reason }))];
   }
 
+  availableGateways(): string[] {
+    return [...this.#gateways.keys()];
+  }
+
   #gateway(name: string): GatewayAdapter {
     const adapter = this.#gateways.get(name);
     if (adapter) return adapter;
@@ -129,6 +181,10 @@ export class DbPaymentsService implements PaymentsService {
 
   async packages(): Promise<Package[]> {
     return PaymentsPackage.select(this.#deps.db, 'order by price, id');
+  }
+
+  async topUpPackages(): Promise<TopUpPackage[]> {
+    return (await this.packages()).map((p) => ({ id: p.id, name: p.name, price: p.price, currency: p.currency, credits: p.credits + p.bonus }));
   }
 
   async requirePackage(id: number): Promise<Package> {
@@ -184,17 +240,22 @@ export class DbPaymentsService implements PaymentsService {
     throw new DomainError('VALIDATION_ERROR', 'userID or username is required.');
   }
 
+  /** USER_NOT_FOUND when there is no such user. */
+  async userIdOf(username: string): Promise<number> {
+    return (await this.#deps.users.requireByUsername(username)).id;
+  }
+
   async checkout(input: CheckoutInput): Promise<Payment> {
     const adapter = this.#gateway(input.gateway);
     const returnURL = urlOf(input.returnURL, 'returnURL');
     const cancelURL = urlOf(input.cancelURL, 'cancelURL');
     const user = await this.#user(input);
-    let what: { packageId: number | null; amount: number; currency: string; credits: number; bonus: number; description: string };
+    let what: Pick<Payment, 'packageId' | 'amount' | 'currency' | 'credits' | 'bonus'> & { description: string };
     if (input.packageID !== undefined && input.packageID !== '') {
       const id = Number(input.packageID);
       const pkg = Number.isSafeInteger(id) && id > 0 ? await this.requirePackage(id) : undefined;
       if (!pkg) throw new DomainError('PACKAGE_NOT_FOUND', `There is no package ${String(input.packageID)}.`);
-      what = { packageId: pkg.id, amount: pkg.price, currency: pkg.currency, credits: pkg.credits, bonus: pkg.bonus, description: pkg.name };
+      what = { packageId: pkg.id, amount: pkg.price, currency: pkg.currency, credits: pkg.credits + pkg.bonus, bonus: pkg.bonus, description: pkg.name };
     } else {
       if (input.amount === undefined || input.amount === '') throw new DomainError('INVALID_AMOUNT', 'amount or packageID is required.');
       const amount = centsOf(input.amount, 'amount', 1);
@@ -202,6 +263,46 @@ export class DbPaymentsService implements PaymentsService {
       const { currency } = this.#deps.settings.get();
       what = { packageId: null, amount, currency, credits: amount, bonus: 0, description: `${formatMoney(amount)} ${currency} of credits` };
     }
+    return this.#open(adapter, { ...what, userId: user.id, guestName: null, purchaseLines: null }, returnURL, cancelURL);
+  }
+
+  async startTopUp(request: { gateway: string; userId: number; packageId: number; returnURL: string; cancelURL: string }): Promise<{ paymentId: string; checkoutURL: string }> {
+    const payment = await this.checkout({ ...request, userID: request.userId, packageID: request.packageId });
+    return { paymentId: payment.id, checkoutURL: payment.checkoutUrl };
+  }
+
+  /** The buyer of a purchase request: an account, or a guest when guest checkout is on. */
+  async #purchaseBuyer(request: Pick<PurchaseRequest, 'userId' | 'guestName'>): Promise<PurchaseBuyer> {
+    if (request.userId !== undefined && request.guestName !== undefined) throw new DomainError('VALIDATION_ERROR', 'Send userId or guestName, not both.');
+    if (request.userId !== undefined) {
+      if (!Number.isSafeInteger(request.userId) || request.userId < 1) throw new DomainError('USER_NOT_FOUND', `There is no user ${String(request.userId)}.`);
+      return { userId: (await this.#deps.users.requireById(request.userId)).id };
+    }
+    if (request.guestName === undefined) throw new DomainError('VALIDATION_ERROR', 'userId or guestName is required.');
+    if (!this.#deps.guestCheckout) throw new DomainError('GUEST_CHECKOUT_DISABLED', 'Guest checkout is off: sign in to buy.');
+    if (!GUEST_NAME.test(request.guestName)) throw new DomainError('INVALID_GUEST_NAME', 'guestName must be 3 to 16 letters, digits or _.');
+    return { guestName: request.guestName };
+  }
+
+  async startPurchase(request: PurchaseRequest): Promise<{ paymentId: string; checkoutURL: string; amount: number; currency: string }> {
+    const adapter = this.#gateway(request.gateway);
+    const returnURL = urlOf(request.returnURL, 'returnURL');
+    const cancelURL = urlOf(request.cancelURL, 'cancelURL');
+    const buyer = await this.#purchaseBuyer(request);
+    const quote = await this.#deps.store.quote(buyer, requestedLines(request.lines));
+    if (quote.total < 1) throw new DomainError('INVALID_AMOUNT', 'This basket costs nothing: there is nothing to pay at a gateway.');
+    if (quote.total > MAX_CENTS) throw new DomainError('INVALID_AMOUNT', `A purchase must cost at most ${formatMoney(MAX_CENTS)}.`);
+    const payment = await this.#open(adapter, {
+      userId: 'userId' in buyer ? buyer.userId : 0, guestName: 'guestName' in buyer ? buyer.guestName : null, packageId: null,
+      amount: quote.total, currency: quote.currency, credits: 0, bonus: 0, purchaseLines: JSON.stringify(quote.lines),
+      description: quote.lines.map((l) => `${l.productName} x${l.quantity}`).join(', ').slice(0, 127),
+    }, returnURL, cancelURL);
+    return { paymentId: payment.id, checkoutURL: payment.checkoutUrl, amount: payment.amount, currency: payment.currency };
+  }
+
+  /** A pending payment and its checkout at the gateway; nothing is stored when the gateway refuses. */
+  async #open(adapter: GatewayAdapter, what: Pick<Payment, 'userId' | 'guestName' | 'packageId' | 'amount' | 'currency' | 'credits' | 'bonus' | 'purchaseLines'> & { description: string },
+    returnURL: string, cancelURL: string): Promise<Payment> {
     const id = randomBytes(16).toString('hex');
     let session;
     try {
@@ -212,13 +313,33 @@ export class DbPaymentsService implements PaymentsService {
       throw new DomainError('GATEWAY_ERROR', `The gateway ${adapter.name} did not create the checkout; try again later.`);
     }
     const stamp = now();
+    const { description: _, ...values } = what;
     const payment: Payment = {
-      id, userId: user.id, gateway: adapter.name, checkoutRef: session.checkoutRef, chargeRef: null, packageId: what.packageId,
-      amount: what.amount, currency: what.currency, credits: what.credits + what.bonus, bonus: what.bonus, status: 'pending',
+      ...values, id, gateway: adapter.name, checkoutRef: session.checkoutRef, chargeRef: null, status: 'pending',
       orderId: null, reclaimed: 0, debt: 0, checkoutUrl: session.checkoutURL, creationDate: stamp, updateDate: stamp,
     };
     await PaymentsPayment.insert(this.#deps.db, payment);
     return payment;
+  }
+
+  async purchaseStatus(paymentId: string): Promise<PurchaseStatus> {
+    const p = await this.requirePayment(paymentId);
+    return {
+      paymentId: p.id, kind: p.purchaseLines === null ? 'top-up' : 'purchase', status: p.status, userId: p.userId === 0 ? null : p.userId,
+      guestName: p.guestName, amount: p.amount, currency: p.currency, orderId: p.orderId,
+    };
+  }
+
+  /**
+   * Direct purchases nobody paid within the expiry become `expired`, one conditional statement:
+   * a webhook holding the row lock finishes first and the row is no longer pending. No stock was
+   * reserved, so nothing comes back; a payment that arrives later still completes.
+   */
+  async expirePending(at = now()): Promise<number> {
+    const { affectedRows } = await this.#deps.db.run(
+      "update payments_payments set status = 'expired', update_date = ? where status = 'pending' and purchase_lines is not null and creation_date < ?",
+      [at, addSeconds(at, -this.#deps.purchaseExpirySeconds)]);
+    return affectedRows;
   }
 
   async requirePayment(id: string): Promise<Payment> {
@@ -271,7 +392,13 @@ export class DbPaymentsService implements PaymentsService {
     }
     if (event.kind === 'ignored') return 'ignored';
     try {
-      const result = await this.#deps.db.transaction(() => this.#apply(gateway, event));
+      let result: WebhookResult;
+      try {
+        result = await this.#deps.db.transaction(() => this.#apply(adapter, event));
+      } catch (err) {
+        if (!(err instanceof Unfulfillable)) throw err;
+        result = await this.#deps.db.transaction(() => this.#apply(adapter, event, err.reason));
+      }
       this.#deps.log.info({ gateway, eventId: event.eventId, kind: event.kind, result }, 'webhook processed');
       return result;
     } catch (err) {
@@ -291,8 +418,10 @@ export class DbPaymentsService implements PaymentsService {
     throw new DomainError('UNKNOWN_PAYMENT', `Event ${event.eventId} names no payment of ${gateway}.`);
   }
 
-  async #apply(gateway: string, event: Exclude<GatewayEvent, { kind: 'ignored' }>): Promise<WebhookResult> {
+  /** `unfulfillable`: the store refused this completion's purchase in an earlier try: settle its money instead. */
+  async #apply(adapter: GatewayAdapter, event: Exclude<GatewayEvent, { kind: 'ignored' }>, unfulfillable?: DomainError): Promise<WebhookResult> {
     const { db } = this.#deps;
+    const gateway = adapter.name;
     const payment = await this.#lockPayment(gateway, event);
     if (event.kind === 'completed' && (event.amount !== payment.amount || event.currency.toUpperCase() !== payment.currency)) {
       throw new DomainError('AMOUNT_MISMATCH',
@@ -304,28 +433,89 @@ export class DbPaymentsService implements PaymentsService {
       if (isUniqueViolation(err)) return 'duplicate';
       throw err;
     }
-    if (event.kind === 'completed') return this.#complete(payment, event.chargeRef);
+    if (event.kind === 'completed') {
+      if (payment.purchaseLines === null) return this.#complete(payment, event.chargeRef);
+      return unfulfillable ? this.#settleUnfulfillable(adapter, payment, event.chargeRef, unfulfillable) : this.#completePurchase(payment, event.chargeRef);
+    }
     // A partial refund leaves the purchase standing; the refund that makes it whole takes the credits back.
     if (event.kind === 'refunded' && event.refundedTotal !== undefined && event.refundedTotal < payment.amount) return 'ignored';
     return this.#reverse(payment, event.kind, event.chargeRef);
   }
 
   async #complete(payment: Payment, chargeRef: string | undefined): Promise<WebhookResult> {
-    const { db, users, store, events } = this.#deps;
     if (payment.status !== 'pending') return 'unchanged';
-    const user = await users.requireById(payment.userId);
-    const order = await store.recordPayment({
-      username: user.username, amount: payment.amount, credit: payment.credits, currency: payment.currency,
-      paymentApi: payment.gateway, paymentId: payment.id,
+    const user = await this.#deps.users.requireById(payment.userId);
+    const order = await this.#recordCredits(payment, user.username, payment.credits);
+    return this.#settle(payment, 'completed', order, chargeRef, payment.credits);
+  }
+
+  /** The money of a payment as a `payment` order adding `credits` to the user's balance (ledger reason `payment`). */
+  async #recordCredits(payment: Payment, username: string, credits: number): Promise<number> {
+    const order = await this.#deps.store.recordPayment({
+      username, amount: payment.amount, credit: credits, currency: payment.currency, paymentApi: payment.gateway, paymentId: payment.id,
     });
-    const orderId = Number(order.id);
-    await db.run("update payments_payments set status = 'completed', order_id = ?, charge_ref = ?, update_date = ? where id = ?",
-      [orderId, chargeRef ?? payment.chargeRef, now(), payment.id]);
-    await events.emit('payments.completed', {
-      paymentId: payment.id, userId: payment.userId, orderId, gateway: payment.gateway, amount: payment.amount,
-      currency: payment.currency, credits: payment.credits,
+    return Number(order.id);
+  }
+
+  async #settle(payment: Payment, status: 'completed' | 'credited', orderId: number, chargeRef: string | undefined, credits: number): Promise<WebhookResult> {
+    await this.#deps.db.run('update payments_payments set status = ?, order_id = ?, charge_ref = ?, credits = ?, update_date = ? where id = ?',
+      [status, orderId, chargeRef ?? payment.chargeRef, credits, now(), payment.id]);
+    await this.#deps.events.emit('payments.completed', {
+      paymentId: payment.id, userId: payment.userId, orderId, gateway: payment.gateway, amount: payment.amount, currency: payment.currency, credits,
     });
-    return 'completed';
+    return status;
+  }
+
+  /** An expired purchase still completes: the money arrived. */
+  async #completePurchase(payment: Payment, chargeRef: string | undefined): Promise<WebhookResult> {
+    if (payment.status !== 'pending' && payment.status !== 'expired') return 'unchanged';
+    let orderId: number;
+    try {
+      ({ orderId } = await this.#deps.store.buyPaid(this.#buyerOf(payment), JSON.parse(payment.purchaseLines!) as PricedLine[], {
+        paymentApi: payment.gateway, paymentId: payment.id, currency: payment.currency,
+      }));
+    } catch (err) {
+      if (err instanceof DomainError && err.code !== 'CONFLICT') throw new Unfulfillable(err);
+      throw err;
+    }
+    return this.#settle(payment, 'completed', orderId, chargeRef, 0);
+  }
+
+  #buyerOf(payment: Payment): PurchaseBuyer {
+    return payment.userId === 0 ? { guestName: payment.guestName! } : { userId: payment.userId };
+  }
+
+  /**
+   * Paid, but the purchase can no longer be made (decisions in docs/payments.md): an account gets the
+   * money as credits (`credited`); a guest, who has no balance, gets it back through the gateway
+   * (`refunded`), or staff do when the gateway cannot refund (`refund-due`).
+   */
+  async #settleUnfulfillable(adapter: GatewayAdapter, payment: Payment, chargeRef: string | undefined, reason: DomainError): Promise<WebhookResult> {
+    const { db, users, log } = this.#deps;
+    if (payment.status !== 'pending' && payment.status !== 'expired') return 'unchanged';
+    const why = { paymentId: payment.id, gateway: adapter.name, code: reason.code, reason: reason.message };
+    const user = payment.userId === 0 ? undefined : await users.findById(payment.userId);
+    if (user) {
+      log.warn(why, 'a paid purchase could no longer be made: its money is credited to the buyer\'s balance');
+      return this.#settle(payment, 'credited', await this.#recordCredits(payment, user.username, payment.amount), chargeRef, payment.amount);
+    }
+    const charge = chargeRef ?? payment.chargeRef;
+    let status: 'refunded' | 'refund-due' = 'refund-due';
+    if (adapter.refund && charge) {
+      try {
+        await adapter.refund({ paymentId: payment.id, chargeRef: charge, amount: payment.amount, currency: payment.currency });
+      } catch (err) {
+        // Rolled back and answered 502: the gateway sends the webhook again, and the refund, keyed by the payment, is made once.
+        log.error({ err, ...why }, 'the gateway refused the refund');
+        throw new DomainError('GATEWAY_ERROR', `The gateway ${adapter.name} did not refund payment ${payment.id}; try again later.`);
+      }
+      status = 'refunded';
+      log.warn(why, 'a guest\'s paid purchase could no longer be made: refunded through the gateway');
+    } else {
+      log.error(why, 'a guest\'s paid purchase could no longer be made and the gateway cannot refund it: refund it by hand');
+    }
+    await db.run('update payments_payments set status = ?, charge_ref = ?, update_date = ? where id = ?', [status, charge, now(), payment.id]);
+    return status;
   }
 
   /**
@@ -334,15 +524,17 @@ export class DbPaymentsService implements PaymentsService {
    */
   async #reverse(payment: Payment, kind: 'refunded' | 'disputed', chargeRef: string | undefined): Promise<WebhookResult> {
     const { db, credits, store, events } = this.#deps;
-    if (payment.status === 'pending') {
-      // Reversed before we saw it paid: it can no longer complete, so nothing was or will be credited.
+    if (payment.status === 'pending' || payment.status === 'expired' || payment.status === 'refund-due') {
+      // Reversed before we saw it paid, or nothing was given for it: it can no longer complete, so nothing was or will be credited.
       await db.run('update payments_payments set status = ?, charge_ref = ?, update_date = ? where id = ?',
         [kind, chargeRef ?? payment.chargeRef, now(), payment.id]);
       return kind;
     }
-    if (payment.status !== 'completed') return 'unchanged';
+    if (payment.status !== 'completed' && payment.status !== 'credited') return 'unchanged';
     const orderId = payment.orderId!;
-    const reclaimed = await credits.takeUpTo(payment.userId, payment.credits, { reason: kind === 'refunded' ? 'refund' : 'dispute', orderId });
+    // A direct purchase added no credits: its order's refund takes back what it gave (roles, refund commands).
+    const reclaimed = payment.credits === 0 ? 0
+      : await credits.takeUpTo(payment.userId, payment.credits, { reason: kind === 'refunded' ? 'refund' : 'dispute', orderId });
     const debt = payment.credits - reclaimed;
     await store.markPaymentRefunded(orderId);
     await db.run('update payments_payments set status = ?, reclaimed = ?, debt = ?, update_date = ? where id = ?',

@@ -48,6 +48,14 @@ export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets): Gate
       }
       return readEvent(event);
     },
+
+    async refund({ paymentId, chargeRef }) {
+      // The whole payment intent; the idempotency key makes a retried refund the same one.
+      const refund = await stripe.refunds.create({ payment_intent: chargeRef }, { idempotencyKey: `refund-${paymentId}` });
+      if (refund.object !== 'refund' || refund.status === 'failed' || refund.status === 'canceled') {
+        throw new Error(`Stripe did not refund payment intent ${chargeRef} (${String(refund.status)}).`);
+      }
+    },
   };
 }
 

@@ -66,6 +66,23 @@ export interface RequestedLine {
   variables: Map<string, string>;
 }
 
+/** Who pays a direct purchase: an account, or a guest known only by the in-game name the commands run for. */
+export type PurchaseBuyer = { userId: number } | { guestName: string };
+
+/** A line of a direct purchase with the prices offered, in cents a unit: before (`unitPrice`) and after (`unitTotal`) the discount. */
+export interface PricedLine extends OrderItemEvent {
+  unitPrice: number;
+  unitTotal: number;
+}
+
+export interface Quote {
+  lines: PricedLine[];
+  subtotal: number;
+  total: number;
+  /** The site currency. */
+  currency: string;
+}
+
 export interface StoreService {
   /**
    * Categories nested to any depth with their products, ordered by priority then id. `activeOnly`
@@ -79,10 +96,22 @@ export interface StoreService {
   rulesOf(productId: number): Promise<PurchaseRules>;
   /** The buy paid from the balance, as `POST /api/store/buy` runs it (its rules, stock, roles, delivery), in one transaction. */
   buy(userId: number, requested: RequestedLine[], keyName?: string): Promise<BuyResult>;
+  /**
+   * The buy's checks without buying (products for sale, variables, stock as read, the purchase
+   * rules; a guest may not buy what needs an account: ACCOUNT_REQUIRED) and the prices now.
+   */
+  quote(buyer: PurchaseBuyer, requested: RequestedLine[]): Promise<Quote>;
+  /**
+   * A buy paid with real money at the prices offered, in the caller's transaction: the buy's checks,
+   * roles, `store.order.completed` (delivery) and stock, no balance moved; an order of type
+   * `payment` recording the gateway's payment (CONFLICT when it is recorded already). A refusal
+   * (stock, rules, a product gone) is the buy's DomainError.
+   */
+  buyPaid(buyer: PurchaseBuyer, offered: PricedLine[], payment: { paymentApi: string; paymentId: string; currency: string }): Promise<{ orderId: number }>;
   /** One order and what was bought; ORDER_NOT_FOUND when there is none. */
   getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[] }>;
 
-  /** A user's orders, newest first. */
+  /** A user's orders, newest first, with the guest orders placed under the username before the account existed. */
   ordersOf(userId: number): Promise<OrderRow[]>;
   /**
    * Records a real-money payment as `POST /api/admin/payments` does, in the caller's transaction:
@@ -90,7 +119,10 @@ export interface StoreService {
    * donation entry). Amounts in cents. CONFLICT when paymentApi + paymentId is recorded already.
    */
   recordPayment(payment: PaymentOrderInput): Promise<OrderRow>;
-  /** A completed `payment` order becomes `refunded`; false when there is no such order. */
+  /**
+   * A completed `payment` order becomes `refunded`; a direct purchase's lines are undone (stock,
+   * roles, `store.order.refunded`: its refund commands). False when there is no such order.
+   */
   markPaymentRefunded(orderId: number): Promise<boolean>;
   /** A product's name, active or not; undefined when there is no such product. */
   productName(productId: number): Promise<string | undefined>;

@@ -13,7 +13,10 @@ import type { SettingsService } from '../../core/settings.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
-import type { BuyLine, BuyResult, Category, CategoryNode, OrderItemEvent, OrderRow, PaymentOrderInput, Product, PurchaseRules, RequestedLine, StoreService, Variable } from './contract.ts';
+import type {
+  BuyLine, BuyResult, Category, CategoryNode, OrderItemEvent, OrderRow, PaymentOrderInput, PricedLine, Product, PurchaseBuyer, PurchaseRules, Quote,
+  RequestedLine, StoreService, Variable,
+} from './contract.ts';
 import { StoreCategory, StoreOrder, StoreOrderItem, StoreProduct, StoreProductRule, StoreProductVariable } from './entities.ts';
 
 export type CategoryInput = Partial<Omit<Category, 'id'>>;
@@ -71,6 +74,18 @@ function withVariables(record: TableRecord<typeof StoreProduct>, variables: Map<
 }
 
 export type Order = TableRecord<typeof StoreOrder>;
+
+/** Who buys: an account, or a guest (id 0) known by the name typed at checkout. */
+type Buyer = Pick<UserAccount, 'id' | 'username' | 'linkedAccounts'>;
+
+interface CheckedLine {
+  product: Product;
+  rules: PurchaseRules;
+  quantity: number;
+  variables: BuyLine['variables'];
+  /** Cents a unit costs after its discount. */
+  unitTotal: number;
+}
 
 const MAX_VARIABLE_LENGTH = 255;
 
@@ -398,8 +413,12 @@ export class DbStoreService implements StoreService {
   }
 
   /** The buy's checks of the purchase rules, inside its transaction: each refusal names the product. */
-  async #checkRules(user: UserAccount, lines: { product: Product; rules: PurchaseRules }[]): Promise<void> {
+  async #checkRules(user: Buyer, lines: { product: Product; rules: PurchaseRules }[]): Promise<void> {
     for (const { product, rules } of lines) {
+      // A guest has no account to hold a role, a linked account or an earlier purchase.
+      if (user.id === 0 && (product.giveRoleId > 0 || rules.requiredProductId > 0 || rules.requireLinkedAccount)) {
+        throw new DomainError('ACCOUNT_REQUIRED', `${product.name} (product ${product.id}) can be bought only with an account.`);
+      }
       if (rules.requiredProductId > 0) {
         const [bought] = await this.#db.query(
           `select o.id from store_orders o join store_order_items i on i.order_id = o.id
@@ -417,7 +436,7 @@ export class DbStoreService implements StoreService {
   }
 
   /** Refuses a rank below one the buyer holds from a product of the same category. */
-  async #checkDowngrade(user: UserAccount, product: Product): Promise<void> {
+  async #checkDowngrade(user: Buyer, product: Product): Promise<void> {
     const role = await this.#users.getRole(product.giveRoleId);
     if (!role) return;
     const ranks = await this.#db.query<{ give_role_id: number }>(
@@ -432,29 +451,39 @@ export class DbStoreService implements StoreService {
   // ---- orders
 
   /**
+   * The buy's checks, before it writes: the products for sale, the variables, the purchase rules,
+   * a first look at the stock. The lines come back with the price each unit costs now.
+   */
+  async #checked(user: Buyer, requested: RequestedLine[]): Promise<CheckedLine[]> {
+    const forSale = await this.#forSale(requested.map((l) => l.productId));
+    const at = now();
+    const lines = requested.map((line) => {
+      const found = forSale.get(line.productId);
+      if (!found) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${line.sentId}.`);
+      const { product, rules } = found;
+      return { product, rules, quantity: line.quantity, variables: checkVariables(line, product), unitTotal: effectivePrice(product, at) };
+    });
+    await this.#checkRules(user, lines);
+
+    // A first look at the stock as read, lock-free: most refusals end here. The binding take is
+    // the last step (#takeStock).
+    const wanted = new Map<number, number>();
+    for (const l of lines) wanted.set(l.product.id, (wanted.get(l.product.id) ?? 0) + l.quantity);
+    for (const { product } of lines) {
+      if (product.stock !== -1 && wanted.get(product.id)! > product.stock) throw outOfStock(product.id);
+    }
+    return lines;
+  }
+
+  /**
    * The buy: check the user, products, variables and stock, write the order, debit the balance,
    * grant roles, credit the cashback, take the stock. Any failure rolls all of it back.
    */
   async buy(userId: number, requested: RequestedLine[], keyName?: string): Promise<BuyResult> {
     return this.#db.transaction(async () => {
       const user = await this.#users.requireById(userId);
-      const forSale = await this.#forSale(requested.map((l) => l.productId));
+      const lines = await this.#checked(user, requested);
       const at = now();
-      const lines = requested.map((line) => {
-        const found = forSale.get(line.productId);
-        if (!found) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${line.sentId}.`);
-        const { product, rules } = found;
-        return { product, rules, quantity: line.quantity, variables: checkVariables(line, product), unitTotal: effectivePrice(product, at) };
-      });
-      await this.#checkRules(user, lines);
-
-      // A first look at the stock as read, lock-free: most refusals end here. The binding take is
-      // the last step (#takeStock).
-      const wanted = new Map<number, number>();
-      for (const l of lines) wanted.set(l.product.id, (wanted.get(l.product.id) ?? 0) + l.quantity);
-      for (const { product } of lines) {
-        if (product.stock !== -1 && wanted.get(product.id)! > product.stock) throw outOfStock(product.id);
-      }
 
       const subtotal = lines.reduce((sum, l) => sum + l.product.price * l.quantity, 0);
       const total = lines.reduce((sum, l) => sum + l.unitTotal * l.quantity, 0);
@@ -463,40 +492,100 @@ export class DbStoreService implements StoreService {
       const order = await this.#insertOrder({
         accountId: user.id, type: 'credit', status: 'completed', subtotal, discount: subtotal - total, total,
         earnings: 0, cashback, credit: cashback, currency: settings.currency, paymentApi: 'credits', paymentId: null,
-        creationDate: at,
+        guestName: null, guestKey: null, creationDate: at,
       });
-      // Every line in one statement.
-      await StoreOrderItem.insertMany(this.#db, lines.map((l) => ({
-        orderId: order.id, productId: l.product.id, productName: l.product.name, quantity: l.quantity, unitPrice: l.product.price,
-        unitTotal: l.unitTotal, variables: JSON.stringify(Object.fromEntries(l.variables.map((v) => [v.name, v.value]))),
-      })));
+      const items = await this.#insertItems(order.id, lines.map((l) => ({ ...l, unitPrice: l.product.price })));
 
       let balance = total > 0 ? await this.#pay(user.id, total, order.id, keyName) : undefined;
-      for (const l of lines) {
-        if (l.product.giveRoleId <= 0 || l.product.duration < 0) continue;
-        // Several units of a timed role add up; a permanent one stays permanent.
-        try {
-          await this.#users.extendRole(user.id, l.product.giveRoleId, l.product.duration * l.quantity);
-        } catch (err) {
-          // A product saved before its role became privileged: refused, and the rollback undoes the payment.
-          if (err instanceof DomainError && err.code === 'FORBIDDEN') throw new DomainError('FORBIDDEN', `${l.product.name} (product ${l.product.id}) is not for sale: ${err.message}`);
-          throw err;
-        }
-      }
+      await this.#grantRoles(user.id, lines);
       if (cashback > 0) balance = await this.#credits.change(user.id, cashback, { reason: 'cashback', orderId: order.id, keyName });
       balance ??= await this.#credits.balance(user.id);
 
       // The order's listeners (delivery queues its commands) run in this transaction before the
       // stock is taken, so the shared product rows are locked for the last statement only.
-      await this.#completed(order, user, lines.map((l) => ({
-        productId: l.product.id, productName: l.product.name, quantity: l.quantity,
-        variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])),
-      })));
+      await this.#completed(order, user, items);
       await this.#takeStock(lines);
       return {
         orderId: order.id, balance, subtotal, discount: subtotal - total, total, cashback,
         lines: lines.map((l) => ({ productId: l.product.id, quantity: l.quantity, variables: l.variables })),
       };
+    });
+  }
+
+  /** Every line in one statement; the lines as the order's event carries them. */
+  async #insertItems(orderId: number, lines: (CheckedLine & { unitPrice: number })[]): Promise<OrderItemEvent[]> {
+    const items = lines.map((l) => ({
+      productId: l.product.id, productName: l.product.name, quantity: l.quantity,
+      variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])),
+    }));
+    await StoreOrderItem.insertMany(this.#db, lines.map((l, i) => ({
+      orderId, productId: l.product.id, productName: l.product.name, quantity: l.quantity, unitPrice: l.unitPrice,
+      unitTotal: l.unitTotal, variables: JSON.stringify(items[i]!.variables),
+    })));
+    return items;
+  }
+
+  async #grantRoles(userId: number, lines: CheckedLine[]): Promise<void> {
+    for (const l of lines) {
+      if (l.product.giveRoleId <= 0 || l.product.duration < 0) continue;
+      // Several units of a timed role add up; a permanent one stays permanent.
+      try {
+        await this.#users.extendRole(userId, l.product.giveRoleId, l.product.duration * l.quantity);
+      } catch (err) {
+        // A product saved before its role became privileged: refused, and the rollback undoes the payment.
+        if (err instanceof DomainError && err.code === 'FORBIDDEN') throw new DomainError('FORBIDDEN', `${l.product.name} (product ${l.product.id}) is not for sale: ${err.message}`);
+        throw err;
+      }
+    }
+  }
+
+  /** The account, or a guest: no account (id 0), the name typed at checkout, no linked accounts. */
+  async #buyer(buyer: PurchaseBuyer): Promise<Buyer> {
+    if ('userId' in buyer) return this.#users.requireById(buyer.userId);
+    return { id: 0, username: buyer.guestName, linkedAccounts: {} };
+  }
+
+  async quote(buyer: PurchaseBuyer, requested: RequestedLine[]): Promise<Quote> {
+    const lines = await this.#checked(await this.#buyer(buyer), requested);
+    const priced = lines.map((l) => ({
+      productId: l.product.id, productName: l.product.name, quantity: l.quantity,
+      variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])), unitPrice: l.product.price, unitTotal: l.unitTotal,
+    }));
+    return {
+      lines: priced, currency: this.#settings.get().currency,
+      subtotal: priced.reduce((sum, l) => sum + l.unitPrice * l.quantity, 0), total: priced.reduce((sum, l) => sum + l.unitTotal * l.quantity, 0),
+    };
+  }
+
+  /**
+   * The buy paid with real money: the same checks, roles, event and stock as `buy`, at the prices
+   * the buyer was offered (and paid), no balance moved; the order is of type `payment` and records
+   * the gateway's payment, unique, so a second completion of one payment is a CONFLICT.
+   */
+  async buyPaid(buyer: PurchaseBuyer, offered: PricedLine[], payment: { paymentApi: string; paymentId: string; currency: string }): Promise<{ orderId: number }> {
+    return this.#db.transaction(async () => {
+      const user = await this.#buyer(buyer);
+      const lines = await this.#checked(user, offered.map((l) => ({
+        productId: l.productId, sentId: String(l.productId), quantity: l.quantity, variables: new Map(Object.entries(l.variables)),
+      })));
+      const subtotal = offered.reduce((sum, l) => sum + l.unitPrice * l.quantity, 0);
+      const total = offered.reduce((sum, l) => sum + l.unitTotal * l.quantity, 0);
+      let order: Order;
+      try {
+        order = await this.#insertOrder({
+          accountId: user.id, type: 'payment', status: 'completed', subtotal, discount: subtotal - total, total, earnings: total,
+          cashback: 0, credit: 0, currency: payment.currency, paymentApi: payment.paymentApi, paymentId: payment.paymentId,
+          guestName: user.id === 0 ? user.username : null, guestKey: user.id === 0 ? user.username.toLowerCase() : null, creationDate: now(),
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new DomainError('CONFLICT', `The payment ${payment.paymentApi} ${payment.paymentId} is recorded already.`);
+        throw err;
+      }
+      const items = await this.#insertItems(order.id, lines.map((l, i) => ({ ...l, unitPrice: offered[i]!.unitPrice, unitTotal: offered[i]!.unitTotal })));
+      if (user.id !== 0) await this.#grantRoles(user.id, lines);
+      await this.#completed(order, user, items);
+      await this.#takeStock(lines);
+      return { orderId: order.id };
     });
   }
 
@@ -538,7 +627,7 @@ export class DbStoreService implements StoreService {
         created = await this.#insertOrder({
           accountId: user.id, type: 'payment', status: 'completed', subtotal: payment.amount, discount: 0, total: payment.amount,
           earnings: payment.amount, cashback: 0, credit: payment.credit, currency: payment.currency.toUpperCase(),
-          paymentApi, paymentId, creationDate: now(),
+          paymentApi, paymentId, guestName: null, guestKey: null, creationDate: now(),
         });
       } catch (err) {
         if (isUniqueViolation(err)) {
@@ -553,11 +642,21 @@ export class DbStoreService implements StoreService {
     return orderRow(order, this.#settings.get().timezone);
   }
 
-  /** A completed `payment` order becomes `refunded`; false when there is no such order. */
+  /**
+   * A completed `payment` order becomes `refunded`; false when there is no such order. A direct
+   * purchase's lines are undone as a refund from the balance undoes them (stock, roles, the
+   * `store.order.refunded` its refund commands come from); a top-up has none.
+   */
   async markPaymentRefunded(orderId: number): Promise<boolean> {
-    const { affectedRows } = await this.#db.run(
-      "update store_orders set status = 'refunded' where id = ? and type = 'payment' and status = 'completed'", [orderId]);
-    return affectedRows > 0;
+    return this.#db.transaction(async () => {
+      const { affectedRows } = await this.#db.run(
+        "update store_orders set status = 'refunded' where id = ? and type = 'payment' and status = 'completed'", [orderId]);
+      if (affectedRows === 0) return false;
+      const order = (await StoreOrder.find(this.#db, orderId))!;
+      const buyer = order.accountId === 0 ? { id: 0, username: order.guestName ?? '', linkedAccounts: {} } : await this.#users.requireById(order.accountId);
+      await this.#undoItems(orderId, buyer);
+      return true;
+    });
   }
 
   /**
@@ -573,26 +672,29 @@ export class DbStoreService implements StoreService {
       const { affectedRows } = await this.#db.run("update store_orders set status = 'refunded' where id = ? and status = 'completed'", [orderId]);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Order ${orderId} is ${current.status}: it cannot be refunded.`);
       const user = await this.#users.requireById(current.accountId);
-      const items = await StoreOrderItem.select(this.#db, 'where order_id = ? order by id', [orderId]);
-
       // The price first: the balance then always covers the cashback (never more than the price).
       if (current.total > 0) await this.#credits.change(user.id, current.total, { reason: 'refund', orderId, keyName });
       if (current.cashback > 0) await this.#credits.change(user.id, -current.cashback, { reason: 'refund', orderId, keyName });
-
-      const products = await this.productsById(items.map((i) => i.productId), false);
-      for (const item of [...items].sort((a, b) => a.productId - b.productId)) {
-        const product = products.get(item.productId);
-        if (!product) continue;
-        await this.#db.run('update store_products set stock = stock + ? where id = ? and stock <> -1', [item.quantity, product.id]);
-        if (product.giveRoleId > 0 && product.duration >= 0) await this.#takeBackRole(user.id, product.giveRoleId, product.duration * item.quantity);
-      }
-      await this.#events.emit('store.order.refunded', {
-        orderId, userId: user.id, username: user.username, linkedAccounts: user.linkedAccounts,
-        items: items.map(itemEvent),
-      });
+      await this.#undoItems(orderId, user);
       return { ...current, status: 'refunded' };
     });
     return orderRow(order, this.#settings.get().timezone);
+  }
+
+  /** The stock back, the roles taken back, and `store.order.refunded` (refund commands) for an order's lines, if it has any. */
+  async #undoItems(orderId: number, user: Buyer): Promise<void> {
+    const items = await StoreOrderItem.select(this.#db, 'where order_id = ? order by id', [orderId]);
+    if (items.length === 0) return;
+    const products = await this.productsById(items.map((i) => i.productId), false);
+    for (const item of [...items].sort((a, b) => a.productId - b.productId)) {
+      const product = products.get(item.productId);
+      if (!product) continue;
+      await this.#db.run('update store_products set stock = stock + ? where id = ? and stock <> -1', [item.quantity, product.id]);
+      if (user.id !== 0 && product.giveRoleId > 0 && product.duration >= 0) await this.#takeBackRole(user.id, product.giveRoleId, product.duration * item.quantity);
+    }
+    await this.#events.emit('store.order.refunded', {
+      orderId, userId: user.id, username: user.username, linkedAccounts: user.linkedAccounts, items: items.map(itemEvent),
+    });
   }
 
   /** Takes back `days` of a role a purchase added (0 = it was permanent); a permanent grant from elsewhere stays. */
@@ -653,8 +755,10 @@ export class DbStoreService implements StoreService {
     return rows.map((r) => ({ type: r.type, orders: Number(r.n), total: Number(r.total ?? 0) }));
   }
 
+  /** With the guest orders placed under the account's username before it was registered (case-insensitive). */
   async ordersOf(userId: number): Promise<OrderRow[]> {
-    const rows = await StoreOrder.select(this.#db, 'where account_id = ? order by id desc', [userId]);
+    const user = await this.#users.findById(userId);
+    const rows = await StoreOrder.select(this.#db, 'where account_id = ? or guest_key = ? order by id desc', [userId, user?.username.toLowerCase() ?? '']);
     const { timezone } = this.#settings.get();
     return rows.map((r) => orderRow(r, timezone));
   }
@@ -663,7 +767,7 @@ export class DbStoreService implements StoreService {
     return { id: await StoreOrder.insert(this.#db, order), ...order };
   }
 
-  #completed(order: Order, user: UserAccount, items: OrderItemEvent[]): Promise<void> {
+  #completed(order: Order, user: Buyer, items: OrderItemEvent[]): Promise<void> {
     return this.#events.emit('store.order.completed', {
       orderId: order.id, userId: order.accountId, username: user.username, linkedAccounts: user.linkedAccounts, type: order.type, total: order.total,
       currency: order.currency, creationDate: order.creationDate, items,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { MariaDbServer, freePort, haveMariaDb } from '../mariadb-server.ts';
 import { CANNOT_MOUNT, fill, smallDisk, unmount } from '../small-disk.ts';
+import { EXAMPLEPAY_SECRET, checkoutConfig, checkoutState, holdStock, paidWebhook, seedShop, startPurchase } from './checkout.ts';
 import { checkDeliveries, pollers, queueDrained, seedDelivery } from './delivery.ts';
 import { KEY, LISTED, ServerProcess, api, checkInvariants, seed, storm, type Outcome } from './storm.ts';
 
@@ -214,5 +215,47 @@ if (!haveMariaDb()) {
     t.same(books, [], 'stock, ledger and orders agree');
     const { problems, counts } = await checkDeliveries(url, delivered);
     t.same(problems, [], `each command handed out once (${JSON.stringify(counts)})`);
+  });
+
+  t.test('SIGKILL between a gateway\'s webhook and its answer: the retried webhook completes the purchase once', async (t) => {
+    const url = await db.database('checkout');
+    const server = new ServerProcess(await freePort(), url, { CONFIG: checkoutConfig(mkdtempSync(join(tmpdir(), 'faults-'))), EXAMPLEPAY_SECRET });
+    t.teardown(() => server.stop('SIGKILL'));
+    await server.start();
+    const productId = await seedShop(server.url, 10);
+
+    // Killed mid-transaction: the order, its items and its commands written, the stock take waiting for a lock the test holds.
+    const first = await startPurchase(server.url, productId, 'Crash_1');
+    const lock = await holdStock(url, productId);
+    const cut = paidWebhook(server.url, 'ep_evt_1', first).then(() => 'answered', () => 'cut off');
+    const deadline = Date.now() + 10_000;
+    while (!(await lock.waiting()) && Date.now() < deadline) await sleep(20);
+    t.ok(await lock.waiting(), 'the webhook is inside its transaction, waiting at the stock');
+    await server.stop('SIGKILL');
+    t.equal(await cut, 'cut off', 'the gateway got no answer');
+    await lock.release();
+    t.match(await checkoutState(url, productId), { orders: {}, commands: 0, stock: 10, statuses: { [first]: 'pending' } }, 'nothing of it committed');
+
+    await server.start();
+    t.match(await paidWebhook(server.url, 'ep_evt_1', first), { status: 200, result: 'completed' }, 'the retry completes it');
+    t.match(await paidWebhook(server.url, 'ep_evt_1', first), { status: 200, result: 'duplicate' }, 'a further retry changes nothing');
+
+    // Killed at a random point between the webhook's arrival and its answer, the retry sent until it is answered.
+    const rounds = [first];
+    for (let i = 0; i < 3; i++) {
+      const paymentID = await startPurchase(server.url, productId, `Crash_${i + 2}`);
+      rounds.push(paymentID);
+      const sent = paidWebhook(server.url, `ep_evt_${i + 2}`, paymentID).catch(() => undefined);
+      await sleep(Math.floor(Math.random() * 15));
+      await server.stop('SIGKILL');
+      await sent;
+      await server.start();
+      const retried = await paidWebhook(server.url, `ep_evt_${i + 2}`, paymentID);
+      t.ok(retried.status === 200 && ['completed', 'duplicate'].includes(retried.result!), `round ${i + 1}: the retry answers ${retried.result}`);
+    }
+    const state = await checkoutState(url, productId);
+    t.strictSame(rounds.map((id) => [state.orders[id], state.statuses[id]]), rounds.map(() => [1, 'completed']), 'each purchase has one order');
+    t.equal(state.commands, rounds.length, 'one command queued per purchase');
+    t.equal(state.stock, 10 - rounds.length, 'one unit taken per purchase');
   });
 }

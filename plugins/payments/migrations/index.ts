@@ -1,5 +1,6 @@
 // Written by npm run migration:create; lists every migration of this folder in order.
 import m0 from './20261123075932_payments_init.ts';
 import m1 from './20261123110906_payments_payment_date_index.ts';
+import m2 from './20261125183955_payments_direct_purchases.ts';
 
-export const migrations = [m0, m1];
+export const migrations = [m0, m1, m2];

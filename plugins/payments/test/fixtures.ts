@@ -17,8 +17,16 @@ export function offline(t: Test): void {
   t.teardown(() => nock.enableNetConnect());
 }
 
-export function buildPayments(t: Test, env: Record<string, string> = { ...STRIPE_ENV, ...PAYPAL_ENV }, options: Record<string, unknown> = {}): Promise<FastifyInstance> {
-  return build(t, { features: FEATURES, env, config: { plugins: { payments: { paypalApiBase: PAYPAL_API, ...options } } } });
+export function buildPayments(t: Test, env: Record<string, string> = { ...STRIPE_ENV, ...PAYPAL_ENV }, payments: Record<string, unknown> = {}): Promise<FastifyInstance> {
+  return build(t, { features: FEATURES, env, config: { plugins: { payments: { paypalApiBase: PAYPAL_API, ...payments } } } });
+}
+
+/** With the delivery feature too: a direct purchase's commands are queued. */
+export function buildShop(t: Test, payments: Record<string, unknown> = {}): Promise<FastifyInstance> {
+  return build(t, {
+    features: [...FEATURES, 'delivery'], env: { ...STRIPE_ENV, ...PAYPAL_ENV },
+    config: { plugins: { payments: { paypalApiBase: PAYPAL_API, ...payments } } },
+  });
 }
 
 const stripe = new Stripe('sk_test_signer');
