@@ -217,14 +217,19 @@ export class Table<P extends Properties> {
       rows.flatMap((row) => Object.values(row)));
   }
 
-  /** Writes the given properties (but the key) of the row whose `id` is `id`; returns how many rows changed. */
-  async update(db: Database, id: number, values: Partial<RecordOf<P>>): Promise<number> {
+  /**
+   * Writes the properties given (undefined ones left out, the key never) of the row whose key is
+   * `id`; returns how many rows matched. Give only what changes, never a record read and merged:
+   * its other values are stale by the time of the write and would undo what others wrote in
+   * between (a buy's stock). A whole record carries its `id`, which the type refuses.
+   */
+  async update(db: Database, id: number, values: Partial<RecordOf<P>> & { id?: never }): Promise<number> {
     const row = this.toRow(values);
-    delete row['`id`'];
+    delete row[`\`${this.#key}\``];
     const columns = Object.keys(row);
     if (columns.length === 0) return 0;
     const { affectedRows } = await db.run(
-      `update ${this.tableName} set ${columns.map((c) => `${c} = ?`).join(', ')} where id = ?`, [...Object.values(row), id]);
+      `update ${this.tableName} set ${columns.map((c) => `${c} = ?`).join(', ')} where \`${this.#key}\` = ?`, [...Object.values(row), id]);
     return affectedRows;
   }
 

@@ -113,17 +113,11 @@ export class DbBazaarService implements BazaarService {
 
   async updateServer(id: number, patch: Partial<ServerInput>): Promise<ServerRow> {
     return this.#db.transaction(async () => {
-      const current = await this.#server(id, true);
-      const next: Server = {
-        id,
-        name: patch.name ?? current.name,
-        slug: patch.slug ?? current.slug,
-        imageId: patch.imageID ?? current.imageId,
-        imageType: patch.imageType ?? current.imageType,
-        priority: patch.priority ?? current.priority,
-        isActive: patch.isActive ?? current.isActive,
+      await this.#server(id, true);
+      const changes = {
+        name: patch.name, slug: patch.slug, imageId: patch.imageID, imageType: patch.imageType, priority: patch.priority, isActive: patch.isActive,
       };
-      await this.#uniqueSlug(next.slug, () => BazaarServer.update(this.#db, id, next));
+      await this.#uniqueSlug(patch.slug ?? '', () => BazaarServer.update(this.#db, id, changes));
       return this.getServer(id);
     });
   }

@@ -163,8 +163,8 @@ export class DbDeliveryService implements DeliveryService {
 
   async updateServer(id: number, patch: { name?: string; isActive?: boolean }): Promise<ServerRow> {
     return this.#db.transaction(async () => {
-      const current = await this.#server(id);
-      await DeliveryServer.update(this.#db, id, { name: patch.name ?? current.name, isActive: patch.isActive ?? current.isActive });
+      await this.#server(id);
+      await DeliveryServer.update(this.#db, id, { name: patch.name, isActive: patch.isActive });
       return this.getServer(id);
     });
   }
@@ -227,7 +227,7 @@ export class DbDeliveryService implements DeliveryService {
         perUnit: patch.perUnit ?? current.perUnit,
       };
       await this.#check(next);
-      await DeliveryCommand.update(this.#db, commandId, commandColumns(next));
+      await DeliveryCommand.update(this.#db, commandId, commandColumns(patch));
       return this.#getCommand(productId, commandId);
     });
   }
@@ -531,6 +531,7 @@ function commandRow(c: Command): CommandRow {
 }
 
 /** A command as the API names it, as the table does. */
-function commandColumns(c: CommandInput): Omit<Command, 'id' | 'productId'> {
+/** The columns of the fields given (undefined for the others, which a write leaves as they are). */
+function commandColumns(c: Partial<CommandInput>): Partial<Omit<Command, 'id' | 'productId'>> {
   return { serverId: c.serverID, command: c.command, runOn: c.trigger, requireOnline: c.requireOnline, perUnit: c.perUnit };
 }

@@ -216,7 +216,9 @@ export class DbPaymentsService implements PaymentsService {
     return this.#deps.db.transaction(async () => {
       const old = await this.requirePackage(id);
       const v = this.#packageValues(input, old);
-      await PaymentsPackage.update(this.#deps.db, id, v);
+      // Only the fields given are written: the others stay as another admin may have just set them.
+      const given = Object.entries(v).filter(([field]) => input[field as keyof PackageInput] !== undefined);
+      await PaymentsPackage.update(this.#deps.db, id, Object.fromEntries(given));
       return { ...old, ...v };
     });
   }

@@ -175,9 +175,10 @@ export class DbStoreService implements StoreService {
 
   async updateCategory(id: number, patch: CategoryInput): Promise<Category> {
     return this.#db.transaction(async () => {
-      const category = { ...await this.requireCategory(id), ...defined(patch) };
+      const changes = defined(patch);
+      const category = { ...await this.requireCategory(id), ...changes };
       await this.#checkParent(id, category.parentId);
-      await StoreCategory.update(this.#db, id, category);
+      await StoreCategory.update(this.#db, id, changes);
       return category;
     });
   }
@@ -282,15 +283,15 @@ export class DbStoreService implements StoreService {
 
   async updateProduct(id: number, patch: ProductInput): Promise<Product> {
     return this.#db.transaction(async () => {
-      const current = await this.requireProduct(id);
-      const product = { ...current, ...defined(patch) };
-      await this.#checkProduct(product);
-      await StoreProduct.update(this.#db, id, product);
-      if (patch.variables) {
+      const changes = defined(patch);
+      await this.#checkProduct({ ...await this.requireProduct(id), ...changes });
+      await StoreProduct.update(this.#db, id, changes);
+      if (changes.variables) {
         await this.#db.run('delete from store_product_variables where product_id = ?', [id]);
-        await this.#writeVariables(id, product.variables);
+        await this.#writeVariables(id, changes.variables);
       }
-      return product;
+      // Read again: the stock may have moved since the read above.
+      return this.requireProduct(id);
     });
   }
 
@@ -400,16 +401,29 @@ export class DbStoreService implements StoreService {
 
   async setRules(productId: number, patch: Partial<PurchaseRules>): Promise<PurchaseRules> {
     return this.#db.transaction(async () => {
-      const next = { ...await this.rulesOf(productId) };
-      for (const [key, value] of Object.entries(patch) as [keyof PurchaseRules, never][]) if (value !== undefined) next[key] = value;
+      await this.requireProduct(productId);
+      const changes = defined(patch);
+      const stored = (await this.#rulesFor([productId])).get(productId);
+      const next = { ...stored ?? NONE, ...changes };
       if (next.requiredProductId === productId) throw new DomainError('VALIDATION_ERROR', 'requiredProductID: a product cannot require itself.');
       if (next.requiredProductId > 0 && !(await this.productsById([next.requiredProductId], false)).has(next.requiredProductId)) {
         throw new DomainError('PRODUCT_NOT_FOUND', `requiredProductID: no product with ID ${next.requiredProductId}.`);
       }
-      await this.#db.run('delete from store_product_rules where product_id = ?', [productId]);
-      await StoreProductRule.insert(this.#db, { ...next, productId });
+      // Only the rules given are written, so two admins setting different rules both keep theirs.
+      if (stored) await StoreProductRule.update(this.#db, productId, changes);
+      else await this.#insertRules(productId, next, changes);
       return next;
     });
+  }
+
+  async #insertRules(productId: number, rules: PurchaseRules, changes: Partial<PurchaseRules>): Promise<void> {
+    try {
+      await StoreProductRule.insert(this.#db, { ...rules, productId });
+    } catch (err) {
+      // Another admin's first rules for the product came first: write ours over theirs.
+      if (!isUniqueViolation(err)) throw err;
+      await StoreProductRule.update(this.#db, productId, changes);
+    }
   }
 
   /** The buy's checks of the purchase rules, inside its transaction: each refusal names the product. */

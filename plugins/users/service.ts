@@ -45,7 +45,7 @@ function toRole(r: RoleRecord): Role {
 }
 
 /** A role's fields as the table's record; fields left out stay undefined, so updates leave them. */
-function roleRecord(f: Partial<RoleFields>): Partial<RoleRecord> {
+function roleRecord(f: Partial<RoleFields>): Partial<Omit<RoleRecord, 'id'>> {
   return { name: f.name, slug: f.slug, priority: f.priority, chatRoleId: f.chatRoleID, usernameCss: f.usernameCSS, badgeCss: f.badgeCSS };
 }
 

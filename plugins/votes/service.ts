@@ -53,7 +53,7 @@ export class DbVotesService implements VotesService {
       const current = await this.get(id);
       const next = { name: patch.name ?? current.name, link: patch.link ?? current.link };
       checkLink(next.link);
-      await VotesLink.update(this.#db, id, next);
+      await VotesLink.update(this.#db, id, { name: patch.name, link: patch.link });
       return { id: current.id, ...next };
     });
   }
