@@ -226,11 +226,12 @@ export class DbAuthService implements AuthService {
     if (!session) throw new DomainError('SESSION_NOT_FOUND', 'No two-factor login is pending for this token (unknown, expired or verified already).');
     const check = await this.#checkCode(session.userId, 'secret', code);
     if (check !== 'ok') {
-      // Retries are allowed, but not enough of them to guess a 6-digit code in the 5 minutes.
-      const failed = session.failedCodes + 1;
-      if (failed >= this.#opts.tfaMaxAttempts) await this.#db.run('delete from auth_sessions where id = ?', [session.id]);
-      else await AuthSession.update(this.#db, session.id, { failedCodes: failed });
-      throw wrongCode(check, failed >= this.#opts.tfaMaxAttempts ? ' Too many wrong codes: log in again.' : '');
+      // Retries are allowed, but not enough of them to guess a 6-digit code in the 5 minutes. The
+      // count is kept by the database: wrong codes sent at once each count.
+      await this.#db.run('update auth_sessions set failed_codes = failed_codes + 1 where id = ?', [session.id]);
+      const { affectedRows: ended } = await this.#db.run('delete from auth_sessions where id = ? and failed_codes >= ?',
+        [session.id, this.#opts.tfaMaxAttempts]);
+      throw wrongCode(check, ended > 0 ? ' Too many wrong codes: log in again.' : '');
     }
     await AuthSession.update(this.#db, session.id, { verified: true, expiresAt: this.#sessionEnd() });
   }

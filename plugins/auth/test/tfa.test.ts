@@ -133,6 +133,17 @@ t.test('two-factor verify: unknown and expired tokens, too many wrong codes', as
   t.equal(res.json().error, 'SESSION_NOT_FOUND', 'after the third wrong code the login is dropped');
 });
 
+t.test('wrong codes sent at once each count against the pending login', async (t) => {
+  const app = await build(t, { features: ['users', 'auth'], config: { plugins: { auth: { tfaMaxAttempts: 3, rateLimit: { login: { max: 0 } } } } } });
+  const { secret } = await enrolled(app);
+  const guessed = await pendingLogin(app);
+  const answers = await Promise.all(Array.from({ length: 6 }, () => verify(app, guessed, wrongCode(secret))));
+  t.same([...new Set(answers.map((res) => res.json().error))].filter((e) => e !== 'WRONG_CODE' && e !== 'SESSION_NOT_FOUND'), [], 'each one refused');
+  t.ok(answers.some((res) => /Too many wrong codes/.test(res.json().message)), 'one of them ended the login');
+  const res = await verify(app, guessed, totp(secret, 30));
+  t.equal(res.json().error, 'SESSION_NOT_FOUND', 'the right code after them finds no login to complete');
+});
+
 t.test('two-factor off: by the site setting, or by disable with a code', async (t) => {
   const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
   const { id, secret } = await enrolled(app);
