@@ -1,18 +1,22 @@
 import t from 'tap';
-import { call, onMysql } from '../../../test/helper.ts';
+import { call, onMysql, type TestLike } from '../../../test/helper.ts';
 import { balanceOf, makeCategory, makeProduct, makeUser, STORE_FEATURES, storeApp } from './fixtures.ts';
 
 // On SQLite writers queue up anyway; on MariaDB these requests really run side by side on a
-// pool of connections, which is what this test is for.
-t.test(`buyers racing for the last units sell exactly the stock and never overdraw (${onMysql ? 'MariaDB' : 'SQLite'})`, async (t) => {
+// pool of connections, which is what these tests are for.
+async function rush(t: TestLike, product: { price: string; stock: number }, buyers: number, cents: number) {
   const app = await storeApp(t, STORE_FEATURES, { database: { poolSize: 12 } });
-  const STOCK = 7;
-  const BUYERS = 24;
-  const PRICE = 1000;
   const category = await makeCategory(app, { name: 'Drops' });
-  const product = await makeProduct(app, { categoryID: category, name: 'Last ones', price: '10', stock: STOCK });
-  const buyers: number[] = [];
-  for (let i = 0; i < BUYERS; i++) buyers.push(await makeUser(app, `buyer${i}`, PRICE));
+  const id = await makeProduct(app, { categoryID: category, name: 'Wanted', ...product });
+  const ids: number[] = [];
+  for (let i = 0; i < buyers; i++) ids.push(await makeUser(app, `buyer${i}`, cents));
+  return { app, product: id, buyers: ids };
+}
+
+t.test(`buyers racing for the last units sell exactly the stock and never overdraw (${onMysql ? 'MariaDB' : 'SQLite'})`, async (t) => {
+  const STOCK = 7;
+  const PRICE = 1000;
+  const { app, product, buyers } = await rush(t, { price: '10', stock: STOCK }, 24, PRICE);
 
   // Each buyer can pay for one unit and asks twice at once; a third of them also try for two units.
   const attempts = buyers.flatMap((userID, i) => [
@@ -47,14 +51,10 @@ t.test(`buyers racing for the last units sell exactly the stock and never overdr
 // An admin's edit reads the product, then writes it: the write must carry only what the edit
 // changes, or it puts back the stock it read over the buys that committed in between.
 t.test(`admins editing a product while it sells leave its stock at start minus sold (${onMysql ? 'MariaDB' : 'SQLite'})`, async (t) => {
-  const app = await storeApp(t, STORE_FEATURES, { database: { poolSize: 12 } });
   const STOCK = 1000;
   const BUYERS = 10;
   const BUYS_EACH = 20;
-  const category = await makeCategory(app, { name: 'Busy' });
-  const product = await makeProduct(app, { categoryID: category, name: 'Popular', price: '1', stock: STOCK });
-  const buyers: number[] = [];
-  for (let i = 0; i < BUYERS; i++) buyers.push(await makeUser(app, `shopper${i}`, 100 * BUYS_EACH));
+  const { app, product, buyers } = await rush(t, { price: '1', stock: STOCK }, BUYERS, 100 * BUYS_EACH);
 
   const buys = buyers.map(async (userID) => {
     const codes: number[] = [];
@@ -64,7 +64,7 @@ t.test(`admins editing a product while it sells leave its stock at start minus s
   const edits = [1, 2, 3].map(async (admin) => {
     const codes: number[] = [];
     for (let i = 0; i < 40; i++) {
-      const body = { name: `Popular ${admin}.${i}` };
+      const body = { name: `Wanted ${admin}.${i}` };
       codes.push((await call(app, `/api/admin/store/products/${product}`, { method: 'PATCH', body, as: 'json' })).statusCode);
     }
     return codes;
