@@ -71,6 +71,20 @@ export function isUniqueViolation(err: unknown): boolean {
   return e?.errno === 1062 || e?.errcode === 2067 || e?.errcode === 1555 || /unique|duplicate/i.test(String(e?.message));
 }
 
+/**
+ * A count bound to `limit ?` or `offset ?`, the one way every statement binds one. mysql2 sends a
+ * JS number as a DOUBLE, which MySQL 8.0.22 and later refuse there in a prepared statement; a
+ * BigInt goes as its digits, which MySQL and MariaDB take, and to SQLite as an integer. Anything
+ * but a whole number from 0 is a bug of the caller, who checks what a client sent.
+ */
+export function countParam(n: number): bigint {
+  if (!Number.isSafeInteger(n) || n < 0) throw new TypeError(`A limit or offset must be a whole number from 0, not ${String(n)}`);
+  return BigInt(n);
+}
+
+/** What `limit ?` binds for "every row" before an `offset ?`: more rows than a table holds, and within what both databases take. */
+export const NO_LIMIT = 2n ** 63n - 1n;
+
 export interface DatabaseUrl {
   dialect: Dialect;
   /** SQLite file or `:memory:`. */

@@ -10,7 +10,7 @@
  * site roles sharing one chat role cannot undo each other.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { Database } from '../../core/db.ts';
+import { countParam, type Database } from '../../core/db.ts';
 import { now } from '../../core/format.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
@@ -177,7 +177,8 @@ export class RoleSync {
     for (;;) {
       const paused = this.#pausedUntil - Date.now();
       if (paused > 0) return paused;
-      const rows = await ChatIntegrationRoleSync.select(this.#db, `where failed_at is null and due_at <= ? order by id limit ${BATCH}`, [Date.now()]);
+      const rows = await ChatIntegrationRoleSync.select(this.#db, 'where failed_at is null and due_at <= ? order by id limit ?',
+        [Date.now(), countParam(BATCH)]);
       if (rows.length === 0) break;
       for (const row of rows) {
         if (this.#stopping || this.#pausedUntil > Date.now()) break;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Database } from '../../core/db.ts';
+import { countParam, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { formatMoney, now } from '../../core/format.ts';
@@ -92,7 +92,7 @@ export class DbCreditsService implements CreditsService {
   /** A user's ledger, newest first; `before` (a ledger id) pages back. */
   async history(userId: number, { limit, before }: { limit: number; before?: number }): Promise<LedgerEntry[]> {
     return CreditsLedgerEntry.select(this.#db, `where user_id = ?${before === undefined ? '' : ' and id < ?'} order by id desc limit ?`,
-      before === undefined ? [userId, limit] : [userId, before, limit]);
+      before === undefined ? [userId, countParam(limit)] : [userId, before, countParam(limit)]);
   }
 
   /**

@@ -4,7 +4,7 @@
  * row reaches a game server at most once however many pollers ask at the same time.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Database } from '../../core/db.ts';
+import { countParam, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
@@ -360,8 +360,8 @@ export class DbDeliveryService implements DeliveryService {
     return this.#db.transaction(async () => {
       const onlineSql = players.length ? ` or lower(username) in (${players.map(() => '?').join(', ')})` : '';
       const rows = await DeliveryQueue.select(this.#db,
-        `where server_id = ? and ${DUE} and (require_online = ?${onlineSql}) order by id limit ${Math.trunc(limit)}${this.#db.forUpdate}`,
-        [serverId, now(), false, ...players]);
+        `where server_id = ? and ${DUE} and (require_online = ?${onlineSql}) order by id limit ?${this.#db.forUpdate}`,
+        [serverId, now(), false, ...players, countParam(limit)]);
       const at = now();
       const leaseUntil = addSeconds(at, this.#lease.leaseSeconds);
       const out: ClaimedRow[] = [];
@@ -434,7 +434,8 @@ export class DbDeliveryService implements DeliveryService {
       params.push(value);
     }
     const rows = await DeliveryQueue.select(this.#db,
-      `${where.length ? `where ${where.join(' and ')} ` : ''}order by id desc limit ${Math.trunc(f.perPage)} offset ${Math.trunc((f.page - 1) * f.perPage)}`, params);
+      `${where.length ? `where ${where.join(' and ')} ` : ''}order by id desc limit ? offset ?`,
+      [...params, countParam(f.perPage), countParam((f.page - 1) * f.perPage)]);
     return rows.map((r) => this.#queueRow(r));
   }
 
@@ -486,8 +487,8 @@ export class DbDeliveryService implements DeliveryService {
     // This mode cannot say who is online, so rows that need it are left to claimers that can.
     // Rows as arrays: a poll may list hundreds, and they are cheaper to make and read than objects.
     const rows = await this.#db.queryArrays(
-      `select id, tries, updated_date from delivery_queue where server_id = ? and ${DUE} and require_online = ? order by id limit ${PLUGIN_QUEUE_LIMIT}`,
-      [serverId, now(), false]);
+      `select id, tries, updated_date from delivery_queue where server_id = ? and ${DUE} and require_online = ? order by id limit ?`,
+      [serverId, now(), false, countParam(PLUGIN_QUEUE_LIMIT)]);
     const { timezone } = this.#settings.get();
     return rows.map(([id, tries, updatedDate]) => ({
       id: String(id), status: Number(tries) > 0 ? 'error' : 'sending', retry: String(tries), updatedAt: displayTimestamp(String(updatedDate), timezone),

@@ -1,5 +1,5 @@
 /** The donation boards: ranked sums over a calendar period, or the latest single payments. */
-import type { Database } from '../../core/db.ts';
+import { countParam, type Database } from '../../core/db.ts';
 import { displayTimestamp, now, parseClientTimestamp } from '../../core/format.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { Donation, DonationsService, DonationType } from './contract.ts';
@@ -43,7 +43,7 @@ export class DbDonationsService implements DonationsService {
    */
   async board(type: DonationType, limit: number, timeZone: string): Promise<Donation[]> {
     if (type === 'latest') {
-      const rows = await DonationsEntry.select(this.#db, 'order by creation_date desc, id desc limit ?', [limit]);
+      const rows = await DonationsEntry.select(this.#db, 'order by creation_date desc, id desc limit ?', [countParam(limit)]);
       return rows.map(({ username, amount, currency, creationDate }) => {
         return { username, amount, currency, date: creationDate };
       });
@@ -53,7 +53,7 @@ export class DbDonationsService implements DonationsService {
       `select max(username) as username, sum(amount) as amount, currency, max(creation_date) as last
        from donations_entries${since ? ' where creation_date >= ?' : ''}
        group by user_id, ${GUEST}, currency order by sum(amount) desc, max(creation_date), user_id limit ?`,
-      since ? [since, limit] : [limit]);
+      since ? [since, countParam(limit)] : [countParam(limit)]);
     return rows.map((r) => ({ username: r.username, amount: Number(r.amount), currency: r.currency, date: r.last }));
   }
 }

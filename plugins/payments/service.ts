@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { isUniqueViolation, type Database } from '../../core/db.ts';
+import { countParam, isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { addSeconds, formatMoney, now, requireMoney } from '../../core/format.ts';
@@ -369,7 +369,7 @@ export class DbPaymentsService implements PaymentsService {
       }
     }
     return PaymentsPayment.select(this.#deps.db,
-      `${where.length ? `where ${where.join(' and ')} ` : ''}order by creation_date desc, id desc limit ?`, [...params, options.limit]);
+      `${where.length ? `where ${where.join(' and ')} ` : ''}order by creation_date desc, id desc limit ?`, [...params, countParam(options.limit)]);
   }
 
   /** Reversed payments whose credits were partly spent: what each player still owes. */

@@ -5,7 +5,7 @@
  * data in, money in cents and times as stored UTC text; orders come out as the API shows them.
  * Each write is one transaction: it happens entirely or not at all.
  */
-import { isUniqueViolation, type Database } from '../../core/db.ts';
+import { countParam, isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, displayTimestamp, formatMoney, now } from '../../core/format.ts';
@@ -749,7 +749,8 @@ export class DbStoreService implements StoreService {
       where.push(column.includes('<') ? `${column} ?` : `${column} = ?`);
       params.push(value);
     }
-    const rows = await StoreOrder.select(this.#db, `${where.length ? `where ${where.join(' and ')} ` : ''}order by id desc limit ?`, [...params, filter.limit]);
+    const rows = await StoreOrder.select(this.#db, `${where.length ? `where ${where.join(' and ')} ` : ''}order by id desc limit ?`,
+      [...params, countParam(filter.limit)]);
     const { timezone } = this.#settings.get();
     return rows.map((r) => orderRow(r, timezone));
   }

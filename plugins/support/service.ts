@@ -1,4 +1,4 @@
-import type { Database, Dialect } from '../../core/db.ts';
+import { countParam, NO_LIMIT, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { displayTimestamp, now } from '../../core/format.ts';
@@ -43,19 +43,14 @@ function isId(id: number): boolean {
   return Number.isSafeInteger(id) && id > 0;
 }
 
-/**
- * ` limit … offset …` for optional paging. The values are written into the SQL, so they are
- * checked to be integers first: MySQL's unbounded limit does not fit a JS number parameter.
- */
-function pageClause(page: Page, dialect: Dialect): string {
+/** ` limit ? offset ?` for optional paging, and the values it binds; an offset alone reads every row past it. */
+function pageClause(page: Page): [sql: string, values: bigint[]] {
   const { limit, offset = 0 } = page;
-  if (limit === undefined && offset === 0) return '';
+  if (limit === undefined && offset === 0) return ['', []];
   for (const [name, value, min] of [['limit', limit ?? 1, 1], ['offset', offset, 0]] as const) {
     if (!Number.isSafeInteger(value) || value < min) throw new DomainError('VALIDATION_ERROR', `${name} must be an integer of at least ${min}`);
   }
-  // An offset alone needs an unbounded limit, which each dialect spells its own way.
-  const unbounded = dialect === 'mysql' ? '18446744073709551615' : '-1';
-  return ` limit ${limit ?? unbounded} offset ${offset}`;
+  return [' limit ? offset ?', [limit === undefined ? NO_LIMIT : countParam(limit), countParam(offset)]];
 }
 
 /** Inside a transaction, until commit: `share` keeps others from changing or deleting the row, `update` also from share-locking it. */
@@ -111,8 +106,9 @@ export class DbSupportService implements SupportService {
       where.push(`${column} = ?`);
       params.push(value);
     }
+    const [paging, values] = pageClause(filter);
     const rows = await this.#db.query(
-      `${TICKET_SELECT}${where.length ? ` where ${where.join(' and ')}` : ''} order by t.id desc${pageClause(filter, this.#db.dialect)}`, params);
+      `${TICKET_SELECT}${where.length ? ` where ${where.join(' and ')}` : ''} order by t.id desc${paging}`, [...params, ...values]);
     return rows.map(toTicket);
   }
 
@@ -132,7 +128,7 @@ export class DbSupportService implements SupportService {
       params.push(value);
     }
     const rows = await this.#db.query(
-      `${TICKET_SELECT}${where.length ? ` where ${where.join(' and ')}` : ''} order by t.id desc limit ?`, [...params, filter.limit]);
+      `${TICKET_SELECT}${where.length ? ` where ${where.join(' and ')}` : ''} order by t.id desc limit ?`, [...params, countParam(filter.limit)]);
     return rows.map((r) => this.#summary(toTicket(r), show));
   }
 
@@ -241,8 +237,9 @@ export class DbSupportService implements SupportService {
     await this.#ticketStatus(ticketId);
     const params: number[] = [ticketId];
     if (filter.accountId !== undefined) params.push(filter.accountId);
+    const [paging, values] = pageClause(filter);
     const messages = await SupportMessage.select(this.#db,
-      `where ticket_id = ?${filter.accountId !== undefined ? ' and account_id = ?' : ''} order by id${pageClause(filter, this.#db.dialect)}`, params);
+      `where ticket_id = ?${filter.accountId !== undefined ? ' and account_id = ?' : ''} order by id${paging}`, [...params, ...values]);
     return messages.map((m) => ({ ...this.#message(m, show), supportID: String(m.ticketId) }));
   }
 
@@ -274,7 +271,8 @@ export class DbSupportService implements SupportService {
   // ---- support categories
 
   async listCategories(page: Page): Promise<CategoryRow[]> {
-    return (await SupportCategory.select(this.#db, `order by id${pageClause(page, this.#db.dialect)}`)).map(categoryRow);
+    const [paging, values] = pageClause(page);
+    return (await SupportCategory.select(this.#db, `order by id${paging}`, values)).map(categoryRow);
   }
 
   async #category(id: number, lock?: Lock): Promise<CategoryRow> {
@@ -313,7 +311,8 @@ export class DbSupportService implements SupportService {
   // ---- quick answers
 
   async listAnswers(page: Page): Promise<AnswerRow[]> {
-    return (await SupportAnswer.select(this.#db, `order by id${pageClause(page, this.#db.dialect)}`)).map(answerRow);
+    const [paging, values] = pageClause(page);
+    return (await SupportAnswer.select(this.#db, `order by id${paging}`, values)).map(answerRow);
   }
 
   async #answer(id: number, lock?: Lock): Promise<AnswerRow> {

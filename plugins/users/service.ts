@@ -1,4 +1,4 @@
-import { isUniqueViolation, type Database } from '../../core/db.ts';
+import { countParam, isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, now } from '../../core/format.ts';
@@ -220,7 +220,7 @@ export class DbUsersService implements UsersService {
         or a.id in (select user_id from users_linked_accounts where platform = 'chat' and external_id = ?))`;
       params.push(key, key + TOP, key, key + TOP, text.trim());
     }
-    params.push(page.limit);
+    params.push(countParam(page.limit));
     const accounts = await UsersAccount.select(this.#db, `a where a.username_key > ?${match} order by a.username_key limit ?`, params);
     const links = new Map(accounts.map((a) => [a.id, {} as Record<string, string>]));
     if (accounts.length) {
