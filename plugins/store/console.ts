@@ -229,10 +229,10 @@ export const catalogueSection: ConsoleSection<unknown, DbStoreService> = {
               name: p.name, categoryID: String(p.categoryId), price: formatMoney(p.price), discountedPrice: p.discountedPrice ? formatMoney(p.discountedPrice) : '',
               discountExpiryDate: p.discountedPrice ? displayTimestamp(p.discountExpiryDate, tz()) : '', stock: String(p.stock), giveRoleID: String(p.giveRoleId),
               duration: String(p.duration), variables: showVariables(p.variables), details: p.details, priority: String(p.priority),
-              isActive: String(p.isActive), isFeaturedProduct: String(p.isFeatured),
+              isActive: String(p.isActive), isFeaturedProduct: String(p.isFeatured), stockShown: String(p.stock),
             },
             errors: edit?.errors,
-            fields: await productFields(await store.categories()),
+            fields: [...await productFields(await store.categories()), { name: 'stockShown', label: 'Stock shown', type: 'hidden' }],
           },
           {
             kind: 'form', id: 'product-rules', title: 'Purchase rules', action: `${pages.base}/products/${p.id}/rules`, submit: 'Save rules',
@@ -268,6 +268,8 @@ export const catalogueSection: ConsoleSection<unknown, DbStoreService> = {
         const input = productInput(b, tz());
         // An emptied discount field clears the discount, as the form shows no discount then.
         if (!form.discountedPrice) input.discountedPrice = 0;
+        // A stock left as the page showed it is not sent: buys since then have taken from it.
+        if (form.stock === form.stockShown) delete input.stock;
         await store.updateProduct(p.id, { ...input, isActive: toBool(values.isActive), isFeatured: toBool(values.isFeaturedProduct) });
         return { redirect: `${pages.base}/products/${p.id}`, notice: `Product ${b.name ?? p.name} saved.` };
       } catch (err) {

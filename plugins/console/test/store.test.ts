@@ -139,6 +139,25 @@ t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChrom
     }, 'through the API');
   });
 
+  await t.test('a product edited while it sells keeps the stock the buys left; a stock typed in is set', async (t) => {
+    const ranks = (await call(app, '/api/admin/store/categories')).json().find((c: { name: string }) => c.name === 'Ranks');
+    const kit = (await call(app, '/api/admin/store/products', { body: { name: 'Kit', categoryID: ranks.id, price: '1.00', stock: '10' } })).json();
+    await page.goto(`${base}/console/catalogue/products/${kit.id}`);
+    t.equal(await page.locator('#edit-product-stock').inputValue(), '10', 'the form shows the stock as it was');
+    const buyer = (await call(app, '/api/users?username=Steve')).json().id;
+    for (let i = 0; i < 3; i++) t.equal((await call(app, '/api/store/buy', { body: { userID: buyer, products: [kit.id] } })).statusCode, 200);
+    await page.locator('#edit-product-name').fill('Kit deluxe');
+    await page.getByRole('button', { name: 'Save product' }).click();
+    t.match(await notice(page, /saved/), /Product Kit deluxe saved/);
+    t.match((await call(app, `/api/admin/store/products/${kit.id}`)).json(), { name: 'Kit deluxe', stock: '7' }, 'the three sold stay sold');
+    t.equal(await page.locator('#edit-product-stock').inputValue(), '7', 'the page shows the stock now');
+    await page.locator('#edit-product-name').fill('Kit max');
+    await page.locator('#edit-product-stock').fill('50');
+    await page.getByRole('button', { name: 'Save product' }).click();
+    await notice(page, /Kit max saved/);
+    t.match((await call(app, `/api/admin/store/products/${kit.id}`)).json(), { name: 'Kit max', stock: '50' }, 'a stock typed in is what the product gets');
+  });
+
   await t.test('the dashboard shows the figures of each section', async (t) => {
     await page.goto(`${base}/console`);
     for (const heading of ['Orders', 'Delivery']) t.ok(await page.getByRole('heading', { name: heading, level: 2 }).isVisible(), heading);
