@@ -74,8 +74,9 @@ export function isUniqueViolation(err: unknown): boolean {
 /**
  * A count bound to `limit ?` or `offset ?`, the one way every statement binds one. mysql2 sends a
  * JS number as a DOUBLE, which MySQL 8.0.22 and later refuse there in a prepared statement; a
- * BigInt goes as its digits, which MySQL and MariaDB take, and to SQLite as an integer. Anything
- * but a whole number from 0 is a bug of the caller, who checks what a client sent.
+ * BigInt goes as its digits, which MySQL and MariaDB take (SQLite gets it back as a number, see
+ * sqliteValue). Anything but a whole number from 0 is a bug of the caller, who checks what a
+ * client sent.
  */
 export function countParam(n: number): bigint {
   if (!Number.isSafeInteger(n) || n < 0) throw new TypeError(`A limit or offset must be a whole number from 0, not ${String(n)}`);
@@ -137,10 +138,16 @@ interface TxState {
   afterCommit: (() => void)[];
 }
 
-/** SQLite takes no booleans and no undefined; everything else binds as it is. */
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * SQLite takes no booleans and no undefined; a count (countParam) goes as a number, as SQLite's
+ * plans were measured with (an integer `limit ?` moves some of them); the rest binds as it is.
+ */
 function sqliteValue(value: unknown): unknown {
   if (value === undefined) return null;
   if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'bigint' && value <= MAX_SAFE) return Number(value);
   return value;
 }
 
