@@ -150,8 +150,8 @@ t.test('a failed ack is handed out again only after a delay that grows with each
     t.same((await ack(app, { token: server.token, ids: [row.id], result: 'failed', message: 'Unknown command' })).json().ids, [row.id]);
     const failed = Date.now();
     const ackedBy = now();
-    const [{ not_before: notBefore }] = await app.db.query<{ not_before: string }>('select not_before from delivery_queue where id = ?', [row.id]);
-    const stored = (Date.parse(`${String(notBefore).replace(' ', 'T')}Z`) - Date.parse(`${ackedBy.replace(' ', 'T')}Z`)) / 1000;
+    const [stamp] = await app.db.query<{ not_before: string }>('select not_before from delivery_queue where id = ?', [row.id]);
+    const stored = (Date.parse(`${String(stamp!.not_before).replace(' ', 'T')}Z`) - Date.parse(`${ackedBy.replace(' ', 'T')}Z`)) / 1000;
     const seen = works.length;
     t.same((await claim(app, { token: server.token })).json(), { commands: [] }, `after try ${Number(tries) + 1}: not handed out again at once`);
     t.same((await pollQueue(app, server.token)).json(), [], 'nor listed to the HTTP mode');
