@@ -102,6 +102,8 @@ export const ConfigSchema = Type.Object({
     transactionTries: Type.Integer({ minimum: 1, default: 5 }),
     /** The wait before running it again: random, up to this × the try number. */
     retryDelayMs: Type.Integer({ minimum: 0, default: 10 }),
+    /** After a write refused for a full disk (or a read-only database), /health answers 503 until a write succeeds or this long passes without another such refusal. */
+    writeFaultSeconds: Type.Integer({ minimum: 1, default: 60 }),
     debug: Type.Boolean({ default: false }),
     /** At boot, how long to keep retrying a database that cannot be reached (0: fail at once). */
     bootRetrySeconds: Type.Integer({ minimum: 0, default: 60 }),

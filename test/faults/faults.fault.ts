@@ -107,7 +107,8 @@ if (!haveMariaDb()) {
       await sleep(seconds * 200);
       filler = fill(dir);
       await sleep(seconds * 400);
-      t.equal((await fetch(`${server.url}/health`)).status, 200, '/health answers while the disk is full');
+      const health = await fetch(`${server.url}/health`);
+      t.same([health.status, (await health.json()).message], [503, 'The disk is full.'], '/health says the disk is full');
       t.equal((await api(server.url, `/api/credits?username=${world.users[0]}`)).status, 200, 'reads answer while the disk is full');
       rmSync(filler);
       const back = Date.now();
@@ -123,6 +124,7 @@ if (!haveMariaDb()) {
     t.ok(unavailable.every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'), '503s carry SERVICE_UNAVAILABLE and Retry-After');
     t.same(outcomes.filter((o) => o.status !== 503 && !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [], 'nothing else went wrong');
     t.ok(recovered, 'a write succeeds again once space is back');
+    t.equal((await fetch(`${server.url}/health`)).status, 200, 'and /health is up again');
     // The add that showed recovery counts as one more add, which checkInvariants allows (more, never less).
     const { problems, counts } = await checkInvariants(url, world, outcomes);
     t.same(problems, [], `invariants hold (${JSON.stringify(counts)})`);
