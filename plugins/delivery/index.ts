@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Gauge } from 'prom-client';
+import { everyRound } from '../../core/background.ts';
 import { defineFeature } from '../../core/features.ts';
 import { storeRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
@@ -64,19 +65,8 @@ export default defineFeature({
       },
     });
 
-    let sweeper: NodeJS.Timeout | undefined;
-    let crossWake: NodeJS.Timeout | undefined;
-    app.addHook('onReady', async () => {
-      sweeper = setInterval(() => {
-        delivery.expireLeases().catch((err: unknown) => log.error({ err }, 'delivery: expiring leases failed'));
-      }, opts.sweepMs);
-      if (opts.crossWakeMs > 0) {
-        crossWake = setInterval(() => {
-          delivery.wakeForOthers().catch((err: unknown) => log.error({ err }, 'delivery: looking for other instances\' work failed'));
-        }, opts.crossWakeMs);
-      }
-    });
-    app.addHook('preClose', async () => { clearInterval(sweeper); clearInterval(crossWake); });
+    everyRound(app, log, 'delivery lease sweep', opts.sweepMs, () => delivery.expireLeases());
+    if (opts.crossWakeMs > 0) everyRound(app, log, 'delivery wake-up for other instances\' work', opts.crossWakeMs, () => delivery.wakeForOthers());
     return delivery;
   },
   console: [deliverySection],
