@@ -108,7 +108,7 @@ if (!haveMariaDb()) {
       filler = fill(dir);
       await sleep(seconds * 400);
       const health = await fetch(`${server.url}/health`);
-      t.same([health.status, (await health.json()).message], [503, 'The disk is full.'], '/health says the disk is full');
+      t.same([health.status, ((await health.json()) as { message: string }).message], [503, 'The disk is full.'], '/health says the disk is full');
       t.equal((await api(server.url, `/api/credits?username=${world.users[0]}`)).status, 200, 'reads answer while the disk is full');
       rmSync(filler);
       const back = Date.now();
