@@ -14089,7 +14089,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description an endless text/event-stream */
+            /** @description a text/event-stream, ended after streamMaxSeconds, or when its game server opens more than streamsPerServer */
             200: {
                 headers: {
                     [name: string]: unknown;

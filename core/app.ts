@@ -6,6 +6,7 @@ import { lazySchemaCompilers, plainJsonAnswers } from './schema-compilers.ts';
 import { Type } from '@sinclair/typebox';
 import { ApiKeys, CoreApiKey, apiKeyHook, apiKeysRef } from './api-keys.ts';
 import { connectAtBoot } from './boot.ts';
+import { capConnections } from './connections.ts';
 import { loadConfig, type AppConfig, type SiteSetting, type SiteSettings } from './config.ts';
 import { openDatabase, migrate, type Database } from './db.ts';
 import { registerErrorCodes } from './errors.ts';
@@ -135,6 +136,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
     },
   });
   app.server.maxConnections = config.server.maxConnections;
+  capConnections(app.server, { maxPerAddress: config.server.maxConnectionsPerAddress, uncapped: config.server.proxyAddresses });
 
   const settings = new DbSettings(db, declared, site);
   await settings.load();

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { isAddressOrRange } from './connections.ts';
 import { isTimeZone } from './format.ts';
 
 export const rootDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -84,6 +85,10 @@ export const ConfigSchema = Type.Object({
     idleTimeoutMs: Type.Integer({ minimum: 100, default: 15000 }),
     /** Open connections at most; further ones are closed at once. */
     maxConnections: Type.Integer({ minimum: 1, default: 1024 }),
+    /** Open connections one remote address may hold, counted as they are accepted; more are closed at once. */
+    maxConnectionsPerAddress: Type.Integer({ minimum: 1, default: 64 }),
+    /** Reverse proxies (addresses or CIDR ranges): each carries many clients, so its connections have no per-address cap. */
+    proxyAddresses: Type.Array(Type.String({ minLength: 1 }), { default: ['127.0.0.1', '::1'] }),
     /** After this long with the event loop idle on end, hand memory back to the machine (core/idle-reclaim.ts); 0: never. */
     idleReclaimSeconds: Type.Integer({ minimum: 0, default: 3 }),
   }, { default: {}, additionalProperties: false }),
@@ -97,6 +102,8 @@ export const ConfigSchema = Type.Object({
     transactionTries: Type.Integer({ minimum: 1, default: 5 }),
     /** The wait before running it again: random, up to this × the try number. */
     retryDelayMs: Type.Integer({ minimum: 0, default: 10 }),
+    /** After a write refused for a full disk (or a read-only database), /health answers 503 until a write succeeds or this long passes without another such refusal. */
+    writeFaultSeconds: Type.Integer({ minimum: 1, default: 60 }),
     debug: Type.Boolean({ default: false }),
     /** At boot, how long to keep retrying a database that cannot be reached (0: fail at once). */
     bootRetrySeconds: Type.Integer({ minimum: 0, default: 60 }),
@@ -180,6 +187,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: unkn
   raw = merge(merge(raw, fromEnv), overrides);
   const config = validate(ConfigSchema, raw, '');
   // Checked at boot like a PATCH of the settings would be, not at the first request that needs it.
+  const badProxy = config.server.proxyAddresses.find((a) => !isAddressOrRange(a));
+  if (badProxy !== undefined) throw new ConfigError(`Invalid setting server.proxyAddresses: "${badProxy}" is not an IP address or CIDR range.`);
   if (!isTimeZone(config.site.timezone)) {
     throw new ConfigError(`Invalid setting site.timezone: unknown time zone "${config.site.timezone}" (use an IANA name such as "Europe/Berlin").`);
   }

@@ -136,6 +136,8 @@ interface Runner {
 interface TxState {
   runner: Runner;
   afterCommit: (() => void)[];
+  /** A write statement ran: its commit shows the database takes writes again. */
+  wrote: boolean;
 }
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -444,10 +446,14 @@ export class Database implements TransactionScope {
   readonly #poolRunner?: Runner;
   readonly #makeOrm: () => Promise<MikroORM>;
   #orm?: Promise<MikroORM>;
+  readonly #writeFaultMs: number;
+  /** The last write refused for a lasting cause (lastingWriteFault), until a write succeeds. */
+  #writeFault?: { why: string; at: number };
 
-  constructor(dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool }, migrationNames: string[], makeOrm: () => Promise<MikroORM>, retry: RetryOptions) {
+  constructor(dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool }, migrationNames: string[], makeOrm: () => Promise<MikroORM>, retry: RetryOptions, writeFaultSeconds: number) {
     this.dialect = dialect;
     this.#retry = retry;
+    this.#writeFaultMs = writeFaultSeconds * 1000;
     this.#sqlite = driver.sqlite;
     this.#pool = driver.pool;
     if (driver.pool) this.#poolRunner = mysqlRunner(driver.pool);
@@ -494,8 +500,25 @@ export class Database implements TransactionScope {
   /** A write, its values bound; returns affected rows and the inserted id. */
   run(sql: string, params: unknown[] = []): Promise<RunResult> {
     this.statements++;
-    return this.#runner().run(sql, params);
+    const tx = this.#tx.getStore();
+    if (tx) {
+      tx.wrote = true;
+      return tx.runner.run(sql, params);
+    }
+    const outside = this.#sqlite ? this.#sqlite.outside : this.#poolRunner!;
+    return outside.run(sql, params).then(this.#wrote, this.#refused);
   }
+
+  readonly #wrote = (result: RunResult): RunResult => {
+    this.#writeFault = undefined;
+    return result;
+  };
+
+  readonly #refused = (err: unknown): never => {
+    const why = lastingWriteFault(err);
+    if (why) this.#writeFault = { why, at: Date.now() };
+    throw err;
+  };
 
   /** `FOR UPDATE` where the database can lock rows; SQLite serialises writers on its own. */
   get forUpdate(): string {
@@ -529,13 +552,14 @@ export class Database implements TransactionScope {
     for (let attempt = 1; ; attempt++) {
       try {
         const afterCommit: (() => void)[] = [];
-        const result = this.#sqlite
-          ? await this.#sqlite.transaction((runner) => this.#tx.run({ runner, afterCommit }, fn))
-          : await this.#mysqlTransaction((runner) => this.#tx.run({ runner, afterCommit }, fn));
+        let tx: TxState | undefined;
+        const inTx = (runner: Runner) => this.#tx.run(tx = { runner, afterCommit, wrote: false }, fn);
+        const result = this.#sqlite ? await this.#sqlite.transaction(inTx) : await this.#mysqlTransaction(inTx);
+        if (tx?.wrote) this.#writeFault = undefined;
         for (const cb of afterCommit) cb();
         return result;
       } catch (err) {
-        if (attempt >= this.#retry.tries || this.dialect !== 'mysql' || !isRetryable(err)) throw err;
+        if (attempt >= this.#retry.tries || this.dialect !== 'mysql' || !isRetryable(err)) this.#refused(err);
         this.retries++;
         await new Promise((r) => setTimeout(r, Math.random() * this.#retry.delayMs * attempt));
       }
@@ -583,7 +607,9 @@ export class Database implements TransactionScope {
 
   /**
    * Why the database cannot serve, or undefined when it can (for /health): it does not answer,
-   * or (SQLite) it answers but cannot be written.
+   * (SQLite) it answers but cannot be written, or a write was refused for a lasting cause (a full
+   * disk, which a probe written and undone never reaches) and none has succeeded since, for up to
+   * `database.writeFaultSeconds` after the last such refusal.
    */
   async problem(): Promise<string | undefined> {
     try {
@@ -593,10 +619,11 @@ export class Database implements TransactionScope {
       } else {
         await this.#pool!.query('select 1');
       }
-      return undefined;
     } catch (err) {
-      return sqliteCode(err) === SQLITE_READONLY ? 'The database is read-only.' : 'The database does not answer.';
+      return lastingWriteFault(err) ?? 'The database does not answer.';
     }
+    const fault = this.#writeFault;
+    return fault && Date.now() - fault.at < this.#writeFaultMs ? fault.why : undefined;
   }
 
   async close(): Promise<void> {
@@ -607,6 +634,22 @@ export class Database implements TransactionScope {
 }
 
 const SQLITE_READONLY = 8;
+const SQLITE_FULL = 13;
+const MYSQL_DISK_FULL = new Set([1021, 1114]); // ER_DISK_FULL, ER_RECORD_FILE_FULL
+const MYSQL_READ_ONLY = 1290; // ER_OPTION_PREVENTS_STATEMENT: read_only
+
+/**
+ * Why a write was refused, when the cause lasts until someone acts: the disk is full, the
+ * database is read-only. Undefined for anything else.
+ */
+export function lastingWriteFault(err: unknown): string | undefined {
+  for (let e = err as { errno?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    const code = sqliteCode(e);
+    if (code === SQLITE_FULL || MYSQL_DISK_FULL.has(e.errno as number)) return 'The disk is full.';
+    if (code === SQLITE_READONLY || e.errno === MYSQL_READ_ONLY) return 'The database is read-only.';
+  }
+  return undefined;
+}
 
 /** The primary result code of a node:sqlite error (extended codes carry it in the low byte). */
 export function sqliteCode(err: unknown): number | undefined {
@@ -689,7 +732,7 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
       const { SqliteDriver } = await import('@mikro-orm/sql');
       const { MikroORM } = await import('@mikro-orm/core');
       return MikroORM.init({ ...await ormOptions(), driver: SqliteDriver, dbName: target.file, driverOptions: await sharedSqliteDialect(sqlite) } as Options);
-    }, retry);
+    }, retry, config.writeFaultSeconds);
   }
   // Types as the features read them: dates as text, big integers exactly, JSON as text.
   // `trace: false`: mysql2 would capture a stack trace on every statement, in case it fails, to
@@ -716,7 +759,7 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
       forceUtcTimezone: true,
       driverOptions: connection,
     } as Options);
-  }, retry);
+  }, retry, config.writeFaultSeconds);
 }
 
 const MIGRATIONS_TABLE = 'core_migrations';

@@ -5,6 +5,7 @@ export { errorsFor, field, type ConsoleAccess, type ConsoleBlock, type ConsoleFi
 export { createServiceRef, ServiceRegistry, type ServiceRef } from './registry.ts';
 export { EventBus, type EventMap, type EventName } from './events.ts';
 export { DomainError, registerErrorCodes } from './errors.ts';
+export { everyRound, RoundLog } from './background.ts';
 export { defineMigration, isUniqueViolation, Database, type Dialect, type MigrationDef } from './db.ts';
 export { settingsRef, type SettingsService } from './settings.ts';
 export type { AppConfig, SettingValues, SiteSetting, SiteSettings } from './config.ts';

@@ -1,7 +1,7 @@
 /**
  * The database on a small file system of its own (tmpfs): a full disk answers 503 with
- * Retry-After and writes nothing, reads and /health still answer, and the server serves again by
- * itself once space is back. SQLite in the SQLite run; in the MariaDB run (TEST_MYSQL_URL set), a
+ * Retry-After and writes nothing, reads still answer, /health says the disk is full, and the
+ * server serves again by itself once space is back. SQLite in the SQLite run; in the MariaDB run (TEST_MYSQL_URL set), a
  * private mariadbd whose data directory is on the small disk. And a SQLite file that can only be
  * read: /health says so and writes answer 503. Mounting needs root (CI runs as root); elsewhere
  * the tests are skipped and say why.
@@ -20,7 +20,7 @@ import { CANNOT_MOUNT, fill, readOnlyView, smallDisk, unmount } from './small-di
  * refusal is a 503 with Retry-After, and once space is back the next add lands exactly once.
  */
 async function fullDisk(t: Test, dir: string, databaseUrl: string, tries: number): Promise<void> {
-  const app = await build(t, { databaseUrl, features: ['users', 'credits'] });
+  const app = await build(t, { databaseUrl, features: ['users', 'credits'], config: { database: { writeFaultSeconds: 1 } } });
   await newUser(app, 'Steve', { cents: 1000 });
   const add = () => call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '1.00' }, as: 'urlencoded' });
   t.equal((await add()).statusCode, 200);
@@ -41,11 +41,19 @@ async function fullDisk(t: Test, dir: string, databaseUrl: string, tries: number
   }
   t.equal(refused, 3, 'writes are refused while the disk is full');
   const balance = (await call(app, '/api/credits?username=Steve')).json().raw_credits;
-  t.equal((await call(app, '/health')).statusCode, 200, 'reads and /health still answer');
+  const health = await call(app, '/health');
+  t.equal(health.statusCode, 503, '/health says so');
+  t.same(health.json(), { status: false, error: 'SERVICE_UNAVAILABLE', message: 'The disk is full.' });
+  t.ok(health.headers['retry-after'], 'Retry-After on /health');
+  await new Promise((r) => setTimeout(r, 1100));
+  t.equal((await call(app, '/health')).statusCode, 200, 'writeFaultSeconds after the last refusal, /health no longer says so on its own');
+  t.equal((await add()).statusCode, 503);
+  t.equal((await call(app, '/health')).statusCode, 503, 'until the next write is refused');
 
   rmSync(filler);
   const res = await add();
   t.equal(res.statusCode, 200, `serving again once space is back: ${res.body}`);
+  t.equal((await call(app, '/health')).statusCode, 200, 'and /health is up with the first write that succeeds');
   t.equal((await call(app, '/api/credits?username=Steve')).json().raw_credits, balance + 1, 'exactly the one new credit: nothing half-written before');
   const [sum] = await app.db.query<{ s: number }>('select sum(delta) as s from credits_ledger');
   t.equal(Number(sum!.s) / 100, balance + 1, 'the ledger agrees with the balance');

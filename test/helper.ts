@@ -73,6 +73,8 @@ export interface BuildTestOptions {
   databaseUrl?: string;
   /** Run only these built-in features (the rest are disabled); all of them when omitted. */
   features?: string[];
+  /** Where the server's log lines go, from level info; by default it logs nothing. */
+  logStream?: { write(line: string): void };
 }
 
 /** Builds the app on a fresh database; closed when the test ends. */
@@ -81,8 +83,9 @@ export async function build(t: TestLike, opts: BuildTestOptions = {}): Promise<F
   const only = opts.features ? { plugins: Object.fromEntries(builtinNames().map((n) => [n, { enabled: opts.features!.includes(n) }])) } : {};
   const app = await buildApp({
     env: { API_KEY: ADMIN_KEY, TOTP_ENCRYPTION_KEY: TOTP_KEY, DATABASE_URL: url, ...opts.env },
-    config: merge(merge({ log: { level: 'silent' }, database: { poolSize: 5 } }, only), opts.config ?? {}),
-    logger: false,
+    config: merge(merge({ log: { level: opts.logStream ? 'info' : 'silent' }, database: { poolSize: 5 } }, only), opts.config ?? {}),
+    logger: opts.logStream ? undefined : false,
+    logStream: opts.logStream,
     selfChecks: true,
   });
   t.teardown(() => app.close());

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { everyRound } from '../../core/background.ts';
 import { defineFeature } from '../../core/features.ts';
 import { usersRef } from '../users/contract.ts';
 import { authRef, authSettings } from './contract.ts';
@@ -59,10 +60,6 @@ export default defineFeature({
       log.warn('TOTP_ENCRYPTION_KEY is not set: two-factor enrolment is refused until it is (README: two-factor secrets).');
     }
     await authRoutes(app, auth, settings, opts.rateLimit);
-    const timer = setInterval(() => {
-      auth.sweepSessions().catch((err: unknown) => log.error({ err }, 'session sweep failed'));
-    }, opts.sweepSeconds * 1000);
-    timer.unref();
-    app.addHook('onClose', async () => clearInterval(timer));
+    everyRound(app, log, 'session sweep', opts.sweepSeconds * 1000, () => auth.sweepSessions());
   },
 });

@@ -10,6 +10,7 @@
  * site roles sharing one chat role cannot undo each other.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { RoundLog } from '../../core/background.ts';
 import { countParam, type Database } from '../../core/db.ts';
 import { now } from '../../core/format.ts';
 import type { TableRecord } from '../../core/table.ts';
@@ -98,6 +99,7 @@ export class RoleSync {
   readonly #client: ChatRoleClient;
   readonly #opts: RoleSyncOptions;
   readonly #log: FastifyBaseLogger;
+  readonly #rounds: RoundLog;
   /** A claimed row stays invisible to other workers this long, then counts as abandoned (a crash). */
   readonly #leaseMs: number;
   readonly #abort = new AbortController();
@@ -115,6 +117,7 @@ export class RoleSync {
     this.#client = client;
     this.#opts = opts;
     this.#log = log;
+    this.#rounds = new RoundLog(log, 'chat role sync');
     this.#leaseMs = opts.requestTimeoutMs * 2 + 1000;
   }
 
@@ -161,8 +164,9 @@ export class RoleSync {
         this.#again = false;
         next = await this.#pass();
       } while (this.#again && !this.#stopping);
+      this.#rounds.succeeded();
     } catch (err) {
-      this.#log.error({ err }, 'chat role sync pass failed');
+      this.#rounds.failed(err);
     } finally {
       this.#running = undefined;
     }

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { everyRound } from '../../core/background.ts';
 import { consoleHostRef, field, type ConsolePage } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { defineFeature } from '../../core/features.ts';
@@ -185,11 +186,7 @@ export default defineFeature({
       }, await host.signedIn(request), ''));
     }, { prefix: '/console' });
 
-    const timer = setInterval(() => {
-      sessions.sweep().catch((err: unknown) => log.error({ err }, 'console session sweep failed'));
-    }, opts.sweepSeconds * 1000);
-    timer.unref();
-    app.addHook('onClose', async () => clearInterval(timer));
+    everyRound(app, log, 'console session sweep', opts.sweepSeconds * 1000, () => sessions.sweep());
   },
   console: [siteSettingsSection, apiKeysSection],
 });

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Gauge } from 'prom-client';
+import { everyRound } from '../../core/background.ts';
 import { defineFeature } from '../../core/features.ts';
 import { storeRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
@@ -21,6 +22,10 @@ const options = Type.Object({
   retryMaxSeconds: Type.Integer({ minimum: 1, default: 600 }),
   /** SSE comment lines that keep proxies from closing an idle stream. */
   heartbeatSeconds: Type.Integer({ minimum: 1, default: 15 }),
+  /** Streams one game server may hold open; a new one ends its oldest (a reconnecting plugin is never locked out). */
+  streamsPerServer: Type.Integer({ minimum: 1, default: 4 }),
+  /** A stream ends after this long and the client reconnects: a stream opened with a token since rotated does not outlive it by more. */
+  streamMaxSeconds: Type.Integer({ minimum: 1, default: 3600 }),
   /** How often lapsed leases are looked for. */
   sweepMs: Type.Integer({ minimum: 10, default: 1000 }),
   /** Instances on one database: how often streams look for work another instance queued (0: never, one instance). */
@@ -44,7 +49,9 @@ export default defineFeature({
     events.onCommitting('store.order.completed', (order) => delivery.enqueue('purchase', order));
     events.onCommitting('store.order.refunded', (order) => delivery.orderRefunded(order));
     events.onCommitting('users.role.revoked', (e) => (e.reason === 'expired' ? delivery.roleExpired(e.userId, e.roleId) : undefined));
-    await deliveryRoutes(app, delivery, { wakeups, heartbeatSeconds: opts.heartbeatSeconds });
+    await deliveryRoutes(app, delivery, {
+      wakeups, heartbeatSeconds: opts.heartbeatSeconds, perServer: opts.streamsPerServer, maxSeconds: opts.streamMaxSeconds,
+    });
     new Gauge({
       name: 'delivery_backlog', help: 'Commands not delivered yet, by game server ID and status (waiting: not handed out; claimed: not acked).',
       labelNames: ['server', 'status'] as const, registers: [metrics],
@@ -58,19 +65,8 @@ export default defineFeature({
       },
     });
 
-    let sweeper: NodeJS.Timeout | undefined;
-    let crossWake: NodeJS.Timeout | undefined;
-    app.addHook('onReady', async () => {
-      sweeper = setInterval(() => {
-        delivery.expireLeases().catch((err: unknown) => log.error({ err }, 'delivery: expiring leases failed'));
-      }, opts.sweepMs);
-      if (opts.crossWakeMs > 0) {
-        crossWake = setInterval(() => {
-          delivery.wakeForOthers().catch((err: unknown) => log.error({ err }, 'delivery: looking for other instances\' work failed'));
-        }, opts.crossWakeMs);
-      }
-    });
-    app.addHook('preClose', async () => { clearInterval(sweeper); clearInterval(crossWake); });
+    everyRound(app, log, 'delivery lease sweep', opts.sweepMs, () => delivery.expireLeases());
+    if (opts.crossWakeMs > 0) everyRound(app, log, 'delivery wake-up for other instances\' work', opts.crossWakeMs, () => delivery.wakeForOthers());
     return delivery;
   },
   console: [deliverySection],

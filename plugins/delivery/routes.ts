@@ -15,6 +15,9 @@ import type { Wakeups } from './service.ts';
 export interface StreamOptions {
   wakeups: Wakeups;
   heartbeatSeconds: number;
+  /** Open streams per game server; a new one ends the oldest. */
+  perServer: number;
+  maxSeconds: number;
 }
 
 const optionalBool = (v: unknown) => (v === undefined ? undefined : toBool(v));
@@ -122,12 +125,14 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
     ids: await delivery.ack(request.body.token, request.body.ids.map(Number), request.body.result as 'done' | 'failed', request.body.message ?? ''),
   }));
 
-  const open = new Set<ServerResponse>();
+  // Each server's open streams, oldest first (a Set keeps insertion order).
+  const open = new Map<number, Set<ServerResponse>>();
   app.get('/api/delivery/stream', {
     schema: {
       tags: pluginTags, summary: 'Server-Sent Events: `work` when there may be commands to claim, comments as heartbeats',
       querystring: StreamQuery, produces: ['text/event-stream'],
-      response: { 200: Type.String({ description: 'an endless text/event-stream' }) }, errors: ['DELIVERY_SERVER_NOT_FOUND'],
+      response: { 200: Type.String({ description: 'a text/event-stream, ended after streamMaxSeconds, or when its game server opens more than streamsPerServer' }) },
+      errors: ['DELIVERY_SERVER_NOT_FOUND'],
     },
   }, async (request, reply) => {
     const serverId = await delivery.serverOf(request.query.token);
@@ -140,21 +145,44 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no',
     });
+    const write = (text: string) => { if (!res.writableEnded) res.write(text); };
     let pending = false;
     const work = () => {
       // Many buys in one tick make one event: the claimer takes what is there anyway.
       if (pending) return;
       pending = true;
-      setImmediate(() => { pending = false; res.write('event: work\ndata: {}\n\n'); });
+      setImmediate(() => { pending = false; write('event: work\ndata: {}\n\n'); });
     };
     // Work may have arrived while the plugin was away: it looks once at connect.
-    res.write('retry: 2000\n\n');
+    write('retry: 2000\n\n');
     work();
     const stop = stream.wakeups.listen(serverId, work);
-    const beat = setInterval(() => res.write(': heartbeat\n\n'), stream.heartbeatSeconds * 1000);
-    open.add(res);
-    res.on('close', () => { clearInterval(beat); stop(); open.delete(res); });
+    const beat = setInterval(() => write(': heartbeat\n\n'), stream.heartbeatSeconds * 1000);
+    const lifetime = setTimeout(() => endStream(res), stream.maxSeconds * 1000);
+    let mine = open.get(serverId);
+    if (!mine) open.set(serverId, mine = new Set());
+    // Past the cap the oldest goes: a plugin reconnecting after a drop its old socket has not
+    // noticed yet gets its stream, and one token cannot hold more than its share of connections.
+    for (const oldest of mine) {
+      if (mine.size < stream.perServer) break;
+      mine.delete(oldest);
+      endStream(oldest);
+    }
+    mine.add(res);
+    res.on('close', () => {
+      clearInterval(beat);
+      clearTimeout(lifetime);
+      stop();
+      mine.delete(res);
+      if (mine.size === 0 && open.get(serverId) === mine) open.delete(serverId);
+    });
   });
   // Open streams would keep the server from closing.
-  app.addHook('preClose', async () => { for (const res of open) res.end(); });
+  app.addHook('preClose', async () => { for (const streams of open.values()) for (const res of streams) endStream(res); });
+}
+
+/** Ends a stream and its connection: the client reconnects after the `retry` it was sent. */
+function endStream(res: ServerResponse): void {
+  res.end();
+  res.socket?.end();
 }

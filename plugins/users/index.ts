@@ -1,3 +1,4 @@
+import { everyRound } from '../../core/background.ts';
 import { defineFeature } from '../../core/features.ts';
 import { Type } from '@sinclair/typebox';
 import { playersSection } from './console.ts';
@@ -24,11 +25,7 @@ export default defineFeature({
     services.provide(usersRef, users);
     await userRoutes(app, users, ctx);
     await adminRoutes(app, users, ctx);
-    const timer = setInterval(() => {
-      users.sweepExpired().catch((err: unknown) => log.error({ err }, 'role expiry sweep failed'));
-    }, opts.sweepSeconds * 1000);
-    timer.unref();
-    app.addHook('onClose', async () => clearInterval(timer));
+    everyRound(app, log, 'role expiry sweep', opts.sweepSeconds * 1000, () => users.sweepExpired());
     return users;
   },
   console: [playersSection],

@@ -1,5 +1,5 @@
 /**
- * `npm run test:faults`: crash, outage, full-disk, slow-socket and two-process tests on a private MariaDB.
+ * `npm run test:faults`: crash, outage, full-disk, slow-socket, connection-flood and two-process tests on a private MariaDB.
  * FAULT_SECONDS sets how long each storm runs (default 6; CI uses the default).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import t from 'tap';
 import { MariaDbServer, freePort, haveMariaDb } from '../mariadb-server.ts';
 import { CANNOT_MOUNT, fill, smallDisk, unmount } from '../small-disk.ts';
+import { SLOW_HEADERS } from '../sockets.ts';
 import { EXAMPLEPAY_SECRET, checkoutConfig, checkoutState, holdStock, paidWebhook, seedShop, startPurchase } from './checkout.ts';
 import { checkDeliveries, pollers, queueDrained, seedDelivery } from './delivery.ts';
+import { flood, healthUntil } from './floods.ts';
 import { KEY, LISTED, ServerProcess, api, checkInvariants, seed, storm, type Outcome } from './storm.ts';
 
 const seconds = Number(process.env.FAULT_SECONDS ?? 6);
@@ -105,7 +107,8 @@ if (!haveMariaDb()) {
       await sleep(seconds * 200);
       filler = fill(dir);
       await sleep(seconds * 400);
-      t.equal((await fetch(`${server.url}/health`)).status, 200, '/health answers while the disk is full');
+      const health = await fetch(`${server.url}/health`);
+      t.same([health.status, ((await health.json()) as { message: string }).message], [503, 'The disk is full.'], '/health says the disk is full');
       t.equal((await api(server.url, `/api/credits?username=${world.users[0]}`)).status, 200, 'reads answer while the disk is full');
       rmSync(filler);
       const back = Date.now();
@@ -121,6 +124,7 @@ if (!haveMariaDb()) {
     t.ok(unavailable.every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'), '503s carry SERVICE_UNAVAILABLE and Retry-After');
     t.same(outcomes.filter((o) => o.status !== 503 && !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [], 'nothing else went wrong');
     t.ok(recovered, 'a write succeeds again once space is back');
+    t.equal((await fetch(`${server.url}/health`)).status, 200, 'and /health is up again');
     // The add that showed recovery counts as one more add, which checkInvariants allows (more, never less).
     const { problems, counts } = await checkInvariants(url, world, outcomes);
     t.same(problems, [], `invariants hold (${JSON.stringify(counts)})`);
@@ -170,6 +174,37 @@ if (!haveMariaDb()) {
     t.ok(healthyAfter < 5000, `/health answered ${healthyAfter} ms into the attack`);
     t.ok(Math.max(...closed) < 6000, `every slow socket was closed by the server (the last after ${Math.max(...closed)} ms)`);
     t.equal((await api(server.url, '/api/credits?username=nobody')).status, 404, 'and the API serves normally');
+  });
+
+  t.test('floods of connections from one address and of streams from one server token: /health answers from another address throughout', async (t) => {
+    const url = await db.database('floods');
+    // The shipped limits: 1,024 connections, 64 per address, 4 streams per game server.
+    const server = new ServerProcess(await freePort(), url);
+    t.teardown(() => server.stop());
+    await server.start();
+    const port = Number(new URL(server.url).port);
+    const made = await api(server.url, '/api/admin/delivery/servers', { name: 'Survival' });
+    const stream = `GET /api/delivery/stream?token=${made.json.token} HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${KEY}\r\n\r\n`;
+    const floods = [
+      // Back a moment after each is closed.
+      { name: 'slow headers from 127.0.0.2', from: ['127.0.0.2'], send: SLOW_HEADERS, reconnectMs: 250 },
+      // Twenty addresses of 55 streams each, under the per-address cap, so only the cap per game
+      // server stands in the way; spread over two seconds, not a burst of 1,100 at once that
+      // fills the slots before the server has answered any.
+      { name: 'streams of one server token', from: Array.from({ length: 20 }, (_, i) => `127.0.0.${10 + i}`), send: stream, reconnectMs: 2000 },
+    ];
+    for (const f of floods) {
+      const stopAt = Date.now() + seconds * 1000;
+      const attack = flood(port, { from: f.from, count: 1100, send: f.send, reconnectMs: f.reconnectMs, stopAt });
+      // Counted before the flood ends, while every socket it holds is still open.
+      const streaming = sleep(seconds * 1000 - 500).then(() => [...attack.live].filter((s) => s.received().startsWith('HTTP/1.1 200')).length);
+      const statuses = await healthUntil(port, '127.0.0.3', stopAt);
+      await attack.done;
+      t.ok(statuses.length >= seconds, `${f.name}: /health asked ${statuses.length} times, at least once a second`);
+      t.same(statuses.filter((s) => s !== 200), [], `${f.name}: every /health answered 200 within 2 s (${attack.connects} connections opened)`);
+      // A few the server has just ended may not have reached the client as closed yet.
+      if (f.send === stream) t.ok(await streaming <= 8, `${f.name}: ${await streaming} streams open near the end, not hundreds`);
+    }
   });
 
   t.test('two server processes on one database under the same storm', async (t) => {
