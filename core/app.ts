@@ -57,11 +57,17 @@ const redact = [
 ];
 
 /**
- * Some secrets travel in URLs (api.md puts session tokens in `/api/auth/sessions/<token>`):
- * anything shaped like a token (32 or more hex digits) is masked before a URL is logged.
+ * Some secrets travel in URLs (api.md puts session tokens in `/api/auth/sessions/<token>`, the
+ * game plugin its delivery token in the path or query). Every credential the server issues is 32
+ * or more characters of hex, base64url or base32 (API keys, session and pending two-factor tokens,
+ * console sessions, delivery tokens, TOTP secrets), so any such run is masked before a URL is
+ * logged; a dashed UUID (a player's) is no secret and stays readable.
  */
+const TOKEN_LIKE = /[A-Za-z0-9_-]{32,}/g;
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
 export function logSafeUrl(url: string): string {
-  return url.replace(/[0-9a-fA-F]{32,}/g, '[redacted]');
+  return url.replace(TOKEN_LIKE, (run) => (UUID.test(run) ? run : '[redacted]'));
 }
 
 const serializers = {
