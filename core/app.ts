@@ -16,6 +16,7 @@ import { RequestLog, corsPolicy, databaseMetrics, echoRequestId, metricsRegistry
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { checkDeclaredErrors, openapiOptions } from './openapi.ts';
 import { ServiceRegistry } from './registry.ts';
+import { markServer } from './server-mark.ts';
 import { CoreSetting, DbSettings, declareSettings, settingsRef, settingsRoutes, siteDefaults, type SettingsService } from './settings.ts';
 
 declare module 'fastify' {
@@ -165,8 +166,11 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
     services, events, db, settings, env, metrics,
     log: app.log.child({ plugin: name }),
   }));
+  // While it holds, npm run restore refuses (core/server-mark.ts).
+  const unmark = await markServer(config.database, app.log);
   app.addHook('onClose', async () => {
     settings.stop();
+    await unmark();
     await db.close();
   });
 

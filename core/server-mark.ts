@@ -1,0 +1,111 @@
+/**
+ * "A server has this database open", decided by the database or the kernel, never by a pid file:
+ * `npm run restore` refuses while it holds, and a killed server leaves nothing behind.
+ * - SQLite: every connection to a WAL database holds a shared lock on its file as long as it is
+ *   open; the check asks for an exclusive one without waiting. The kernel drops the lock with the
+ *   process, however it ends.
+ * - MySQL/MariaDB: each server holds a named lock (GET_LOCK) on a connection of its own; the
+ *   database drops it with the connection, so with the process. Named locks are exclusive, so
+ *   servers sharing a database take one of SLOTS names each and the check asks about them all.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
+import type { Connection } from 'mysql2/promise';
+import type { AppConfig } from './config.ts';
+import { parseDatabaseUrl, sqliteCode, type DatabaseUrl } from './db.ts';
+
+/** More servers than this on one MySQL database run unmarked (and say so). */
+const SLOTS = 32;
+const SQLITE_BUSY = 5;
+/** The longest a MySQL server lets an idle connection live (a year): the mark's connection only waits. */
+const IDLE_FOREVER_SECONDS = 31_536_000;
+
+interface Log {
+  info(msg: string): void;
+  warn(msg: string): void;
+}
+
+/** Lock names are global to a MySQL server: one set per database, hashed to stay within 64 characters. */
+function lockNames(dbName: string): string[] {
+  const db = createHash('sha256').update(dbName).digest('hex').slice(0, 40);
+  return Array.from({ length: SLOTS }, (_, i) => `server:${db}:${i}`);
+}
+
+/**
+ * Marks the database as open in this server until the returned function is called. On SQLite
+ * the server's own connection is the mark; on MySQL a connection of its own holds a named lock,
+ * taken again whenever that connection is lost (a database restart).
+ */
+export async function markServer(config: AppConfig['database'], log: Log): Promise<() => Promise<void>> {
+  const target = parseDatabaseUrl(config.url);
+  if (target.dialect !== 'mysql') return async () => {};
+  const { createConnection } = await import('mysql2/promise');
+  let conn: Connection | undefined;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+
+  const take = async (): Promise<void> => {
+    const c = await createConnection({ uri: target.url!, connectTimeout: config.connectTimeoutMs, enableKeepAlive: true });
+    conn = c;
+    let lost = false;
+    const onLost = () => {
+      if (lost || closed) return;
+      lost = true;
+      log.warn('The connection marking this server as running was lost; taking the mark again.');
+      again(1000);
+    };
+    c.on('error', onLost);
+    c.on('end', onLost);
+    await c.query(`set session wait_timeout = ${IDLE_FOREVER_SECONDS}`);
+    for (const name of lockNames(target.dbName!)) {
+      const [rows] = await c.query('select get_lock(?, 0) as got', [name]);
+      if ((rows as { got: number | null }[])[0]?.got === 1) return;
+    }
+    log.warn(`More than ${SLOTS} servers share this database: this one runs unmarked, and npm run restore cannot see it.`);
+  };
+  const again = (wait: number): void => {
+    retry = setTimeout(() => {
+      if (closed) return;
+      take().catch(() => again(Math.min(wait * 2, 10_000)));
+    }, wait);
+    retry.unref();
+  };
+
+  await take();
+  return async () => {
+    closed = true;
+    clearTimeout(retry);
+    await conn?.end().catch(() => conn?.destroy());
+  };
+}
+
+/** Whether a server has the database open now. */
+export async function serverHasOpen(target: DatabaseUrl): Promise<boolean> {
+  if (target.dialect === 'sqlite') return sqliteHeld(target.file!);
+  const { createConnection } = await import('mysql2/promise');
+  const conn = await createConnection({ uri: target.url! });
+  try {
+    const names = lockNames(target.dbName!);
+    const [rows] = await conn.query(`select coalesce(${names.map(() => 'is_used_lock(?)').join(', ')}) as holder`, names);
+    return (rows as { holder: number | null }[])[0]?.holder != null;
+  } finally {
+    await conn.end();
+  }
+}
+
+function sqliteHeld(file: string): boolean {
+  if (file === ':memory:' || !existsSync(file)) return false;
+  const probe = new DatabaseSync(file);
+  try {
+    // Exclusive locking mode asks for the file's exclusive lock at the first read.
+    probe.exec('pragma busy_timeout = 0; pragma locking_mode = exclusive');
+    probe.prepare('select count(*) from sqlite_schema').get();
+    return false;
+  } catch (err) {
+    // Any other failure (not a database at all, say) is for the restore to handle.
+    return sqliteCode(err) === SQLITE_BUSY;
+  } finally {
+    probe.close();
+  }
+}
