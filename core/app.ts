@@ -166,11 +166,8 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
     services, events, db, settings, env, metrics,
     log: app.log.child({ plugin: name }),
   }));
-  // While it holds, npm run restore refuses (core/server-mark.ts).
-  const unmark = await markServer(config.database, app.log);
   app.addHook('onClose', async () => {
     settings.stop();
-    await unmark();
     await db.close();
   });
 
@@ -207,5 +204,9 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   }
 
   await registerFeatures(app, features);
+  // While it holds, npm run restore refuses (core/server-mark.ts). Taken last, so a boot that
+  // fails before has nothing to release.
+  const unmark = await markServer(config.database, app.log);
+  app.addHook('onClose', unmark);
   return app;
 }

@@ -57,10 +57,17 @@ export async function markServer(config: AppConfig['database'], log: Log): Promi
     };
     c.on('error', onLost);
     c.on('end', onLost);
-    await c.query(`set session wait_timeout = ${IDLE_FOREVER_SECONDS}`);
-    for (const name of lockNames(target.dbName!)) {
-      const [rows] = await c.query('select get_lock(?, 0) as got', [name]);
-      if ((rows as { got: number | null }[])[0]?.got === 1) return;
+    try {
+      await c.query(`set session wait_timeout = ${IDLE_FOREVER_SECONDS}`);
+      for (const name of lockNames(target.dbName!)) {
+        const [rows] = await c.query('select get_lock(?, 0) as got', [name]);
+        if ((rows as { got: number | null }[])[0]?.got === 1) return;
+      }
+    } catch (err) {
+      // The caller retries: this connection must not start a second round.
+      lost = true;
+      c.destroy();
+      throw err;
     }
     log.warn(`More than ${SLOTS} servers share this database: this one runs unmarked, and npm run restore cannot see it.`);
   };
@@ -83,12 +90,17 @@ export async function markServer(config: AppConfig['database'], log: Log): Promi
 /** Whether a server has the database open now. */
 export async function serverHasOpen(target: DatabaseUrl): Promise<boolean> {
   if (target.dialect === 'sqlite') return sqliteHeld(target.file!);
+  return (await markHolders(target)).length > 0;
+}
+
+/** MySQL: the ids of the connections holding servers' marks on the database. */
+export async function markHolders(target: DatabaseUrl): Promise<number[]> {
   const { createConnection } = await import('mysql2/promise');
   const conn = await createConnection({ uri: target.url! });
   try {
     const names = lockNames(target.dbName!);
-    const [rows] = await conn.query(`select coalesce(${names.map(() => 'is_used_lock(?)').join(', ')}) as holder`, names);
-    return (rows as { holder: number | null }[])[0]?.holder != null;
+    const [rows] = await conn.query({ sql: `select ${names.map(() => 'is_used_lock(?)').join(', ')}`, rowsAsArray: true }, names);
+    return (rows as (number | null)[][])[0]!.filter((id) => id !== null).map(Number);
   } finally {
     await conn.end();
   }

@@ -9,7 +9,9 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { rootDir } from '../core/config.ts';
-import { build, call, scratchDir, sharedDatabaseUrl, startServer } from './helper.ts';
+import { parseDatabaseUrl } from '../core/db.ts';
+import { markHolders } from '../core/server-mark.ts';
+import { build, call, onMysql, scratchDir, sharedDatabaseUrl, startServer } from './helper.ts';
 import { newUser, rowCount } from './fixtures.ts';
 
 const run = promisify(execFile);
@@ -140,4 +142,21 @@ t.test('restore refuses while a server has the database open, changes nothing, a
   // A killed server leaves no mark behind: the database (MySQL) or the kernel (SQLite) drops it with the process.
   await new Promise<void>((done) => { server.child.once('exit', () => done()); server.child.kill('SIGKILL'); });
   t.match((await cli('backup.ts', url, 'restore', file)).stdout, /Restored from /, 'after SIGKILL too');
+});
+
+t.test('MySQL: a server whose marking connection is lost (a database restart, a kill) takes the mark again', { skip: !onMysql && 'needs TEST_MYSQL_URL' }, async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  const target = parseDatabaseUrl(url);
+  await build(t, { databaseUrl: url, features: [] });
+  const [holder] = await markHolders(target);
+  t.ok(holder, 'the server holds its mark');
+  const conn = await createConnection({ uri: url });
+  await conn.query('kill ?', [holder]);
+  await conn.end();
+  let again: number[] = [];
+  for (const deadline = Date.now() + 5000; Date.now() < deadline && !(again.length && again[0] !== holder); await new Promise((r) => setTimeout(r, 100))) {
+    again = await markHolders(target);
+  }
+  t.equal(again.length, 1, 'held again');
+  t.not(again[0], holder, 'by a new connection');
 });
