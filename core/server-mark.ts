@@ -7,6 +7,9 @@
  * - MySQL/MariaDB: each server holds a named lock (GET_LOCK) on a connection of its own; the
  *   database drops it with the connection, so with the process. Named locks are exclusive, so
  *   servers sharing a database take one of SLOTS names each and the check asks about them all.
+ *   They belong to one database server: on a Galera cluster a restore through another node does
+ *   not see them (older MariaDB versions refuse them there: the server then runs unmarked and
+ *   says so).
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -14,6 +17,7 @@ import { DatabaseSync } from 'node:sqlite';
 import type { Connection } from 'mysql2/promise';
 import type { AppConfig } from './config.ts';
 import { parseDatabaseUrl, sqliteCode, type DatabaseUrl } from './db.ts';
+import { isDatabaseUnavailable } from './http.ts';
 
 /** More servers than this on one MySQL database run unmarked (and say so). */
 const SLOTS = 32;
@@ -57,6 +61,11 @@ export async function markServer(config: AppConfig['database'], log: Log): Promi
     };
     c.on('error', onLost);
     c.on('end', onLost);
+    const unmarked = (why: string): void => {
+      lost = true;
+      c.destroy();
+      log.warn(`${why}: this server runs unmarked, and npm run restore cannot see it; stop every server before a restore.`);
+    };
     try {
       await c.query(`set session wait_timeout = ${IDLE_FOREVER_SECONDS}`);
       for (const name of lockNames(target.dbName!)) {
@@ -64,12 +73,15 @@ export async function markServer(config: AppConfig['database'], log: Log): Promi
         if ((rows as { got: number | null }[])[0]?.got === 1) return;
       }
     } catch (err) {
+      if (!isDatabaseUnavailable(err)) {
+        return unmarked(`The database refuses named locks (${(err as { code?: string }).code ?? (err as Error).message}; a Galera cluster, say)`);
+      }
       // The caller retries: this connection must not start a second round.
       lost = true;
       c.destroy();
       throw err;
     }
-    log.warn(`More than ${SLOTS} servers share this database: this one runs unmarked, and npm run restore cannot see it.`);
+    unmarked(`More than ${SLOTS} servers share this database`);
   };
   const again = (wait: number): void => {
     retry = setTimeout(() => {
