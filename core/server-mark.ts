@@ -22,8 +22,6 @@ import { isDatabaseUnavailable } from './http.ts';
 /** More servers than this on one MySQL database run unmarked (and say so). */
 const SLOTS = 32;
 const SQLITE_BUSY = 5;
-/** The longest a MySQL server lets an idle connection live (a year): the mark's connection only waits. */
-const IDLE_FOREVER_SECONDS = 31_536_000;
 
 interface Log {
   info(msg: string): void;
@@ -48,37 +46,44 @@ export async function markServer(config: AppConfig['database'], log: Log): Promi
   let conn: Connection | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
+  /** Pings the marking connection: idle, it would be closed by the database's wait_timeout or a proxy's. */
+  let ping: (() => void) | undefined;
 
   const take = async (): Promise<void> => {
     const c = await createConnection({ uri: target.url!, connectTimeout: config.connectTimeoutMs, enableKeepAlive: true });
     conn = c;
     let lost = false;
-    const onLost = () => {
-      if (lost || closed) return;
+    const drop = (): void => {
       lost = true;
+      ping = undefined;
+      c.destroy();
+    };
+    const onLost = (): void => {
+      if (lost || closed) return;
+      drop();
       log.warn('The connection marking this server as running was lost; taking the mark again.');
       again(1000);
     };
-    c.on('error', onLost);
-    c.on('end', onLost);
     const unmarked = (why: string): void => {
-      lost = true;
-      c.destroy();
+      drop();
       log.warn(`${why}: this server runs unmarked, and npm run restore cannot see it; stop every server before a restore.`);
     };
+    c.on('error', onLost);
+    c.on('end', onLost);
     try {
-      await c.query(`set session wait_timeout = ${IDLE_FOREVER_SECONDS}`);
       for (const name of lockNames(target.dbName!)) {
         const [rows] = await c.query('select get_lock(?, 0) as got', [name]);
-        if ((rows as { got: number | null }[])[0]?.got === 1) return;
+        if ((rows as { got: number | null }[])[0]?.got === 1) {
+          ping = () => { c.ping().catch(onLost); };
+          return;
+        }
       }
     } catch (err) {
       if (!isDatabaseUnavailable(err)) {
         return unmarked(`The database refuses named locks (${(err as { code?: string }).code ?? (err as Error).message}; a Galera cluster, say)`);
       }
       // The caller retries: this connection must not start a second round.
-      lost = true;
-      c.destroy();
+      drop();
       throw err;
     }
     unmarked(`More than ${SLOTS} servers share this database`);
@@ -92,9 +97,12 @@ export async function markServer(config: AppConfig['database'], log: Log): Promi
   };
 
   await take();
+  const pinger = setInterval(() => ping?.(), config.markPingSeconds * 1000);
+  pinger.unref();
   return async () => {
     closed = true;
     clearTimeout(retry);
+    clearInterval(pinger);
     await conn?.end().catch(() => conn?.destroy());
   };
 }

@@ -144,13 +144,16 @@ t.test('restore refuses while a server has the database open, changes nothing, a
   t.match((await cli('backup.ts', url, 'restore', file)).stdout, /Restored from /, 'after SIGKILL too');
 });
 
-t.test('MySQL: a server whose marking connection is lost (a database restart, a kill) takes the mark again', { skip: !onMysql && 'needs TEST_MYSQL_URL' }, async (t) => {
+t.test('MySQL: the marking connection is kept busy, and taken again when lost (a database restart, a kill)', { skip: !onMysql && 'needs TEST_MYSQL_URL' }, async (t) => {
   const url = await sharedDatabaseUrl(t);
   const target = parseDatabaseUrl(url);
-  await build(t, { databaseUrl: url, features: [] });
+  await build(t, { databaseUrl: url, features: [], config: { database: { markPingSeconds: 1 } } });
   const [holder] = await markHolders(target);
   t.ok(holder, 'the server holds its mark');
   const conn = await createConnection({ uri: url });
+  await new Promise((r) => setTimeout(r, 2500));
+  const [[idle]] = await conn.query('select time from information_schema.processlist where id = ?', [holder]) as unknown as [{ time: number }[]];
+  t.ok(Number(idle!.time) <= 1, `pinged every second, so no proxy or wait_timeout finds it idle (idle ${idle!.time} s)`);
   await conn.query('kill ?', [holder]);
   await conn.end();
   let again: number[] = [];
