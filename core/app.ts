@@ -17,6 +17,7 @@ import { RequestLog, corsPolicy, databaseMetrics, echoRequestId, metricsRegistry
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { checkDeclaredErrors, openapiOptions } from './openapi.ts';
 import { ServiceRegistry } from './registry.ts';
+import { markServer } from './server-mark.ts';
 import { CoreSetting, DbSettings, declareSettings, settingsRef, settingsRoutes, siteDefaults, type SettingsService } from './settings.ts';
 
 declare module 'fastify' {
@@ -58,11 +59,17 @@ const redact = [
 ];
 
 /**
- * Some secrets travel in URLs (api.md puts session tokens in `/api/auth/sessions/<token>`):
- * anything shaped like a token (32 or more hex digits) is masked before a URL is logged.
+ * Some secrets travel in URLs (api.md puts session tokens in `/api/auth/sessions/<token>`, the
+ * game plugin its delivery token in the path or query). Every credential the server issues is 32
+ * or more characters of hex, base64url or base32 (API keys, session and pending two-factor tokens,
+ * console sessions, delivery tokens, TOTP secrets), so any such run is masked before a URL is
+ * logged; a dashed UUID (a player's) is no secret and stays readable.
  */
+const TOKEN_LIKE = /[A-Za-z0-9_-]{32,}/g;
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
 export function logSafeUrl(url: string): string {
-  return url.replace(/[0-9a-fA-F]{32,}/g, '[redacted]');
+  return url.replace(TOKEN_LIKE, (run) => (UUID.test(run) ? run : '[redacted]'));
 }
 
 const serializers = {
@@ -199,5 +206,9 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   }
 
   await registerFeatures(app, features);
+  // While it holds, npm run restore refuses (core/server-mark.ts). Taken last, so a boot that
+  // fails before has nothing to release.
+  const unmark = await markServer(config.database, app.log);
+  app.addHook('onClose', unmark);
   return app;
 }

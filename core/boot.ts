@@ -1,7 +1,8 @@
 /**
  * Reaching the database at boot: a server started before its database (a reboot, a container
  * starting first) waits for it with backoff, one line per attempt naming DATABASE_URL, instead of
- * exiting with a stack trace. A MySQL database that does not exist is never created silently.
+ * exiting with a stack trace; wrong credentials end the boot with one sentence. A MySQL database
+ * that does not exist is never created silently.
  */
 import { ConfigError, type AppConfig } from './config.ts';
 import { parseDatabaseUrl } from './db.ts';
@@ -58,13 +59,18 @@ export async function connectAtBoot<T>(config: AppConfig['database'], open: () =
       await ensureMysqlDatabase(config, say);
       return await open();
     } catch (err) {
+      const code = reason(err);
+      // Retrying cannot fix credentials: say so at once, in a sentence, not a stack trace.
+      if (code === 'ER_ACCESS_DENIED_ERROR' || code === 'ER_DBACCESS_DENIED_ERROR') {
+        throw new ConfigError(`The database named by DATABASE_URL (${displayUrl(config.url)}) refused the user name or password (${code}); check them in DATABASE_URL.`);
+      }
       if (!isDatabaseUnavailable(err)) throw err;
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw new ConfigError(`The database named by DATABASE_URL (${displayUrl(config.url)}) cannot be reached (${reason(err)}); gave up after ${config.bootRetrySeconds} s.`);
+        throw new ConfigError(`The database named by DATABASE_URL (${displayUrl(config.url)}) cannot be reached (${code}); gave up after ${config.bootRetrySeconds} s.`);
       }
       const pause = Math.min(wait, left);
-      say(`The database named by DATABASE_URL (${displayUrl(config.url)}) cannot be reached (${reason(err)}); retrying in ${(pause / 1000).toFixed(1)} s.`);
+      say(`The database named by DATABASE_URL (${displayUrl(config.url)}) cannot be reached (${code}); retrying in ${(pause / 1000).toFixed(1)} s.`);
       await new Promise((r) => setTimeout(r, pause));
     }
   }

@@ -109,6 +109,8 @@ export const ConfigSchema = Type.Object({
     bootRetrySeconds: Type.Integer({ minimum: 0, default: 60 }),
     /** Create the MySQL/MariaDB database DATABASE_URL names when it does not exist (off: refuse to start). */
     createDatabase: Type.Boolean({ default: false }),
+    /** MySQL/MariaDB: how often the connection marking a running server (core/server-mark.ts) is pinged; below a proxy's idle timeout and the database's wait_timeout. */
+    markPingSeconds: Type.Integer({ minimum: 1, default: 60 }),
     /** MySQL/MariaDB: the sql_mode of the server's connections, where a host needs one; empty keeps the server's. */
     sqlMode: Type.String({ default: '' }),
   }, { default: {}, additionalProperties: false }),

@@ -461,6 +461,11 @@ export class Database implements TransactionScope {
     this.#makeOrm = makeOrm;
   }
 
+  /** The SQLite database's file (absolute); undefined in memory and on MySQL. */
+  get sqliteFile(): string | undefined {
+    return this.#sqlite?.db.location() ?? undefined;
+  }
+
   /**
    * MikroORM over the same database, made on first use. Only migrations and schema checks need
    * it, so a server whose schema is up to date never loads it: that keeps tens of megabytes and

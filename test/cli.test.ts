@@ -24,6 +24,8 @@ t.test('npm run keys: create, list, revoke; the server honours them', async (t) 
   await t.rejects(keys('create', 'lobby'), 'a name is used once');
   t.match((await keys('revoke', 'lobby')).stdout, /Revoked "lobby"/);
   t.match((await keys('list')).stdout, /revoked/);
+  await t.rejects(keys('revoke', 'nobody'), { code: 1, stderr: /^No active key named "nobody"\.\n$/ }, 'an unknown name is an error, said in one sentence');
+  await t.rejects(keys('revoke', 'lobby'), { code: 1 }, 'so is a key revoked already');
   await t.rejects(keys('frobnicate'), { code: 2 });
 });
 

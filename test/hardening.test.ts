@@ -1,8 +1,11 @@
 /** Issue 16: the host's defences (logging, strict input, sockets, boot). */
 import { connect, createServer, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createConnection } from 'mysql2/promise';
-import { ConfigError } from '../core/config.ts';
+import { ConfigError, rootDir } from '../core/config.ts';
 import { freePort } from './mariadb-server.ts';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
@@ -213,4 +216,15 @@ t.test('boot: a MySQL database that does not exist is not created unless databas
   t.teardown(() => app.close());
   t.equal(await exists(), true, 'created when allowed');
   t.match(lines.join('\n'), /Created the database/, 'and said so');
+});
+
+t.test('boot: a wrong database password stops `npm start` with one sentence, no stack', { skip: !onMysql && 'needs TEST_MYSQL_URL' }, async (t) => {
+  const url = new URL(await freshDatabaseUrl(t));
+  url.password = 'not-the-password';
+  const started = await promisify(execFile)(process.execPath, [join(rootDir, 'core/server.js')], {
+    env: { ...process.env, DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }, cwd: rootDir,
+  }).then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
+  t.equal(started.code, 1, 'a non-zero exit');
+  t.match(started.stderr, /^Cannot start: The database named by DATABASE_URL \(mysql:\/\/[^:]+:\*\*\*@[^)]+\) refused the user name or password \(ER_ACCESS_DENIED_ERROR\); check them in DATABASE_URL\.\n$/, 'one sentence');
+  t.notOk(started.stderr.includes('not-the-password'), 'never the password');
 });

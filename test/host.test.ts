@@ -155,3 +155,30 @@ t.test('tokens in URLs never reach the log', async (t) => {
   t.notOk(text.includes('0123456789abcdef0123456789abcdef'));
   t.notOk(text.includes(ADMIN_KEY), 'nor the API key');
 });
+
+t.test('every credential the server issues is masked in a logged URL, whatever its alphabet', async (t) => {
+  const lines: string[] = [];
+  const app = await buildApp({
+    env: { DATABASE_URL: await freshDatabaseUrl(t), API_KEY: ADMIN_KEY },
+    config: { log: { level: 'info' }, plugins: Object.fromEntries(builtinNames().map((n) => [n, { enabled: ['delivery', 'store', 'users', 'credits'].includes(n) }])) },
+    logStream: { write: (line: string) => { lines.push(line); } },
+  });
+  t.teardown(() => app.close());
+  const created = await app.inject({ method: 'POST', url: '/api/admin/delivery/servers', headers: { 'x-api-key': ADMIN_KEY }, payload: { name: 'Lobby' } });
+  const { token } = created.json();
+  t.match(token, /^[A-Za-z0-9_-]{43}$/, 'a delivery token is 43 characters of base64url');
+  // Failed requests (no key) are logged at info with their URL: the token in the path and in the query.
+  t.equal((await app.inject({ method: 'GET', url: `/api/command-logs/${token}/queue` })).statusCode, 401);
+  t.equal((await app.inject({ method: 'GET', url: `/api/delivery/stream?token=${token}` })).statusCode, 401);
+  t.equal((await app.inject({ method: 'GET', url: `/api/command-logs/${token}/nowhere`, headers: { 'x-api-key': ADMIN_KEY } })).statusCode, 404);
+  const text = lines.join('');
+  t.match(text, /command-logs\/\[redacted\]\/queue/, 'the path was logged, masked');
+  t.match(text, /stream\?token=\[redacted\]/, 'the query was logged, masked');
+  t.notOk(text.includes(token), 'the token never reaches the log');
+
+  // The shapes of the others: API keys, session and pending two-factor tokens, console sessions, TOTP secrets.
+  for (const secret of [`ck_${'ab12'.repeat(12)}`, '0123456789abcdef'.repeat(2), 'f0'.repeat(32), 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP']) {
+    t.equal(logSafeUrl(`/x/${secret}?k=${secret}`), '/x/[redacted]?k=[redacted]', secret.slice(0, 6));
+  }
+  t.equal(logSafeUrl('/api/users/069a79f4-44e9-4726-a5be-fca90e38aaf5?name=Steve_the_builder'), '/api/users/069a79f4-44e9-4726-a5be-fca90e38aaf5?name=Steve_the_builder', 'a player UUID and a name stay readable');
+});

@@ -3,8 +3,8 @@
  *   npm run backup [-- FILE]   SQLite: an online copy while the server keeps serving (SQLite's
  *                              backup API); MySQL/MariaDB: a consistent dump by the database's own
  *                              tool (mariadb-dump or mysqldump, --single-transaction).
- *   npm run restore -- FILE    puts a backup back. Stop the server first: a restore replaces the
- *                              tables under it.
+ *   npm run restore -- FILE    puts a backup back; refused while a server has the database open
+ *                              (core/server-mark.ts), since it would replace the tables under it.
  * Without FILE a backup goes to backups/<database>-<UTC time>.(sqlite|sql).
  */
 import { spawn } from 'node:child_process';
@@ -14,6 +14,7 @@ import { DatabaseSync, backup as sqliteBackup } from 'node:sqlite';
 import { pipeline } from 'node:stream/promises';
 import { ConfigError, loadConfig } from '../config.ts';
 import { parseDatabaseUrl, type DatabaseUrl } from '../db.ts';
+import { serverHasOpen } from '../server-mark.ts';
 
 class UsageError extends Error {}
 
@@ -30,6 +31,7 @@ try {
   } else if (command === 'restore' && fileArg) {
     const file = resolve(fileArg);
     if (!existsSync(file)) throw new UsageError(`No backup file at ${file}.`);
+    if (await serverHasOpen(target)) throw new Error('A server has this database open: stop it, then restore.');
     if (target.dialect === 'sqlite') await restoreSqlite(file, target.file!);
     else await restoreMysql(target, file);
     console.log(`Restored from ${file}`);

@@ -40,7 +40,11 @@ try {
       console.log(`${k.name}\t${k.scopes}${k.clientCodes ? '\tclient codes' : ''}\tcreated ${k.createdAt}\tlast used ${k.lastUsedAt ?? 'never'}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}`);
     }
   } else if (command === 'revoke' && name) {
-    console.log(await keys.revoke(name) ? `Revoked "${name}".` : `No active key named "${name}".`);
+    if (await keys.revoke(name)) console.log(`Revoked "${name}".`);
+    else {
+      console.error(`No active key named "${name}".`);
+      process.exitCode = 1;
+    }
   } else {
     console.error('usage: npm run keys -- create <name> [--admin | --scope <feature>[:<action>] …] [--client-codes] | client-codes <name> on|off | list | revoke <name>');
     process.exitCode = 2;

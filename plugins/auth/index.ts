@@ -1,12 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { everyRound } from '../../core/background.ts';
+import type { Database } from '../../core/db.ts';
 import { defineFeature } from '../../core/features.ts';
 import { usersRef } from '../users/contract.ts';
 import { authRef, authSettings } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { authRoutes } from './routes.ts';
-import { parseKey, SecretBox } from './secrets.ts';
+import { keyFileOf, makeKeyFile, parseKey, readKeyFile, SecretBox } from './secrets.ts';
 import { DbAuthService } from './service.ts';
 
 const rateLimit = (max: number) => Type.Object({
@@ -50,16 +52,39 @@ export default defineFeature({
     WRONG_CODE: 400, SESSION_NOT_FOUND: 404,
   },
   async register(app, { db, services, settings, options: opts, log, env }) {
-    const secrets = new SecretBox(parseKey(env.TOTP_ENCRYPTION_KEY));
+    const { key, name, said } = await twoFactorKey(env, db);
+    const secrets = new SecretBox(key);
     const auth = new DbAuthService(db, services.get(usersRef), settings, opts, secrets);
     services.provide(authRef, auth);
-    if (secrets.enabled) {
-      const sealed = await auth.sealStoredSecrets();
-      if (sealed) log.info({ sealed }, 'two-factor secrets stored in clear were encrypted');
-    } else {
-      log.warn('TOTP_ENCRYPTION_KEY is not set: two-factor enrolment is refused until it is (README: two-factor secrets).');
-    }
+    if (said) log[said.level](said.msg);
+    const sealed = await auth.sealStoredSecrets(name);
+    if (sealed) log.info({ sealed }, 'two-factor secrets stored in clear were encrypted');
     await authRoutes(app, auth, settings, opts.rateLimit);
     everyRound(app, log, 'session sweep', opts.sweepSeconds * 1000, () => auth.sweepSessions());
   },
 });
+
+/**
+ * The key for two-factor secrets, the name a boot error gives it, and the line the start says
+ * about it (README: two-factor secrets). TOTP_ENCRYPTION_KEY wins; without it a SQLite file keeps
+ * a key of its own beside it, made at first start, so two-factor works on a default install. It
+ * is not made where secrets sealed with another key are stored already: that key is missing.
+ */
+async function twoFactorKey(env: NodeJS.ProcessEnv, db: Database): Promise<{ key?: Buffer; name: string; said?: { level: 'info' | 'warn'; msg: string } }> {
+  const name = 'TOTP_ENCRYPTION_KEY';
+  const fromEnv = parseKey(env.TOTP_ENCRYPTION_KEY);
+  if (fromEnv) return { key: fromEnv, name };
+  // An in-memory database's secrets end with the process, and so may its key.
+  if (db.dialect === 'sqlite' && !db.sqliteFile) return { key: randomBytes(32), name };
+  if (db.sqliteFile) {
+    const file = keyFileOf(db.sqliteFile);
+    const instead = `(${name}, when set, takes its place)`;
+    const kept = readKeyFile(file);
+    if (kept) return { key: kept, name: `The key in ${file}`, said: { level: 'info', msg: `Two-factor secrets are encrypted with the key in ${file} ${instead}.` } };
+    const [sealed] = await db.query("select 1 as found from auth_totp where secret like 'v1:%' or pending_secret like 'v1:%' limit 1");
+    if (!sealed) {
+      return { key: makeKeyFile(file), name: `The key in ${file}`, said: { level: 'info', msg: `Made a key for two-factor secrets in ${file}, readable by its owner only: back it up with the database ${instead}.` } };
+    }
+  }
+  return { name, said: { level: 'warn', msg: `${name} is not set: two-factor enrolment is refused, whatever the twoFactorEnabled site setting says, until it is (README: two-factor secrets).` } };
+}

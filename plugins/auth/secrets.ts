@@ -2,9 +2,11 @@
  * TOTP secrets at rest: AES-256-GCM under TOTP_ENCRYPTION_KEY (32 bytes, base64 or hex), bound to
  * the row they belong to, so a secret copied to another account does not decrypt. A stored value
  * without the `v1:` prefix is a secret from before encryption; the auth feature re-encrypts those
- * when it starts with a key (README: two-factor secrets).
+ * when it starts with a key (README: two-factor secrets). Without the variable, a SQLite file's
+ * server keeps a key of its own beside the database.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { ConfigError } from '../../core/config.ts';
 import { DomainError } from '../../core/errors.ts';
 
@@ -23,6 +25,45 @@ export function parseKey(text: string | undefined): Buffer | undefined {
     throw new ConfigError('TOTP_ENCRYPTION_KEY must be 32 random bytes written as base64 (44 characters) or hex (64 characters); make one with `openssl rand -base64 32`.');
   }
   return key;
+}
+
+/** Where a SQLite database's own key lives when TOTP_ENCRYPTION_KEY is not set. */
+export function keyFileOf(dbFile: string): string {
+  return `${dbFile}.totp-key`;
+}
+
+/** The key in `file`; undefined when there is none. A file that holds no key stops the boot. */
+export function readKeyFile(file: string): Buffer | undefined {
+  let text;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    return parseKey(text);
+  } catch {
+    throw new ConfigError(`${file} does not hold a two-factor key (32 bytes as base64): restore it from a backup, or set TOTP_ENCRYPTION_KEY.`);
+  }
+}
+
+/**
+ * Makes a key in `file`, readable by its owner only; a server starting at the same moment that
+ * made one first wins, and its key is the one returned.
+ */
+export function makeKeyFile(file: string): Buffer {
+  const draft = `${file}.${process.pid}`;
+  writeFileSync(draft, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    // link() never replaces an existing file: the whole key appears at once, or not at all.
+    linkSync(draft, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    rmSync(draft, { force: true });
+  }
+  return readKeyFile(file)!;
 }
 
 export class SecretBox {

@@ -283,11 +283,11 @@ export class DbAuthService implements AuthService {
    * and checks that the key opens one encrypted already, so a wrong key stops the boot instead of
    * failing every two-factor login. Runs before the server listens. Returns the rows encrypted.
    */
-  async sealStoredSecrets(): Promise<number> {
+  async sealStoredSecrets(keyName: string): Promise<number> {
     if (!this.#secrets.enabled) return 0;
     const [sample] = await AuthTotp.select(this.#db, "where secret like 'v1:%' limit 1");
     if (sample && !this.#secrets.opens(sample.secret!, sample.userId)) {
-      throw new ConfigError('TOTP_ENCRYPTION_KEY does not decrypt the stored two-factor secrets: it is not the key they were encrypted with.');
+      throw new ConfigError(`${keyName} does not decrypt the stored two-factor secrets: it is not the key they were encrypted with.`);
     }
     const rows = await AuthTotp.select(this.#db, "where secret not like 'v1:%' or pending_secret not like 'v1:%'");
     for (const { id, userId, secret, pendingSecret } of rows) {

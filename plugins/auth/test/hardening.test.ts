@@ -1,6 +1,9 @@
 /** Issue 16: limits that must hold under parallel and disguised attempts. */
 import t from 'tap';
-import { AS_JAVA, apiKey, build, call, freshDatabaseUrl, onMysql } from '../../../test/helper.ts';
+import { readFileSync, statSync } from 'node:fs';
+import { buildApp } from '../../../core/app.ts';
+import { builtinNames } from '../../../core/features.ts';
+import { ADMIN_KEY, AS_JAVA, TOTP_KEY, apiKey, build, call, freshDatabaseUrl, onMysql, scratchDir, type TestLike } from '../../../test/helper.ts';
 import { NO_RATE_LIMIT, login, register, sessionStatus, totp, wrongCode } from './fixtures.ts';
 
 t.test('the register limit holds for parallel registers from one ip', async (t) => {
@@ -119,4 +122,52 @@ t.test('disabling two-factor needs a good code, except through the admin API', a
   res = await call(app, '/api/admin/auth/tfa/disable', { body: { userID: id } });
   t.equal(res.statusCode, 200);
   t.equal((await call(app, `/api/users/?userID=${id}`)).json().authStatus, '0', 'the admin turned it off');
+});
+
+/** The server as `npm start` builds it with users and auth, its log lines kept. */
+async function started(t: TestLike, url: string, env: Record<string, string> = {}) {
+  const lines: string[] = [];
+  const app = await buildApp({
+    env: { DATABASE_URL: url, API_KEY: ADMIN_KEY, ...env },
+    config: { log: { level: 'info' }, plugins: Object.fromEntries(builtinNames().map((n) => [n, { enabled: n === 'users' || n === 'auth' }])) },
+    logStream: { write: (line: string) => { lines.push(line); } },
+  });
+  t.teardown(() => app.close());
+  await app.ready();
+  return { app, said: () => lines.map((l) => JSON.parse(l).msg as string).filter((m) => /two-factor|TOTP/i.test(m)) };
+}
+
+t.test('on a SQLite file without TOTP_ENCRYPTION_KEY, a key is made at first start beside the database and kept', { skip: onMysql && 'SQLite file' }, async (t) => {
+  const dir = scratchDir(t);
+  const url = `sqlite:${dir}/community.db`;
+  const keyFile = `${dir}/community.db.totp-key`;
+  const first = await started(t, url);
+  t.equal(statSync(keyFile).mode & 0o777, 0o600, 'the key file is readable by its owner only');
+  t.match(first.said(), [/^Made a key for two-factor secrets in .*community\.db\.totp-key/], 'one line says so');
+  const { id } = await register(first.app, 'Steve', 'correct horse');
+  const { secret } = (await call(first.app, '/api/auth/tfa/setup', { body: { userID: id } })).json().data;
+  t.equal((await call(first.app, '/api/auth/tfa/enable', { body: { userID: id, code: totp(secret) } })).statusCode, 200, 'enrolment works on a default install');
+  const key = readFileSync(keyFile, 'utf8');
+  await first.app.close();
+
+  const second = await started(t, url);
+  t.equal(readFileSync(keyFile, 'utf8'), key, 'the second start reuses the key');
+  t.match(second.said(), [/^Two-factor secrets are encrypted with the key in .*community\.db\.totp-key/]);
+  const token = (await login(second.app, 'Steve', 'correct horse')).json().data.token;
+  t.equal((await call(second.app, '/api/auth/tfa/verify', { body: { token, code: totp(secret, 30) } })).statusCode, 200, 'a secret enrolled before the restart still verifies');
+  await second.app.close();
+
+  // The variable wins over the file: the stored secret was sealed with the file's key, so another key stops the boot.
+  await t.rejects(started(t, url, { TOTP_ENCRYPTION_KEY: TOTP_KEY }), /TOTP_ENCRYPTION_KEY does not decrypt the stored two-factor secrets/);
+  const elsewhere = scratchDir(t);
+  const withKey = await started(t, `sqlite:${elsewhere}/community.db`, { TOTP_ENCRYPTION_KEY: TOTP_KEY });
+  t.throws(() => statSync(`${elsewhere}/community.db.totp-key`), { code: 'ENOENT' }, 'with the variable set no key file is made');
+  t.same(withKey.said(), [], 'and nothing to say');
+});
+
+t.test('on MySQL/MariaDB without TOTP_ENCRYPTION_KEY, two-factor enrolment is refused and the start says so', { skip: !onMysql && 'needs TEST_MYSQL_URL' }, async (t) => {
+  const { app, said } = await started(t, await freshDatabaseUrl(t));
+  t.match(said(), [/^TOTP_ENCRYPTION_KEY is not set: two-factor enrolment is refused, whatever the twoFactorEnabled site setting says/]);
+  const { id } = await register(app, 'Steve', 'correct horse');
+  t.equal((await call(app, '/api/auth/tfa/setup', { body: { userID: id } })).json().error, 'SERVICE_UNAVAILABLE');
 });
