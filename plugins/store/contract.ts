@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { SettingValues, SiteSetting } from '../../core/config.ts';
 import { createServiceRef } from '../../core/registry.ts';
+import { PERMANENT } from '../../core/format.ts';
 import { dateStr, moneyStr, str, strOrNull } from '../../core/schemas.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { StoreCategory, StoreProduct, StoreProductRule } from './entities.ts';
@@ -27,6 +28,12 @@ export interface Variable {
 }
 
 export type Product = TableRecord<typeof StoreProduct> & { variables: Variable[] };
+
+/** The price a buyer pays now: the discount counts while it is set and has not expired. */
+export function effectivePrice(p: Pick<Product, 'price' | 'discountedPrice' | 'discountExpiryDate'>, at: string): number {
+  const live = p.discountedPrice > 0 && (p.discountExpiryDate === PERMANENT || p.discountExpiryDate > at);
+  return live ? p.discountedPrice : p.price;
+}
 
 export interface CategoryNode extends Category {
   subcategories: CategoryNode[];

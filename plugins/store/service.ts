@@ -17,6 +17,7 @@ import type {
   BuyLine, BuyResult, Category, CategoryNode, OrderItemEvent, OrderRow, PaymentOrderInput, PricedLine, Product, PurchaseBuyer, PurchaseRules, Quote,
   RequestedLine, StoreService, Variable,
 } from './contract.ts';
+import { effectivePrice } from './contract.ts';
 import { StoreCategory, StoreOrder, StoreOrderItem, StoreProduct, StoreProductRule, StoreProductVariable } from './entities.ts';
 
 export type CategoryInput = Partial<Omit<Category, 'id'>>;
@@ -24,12 +25,6 @@ export type ProductInput = Partial<Omit<Product, 'id' | 'creationDate'>>;
 
 /** Largest price in cents: the column is a signed 32-bit integer. */
 export const MAX_PRICE = 2_147_483_647;
-
-/** The price a buyer pays now: the discount counts while it is set and has not expired. */
-export function effectivePrice(p: Pick<Product, 'price' | 'discountedPrice' | 'discountExpiryDate'>, at: string): number {
-  const live = p.discountedPrice > 0 && (p.discountExpiryDate === PERMANENT || p.discountExpiryDate > at);
-  return live ? p.discountedPrice : p.price;
-}
 
 /** Priority first, then age: the order of every list (decisions.md §5). */
 const ORDER = 'order by priority, id';
