@@ -1,0 +1,99 @@
+/**
+ * What the storefront shows of the store: product and category views made from the store
+ * contract's catalogue (active only), the description sanitised, prices as the buy computes them.
+ */
+import sanitizeHtml from 'sanitize-html';
+import { now, PERMANENT } from '../../core/format.ts';
+import { effectivePrice, type CategoryNode, type Product, type PurchaseRules } from '../store/contract.ts';
+import type { MessageKey, Translate } from './messages.ts';
+import type { Visit } from './site.ts';
+
+export interface ProductView {
+  id: number;
+  name: string;
+  /** What the buy would charge for one now, in cents. */
+  cents: number;
+  price: string;
+  /** The price before the discount, while one runs. */
+  was?: string;
+  /** When the discount ends (none for a permanent one). */
+  until?: string;
+  soldOut: boolean;
+  /** Units left, when the stock is limited. */
+  stock?: number;
+  image?: string;
+  variables: Product['variables'];
+  details: string;
+}
+
+/** Admin HTML, kept to text formatting, lists, links and images; sanitised once per text (bounded). */
+const SANITISED = new Map<string, string>();
+const SANITISED_MAX = 2000;
+const ALLOWED: sanitizeHtml.IOptions = {
+  allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img'],
+  allowedAttributes: { a: ['href', 'title'], img: ['src', 'alt', 'width', 'height'] },
+  allowedSchemes: ['http', 'https', 'mailto'],
+  transformTags: { a: sanitizeHtml.simpleTransform('a', { rel: 'nofollow noopener' }) },
+};
+
+export function sanitise(html: string): string {
+  let clean = SANITISED.get(html);
+  if (clean === undefined) {
+    clean = sanitizeHtml(html, ALLOWED);
+    if (SANITISED.size >= SANITISED_MAX) SANITISED.clear();
+    SANITISED.set(html, clean);
+  }
+  return clean;
+}
+
+/** The description as plain text (a page's meta description): no tag, nor the text of a script or style. */
+export function plainText(html: string, max: number): string {
+  return sanitizeHtml(html, { allowedTags: [], allowedAttributes: {} }).replace(/\s+/g, ' ').trim().slice(0, max);
+}
+
+export class Catalogue {
+  readonly #imageUrl: (p: Product) => string | undefined;
+
+  constructor(imageUrl: (p: Product) => string | undefined) {
+    this.#imageUrl = imageUrl;
+  }
+
+  product(visit: Visit, p: Product, withDetails = false): ProductView {
+    const at = now();
+    const price = effectivePrice(p, at);
+    const discounted = price !== p.price;
+    return {
+      id: p.id, name: p.name, cents: price, price: visit.money(price), soldOut: p.stock === 0, variables: p.variables,
+      ...(discounted ? { was: visit.money(p.price) } : {}),
+      ...(discounted && p.discountExpiryDate !== PERMANENT ? { until: visit.date(p.discountExpiryDate) } : {}),
+      ...(p.stock > 0 ? { stock: p.stock } : {}),
+      image: this.#imageUrl(p),
+      details: withDetails ? sanitise(p.details) : '',
+    };
+  }
+}
+
+/** Every product of a tree, depth first, in the catalogue's order. */
+export function allProducts(nodes: CategoryNode[]): Product[] {
+  return nodes.flatMap((n) => [...n.products, ...allProducts(n.subcategories)]);
+}
+
+/** The path from a top-level category to the category `id` (both included), or undefined when it is not shown. */
+export function pathTo(nodes: CategoryNode[], id: number): CategoryNode[] | undefined {
+  for (const n of nodes) {
+    if (n.id === id) return [n];
+    const below = pathTo(n.subcategories, id);
+    if (below) return [n, ...below];
+  }
+  return undefined;
+}
+
+/** The purchase rules in words, before the player tries. */
+export function rulesText(t: Translate, rules: PurchaseRules, requiredName: string | undefined): string[] {
+  const out: string[] = [];
+  const say = (key: MessageKey, values?: Record<string, string>) => out.push(t(key, values));
+  if (rules.requiredProductId > 0 && requiredName) say('product.rule.required', { name: requiredName });
+  if (rules.requireLinkedAccount) say('product.rule.linked');
+  if (rules.preventDowngrade) say('product.rule.downgrade');
+  return out;
+}
