@@ -97,6 +97,12 @@ export interface StoreService {
    * category's subtree (CATEGORY_NOT_FOUND when it is not there).
    */
   tree(opts: { activeOnly: boolean; rootId?: number }): Promise<CategoryNode[]>;
+  /** Every category, ordered by priority then id; `activeOnly` leaves out inactive ones (not their children: see tree). */
+  categories(activeOnly: boolean): Promise<Category[]>;
+  /** Products of some categories, or the featured ones, with their variables, ordered by priority then id. */
+  productsWhere(filter: { categoryIds?: number[]; featuredOnly?: boolean }, activeOnly: boolean): Promise<Product[]>;
+  /** The purchase rules of products that have any, by product id: one read. */
+  rulesFor(productIds: number[]): Promise<Map<number, PurchaseRules>>;
   /** Products by id, with their variables; `activeOnly` leaves out inactive ones. */
   productsById(ids: number[], activeOnly: boolean): Promise<Map<number, Product>>;
   /** A product's purchase rules; PRODUCT_NOT_FOUND when there is no such product. */

@@ -251,6 +251,20 @@ export class DbStoreService implements StoreService {
     return this.#products(activeOnly ? 'is_active = 1' : '1 = 1', []);
   }
 
+  productsWhere(filter: { categoryIds?: number[]; featuredOnly?: boolean }, activeOnly: boolean): Promise<Product[]> {
+    const where: string[] = [];
+    const params: number[] = [];
+    if (filter.categoryIds) {
+      const ids = productIds(filter.categoryIds);
+      if (ids.length === 0) return Promise.resolve([]);
+      where.push(`category_id in (${ids.map(() => '?').join(', ')})`);
+      params.push(...ids);
+    }
+    if (filter.featuredOnly) where.push('is_featured = 1');
+    if (activeOnly) where.push('is_active = 1');
+    return this.#products(where.length ? where.join(' and ') : '1 = 1', params);
+  }
+
   /** The products of the given ids that exist (and are active, if asked), in one round of queries. */
   async productsById(ids: number[], activeOnly: boolean): Promise<Map<number, Product>> {
     const valid = productIds(ids);
@@ -382,7 +396,7 @@ export class DbStoreService implements StoreService {
 
   // ---- purchase rules
 
-  async #rulesFor(productIds: number[]): Promise<Map<number, PurchaseRules>> {
+  async rulesFor(productIds: number[]): Promise<Map<number, PurchaseRules>> {
     if (productIds.length === 0) return new Map();
     const rows = await StoreProductRule.select(this.#db, `where product_id in (${productIds.map(() => '?').join(', ')})`, productIds);
     return new Map(rows.map(({ productId, ...rules }) => [productId, rules]));
@@ -391,7 +405,7 @@ export class DbStoreService implements StoreService {
   /** A product's purchase rules; throws PRODUCT_NOT_FOUND. */
   async rulesOf(productId: number): Promise<PurchaseRules> {
     await this.requireProduct(productId);
-    return (await this.#rulesFor([productId])).get(productId) ?? NONE;
+    return (await this.rulesFor([productId])).get(productId) ?? NONE;
   }
 
   async setRules(productId: number, patch: Partial<PurchaseRules>): Promise<PurchaseRules> {

@@ -4,7 +4,7 @@
  */
 import sanitizeHtml from 'sanitize-html';
 import { now, PERMANENT } from '../../core/format.ts';
-import { effectivePrice, type CategoryNode, type Product, type PurchaseRules } from '../store/contract.ts';
+import { effectivePrice, type Category, type CategoryNode, type Product, type PurchaseRules } from '../store/contract.ts';
 import type { MessageKey, Translate } from './messages.ts';
 import type { Visit } from './site.ts';
 
@@ -78,14 +78,31 @@ export function allProducts(nodes: CategoryNode[]): Product[] {
   return nodes.flatMap((n) => [...n.products, ...allProducts(n.subcategories)]);
 }
 
+/** The categories a player sees: active, and every one above them active too (ordered as given). */
+export function visibleCategories(active: Category[]): Map<number, Category> {
+  const byId = new Map(active.map((c) => [c.id, c]));
+  const shown = new Map<number, boolean>();
+  const isShown = (c: Category, depth = 0): boolean => {
+    let seen = shown.get(c.id);
+    if (seen === undefined) {
+      const parent = c.parentId === 0 ? undefined : byId.get(c.parentId);
+      // A loop in the parents (the API refuses one) would otherwise never end.
+      seen = c.parentId === 0 || (parent !== undefined && depth < 64 && isShown(parent, depth + 1));
+      shown.set(c.id, seen);
+    }
+    return seen;
+  };
+  return new Map(active.filter((c) => isShown(c)).map((c) => [c.id, c]));
+}
+
 /** The path from a top-level category to the category `id` (both included), or undefined when it is not shown. */
-export function pathTo(nodes: CategoryNode[], id: number): CategoryNode[] | undefined {
-  for (const n of nodes) {
-    if (n.id === id) return [n];
-    const below = pathTo(n.subcategories, id);
-    if (below) return [n, ...below];
+export function pathTo(visible: Map<number, Category>, id: number): Category[] | undefined {
+  const path: Category[] = [];
+  for (let c = visible.get(id); c; c = c.parentId === 0 ? undefined : visible.get(c.parentId)) {
+    path.unshift(c);
+    if (path.length > 64) return undefined;
   }
-  return undefined;
+  return path.length ? path : undefined;
 }
 
 /** The purchase rules in words, before the player tries. */

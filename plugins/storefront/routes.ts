@@ -7,7 +7,7 @@ import type { CreditsService } from '../credits/contract.ts';
 import type { Product, RequestedLine, StoreService } from '../store/contract.ts';
 import type { VotesService } from '../votes/contract.ts';
 import { addLine, BASKET_COOKIE, MAX_QUANTITY, parseQuantity, writeBasket, type BasketLine } from './basket.ts';
-import { allProducts, pathTo, plainText, rulesText, type Catalogue } from './catalogue.ts';
+import { allProducts, pathTo, plainText, rulesText, visibleCategories, type Catalogue } from './catalogue.ts';
 import { LANGUAGES, type MessageKey } from './messages.ts';
 import type { Site, Visit } from './site.ts';
 
@@ -75,7 +75,6 @@ export function refused(err: unknown): err is DomainError {
 
 export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalogue, peers: Peers, opts: { basketMaxLines: number; searchMinLength: number; checkoutLimit: RateLimit }): void {
   const { store } = peers;
-  const shown = () => store.tree({ activeOnly: true });
   const notFound = (visit: Visit) => site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
   const id = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
 
@@ -83,13 +82,15 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
     const donations = peers.donations?.();
     const votes = peers.votes?.();
     const tz = site.settings().timezone;
-    const [tree, top, latest, links] = await Promise.all([
-      shown(), donations?.board('top-monthly', 5, tz), donations?.board('latest', 5, tz), votes?.linksFor(visit.player?.user.username),
+    const [categories, featured, top, latest, links] = await Promise.all([
+      store.categories(true), store.productsWhere({ featuredOnly: true }, true),
+      donations?.board('top-monthly', 5, tz), donations?.board('latest', 5, tz), votes?.linksFor(visit.player?.user.username),
     ]);
+    const visible = visibleCategories(categories);
     const board = (rows: { username: string; amount: number }[] | undefined) => (rows ?? []).map((d) => ({ username: d.username, amount: visit.money(d.amount) }));
     return site.page(visit, 'home', { title: visit.t('home.title'), description: site.settings().storefrontDescription, canonical: '/' }, {
-      featured: allProducts(tree).filter((p) => p.isFeatured).map((p) => catalogue.product(visit, p)),
-      categories: tree.map((c) => ({ id: c.id, name: c.name })),
+      featured: featured.filter((p) => visible.has(p.categoryId)).map((p) => catalogue.product(visit, p)),
+      categories: [...visible.values()].filter((c) => c.parentId === 0).map((c) => ({ id: c.id, name: c.name })),
       boards: donations ? { top: board(top), latest: board(latest) } : undefined,
       votes: links,
     });
@@ -97,26 +98,29 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
 
   pages.get('/category/:id', async (visit) => {
     const categoryId = id((visit.request.params as { id: string }).id);
-    const path = pathTo(await shown(), categoryId);
+    const [categories, products] = await Promise.all([store.categories(true), store.productsWhere({ categoryIds: [categoryId] }, true)]);
+    const visible = visibleCategories(categories);
+    const path = pathTo(visible, categoryId);
     if (!path) return notFound(visit);
     const category = path.at(-1)!;
     return site.page(visit, 'category', {
       title: category.name, description: category.gameDescription || `${category.name} · ${site.settings().storefrontTitle}`, canonical: `/category/${category.id}`,
     }, {
       category: { id: category.id, name: category.name }, crumbs: path.slice(0, -1).map((c) => ({ id: c.id, name: c.name })),
-      subcategories: category.subcategories.map((c) => ({ id: c.id, name: c.name })),
-      products: category.products.map((p) => catalogue.product(visit, p)),
+      subcategories: [...visible.values()].filter((c) => c.parentId === category.id).map((c) => ({ id: c.id, name: c.name })),
+      products: products.map((p) => catalogue.product(visit, p)),
     });
   });
 
   pages.get('/product/:id', async (visit) => {
     const productId = id((visit.request.params as { id: string }).id);
-    const [tree, rules] = await Promise.all([shown(), productId ? store.rulesOf(productId).catch(() => undefined) : undefined]);
-    const product = allProducts(tree).find((p) => p.id === productId);
-    if (!product || !rules) return notFound(visit);
-    const path = pathTo(tree, product.categoryId) ?? [];
-    const required = rules.requiredProductId > 0 ? await store.productName(rules.requiredProductId) : undefined;
-    return productPage(visit, product, path, rulesText(visit.t, rules, required));
+    const [categories, products, rules] = await Promise.all([store.categories(true), store.productsById([productId], true), store.rulesFor([productId])]);
+    const product = products.get(productId);
+    const path = product && pathTo(visibleCategories(categories), product.categoryId);
+    if (!product || !path) return notFound(visit);
+    const own = rules.get(productId);
+    const required = own && own.requiredProductId > 0 ? await store.productName(own.requiredProductId) : undefined;
+    return productPage(visit, product, path, own ? rulesText(visit.t, own, required) : []);
   });
 
   const productPage = (visit: Visit, product: Product, path: { id: number; name: string }[], rules: string[], alert?: string) => {
@@ -131,7 +135,7 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
     const q = (query.q ?? '').trim().slice(0, 100);
     const short = q.length > 0 && q.length < opts.searchMinLength;
     const needle = q.toLowerCase();
-    const products = q && !short ? allProducts(await shown()).filter((p) => p.name.toLowerCase().includes(needle)).slice(0, 60) : [];
+    const products = q && !short ? allProducts(await store.tree({ activeOnly: true })).filter((p) => p.name.toLowerCase().includes(needle)).slice(0, 60) : [];
     return site.page(visit, 'search', { title: q ? visit.t('search.results', { q }) : visit.t('search.title') }, {
       q, short: short ? opts.searchMinLength : 0, products: products.map((p) => catalogue.product(visit, p)),
     });

@@ -190,7 +190,7 @@ t.test('sign-in with two-factor, and a phone-sized screen', { skip }, async (t) 
 
   for (const path of ['/', '/product/1', '/basket', '/account']) {
     await page.goto(`${base}${path}`);
-    const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    const [scroll, width] = await page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]') as [number, number];
     t.ok(scroll <= width, `${path}: nothing wider than the phone (${scroll} <= ${width})`);
     await accessible(t, page, `${path} on a phone`);
   }

@@ -2,7 +2,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { makeCategory, makeProduct, rowCount } from '../../../test/fixtures.ts';
+import { balanceOf, makeCategory, makeProduct, rowCount } from '../../../test/fixtures.ts';
+import { creditsRef } from '../../credits/contract.ts';
 import { build, call, scratchDir } from '../../../test/helper.ts';
 import { LANGUAGES } from '../messages.ts';
 import { Visitor } from './visitor.ts';
@@ -53,9 +54,10 @@ t.test('pages, SEO, security headers and what never shows', async (t) => {
   t.equal(product.statusCode, 200);
   t.match(product.body, /<p>Fly <b>now<\/b><\/p>/, 'the description sanitised: no script, no handler');
   t.match(product.body, /<meta name="description" content="Fly now">/, 'its meta description is its text');
-  for (const [url, what] of [[`/product/${ids.off}`, 'an inactive product'], [`/product/${ids.inHidden}`, 'a product of a hidden category'],
-    [`/category/${ids.hidden}`, 'an inactive category'], [`/category/${ids.under}`, 'a category under an inactive one'], ['/product/abc', 'a bad id']]) {
-    const res = await v.get(url!);
+  const hidden: [string, string][] = [[`/product/${ids.off}`, 'an inactive product'], [`/product/${ids.inHidden}`, 'a product of a hidden category'],
+    [`/category/${ids.hidden}`, 'an inactive category'], [`/category/${ids.under}`, 'a category under an inactive one'], ['/product/abc', 'a bad id']];
+  for (const [url, what] of hidden) {
+    const res = await v.get(url);
     t.equal(res.statusCode, 404, what);
     t.match(res.body, /Not found/, `${what}: a page`);
   }
@@ -151,4 +153,42 @@ t.test('forms: a post without the CSRF token changes nothing; sign-in and regist
   t.equal(third.statusCode, 429);
   t.match(third.body, /Too many attempts/);
   t.notOk((await call(app, '/api/users?username=Steve')).json().id === undefined, 'the account is there');
+});
+
+t.test('the basket: a tampered cookie is an empty basket, prices come from the catalogue, checkout is rate limited', async (t) => {
+  const app = await build(t, { config: { plugins: { storefront: { rateLimit: { checkout: { max: 2 } } } } } });
+  const ranks = await makeCategory(app, { name: 'Ranks', slug: 'ranks' });
+  const vip = await makeProduct(app, { categoryID: ranks, name: 'VIP', price: '5.00' });
+  const v = new Visitor(app);
+  await v.post('/register', { username: 'Steve', password: PASSWORD, email: 'steve@example.org' });
+  const steve = Number((await call(app, '/api/users?username=Steve')).json().id);
+  await app.services.get(creditsRef).change(steve, 1000, { reason: 'add' });
+
+  for (const junk of ['%%%', Buffer.from('{"a":1}').toString('base64url'), Buffer.from('[[1,1e9,{}],[-1,1,{}],["1",1,{}]]').toString('base64url')]) {
+    v.cookies.set('storefront_basket', junk);
+    const res = await v.get('/basket');
+    t.equal(res.statusCode, 200, 'no fault');
+    t.match(res.body, /Your basket is empty/, `a cookie of ${junk.slice(0, 12)}… holds nothing`);
+  }
+  t.equal((await v.post('/basket/add', { product: String(vip), quantity: '101' })).statusCode, 422, 'a quantity the buy refuses');
+  t.equal((await v.post('/basket/add', { product: String(vip), quantity: '2' })).statusCode, 303);
+  await call(app, `/api/admin/store/products/${vip}`, { method: 'PATCH', as: 'json', body: { price: '3.00' } });
+  const pay = await v.post('/checkout', {});
+  t.equal(pay.statusCode, 303, 'paid');
+  t.equal(await balanceOf(app, steve), 400, 'at the catalogue\'s price when paying, not the one shown before');
+  const orderPage = String(pay.headers.location);
+  t.match(orderPage, /^\/account\/orders\/\d+$/);
+
+  const other = new Visitor(app);
+  await other.post('/register', { username: 'Alex', password: PASSWORD, email: 'alex@example.org' });
+  t.equal((await other.get(orderPage)).statusCode, 404, 'another player\'s order is not found');
+  t.equal((await v.get(orderPage)).statusCode, 200, 'the buyer\'s is');
+  t.equal((await new Visitor(app).get(orderPage)).statusCode, 303, 'signed out: to the sign-in page');
+
+  await v.post('/basket/add', { product: String(vip), quantity: '5' });
+  const poor = await v.post('/checkout', {});
+  t.equal(poor.statusCode, 409);
+  t.match(poor.body, /Your balance is too low/, 'the buy\'s refusal, in words');
+  t.equal(await balanceOf(app, steve), 400, 'nothing was charged');
+  t.equal((await v.post('/checkout', {})).statusCode, 429, 'the third checkout in the window');
 });
