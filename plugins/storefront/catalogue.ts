@@ -3,7 +3,7 @@
  * contract's catalogue (active only), the description sanitised, prices as the buy computes them.
  */
 import sanitizeHtml from 'sanitize-html';
-import { now, PERMANENT } from '../../core/format.ts';
+import { PERMANENT } from '../../core/format.ts';
 import { effectivePrice, type Category, type CategoryNode, type Product, type PurchaseRules } from '../store/contract.ts';
 import type { MessageKey, Translate } from './messages.ts';
 import type { Visit } from './site.ts';
@@ -36,19 +36,25 @@ const ALLOWED: sanitizeHtml.IOptions = {
   transformTags: { a: sanitizeHtml.simpleTransform('a', { rel: 'nofollow noopener' }) },
 };
 
-export function sanitise(html: string): string {
-  let clean = SANITISED.get(html);
-  if (clean === undefined) {
-    clean = sanitizeHtml(html, ALLOWED);
-    if (SANITISED.size >= SANITISED_MAX) SANITISED.clear();
-    SANITISED.set(html, clean);
+const PLAIN = new Map<string, string>();
+
+function remembered(cache: Map<string, string>, key: string, make: () => string): string {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = make();
+    if (cache.size >= SANITISED_MAX) cache.clear();
+    cache.set(key, value);
   }
-  return clean;
+  return value;
+}
+
+export function sanitise(html: string): string {
+  return remembered(SANITISED, html, () => sanitizeHtml(html, ALLOWED));
 }
 
 /** The description as plain text (a page's meta description): no tag, nor the text of a script or style. */
 export function plainText(html: string, max: number): string {
-  return sanitizeHtml(html, { allowedTags: [], allowedAttributes: {} }).replace(/\s+/g, ' ').trim().slice(0, max);
+  return remembered(PLAIN, html, () => sanitizeHtml(html, { allowedTags: [], allowedAttributes: {} }).replace(/\s+/g, ' ').trim()).slice(0, max);
 }
 
 export class Catalogue {
@@ -59,8 +65,7 @@ export class Catalogue {
   }
 
   product(visit: Visit, p: Product, withDetails = false): ProductView {
-    const at = now();
-    const price = effectivePrice(p, at);
+    const price = effectivePrice(p, visit.at);
     const discounted = price !== p.price;
     return {
       id: p.id, name: p.name, cents: price, price: visit.money(price), soldOut: p.stock === 0, variables: p.variables,

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ConfigError, rootDir } from '../../core/config.ts';
-import { displayTimestamp } from '../../core/format.ts';
+import { displayTimestamp, now } from '../../core/format.ts';
 import { newToken, pageHeaders, sameToken } from '../../core/pages.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { AuthService } from '../auth/contract.ts';
@@ -21,6 +21,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const SESSION_COOKIE = 'storefront_session';
 const CSRF_COOKIE = 'storefront_csrf';
 const NOTICE_COOKIE = 'storefront_notice';
+/** Amounts kept formatted per language and currency. */
+const MONEY_CACHE = 5000;
 
 /** A theme: the default templates and stylesheet, each replaced by a file of the same name in `themeDir`. */
 export class Theme {
@@ -69,6 +71,8 @@ export interface Visit {
   player?: Player;
   csrf: string;
   basket: BasketLine[];
+  /** The visit's time: what prices and discounts are judged at. */
+  at: string;
   money(cents: number): string;
   date(ts: string): string;
 }
@@ -100,7 +104,9 @@ export class Site {
   readonly #opts: SiteOptions;
   /** The prefix without its trailing slash: '' at the root. */
   readonly base: string;
-  readonly #money = new Map<string, Intl.NumberFormat>();
+  readonly #money = new Map<string, (cents: number) => string>();
+  #footer?: { text: string; links: FooterLink[] };
+  #headers?: { images: string; headers: Record<string, string> };
   #themeCss?: { key: string; body: string; version: string };
 
   constructor(theme: Theme, settings: SettingsService, auth: AuthService, users: UsersService, opts: SiteOptions) {
@@ -143,19 +149,35 @@ export class Site {
       csrf = newToken();
       this.setCookie(request, reply, CSRF_COOKIE, csrf);
     }
-    const key = `${lang}|${settings.currency}`;
-    let money = this.#money.get(key);
-    if (!money) {
-      money = new Intl.NumberFormat(lang, { style: 'currency', currency: settings.currency });
-      this.#money.set(key, money);
-    }
-    const format = money;
     return {
-      request, reply, lang, t: translator(lang), csrf, player: await this.player(request),
+      request, reply, lang, t: translator(lang), csrf, player: await this.player(request), at: now(),
       basket: readBasket(request.cookies[BASKET_COOKIE], this.#opts.basketMaxLines),
-      money: (cents) => format.format(cents / 100),
+      money: this.#moneyFormat(lang, settings.currency),
       date: (ts) => displayTimestamp(ts, settings.timezone).slice(0, 16),
     };
+  }
+
+  /**
+   * Money in the player's language and the site's currency, each amount formatted once: Intl's
+   * formatting is the dearest step of a page of prices, and a catalogue has few distinct prices.
+   */
+  #moneyFormat(lang: Language, currency: string): (cents: number) => string {
+    const key = `${lang}|${currency}`;
+    let format = this.#money.get(key);
+    if (!format) {
+      const intl = new Intl.NumberFormat(lang, { style: 'currency', currency });
+      const done = new Map<number, string>();
+      format = (cents) => {
+        let text = done.get(cents);
+        if (text === undefined) {
+          if (done.size >= MONEY_CACHE) done.clear();
+          done.set(cents, text = intl.format(cents / 100));
+        }
+        return text;
+      };
+      this.#money.set(key, format);
+    }
+    return format;
   }
 
   /** Whether a posted form carries the visit's CSRF token. */
@@ -186,7 +208,7 @@ export class Site {
     if (stored !== undefined) this.setCookie(request, reply, NOTICE_COOKIE, '', 0);
     const common = {
       lang: visit.lang, t: visit.t, u: this.u, csrf: visit.csrf, user: visit.player?.user,
-      site: { title: s.storefrontTitle, logo: s.storefrontLogo, links: footerLinks(s.storefrontFooterLinks), currency: s.currency },
+      site: { title: s.storefrontTitle, logo: s.storefrontLogo, links: this.#footerLinks(s.storefrontFooterLinks), currency: s.currency },
     };
     const body = this.theme.render(template, { ...common, ...data });
     const html = this.theme.render('layout', {
@@ -195,9 +217,19 @@ export class Site {
       notice: meta.notice ?? (stored ? stored.slice(0, 300) : undefined), alert: meta.alert,
       basketCount: visit.basket.reduce((n, l) => n + l.quantity, 0), themeVersion: this.themeCss().version,
     });
-    const images = [s.storefrontLogo, this.#opts.imageBaseUrl].map((url) => /^https:\/\/[^/]+/.exec(url)?.[0]).filter(Boolean).join(' ');
-    return reply.code(meta.status ?? 200).headers(pageHeaders({ cache: 'private, no-cache', images })).header('vary', 'Accept-Language, Cookie')
-      .type('text/html; charset=utf-8').send(html);
+    return reply.code(meta.status ?? 200).headers(this.#pageHeaders(s.storefrontLogo)).type('text/html; charset=utf-8').send(html);
+  }
+
+  #footerLinks(text: string): FooterLink[] {
+    if (this.#footer?.text !== text) this.#footer = { text, links: footerLinks(text) };
+    return this.#footer.links;
+  }
+
+  /** A page's headers; the logo's and the images' hosts may be shown. */
+  #pageHeaders(logo: string): Record<string, string> {
+    const images = [logo, this.#opts.imageBaseUrl].map((url) => /^https:\/\/[^/]+/.exec(url)?.[0]).filter(Boolean).join(' ');
+    if (this.#headers?.images !== images) this.#headers = { images, headers: { ...pageHeaders({ cache: 'private, no-cache', images }), vary: 'Accept-Language, Cookie' } };
+    return this.#headers.headers;
   }
 
   redirect(visit: Visit, to: string, notice?: string): FastifyReply {
