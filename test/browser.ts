@@ -20,8 +20,8 @@ export const skipReason = `${CHROMIUM} is missing: install Debian's chromium pac
 export const PASSWORD = 'correct horse 1';
 
 /** The app on a fresh database, listening on 127.0.0.1 and a free port; closed when the test ends. */
-export async function serve(t: TestLike, config: unknown = {}): Promise<{ app: FastifyInstance; base: string }> {
-  const app = await build(t, { config });
+export async function serve(t: TestLike, config: unknown = {}, env: Record<string, string> = {}): Promise<{ app: FastifyInstance; base: string }> {
+  const app = await build(t, { config, env });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }

@@ -26,9 +26,9 @@ export interface AccountOptions {
   registerLimit: RateLimit;
 }
 
-type State = 'paid' | 'waiting' | 'delivered' | 'failed' | 'refunded' | 'complete';
+export type OrderState = 'waiting' | 'delivered' | 'failed' | 'refunded' | 'complete';
 /** States an order may still leave: its page keeps asking. */
-const LIVE: State[] = ['waiting', 'paid'];
+export const LIVE: OrderState[] = ['waiting'];
 const TITLE_MAX = 255;
 const MESSAGE_MAX = 5000;
 
@@ -36,6 +36,30 @@ const MESSAGE_MAX = 5000;
 function safeNext(site: Site, next: string | undefined): string {
   const home = site.u('/');
   return next && next.startsWith(home) && /^\/[^/\\]/.test(next) ? next : site.u('/account');
+}
+
+/** The names of the game servers that ran something of `rows`, when any did. */
+async function serverNames(delivery: DeliveryService | undefined, rows: QueueRow[]): Promise<Map<string, string>> {
+  if (!delivery || !rows.some((r) => r.status === 'done')) return new Map();
+  return new Map((await delivery.listServers()).map((s) => [s.id, s.name]));
+}
+
+/** An order's queued commands and the servers' names (none without the delivery feature). */
+export async function deliveryRows(delivery: DeliveryService | undefined, orderId: number): Promise<{ rows: QueueRow[]; names: Map<string, string> }> {
+  const rows = delivery ? await delivery.listQueue({ orderId, page: 1, perPage: 100 }) : [];
+  return { rows, names: await serverNames(delivery, rows) };
+}
+
+/** An order's delivery as the player sees it, from its purchase commands. */
+export function stateOf(order: Pick<OrderRow, 'id' | 'status'>, rows: QueueRow[], names: Map<string, string>): { state: OrderState; servers: string } {
+  if (order.status === 'refunded') return { state: 'refunded', servers: '' };
+  const mine = rows.filter((r) => r.orderID === order.id && r.trigger === 'purchase');
+  // Commands are queued with the order, in its transaction: none is nothing to deliver.
+  if (!mine.length) return { state: 'complete', servers: '' };
+  if (mine.some((r) => r.status === 'waiting' || r.status === 'claimed')) return { state: 'waiting', servers: '' };
+  if (mine.some((r) => r.status === 'failed')) return { state: 'failed', servers: '' };
+  const servers = [...new Set(mine.filter((r) => r.status === 'done').map((r) => names.get(r.serverID) ?? `#${r.serverID}`))];
+  return servers.length ? { state: 'delivered', servers: servers.join(', ') } : { state: 'complete', servers: '' };
 }
 
 export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers, opts: AccountOptions): void {
@@ -109,24 +133,6 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
     return site.redirect(visit, site.u('/'), visit.t('signOut.done'));
   });
 
-  // ---- orders and their delivery
-
-  const serverNames = async (delivery: DeliveryService, rows: QueueRow[]) => {
-    if (!rows.some((r) => r.status === 'done')) return new Map<string, string>();
-    return new Map((await delivery.listServers()).map((s) => [s.id, s.name]));
-  };
-
-  /** An order's delivery as the player sees it, from its purchase commands. */
-  const stateOf = (order: OrderRow, rows: QueueRow[], names: Map<string, string>): { state: State; servers: string } => {
-    if (order.status === 'refunded') return { state: 'refunded', servers: '' };
-    const mine = rows.filter((r) => r.orderID === order.id && r.trigger === 'purchase');
-    if (!mine.length) return { state: order.type === 'credit' ? 'complete' : 'paid', servers: '' };
-    if (mine.some((r) => r.status === 'waiting' || r.status === 'claimed')) return { state: 'waiting', servers: '' };
-    if (mine.some((r) => r.status === 'failed')) return { state: 'failed', servers: '' };
-    const servers = [...new Set(mine.filter((r) => r.status === 'done').map((r) => names.get(r.serverID) ?? `#${r.serverID}`))];
-    return servers.length ? { state: 'delivered', servers: servers.join(', ') } : { state: 'complete', servers: '' };
-  };
-
   const orderView = (visit: Visit, order: OrderRow, rows: QueueRow[], names: Map<string, string>) => {
     const { state, servers } = stateOf(order, rows, names);
     return {
@@ -143,7 +149,7 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
       store.ordersOf(user.id), delivery ? delivery.listQueue({ userId: user.id, page: 1, perPage: 500 }) : [],
       credits?.balance(user.id), credits?.history(user.id, { limit: 20 }),
     ]);
-    const names = delivery ? await serverNames(delivery, rows) : new Map<string, string>();
+    const names = await serverNames(delivery, rows);
     const shown = orders.slice(0, 50).map((o) => orderView(visit, o, rows, names));
     return site.page(visit, 'account', { title: visit.t('account.title') }, {
       balance: balance === undefined ? undefined : visit.money(balance),
@@ -158,9 +164,7 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
     const orderId = /^[0-9]{1,15}$/.test(idText) ? Number(idText) : 0;
     const found = orderId ? await store.getOrder(orderId).catch((err: unknown) => { if (refused(err)) return undefined; throw err; }) : undefined;
     if (!found || Number(found.order.accountID) !== visit.player!.user.id) return site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
-    const delivery = peers.delivery();
-    const rows = delivery ? await delivery.listQueue({ orderId, page: 1, perPage: 100 }) : [];
-    const names = delivery ? await serverNames(delivery, rows) : new Map<string, string>();
+    const { rows, names } = await deliveryRows(peers.delivery(), orderId);
     const order = orderView(visit, found.order, rows, names);
     return site.page(visit, 'order', { title: visit.t('order.title', { id: order.id }) }, {
       order, items: found.items, live: LIVE.includes(order.state), pollSeconds: opts.pollSeconds,
