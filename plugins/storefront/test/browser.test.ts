@@ -64,6 +64,7 @@ t.test('browse, basket, pay from the balance, follow the order to delivered', { 
   t.ok(session?.httpOnly, 'the session cookie is HttpOnly');
   t.equal(session?.sameSite, 'Lax');
 
+  await call(app, '/api/admin/settings', { method: 'PATCH', as: 'json', body: { storefrontFooterLinks: 'Rules=/rules | Discord=https://discord.gg/example' } });
   await page.goto(base);
   await accessible(t, page, 'home');
   await screenshot(page, 'storefront-desktop');
@@ -79,6 +80,7 @@ t.test('browse, basket, pay from the balance, follow the order to delivered', { 
   await page.getByRole('link', { name: /^VIP/ }).first().click();
   await page.getByRole('heading', { name: 'VIP', level: 1 }).waitFor();
   await accessible(t, page, 'product');
+  await screenshot(page, 'storefront-product');
   const buy = await page.locator('.buy').textContent();
   t.match(buy, /\$4\.00/, 'the discounted price');
   t.match(buy, /was \$5\.00/);
