@@ -3,9 +3,8 @@
  * every key English has (a test checks); `{name}` marks a value put in.
  */
 const en = {
-  'nav.home': 'Home', 'nav.search': 'Search', 'nav.basket': 'Basket', 'nav.account': 'My account', 'nav.signIn': 'Sign in',
-  'nav.register': 'Register', 'nav.signOut': 'Sign out', 'nav.skip': 'Skip to content', 'nav.main': 'Main', 'nav.footer': 'Links',
-  'nav.categories': 'Categories', 'nav.breadcrumb': 'You are here',
+  'nav.home': 'Home', 'nav.basket': 'Basket', 'nav.account': 'My account', 'nav.signIn': 'Sign in',
+  'nav.register': 'Register', 'nav.signOut': 'Sign out', 'nav.skip': 'Skip to content', 'nav.main': 'Main', 'nav.footer': 'Links', 'nav.breadcrumb': 'You are here',
   'home.title': 'Welcome', 'home.featured': 'Featured', 'home.categories': 'Categories', 'home.donations': 'Top supporters this month',
   'home.latest': 'Latest supporters', 'home.votes': 'Vote for us', 'home.nothing': 'Nothing to show yet.',
   'category.subcategories': 'Subcategories', 'category.products': 'Products', 'category.empty': 'No products in this category yet.',
@@ -13,7 +12,7 @@ const en = {
   'product.soldOut': 'Sold out', 'product.quantity': 'Quantity', 'product.add': 'Add to basket', 'product.rules': 'Before you buy',
   'product.rule.required': 'You must have bought {name} first.', 'product.rule.linked': 'You need a linked chat account.',
   'product.rule.downgrade': 'Not for sale to players holding a higher rank of this category.', 'product.description': 'Description',
-  'product.noImage': 'No picture', 'product.choose': 'Choose…', 'product.view': 'View {name}',
+  'product.noImage': 'No picture', 'product.choose': 'Choose…',
   'search.title': 'Search', 'search.label': 'Product name', 'search.submit': 'Search', 'search.results': 'Results for “{q}”',
   'search.none': 'No product matches “{q}”.', 'search.short': 'Type at least {min} characters.',
   'basket.title': 'Basket', 'basket.empty': 'Your basket is empty.', 'basket.product': 'Product', 'basket.unit': 'Unit price',
@@ -60,16 +59,15 @@ const en = {
   'error.REGISTER_LIMIT': 'No more accounts may be registered from your address.', 'error.INVALID_USERNAME': 'Use 3 to 16 letters, digits or _.',
   'error.INVALID_EMAIL': 'This email address is not valid.', 'error.INVALID_PASSWORD': 'The password must be {min} to {max} characters long.',
   'error.TICKET_CLOSED': 'This ticket is closed.', 'error.tooLong': 'At most {max} characters.',
-  'footer.poweredBy': 'Prices in {currency}.',
+  'footer.currency': 'Prices in {currency}.',
 } as const;
 
 export type MessageKey = keyof typeof en;
 export type Catalogue = Record<MessageKey, string>;
 
 const de: Catalogue = {
-  'nav.home': 'Start', 'nav.search': 'Suche', 'nav.basket': 'Warenkorb', 'nav.account': 'Mein Konto', 'nav.signIn': 'Anmelden',
-  'nav.register': 'Registrieren', 'nav.signOut': 'Abmelden', 'nav.skip': 'Zum Inhalt springen', 'nav.main': 'Hauptmenü', 'nav.footer': 'Links',
-  'nav.categories': 'Kategorien', 'nav.breadcrumb': 'Sie sind hier',
+  'nav.home': 'Start', 'nav.basket': 'Warenkorb', 'nav.account': 'Mein Konto', 'nav.signIn': 'Anmelden',
+  'nav.register': 'Registrieren', 'nav.signOut': 'Abmelden', 'nav.skip': 'Zum Inhalt springen', 'nav.main': 'Hauptmenü', 'nav.footer': 'Links', 'nav.breadcrumb': 'Sie sind hier',
   'home.title': 'Willkommen', 'home.featured': 'Empfohlen', 'home.categories': 'Kategorien', 'home.donations': 'Top-Unterstützer diesen Monat',
   'home.latest': 'Neueste Unterstützer', 'home.votes': 'Stimme für uns ab', 'home.nothing': 'Noch nichts zu zeigen.',
   'category.subcategories': 'Unterkategorien', 'category.products': 'Produkte', 'category.empty': 'In dieser Kategorie gibt es noch keine Produkte.',
@@ -77,7 +75,7 @@ const de: Catalogue = {
   'product.soldOut': 'Ausverkauft', 'product.quantity': 'Anzahl', 'product.add': 'In den Warenkorb', 'product.rules': 'Vor dem Kauf',
   'product.rule.required': 'Du musst zuerst {name} gekauft haben.', 'product.rule.linked': 'Du brauchst ein verknüpftes Chat-Konto.',
   'product.rule.downgrade': 'Nicht für Spieler mit einem höheren Rang dieser Kategorie.', 'product.description': 'Beschreibung',
-  'product.noImage': 'Kein Bild', 'product.choose': 'Bitte wählen…', 'product.view': '{name} ansehen',
+  'product.noImage': 'Kein Bild', 'product.choose': 'Bitte wählen…',
   'search.title': 'Suche', 'search.label': 'Produktname', 'search.submit': 'Suchen', 'search.results': 'Ergebnisse für „{q}“',
   'search.none': 'Kein Produkt passt zu „{q}“.', 'search.short': 'Gib mindestens {min} Zeichen ein.',
   'basket.title': 'Warenkorb', 'basket.empty': 'Dein Warenkorb ist leer.', 'basket.product': 'Produkt', 'basket.unit': 'Stückpreis',
@@ -124,7 +122,7 @@ const de: Catalogue = {
   'error.REGISTER_LIMIT': 'Von deiner Adresse dürfen keine weiteren Konten registriert werden.', 'error.INVALID_USERNAME': 'Nutze 3 bis 16 Buchstaben, Ziffern oder _.',
   'error.INVALID_EMAIL': 'Diese E-Mail-Adresse ist ungültig.', 'error.INVALID_PASSWORD': 'Das Passwort muss {min} bis {max} Zeichen lang sein.',
   'error.TICKET_CLOSED': 'Dieses Ticket ist geschlossen.', 'error.tooLong': 'Höchstens {max} Zeichen.',
-  'footer.poweredBy': 'Preise in {currency}.',
+  'footer.currency': 'Preise in {currency}.',
 };
 
 export const LANGUAGES = { en: en as Catalogue, de } as const;
