@@ -30,6 +30,8 @@ export type OrderState = 'waiting' | 'delivered' | 'failed' | 'refunded' | 'comp
 /** States an order may still leave: its page keeps asking. */
 export const LIVE: OrderState[] = ['waiting'];
 const TITLE_MAX = 255;
+/** Orders listed on the account page, newest first. */
+const ORDERS_SHOWN = 50;
 const MESSAGE_MAX = 5000;
 
 /** Only a path of this storefront: a `next` parameter cannot send anyone elsewhere. */
@@ -145,12 +147,12 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
     const user = visit.player!.user;
     const credits = peers.credits();
     const delivery = peers.delivery();
-    const [orders, rows, balance, ledger] = await Promise.all([
-      store.ordersOf(user.id), delivery ? delivery.listQueue({ userId: user.id, page: 1, perPage: 500 }) : [],
-      credits?.balance(user.id), credits?.history(user.id, { limit: 20 }),
-    ]);
+    const [orders, balance, ledger] = await Promise.all([store.ordersOf(user.id), credits?.balance(user.id), credits?.history(user.id, { limit: 20 })]);
+    const latest = orders.slice(0, ORDERS_SHOWN);
+    // By the orders' ids, not the account's: a guest's order later joined to the account keeps its commands under no account.
+    const rows = delivery && latest.length ? await delivery.listQueue({ orderIds: latest.map((o) => Number(o.id)), page: 1, perPage: 1000 }) : [];
     const names = await serverNames(delivery, rows);
-    const shown = orders.slice(0, 50).map((o) => orderView(visit, o, rows, names));
+    const shown = latest.map((o) => orderView(visit, o, rows, names));
     return site.page(visit, 'account', { title: visit.t('account.title') }, {
       balance: balance === undefined ? undefined : visit.money(balance),
       ledger: ledger?.map((e) => ({ date: visit.date(e.createdAt), reason: e.reason, delta: visit.money(e.delta), balance: visit.money(e.balance) })),
