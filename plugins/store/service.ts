@@ -412,7 +412,7 @@ export class DbStoreService implements StoreService {
     return this.#db.transaction(async () => {
       await this.requireProduct(productId);
       const changes = defined(patch);
-      const stored = (await this.#rulesFor([productId])).get(productId);
+      const stored = (await this.rulesFor([productId])).get(productId);
       const next = { ...stored ?? NONE, ...changes };
       if (next.requiredProductId === productId) throw new DomainError('VALIDATION_ERROR', 'requiredProductID: a product cannot require itself.');
       if (next.requiredProductId > 0 && !(await this.productsById([next.requiredProductId], false)).has(next.requiredProductId)) {
