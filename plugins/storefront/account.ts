@@ -4,6 +4,7 @@ import { parseMoney } from '../../core/format.ts';
 import type { AuthService } from '../auth/contract.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { DeliveryService, QueueRow } from '../delivery/contract.ts';
+import type { PaymentsService } from '../payments/contract.ts';
 import type { OrderRow, StoreService } from '../store/contract.ts';
 import type { SupportService } from '../support/contract.ts';
 import type { UsersService } from '../users/contract.ts';
@@ -18,6 +19,7 @@ export interface AccountPeers {
   credits: () => CreditsService | undefined;
   delivery: () => DeliveryService | undefined;
   support: () => SupportService | undefined;
+  payments: () => PaymentsService | undefined;
 }
 
 export interface AccountOptions {
@@ -158,6 +160,7 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
       ledger: ledger?.map((e) => ({ date: visit.date(e.createdAt), reason: e.reason, delta: visit.money(e.delta), balance: visit.money(e.balance) })),
       orders: shown, live: shown.some((o) => LIVE.includes(o.state)), pollSeconds: opts.pollSeconds,
       chat: user.linkedAccounts.chat, twoFactor: user.authStatus === 1, supportOn: peers.support() !== undefined,
+      topUpOn: (peers.payments()?.availableGateways().length ?? 0) > 0,
     });
   }, { signedIn: true });
 

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { authRef } from '../auth/contract.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { deliveryRef } from '../delivery/contract.ts';
+import { paymentsRef } from '../payments/contract.ts';
 import { donationsRef } from '../donations/contract.ts';
 import { storeRef, type Product } from '../store/contract.ts';
 import { supportRef } from '../support/contract.ts';
@@ -17,6 +18,7 @@ import { votesRef } from '../votes/contract.ts';
 import { accountRoutes } from './account.ts';
 import { allProducts, Catalogue } from './catalogue.ts';
 import { storefrontSettings } from './contract.ts';
+import { paymentRoutes, Payments } from './payments.ts';
 import { catalogueRoutes, pageRouter } from './routes.ts';
 import { Site, Theme, type Visit } from './site.ts';
 
@@ -107,12 +109,15 @@ export default defineFeature({
     });
 
     const pages = pageRouter(app, site);
+    const pay = new Payments(site);
+    const payments = () => services.find(paymentsRef);
     catalogueRoutes(pages, site, catalogue, {
-      store, credits: () => services.find(creditsRef), donations: () => services.find(donationsRef), votes: () => services.find(votesRef),
+      store, payments, pay, credits: () => services.find(creditsRef), donations: () => services.find(donationsRef), votes: () => services.find(votesRef),
     }, { basketMaxLines: opts.basketMaxLines, searchMinLength: opts.searchMinLength, checkoutLimit: opts.rateLimit.checkout });
     accountRoutes(pages, site, {
-      auth, users, store, credits: () => services.find(creditsRef), delivery: () => services.find(deliveryRef), support: () => services.find(supportRef),
+      auth, users, store, payments, credits: () => services.find(creditsRef), delivery: () => services.find(deliveryRef), support: () => services.find(supportRef),
     }, { pollSeconds: opts.pollSeconds, signInLimit: opts.rateLimit.signIn, registerLimit: opts.rateLimit.register });
+    paymentRoutes(pages, site, pay, { payments, delivery: () => services.find(deliveryRef) }, { pollSeconds: opts.pollSeconds, checkoutLimit: opts.rateLimit.checkout });
 
     // Unknown addresses under a prefix answer in the storefront's look; at the root they stay the API's JSON 404.
     if (site.base) {

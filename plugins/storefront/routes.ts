@@ -5,10 +5,12 @@ import { formOf } from '../../core/pages.ts';
 import type { DonationsService } from '../donations/contract.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { Product, RequestedLine, StoreService } from '../store/contract.ts';
+import type { PaymentsService } from '../payments/contract.ts';
 import type { VotesService } from '../votes/contract.ts';
 import { addLine, BASKET_COOKIE, MAX_QUANTITY, parseQuantity, writeBasket, type BasketLine } from './basket.ts';
 import { allProducts, pathTo, plainText, rulesText, visibleCategories, type Catalogue } from './catalogue.ts';
 import { LANGUAGES, type MessageKey } from './messages.ts';
+import { gatewayName, payRefused, type Payments } from './payments.ts';
 import type { Site, Visit } from './site.ts';
 
 export interface RateLimit {
@@ -18,6 +20,8 @@ export interface RateLimit {
 
 export interface Peers {
   store: StoreService;
+  payments: () => PaymentsService | undefined;
+  pay: Payments;
   credits?: () => CreditsService | undefined;
   donations?: () => DonationsService | undefined;
   votes?: () => VotesService | undefined;
@@ -162,12 +166,13 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
     return { lines, kept, total, gone: kept.length !== visit.basket.length };
   };
 
-  const basketPage = async (visit: Visit, alert?: string, status?: number) => {
+  const basketPage = async (visit: Visit, alert?: string, status?: number, guest: { guestName?: string; guestError?: string } = {}) => {
     const { lines, total, gone } = await basketView(visit);
     const credits = peers.credits?.();
     const balance = visit.player && credits ? visit.money(await credits.balance(visit.player.user.id)) : undefined;
+    const gateways = (peers.payments()?.availableGateways() ?? []).map((id) => ({ id, name: gatewayName(id) }));
     return site.page(visit, 'basket', { title: visit.t('basket.title'), alert: alert ?? (gone ? visit.t('basket.gone') : undefined), status }, {
-      lines, total: visit.money(total), balance, maxQuantity: MAX_QUANTITY,
+      lines, total: visit.money(total), balance, maxQuantity: MAX_QUANTITY, gateways, ...guest,
     });
   };
 
@@ -226,4 +231,26 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
       return basketPage(visit, refusal(visit, err), 409);
     }
   }, { signedIn: true, limit: { name: 'checkout', rate: opts.checkoutLimit } });
+
+  // Paid at a gateway: by the signed-in player, or by a guest for the in-game name typed.
+  pages.post('/checkout/gateway', async (visit, form) => {
+    const payments = peers.payments();
+    const gateway = form.gateway ?? '';
+    if (!payments || !payments.availableGateways().includes(gateway) || !visit.basket.length) return site.redirect(visit, site.u('/basket'));
+    const guestName = visit.player ? undefined : (form.guestName ?? '').trim().slice(0, 64);
+    try {
+      const started = await payments.startPurchase({
+        gateway, ...(visit.player ? { userId: visit.player.user.id } : { guestName }),
+        lines: visit.basket.map((l) => ({ productId: l.productId, quantity: l.quantity, variables: l.variables })), ...peers.pay.urls(visit, '/basket'),
+      });
+      saveBasket(visit, []);
+      return peers.pay.onward(visit, started, gateway);
+    } catch (err) {
+      if (!payRefused(err)) throw err;
+      const message = refusal(visit, err);
+      return err.code === 'INVALID_GUEST_NAME'
+        ? basketPage(visit, undefined, 422, { guestName, guestError: message })
+        : basketPage(visit, message, err.code === 'GATEWAY_ERROR' ? 502 : 409, { guestName });
+    }
+  }, { limit: { name: 'checkout', rate: opts.checkoutLimit } });
 }
