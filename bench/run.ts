@@ -134,7 +134,8 @@ async function measure(url: string, requests: BenchRequest[], pid: number): Prom
 /** The answer to a scenario's first request, to check the baseline gives the same. */
 async function sample(url: string, request: BenchRequest): Promise<unknown> {
   const res = await fetch(url + request.path, { method: request.method, headers: request.headers, body: request.body });
-  return res.json();
+  // A page names its own address (canonical links): the server's and the baseline's differ only by port.
+  return (res.headers.get('content-type') ?? '').includes('json') ? res.json() : (await res.text()).replaceAll(url, '<origin>');
 }
 
 /** The first place two answers differ, to say why "same answer" is NO. */
@@ -146,7 +147,10 @@ function firstDifference(a: unknown, b: unknown, path = '$'): string | undefined
       if (d) return d;
     }
   }
-  return `${path}: server ${JSON.stringify(a)?.slice(0, 80)}, baseline ${JSON.stringify(b)?.slice(0, 80)}`;
+  // Pages: where the two texts part.
+  const at = typeof a === 'string' && typeof b === 'string' ? Math.max(0, [...a].findIndex((c, i) => c !== b[i]) - 20) : 0;
+  const show = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v.slice(at, at + 80)) : JSON.stringify(v)?.slice(0, 80));
+  return `${path}: server ${show(a)}, baseline ${show(b)}`;
 }
 
 interface DbReport { name: string; version: string; rows: string[]; facts: string[] }

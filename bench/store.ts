@@ -14,12 +14,15 @@ const BUYERS = 50;
  * A catalogue as a real shop has it: top-level categories each with a subcategory, products with
  * descriptions, some discounted, some with limited stock, some with variables, and a few inactive.
  */
-async function seedCatalogue(api: Api, categories: number, perCategory: number): Promise<void> {
+export async function seedCatalogue(api: Api, categories: number, perCategory: number): Promise<{ categoryIds: string[]; productIds: string[] }> {
+  const categoryIds: string[] = [];
+  const productIds: string[] = [];
   for (let c = 0; c < categories; c++) {
     // Every other category sits under the one before, so the tree is nested, not flat.
     const parentID = c % 2 ? await api.create('/api/admin/store/categories', { name: `Group ${c}`, priority: c }) : '0';
     const categoryID = await api.create('/api/admin/store/categories', { name: `Category ${c}`, parentID, priority: c, gameItem: 'CHEST' });
-    await Api.batched(perCategory, 25, (p) => api.create('/api/admin/store/products', {
+    categoryIds.push(categoryID);
+    await Api.batched(perCategory, 25, async (p) => { productIds[c * perCategory + p] = await api.create('/api/admin/store/products', {
       categoryID, name: `Product ${c}-${p}`, price: `${1 + (p % 40)}.99`, priority: p,
       details: `<p>Product ${p} of category ${c}: a <b>fine</b> item for your adventures.</p>`,
       gameTitle: `&6Product ${p}`, gameDescription: 'Line one\nLine two', gameItem: 'DIAMOND',
@@ -27,8 +30,10 @@ async function seedCatalogue(api: Api, categories: number, perCategory: number):
       ...(p % 4 === 0 ? { stock: 1000 } : {}),
       ...(p % 5 === 0 ? { variables: [{ name: 'server', required: true, values: ['eu', 'na'] }] } : {}),
       ...(p % 10 === 9 ? { isActive: false } : {}),
-    }));
+      ...(p % 8 === 1 ? { isFeaturedProduct: true } : {}),
+    }); });
   }
+  return { categoryIds, productIds };
 }
 
 /** A discount counts while it has no end date or has not reached it. */

@@ -2572,6 +2572,19 @@ export interface operations {
                             /** @example 5 */
                             cashbackPercent: number;
                             buyResponseStatus: 200 | 201;
+                            /** @example Steve's Server Store */
+                            storefrontTitle: string;
+                            /** @example Ranks, kits and cosmetics for Steve's survival server. */
+                            storefrontDescription: string;
+                            /** @example https://cdn.example.org/logo.png */
+                            storefrontLogo: string;
+                            /** @example #0b4ea2 */
+                            storefrontAccent: string;
+                            /** @example #ffffff */
+                            storefrontAccentText: string;
+                            /** @example Rules=/rules | Discord=https://discord.gg/example */
+                            storefrontFooterLinks: string;
+                            storefrontLanguage: "en" | "de";
                         };
                     };
                 };
@@ -2650,6 +2663,19 @@ export interface operations {
                     /** @example 5 */
                     cashbackPercent?: number;
                     buyResponseStatus?: 200 | 201;
+                    /** @example Steve's Server Store */
+                    storefrontTitle?: string;
+                    /** @example Ranks, kits and cosmetics for Steve's survival server. */
+                    storefrontDescription?: string;
+                    /** @example https://cdn.example.org/logo.png */
+                    storefrontLogo?: string;
+                    /** @example #0b4ea2 */
+                    storefrontAccent?: string;
+                    /** @example #ffffff */
+                    storefrontAccentText?: string;
+                    /** @example Rules=/rules | Discord=https://discord.gg/example */
+                    storefrontFooterLinks?: string;
+                    storefrontLanguage?: "en" | "de";
                 };
                 "application/x-www-form-urlencoded": {
                     /** @example USD */
@@ -2669,6 +2695,19 @@ export interface operations {
                     /** @example 5 */
                     cashbackPercent?: number;
                     buyResponseStatus?: 200 | 201;
+                    /** @example Steve's Server Store */
+                    storefrontTitle?: string;
+                    /** @example Ranks, kits and cosmetics for Steve's survival server. */
+                    storefrontDescription?: string;
+                    /** @example https://cdn.example.org/logo.png */
+                    storefrontLogo?: string;
+                    /** @example #0b4ea2 */
+                    storefrontAccent?: string;
+                    /** @example #ffffff */
+                    storefrontAccentText?: string;
+                    /** @example Rules=/rules | Discord=https://discord.gg/example */
+                    storefrontFooterLinks?: string;
+                    storefrontLanguage?: "en" | "de";
                 };
                 "multipart/form-data": {
                     /** @example USD */
@@ -2688,6 +2727,19 @@ export interface operations {
                     /** @example 5 */
                     cashbackPercent?: number;
                     buyResponseStatus?: 200 | 201;
+                    /** @example Steve's Server Store */
+                    storefrontTitle?: string;
+                    /** @example Ranks, kits and cosmetics for Steve's survival server. */
+                    storefrontDescription?: string;
+                    /** @example https://cdn.example.org/logo.png */
+                    storefrontLogo?: string;
+                    /** @example #0b4ea2 */
+                    storefrontAccent?: string;
+                    /** @example #ffffff */
+                    storefrontAccentText?: string;
+                    /** @example Rules=/rules | Discord=https://discord.gg/example */
+                    storefrontFooterLinks?: string;
+                    storefrontLanguage?: "en" | "de";
                 };
             };
         };
@@ -2719,6 +2771,19 @@ export interface operations {
                             /** @example 5 */
                             cashbackPercent: number;
                             buyResponseStatus: 200 | 201;
+                            /** @example Steve's Server Store */
+                            storefrontTitle: string;
+                            /** @example Ranks, kits and cosmetics for Steve's survival server. */
+                            storefrontDescription: string;
+                            /** @example https://cdn.example.org/logo.png */
+                            storefrontLogo: string;
+                            /** @example #0b4ea2 */
+                            storefrontAccent: string;
+                            /** @example #ffffff */
+                            storefrontAccentText: string;
+                            /** @example Rules=/rules | Discord=https://discord.gg/example */
+                            storefrontFooterLinks: string;
+                            storefrontLanguage: "en" | "de";
                         };
                     };
                 };

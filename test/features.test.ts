@@ -49,7 +49,10 @@ t.test("site settings are the features' own: checked at boot, kept while a built
   const app = await build(t, { features: ['users'], config: { site: { cashbackPercent: 7 } } });
   t.same(app.features, ['users'], 'store and auth are disabled');
   let res = await call(app, '/api/admin/settings');
-  t.same(Object.keys(res.json().data), ['currency', 'timezone', 'registerLimit', 'twoFactorEnabled', 'registrationEmailRequired', 'cashbackPercent', 'buyResponseStatus'],
+  t.same(Object.keys(res.json().data), [
+    'currency', 'timezone', 'registerLimit', 'twoFactorEnabled', 'registrationEmailRequired', 'cashbackPercent', 'buyResponseStatus',
+    'storefrontTitle', 'storefrontDescription', 'storefrontLogo', 'storefrontAccent', 'storefrontAccentText', 'storefrontFooterLinks', 'storefrontLanguage',
+  ],
     "core's, then each built-in feature's by name, running or not");
   t.equal(res.json().data.cashbackPercent, 7, 'the config default of a disabled feature is kept');
   res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { buyResponseStatus: 201 }, as: 'json' });
@@ -82,7 +85,11 @@ t.test('a third-party feature declares its own error codes and site settings', a
   let res = await call(app, '/api/hello/greetings/1');
   t.same(res.json(), { id: '1', text: 'Hello, Steve.' }, 'its setting from config');
   res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { helloPunctuation: '!' }, as: 'json' });
-  t.same(res.json().data, { currency: 'USD', timezone: 'UTC', registerLimit: 3, twoFactorEnabled: true, registrationEmailRequired: true, cashbackPercent: 0, buyResponseStatus: 200, helloPunctuation: '!' },
+  t.same(res.json().data, {
+    currency: 'USD', timezone: 'UTC', registerLimit: 3, twoFactorEnabled: true, registrationEmailRequired: true, cashbackPercent: 0, buyResponseStatus: 200,
+    storefrontTitle: 'Community Store', storefrontDescription: 'Ranks, items and more for our game server.', storefrontLogo: '',
+    storefrontAccent: '#0b4ea2', storefrontAccentText: '#ffffff', storefrontFooterLinks: '', storefrontLanguage: 'en', helloPunctuation: '!',
+  },
     'after core and the built-in features');
   t.same((await call(app, '/api/hello/greetings/1')).json(), { id: '1', text: 'Hello, Steve!' }, 'changed at run time');
   res = await call(app, '/api/hello/greetings/2');

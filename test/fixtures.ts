@@ -4,6 +4,7 @@
  * row counts, and tables of error cases. A feature's own set-up (its tables, its admin objects)
  * stays in plugins/<feature>/test/fixtures.ts; a feature's tests never import another's.
  */
+import { createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
 import { creditsRef } from '../plugins/credits/contract.ts';
@@ -125,4 +126,28 @@ export function missingFields(url: string, body: Record<string, unknown>, fields
     const message = `${field} is required`;
     return nearest ? { url, body: rest, status: 400, error: nearest(field), code: 'VALIDATION_ERROR', message } : { url, body: rest, status: 400, error: 'VALIDATION_ERROR', message };
   });
+}
+
+function base32(text: string): Buffer {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const c of text.replace(/=+$/, '')) bits += alphabet.indexOf(c).toString(2).padStart(5, '0');
+  return Buffer.from((bits.match(/.{8}/g) ?? []).map((b) => parseInt(b, 2)));
+}
+
+/**
+ * RFC 6238 written out here, independent of the library the server uses: what an authenticator
+ * app shows for a base32 `secret` at `unixSeconds` (6 digits, 30 s, HMAC-SHA1).
+ */
+export function totpAt(secret: string, unixSeconds: number): string {
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(unixSeconds / 30)));
+  const mac = createHmac('sha1', base32(secret)).update(counter).digest();
+  const offset = mac[mac.length - 1]! & 0xf;
+  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
+}
+
+/** The code an authenticator app shows `offsetSeconds` from now. */
+export function totp(secret: string, offsetSeconds = 0): string {
+  return totpAt(secret, Date.now() / 1000 + offsetSeconds);
 }

@@ -13,6 +13,8 @@ export interface CredentialCheck {
 }
 
 export interface AuthService {
+  /** The password lengths register accepts (plugins.auth), for a form's hint. */
+  readonly passwordLength: { min: number; max: number };
   /**
    * Checks a username and password; counts against the account's password lockout. Throws
    * USER_NOT_FOUND, WRONG_PASSWORD or RATE_LIMITED (with Retry-After) while locked.
@@ -20,6 +22,23 @@ export interface AuthService {
   checkPassword(username: string, password: string): Promise<CredentialCheck>;
   /** Checks a TOTP code of the account's active secret, once per time step. Throws WRONG_CODE or RATE_LIMITED. */
   checkCode(userId: number, code: string): Promise<void>;
+  /**
+   * Registers an account with a password under the API's limits (username, password length,
+   * email, accounts per ip) and opens a session. Throws the API register's codes.
+   */
+  register(fields: { username: string; password: string; email?: string }, client: ClientInfo): Promise<{ token: string }>;
+  /** A verified session for a user whose credentials a peer checked; `expiresAt` defaults to the configured lifetime. */
+  createSession(userId: number, client: ClientInfo, expiresAt?: string): Promise<string>;
+  /** The user of a live, verified session token; undefined for an unknown, pending or expired one. */
+  sessionUser(token: string): Promise<number | undefined>;
+  /** Ends a session (signing out); an unknown token changes nothing. */
+  endSession(token: string): Promise<void>;
+}
+
+/** Where a session was opened from (kept with it, and what the register limit counts by). */
+export interface ClientInfo {
+  ip: string;
+  useragent?: string;
 }
 
 export const authRef = createServiceRef<AuthService>('auth');

@@ -10,7 +10,7 @@ import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UsersService } from '../users/contract.ts';
-import type { AuthService, CredentialCheck } from './contract.ts';
+import type { AuthService, ClientInfo, CredentialCheck } from './contract.ts';
 import { AuthCredential, AuthSession, AuthTotp } from './entities.ts';
 import { Lockout, type LockoutOptions } from './lockout.ts';
 import { checkPassword, hashPassword, sha256Hex } from './passwords.ts';
@@ -25,10 +25,6 @@ export interface AuthOptions {
   lockout: { password: LockoutOptions; code: LockoutOptions };
 }
 
-export interface ClientInfo {
-  ip: string;
-  useragent?: string;
-}
 
 /** A login awaiting its two-factor code lives this long (decisions.md §3). */
 const TFA_PENDING_SECONDS = 300;
@@ -68,6 +64,7 @@ export class DbAuthService implements AuthService {
   readonly #passwordLockout: Lockout;
   readonly #codeLockout: Lockout;
   readonly #secrets: SecretBox;
+  readonly passwordLength: { min: number; max: number };
 
   constructor(db: Database, users: UsersService, settings: SettingsService, opts: AuthOptions, secrets: SecretBox) {
     this.#db = db;
@@ -75,6 +72,7 @@ export class DbAuthService implements AuthService {
     this.#settings = settings;
     this.#opts = opts;
     this.#secrets = secrets;
+    this.passwordLength = { min: opts.passwordMinLength, max: opts.passwordMaxLength };
     this.#passwordLockout = new Lockout(db, AuthCredential, opts.lockout.password, 'passwords');
     this.#codeLockout = new Lockout(db, AuthTotp, opts.lockout.code, 'two-factor codes');
   }
@@ -162,8 +160,16 @@ export class DbAuthService implements AuthService {
 
   /** Throws SESSION_NOT_FOUND unless the token is a live, verified, unexpired session. */
   async checkSession(token: string): Promise<void> {
-    const rows = await this.#db.query('select id from auth_sessions where token_hash = ? and verified = 1 and expires_at > ?', [tokenHash(token), now()]);
-    if (!rows.length) throw new DomainError('SESSION_NOT_FOUND', 'No live session has this token.');
+    if (await this.sessionUser(token) === undefined) throw new DomainError('SESSION_NOT_FOUND', 'No live session has this token.');
+  }
+
+  async sessionUser(token: string): Promise<number | undefined> {
+    const [row] = await this.#db.query<{ user_id: number }>('select user_id from auth_sessions where token_hash = ? and verified = 1 and expires_at > ?', [tokenHash(token), now()]);
+    return row ? Number(row.user_id) : undefined;
+  }
+
+  async endSession(token: string): Promise<void> {
+    await this.#db.run('delete from auth_sessions where token_hash = ?', [tokenHash(token)]);
   }
 
   /**

@@ -15,7 +15,8 @@ import { DomainError, errorStatus } from '../../core/errors.ts';
 import { strictTypeProblem, validationMessage } from '../../core/http.ts';
 import type { FeatureContext } from '../../core/features.ts';
 import type { UsersService } from '../users/contract.ts';
-import { sameToken, type ConsoleSessions, type StaffSession } from './sessions.ts';
+import { formOf, pageHeaders, pagesOnly, sameToken } from '../../core/pages.ts';
+import type { ConsoleSessions, StaffSession } from './sessions.ts';
 
 export interface ConsoleOptions {
   adminRoles: string[];
@@ -30,13 +31,7 @@ const NOTICE_COOKIE = 'console_notice';
 const views = join(dirname(fileURLToPath(import.meta.url)), 'views');
 
 /** Every console answer: no caching of staff pages, no framing, nothing loaded from elsewhere. */
-const SECURITY_HEADERS = {
-  'cache-control': 'no-store',
-  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'same-origin',
-  'x-frame-options': 'DENY',
-};
+const SECURITY_HEADERS = pageHeaders({ cache: 'no-store' });
 
 interface Signed {
   staff: ConsoleStaff;
@@ -72,17 +67,6 @@ function validateForm(request: FastifyRequest, schema: TSchema, form: Record<str
 }
 
 type Tiles = () => Promise<{ label: string; value: string; href?: string }[]>;
-
-/** Text fields of a parsed form body: a repeated field keeps its first value, nested ones are dropped. */
-function formOf(body: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (typeof body !== 'object' || body === null) return out;
-  for (const [k, v] of Object.entries(body)) {
-    const first = Array.isArray(v) ? v[0] : v;
-    if (typeof first === 'string' || typeof first === 'number') out[k] = String(first);
-  }
-  return out;
-}
 
 export class Console implements ConsoleHost {
   readonly #eta = new Eta({ views, cache: true, autoEscape: true });
@@ -127,13 +111,6 @@ export class Console implements ConsoleHost {
     const [user, access] = await Promise.all([this.#users.findById(session.userId), this.accessOf(session.userId)]);
     if (!user || !access) return undefined;
     return { session, staff: { userId: user.id, username: user.username, access } };
-  }
-
-  /** Console pages are HTML for people, not API operations: they stay out of the OpenAPI document. */
-  static pagesOnly(scope: FastifyInstance): void {
-    scope.addHook('onRoute', (route) => {
-      route.schema = { ...route.schema, hide: true };
-    });
   }
 
   static allows(staff: ConsoleStaff, access: ConsoleAccess): boolean {
@@ -222,7 +199,7 @@ export class Console implements ConsoleHost {
     const menu: MenuSection = { id: section.id, title: section.title, order: section.order, access: section.access ?? 'admin' };
     this.sections.push(menu);
     await scope.register(fastifyCookie);
-    Console.pagesOnly(scope);
+    pagesOnly(scope);
     scope.setErrorHandler(this.errorHandler(section.id));
     const base = `/console/${section.id}`;
     const add = (method: 'GET' | 'POST') => (path: string, handler: ConsoleHandler, options: ConsoleRouteOptions = {}) => {

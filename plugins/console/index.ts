@@ -9,12 +9,13 @@ import { everyRound } from '../../core/background.ts';
 import { consoleHostRef, field, type ConsolePage } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { defineFeature } from '../../core/features.ts';
+import { newToken, pagesOnly, sameToken } from '../../core/pages.ts';
 import { authRef } from '../auth/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { entities } from './entities.ts';
 import { Console, SESSION_COOKIE } from './host.ts';
 import { migrations } from './migrations/index.ts';
-import { ConsoleSessions, newToken, sameToken } from './sessions.ts';
+import { ConsoleSessions } from './sessions.ts';
 import { apiKeysSection, siteSettingsSection } from './site.ts';
 
 const roleList = (fallback: string) => Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [fallback] });
@@ -65,7 +66,7 @@ export default defineFeature({
     const host = new Console(sessions, users, opts);
     services.provide(consoleHostRef, host);
     await app.register(fastifyCookie);
-    Console.pagesOnly(app);
+    pagesOnly(app);
     const pageErrors = host.errorHandler('');
     app.setErrorHandler(async (err, request, reply) => {
       // Too many sign-ins: the form again, saying when to retry.

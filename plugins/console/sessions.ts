@@ -1,7 +1,8 @@
 /** Staff sessions: a random token in an HttpOnly cookie, its hash in console_sessions, a CSRF token per session. */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Database } from '../../core/db.ts';
 import { addSeconds, now } from '../../core/format.ts';
+import { newToken } from '../../core/pages.ts';
 
 export interface StaffSession {
   id: number;
@@ -13,17 +14,6 @@ const hash = (token: string) => createHash('sha256').update(token).digest('hex')
 
 /** A session's last-seen time is written at most this often: reading a page costs no write. */
 const TOUCH_SECONDS = 30;
-
-/** Constant-time comparison of two tokens of any length. */
-export function sameToken(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
-export function newToken(): string {
-  return randomBytes(32).toString('hex');
-}
 
 export class ConsoleSessions {
   readonly #db: Database;

@@ -60,6 +60,8 @@ export interface QueueFilter {
   status?: string;
   userId?: number;
   orderId?: number;
+  /** Rows of any of these orders (a player's page of orders, read at once). */
+  orderIds?: number[];
   page: number;
   perPage: number;
 }

@@ -433,6 +433,12 @@ export class DbDeliveryService implements DeliveryService {
       where.push(`${column} = ?`);
       params.push(value);
     }
+    if (f.orderIds) {
+      const ids = f.orderIds.filter((id) => Number.isSafeInteger(id) && id > 0);
+      if (ids.length === 0) return [];
+      where.push(`order_id in (${ids.map(() => '?').join(', ')})`);
+      params.push(...ids);
+    }
     const rows = await DeliveryQueue.select(this.#db,
       `${where.length ? `where ${where.join(' and ')} ` : ''}order by id desc limit ? offset ?`,
       [...params, countParam(f.perPage), countParam((f.page - 1) * f.perPage)]);

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { SettingValues, SiteSetting } from '../../core/config.ts';
 import { createServiceRef } from '../../core/registry.ts';
+import { PERMANENT } from '../../core/format.ts';
 import { dateStr, moneyStr, str, strOrNull } from '../../core/schemas.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { StoreCategory, StoreProduct, StoreProductRule } from './entities.ts';
@@ -27,6 +28,12 @@ export interface Variable {
 }
 
 export type Product = TableRecord<typeof StoreProduct> & { variables: Variable[] };
+
+/** The price a buyer pays now: the discount counts while it is set and has not expired. */
+export function effectivePrice(p: Pick<Product, 'price' | 'discountedPrice' | 'discountExpiryDate'>, at: string): number {
+  const live = p.discountedPrice > 0 && (p.discountExpiryDate === PERMANENT || p.discountExpiryDate > at);
+  return live ? p.discountedPrice : p.price;
+}
 
 export interface CategoryNode extends Category {
   subcategories: CategoryNode[];
@@ -90,6 +97,12 @@ export interface StoreService {
    * category's subtree (CATEGORY_NOT_FOUND when it is not there).
    */
   tree(opts: { activeOnly: boolean; rootId?: number }): Promise<CategoryNode[]>;
+  /** Every category, ordered by priority then id; `activeOnly` leaves out inactive ones (not their children: see tree). */
+  categories(activeOnly: boolean): Promise<Category[]>;
+  /** Products of some categories, or the featured ones, with their variables, ordered by priority then id. */
+  productsWhere(filter: { categoryIds?: number[]; featuredOnly?: boolean }, activeOnly: boolean): Promise<Product[]>;
+  /** The purchase rules of products that have any, by product id: one read. */
+  rulesFor(productIds: number[]): Promise<Map<number, PurchaseRules>>;
   /** Products by id, with their variables; `activeOnly` leaves out inactive ones. */
   productsById(ids: number[], activeOnly: boolean): Promise<Map<number, Product>>;
   /** A product's purchase rules; PRODUCT_NOT_FOUND when there is no such product. */

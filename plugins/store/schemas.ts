@@ -7,8 +7,8 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, flag, formatMoney, moneyNumber, parseClientTimestamp, requireMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
-import type { Category, CategoryNode, Product, PurchaseRules } from './contract.ts';
-import { MAX_PRICE, effectivePrice, type CategoryInput, type ProductInput } from './service.ts';
+import { effectivePrice, type Category, type CategoryNode, type Product, type PurchaseRules } from './contract.ts';
+import { MAX_PRICE, type CategoryInput, type ProductInput } from './service.ts';
 
 const VariableRow = Type.Object({ name: S.example('server'), required: S.flagStr(), values: Type.Array(S.example('eu')) });
 

@@ -17,6 +17,7 @@ import type {
   BuyLine, BuyResult, Category, CategoryNode, OrderItemEvent, OrderRow, PaymentOrderInput, PricedLine, Product, PurchaseBuyer, PurchaseRules, Quote,
   RequestedLine, StoreService, Variable,
 } from './contract.ts';
+import { effectivePrice } from './contract.ts';
 import { StoreCategory, StoreOrder, StoreOrderItem, StoreProduct, StoreProductRule, StoreProductVariable } from './entities.ts';
 
 export type CategoryInput = Partial<Omit<Category, 'id'>>;
@@ -24,12 +25,6 @@ export type ProductInput = Partial<Omit<Product, 'id' | 'creationDate'>>;
 
 /** Largest price in cents: the column is a signed 32-bit integer. */
 export const MAX_PRICE = 2_147_483_647;
-
-/** The price a buyer pays now: the discount counts while it is set and has not expired. */
-export function effectivePrice(p: Pick<Product, 'price' | 'discountedPrice' | 'discountExpiryDate'>, at: string): number {
-  const live = p.discountedPrice > 0 && (p.discountExpiryDate === PERMANENT || p.discountExpiryDate > at);
-  return live ? p.discountedPrice : p.price;
-}
 
 /** Priority first, then age: the order of every list (decisions.md §5). */
 const ORDER = 'order by priority, id';
@@ -256,6 +251,20 @@ export class DbStoreService implements StoreService {
     return this.#products(activeOnly ? 'is_active = 1' : '1 = 1', []);
   }
 
+  productsWhere(filter: { categoryIds?: number[]; featuredOnly?: boolean }, activeOnly: boolean): Promise<Product[]> {
+    const where: string[] = [];
+    const params: number[] = [];
+    if (filter.categoryIds) {
+      const ids = productIds(filter.categoryIds);
+      if (ids.length === 0) return Promise.resolve([]);
+      where.push(`category_id in (${ids.map(() => '?').join(', ')})`);
+      params.push(...ids);
+    }
+    if (filter.featuredOnly) where.push('is_featured = 1');
+    if (activeOnly) where.push('is_active = 1');
+    return this.#products(where.length ? where.join(' and ') : '1 = 1', params);
+  }
+
   /** The products of the given ids that exist (and are active, if asked), in one round of queries. */
   async productsById(ids: number[], activeOnly: boolean): Promise<Map<number, Product>> {
     const valid = productIds(ids);
@@ -387,7 +396,7 @@ export class DbStoreService implements StoreService {
 
   // ---- purchase rules
 
-  async #rulesFor(productIds: number[]): Promise<Map<number, PurchaseRules>> {
+  async rulesFor(productIds: number[]): Promise<Map<number, PurchaseRules>> {
     if (productIds.length === 0) return new Map();
     const rows = await StoreProductRule.select(this.#db, `where product_id in (${productIds.map(() => '?').join(', ')})`, productIds);
     return new Map(rows.map(({ productId, ...rules }) => [productId, rules]));
@@ -396,14 +405,14 @@ export class DbStoreService implements StoreService {
   /** A product's purchase rules; throws PRODUCT_NOT_FOUND. */
   async rulesOf(productId: number): Promise<PurchaseRules> {
     await this.requireProduct(productId);
-    return (await this.#rulesFor([productId])).get(productId) ?? NONE;
+    return (await this.rulesFor([productId])).get(productId) ?? NONE;
   }
 
   async setRules(productId: number, patch: Partial<PurchaseRules>): Promise<PurchaseRules> {
     return this.#db.transaction(async () => {
       await this.requireProduct(productId);
       const changes = defined(patch);
-      const stored = (await this.#rulesFor([productId])).get(productId);
+      const stored = (await this.rulesFor([productId])).get(productId);
       const next = { ...stored ?? NONE, ...changes };
       if (next.requiredProductId === productId) throw new DomainError('VALIDATION_ERROR', 'requiredProductID: a product cannot require itself.');
       if (next.requiredProductId > 0 && !(await this.productsById([next.requiredProductId], false)).has(next.requiredProductId)) {

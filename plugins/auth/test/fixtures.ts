@@ -1,8 +1,10 @@
 /** Shared set-up for the auth tests. */
-import { createHash, createHmac } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { AS_JAVA, call, type CallOptions } from '../../../test/helper.ts';
-import { USERS_TABLES, snapshot } from '../../../test/fixtures.ts';
+import { USERS_TABLES, snapshot, totp } from '../../../test/fixtures.ts';
+
+export { totp, totpAt } from '../../../test/fixtures.ts';
 
 export const AUTH_TABLES = ['auth_credentials', 'auth_totp', 'auth_sessions'];
 /** Every table an auth call may write: the users feature's and auth's own. */
@@ -51,30 +53,6 @@ export function sessionStatus(app: FastifyInstance, token: string): Promise<numb
 
 export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-function base32(text: string): Buffer {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = '';
-  for (const c of text.replace(/=+$/, '')) bits += alphabet.indexOf(c).toString(2).padStart(5, '0');
-  return Buffer.from((bits.match(/.{8}/g) ?? []).map((b) => parseInt(b, 2)));
-}
-
-/**
- * RFC 6238 written out here, independent of the library the server uses: what an authenticator
- * app shows for a base32 `secret` at `unixSeconds` (6 digits, 30 s, HMAC-SHA1).
- */
-export function totpAt(secret: string, unixSeconds: number): string {
-  const counter = Buffer.alloc(8);
-  counter.writeBigUInt64BE(BigInt(Math.floor(unixSeconds / 30)));
-  const mac = createHmac('sha1', base32(secret)).update(counter).digest();
-  const offset = mac[mac.length - 1]! & 0xf;
-  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
-}
-
-/** The code an authenticator app shows `offsetSeconds` from now. */
-export function totp(secret: string, offsetSeconds = 0): string {
-  return totpAt(secret, Date.now() / 1000 + offsetSeconds);
 }
 
 /** A well-formed code that is none of the ones accepted now (±1 step). */

@@ -1,0 +1,256 @@
+/** The storefront's pages: browsing, the basket and paying from the balance. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, errorStatus } from '../../core/errors.ts';
+import { formOf } from '../../core/pages.ts';
+import type { DonationsService } from '../donations/contract.ts';
+import type { CreditsService } from '../credits/contract.ts';
+import type { Product, RequestedLine, StoreService } from '../store/contract.ts';
+import type { PaymentsService } from '../payments/contract.ts';
+import type { VotesService } from '../votes/contract.ts';
+import { addLine, BASKET_COOKIE, MAX_QUANTITY, parseQuantity, writeBasket, type BasketLine } from './basket.ts';
+import { allProducts, pathTo, plainText, rulesText, visibleCategories, type Catalogue } from './catalogue.ts';
+import { LANGUAGES, type MessageKey } from './messages.ts';
+import { gatewayName, payRefused, type Payments } from './payments.ts';
+import type { Site, Visit } from './site.ts';
+
+export interface RateLimit {
+  max: number;
+  windowSeconds: number;
+}
+
+export interface Peers {
+  store: StoreService;
+  payments: () => PaymentsService | undefined;
+  pay: Payments;
+  credits?: () => CreditsService | undefined;
+  donations?: () => DonationsService | undefined;
+  votes?: () => VotesService | undefined;
+}
+
+type Handler = (visit: Visit, form: Record<string, string>) => Promise<FastifyReply>;
+
+export interface PageRouter {
+  get(path: string, handler: Handler, opts?: { signedIn?: boolean }): void;
+  post(path: string, handler: Handler, opts?: { signedIn?: boolean; limit?: { name: string; rate: RateLimit } }): void;
+}
+
+/**
+ * Pages as routes: the visit made first; a post must carry the visit's CSRF token; a page for
+ * players only sends others to sign in and back. A per-route rate limit counts per address.
+ */
+export function pageRouter(app: FastifyInstance, site: Site): PageRouter {
+  const route = (method: 'GET' | 'POST') => (path: string, handler: Handler, opts: { signedIn?: boolean; limit?: { name: string; rate: RateLimit } } = {}) => {
+    const url = path === '/' ? site.u('/') : site.u(path);
+    app.route({
+      method, url,
+      config: opts.limit ? {
+        rateLimit: {
+          max: opts.limit.rate.max,
+          timeWindow: opts.limit.rate.windowSeconds * 1000,
+          keyGenerator: (request: FastifyRequest) => `storefront-${opts.limit!.name}:${request.ip}`,
+          errorResponseBuilder: (_request: FastifyRequest, ctx: { after: string }) => Object.assign(new DomainError('RATE_LIMITED', ctx.after), { after: ctx.after }),
+        },
+      } : {},
+      handler: async (request, reply) => {
+        const visit = await site.visit(request, reply);
+        const form = method === 'POST' ? formOf(request.body) : formOf(request.query);
+        if (method === 'POST' && !site.checkCsrf(visit, form)) return site.message(visit, 403, visit.t('error.title'), visit.t('error.csrf'));
+        if (opts.signedIn && !visit.player) {
+          const next = method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
+          return site.redirect(visit, `${site.u('/login')}${next}`, visit.t('signIn.required'));
+        }
+        return handler(visit, form);
+      },
+    });
+  };
+  return { get: route('GET'), post: route('POST') };
+}
+
+/** A refusal said in the player's language when the catalogue has words for its code, else in the service's. */
+export function refusal(visit: Visit, err: DomainError, values: Record<string, string | number> = {}): string {
+  const key = `error.${err.code}`;
+  return Object.hasOwn(LANGUAGES.en, key) ? visit.t(key as MessageKey, { detail: err.message, max: MAX_QUANTITY, ...values }) : err.message;
+}
+
+/** A refusal the page can show (a client's mistake), not a fault. */
+export function refused(err: unknown): err is DomainError {
+  return err instanceof DomainError && (errorStatus[err.code] ?? 500) < 500;
+}
+
+export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalogue, peers: Peers, opts: { basketMaxLines: number; searchMinLength: number; checkoutLimit: RateLimit }): void {
+  const { store } = peers;
+  const notFound = (visit: Visit) => site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
+  const id = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
+
+  pages.get('/', async (visit) => {
+    const donations = peers.donations?.();
+    const votes = peers.votes?.();
+    const tz = site.settings().timezone;
+    const [categories, featured, top, latest, links] = await Promise.all([
+      store.categories(true), store.productsWhere({ featuredOnly: true }, true),
+      donations?.board('top-monthly', 5, tz), donations?.board('latest', 5, tz), votes?.linksFor(visit.player?.user.username),
+    ]);
+    const visible = visibleCategories(categories);
+    const board = (rows: { username: string; amount: number }[] | undefined) => (rows ?? []).map((d) => ({ username: d.username, amount: visit.money(d.amount) }));
+    return site.page(visit, 'home', { title: visit.t('home.title'), description: site.settings().storefrontDescription, canonical: '/' }, {
+      featured: featured.filter((p) => visible.has(p.categoryId)).map((p) => catalogue.product(visit, p)),
+      categories: [...visible.values()].filter((c) => c.parentId === 0).map((c) => ({ id: c.id, name: c.name })),
+      boards: donations ? { top: board(top), latest: board(latest) } : undefined,
+      votes: links,
+    });
+  });
+
+  pages.get('/category/:id', async (visit) => {
+    const categoryId = id((visit.request.params as { id: string }).id);
+    const [categories, products] = await Promise.all([store.categories(true), store.productsWhere({ categoryIds: [categoryId] }, true)]);
+    const visible = visibleCategories(categories);
+    const path = pathTo(visible, categoryId);
+    if (!path) return notFound(visit);
+    const category = path.at(-1)!;
+    return site.page(visit, 'category', {
+      title: category.name, description: category.gameDescription || `${category.name} · ${site.settings().storefrontTitle}`, canonical: `/category/${category.id}`,
+    }, {
+      category: { id: category.id, name: category.name }, crumbs: path.slice(0, -1).map((c) => ({ id: c.id, name: c.name })),
+      subcategories: [...visible.values()].filter((c) => c.parentId === category.id).map((c) => ({ id: c.id, name: c.name })),
+      products: products.map((p) => catalogue.product(visit, p)),
+    });
+  });
+
+  pages.get('/product/:id', async (visit) => {
+    const productId = id((visit.request.params as { id: string }).id);
+    const [categories, products, rules] = await Promise.all([store.categories(true), store.productsById([productId], true), store.rulesFor([productId])]);
+    const product = products.get(productId);
+    const path = product && pathTo(visibleCategories(categories), product.categoryId);
+    if (!product || !path) return notFound(visit);
+    const own = rules.get(productId);
+    const required = own && own.requiredProductId > 0 ? await store.productName(own.requiredProductId) : undefined;
+    return productPage(visit, product, path, own ? rulesText(visit.t, own, required) : []);
+  });
+
+  const productPage = (visit: Visit, product: Product, path: { id: number; name: string }[], rules: string[], alert?: string) => {
+    const view = catalogue.product(visit, product, true);
+    const summary = plainText(product.details, 155);
+    return site.page(visit, 'product', { title: product.name, description: summary || product.name, canonical: `/product/${product.id}`, alert, status: alert ? 422 : 200 }, {
+      p: view, rules, crumbs: path.map((c) => ({ id: c.id, name: c.name })), maxQuantity: MAX_QUANTITY,
+    });
+  };
+
+  pages.get('/search', async (visit, query) => {
+    const q = (query.q ?? '').trim().slice(0, 100);
+    const short = q.length > 0 && q.length < opts.searchMinLength;
+    const needle = q.toLowerCase();
+    const products = q && !short ? allProducts(await store.tree({ activeOnly: true })).filter((p) => p.name.toLowerCase().includes(needle)).slice(0, 60) : [];
+    return site.page(visit, 'search', { title: q ? visit.t('search.results', { q }) : visit.t('search.title') }, {
+      q, short: short ? opts.searchMinLength : 0, products: products.map((p) => catalogue.product(visit, p)),
+    });
+  });
+
+  // ---- the basket
+
+  const saveBasket = (visit: Visit, lines: BasketLine[]) => site.setCookie(visit.request, visit.reply, BASKET_COOKIE, writeBasket(lines), lines.length ? 30 * 86400 : 0);
+
+  /** The basket's lines with the catalogue's current products; lines whose product is gone are dropped (and said). */
+  const basketView = async (visit: Visit) => {
+    const products = visit.basket.length ? await store.productsById(visit.basket.map((l) => l.productId), true) : new Map<number, Product>();
+    const kept = visit.basket.filter((l) => products.has(l.productId));
+    if (kept.length !== visit.basket.length) saveBasket(visit, kept);
+    let total = 0;
+    const lines = kept.map((l) => {
+      const view = catalogue.product(visit, products.get(l.productId)!);
+      total += view.cents * l.quantity;
+      return {
+        id: l.productId, name: view.name, unit: view.price, quantity: l.quantity, total: visit.money(view.cents * l.quantity),
+        variables: Object.entries(l.variables).map(([name, value]) => ({ name, value })),
+      };
+    });
+    return { lines, kept, total, gone: kept.length !== visit.basket.length };
+  };
+
+  const basketPage = async (visit: Visit, alert?: string, status?: number, guest: { guestName?: string; guestError?: string } = {}) => {
+    const { lines, total, gone } = await basketView(visit);
+    const credits = peers.credits?.();
+    const balance = visit.player && credits ? visit.money(await credits.balance(visit.player.user.id)) : undefined;
+    const gateways = (peers.payments()?.availableGateways() ?? []).map((id) => ({ id, name: gatewayName(id) }));
+    return site.page(visit, 'basket', { title: visit.t('basket.title'), alert: alert ?? (gone ? visit.t('basket.gone') : undefined), status }, {
+      lines, total: visit.money(total), balance, maxQuantity: MAX_QUANTITY, gateways, ...guest,
+    });
+  };
+
+  pages.get('/basket', async (visit) => basketPage(visit));
+
+  pages.post('/basket/add', async (visit, form) => {
+    const productId = id(form.product);
+    const product = productId ? (await store.productsById([productId], true)).get(productId) : undefined;
+    if (!product) return notFound(visit);
+    const back = (alert: string) => productPage(visit, product, [], [], alert);
+    const quantity = parseQuantity(form.quantity ?? '1');
+    if (!quantity) return back(visit.t('error.INVALID_QUANTITY', { max: MAX_QUANTITY }));
+    const variables: Record<string, string> = {};
+    for (const v of product.variables) {
+      const value = (form[`var_${v.name}`] ?? '').trim().slice(0, 255);
+      if (!value) {
+        if (v.required) return back(visit.t('error.INVALID_VARIABLE', { detail: `${v.name}: ${visit.t('error.required')}` }));
+        continue;
+      }
+      if (v.values.length && !v.values.includes(value)) return back(visit.t('error.INVALID_VARIABLE', { detail: v.name }));
+      variables[v.name] = value;
+    }
+    const lines = addLine(visit.basket, { productId, quantity, variables }, opts.basketMaxLines);
+    if (!lines) return back(visit.t('basket.full'));
+    saveBasket(visit, lines);
+    return site.redirect(visit, site.u('/basket'), visit.t('basket.added', { name: product.name }));
+  });
+
+  pages.post('/basket/update', async (visit, form) => {
+    const line = Number(form.line);
+    const quantity = parseQuantity(form.quantity);
+    if (!Number.isInteger(line) || !visit.basket[line]) return site.redirect(visit, site.u('/basket'));
+    if (!quantity) return basketPage(visit, visit.t('error.INVALID_QUANTITY', { max: MAX_QUANTITY }), 422);
+    saveBasket(visit, visit.basket.map((l, i) => (i === line ? { ...l, quantity } : l)));
+    return site.redirect(visit, site.u('/basket'), visit.t('basket.updated'));
+  });
+
+  pages.post('/basket/remove', async (visit, form) => {
+    const line = Number(form.line);
+    saveBasket(visit, visit.basket.filter((_l, i) => i !== line));
+    return site.redirect(visit, site.u('/basket'), visit.t('basket.removed'));
+  });
+
+  pages.post('/checkout', async (visit) => {
+    const { kept } = await basketView(visit);
+    if (!kept.length) return site.redirect(visit, site.u('/basket'));
+    const requested: RequestedLine[] = kept.map((l) => ({
+      productId: l.productId, sentId: String(l.productId), quantity: l.quantity, variables: new Map(Object.entries(l.variables)),
+    }));
+    try {
+      const result = await store.buy(visit.player!.user.id, requested, 'storefront');
+      saveBasket(visit, []);
+      return site.redirect(visit, site.u(`/account/orders/${result.orderId}`), visit.t('checkout.done', { id: result.orderId }));
+    } catch (err) {
+      if (!refused(err)) throw err;
+      return basketPage(visit, refusal(visit, err), 409);
+    }
+  }, { signedIn: true, limit: { name: 'checkout', rate: opts.checkoutLimit } });
+
+  // Paid at a gateway: by the signed-in player, or by a guest for the in-game name typed.
+  pages.post('/checkout/gateway', async (visit, form) => {
+    const payments = peers.payments();
+    const gateway = form.gateway ?? '';
+    if (!payments || !payments.availableGateways().includes(gateway) || !visit.basket.length) return site.redirect(visit, site.u('/basket'));
+    const guestName = visit.player ? undefined : (form.guestName ?? '').trim().slice(0, 64);
+    try {
+      const started = await payments.startPurchase({
+        gateway, ...(visit.player ? { userId: visit.player.user.id } : { guestName }),
+        lines: visit.basket.map((l) => ({ productId: l.productId, quantity: l.quantity, variables: l.variables })), ...peers.pay.urls(visit, '/basket'),
+      });
+      saveBasket(visit, []);
+      return peers.pay.onward(visit, started, gateway);
+    } catch (err) {
+      if (!payRefused(err)) throw err;
+      const message = refusal(visit, err);
+      return err.code === 'INVALID_GUEST_NAME'
+        ? basketPage(visit, undefined, 422, { guestName, guestError: message })
+        : basketPage(visit, message, err.code === 'GATEWAY_ERROR' ? 502 : 409, { guestName });
+    }
+  }, { limit: { name: 'checkout', rate: opts.checkoutLimit } });
+}

@@ -1,0 +1,79 @@
+/**
+ * End-to-end tests of the server's pages (the console, the storefront) drive Debian's `chromium`
+ * through playwright-core against a server listening on 127.0.0.1 and a free port. Without the
+ * browser they skip, saying why.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { chromium, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { rootDir } from '../core/config.ts';
+import { build, call, scratchDir, type TestLike } from './helper.ts';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const hasChromium = existsSync(CHROMIUM);
+export const skipReason = `${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium) to run the browser tests`;
+
+export const PASSWORD = 'correct horse 1';
+
+/** The app on a fresh database, listening on 127.0.0.1 and a free port; closed when the test ends. */
+export async function serve(t: TestLike, config: unknown = {}, env: Record<string, string> = {}): Promise<{ app: FastifyInstance; base: string }> {
+  const app = await build(t, { config, env });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
+}
+
+/** A browser with a profile of its own (nothing shared between tests), closed when the test ends. */
+export async function browse(t: TestLike, options: BrowserContextOptions = {}): Promise<BrowserContext> {
+  const context = await chromium.launchPersistentContext(scratchDir(t), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 860 },
+    ...options,
+  });
+  t.teardown(() => context.close());
+  context.setDefaultTimeout(10_000);
+  return context;
+}
+
+let registered = 0;
+
+/** Registers a player through the API (each from an ip of its own: the register limit counts per ip); returns their id. */
+export async function register(app: FastifyInstance, username: string, email = `${username.toLowerCase()}@example.org`): Promise<number> {
+  registered++;
+  const ip = `10.0.${registered >> 8 & 255}.${registered & 255}`;
+  const res = await call(app, '/api/auth/register', { body: { username, password: PASSWORD, email, ip, useragent: 'test' } });
+  if (res.statusCode !== 200) throw new Error(`register ${username}: ${res.body}`);
+  const profile = await call(app, `/api/users?username=${username}`);
+  return Number(profile.json().id);
+}
+
+/**
+ * The README's screenshots, written when SCREENSHOTS is set (`SCREENSHOTS=1 npm test`): an
+ * ordinary test run leaves the checkout as it found it.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (!process.env.SCREENSHOTS) return;
+  const dir = join(rootDir, 'docs/screenshots');
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `${name}.png`), fullPage: true });
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * The page's serious and critical accessibility violations found by axe-core (its source
+ * evaluated in the page through the browser's protocol, which the page's CSP does not govern).
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  const found = await page.evaluate(async () => {
+    const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.targets.slice(0, 3).join(', ')}`);
+}
