@@ -157,17 +157,17 @@ function transform({ schema, url, route }: { schema: RouteSchema; url: string; r
   return { schema: out, url };
 }
 
-/** The project's license as package.json names it (an SPDX identifier), once it names one. */
-function license(): { license?: { name: string; identifier: string } } {
-  const { license: id } = JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { license?: string };
-  return id ? { license: { name: id, identifier: id } } : {};
+/** The project's license as package.json names it (an SPDX identifier). */
+function license(): { name: string; identifier: string } {
+  const { license: id } = JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { license: string };
+  return { name: id, identifier: id };
 }
 
 export function openapiOptions(): SwaggerOptions {
   return {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Community platform API', version: '1', description: INTRODUCTION, ...license() },
+      info: { title: 'Community platform API', version: '1', description: INTRODUCTION, license: license() },
       servers: [{ url: '/', description: 'This server' }],
       components: { securitySchemes: { apiKey: { type: 'apiKey', name: 'X-Api-Key', in: 'header' } } },
       security: [{ apiKey: [] }],
