@@ -2,10 +2,11 @@
  * The typed client at work: registers a player, gives them credits and reads the balance back.
  *   API_URL=http://127.0.0.1:8080 API_KEY=<an admin key> node client/example.ts [username]
  */
+import { parseArgs } from 'node:util';
 import { apiClient } from './index.ts';
 
 const api = apiClient(process.env.API_URL ?? 'http://127.0.0.1:8080', process.env.API_KEY ?? '');
-const username = process.argv[2] ?? 'Steve';
+const username = parseArgs({ allowPositionals: true }).positionals[0] ?? 'Steve';
 
 const registered = await api.POST('/api/auth/register', {
   body: { username, password: 'correct horse battery', email: `${username.toLowerCase()}@example.com`, ip: '127.0.0.1', useragent: 'client example' },

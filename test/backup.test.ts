@@ -98,6 +98,8 @@ t.test('restore refuses a file that is not a backup, and changes nothing', { ski
   const again = await build(t, { databaseUrl: url, features: ['users'] });
   t.equal(await rowCount(again, 'users_accounts'), 1, 'the database is untouched');
   await t.rejects(cli('backup.ts', url, 'restore'), { code: 2, stderr: /usage/ });
+  await t.rejects(cli('backup.ts', url, 'backup', '--bogus'), { code: 2, stderr: /^usage: npm run backup/ }, 'an unknown flag is not a file name');
+  await t.rejects(cli('migrate.ts', url, 'status', '--bogus'), { code: 2, stderr: /^usage: npm run migrate/ });
 });
 
 t.test('npm run migrate -- status lists applied and pending migrations', async (t) => {

@@ -27,6 +27,11 @@ t.test('npm run keys: create, list, revoke; the server honours them', async (t) 
   await t.rejects(keys('revoke', 'nobody'), { code: 1, stderr: /^No active key named "nobody"\.\n$/ }, 'an unknown name is an error, said in one sentence');
   await t.rejects(keys('revoke', 'lobby'), { code: 1 }, 'so is a key revoked already');
   await t.rejects(keys('frobnicate'), { code: 2 });
+  const usage = { code: 2, stderr: /^usage: npm run keys -- create <name>/ };
+  await t.rejects(keys('create', 'stray', '--bogus'), usage, 'an unknown flag is refused with the usage line');
+  await t.rejects(keys('create', 'stray', '--scope'), usage, 'so is a flag missing its value');
+  await t.rejects(keys('revoke', 'lobby', '--admin'), usage, 'and a flag of another command');
+  t.notMatch((await keys('list')).stdout, /stray/, 'no key was made');
 });
 
 t.test('npm start serves, and SIGTERM shuts it down gracefully', async (t) => {

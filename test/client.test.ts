@@ -14,6 +14,8 @@ const run = promisify(execFile);
 t.test('client/schema.d.ts is generated from the current document', async (t) => {
   await t.resolves(run(process.execPath, [join(rootDir, 'scripts/generate-client.ts'), '--check'], { cwd: rootDir }),
     'up to date (else: npm run client:generate)');
+  await t.rejects(run(process.execPath, [join(rootDir, 'scripts/generate-client.ts'), '--chek'], { cwd: rootDir }),
+    { code: 2, stderr: /^usage: npm run client:generate/ }, 'a mistyped flag writes nothing');
 });
 
 t.test('the example registers a player, adds credits and reads them back through the typed client', async (t) => {

@@ -15,10 +15,13 @@ import { pipeline } from 'node:stream/promises';
 import { ConfigError, loadConfig } from '../config.ts';
 import { parseDatabaseUrl, type DatabaseUrl } from '../db.ts';
 import { serverHasOpen } from '../server-mark.ts';
+import { commandLine, usage } from './args.ts';
 
 class UsageError extends Error {}
 
-const [command, fileArg] = process.argv.slice(2);
+const USAGE = 'usage: npm run backup [-- FILE] | npm run restore -- FILE';
+const { positionals: [command, fileArg, ...extra] } = commandLine(USAGE, {});
+if (!(command === 'backup' || (command === 'restore' && fileArg)) || extra.length) usage(USAGE);
 
 try {
   const target = parseDatabaseUrl(loadConfig().database.url);
@@ -28,18 +31,16 @@ try {
     if (target.dialect === 'sqlite') await backupSqlite(target.file!, file);
     else await backupMysql(target, file);
     console.log(`Backed up to ${file}`);
-  } else if (command === 'restore' && fileArg) {
-    const file = resolve(fileArg);
+  } else {
+    const file = resolve(fileArg!);
     if (!existsSync(file)) throw new UsageError(`No backup file at ${file}.`);
     if (await serverHasOpen(target)) throw new Error('A server has this database open: stop it, then restore.');
     if (target.dialect === 'sqlite') await restoreSqlite(file, target.file!);
     else await restoreMysql(target, file);
     console.log(`Restored from ${file}`);
-  } else {
-    throw new UsageError('usage: npm run backup [-- FILE] | npm run restore -- FILE');
   }
 } catch (err) {
-  console.error(err instanceof ConfigError ? `Cannot ${command ?? 'back up'}: ${err.message}` : (err as Error).message);
+  console.error(err instanceof ConfigError ? `Cannot ${command}: ${err.message}` : (err as Error).message);
   process.exitCode = err instanceof UsageError ? 2 : 1;
 }
 

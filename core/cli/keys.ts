@@ -15,40 +15,45 @@ import { loadConfig } from '../config.ts';
 import { openDatabase, migrate } from '../db.ts';
 import { migrations } from '../migrations/index.ts';
 import { CoreSetting } from '../settings.ts';
+import { commandLine, usage } from './args.ts';
 
-const [command, name, ...flags] = process.argv.slice(2);
+const USAGE = 'usage: npm run keys -- create <name> [--admin | --scope <feature>[:<action>] …] [--client-codes] | client-codes <name> on|off | list | revoke <name>';
+const { positionals: [command, name, ...rest], values } = commandLine(USAGE, {
+  admin: { type: 'boolean' }, scope: { type: 'string', multiple: true }, 'client-codes': { type: 'boolean' },
+});
+const onOff = rest[0] === 'on' || rest[0] === 'off';
+const valid = command === 'list' ? !name && !rest.length
+  : command === 'client-codes' ? !!name && rest.length === 1 && onOff
+  : (command === 'create' || command === 'revoke') && !!name && !rest.length;
+if (!valid || (command !== 'create' && Object.keys(values).length)) usage(USAGE);
+
+function noActiveKey(): void {
+  console.error(`No active key named "${name}".`);
+  process.exitCode = 1;
+}
+
 const config = loadConfig();
 const db = await connectAtBoot(config.database, () => openDatabase({ config: config.database, entities: [CoreSetting, CoreApiKey], migrations }), console.error);
 try {
   await migrate(db);
   const keys = new ApiKeys(db, undefined, 0);
-  if (command === 'create' && name) {
-    const named = flags.flatMap((f, i) => (flags[i - 1] === '--scope' ? f.split(',') : [])).filter(Boolean);
-    const scopes: Scope[] = flags.includes('--admin') ? ['api', 'admin'] : named.length ? named : ['api'];
-    const clientCodes = flags.includes('--client-codes');
-    const key = await keys.create(name, scopes, { clientCodes });
+  if (command === 'create') {
+    const named = (values.scope ?? []).flatMap((s) => s.split(',')).filter(Boolean);
+    const scopes: Scope[] = values.admin ? ['api', 'admin'] : named.length ? named : ['api'];
+    const clientCodes = values['client-codes'] === true;
+    const key = await keys.create(name!, scopes, { clientCodes });
     console.log(`Created key "${name}" (${scopes.join(', ')}${clientCodes ? '; client codes' : ''}). It is shown only now:\n${key}`);
-  } else if (command === 'client-codes' && name && (flags[0] === 'on' || flags[0] === 'off')) {
-    if (await keys.setClientCodes(name, flags[0] === 'on')) {
-      console.log(`Key "${name}" now answers errors with ${flags[0] === 'on' ? 'the Java clients\' codes' : 'our own codes (the Java clients\' only to a Java/<version> User-Agent)'}.`);
-    } else {
-      console.error(`No active key named "${name}".`);
-      process.exitCode = 1;
-    }
+  } else if (command === 'client-codes') {
+    if (await keys.setClientCodes(name!, rest[0] === 'on')) {
+      console.log(`Key "${name}" now answers errors with ${rest[0] === 'on' ? 'the Java clients\' codes' : 'our own codes (the Java clients\' only to a Java/<version> User-Agent)'}.`);
+    } else noActiveKey();
   } else if (command === 'list') {
     for (const k of await keys.list()) {
       console.log(`${k.name}\t${k.scopes}${k.clientCodes ? '\tclient codes' : ''}\tcreated ${k.createdAt}\tlast used ${k.lastUsedAt ?? 'never'}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}`);
     }
-  } else if (command === 'revoke' && name) {
-    if (await keys.revoke(name)) console.log(`Revoked "${name}".`);
-    else {
-      console.error(`No active key named "${name}".`);
-      process.exitCode = 1;
-    }
-  } else {
-    console.error('usage: npm run keys -- create <name> [--admin | --scope <feature>[:<action>] …] [--client-codes] | client-codes <name> on|off | list | revoke <name>');
-    process.exitCode = 2;
-  }
+  } else if (await keys.revoke(name!)) {
+    console.log(`Revoked "${name}".`);
+  } else noActiveKey();
 } catch (err) {
   console.error((err as Error).message);
   process.exitCode = 1;

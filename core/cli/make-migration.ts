@@ -15,12 +15,11 @@ import { openDatabase, migrate, type Dialect, type MigrationDef } from '../db.ts
 import { builtinNames, discoverFeatures } from '../features.ts';
 import { migrations as coreMigrations } from '../migrations/index.ts';
 import { CoreSetting } from '../settings.ts';
+import { commandLine, usage } from './args.ts';
 
-const [feature, what] = process.argv.slice(2);
-if (!feature || !what || !/^[a-z0-9_]+$/.test(what)) {
-  console.error('usage: npm run migration:create -- <feature|core> <what, e.g. init or add_stock>');
-  process.exit(2);
-}
+const USAGE = 'usage: npm run migration:create -- <feature|core> <what, e.g. init or add_stock>';
+const { positionals: [feature, what, ...extra] } = commandLine(USAGE, {});
+if (!feature || !what || !/^[a-z0-9_]+$/.test(what) || extra.length) usage(USAGE);
 
 let entities: object[];
 let existing: MigrationDef[];

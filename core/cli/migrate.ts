@@ -3,6 +3,7 @@
  * `npm run migrate -- status`: lists the applied and the pending ones, changing nothing.
  */
 import { CoreApiKey } from '../api-keys.ts';
+import { commandLine, usage } from './args.ts';
 import { connectAtBoot } from '../boot.ts';
 import { loadConfig, ConfigError } from '../config.ts';
 import { openDatabase, migrate } from '../db.ts';
@@ -10,11 +11,9 @@ import { discoverFeatures, selectEnabled } from '../features.ts';
 import { migrations } from '../migrations/index.ts';
 import { CoreSetting } from '../settings.ts';
 
-const command = process.argv[2];
-if (command !== undefined && command !== 'status') {
-  console.error('usage: npm run migrate [-- status]');
-  process.exit(2);
-}
+const USAGE = 'usage: npm run migrate [-- status]';
+const { positionals: [command, ...extra] } = commandLine(USAGE, {});
+if ((command !== undefined && command !== 'status') || extra.length) usage(USAGE);
 
 try {
   const config = loadConfig();

@@ -9,13 +9,12 @@
 import { buildApp } from '../../core/app.ts';
 import { ConfigError } from '../../core/config.ts';
 import { DomainError } from '../../core/errors.ts';
+import { commandLine, usage } from '../../core/cli/args.ts';
 import { usersRef } from '../users/contract.ts';
 
-const [level, username] = process.argv.slice(2);
-if ((level !== 'admin' && level !== 'support') || !username) {
-  console.error('usage: npm run console -- admin <username> | support <username>');
-  process.exit(2);
-}
+const USAGE = 'usage: npm run console -- admin <username> | support <username>';
+const { positionals: [level, username, ...extra] } = commandLine(USAGE, {});
+if ((level !== 'admin' && level !== 'support') || !username || extra.length) usage(USAGE);
 
 let app;
 try {

@@ -24,6 +24,7 @@ t.test('npm run console -- admin makes the first admin', async (t) => {
   t.match((await cli('admin', 'Dana')).stdout, /Dana now holds the role "admin"/, 'running it twice changes nothing more');
   await t.rejects(cli('admin', 'nobody'), { code: 1, stderr: /No user|not found/i });
   await t.rejects(cli('owner', 'Dana'), { code: 2 });
+  await t.rejects(cli('support', 'Dana', '--bogus'), { code: 2, stderr: /^usage: npm run console/ }, 'an unknown flag grants nothing');
 
   app = await build(t, { databaseUrl: env.DATABASE_URL });
   const roles = (await call(app, `/api/users/${id}/roles`)).json();
