@@ -34,9 +34,8 @@ const LOAD_CORE = 1;
 interface Measure { rps: number; requests: number; p50: number; p99: number; non2xx: number; cpuUs: number }
 
 /**
- * The server hands memory back once its event loop has been idle `server.idleReclaimSeconds` on
- * end (3 by default): the reading after the whole run comes after the baseline's last round,
- * about 6 s of the server's idleness; this one, after a long rest, is the floor it returns to.
+ * A second reading of the server's memory after a long rest: with `server.idleReclaimSeconds` set
+ * (CONFIG, see docs/performance.md) it shows the floor the server returns to.
  */
 const REST_SECONDS = 25;
 

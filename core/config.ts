@@ -89,8 +89,11 @@ export const ConfigSchema = Type.Object({
     maxConnectionsPerAddress: Type.Integer({ minimum: 1, default: 64 }),
     /** Reverse proxies (addresses or CIDR ranges): each carries many clients, so its connections have no per-address cap. */
     proxyAddresses: Type.Array(Type.String({ minLength: 1 }), { default: ['127.0.0.1', '::1'] }),
-    /** After this long with the event loop idle on end, hand memory back to the machine (core/idle-reclaim.ts); 0: never. */
-    idleReclaimSeconds: Type.Integer({ minimum: 0, default: 3 }),
+    /**
+     * After this long with the event loop idle on end, hand memory back to the machine (core/idle-reclaim.ts);
+     * 0: never. Off by default: it turns on V8's --expose-gc at run time, which Node advises against.
+     */
+    idleReclaimSeconds: Type.Integer({ minimum: 0, default: 0 }),
   }, { default: {}, additionalProperties: false }),
   database: Type.Object({
     url: Type.String({ default: 'sqlite:./data/community.db' }),

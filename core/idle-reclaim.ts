@@ -1,13 +1,9 @@
 /**
- * Hands memory back to the machine once the server goes quiet. V8 keeps what the busiest moment
- * needed: a young generation of 2 x 16 MiB (it grows there during start-up already) and the old
- * generation's freed pages. A community's server is idle most of the day, often beside the game
- * server on one small machine, so after a busy spell, once the event loop has been idle a few
- * seconds on end, it runs one memory-reducing collection (V8's "last resort": full collections
- * until nothing more is freed, pooled pages returned, and the young generation shrunk unless it
- * has a floor, which `npm start` sets: core/server.js says why). Measured after the whole bench on
- * SQLite: 189 -> 122 MiB resident, in one pause of about 100 ms, which is why it waits for
- * idleness and for the heap to have grown since the last time.
+ * Hands memory back to the machine once the server goes quiet (`server.idleReclaimSeconds`, off by
+ * default): V8 keeps the pages the busiest moment needed, and a community's server is idle most of
+ * the day beside the game server. One memory-reducing collection (V8's "last resort") pauses the
+ * server, hence it waits for idleness and for the heap to have grown. What it gives back, and why it
+ * is off: docs/performance.md.
  */
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';

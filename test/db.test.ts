@@ -106,7 +106,7 @@ t.test('a server whose schema is up to date never loads MikroORM', async (t) => 
 });
 
 t.test('a server on the default UTC starts without ICU: no collation, no time zone formatter', async (t) => {
-  // Either one maps megabytes of ICU's data into the process (README, Benchmarks: memory). The
+  // Either one maps megabytes of ICU's data into the process (docs/performance.md: resident memory). The
   // database is migrated first because MikroORM, which only migrations load, sorts with localeCompare.
   const watch = `globalThis.icuUsedBy = [];
     const { localeCompare } = String.prototype;

@@ -2,6 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getHeapSpaceStatistics } from 'node:v8';
 import t from 'tap';
+import { loadConfig } from '../core/config.ts';
 import { reclaimWhenIdle, type Reclaimed } from '../core/idle-reclaim.ts';
 
 /** How long the event loop must be idle on end: the reclaim comes within a third more. */
@@ -70,4 +71,9 @@ t.test('the reclaim follows the end of a busy spell by the idle span, wherever t
   await busyFor(span * 1.05);
   await sleep(span * 1.65);
   t.equal(reclaimed.length, 1, 'collected within the idle span and a sample after the spell');
+});
+
+t.test('the server runs it only when configured, since it turns on --expose-gc at run time', async (t) => {
+  t.equal(loadConfig({}).server.idleReclaimSeconds, 0, 'off by default');
+  t.equal(loadConfig({}, { server: { idleReclaimSeconds: 3 } }).server.idleReclaimSeconds, 3);
 });
