@@ -91,9 +91,9 @@ export const ConfigSchema = Type.Object({
     proxyAddresses: Type.Array(Type.String({ minLength: 1 }), { default: ['127.0.0.1', '::1'] }),
     /**
      * After this long with the event loop idle on end, hand memory back to the machine (core/idle-reclaim.ts);
-     * 0: never. Off by default: it turns on V8's --expose-gc at run time, which Node advises against.
+     * 0: never. It needs node's --expose-gc on the command line, which npm start and the image pass.
      */
-    idleReclaimSeconds: Type.Integer({ minimum: 0, default: 0 }),
+    idleReclaimSeconds: Type.Integer({ minimum: 0, default: 3 }),
   }, { default: {}, additionalProperties: false }),
   database: Type.Object({
     url: Type.String({ default: 'sqlite:./data/community.db' }),

@@ -1,13 +1,11 @@
 /**
- * Hands memory back to the machine once the server goes quiet (`server.idleReclaimSeconds`, off by
- * default): V8 keeps the pages the busiest moment needed, and a community's server is idle most of
- * the day beside the game server. One memory-reducing collection (V8's "last resort") pauses the
- * server, hence it waits for idleness and for the heap to have grown. What it gives back, and why it
- * is off: docs/performance.md.
+ * Hands memory back to the machine once the server goes quiet (`server.idleReclaimSeconds`): V8
+ * keeps the pages the busiest moment needed, and a community's server is idle most of the day beside the game server. One memory-reducing collection (V8's "last resort") pauses the
+ * server, hence it waits for idleness and for the heap to have grown. What it gives back:
+ * docs/performance.md.
  */
 import { performance } from 'node:perf_hooks';
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { getHeapStatistics } from 'node:v8';
 
 /** Busier than this share of a sample (requests, timers) and the event loop does not count as idle. */
 const IDLE_UTILIZATION = 0.02;
@@ -17,15 +15,13 @@ const MIN_GROWTH_BYTES = 16 * 1024 * 1024;
 type Gc = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
 
 /**
- * V8's collector as a function, without exposing `gc` to every module: the flag is on only while
- * a fresh context is made, the way jest's leak detector does it.
+ * V8's memory-reducing collection, offered only to code that can call `gc`: `--expose-gc` given on
+ * the command line (npm start and the image pass it), never switched on at run time, which Node's
+ * documentation warns against. Undefined without the flag.
  */
-function memoryReducingGc(): () => void {
-  const exposed = typeof (globalThis as { gc?: unknown }).gc === 'function';
-  if (!exposed) setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as Gc;
-  if (!exposed) setFlagsFromString('--no-expose-gc');
-  return () => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+export function memoryReducingGc(): (() => void) | undefined {
+  const gc = (globalThis as { gc?: Gc }).gc;
+  return typeof gc === 'function' ? () => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }) : undefined;
 }
 
 export interface Reclaimed { heapBefore: number; heapAfter: number; ms: number }
@@ -36,8 +32,7 @@ export interface Reclaimed { heapBefore: number; heapAfter: number; ms: number }
  * between `idleMs` and a third more after the last busy moment, whenever the busy spell ended.
  * Returns the stop function.
  */
-export function reclaimWhenIdle(idleMs: number, done: (r: Reclaimed) => void): () => void {
-  const gc = memoryReducingGc();
+export function reclaimWhenIdle(gc: () => void, idleMs: number, done: (r: Reclaimed) => void): () => void {
   let floor = 0;
   let idleSince = performance.now();
   let last = performance.eventLoopUtilization();

@@ -1,7 +1,7 @@
 /** The server started by `npm start` (core/server.js): build the app, listen, and close gracefully on SIGTERM/SIGINT. */
 import { buildApp } from './app.ts';
 import { ConfigError } from './config.ts';
-import { reclaimWhenIdle } from './idle-reclaim.ts';
+import { memoryReducingGc, reclaimWhenIdle } from './idle-reclaim.ts';
 
 let app;
 try {
@@ -32,9 +32,9 @@ try {
 if (!process.env.API_KEY && !(await app.apiKeys.list()).some((k) => !k.revokedAt)) {
   app.log.warn('No API key exists yet, so every /api call is refused: run `npm run keys -- create admin --admin` or set API_KEY.');
 }
-if (idleReclaimSeconds > 0) {
-  reclaimWhenIdle(idleReclaimSeconds * 1000, (r) => app.log.debug(r, 'memory handed back while idle'));
-}
+const gc = idleReclaimSeconds > 0 ? memoryReducingGc() : undefined;
+if (gc) reclaimWhenIdle(gc, idleReclaimSeconds * 1000, (r) => app.log.debug(r, 'memory handed back while idle'));
+else if (idleReclaimSeconds > 0) app.log.warn('server.idleReclaimSeconds needs node --expose-gc on the command line (npm start and the image pass it): memory is not handed back while idle.');
 
 let closing = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
