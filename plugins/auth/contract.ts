@@ -12,6 +12,13 @@ export interface CredentialCheck {
   codeRequired: boolean;
 }
 
+export interface NewAccount {
+  username: string;
+  password: string;
+  /** Required while the site setting registrationEmailRequired is on. */
+  email?: string;
+}
+
 export interface AuthService {
   /** The password lengths register accepts (plugins.auth), for a form's hint. */
   readonly passwordLength: { min: number; max: number };
@@ -26,7 +33,13 @@ export interface AuthService {
    * Registers an account with a password under the API's limits (username, password length,
    * email, accounts per ip) and opens a session. Throws the API register's codes.
    */
-  register(fields: { username: string; password: string; email?: string }, client: ClientInfo): Promise<{ token: string }>;
+  register(fields: NewAccount, client: ClientInfo): Promise<{ token: string }>;
+  /**
+   * Creates an account with a password, as register does but without a session or the per-IP
+   * limit (the operator's command line). Throws INVALID_USERNAME, INVALID_PASSWORD, INVALID_EMAIL,
+   * VALIDATION_ERROR (email required), USERNAME_ALREADY_EXIST or EMAIL_ALREADY_EXIST.
+   */
+  createAccount(fields: NewAccount): Promise<{ userId: number }>;
   /** A verified session for a user whose credentials a peer checked; `expiresAt` defaults to the configured lifetime. */
   createSession(userId: number, client: ClientInfo, expiresAt?: string): Promise<string>;
   /** The user of a live, verified session token; undefined for an unknown, pending or expired one. */

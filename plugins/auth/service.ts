@@ -10,7 +10,7 @@ import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UsersService } from '../users/contract.ts';
-import type { AuthService, ClientInfo, CredentialCheck } from './contract.ts';
+import type { AuthService, ClientInfo, CredentialCheck, NewAccount } from './contract.ts';
 import { AuthCredential, AuthSession, AuthTotp } from './entities.ts';
 import { Lockout, type LockoutOptions } from './lockout.ts';
 import { checkPassword, hashPassword, sha256Hex } from './passwords.ts';
@@ -119,7 +119,22 @@ export class DbAuthService implements AuthService {
     return { token, isTfaRequired };
   }
 
-  async register(fields: { username: string; password: string; email?: string }, client: ClientInfo): Promise<{ token: string }> {
+  async register(fields: NewAccount, client: ClientInfo): Promise<{ token: string }> {
+    return this.#create(fields, client);
+  }
+
+  /** The contract's account creation: register's checks and hashing, without a session or the per-IP limit. */
+  async createAccount(fields: NewAccount): Promise<{ userId: number }> {
+    return this.#create(fields);
+  }
+
+  /**
+   * Checks the fields, hashes the password and creates the account with its credential in one
+   * transaction. A register (with its client) also counts the IP's accounts and opens a session.
+   */
+  async #create(fields: NewAccount): Promise<{ userId: number }>;
+  async #create(fields: NewAccount, client: ClientInfo): Promise<{ token: string }>;
+  async #create(fields: NewAccount, client?: ClientInfo): Promise<{ userId: number } | { token: string }> {
     const { username, password } = fields;
     const email = fields.email?.trim() ?? '';
     if (!USERNAME.test(username)) throw new DomainError('INVALID_USERNAME', 'The username must be 3 to 16 characters of A-Z, a-z, 0-9 and _.');
@@ -136,10 +151,11 @@ export class DbAuthService implements AuthService {
     // Hashed before the transaction, so no lock is held for the tens of milliseconds argon2 takes.
     const passwordHash = await hashPassword(password);
     return this.#db.transaction(async () => {
-      if (settings.registerLimit > 0) await this.#checkRegisterLimit(client.ip, settings.registerLimit);
-      const user = await this.#users.createAccount({ username, email: email || null, creationIP: client.ip });
+      if (client && settings.registerLimit > 0) await this.#checkRegisterLimit(client.ip, settings.registerLimit);
+      // An account made at the server's command line comes from the server itself.
+      const user = await this.#users.createAccount({ username, email: email || null, creationIP: client?.ip ?? '127.0.0.1' });
       await AuthCredential.insert(this.#db, { userId: user.id, passwordHash, updatedAt: now() });
-      return { token: await this.#newSession(user.id, client, true, this.#sessionEnd()) };
+      return client ? { token: await this.#newSession(user.id, client, true, this.#sessionEnd()) } : { userId: user.id };
     });
   }
 
