@@ -159,3 +159,112 @@ export function errorsFor(err: unknown, fields: string[], byCode: Record<string,
   const named = fields.find((f) => new RegExp(`^${f}(\\b|:)`).test(err.message));
   return { [named ?? byCode[err.code] ?? '_form']: err.message };
 }
+
+/** A form shown again: what was sent and its errors by field. */
+export interface ShownForm {
+  values: Record<string, string>;
+  errors: Record<string, string>;
+}
+
+/** A list of records a section lets admins add, edit and delete (support categories, roles, …). */
+export interface RecordPages<R> {
+  /** Under the section's base: '' or '/categories'. */
+  path: string;
+  /** The list page's title and its table's caption ("Support categories"). */
+  title: string;
+  /** One record, for headings and buttons ("category", "quick answer"). */
+  noun: string;
+  fields: ConsoleField[];
+  /** The table's columns after the name (a link to the record's page) and before Delete. */
+  columns?: { key: string; label: string; numeric?: boolean }[];
+  /** Body schemas of the create and edit posts (the admin API's). */
+  createBody: TSchema;
+  editBody: TSchema;
+  list(): Promise<R[]>;
+  /** Throws the feature's NOT_FOUND error. */
+  get(id: number): Promise<R>;
+  create(request: ConsoleRequest): Promise<R>;
+  update(id: number, request: ConsoleRequest): Promise<R>;
+  remove(id: number): Promise<void>;
+  idOf(record: R): number;
+  nameOf(record: R): string;
+  /** The form's values for a record. */
+  values(record: R): Record<string, string>;
+  /** Cells of `columns` for a record. */
+  cells?(record: R): Record<string, ConsoleCell>;
+  /** Blocks above the list (links to other pages of the section). */
+  above?: ConsoleBlock[];
+  /** Error codes that belong to a field. */
+  errorFields?: Record<string, string>;
+  access?: ConsoleAccess;
+}
+
+/** Registers a record list's pages: the list with a create form, each record's edit form, and delete. */
+export function recordPages<R>(pages: ConsolePages, spec: RecordPages<R>): void {
+  const base = `${pages.base}${spec.path}`;
+  const names = spec.fields.map((f) => f.name);
+  const options = (body: TSchema): ConsoleRouteOptions => ({ access: spec.access, body });
+  const Noun = spec.noun[0]!.toUpperCase() + spec.noun.slice(1);
+  const fail = (err: unknown) => errorsFor(err, names, spec.errorFields);
+
+  const listPage = async (add?: ShownForm): Promise<ConsolePage> => ({
+    title: spec.title, status: add ? 422 : 200,
+    blocks: [
+      ...spec.above ?? [],
+      {
+        kind: 'table', caption: spec.title, empty: `No ${spec.noun} yet.`,
+        columns: [{ key: 'name', label: 'Name' }, ...spec.columns ?? [], { key: 'delete', label: 'Delete' }],
+        rows: (await spec.list()).map((r) => ({
+          name: { text: spec.nameOf(r), href: `${base}/${spec.idOf(r)}` }, ...spec.cells?.(r),
+          delete: { action: `${base}/${spec.idOf(r)}/delete`, label: `Delete ${spec.nameOf(r)}`, confirm: `Delete the ${spec.noun} ${spec.nameOf(r)}?` },
+        })),
+      },
+      {
+        kind: 'form', id: `new-${spec.noun.replace(/ /g, '-')}`, title: `New ${spec.noun}`, action: base, submit: `Create ${spec.noun}`,
+        values: add?.values, errors: add?.errors, fields: spec.fields,
+      },
+    ],
+  });
+
+  const editPage = (r: R, edit?: ShownForm): ConsolePage => ({
+    title: spec.nameOf(r), status: edit ? 422 : 200,
+    blocks: [
+      { kind: 'links', items: [{ label: spec.title, href: base }] },
+      {
+        kind: 'form', id: `edit-${spec.noun.replace(/ /g, '-')}`, title: `Edit ${spec.noun}`, action: `${base}/${spec.idOf(r)}`, submit: `Save ${spec.noun}`,
+        values: edit?.values ?? spec.values(r), errors: edit?.errors, fields: spec.fields,
+      },
+    ],
+  });
+
+  pages.get(spec.path, async () => listPage(), { access: spec.access });
+
+  pages.post(spec.path, async (request) => {
+    if (request.invalid) return listPage({ values: request.form, errors: request.invalid });
+    try {
+      const r = await spec.create(request);
+      return { redirect: base, notice: `${Noun} ${spec.nameOf(r)} created.` };
+    } catch (err) {
+      return listPage({ values: request.form, errors: fail(err) });
+    }
+  }, options(spec.createBody));
+
+  pages.get(`${spec.path}/:id`, async ({ params }) => editPage(await spec.get(idOf(params.id))), { access: spec.access });
+
+  pages.post(`${spec.path}/:id`, async (request) => {
+    const r = await spec.get(idOf(request.params.id));
+    if (request.invalid) return editPage(r, { values: request.form, errors: request.invalid });
+    try {
+      const saved = await spec.update(spec.idOf(r), request);
+      return { redirect: base, notice: `${Noun} ${spec.nameOf(saved)} saved.` };
+    } catch (err) {
+      return editPage(r, { values: request.form, errors: fail(err) });
+    }
+  }, options(spec.editBody));
+
+  pages.post(`${spec.path}/:id/delete`, async ({ params }) => {
+    const r = await spec.get(idOf(params.id));
+    await spec.remove(spec.idOf(r));
+    return { redirect: base, notice: `${Noun} ${spec.nameOf(r)} deleted.` };
+  }, { access: spec.access });
+}

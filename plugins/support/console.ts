@@ -1,12 +1,14 @@
 /**
  * The support desk in the staff console: the inbox by status and category, a ticket's thread,
  * a staff reply (typed, or a quick answer picked from the list: no script needed), and closing.
- * Support staff and admins both use it.
+ * Support staff and admins both use it; admins also keep the ticket categories (a fresh install
+ * has none, and a ticket needs one) and the quick answers.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { errorsFor, type ConsolePage, type ConsoleSection, idOf } from '../../core/console.ts';
+import { errorsFor, type ConsolePage, type ConsoleSection, idOf, recordPages } from '../../core/console.ts';
 import { usersRef } from '../users/contract.ts';
-import type { SupportService } from './contract.ts';
+import type { AnswerRow, CategoryRow, SupportService } from './contract.ts';
+import { AnswerBody, CategoryBody } from './schemas.ts';
 
 const STATUSES = [['1', 'open'], ['2', 'answered'], ['3', 'awaiting staff (player replied)'], ['4', 'closed']] as const;
 const statusName = (id: string) => STATUSES.find(([v]) => v === id)?.[1] ?? id;
@@ -30,7 +32,36 @@ export const supportSection: ConsoleSection<unknown, SupportService> = {
       { label: 'tickets not closed', value: String(await support.openTicketCount()), href: pages.base },
     ]);
 
-    pages.get('', async ({ query }) => {
+    const manage = { kind: 'links' as const, items: [
+      { label: 'Ticket categories', href: `${pages.base}/categories` }, { label: 'Quick answers', href: `${pages.base}/answers` },
+    ] };
+    recordPages<CategoryRow>(pages, {
+      path: '/categories', title: 'Ticket categories', noun: 'category', access: 'admin', above: [manage],
+      fields: [{ name: 'name', label: 'Name', required: true, hint: 'Players choose it when they open a ticket.' }],
+      createBody: CategoryBody, editBody: CategoryBody,
+      list: () => support.listCategories({}), get: (id) => support.getCategory(id),
+      create: ({ body }) => support.createCategory((body as Static<typeof CategoryBody>).name),
+      update: (id, { body }) => support.updateCategory(id, body as Static<typeof CategoryBody>),
+      remove: (id) => support.deleteCategory(id),
+      idOf: (c) => Number(c.id), nameOf: (c) => c.name, values: (c) => ({ name: c.name }),
+    });
+    recordPages<AnswerRow>(pages, {
+      path: '/answers', title: 'Quick answers', noun: 'quick answer', access: 'admin', above: [manage],
+      fields: [
+        { name: 'title', label: 'Title', required: true, hint: 'What staff pick from the list under a ticket.' },
+        { name: 'content', label: 'Text', type: 'textarea', required: true, hint: 'Sent as the reply.' },
+      ],
+      columns: [{ key: 'content', label: 'Text' }],
+      createBody: AnswerBody, editBody: AnswerBody,
+      list: () => support.listAnswers({}), get: (id) => support.getAnswer(id),
+      create: ({ body }) => support.createAnswer(body as Static<typeof AnswerBody>),
+      update: (id, { body }) => support.updateAnswer(id, body as Static<typeof AnswerBody>),
+      remove: (id) => support.deleteAnswer(id),
+      idOf: (a) => Number(a.id), nameOf: (a) => a.title, values: (a) => ({ title: a.title, content: a.content }),
+      cells: (a) => ({ content: a.content.length > 80 ? `${a.content.slice(0, 79)}…` : a.content }),
+    });
+
+    pages.get('', async ({ query, staff }) => {
       const status = STATUSES.some(([v]) => v === query.status) ? query.status : undefined;
       const categories = await support.listCategories({});
       const category = categories.some((c) => c.id === query.category) ? query.category : undefined;
@@ -45,6 +76,7 @@ export const supportSection: ConsoleSection<unknown, SupportService> = {
       return {
         title: 'Support desk',
         blocks: [
+          ...(staff.access === 'admin' ? [manage] : []),
           {
             kind: 'form', id: 'ticket-filter', title: 'Inbox', method: 'get', action: pages.base, submit: 'Show tickets',
             values: { status: status ?? '', category: category ?? '', player: player ? String(player.id) : '' },

@@ -5,10 +5,10 @@
  * show through panels on the player's page (PlayerPanel in contract.ts).
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { errorsFor, type ConsolePage, type ConsoleRequest, type ConsoleSection, idOf } from '../../core/console.ts';
+import { errorsFor, field, type ConsolePage, type ConsoleRequest, type ConsoleSection, idOf, recordPages } from '../../core/console.ts';
 import { displayTimestamp, PERMANENT } from '../../core/format.ts';
-import type { PanelForm, PlayerPanel, UserAccount } from './contract.ts';
-import { parseExpiry } from './schemas.ts';
+import type { PanelForm, PlayerPanel, Role, UserAccount } from './contract.ts';
+import { newRole, parseExpiry, patchOf, RoleCreateBody, RolePatchBody } from './schemas.ts';
 import type { DbUsersService } from './service.ts';
 
 const PAGE = 50;
@@ -146,5 +146,46 @@ export const playersSection: ConsoleSection<unknown, DbUsersService> = {
       const revoked = role ? await users.revokeRole(user.id, role.id) : false;
       return { redirect: `${pages.base}/${user.id}`, notice: revoked ? `${role!.name} taken from ${user.username}.` : `${user.username} did not hold that role.` };
     }, { access: 'admin' });
+  },
+};
+
+const ROLE_FIELDS = [
+  { name: 'name', label: 'Name', required: true },
+  { name: 'slug', label: 'Slug', hint: 'Lower-case letters, digits, - and _; made from the name when empty. The console\'s roles are named by slug in plugins.console.' },
+  { name: 'priority', label: 'Priority', type: 'number' as const, hint: 'Higher shows first; 0 when empty.' },
+  { name: 'chatRoleID', label: 'Chat role ID', hint: 'The chat platform\'s role given to holders; empty for none.' },
+  { name: 'usernameCSS', label: 'Username CSS', type: 'textarea' as const, hint: 'Style of a holder\'s name on the website; empty for none.' },
+  { name: 'badgeCSS', label: 'Badge CSS', type: 'textarea' as const, hint: 'Style of the role\'s badge; empty for none.' },
+];
+
+/**
+ * Roles, created, edited and deleted with the admin API's schemas. The section is for admins
+ * only, so a role that opens the console (or that a feature marks privileged) is changed by an
+ * admin alone.
+ */
+export const rolesSection: ConsoleSection<unknown, DbUsersService> = {
+  id: 'roles',
+  title: 'Roles',
+  order: 35,
+  pages(pages, _ctx, users) {
+    recordPages<Role>(pages, {
+      path: '', title: 'Roles', noun: 'role', fields: ROLE_FIELDS,
+      columns: [{ key: 'slug', label: 'Slug' }, { key: 'priority', label: 'Priority', numeric: true }, { key: 'privileged', label: 'Privileged' }],
+      createBody: RoleCreateBody, editBody: RolePatchBody,
+      list: () => users.listRoles(), get: (id) => users.requireRole(id),
+      create: ({ body }) => users.createRole(newRole(body as Static<typeof RoleCreateBody>)),
+      update: (id, { body, form }) => {
+        const patch = patchOf(body as Static<typeof RolePatchBody>);
+        // An emptied optional field clears it (empty fields are otherwise not sent).
+        if ('chatRoleID' in form && !field(form, 'chatRoleID')) patch.chatRoleID = '';
+        for (const key of ['usernameCSS', 'badgeCSS'] as const) if (key in form && !field(form, key)) patch[key] = null;
+        return users.updateRole(id, patch);
+      },
+      remove: async (id) => { await users.deleteRole(id); },
+      idOf: (r) => r.id, nameOf: (r) => r.name,
+      values: (r) => ({ name: r.name, slug: r.slug, priority: String(r.priority), chatRoleID: r.chatRoleID, usernameCSS: r.usernameCSS ?? '', badgeCSS: r.badgeCSS ?? '' }),
+      cells: (r) => ({ slug: r.slug, priority: String(r.priority), privileged: users.privilegeOf(r) ?? '' }),
+      errorFields: { CONFLICT: 'slug' },
+    });
   },
 };

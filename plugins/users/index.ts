@@ -1,7 +1,7 @@
 import { everyRound } from '../../core/background.ts';
 import { defineFeature } from '../../core/features.ts';
 import { Type } from '@sinclair/typebox';
-import { playersSection } from './console.ts';
+import { playersSection, rolesSection } from './console.ts';
 import { usersRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -28,5 +28,5 @@ export default defineFeature({
     everyRound(app, log, 'role expiry sweep', opts.sweepSeconds * 1000, () => users.sweepExpired());
     return users;
   },
-  console: [playersSection],
+  console: [playersSection, rolesSection],
 });

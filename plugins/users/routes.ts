@@ -6,8 +6,8 @@ import { DomainError } from '../../core/errors.ts';
 import type { FeatureContext } from '../../core/features.ts';
 import { boolish, idParam, ok, toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import { UserRefParams, type Grantor, type RoleAssignment } from './contract.ts';
-import { ProfileRow, RoleRow, UserRoleRow, parseExpiry, profileRow, roleRow, userRoleRow } from './schemas.ts';
-import type { DbUsersService, RoleFields } from './service.ts';
+import { ProfileRow, RoleCreateBody, RolePatchBody, RoleRow, UserRoleRow, newRole, parseExpiry, patchOf, profileRow, roleRow, userRoleRow } from './schemas.ts';
+import type { DbUsersService } from './service.ts';
 
 /** What the users routes need of the host beyond the users service. */
 export type Ctx = Pick<FeatureContext<unknown>, 'settings'>;
@@ -114,34 +114,6 @@ const LinkParams = Type.Object({
 });
 
 /** CSS snippets: text columns hold 64 KiB, which 16000 characters never exceed in any encoding. */
-const css = () => Type.Union([Type.String({ maxLength: 16000 }), Type.Null()]);
-const RoleFieldSchemas = {
-  name: Type.String({ minLength: 1, maxLength: 64 }),
-  slug: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$', description: 'lower-case; made from the name when omitted' }),
-  priority: Type.Integer({ minimum: -2147483648, maximum: 2147483647 }),
-  chatRoleID: Type.String({ maxLength: 32 }),
-  usernameCSS: css(),
-  badgeCSS: css(),
-};
-const RoleCreateBody = Type.Object({
-  ...Type.Partial(Type.Object(RoleFieldSchemas)).properties,
-  name: RoleFieldSchemas.name,
-});
-const RolePatchBody = Type.Partial(Type.Object(RoleFieldSchemas));
-
-function patchOf(body: Partial<RoleFields>): Partial<RoleFields> {
-  const patch = { ...body };
-  // Forms cannot send null: an empty CSS field clears it.
-  for (const key of ['usernameCSS', 'badgeCSS'] as const) if (patch[key] === '') patch[key] = null;
-  return patch;
-}
-
-function slugOf(name: string): string {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64);
-  if (!slug) throw new DomainError('VALIDATION_ERROR', 'slug is required: the name holds no letters or digits to make one from');
-  return slug;
-}
-
 export async function adminRoutes(fastify: FastifyInstance, users: DbUsersService, ctx: Ctx): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
 
@@ -152,12 +124,7 @@ export async function adminRoutes(fastify: FastifyInstance, users: DbUsersServic
   app.post('/api/admin/roles', {
     schema: { tags: admin, summary: 'Create a role', body: RoleCreateBody, response: { 201: RoleRow }, errors: ['CONFLICT'] },
   }, async (request, reply) => {
-    const patch = patchOf(request.body);
-    const role = await users.createRole({
-      name: patch.name!, slug: patch.slug ?? slugOf(patch.name!), priority: patch.priority ?? 0, chatRoleID: patch.chatRoleID ?? '',
-      usernameCSS: patch.usernameCSS ?? null, badgeCSS: patch.badgeCSS ?? null,
-    });
-    return reply.code(201).send(roleRow(role));
+    return reply.code(201).send(roleRow(await users.createRole(newRole(request.body))));
   });
 
   app.get('/api/admin/roles/:roleId', {

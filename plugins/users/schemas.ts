@@ -1,9 +1,10 @@
 /** HTTP shapes of the users feature: rows as api.md shows them, and the conversions into them. */
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, displayTimestamp, flag, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
 import { EXAMPLE, dateStr, example, flagStr, idStr, moneyStr, row, str, strOrNull, usernameStr } from '../../core/schemas.ts';
 import { GameFields, NO_GAME_FIELDS, type Profile, type Role, type RoleAssignment } from './contract.ts';
+import type { RoleFields } from './service.ts';
 
 /**
  * api.md's user profile, plus `realname` (decisions.md §3: the game plugins read it) and the
@@ -65,4 +66,41 @@ export function parseExpiry(value: string | undefined, timeZone: string): string
   if (stored === undefined) throw new DomainError('VALIDATION_ERROR', 'expiryDate must be a date and time written YYYY-MM-DD HH:MM:SS');
   if (stored !== PERMANENT && stored <= now()) throw new DomainError('VALIDATION_ERROR', 'expiryDate lies in the past');
   return stored;
+}
+
+const css = () => Type.Union([Type.String({ maxLength: 16000 }), Type.Null()]);
+const RoleFieldSchemas = {
+  name: Type.String({ minLength: 1, maxLength: 64 }),
+  slug: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$', description: 'lower-case; made from the name when omitted' }),
+  priority: Type.Integer({ minimum: -2147483648, maximum: 2147483647 }),
+  chatRoleID: Type.String({ maxLength: 32 }),
+  usernameCSS: css(),
+  badgeCSS: css(),
+};
+export const RoleCreateBody = Type.Object({
+  ...Type.Partial(Type.Object(RoleFieldSchemas)).properties,
+  name: RoleFieldSchemas.name,
+});
+export const RolePatchBody = Type.Partial(Type.Object(RoleFieldSchemas));
+
+export function patchOf(body: Partial<RoleFields>): Partial<RoleFields> {
+  const patch = { ...body };
+  // Forms cannot send null: an empty CSS field clears it.
+  for (const key of ['usernameCSS', 'badgeCSS'] as const) if (patch[key] === '') patch[key] = null;
+  return patch;
+}
+
+/** A new role's fields from a create body: the slug made from the name when omitted. */
+export function newRole(body: Static<typeof RoleCreateBody>): RoleFields {
+  const patch = patchOf(body);
+  return {
+    name: body.name, slug: patch.slug ?? slugOf(body.name), priority: patch.priority ?? 0, chatRoleID: patch.chatRoleID ?? '',
+    usernameCSS: patch.usernameCSS ?? null, badgeCSS: patch.badgeCSS ?? null,
+  };
+}
+
+function slugOf(name: string): string {
+  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64);
+  if (!slug) throw new DomainError('VALIDATION_ERROR', 'slug is required: the name holds no letters or digits to make one from');
+  return slug;
 }

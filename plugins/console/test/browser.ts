@@ -1,8 +1,8 @@
 /** The console's browser-test helpers: roles, sign-in, notices; the browser and server come from test/browser.ts. */
 import type { FastifyInstance } from 'fastify';
 import type { Page } from 'playwright-core';
-import { call } from '../../../test/helper.ts';
-import { PASSWORD } from '../../../test/browser.ts';
+import { call, type TestLike } from '../../../test/helper.ts';
+import { browse, PASSWORD, register, serve } from '../../../test/browser.ts';
 
 export { browse, hasChromium, PASSWORD, register, screenshot, serve, skipReason } from '../../../test/browser.ts';
 
@@ -41,4 +41,19 @@ export async function notice(page: Page, text: RegExp): Promise<string> {
   const status = page.getByRole('status').filter({ hasText: text });
   await status.waitFor();
   return (await status.textContent()) ?? '';
+}
+
+/**
+ * A server with an admin (Alice) and a support helper (Bob), and a browser page that accepts
+ * every confirmation; nobody signed in yet.
+ */
+export async function staffBrowser(t: TestLike) {
+  const { app, base } = await serve(t);
+  const adminId = await register(app, 'Alice');
+  const helperId = await register(app, 'Bob');
+  await grant(app, adminId, await role(app, 'Admin'));
+  await grant(app, helperId, await role(app, 'Support'));
+  const page = await (await browse(t)).newPage();
+  page.on('dialog', (dialog) => { void dialog.accept(); });
+  return { app, base, page, adminId, helperId, menu: page.getByRole('navigation', { name: 'Sections' }) };
 }

@@ -1,24 +1,17 @@
 /**
  * The sections of the remaining features and of the host in a real browser: an API key created
  * (shown once) and revoked, a top-up package, site settings, a vote link, a bazaar server and the
- * chat settings; each checked on the page and through the API. Support staff see none of them.
+ * chat settings; each checked on the page and through the API. Support staff see none of them,
+ * nor the roles, ticket categories and quick answers (records.test.ts).
  */
 import t from 'tap';
 import { call } from '../../../test/helper.ts';
-import { browse, grant, hasChromium, notice, register, role, serve, signIn, skipReason } from './browser.ts';
+import { hasChromium, notice, signIn, skipReason, staffBrowser } from './browser.ts';
 
-const ADMIN_SECTIONS = ['Payments', 'Donations', 'Bazaar servers', 'Vote links', 'Chat settings', 'Site settings', 'API keys'];
+const ADMIN_SECTIONS = ['Roles', 'Payments', 'Donations', 'Bazaar servers', 'Vote links', 'Chat settings', 'Site settings', 'API keys'];
 
 t.test('the other sections in chromium', { skip: hasChromium ? false : skipReason }, async (t) => {
-  const { app, base } = await serve(t);
-  const adminId = await register(app, 'Alice');
-  const helperId = await register(app, 'Bob');
-  await grant(app, adminId, await role(app, 'Admin'));
-  await grant(app, helperId, await role(app, 'Support'));
-  const context = await browse(t);
-  const page = await context.newPage();
-  page.on('dialog', (dialog) => { void dialog.accept(); });
-  const menu = page.getByRole('navigation', { name: 'Sections' });
+  const { app, base, page, menu } = await staffBrowser(t);
 
   await t.test('support staff see no admin section, and cannot open one by its address', async (t) => {
     await signIn(page, base, 'Bob');
@@ -26,11 +19,12 @@ t.test('the other sections in chromium', { skip: hasChromium ? false : skipReaso
     const titles = await menu.getByRole('link').allTextContents();
     for (const title of ADMIN_SECTIONS) t.notOk(titles.includes(title), `no ${title} in the menu`);
     t.ok(titles.includes('Support desk'), 'the support desk is there');
-    for (const path of ['api-keys', 'settings', 'payments/packages', 'vote-links', 'bazaar', 'chat', 'donations']) {
+    for (const path of ['api-keys', 'settings', 'payments/packages', 'vote-links', 'bazaar', 'chat', 'donations', 'roles', 'roles/1', 'support/categories', 'support/answers']) {
       const res = await page.goto(`${base}/console/${path}`);
       t.equal(res?.status(), 403, `/console/${path} is refused`);
     }
-    await page.goto(`${base}/console`);
+    await page.goto(`${base}/console/support`);
+    t.equal(await page.getByRole('link', { name: 'Ticket categories' }).count(), 0, 'the inbox links to no admin page');
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
   });
