@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
@@ -19,6 +20,8 @@ import { checkDeclaredErrors, openapiOptions } from './openapi.ts';
 import { ServiceRegistry } from './registry.ts';
 import { markServer } from './server-mark.ts';
 import { CoreSetting, DbSettings, declareSettings, settingsRef, settingsRoutes, siteDefaults, type SettingsService } from './settings.ts';
+
+const FAVICON = readFileSync(new URL('assets/favicon.svg', import.meta.url));
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -199,6 +202,9 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
     reply.header('Retry-After', String(config.database.retryAfterSeconds));
     return send(reply, 'SERVICE_UNAVAILABLE', problem);
   });
+  // Browsers ask for it on every site; an icon beats a 404 in every log.
+  app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(FAVICON));
   await app.register(async (admin) => settingsRoutes(admin, settings));
   if (config.metrics.enabled) {
     metricsRoutes(app, metrics, config.metrics, apiKeys);

@@ -133,3 +133,8 @@ export function compareCodeUnits(a: string, b: string): number {
 export function flag(value: boolean | number | null | undefined): '0' | '1' {
   return value ? '1' : '0';
 }
+
+/** "1 order", "2 orders": a count with its noun. */
+export function counted(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : plural}`;
+}

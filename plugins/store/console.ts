@@ -6,7 +6,7 @@
 import type { Static } from '@sinclair/typebox';
 import { errorsFor, type ConsoleCell, type ConsoleField, type ConsolePage, type ConsoleRequest, type ConsoleSection, idOf } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
-import { displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
+import { counted, displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
 import { toBool } from '../../core/schemas.ts';
 import { usersRef } from '../users/contract.ts';
 import { CategoryCreateBody, CategoryPatchBody, ProductCreateBody, ProductPatchBody, RulesPatchBody, categoryInput, productInput } from './schemas.ts';
@@ -319,8 +319,8 @@ export const ordersSection: ConsoleSection<unknown, DbStoreService> = {
       const sum = (rows: { type: string; orders: number; total: number }[], type: string) => rows.find((r) => r.type === type) ?? { orders: 0, total: 0 };
       const currency = settings.get().currency;
       return [
-        { label: `credit sales today (${sum(day, 'credit').orders} orders)`, value: formatMoney(sum(day, 'credit').total), href: pages.base },
-        { label: `credit sales this month (${sum(mon, 'credit').orders} orders)`, value: formatMoney(sum(mon, 'credit').total), href: pages.base },
+        { label: `credit sales today (${counted(sum(day, 'credit').orders, 'order')})`, value: formatMoney(sum(day, 'credit').total), href: pages.base },
+        { label: `credit sales this month (${counted(sum(mon, 'credit').orders, 'order')})`, value: formatMoney(sum(mon, 'credit').total), href: pages.base },
         { label: `${currency} received today`, value: formatMoney(sum(day, 'payment').total), href: `${pages.base}?type=payment` },
         { label: `${currency} received this month`, value: formatMoney(sum(mon, 'payment').total), href: `${pages.base}?type=payment` },
       ];
