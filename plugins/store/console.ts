@@ -51,7 +51,7 @@ function treeOrder(categories: Category[]): { category: Category; depth: number 
   return out;
 }
 
-const mebibytes = (bytes: number) => `${Number((bytes / 1048576).toFixed(2))} MiB`;
+const sizeText = (bytes: number) => (bytes < 1048576 ? `${Number((bytes / 1024).toFixed(1))} KiB` : `${Number((bytes / 1048576).toFixed(2))} MiB`);
 const yes = (v: boolean) => (v ? 'yes' : 'no');
 const checkbox = (form: Record<string, string>, name: string) => (toBool(form[name]) ? 'true' : 'false');
 
@@ -246,7 +246,7 @@ export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
           {
             kind: 'form', id: 'product-image', title: storedImage(p) ? 'Replace the image' : 'Upload an image', action: `${pages.base}/products/${p.id}/image`, submit: 'Upload image',
             errors: imageError ? { image: imageError } : undefined,
-            fields: [{ name: 'image', label: 'Image file', type: 'file', required: true, accept: IMAGE_ACCEPT, hint: `PNG, JPEG, WebP or GIF, at most ${mebibytes(images.maxBytes)}.` }],
+            fields: [{ name: 'image', label: 'Image file', type: 'file', required: true, accept: IMAGE_ACCEPT, hint: `PNG, JPEG, WebP or GIF, at most ${sizeText(images.maxBytes)}.` }],
           },
           {
             kind: 'form', id: 'product-rules', title: 'Purchase rules', action: `${pages.base}/products/${p.id}/rules`, submit: 'Save rules',
@@ -294,7 +294,7 @@ export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
     pages.post('/products/:id/image', async ({ params, upload }) => {
       const p = await store.requireProduct(idOf(params.id));
       if (!upload?.data.length) return productPage(p, undefined, undefined, 'Choose an image file to upload.');
-      if (upload.tooLarge) return productPage(p, undefined, undefined, `The file is larger than ${mebibytes(images.maxBytes)}; nothing was changed.`);
+      if (upload.tooLarge) return productPage(p, undefined, undefined, `The file is larger than ${sizeText(images.maxBytes)}; nothing was changed.`);
       try {
         await store.updateProduct(p.id, await images.save(upload.data));
       } catch (err) {
