@@ -5,9 +5,8 @@ import { dirname, join } from 'node:path';
 import t from 'tap';
 import { ADMIN_KEY, build, call, onMysql, scratchDir, sharedDatabaseUrl, type TestLike } from '../../../test/helper.ts';
 import { grant, register, role, signInByForm } from '../../console/test/browser.ts';
+import { PNG } from './fixtures.ts';
 
-/** A 1×1 PNG. */
-export const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==', 'base64');
 const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), randomBytes(64)]);
 const GIF = Buffer.concat([Buffer.from('GIF89a', 'latin1'), randomBytes(64)]);
 const WEBP = Buffer.concat([Buffer.from('RIFF\x40\x00\x00\x00WEBPVP8 ', 'latin1'), randomBytes(64)]);
