@@ -55,7 +55,8 @@ export class ProductImages {
   }
 
   routes(app: FastifyInstance): void {
-    app.get<{ Params: { name: string } }>(`${PRODUCT_IMAGE_PATH}:name`, async (request, reply) => {
+    // Files for browsers and game plugins, not an API operation: out of the OpenAPI document.
+    app.get<{ Params: { name: string } }>(`${PRODUCT_IMAGE_PATH}:name`, { schema: { hide: true } }, async (request, reply) => {
       const [imageId = '', imageType = ''] = request.params.name.split('.');
       const known = storedImage({ imageId, imageType }) === `${PRODUCT_IMAGE_PATH}${request.params.name}`;
       const data = known ? await readFile(join(this.folder, request.params.name)).catch(() => undefined) : undefined;
