@@ -3,8 +3,8 @@
  * never changes what it shows and browsers may keep it for good; the product's imageID is the
  * hash and its imageType the extension, as clients build `<imageID>.<imageType>` (api.md).
  */
-import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
@@ -29,7 +29,6 @@ const TYPES: { ext: keyof typeof PRODUCT_IMAGE_TYPES; is: (b: Buffer) => boolean
 
 export const IMAGE_ACCEPT = Object.values(PRODUCT_IMAGE_TYPES).join(',');
 
-
 export class ProductImages {
   readonly folder: string;
   readonly maxBytes: number;
@@ -48,9 +47,13 @@ export class ProductImages {
     const file = join(this.folder, `${imageId}.${type.ext}`);
     await mkdir(this.folder, { recursive: true });
     // Written aside and renamed, so a reader never gets half a file under the final name.
-    const partial = `${file}.${process.pid}.${Date.now()}.part`;
-    await writeFile(partial, data);
-    await rename(partial, file);
+    const partial = `${file}.${randomBytes(6).toString('hex')}.part`;
+    try {
+      await writeFile(partial, data);
+      await rename(partial, file);
+    } finally {
+      await rm(partial, { force: true });
+    }
     return { imageId, imageType: type.ext };
   }
 
