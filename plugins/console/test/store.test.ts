@@ -2,7 +2,7 @@
 import t from 'tap';
 import { axeViolations } from '../../../test/browser.ts';
 import { call, scratchDir } from '../../../test/helper.ts';
-import { PNG } from '../../store/test/fixtures.ts';
+import { PNG } from '../../../test/fixtures.ts';
 import { browse, grant, hasChromium, notice, register, role, screenshot, serve, signIn, skipReason } from './browser.ts';
 
 t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChromium ? false : skipReason }, async (t) => {

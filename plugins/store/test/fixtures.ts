@@ -4,9 +4,6 @@ import { balanceOf } from '../../../test/fixtures.ts';
 import { build, type TestLike } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
 
-/** A 1×1 PNG, for image uploads. */
-export const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==', 'base64');
-
 export const STORE_FEATURES = ['users', 'credits', 'store'];
 
 export function storeApp(t: TestLike, features = STORE_FEATURES, config?: unknown): Promise<FastifyInstance> {

@@ -4,8 +4,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import { ADMIN_KEY, build, call, onMysql, scratchDir, sharedDatabaseUrl, type TestLike } from '../../../test/helper.ts';
-import { grant, register, role, signInByForm } from '../../console/test/browser.ts';
-import { PNG } from './fixtures.ts';
+import { grant, register, role, signInByForm } from '../../../test/browser.ts';
+import { PNG } from '../../../test/fixtures.ts';
 
 const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), randomBytes(64)]);
 const GIF = Buffer.concat([Buffer.from('GIF89a', 'latin1'), randomBytes(64)]);
