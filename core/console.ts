@@ -9,6 +9,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from './errors.ts';
+import type { UploadedFile } from './http.ts';
 import type { FeatureContext } from './features.ts';
 import { createServiceRef } from './registry.ts';
 
@@ -34,6 +35,8 @@ export interface ConsoleRequest {
   query: Record<string, string>;
   /** A form post's fields as text, as sent (empty for GET); a checkbox is `true` when ticked and absent when not. */
   form: Record<string, string>;
+  /** The route's file (`upload` option), when the form sent one with a name; `tooLarge` when it was over the route's limit. */
+  upload?: UploadedFile;
   staff: ConsoleStaff;
 }
 
@@ -43,7 +46,9 @@ export type ConsoleCell = string | { text: string; href: string } | { action: st
 export interface ConsoleField {
   name: string;
   label: string;
-  type?: 'text' | 'number' | 'password' | 'textarea' | 'select' | 'checkbox' | 'search' | 'datetime' | 'hidden';
+  type?: 'text' | 'number' | 'password' | 'textarea' | 'select' | 'checkbox' | 'search' | 'datetime' | 'hidden' | 'file';
+  /** For `file`: the types the picker offers (`image/png,image/jpeg`); the route checks the bytes. */
+  accept?: string;
   /** For `select`: value and label of each choice. */
   options?: { value: string; label: string }[];
   /** For `select`: an empty first choice with this label, so nothing is chosen until someone picks (with `required`, the form cannot be sent before). */
@@ -102,6 +107,8 @@ export interface ConsoleRouteOptions {
   access?: ConsoleAccess;
   /** A POST's body schema, usually the API route's own: its errors are the API's, beside the field they name. Empty fields count as not sent. */
   body?: TSchema;
+  /** A POST taking the form's file field `field` as bytes (the form is sent as multipart), at most `maxBytes` of it. */
+  upload?: { field: string; maxBytes: number };
 }
 
 /** What a section's `pages` function registers its pages with; paths are under `/console/<id>`. */

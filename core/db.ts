@@ -432,6 +432,8 @@ export interface RetryOptions { tries: number; delayMs: number }
  */
 export class Database implements TransactionScope {
   readonly dialect: Dialect;
+  /** SQLite's file (or `:memory:`): features keeping files of their own put them beside it. Undefined on MySQL. */
+  readonly file?: string;
   /** Names of every migration the enabled features define. */
   readonly migrationNames: readonly string[];
   /** Statements run since start: a cheap gauge of how much work a request does. */
@@ -450,8 +452,9 @@ export class Database implements TransactionScope {
   /** The last write refused for a lasting cause (lastingWriteFault), until a write succeeds. */
   #writeFault?: { why: string; at: number };
 
-  constructor(dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool }, migrationNames: string[], makeOrm: () => Promise<MikroORM>, retry: RetryOptions, writeFaultSeconds: number) {
+  constructor(dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool; file?: string }, migrationNames: string[], makeOrm: () => Promise<MikroORM>, retry: RetryOptions, writeFaultSeconds: number) {
     this.dialect = dialect;
+    this.file = driver.file;
     this.#retry = retry;
     this.#writeFaultMs = writeFaultSeconds * 1000;
     this.#sqlite = driver.sqlite;
@@ -733,7 +736,7 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
     // WAL lets readers in other processes work while one writer commits; busy_timeout waits for
     // another process's write lock instead of failing.
     sqlite.exec('pragma journal_mode = wal; pragma busy_timeout = 5000; pragma foreign_keys = on');
-    return new Database('sqlite', { sqlite: new SqliteConnection(sqlite) }, names, async () => {
+    return new Database('sqlite', { sqlite: new SqliteConnection(sqlite), file: target.file }, names, async () => {
       const { SqliteDriver } = await import('@mikro-orm/sql');
       const { MikroORM } = await import('@mikro-orm/core');
       return MikroORM.init({ ...await ormOptions(), driver: SqliteDriver, dbName: target.file, driverOptions: await sharedSqliteDialect(sqlite) } as Options);

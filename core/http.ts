@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import multipart from '@fastify/multipart';
+import multipart, { type FastifyMultipartBaseOptions } from '@fastify/multipart';
 import qs from 'qs';
 import { Type } from '@sinclair/typebox';
 import { isLockConflict, sqliteCode } from './db.ts';
@@ -15,6 +15,23 @@ export interface BodyLimits {
   maxFields: number;
   /** Longest body, in bytes (Fastify enforces it for the other encodings, not for multipart). */
   bodyLimit: number;
+}
+
+/** A file a route takes as bytes (see `fileUpload`); `tooLarge` when it was cut at the route's limit. */
+export interface UploadedFile {
+  filename: string;
+  data: Buffer;
+  tooLarge: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The multipart file part `field` arrives as bytes in `request.upload`, at most `maxBytes` of it; every other part is read as for any route. */
+    fileUpload?: { field: string; maxBytes: number };
+  }
+  interface FastifyRequest {
+    upload?: UploadedFile;
+  }
 }
 
 /** The error body every failure answers with (decisions.md §2). */
@@ -108,8 +125,9 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
       done(err as Error, undefined);
     }
   });
+  const partLimits = { fieldSize: limits.fieldLimit, fields: limits.maxFields, files: limits.maxFields, parts: limits.maxFields, fieldNameSize: 200 };
   await app.register(multipart, {
-    limits: { fieldSize: limits.fieldLimit, fields: limits.maxFields, fileSize: limits.fieldLimit, files: limits.maxFields, parts: limits.maxFields, fieldNameSize: 200 },
+    limits: { ...partLimits, fileSize: limits.fieldLimit },
     throwFileSizeLimit: true,
   });
   // Multipart fields are turned into the same `key=value` pairs a form would send, so the three
@@ -117,11 +135,22 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
   const readMultipart = async (request: FastifyRequest) => {
     const pairs: string[] = [];
     let bytes = 0;
+    const upload = request.routeOptions.config?.fileUpload;
+    // An upload route cuts files at its own limit instead of refusing the request, so the form
+    // that sent one too big can say so beside its field.
+    const parts = upload ? request.parts({ limits: { ...partLimits, fileSize: upload.maxBytes }, throwFileSizeLimit: false } as FastifyMultipartBaseOptions) : request.parts();
     try {
-      for await (const part of request.parts()) {
+      for await (const part of parts) {
         let value: string;
+        if (part.type === 'file' && upload?.field === part.fieldname && !request.upload) {
+          const chunks: Buffer[] = [];
+          for await (const chunk of part.file) chunks.push(chunk as Buffer);
+          request.upload = { filename: part.filename, data: Buffer.concat(chunks), tooLarge: part.file.truncated };
+          continue;
+        }
         if (part.type === 'file') {
           value = (await part.toBuffer()).toString('utf8');
+          if (part.file.truncated) throw tooLarge(`File "${part.fieldname}" is longer than ${limits.fieldLimit} bytes.`);
         } else {
           if (part.valueTruncated) throw tooLarge(`Field "${part.fieldname}" is longer than ${limits.fieldLimit} bytes.`);
           value = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);

@@ -52,6 +52,29 @@ export async function register(app: FastifyInstance, username: string, email = `
   return Number(profile.json().id);
 }
 
+/** A role made through the API (its slug is the name in lower case); returns its id. */
+export async function role(app: FastifyInstance, name: string): Promise<number> {
+  const res = await call(app, '/api/admin/roles', { body: { name, slug: name.toLowerCase() } });
+  if (res.statusCode !== 201) throw new Error(`role ${name}: ${res.body}`);
+  return Number(res.json().id);
+}
+
+export async function grant(app: FastifyInstance, userId: number, roleId: number): Promise<void> {
+  const res = await call(app, `/api/users/${userId}/roles`, { body: { roleID: String(roleId) } });
+  if (res.statusCode !== 200) throw new Error(`grant: ${res.body}`);
+}
+
+/** Signs in through the form as a browser would (the form's token and its cookie), without a browser; returns the answer. */
+export async function signInByForm(app: FastifyInstance, username: string) {
+  const form = await app.inject('/console/login');
+  const cookie = String(form.headers['set-cookie']).split(';')[0]!;
+  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(form.body)![1]!;
+  return app.inject({
+    method: 'POST', url: '/console/login', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ _csrf: csrf, username, password: PASSWORD }).toString(),
+  });
+}
+
 /**
  * The README's screenshots, written when SCREENSHOTS is set (`SCREENSHOTS=1 npm test`): an
  * ordinary test run leaves the checkout as it found it.

@@ -40,6 +40,9 @@ export function balanceOf(app: FastifyInstance, userId: number): Promise<number>
   return app.services.get(creditsRef).balance(userId);
 }
 
+/** A 1×1 PNG, for image uploads. */
+export const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==', 'base64');
+
 /** A role, a store category and a product made through the admin API: what a purchase needs. */
 export async function makeRole(app: FastifyInstance, name: string): Promise<number> {
   return Number((await created(app, '/api/admin/roles', { name }, 'json')).id);

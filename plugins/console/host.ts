@@ -164,11 +164,12 @@ export class Console implements ConsoleHost {
    * A console route: signed in, allowed, and for a change the session's CSRF token, all checked
    * before the body is validated against `body` (the API's schema and messages).
    */
-  route(scope: FastifyInstance, method: 'GET' | 'POST', url: string, access: ConsoleAccess, current: string, handler: ConsoleHandler, body?: TSchema): void {
+  route(scope: FastifyInstance, method: 'GET' | 'POST', url: string, access: ConsoleAccess, current: string, handler: ConsoleHandler, { body, upload }: ConsoleRouteOptions = {}): void {
     const refuse = (request: FastifyRequest, reply: FastifyReply, signed: Signed, text: string) =>
       this.send(request, reply, { title: 'Not allowed', status: 403, blocks: [{ kind: 'text', text }] }, signed, current);
     scope.route({
       method, url,
+      config: upload ? { fileUpload: upload } : {},
       preValidation: async (request, reply) => {
         const signed = await this.signedIn(request);
         if (!signed) {
@@ -186,7 +187,7 @@ export class Console implements ConsoleHost {
       handler: async (request, reply) => {
         const { signed, form } = consoleState.get(request)!;
         const checked = body && method === 'POST' ? validateForm(request, body, form) : {};
-        const result = await handler({ params: request.params as Record<string, string>, query: formOf(request.query), form, staff: signed.staff, ...checked });
+        const result = await handler({ params: request.params as Record<string, string>, query: formOf(request.query), form, upload: request.upload?.filename ? request.upload : undefined, staff: signed.staff, ...checked });
         return this.result(request, reply, result, signed, current);
       },
     });
@@ -204,7 +205,7 @@ export class Console implements ConsoleHost {
     const base = `/console/${section.id}`;
     const add = (method: 'GET' | 'POST') => (path: string, handler: ConsoleHandler, options: ConsoleRouteOptions = {}) => {
       const access = options.access === 'admin' || menu.access === 'admin' ? 'admin' : 'support';
-      this.route(scope, method, `${base}${path}`, access, section.id, handler, options.body);
+      this.route(scope, method, `${base}${path}`, access, section.id, handler, options);
     };
     const pages: ConsolePages = {
       base,

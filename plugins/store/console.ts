@@ -10,8 +10,15 @@ import { counted, displayTimestamp, formatMoney, now, parseClientTimestamp } fro
 import { toBool } from '../../core/schemas.ts';
 import { usersRef } from '../users/contract.ts';
 import { CategoryCreateBody, CategoryPatchBody, ProductCreateBody, ProductPatchBody, RulesPatchBody, categoryInput, productInput } from './schemas.ts';
-import type { Category, Product, Variable } from './contract.ts';
+import { storedImage, type Category, type Product, type Variable } from './contract.ts';
+import { IMAGE_ACCEPT, type ProductImages } from './images.ts';
 import type { DbStoreService } from './service.ts';
+
+/** What the store's register function hands its console sections. */
+export interface StoreInternals {
+  store: DbStoreService;
+  images: ProductImages;
+}
 
 const PAGE = 50;
 
@@ -44,14 +51,15 @@ function treeOrder(categories: Category[]): { category: Category; depth: number 
   return out;
 }
 
+const sizeText = (bytes: number) => (bytes < 1048576 ? `${Number((bytes / 1024).toFixed(1))} KiB` : `${Number((bytes / 1048576).toFixed(2))} MiB`);
 const yes = (v: boolean) => (v ? 'yes' : 'no');
 const checkbox = (form: Record<string, string>, name: string) => (toBool(form[name]) ? 'true' : 'false');
 
-export const catalogueSection: ConsoleSection<unknown, DbStoreService> = {
+export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
   id: 'catalogue',
   title: 'Catalogue',
   order: 20,
-  pages(pages, ctx, store) {
+  pages(pages, ctx, { store, images }) {
     const { settings } = ctx;
     const users = ctx.services.get(usersRef);
     const tz = () => settings.get().timezone;
@@ -216,11 +224,11 @@ export const catalogueSection: ConsoleSection<unknown, DbStoreService> = {
     }, { body: ProductCreateBody });
 
     type Shown = { values: Record<string, string>; errors: Record<string, string> };
-    const productPage = async (p: Product, edit?: Shown, rulesEdit?: Shown): Promise<ConsolePage> => {
+    const productPage = async (p: Product, edit?: Shown, rulesEdit?: Shown, imageError?: string): Promise<ConsolePage> => {
       const commands = pages.href('delivery', `/products/${p.id}`);
       const [current, products] = await Promise.all([store.rulesOf(p.id), store.products()]);
       return {
-        title: p.name, status: edit || rulesEdit ? 422 : 200,
+        title: p.name, status: edit || rulesEdit || imageError ? 422 : 200,
         blocks: [
           ...(commands ? [{ kind: 'links' as const, items: [{ label: 'Commands run on game servers when this product is bought', href: commands }] }] : []),
           {
@@ -233,6 +241,12 @@ export const catalogueSection: ConsoleSection<unknown, DbStoreService> = {
             },
             errors: edit?.errors,
             fields: [...await productFields(await store.categories()), { name: 'stockShown', label: 'Stock shown', type: 'hidden' }],
+          },
+          ...(storedImage(p) ? [{ kind: 'links' as const, heading: 'Image', items: [{ label: `Current image (${p.imageType.toUpperCase()})`, href: storedImage(p)! }] }] : []),
+          {
+            kind: 'form', id: 'product-image', title: storedImage(p) ? 'Replace the image' : 'Upload an image', action: `${pages.base}/products/${p.id}/image`, submit: 'Upload image',
+            errors: imageError ? { image: imageError } : undefined,
+            fields: [{ name: 'image', label: 'Image file', type: 'file', required: true, accept: IMAGE_ACCEPT, hint: `PNG, JPEG, WebP or GIF, at most ${sizeText(images.maxBytes)}.` }],
           },
           {
             kind: 'form', id: 'product-rules', title: 'Purchase rules', action: `${pages.base}/products/${p.id}/rules`, submit: 'Save rules',
@@ -277,6 +291,18 @@ export const catalogueSection: ConsoleSection<unknown, DbStoreService> = {
       }
     }, { body: ProductPatchBody });
 
+    pages.post('/products/:id/image', async ({ params, upload }) => {
+      const p = await store.requireProduct(idOf(params.id));
+      if (!upload?.data.length) return productPage(p, undefined, undefined, 'Choose an image file to upload.');
+      if (upload.tooLarge) return productPage(p, undefined, undefined, `The file is larger than ${sizeText(images.maxBytes)}; nothing was changed.`);
+      try {
+        await store.updateProduct(p.id, await images.save(upload.data));
+      } catch (err) {
+        return productPage(p, undefined, undefined, errorsFor(err, ['image']).image ?? (err as Error).message);
+      }
+      return { redirect: `${pages.base}/products/${p.id}`, notice: `Image of ${p.name} saved.` };
+    }, { upload: { field: 'image', maxBytes: images.maxBytes } });
+
     pages.post('/products/:id/rules', async ({ params, body, invalid, form }) => {
       const p = await store.requireProduct(idOf(params.id));
       const values = { ...form, requireLinkedAccount: checkbox(form, 'requireLinkedAccount'), preventDowngrade: checkbox(form, 'preventDowngrade') };
@@ -300,11 +326,11 @@ export const catalogueSection: ConsoleSection<unknown, DbStoreService> = {
   },
 };
 
-export const ordersSection: ConsoleSection<unknown, DbStoreService> = {
+export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
   id: 'orders',
   title: 'Orders',
   order: 50,
-  pages(pages, ctx, store) {
+  pages(pages, ctx, { store }) {
     const { settings } = ctx;
     const users = ctx.services.get(usersRef);
     /** The start of today and of this month in the site's time zone, as stored UTC times. */

@@ -172,6 +172,16 @@ export interface OrderItemEvent {
 
 export const storeRef = createServiceRef<StoreService>('store');
 
+/** Where the store serves the images uploaded in the console: `<PRODUCT_IMAGE_PATH><imageID>.<imageType>`. */
+export const PRODUCT_IMAGE_PATH = '/images/';
+/** The types the store keeps, by the imageType it gives them. */
+export const PRODUCT_IMAGE_TYPES = { png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', gif: 'image/gif' } as const;
+
+/** The address of a product's image when it is one uploaded to the store (its id the hash of its bytes); undefined otherwise. */
+export function storedImage(p: Pick<Product, 'imageId' | 'imageType'>): string | undefined {
+  return /^[0-9a-f]{64}$/.test(p.imageId) && Object.hasOwn(PRODUCT_IMAGE_TYPES, p.imageType) ? `${PRODUCT_IMAGE_PATH}${p.imageId}.${p.imageType}` : undefined;
+}
+
 declare module '../../core/events.ts' {
   interface EventMap {
     /**

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { Counter } from 'prom-client';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
@@ -5,6 +6,7 @@ import { usersRef } from '../users/contract.ts';
 import { catalogueSection, ordersSection } from './console.ts';
 import { storeRef, storeSettings } from './contract.ts';
 import { entities } from './entities.ts';
+import { ProductImages, imageOptions } from './images.ts';
 import { migrations } from './migrations/index.ts';
 import { storeRoutes } from './routes.ts';
 import { DbStoreService } from './service.ts';
@@ -12,6 +14,7 @@ import { DbStoreService } from './service.ts';
 export default defineFeature({
   name: 'store',
   requires: [usersRef, creditsRef],
+  options: Type.Object({ images: imageOptions }),
   entities,
   migrations,
   settings: storeSettings,
@@ -20,14 +23,16 @@ export default defineFeature({
     OUT_OF_STOCK: 400, INVALID_VARIABLE: 400, REQUIRED_PRODUCT: 400, REQUIRED_LINKED_ACCOUNT: 400, DOWNGRADE_NOT_ALLOWED: 400,
     ACCOUNT_REQUIRED: 400,
   },
-  async register(app, { db, events, services, settings, metrics }) {
+  async register(app, { db, events, services, settings, metrics, options }) {
     const users = services.get(usersRef);
     const store = new DbStoreService({ db, events, settings, users, credits: services.get(creditsRef) });
     services.provide(storeRef, store);
     const completed = new Counter({ name: 'store_orders_total', help: 'Completed orders by type (credit: paid from the balance, payment: real money).', labelNames: ['type'] as const, registers: [metrics] });
     events.on('store.order.completed', (e) => completed.inc({ type: e.type }));
     await storeRoutes(app, store, users, settings);
-    return store;
+    const images = new ProductImages(options.images, db);
+    images.routes(app);
+    return { store, images };
   },
   console: [catalogueSection, ordersSection],
 });

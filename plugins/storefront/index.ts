@@ -11,7 +11,7 @@ import { creditsRef } from '../credits/contract.ts';
 import { deliveryRef } from '../delivery/contract.ts';
 import { paymentsRef } from '../payments/contract.ts';
 import { donationsRef } from '../donations/contract.ts';
-import { storeRef, type Product } from '../store/contract.ts';
+import { storeRef, storedImage, type Product } from '../store/contract.ts';
 import { supportRef } from '../support/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { votesRef } from '../votes/contract.ts';
@@ -34,7 +34,7 @@ const options = Type.Object({
   themeDir: Type.String({ default: '' }),
   /** The address players reach the site at (`https://shop.example.org`), for canonical links and the sitemap; empty: the request's host. */
   publicUrl: Type.String({ pattern: '^(|https?://[^/\\s]+)$', default: '' }),
-  /** Where product images are (`https://cdn.example.org/store/`): an image is `<imageBaseUrl><imageID>.<imageType>`; empty shows none. */
+  /** Where product images are (`https://cdn.example.org/store/`): an image is `<imageBaseUrl><imageID>.<imageType>`; empty shows the images uploaded in the console, served by the store. */
   imageBaseUrl: Type.String({ pattern: '^(|https://\\S+/|/\\S*/)$', default: '' }),
   /** Lines a basket may hold. */
   basketMaxLines: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
@@ -62,8 +62,10 @@ export default defineFeature({
     const auth = services.get(authRef);
     const theme = new Theme(opts.themeDir);
     const site = new Site(theme, settings, auth, users, { prefix: opts.prefix, publicUrl: opts.publicUrl, basketMaxLines: opts.basketMaxLines, imageBaseUrl: opts.imageBaseUrl });
-    const imageUrl = (p: Product) => (opts.imageBaseUrl && /^[A-Za-z0-9_-]+$/.test(p.imageId) && /^[a-z0-9]{1,8}$/.test(p.imageType)
-      ? `${opts.imageBaseUrl}${p.imageId}.${p.imageType}` : undefined);
+    const imageUrl = (p: Product) => {
+      if (!opts.imageBaseUrl) return storedImage(p);
+      return /^[A-Za-z0-9_-]+$/.test(p.imageId) && /^[a-z0-9]{1,8}$/.test(p.imageType) ? `${opts.imageBaseUrl}${p.imageId}.${p.imageType}` : undefined;
+    };
     const catalogue = new Catalogue(imageUrl);
 
     await app.register(fastifyCookie);

@@ -1,33 +1,9 @@
-/** The console's browser-test helpers: roles, sign-in, notices; the browser and server come from test/browser.ts. */
-import type { FastifyInstance } from 'fastify';
+/** The console's browser-test helpers: sign-in and notices; the browser, the server, roles and sign-in without a browser come from test/browser.ts. */
 import type { Page } from 'playwright-core';
-import { call, type TestLike } from '../../../test/helper.ts';
-import { browse, PASSWORD, register, serve } from '../../../test/browser.ts';
+import type { TestLike } from '../../../test/helper.ts';
+import { browse, grant, PASSWORD, register, role, serve } from '../../../test/browser.ts';
 
-export { browse, hasChromium, PASSWORD, register, screenshot, serve, skipReason } from '../../../test/browser.ts';
-
-/** A role made through the API (its slug is the name in lower case); returns its id. */
-export async function role(app: FastifyInstance, name: string): Promise<number> {
-  const res = await call(app, '/api/admin/roles', { body: { name, slug: name.toLowerCase() } });
-  if (res.statusCode !== 201) throw new Error(`role ${name}: ${res.body}`);
-  return Number(res.json().id);
-}
-
-export async function grant(app: FastifyInstance, userId: number, roleId: number): Promise<void> {
-  const res = await call(app, `/api/users/${userId}/roles`, { body: { roleID: String(roleId) } });
-  if (res.statusCode !== 200) throw new Error(`grant: ${res.body}`);
-}
-
-/** Signs in through the form as a browser would (the form's token and its cookie), without a browser; returns the answer. */
-export async function signInByForm(app: FastifyInstance, username: string) {
-  const form = await app.inject('/console/login');
-  const cookie = String(form.headers['set-cookie']).split(';')[0]!;
-  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(form.body)![1]!;
-  return app.inject({
-    method: 'POST', url: '/console/login', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ _csrf: csrf, username, password: PASSWORD }).toString(),
-  });
-}
+export { browse, grant, hasChromium, PASSWORD, register, role, screenshot, serve, signInByForm, skipReason } from '../../../test/browser.ts';
 
 export async function signIn(page: Page, base: string, username: string, password = PASSWORD): Promise<void> {
   await page.goto(`${base}/console/login`);

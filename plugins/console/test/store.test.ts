@@ -1,10 +1,12 @@
 /** The catalogue and orders in a real browser: a category, a product with a command per server, a refund; each checked through the API too. */
 import t from 'tap';
-import { call } from '../../../test/helper.ts';
+import { axeViolations } from '../../../test/browser.ts';
+import { call, scratchDir } from '../../../test/helper.ts';
+import { PNG } from '../../../test/fixtures.ts';
 import { browse, grant, hasChromium, notice, register, role, screenshot, serve, signIn, skipReason } from './browser.ts';
 
 t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChromium ? false : skipReason }, async (t) => {
-  const { app, base } = await serve(t);
+  const { app, base } = await serve(t, { plugins: { store: { images: { folder: scratchDir(t) } } } });
   const adminId = await register(app, 'Alice');
   await grant(app, adminId, await role(app, 'Admin'));
   const context = await browse(t);
@@ -50,6 +52,25 @@ t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChrom
     productId = new URL(page.url()).pathname.split('/').pop()!;
     const product = (await call(app, `/api/admin/store/products/${productId}`)).json();
     t.match(product, { name: 'VIP', price: '5.00', isActive: '1' });
+  });
+
+  await t.test('an image is uploaded on the product page and shown on the storefront', async (t) => {
+    const form = page.locator('#product-image');
+    await form.getByRole('button', { name: 'Upload image' }).click();
+    await page.locator('#product-image-image-error').waitFor();
+    t.match(await page.locator('#product-image-image-error').textContent(), /Choose an image file/, 'no file: the error beside the field');
+    await form.getByLabel('Image file').setInputFiles({ name: 'vip.png', mimeType: 'image/png', buffer: PNG });
+    await form.getByRole('button', { name: 'Upload image' }).click();
+    t.match(await notice(page, /Image of VIP saved/), /Image of VIP saved/);
+    t.same(await axeViolations(page), [], 'the product page with its upload form passes axe');
+    const { imageID, imageType } = (await call(app, `/api/admin/store/products/${productId}`)).json();
+    t.match({ imageID, imageType }, { imageID: /^[0-9a-f]{64}$/, imageType: 'png' });
+    const shop = await context.newPage();
+    await shop.goto(`${base}/product/${productId}`);
+    const img = shop.locator(`img[src="/images/${imageID}.png"]`);
+    await img.waitFor();
+    t.equal(await img.evaluate((i) => { const el = i as unknown as { complete: boolean; naturalWidth: number }; return el.complete ? el.naturalWidth : 0; }), 1, 'the storefront shows the uploaded image');
+    await shop.close();
   });
 
   await t.test('a game server and a command of the product on it', async (t) => {
