@@ -56,7 +56,6 @@ const TABLE = CoreRateLimit.tableName;
  */
 const COUNT = `insert into ${TABLE} (bucket, hits, expires_at) values (?, 1, ?)`;
 const RESET = 'hits = case when expires_at <= ? then 1 else hits + 1 end, expires_at = case when expires_at <= ? then ? else expires_at end';
-const READ = `select hits, expires_at from ${TABLE} where bucket = ?`;
 
 export class RateCounter {
   readonly #db: Database;
@@ -70,31 +69,27 @@ export class RateCounter {
     const at = Date.now();
     const end = at + windowMs;
     const params = [bucket, end, at, at, end];
-    const row = this.#db.dialect === 'sqlite'
-      ? (await this.#db.query<{ hits: number; expires_at: number }>(`${COUNT} on conflict (bucket) do update set ${RESET} returning hits, expires_at`, params))[0]!
-      // MySQL has no RETURNING: the read runs in the same transaction, behind the row lock the
-      // increment took, so it sees this request's count and no later one.
-      : await this.#db.transaction(async () => {
+    // A transaction on both: on SQLite, counts arriving together share one commit; on MySQL, which
+    // has no RETURNING, the read comes behind the row lock the increment took, so it sees this
+    // request's count and no later one.
+    return this.#db.transaction(async () => {
+      let row: { hits: number; expires_at: number };
+      if (this.#db.dialect === 'sqlite') {
+        row = (await this.#db.query<typeof row>(`${COUNT} on conflict (bucket) do update set ${RESET} returning hits, expires_at`, params))[0]!;
+      } else {
         await this.#db.run(`${COUNT} on duplicate key update ${RESET}`, params);
-        return (await this.#db.query<{ hits: number; expires_at: number }>(READ, [bucket]))[0]!;
-      });
-    const current = Number(row.hits);
-    let expiresAt = Number(row.expires_at);
-    if (current > max && (counting.continueExceeding || counting.exponentialBackoff)) {
-      // Requests past the limit push the window's end on: by one window, or doubling each time.
-      const ms = counting.exponentialBackoff ? windowMs * 2 ** (current - max - 1) : windowMs;
-      expiresAt = at + Math.min(ms, Number.MAX_SAFE_INTEGER - at);
-      await this.#db.run(`update ${TABLE} set expires_at = ? where bucket = ?`, [expiresAt, bucket]);
-    }
-    return { current, ttl: expiresAt - at };
-  }
-
-  /** The count as it stands, counting nothing. */
-  async peek(bucket: string): Promise<RateWindow> {
-    const at = Date.now();
-    const [row] = await this.#db.query<{ hits: number; expires_at: number }>(READ, [bucket]);
-    if (!row || Number(row.expires_at) <= at) return { current: 0, ttl: 0 };
-    return { current: Number(row.hits), ttl: Number(row.expires_at) - at };
+        row = (await this.#db.query<typeof row>(`select hits, expires_at from ${TABLE} where bucket = ?`, [bucket]))[0]!;
+      }
+      const current = Number(row.hits);
+      let expiresAt = Number(row.expires_at);
+      if (current > max && (counting.continueExceeding || counting.exponentialBackoff)) {
+        // Requests past the limit push the window's end on: by one window, or doubling each time.
+        const ms = counting.exponentialBackoff ? windowMs * 2 ** (current - max - 1) : windowMs;
+        expiresAt = at + Math.min(ms, Number.MAX_SAFE_INTEGER - at);
+        await this.#db.run(`update ${TABLE} set expires_at = ? where bucket = ?`, [expiresAt, bucket]);
+      }
+      return { current, ttl: expiresAt - at };
+    });
   }
 
   /** Deletes the windows that have ended: a later request starts a new one either way. */
@@ -123,10 +118,6 @@ export function databaseStore(counter: RateCounter) {
 
     incr(key: string, cb: Callback, timeWindow: number, max: number): void {
       counter.hit(this.#bucket(key), timeWindow, max, this.#counting).then((res) => cb(null, res), cb);
-    }
-
-    read(key: string, cb: Callback): void {
-      counter.peek(this.#bucket(key)).then((res) => cb(null, res), cb);
     }
 
     child(route: RouteLimit): DatabaseRateStore {
