@@ -7,6 +7,7 @@ import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { login, register } from '../plugins/auth/test/fixtures.ts';
 import { register as registerPlayer, signInByForm } from '../plugins/console/test/browser.ts';
+import { Visitor } from '../plugins/storefront/test/visitor.ts';
 import { ECHO_PLUGIN, rowCount } from './fixtures.ts';
 import { build, call, sharedDatabaseUrl, type BuildTestOptions } from './helper.ts';
 
@@ -71,6 +72,14 @@ t.test('the console sign-in limit counts across instances', async (t) => {
   t.equal(res.statusCode, 429, 'the 3rd sign-in from the address is refused on B');
   t.match(res.body, /Too many sign-in attempts/);
   t.ok(retryAfter(res) >= 1 && retryAfter(res) <= 60);
+});
+
+t.test('the storefront\'s sign-in limit counts across instances', async (t) => {
+  const [a, b] = await twoInstances(t, { config: { plugins: { storefront: { rateLimit: { signIn: { max: 2 } } } } } });
+  for (const app of [a, b]) t.equal((await new Visitor(app).post('/login', { username: 'Steve', password: 'wrong' })).statusCode, 401);
+  const res = await new Visitor(b).post('/login', { username: 'Steve', password: 'wrong' });
+  t.equal(res.statusCode, 429, 'the 3rd sign-in from the address is refused on B');
+  t.match(res.body, /Too many attempts/);
 });
 
 t.test('any route\'s own limit: counted per route across instances, exact under parallel calls', async (t) => {
