@@ -27,7 +27,7 @@ export const CoreRateLimit = defineEntity({
 });
 
 /** What @fastify/rate-limit reads of a count: requests so far, and ms until the window ends. */
-export interface RateWindow {
+interface RateWindow {
   current: number;
   ttl: number;
 }
@@ -57,7 +57,7 @@ const TABLE = CoreRateLimit.tableName;
 const COUNT = `insert into ${TABLE} (bucket, hits, expires_at) values (?, 1, ?)`;
 const RESET = 'hits = case when expires_at <= ? then 1 else hits + 1 end, expires_at = case when expires_at <= ? then ? else expires_at end';
 
-export class RateCounter {
+class RateCounter {
   readonly #db: Database;
 
   constructor(db: Database) {
@@ -102,7 +102,7 @@ export class RateCounter {
  * The store @fastify/rate-limit takes as `store` (a class it makes with `new`): one child per
  * limited route, whose keys are counted apart from every other route's.
  */
-export function databaseStore(counter: RateCounter) {
+function databaseStore(counter: RateCounter) {
   return class DatabaseRateStore {
     readonly #scope: string;
     readonly #counting: Counting;
