@@ -5,11 +5,12 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { lazySchemaCompilers, plainJsonAnswers } from './schema-compilers.ts';
 import { Type } from '@sinclair/typebox';
-import { ApiKeys, CoreApiKey, apiKeyHook, apiKeysRef } from './api-keys.ts';
+import { ApiKeys, apiKeyHook, apiKeysRef } from './api-keys.ts';
 import { connectAtBoot } from './boot.ts';
 import { capConnections } from './connections.ts';
 import { loadConfig, type AppConfig, type SiteSetting, type SiteSettings } from './config.ts';
 import { openDatabase, migrate, type Database } from './db.ts';
+import { coreEntities } from './entities.ts';
 import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
 import { discoverFeatures, registerFeatures, selectEnabled, settingOwners, type FeatureContext, type LoadedFeature } from './features.ts';
@@ -18,8 +19,9 @@ import { RequestLog, corsPolicy, databaseMetrics, echoRequestId, metricsRegistry
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { checkDeclaredErrors, openapiOptions } from './openapi.ts';
 import { ServiceRegistry } from './registry.ts';
+import { rateLimitStore } from './rate-limits.ts';
 import { markServer } from './server-mark.ts';
-import { CoreSetting, DbSettings, declareSettings, settingsRef, settingsRoutes, siteDefaults, type SettingsService } from './settings.ts';
+import { DbSettings, declareSettings, settingsRef, settingsRoutes, siteDefaults, type SettingsService } from './settings.ts';
 
 const FAVICON = readFileSync(new URL('assets/favicon.svg', import.meta.url));
 
@@ -103,7 +105,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
 
   const db = await connectAtBoot(config.database, () => openDatabase({
     config: config.database,
-    entities: [CoreSetting, CoreApiKey, ...features.flatMap((f) => f.def.entities ?? [])],
+    entities: [...coreEntities, ...features.flatMap((f) => f.def.entities ?? [])],
     migrations: [...coreMigrations, ...features.flatMap((f) => f.def.migrations ?? [])],
   }), options.bootLog ?? ((line) => process.stderr.write(`${line}\n`)));
   try {
@@ -187,6 +189,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   inputGuard(app);
   await app.register(rateLimit, {
     global: false,
+    store: rateLimitStore(app, db, config.rateLimits.sweepSeconds),
     errorResponseBuilder: (_req, ctx) => ({ statusCode: 429, code: 'FST_ERR_RATE_LIMIT_EXCEEDED', message: `Rate limit exceeded, retry in ${ctx.after}` }),
   });
   if (config.docs.enabled) {

@@ -124,6 +124,10 @@ export const ConfigSchema = Type.Object({
     /** How long a revoked or created key may go unnoticed by a running server. */
     cacheSeconds: Type.Number({ minimum: 0, default: 5 }),
   }, { default: {}, additionalProperties: false }),
+  rateLimits: Type.Object({
+    /** How often windows that have ended are deleted from the database's count of each route's limit. */
+    sweepSeconds: Type.Integer({ minimum: 1, default: 60 }),
+  }, { default: {}, additionalProperties: false }),
   docs: Type.Object({ enabled: Type.Boolean({ default: true }) }, { default: {}, additionalProperties: false }),
   metrics: Type.Object({
     /** `GET /metrics` in Prometheus format. */

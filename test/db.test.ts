@@ -6,10 +6,9 @@ import { ECHO_PLUGIN, settle } from './fixtures.ts';
 import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
 import { execFileSync } from 'node:child_process';
 import { DatabaseSync } from 'node:sqlite';
-import { CoreApiKey } from '../core/api-keys.ts';
 import { loadConfig } from '../core/config.ts';
+import { coreEntities } from '../core/entities.ts';
 import { discoverFeatures } from '../core/features.ts';
-import { CoreSetting } from '../core/settings.ts';
 import { Table } from '../core/table.ts';
 import { VotesLink } from '../plugins/votes/entities.ts';
 
@@ -23,7 +22,7 @@ t.test('every table names its columns as MikroORM does', async (t) => {
   const app = await build(t, { config: { plugins: { hello: { enabled: true } } } });
   const config = loadConfig({}, { plugins: { hello: { enabled: true } } });
   const definitions = (await discoverFeatures(config)).map((f) => f.def);
-  const tables = [CoreSetting, CoreApiKey, ...definitions.flatMap((f) => f.entities ?? [])].filter((e) => e instanceof Table);
+  const tables = [...coreEntities, ...definitions.flatMap((f) => f.entities ?? [])].filter((e) => e instanceof Table);
   t.ok(tables.length >= 30, `${tables.length} tables described with core/table.ts`);
   const metadata = (await app.db.orm()).getMetadata();
   for (const table of tables) {

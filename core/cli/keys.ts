@@ -9,12 +9,12 @@
  *   npm run keys -- list
  *   npm run keys -- revoke <name>
  */
-import { ApiKeys, CoreApiKey, type Scope } from '../api-keys.ts';
+import { ApiKeys, type Scope } from '../api-keys.ts';
 import { connectAtBoot } from '../boot.ts';
 import { loadConfig } from '../config.ts';
 import { openDatabase, migrate } from '../db.ts';
+import { coreEntities } from '../entities.ts';
 import { migrations } from '../migrations/index.ts';
-import { CoreSetting } from '../settings.ts';
 import { commandLine, usage } from './args.ts';
 
 const USAGE = 'usage: npm run keys -- create <name> [--admin | --scope <feature>[:<action>] …] [--client-codes] | client-codes <name> on|off | list | revoke <name>';
@@ -33,7 +33,7 @@ function noActiveKey(): void {
 }
 
 const config = loadConfig();
-const db = await connectAtBoot(config.database, () => openDatabase({ config: config.database, entities: [CoreSetting, CoreApiKey], migrations }), console.error);
+const db = await connectAtBoot(config.database, () => openDatabase({ config: config.database, entities: coreEntities, migrations }), console.error);
 try {
   await migrate(db);
   const keys = new ApiKeys(db, undefined, 0);

@@ -9,12 +9,11 @@ import { writeFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createConnection } from 'mysql2/promise';
-import { CoreApiKey } from '../api-keys.ts';
 import { loadConfig, rootDir } from '../config.ts';
 import { openDatabase, migrate, type Dialect, type MigrationDef } from '../db.ts';
+import { coreEntities } from '../entities.ts';
 import { builtinNames, discoverFeatures } from '../features.ts';
 import { migrations as coreMigrations } from '../migrations/index.ts';
-import { CoreSetting } from '../settings.ts';
 import { commandLine, usage } from './args.ts';
 
 const USAGE = 'usage: npm run migration:create -- <feature|core> <what, e.g. init or add_stock>';
@@ -25,7 +24,7 @@ let entities: object[];
 let existing: MigrationDef[];
 let dir: string;
 if (feature === 'core') {
-  entities = [CoreSetting, CoreApiKey];
+  entities = coreEntities;
   existing = coreMigrations;
   dir = join(rootDir, 'core/migrations');
 } else {

@@ -2,14 +2,13 @@
  * `npm run migrate`: applies the pending migrations of the core and every enabled feature.
  * `npm run migrate -- status`: lists the applied and the pending ones, changing nothing.
  */
-import { CoreApiKey } from '../api-keys.ts';
 import { commandLine, usage } from './args.ts';
 import { connectAtBoot } from '../boot.ts';
 import { loadConfig, ConfigError } from '../config.ts';
 import { openDatabase, migrate } from '../db.ts';
+import { coreEntities } from '../entities.ts';
 import { discoverFeatures, selectEnabled } from '../features.ts';
 import { migrations } from '../migrations/index.ts';
-import { CoreSetting } from '../settings.ts';
 
 const USAGE = 'usage: npm run migrate [-- status]';
 const { positionals: [command, ...extra] } = commandLine(USAGE, {});
@@ -20,7 +19,7 @@ try {
   const features = selectEnabled(await discoverFeatures(config), config);
   const db = await connectAtBoot(config.database, () => openDatabase({
     config: config.database,
-    entities: [CoreSetting, CoreApiKey, ...features.flatMap((f) => f.def.entities ?? [])],
+    entities: [...coreEntities, ...features.flatMap((f) => f.def.entities ?? [])],
     migrations: [...migrations, ...features.flatMap((f) => f.def.migrations ?? [])],
   }), console.error);
   try {

@@ -3,5 +3,6 @@ import m0 from './20260101000000_core_init.ts';
 import m1 from './20261123074603_core_api_keys_last_used.ts';
 import m2 from './20261123075128_core_api_keys_scopes.ts';
 import m3 from './20261125183714_core_api_keys_client_codes.ts';
+import m4 from './20261125200123_core_rate_limits.ts';
 
-export const migrations = [m0, m1, m2, m3];
+export const migrations = [m0, m1, m2, m3, m4];

@@ -1,0 +1,136 @@
+/**
+ * Request rate limits counted in the database: @fastify/rate-limit's store for every route's
+ * `config.rateLimit`, so the instances on one database share one count per key and window and a
+ * client sent to two of them gets the limit once, not twice.
+ */
+import { hash } from 'node:crypto';
+import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
+import type { FastifyInstance } from 'fastify';
+import { everyRound } from './background.ts';
+import type { Database } from './db.ts';
+import { defineEntity, p } from './table.ts';
+
+export const CoreRateLimit = defineEntity({
+  name: 'CoreRateLimit',
+  tableName: 'core_rate_limits',
+  properties: {
+    /**
+     * A hash of the route and the limiter's key: one width whatever a client sends as a name, and
+     * no player's name or address kept at rest.
+     */
+    bucket: p.string().length(64).primary(),
+    /** Requests counted in the current window. */
+    hits: p.integer(),
+    /** When the window ends, in ms since the epoch: the next request after it starts a new one. */
+    expiresAt: p.bigint('number').index(),
+  },
+});
+
+/** What @fastify/rate-limit reads of a count: requests so far, and ms until the window ends. */
+interface RateWindow {
+  current: number;
+  ttl: number;
+}
+
+/** The options of a route's limit that change how a window is counted. */
+interface Counting {
+  continueExceeding?: boolean;
+  exponentialBackoff?: boolean;
+}
+
+/**
+ * The route's fields @fastify/rate-limit hands `child`: its own options merged over the plugin's,
+ * and the route itself (empty for a limiter made with `app.createRateLimit`).
+ */
+interface RouteLimit extends Counting {
+  routeInfo: { method?: string | string[]; url?: string };
+}
+
+type Callback = (err: Error | null, res?: RateWindow) => void;
+
+const TABLE = CoreRateLimit.tableName;
+/**
+ * One request counted: a window past its end starts again at 1. Both dialects evaluate the
+ * conditions on the row as it was: SQLite assigns from the old row, MySQL left to right, and
+ * `hits` comes before the only column the conditions read.
+ */
+const COUNT = `insert into ${TABLE} (bucket, hits, expires_at) values (?, 1, ?)`;
+const RESET = 'hits = case when expires_at <= ? then 1 else hits + 1 end, expires_at = case when expires_at <= ? then ? else expires_at end';
+
+class RateCounter {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  /** Counts one request against `bucket` and answers the count with the time left of its window. */
+  async hit(bucket: string, windowMs: number, max: number, counting: Counting): Promise<RateWindow> {
+    const at = Date.now();
+    const end = at + windowMs;
+    const params = [bucket, end, at, at, end];
+    // A transaction on both: on SQLite, counts arriving together share one commit; on MySQL, which
+    // has no RETURNING, the read comes behind the row lock the increment took, so it sees this
+    // request's count and no later one.
+    return this.#db.transaction(async () => {
+      let row: { hits: number; expires_at: number };
+      if (this.#db.dialect === 'sqlite') {
+        row = (await this.#db.query<typeof row>(`${COUNT} on conflict (bucket) do update set ${RESET} returning hits, expires_at`, params))[0]!;
+      } else {
+        await this.#db.run(`${COUNT} on duplicate key update ${RESET}`, params);
+        row = (await this.#db.query<typeof row>(`select hits, expires_at from ${TABLE} where bucket = ?`, [bucket]))[0]!;
+      }
+      const current = Number(row.hits);
+      let expiresAt = Number(row.expires_at);
+      if (current > max && (counting.continueExceeding || counting.exponentialBackoff)) {
+        // Requests past the limit push the window's end on: by one window, or doubling each time.
+        const ms = counting.exponentialBackoff ? windowMs * 2 ** (current - max - 1) : windowMs;
+        expiresAt = at + Math.min(ms, Number.MAX_SAFE_INTEGER - at);
+        await this.#db.run(`update ${TABLE} set expires_at = ? where bucket = ?`, [expiresAt, bucket]);
+      }
+      return { current, ttl: expiresAt - at };
+    });
+  }
+
+  /** Deletes the windows that have ended: a later request starts a new one either way. */
+  async sweep(): Promise<void> {
+    await this.#db.run(`delete from ${TABLE} where expires_at <= ?`, [Date.now()]);
+  }
+}
+
+/**
+ * The store @fastify/rate-limit takes as `store` (a class it makes with `new`): one child per
+ * limited route, whose keys are counted apart from every other route's.
+ */
+function databaseStore(counter: RateCounter) {
+  return class DatabaseRateStore {
+    readonly #scope: string;
+    readonly #counting: Counting;
+
+    constructor(options: Counting, scope = '') {
+      this.#scope = scope;
+      this.#counting = { continueExceeding: options.continueExceeding, exponentialBackoff: options.exponentialBackoff };
+    }
+
+    #bucket(key: string): string {
+      return hash('sha256', `${this.#scope}\n${key}`, 'hex');
+    }
+
+    incr(key: string, cb: Callback, timeWindow: number, max: number): void {
+      counter.hit(this.#bucket(key), timeWindow, max, this.#counting).then((res) => cb(null, res), cb);
+    }
+
+    child(route: RouteLimit): DatabaseRateStore {
+      const { method = '', url = '' } = route.routeInfo;
+      return new DatabaseRateStore(route, `${[method].flat().join(',')} ${url}`);
+    }
+  };
+}
+
+/** Counts every route's limit in the database, and sweeps ended windows every `sweepSeconds`. */
+export function rateLimitStore(app: FastifyInstance, db: Database, sweepSeconds: number): FastifyRateLimitStoreCtor {
+  const counter = new RateCounter(db);
+  everyRound(app, app.log, 'rate limit sweep', sweepSeconds * 1000, () => counter.sweep());
+  // The typings say `child` gets the route's options; it gets them merged into the limit's, with the route as `routeInfo`.
+  return databaseStore(counter) as unknown as FastifyRateLimitStoreCtor;
+}
