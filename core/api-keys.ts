@@ -1,6 +1,6 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { defineEntity, p } from './table.ts';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';
 import { now } from './format.ts';
@@ -200,27 +200,32 @@ export const apiKeysRef = createServiceRef<ApiKeys>('core.apiKeys');
  * otherwise (a payment gateway's signed webhook) opts out with `config: { noApiKey: true }`.
  */
 export function apiKeyHook(app: FastifyInstance, keys: ApiKeys): void {
-  app.addHook('onRequest', async (request: FastifyRequest) => {
+  // A callback hook that calls `done` at once off /api: the pages and the rest pay no promise for it.
+  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     // The pattern of the route that will run decides, not the raw URL: the router decodes
     // `/%61pi/%61dmin/settings` to the admin route, whose raw text looks like neither. A URL that
     // matches no route (a 404) has no pattern and falls back to its raw path.
     const path = request.routeOptions.url ?? request.url.split('?', 1)[0]!;
-    if (!/^\/+api(\/|$)/.test(path)) return;
-    if (request.routeOptions.config?.noApiKey) return;
-    const header = request.headers['x-api-key'];
-    const presented = Array.isArray(header) ? header[0] : header;
-    if (!presented) throw new DomainError('INVALID_API_KEY', 'The X-Api-Key header is missing.');
-    const identity = await keys.check(presented);
-    if (!identity) throw new DomainError('INVALID_API_KEY', 'The X-Api-Key header does not hold a valid API key.');
-    if (/^\/+api\/+admin(\/|$)/.test(path)) {
-      if (!identity.scopes.includes('admin')) throw new DomainError('FORBIDDEN', 'This API key lacks the admin scope.');
-    } else if (!identity.scopes.includes('api') && !identity.scopes.includes('admin')) {
-      const { feature, scopeAction } = request.routeOptions.config;
-      const needed = routeScopes(feature, request.method, scopeAction);
-      if (!needed.some((s) => identity.scopes.includes(s))) {
-        throw new DomainError('FORBIDDEN', `This API key lacks the scope for this route (${needed.join(' or ') || 'api'}).`);
-      }
-    }
-    request.apiKey = identity;
+    if (!/^\/+api(\/|$)/.test(path) || request.routeOptions.config?.noApiKey) return done();
+    checkKey(request, path, keys).then(() => done(), done);
   });
+}
+
+/** The key an /api request presents, checked against the route's scope; the identity it finds stays on the request. */
+async function checkKey(request: FastifyRequest, path: string, keys: ApiKeys): Promise<void> {
+  const header = request.headers['x-api-key'];
+  const presented = Array.isArray(header) ? header[0] : header;
+  if (!presented) throw new DomainError('INVALID_API_KEY', 'The X-Api-Key header is missing.');
+  const identity = await keys.check(presented);
+  if (!identity) throw new DomainError('INVALID_API_KEY', 'The X-Api-Key header does not hold a valid API key.');
+  if (/^\/+api\/+admin(\/|$)/.test(path)) {
+    if (!identity.scopes.includes('admin')) throw new DomainError('FORBIDDEN', 'This API key lacks the admin scope.');
+  } else if (!identity.scopes.includes('api') && !identity.scopes.includes('admin')) {
+    const { feature, scopeAction } = request.routeOptions.config;
+    const needed = routeScopes(feature, request.method, scopeAction);
+    if (!needed.some((s) => identity.scopes.includes(s))) {
+      throw new DomainError('FORBIDDEN', `This API key lacks the scope for this route (${needed.join(' or ') || 'api'}).`);
+    }
+  }
+  request.apiKey = identity;
 }

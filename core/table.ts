@@ -145,6 +145,17 @@ export class Table<P extends Properties> {
     return Object.values<string>(this.columnOf).map((c) => `${alias}.\`${c}\``).join(', ');
   }
 
+  /**
+   * A read of some columns only (a page that shows a few of them): their list for a select, and a
+   * row of them read as an array, in that order, as a record of those properties.
+   */
+  pick<K extends keyof P & string>(...properties: K[]): { columns: string; fromArray(row: unknown[]): Pick<RecordOf<P>, K> } {
+    const all = this.options.properties;
+    const readers = properties.map((k) => [k, this.columnOf[k], all[k]!.kind, all[k]!.isNullable] as [string, string, Kind, boolean]);
+    const read = compileReader<unknown[]>(readers, true);
+    return { columns: properties.map((k) => this.#quoted.get(k)!).join(', '), fromArray: (row) => read(row) as Pick<RecordOf<P>, K> };
+  }
+
   /** A row as the driver returns it (`select ${columns}`), as a record. */
   fromRow(row: DbRow): RecordOf<P> {
     return this.#read(row) as RecordOf<P>;

@@ -25,6 +25,8 @@ function periodStart(type: Exclude<DonationType, 'latest'>, timeZone: string, at
 
 /** Guests (user 0) are told apart by the name they bought under; an account's line is its id. */
 const GUEST = "case when user_id = 0 then username else '' end";
+/** What the latest board shows of an entry: the only columns it reads. */
+const LATEST = DonationsEntry.pick('username', 'amount', 'currency', 'creationDate');
 
 export class DbDonationsService implements DonationsService {
   readonly #db: Database;
@@ -43,8 +45,9 @@ export class DbDonationsService implements DonationsService {
    */
   async board(type: DonationType, limit: number, timeZone: string): Promise<Donation[]> {
     if (type === 'latest') {
-      const rows = await DonationsEntry.select(this.#db, 'order by creation_date desc, id desc limit ?', [countParam(limit)]);
-      return rows.map(({ username, amount, currency, creationDate }) => {
+      const rows = await this.#db.queryArrays(`select ${LATEST.columns} from donations_entries order by creation_date desc, id desc limit ?`, [countParam(limit)]);
+      return rows.map((row) => {
+        const { username, amount, currency, creationDate } = LATEST.fromArray(row);
         return { username, amount, currency, date: creationDate };
       });
     }

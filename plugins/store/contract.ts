@@ -35,6 +35,12 @@ export function effectivePrice(p: Pick<Product, 'price' | 'discountedPrice' | 'd
   return live ? p.discountedPrice : p.price;
 }
 
+/** What a page of the catalogue shows of a category. */
+export type ShownCategory = Pick<Category, 'id' | 'parentId' | 'name' | 'gameDescription'>;
+
+/** What a page of the catalogue shows of a product: its card, its page and its price. */
+export type ShownProduct = Pick<Product, 'id' | 'categoryId' | 'name' | 'imageId' | 'imageType' | 'details' | 'price' | 'discountedPrice' | 'discountExpiryDate' | 'stock' | 'variables'>;
+
 export interface CategoryNode extends Category {
   subcategories: CategoryNode[];
   products: Product[];
@@ -99,8 +105,13 @@ export interface StoreService {
   tree(opts: { activeOnly: boolean; rootId?: number }): Promise<CategoryNode[]>;
   /** Every category, ordered by priority then id; `activeOnly` leaves out inactive ones (not their children: see tree). */
   categories(activeOnly: boolean): Promise<Category[]>;
-  /** Products of some categories, or the featured ones, with their variables, ordered by priority then id. */
-  productsWhere(filter: { categoryIds?: number[]; featuredOnly?: boolean }, activeOnly: boolean): Promise<Product[]>;
+  /** The active categories with what a page shows of them, ordered by priority then id (not their children: see tree). */
+  shownCategories(): Promise<ShownCategory[]>;
+  /**
+   * Active products of some categories, of some ids, or the featured ones, with what a page shows
+   * of them and their variables, ordered by priority then id: only those columns are read.
+   */
+  shownProducts(filter: { categoryIds?: number[]; ids?: number[]; featuredOnly?: boolean }): Promise<ShownProduct[]>;
   /** The purchase rules of products that have any, by product id: one read. */
   rulesFor(productIds: number[]): Promise<Map<number, PurchaseRules>>;
   /** Products by id, with their variables; `activeOnly` leaves out inactive ones. */

@@ -15,7 +15,7 @@ import type { CreditsService } from '../credits/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
 import type {
   BuyLine, BuyResult, Category, CategoryNode, OrderItemEvent, OrderRow, PaymentOrderInput, PricedLine, Product, PurchaseBuyer, PurchaseRules, Quote,
-  RequestedLine, StoreService, Variable,
+  RequestedLine, ShownCategory, ShownProduct, StoreService, Variable,
 } from './contract.ts';
 import { effectivePrice } from './contract.ts';
 import { StoreCategory, StoreOrder, StoreOrderItem, StoreProduct, StoreProductRule, StoreProductVariable } from './entities.ts';
@@ -28,6 +28,9 @@ export const MAX_PRICE = 2_147_483_647;
 
 /** Priority first, then age: the order of every list (decisions.md §5). */
 const ORDER = 'order by priority, id';
+/** The columns a page of the catalogue shows (the storefront's): its pages read no others. */
+const SHOWN_CATEGORY = StoreCategory.pick('id', 'parentId', 'name', 'gameDescription');
+const SHOWN_PRODUCT = StoreProduct.pick('id', 'categoryId', 'name', 'imageId', 'imageType', 'details', 'price', 'discountedPrice', 'discountExpiryDate', 'stock');
 
 /** A slug from a name: `VIP Ranks!` → `vip-ranks`. */
 function slugify(name: string): string {
@@ -62,8 +65,8 @@ function productIds(ids: number[]): number[] {
 }
 
 /** The record gains its variables in place, not by a copy of every field into a new object. */
-function withVariables(record: TableRecord<typeof StoreProduct>, variables: Map<number, Variable[]>): Product {
-  const product = record as Product;
+function withVariables<R extends { id: number }>(record: R, variables: Map<number, Variable[]>): R & { variables: Variable[] } {
+  const product = record as R & { variables: Variable[] };
   product.variables = variables.get(product.id) ?? [];
   return product;
 }
@@ -251,18 +254,28 @@ export class DbStoreService implements StoreService {
     return this.#products(activeOnly ? 'is_active = 1' : '1 = 1', []);
   }
 
-  productsWhere(filter: { categoryIds?: number[]; featuredOnly?: boolean }, activeOnly: boolean): Promise<Product[]> {
+  shownCategories(): Promise<ShownCategory[]> {
+    return this.#db.queryArrays(`select ${SHOWN_CATEGORY.columns} from store_categories where is_active = 1 ${ORDER}`).then((rows) => rows.map(SHOWN_CATEGORY.fromArray));
+  }
+
+  async shownProducts(filter: { categoryIds?: number[]; ids?: number[]; featuredOnly?: boolean }): Promise<ShownProduct[]> {
     const where: string[] = [];
     const params: number[] = [];
-    if (filter.categoryIds) {
-      const ids = productIds(filter.categoryIds);
-      if (ids.length === 0) return Promise.resolve([]);
-      where.push(`category_id in (${ids.map(() => '?').join(', ')})`);
+    for (const [column, list] of [['category_id', filter.categoryIds], ['id', filter.ids]] as const) {
+      if (!list) continue;
+      const ids = productIds(list);
+      if (ids.length === 0) return [];
+      where.push(`${column} in (${ids.map(() => '?').join(', ')})`);
       params.push(...ids);
     }
     if (filter.featuredOnly) where.push('is_featured = 1');
-    if (activeOnly) where.push('is_active = 1');
-    return this.#products(where.length ? where.join(' and ') : '1 = 1', params);
+    where.push('is_active = 1');
+    const clause = where.join(' and ');
+    const [rows, variables] = await Promise.all([
+      this.#db.queryArrays(`select ${SHOWN_PRODUCT.columns} from store_products where ${clause} ${ORDER}`, params),
+      this.#variables(`product_id in (select id from store_products where ${clause})`, params),
+    ]);
+    return rows.map((row) => withVariables(SHOWN_PRODUCT.fromArray(row), variables));
   }
 
   /** The products of the given ids that exist (and are active, if asked), in one round of queries. */

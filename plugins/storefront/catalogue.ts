@@ -4,7 +4,7 @@
  */
 import sanitizeHtml from 'sanitize-html';
 import { PERMANENT } from '../../core/format.ts';
-import { effectivePrice, type Category, type CategoryNode, type Product, type PurchaseRules } from '../store/contract.ts';
+import { effectivePrice, type CategoryNode, type Product, type PurchaseRules, type ShownCategory, type ShownProduct } from '../store/contract.ts';
 import type { MessageKey, Translate } from './messages.ts';
 import type { Visit } from './site.ts';
 
@@ -58,13 +58,13 @@ export function plainText(html: string, max: number): string {
 }
 
 export class Catalogue {
-  readonly #imageUrl: (p: Product) => string | undefined;
+  readonly #imageUrl: (p: ShownProduct) => string | undefined;
 
-  constructor(imageUrl: (p: Product) => string | undefined) {
+  constructor(imageUrl: (p: ShownProduct) => string | undefined) {
     this.#imageUrl = imageUrl;
   }
 
-  product(visit: Visit, p: Product, withDetails = false): ProductView {
+  product(visit: Visit, p: ShownProduct, withDetails = false): ProductView {
     const price = effectivePrice(p, visit.at);
     const discounted = price !== p.price;
     return {
@@ -84,10 +84,10 @@ export function allProducts(nodes: CategoryNode[]): Product[] {
 }
 
 /** The categories a player sees: active, and every one above them active too (ordered as given). */
-export function visibleCategories(active: Category[]): Map<number, Category> {
+export function visibleCategories<C extends ShownCategory>(active: C[]): Map<number, C> {
   const byId = new Map(active.map((c) => [c.id, c]));
   const shown = new Map<number, boolean>();
-  const isShown = (c: Category, depth = 0): boolean => {
+  const isShown = (c: C, depth = 0): boolean => {
     let seen = shown.get(c.id);
     if (seen === undefined) {
       const parent = c.parentId === 0 ? undefined : byId.get(c.parentId);
@@ -101,8 +101,8 @@ export function visibleCategories(active: Category[]): Map<number, Category> {
 }
 
 /** The path from a top-level category to the category `id` (both included), or undefined when it is not shown. */
-export function pathTo(visible: Map<number, Category>, id: number): Category[] | undefined {
-  const path: Category[] = [];
+export function pathTo<C extends ShownCategory>(visible: Map<number, C>, id: number): C[] | undefined {
+  const path: C[] = [];
   for (let c = visible.get(id); c; c = c.parentId === 0 ? undefined : visible.get(c.parentId)) {
     path.unshift(c);
     if (path.length > 64) return undefined;

@@ -11,7 +11,7 @@ import { creditsRef } from '../credits/contract.ts';
 import { deliveryRef } from '../delivery/contract.ts';
 import { paymentsRef } from '../payments/contract.ts';
 import { donationsRef } from '../donations/contract.ts';
-import { storeRef, storedImage, type Product } from '../store/contract.ts';
+import { storeRef, storedImage, type ShownProduct } from '../store/contract.ts';
 import { supportRef } from '../support/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { votesRef } from '../votes/contract.ts';
@@ -62,7 +62,7 @@ export default defineFeature({
     const auth = services.get(authRef);
     const theme = new Theme(opts.themeDir);
     const site = new Site(theme, settings, auth, users, { prefix: opts.prefix, publicUrl: opts.publicUrl, basketMaxLines: opts.basketMaxLines, imageBaseUrl: opts.imageBaseUrl });
-    const imageUrl = (p: Product) => {
+    const imageUrl = (p: ShownProduct) => {
       if (!opts.imageBaseUrl) return storedImage(p);
       return /^[A-Za-z0-9_-]+$/.test(p.imageId) && /^[a-z0-9]{1,8}$/.test(p.imageType) ? `${opts.imageBaseUrl}${p.imageId}.${p.imageType}` : undefined;
     };

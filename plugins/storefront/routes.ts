@@ -4,7 +4,7 @@ import { DomainError, errorStatus } from '../../core/errors.ts';
 import { formOf } from '../../core/pages.ts';
 import type { DonationsService } from '../donations/contract.ts';
 import type { CreditsService } from '../credits/contract.ts';
-import type { Product, RequestedLine, StoreService } from '../store/contract.ts';
+import type { RequestedLine, ShownProduct, StoreService } from '../store/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
 import type { VotesService } from '../votes/contract.ts';
 import { addLine, BASKET_COOKIE, MAX_QUANTITY, parseQuantity, writeBasket, type BasketLine } from './basket.ts';
@@ -87,7 +87,7 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
     const votes = peers.votes?.();
     const tz = site.settings().timezone;
     const [categories, featured, top, latest, links] = await Promise.all([
-      store.categories(true), store.productsWhere({ featuredOnly: true }, true),
+      store.shownCategories(), store.shownProducts({ featuredOnly: true }),
       donations?.board('top-monthly', 5, tz), donations?.board('latest', 5, tz), votes?.linksFor(visit.player?.user.username),
     ]);
     const visible = visibleCategories(categories);
@@ -102,7 +102,7 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
 
   pages.get('/category/:id', async (visit) => {
     const categoryId = id((visit.request.params as { id: string }).id);
-    const [categories, products] = await Promise.all([store.categories(true), store.productsWhere({ categoryIds: [categoryId] }, true)]);
+    const [categories, products] = await Promise.all([store.shownCategories(), store.shownProducts({ categoryIds: [categoryId] })]);
     const visible = visibleCategories(categories);
     const path = pathTo(visible, categoryId);
     if (!path) return notFound(visit);
@@ -118,8 +118,7 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
 
   pages.get('/product/:id', async (visit) => {
     const productId = id((visit.request.params as { id: string }).id);
-    const [categories, products, rules] = await Promise.all([store.categories(true), store.productsById([productId], true), store.rulesFor([productId])]);
-    const product = products.get(productId);
+    const [categories, [product], rules] = await Promise.all([store.shownCategories(), store.shownProducts({ ids: [productId] }), store.rulesFor([productId])]);
     const path = product && pathTo(visibleCategories(categories), product.categoryId);
     if (!product || !path) return notFound(visit);
     const own = rules.get(productId);
@@ -127,7 +126,7 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
     return productPage(visit, product, path, own ? rulesText(visit.t, own, required) : []);
   });
 
-  const productPage = (visit: Visit, product: Product, path: { id: number; name: string }[], rules: string[], alert?: string) => {
+  const productPage = (visit: Visit, product: ShownProduct, path: { id: number; name: string }[], rules: string[], alert?: string) => {
     const view = catalogue.product(visit, product, true);
     const summary = plainText(product.details, 155);
     return site.page(visit, 'product', { title: product.name, description: summary || product.name, canonical: `/product/${product.id}`, alert, status: alert ? 422 : 200 }, {
@@ -151,7 +150,7 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
 
   /** The basket's lines with the catalogue's current products; lines whose product is gone are dropped (and said). */
   const basketView = async (visit: Visit) => {
-    const products = visit.basket.length ? await store.productsById(visit.basket.map((l) => l.productId), true) : new Map<number, Product>();
+    const products = new Map((visit.basket.length ? await store.shownProducts({ ids: visit.basket.map((l) => l.productId) }) : []).map((p) => [p.id, p]));
     const kept = visit.basket.filter((l) => products.has(l.productId));
     if (kept.length !== visit.basket.length) saveBasket(visit, kept);
     let total = 0;
@@ -180,7 +179,7 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
 
   pages.post('/basket/add', async (visit, form) => {
     const productId = id(form.product);
-    const product = productId ? (await store.productsById([productId], true)).get(productId) : undefined;
+    const [product] = productId ? await store.shownProducts({ ids: [productId] }) : [];
     if (!product) return notFound(visit);
     const back = (alert: string) => productPage(visit, product, [], [], alert);
     const quantity = parseQuantity(form.quantity ?? '1');

@@ -150,7 +150,7 @@ export class Site {
       this.setCookie(request, reply, CSRF_COOKIE, csrf);
     }
     return {
-      request, reply, lang, t: translator(lang), csrf, player: await this.player(request), at: now(),
+      request, reply, lang, t: translator(lang), csrf, player: request.cookies[SESSION_COOKIE] ? await this.player(request) : undefined, at: now(),
       basket: readBasket(request.cookies[BASKET_COOKIE], this.#opts.basketMaxLines),
       money: this.#moneyFormat(lang, settings.currency),
       date: (ts) => displayTimestamp(ts, settings.timezone).slice(0, 16),
