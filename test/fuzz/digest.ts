@@ -6,8 +6,9 @@
  * rolled-back insert may move without changing anything.
  *
  * Nor do they see bookkeeping a refusal writes on purpose: the per-account counts of wrong
- * passwords and codes (issue 16), and when an API key was last presented. Tables holding such
- * columns are summed row by row on MySQL/MariaDB too, without them.
+ * passwords and codes (issue 16), when an API key was last presented, and the rate limits' counts
+ * (every attempt counts, refused or not). Tables holding such columns are summed row by row on
+ * MySQL/MariaDB too, without them.
  */
 import { createHash } from 'node:crypto';
 import type { Database } from '../../core/db.ts';
@@ -18,6 +19,8 @@ const statements = new WeakMap<Database, string[]>();
 
 /** Columns that count refused attempts or record a key's use. */
 const BOOKKEEPING = new Set(['failed_attempts', 'locked_until', 'last_used_at']);
+/** Tables that are bookkeeping whole: a rate limit's bucket appears with the first attempt. */
+const BOOKKEEPING_TABLES = new Set(['core_rate_limits']);
 
 async function statementsFor(db: Database): Promise<string[]> {
   const known = statements.get(db);
@@ -26,7 +29,7 @@ async function statementsFor(db: Database): Promise<string[]> {
   if (db.dialect === 'mysql') {
     const columns = await db.query<{ t: string; c: string }>('select table_name as t, column_name as c from information_schema.columns where table_schema = database() order by table_name, ordinal_position');
     const byTable = new Map<string, string[]>();
-    for (const { t, c } of columns) byTable.set(t, [...byTable.get(t) ?? [], c]);
+    for (const { t, c } of columns) if (!BOOKKEEPING_TABLES.has(t)) byTable.set(t, [...byTable.get(t) ?? [], c]);
     const counted = [...byTable].filter(([, cols]) => cols.some((c) => BOOKKEEPING.has(c)));
     const plain = [...byTable.keys()].filter((t) => !counted.some(([name]) => name === t));
     sql = [`checksum table ${plain.map((t) => `\`${t}\``).join(', ')}`];
@@ -39,7 +42,7 @@ async function statementsFor(db: Database): Promise<string[]> {
   } else {
     const tables = await db.query<{ name: string }>("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name");
     const parts: string[] = [];
-    for (const { name } of tables) {
+    for (const { name } of tables.filter((t) => !BOOKKEEPING_TABLES.has(t.name))) {
       const columns = (await db.query<{ name: string }>('select name from pragma_table_info(?)', [name])).filter((c) => !BOOKKEEPING.has(c.name));
       const row = columns.map((c) => `quote("${c.name}")`).join(` || ',' || `);
       parts.push(`select '${name}' as name, (select group_concat(r, char(10) order by r) from (select ${row} as r from "${name}")) as content`);
