@@ -59,7 +59,8 @@ export async function holdStock(databaseUrl: string, productId: string): Promise
   await conn.query('select stock from store_products where id = ? for update', [productId]);
   return {
     async waiting() {
-      const [rows] = await conn.query("select count(*) as n from information_schema.innodb_trx where trx_state = 'LOCK WAIT'");
+      // The stock take blocked behind the held row (innodb_trx need not call such a wait LOCK WAIT).
+      const [rows] = await conn.query("select count(*) as n from information_schema.processlist where id <> connection_id() and info like 'update store_products set stock%'");
       return Number((rows as { n: number }[])[0]!.n) > 0;
     },
     async release() {
