@@ -32,6 +32,9 @@ export const CoreApiKey = defineEntity({
 export type Scope = string;
 const SCOPE = /^(api|admin|[a-z][a-z0-9-]*(:[a-z][a-z0-9-]*)?)$/;
 
+/** `client_codes` as either database returns it (SQLite 0/1, MySQL a number or a string). */
+const marked = (value: unknown): boolean => Boolean(Number(value));
+
 export function isScope(value: string): boolean {
   return SCOPE.test(value);
 }
@@ -105,7 +108,7 @@ export class ApiKeys {
       'select name, key_hash, scopes, client_codes from core_api_keys where revoked_at is null');
     this.#cache = rows.map((r) => ({
       hash: Buffer.from(r.key_hash, 'hex'),
-      identity: { name: r.name, scopes: r.scopes.split(' ').filter(isScope), clientCodes: Boolean(Number(r.client_codes)) },
+      identity: { name: r.name, scopes: r.scopes.split(' ').filter(isScope), clientCodes: marked(r.client_codes) },
     }));
     // A revoke during the read may be missing from it: then the list counts as stale at once.
     this.#loadedAt = changes === this.#changes ? Date.now() : 0;
@@ -180,7 +183,7 @@ export class ApiKeys {
     const rows = await this.#db.query<{ name: string; scopes: string; created_at: string; revoked_at: string | null; last_used_at: string | null; client_codes: unknown }>(
       'select name, scopes, created_at, revoked_at, last_used_at, client_codes from core_api_keys order by id');
     return rows.map((r) => ({
-      name: r.name, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at, clientCodes: Boolean(Number(r.client_codes)),
+      name: r.name, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at, clientCodes: marked(r.client_codes),
     }));
   }
 
