@@ -110,7 +110,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   }), options.bootLog ?? ((line) => process.stderr.write(`${line}\n`)));
   try {
     if (config.database.migrateOnStart) await migrate(db);
-    return await assemble(config, features, { declared, site }, db, env, options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) }, options.selfChecks);
+    return await assemble(config, features, { declared, site }, db, env,
+      options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) }, options.selfChecks);
   } catch (err) {
     await db.close();
     throw err;
@@ -123,7 +124,8 @@ interface SiteSetup {
   site: SiteSettings;
 }
 
-async function assemble(config: AppConfig, features: LoadedFeature[], { declared, site }: SiteSetup, db: Database, env: NodeJS.ProcessEnv, logger: BuildOptions['logger'], selfChecks = false): Promise<FastifyInstance> {
+async function assemble(config: AppConfig, features: LoadedFeature[], { declared, site }: SiteSetup, db: Database, env: NodeJS.ProcessEnv,
+  logger: BuildOptions['logger'], selfChecks = false): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     bodyLimit: config.server.bodyLimit,
@@ -198,7 +200,8 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   }
 
   app.get('/health', {
-    schema: { tags: ['operations'], summary: 'Liveness and database check (no key needed)', security: [], response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String({ examples: ['up'] }) }) } },
+    schema: { tags: ['operations'], summary: 'Liveness and database check (no key needed)', security: [],
+      response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String({ examples: ['up'] }) }) } },
   }, async (_request, reply) => {
     const problem = await db.problem();
     if (!problem) return { status: true as const, database: 'up' };

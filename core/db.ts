@@ -411,7 +411,8 @@ function mysqlRunner(conn: Pool | PoolConnection): Runner {
   // Reads and statements with values are prepared (the binary protocol parses big results with
   // less work: the listing gains about a tenth); other statements without values (DDL, CHECKSUM
   // TABLE) go as text: some cannot be prepared, and there is nothing to bind.
-  const send = (sql: string, params: unknown[]) => params.length || /^\s*select\b/i.test(sql) ? conn.execute(sql, params.map(mysqlValue) as never[]) : conn.query(sql);
+  const send = (sql: string, params: unknown[]) => params.length || /^\s*select\b/i.test(sql) ? conn.execute(sql,
+    params.map(mysqlValue) as never[]) : conn.query(sql);
   return {
     all: async (sql, params) => (await send(sql, params))[0] as Record<string, unknown>[],
     arrays: async (sql, params) => (await conn.execute({ sql, rowsAsArray: true }, params.map(mysqlValue) as never[]))[0] as unknown[][],
@@ -452,7 +453,8 @@ export class Database implements TransactionScope {
   /** The last write refused for a lasting cause (lastingWriteFault), until a write succeeds. */
   #writeFault?: { why: string; at: number };
 
-  constructor(dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool; file?: string }, migrationNames: string[], makeOrm: () => Promise<MikroORM>, retry: RetryOptions, writeFaultSeconds: number) {
+  constructor(dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool; file?: string }, migrationNames: string[], makeOrm: () => Promise<MikroORM>,
+    retry: RetryOptions, writeFaultSeconds: number) {
     this.dialect = dialect;
     this.file = driver.file;
     this.#retry = retry;
