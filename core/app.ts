@@ -9,7 +9,9 @@ import { ApiKeys, apiKeyHook, apiKeysRef } from './api-keys.ts';
 import { connectAtBoot } from './boot.ts';
 import { capConnections } from './connections.ts';
 import { loadConfig, type AppConfig, type SiteSetting, type SiteSettings } from './config.ts';
-import { openDatabase, migrate, type Database } from './db.ts';
+import type { Database } from './db/database.ts';
+import { migrate } from './db/migrations.ts';
+import { openDatabase } from './db/open.ts';
 import { coreEntities } from './entities.ts';
 import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
@@ -203,10 +205,10 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
     schema: { tags: ['operations'], summary: 'Liveness and database check (no key needed)', security: [],
       response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String({ examples: ['up'] }) }) } },
   }, async (_request, reply) => {
-    const problem = await db.problem();
-    if (!problem) return { status: true as const, database: 'up' };
+    const unavailable = await db.unavailableReason();
+    if (!unavailable) return { status: true as const, database: 'up' };
     reply.header('Retry-After', String(config.database.retryAfterSeconds));
-    return send(reply, 'SERVICE_UNAVAILABLE', problem);
+    return send(reply, 'SERVICE_UNAVAILABLE', unavailable);
   });
   // Browsers ask for it on every site; an icon beats a 404 in every log.
   app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>

@@ -5,7 +5,7 @@
  * that does not exist is never created silently.
  */
 import { ConfigError, type AppConfig } from './config.ts';
-import { parseDatabaseUrl } from './db.ts';
+import { parseDatabaseUrl } from './db/url.ts';
 import { isDatabaseUnavailable } from './http.ts';
 
 /** The URL as it may be shown: without its password. */

@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import multipart, { type FastifyMultipartBaseOptions } from '@fastify/multipart';
 import qs from 'qs';
 import { Type } from '@sinclair/typebox';
-import { isLockConflict, sqliteCode } from './db.ts';
+import { isLockConflict, sqliteCode } from './db/errors.ts';
 import { DomainError, errorStatus } from './errors.ts';
 import { readsClientCodes } from './clients.ts';
 

@@ -9,7 +9,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { rootDir } from '../core/config.ts';
-import { parseDatabaseUrl } from '../core/db.ts';
+import { parseDatabaseUrl } from '../core/db/url.ts';
 import { markHolders } from '../core/server-mark.ts';
 import { build, call, onMysql, scratchDir, sharedDatabaseUrl, startServer } from './helper.ts';
 import { newUser, rowCount } from './fixtures.ts';

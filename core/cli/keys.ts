@@ -12,7 +12,8 @@
 import { ApiKeys, type Scope } from '../api-keys.ts';
 import { connectAtBoot } from '../boot.ts';
 import { loadConfig } from '../config.ts';
-import { openDatabase, migrate } from '../db.ts';
+import { migrate } from '../db/migrations.ts';
+import { openDatabase } from '../db/open.ts';
 import { coreEntities } from '../entities.ts';
 import { migrations } from '../migrations/index.ts';
 import { commandLine, usage } from './args.ts';
