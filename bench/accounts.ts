@@ -80,7 +80,8 @@ const login: Scenario = {
       const token = randomBytes(16).toString('hex');
       const created = now();
       const values = [createHash('sha256').update(token).digest('hex'), user.id, body.ip, body.useragent, created, addSeconds(created, 30 * 86400)];
-      const sql = 'insert into auth_sessions (token_hash, user_id, ip, user_agent, verified, failed_codes, created_at, expires_at) values (?, ?, ?, ?, 1, 0, ?, ?)';
+      const sql = 'insert into auth_sessions (token_hash, user_id, ip, user_agent, verified, failed_codes, created_at, expires_at) values (?, ?, ?, ?, 1, 0, ' +
+        '?, ?)';
       if (db.sqlite) db.sqlite.run(sql, ...values);
       else await db.pool!.execute(sql, values);
       return { status: true, data: { token, isTfaRequired: false } };

@@ -7,7 +7,7 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { createPool, type Pool, type PoolConnection } from 'mysql2/promise';
 
-export type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rows of hand-written SQL
+export type Row = Record<string, any>; // rows of hand-written SQL
 
 /** A SQLite connection whose statements are prepared once. */
 export class SqliteBase {

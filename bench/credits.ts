@@ -30,7 +30,8 @@ async function transfer(db: BaseDb, from: number, to: number, cents: number): Pr
     const sqlite = db.sqlite;
     return sqlite.tx(() => {
       sqlite.run(WALLETS_SQLITE, from, to);
-      const debited = sqlite.all('update credits_wallets set balance = balance - ? where user_id = ? and balance >= ? returning balance', cents, from, cents)[0];
+      const debited = sqlite.all('update credits_wallets set balance = balance - ? where user_id = ? and balance >= ? returning balance', cents, from,
+        cents)[0];
       if (!debited) return undefined;
       const credited = sqlite.all('update credits_wallets set balance = balance + ? where user_id = ? returning balance', cents, to)[0]!;
       const after = { fromAfter: Number(debited.balance), toAfter: Number(credited.balance) };
@@ -43,7 +44,8 @@ async function transfer(db: BaseDb, from: number, to: number, cents: number): Pr
     const after = new Map<number, number>();
     // Ascending ids, so two opposite transfers never wait on each other's second wallet.
     for (const [id, delta] of [[from, -cents], [to, cents]].sort((a, b) => a[0]! - b[0]!) as [number, number][]) {
-      const [res] = await conn.execute('update credits_wallets set balance = last_insert_id(balance + ?) where user_id = ? and balance + ? >= 0', [delta, id, delta]);
+      const [res] = await conn.execute('update credits_wallets set balance = last_insert_id(balance + ?) where user_id = ? and balance + ? >= 0',
+        [delta, id, delta]);
       const { affectedRows, insertId } = res as { affectedRows: number; insertId: number };
       if (affectedRows === 0) throw new NotEnough();
       after.set(id, Number(insertId));

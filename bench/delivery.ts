@@ -17,7 +17,8 @@ export const scenarios: Scenario[] = [{
     const server = await api.send('POST', '/api/admin/delivery/servers', { name: 'Survival' }) as { id: string; token: string };
     const categoryID = await api.create('/api/admin/store/categories', { name: 'Ranks' });
     const productID = await api.create('/api/admin/store/products', { categoryID, name: 'VIP', price: '1.00' });
-    await api.send('POST', `/api/admin/store/products/${productID}/commands`, { serverID: server.id, command: 'lp user {username} parent add vip', trigger: 'purchase' });
+    await api.send('POST', `/api/admin/store/products/${productID}/commands`,
+      { serverID: server.id, command: 'lp user {username} parent add vip', trigger: 'purchase' });
     const buyer = await api.player(5000, 'collector', 1_000_00);
     await Api.batched(WAITING, 10, () => api.send('POST', '/api/store/buy', { userID: buyer, products: [{ id: productID }] }));
     return [{ method: 'GET', path: `/api/command-logs/${server.token}/queue` }];
@@ -27,10 +28,12 @@ export const scenarios: Scenario[] = [{
     url: '/api/command-logs/:token/queue',
     async handler(db: BaseDb, request, reply) {
       const token = (request.params as { token: string }).token;
-      const [server] = await db.all('select id from delivery_servers where token_hash = ? and is_active = 1', [createHash('sha256').update(token).digest('hex')]);
+      const [server] = await db.all('select id from delivery_servers where token_hash = ? and is_active = 1',
+        [createHash('sha256').update(token).digest('hex')]);
       if (!server) return reply.code(404).send({ status: false, error: 'DELIVERY_SERVER_NOT_FOUND', message: 'No active game server has this token.' });
       const rows = await db.all(
-        "select id, tries, updated_date from delivery_queue where server_id = ? and status = 'waiting' and require_online = 0 order by id limit 500", [server.id]);
+        "select id, tries, updated_date from delivery_queue where server_id = ? and status = 'waiting' and require_online = 0 order by id limit 500",
+        [server.id]);
       return rows.map((r) => ({ id: String(r.id), status: Number(r.tries) > 0 ? 'error' : 'sending', retry: String(r.tries), updatedAt: r.updated_date }));
     },
   },
@@ -90,7 +93,8 @@ async function latency(api: Api): Promise<string> {
   }
   await events.cancel();
   samples.sort((a, b) => a - b);
-  return `delivery: a buy's answer to its command claimed by a stream-woken claimer, 200 buys one at a time: p50 **${at(samples, 0.5).toFixed(1)} ms**, p99 **${at(samples, 0.99).toFixed(1)} ms**.`;
+  return `delivery: a buy's answer to its command claimed by a stream-woken claimer, 200 buys one at a time: ` +
+    `p50 **${at(samples, 0.5).toFixed(1)} ms**, p99 **${at(samples, 0.99).toFixed(1)} ms**.`;
 }
 
 /** Claim-and-ack throughput: 2,000 waiting commands drained by four claimers taking 20 at a time. */
@@ -109,7 +113,8 @@ async function drain(api: Api): Promise<string> {
   }));
   const seconds = (performance.now() - started) / 1000;
   if (settled !== 2000) throw new Error(`${settled} of 2000 commands settled`);
-  return `delivery: claim + ack, 4 claimers of 20 draining 2,000 commands: **${Math.round(settled / seconds)} commands/s** (each handed out once: ${settled} acks).`;
+  return `delivery: claim + ack, 4 claimers of 20 draining 2,000 commands: **${Math.round(settled / seconds)} commands/s** ` +
+    `(each handed out once: ${settled} acks).`;
 }
 
 export const notes: BenchNote[] = [

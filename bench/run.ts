@@ -205,7 +205,8 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
         b = best(b, await measure(baseUrl, requests.get(s.name)!, baseline.pid!));
       }
       const same = !s.readOnly ? 'n/a (writes)' : differences.get(s.name) ? 'NO' : 'yes';
-      const row = `| ${s.name} | ${o!.rps.toFixed(0)} | ${o!.p50} | ${o!.p99} | ${b!.rps.toFixed(0)} | ${b!.p50} | ${b!.p99} | **${(o!.rps / b!.rps).toFixed(2)}** | ${same} | ${o!.non2xx}/${b!.non2xx} |`;
+      const row = `| ${s.name} | ${o!.rps.toFixed(0)} | ${o!.p50} | ${o!.p99} | ${b!.rps.toFixed(0)} | ${b!.p50} | ${b!.p99} | ` +
+        `**${(o!.rps / b!.rps).toFixed(2)}** | ${same} | ${o!.non2xx}/${b!.non2xx} |`;
       console.log(row);
       console.log(`  after ${s.name}: RSS server ${memory(server.proc.pid!).now} MiB, baseline ${memory(baseline.pid!).now} MiB;`
         + ` CPU per request (best rounds) server ${o!.cpuUs.toFixed(0)} µs, baseline ${b!.cpuUs.toFixed(0)} µs`);
@@ -236,8 +237,10 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
     rows,
     facts: [
       ...notes,
-      `Server process RSS after the whole run: **${serverMemory.now} MiB** (its peak: ${serverMemory.peak} MiB); at rest ${REST_SECONDS} s later: **${serverAtRest} MiB**; the baseline's: ${baselineMemory.now} MiB (peak ${baselineMemory.peak} MiB).`,
-      `\`npm start\`'s command (\`${startScript}\`) to a healthy /health on the seeded database: **${starts[1]!.toFixed(0)} ms** (median of 3; ${starts.map((s) => s.toFixed(0)).join(', ')}).`,
+      `Server process RSS after the whole run: **${serverMemory.now} MiB** (its peak: ${serverMemory.peak} MiB); at rest ${REST_SECONDS} s later: ` +
+        `**${serverAtRest} MiB**; the baseline's: ${baselineMemory.now} MiB (peak ${baselineMemory.peak} MiB).`,
+      `\`npm start\`'s command (\`${startScript}\`) to a healthy /health on the seeded database: **${starts[1]!.toFixed(0)} ms** (median of 3; ` +
+        `${starts.map((s) => s.toFixed(0)).join(', ')}).`,
     ],
   };
 }
@@ -276,10 +279,12 @@ for (const kind of databases) {
 }
 
 const cpu = cpus();
+const measuredAt = new Date().toISOString().slice(0, 16).replace('T', ' ');
 const report = `# Benchmark results
 
-Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${cpu.length} × ${cpu[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}.
-The server as shipped (default config, every feature on) ${pinned ? 'pinned to core 0, the load generator (autocannon) in its own process on core 1' : 'and the load generator in separate processes (one core: not pinned)'};
+Measured ${measuredAt} UTC on ${cpu.length} × ${cpu[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}.
+The server as shipped (default config, every feature on) ${pinned ? 'pinned to core 0, the load generator (autocannon) in its own process on core 1' : 'and ' +
+  'the load generator in separate processes (one core: not pinned)'};
 and beside it the bare Fastify + driver baseline (bench/baseline.ts), pinned the same way, on the same database, doing the same database work by hand.
 Each scenario runs on the server then on the baseline, ${rounds} rounds; each side's best round is shown.
 ${connections} connections, ${seconds} s per measurement after 1 s of warm-up. Latencies in ms. "ratio" = server req/s ÷ baseline req/s.

@@ -43,11 +43,15 @@ const liveDiscount = (p: Row, at: string) => Number(p.discounted_price) > 0 && (
 
 async function listingHandler(db: BaseDb) {
   const categories = await db.all(
-    'select id, parent_id, name, slug, image_id, image_type, priority, game_status, game_title, game_description, game_item, is_active from store_categories where is_active = 1 order by priority, id');
+    'select id, parent_id, name, slug, image_id, image_type, priority, game_status, game_title, game_description, game_item, is_active from store_categories ' +
+      'where is_active = 1 order by priority, id');
   const products = await db.all(
-    'select id, category_id, give_role_id, name, image_id, image_type, details, price, discounted_price, discount_expiry_date, duration, stock, priority, is_featured, game_status, game_title, game_description, game_item, is_active, creation_date from store_products where is_active = 1 order by priority, id');
+    'select id, category_id, give_role_id, name, image_id, image_type, details, price, discounted_price, discount_expiry_date, duration, stock, priority, ' +
+      'is_featured, game_status, game_title, game_description, game_item, is_active, creation_date from store_products where is_active = 1 order by ' +
+      'priority, id');
   const variables = await db.all(
-    'select product_id, name, `required`, allowed_values from store_product_variables where product_id in (select id from store_products where is_active = 1) order by product_id, `position`');
+    'select product_id, name, `required`, allowed_values from store_product_variables where product_id in (select id from store_products where is_active = ' +
+      '1) order by product_id, `position`');
   const at = now();
   const varsOf = new Map<number, object[]>();
   for (const v of variables) {
@@ -101,16 +105,23 @@ async function seedBuyers(api: Api): Promise<BenchRequest[]> {
 interface BuyBody { userID: string; products: { id: string; quantity?: number; variables?: Record<string, string> }[] }
 
 const BUY_USER = 'select id, username from users_accounts where id = ?';
-const BUY_PRODUCTS = (n: number) => `select id, name, price, discounted_price, discount_expiry_date, stock from store_products where id in (${placeholders(n)}) and is_active = 1`;
-const BUY_VARIABLES = (n: number) => `select product_id, name, \`required\`, allowed_values from store_product_variables where product_id in (${placeholders(n)})`;
-const BUY_RULES = (n: number) => `select product_id, required_product_id, require_linked_account, prevent_downgrade from store_product_rules where product_id in (${placeholders(n)})`;
-const BUY_ORDER = `insert into store_orders (account_id, type, status, subtotal, discount, total, earnings, cashback, credit, currency, payment_api, payment_id, creation_date)
+const BUY_PRODUCTS = (n: number) => `select id, name, price, discounted_price, discount_expiry_date, stock from store_products where id in ` +
+  `(${placeholders(n)}) and is_active = 1`;
+const BUY_VARIABLES = (n: number) => `select product_id, name, \`required\`, allowed_values from store_product_variables where product_id in ` +
+  `(${placeholders(n)})`;
+const BUY_RULES = (n: number) => `select product_id, required_product_id, require_linked_account, prevent_downgrade from store_product_rules where ` +
+  `product_id in (${placeholders(n)})`;
+const BUY_ORDER = `insert into store_orders (account_id, type, status, subtotal, discount, total, earnings, cashback, credit, currency, payment_api, payment_id,
+  creation_date)
   values (?, 'credit', 'completed', ?, ?, ?, 0, 0, 0, 'USD', 'credits', null, ?)`;
-const BUY_ITEMS = (n: number) => `insert into store_order_items (order_id, product_id, product_name, quantity, unit_price, unit_total, variables) values ${Array(n).fill('(?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
-const BUY_LEDGER = `insert into credits_ledger (user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at) values (?, ?, ?, 'purchase', 'bench', ?, null, ?)`;
+const BUY_ITEMS = (n: number) => `insert into store_order_items (order_id, product_id, product_name, quantity, unit_price, unit_total, variables) values ` +
+  `${Array(n).fill('(?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
+const BUY_LEDGER = `insert into credits_ledger (user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at) values (?, ?, ?, 'purchase', ` +
+  `'bench', ?, null, ?)`;
 const BUY_STOCK = 'update store_products set stock = stock - ? where id = ? and stock >= ?';
 const BUY_COMMANDS = (n: number) => `select c.id, c.product_id, c.server_id, c.command, c.run_on, c.require_online, c.per_unit
-  from delivery_commands c join delivery_servers s on s.id = c.server_id where c.run_on = 'purchase' and s.is_active = 1 and c.product_id in (${placeholders(n)})`;
+  from delivery_commands c join delivery_servers s on s.id = c.server_id
+  where c.run_on = 'purchase' and s.is_active = 1 and c.product_id in (${placeholders(n)})`;
 
 function placeholders(n: number): string {
   return Array(n).fill('?').join(', ');
@@ -121,7 +132,8 @@ function price(body: BuyBody, products: Row[], at: string) {
   const byId = new Map(products.map((p) => [Number(p.id), p]));
   const lines = body.products.map((line) => {
     const p = byId.get(Number(line.id))!;
-    return { p, id: Number(p.id), quantity: line.quantity ?? 1, unit: liveDiscount(p, at) ? Number(p.discounted_price) : Number(p.price), variables: line.variables ?? {} };
+    return { p, id: Number(p.id), quantity: line.quantity ?? 1, unit: liveDiscount(p, at) ? Number(p.discounted_price) : Number(p.price),
+      variables: line.variables ?? {} };
   });
   const subtotal = lines.reduce((sum, l) => sum + Number(l.p.price) * l.quantity, 0);
   const total = lines.reduce((sum, l) => sum + l.unit * l.quantity, 0);
@@ -155,7 +167,8 @@ function buySqlite(db: BaseDb, body: BuyBody) {
     const orderId = sqlite.run(BUY_ORDER, user.id, order.subtotal, order.subtotal - order.total, order.total, at).lastId;
     sqlite.run(BUY_ITEMS(order.lines.length), ...order.items(orderId));
     sqlite.run('insert into credits_wallets (user_id, balance) values (?, 0) on conflict (user_id) do nothing', user.id);
-    const [debited] = sqlite.all('update credits_wallets set balance = balance - ? where user_id = ? and balance >= ? returning balance', order.total, user.id, order.total);
+    const [debited] = sqlite.all('update credits_wallets set balance = balance - ? where user_id = ? and balance >= ? returning balance', order.total, user.id,
+      order.total);
     if (!debited) throw new Refused('insufficient balance');
     sqlite.run(BUY_LEDGER, user.id, -order.total, debited.balance, orderId, at);
     for (const l of order.stocked) if (sqlite.run(BUY_STOCK, l.quantity, l.id, l.quantity).changes === 0) throw new Refused('out of stock');
@@ -178,7 +191,8 @@ function buyMysql(db: BaseDb, body: BuyBody) {
     const orderId = (await run(BUY_ORDER, [user.id, order.subtotal, order.subtotal - order.total, order.total, at])).insertId;
     await run(BUY_ITEMS(order.lines.length), order.items(orderId));
     await run('insert into credits_wallets (user_id, balance) values (?, 0) on duplicate key update balance = balance', [user.id]);
-    const debit = await run('update credits_wallets set balance = last_insert_id(balance - ?) where user_id = ? and balance >= ?', [order.total, user.id, order.total]);
+    const debit = await run('update credits_wallets set balance = last_insert_id(balance - ?) where user_id = ? and balance >= ?',
+      [order.total, user.id, order.total]);
     if (debit.affectedRows === 0) throw new Refused('insufficient balance');
     await run(BUY_LEDGER, [user.id, -order.total, debit.insertId, orderId, at]);
     for (const l of order.stocked) if ((await run(BUY_STOCK, [l.quantity, l.id, l.quantity])).affectedRows === 0) throw new Refused('out of stock');

@@ -22,7 +22,8 @@ const HEADERS = { cookie: `storefront_csrf=${CSRF}`, 'accept-language': 'en-GB,e
 
 const VIEWS = join(rootDir, 'plugins/storefront/views');
 const eta = new Eta({ autoEscape: true, cache: true });
-for (const file of readdirSync(VIEWS).filter((f) => f.endsWith('.eta'))) eta.loadTemplate(`@${basename(file, '.eta')}`, readFileSync(join(VIEWS, file), 'utf8'));
+for (const file of readdirSync(VIEWS).filter((f) => f.endsWith('.eta'))) eta.loadTemplate(`@${basename(file, '.eta')}`,
+  readFileSync(join(VIEWS, file), 'utf8'));
 
 const t = translator('en');
 const usd = new Intl.NumberFormat('en', { style: 'currency', currency: 'USD' });
@@ -43,7 +44,8 @@ function page(request: FastifyRequest, template: string, meta: { title: string; 
 
 const CATEGORIES = 'select id, parent_id, name, game_description from store_categories where is_active = 1 order by priority, id';
 const PRODUCT_COLUMNS = 'id, category_id, name, details, price, discounted_price, discount_expiry_date, stock';
-const VARIABLES = (where: string) => `select product_id, name, \`required\`, allowed_values from store_product_variables where product_id in (select id from store_products where ${where}) order by product_id, \`position\``;
+const VARIABLES = (where: string) => `select product_id, name, \`required\`, allowed_values from store_product_variables where product_id in (select id from ` +
+  `store_products where ${where}) order by product_id, \`position\``;
 
 /** Active categories whose every parent is active too. */
 function visible(categories: Row[]): Map<number, Row> {
@@ -138,7 +140,8 @@ async function product(db: BaseDb, request: FastifyRequest<{ Params: { id: strin
 /** A shop: nested categories of products with descriptions, discounts, stock and variables, some featured; vote links and donations. */
 async function seed(api: Api): Promise<{ categoryId: string; productId: string }> {
   const { categoryIds, productIds } = await seedCatalogue(api, 8, 24);
-  for (const name of ['Server List', 'Top Servers']) await api.create('/api/admin/vote-links', { name, link: `https://${name.replace(' ', '').toLowerCase()}.example/vote?u={username}` });
+  for (const name of ['Server List', 'Top Servers']) await api.create('/api/admin/vote-links',
+    { name, link: `https://${name.replace(' ', '').toLowerCase()}.example/vote?u={username}` });
   await Api.batched(6, 3, async (i) => {
     await api.player(5000 + i, `donor${i}`, 0);
     await api.send('POST', '/api/admin/payments', { username: `donor${i}`, amount: `${5 + i}.00`, currency: 'USD', paymentID: `bench-${i}` });
@@ -159,11 +162,15 @@ export const scenarios: Scenario[] = [
   {
     name: 'storefront/category', readOnly: true,
     async seed(api) { return get(`/category/${(await once(api)).categoryId}`); },
-    baseline: { method: 'GET', url: '/category/:id', handler: async (db, request, reply) => reply.type('text/html; charset=utf-8').send(await category(db, request as FastifyRequest<{ Params: { id: string } }>)) },
+    baseline: { method: 'GET', url: '/category/:id',
+      handler: async (db, request, reply) => reply.type('text/html; charset=utf-8').send(await category(db,
+        request as FastifyRequest<{ Params: { id: string } }>)) },
   },
   {
     name: 'storefront/product', readOnly: true,
     async seed(api) { return get(`/product/${(await once(api)).productId}`); },
-    baseline: { method: 'GET', url: '/product/:id', handler: async (db, request, reply) => reply.type('text/html; charset=utf-8').send(await product(db, request as FastifyRequest<{ Params: { id: string } }>)) },
+    baseline: { method: 'GET', url: '/product/:id',
+      handler: async (db, request, reply) => reply.type('text/html; charset=utf-8').send(await product(db,
+        request as FastifyRequest<{ Params: { id: string } }>)) },
   },
 ];

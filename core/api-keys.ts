@@ -156,7 +156,8 @@ export class ApiKeys {
   async create(name: string, scopes: Scope[], { clientCodes = false } = {}): Promise<string> {
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new DomainError('VALIDATION_ERROR', 'name: 1-64 characters of A-Z a-z 0-9 _ . -');
     const bad = scopes.find((s) => !isScope(s));
-    if (bad !== undefined || scopes.length === 0) throw new DomainError('VALIDATION_ERROR', `scope: "${bad ?? ''}" is not a scope (api, admin, <feature> or <feature>:<action>)`);
+    if (bad !== undefined || scopes.length === 0) throw new DomainError('VALIDATION_ERROR',
+      `scope: "${bad ?? ''}" is not a scope (api, admin, <feature> or <feature>:<action>)`);
     if (scopes.join(' ').length > 255) throw new DomainError('VALIDATION_ERROR', 'scope: at most 255 characters in all');
     const key = `ck_${randomBytes(24).toString('hex')}`;
     const existing = await this.#db.query('select id from core_api_keys where name = ?', [name]);
@@ -180,7 +181,9 @@ export class ApiKeys {
   }
 
   async list(): Promise<{ name: string; scopes: string; createdAt: string; revokedAt: string | null; lastUsedAt: string | null; clientCodes: boolean }[]> {
-    const rows = await this.#db.query<{ name: string; scopes: string; created_at: string; revoked_at: string | null; last_used_at: string | null; client_codes: unknown }>(
+    const rows = await this.#db.query<{
+      name: string; scopes: string; created_at: string; revoked_at: string | null; last_used_at: string | null; client_codes: unknown;
+    }>(
       'select name, scopes, created_at, revoked_at, last_used_at, client_codes from core_api_keys order by id');
     return rows.map((r) => ({
       name: r.name, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at, clientCodes: marked(r.client_codes),

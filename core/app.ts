@@ -9,7 +9,9 @@ import { ApiKeys, apiKeyHook, apiKeysRef } from './api-keys.ts';
 import { connectAtBoot } from './boot.ts';
 import { capConnections } from './connections.ts';
 import { loadConfig, type AppConfig, type SiteSetting, type SiteSettings } from './config.ts';
-import { openDatabase, migrate, type Database } from './db.ts';
+import type { Database } from './db/database.ts';
+import { migrate } from './db/migrations.ts';
+import { openDatabase } from './db/open.ts';
 import { coreEntities } from './entities.ts';
 import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
@@ -110,7 +112,8 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   }), options.bootLog ?? ((line) => process.stderr.write(`${line}\n`)));
   try {
     if (config.database.migrateOnStart) await migrate(db);
-    return await assemble(config, features, { declared, site }, db, env, options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) }, options.selfChecks);
+    return await assemble(config, features, { declared, site }, db, env,
+      options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) }, options.selfChecks);
   } catch (err) {
     await db.close();
     throw err;
@@ -123,7 +126,8 @@ interface SiteSetup {
   site: SiteSettings;
 }
 
-async function assemble(config: AppConfig, features: LoadedFeature[], { declared, site }: SiteSetup, db: Database, env: NodeJS.ProcessEnv, logger: BuildOptions['logger'], selfChecks = false): Promise<FastifyInstance> {
+async function assemble(config: AppConfig, features: LoadedFeature[], { declared, site }: SiteSetup, db: Database, env: NodeJS.ProcessEnv,
+  logger: BuildOptions['logger'], selfChecks = false): Promise<FastifyInstance> {
   const app = Fastify({
     logger,
     bodyLimit: config.server.bodyLimit,
@@ -198,12 +202,13 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   }
 
   app.get('/health', {
-    schema: { tags: ['operations'], summary: 'Liveness and database check (no key needed)', security: [], response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String({ examples: ['up'] }) }) } },
+    schema: { tags: ['operations'], summary: 'Liveness and database check (no key needed)', security: [],
+      response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String({ examples: ['up'] }) }) } },
   }, async (_request, reply) => {
-    const problem = await db.problem();
-    if (!problem) return { status: true as const, database: 'up' };
+    const unavailable = await db.unavailableReason();
+    if (!unavailable) return { status: true as const, database: 'up' };
     reply.header('Retry-After', String(config.database.retryAfterSeconds));
-    return send(reply, 'SERVICE_UNAVAILABLE', problem);
+    return send(reply, 'SERVICE_UNAVAILABLE', unavailable);
   });
   // Browsers ask for it on every site; an icon beats a 404 in every log.
   app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>

@@ -5,7 +5,7 @@
  * the round itself and is logged each time, with its stack.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { lastingWriteFault } from './db.ts';
+import { lastingWriteFault } from './db/errors.ts';
 import { isDatabaseUnavailable } from './http.ts';
 
 export class RoundLog {

@@ -105,14 +105,16 @@ export const ConfigSchema = Type.Object({
     transactionTries: Type.Integer({ minimum: 1, default: 5 }),
     /** The wait before running it again: random, up to this × the try number. */
     retryDelayMs: Type.Integer({ minimum: 0, default: 10 }),
-    /** After a write refused for a full disk (or a read-only database), /health answers 503 until a write succeeds or this long passes without another such refusal. */
+    /** After a write refused for a full disk (or a read-only database), /health answers 503 until a write succeeds
+     * or this long passes without another such refusal. */
     writeFaultSeconds: Type.Integer({ minimum: 1, default: 60 }),
     debug: Type.Boolean({ default: false }),
     /** At boot, how long to keep retrying a database that cannot be reached (0: fail at once). */
     bootRetrySeconds: Type.Integer({ minimum: 0, default: 60 }),
     /** Create the MySQL/MariaDB database DATABASE_URL names when it does not exist (off: refuse to start). */
     createDatabase: Type.Boolean({ default: false }),
-    /** MySQL/MariaDB: how often the connection marking a running server (core/server-mark.ts) is pinged; below a proxy's idle timeout and the database's wait_timeout. */
+    /** MySQL/MariaDB: how often the connection marking a running server (core/server-mark.ts) is pinged;
+     * below a proxy's idle timeout and the database's wait_timeout. */
     markPingSeconds: Type.Integer({ minimum: 1, default: 60 }),
     /** MySQL/MariaDB: the sql_mode of the server's connections, where a host needs one; empty keeps the server's. */
     sqlMode: Type.String({ default: '' }),

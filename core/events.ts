@@ -5,7 +5,7 @@ import type { TransactionScope } from './db.ts';
  * Domain events. Each feature adds its own events to this map from its contract.ts:
  *   declare module '../../core/events.ts' { interface EventMap { 'credits.changed': {...} } }
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+// biome-ignore lint/suspicious/noEmptyInterface: empty on purpose, each feature adds its events by declaration merging
 export interface EventMap {}
 
 export type EventName = keyof EventMap & string;

@@ -117,7 +117,8 @@ export async function discoverFeatures(config: AppConfig): Promise<LoadedFeature
   // A misspelled feature would otherwise boot silently without the feature it meant to set.
   for (const [name, setting] of Object.entries(config.plugins)) {
     if (builtins.includes(name) || setting.package) continue;
-    throw new ConfigError(`plugins.${name}: there is no built-in feature of that name (built-in: ${builtins.join(', ')}); a third-party feature needs plugins.${name}.package.`);
+    throw new ConfigError(`plugins.${name}: there is no built-in feature of that name (built-in: ${builtins.join(', ')}); a third-party feature needs ` +
+      `plugins.${name}.package.`);
   }
   for (const name of builtins) {
     if (config.plugins[name]?.enabled === false) continue;
@@ -173,7 +174,8 @@ export function selectEnabled(loaded: LoadedFeature[], config: AppConfig): Loade
     for (const ref of f.def.requires ?? []) {
       if (names.has(ref.feature)) continue;
       throw new ConfigError(installed.has(ref.feature)
-        ? `The "${f.def.name}" feature requires the "${ref.feature}" feature, which is disabled (plugins.${ref.feature}.enabled = false). Enable "${ref.feature}" or disable "${f.def.name}".`
+        ? `The "${f.def.name}" feature requires the "${ref.feature}" feature, which is disabled (plugins.${ref.feature}.enabled = false). Enable ` +
+          `"${ref.feature}" or disable "${f.def.name}".`
         : `The "${f.def.name}" feature requires the "${ref.feature}" feature, which is not installed.`);
     }
     const { enabled: _on, package: _pkg, ...opts } = config.plugins[f.def.name] ?? {};

@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import multipart, { type FastifyMultipartBaseOptions } from '@fastify/multipart';
 import qs from 'qs';
 import { Type } from '@sinclair/typebox';
-import { isLockConflict, sqliteCode } from './db.ts';
+import { isLockConflict, sqliteCode } from './db/errors.ts';
 import { DomainError, errorStatus } from './errors.ts';
 import { readsClientCodes } from './clients.ts';
 
@@ -87,7 +87,7 @@ function checkLimits(body: unknown, limits: BodyLimits): void {
       fields++;
       if (Buffer.byteLength(value) > limits.fieldLimit) throw tooLarge(`Field "${path}" is longer than ${limits.fieldLimit} bytes.`);
     } else if (Array.isArray(value)) {
-      value.forEach((v, i) => walk(v, `${path}[${i}]`));
+      for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`);
     } else if (value !== null && typeof value === 'object') {
       for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}[${k}]` : k);
     } else {
@@ -138,7 +138,8 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
     const upload = request.routeOptions.config?.fileUpload;
     // An upload route cuts files at its own limit instead of refusing the request, so the form
     // that sent one too big can say so beside its field.
-    const parts = upload ? request.parts({ limits: { ...partLimits, fileSize: upload.maxBytes }, throwFileSizeLimit: false } as FastifyMultipartBaseOptions) : request.parts();
+    const parts = upload ? request.parts({ limits: { ...partLimits, fileSize: upload.maxBytes },
+      throwFileSizeLimit: false } as FastifyMultipartBaseOptions) : request.parts();
     try {
       for await (const part of parts) {
         let value: string;
@@ -170,7 +171,8 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
   // A callback hook, not an async one: most requests are not multipart and pass at no cost.
   app.addHook('preValidation', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     const bodiless = () => {
-      if ((request.body === undefined || request.body === null) && (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT')) request.body = {};
+      if ((request.body === undefined || request.body === null)
+        && (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT')) request.body = {};
     };
     if (!request.isMultipart()) {
       bodiless();
@@ -332,7 +334,8 @@ const FASTIFY_CODES: Record<string, [string, string?]> = {
   FST_ERR_RATE_LIMIT_EXCEEDED: ['RATE_LIMITED'],
 };
 
-const UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'ENOTFOUND', 'EHOSTUNREACH', 'PROTOCOL_SEQUENCE_TIMEOUT']);
+const UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'ENOTFOUND', 'EHOSTUNREACH',
+  'PROTOCOL_SEQUENCE_TIMEOUT']);
 /**
  * A database that answers but cannot take writes for now — a full disk, a read-only file, an
  * I/O error, a lock held too long by another process — is unavailable too: the request changed
@@ -345,13 +348,15 @@ const MYSQL_UNAVAILABLE = new Set([1021, 1114, 1041, 1290]);
 
 /** True for errors that mean "the database cannot be reached", however deep the driver wrapped them. */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e = err as { code?: string; cause?: unknown; name?: string; message?: string } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+  for (let e = err as { code?: string; cause?: unknown; name?: string; message?: string } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e,
+    depth++) {
     if (e.code && UNAVAILABLE.has(e.code)) return true;
     const errno = (e as { errno?: number }).errno;
     if (SQLITE_UNAVAILABLE.has(sqliteCode(e) ?? -1)) return true;
     if (typeof errno === 'number' && MYSQL_UNAVAILABLE.has(errno)) return true;
     if (e.name === 'ConnectionException') return true;
-    if (typeof e.message === 'string' && /connection (is in closed state|lost)|Pool is closed|Can't add new command when connection is in closed state/i.test(e.message)) return true;
+    if (typeof e.message === 'string'
+      && /connection (is in closed state|lost)|Pool is closed|Can't add new command when connection is in closed state/i.test(e.message)) return true;
   }
   return false;
 }
@@ -419,7 +424,8 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     socket.destroy();
     return;
   }
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ` +
+    `${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
 }
 
 /**

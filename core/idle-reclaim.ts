@@ -1,6 +1,7 @@
 /**
  * Hands memory back to the machine once the server goes quiet (`server.idleReclaimSeconds`): V8
- * keeps the pages the busiest moment needed, and a community's server is idle most of the day beside the game server. One memory-reducing collection (V8's "last resort") pauses the
+ * keeps the pages the busiest moment needed, and a community's server is idle most of the day beside the game server. One memory-reducing collection (V8's
+ * "last resort") pauses the
  * server, hence it waits for idleness and for the heap to have grown. What it gives back:
  * docs/performance.md.
  */

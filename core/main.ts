@@ -3,7 +3,7 @@ import { buildApp } from './app.ts';
 import { ConfigError } from './config.ts';
 import { memoryReducingGc, reclaimWhenIdle } from './idle-reclaim.ts';
 
-let app;
+let app: Awaited<ReturnType<typeof buildApp>>;
 try {
   app = await buildApp();
   // Features start here (a wrong TOTP_ENCRYPTION_KEY, say): their setting errors are one line too.
@@ -34,7 +34,8 @@ if (!process.env.API_KEY && !(await app.apiKeys.list()).some((k) => !k.revokedAt
 }
 const gc = idleReclaimSeconds > 0 ? memoryReducingGc() : undefined;
 if (gc) reclaimWhenIdle(gc, idleReclaimSeconds * 1000, (r) => app.log.debug(r, 'memory handed back while idle'));
-else if (idleReclaimSeconds > 0) app.log.warn('server.idleReclaimSeconds needs node --expose-gc on the command line (npm start and the image pass it): memory is not handed back while idle.');
+else if (idleReclaimSeconds > 0) app.log.warn('server.idleReclaimSeconds needs node --expose-gc on the command line (npm start and the image pass it): ' +
+  'memory is not handed back while idle.');
 
 let closing = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -139,7 +139,8 @@ export function databaseMetrics(registry: Registry, db: Database): void {
   });
   // A gauge read from the database's own count at scrape time: rate() reads it as a counter.
   new Gauge({
-    name: 'db_transaction_retries_total', help: 'Transactions run again: lost to another (a deadlock; a certification conflict on Galera), or their connection before the commit.', registers: [registry],
+    name: 'db_transaction_retries_total', help: 'Transactions run again: lost to another (a deadlock; a certification conflict on Galera), or their ' +
+      'connection before the commit.', registers: [registry],
     collect() { this.set(db.retries); },
   });
 }

@@ -114,7 +114,8 @@ export function checkDeclaredErrors(app: FastifyInstance): void {
     const code = String(body.code ?? body.error);
     const documented = errorsOf(method, url, schema as RouteSchema, config).get(reply.statusCode)?.codes ?? [];
     if (documented.includes(code)) return payload;
-    const message = `${method} ${url} answered ${reply.statusCode} ${code}, which its OpenAPI document does not list for that status: add it to the route's schema.errors.`;
+    const message = `${method} ${url} answered ${reply.statusCode} ${code}, which its OpenAPI document does not list for that status: add it to the route's ` +
+      `schema.errors.`;
     process.stderr.write(`${message}\n`);
     reply.code(500);
     return JSON.stringify({ status: false, error: 'UNDECLARED_ERROR', message });

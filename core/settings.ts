@@ -121,7 +121,8 @@ export function settingsBody(settings: SettingsService) {
 export async function settingsRoutes(app: FastifyInstance, settings: SettingsService): Promise<void> {
   const body = settingsBody(settings);
   const response = { 200: Type.Object({ status: Type.Literal(true), data: body }) };
-  app.get('/api/admin/settings', { schema: { tags: ['admin'], summary: 'Site settings', response } }, async () => ({ status: true as const, data: settings.get() }));
+  app.get('/api/admin/settings', { schema: { tags: ['admin'], summary: 'Site settings', response } },
+    async () => ({ status: true as const, data: settings.get() }));
   app.patch('/api/admin/settings', {
     schema: { tags: ['admin'], summary: 'Change site settings', body: Type.Partial(body, { additionalProperties: false }), response },
   }, async (request) => ({ status: true as const, data: await settings.update(request.body as Partial<SiteSettings>) }));

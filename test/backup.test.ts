@@ -9,7 +9,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { rootDir } from '../core/config.ts';
-import { parseDatabaseUrl } from '../core/db.ts';
+import { parseDatabaseUrl } from '../core/db/url.ts';
 import { markHolders } from '../core/server-mark.ts';
 import { build, call, onMysql, scratchDir, sharedDatabaseUrl, startServer } from './helper.ts';
 import { newUser, rowCount } from './fixtures.ts';
@@ -17,7 +17,8 @@ import { newUser, rowCount } from './fixtures.ts';
 const run = promisify(execFile);
 
 function cli(script: string, databaseUrl: string, ...args: string[]) {
-  return run(process.execPath, [join(rootDir, 'core/cli', script), ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, cwd: rootDir });
+  return run(process.execPath, [join(rootDir, 'core/cli', script), ...args],
+    { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, cwd: rootDir });
 }
 
 /** Every table's rows, in a stable order, to compare a database before and after. */
@@ -51,7 +52,8 @@ t.test('a backup taken under load restores every row written before it, consiste
   let sent = 0;
   const load = (async () => {
     for (let i = 0; !stop; i++) {
-      const res = await call(app, '/api/credits/send', { body: { sender_username: `player${i % 5}`, target_username: `player${(i + 1) % 5}`, amount: '0.01' }, as: 'urlencoded' });
+      const res = await call(app, '/api/credits/send',
+        { body: { sender_username: `player${i % 5}`, target_username: `player${(i + 1) % 5}`, amount: '0.01' }, as: 'urlencoded' });
       if (res.statusCode !== 200) throw new Error(`send answered ${res.statusCode}: ${res.body}`);
       sent++;
     }
@@ -121,12 +123,14 @@ t.test('npm run migrate -- status lists applied and pending migrations', async (
 t.test('restore refuses while a server has the database open, changes nothing, and works once the server stopped', async (t) => {
   const url = await sharedDatabaseUrl(t);
   const env = { DATABASE_URL: url, API_KEY: 'restore-test-key', CONFIG: '' };
-  const keeperFound = async (address: string) => (await fetch(`${address}/api/users?username=keeper`, { headers: { 'x-api-key': env.API_KEY } })).status === 200;
+  const keeperFound = async (address: string) => (await fetch(`${address}/api/users?username=keeper`,
+    { headers: { 'x-api-key': env.API_KEY } })).status === 200;
   let server = await startServer(t, env);
   const file = join(scratchDir(t), 'backup');
   await cli('backup.ts', url, 'backup', file);
   const registered = await fetch(`${server.address}/api/auth/register`, {
-    method: 'POST', headers: { 'x-api-key': env.API_KEY }, body: new URLSearchParams({ username: 'keeper', password: 'hunter22', email: 'keeper@example.com', ip: '10.0.0.1', useragent: 'test' }),
+    method: 'POST', headers: { 'x-api-key': env.API_KEY },
+    body: new URLSearchParams({ username: 'keeper', password: 'hunter22', email: 'keeper@example.com', ip: '10.0.0.1', useragent: 'test' }),
   });
   t.equal(registered.status, 200, `a write after the backup: ${await registered.text()}`);
 
@@ -146,7 +150,8 @@ t.test('restore refuses while a server has the database open, changes nothing, a
   t.match((await cli('backup.ts', url, 'restore', file)).stdout, /Restored from /, 'after SIGKILL too');
 });
 
-t.test('MySQL: the marking connection is kept busy, and taken again when lost (a database restart, a kill)', { skip: !onMysql && 'needs TEST_MYSQL_URL' }, async (t) => {
+t.test('MySQL: the marking connection is kept busy, and taken again when lost (a database restart, a kill)', { skip: !onMysql && 'needs TEST_MYSQL_URL' },
+  async (t) => {
   const url = await sharedDatabaseUrl(t);
   const target = parseDatabaseUrl(url);
   await build(t, { databaseUrl: url, features: [], config: { database: { markPingSeconds: 1 } } });

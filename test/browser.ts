@@ -31,7 +31,8 @@ export async function browse(t: TestLike, options: BrowserContextOptions = {}): 
   const context = await chromium.launchPersistentContext(scratchDir(t), {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync'],
     viewport: { width: 1280, height: 860 },
     ...options,
   });
@@ -95,7 +96,9 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.mi
 export async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE);
   const found = await page.evaluate(async () => {
-    const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run();
+    const result = await (globalThis as unknown as {
+      axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
+    }).axe.run();
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
   });
   return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.targets.slice(0, 3).join(', ')}`);

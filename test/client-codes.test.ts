@@ -29,7 +29,8 @@ t.test('one failing request: our code to a browser or no User-Agent, the mapped 
   const noKey = { http: 401, status: false, error: 'INVALID_API_KEY', message: 'The X-Api-Key header is missing.' };
   t.strictSame(await answer(url, null, BROWSER), noKey, 'a browser: ours');
   t.strictSame(await answer(url, null), noKey, 'no User-Agent: ours');
-  t.strictSame(await answer(url, null, JAVA), { ...noKey, error: 'USER_NOT_FOUND', code: 'INVALID_API_KEY' }, 'HttpURLConnection: the game plugin\'s nearest, ours in code');
+  t.strictSame(await answer(url, null, JAVA), { ...noKey, error: 'USER_NOT_FOUND', code: 'INVALID_API_KEY' },
+    'HttpURLConnection: the game plugin\'s nearest, ours in code');
   t.match(await answer(url, null, 'Java/21.0.5'), { error: 'USER_NOT_FOUND', code: 'INVALID_API_KEY' }, 'any Java version');
   t.strictSame(await answer(url, null, 'NotJava/17 Java/17.0.2'), noKey, 'only an agent that starts with Java/');
 

@@ -27,5 +27,6 @@ t.test('the example registers a player, adds credits and reads them back through
   const again = await run(process.execPath, [join(rootDir, 'client/example.ts'), 'Alex'], {
     cwd: rootDir, env: { ...process.env, API_URL: address, API_KEY: 'client-example-key' },
   }).catch((err: { stderr: string }) => err);
-  t.match((again as { stderr: string }).stderr, /register: USERNAME_ALREADY_EXIST The username "Alex" is taken\./, 'an API error reaches the caller as its code and message');
+  t.match((again as { stderr: string }).stderr, /register: USERNAME_ALREADY_EXIST The username "Alex" is taken\./,
+    'an API error reaches the caller as its code and message');
 });

@@ -106,7 +106,9 @@ export class GaleraCluster {
         }));
         if (asRootUser) chownSync(node.dir, uidOf('mysql'), uidOf('mysql'));
         // Only the first node is installed: the others receive its state when they join.
-        if (i === 0) execFileSync('mariadb-install-db', [`--defaults-file=${join(node.dir, 'my.cnf')}`, ...(asRootUser ? ['--user=mysql'] : []), '--auth-root-authentication-method=normal', '--skip-test-db', '--wsrep-on=OFF'], { stdio: 'ignore' });
+        if (i === 0) execFileSync('mariadb-install-db',
+          [`--defaults-file=${join(node.dir, 'my.cnf')}`, ...(asRootUser ? ['--user=mysql'] : []), '--auth-root-authentication-method=normal', '--skip-test-db',
+            '--wsrep-on=OFF'], { stdio: 'ignore' });
         else mkdirSync(join(node.dir, 'data'));
         if (asRootUser) chownSync(join(node.dir, 'data'), uidOf('mysql'), uidOf('mysql'));
       }

@@ -54,7 +54,8 @@ t.test('a table writes several records in one bound statement, refuses mixed one
   t.equal(app.db.statements, counted, 'an impossible key costs no statement');
 });
 
-t.test('find with a lock holds the row until the transaction ends', { skip: onMysql ? false : 'row locks are MariaDB\'s (run with TEST_MYSQL_URL)' }, async (t) => {
+t.test('find with a lock holds the row until the transaction ends', { skip: onMysql ? false : 'row locks are MariaDB\'s (run with TEST_MYSQL_URL)' },
+  async (t) => {
   const app = await build(t, { features: ['votes'] });
   await VotesLink.insert(app.db, { name: 'One', link: 'https://a.example/' });
   let release!: () => void;
@@ -154,7 +155,8 @@ t.test('transactions: all or nothing, nested calls join, events wait for the com
   t.same(await db.query('select name from hello_greetings'), [{ name: 'kept' }], 'a failing in-transaction listener rolls back the cause');
 });
 
-t.test('SQLite groups commits: transactions that arrive together share one, none is answered or seen before it, and one that fails undoes only its own work', { skip: onMysql ? 'SQLite\'s own commit path' : false }, async (t) => {
+t.test('SQLite groups commits: transactions that arrive together share one, none is answered or seen before it, and one that fails undoes only its own work',
+  { skip: onMysql ? 'SQLite\'s own commit path' : false }, async (t) => {
   const url = await sharedDatabaseUrl(t);
   const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
   const { db } = app;
@@ -219,9 +221,11 @@ t.test('SQLite groups commits: transactions that arrive together share one, none
   t.equal(committed().length, 20, 'the four left out of the full batch committed in the next');
 });
 
-t.test('a transaction that loses to another, or its connection before the commit, runs again from the start, its events once, up to database.transactionTries', { skip: onMysql ? false : 'needs MariaDB (run with TEST_MYSQL_URL)' }, async (t) => {
+t.test('a transaction that loses to another, or its connection before the commit, runs again from the start, its events once, up to database.transactionTries',
+  { skip: onMysql ? false : 'needs MariaDB (run with TEST_MYSQL_URL)' }, async (t) => {
   const url = await freshDatabaseUrl(t);
-  const app = await build(t, { features: [], databaseUrl: url, config: { plugins: { hello: { enabled: true } }, database: { transactionTries: 3, retryDelayMs: 1 } } });
+  const app = await build(t, { features: [], databaseUrl: url,
+    config: { plugins: { hello: { enabled: true } }, database: { transactionTries: 3, retryDelayMs: 1 } } });
   const { db, events } = app;
   const seen: number[] = [];
   events.on('users.created', (p) => { seen.push(p.userId); });
@@ -307,7 +311,8 @@ t.test('every table has a primary key (Galera replicates rows by it)', async (t)
   t.same(tables.filter((r) => Number(r.pk) === 0).map((r) => r.name), [], 'none without one');
 });
 
-t.test('lock conflicts that outlast the retries: 503 with Retry-After, and nothing written', { skip: onMysql ? false : 'needs MariaDB (run with TEST_MYSQL_URL)' }, async (t) => {
+t.test('lock conflicts that outlast the retries: 503 with Retry-After, and nothing written',
+  { skip: onMysql ? false : 'needs MariaDB (run with TEST_MYSQL_URL)' }, async (t) => {
   const url = await freshDatabaseUrl(t);
   const app = await build(t, { features: [], databaseUrl: url, config: { plugins: ECHO_PLUGIN } });
   await app.db.run("insert into core_settings (`key`, value) values ('echo.lock', 'before')");
@@ -325,7 +330,8 @@ t.test('lock conflicts that outlast the retries: 503 with Retry-After, and nothi
   t.equal((await call(app, '/api/echo/locked-write', { body: {} })).statusCode, 200, 'the lock gone, the same request passes');
 });
 
-t.test('the database goes away: 503 with Retry-After, never a hang, and back when it returns', { skip: !onMysql || !haveMariaDb() ? 'needs MariaDB (run with TEST_MYSQL_URL)' : false }, async (t) => {
+t.test('the database goes away: 503 with Retry-After, never a hang, and back when it returns',
+  { skip: !onMysql || !haveMariaDb() ? 'needs MariaDB (run with TEST_MYSQL_URL)' : false }, async (t) => {
   const server = await MariaDbServer.create();
   t.teardown(() => server.destroy());
   const url = await server.database('outage');

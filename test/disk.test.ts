@@ -79,7 +79,8 @@ t.test('MariaDB: a full disk answers 503 and writes nothing, then serves again b
   await fullDisk(t, dir, await server.database('disk'), 5000);
 });
 
-t.test('SQLite: a read-only database boots, /health says it is read-only, reads answer and writes get 503', { skip: onMysql && 'the SQLite run does this one' }, async (t) => {
+t.test('SQLite: a read-only database boots, /health says it is read-only, reads answer and writes get 503', { skip: onMysql && 'the SQLite run does this one' },
+  async (t) => {
   const dir = scratchDir(t);
   // The writer that made the database stays open, as another process would: its -wal and -shm
   // files let a read-only connection read the file (SQLite cannot create them on a read-only mount).

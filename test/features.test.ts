@@ -13,7 +13,8 @@ t.test('a disabled feature is never registered: no routes, no service, no tables
   t.equal(res.json().error, 'NOT_FOUND');
   const tables = app.db.dialect === 'sqlite'
     ? await app.db.query<{ name: string }>("select name from sqlite_master where type = 'table' and name like 'users%'")
-    : await app.db.query<{ name: string }>("select table_name as name from information_schema.tables where table_schema = database() and table_name like 'users%'");
+    : await app.db.query<{ name: string }>("select table_name as name from information_schema.tables where table_schema = database() and table_name like " +
+      "'users%'");
   t.same(tables, [], 'the users tables were not created');
 });
 
@@ -28,14 +29,16 @@ t.test('a feature that requires a disabled one stops boot with a sentence naming
   const plugins: Record<string, unknown> = Object.fromEntries(builtinNames().map((n) => [n, { enabled: false }]));
   plugins['needs-users'] = { enabled: true, package: './test/fixtures/needs-users.ts' };
   await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { log: { level: 'silent' }, plugins }, logger: false }),
-    { message: 'The "needs-users" feature requires the "users" feature, which is disabled (plugins.users.enabled = false). Enable "users" or disable "needs-users".' });
+    { message: 'The "needs-users" feature requires the "users" feature, which is disabled (plugins.users.enabled = false). Enable "users" or disable ' +
+      '"needs-users".' });
 });
 
 t.test('bad settings stop boot naming the setting', async (t) => {
   const url = await freshDatabaseUrl(t);
   await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { server: { port: 'eighty' } }, logger: false }), { message: /server\.port/ });
   await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { currency: 'dollars' } }, logger: false }), { message: /site\.currency/ });
-  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { plugins: { users: { sweepSeconds: 0 } } }, logger: false }), { message: /plugins\.users\.sweepSeconds/ });
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { plugins: { users: { sweepSeconds: 0 } } }, logger: false }),
+    { message: /plugins\.users\.sweepSeconds/ });
   await t.rejects(buildApp({ env: { DATABASE_URL: 'postgres://x/y' }, logger: false }), { message: /DATABASE_URL/ });
 });
 
@@ -60,7 +63,8 @@ t.test("site settings are the features' own: checked at boot, kept while a built
 
   const { declareSettings } = await import('../core/settings.ts');
   const flag = { schema: Type.Boolean({ default: false }), label: 'A flag' };
-  t.throws(() => declareSettings([{ name: 'alpha', settings: { timezone: flag } }]), { message: 'The site setting timezone is declared by both core and the "alpha" feature.' });
+  t.throws(() => declareSettings([{ name: 'alpha', settings: { timezone: flag } }]),
+    { message: 'The site setting timezone is declared by both core and the "alpha" feature.' });
   t.throws(() => declareSettings([{ name: 'beta', settings: { shared: flag } }, { name: 'alpha', settings: { shared: flag } }]),
     { message: 'The site setting shared is declared by both the "alpha" feature and the "beta" feature.' }, 'a setting has one owner');
 });
@@ -105,10 +109,12 @@ t.test('a third-party feature declares its own error codes and site settings', a
 t.test('migrations run once: a restart on the same database keeps the data', async (t) => {
   const url = process.env.TEST_MYSQL_URL ? await freshDatabaseUrl(t) : `sqlite:${t.testdirName}/db.sqlite`;
   if (!process.env.TEST_MYSQL_URL) t.testdir({});
-  const first = await buildApp({ env: { DATABASE_URL: url, API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' }, plugins: { hello: { enabled: true } } }, logger: false });
+  const first = await buildApp({ env: { DATABASE_URL: url, API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' }, plugins: { hello: { enabled: true } } },
+    logger: false });
   await call(first, '/api/hello/greetings', { body: { name: 'Alex' } });
   await first.close();
-  const second = await buildApp({ env: { DATABASE_URL: url, API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' }, plugins: { hello: { enabled: true } } }, logger: false });
+  const second = await buildApp({ env: { DATABASE_URL: url, API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' }, plugins: { hello: { enabled: true } } },
+    logger: false });
   t.teardown(() => second.close());
   const res = await call(second, '/api/hello/greetings');
   t.same(res.json(), [{ id: '1', text: 'Hello, Alex!' }]);

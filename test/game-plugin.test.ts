@@ -28,7 +28,8 @@ interface PluginResponse {
 }
 
 /** The plugin's `Request`: what it sends and how it reads the answer; throws where the plugin's response would be null. */
-async function pluginRequest(app: FastifyInstance, method: 'GET' | 'POST' | 'DELETE', api: string, form?: Record<string, string>, key = ADMIN_KEY): Promise<PluginResponse> {
+async function pluginRequest(app: FastifyInstance, method: 'GET' | 'POST' | 'DELETE', api: string, form?: Record<string, string>,
+  key = ADMIN_KEY): Promise<PluginResponse> {
   const res = await app.inject({
     method, url: `/api/${api}`,
     headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': JAVA_AGENT },
@@ -39,7 +40,8 @@ async function pluginRequest(app: FastifyInstance, method: 'GET' | 'POST' | 'DEL
   const body = (Array.isArray(parsed) ? { array: parsed } : parsed) as Record<string, any>;
   let error: string | null = null;
   if ('error' in body) {
-    if (!PLUGIN_ERRORS.has(body.error)) throw new Error(`getEnum fails on ${JSON.stringify(body.error)}: the plugin's response is null (${method} ${api}: ${res.body})`);
+    if (!PLUGIN_ERRORS.has(body.error)) throw new Error(`getEnum fails on ${JSON.stringify(body.error)}: the plugin's response is null (${method} ${api}: ` +
+      `${res.body})`);
     error = body.error;
   }
   return { responseCode: res.statusCode, status, body, error, code: body.code };
@@ -142,7 +144,8 @@ t.test('every failure carries a code of the plugin\'s enum, ours beside it when 
     ['send to nobody', 'POST', 'credits/send', { sender_username: 'Steve', target_username: 'Nobody', amount: '1.0' }, 'TARGET_USER_NOT_FOUND'],
     ['send with no target', 'POST', 'credits/send', { sender_username: 'Steve', amount: '1.0' }, 'TARGET_USER_NOT_FOUND', 'VALIDATION_ERROR'],
     ['send with no sender', 'POST', 'credits/send', { target_username: 'Alex', amount: '1.0' }, 'USER_NOT_FOUND', 'VALIDATION_ERROR'],
-    ['send a list of amounts', 'POST', 'credits/send', { sender_username: 'Steve', target_username: 'Alex', 'amount[0]': '1.0' }, 'INVALID_AMOUNT', 'VALIDATION_ERROR'],
+    ['send a list of amounts', 'POST', 'credits/send', { sender_username: 'Steve', target_username: 'Alex', 'amount[0]': '1.0' }, 'INVALID_AMOUNT',
+      'VALIDATION_ERROR'],
     ['set with no amount', 'POST', 'credits/set', { target_username: 'Steve' }, 'INVALID_AMOUNT', 'VALIDATION_ERROR'],
     ['set for nobody', 'POST', 'credits/set', { target_username: 'Nobody', amount: '1.0' }, 'USER_NOT_FOUND'],
     ['buy for nobody', 'POST', 'store/buy', buyForm({ userID: '999999' }), 'USER_NOT_FOUND'],
@@ -176,13 +179,16 @@ t.test('a wrong API key on every route the plugin calls: its general code, INVAL
   const routes: ['GET' | 'POST' | 'DELETE', string, Record<string, string>?][] = [
     ['GET', 'users?username=Steve'], ['GET', 'credits?username=Steve'],
     ['POST', 'credits/add', { target_username: 'Steve', amount: '1.0' }], ['POST', 'credits/remove', { target_username: 'Steve', amount: '1.0' }],
-    ['POST', 'credits/send', { sender_username: 'Steve', target_username: 'Alex', amount: '1.0' }], ['POST', 'credits/set', { target_username: 'Steve', amount: '1.0' }],
+    ['POST', 'credits/send', { sender_username: 'Steve', target_username: 'Alex', amount: '1.0' }],
+    ['POST', 'credits/set', { target_username: 'Steve', amount: '1.0' }],
     ['GET', 'store/listing?username=Steve'], ['POST', 'store/buy', { userID: String(steve), 'products[0][id]': '1', 'products[0][quantity]': '1' }],
     ['GET', 'store/donations/?type=latest&limit=10'],
-    ['GET', `bazaar/storages/${steve}/items?serverID=1`], ['POST', `bazaar/storages/${steve}/items`, bazaarItem('1')], ['DELETE', `bazaar/storages/${steve}/items/1`, {}],
+    ['GET', `bazaar/storages/${steve}/items?serverID=1`], ['POST', `bazaar/storages/${steve}/items`, bazaarItem('1')],
+    ['DELETE', `bazaar/storages/${steve}/items/1`, {}],
     ['GET', 'command-logs/token/queue'], ['POST', 'command-logs/validate', { token: 'token', 'commands[0]': '1' }],
   ];
-  const nearest: Record<string, string> = { [`POST bazaar/storages/${steve}/items`]: 'INSERT_ERROR', [`DELETE bazaar/storages/${steve}/items/1`]: 'DELETE_ERROR' };
+  const nearest: Record<string, string> = { [`POST bazaar/storages/${steve}/items`]: 'INSERT_ERROR',
+    [`DELETE bazaar/storages/${steve}/items/1`]: 'DELETE_ERROR' };
   for (const [method, api, form] of routes) {
     const res = await pluginRequest(app, method, api, form, 'wrong-key');
     t.equal(res.responseCode, 401, `${method} ${api}`);

@@ -124,7 +124,8 @@ t.test('site settings: defaults from config, changed at run time, validated', as
   let res = await call(app, '/api/admin/settings');
   t.equal(res.json().data.currency, 'EUR');
   t.equal(res.json().data.registerLimit, 3);
-  res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { registerLimit: '5', twoFactorEnabled: 'false', timezone: 'Europe/Berlin' }, as: 'urlencoded' });
+  res = await call(app, '/api/admin/settings',
+    { method: 'PATCH', body: { registerLimit: '5', twoFactorEnabled: 'false', timezone: 'Europe/Berlin' }, as: 'urlencoded' });
   t.equal(res.statusCode, 200);
   t.match(res.json().data, { registerLimit: 5, twoFactorEnabled: false, timezone: 'Europe/Berlin', currency: 'EUR' });
   t.equal(app.settings.get().registerLimit, 5, 'features read the new value through the registry');
@@ -160,7 +161,8 @@ t.test('every credential the server issues is masked in a logged URL, whatever i
   const lines: string[] = [];
   const app = await buildApp({
     env: { DATABASE_URL: await freshDatabaseUrl(t), API_KEY: ADMIN_KEY },
-    config: { log: { level: 'info' }, plugins: Object.fromEntries(builtinNames().map((n) => [n, { enabled: ['delivery', 'store', 'users', 'credits'].includes(n) }])) },
+    config: { log: { level: 'info' }, plugins: Object.fromEntries(builtinNames().map((n) => [n,
+      { enabled: ['delivery', 'store', 'users', 'credits'].includes(n) }])) },
     logStream: { write: (line: string) => { lines.push(line); } },
   });
   t.teardown(() => app.close());
@@ -180,5 +182,6 @@ t.test('every credential the server issues is masked in a logged URL, whatever i
   for (const secret of [`ck_${'ab12'.repeat(12)}`, '0123456789abcdef'.repeat(2), 'f0'.repeat(32), 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP']) {
     t.equal(logSafeUrl(`/x/${secret}?k=${secret}`), '/x/[redacted]?k=[redacted]', secret.slice(0, 6));
   }
-  t.equal(logSafeUrl('/api/users/069a79f4-44e9-4726-a5be-fca90e38aaf5?name=Steve_the_builder'), '/api/users/069a79f4-44e9-4726-a5be-fca90e38aaf5?name=Steve_the_builder', 'a player UUID and a name stay readable');
+  t.equal(logSafeUrl('/api/users/069a79f4-44e9-4726-a5be-fca90e38aaf5?name=Steve_the_builder'),
+    '/api/users/069a79f4-44e9-4726-a5be-fca90e38aaf5?name=Steve_the_builder', 'a player UUID and a name stay readable');
 });

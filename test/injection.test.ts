@@ -18,31 +18,36 @@ async function scenario(t: Test, config: unknown) {
   const steve = await newUser(app, 'Steve', { cents: 1000 });
   await newUser(app, 'Alex', { cents: 1000 });
   const category = (await call(app, '/api/admin/support/categories', { body: { name: 'Help' }, as: 'json' })).json();
-  const server = (await call(app, '/api/admin/bazaar/servers', { body: { name: 'Lobby', slug: 'lobby', imageID: '', imageType: '', priority: 0, isActive: '1' }, as: 'json' })).json();
+  const server = (await call(app, '/api/admin/bazaar/servers',
+    { body: { name: 'Lobby', slug: 'lobby', imageID: '', imageType: '', priority: 0, isActive: '1' }, as: 'json' })).json();
   t.ok(category.id && server.id, 'set-up');
   const accounts = await rowCount(app, 'users_accounts');
   const keys = await rowCount(app, 'core_api_keys');
 
   for (const [i, evil] of PAYLOADS.entries()) {
     // ASCII only: a line separator in a test name would break the TAP stream.
-    const label = `payload ${i} (${JSON.stringify(evil.slice(0, 24)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}${evil.length > 24 ? '...' : ''})`;
+    const ascii = JSON.stringify(evil.slice(0, 24)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    const label = `payload ${i} (${ascii}${evil.length > 24 ? '...' : ''})`;
     for (const as of ['json', 'urlencoded', 'multipart'] as const) {
       // Stored and read back unchanged.
-      const created = await call(app, '/api/support/tickets', { body: { accountID: String(steve.id), categoryID: category.id, title: evil.slice(0, 200), message: evil }, as });
+      const created = await call(app, '/api/support/tickets',
+        { body: { accountID: String(steve.id), categoryID: category.id, title: evil.slice(0, 200), message: evil }, as });
       t.equal(created.statusCode, 200, `${label} ${as}: ticket made`);
       const ticket = (await call(app, `/api/support/tickets/${created.json().data.id}`)).json();
       t.equal(ticket.title, evil.slice(0, 200), `${label} ${as}: title byte for byte`);
       t.equal(ticket.messages[0].message, evil, `${label} ${as}: message byte for byte`);
     }
     const added = await call(app, `/api/bazaar/storages/${steve.id}/items`, {
-      body: { serverID: server.id, itemID: 'DIAMOND_SWORD', name: evil.slice(0, 200), lore: evil, amount: 1, durability: 0, maxDurability: 0, base64: 'AAAA' }, as: 'urlencoded',
+      body: { serverID: server.id, itemID: 'DIAMOND_SWORD', name: evil.slice(0, 200), lore: evil, amount: 1, durability: 0, maxDurability: 0, base64: 'AAAA' },
+      as: 'urlencoded',
     });
     t.equal(added.statusCode, 200, `${label}: bazaar item stored`);
     const items = (await call(app, `/api/bazaar/storages/${steve.id}/items`)).json() as { lore: string; name: string }[];
     t.equal(items.at(-1)!.lore, evil, `${label}: lore byte for byte`);
 
     // Lookups by a crafted value find nothing and reveal nothing.
-    for (const url of [`/api/users?username=${encodeURIComponent(evil)}`, `/api/credits?username=${encodeURIComponent(evil)}`, `/api/integrations/chat/users/${encodeURIComponent(evil.slice(0, 60)) || 'x'}`]) {
+    for (const url of [`/api/users?username=${encodeURIComponent(evil)}`, `/api/credits?username=${encodeURIComponent(evil)}`,
+      `/api/integrations/chat/users/${encodeURIComponent(evil.slice(0, 60)) || 'x'}`]) {
       const res = await call(app, url);
       t.ok([400, 404].includes(res.statusCode), `${label}: ${url.slice(0, 40)} finds nothing (${res.statusCode})`);
       t.notMatch(res.body, /\$argon2|[0-9a-f]{64}|ck_/, `${label}: nothing leaks`);

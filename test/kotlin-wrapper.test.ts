@@ -48,7 +48,7 @@ function undecodable(value: unknown, model: Model, path = ''): string[] {
     if (typeof type === 'object') {
       if (v === undefined) continue; // the lists have defaults
       if (!Array.isArray(v)) bad.push(`${path}${field}: not a list`);
-      else v.forEach((item, i) => bad.push(...undecodable(item, type.list, `${path}${field}[${i}].`)));
+      else for (const [i, item] of v.entries()) bad.push(...undecodable(item, type.list, `${path}${field}[${i}].`));
     } else if (v === undefined) bad.push(`${path}${field}: missing`);
     else if (!(typeof v === 'string' || (v === null && type === 'string?'))) bad.push(`${path}${field}: ${JSON.stringify(v)} is not a string`);
   }
@@ -71,7 +71,8 @@ t.test('UserService: the profile, roles, tickets and orders by ID and by usernam
   // A name made of digits that is no account's ID is still found by name.
   const digits = await newUser(app, '31337');
   const role = (await created(app, '/api/admin/roles', { name: 'VIP', slug: 'vip' }, 'json')).id;
-  t.equal((await app.inject({ method: 'POST', url: `/api/users/${steve.id}/roles`, headers: { 'x-api-key': ADMIN_KEY }, payload: { roleID: role } })).statusCode, 200);
+  t.equal((await app.inject({ method: 'POST', url: `/api/users/${steve.id}/roles`, headers: { 'x-api-key': ADMIN_KEY },
+    payload: { roleID: role } })).statusCode, 200);
 
   for (const ref of [String(steve.id), 'Steve', 'steve']) {
     const user = await wrapper(app, 'GET', `users/${ref}`);

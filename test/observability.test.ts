@@ -43,7 +43,8 @@ t.test('X-Request-Id: made or kept, returned on every answer, in 500 bodies and 
 
 t.test('CORS: off by default, then only for the configured origins', async (t) => {
   const closed = await build(t, { features: [] });
-  const preflight = { method: 'OPTIONS' as const, url: '/api/admin/settings', headers: { origin: 'https://shop.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'x-api-key' } };
+  const preflight = { method: 'OPTIONS' as const, url: '/api/admin/settings',
+    headers: { origin: 'https://shop.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'x-api-key' } };
   let res = await closed.inject(preflight);
   t.notOk(res.headers['access-control-allow-origin'], 'no CORS unless configured');
 
@@ -74,7 +75,8 @@ t.test('GET /metrics: off by default; admin only; HTTP, process and business ser
 
   await newUser(app, 'Alice', { cents: 1500 });
   await newUser(app, 'Bob');
-  t.equal((await call(app, '/api/credits/send', { body: { sender_username: 'Alice', target_username: 'Bob', amount: '2.50' }, as: 'urlencoded' })).statusCode, 200);
+  t.equal((await call(app, '/api/credits/send', { body: { sender_username: 'Alice', target_username: 'Bob', amount: '2.50' }, as: 'urlencoded' })).statusCode,
+    200);
   const category = (await call(app, '/api/admin/support/categories', { body: { name: 'Help' } })).json();
   t.equal((await call(app, '/api/support/tickets', { body: { accountID: '1', categoryID: category.id, title: 'Help', message: 'Please' } })).statusCode, 200);
   await app.inject({ method: 'GET', url: '/health' });
@@ -97,7 +99,8 @@ t.test('GET /metrics: off by default; admin only; HTTP, process and business ser
 
 t.test('GET /metrics: database connections in use and idle, and callers waiting for one', async (t) => {
   // Keys cached for the whole test: each request then waits for the database on its own account.
-  const app = await build(t, { features: ['users', 'credits'], config: { metrics: { enabled: true, public: true }, database: { poolSize: 3 }, apiKeys: { cacheSeconds: 3600 } } });
+  const app = await build(t, { features: ['users', 'credits'],
+    config: { metrics: { enabled: true, public: true }, database: { poolSize: 3 }, apiKeys: { cacheSeconds: 3600 } } });
   await newUser(app, 'Steve');
   t.equal((await call(app, '/api/credits?username=Steve')).statusCode, 200);
   const scrape = async () => {
@@ -142,7 +145,10 @@ t.test('boot refuses a wrong configuration with one sentence naming the setting'
   t.equal(refused({ site: { timezone: 'Berlin' } }), 'Invalid setting site.timezone: unknown time zone "Berlin" (use an IANA name such as "Europe/Berlin").');
   t.equal(refused({ site: { timezone: 'Europe/Berlin' } }), 'booted');
   await t.rejects(buildApp({ env: { DATABASE_URL: 'sqlite::memory:' }, config: { log: { level: 'silent' }, plugins: { suport: { enabled: true } } } }),
-    { message: /^plugins\.suport: there is no built-in feature of that name \(built-in: .*support.*\); a third-party feature needs plugins\.suport\.package\.$/ });
+    {
+      message: new RegExp('^plugins\\.suport: there is no built-in feature of that name \\(built-in: .*support.*\\); ' +
+        'a third-party feature needs plugins\\.suport\\.package\\.$'),
+    });
 });
 
 t.test('a taken port stops npm start with one sentence, no stack trace', async (t) => {

@@ -13,7 +13,8 @@ import { buildApp } from '../core/app.ts';
 import { rootDir } from '../core/config.ts';
 import { operationId } from '../core/openapi.ts';
 
-type Operation = { operationId?: string; security?: unknown[]; requestBody?: { content: Record<string, unknown> }; responses: Record<string, { description?: string }> };
+type Operation = { operationId?: string; security?: unknown[]; requestBody?: { content: Record<string, unknown> }; responses: Record<string,
+  { description?: string }> };
 
 t.test('the document passes the recommended lint and the parser, with every feature on', async (t) => {
   const app = await build(t);
@@ -37,7 +38,8 @@ t.test('the document passes the recommended lint and the parser, with every feat
       t.ok(op.operationId && !ids.has(op.operationId), `${where}: a unique operationId`);
       ids.add(op.operationId!);
       if (op.requestBody) {
-        t.strictSame(Object.keys(op.requestBody.content).sort(), ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'], `${where}: the three body encodings`);
+        t.strictSame(Object.keys(op.requestBody.content).sort(), ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'],
+          `${where}: the three body encodings`);
       }
       for (const [status, response] of Object.entries(op.responses)) {
         t.notMatch(response.description ?? '', /^Default Response$/, `${where} ${status}: described`);
@@ -84,7 +86,8 @@ t.test('every value a success carries shows a realistic example, in the format t
       missing.push(where);
     }
   };
-  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: SchemaNode }> }> }>>)) {
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string,
+    { responses: Record<string, { content?: Record<string, { schema: SchemaNode }> }> }>>)) {
     for (const [method, op] of Object.entries(item)) {
       for (const [status, response] of Object.entries(op.responses)) {
         const schema = response.content?.['application/json']?.schema;
@@ -145,7 +148,8 @@ t.test('every error code the code throws is documented on some route', async (t)
   for (const item of Object.values(doc.paths as Record<string, Record<string, { responses: Record<string, { description?: string }> }>>)) {
     for (const op of Object.values(item)) {
       for (const [status, response] of Object.entries(op.responses)) {
-        if (/^[45]/.test(status)) for (const [code] of (response.description ?? '').matchAll(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[A-Z]{4,}\b/g)) documented.add(code);
+        if (/^[45]/.test(status))
+          for (const [code] of (response.description ?? '').matchAll(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[A-Z]{4,}\b/g)) documented.add(code);
       }
     }
   }

@@ -38,7 +38,8 @@ t.test('the login limit counts across instances: 2 tries on A, the 3rd and 4th o
 });
 
 t.test('the register limit counts across instances', async (t) => {
-  const [a, b] = await twoInstances(t, { features: ['users', 'auth'], config: { plugins: { auth: { rateLimit: { register: { max: 2, windowSeconds: 60 } } } } } });
+  const [a, b] = await twoInstances(t, { features: ['users', 'auth'],
+    config: { plugins: { auth: { rateLimit: { register: { max: 2, windowSeconds: 60 } } } } } });
   const body = { username: 'Neo', password: 'correct horse', email: 'neo@example.com', ip: '198.51.100.7', useragent: 'GameServer/1.0' };
   t.equal((await call(a, '/api/auth/register', { body })).statusCode, 200);
   t.equal((await call(b, '/api/auth/register', { body })).json().error, 'USERNAME_ALREADY_EXIST');
@@ -64,7 +65,8 @@ t.test('the account lockout counts across instances', async (t) => {
 });
 
 t.test('the console sign-in limit counts across instances', async (t) => {
-  const [a, b] = await twoInstances(t, { features: ['users', 'auth', 'console'], config: { plugins: { console: { signInRateLimit: { max: 2, windowSeconds: 60 } } } } });
+  const [a, b] = await twoInstances(t, { features: ['users', 'auth', 'console'],
+    config: { plugins: { console: { signInRateLimit: { max: 2, windowSeconds: 60 } } } } });
   await registerPlayer(a, 'Morgan');
   t.equal((await signInByForm(a, 'nobody')).statusCode, 401);
   t.equal((await signInByForm(b, 'nobody')).statusCode, 401);

@@ -13,7 +13,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { DatabaseSync, backup as sqliteBackup } from 'node:sqlite';
 import { pipeline } from 'node:stream/promises';
 import { ConfigError, loadConfig } from '../config.ts';
-import { parseDatabaseUrl, type DatabaseUrl } from '../db.ts';
+import { parseDatabaseUrl, type DatabaseUrl } from '../db/url.ts';
 import { serverHasOpen } from '../server-mark.ts';
 import { commandLine, usage } from './args.ts';
 

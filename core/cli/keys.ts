@@ -12,12 +12,14 @@
 import { ApiKeys, type Scope } from '../api-keys.ts';
 import { connectAtBoot } from '../boot.ts';
 import { loadConfig } from '../config.ts';
-import { openDatabase, migrate } from '../db.ts';
+import { migrate } from '../db/migrations.ts';
+import { openDatabase } from '../db/open.ts';
 import { coreEntities } from '../entities.ts';
 import { migrations } from '../migrations/index.ts';
 import { commandLine, usage } from './args.ts';
 
-const USAGE = 'usage: npm run keys -- create <name> [--admin | --scope <feature>[:<action>] …] [--client-codes] | client-codes <name> on|off | list | revoke <name>';
+const USAGE = 'usage: npm run keys -- create <name> [--admin | --scope <feature>[:<action>] …] [--client-codes] | client-codes <name> on|off | list | revoke ' +
+  '<name>';
 const { positionals: [command, name, ...rest], values } = commandLine(USAGE, {
   admin: { type: 'boolean' }, scope: { type: 'string', multiple: true }, 'client-codes': { type: 'boolean' },
 });
@@ -45,11 +47,13 @@ try {
     console.log(`Created key "${name}" (${scopes.join(', ')}${clientCodes ? '; client codes' : ''}). It is shown only now:\n${key}`);
   } else if (command === 'client-codes') {
     if (await keys.setClientCodes(name!, rest[0] === 'on')) {
-      console.log(`Key "${name}" now answers errors with ${rest[0] === 'on' ? 'the Java clients\' codes' : 'our own codes (the Java clients\' only to a Java/<version> User-Agent)'}.`);
+      console.log(`Key "${name}" now answers errors with ${rest[0] === 'on' ? 'the Java clients\' codes' : 'our own codes (the Java clients\' only to a ' +
+        'Java/<version> User-Agent)'}.`);
     } else noActiveKey();
   } else if (command === 'list') {
     for (const k of await keys.list()) {
-      console.log(`${k.name}\t${k.scopes}${k.clientCodes ? '\tclient codes' : ''}\tcreated ${k.createdAt}\tlast used ${k.lastUsedAt ?? 'never'}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}`);
+      console.log(`${k.name}\t${k.scopes}${k.clientCodes ? '\tclient codes' : ''}\tcreated ${k.createdAt}\tlast used ` +
+        `${k.lastUsedAt ?? 'never'}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}`);
     }
   } else if (await keys.revoke(name!)) {
     console.log(`Revoked "${name}".`);

@@ -10,7 +10,9 @@ import { join, relative } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createConnection } from 'mysql2/promise';
 import { loadConfig, rootDir } from '../config.ts';
-import { openDatabase, migrate, type Dialect, type MigrationDef } from '../db.ts';
+import { migrate, type MigrationDef } from '../db/migrations.ts';
+import { openDatabase } from '../db/open.ts';
+import type { Dialect } from '../db/url.ts';
 import { coreEntities } from '../entities.ts';
 import { builtinNames, discoverFeatures } from '../features.ts';
 import { migrations as coreMigrations } from '../migrations/index.ts';
@@ -56,7 +58,8 @@ async function diff(dialect: Dialect): Promise<string[]> {
   }
   try {
     const db = await openDatabase({
-      config: { url, migrateOnStart: true, poolSize: 2, connectTimeoutMs: 2000, retryAfterSeconds: 1, transactionTries: 1, retryDelayMs: 0, writeFaultSeconds: 1, debug: false, bootRetrySeconds: 0, createDatabase: false, markPingSeconds: 60, sqlMode: '' },
+      config: { url, migrateOnStart: true, poolSize: 2, connectTimeoutMs: 2000, retryAfterSeconds: 1, transactionTries: 1, retryDelayMs: 0,
+        writeFaultSeconds: 1, debug: false, bootRetrySeconds: 0, createDatabase: false, markPingSeconds: 60, sqlMode: '' },
       entities, migrations: existing,
     });
     try {

@@ -5,7 +5,8 @@
 import { commandLine, usage } from './args.ts';
 import { connectAtBoot } from '../boot.ts';
 import { loadConfig, ConfigError } from '../config.ts';
-import { openDatabase, migrate } from '../db.ts';
+import { migrate } from '../db/migrations.ts';
+import { openDatabase } from '../db/open.ts';
 import { coreEntities } from '../entities.ts';
 import { discoverFeatures, selectEnabled } from '../features.ts';
 import { migrations } from '../migrations/index.ts';

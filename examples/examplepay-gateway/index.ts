@@ -30,7 +30,8 @@ function examplePay(secret: string, payURL: string): GatewayAdapter {
     name: 'examplepay',
     async createCheckout({ paymentId, amount, currency, returnURL, cancelURL }) {
       const url = new URL(payURL);
-      for (const [k, v] of Object.entries({ payment: paymentId, amount: String(amount), currency, return: returnURL, cancel: cancelURL })) url.searchParams.set(k, v);
+      for (const [k, v] of Object.entries({ payment: paymentId, amount: String(amount), currency, return: returnURL,
+        cancel: cancelURL })) url.searchParams.set(k, v);
       return { checkoutRef: `ep_${paymentId}`, checkoutURL: url.toString() };
     },
     async parseWebhook({ rawBody, headers }) {

@@ -57,7 +57,8 @@ const greetingsSection: ConsoleSection = {
           kind: 'table' as const, caption: 'Names greeted', columns: [{ key: 'name', label: 'Name' }],
           rows: (await db.query<{ name: string }>('select name from hello_greetings order by id')).map((r) => ({ name: r.name })),
         },
-        { kind: 'form' as const, id: 'new-greeting', title: 'Greet someone', action: pages.base, submit: 'Add', errors, values, fields: [{ name: 'name', label: 'Name', required: true }] },
+        { kind: 'form' as const, id: 'new-greeting', title: 'Greet someone', action: pages.base, submit: 'Add', errors, values,
+          fields: [{ name: 'name', label: 'Name', required: true }] },
       ],
     });
     pages.get('', async () => list());

@@ -80,11 +80,14 @@ async function twoFactorKey(env: NodeJS.ProcessEnv, db: Database): Promise<{ key
     const file = keyFileOf(db.sqliteFile);
     const instead = `(${name}, when set, takes its place)`;
     const kept = readKeyFile(file);
-    if (kept) return { key: kept, name: `The key in ${file}`, said: { level: 'info', msg: `Two-factor secrets are encrypted with the key in ${file} ${instead}.` } };
+    if (kept) return { key: kept, name: `The key in ${file}`,
+      said: { level: 'info', msg: `Two-factor secrets are encrypted with the key in ${file} ${instead}.` } };
     const [sealed] = await db.query("select 1 as found from auth_totp where secret like 'v1:%' or pending_secret like 'v1:%' limit 1");
     if (!sealed) {
-      return { key: makeKeyFile(file), name: `The key in ${file}`, said: { level: 'info', msg: `Made a key for two-factor secrets in ${file}, readable by its owner only: back it up with the database ${instead}.` } };
+      return { key: makeKeyFile(file), name: `The key in ${file}`,
+        said: { level: 'info', msg: `Made a key for two-factor secrets in ${file}, readable by its owner only: back it up with the database ${instead}.` } };
     }
   }
-  return { name, said: { level: 'warn', msg: `${name} is not set: two-factor enrolment is refused, whatever the twoFactorEnabled site setting says, until it is (README: two-factor secrets).` } };
+  return { name, said: { level: 'warn', msg: `${name} is not set: two-factor enrolment is refused, whatever the twoFactorEnabled site setting says, until it ` +
+    `is (README: two-factor secrets).` } };
 }

@@ -44,7 +44,8 @@ function limited(name: string, limit: RateLimit): FastifyContextConfig {
   };
 }
 
-export async function authRoutes(fastify: FastifyInstance, auth: DbAuthService, settings: SettingsService, limits: { login: RateLimit; register: RateLimit }): Promise<void> {
+export async function authRoutes(fastify: FastifyInstance, auth: DbAuthService, settings: SettingsService,
+  limits: { login: RateLimit; register: RateLimit }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
 
   // The routes the game auth plugin calls: it reads `error` into its own enum and gets the nearest code it knows.
@@ -91,7 +92,8 @@ export async function authRoutes(fastify: FastifyInstance, auth: DbAuthService, 
       response: {
         200: ok({
           data: Type.Object({
-            state: Type.Union(['LOGIN_REQUIRED', 'REGISTER_REQUIRED', 'HAS_SESSION', 'TFA_REQUIRED', 'EMAIL_NOT_VERIFIED', 'USERNAME_CASE_MISMATCH'].map((s) => Type.Literal(s))),
+            state: Type.Union(['LOGIN_REQUIRED', 'REGISTER_REQUIRED', 'HAS_SESSION', 'TFA_REQUIRED', 'EMAIL_NOT_VERIFIED',
+              'USERNAME_CASE_MISMATCH'].map((s) => Type.Literal(s))),
             token: Type.Optional(sessionToken()),
             user: Type.Optional(Type.Object({ realname: Type.String({ examples: ['Steve'] }) })),
           }),
@@ -128,7 +130,8 @@ export async function authRoutes(fastify: FastifyInstance, auth: DbAuthService, 
     let expiresAt: string | undefined;
     if (expires !== undefined && expires.trim() !== '') {
       expiresAt = parseClientTimestamp(expires.trim(), settings.get().timezone);
-      if (expiresAt === undefined || expiresAt === PERMANENT) throw new DomainError('VALIDATION_ERROR', 'expires must be a date and time written YYYY-MM-DD HH:MM:SS');
+      if (expiresAt === undefined || expiresAt === PERMANENT) throw new DomainError('VALIDATION_ERROR',
+        'expires must be a date and time written YYYY-MM-DD HH:MM:SS');
       if (expiresAt <= now()) throw new DomainError('VALIDATION_ERROR', 'expires lies in the past');
     }
     const token = await auth.createSession(id, client, expiresAt);
@@ -152,7 +155,8 @@ export async function authRoutes(fastify: FastifyInstance, auth: DbAuthService, 
     schema: {
       tags, summary: 'Start two-factor enrolment: a new secret and its otpauth:// URL (for a QR code)',
       body: Type.Object({ userID: userID() }), errors: ['USER_NOT_FOUND'],
-      response: { 200: ok({ data: Type.Object({ secret: Type.String({ examples: ['JBSWY3DPEHPK3PXP'] }), otpauthUrl: Type.String({ examples: ['otpauth://totp/Community:Steve?secret=JBSWY3DPEHPK3PXP&issuer=Community'] }) }) }) },
+      response: { 200: ok({ data: Type.Object({ secret: Type.String({ examples: ['JBSWY3DPEHPK3PXP'] }),
+        otpauthUrl: Type.String({ examples: ['otpauth://totp/Community:Steve?secret=JBSWY3DPEHPK3PXP&issuer=Community'] }) }) }) },
     },
   }, async (request) => ({ status: true as const, data: await auth.setupTfa(request.body.userID) }));
 

@@ -143,7 +143,8 @@ export class DbAuthService implements AuthService {
     const settings = this.#settings.get();
     if (email === '') {
       if (settings.registrationEmailRequired) {
-        throw fields.email === undefined ? new DomainError('VALIDATION_ERROR', 'email is required') : new DomainError('INVALID_EMAIL', 'The email address is empty.');
+        throw fields.email === undefined ? new DomainError('VALIDATION_ERROR', 'email is required') : new DomainError('INVALID_EMAIL',
+          'The email address is empty.');
       }
     } else if (email.length > 191 || !EMAIL.test(email)) {
       throw new DomainError('INVALID_EMAIL', 'The email address is not valid.');
@@ -180,7 +181,8 @@ export class DbAuthService implements AuthService {
   }
 
   async sessionUser(token: string): Promise<number | undefined> {
-    const [row] = await this.#db.query<{ user_id: number }>('select user_id from auth_sessions where token_hash = ? and verified = 1 and expires_at > ?', [tokenHash(token), now()]);
+    const [row] = await this.#db.query<{ user_id: number }>('select user_id from auth_sessions where token_hash = ? and verified = 1 and expires_at > ?',
+      [tokenHash(token), now()]);
     return row ? Number(row.user_id) : undefined;
   }
 
@@ -238,7 +240,8 @@ export class DbAuthService implements AuthService {
     if (!/^[0-9]{6}$/.test(digits)) return 'wrong';
     const result = await TOTP_CHECK.verify(digits, { secret, epochTolerance: 30 });
     if (!result.valid) return 'wrong';
-    const { affectedRows } = await this.#db.run('update auth_totp set last_step = ? where user_id = ? and last_step < ?', [result.timeStep, userId, result.timeStep]);
+    const { affectedRows } = await this.#db.run('update auth_totp set last_step = ? where user_id = ? and last_step < ?',
+      [result.timeStep, userId, result.timeStep]);
     return affectedRows > 0 ? 'ok' : 'used';
   }
 

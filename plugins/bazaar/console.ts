@@ -37,7 +37,8 @@ export const bazaarSection: ConsoleSection<unknown, BazaarService> = {
       blocks: [
         {
           kind: 'table', caption: 'Item servers', empty: 'No bazaar server yet.',
-          columns: [{ key: 'id', label: 'ID', numeric: true }, { key: 'name', label: 'Name' }, { key: 'slug', label: 'Slug' }, { key: 'priority', label: 'Priority', numeric: true }, { key: 'active', label: 'Active' }],
+          columns: [{ key: 'id', label: 'ID', numeric: true }, { key: 'name', label: 'Name' }, { key: 'slug', label: 'Slug' },
+            { key: 'priority', label: 'Priority', numeric: true }, { key: 'active', label: 'Active' }],
           rows: (await bazaar.listServers()).map((s) => ({
             id: s.id, name: { text: s.name, href: `${pages.base}/${s.id}` }, slug: s.slug, priority: s.priority, active: s.isActive === '1' ? 'yes' : 'no',
           })),
@@ -55,7 +56,8 @@ export const bazaarSection: ConsoleSection<unknown, BazaarService> = {
         { kind: 'links', items: [{ label: 'All bazaar servers', href: pages.base }] },
         {
           kind: 'form', id: 'edit-bazaar-server', title: 'Edit item server', action: `${pages.base}/${s.id}`, submit: 'Save server',
-          values: edit?.values ?? { name: s.name, slug: s.slug, imageID: s.imageID, imageType: s.imageType, priority: s.priority, isActive: s.isActive === '1' ? 'true' : 'false' },
+          values: edit?.values ?? { name: s.name, slug: s.slug, imageID: s.imageID, imageType: s.imageType, priority: s.priority,
+            isActive: s.isActive === '1' ? 'true' : 'false' },
           errors: edit?.errors, fields: FIELDS,
         },
         {

@@ -21,12 +21,14 @@ export async function bazaarRoutes(fastify: FastifyInstance, bazaar: BazaarServi
   // The game plugin's bazaar: it reads `error` into its enum, and has a failure code for storing and one for removing (docs/clients.md).
   app.get('/api/bazaar/storages/:user_id/items', {
     config: { clientErrors: gamePlugin() },
-    schema: { tags, summary: "A user's stored items, optionally of one server", params: UserParams, querystring: ItemsQuery, response: { 200: ItemList }, errors: ['USER_NOT_FOUND'] },
+    schema: { tags, summary: "A user's stored items, optionally of one server", params: UserParams, querystring: ItemsQuery, response: { 200: ItemList },
+      errors: ['USER_NOT_FOUND'] },
   }, async (request) => bazaar.itemsOf(Number(request.params.user_id), request.query.serverID));
 
   app.post('/api/bazaar/storages/:user_id/items', {
     config: { clientErrors: gamePlugin({ otherwise: 'INSERT_ERROR' }) },
-    schema: { tags, summary: 'Store an item', params: UserParams, body: AddItemBody, response: { 200: Success }, errors: ['USER_NOT_FOUND', 'SERVER_NOT_FOUND', 'INSERT_ERROR'] },
+    schema: { tags, summary: 'Store an item', params: UserParams, body: AddItemBody, response: { 200: Success },
+      errors: ['USER_NOT_FOUND', 'SERVER_NOT_FOUND', 'INSERT_ERROR'] },
   }, async (request) => {
     const body = request.body;
     await bazaar.addItem(Number(request.params.user_id), { ...body, base64: body.base64.replaceAll(' ', '+') });
@@ -59,11 +61,13 @@ export async function bazaarRoutes(fastify: FastifyInstance, bazaar: BazaarServi
   }, async (request) => bazaar.getServer(Number(request.params.id)));
 
   app.patch('/api/admin/bazaar/servers/:id', {
-    schema: { tags: admin, summary: 'Change an item server', params: ServerParams, body: UpdateServerBody, response: { 200: ServerRow }, errors: ['SERVER_NOT_FOUND', 'CONFLICT'] },
+    schema: { tags: admin, summary: 'Change an item server', params: ServerParams, body: UpdateServerBody, response: { 200: ServerRow },
+      errors: ['SERVER_NOT_FOUND', 'CONFLICT'] },
   }, async (request) => bazaar.updateServer(Number(request.params.id), serverInput(request.body)));
 
   app.delete('/api/admin/bazaar/servers/:id', {
-    schema: { tags: admin, summary: 'Delete an item server that stores no items', params: ServerParams, response: { 200: Deleted }, errors: ['SERVER_NOT_FOUND', 'CONFLICT'] },
+    schema: { tags: admin, summary: 'Delete an item server that stores no items', params: ServerParams, response: { 200: Deleted },
+      errors: ['SERVER_NOT_FOUND', 'CONFLICT'] },
   }, async (request) => {
     await bazaar.deleteServer(Number(request.params.id));
     return { status: true as const };

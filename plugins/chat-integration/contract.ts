@@ -39,7 +39,8 @@ export const ChatUserRow = Type.Object({
 export type ChatUserRow = typeof ChatUserRow.static;
 
 export const ChatRoleRow = Type.Object({
-  id: idStr(), name: example('VIP'), slug: example('vip'), usernameCSS: strOrNull(undefined, 'color: #55ffff;'), badgeCSS: strOrNull(undefined, 'background: #55ffff;'),
+  id: idStr(), name: example('VIP'), slug: example('vip'), usernameCSS: strOrNull(undefined, 'color: #55ffff;'),
+  badgeCSS: strOrNull(undefined, 'background: #55ffff;'),
   priority: example('10'), chatRoleID: example(CHAT_ID),
 });
 export type ChatRoleRow = typeof ChatRoleRow.static;

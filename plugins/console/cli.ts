@@ -43,7 +43,7 @@ async function readPassword(prompt: string): Promise<string> {
   }
 }
 
-let app;
+let app: Awaited<ReturnType<typeof buildApp>>;
 try {
   app = await buildApp({ logger: false });
   await app.ready();

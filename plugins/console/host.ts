@@ -152,11 +152,13 @@ export class Console implements ConsoleHost {
   errorHandler(current: string) {
     return async (err: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply) => {
       const code = err instanceof DomainError ? err.code : err.code === 'FST_ERR_RATE_LIMIT_EXCEEDED' ? 'RATE_LIMITED' : undefined;
-      const status = code ? errorStatus[code] ?? 400 : (err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500 ? (err as FastifyError).statusCode! : 500;
+      const status = code ? errorStatus[code] ?? 400
+        : (err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500 ? (err as FastifyError).statusCode! : 500;
       if (status >= 500) request.log.error({ err }, 'console page failed');
       const signed = await this.signedIn(request).catch(() => undefined);
       const text = status >= 500 ? `Something went wrong on the server (request ${request.id}). Nothing was changed.` : err.message;
-      return this.send(request, reply, { title: status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : 'Error', blocks: [{ kind: 'text', text }], status }, signed, current);
+      return this.send(request, reply, { title: status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : 'Error', blocks: [{ kind: 'text', text }],
+        status }, signed, current);
     };
   }
 
@@ -164,7 +166,8 @@ export class Console implements ConsoleHost {
    * A console route: signed in, allowed, and for a change the session's CSRF token, all checked
    * before the body is validated against `body` (the API's schema and messages).
    */
-  route(scope: FastifyInstance, method: 'GET' | 'POST', url: string, access: ConsoleAccess, current: string, handler: ConsoleHandler, { body, upload }: ConsoleRouteOptions = {}): void {
+  route(scope: FastifyInstance, method: 'GET' | 'POST', url: string, access: ConsoleAccess, current: string, handler: ConsoleHandler,
+    { body, upload }: ConsoleRouteOptions = {}): void {
     const refuse = (request: FastifyRequest, reply: FastifyReply, signed: Signed, text: string) =>
       this.send(request, reply, { title: 'Not allowed', status: 403, blocks: [{ kind: 'text', text }] }, signed, current);
     scope.route({
@@ -178,7 +181,8 @@ export class Console implements ConsoleHost {
         }
         const form = formOf(request.body);
         if (method === 'POST' && !sameToken(form._csrf ?? '', signed.session.csrfToken)) {
-          return refuse(request, reply, signed, 'This form has expired or did not come from this console (CSRF check failed). Nothing was changed; open the page again and retry.');
+          return refuse(request, reply, signed, 'This form has expired or did not come from this console (CSRF check failed). Nothing was changed; open the ' +
+            'page again and retry.');
         }
         if (!Console.allows(signed.staff, access)) return refuse(request, reply, signed, 'Your console role does not open this page; an admin can.');
         delete form._csrf;
@@ -187,7 +191,8 @@ export class Console implements ConsoleHost {
       handler: async (request, reply) => {
         const { signed, form } = consoleState.get(request)!;
         const checked = body && method === 'POST' ? validateForm(request, body, form) : {};
-        const result = await handler({ params: request.params as Record<string, string>, query: formOf(request.query), form, upload: request.upload?.filename ? request.upload : undefined, staff: signed.staff, ...checked });
+        const result = await handler({ params: request.params as Record<string, string>, query: formOf(request.query), form,
+          upload: request.upload?.filename ? request.upload : undefined, staff: signed.staff, ...checked });
         return this.result(request, reply, result, signed, current);
       },
     });

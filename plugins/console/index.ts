@@ -90,7 +90,8 @@ export default defineFeature({
         fields: [
           { name: 'username', label: 'Username', required: true, autocomplete: 'username' },
           { name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'current-password' },
-          { name: 'code', label: 'Two-factor code', hint: 'Only when your account has two-factor sign-in: the 6 digits your authenticator app shows.', autocomplete: 'one-time-code', inputmode: 'numeric' },
+          { name: 'code', label: 'Two-factor code', hint: 'Only when your account has two-factor sign-in: the 6 digits your authenticator app shows.',
+            autocomplete: 'one-time-code', inputmode: 'numeric' },
         ],
       }],
     });
@@ -116,7 +117,8 @@ export default defineFeature({
           max: opts.signInRateLimit.max,
           timeWindow: opts.signInRateLimit.windowSeconds * 1000,
           keyGenerator: (request: FastifyRequest) => `console-login:${request.ip}`,
-          errorResponseBuilder: (_request: FastifyRequest, ctx: { after: string }) => new DomainError('RATE_LIMITED', `Too many sign-in attempts from this address; try again in ${ctx.after}.`),
+          errorResponseBuilder: (_request: FastifyRequest, ctx: { after: string }) => new DomainError('RATE_LIMITED',
+            `Too many sign-in attempts from this address; try again in ${ctx.after}.`),
         },
       },
     }, async (request: FastifyRequest<{ Querystring: { next?: string } }>, reply) => {
@@ -163,7 +165,8 @@ export default defineFeature({
       if (signed && typeof body._csrf === 'string' && sameToken(body._csrf, signed.session.csrfToken)) {
         await sessions.close(signed.session.id);
       } else if (signed) {
-        return host.send(request, reply, { title: 'Not allowed', status: 403, blocks: [{ kind: 'text', text: 'This form did not come from this console (CSRF check failed); you are still signed in.' }] }, signed, '');
+        return host.send(request, reply, { title: 'Not allowed', status: 403,
+          blocks: [{ kind: 'text', text: 'This form did not come from this console (CSRF check failed); you are still signed in.' }] }, signed, '');
       }
       host.setCookie(request, reply, SESSION_COOKIE, '', 0);
       return host.redirect(request, reply, '/console/login', 'You are signed out.');

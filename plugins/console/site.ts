@@ -26,7 +26,8 @@ function fieldOf(name: string, { schema, label, hint }: SiteSetting): ConsoleFie
   const choices = choicesOf(schema);
   if (schema.type === 'boolean') return { name, label, type: 'checkbox', ...(hint ? { hint } : {}) };
   if (choices) return { name, label, type: 'select', options: choices.map((c) => ({ value: String(c), label: String(c) })), ...(hint ? { hint } : {}) };
-  return { name, label, ...(schema.type === 'integer' || schema.type === 'number' ? { type: 'number' as const } : {}), required: true, ...(hint ? { hint } : {}) };
+  return { name, label, ...(schema.type === 'integer' || schema.type === 'number' ? { type: 'number' as const } : {}), required: true,
+    ...(hint ? { hint } : {}) };
 }
 
 /**
@@ -106,12 +107,14 @@ export const apiKeysSection: ConsoleSection = {
       blocks: [
         {
           kind: 'table', caption: 'API keys', empty: 'No API key yet (the API_KEY environment variable, if set, is not listed).',
-          columns: [{ key: 'name', label: 'Name' }, { key: 'scopes', label: 'Scopes' }, { key: 'created', label: 'Created' }, { key: 'used', label: 'Last used' }, { key: 'state', label: 'State' }],
+          columns: [{ key: 'name', label: 'Name' }, { key: 'scopes', label: 'Scopes' }, { key: 'created', label: 'Created' },
+            { key: 'used', label: 'Last used' }, { key: 'state', label: 'State' }],
           rows: (await keys.list()).map((k) => ({
             name: k.name, scopes: k.scopes, created: when(k.createdAt), used: k.lastUsedAt ? when(k.lastUsedAt) : 'never',
             state: k.revokedAt
               ? `revoked ${when(k.revokedAt)}`
-              : { action: `${pages.base}/revoke?${new URLSearchParams({ name: k.name })}`, label: `Revoke ${k.name}`, confirm: `Revoke the API key ${k.name}? Whatever uses it stops working at once.` },
+              : { action: `${pages.base}/revoke?${new URLSearchParams({ name: k.name })}`, label: `Revoke ${k.name}`,
+                confirm: `Revoke the API key ${k.name}? Whatever uses it stops working at once.` },
           })),
         },
         {
@@ -119,7 +122,9 @@ export const apiKeysSection: ConsoleSection = {
           values: add?.values ?? { scope: 'api' }, errors: add?.errors,
           fields: [
             { name: 'name', label: 'Name', required: true, hint: 'Who uses it, e.g. lobby-server: A-Z a-z 0-9 _ . - only.', autocomplete: 'off' },
-            { name: 'scope', label: 'Scopes', required: true, hint: 'Separated by spaces: api (every public route), admin (also /api/admin), a feature (store) or a feature\'s action (store:buy, credits:read).' },
+            { name: 'scope', label: 'Scopes', required: true,
+              hint: 'Separated by spaces: api (every public route), admin (also /api/admin), a feature (store) or a feature\'s action (store:buy, ' +
+                'credits:read).' },
           ],
         },
       ],

@@ -42,7 +42,8 @@ export function creditsPanel(credits: CreditsService, settings: SettingsService)
           }] : []),
           {
             kind: 'table' as const, caption: 'Ledger, newest first', empty: 'No credit movement.',
-            columns: [{ key: 'date', label: 'Date' }, { key: 'delta', label: 'Change', numeric: true }, { key: 'balance', label: 'Balance', numeric: true }, { key: 'reason', label: 'Reason' }, { key: 'by', label: 'By' }, { key: 'order', label: 'Order' }],
+            columns: [{ key: 'date', label: 'Date' }, { key: 'delta', label: 'Change', numeric: true }, { key: 'balance', label: 'Balance', numeric: true },
+              { key: 'reason', label: 'Reason' }, { key: 'by', label: 'By' }, { key: 'order', label: 'Order' }],
             rows: ledger.map((e) => ({
               date: displayTimestamp(e.createdAt, tz()), delta: `${e.delta > 0 ? '+' : '-'}${formatMoney(Math.abs(e.delta))}`, balance: formatMoney(e.balance),
               reason: e.reason, by: e.keyName ?? '', order: e.orderId === null ? '' : `#${e.orderId}`,

@@ -55,7 +55,8 @@ export async function creditsRoutes(fastify: FastifyInstance, credits: DbCredits
   };
   app.get('/api/credits', {
     config: { clientErrors: gamePlugin() },
-    schema: { tags, summary: 'A user\'s balance, by username or by id', querystring: UserQuery, response: { 200: BalanceResponse }, errors: ['USER_NOT_FOUND'] },
+    schema: { tags, summary: 'A user\'s balance, by username or by id', querystring: UserQuery, response: { 200: BalanceResponse },
+      errors: ['USER_NOT_FOUND'] },
   }, async (request) => balanceOf(await queriedUser(request.query)));
   // The older path form (still called by the Kotlin wrapper): the path names the user, by ID or by username.
   app.get('/api/credits/:user', {
@@ -128,14 +129,16 @@ export async function creditsRoutes(fastify: FastifyInstance, credits: DbCredits
     schema: { ...setSchema, summary: 'Set a balance', errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
   }, async (request) => set(request.body.target_username, request.body.amount, request.apiKey?.name));
   app.post('/api/credits/:user/set', {
-    schema: { ...setSchema, params: SetParams, summary: 'Set a balance; `<user>` names the target when the body has no target_username', errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
+    schema: { ...setSchema, params: SetParams, summary: 'Set a balance; `<user>` names the target when the body has no target_username',
+      errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
   }, async (request) => {
     const { target_username: named, amount } = request.body;
     return set(present(named) ? named : request.params.user, amount, request.apiKey?.name);
   });
 
   app.get('/api/credits/history', {
-    schema: { tags, summary: 'A user\'s ledger, newest first (page with `before`)', querystring: HistoryQuery, response: { 200: Type.Array(LedgerRow) }, errors: ['USER_NOT_FOUND'] },
+    schema: { tags, summary: 'A user\'s ledger, newest first (page with `before`)', querystring: HistoryQuery, response: { 200: Type.Array(LedgerRow) },
+      errors: ['USER_NOT_FOUND'] },
   }, async (request) => {
     const user = await queriedUser(request.query);
     const entries = await credits.history(user.id, { limit: request.query.limit, before: request.query.before });

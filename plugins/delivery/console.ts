@@ -30,7 +30,8 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
       ];
     });
 
-    const overview = async (query: Record<string, string>, server?: { values: Record<string, string>; errors: Record<string, string> }, notice?: string): Promise<ConsolePage> => {
+    const overview = async (query: Record<string, string>, server?: { values: Record<string, string>; errors: Record<string, string> },
+      notice?: string): Promise<ConsolePage> => {
       const status = (QUEUE_STATUSES as readonly string[]).includes(query.status ?? '') ? query.status : undefined;
       const page = /^[1-9][0-9]{0,6}$/.test(query.page ?? '') ? Number(query.page) : 1;
       const [servers, queue] = await Promise.all([delivery.listServers(), delivery.listQueue({ status, page, perPage: PER_PAGE })]);
@@ -41,7 +42,8 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
         blocks: [
           {
             kind: 'table', caption: 'Game servers', empty: 'No game server yet.',
-            columns: [{ key: 'id', label: 'ID', numeric: true }, { key: 'name', label: 'Name' }, { key: 'active', label: 'Active' }, { key: 'seen', label: 'Last seen' }],
+            columns: [{ key: 'id', label: 'ID', numeric: true }, { key: 'name', label: 'Name' }, { key: 'active', label: 'Active' },
+              { key: 'seen', label: 'Last seen' }],
             rows: servers.map((s) => ({ id: s.id, name: s.name, active: s.isActive ? 'yes' : 'no', seen: s.lastSeenDate ?? 'never' })),
           },
           {
@@ -51,13 +53,17 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
           },
           {
             kind: 'form', id: 'queue-filter', title: 'Queue', method: 'get', action: pages.base, submit: 'Show', values: { status: status ?? '' },
-            fields: [{ name: 'status', label: 'Status', type: 'select', options: [{ value: '', label: 'any' }, ...QUEUE_STATUSES.map((s) => ({ value: s, label: s }))] }],
+            fields: [{ name: 'status', label: 'Status', type: 'select',
+              options: [{ value: '', label: 'any' }, ...QUEUE_STATUSES.map((s) => ({ value: s, label: s }))] }],
           },
           {
             kind: 'table', caption: 'Queued commands, newest first', empty: 'Nothing queued.',
-            columns: [{ key: 'id', label: 'ID', numeric: true }, { key: 'server', label: 'Server' }, { key: 'player', label: 'Player' }, { key: 'command', label: 'Command' }, { key: 'status', label: 'Status' }, { key: 'tries', label: 'Tries', numeric: true }, { key: 'action', label: 'Action' }],
+            columns: [{ key: 'id', label: 'ID', numeric: true }, { key: 'server', label: 'Server' }, { key: 'player', label: 'Player' },
+              { key: 'command', label: 'Command' }, { key: 'status', label: 'Status' }, { key: 'tries', label: 'Tries', numeric: true },
+              { key: 'action', label: 'Action' }],
             rows: queue.map((q) => ({
-              id: q.id, server: names.get(q.serverID) ?? q.serverID, player: q.username, command: q.command, status: q.lastError ? `${q.status}: ${q.lastError}` : q.status, tries: q.tries,
+              id: q.id, server: names.get(q.serverID) ?? q.serverID, player: q.username, command: q.command,
+              status: q.lastError ? `${q.status}: ${q.lastError}` : q.status, tries: q.tries,
               action: q.status === 'waiting' || q.status === 'claimed'
                 ? { action: `${pages.base}/queue/${q.id}/cancel`, label: `Cancel ${q.id}`, confirm: 'Cancel this command?' }
                 : { action: `${pages.base}/queue/${q.id}/redeliver`, label: `Redeliver ${q.id}` },
@@ -89,7 +95,8 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
       });
     }
 
-    const commandsPage = async (productId: number, add?: { values: Record<string, string>; errors: Record<string, string> }, notice?: string): Promise<ConsolePage> => {
+    const commandsPage = async (productId: number, add?: { values: Record<string, string>; errors: Record<string, string> },
+      notice?: string): Promise<ConsolePage> => {
       const name = await store.productName(productId);
       const [commands, servers] = await Promise.all([delivery.listCommands(productId), delivery.listServers()]);
       const names = new Map(servers.map((s) => [s.id, s.name]));
@@ -100,10 +107,13 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
           ...(product ? [{ kind: 'links' as const, items: [{ label: `Back to ${name ?? 'the product'}`, href: product }] }] : []),
           {
             kind: 'table', caption: 'Commands', empty: 'This product runs no command.',
-            columns: [{ key: 'server', label: 'Server' }, { key: 'trigger', label: 'When' }, { key: 'command', label: 'Command' }, { key: 'online', label: 'Player online' }, { key: 'unit', label: 'Per unit' }, { key: 'delete', label: 'Delete' }],
+            columns: [{ key: 'server', label: 'Server' }, { key: 'trigger', label: 'When' }, { key: 'command', label: 'Command' },
+              { key: 'online', label: 'Player online' }, { key: 'unit', label: 'Per unit' }, { key: 'delete', label: 'Delete' }],
             rows: commands.map((c) => ({
-              server: names.get(c.serverID) ?? c.serverID, trigger: c.trigger, command: c.command, online: c.requireOnline ? 'required' : 'no', unit: c.perUnit ? 'yes' : 'no',
-              delete: { action: `${pages.base}/products/${productId}/commands/${c.id}/delete`, label: `Delete command ${c.id}`, confirm: 'Delete this command?' },
+              server: names.get(c.serverID) ?? c.serverID, trigger: c.trigger, command: c.command, online: c.requireOnline ? 'required' : 'no',
+              unit: c.perUnit ? 'yes' : 'no',
+              delete: { action: `${pages.base}/products/${productId}/commands/${c.id}/delete`, label: `Delete command ${c.id}`,
+                confirm: 'Delete this command?' },
             })),
           },
           {
@@ -111,8 +121,11 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
             values: add?.values ?? { trigger: 'purchase' }, errors: add?.errors,
             fields: [
               { name: 'serverID', label: 'Game server', type: 'select', required: true, options: servers.map((s) => ({ value: s.id, label: s.name })) },
-              { name: 'trigger', label: 'When', type: 'select', options: [{ value: 'purchase', label: 'on purchase' }, { value: 'expiry', label: 'when the role expires' }, { value: 'refund', label: 'on refund' }] },
-              { name: 'command', label: 'Command', required: true, hint: 'Placeholders: {username} {userID} {quantity} {orderID} {productID} {productName} {chatUserID} {var:<name>}' },
+              { name: 'trigger', label: 'When', type: 'select',
+                options: [{ value: 'purchase', label: 'on purchase' }, { value: 'expiry', label: 'when the role expires' },
+                  { value: 'refund', label: 'on refund' }] },
+              { name: 'command', label: 'Command', required: true,
+                hint: 'Placeholders: {username} {userID} {quantity} {orderID} {productID} {productName} {chatUserID} {var:<name>}' },
               { name: 'requireOnline', label: 'Only while the player is online', type: 'checkbox' },
               { name: 'perUnit', label: 'Once per unit bought', type: 'checkbox' },
             ],
@@ -128,7 +141,8 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
       const id = productId(params.id);
       if (invalid) return commandsPage(id, { values: form, errors: invalid });
       try {
-        const input = { ...commandInput(body as Static<typeof CreateCommandBody>), requireOnline: toBool(form.requireOnline), perUnit: toBool(form.perUnit) } as CommandInput;
+        const input = { ...commandInput(body as Static<typeof CreateCommandBody>), requireOnline: toBool(form.requireOnline),
+          perUnit: toBool(form.perUnit) } as CommandInput;
         await delivery.createCommand(id, input);
         return { redirect: `${pages.base}/products/${id}`, notice: 'Command added.' };
       } catch (err) {

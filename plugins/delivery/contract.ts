@@ -8,7 +8,8 @@ export type Trigger = (typeof TRIGGERS)[number];
 export const QUEUE_STATUSES = ['waiting', 'claimed', 'done', 'failed', 'cancelled'] as const;
 
 export const ServerRow = Type.Object({
-  id: str(undefined, '1'), name: example('Survival'), isActive: Type.Boolean(), lastSeenDate: strOrNull('last poll, claim or stream, site time', EXAMPLE.timestamp),
+  id: str(undefined, '1'), name: example('Survival'), isActive: Type.Boolean(),
+  lastSeenDate: strOrNull('last poll, claim or stream, site time', EXAMPLE.timestamp),
   creationDate: dateStr(),
 });
 export type ServerRow = typeof ServerRow.static;

@@ -42,33 +42,39 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
   }, async () => delivery.listServers());
   app.post('/api/admin/delivery/servers', {
     schema: { tags, summary: 'Add a game server; the answer holds its token, shown only here', body: CreateServerBody, response: { 201: ServerWithToken } },
-  }, async (request, reply) => reply.code(201).send(await delivery.createServer({ name: request.body.name, isActive: optionalBool(request.body.isActive) ?? true })));
+  }, async (request, reply) => reply.code(201).send(await delivery.createServer({ name: request.body.name,
+    isActive: optionalBool(request.body.isActive) ?? true })));
   app.get('/api/admin/delivery/servers/:id', {
     schema: { tags, summary: 'One game server', params: IdParams, response: { 200: ServerRow }, errors: ['DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request) => delivery.getServer(id(request.params)));
   app.patch('/api/admin/delivery/servers/:id', {
-    schema: { tags, summary: 'Rename or (de)activate a game server', params: IdParams, body: UpdateServerBody, response: { 200: ServerRow }, errors: ['DELIVERY_SERVER_NOT_FOUND'] },
+    schema: { tags, summary: 'Rename or (de)activate a game server', params: IdParams, body: UpdateServerBody, response: { 200: ServerRow },
+      errors: ['DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request) => delivery.updateServer(id(request.params), { name: request.body.name, isActive: optionalBool(request.body.isActive) }));
   app.delete('/api/admin/delivery/servers/:id', {
-    schema: { tags, summary: 'Delete a game server, its commands, and cancel what it has not fetched', params: IdParams, response: { 200: Deleted }, errors: ['DELIVERY_SERVER_NOT_FOUND'] },
+    schema: { tags, summary: 'Delete a game server, its commands, and cancel what it has not fetched', params: IdParams, response: { 200: Deleted },
+      errors: ['DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request) => {
     await delivery.deleteServer(id(request.params));
     return { status: true as const };
   });
   app.post('/api/admin/delivery/servers/:id/token', {
-    schema: { tags, summary: 'Replace a game server\'s token; the old one stops working', params: IdParams, response: { 200: ServerWithToken }, errors: ['DELIVERY_SERVER_NOT_FOUND'] },
+    schema: { tags, summary: 'Replace a game server\'s token; the old one stops working', params: IdParams, response: { 200: ServerWithToken },
+      errors: ['DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request) => delivery.rotateToken(id(request.params)));
 
   app.get('/api/admin/store/products/:id/commands', {
     schema: { tags, summary: 'The commands a product runs on game servers', params: IdParams, response: { 200: CommandList }, errors: ['PRODUCT_NOT_FOUND'] },
   }, async (request) => delivery.listCommands(id(request.params)));
   app.post('/api/admin/store/products/:id/commands', {
-    schema: { tags, summary: 'Add a command to a product', params: IdParams, body: CreateCommandBody, response: { 201: CommandRow }, errors: ['PRODUCT_NOT_FOUND', 'DELIVERY_SERVER_NOT_FOUND'] },
+    schema: { tags, summary: 'Add a command to a product', params: IdParams, body: CreateCommandBody, response: { 201: CommandRow },
+      errors: ['PRODUCT_NOT_FOUND', 'DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request, reply) => reply.code(201).send(await delivery.createCommand(id(request.params), {
     requireOnline: false, perUnit: false, ...commandInput(request.body),
   } as CommandInput)));
   app.patch('/api/admin/store/products/:id/commands/:commandId', {
-    schema: { tags, summary: 'Change a product command', params: CommandParams, body: UpdateCommandBody, response: { 200: CommandRow }, errors: ['DELIVERY_COMMAND_NOT_FOUND', 'DELIVERY_SERVER_NOT_FOUND'] },
+    schema: { tags, summary: 'Change a product command', params: CommandParams, body: UpdateCommandBody, response: { 200: CommandRow },
+      errors: ['DELIVERY_COMMAND_NOT_FOUND', 'DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request) => delivery.updateCommand(id(request.params), Number(request.params.commandId), commandInput(request.body)));
   app.delete('/api/admin/store/products/:id/commands/:commandId', {
     schema: { tags, summary: 'Delete a product command', params: CommandParams, response: { 200: Deleted }, errors: ['DELIVERY_COMMAND_NOT_FOUND'] },
@@ -82,7 +88,8 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
   const pluginTags = ['delivery'];
   app.get('/api/command-logs/:token/queue', {
     config: { clientErrors: gamePlugin(), plainJson: true },
-    schema: { tags: pluginTags, summary: 'Commands waiting for this game server (plugin HTTP mode)', params: TokenParams, response: { 200: PluginQueue }, errors: ['DELIVERY_SERVER_NOT_FOUND'] },
+    schema: { tags: pluginTags, summary: 'Commands waiting for this game server (plugin HTTP mode)', params: TokenParams, response: { 200: PluginQueue },
+      errors: ['DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request) => delivery.pluginQueue(request.params.token));
   app.post('/api/command-logs/validate', {
     config: { clientErrors: gamePlugin() },
@@ -103,15 +110,18 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
     });
   });
   app.post('/api/admin/delivery/queue/:id/redeliver', {
-    schema: { tags, summary: 'Queue a done, failed or cancelled command again', params: IdParams, response: { 200: QueueRow }, errors: ['DELIVERY_QUEUE_NOT_FOUND', 'CONFLICT'] },
+    schema: { tags, summary: 'Queue a done, failed or cancelled command again', params: IdParams, response: { 200: QueueRow },
+      errors: ['DELIVERY_QUEUE_NOT_FOUND', 'CONFLICT'] },
   }, async (request) => delivery.redeliver(id(request.params)));
   app.post('/api/admin/delivery/queue/:id/cancel', {
-    schema: { tags, summary: 'Cancel a waiting or claimed command', params: IdParams, response: { 200: QueueRow }, errors: ['DELIVERY_QUEUE_NOT_FOUND', 'CONFLICT'] },
+    schema: { tags, summary: 'Cancel a waiting or claimed command', params: IdParams, response: { 200: QueueRow },
+      errors: ['DELIVERY_QUEUE_NOT_FOUND', 'CONFLICT'] },
   }, async (request) => delivery.cancel(id(request.params)));
 
   // The claim/ack protocol: leases instead of hand-out-and-forget, and players' online state.
   app.post('/api/delivery/claim', {
-    schema: { tags: pluginTags, summary: 'Claim waiting commands under a lease', body: ClaimBody, response: { 200: Claimed }, errors: ['DELIVERY_SERVER_NOT_FOUND'] },
+    schema: { tags: pluginTags, summary: 'Claim waiting commands under a lease', body: ClaimBody, response: { 200: Claimed },
+      errors: ['DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request) => {
     const raw = request.body.limit ?? 20;
     const limit = /^[0-9]{1,3}$/.test(String(raw)) ? Number(raw) : 0;
@@ -119,7 +129,8 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
     return { commands: await delivery.claim(request.body.token, limit, request.body.online ?? []) };
   });
   app.post('/api/delivery/ack', {
-    schema: { tags: pluginTags, summary: 'Report claimed commands done or failed', body: AckBody, response: { 200: Acked }, errors: ['DELIVERY_SERVER_NOT_FOUND'] },
+    schema: { tags: pluginTags, summary: 'Report claimed commands done or failed', body: AckBody, response: { 200: Acked },
+      errors: ['DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request) => ({
     status: true as const,
     ids: await delivery.ack(request.body.token, request.body.ids.map(Number), request.body.result as 'done' | 'failed', request.body.message ?? ''),
@@ -131,7 +142,8 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
     schema: {
       tags: pluginTags, summary: 'Server-Sent Events: `work` when there may be commands to claim, comments as heartbeats',
       querystring: StreamQuery, produces: ['text/event-stream'],
-      response: { 200: Type.String({ description: 'a text/event-stream, ended after streamMaxSeconds, or when its game server opens more than streamsPerServer' }) },
+      response: { 200: Type.String({ description: 'a text/event-stream, ended after streamMaxSeconds, or when its game server opens more than ' +
+        'streamsPerServer' }) },
       errors: ['DELIVERY_SERVER_NOT_FOUND'],
     },
   }, async (request, reply) => {

@@ -5,7 +5,8 @@ import { ClaimedRow, CommandRow, HandedOut, PluginQueueRow, QUEUE_STATUSES, Queu
 export const IdParams = S.idParam('id');
 export const CommandParams = Type.Object({ id: IdParams.properties.id, commandId: IdParams.properties.id });
 export const ServerList = Type.Array(ServerRow);
-export const ServerWithToken = Type.Object({ ...ServerRow.properties, token: S.str('the secret the game server sends; shown only now', 'XgJcyfUCk8Kkg2TQzE-XgMhxmcQ0-kLT812Aw9qXfGs') });
+export const ServerWithToken = Type.Object({ ...ServerRow.properties,
+  token: S.str('the secret the game server sends; shown only now', 'XgJcyfUCk8Kkg2TQzE-XgMhxmcQ0-kLT812Aw9qXfGs') });
 export const CreateServerBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 128 }),
   isActive: Type.Optional(S.boolish()),
@@ -14,7 +15,8 @@ export const UpdateServerBody = Type.Partial(CreateServerBody);
 
 const commandFields = {
   serverID: S.numeric({ description: 'a game server ID' }),
-  command: Type.String({ minLength: 1, maxLength: 4000, description: 'placeholders: {username} {userID} {quantity} {orderID} {productID} {productName} {chatUserID} {var:<name>}' }),
+  command: Type.String({ minLength: 1, maxLength: 4000,
+    description: 'placeholders: {username} {userID} {quantity} {orderID} {productID} {productName} {chatUserID} {var:<name>}' }),
   trigger: Type.String({ enum: [...TRIGGERS] }),
   requireOnline: Type.Optional(S.boolish()),
   perUnit: Type.Optional(S.boolish()),
@@ -35,7 +37,8 @@ export const Validated = Type.Object({
 export const ClaimBody = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 128 }),
   limit: Type.Optional(S.numeric({ description: '1-100, default 20' })),
-  online: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 1000, description: 'usernames online now: their requireOnline rows may be claimed' })),
+  online: Type.Optional(Type.Array(Type.String({ maxLength: 64 }),
+    { maxItems: 1000, description: 'usernames online now: their requireOnline rows may be claimed' })),
 });
 export const Claimed = Type.Object({ commands: Type.Array(ClaimedRow) });
 export const AckBody = Type.Object({

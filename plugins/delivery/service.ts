@@ -35,7 +35,8 @@ export const hashToken = (token: string) => createHash('sha256').update(token).d
 function checkPlaceholders(command: string): void {
   for (const [, name] of command.matchAll(/\{([^{}]*)\}/g)) {
     if (!PLACEHOLDERS.has(name!) && !VARIABLE.test(name!)) {
-      throw new DomainError('VALIDATION_ERROR', `command: unknown placeholder {${name}}; use ${[...PLACEHOLDERS].map((p) => `{${p}}`).join(', ')} or {var:<name>}.`);
+      throw new DomainError('VALIDATION_ERROR', `command: unknown placeholder {${name}}; use ${[...PLACEHOLDERS].map((p) => `{${p}}`).join(', ')} or ` +
+        `{var:<name>}.`);
     }
   }
 }
@@ -127,7 +128,8 @@ export class DbDeliveryService implements DeliveryService {
   /** The values #retryCase binds: each try count before this failure, and when that row may go out again. */
   #retryParams(at: string): (number | string)[] {
     const { maxTries, retryBaseSeconds, retryFactor, retryMaxSeconds } = this.#lease;
-    return Array.from({ length: maxTries - 1 }, (_, tries) => [tries, addSeconds(at, Math.min(retryBaseSeconds * retryFactor ** tries, retryMaxSeconds))]).flat();
+    return Array.from({ length: maxTries - 1 },
+      (_, tries) => [tries, addSeconds(at, Math.min(retryBaseSeconds * retryFactor ** tries, retryMaxSeconds))]).flat();
   }
 
   #serverRow(s: Server): ServerRow {
@@ -175,13 +177,15 @@ export class DbDeliveryService implements DeliveryService {
       if (affectedRows === 0) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
       // Its commands could never be fetched again; its queued rows stay for the record, cancelled.
       await this.#db.run('delete from delivery_commands where server_id = ?', [id]);
-      await this.#db.run("update delivery_queue set status = 'cancelled', updated_date = ? where server_id = ? and status in ('waiting', 'claimed')", [now(), id]);
+      await this.#db.run("update delivery_queue set status = 'cancelled', updated_date = ? where server_id = ? and status in ('waiting', 'claimed')",
+        [now(), id]);
     });
   }
 
   async rotateToken(id: number): Promise<ServerRow & { token: string }> {
     const token = newToken();
-    if (await DeliveryServer.update(this.#db, id, { tokenHash: hashToken(token) }) === 0) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
+    if (await DeliveryServer.update(this.#db, id, { tokenHash: hashToken(token) }) === 0) throw new DomainError('DELIVERY_SERVER_NOT_FOUND',
+      `No game server with ID ${id}.`);
     return { ...await this.getServer(id), token };
   }
 
@@ -241,7 +245,8 @@ export class DbDeliveryService implements DeliveryService {
    * Queues the commands of `trigger` for what an order bought. Called inside the order's (or the
    * refund's, or the expiry's) transaction: the rows commit or roll back with it.
    */
-  async enqueue(trigger: Trigger, order: { orderId: number; userId: number; username: string; linkedAccounts: Record<string, string>; items: OrderItemEvent[] }): Promise<void> {
+  async enqueue(trigger: Trigger, order: { orderId: number; userId: number; username: string; linkedAccounts: Record<string,
+    string>; items: OrderItemEvent[] }): Promise<void> {
     const productIds = [...new Set(order.items.map((i) => i.productId))];
     if (productIds.length === 0) return;
     const commands = (await this.#db.query(
@@ -255,7 +260,8 @@ export class DbDeliveryService implements DeliveryService {
     const rows: Omit<Queued, 'id' | 'leaseUntil'>[] = [];
     for (const item of order.items) {
       for (const c of commands.filter((c) => c.productId === item.productId)) {
-        const text = render(c.command, { username: order.username, userId: order.userId, orderId: order.orderId, chatUserId, item, quantity: c.perUnit ? 1 : item.quantity });
+        const text = render(c.command, { username: order.username, userId: order.userId, orderId: order.orderId, chatUserId, item,
+          quantity: c.perUnit ? 1 : item.quantity });
         for (let n = c.perUnit ? item.quantity : 1; n > 0; n--) {
           rows.push({
             serverId: c.serverId, userId: order.userId, username: order.username, orderId: order.orderId, productId: item.productId,
@@ -286,7 +292,8 @@ export class DbDeliveryService implements DeliveryService {
   async roleExpired(userId: number, roleId: number): Promise<void> {
     const purchase = await this.#store.lastPurchaseGranting(userId, roleId);
     const user = purchase && await this.#users.findById(userId);
-    if (purchase && user) await this.enqueue('expiry', { orderId: purchase.orderId, userId, username: user.username, linkedAccounts: user.linkedAccounts, items: purchase.items });
+    if (purchase && user) await this.enqueue('expiry',
+      { orderId: purchase.orderId, userId, username: user.username, linkedAccounts: user.linkedAccounts, items: purchase.items });
   }
 
   /**
@@ -324,7 +331,8 @@ export class DbDeliveryService implements DeliveryService {
     for (const id of this.#waitingSeen.keys()) if (!servers.includes(id)) this.#waitingSeen.delete(id);
     if (servers.length === 0) return;
     const rows = await this.#db.query<{ server_id: number; n: number; ids: number }>(
-      `select server_id, count(*) as n, sum(id) as ids from delivery_queue where ${DUE} and server_id in (${servers.map(() => '?').join(', ')}) group by server_id`,
+      `select server_id, count(*) as n, sum(id) as ids from delivery_queue where ${DUE} and server_id in (${servers.map(() => '?').join(', ')}) group by ` +
+        `server_id`,
       [now(), ...servers]);
     const current = new Map(rows.map((r) => [Number(r.server_id), `${r.n}:${r.ids}`]));
     const changed = servers.filter((id) => (current.get(id) ?? '0') !== (this.#waitingSeen.get(id) ?? '0'));
@@ -392,14 +400,16 @@ export class DbDeliveryService implements DeliveryService {
         // Only while the lease holds: once it lapsed the row may be someone else's claim.
         const { affectedRows } = result === 'done'
           ? await this.#db.run(
-            "update delivery_queue set status = 'done', lease_until = null, last_error = null, updated_date = ? where id = ? and server_id = ? and status = 'claimed' and lease_until >= ?",
+            "update delivery_queue set status = 'done', lease_until = null, last_error = null, updated_date = ? where id = ? and server_id = ? and status = " +
+              "'claimed' and lease_until >= ?",
             [at, id, serverId, at])
           // Handed out again only after a delay that grows with each try (the sweep wakes the server
           // then): a command that fails at once would otherwise use up its tries within a second.
           // not_before is set before tries changes: MySQL evaluates the assignments in order.
           : await this.#db.run(
             `update delivery_queue set status = case when tries + 1 >= ? then 'failed' else 'waiting' end, not_before = ${this.#retryCase},
-             tries = tries + 1, lease_until = null, last_error = ?, updated_date = ? where id = ? and server_id = ? and status = 'claimed' and lease_until >= ?`,
+             tries = tries + 1, lease_until = null, last_error = ?, updated_date = ?
+             where id = ? and server_id = ? and status = 'claimed' and lease_until >= ?`,
             [this.#lease.maxTries, ...this.#retryParams(at), message.slice(0, 2000), at, id, serverId, at]);
         if (affectedRows === 1) settled.push(String(id));
       }
@@ -455,7 +465,8 @@ export class DbDeliveryService implements DeliveryService {
     const row = await this.#db.transaction(async () => {
       const current = await this.#queueEntry(id);
       const { affectedRows } = await this.#db.run(
-        "update delivery_queue set status = 'waiting', tries = 0, lease_until = null, not_before = null, updated_date = ? where id = ? and status in ('done', 'failed', 'cancelled')",
+        "update delivery_queue set status = 'waiting', tries = 0, lease_until = null, not_before = null, updated_date = ? where id = ? and status in " +
+          "('done', 'failed', 'cancelled')",
         [now(), id]);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: it will be delivered already.`);
       return this.#queueEntry(id);

@@ -29,7 +29,8 @@ export const donationsSection: ConsoleSection<unknown, DonationsService> = {
           },
           {
             kind: 'table', caption: LABELS[type], empty: 'No donation in this period.',
-            columns: [{ key: 'player', label: 'Player' }, { key: 'amount', label: 'Amount', numeric: true }, { key: 'date', label: type === 'latest' ? 'Date' : 'Last payment' }],
+            columns: [{ key: 'player', label: 'Player' }, { key: 'amount', label: 'Amount', numeric: true },
+              { key: 'date', label: type === 'latest' ? 'Date' : 'Last payment' }],
             rows: rows.map((d) => ({ player: d.username, amount: `${formatMoney(d.amount)} ${d.currency}`, date: displayTimestamp(d.date, tz) })),
           },
         ],

@@ -45,7 +45,8 @@ export class DbDonationsService implements DonationsService {
    */
   async board(type: DonationType, limit: number, timeZone: string): Promise<Donation[]> {
     if (type === 'latest') {
-      const rows = await this.#db.queryArrays(`select ${LATEST.columns} from donations_entries order by creation_date desc, id desc limit ?`, [countParam(limit)]);
+      const rows = await this.#db.queryArrays(`select ${LATEST.columns} from donations_entries order by creation_date desc, id desc limit ?`,
+        [countParam(limit)]);
       return rows.map((row) => {
         const { username, amount, currency, creationDate } = LATEST.fromArray(row);
         return { username, amount, currency, date: creationDate };

@@ -64,7 +64,8 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
           },
           {
             kind: 'form', id: 'payment-filter', title: 'Payments', method: 'get', action: pages.base, submit: 'Show payments', values: { status: status ?? '' },
-            fields: [{ name: 'status', label: 'Status', type: 'select', options: [{ value: '', label: 'any' }, ...STATUSES.map((s) => ({ value: s, label: s }))] }],
+            fields: [{ name: 'status', label: 'Status', type: 'select',
+              options: [{ value: '', label: 'any' }, ...STATUSES.map((s) => ({ value: s, label: s }))] }],
           },
           {
             kind: 'table', caption: 'Payments, newest first', empty: 'No payment here.', columns: paymentColumns, rows: rows.map(paymentRow),
@@ -88,11 +89,13 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
         { kind: 'links', items: [{ label: 'Payments', href: pages.base }] },
         {
           kind: 'table', caption: 'Packages', empty: 'No package: players top up any amount.',
-          columns: [{ key: 'name', label: 'Name' }, { key: 'price', label: 'Price', numeric: true }, { key: 'credits', label: 'Credits', numeric: true }, { key: 'bonus', label: 'Bonus', numeric: true }, { key: 'delete', label: 'Delete' }],
+          columns: [{ key: 'name', label: 'Name' }, { key: 'price', label: 'Price', numeric: true }, { key: 'credits', label: 'Credits', numeric: true },
+            { key: 'bonus', label: 'Bonus', numeric: true }, { key: 'delete', label: 'Delete' }],
           rows: (await payments.packages()).map((p) => ({
             name: { text: p.name, href: `${pages.base}/packages/${p.id}` }, price: `${formatMoney(p.price)} ${p.currency}`,
             credits: formatMoney(p.credits), bonus: formatMoney(p.bonus),
-            delete: { action: `${pages.base}/packages/${p.id}/delete`, label: `Delete ${p.name}`, confirm: `Delete the package ${p.name}? Payments made keep their amounts.` },
+            delete: { action: `${pages.base}/packages/${p.id}/delete`, label: `Delete ${p.name}`,
+              confirm: `Delete the package ${p.name}? Payments made keep their amounts.` },
           })),
         },
         {
@@ -108,7 +111,8 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
         { kind: 'links', items: [{ label: 'All packages', href: `${pages.base}/packages` }] },
         {
           kind: 'form', id: 'edit-package', title: 'Edit package', action: `${pages.base}/packages/${p.id}`, submit: 'Save package',
-          values: edit?.values ?? { name: p.name, price: formatMoney(p.price), currency: p.currency, credits: formatMoney(p.credits), bonus: formatMoney(p.bonus) },
+          values: edit?.values ?? { name: p.name, price: formatMoney(p.price), currency: p.currency, credits: formatMoney(p.credits),
+            bonus: formatMoney(p.bonus) },
           errors: edit?.errors, fields: FIELDS,
         },
       ],
@@ -122,7 +126,8 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
       if (invalid) return packagesPage({ values: form, errors: invalid });
       try {
         const p = await payments.createPackage(body as Static<typeof PackageCreateBody>);
-        return { redirect: `${pages.base}/packages`, notice: `Package ${p.name} created: ${formatMoney(p.price)} ${p.currency} for ${formatMoney(p.credits + p.bonus)} credits.` };
+        return { redirect: `${pages.base}/packages`,
+          notice: `Package ${p.name} created: ${formatMoney(p.price)} ${p.currency} for ${formatMoney(p.credits + p.bonus)} credits.` };
       } catch (err) {
         return packagesPage({ values: form, errors: errors(err) });
       }

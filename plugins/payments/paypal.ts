@@ -78,7 +78,8 @@ export function paypalGateway(secrets: PayPalSecrets, { timeoutMs }: PayPalOptio
     const unit = res.body.purchase_units?.[0];
     const captured = unit?.payments?.captures?.[0];
     if (res.body.status !== 'COMPLETED' || !captured || captured.status !== 'COMPLETED') return { eventId, kind: 'ignored' };
-    return { eventId, kind: 'completed', paymentId: unit?.custom_id, checkoutRef: orderId, chargeRef: captured.id, ...centsOf(captured.amount, `Capture ${captured.id}`) };
+    return { eventId, kind: 'completed', paymentId: unit?.custom_id, checkoutRef: orderId, chargeRef: captured.id,
+      ...centsOf(captured.amount, `Capture ${captured.id}`) };
   }
 
   return {

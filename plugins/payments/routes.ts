@@ -24,7 +24,8 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
     bonus: formatMoney(p.bonus), creationDate: displayTimestamp(p.creationDate, tz()),
   });
   const showPayment = (p: Payment) => ({
-    paymentID: p.id, kind: p.purchaseLines === null ? 'top-up' : 'purchase', userID: String(p.userId), guestName: p.guestName, gateway: p.gateway, status: p.status, amount: formatMoney(p.amount),
+    paymentID: p.id, kind: p.purchaseLines === null ? 'top-up' : 'purchase', userID: String(p.userId), guestName: p.guestName, gateway: p.gateway,
+    status: p.status, amount: formatMoney(p.amount),
     currency: p.currency, credits: formatMoney(p.credits), bonus: formatMoney(p.bonus),
     packageID: p.packageId === null ? null : String(p.packageId), orderID: p.orderId === null ? null : String(p.orderId),
     checkoutURL: p.checkoutUrl, reclaimed: formatMoney(p.reclaimed), debt: formatMoney(p.debt),
@@ -36,16 +37,19 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
     schema: { tags, summary: 'Top-up packages', response: { 200: Type.Array(PackageRow) } },
   }, async () => (await payments.packages()).map(showPackage));
   app.post('/api/admin/payments/packages', {
-    schema: { tags, summary: 'Create a top-up package', body: PackageCreateBody, response: { 201: PackageRow }, errors: ['INVALID_AMOUNT', 'INVALID_CURRENCY'] },
+    schema: { tags, summary: 'Create a top-up package', body: PackageCreateBody, response: { 201: PackageRow },
+      errors: ['INVALID_AMOUNT', 'INVALID_CURRENCY'] },
   }, async (request, reply) => reply.code(201).send(showPackage(await payments.createPackage(request.body))));
   app.get('/api/admin/payments/packages/:id', {
     schema: { tags, summary: 'A top-up package', params: PackageParams, response: { 200: PackageRow }, errors: ['PACKAGE_NOT_FOUND'] },
   }, async (request) => showPackage(await payments.requirePackage(Number(request.params.id))));
   app.patch('/api/admin/payments/packages/:id', {
-    schema: { tags, summary: 'Change a top-up package', params: PackageParams, body: PackagePatchBody, response: { 200: PackageRow }, errors: ['PACKAGE_NOT_FOUND', 'INVALID_AMOUNT', 'INVALID_CURRENCY'] },
+    schema: { tags, summary: 'Change a top-up package', params: PackageParams, body: PackagePatchBody, response: { 200: PackageRow },
+      errors: ['PACKAGE_NOT_FOUND', 'INVALID_AMOUNT', 'INVALID_CURRENCY'] },
   }, async (request) => showPackage(await payments.updatePackage(Number(request.params.id), request.body)));
   app.delete('/api/admin/payments/packages/:id', {
-    schema: { tags, summary: 'Delete a top-up package (payments made keep their amounts)', params: PackageParams, response: { 200: S.ok() }, errors: ['PACKAGE_NOT_FOUND'] },
+    schema: { tags, summary: 'Delete a top-up package (payments made keep their amounts)', params: PackageParams, response: { 200: S.ok() },
+      errors: ['PACKAGE_NOT_FOUND'] },
   }, async (request) => {
     await payments.deletePackage(Number(request.params.id));
     return { status: true as const };
@@ -81,7 +85,8 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
       body: PurchaseBody, response: { 200: PurchaseResponse },
       errors: [
         'GATEWAY_UNAVAILABLE', 'INVALID_URL', 'USER_NOT_FOUND', 'GUEST_CHECKOUT_DISABLED', 'INVALID_GUEST_NAME', 'PRODUCT_NOT_FOUND', 'INVALID_QUANTITY',
-        'INVALID_VARIABLE', 'OUT_OF_STOCK', 'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED', 'ACCOUNT_REQUIRED', 'INVALID_AMOUNT', 'GATEWAY_ERROR',
+        'INVALID_VARIABLE', 'OUT_OF_STOCK', 'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED', 'ACCOUNT_REQUIRED', 'INVALID_AMOUNT',
+        'GATEWAY_ERROR',
       ],
     },
   }, async (request) => {
@@ -91,7 +96,8 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
       userId: username !== undefined && userID === undefined ? await payments.userIdOf(username) : userID === undefined ? undefined : Number(userID),
       lines: lines.map((l) => ({ productId: Number(l.productID), quantity: l.quantity === undefined ? 1 : Number(l.quantity), variables: l.variables ?? {} })),
     });
-    return { status: true as const, data: { paymentID: started.paymentId, checkoutURL: started.checkoutURL, amount: formatMoney(started.amount), currency: started.currency } };
+    return { status: true as const, data: { paymentID: started.paymentId, checkoutURL: started.checkoutURL, amount: formatMoney(started.amount),
+      currency: started.currency } };
   });
   app.get('/api/payments/:paymentID', {
     schema: { tags, summary: 'A payment and its state', params: PaymentParams, response: { 200: PaymentRow }, errors: ['PAYMENT_NOT_FOUND'] },

@@ -63,7 +63,8 @@ export const PaymentParams = Type.Object({ paymentID: Type.String({ pattern: '^[
 export const PaymentRow = S.row({
   paymentID: S.str(undefined, PAYMENT_ID), kind: S.str('top-up or purchase (a basket paid directly)', 'top-up'), userID: S.str('0 for a guest', '7'),
   guestName: S.strOrNull('a guest\'s in-game name', null), gateway: S.example('stripe'),
-  status: S.str('pending, completed, credited (a purchase no longer possible, its money on the balance), refund-due, refunded, disputed or expired', 'completed'),
+  status: S.str('pending, completed, credited (a purchase no longer possible, its money on the balance), refund-due, refunded, disputed or expired',
+    'completed'),
   amount: S.moneyStr(), currency: S.str(undefined, S.EXAMPLE.currency), credits: S.str('decimal, bonus included', '11.00'), bonus: S.str('decimal', '1.00'),
   packageID: S.strOrNull(undefined, '3'), orderID: S.strOrNull('the store order, once completed', '310'), checkoutURL: S.str(undefined, CHECKOUT_URL),
   reclaimed: S.str('decimal: credits taken back by a refund or dispute', '0.00'),
@@ -77,6 +78,7 @@ export const WebhookParams = Type.Object({ gateway: Type.String({ maxLength: 32 
 
 export const WebhookResponse = S.ok({
   data: Type.Object({
-    result: S.str('completed, credited or refund-due (a purchase no longer possible), refunded, disputed, ignored (no payment event), duplicate (seen before) or unchanged', 'completed'),
+    result: S.str('completed, credited or refund-due (a purchase no longer possible), refunded, disputed, ignored (no payment event), duplicate (seen ' +
+      'before) or unchanged', 'completed'),
   }),
 });

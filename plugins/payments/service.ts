@@ -95,14 +95,16 @@ function requestedLines(lines: unknown): RequestedLine[] {
   if (lines.length > MAX_LINES) throw new DomainError('VALIDATION_ERROR', `lines: at most ${MAX_LINES} lines in one purchase.`);
   return lines.map((line: Partial<Record<keyof PurchaseRequest['lines'][number], unknown>>, i) => {
     const { productId, quantity, variables = {} } = line ?? {};
-    if (!Number.isSafeInteger(productId) || (productId as number) < 1) throw new DomainError('PRODUCT_NOT_FOUND', `lines[${i}]: no product with ID ${String(productId)}.`);
+    if (!Number.isSafeInteger(productId) || (productId as number) < 1) throw new DomainError('PRODUCT_NOT_FOUND',
+      `lines[${i}]: no product with ID ${String(productId)}.`);
     if (!Number.isInteger(quantity) || (quantity as number) < 1 || (quantity as number) > MAX_LINES) {
       throw new DomainError('INVALID_QUANTITY', `lines[${i}].quantity must be a whole number from 1 to ${MAX_LINES}.`);
     }
     if (typeof variables !== 'object' || variables === null || Object.values(variables).some((v) => typeof v !== 'string')) {
       throw new DomainError('INVALID_VARIABLE', `lines[${i}].variables must map names to text.`);
     }
-    return { productId: productId as number, sentId: String(productId), quantity: quantity as number, variables: new Map(Object.entries(variables as Record<string, string>)) };
+    return { productId: productId as number, sentId: String(productId), quantity: quantity as number,
+      variables: new Map(Object.entries(variables as Record<string, string>)) };
   });
 }
 
@@ -268,7 +270,8 @@ export class DbPaymentsService implements PaymentsService {
     return this.#open(adapter, { ...what, userId: user.id, guestName: null, purchaseLines: null }, returnURL, cancelURL);
   }
 
-  async startTopUp(request: { gateway: string; userId: number; packageId: number; returnURL: string; cancelURL: string }): Promise<{ paymentId: string; checkoutURL: string }> {
+  async startTopUp(request: { gateway: string; userId: number; packageId: number; returnURL: string; cancelURL: string }):
+    Promise<{ paymentId: string; checkoutURL: string }> {
     const payment = await this.checkout({ ...request, userID: request.userId, packageID: request.packageId });
     return { paymentId: payment.id, checkoutURL: payment.checkoutUrl };
   }
@@ -303,12 +306,14 @@ export class DbPaymentsService implements PaymentsService {
   }
 
   /** A pending payment and its checkout at the gateway; nothing is stored when the gateway refuses. */
-  async #open(adapter: GatewayAdapter, what: Pick<Payment, 'userId' | 'guestName' | 'packageId' | 'amount' | 'currency' | 'credits' | 'bonus' | 'purchaseLines'> & { description: string },
+  async #open(adapter: GatewayAdapter, what: Pick<Payment,
+    'userId' | 'guestName' | 'packageId' | 'amount' | 'currency' | 'credits' | 'bonus' | 'purchaseLines'> & { description: string },
     returnURL: string, cancelURL: string): Promise<Payment> {
     const id = randomBytes(16).toString('hex');
-    let session;
+    let session: Awaited<ReturnType<typeof adapter.createCheckout>>;
     try {
-      session = await adapter.createCheckout({ paymentId: id, amount: what.amount, currency: what.currency, description: what.description, returnURL, cancelURL });
+      session = await adapter.createCheckout({ paymentId: id, amount: what.amount, currency: what.currency, description: what.description, returnURL,
+        cancelURL });
     } catch (err) {
       if (err instanceof DomainError) throw err;
       this.#deps.log.error({ err, gateway: adapter.name, paymentId: id }, 'the gateway refused the checkout');
@@ -427,7 +432,8 @@ export class DbPaymentsService implements PaymentsService {
     const payment = await this.#lockPayment(gateway, event);
     if (event.kind === 'completed' && (event.amount !== payment.amount || event.currency.toUpperCase() !== payment.currency)) {
       throw new DomainError('AMOUNT_MISMATCH',
-        `Event ${event.eventId} paid ${formatMoney(event.amount)} ${event.currency.toUpperCase()}, the payment asks ${formatMoney(payment.amount)} ${payment.currency}.`);
+        `Event ${event.eventId} paid ${formatMoney(event.amount)} ${event.currency.toUpperCase()}, the payment asks ${formatMoney(payment.amount)} ` +
+          `${payment.currency}.`);
     }
     try {
       await PaymentsEvent.insert(db, { gateway, eventId: event.eventId, paymentId: payment.id, kind: event.kind, creationDate: now() });

@@ -69,7 +69,9 @@ export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
       { name: 'slug', label: 'Slug', hint: 'Letters, digits, - and _; made from the name when empty.' },
       {
         name: 'parentID', label: 'Parent', type: 'select',
-        options: [{ value: '0', label: 'none (top level)' }, ...treeOrder(categories).filter(({ category }) => category.id !== except).map(({ category, depth }) => ({ value: String(category.id), label: `${'— '.repeat(depth)}${category.name}` }))],
+        options: [{ value: '0', label: 'none (top level)' },
+          ...treeOrder(categories).filter(({ category }) => category.id !== except).map(({ category, depth }) => ({ value: String(category.id),
+            label: `${'— '.repeat(depth)}${category.name}` }))],
       },
       { name: 'priority', label: 'Priority', type: 'number', hint: 'Low first among categories of the same parent.' },
       { name: 'isActive', label: 'Active', type: 'checkbox' },
@@ -77,21 +79,26 @@ export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
 
     const productFields = async (categories: Category[]): Promise<ConsoleField[]> => [
       { name: 'name', label: 'Name', required: true },
-      { name: 'categoryID', label: 'Category', type: 'select', required: true, options: treeOrder(categories).map(({ category, depth }) => ({ value: String(category.id), label: `${'— '.repeat(depth)}${category.name}` })) },
+      { name: 'categoryID', label: 'Category', type: 'select', required: true,
+        options: treeOrder(categories).map(({ category, depth }) => ({ value: String(category.id), label: `${'— '.repeat(depth)}${category.name}` })) },
       { name: 'price', label: 'Price', type: 'number', required: true, hint: 'In credits, e.g. 4.99.' },
       { name: 'discountedPrice', label: 'Discounted price', type: 'number', hint: 'Charged instead of the price until the discount expires.' },
       { name: 'discountExpiryDate', label: 'Discount expires', type: 'datetime', hint: `Site time (${tz()}).` },
       { name: 'stock', label: 'Stock', type: 'number', hint: '-1 = unlimited.' },
-      { name: 'giveRoleID', label: 'Role granted', type: 'select', options: [{ value: '0', label: 'none' }, ...(await users.listRoles()).filter((r) => !users.privilegeOf(r)).map((r) => ({ value: String(r.id), label: r.name }))], hint: 'Privileged roles (those that open this console) are never sold.' },
+      { name: 'giveRoleID', label: 'Role granted', type: 'select',
+        options: [{ value: '0', label: 'none' }, ...(await users.listRoles()).filter((r) => !users.privilegeOf(r)).map((r) => ({ value: String(r.id),
+          label: r.name }))], hint: 'Privileged roles (those that open this console) are never sold.' },
       { name: 'duration', label: 'Role duration (days)', type: 'number', hint: '0 = permanent, -1 = no role.' },
-      { name: 'variables', label: 'Variables', type: 'textarea', hint: 'One per line: name: value, value (a * after the name makes it required; no values = any text).' },
+      { name: 'variables', label: 'Variables', type: 'textarea',
+        hint: 'One per line: name: value, value (a * after the name makes it required; no values = any text).' },
       { name: 'details', label: 'Details', type: 'textarea' },
       { name: 'priority', label: 'Priority', type: 'number' },
       { name: 'isActive', label: 'On sale', type: 'checkbox' },
       { name: 'isFeaturedProduct', label: 'Featured', type: 'checkbox' },
     ];
 
-    const overview = async (extra: { category?: { values: Record<string, string>; errors: Record<string, string> }; product?: { values: Record<string, string>; errors: Record<string, string> } } = {}): Promise<ConsolePage> => {
+    const overview = async (extra: { category?: { values: Record<string, string>; errors: Record<string, string> }; product?: { values: Record<string,
+      string>; errors: Record<string, string> } } = {}): Promise<ConsolePage> => {
       const [categories, products] = await Promise.all([store.categories(), store.products()]);
       const names = new Map(categories.map((c) => [c.id, c.name]));
       const at = now();
@@ -100,7 +107,8 @@ export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
         blocks: [
           {
             kind: 'table', caption: 'Categories', empty: 'No category yet: create the first one below.',
-            columns: [{ key: 'name', label: 'Name' }, { key: 'slug', label: 'Slug' }, { key: 'products', label: 'Products', numeric: true }, { key: 'active', label: 'Active' }, { key: 'up', label: 'Move up' }, { key: 'down', label: 'Move down' }, { key: 'delete', label: 'Delete' }],
+            columns: [{ key: 'name', label: 'Name' }, { key: 'slug', label: 'Slug' }, { key: 'products', label: 'Products', numeric: true },
+              { key: 'active', label: 'Active' }, { key: 'up', label: 'Move up' }, { key: 'down', label: 'Move down' }, { key: 'delete', label: 'Delete' }],
             rows: treeOrder(categories).map(({ category: c, depth }) => {
               const siblings = categories.filter((x) => x.parentId === c.parentId);
               const at = siblings.indexOf(c);
@@ -115,11 +123,13 @@ export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
           },
           {
             kind: 'table', caption: 'Products', empty: 'No product yet.',
-            columns: [{ key: 'name', label: 'Name' }, { key: 'category', label: 'Category' }, { key: 'price', label: 'Price', numeric: true }, { key: 'discount', label: 'Discount', numeric: true }, { key: 'stock', label: 'Stock', numeric: true }, { key: 'active', label: 'On sale' }],
+            columns: [{ key: 'name', label: 'Name' }, { key: 'category', label: 'Category' }, { key: 'price', label: 'Price', numeric: true },
+              { key: 'discount', label: 'Discount', numeric: true }, { key: 'stock', label: 'Stock', numeric: true }, { key: 'active', label: 'On sale' }],
             rows: products.map((p): Record<string, ConsoleCell> => ({
               name: { text: p.name, href: `${pages.base}/products/${p.id}` }, category: names.get(p.categoryId) ?? String(p.categoryId),
               price: formatMoney(p.price),
-              discount: p.discountedPrice > 0 && p.discountExpiryDate > at ? `${formatMoney(p.discountedPrice)} until ${displayTimestamp(p.discountExpiryDate, tz())}` : '',
+              discount: p.discountedPrice > 0 && p.discountExpiryDate > at ? `${formatMoney(p.discountedPrice)} until ` +
+                `${displayTimestamp(p.discountExpiryDate, tz())}` : '',
               stock: p.stock === -1 ? 'unlimited' : String(p.stock), active: yes(p.isActive),
             })),
           },
@@ -186,7 +196,8 @@ export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
         const saved = await store.updateCategory(c.id, { ...categoryInput(b), isActive: toBool(values.isActive) });
         return { redirect: pages.base, notice: `Category ${saved.name} saved.` };
       } catch (err) {
-        return categoryPage(c, { values, errors: errorsFor(err, Object.keys(CategoryPatchBody.properties), { CATEGORY_NOT_FOUND: 'parentID', CONFLICT: 'slug' }) });
+        return categoryPage(c, { values, errors: errorsFor(err, Object.keys(CategoryPatchBody.properties),
+          { CATEGORY_NOT_FOUND: 'parentID', CONFLICT: 'slug' }) });
       }
     }, { body: CategoryPatchBody });
 
@@ -206,7 +217,8 @@ export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
     const productBody = (form: Record<string, string>) => ({
       ...form, isActive: checkbox(form, 'isActive'), isFeaturedProduct: checkbox(form, 'isFeaturedProduct'),
     });
-    const productErrors = (err: unknown) => errorsFor(err, Object.keys(ProductCreateBody.properties), { CATEGORY_NOT_FOUND: 'categoryID', ROLE_NOT_FOUND: 'giveRoleID', INVALID_AMOUNT: 'price' });
+    const productErrors = (err: unknown) => errorsFor(err, Object.keys(ProductCreateBody.properties),
+      { CATEGORY_NOT_FOUND: 'categoryID', ROLE_NOT_FOUND: 'giveRoleID', INVALID_AMOUNT: 'price' });
 
     pages.post('/products', async ({ body, invalid, form }) => {
       const values = productBody(form);
@@ -215,7 +227,8 @@ export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
         const b = { ...(body as Static<typeof ProductCreateBody>), variables: parseVariables(form.variables ?? '') };
         const input = productInput(b, tz());
         const p = await store.createProduct({
-          ...input, categoryId: b.categoryID, name: b.name, price: input.price!, isActive: toBool(values.isActive), isFeatured: toBool(values.isFeaturedProduct),
+          ...input, categoryId: b.categoryID, name: b.name, price: input.price!, isActive: toBool(values.isActive),
+          isFeatured: toBool(values.isFeaturedProduct),
         });
         return { redirect: `${pages.base}/products/${p.id}`, notice: `Product ${p.name} created.` };
       } catch (err) {
@@ -234,24 +247,30 @@ export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
           {
             kind: 'form', id: 'edit-product', title: 'Edit product', action: `${pages.base}/products/${p.id}`, submit: 'Save product',
             values: edit?.values ?? {
-              name: p.name, categoryID: String(p.categoryId), price: formatMoney(p.price), discountedPrice: p.discountedPrice ? formatMoney(p.discountedPrice) : '',
-              discountExpiryDate: p.discountedPrice ? displayTimestamp(p.discountExpiryDate, tz()) : '', stock: String(p.stock), giveRoleID: String(p.giveRoleId),
+              name: p.name, categoryID: String(p.categoryId), price: formatMoney(p.price),
+              discountedPrice: p.discountedPrice ? formatMoney(p.discountedPrice) : '',
+              discountExpiryDate: p.discountedPrice ? displayTimestamp(p.discountExpiryDate, tz()) : '', stock: String(p.stock),
+              giveRoleID: String(p.giveRoleId),
               duration: String(p.duration), variables: showVariables(p.variables), details: p.details, priority: String(p.priority),
               isActive: String(p.isActive), isFeaturedProduct: String(p.isFeatured), stockShown: String(p.stock),
             },
             errors: edit?.errors,
             fields: [...await productFields(await store.categories()), { name: 'stockShown', label: 'Stock shown', type: 'hidden' }],
           },
-          ...(storedImage(p) ? [{ kind: 'links' as const, heading: 'Image', items: [{ label: `Current image (${p.imageType.toUpperCase()})`, href: storedImage(p)! }] }] : []),
+          ...(storedImage(p) ? [{ kind: 'links' as const, heading: 'Image',
+            items: [{ label: `Current image (${p.imageType.toUpperCase()})`, href: storedImage(p)! }] }] : []),
           {
-            kind: 'form', id: 'product-image', title: storedImage(p) ? 'Replace the image' : 'Upload an image', action: `${pages.base}/products/${p.id}/image`, submit: 'Upload image',
+            kind: 'form', id: 'product-image', title: storedImage(p) ? 'Replace the image' : 'Upload an image', action: `${pages.base}/products/${p.id}/image`,
+            submit: 'Upload image',
             errors: imageError ? { image: imageError } : undefined,
-            fields: [{ name: 'image', label: 'Image file', type: 'file', required: true, accept: IMAGE_ACCEPT, hint: `PNG, JPEG, WebP or GIF, at most ${sizeText(images.maxBytes)}.` }],
+            fields: [{ name: 'image', label: 'Image file', type: 'file', required: true, accept: IMAGE_ACCEPT,
+              hint: `PNG, JPEG, WebP or GIF, at most ${sizeText(images.maxBytes)}.` }],
           },
           {
             kind: 'form', id: 'product-rules', title: 'Purchase rules', action: `${pages.base}/products/${p.id}/rules`, submit: 'Save rules',
             values: rulesEdit?.values ?? {
-              requiredProductID: String(current.requiredProductId), requireLinkedAccount: String(current.requireLinkedAccount), preventDowngrade: String(current.preventDowngrade),
+              requiredProductID: String(current.requiredProductId), requireLinkedAccount: String(current.requireLinkedAccount),
+              preventDowngrade: String(current.preventDowngrade),
             },
             errors: rulesEdit?.errors,
             fields: [
@@ -310,7 +329,8 @@ export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
       const b = body as Static<typeof RulesPatchBody>;
       try {
         await store.setRules(p.id, {
-          requiredProductId: b.requiredProductID ?? 0, requireLinkedAccount: toBool(values.requireLinkedAccount), preventDowngrade: toBool(values.preventDowngrade),
+          requiredProductId: b.requiredProductID ?? 0, requireLinkedAccount: toBool(values.requireLinkedAccount),
+          preventDowngrade: toBool(values.preventDowngrade),
         });
         return { redirect: `${pages.base}/products/${p.id}`, notice: `Purchase rules of ${p.name} saved.` };
       } catch (err) {
@@ -365,7 +385,8 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
       }
       const before = /^[0-9]{1,15}$/.test(query.before ?? '') ? Number(query.before) : undefined;
       const rows = Object.keys(errors).length ? [] : await store.listOrders({ ...filter, userId, before, limit: PAGE });
-      const keep = new URLSearchParams(Object.entries({ status: query.status ?? '', type: query.type ?? '', username: query.username ?? '' }).filter(([, v]) => v));
+      const keep = new URLSearchParams(Object.entries({ status: query.status ?? '', type: query.type ?? '',
+        username: query.username ?? '' }).filter(([, v]) => v));
       const link = (extra: Record<string, string>) => `${pages.base}?${new URLSearchParams([...keep, ...Object.entries(extra)])}`;
       const player = (id: string) => pages.href('players', `/${id}`);
       return {
@@ -375,14 +396,17 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
             kind: 'form', id: 'order-filter', title: 'Filter', method: 'get', action: pages.base, submit: 'Show orders', errors,
             values: { status: query.status ?? '', type: query.type ?? '', username: query.username ?? '' },
             fields: [
-              { name: 'status', label: 'Status', type: 'select', options: [{ value: '', label: 'any' }, ...['completed', 'refunded', 'disputed'].map((s) => ({ value: s, label: s }))] },
-              { name: 'type', label: 'Paid with', type: 'select', options: [{ value: '', label: 'any' }, { value: 'credit', label: 'credits' }, { value: 'payment', label: 'real money' }] },
+              { name: 'status', label: 'Status', type: 'select',
+                options: [{ value: '', label: 'any' }, ...['completed', 'refunded', 'disputed'].map((s) => ({ value: s, label: s }))] },
+              { name: 'type', label: 'Paid with', type: 'select',
+                options: [{ value: '', label: 'any' }, { value: 'credit', label: 'credits' }, { value: 'payment', label: 'real money' }] },
               { name: 'username', label: 'Player', type: 'search', hint: 'Exact username.' },
             ],
           },
           {
             kind: 'table', caption: 'Orders, newest first', empty: 'No order matches.',
-            columns: [{ key: 'id', label: 'Order' }, { key: 'date', label: 'Date' }, { key: 'player', label: 'Player ID' }, { key: 'type', label: 'Type' }, { key: 'total', label: 'Total', numeric: true }, { key: 'status', label: 'Status' }],
+            columns: [{ key: 'id', label: 'Order' }, { key: 'date', label: 'Date' }, { key: 'player', label: 'Player ID' }, { key: 'type', label: 'Type' },
+              { key: 'total', label: 'Total', numeric: true }, { key: 'status', label: 'Status' }],
             rows: rows.map((o) => ({
               id: { text: `#${o.id}`, href: `${pages.base}/${o.id}` }, date: o.creationDate,
               player: player(o.accountID) ? { text: o.accountID, href: player(o.accountID)! } : o.accountID,
@@ -412,7 +436,8 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
           {
             kind: 'table', caption: 'Items', empty: 'A payment: no items.',
             columns: [{ key: 'product', label: 'Product' }, { key: 'quantity', label: 'Quantity', numeric: true }, { key: 'variables', label: 'Variables' }],
-            rows: items.map((i) => ({ product: i.productName, quantity: String(i.quantity), variables: Object.entries(i.variables).map(([k, v]) => `${k}=${v}`).join(', ') })),
+            rows: items.map((i) => ({ product: i.productName, quantity: String(i.quantity),
+              variables: Object.entries(i.variables).map(([k, v]) => `${k}=${v}`).join(', ') })),
           },
           ...(refundable ? [{
             kind: 'form' as const, id: 'refund', title: 'Refund', action: `${pages.base}/${order.id}/refund`, submit: 'Refund order', fields: [],

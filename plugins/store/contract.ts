@@ -39,7 +39,8 @@ export function effectivePrice(p: Pick<Product, 'price' | 'discountedPrice' | 'd
 export type ShownCategory = Pick<Category, 'id' | 'parentId' | 'name' | 'gameDescription'>;
 
 /** What a page of the catalogue shows of a product: its card, its page and its price. */
-export type ShownProduct = Pick<Product, 'id' | 'categoryId' | 'name' | 'imageId' | 'imageType' | 'details' | 'price' | 'discountedPrice' | 'discountExpiryDate' | 'stock' | 'variables'>;
+export type ShownProduct = Pick<Product, 'id' | 'categoryId' | 'name' | 'imageId' | 'imageType'
+  | 'details' | 'price' | 'discountedPrice' | 'discountExpiryDate' | 'stock' | 'variables'>;
 
 export interface CategoryNode extends Category {
   subcategories: CategoryNode[];

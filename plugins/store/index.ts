@@ -27,7 +27,8 @@ export default defineFeature({
     const users = services.get(usersRef);
     const store = new DbStoreService({ db, events, settings, users, credits: services.get(creditsRef) });
     services.provide(storeRef, store);
-    const completed = new Counter({ name: 'store_orders_total', help: 'Completed orders by type (credit: paid from the balance, payment: real money).', labelNames: ['type'] as const, registers: [metrics] });
+    const completed = new Counter({ name: 'store_orders_total', help: 'Completed orders by type (credit: paid from the balance, payment: real money).',
+      labelNames: ['type'] as const, registers: [metrics] });
     events.on('store.order.completed', (e) => completed.inc({ type: e.type }));
     await storeRoutes(app, store, users, settings);
     const images = new ProductImages(options.images, db);

@@ -133,7 +133,8 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
   }, async () => (await store.categories()).map(categoryRow));
 
   app.get('/api/store/categories/:id', {
-    schema: { tags, summary: 'One category with its subcategories and products nested', params: IdParam, response: { 200: Type.Ref(CategoryTree) }, errors: ['CATEGORY_NOT_FOUND'] },
+    schema: { tags, summary: 'One category with its subcategories and products nested', params: IdParam, response: { 200: Type.Ref(CategoryTree) },
+      errors: ['CATEGORY_NOT_FOUND'] },
   }, async ({ params }) => {
     const { timezone } = settings.get();
     // tree() throws CATEGORY_NOT_FOUND unless the root exists.
@@ -144,7 +145,8 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
   app.post('/api/store/buy', {
     // A key that may buy for players need not write anything else of the store.
     // The game plugin reads `error` into its enum; a product whose role is gone, or privileged, cannot be sold: the nearest is "no such product".
-    config: { scopeAction: 'buy', clientErrors: gamePlugin({ fields: { products: 'PRODUCT_NOT_FOUND' }, codes: { ROLE_NOT_FOUND: 'PRODUCT_NOT_FOUND', FORBIDDEN: 'PRODUCT_NOT_FOUND' } }) },
+    config: { scopeAction: 'buy', clientErrors: gamePlugin({ fields: { products: 'PRODUCT_NOT_FOUND' },
+      codes: { ROLE_NOT_FOUND: 'PRODUCT_NOT_FOUND', FORBIDDEN: 'PRODUCT_NOT_FOUND' } }) },
     schema: {
       tags, summary: 'Buy products with the credit balance',
       description: 'HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md\'s 201. '
@@ -184,7 +186,8 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
     schema: { tags: admin, summary: 'Create a store category', body: CategoryCreateBody, response: { 201: CategoryRow }, errors: ['CATEGORY_NOT_FOUND'] },
   }, async ({ body }, reply) => reply.code(201).send(categoryRow(await store.createCategory({ ...categoryInput(body), name: body.name }))));
   app.post('/api/admin/store/categories/reorder', {
-    schema: { tags: admin, summary: 'Order categories: each listed one gets its place in the list as priority', body: ReorderBody, response: { 200: S.ok() }, errors: ['CATEGORY_NOT_FOUND'] },
+    schema: { tags: admin, summary: 'Order categories: each listed one gets its place in the list as priority', body: ReorderBody, response: { 200: S.ok() },
+      errors: ['CATEGORY_NOT_FOUND'] },
   }, async ({ body }) => {
     await store.reorder('categories', body.ids);
     return done;
@@ -193,10 +196,12 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
     schema: { tags: admin, summary: 'One store category', params: IdParam, response: { 200: CategoryRow }, errors: ['CATEGORY_NOT_FOUND'] },
   }, async ({ params }) => categoryRow(await store.requireCategory(pathId(params.id))));
   app.patch('/api/admin/store/categories/:id', {
-    schema: { tags: admin, summary: 'Change, move or deactivate a store category', params: IdParam, body: CategoryPatchBody, response: { 200: CategoryRow }, errors: ['CATEGORY_NOT_FOUND'] },
+    schema: { tags: admin, summary: 'Change, move or deactivate a store category', params: IdParam, body: CategoryPatchBody, response: { 200: CategoryRow },
+      errors: ['CATEGORY_NOT_FOUND'] },
   }, async ({ params, body }) => categoryRow(await store.updateCategory(pathId(params.id), categoryInput(body))));
   app.delete('/api/admin/store/categories/:id', {
-    schema: { tags: admin, summary: 'Delete an empty store category (CONFLICT while it holds subcategories or products)', params: IdParam, response: { 200: S.ok() },
+    schema: { tags: admin, summary: 'Delete an empty store category (CONFLICT while it holds subcategories or products)', params: IdParam,
+      response: { 200: S.ok() },
       errors: ['CATEGORY_NOT_FOUND', 'CONFLICT'],
     },
   }, async ({ params }) => {
@@ -221,7 +226,8 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
     return reply.code(201).send(showProduct(product));
   });
   app.post('/api/admin/store/products/reorder', {
-    schema: { tags: admin, summary: 'Order products: each listed one gets its place in the list as priority', body: ReorderBody, response: { 200: S.ok() }, errors: ['PRODUCT_NOT_FOUND'] },
+    schema: { tags: admin, summary: 'Order products: each listed one gets its place in the list as priority', body: ReorderBody, response: { 200: S.ok() },
+      errors: ['PRODUCT_NOT_FOUND'] },
   }, async ({ body }) => {
     await store.reorder('products', body.ids);
     return done;
@@ -231,12 +237,14 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
   }, async ({ params }) => showProduct(await store.requireProduct(pathId(params.id))));
   app.patch('/api/admin/store/products/:id', {
     schema: {
-      tags: admin, summary: 'Change or deactivate a product; `variables`, when sent, replaces the list', description: NEVER_SOLD, params: IdParam, body: ProductPatchBody,
+      tags: admin, summary: 'Change or deactivate a product; `variables`, when sent, replaces the list', description: NEVER_SOLD, params: IdParam,
+      body: ProductPatchBody,
       response: { 200: ProductRow }, errors: ['VALIDATION_ERROR', 'PRODUCT_NOT_FOUND', 'CATEGORY_NOT_FOUND', 'ROLE_NOT_FOUND'],
     },
   }, async ({ params, body }) => showProduct(await store.updateProduct(pathId(params.id), productInput(body, tz()))));
   app.delete('/api/admin/store/products/:id', {
-    schema: { tags: admin, summary: 'Delete a product (its orders keep what was bought)', params: IdParam, response: { 200: S.ok() }, errors: ['PRODUCT_NOT_FOUND'] },
+    schema: { tags: admin, summary: 'Delete a product (its orders keep what was bought)', params: IdParam, response: { 200: S.ok() },
+      errors: ['PRODUCT_NOT_FOUND'] },
   }, async ({ params }) => {
     await store.deleteProduct(pathId(params.id));
     return done;

@@ -14,7 +14,8 @@ const VariableRow = Type.Object({ name: S.example('server'), required: S.flagStr
 
 export const CategoryRow = S.row({
   id: S.idStr(), parentID: S.str('0 for a top-level category', '0'), name: S.example('Ranks'), slug: S.example('ranks'), imageID: S.example('ranks'),
-  imageType: S.example('png'), priority: S.example('10'), gameStatus: S.flagStr(), gameTitle: S.example('&6Ranks'), gameDescription: S.example('Ranks with kits and perks'),
+  imageType: S.example('png'), priority: S.example('10'), gameStatus: S.flagStr(), gameTitle: S.example('&6Ranks'),
+  gameDescription: S.example('Ranks with kits and perks'),
   gameItem: S.example('DIAMOND'), isActive: S.flagStr(),
   // Read by the Kotlin wrapper's models (docs/clients.md); this store has neither feature.
   gameItemModelID: S.str('custom model data of the in-game icon; 0 = none (not offered: always 0)', '0'),
@@ -79,7 +80,8 @@ export const BuyResponse = S.ok({
 /** Where api.md names the error for a bad value (INVALID_QUANTITY, INVALID_VARIABLE…), the schema stays loose and the service decides. */
 export const BuyBody = Type.Object({
   userID: S.numeric(),
-  products: Type.Unknown({ description: 'product ids (`products[]=5`) or objects (`products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu`)' }),
+  products: Type.Unknown({ description: 'product ids (`products[]=5`) or objects ' +
+    '(`products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu`)' }),
 });
 
 // ---- admin bodies: numbers and flags may arrive as strings from forms (AJV coerces integers).

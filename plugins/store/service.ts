@@ -30,7 +30,8 @@ export const MAX_PRICE = 2_147_483_647;
 const ORDER = 'order by priority, id';
 /** The columns a page of the catalogue shows (the storefront's): its pages read no others. */
 const SHOWN_CATEGORY = StoreCategory.pick('id', 'parentId', 'name', 'gameDescription');
-const SHOWN_PRODUCT = StoreProduct.pick('id', 'categoryId', 'name', 'imageId', 'imageType', 'details', 'price', 'discountedPrice', 'discountExpiryDate', 'stock');
+const SHOWN_PRODUCT = StoreProduct.pick('id', 'categoryId', 'name', 'imageId', 'imageType', 'details', 'price', 'discountedPrice', 'discountExpiryDate',
+  'stock');
 
 /** A slug from a name: `VIP Ranks!` → `vip-ranks`. */
 function slugify(name: string): string {
@@ -255,7 +256,8 @@ export class DbStoreService implements StoreService {
   }
 
   shownCategories(): Promise<ShownCategory[]> {
-    return this.#db.queryArrays(`select ${SHOWN_CATEGORY.columns} from store_categories where is_active = 1 ${ORDER}`).then((rows) => rows.map(SHOWN_CATEGORY.fromArray));
+    return this.#db.queryArrays(`select ${SHOWN_CATEGORY.columns} from store_categories where is_active = 1 ` +
+      `${ORDER}`).then((rows) => rows.map(SHOWN_CATEGORY.fromArray));
   }
 
   async shownProducts(filter: { categoryIds?: number[]; ids?: number[]; featuredOnly?: boolean }): Promise<ShownProduct[]> {
@@ -461,7 +463,8 @@ export class DbStoreService implements StoreService {
            where o.account_id = ? and o.status = 'completed' and i.product_id = ? limit 1`, [user.id, rules.requiredProductId]);
         if (!bought) {
           const required = (await this.productsById([rules.requiredProductId], false)).get(rules.requiredProductId);
-          throw new DomainError('REQUIRED_PRODUCT', `${product.name} (product ${product.id}) requires buying ${required?.name ?? `product ${rules.requiredProductId}`} first.`);
+          throw new DomainError('REQUIRED_PRODUCT', `${product.name} (product ${product.id}) requires buying ${required?.name ?? `product ` +
+            `${rules.requiredProductId}`} first.`);
         }
       }
       if (rules.requireLinkedAccount && !user.linkedAccounts.chat) {
@@ -569,7 +572,8 @@ export class DbStoreService implements StoreService {
         await this.#users.extendRole(userId, l.product.giveRoleId, l.product.duration * l.quantity);
       } catch (err) {
         // A product saved before its role became privileged: refused, and the rollback undoes the payment.
-        if (err instanceof DomainError && err.code === 'FORBIDDEN') throw new DomainError('FORBIDDEN', `${l.product.name} (product ${l.product.id}) is not for sale: ${err.message}`);
+        if (err instanceof DomainError && err.code === 'FORBIDDEN') throw new DomainError('FORBIDDEN',
+          `${l.product.name} (product ${l.product.id}) is not for sale: ${err.message}`);
         throw err;
       }
     }
@@ -598,7 +602,8 @@ export class DbStoreService implements StoreService {
    * the buyer was offered (and paid), no balance moved; the order is of type `payment` and records
    * the gateway's payment, unique, so a second completion of one payment is a CONFLICT.
    */
-  async buyPaid(buyer: PurchaseBuyer, offered: PricedLine[], payment: { paymentApi: string; paymentId: string; currency: string }): Promise<{ orderId: number }> {
+  async buyPaid(buyer: PurchaseBuyer, offered: PricedLine[],
+    payment: { paymentApi: string; paymentId: string; currency: string }): Promise<{ orderId: number }> {
     return this.#db.transaction(async () => {
       const user = await this.#buyer(buyer);
       const lines = await this.#checked(user, offered.map((l) => ({
@@ -726,7 +731,8 @@ export class DbStoreService implements StoreService {
       const product = products.get(item.productId);
       if (!product) continue;
       await this.#db.run('update store_products set stock = stock + ? where id = ? and stock <> -1', [item.quantity, product.id]);
-      if (user.id !== 0 && product.giveRoleId > 0 && product.duration >= 0) await this.#takeBackRole(user.id, product.giveRoleId, product.duration * item.quantity);
+      if (user.id !== 0 && product.giveRoleId > 0 && product.duration >= 0) await this.#takeBackRole(user.id, product.giveRoleId,
+        product.duration * item.quantity);
     }
     await this.#events.emit('store.order.refunded', {
       orderId, userId: user.id, username: user.username, linkedAccounts: user.linkedAccounts, items: items.map(itemEvent),
@@ -788,7 +794,8 @@ export class DbStoreService implements StoreService {
   /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */
   async salesSince(since: string): Promise<{ type: string; orders: number; total: number }[]> {
     const rows = await this.#db.query<{ type: string; n: number | string; total: number | string | null }>(
-      "select type, count(*) as n, sum(total) as total from store_orders where status = 'completed' and creation_date >= ? group by type order by type", [since]);
+      "select type, count(*) as n, sum(total) as total from store_orders where status = 'completed' and creation_date >= ? group by type order by type",
+      [since]);
     return rows.map((r) => ({ type: r.type, orders: Number(r.n), total: Number(r.total ?? 0) }));
   }
 

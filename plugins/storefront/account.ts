@@ -39,7 +39,7 @@ const MESSAGE_MAX = 5000;
 /** Only a path of this storefront: a `next` parameter cannot send anyone elsewhere. */
 function safeNext(site: Site, next: string | undefined): string {
   const home = site.u('/');
-  return next && next.startsWith(home) && /^\/[^/\\]/.test(next) ? next : site.u('/account');
+  return next?.startsWith(home) && /^\/[^/\\]/.test(next) ? next : site.u('/account');
 }
 
 /** The names of the game servers that ran something of `rows`, when any did. */
@@ -121,7 +121,8 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
       USERNAME_ALREADY_EXIST: 'username', INVALID_USERNAME: 'username', EMAIL_ALREADY_EXIST: 'email', INVALID_EMAIL: 'email', INVALID_PASSWORD: 'password',
     };
     try {
-      await auth.register({ username: values.username, password: form.password ?? '', email: values.email }, { ip: visit.request.ip, useragent: String(visit.request.headers['user-agent'] ?? '').slice(0, 512) })
+      await auth.register({ username: values.username, password: form.password ?? '', email: values.email },
+        { ip: visit.request.ip, useragent: String(visit.request.headers['user-agent'] ?? '').slice(0, 512) })
         .then(({ token }) => site.setCookie(visit.request, visit.reply, SESSION_COOKIE, token));
       return site.redirect(visit, site.u('/account'), visit.t('register.done', { name: values.username }));
     } catch (err) {
@@ -168,7 +169,8 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
     const idText = (visit.request.params as { id: string }).id;
     const orderId = /^[0-9]{1,15}$/.test(idText) ? Number(idText) : 0;
     const found = orderId ? await store.getOrder(orderId).catch((err: unknown) => { if (refused(err)) return undefined; throw err; }) : undefined;
-    if (!found || Number(found.order.accountID) !== visit.player!.user.id) return site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
+    if (!found || Number(found.order.accountID) !== visit.player!.user.id) return site.message(visit, 404, visit.t('error.notFound'),
+      visit.t('error.notFoundText'));
     const { rows, names } = await deliveryRows(peers.delivery(), orderId);
     const order = orderView(visit, found.order, rows, names);
     return site.page(visit, 'order', { title: visit.t('order.title', { id: order.id }) }, {
@@ -182,7 +184,8 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
     const [tickets, categories] = await Promise.all([support.ticketsOf(visit.player!.user.id), support.listCategories({ limit: 100 })]);
     return site.page(visit, 'tickets', { title: visit.t('tickets.title'), status, alert: errors._form }, {
       tickets: tickets.map((tk) => ({
-        id: tk.id, title: tk.title, category: tk.categoryName, updated: tk.updateDate.slice(0, 16), status: visit.t(`tickets.status.${tk.statusID}` as MessageKey),
+        id: tk.id, title: tk.title, category: tk.categoryName, updated: tk.updateDate.slice(0, 16),
+        status: visit.t(`tickets.status.${tk.statusID}` as MessageKey),
       })),
       categories: categories.map((c) => ({ value: c.id, label: c.name })), values, errors,
     });
@@ -204,7 +207,8 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
 
   pages.post('/account/tickets', withSupport(async (visit, support, form) => {
     const errors: Record<string, string> = {};
-    const values = { category: form.category ?? '', title: text(form, 'title', TITLE_MAX, visit.t, errors), message: text(form, 'message', MESSAGE_MAX, visit.t, errors) };
+    const values = { category: form.category ?? '', title: text(form, 'title', TITLE_MAX, visit.t, errors),
+      message: text(form, 'message', MESSAGE_MAX, visit.t, errors) };
     const categoryId = /^[0-9]{1,15}$/.test(values.category) ? Number(values.category) : 0;
     if (!categoryId) errors.category = visit.t('error.required');
     if (Object.keys(errors).length) return ticketsPage(visit, support, values, errors, 422);
@@ -229,7 +233,8 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
     const ticket = await ownTicket(visit, support);
     if (!ticket) return site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
     return site.page(visit, 'ticket', { title: ticket.title, status, alert: errors._form }, {
-      ticket: { id: ticket.id, title: ticket.title, category: ticket.category.name, status: visit.t(`tickets.status.${ticket.statusID}` as MessageKey), open: ticket.statusID !== '4' },
+      ticket: { id: ticket.id, title: ticket.title, category: ticket.category.name, status: visit.t(`tickets.status.${ticket.statusID}` as MessageKey),
+        open: ticket.statusID !== '4' },
       messages: ticket.messages.map((m) => ({ mine: m.accountID === ticket.accountID, date: m.creationDate.slice(0, 16), text: m.message })),
       values, errors,
     });

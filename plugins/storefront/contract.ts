@@ -13,11 +13,13 @@ export const storefrontSettings = {
     label: 'Storefront title', hint: 'In the header, the browser tab and search results.',
   },
   storefrontDescription: {
-    schema: Type.String({ maxLength: 300, default: 'Ranks, items and more for our game server.', examples: ['Ranks, kits and cosmetics for Steve\'s survival server.'] }),
+    schema: Type.String({ maxLength: 300, default: 'Ranks, items and more for our game server.',
+      examples: ['Ranks, kits and cosmetics for Steve\'s survival server.'] }),
     label: 'Storefront description', hint: 'What search engines show under the title of the home page.',
   },
   storefrontLogo: {
-    schema: Type.String({ maxLength: 500, pattern: '^(|/[^/\\\\]\\S*|https://[^/\\s]+(/\\S*)?)$', default: '', examples: ['https://cdn.example.org/logo.png'] }),
+    schema: Type.String({ maxLength: 500, pattern: '^(|/[^/\\\\]\\S*|https://[^/\\s]+(/\\S*)?)$', default: '',
+      examples: ['https://cdn.example.org/logo.png'] }),
     label: 'Logo address', hint: 'A path on this site or an https:// address; empty shows the title only.',
   },
   storefrontAccent: { schema: colour('#0b4ea2'), label: 'Accent colour', hint: '#rrggbb: the header, links and buttons.' },

@@ -34,7 +34,8 @@ const options = Type.Object({
   themeDir: Type.String({ default: '' }),
   /** The address players reach the site at (`https://shop.example.org`), for canonical links and the sitemap; empty: the request's host. */
   publicUrl: Type.String({ pattern: '^(|https?://[^/\\s]+)$', default: '' }),
-  /** Where product images are (`https://cdn.example.org/store/`): an image is `<imageBaseUrl><imageID>.<imageType>`; empty shows the images uploaded in the console, served by the store. */
+  /** Where product images are (`https://cdn.example.org/store/`): an image is `<imageBaseUrl><imageID>.<imageType>`;
+   * empty shows the images uploaded in the console, served by the store. */
   imageBaseUrl: Type.String({ pattern: '^(|https://\\S+/|/\\S*/)$', default: '' }),
   /** Lines a basket may hold. */
   basketMaxLines: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
@@ -61,7 +62,8 @@ export default defineFeature({
     const users = services.get(usersRef);
     const auth = services.get(authRef);
     const theme = new Theme(opts.themeDir);
-    const site = new Site(theme, settings, auth, users, { prefix: opts.prefix, publicUrl: opts.publicUrl, basketMaxLines: opts.basketMaxLines, imageBaseUrl: opts.imageBaseUrl });
+    const site = new Site(theme, settings, auth, users,
+      { prefix: opts.prefix, publicUrl: opts.publicUrl, basketMaxLines: opts.basketMaxLines, imageBaseUrl: opts.imageBaseUrl });
     const imageUrl = (p: ShownProduct) => {
       if (!opts.imageBaseUrl) return storedImage(p);
       return /^[A-Za-z0-9_-]+$/.test(p.imageId) && /^[a-z0-9]{1,8}$/.test(p.imageType) ? `${opts.imageBaseUrl}${p.imageId}.${p.imageType}` : undefined;
@@ -73,7 +75,8 @@ export default defineFeature({
 
     const pageError = async (err: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply) => {
       const code = err instanceof DomainError ? err.code : err.code === 'FST_ERR_RATE_LIMIT_EXCEEDED' ? 'RATE_LIMITED' : undefined;
-      const status = code ? errorStatus[code] ?? 400 : (err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500 ? (err as FastifyError).statusCode! : 500;
+      const status = code ? errorStatus[code] ?? 400
+        : (err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500 ? (err as FastifyError).statusCode! : 500;
       if (status >= 500) request.log.error({ err }, 'storefront page failed');
       let visit: Visit;
       try {
@@ -107,7 +110,9 @@ export default defineFeature({
       walk(tree);
       const paths = ['/', ...categories.map((id) => `/category/${id}`), ...allProducts(tree).map((p) => `/product/${p.id}`)];
       return reply.type('application/xml; charset=utf-8').header('cache-control', 'public, max-age=600').send(
-        `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${paths.map((p) => `  <url><loc>${xml(site.canonical(request, p))}</loc></url>`).join('\n')}\n</urlset>\n`);
+        `<?xml version="1.0" encoding="UTF-8"?>\n<urlset ` +
+          `xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n` +
+          `${paths.map((p) => `  <url><loc>${xml(site.canonical(request, p))}</loc></url>`).join('\n')}\n</urlset>\n`);
     });
 
     const pages = pageRouter(app, site);
@@ -117,9 +122,11 @@ export default defineFeature({
       store, payments, pay, credits: () => services.find(creditsRef), donations: () => services.find(donationsRef), votes: () => services.find(votesRef),
     }, { basketMaxLines: opts.basketMaxLines, searchMinLength: opts.searchMinLength, checkoutLimit: opts.rateLimit.checkout });
     accountRoutes(pages, site, {
-      auth, users, store, payments, credits: () => services.find(creditsRef), delivery: () => services.find(deliveryRef), support: () => services.find(supportRef),
+      auth, users, store, payments, credits: () => services.find(creditsRef), delivery: () => services.find(deliveryRef),
+      support: () => services.find(supportRef),
     }, { pollSeconds: opts.pollSeconds, signInLimit: opts.rateLimit.signIn, registerLimit: opts.rateLimit.register });
-    paymentRoutes(pages, site, pay, { payments, delivery: () => services.find(deliveryRef) }, { pollSeconds: opts.pollSeconds, checkoutLimit: opts.rateLimit.checkout });
+    paymentRoutes(pages, site, pay, { payments, delivery: () => services.find(deliveryRef) },
+      { pollSeconds: opts.pollSeconds, checkoutLimit: opts.rateLimit.checkout });
 
     // Unknown addresses under a prefix answer in the storefront's look; at the root they stay the API's JSON 404.
     if (site.base) {

@@ -52,7 +52,8 @@ export class Payments {
   }
 }
 
-export function paymentRoutes(pages: PageRouter, site: Site, pay: Payments, peers: { payments: () => PaymentsService | undefined; delivery: () => DeliveryService | undefined },
+export function paymentRoutes(pages: PageRouter, site: Site, pay: Payments,
+  peers: { payments: () => PaymentsService | undefined; delivery: () => DeliveryService | undefined },
   opts: { pollSeconds: number; checkoutLimit: RateLimit }): void {
   const notFound = (visit: Visit) => site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
 
@@ -70,7 +71,7 @@ export function paymentRoutes(pages: PageRouter, site: Site, pay: Payments, peer
     const payments = peers.payments();
     const gateway = form.gateway ?? '';
     const packageId = /^[0-9]{1,15}$/.test(form.package ?? '') ? Number(form.package) : 0;
-    if (!payments || !payments.availableGateways().includes(gateway) || !packageId) return site.redirect(visit, site.u('/account/top-up'));
+    if (!payments?.availableGateways().includes(gateway) || !packageId) return site.redirect(visit, site.u('/account/top-up'));
     try {
       const started = await payments.startTopUp({ gateway, userId: visit.player!.user.id, packageId, ...pay.urls(visit, '/account/top-up') });
       return pay.onward(visit, started, gateway);

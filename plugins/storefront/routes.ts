@@ -48,7 +48,8 @@ export function pageRouter(app: FastifyInstance, site: Site): PageRouter {
           max: opts.limit.rate.max,
           timeWindow: opts.limit.rate.windowSeconds * 1000,
           keyGenerator: (request: FastifyRequest) => `storefront-${opts.limit!.name}:${request.ip}`,
-          errorResponseBuilder: (_request: FastifyRequest, ctx: { after: string }) => Object.assign(new DomainError('RATE_LIMITED', ctx.after), { after: ctx.after }),
+          errorResponseBuilder: (_request: FastifyRequest, ctx: { after: string }) => Object.assign(new DomainError('RATE_LIMITED', ctx.after),
+            { after: ctx.after }),
         },
       } : {},
       handler: async (request, reply) => {
@@ -77,7 +78,8 @@ export function refused(err: unknown): err is DomainError {
   return err instanceof DomainError && (errorStatus[err.code] ?? 500) < 500;
 }
 
-export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalogue, peers: Peers, opts: { basketMaxLines: number; searchMinLength: number; checkoutLimit: RateLimit }): void {
+export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalogue, peers: Peers,
+  opts: { basketMaxLines: number; searchMinLength: number; checkoutLimit: RateLimit }): void {
   const { store } = peers;
   const notFound = (visit: Visit) => site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
   const id = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
@@ -91,7 +93,8 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
       donations?.board('top-monthly', 5, tz), donations?.board('latest', 5, tz), votes?.linksFor(visit.player?.user.username),
     ]);
     const visible = visibleCategories(categories);
-    const board = (rows: { username: string; amount: number }[] | undefined) => (rows ?? []).map((d) => ({ username: d.username, amount: visit.money(d.amount) }));
+    const board = (rows: { username: string; amount: number }[] | undefined) => (rows ?? []).map((d) => ({ username: d.username,
+      amount: visit.money(d.amount) }));
     return site.page(visit, 'home', { title: visit.t('home.title'), description: site.settings().storefrontDescription, canonical: '/' }, {
       featured: featured.filter((p) => visible.has(p.categoryId)).map((p) => catalogue.product(visit, p)),
       categories: [...visible.values()].filter((c) => c.parentId === 0).map((c) => ({ id: c.id, name: c.name })),
@@ -108,7 +111,8 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
     if (!path) return notFound(visit);
     const category = path.at(-1)!;
     return site.page(visit, 'category', {
-      title: category.name, description: category.gameDescription || `${category.name} · ${site.settings().storefrontTitle}`, canonical: `/category/${category.id}`,
+      title: category.name, description: category.gameDescription || `${category.name} · ${site.settings().storefrontTitle}`,
+      canonical: `/category/${category.id}`,
     }, {
       category: { id: category.id, name: category.name }, crumbs: path.slice(0, -1).map((c) => ({ id: c.id, name: c.name })),
       subcategories: [...visible.values()].filter((c) => c.parentId === category.id).map((c) => ({ id: c.id, name: c.name })),
@@ -129,7 +133,8 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
   const productPage = (visit: Visit, product: ShownProduct, path: { id: number; name: string }[], rules: string[], alert?: string) => {
     const view = catalogue.product(visit, product, true);
     const summary = plainText(product.details, 155);
-    return site.page(visit, 'product', { title: product.name, description: summary || product.name, canonical: `/product/${product.id}`, alert, status: alert ? 422 : 200 }, {
+    return site.page(visit, 'product', { title: product.name, description: summary || product.name, canonical: `/product/${product.id}`, alert,
+      status: alert ? 422 : 200 }, {
       p: view, rules, crumbs: path.map((c) => ({ id: c.id, name: c.name })), maxQuantity: MAX_QUANTITY,
     });
   };
@@ -146,7 +151,8 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
 
   // ---- the basket
 
-  const saveBasket = (visit: Visit, lines: BasketLine[]) => site.setCookie(visit.request, visit.reply, BASKET_COOKIE, writeBasket(lines), lines.length ? 30 * 86400 : 0);
+  const saveBasket = (visit: Visit, lines: BasketLine[]) => site.setCookie(visit.request, visit.reply, BASKET_COOKIE, writeBasket(lines),
+    lines.length ? 30 * 86400 : 0);
 
   /** The basket's lines with the catalogue's current products; lines whose product is gone are dropped (and said). */
   const basketView = async (visit: Visit) => {
@@ -235,7 +241,7 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
   pages.post('/checkout/gateway', async (visit, form) => {
     const payments = peers.payments();
     const gateway = form.gateway ?? '';
-    if (!payments || !payments.availableGateways().includes(gateway) || !visit.basket.length) return site.redirect(visit, site.u('/basket'));
+    if (!payments?.availableGateways().includes(gateway) || !visit.basket.length) return site.redirect(visit, site.u('/basket'));
     const guestName = visit.player ? undefined : (form.guestName ?? '').trim().slice(0, 64);
     try {
       const started = await payments.startPurchase({

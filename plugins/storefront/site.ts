@@ -190,7 +190,8 @@ export class Site {
     const s = this.#settings.get();
     const key = `${s.storefrontAccent}|${s.storefrontAccentText}`;
     if (this.#themeCss?.key !== key) {
-      this.#themeCss = { key, body: `:root { --accent: ${s.storefrontAccent}; --accent-fg: ${s.storefrontAccentText}; }\n`, version: Buffer.from(key).toString('base64url') };
+      this.#themeCss = { key, body: `:root { --accent: ${s.storefrontAccent}; --accent-fg: ${s.storefrontAccentText}; }\n`,
+        version: Buffer.from(key).toString('base64url') };
     }
     return this.#themeCss;
   }
@@ -228,7 +229,8 @@ export class Site {
   /** A page's headers; the logo's and the images' hosts may be shown. */
   #pageHeaders(logo: string): Record<string, string> {
     const images = [logo, this.#opts.imageBaseUrl].map((url) => /^https:\/\/[^/]+/.exec(url)?.[0]).filter(Boolean).join(' ');
-    if (this.#headers?.images !== images) this.#headers = { images, headers: { ...pageHeaders({ cache: 'private, no-cache', images }), vary: 'Accept-Language, Cookie' } };
+    if (this.#headers?.images !== images) this.#headers = { images,
+      headers: { ...pageHeaders({ cache: 'private, no-cache', images }), vary: 'Accept-Language, Cookie' } };
     return this.#headers.headers;
   }
 

@@ -82,13 +82,16 @@ export const supportSection: ConsoleSection<unknown, SupportService> = {
             values: { status: status ?? '', category: category ?? '', player: player ? String(player.id) : '' },
             fields: [
               ...(player ? [{ name: 'player', label: 'Player', type: 'hidden' as const }] : []),
-              { name: 'status', label: 'Status', type: 'select', options: [{ value: '', label: 'any' }, ...STATUSES.map(([value, label]) => ({ value, label }))] },
-              { name: 'category', label: 'Category', type: 'select', options: [{ value: '', label: 'any' }, ...categories.map((c) => ({ value: c.id, label: c.name }))] },
+              { name: 'status', label: 'Status', type: 'select',
+                options: [{ value: '', label: 'any' }, ...STATUSES.map(([value, label]) => ({ value, label }))] },
+              { name: 'category', label: 'Category', type: 'select',
+                options: [{ value: '', label: 'any' }, ...categories.map((c) => ({ value: c.id, label: c.name }))] },
             ],
           },
           {
             kind: 'table', caption: player ? `Tickets of ${player.username}, newest first` : 'Tickets, newest first', empty: 'No ticket here.',
-            columns: [{ key: 'id', label: 'Ticket', numeric: true }, { key: 'title', label: 'Title' }, { key: 'category', label: 'Category' }, { key: 'status', label: 'Status' }, { key: 'updated', label: 'Updated' }],
+            columns: [{ key: 'id', label: 'Ticket', numeric: true }, { key: 'title', label: 'Title' }, { key: 'category', label: 'Category' },
+              { key: 'status', label: 'Status' }, { key: 'updated', label: 'Updated' }],
             rows: tickets.map((tk) => ({
               id: tk.id, title: { text: tk.title, href: `${pages.base}/tickets/${tk.id}` }, category: tk.categoryName,
               status: statusName(tk.statusID), updated: tk.updateDate,
@@ -120,19 +123,22 @@ export const supportSection: ConsoleSection<unknown, SupportService> = {
           },
           {
             kind: 'thread', heading: 'Messages',
-            messages: ticket.messages.map((m) => ({ author: authors.get(m.accountID)!, date: m.creationDate, text: m.message, staff: m.writeLocation === '2' })),
+            messages: ticket.messages.map((m) => ({ author: authors.get(m.accountID)!, date: m.creationDate, text: m.message,
+              staff: m.writeLocation === '2' })),
           },
           ...(open ? [
             {
               kind: 'form' as const, id: 'reply', title: 'Reply as staff', action: `${pages.base}/tickets/${ticket.id}/reply`, submit: 'Send reply',
               values: reply?.values ?? {}, errors: reply?.errors,
               fields: [
-                { name: 'answerID', label: 'Quick answer', type: 'select' as const, hint: 'Sent as the reply when the message below is empty, or after it.', options: [{ value: '', label: 'none' }, ...answers.map((a) => ({ value: a.id, label: a.title }))] },
+                { name: 'answerID', label: 'Quick answer', type: 'select' as const, hint: 'Sent as the reply when the message below is empty, or after it.',
+                  options: [{ value: '', label: 'none' }, ...answers.map((a) => ({ value: a.id, label: a.title }))] },
                 { name: 'message', label: 'Message', type: 'textarea' as const },
               ],
             },
             {
-              kind: 'form' as const, id: 'close', title: 'Close the ticket', action: `${pages.base}/tickets/${ticket.id}/close`, submit: 'Close ticket', fields: [],
+              kind: 'form' as const, id: 'close', title: 'Close the ticket', action: `${pages.base}/tickets/${ticket.id}/close`, submit: 'Close ticket',
+              fields: [],
               confirm: 'Close this ticket?',
             },
           ] : [{ kind: 'text' as const, text: 'This ticket is closed.' }]),

@@ -15,7 +15,8 @@ export const TicketSummaryRow = Type.Object({
 export type TicketSummaryRow = typeof TicketSummaryRow.static;
 
 export const MessageRow = row({
-  id: idStr(), accountID: str('the author', '7'), message: example('I bought VIP but have no rank in game.'), writeLocation: example('1'), creationDate: dateStr(),
+  id: idStr(), accountID: str('the author', '7'), message: example('I bought VIP but have no rank in game.'), writeLocation: example('1'),
+  creationDate: dateStr(),
 });
 export type MessageRow = Static<typeof MessageRow>;
 

@@ -47,7 +47,8 @@ export async function supportRoutes(app: FastifyInstance, support: SupportServic
   // api.md creates at `/tickets/<id>`, whatever the id says; decisions.md §7 adds the bare path.
   // The parameter keeps the name of the GET beside it, so the two share one documented path.
   const create = {
-    schema: { tags, summary: 'Open a ticket with its first message', body: NewTicketBody, response: { 200: IdAnswer }, errors: ['USER_NOT_FOUND', 'CATEGORY_NOT_FOUND'] },
+    schema: { tags, summary: 'Open a ticket with its first message', body: NewTicketBody, response: { 200: IdAnswer },
+      errors: ['USER_NOT_FOUND', 'CATEGORY_NOT_FOUND'] },
   } as const;
   const createHandler = async ({ body }: { body: NewTicketBody }) => {
     const id = await support.createTicket({
@@ -59,7 +60,8 @@ export async function supportRoutes(app: FastifyInstance, support: SupportServic
   r.post('/api/support/tickets/:id', { schema: { ...create.schema, params: IgnoredIdParams } }, createHandler);
 
   r.post('/api/support/tickets/:id/close', {
-    schema: { tags, summary: 'Close a ticket (closing a closed ticket is a no-op)', params: IdParams, response: { 200: IdAnswer }, errors: ['TICKET_NOT_FOUND'] },
+    schema: { tags, summary: 'Close a ticket (closing a closed ticket is a no-op)', params: IdParams, response: { 200: IdAnswer },
+      errors: ['TICKET_NOT_FOUND'] },
   }, async ({ params }) => {
     const id = Number(params.id);
     await support.closeTicket(id);
@@ -74,7 +76,8 @@ export async function supportRoutes(app: FastifyInstance, support: SupportServic
   }, async ({ params, query: q }) => support.listMessages(Number(params.ticketId), { accountId: q.accountID, limit: q.limit, offset: q.offset }));
 
   r.get('/api/support/tickets/:ticketId/messages/:id', {
-    schema: { tags, summary: 'One message of a ticket', params: MessageParams, response: { 200: TicketMessageRow }, errors: ['TICKET_NOT_FOUND', 'MESSAGE_NOT_FOUND'] },
+    schema: { tags, summary: 'One message of a ticket', params: MessageParams, response: { 200: TicketMessageRow },
+      errors: ['TICKET_NOT_FOUND', 'MESSAGE_NOT_FOUND'] },
   }, async ({ params }) => support.getMessage(Number(params.ticketId), Number(params.id)));
 
   r.post('/api/support/tickets/:ticketId/messages', {
@@ -92,7 +95,8 @@ export async function supportRoutes(app: FastifyInstance, support: SupportServic
   }, async ({ query }) => support.listCategories(query));
 
   r.get('/api/support/categories/:id', {
-    schema: { tags, summary: 'One support category, as an array of one (api.md)', params: IdParams, response: { 200: Type.Array(CategoryRow) }, errors: ['CATEGORY_NOT_FOUND'] },
+    schema: { tags, summary: 'One support category, as an array of one (api.md)', params: IdParams, response: { 200: Type.Array(CategoryRow) },
+      errors: ['CATEGORY_NOT_FOUND'] },
   }, async ({ params }) => [await support.getCategory(Number(params.id))]);
 
   // Quick answers: api.md lists them under the store's path and reads one under support's.
@@ -119,7 +123,8 @@ export async function supportRoutes(app: FastifyInstance, support: SupportServic
     schema: { tags: admin, summary: 'Get a support category', params: IdParams, response: { 200: CategoryRow }, errors: ['CATEGORY_NOT_FOUND'] },
   }, async ({ params }) => support.getCategory(Number(params.id)));
   r.patch('/api/admin/support/categories/:id', {
-    schema: { tags: admin, summary: 'Change a support category', params: IdParams, body: Type.Partial(CategoryBody), response: { 200: CategoryRow }, errors: ['CATEGORY_NOT_FOUND'] },
+    schema: { tags: admin, summary: 'Change a support category', params: IdParams, body: Type.Partial(CategoryBody), response: { 200: CategoryRow },
+      errors: ['CATEGORY_NOT_FOUND'] },
   }, async ({ params, body }) => support.updateCategory(Number(params.id), body));
   r.delete('/api/admin/support/categories/:id', {
     schema: { tags: admin, summary: 'Delete a support category', params: IdParams, response: { 200: ok() }, errors: ['CATEGORY_NOT_FOUND', 'CONFLICT'] },
@@ -138,7 +143,8 @@ export async function supportRoutes(app: FastifyInstance, support: SupportServic
     schema: { tags: admin, summary: 'Get a quick answer', params: IdParams, response: { 200: AnswerRow }, errors: ['ANSWER_NOT_FOUND'] },
   }, async ({ params }) => support.getAnswer(Number(params.id)));
   r.patch('/api/admin/support/answers/:id', {
-    schema: { tags: admin, summary: 'Change a quick answer', params: IdParams, body: Type.Partial(AnswerBody), response: { 200: AnswerRow }, errors: ['ANSWER_NOT_FOUND'] },
+    schema: { tags: admin, summary: 'Change a quick answer', params: IdParams, body: Type.Partial(AnswerBody), response: { 200: AnswerRow },
+      errors: ['ANSWER_NOT_FOUND'] },
   }, async ({ params, body }) => support.updateAnswer(Number(params.id), body));
   r.delete('/api/admin/support/answers/:id', {
     schema: { tags: admin, summary: 'Delete a quick answer', params: IdParams, response: { 200: ok() }, errors: ['ANSWER_NOT_FOUND'] },

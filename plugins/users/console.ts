@@ -45,7 +45,8 @@ export const playersSection: ConsoleSection<unknown, DbUsersService> = {
           },
           {
             kind: 'table', caption: q ? `Players matching "${q}"` : 'Players by name', empty: 'No player matches.',
-            columns: [{ key: 'name', label: 'Username' }, { key: 'email', label: 'Email' }, { key: 'chat', label: 'Chat ID' }, { key: 'created', label: 'Registered' }],
+            columns: [{ key: 'name', label: 'Username' }, { key: 'email', label: 'Email' }, { key: 'chat', label: 'Chat ID' },
+              { key: 'created', label: 'Registered' }],
             rows: found.map((u) => ({
               name: { text: u.username, href: `${pages.base}/${u.id}` }, email: u.email ?? '', chat: u.linkedAccounts.chat ?? '',
               created: displayTimestamp(u.creationDate, tz()),
@@ -91,15 +92,18 @@ export const playersSection: ConsoleSection<unknown, DbUsersService> = {
             columns: [{ key: 'name', label: 'Role' }, { key: 'expiry', label: 'Expires' }, ...(admin ? [{ key: 'revoke', label: 'Revoke' }] : [])],
             rows: held.map((r) => ({
               name: r.name, expiry: r.expiryDate === PERMANENT ? 'never' : displayTimestamp(r.expiryDate, tz()),
-              ...(admin ? { revoke: { action: `${href}/roles/${r.id}/revoke`, label: `Revoke ${r.name}`, confirm: `Take the role ${r.name} from ${user.username}?` } } : {}),
+              ...(admin ? { revoke: { action: `${href}/roles/${r.id}/revoke`, label: `Revoke ${r.name}`,
+                confirm: `Take the role ${r.name} from ${user.username}?` } } : {}),
             })),
           },
           ...(admin ? [{
             kind: 'form' as const, id: 'grant-role', title: 'Grant a role', action: `${href}/roles`, submit: 'Grant role',
             values: grant?.values ?? {}, errors: grant?.errors,
             fields: [
-              { name: 'roleID', label: 'Role', type: 'select' as const, required: true, placeholder: 'Choose a role', options: roles.map((r) => ({ value: String(r.id), label: r.name })) },
-              { name: 'expiryDate', label: 'Expires', type: 'datetime' as const, hint: `Site time (${tz()}); empty = never. Granting a held role sets its expiry.` },
+              { name: 'roleID', label: 'Role', type: 'select' as const, required: true, placeholder: 'Choose a role',
+                options: roles.map((r) => ({ value: String(r.id), label: r.name })) },
+              { name: 'expiryDate', label: 'Expires', type: 'datetime' as const,
+                hint: `Site time (${tz()}); empty = never. Granting a held role sets its expiry.` },
             ],
           }] : []),
           ...shares.flatMap((share) => share.blocks ?? []),
@@ -134,7 +138,8 @@ export const playersSection: ConsoleSection<unknown, DbUsersService> = {
         const expiry = parseExpiry(b.expiryDate, tz());
         await users.grantRole(user.id, b.roleID, expiry, { admin: request.staff.access === 'admin' });
         const role = await users.getRole(b.roleID);
-        return { redirect: `${pages.base}/${user.id}`, notice: `${user.username} holds ${role?.name ?? 'the role'}${expiry && expiry !== PERMANENT ? ` until ${displayTimestamp(expiry, tz())}` : ''}.` };
+        return { redirect: `${pages.base}/${user.id}`,
+          notice: `${user.username} holds ${role?.name ?? 'the role'}${expiry && expiry !== PERMANENT ? ` until ${displayTimestamp(expiry, tz())}` : ''}.` };
       } catch (err) {
         return profile(user, shown, { grant: { values: form, errors: errorsFor(err, ['roleID', 'expiryDate'], { ROLE_NOT_FOUND: 'roleID' }) } });
       }
@@ -144,14 +149,16 @@ export const playersSection: ConsoleSection<unknown, DbUsersService> = {
       const user = await users.requireById(idOf(params.id));
       const role = await users.getRole(idOf(params.roleId));
       const revoked = role ? await users.revokeRole(user.id, role.id) : false;
-      return { redirect: `${pages.base}/${user.id}`, notice: revoked ? `${role!.name} taken from ${user.username}.` : `${user.username} did not hold that role.` };
+      return { redirect: `${pages.base}/${user.id}`,
+        notice: revoked ? `${role!.name} taken from ${user.username}.` : `${user.username} did not hold that role.` };
     }, { access: 'admin' });
   },
 };
 
 const ROLE_FIELDS = [
   { name: 'name', label: 'Name', required: true },
-  { name: 'slug', label: 'Slug', hint: 'Lower-case letters, digits, - and _; made from the name when empty. The console\'s roles are named by slug in plugins.console.' },
+  { name: 'slug', label: 'Slug', hint: 'Lower-case letters, digits, - and _; made from the name when empty. The console\'s roles are named by slug in ' +
+    'plugins.console.' },
   { name: 'priority', label: 'Priority', type: 'number' as const, hint: 'Higher shows first; 0 when empty.' },
   { name: 'chatRoleID', label: 'Chat role ID', hint: 'The chat platform\'s role given to holders; empty for none.' },
   { name: 'usernameCSS', label: 'Username CSS', type: 'textarea' as const, hint: 'Style of a holder\'s name on the website; empty for none.' },
@@ -183,7 +190,8 @@ export const rolesSection: ConsoleSection<unknown, DbUsersService> = {
       },
       remove: async (id) => { await users.deleteRole(id); },
       idOf: (r) => r.id, nameOf: (r) => r.name,
-      values: (r) => ({ name: r.name, slug: r.slug, priority: String(r.priority), chatRoleID: r.chatRoleID, usernameCSS: r.usernameCSS ?? '', badgeCSS: r.badgeCSS ?? '' }),
+      values: (r) => ({ name: r.name, slug: r.slug, priority: String(r.priority), chatRoleID: r.chatRoleID, usernameCSS: r.usernameCSS ?? '',
+        badgeCSS: r.badgeCSS ?? '' }),
       cells: (r) => ({ slug: r.slug, priority: String(r.priority), privileged: users.privilegeOf(r) ?? '' }),
       errorFields: { CONFLICT: 'slug' },
     });

@@ -21,7 +21,8 @@ const RoleBody = Type.Object({
   expiryDate: Type.Optional(Type.String({ description: '`YYYY-MM-DD HH:MM:SS`; omitted = permanent (POST) or unchanged (PATCH)' })),
 });
 const RoleList = Type.Array(UserRoleRow);
-const PRIVILEGED_NOTE = 'A privileged role (one that opens the staff console, or that a feature marks privileged) needs a key with the `admin` scope: FORBIDDEN otherwise, and nothing changes.';
+const PRIVILEGED_NOTE = 'A privileged role (one that opens the staff console, or that a feature marks privileged) needs a key with the `admin` scope: ' +
+  'FORBIDDEN otherwise, and nothing changes.';
 /** A key with the admin scope acts for an admin: it may grant a privileged role. */
 const grantor = (request: FastifyRequest): Grantor => ({ admin: request.apiKey?.scopes.includes('admin') ?? false });
 
@@ -68,7 +69,8 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
   });
 
   app.get('/api/users/:userId/roles', {
-    schema: { tags, summary: 'The roles a user holds now; `<userId>` may also be a username', params: UserRefParams, response: { 200: RoleList }, errors: ['USER_NOT_FOUND'] },
+    schema: { tags, summary: 'The roles a user holds now; `<userId>` may also be a username', params: UserRefParams, response: { 200: RoleList },
+      errors: ['USER_NOT_FOUND'] },
   }, async (request) => {
     const { id } = await users.requireByIdOrUsername(request.params.userId);
     return roleRows(await users.rolesOf(id));
@@ -95,7 +97,8 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
   });
 
   app.delete('/api/users/:userId/roles/:role', {
-    schema: { tags, summary: 'Take a role away; answers with the roles left', params: UserRoleParams, response: { 200: RoleList }, errors: ['USER_NOT_FOUND', 'ROLE_NOT_FOUND'] },
+    schema: { tags, summary: 'Take a role away; answers with the roles left', params: UserRoleParams, response: { 200: RoleList },
+      errors: ['USER_NOT_FOUND', 'ROLE_NOT_FOUND'] },
   }, async (request) => {
     const { userId, role } = request.params;
     const { id } = await users.requireById(Number(userId));
@@ -132,11 +135,13 @@ export async function adminRoutes(fastify: FastifyInstance, users: DbUsersServic
   }, async (request) => roleRow(await users.requireRole(Number(request.params.roleId))));
 
   app.patch('/api/admin/roles/:roleId', {
-    schema: { tags: admin, summary: 'Change a role', params: RoleParams, body: RolePatchBody, response: { 200: RoleRow }, errors: ['ROLE_NOT_FOUND', 'CONFLICT'] },
+    schema: { tags: admin, summary: 'Change a role', params: RoleParams, body: RolePatchBody, response: { 200: RoleRow },
+      errors: ['ROLE_NOT_FOUND', 'CONFLICT'] },
   }, async (request) => roleRow(await users.updateRole(Number(request.params.roleId), patchOf(request.body))));
 
   app.delete('/api/admin/roles/:roleId', {
-    schema: { tags: admin, summary: 'Delete a role and take it from everyone holding it', params: RoleParams, response: { 200: ok() }, errors: ['ROLE_NOT_FOUND'] },
+    schema: { tags: admin, summary: 'Delete a role and take it from everyone holding it', params: RoleParams, response: { 200: ok() },
+      errors: ['ROLE_NOT_FOUND'] },
   }, async (request) => {
     const { roleId } = request.params;
     if (!await users.deleteRole(Number(roleId))) throw new DomainError('ROLE_NOT_FOUND', `No role with ID ${roleId}.`);
@@ -167,7 +172,8 @@ export async function adminRoutes(fastify: FastifyInstance, users: DbUsersServic
   });
 
   app.delete('/api/admin/users/:userId/linked-accounts/:platform', {
-    schema: { tags: admin, summary: 'Remove a linked external account', params: LinkParams, response: { 200: ProfileRow }, errors: ['USER_NOT_FOUND', 'NOT_FOUND'] },
+    schema: { tags: admin, summary: 'Remove a linked external account', params: LinkParams, response: { 200: ProfileRow },
+      errors: ['USER_NOT_FOUND', 'NOT_FOUND'] },
   }, async (request) => {
     const { userId, platform } = request.params;
     const { id } = await users.requireById(Number(userId));

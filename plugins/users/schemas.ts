@@ -13,7 +13,8 @@ import type { RoleFields } from './service.ts';
 export const ProfileRow = row({
   id: idStr(), username: usernameStr(), realname: usernameStr(), email: str('empty when none', EXAMPLE.email), credit: moneyStr('balance, decimal'),
   isVerified: flagStr(), authStatus: str('1 = two-factor on', '0'), creationIP: str(undefined, EXAMPLE.ip), creationDate: dateStr(),
-  linkedAccounts: Type.Record(Type.String(), Type.String(), { description: 'external account ids by platform; `chat` = chat user ID', examples: [{ chat: '123456789012345678' }] }),
+  linkedAccounts: Type.Record(Type.String(), Type.String(),
+    { description: 'external account ids by platform; `chat` = chat user ID', examples: [{ chat: '123456789012345678' }] }),
   ...GameFields,
 });
 
@@ -25,7 +26,8 @@ export const UserRoleRow = row({
 
 /** A role as the chat-integration roles list shows it (the admin API answers with this row). */
 export const RoleRow = row({
-  id: idStr(), name: example('VIP'), slug: example('vip'), usernameCSS: strOrNull(undefined, 'color: #55ffff;'), badgeCSS: strOrNull(undefined, 'background: #55ffff;'),
+  id: idStr(), name: example('VIP'), slug: example('vip'), usernameCSS: strOrNull(undefined, 'color: #55ffff;'),
+  badgeCSS: strOrNull(undefined, 'background: #55ffff;'),
   priority: example('10'), chatRoleID: example('123456789012345678'),
 });
 

@@ -3,7 +3,8 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, now } from '../../core/format.ts';
 import type { TableRecord } from '../../core/table.ts';
-import { lookupKey, type Grantor, type NewAccount, type PlayerPanel, type Profile, type ProfileField, type Role, type RoleAssignment, type UserAccount, type UsersService } from './contract.ts';
+import { lookupKey, type Grantor, type NewAccount, type PlayerPanel, type Profile, type ProfileField, type Role, type RoleAssignment, type UserAccount,
+  type UsersService } from './contract.ts';
 import { UsersAccount, UsersLinkedAccount, UsersRole, UsersRoleAssignment } from './entities.ts';
 
 /** The editable fields of a role (admin API). */
@@ -174,7 +175,8 @@ export class DbUsersService implements UsersService {
       } catch (err) {
         // Two registrations racing for one name: the unique index decides, the loser gets the API's error.
         if (isUniqueViolation(err)) {
-          throw new DomainError(/email/i.test(String((err as Error).message)) ? 'EMAIL_ALREADY_EXIST' : 'USERNAME_ALREADY_EXIST', 'The username or email is taken.');
+          throw new DomainError(/email/i.test(String((err as Error).message)) ? 'EMAIL_ALREADY_EXIST' : 'USERNAME_ALREADY_EXIST',
+            'The username or email is taken.');
         }
         throw err;
       }
@@ -267,7 +269,8 @@ export class DbUsersService implements UsersService {
   }
 
   async #setExpiry(userId: number, roleId: number, expiryDate: string): Promise<void> {
-    const { affectedRows } = await this.#db.run('update users_role_assignments set expiry_date = ? where user_id = ? and role_id = ?', [expiryDate, userId, roleId]);
+    const { affectedRows } = await this.#db.run('update users_role_assignments set expiry_date = ? where user_id = ? and role_id = ?',
+      [expiryDate, userId, roleId]);
     if (affectedRows === 0) {
       await UsersRoleAssignment.insert(this.#db, { userId, roleId, expiryDate });
     }

@@ -30,7 +30,8 @@ export const voteLinksSection: ConsoleSection<unknown, VotesService> = {
             delete: { action: `${pages.base}/${l.id}/delete`, label: `Delete ${l.name}`, confirm: `Delete the vote link ${l.name}?` },
           })),
         },
-        { kind: 'form', id: 'new-vote-link', title: 'New vote link', action: pages.base, submit: 'Add vote link', values: add?.values, errors: add?.errors, fields: FIELDS },
+        { kind: 'form', id: 'new-vote-link', title: 'New vote link', action: pages.base, submit: 'Add vote link', values: add?.values, errors: add?.errors,
+          fields: FIELDS },
       ],
     });
 

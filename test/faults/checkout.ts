@@ -27,7 +27,8 @@ export async function seedShop(base: string, stock: number): Promise<string> {
   const category = ok(await api(base, '/api/admin/store/categories', { name: 'Items' }), 'category');
   const product = ok(await api(base, '/api/admin/store/products', { categoryID: category.id, name: 'Key', price: '2.50', stock: String(stock) }), 'product');
   const server = ok(await api(base, '/api/admin/delivery/servers', { name: 'Survival' }), 'server');
-  ok(await api(base, `/api/admin/store/products/${product.id}/commands`, { serverID: String(server.id), command: 'give {username} key #{orderID}', trigger: 'purchase' }), 'command');
+  ok(await api(base, `/api/admin/store/products/${product.id}/commands`,
+    { serverID: String(server.id), command: 'give {username} key #{orderID}', trigger: 'purchase' }), 'command');
   return String(product.id);
 }
 
@@ -60,7 +61,8 @@ export async function holdStock(databaseUrl: string, productId: string): Promise
   return {
     async waiting() {
       // The stock take blocked behind the held row (innodb_trx need not call such a wait LOCK WAIT).
-      const [rows] = await conn.query("select count(*) as n from information_schema.processlist where id <> connection_id() and info like 'update store_products set stock%'");
+      const [rows] = await conn.query("select count(*) as n from information_schema.processlist where id <> connection_id() and info like 'update " +
+        "store_products set stock%'");
       return Number((rows as { n: number }[])[0]!.n) > 0;
     },
     async release() {
@@ -71,11 +73,13 @@ export async function holdStock(databaseUrl: string, productId: string): Promise
 }
 
 /** What the purchases left: orders, queued commands and events per payment, the stock. */
-export async function checkoutState(databaseUrl: string, productId: string): Promise<{ orders: Record<string, number>; commands: number; stock: number; statuses: Record<string, string> }> {
+export async function checkoutState(databaseUrl: string, productId: string): Promise<{ orders: Record<string,
+  number>; commands: number; stock: number; statuses: Record<string, string> }> {
   const conn = await createConnection({ uri: databaseUrl });
   try {
     const q = async (sql: string, params: unknown[] = []) => (await conn.query(sql, params))[0] as Record<string, any>[];
-    const orders = Object.fromEntries((await q("select payment_id, count(*) as n from store_orders where type = 'payment' group by payment_id")).map((r) => [r.payment_id, Number(r.n)]));
+    const orders = Object.fromEntries((await q("select payment_id, count(*) as n from store_orders where type = 'payment' group by " +
+      "payment_id")).map((r) => [r.payment_id, Number(r.n)]));
     const [commands] = await q('select count(*) as n from delivery_queue');
     const [product] = await q('select stock from store_products where id = ?', [productId]);
     const statuses = Object.fromEntries((await q('select id, status from payments_payments')).map((r) => [r.id, r.status]));

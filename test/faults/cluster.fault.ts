@@ -25,7 +25,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 if (!haveCluster()) {
   t.plan(0, 'needs mariadbd, galera-4 and haproxy (.ci/run installs them)');
 } else {
-  t.test('a Galera cluster and two instances behind HAProxy: a node and an instance SIGKILLed mid-storm, every 2xx durable, the books balance, commands and payments once', async (t) => {
+  t.test('a Galera cluster and two instances behind HAProxy: a node and an instance SIGKILLed mid-storm, every 2xx durable, the books balance, commands and ' +
+    'payments once', async (t) => {
     const started = Date.now();
     const cluster = await GaleraCluster.start();
     t.teardown(() => cluster.destroy());
@@ -91,7 +92,8 @@ if (!haveCluster()) {
     t.ok(ok.length > 50, `the storm did work (${ok.length} of ${outcomes.length} answered 2xx)`);
     t.same(outcomes.filter((o) => !cut(o) && !(o.status < 300 || (o.status === 400 && LISTED.has(o.error ?? ''))))
       .map((o) => `${o.op} ${o.status} ${o.error}`), [], 'every answer was a success, a listed refusal, or a request the kills cut off');
-    t.ok(outcomes.filter((o) => o.status === 503).every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'), '503s carry SERVICE_UNAVAILABLE and Retry-After');
+    t.ok(outcomes.filter((o) => o.status === 503).every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'),
+      '503s carry SERVICE_UNAVAILABLE and Retry-After');
     t.ok(outcomes.filter((o) => o.op === 'buy' && o.status === 200).length > 10, 'purchases were made');
     t.equal((await fetch(`${instances[0]!.url}/health`)).status, 200, 'the instance whose node died serves on through another node');
     const { problems: books, counts } = await checkInvariants(checkUrl, world, outcomes);
@@ -105,8 +107,11 @@ if (!haveCluster()) {
     t.equal(Number(status.wsrep_cluster_size), 2, 'the two nodes left form the cluster');
     const ms = outcomes.map((o) => o.ms).sort((a, b) => a - b);
     const count = (f: (o: Outcome) => boolean) => outcomes.filter(f).length;
-    t.comment(`cluster up in ${clusterMs} ms, whole test ${Date.now() - started} ms; ${outcomes.length} requests, ms median ${ms[ms.length >> 1]}, 90th ${ms[Math.floor(ms.length * 0.9)]}, max ${ms.at(-1)}; `
-      + `cut off: ${count((o) => o.status === 0)} unanswered, ${count((o) => o.status === 503 && /unavailable/.test(o.message ?? ''))} × 503 database unavailable, `
-      + `${count((o) => o.status === 503 && /busy/.test(o.message ?? ''))} × 503 busy; node 2: ${status.wsrep_local_cert_failures} certification failures, ${status.wsrep_local_bf_aborts} local transactions aborted by replicated ones`);
+    t.comment(`cluster up in ${clusterMs} ms, whole test ${Date.now() - started} ms; ${outcomes.length} requests, ms median ${ms[ms.length >> 1]}, 90th ` +
+      `${ms[Math.floor(ms.length * 0.9)]}, max ${ms.at(-1)}; `
+      + `cut off: ${count((o) => o.status === 0)} unanswered, ${count((o) => o.status === 503 && /unavailable/.test(o.message ?? ''))} × 503 database ` +
+        `unavailable, `
+      + `${count((o) => o.status === 503 && /busy/.test(o.message ?? ''))} × 503 busy; node 2: ${status.wsrep_local_cert_failures} certification failures, ` +
+        `${status.wsrep_local_bf_aborts} local transactions aborted by replicated ones`);
   });
 }

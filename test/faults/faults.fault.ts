@@ -138,7 +138,8 @@ if (!haveMariaDb()) {
     t.teardown(() => server.stop());
     await server.start();
     const port = Number(new URL(server.url).port);
-    const body = (key: string) => `POST /api/credits/add HTTP/1.1\r\nHost: x\r\n${key}Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\na`;
+    const body = (key: string) => `POST /api/credits/add HTTP/1.1\r\nHost: x\r\n${key}Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ` +
+      `100000\r\n\r\na`;
     const kinds = [
       'GET /health HTTP/1.1\r\nHost: x\r\n', // headers never finished
       body(''), // no key, body trickling

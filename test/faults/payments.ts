@@ -67,10 +67,12 @@ export async function checkPayments(databaseUrl: string, outcomes: PaymentOutcom
   const q = async (sql: string) => (await conn.query(sql))[0] as Record<string, any>[];
   try {
     for (const o of outcomes) {
-      if (o.answers.filter((a) => a === 'completed').length > 1) problems.push(`payment ${o.paymentID} answered completed ${o.answers.filter((a) => a === 'completed').length} times`);
+      if (o.answers.filter((a) => a === 'completed').length > 1) problems.push(`payment ${o.paymentID} answered completed ` +
+        `${o.answers.filter((a) => a === 'completed').length} times`);
     }
     const completed = new Set((await q("select id from payments_payments where status = 'completed'")).map((r) => String(r.id)));
-    for (const o of outcomes) if (o.answers.includes('completed') && !completed.has(o.paymentID)) problems.push(`payment ${o.paymentID} answered completed but is not`);
+    for (const o of outcomes) if (o.answers.includes('completed') && !completed.has(o.paymentID)) problems.push(`payment ${o.paymentID} answered completed ` +
+      `but is not`);
     const orders = await q("select payment_id, count(*) as n from store_orders where type = 'payment' group by payment_id");
     for (const r of orders) if (Number(r.n) !== 1) problems.push(`payment ${r.payment_id} has ${r.n} orders`);
     const [credits] = await q("select count(*) as n from credits_ledger where reason = 'payment'");

@@ -155,18 +155,26 @@ function rawBodies(base: Record<string, unknown>, limits: Limits): (RawBody & { 
     { label: 'text/plain', raw: json, contentType: 'text/plain', refused: true },
     { label: 'application/xml', raw: '<a>1</a>', contentType: 'application/xml', refused: true },
     { label: 'a body without content type', raw: form, refused: false },
-    { label: 'bad percent-encoding and broken brackets', raw: `${form}&%zz=%&%ff%fe=1&a[=1&b]]=1&&&==`, contentType: 'application/x-www-form-urlencoded', refused: false },
-    { label: 'prototype keys', raw: `${form}&__proto__[polluted]=1&constructor[prototype][polluted]=1`, contentType: 'application/x-www-form-urlencoded', refused: false },
-    { label: 'brackets nested past the depth limit', raw: `${form}&a[b][c][d][e][f][g][h]=1`, contentType: 'application/x-www-form-urlencoded', refused: false },
+    { label: 'bad percent-encoding and broken brackets', raw: `${form}&%zz=%&%ff%fe=1&a[=1&b]]=1&&&==`, contentType: 'application/x-www-form-urlencoded',
+      refused: false },
+    { label: 'prototype keys', raw: `${form}&__proto__[polluted]=1&constructor[prototype][polluted]=1`, contentType: 'application/x-www-form-urlencoded',
+      refused: false },
+    { label: 'brackets nested past the depth limit', raw: `${form}&a[b][c][d][e][f][g][h]=1`, contentType: 'application/x-www-form-urlencoded',
+      refused: false },
     { label: 'invalid UTF-8 in a form', raw: badUtf8(`${form}&extra=\u0001`), contentType: 'application/x-www-form-urlencoded', refused: false },
     { label: 'multipart without boundary', raw: parts, contentType: 'multipart/form-data', refused: true },
     { label: 'multipart cut off', raw: `${parts}--${boundary}\r\nContent-Disposition: form-data; name="extra"\r\n\r\nabc`, contentType: mp, refused: true },
     { label: 'multipart without parts', raw: 'garbage', contentType: mp, refused: false },
-    { label: 'multipart part without a name', raw: `${parts}--${boundary}\r\nContent-Disposition: form-data\r\n\r\nx\r\n--${boundary}--\r\n`, contentType: mp, refused: false },
-    { label: 'multipart fields sent as files', raw: `${parts.replaceAll(/name="([^"]*)"/g, 'name="$1"; filename="$1.txt"')}--${boundary}--\r\n`, contentType: mp, refused: false },
-    { label: 'invalid UTF-8 in multipart', raw: badUtf8(`${parts}--${boundary}\r\nContent-Disposition: form-data; name="extra"\r\n\r\n\u0001\r\n--${boundary}--\r\n`), contentType: mp, refused: false },
+    { label: 'multipart part without a name', raw: `${parts}--${boundary}\r\nContent-Disposition: form-data\r\n\r\nx\r\n--${boundary}--\r\n`, contentType: mp,
+      refused: false },
+    { label: 'multipart fields sent as files', raw: `${parts.replaceAll(/name="([^"]*)"/g, 'name="$1"; filename="$1.txt"')}--${boundary}--\r\n`,
+      contentType: mp, refused: false },
+    { label: 'invalid UTF-8 in multipart', raw: badUtf8(`${parts}--${boundary}\r\nContent-Disposition: form-data; ` +
+      `name="extra"\r\n\r\n\u0001\r\n--${boundary}--\r\n`), contentType: mp, refused: false },
     { label: 'multipart/mixed', raw: `${parts}--${boundary}--\r\n`, contentType: `multipart/mixed; boundary=${boundary}`, refused: false },
-    { label: 'a multipart file over the field limit', raw: `${parts}--${boundary}\r\nContent-Disposition: form-data; name="extra"; filename="x"\r\n\r\n${'f'.repeat(limits.field + 1)}\r\n--${boundary}--\r\n`, contentType: mp, refused: true },
+    { label: 'a multipart file over the field limit',
+      raw: `${parts}--${boundary}\r\nContent-Disposition: form-data; name="extra"; filename="x"\r\n\r\n${'f'.repeat(limits.field + 1)}\r\n--${boundary}--\r\n`,
+      contentType: mp, refused: true },
   ];
 }
 const RAW_BODIES_PER_ROUND = 8;
@@ -304,7 +312,8 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
     };
   };
 
-  const drafts: Draft[] = [{ label: 'valid request with an extra field', query: { ...baseQuery, fuzzExtra: '1' }, body: bodySchema ? withBody({ ...baseBody, fuzzExtra: 'x' }) : undefined }];
+  const drafts: Draft[] = [{ label: 'valid request with an extra field', query: { ...baseQuery, fuzzExtra: '1' },
+    body: bodySchema ? withBody({ ...baseBody, fuzzExtra: 'x' }) : undefined }];
   drafts.push({ label: 'accepts only XML', headers: { accept: 'application/xml' } });
 
   if (isApi) {
@@ -342,7 +351,8 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
     for (const v of rng.sample(STRICT.filter((x) => typeof x === 'string'), STRICT_PER_FIELD)) {
       drafts.push({ label: `strict: query ${p.name}=${JSON.stringify(v)}`, query: { ...baseQuery, [p.name]: String(v) } });
     }
-    drafts.push({ label: `query ${p.name} badly percent-encoded`, query: baseQuery, rawQuery: `${p.name}=${rng.pick(['%zz', '%', '%ff%fe', '%00', '%C0%AF'])}` });
+    drafts.push({ label: `query ${p.name} badly percent-encoded`, query: baseQuery,
+      rawQuery: `${p.name}=${rng.pick(['%zz', '%', '%ff%fe', '%00', '%C0%AF'])}` });
   }
 
   if (bodySchema) {
@@ -364,7 +374,8 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
       }
       // A JSON number in exponent notation, which JSON.stringify never writes.
       const raw = JSON.stringify({ ...baseBody, [name]: 0 }).replace(new RegExp(`"${name}":0([,}])`), `"${name}":1e2$1`);
-      drafts.push({ label: `strict: body ${name}=1e2 as a JSON number`, body: { raw, contentType: 'application/json', refused: !accepts(bodySchema, parseJsonAsServer(raw)) } });
+      drafts.push({ label: `strict: body ${name}=1e2 as a JSON number`,
+        body: { raw, contentType: 'application/json', refused: !accepts(bodySchema, parseJsonAsServer(raw)) } });
     }
     // Two fields broken at once, for checks that compare fields (a discount above the price).
     const pair = rng.sample(Object.entries(bodySchema.properties ?? {}), 2);

@@ -126,7 +126,7 @@ function typesOf(schema: JsonSchema): Set<string> | undefined {
     for (const branch of schema.anyOf) {
       const types = typesOf(branch);
       if (!types) return undefined;
-      types.forEach((t) => all.add(t));
+      for (const t of types) all.add(t);
     }
     return all;
   }

@@ -65,20 +65,23 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
     variables: [{ name: 'server', required: false, values: ['eu', 'us'] }],
   })).id;
   const deliveryServerId = (await must(app, '/api/admin/delivery/servers', { name: `${tag} seed game server` })).id;
-  const commandId = (await must(app, `/api/admin/store/products/${productId}/commands`, { serverID: deliveryServerId, command: 'give {username} x', trigger: 'purchase' })).id;
+  const commandId = (await must(app, `/api/admin/store/products/${productId}/commands`,
+    { serverID: deliveryServerId, command: 'give {username} x', trigger: 'purchase' })).id;
   await must(app, '/api/admin/payments', { username, amount: '5.00' });
   const orderId = String((await must(app, '/api/store/buy', { userID: userId, products: [productId] })).orderID);
   const [queued] = await must(app, `/api/admin/delivery/queue?order=${orderId}`);
 
   const supportCategoryId = (await must(app, '/api/admin/support/categories', { name: `${tag} seed category` })).id;
   const answerId = (await must(app, '/api/admin/support/answers', { title: `${tag} seed answer`, content: 'Try again.' })).id;
-  const ticket = async () => (await must(app, '/api/support/tickets', { accountID: userId, categoryID: supportCategoryId, title: `${tag} seed ticket`, message: 'Help.' })).data.id as string;
+  const ticket = async () => (await must(app, '/api/support/tickets',
+    { accountID: userId, categoryID: supportCategoryId, title: `${tag} seed ticket`, message: 'Help.' })).data.id as string;
   const ticketId = await ticket();
   const closableTicketId = await ticket();
   const messageId = (await must(app, `/api/support/tickets/${ticketId}/messages`, { accountID: userId, message: 'More help.' })).data.id;
 
   const serverId = (await must(app, '/api/admin/bazaar/servers', { name: `${tag} seed server` })).id;
-  await must(app, `/api/bazaar/storages/${userId}/items`, { serverID: serverId, itemID: 'DIAMOND_SWORD', amount: 1, durability: 0, maxDurability: 0, base64: 'AAAA' });
+  await must(app, `/api/bazaar/storages/${userId}/items`,
+    { serverID: serverId, itemID: 'DIAMOND_SWORD', amount: 1, durability: 0, maxDurability: 0, base64: 'AAAA' });
   const items: { id: string }[] = await must(app, `/api/bazaar/storages/${userId}/items?serverID=${serverId}`);
 
   const voteLinkId = (await must(app, '/api/admin/vote-links', { name: `${tag} seed link`, link: 'https://example.com/vote?u={username}' })).id;

@@ -21,7 +21,8 @@ const IP = '203.0.113.7';
 const AGENT = 'LeaderOS-Auth/1.0 (Paper 1.21)';
 
 /** Java's URLEncoder.encode: form encoding, a space as `+`, and `*` left alone. */
-const urlEncode = (value: string) => encodeURIComponent(value).replaceAll('%20', '+').replace(/[!'()~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const urlEncode = (value: string) => encodeURIComponent(value).replaceAll('%20', '+').replace(/[!'()~]/g,
+  (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** `AuthUtil`: success is HTTP 2xx with no `error` and a `data` object; otherwise the enum's code (UNKNOWN_ERROR when none). */
 async function pluginCall(app: FastifyInstance, api: string, form: Record<string, string>, key = ADMIN_KEY, ip?: string) {
@@ -32,9 +33,11 @@ async function pluginCall(app: FastifyInstance, api: string, form: Record<string
     payload: Object.entries(form).map(([k, v]) => `${k}=${urlEncode(v)}`).join('&'),
   });
   const body = res.json();
-  if ('error' in body && !PLUGIN_CODES.has(body.error)) throw new Error(`getEnum fails on ${JSON.stringify(body.error)}: the plugin's response is null (${api}: ${res.body})`);
+  if ('error' in body && !PLUGIN_CODES.has(body.error)) throw new Error(`getEnum fails on ${JSON.stringify(body.error)}: the plugin's response is null ` +
+    `(${api}: ${res.body})`);
   const ok = [200, 201, 202].includes(res.statusCode) && !('error' in body);
-  return { ok, statusCode: res.statusCode, data: body.data, error: ok ? null : (body.error ?? 'UNKNOWN_ERROR') as string, code: body.code as string | undefined };
+  return { ok, statusCode: res.statusCode, data: body.data, error: ok ? null : (body.error ?? 'UNKNOWN_ERROR') as string,
+    code: body.code as string | undefined };
 }
 
 /** RegisterRequest: no email field unless the player typed one. */
@@ -70,7 +73,8 @@ t.test('every failure is a code of the plugin\'s ErrorCode, ours beside it when 
     ['register a taken name', 'auth/register', registerForm('taken', 'correct horse', 'new@example.com'), 'USERNAME_ALREADY_EXIST'],
     ['register a short password', 'auth/register', registerForm('Steve', '123', 'steve@example.com'), 'INVALID_PASSWORD'],
     ['register a bad name', 'auth/register', registerForm('no spaces!', 'correct horse', 'steve@example.com'), 'INVALID_USERNAME'],
-    ['register without an ip', 'auth/register', { username: 'Steve', password: 'correct horse', email: 's@example.com', useragent: AGENT }, 'UNKNOWN_ERROR', 'VALIDATION_ERROR'],
+    ['register without an ip', 'auth/register', { username: 'Steve', password: 'correct horse', email: 's@example.com', useragent: AGENT }, 'UNKNOWN_ERROR',
+      'VALIDATION_ERROR'],
     ['login of nobody', 'auth/login', loginForm('Nobody', 'correct horse'), 'USER_NOT_FOUND'],
     ['login with a wrong password', 'auth/login', loginForm('Taken', 'wrong horse'), 'WRONG_PASSWORD'],
     ['login without a password', 'auth/login', { username: 'Taken', ip: IP, useragent: AGENT }, 'INVALID_PASSWORD', 'VALIDATION_ERROR'],
@@ -95,7 +99,8 @@ t.test('every failure is a code of the plugin\'s ErrorCode, ours beside it when 
 t.test('too many tries: each route\'s nearest code, RATE_LIMITED beside it, Retry-After kept', async (t) => {
   const app = await build(t, {
     features: ['users', 'auth'],
-    config: { plugins: { auth: { rateLimit: { login: { max: 1, windowSeconds: 60 }, register: { max: 1, windowSeconds: 60 } }, lockout: { code: { maxFailures: 1, lockSeconds: 60 } } } } },
+    config: { plugins: { auth: { rateLimit: { login: { max: 1, windowSeconds: 60 }, register: { max: 1, windowSeconds: 60 } },
+      lockout: { code: { maxFailures: 1, lockSeconds: 60 } } } } },
   });
   await register(app, 'Steve', 'correct horse', '10.0.0.1');
   t.equal((await pluginCall(app, 'auth/login', loginForm('Steve', 'wrong horse'))).error, 'WRONG_PASSWORD');

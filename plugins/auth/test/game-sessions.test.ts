@@ -33,10 +33,12 @@ function asPlugin(res: { statusCode: number; json(): any }) {
 t.test('each state as the plugin acts on it', async (t) => {
   const app = await build(t, { config: NO_RATE_LIMIT });
 
-  t.strictSame(asPlugin(await gameSession(app, { username: 'Steve', ip: IP, useragent: AGENT })), { state: 'REGISTER_REQUIRED', token: undefined, realname: undefined },
+  t.strictSame(asPlugin(await gameSession(app, { username: 'Steve', ip: IP, useragent: AGENT })),
+    { state: 'REGISTER_REQUIRED', token: undefined, realname: undefined },
     'no account: the plugin asks the player to register');
 
-  const steve = await call(app, '/api/auth/register', { body: { username: 'Steve', password: 'correct horse', email: 'steve@example.com', ip: IP, useragent: AGENT }, as: 'urlencoded' });
+  const steve = await call(app, '/api/auth/register',
+    { body: { username: 'Steve', password: 'correct horse', email: 'steve@example.com', ip: IP, useragent: AGENT }, as: 'urlencoded' });
   t.equal(steve.statusCode, 200);
   const { id } = (await call(app, '/api/users/?username=Steve')).json();
 
@@ -71,7 +73,8 @@ t.test('each state as the plugin acts on it', async (t) => {
   await register(app, 'Alex', 'correct horse', IP);
   const alex = (await call(app, '/api/users/?username=Alex')).json();
   t.equal((await call(app, `/api/admin/users/${alex.id}`, { method: 'PATCH', body: { isVerified: '0' }, as: 'json' })).statusCode, 200);
-  t.strictSame(asPlugin(await gameSession(app, { username: 'Alex', ip: IP, useragent: AGENT })), { state: 'EMAIL_NOT_VERIFIED', token: undefined, realname: 'Alex' });
+  t.strictSame(asPlugin(await gameSession(app, { username: 'Alex', ip: IP, useragent: AGENT })),
+    { state: 'EMAIL_NOT_VERIFIED', token: undefined, realname: 'Alex' });
 });
 
 t.test('every error carries a code of the plugin\'s ErrorCode, and ours beside it', async (t) => {

@@ -18,7 +18,8 @@ t.test('the register limit holds for parallel registers from one ip', async (t) 
   t.equal(Number(row!.n), 3);
 });
 
-const LOCKOUT = { plugins: { auth: { tfaMaxAttempts: 5, rateLimit: { login: { max: 0 }, register: { max: 0 } }, lockout: { password: { maxFailures: 4, lockSeconds: 2 }, code: { maxFailures: 6, lockSeconds: 2 } } } } };
+const LOCKOUT = { plugins: { auth: { tfaMaxAttempts: 5, rateLimit: { login: { max: 0 }, register: { max: 0 } },
+  lockout: { password: { maxFailures: 4, lockSeconds: 2 }, code: { maxFailures: 6, lockSeconds: 2 } } } } };
 
 t.test('wrong two-factor codes are capped per account across every pending login', async (t) => {
   const app = await build(t, { features: ['users', 'auth'], config: LOCKOUT });
@@ -99,7 +100,8 @@ t.test('TOTP secrets are stored encrypted; clear ones are encrypted at start; a 
 
   await t.rejects(build(t, { features: ['users', 'auth'], databaseUrl: url, env: { TOTP_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64') } }),
     /TOTP_ENCRYPTION_KEY does not decrypt the stored two-factor secrets/, 'a key that does not open the stored secrets stops the boot');
-  await t.rejects(build(t, { features: ['users', 'auth'], databaseUrl: url, env: { TOTP_ENCRYPTION_KEY: 'short' } }), /TOTP_ENCRYPTION_KEY must be 32 random bytes/);
+  await t.rejects(build(t, { features: ['users', 'auth'], databaseUrl: url, env: { TOTP_ENCRYPTION_KEY: 'short' } }),
+    /TOTP_ENCRYPTION_KEY must be 32 random bytes/);
   const keyless = await build(t, { features: ['users', 'auth'], databaseUrl: url, env: { TOTP_ENCRYPTION_KEY: '' } });
   const res = await call(keyless, '/api/auth/tfa/setup', { body: { userID: id } });
   t.equal(res.statusCode, 503, 'no enrolment without a key');
@@ -137,7 +139,8 @@ async function started(t: TestLike, url: string, env: Record<string, string> = {
   return { app, said: () => lines.map((l) => JSON.parse(l).msg as string).filter((m) => /two-factor|TOTP/i.test(m)) };
 }
 
-t.test('on a SQLite file without TOTP_ENCRYPTION_KEY, a key is made at first start beside the database and kept', { skip: onMysql && 'SQLite file' }, async (t) => {
+t.test('on a SQLite file without TOTP_ENCRYPTION_KEY, a key is made at first start beside the database and kept', { skip: onMysql && 'SQLite file' },
+  async (t) => {
   const dir = scratchDir(t);
   const url = `sqlite:${dir}/community.db`;
   const keyFile = `${dir}/community.db.totp-key`;
@@ -146,7 +149,8 @@ t.test('on a SQLite file without TOTP_ENCRYPTION_KEY, a key is made at first sta
   t.match(first.said(), [/^Made a key for two-factor secrets in .*community\.db\.totp-key/], 'one line says so');
   const { id } = await register(first.app, 'Steve', 'correct horse');
   const { secret } = (await call(first.app, '/api/auth/tfa/setup', { body: { userID: id } })).json().data;
-  t.equal((await call(first.app, '/api/auth/tfa/enable', { body: { userID: id, code: totp(secret) } })).statusCode, 200, 'enrolment works on a default install');
+  t.equal((await call(first.app, '/api/auth/tfa/enable', { body: { userID: id, code: totp(secret) } })).statusCode, 200,
+    'enrolment works on a default install');
   const key = readFileSync(keyFile, 'utf8');
   await first.app.close();
 
@@ -154,7 +158,8 @@ t.test('on a SQLite file without TOTP_ENCRYPTION_KEY, a key is made at first sta
   t.equal(readFileSync(keyFile, 'utf8'), key, 'the second start reuses the key');
   t.match(second.said(), [/^Two-factor secrets are encrypted with the key in .*community\.db\.totp-key/]);
   const token = (await login(second.app, 'Steve', 'correct horse')).json().data.token;
-  t.equal((await call(second.app, '/api/auth/tfa/verify', { body: { token, code: totp(secret, 30) } })).statusCode, 200, 'a secret enrolled before the restart still verifies');
+  t.equal((await call(second.app, '/api/auth/tfa/verify', { body: { token, code: totp(secret, 30) } })).statusCode, 200,
+    'a secret enrolled before the restart still verifies');
   await second.app.close();
 
   // The variable wins over the file: the stored secret was sealed with the file's key, so another key stops the boot.
@@ -165,7 +170,8 @@ t.test('on a SQLite file without TOTP_ENCRYPTION_KEY, a key is made at first sta
   t.same(withKey.said(), [], 'and nothing to say');
 });
 
-t.test('on MySQL/MariaDB without TOTP_ENCRYPTION_KEY, two-factor enrolment is refused and the start says so', { skip: !onMysql && 'needs TEST_MYSQL_URL' }, async (t) => {
+t.test('on MySQL/MariaDB without TOTP_ENCRYPTION_KEY, two-factor enrolment is refused and the start says so', { skip: !onMysql && 'needs TEST_MYSQL_URL' },
+  async (t) => {
   const { app, said } = await started(t, await freshDatabaseUrl(t));
   t.match(said(), [/^TOTP_ENCRYPTION_KEY is not set: two-factor enrolment is refused, whatever the twoFactorEnabled site setting says/]);
   const { id } = await register(app, 'Steve', 'correct horse');

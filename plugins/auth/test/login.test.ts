@@ -50,7 +50,7 @@ t.test('login is rate limited per username and ip', async (t) => {
   await register(app, 'Alex', 'correct horse');
   for (let i = 0; i < 3; i++) t.equal((await login(app, i ? 'steve' : 'Steve', 'guess')).statusCode, 401);
   const before = await snapshot(app, AUTH_TABLES);
-  let res = await login(app, 'STEVE', 'correct horse');
+  const res = await login(app, 'STEVE', 'correct horse');
   t.equal(res.statusCode, 429, 'the fourth try in the window is refused, even with the right password');
   t.equal(res.json().error, 'UNKNOWN_ERROR', 'the auth plugin has no code for it');
   t.equal(res.json().code, 'RATE_LIMITED');
@@ -67,14 +67,15 @@ t.test('imported bcrypt and AuthMe hashes work once, then become argon2id', asyn
     ['Php', bcrypt2b.replace(/^\$2b\$/, '$2y$')],
     ['Legacy', bcrypt2b.replace(/^\$2b\$/, '$2a$')],
     ['Modern', bcrypt2b],
-    ['AuthMe', `$SHA$f00dfeed12345678$${sha256(sha256('old secret') + 'f00dfeed12345678')}`],
-    ['AuthMeUpper', `$SHA$abc$${sha256(sha256('old secret') + 'abc').toUpperCase()}`],
+    ['AuthMe', `$SHA$f00dfeed12345678$${sha256(`${sha256('old secret')}f00dfeed12345678`)}`],
+    ['AuthMeUpper', `$SHA$abc$${sha256(`${sha256('old secret')}abc`).toUpperCase()}`],
     ['OldArgon', await hash('old secret', { memoryCost: 8192, timeCost: 3, parallelism: 1 })],
   ];
   for (const [name, stored] of imported) {
     const user = await newUser(app, name);
     await app.db.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, stored, '2020-01-01 00:00:00']);
-    const row = async () => (await app.db.query<{ password_hash: string }>('select password_hash from auth_credentials where user_id = ?', [user.id]))[0]!.password_hash;
+    const row = async () => (await app.db.query<{ password_hash: string }>('select password_hash from auth_credentials where user_id = ?',
+      [user.id]))[0]!.password_hash;
 
     let res = await login(app, name, 'wrong secret');
     t.equal(res.json().error, 'WRONG_PASSWORD', `${name}: a wrong password fails`);
@@ -91,7 +92,8 @@ t.test('imported bcrypt and AuthMe hashes work once, then become argon2id', asyn
   const again = await newUser(app, 'Current');
   await app.db.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [again.id, current[0], '2020-01-01 00:00:00']);
   t.equal((await login(app, 'Current', 'old secret')).statusCode, 200);
-  const [kept] = await app.db.query<{ password_hash: string; updated_at: string }>('select password_hash, updated_at from auth_credentials where user_id = ?', [again.id]);
+  const [kept] = await app.db.query<{ password_hash: string; updated_at: string }>('select password_hash, updated_at from auth_credentials where user_id = ?',
+    [again.id]);
   t.strictSame({ ...kept }, { password_hash: current[0], updated_at: '2020-01-01 00:00:00' }, 'a current argon2id hash is left alone');
 
   for (const [name, stored] of [['Broken', '$argon2id$v=19$m=19456,t=2,p=1$bad'], ['Odd', '$SHA$nohash'], ['Plain', 'old secret'], ['Cut', '$2y$10$short']]) {

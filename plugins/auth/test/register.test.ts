@@ -20,7 +20,8 @@ t.test('register: an account, an argon2id hash, and a live session', async (t) =
   const [cred] = await app.db.query<{ user_id: number; password_hash: string }>('select user_id, password_hash from auth_credentials');
   t.equal(Number(cred!.user_id), Number(profile.id));
   t.match(cred!.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
-  const sessions = await app.db.query<{ token_hash: string; ip: string; user_agent: string; verified: unknown }>('select token_hash, ip, user_agent, verified from auth_sessions');
+  const sessions = await app.db.query<{ token_hash: string; ip: string; user_agent: string; verified: unknown }>('select token_hash, ip, user_agent, ' +
+    'verified from auth_sessions');
   t.equal(sessions.length, 1);
   t.equal(sessions[0]!.token_hash, sha256(body.data.token), 'only the hash of the token is stored');
   t.strictSame([sessions[0]!.ip, sessions[0]!.user_agent, Number(sessions[0]!.verified)], [CLIENT.ip, CLIENT.useragent, 1]);
@@ -79,7 +80,8 @@ t.test('many registrations at once, neighbours in the name index: every one an a
   // On MySQL, locking reads of names nobody has took gap locks that parallel inserts deadlocked on.
   const app = await build(t, { features: ['users', 'auth'] });
   const answers = await Promise.all(Array.from({ length: 40 }, (_, i) =>
-    call(app, '/api/auth/register', { body: form({ username: `crowd_${String(i).padStart(2, '0')}`, email: `crowd${i}@example.com`, ip: `10.0.2.${i + 1}` }) })));
+    call(app, '/api/auth/register', { body: form({ username: `crowd_${String(i).padStart(2, '0')}`, email: `crowd${i}@example.com`,
+      ip: `10.0.2.${i + 1}` }) })));
   t.strictSame(answers.map((r) => r.statusCode), answers.map(() => 200), answers.find((r) => r.statusCode !== 200)?.body ?? 'all 200');
   t.equal((await app.db.query('select id from users_accounts')).length, 40);
   t.equal((await app.db.query('select user_id from auth_credentials')).length, 40);

@@ -66,7 +66,8 @@ t.test('login with two-factor: pending token, wrong code, right code, replay', a
   const token = await pendingLogin(app);
   t.match(token, /^[0-9a-f]{32}$/);
   t.equal(await sessionStatus(app, token), 404, 'a pending token is not a session yet');
-  const [pending] = await app.db.query<{ created_at: string; expires_at: string }>('select created_at, expires_at from auth_sessions where token_hash = ?', [sha256(token)]);
+  const [pending] = await app.db.query<{ created_at: string; expires_at: string }>('select created_at, expires_at from auth_sessions where token_hash = ?',
+    [sha256(token)]);
   t.equal((parseTimestamp(pending!.expires_at).getTime() - parseTimestamp(pending!.created_at).getTime()) / 1000, 300, 'it waits 5 minutes for the code');
 
   let res = await verify(app, token, wrongCode(secret));
@@ -185,7 +186,8 @@ t.test('enrolment errors', async (t) => {
     { url: '/api/admin/auth/tfa/disable', body: { userID: 999 }, status: 404, error: 'USER_NOT_FOUND' },
     ...missingFields('/api/admin/auth/tfa/disable', { userID: plain.id }),
     // Called by the game auth plugin: its ErrorCode for each field.
-    ...missingFields(tfa('verify'), { token: '0'.repeat(32), code: '123456' }, undefined, (field) => ({ token: 'SESSION_NOT_FOUND', code: 'WRONG_CODE' })[field]!),
+    ...missingFields(tfa('verify'), { token: '0'.repeat(32), code: '123456' }, undefined,
+      (field) => ({ token: 'SESSION_NOT_FOUND', code: 'WRONG_CODE' })[field]!),
   ]);
   t.strictSame(await snapshot(app, TABLES), before);
 });

@@ -72,7 +72,7 @@ t.test('items: base64 is stored byte for byte; spaces from unencoded `+` become 
   t.equal(res.statusCode, 200, res.body);
   const lines = 'H4sIAAAAAAAA/+1YW2/bNhR+\r\nz9+f8Q==\n';
   t.equal((await call(app, `/api/bazaar/storages/${steve}/items`, { body: item(sid, { base64: lines }) })).statusCode, 200);
-  const big = 'QUJD+/'.repeat(65536 / 6) + 'QUJD';
+  const big = `${'QUJD+/'.repeat(65536 / 6)}QUJD`;
   t.equal(Buffer.byteLength(big), 65536, 'exactly the 64 KiB field limit');
   t.equal((await call(app, `/api/bazaar/storages/${steve}/items`, { body: item(sid, { base64: big }), as: 'urlencoded' })).statusCode, 200);
   t.same((await items(app, steve)).map((i) => i.base64), ['ab+cd/ef+==', lines, big]);
@@ -171,7 +171,8 @@ t.test('items: delete only the user\'s own existing item', async (t) => {
   t.equal((await items(app, steve)).length, 1, "another user's delete leaves the item");
 
   // Clients may send a form content type with an empty body on DELETE (decisions.md §1).
-  const res = await call(app, `/api/bazaar/storages/${steve}/items/${id}`, { method: 'DELETE', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const res = await call(app, `/api/bazaar/storages/${steve}/items/${id}`,
+    { method: 'DELETE', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
   t.equal(res.statusCode, 200);
   t.same(res.json(), { success: true, status: true });
   t.same(await items(app, steve), []);
@@ -208,7 +209,8 @@ t.test('admin servers: create, read, change, delete', async (t) => {
   t.same((await call(app, '/api/admin/bazaar/servers')).json(), [created.json()]);
   t.same((await call(app, `/api/admin/bazaar/servers/${id}`)).json(), created.json());
 
-  const patched = await call(app, `/api/admin/bazaar/servers/${id}`, { method: 'PATCH', body: { priority: 3, isActive: false, imageType: 'webp' }, as: 'json' });
+  const patched = await call(app, `/api/admin/bazaar/servers/${id}`,
+    { method: 'PATCH', body: { priority: 3, isActive: false, imageType: 'webp' }, as: 'json' });
   t.equal(patched.statusCode, 200);
   t.match(patched.json(), { id, name: 'EU Survival #1', slug: 'eu-survival-1', priority: '3', isActive: '0', imageType: 'webp' });
 

@@ -1,13 +1,14 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
-import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
+import { type ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
 import { PERMANENT, addSeconds, now } from '../../../core/format.ts';
 import { created, newUser } from '../../../test/fixtures.ts';
 import { creditsRef } from '../../credits/contract.ts';
 import { usersRef } from '../../users/contract.ts';
 
 const FEATURES = ['users', 'chat-integration'];
-const DEFAULT_SETTINGS = { roleSyncingStatus: false, syncedRoleID: '', ticketStatus: false, ticketCategoryID: '', ticketStaffRoleIDs: [], guildID: '', setNicknameStatus: false };
+const DEFAULT_SETTINGS = { roleSyncingStatus: false, syncedRoleID: '', ticketStatus: false, ticketCategoryID: '', ticketStaffRoleIDs: [], guildID: '',
+  setNicknameStatus: false };
 
 async function role(app: FastifyInstance, body: Record<string, unknown>): Promise<number> {
   return Number((await created(app, '/api/admin/roles', body, 'json')).id);
@@ -114,8 +115,10 @@ t.test('chat settings: defaults, JSON types, admin changes in every encoding', a
 
   const patches: [typeof ENCODINGS[number], Record<string, unknown>, Record<string, unknown>][] = [
     ['multipart', { roleSyncingStatus: 'true', ticketStaffRoleIDs: ['11', '12'] }, { roleSyncingStatus: true, ticketStaffRoleIDs: ['11', '12'] }],
-    ['urlencoded', { ticketStatus: '1', ticketCategoryID: '777', ticketStaffRoleIDs: '13' }, { ticketStatus: true, ticketCategoryID: '777', ticketStaffRoleIDs: ['13'] }],
-    ['json', { roleSyncingStatus: false, syncedRoleID: '555', ticketStaffRoleIDs: [] }, { roleSyncingStatus: false, syncedRoleID: '555', ticketStaffRoleIDs: [] }],
+    ['urlencoded', { ticketStatus: '1', ticketCategoryID: '777', ticketStaffRoleIDs: '13' },
+      { ticketStatus: true, ticketCategoryID: '777', ticketStaffRoleIDs: ['13'] }],
+    ['json', { roleSyncingStatus: false, syncedRoleID: '555', ticketStaffRoleIDs: [] },
+      { roleSyncingStatus: false, syncedRoleID: '555', ticketStaffRoleIDs: [] }],
     ['urlencoded', { ticketStatus: 'false', ticketStaffRoleIDs: '' }, { ticketStatus: false, ticketStaffRoleIDs: [] }],
     // What the chat bot needs to remove expired roles and to set nicknames (a JSON string and a JSON boolean).
     ['multipart', { guildID: '111111111111111111', setNicknameStatus: 'true' }, { guildID: '111111111111111111', setNicknameStatus: true }],
@@ -134,7 +137,8 @@ t.test('chat settings: defaults, JSON types, admin changes in every encoding', a
 t.test('chat settings: bad values are refused and change nothing; admin scope needed', async (t) => {
   const app = await build(t, { features: FEATURES });
   const key = await apiKey(app);
-  for (const body of [{ roleSyncingStatus: 'maybe' }, { setNicknameStatus: 'sometimes' }, { guildID: 'not a guild!' }, { syncedRoleID: 'has spaces' }, { ticketStaffRoleIDs: ['ok', 'not ok!'] }, { ticketCategoryID: 'x'.repeat(65) }, { ticketStatus: true, syncedRoleID: { a: 1 } }]) {
+  for (const body of [{ roleSyncingStatus: 'maybe' }, { setNicknameStatus: 'sometimes' }, { guildID: 'not a guild!' }, { syncedRoleID: 'has spaces' },
+    { ticketStaffRoleIDs: ['ok', 'not ok!'] }, { ticketCategoryID: 'x'.repeat(65) }, { ticketStatus: true, syncedRoleID: { a: 1 } }]) {
     const res = await call(app, '/api/admin/integrations/chat/settings', { method: 'PATCH', body, as: 'json' });
     t.equal(res.statusCode, 400, JSON.stringify(body));
     t.equal(res.json().error, 'VALIDATION_ERROR');

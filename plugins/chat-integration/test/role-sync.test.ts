@@ -27,7 +27,8 @@ function config(roleSync: Record<string, unknown> = {}) {
     plugins: {
       users: { sweepSeconds: 1 },
       'chat-integration': {
-        roleSync: { apiBaseUrl: `${API}/api/v10`, guildId: GUILD, botTokenEnv: 'CHAT_SYNC_TEST_TOKEN', pollMs: 20, retryBaseMs: 20, retryMaxMs: 200, requestTimeoutMs: 1000, ...roleSync },
+        roleSync: { apiBaseUrl: `${API}/api/v10`, guildId: GUILD, botTokenEnv: 'CHAT_SYNC_TEST_TOKEN', pollMs: 20, retryBaseMs: 20, retryMaxMs: 200,
+          requestTimeoutMs: 1000, ...roleSync },
       },
     },
   };

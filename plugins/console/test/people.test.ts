@@ -1,4 +1,5 @@
-/** Players and the support desk in a real browser: credits and a role given, a ticket answered with a quick answer and closed; each checked through the API too. */
+/** Players and the support desk in a real browser: credits and a role given, a ticket answered with a quick answer and closed;
+ * each checked through the API too. */
 import t from 'tap';
 import { call } from '../../../test/helper.ts';
 import { browse, grant, hasChromium, notice, register, role, screenshot, serve, signIn, skipReason } from './browser.ts';
@@ -56,7 +57,8 @@ t.test('players and the support desk in chromium', { skip: hasChromium ? false :
 
   const categoryId = (await call(app, '/api/admin/support/categories', { body: { name: 'Payments' } })).json().id;
   await call(app, '/api/admin/support/answers', { body: { title: 'Refund on its way', content: 'Your refund is on its way: allow three days.' } });
-  const ticketId = (await call(app, '/api/support/tickets', { body: { accountID: String(steveId), categoryID: categoryId, title: 'Charged twice', message: 'I paid twice for VIP.' } })).json().data.id;
+  const ticketId = (await call(app, '/api/support/tickets',
+    { body: { accountID: String(steveId), categoryID: categoryId, title: 'Charged twice', message: 'I paid twice for VIP.' } })).json().data.id;
 
   await t.test('support staff look a player up but cannot change credits', async (t) => {
     await signIn(page, base, 'Bob');
@@ -67,7 +69,8 @@ t.test('players and the support desk in chromium', { skip: hasChromium ? false :
     t.equal(await page.locator('#grant-role').count(), 0, 'no role form');
     const csrf = await page.locator('input[name=_csrf]').first().inputValue();
     const res = await page.evaluate(async ([url, token]) => {
-      const r = await fetch(url!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `_csrf=${token}&direction=add&amount=100&reason=x` });
+      const r = await fetch(url!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `_csrf=${token}&direction=add&amount=100&reason=x` });
       return r.status;
     }, [`/console/players/${steveId}/credits`, csrf]);
     t.equal(res, 403, 'a support role cannot post a credits change');
@@ -110,7 +113,8 @@ t.test('players and the support desk in chromium', { skip: hasChromium ? false :
     const category = (await call(app, '/api/admin/store/categories', { body: { name: 'Ranks' } })).json();
     const product = (await call(app, '/api/admin/store/products', { body: { name: 'Tag', categoryID: category.id, price: '1.00' } })).json();
     t.equal((await call(app, '/api/store/buy', { body: { userID: String(steveId), products: [String(product.id)] } })).statusCode, 200);
-    t.equal((await call(app, '/api/store/buy', { body: { userID: String(adminId), products: [String(product.id)] } })).statusCode, 400, 'Alice has no credits: no order of hers');
+    t.equal((await call(app, '/api/store/buy', { body: { userID: String(adminId), products: [String(product.id)] } })).statusCode, 400,
+      'Alice has no credits: no order of hers');
     const orderId = (await call(app, `/api/users/${steveId}/orders`)).json()[0].id;
     await signIn(page, base, 'Alice');
     await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();

@@ -57,11 +57,13 @@ t.test('privileged roles: granted only by an admin, never sold', async (t) => {
         t.equal(res.statusCode, 403, `${name}: PATCH VIP to role ${roleId}`);
         t.match(res.json(), { error: 'FORBIDDEN', message: /opens the staff console/ });
       }
-      const res = await call(app, `/api/users/${aliceId}/roles/${admin}`, { key, method: 'PATCH', body: { roleID: String(admin), expiryDate: '2099-01-01 00:00:00' } });
+      const res = await call(app, `/api/users/${aliceId}/roles/${admin}`,
+        { key, method: 'PATCH', body: { roleID: String(admin), expiryDate: '2099-01-01 00:00:00' } });
       t.equal(res.statusCode, 403, `${name}: nor change the expiry of a console role held`);
     }
     t.same(await state(app, steve), before, 'nothing changed');
-    t.same((await call(app, `/api/users/${aliceId}/roles`)).json().map((r: { expiryDate: string }) => r.expiryDate), ['1000-01-01 00:00:00'], "Alice's role as it was");
+    t.same((await call(app, `/api/users/${aliceId}/roles`)).json().map((r: { expiryDate: string }) => r.expiryDate), ['1000-01-01 00:00:00'],
+      "Alice's role as it was");
   });
 
   await t.test('the admin scope still grants and moves them', async (t) => {
@@ -92,7 +94,8 @@ t.test('privileged roles: granted only by an admin, never sold', async (t) => {
     const choices = /<select id="new-product-giveRoleID"[^>]*>([\s\S]*?)<\/select>/.exec(page.body)![1]!;
     t.match(choices, />VIP</, 'the console offers ordinary roles');
     t.notMatch(choices, />Admin<|>Support</, 'but not console roles');
-    const posted = await postForm(app, '/console/catalogue/products', session, { name: 'Staff', categoryID: String(ranks), price: '1.00', giveRoleID: String(admin), duration: '0' });
+    const posted = await postForm(app, '/console/catalogue/products', session,
+      { name: 'Staff', categoryID: String(ranks), price: '1.00', giveRoleID: String(admin), duration: '0' });
     t.equal(posted.statusCode, 422, 'a forged console form is refused');
     t.match(posted.body, /id="new-product-giveRoleID-error">giveRoleID: [^<]*opens the staff console/, 'the error beside the role');
     t.same(await state(app, steve), before, 'nothing made');

@@ -69,7 +69,8 @@ async function badPlan(app: FastifyInstance, sql: string, params: unknown[]): Pr
     return plan.map((r) => r.detail).find((d) => /^SCAN (\w+ AS )?(a|users_accounts|credits_ledger)$/.test(d) || /TEMP B-TREE/.test(d));
   }
   const plan = await app.db.query<{ table: string; type: string; key: string | null; Extra: string | null }>(`explain ${sql}`, params);
-  const bad = plan.find((r) => /^(a|users_accounts|credits_ledger)$/.test(r.table) && (r.type === 'ALL' || r.type === 'index' || !r.key || /filesort/.test(r.Extra ?? '')));
+  const bad = plan.find((r) => /^(a|users_accounts|credits_ledger)$/.test(r.table)
+    && (r.type === 'ALL' || r.type === 'index' || !r.key || /filesort/.test(r.Extra ?? '')));
   return bad && JSON.stringify(bad);
 }
 
@@ -82,7 +83,8 @@ t.test('players list and ledger at size use keyset pages through indexes', async
   const cookie = String(signed.headers['set-cookie']).match(/console_session=[0-9a-f]{64}/)![0];
 
   const name = (i: number) => `player${String(i).padStart(5, '0')}`;
-  await bulkInsert(app, 'users_accounts', ['username', 'username_key', 'email', 'email_key', 'is_verified', 'auth_status', 'creation_ip', 'creation_date'], PLAYERS,
+  await bulkInsert(app, 'users_accounts', ['username', 'username_key', 'email', 'email_key', 'is_verified', 'auth_status', 'creation_ip', 'creation_date'],
+    PLAYERS,
     (i) => [name(i), name(i), `${name(i)}@example.org`, `${name(i)}@example.org`, 1, 0, '10.9.0.1', '2026-01-01 00:00:00']);
   await bulkInsert(app, 'credits_ledger', ['user_id', 'delta', 'balance', 'reason', 'key_name', 'order_id', 'transfer_id', 'created_at'], LEDGER,
     (i) => [steveId, 100, (i + 1) * 100, `seed ${i}`, null, null, null, '2026-01-01 00:00:00']);
@@ -95,7 +97,8 @@ t.test('players list and ledger at size use keyset pages through indexes', async
     const first = await traced(app, '/console/players', cookie);
     t.equal(first.res.statusCode, 200);
     t.equal(first.res.body.match(/data-label="Username"/g)?.length, 50, 'a page of 50');
-    t.match(first.res.body, /href="\/console\/players\?after=player00048"/, "the next page starts after the last name shown (Alice, then player00000 to player00048)");
+    t.match(first.res.body, /href="\/console\/players\?after=player00048"/,
+      "the next page starts after the last name shown (Alice, then player00000 to player00048)");
     const deep = await traced(app, `/console/players?after=${name(9_900)}`, cookie);
     t.equal(deep.res.statusCode, 200);
     t.match(deep.res.body, new RegExp(`>${name(9_901)}<`), 'the page after the key');

@@ -69,7 +69,8 @@ t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChrom
     await shop.goto(`${base}/product/${productId}`);
     const img = shop.locator(`img[src="/images/${imageID}.png"]`);
     await img.waitFor();
-    t.equal(await img.evaluate((i) => { const el = i as unknown as { complete: boolean; naturalWidth: number }; return el.complete ? el.naturalWidth : 0; }), 1, 'the storefront shows the uploaded image');
+    t.equal(await img.evaluate((i) => { const el = i as unknown as { complete: boolean; naturalWidth: number }; return el.complete ? el.naturalWidth : 0; }), 1,
+      'the storefront shows the uploaded image');
     await shop.close();
   });
 

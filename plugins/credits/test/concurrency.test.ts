@@ -33,7 +33,7 @@ t.test('overlapping sends, adds and removes among a few users: nothing lost, cre
   for (const name of names) await call(app, '/api/credits/add', { body: { target_username: name, amount: '50.00' } });
   const random = seeded(42);
   const pick = () => names[Math.floor(random() * names.length)]!;
-  const amount = () => (1 + Math.floor(random() * 3000)) / 100 + '';
+  const amount = () => String((1 + Math.floor(random() * 3000)) / 100);
 
   const requests = Array.from({ length: onMysql ? 400 : 150 }, () => {
     const roll = random();
@@ -52,7 +52,7 @@ t.test('overlapping sends, adds and removes among a few users: nothing lost, cre
     if (sql === 'commit') commits++;
     return exec.call(this, sql);
   };
-  let responses;
+  let responses: Awaited<ReturnType<typeof call>>[];
   try {
     responses = await Promise.all(requests.map((r) => call(app, `/api/credits/${r.path}`, { body: r.body, as: 'urlencoded' })));
   } finally {

@@ -15,7 +15,10 @@ async function balanceOf(app: FastifyInstance, username: string): Promise<number
   return (await read(app, `/api/credits?username=${username}`)).raw_credits;
 }
 
-interface Row { id: string; userID: string; delta: string; balance: string; reason: string; keyName: string | null; orderID: string | null; transferID: string | null; creationDate: string }
+interface Row {
+  id: string; userID: string; delta: string; balance: string; reason: string; keyName: string | null; orderID: string | null; transferID: string | null;
+  creationDate: string;
+}
 
 function history(app: FastifyInstance, query: string): Promise<Row[]> {
   return read(app, `/api/credits/history?${query}`);
@@ -66,7 +69,8 @@ t.test('add, remove, set and send answer as api.md says, in every encoding', asy
     const res = await call(app, '/api/credits/add', { body: { target_username: 'steve', amount: '10.25' }, as });
     expected += 1025;
     t.equal(res.statusCode, 200, as);
-    t.same(res.json(), { status: true, current_credits: `${(expected / 100).toFixed(2)} USD`, current_raw_credits: expected / 100, currency: 'USD' }, `add (${as})`);
+    t.same(res.json(), { status: true, current_credits: `${(expected / 100).toFixed(2)} USD`, current_raw_credits: expected / 100, currency: 'USD' },
+      `add (${as})`);
   }
   let res = await call(app, '/api/credits/remove', { body: { target_username: 'Steve', amount: 5 }, as: 'json' });
   t.same(res.json(), { status: true, current_credits: '25.75 USD', current_raw_credits: 25.75, currency: 'USD' }, 'remove, a JSON number amount');
@@ -274,7 +278,8 @@ t.test('the service: joins the caller\'s transaction, refuses an overdraft with 
   await settle();
   t.same(seen, [{ userId: steve, delta: 1000, balance: 1000, reason: 'payment', orderId: 7 }]);
 
-  await t.rejects(credits.change(steve, -1001, { reason: 'purchase', orderId: 8 }), { code: 'NOT_ENOUGH_CREDITS', message: 'The balance is lower than 10.01.' });
+  await t.rejects(credits.change(steve, -1001, { reason: 'purchase', orderId: 8 }),
+    { code: 'NOT_ENOUGH_CREDITS', message: 'The balance is lower than 10.01.' });
   await t.rejects(credits.change(alex, -1, { reason: 'purchase' }), { code: 'NOT_ENOUGH_CREDITS' }, 'a user without a wallet has nothing to take');
   await t.rejects(credits.change(steve, 0.5, { reason: 'add' }), { code: 'INVALID_AMOUNT' }, 'cents are whole');
 

@@ -63,13 +63,15 @@ t.test('product commands: placeholders checked at save, server and product must 
 
   const before = await app.db.query('select * from delivery_commands order by id');
   await expectErrors(t, app, [
-    { url, body: { serverID: server.id, command: 'give {player} x', trigger: 'purchase' }, status: 400, error: 'VALIDATION_ERROR', message: /unknown placeholder \{player\}/ },
+    { url, body: { serverID: server.id, command: 'give {player} x', trigger: 'purchase' }, status: 400, error: 'VALIDATION_ERROR',
+      message: /unknown placeholder \{player\}/ },
     { url, body: { serverID: server.id, command: 'x {var:}', trigger: 'purchase' }, status: 400, error: 'VALIDATION_ERROR', message: /\{var:\}/ },
     { url, body: { serverID: server.id, command: 'x', trigger: 'join' }, status: 400, error: 'VALIDATION_ERROR', message: /trigger/ },
     { url, body: { serverID: '999', command: 'x', trigger: 'purchase' }, status: 404, error: 'DELIVERY_SERVER_NOT_FOUND' },
     { url, body: { serverID: 'abc', command: 'x', trigger: 'purchase' }, status: 404, error: 'DELIVERY_SERVER_NOT_FOUND' },
     { url, body: { serverID: server.id, trigger: 'purchase' }, status: 400, error: 'VALIDATION_ERROR', message: /command/ },
-    { url: '/api/admin/store/products/999/commands', body: { serverID: server.id, command: 'x', trigger: 'purchase' }, status: 404, error: 'PRODUCT_NOT_FOUND' },
+    { url: '/api/admin/store/products/999/commands', body: { serverID: server.id, command: 'x', trigger: 'purchase' }, status: 404,
+      error: 'PRODUCT_NOT_FOUND' },
     { url: '/api/admin/store/products/999/commands', status: 404, error: 'PRODUCT_NOT_FOUND' },
     { url: `${url}/${cmd.id}`, method: 'PATCH', body: { command: '{nope}' }, status: 400, error: 'VALIDATION_ERROR', message: /\{nope\}/ },
     { url: `${url}/999`, method: 'PATCH', body: { command: 'x' }, status: 404, error: 'DELIVERY_COMMAND_NOT_FOUND' },

@@ -155,10 +155,12 @@ t.test('a failed ack is handed out again only after a delay that grows with each
     const seen = works.length;
     t.same((await claim(app, { token: server.token })).json(), { commands: [] }, `after try ${Number(tries) + 1}: not handed out again at once`);
     t.same((await pollQueue(app, server.token)).json(), [], 'nor listed to the HTTP mode');
-    while (Date.now() - failed < 5000 && (await app.db.query("select id from delivery_queue where status = 'waiting' and not_before < ?", [now()])).length === 0) await sleep(50);
+    while (Date.now() - failed < 5000 && (await app.db.query("select id from delivery_queue where status = 'waiting' and not_before < ?",
+      [now()])).length === 0) await sleep(50);
     const waited = Date.now() - failed;
     for (let i = 0; i < 20 && works.length === seen; i++) await sleep(25);
-    t.ok(works.length > seen && works[seen]! - failed >= 1000, `the stream is woken when it comes due (${works[seen] === undefined ? 'never' : works[seen]! - failed} ms)`);
+    t.ok(works.length > seen && works[seen]! - failed >= 1000,
+      `the stream is woken when it comes due (${works[seen] === undefined ? 'never' : works[seen]! - failed} ms)`);
     return { waited, stored };
   };
   // Wall-clock waits are checked from below only (a busy machine may take longer); the delay's size
@@ -166,7 +168,8 @@ t.test('a failed ack is handed out again only after a delay that grows with each
   const first = await failThenWait('0');
   t.ok(first.waited >= 1000 && first.stored <= 1, `the first retry waits retryBaseSeconds (${first.waited} ms; stored ${first.stored} s)`);
   const second = await failThenWait('1');
-  t.ok(second.waited >= 2000 && second.stored <= 2, `the second waits base × factor, capped at retryMaxSeconds (${second.waited} ms; stored ${second.stored} s)`);
+  t.ok(second.waited >= 2000 && second.stored <= 2,
+    `the second waits base × factor, capped at retryMaxSeconds (${second.waited} ms; stored ${second.stored} s)`);
   const [last] = (await claim(app, { token: server.token })).json().commands;
   t.match(last, { tries: '2' });
   await ack(app, { token: server.token, ids: [last.id], result: 'failed', message: 'Unknown command' });

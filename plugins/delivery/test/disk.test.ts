@@ -29,7 +29,8 @@ t.test('a full disk under the lease sweep: logged once, and once when space is b
   if (!dir) return t.plan(0, CANNOT_MOUNT);
   t.teardown(() => unmount(dir));
   const lines: string[] = [];
-  const app = await build(t, { databaseUrl: `sqlite:${join(dir, 'db.sqlite')}`, features: DELIVERY_FEATURES, config, logStream: { write: (l) => { lines.push(l); } } });
+  const app = await build(t, { databaseUrl: `sqlite:${join(dir, 'db.sqlite')}`, features: DELIVERY_FEATURES, config,
+    logStream: { write: (l) => { lines.push(l); } } });
   const server = await makeServer(app);
   const sword = await makeProduct(app, { categoryID: await makeCategory(app, { name: 'Items' }), name: 'Sword', price: '1' });
   // Long commands spread the claimed rows over many pages: handing them back is a bigger write
@@ -46,7 +47,8 @@ t.test('a full disk under the lease sweep: logged once, and once when space is b
   t.equal(refused, 3, 'buys are refused: the disk is full');
   await until(() => sweepLog(lines).length > 0);
   await sleep(300);
-  t.same(sweepLog(lines), [{ level: 50, msg: 'delivery lease sweep paused: The disk is full. It resumes by itself once the database serves again.', stack: false }],
+  t.same(sweepLog(lines), [{ level: 50, msg: 'delivery lease sweep paused: The disk is full. It resumes by itself once the database serves again.',
+    stack: false }],
     'one line for the whole outage, no stack');
 
   rmSync(filler);
@@ -65,5 +67,6 @@ t.test('a read-only database under the lease sweep: logged once', { skip }, asyn
   const lines: string[] = [];
   await build(t, { databaseUrl: `sqlite:${join(view, 'db.sqlite')}`, features: DELIVERY_FEATURES, config, logStream: { write: (l) => { lines.push(l); } } });
   await sleep(600);
-  t.same(sweepLog(lines), [{ level: 50, msg: 'delivery lease sweep paused: The database is read-only. It resumes by itself once the database serves again.', stack: false }]);
+  t.same(sweepLog(lines), [{ level: 50, msg: 'delivery lease sweep paused: The database is read-only. It resumes by itself once the database serves again.',
+    stack: false }]);
 });

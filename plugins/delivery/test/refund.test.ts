@@ -103,7 +103,8 @@ t.test('a refund cancels the purchase commands no game server has taken, decided
   const steve = await makeUser(app, 'steve', 100_000);
   const order = async () => {
     t.ok([200, 201].includes((await buy(app, { userID: steve, products: [rank] })).statusCode));
-    const [row] = await app.db.query<{ id: number; order_id: number }>("select id, order_id from delivery_queue where run_on = 'purchase' order by id desc limit 1");
+    const [row] = await app.db.query<{ id: number; order_id: number }>("select id, order_id from delivery_queue where run_on = 'purchase' order by id desc " +
+      "limit 1");
     return { id: String(row!.id), order: Number(row!.order_id) };
   };
   const refund = (orderId: number) => call(app, `/api/admin/store/orders/${orderId}/refund`, { method: 'POST' });

@@ -11,12 +11,15 @@ const pay = async (app: FastifyInstance, username: string, amount: string, curre
   if (res.statusCode !== 201) throw new Error(res.body);
 };
 
-const board = (app: FastifyInstance, query: string): Promise<{ display_name: string; username: string; total: string; raw_total: string; currency: string; date: string }[]> =>
+const board = (app: FastifyInstance, query: string): Promise<{
+  display_name: string; username: string; total: string; raw_total: string; currency: string; date: string;
+}[]> =>
   read(app, `/api/store/donations?${query}`);
 
 /** A past payment, through the same hook the store fires, with the date it would have had. */
 const pastPayment = (app: FastifyInstance, orderId: number, userId: number, username: string, total: number, creationDate: string) =>
-  app.db.transaction(() => app.events.emit('store.order.completed', { orderId, userId, username, linkedAccounts: {}, type: 'payment', total, currency: 'USD', creationDate, items: [] }));
+  app.db.transaction(() => app.events.emit('store.order.completed',
+    { orderId, userId, username, linkedAccounts: {}, type: 'payment', total, currency: 'USD', creationDate, items: [] }));
 
 t.test('boards: sums ranked per user and currency, latest payments, limits', async (t) => {
   const app = await build(t, { features: FEATURES });
@@ -41,7 +44,8 @@ t.test('boards: sums ranked per user and currency, latest payments, limits', asy
     t.ok(lines[0]!.date.startsWith(today), 'the date of the latest payment in the sum');
   }
   let lines = await board(app, 'type=latest');
-  t.same(lines.map((l) => [l.username, l.raw_total, l.currency]), [['bob', '5.50', 'EUR'], ['cara', '5.00', 'EUR'], ['Alex', '20.00', 'USD'], ['bob', '25.00', 'USD'], ['Alex', '10.00', 'USD']],
+  t.same(lines.map((l) => [l.username, l.raw_total, l.currency]),
+    [['bob', '5.50', 'EUR'], ['cara', '5.00', 'EUR'], ['Alex', '20.00', 'USD'], ['bob', '25.00', 'USD'], ['Alex', '10.00', 'USD']],
     'single payments, newest first');
 
   lines = await board(app, 'type=top-alltime&limit=2');

@@ -5,7 +5,8 @@ import type { Test } from 'tap';
 import { build, call } from '../../../test/helper.ts';
 import { PAYPAL_API, PAYPAL_ENV, STRIPE_ENV, mockStripeSession } from '../../../test/gateways.ts';
 
-export { STRIPE_ENV, PAYPAL_ENV, PAYPAL_API, mockStripeSession, stripeWebhook, sessionCompleted, mockPayPalToken, mockPayPalVerify, paypalWebhook } from '../../../test/gateways.ts';
+export { STRIPE_ENV, PAYPAL_ENV, PAYPAL_API, mockStripeSession, stripeWebhook, sessionCompleted, mockPayPalToken, mockPayPalVerify,
+  paypalWebhook } from '../../../test/gateways.ts';
 
 const FEATURES = ['users', 'credits', 'store', 'donations', 'payments'];
 
@@ -16,7 +17,8 @@ export function offline(t: Test): void {
   t.teardown(() => nock.enableNetConnect());
 }
 
-export function buildPayments(t: Test, env: Record<string, string> = { ...STRIPE_ENV, ...PAYPAL_ENV }, payments: Record<string, unknown> = {}): Promise<FastifyInstance> {
+export function buildPayments(t: Test, env: Record<string, string> = { ...STRIPE_ENV, ...PAYPAL_ENV }, payments: Record<string,
+  unknown> = {}): Promise<FastifyInstance> {
   return build(t, { features: FEATURES, env, config: { plugins: { payments: { paypalApiBase: PAYPAL_API, ...payments } } } });
 }
 

@@ -16,7 +16,8 @@ async function paypalCheckout(app: Parameters<typeof call>[0], username: string,
   let order: any;
   nock(PAYPAL_API).post('/v2/checkout/orders', (body) => { order = body; return true; }).reply(201, {
     id: 'ORDER-1', status: 'PAYER_ACTION_REQUIRED',
-    links: [{ rel: 'self', href: `${PAYPAL_API}/v2/checkout/orders/ORDER-1` }, { rel: 'payer-action', href: 'https://www.sandbox.paypal.com/checkoutnow?token=ORDER-1' }],
+    links: [{ rel: 'self', href: `${PAYPAL_API}/v2/checkout/orders/ORDER-1` },
+      { rel: 'payer-action', href: 'https://www.sandbox.paypal.com/checkoutnow?token=ORDER-1' }],
   });
   const res = await call(app, '/api/payments/checkout', {
     body: { username, amount, gateway: 'paypal', returnURL: 'https://play.example.com/ok', cancelURL: 'https://play.example.com/no' },
@@ -45,7 +46,8 @@ t.test('approval → verified webhook → capture → completed once', async (t)
   mockPayPalVerify('SUCCESS');
   const captured = {
     id: 'WH-EVT-2', event_type: 'PAYMENT.CAPTURE.COMPLETED',
-    resource: { id: 'CAP-1', status: 'COMPLETED', custom_id: paymentID, amount: { currency_code: 'USD', value: '10.00' }, supplementary_data: { related_ids: { order_id: 'ORDER-1' } } },
+    resource: { id: 'CAP-1', status: 'COMPLETED', custom_id: paymentID, amount: { currency_code: 'USD', value: '10.00' },
+      supplementary_data: { related_ids: { order_id: 'ORDER-1' } } },
   };
   t.strictSame((await paypalWebhook(app, captured)).json(), { status: true, data: { result: 'unchanged' } }, 'the capture event credits nothing more');
   mockPayPalVerify('SUCCESS');
@@ -81,7 +83,8 @@ t.test('PAYMENT.CAPTURE.COMPLETED alone completes; a dispute takes the credits b
   };
   t.strictSame((await paypalWebhook(app, captured)).json(), { status: true, data: { result: 'completed' } });
   mockPayPalVerify('SUCCESS');
-  const dispute = { id: 'WH-D', event_type: 'CUSTOMER.DISPUTE.CREATED', resource: { dispute_id: 'PP-D-1', disputed_transactions: [{ seller_transaction_id: 'CAP-9' }] } };
+  const dispute = { id: 'WH-D', event_type: 'CUSTOMER.DISPUTE.CREATED',
+    resource: { dispute_id: 'PP-D-1', disputed_transactions: [{ seller_transaction_id: 'CAP-9' }] } };
   t.strictSame((await paypalWebhook(app, dispute)).json(), { status: true, data: { result: 'disputed' } });
   t.equal(await balanceOf(app, 'steve'), 0);
   t.match(await read(app, `/api/payments/${paymentID}`), { status: 'disputed', reclaimed: '3.00', debt: '0.00' });
@@ -111,7 +114,8 @@ t.test('refused webhooks: PayPal says FAILURE, headers missing, amount differs �
   res = await paypalWebhook(app, captured('10.00', 'EUR'));
   t.equal(res.json().error, 'AMOUNT_MISMATCH');
   mockPayPalVerify('SUCCESS');
-  res = await paypalWebhook(app, { ...captured('10.00'), resource: { id: 'CAP-X', custom_id: 'f'.repeat(32), amount: { currency_code: 'USD', value: '10.00' } } });
+  res = await paypalWebhook(app, { ...captured('10.00'),
+    resource: { id: 'CAP-X', custom_id: 'f'.repeat(32), amount: { currency_code: 'USD', value: '10.00' } } });
   t.equal(res.json().error, 'UNKNOWN_PAYMENT');
   t.strictSame(await snapshot(app, tables), before, 'nothing changed');
   t.ok(nock.isDone());
@@ -136,7 +140,8 @@ t.test('a PayPal that does not answer in time: a clean 502 GATEWAY_ERROR, nothin
   const tables = ['payments_payments', 'payments_events', 'store_orders', 'credits_ledger', 'donations_entries'];
   const before = await snapshot(app, tables);
   mockPayPalToken();
-  nock(PAYPAL_API).post('/v2/checkout/orders').reply(() => late([201, { id: 'ORDER-SLOW', links: [{ rel: 'payer-action', href: 'https://www.sandbox.paypal.com/x' }] }]));
+  nock(PAYPAL_API).post('/v2/checkout/orders').reply(() => late([201,
+    { id: 'ORDER-SLOW', links: [{ rel: 'payer-action', href: 'https://www.sandbox.paypal.com/x' }] }]));
   let started = Date.now();
   let res = await call(app, '/api/payments/checkout', {
     body: { username: 'steve', amount: '5.00', gateway: 'paypal', returnURL: 'https://play.example.com/ok', cancelURL: 'https://play.example.com/no' },
@@ -147,7 +152,8 @@ t.test('a PayPal that does not answer in time: a clean 502 GATEWAY_ERROR, nothin
 
   nock(PAYPAL_API).post('/v1/notifications/verify-webhook-signature').reply(() => late([200, { verification_status: 'SUCCESS' }]));
   started = Date.now();
-  res = await paypalWebhook(app, { id: 'WH-SLOW', event_type: 'PAYMENT.CAPTURE.COMPLETED', resource: { id: 'CAP-S', amount: { currency_code: 'USD', value: '5.00' } } });
+  res = await paypalWebhook(app, { id: 'WH-SLOW', event_type: 'PAYMENT.CAPTURE.COMPLETED',
+    resource: { id: 'CAP-S', amount: { currency_code: 'USD', value: '5.00' } } });
   t.equal(res.statusCode, 502, res.body);
   t.match(res.json(), { status: false, error: 'GATEWAY_ERROR' });
   t.ok(Date.now() - started < 1500, `the webhook too (${Date.now() - started} ms): PayPal retries it later`);

@@ -12,7 +12,8 @@ import { created, makeCategory, makeProduct, makeRole, newUser, read, rowCount, 
 import { paymentsRef } from '../contract.ts';
 import type { DbPaymentsService } from '../service.ts';
 import {
-  balanceOf, buildShop, chargeRefunded, disputeCreated, mockPayPalToken, mockPayPalVerify, mockStripeSession, offline, PAYPAL_API, paypalWebhook, sessionCompleted,
+  balanceOf, buildShop, chargeRefunded, disputeCreated, mockPayPalToken, mockPayPalVerify, mockStripeSession, offline, PAYPAL_API, paypalWebhook,
+  sessionCompleted,
   stripeWebhook,
 } from './fixtures.ts';
 
@@ -26,15 +27,19 @@ async function shop(app: FastifyInstance, product: Record<string, unknown> = {})
   const categoryID = await makeCategory(app, { name: 'Items' });
   const id = await makeProduct(app, { categoryID, name: 'Diamonds', price: '5.00', ...product });
   const server = await created(app, '/api/admin/delivery/servers', { name: 'Survival' }, 'json');
-  await created(app, `/api/admin/store/products/${id}/commands`, { serverID: server.id, trigger: 'purchase', command: 'give {username} diamond {quantity}' }, 'json');
-  await created(app, `/api/admin/store/products/${id}/commands`, { serverID: server.id, trigger: 'refund', command: 'clear {username} diamond {quantity}' }, 'json');
+  await created(app, `/api/admin/store/products/${id}/commands`, { serverID: server.id, trigger: 'purchase', command: 'give {username} diamond {quantity}' },
+    'json');
+  await created(app, `/api/admin/store/products/${id}/commands`, { serverID: server.id, trigger: 'refund', command: 'clear {username} diamond {quantity}' },
+    'json');
   return id;
 }
 
 /** Starts a purchase through the public route, the gateway's checkout mocked by `mock`. */
-async function purchase(app: FastifyInstance, body: Record<string, unknown>, mock = () => { mockStripeSession('cs_buy'); }): Promise<{ paymentID: string; amount: string }> {
+async function purchase(app: FastifyInstance, body: Record<string, unknown>,
+  mock = () => { mockStripeSession('cs_buy'); }): Promise<{ paymentID: string; amount: string }> {
   mock();
-  const res = await call(app, '/api/payments/purchase', { body: { gateway: 'stripe', ...URLS, ...body }, as: 'json', key: await apiKey(app, `shop-${Math.random()}`) });
+  const res = await call(app, '/api/payments/purchase',
+    { body: { gateway: 'stripe', ...URLS, ...body }, as: 'json', key: await apiKey(app, `shop-${Math.random()}`) });
   if (res.statusCode !== 200) throw new Error(`purchase answered ${res.statusCode}: ${res.body}`);
   return res.json().data;
 }
@@ -45,7 +50,8 @@ const commands = async (app: FastifyInstance, runOn = 'purchase') => (await app.
 const orders = (app: FastifyInstance) => app.db.query<Record<string, unknown>>('select * from store_orders order by id');
 const stockOf = async (app: FastifyInstance, id: number) => (await read(app, `/api/store/products/${id}`)).stock;
 
-t.test(`Stripe: the same completion 5 times at once, racing the expiry sweep: one order, one set of commands (${onMysql ? 'MariaDB' : 'SQLite'})`, async (t) => {
+t.test(`Stripe: the same completion 5 times at once, racing the expiry sweep: one order, one set of commands (${onMysql ? 'MariaDB' : 'SQLite'})`,
+  async (t) => {
   const app = await buildShop(t);
   const steve = await newUser(app, 'steve');
   const product = await shop(app, { stock: '10' });
@@ -54,7 +60,8 @@ t.test(`Stripe: the same completion 5 times at once, racing the expiry sweep: on
     () => { mockStripeSession('cs_buy', (body) => { asked = body; }); });
   t.equal(amount, '10.00', 'the price comes from the catalogue');
   t.match(asked, /unit_amount%5D=1000/, 'Stripe is asked for 10.00');
-  t.match(await payments(app).purchaseStatus(paymentID), { kind: 'purchase', status: 'pending', userId: steve.id, guestName: null, amount: 1000, currency: 'USD', orderId: null });
+  t.match(await payments(app).purchaseStatus(paymentID),
+    { kind: 'purchase', status: 'pending', userId: steve.id, guestName: null, amount: 1000, currency: 'USD', orderId: null });
 
   // Unpaid past its expiry: the sweep may flip it to expired before, between or after the webhooks.
   await app.db.run("update payments_payments set creation_date = '2020-01-01 00:00:00' where id = ?", [paymentID]);
@@ -69,7 +76,8 @@ t.test(`Stripe: the same completion 5 times at once, racing the expiry sweep: on
   const [order] = await orders(app);
   const status = await payments(app).purchaseStatus(paymentID);
   t.match(status, { status: 'completed', orderId: order!.id });
-  t.match(order, { account_id: steve.id, type: 'payment', status: 'completed', total: 1000, earnings: 1000, credit: 0, payment_api: 'stripe', payment_id: paymentID });
+  t.match(order, { account_id: steve.id, type: 'payment', status: 'completed', total: 1000, earnings: 1000, credit: 0, payment_api: 'stripe',
+    payment_id: paymentID });
   t.equal(await rowCount(app, 'store_orders'), 1);
   t.strictSame(await commands(app), [{ command: 'give steve diamond 2', username: 'steve', user_id: steve.id }], 'delivery queued once');
   t.equal(await stockOf(app, product), '8');
@@ -160,7 +168,8 @@ t.test('a guest buys by in-game name; the account registered later with that nam
   t.match(await orders(app), [{ account_id: 0, guest_name: 'Herobrine', type: 'payment', total: 1500 }]);
   const other = await purchase(app, { guestName: 'Dinnerbone', lines: [{ productID: product }] }, () => { mockStripeSession('cs_other'); });
   await stripeWebhook(app, sessionCompleted('evt_o', other.paymentID, 'cs_other', 500));
-  t.match(await read(app, '/api/store/donations?type=top-alltime'), [{ username: 'Herobrine', raw_total: '15.00' }, { username: 'Dinnerbone', raw_total: '5.00' }],
+  t.match(await read(app, '/api/store/donations?type=top-alltime'),
+    [{ username: 'Herobrine', raw_total: '15.00' }, { username: 'Dinnerbone', raw_total: '5.00' }],
     'each guest has a line of their own on the boards');
 
   await newUser(app, 'heroBRINE');
@@ -171,7 +180,8 @@ t.test('a guest buys by in-game name; the account registered later with that nam
 
   const disputed = await stripeWebhook(app, disputeCreated('evt_dispute', 'cs_buy', 1500));
   t.strictSame(disputed.json(), { status: true, data: { result: 'disputed' } }, disputed.body);
-  t.strictSame(await commands(app, 'refund'), [{ command: 'clear Herobrine diamond 3', username: 'Herobrine', user_id: 0 }], 'a dispute runs the refund commands for the guest');
+  t.strictSame(await commands(app, 'refund'), [{ command: 'clear Herobrine diamond 3', username: 'Herobrine', user_id: 0 }],
+    'a dispute runs the refund commands for the guest');
   t.match(await read(app, '/api/users/herobrine/orders'), [{ paymentID, status: 'refunded' }]);
 });
 
@@ -208,11 +218,13 @@ t.test('PayPal: a purchase completed by the verified webhook, 5 deliveries at on
   t.match(order.purchase_units[0], { custom_id: paymentID, amount: { currency_code: 'USD', value: '10.00' } });
   const captured = {
     id: 'WH-BUY-1', event_type: 'PAYMENT.CAPTURE.COMPLETED',
-    resource: { id: 'CAP-9', status: 'COMPLETED', custom_id: paymentID, amount: { currency_code: 'USD', value: '10.00' }, supplementary_data: { related_ids: { order_id: 'ORDER-9' } } },
+    resource: { id: 'CAP-9', status: 'COMPLETED', custom_id: paymentID, amount: { currency_code: 'USD', value: '10.00' },
+      supplementary_data: { related_ids: { order_id: 'ORDER-9' } } },
   };
   for (let i = 0; i < 5; i++) mockPayPalVerify('SUCCESS');
   const answers = await Promise.all(Array.from({ length: 5 }, () => paypalWebhook(app, captured)));
-  t.strictSame(answers.map((a) => a.json().data.result).sort(), ['completed', 'duplicate', 'duplicate', 'duplicate', 'duplicate'], answers.map((a) => a.body).join('\n'));
+  t.strictSame(answers.map((a) => a.json().data.result).sort(), ['completed', 'duplicate', 'duplicate', 'duplicate', 'duplicate'],
+    answers.map((a) => a.body).join('\n'));
   t.strictSame((await commands(app)).map((c) => c.command), ['give steve diamond 2']);
   t.match(await orders(app), [{ type: 'payment', payment_api: 'paypal', payment_id: paymentID, earnings: 1000 }]);
 });
@@ -222,7 +234,8 @@ t.test('PayPal: a guest\'s purchase no longer possible is refunded by its captur
   const product = await shop(app, { stock: '1' });
   const { paymentID } = await purchase(app, { gateway: 'paypal', guestName: 'Jeb_', lines: [{ productID: product }] }, () => {
     mockPayPalToken();
-    nock(PAYPAL_API).post('/v2/checkout/orders').reply(201, { id: 'ORDER-8', links: [{ rel: 'payer-action', href: 'https://www.sandbox.paypal.com/checkoutnow?token=ORDER-8' }] });
+    nock(PAYPAL_API).post('/v2/checkout/orders').reply(201,
+      { id: 'ORDER-8', links: [{ rel: 'payer-action', href: 'https://www.sandbox.paypal.com/checkoutnow?token=ORDER-8' }] });
   });
   await call(app, `/api/admin/store/products/${product}`, { method: 'PATCH', body: { isActive: false }, as: 'json' });
   mockPayPalVerify('SUCCESS');

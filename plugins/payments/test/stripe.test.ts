@@ -32,7 +32,8 @@ t.test('checkout → signed completion: a payment order, credits plus bonus, led
   const payment = await read(app, `/api/payments/${paymentID}`);
   t.match(payment, { status: 'completed', currency: 'USD' });
   const [order] = await app.db.query<Record<string, unknown>>('select * from store_orders');
-  t.match(order, { id: Number(payment.orderID), type: 'payment', status: 'completed', total: 1000, credit: 1250, payment_api: 'stripe', payment_id: paymentID });
+  t.match(order, { id: Number(payment.orderID), type: 'payment', status: 'completed', total: 1000, credit: 1250, payment_api: 'stripe',
+    payment_id: paymentID });
   t.equal(await rowCount(app, 'credits_ledger'), 1);
   const donations = await read(app, '/api/store/donations?type=latest');
   t.match(donations, [{ username: 'steve', raw_total: '10.00', currency: 'USD' }], 'the donation board shows it');

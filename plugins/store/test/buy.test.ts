@@ -44,7 +44,8 @@ t.test('buy: ids or objects in every encoding; totals, balance, stock, order, ev
 
   let res = await buy(app, { userID: steve, products: [{ id: potion, quantity: 3 }, { id: sword }] }, 'json');
   t.equal(res.statusCode, 200);
-  t.match(res.json(), { subtotal: '25.00', discount: '3.00', total: '22.00', credits: '48.00', products: [{ id: potion, quantity: 3 }, { id: sword, quantity: 1 }] });
+  t.match(res.json(), { subtotal: '25.00', discount: '3.00', total: '22.00', credits: '48.00',
+    products: [{ id: potion, quantity: 3 }, { id: sword, quantity: 1 }] });
   t.equal(await balanceOf(app, steve), 4800);
 
   // The forms the game plugins send, written out by hand.
@@ -98,7 +99,8 @@ t.test('every buy error, and a failed buy changes nothing', async (t) => {
   const before = await snapshot(app, poor);
 
   // The game plugin reads `error` into its enum: where it lacks ours, the nearest it knows, ours in `code`.
-  const malformed = (what: string, body: Record<string, unknown>, error: string, message: RegExp): [string, Record<string, unknown>, number, string, RegExp, string] =>
+  const malformed = (what: string, body: Record<string, unknown>, error: string, message: RegExp): [string, Record<string, unknown>, number, string, RegExp,
+    string] =>
     [what, body, 400, error, message, 'VALIDATION_ERROR'];
   const cases: [string, Record<string, unknown>, number, string, RegExp?, string?][] = [
     ['unknown user', { userID: 999, products: [rank] }, 404, 'USER_NOT_FOUND'],
@@ -113,10 +115,12 @@ t.test('every buy error, and a failed buy changes nothing', async (t) => {
     ...['0', '101', '1.5', '-1', 'abc', '1e2'].map((quantity): [string, Record<string, unknown>, number, string, RegExp] =>
       [`quantity ${quantity}`, { userID: poor, products: [{ id: limited, quantity }] }, 400, 'INVALID_QUANTITY', /quantity/]),
     ['required variable missing', { userID: poor, products: [{ id: withVars }] }, 400, 'INVALID_VARIABLE', new RegExp(`product ${withVars}.*server`)],
-    ['value not allowed', { userID: poor, products: [{ id: withVars, variables: { server: 'asia' } }] }, 400, 'INVALID_VARIABLE', new RegExp(`product ${withVars}`)],
+    ['value not allowed', { userID: poor, products: [{ id: withVars, variables: { server: 'asia' } }] }, 400, 'INVALID_VARIABLE',
+      new RegExp(`product ${withVars}`)],
     ['undeclared variable', { userID: poor, products: [{ id: withVars, variables: { server: 'eu', color: 'red' } }] }, 400, 'INVALID_VARIABLE', /color/],
     ['free text too long', { userID: poor, products: [{ id: withVars, variables: { server: 'eu', note: 'x'.repeat(256) } }] }, 400, 'INVALID_VARIABLE', /note/],
-    ['variables on a product without any', { userID: poor, products: [{ id: rank, variables: { server: 'eu' } }] }, 400, 'INVALID_VARIABLE', new RegExp(`product ${rank}`)],
+    ['variables on a product without any', { userID: poor, products: [{ id: rank, variables: { server: 'eu' } }] }, 400, 'INVALID_VARIABLE',
+      new RegExp(`product ${rank}`)],
     ['more than the stock', { userID: poor, products: [{ id: limited, quantity: 3 }] }, 400, 'OUT_OF_STOCK', new RegExp(String(limited))],
     ['the stock over two lines, after a role', { userID: poor, products: [rank, { id: limited, quantity: 2 }, limited] }, 400, 'OUT_OF_STOCK'],
     ['balance too low, after taking stock and a role', { userID: poor, products: [{ id: limited, quantity: 2 }, rank] }, 400, 'INSUFFICIENT_BALANCE'],
@@ -148,11 +152,13 @@ t.test('variables reach the answer and the order', async (t) => {
     variables: [{ name: 'server', required: true, values: ['eu', 'na'] }, { name: 'note' }, { name: 'color', values: ['red'] }],
   });
   const steve = await makeUser(app, 'steve', 1000);
-  const res = await form(app, `userID=${steve}&products[0][id]=${kit}&products[0][quantity]=2&products[0][variables][server]=eu&products[0][variables][note]=for%20my%20base&products[0][variables][color]=`);
+  const res = await form(app, `userID=${steve}&products[0][id]=${kit}&products[0][quantity]=2&products[0][variables][server]=eu` +
+    `&products[0][variables][note]=for%20my%20base&products[0][variables][color]=`);
   t.equal(res.statusCode, 200, res.body);
   t.same(res.json().products, [{ id: kit, quantity: 2, variables: [{ name: 'server', value: 'eu' }, { name: 'note', value: 'for my base' }] }],
     'declared order; an empty optional value is left out');
-  const [item] = await app.db.query<{ variables: string; quantity: number; unit_total: number }>('select variables, quantity, unit_total from store_order_items');
+  const [item] = await app.db.query<{ variables: string; quantity: number; unit_total: number }>('select variables, quantity, unit_total from ' +
+    'store_order_items');
   t.same(JSON.parse(item!.variables), { server: 'eu', note: 'for my base' });
   t.equal(Number(item!.quantity), 2);
   t.equal(Number(item!.unit_total), 100);

@@ -4,7 +4,8 @@ import { apiKey, call } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
 import { makeCategory, makeProduct, makeRole, makeUser, storeApp } from './fixtures.ts';
 
-const CATEGORY_KEYS = ['id', 'parentID', 'name', 'slug', 'imageID', 'imageType', 'priority', 'gameStatus', 'gameTitle', 'gameDescription', 'gameItem', 'isActive',
+const CATEGORY_KEYS = ['id', 'parentID', 'name', 'slug', 'imageID', 'imageType', 'priority', 'gameStatus', 'gameTitle', 'gameDescription', 'gameItem',
+  'isActive',
   'gameItemModelID', 'isCumulative'];
 const PRODUCT_KEYS = ['id', 'categoryID', 'giveRoleID', 'name', 'imageID', 'imageType', 'details', 'price', 'discountedPrice',
   'discountExpiryDate', 'duration', 'stock', 'priority', 'isFeaturedProduct', 'gameStatus', 'gameTitle', 'gameDescription',
@@ -24,7 +25,8 @@ t.test('categories: create, change, move, reorder, deactivate, delete', async (t
   allStrings(t, ranks);
   t.match(ranks, { parentID: '0', name: 'VIP Ranks!', slug: 'vip-ranks', priority: '0', isActive: '1', gameStatus: '1' });
 
-  res = await call(app, '/api/admin/store/categories', { body: { name: 'Monthly', parentID: ranks.id, priority: '5', gameItem: 'DIAMOND', isActive: 'true' }, as: 'urlencoded' });
+  res = await call(app, '/api/admin/store/categories',
+    { body: { name: 'Monthly', parentID: ranks.id, priority: '5', gameItem: 'DIAMOND', isActive: 'true' }, as: 'urlencoded' });
   t.equal(res.statusCode, 201);
   const monthly = res.json();
   t.match(monthly, { parentID: ranks.id, priority: '5', gameItem: 'DIAMOND', isActive: '1' });
@@ -101,7 +103,8 @@ t.test('products: every field, variables, validation, delete', async (t) => {
   t.match(product, { ...sent, price: '9.99', discountedPrice: '7.50', isFeaturedProduct: '1', gameStatus: '0' });
   t.same(product.variables, [{ name: 'server', required: '1', values: ['eu', 'na'] }, { name: 'note', required: '0', values: [] }]);
   t.match(product.creationDate, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
-  const [stored] = await app.db.query<{ discount_expiry_date: string; price: number }>('select discount_expiry_date, price from store_products where id = ?', [Number(product.id)]);
+  const [stored] = await app.db.query<{ discount_expiry_date: string; price: number }>('select discount_expiry_date, price from store_products where id = ?',
+    [Number(product.id)]);
   t.equal(stored!.discount_expiry_date, '2031-06-01 10:00:00', 'times are stored in UTC, shown in the site time zone');
   t.equal(Number(stored!.price), 999, 'money is stored in cents');
 
@@ -138,7 +141,8 @@ t.test('products: every field, variables, validation, delete', async (t) => {
   res = await call(app, `/api/store/products/${product.id}`);
   t.same(res.json(), product, 'no bad change was stored');
 
-  res = await call(app, `/api/admin/store/products/${product.id}`, { method: 'PATCH', body: { price: '12', variables: [{ name: 'color', values: ['red'] }] }, as: 'json' });
+  res = await call(app, `/api/admin/store/products/${product.id}`,
+    { method: 'PATCH', body: { price: '12', variables: [{ name: 'color', values: ['red'] }] }, as: 'json' });
   t.match(res.json(), { price: '12.00', name: 'VIP 30 days', discountedPrice: '7.50' });
   t.same(res.json().variables, [{ name: 'color', required: '0', values: ['red'] }], 'variables are replaced');
   res = await call(app, `/api/admin/store/products/${product.id}`, { method: 'PATCH', body: { name: 'Renamed' } });
@@ -179,7 +183,8 @@ t.test('listing: active categories nested to any depth, products with computed f
   const stamp = (ms: number) => new Date(Date.now() + ms).toISOString().slice(0, 19).replace('T', ' ');
   const sale = await makeProduct(app, { categoryID: grandchild, name: 'Sale', price: '10', discountedPrice: '7.5' });
   const expired = await makeProduct(app, { categoryID: grandchild, name: 'Expired', price: '10', discountedPrice: '5', discountExpiryDate: stamp(-hour) });
-  const soon = await makeProduct(app, { categoryID: grandchild, name: 'Soon over', price: '3', discountedPrice: '1', discountExpiryDate: stamp(hour), stock: 4 });
+  const soon = await makeProduct(app, { categoryID: grandchild, name: 'Soon over', price: '3', discountedPrice: '1', discountExpiryDate: stamp(hour),
+    stock: 4 });
   await makeProduct(app, { categoryID: grandchild, name: 'Off', price: '1', isActive: '0' });
 
   let res = await call(app, '/api/store/listing');
@@ -218,7 +223,8 @@ t.test('listing: active categories nested to any depth, products with computed f
   // /categories/<id>: one category with everything under it, active or not
   res = await call(app, `/api/store/categories/${hidden}`);
   t.equal(res.statusCode, 200);
-  t.match(res.json(), { id: String(hidden), isActive: '0', subcategories: [{ name: 'Under hidden', subcategories: [], products: [] }], products: [{ name: 'In hidden', price: '1.00', stock: '-1' }] });
+  t.match(res.json(), { id: String(hidden), isActive: '0', subcategories: [{ name: 'Under hidden', subcategories: [], products: [] }],
+    products: [{ name: 'In hidden', price: '1.00', stock: '-1' }] });
   res = await call(app, `/api/store/categories/${top}`);
   t.same(res.json().subcategories[0].subcategories[0].products.map((p: { name: string }) => p.name), ['Sale', 'Expired', 'Soon over', 'Off']);
 });
@@ -283,7 +289,8 @@ t.test('the listing runs a fixed number of statements however big the catalogue'
   type Node = { products: unknown[]; subcategories: Node[] };
   const countProducts = (nodes: Node[]): number => nodes.reduce((n, c) => n + c.products.length + countProducts(c.subcategories), 0);
   const [active] = await large.db.query<{ n: number }>('select count(*) as n from store_products where is_active = 1');
-  t.equal(countProducts((await call(large, '/api/store/listing')).json().categories), Number(active!.n), 'every active product of the seeded catalogue is listed');
+  t.equal(countProducts((await call(large, '/api/store/listing')).json().categories), Number(active!.n),
+    'every active product of the seeded catalogue is listed');
   t.ok(Number(active!.n) > 250);
 
   await makeUser(small, 'steve');

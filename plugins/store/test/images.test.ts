@@ -19,7 +19,8 @@ function multipart(fields: Record<string, string>, file?: Upload) {
   const boundary = `----test${randomBytes(8).toString('hex')}`;
   const parts: Buffer[] = Object.entries(fields).map(([k, v]) => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
   if (file) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.field ?? 'image'}"; filename="${file.filename}"\r\nContent-Type: ${file.type ?? 'application/octet-stream'}\r\n\r\n`), file.data, Buffer.from('\r\n'));
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.field ?? 'image'}"; filename="${file.filename}"\r\nContent-Type: ` +
+      `${file.type ?? 'application/octet-stream'}\r\n\r\n`), file.data, Buffer.from('\r\n'));
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
@@ -68,7 +69,8 @@ t.test('an image uploaded in the console is kept by hash, set on the product, se
     t.equal(served.headers['x-content-type-options'], 'nosniff');
     t.ok(served.rawPayload.equals(data), `${type}: the same bytes`);
   }
-  t.same(files(folder), [`${sha(GIF)}.gif`, `${sha(JPEG)}.jpg`, `${sha(PNG)}.png`, `${sha(WEBP)}.webp`].sort(), 'one file per image, nothing half-written left');
+  t.same(files(folder), [`${sha(GIF)}.gif`, `${sha(JPEG)}.jpg`, `${sha(PNG)}.png`, `${sha(WEBP)}.webp`].sort(),
+    'one file per image, nothing half-written left');
 
   const again = await Promise.all([1, 2, 3].map(() => upload({ filename: 'a.png', data: PNG })));
   t.same(again.map((r) => r.statusCode), [303, 303, 303], 'the same image again, three times at once');
@@ -113,12 +115,14 @@ t.test('bad uploads get an error beside the field and change nothing', async (t)
   // The API's own multipart bodies are read as before: a file part is its text, capped as any field.
   const product = (await call(app, '/api/admin/store/products')).json()[0].id;
   const api = multipart({}, { field: 'imageID', filename: 'id.txt', data: Buffer.from('vip') });
-  const patched = await app.inject({ method: 'PATCH', url: `/api/admin/store/products/${product}`, headers: { 'x-api-key': ADMIN_KEY, ...api.headers }, payload: api.payload });
+  const patched = await app.inject({ method: 'PATCH', url: `/api/admin/store/products/${product}`, headers: { 'x-api-key': ADMIN_KEY, ...api.headers },
+    payload: api.payload });
   t.equal(patched.statusCode, 200, patched.body);
   t.equal(patched.json().imageID, 'vip');
 });
 
-t.test('by default the images are beside the SQLite file, and imageBaseUrl still overrides the storefront', { skip: onMysql ? 'the SQLite file' : false }, async (t) => {
+t.test('by default the images are beside the SQLite file, and imageBaseUrl still overrides the storefront', { skip: onMysql ? 'the SQLite file' : false },
+  async (t) => {
   const url = await sharedDatabaseUrl(t);
   const { app, product, upload } = await setUp(t, { plugins: { storefront: { imageBaseUrl: 'https://cdn.example.org/shop/' } } }, url);
   t.equal((await upload({ filename: 'a.png', data: PNG })).statusCode, 303);

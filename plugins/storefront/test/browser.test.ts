@@ -22,9 +22,11 @@ async function shop(app: FastifyInstance) {
     details: '<p>A <b>coloured</b> name and /fly.</p>', variables: [{ name: 'server', required: '1', values: ['eu', 'us'] }],
   });
   const kit = await makeProduct(app, { categoryID: ranks, name: 'VIP Kit', price: '1.00' });
-  await call(app, `/api/admin/store/products/${kit}/rules`, { method: 'PATCH', as: 'json', body: { requiredProductID: String(vip), requireLinkedAccount: '1' } });
+  await call(app, `/api/admin/store/products/${kit}/rules`,
+    { method: 'PATCH', as: 'json', body: { requiredProductID: String(vip), requireLinkedAccount: '1' } });
   const server = await created(app, '/api/admin/delivery/servers', { name: 'Survival' }, 'json');
-  await created(app, `/api/admin/store/products/${vip}/commands`, { serverID: server.id, command: 'lp user {username} parent add vip', trigger: 'purchase', requireOnline: false, perUnit: false }, 'json');
+  await created(app, `/api/admin/store/products/${vip}/commands`,
+    { serverID: server.id, command: 'lp user {username} parent add vip', trigger: 'purchase', requireOnline: false, perUnit: false }, 'json');
   return { vip, kit, token: server.token as string };
 }
 
@@ -153,7 +155,8 @@ t.test('a ticket opened by the player, answered by staff, the reply seen by the 
   await accessible(t, page, 'ticket');
   const ticketId = /\/account\/tickets\/(\d+)/.exec(page.url())![1];
   const staff = await register(app, 'Helper');
-  const res = await call(app, `/api/support/tickets/${ticketId}/messages`, { body: { userID: String(staff), message: 'Rejoin the server, please.', isAdmin: 'true' }, as: 'json' });
+  const res = await call(app, `/api/support/tickets/${ticketId}/messages`,
+    { body: { userID: String(staff), message: 'Rejoin the server, please.', isAdmin: 'true' }, as: 'json' });
   t.equal(res.statusCode, 200, res.body);
   await page.reload();
   t.match(await page.locator('.thread').textContent(), /Staff[\s\S]*Rejoin the server, please\./, 'the staff reply is there');

@@ -27,7 +27,8 @@ async function shop(t: Test) {
   const categoryID = await makeCategory(app, { name: 'Ranks' });
   const vip = await makeProduct(app, { categoryID, name: 'VIP', price: '5.00' });
   const server = await created(app, '/api/admin/delivery/servers', { name: 'Survival' }, 'json');
-  await created(app, `/api/admin/store/products/${vip}/commands`, { serverID: server.id, command: 'lp user {username} parent add vip', trigger: 'purchase' }, 'json');
+  await created(app, `/api/admin/store/products/${vip}/commands`, { serverID: server.id, command: 'lp user {username} parent add vip', trigger: 'purchase' },
+    'json');
   return { app, base, vip, token: server.token as string };
 }
 
@@ -35,7 +36,8 @@ async function shop(t: Test) {
 async function gatewayPages(page: Page): Promise<string[]> {
   const visited: string[] = [];
   for (const host of ['https://checkout.stripe.com/**', 'https://www.sandbox.paypal.com/**']) {
-    await page.route(host, (route) => { visited.push(route.request().url()); return route.fulfill({ contentType: 'text/html', body: '<title>Gateway</title><h1>Pay here</h1>' }); });
+    await page.route(host, (route) => { visited.push(route.request().url()); return route.fulfill({ contentType: 'text/html',
+      body: '<title>Gateway</title><h1>Pay here</h1>' }); });
   }
   return visited;
 }
@@ -115,7 +117,8 @@ t.test('a player pays with PayPal', { skip }, async (t) => {
   mockPayPalVerify('SUCCESS');
   const hook = await paypalWebhook(app, {
     id: 'WH-1', event_type: 'PAYMENT.CAPTURE.COMPLETED',
-    resource: { id: 'CAP-1', status: 'COMPLETED', custom_id: paymentId, amount: { currency_code: 'USD', value: '5.00' }, supplementary_data: { related_ids: { order_id: 'ORDER-1' } } },
+    resource: { id: 'CAP-1', status: 'COMPLETED', custom_id: paymentId, amount: { currency_code: 'USD', value: '5.00' },
+      supplementary_data: { related_ids: { order_id: 'ORDER-1' } } },
   });
   t.equal(hook.statusCode, 200, hook.body);
   await page.goto(`${base}/payment/return`);

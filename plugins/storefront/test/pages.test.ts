@@ -14,7 +14,8 @@ async function catalogue(app: Awaited<ReturnType<typeof build>>) {
   const ranks = await makeCategory(app, { name: 'Ranks', slug: 'ranks' });
   const hidden = await makeCategory(app, { name: 'Secret', slug: 'secret', isActive: '0' });
   const under = await makeCategory(app, { name: 'Under secret', slug: 'under', parentID: String(hidden) });
-  const vip = await makeProduct(app, { categoryID: ranks, name: 'VIP', price: '5.00', isFeaturedProduct: '1', details: '<p>Fly <script>alert(1)</script><b onclick="x()">now</b></p>' });
+  const vip = await makeProduct(app, { categoryID: ranks, name: 'VIP', price: '5.00', isFeaturedProduct: '1',
+    details: '<p>Fly <script>alert(1)</script><b onclick="x()">now</b></p>' });
   const off = await makeProduct(app, { categoryID: ranks, name: 'Retired rank', price: '1.00', isActive: '0' });
   const inHidden = await makeProduct(app, { categoryID: under, name: 'Hidden gem', price: '1.00' });
   return { ranks, hidden, under, vip, off, inHidden };
@@ -97,7 +98,8 @@ t.test('a prefix, a theme folder and the site settings', async (t) => {
 
   await call(app, '/api/admin/settings', {
     method: 'PATCH', as: 'json',
-    body: { storefrontTitle: 'Steve\'s Store', storefrontAccent: '#aa0000', storefrontFooterLinks: 'Rules=/rules | Discord=https://discord.gg/abc | bad=javascript:alert(1)', storefrontLogo: 'https://cdn.example.org/logo.png' },
+    body: { storefrontTitle: 'Steve\'s Store', storefrontAccent: '#aa0000',
+      storefrontFooterLinks: 'Rules=/rules | Discord=https://discord.gg/abc | bad=javascript:alert(1)', storefrontLogo: 'https://cdn.example.org/logo.png' },
   });
   await new Promise((r) => setTimeout(r, 20));
   const after = await app.inject('/shop/basket');
@@ -118,7 +120,8 @@ t.test('languages: complete catalogues, the browser picks, the setting sets the 
     t.notOk(Object.values(catalogue).some((m) => !m.trim()), `${lang}: none empty`);
   }
   const app = await build(t);
-  t.match((await app.inject({ url: '/basket', headers: { 'accept-language': 'de-AT,de;q=0.9,en;q=0.5' } })).body, /<html lang="de">[\s\S]*Dein Warenkorb ist leer/);
+  t.match((await app.inject({ url: '/basket', headers: { 'accept-language': 'de-AT,de;q=0.9,en;q=0.5' } })).body,
+    /<html lang="de">[\s\S]*Dein Warenkorb ist leer/);
   t.match((await app.inject({ url: '/basket', headers: { 'accept-language': 'fr, en;q=0.3' } })).body, /<html lang="en">[\s\S]*Your basket is empty/);
   await call(app, '/api/admin/settings', { method: 'PATCH', as: 'json', body: { storefrontLanguage: 'de' } });
   t.match((await app.inject({ url: '/basket', headers: { 'accept-language': 'fr' } })).body, /<html lang="de">/, 'none we have: the default');

@@ -46,8 +46,10 @@ t.test('quick answers are served at /api/store/answers and /api/support/answers'
 t.test('admin routes manage categories and quick answers', async (t) => {
   const d = await desk(t);
   const cases = [
-    { path: '/api/admin/support/categories', create: { name: 'Ranks' }, change: { name: 'Ranks & roles' }, public: '/api/support/categories', notFound: 'CATEGORY_NOT_FOUND' },
-    { path: '/api/admin/support/answers', create: { title: 'Hi', content: '<b>Hello</b>' }, change: { content: 'Bye' }, public: '/api/support/answers', notFound: 'ANSWER_NOT_FOUND' },
+    { path: '/api/admin/support/categories', create: { name: 'Ranks' }, change: { name: 'Ranks & roles' }, public: '/api/support/categories',
+      notFound: 'CATEGORY_NOT_FOUND' },
+    { path: '/api/admin/support/answers', create: { title: 'Hi', content: '<b>Hello</b>' }, change: { content: 'Bye' }, public: '/api/support/answers',
+      notFound: 'ANSWER_NOT_FOUND' },
   ];
   for (const c of cases) {
     for (const as of ENCODINGS) {
@@ -115,7 +117,8 @@ t.test('a category that holds tickets cannot be deleted', async (t) => {
 t.test('admin routes need the admin scope; the public ones any key', async (t) => {
   const d = await desk(t);
   const key = await apiKey(d.app);
-  for (const [method, path] of [['GET', '/api/admin/support/categories'], ['POST', '/api/admin/support/answers'], ['DELETE', `/api/admin/support/categories/${d.categoryId}`]] as const) {
+  for (const [method, path] of [['GET', '/api/admin/support/categories'], ['POST', '/api/admin/support/answers'],
+    ['DELETE', `/api/admin/support/categories/${d.categoryId}`]] as const) {
     const res = await call(d.app, path, { method, key, body: method === 'POST' ? { title: 't', content: 'c' } : undefined });
     t.equal(res.statusCode, 403, `${method} ${path}`);
     t.match(res.json(), { status: false, error: 'FORBIDDEN' });

@@ -11,7 +11,8 @@ t.test('created, replied and closed events carry the ids, once per change', asyn
   d.app.events.on('support.ticket.closed', (p) => { seen.push(['closed', p]); });
 
   const id = Number(await openTicket(d));
-  const staffReply = (await call(d.app, `/api/support/tickets/${id}/messages`, { body: { chatUserID: d.staffChatId, message: 'a', isAdmin: 'true' } })).json().data.id;
+  const staffReply = (await call(d.app, `/api/support/tickets/${id}/messages`,
+    { body: { chatUserID: d.staffChatId, message: 'a', isAdmin: 'true' } })).json().data.id;
   const playerReply = (await call(d.app, `/api/support/tickets/${id}/messages`, { body: { userID: String(d.player.id), message: 'b' } })).json().data.id;
   await call(d.app, `/api/support/tickets/${id}/close`, { method: 'POST' });
   await call(d.app, `/api/support/tickets/${id}/close`, { method: 'POST' });

@@ -152,8 +152,10 @@ t.test('one message, only under its own ticket', async (t) => {
   const inB = (await ticket(d, b)).messages[0].id;
   const res = await call(d.app, `/api/support/tickets/${a}/messages/${inA}`);
   t.equal(res.statusCode, 200);
-  t.same(res.json(), { id: inA, accountID: String(d.player.id), message: 'in a', writeLocation: '1', creationDate: (await ticket(d, a)).creationDate, supportID: a });
-  for (const [ticket, message, error] of [[a, inB, 'MESSAGE_NOT_FOUND'], [a, '999', 'MESSAGE_NOT_FOUND'], [a, '999999999999999999', 'MESSAGE_NOT_FOUND'], ['999', inA, 'TICKET_NOT_FOUND']]) {
+  t.same(res.json(), { id: inA, accountID: String(d.player.id), message: 'in a', writeLocation: '1', creationDate: (await ticket(d, a)).creationDate,
+    supportID: a });
+  for (const [ticket, message, error] of [[a, inB, 'MESSAGE_NOT_FOUND'], [a, '999', 'MESSAGE_NOT_FOUND'], [a, '999999999999999999', 'MESSAGE_NOT_FOUND'],
+    ['999', inA, 'TICKET_NOT_FOUND']]) {
     const miss = await call(d.app, `/api/support/tickets/${ticket}/messages/${message}`);
     t.equal(miss.statusCode, 404, `${ticket}/${message}`);
     t.match(miss.json(), { status: false, error }, `${ticket}/${message}`);

@@ -102,7 +102,8 @@ t.test('the list holds every ticket, newest first, with category name and messag
   const list = res.json();
   t.same(list.map((x: any) => x.id), [...ids].reverse(), 'all 25, without a default page size, newest first');
   const third = list.find((x: any) => x.id === ids[3]);
-  t.same(Object.keys(third).sort(), ['accountID', 'categoryID', 'categoryName', 'creationDate', 'id', 'messages', 'readStatus', 'statusID', 'title', 'updateDate']);
+  t.same(Object.keys(third).sort(), ['accountID', 'categoryID', 'categoryName', 'creationDate', 'id', 'messages', 'readStatus', 'statusID', 'title',
+    'updateDate']);
   t.equal(third.categoryName, 'Bugs');
   t.same(third.messages.map((m: any) => m.message), ['M3', 'staff'], 'messages oldest first');
   t.same(Object.keys(third.messages[0]).sort(), ['accountID', 'creationDate', 'id', 'message', 'writeLocation']);

@@ -9,7 +9,10 @@ export function usersService(app: FastifyInstance): DbUsersService {
   return app.services.get(usersRef) as DbUsersService;
 }
 
-export interface RoleRowBody { id: string; name: string; slug: string; usernameCSS: string | null; badgeCSS: string | null; priority: string; chatRoleID: string }
+export interface RoleRowBody {
+  id: string; name: string; slug: string; usernameCSS: string | null; badgeCSS: string | null; priority: string;
+  chatRoleID: string;
+}
 
 /** A role made through the admin API. */
 export async function newRole(app: FastifyInstance, name: string, priority = 0, chatRoleID = ''): Promise<RoleRowBody> {

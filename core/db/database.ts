@@ -1,0 +1,216 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { MikroORM } from '@mikro-orm/core';
+import type { Pool } from 'mysql2/promise';
+import { isRetryable, lastingWriteFault } from './errors.ts';
+import { mysqlPoolStats, mysqlRunner, mysqlTransaction } from './mysql.ts';
+import type { PoolStats, RunResult, Runner } from './runner.ts';
+import type { SqliteConnection } from './sqlite.ts';
+import type { Dialect } from './url.ts';
+
+/** What the event bus needs of the database: where "after commit" is. */
+export interface TransactionScope {
+  afterCommit(fn: () => void): void;
+}
+
+interface TxState {
+  runner: Runner;
+  afterCommit: (() => void)[];
+  /** A write statement ran: its commit shows the database takes writes again. */
+  wrote: boolean;
+}
+
+/** How often a transaction that lost to another is run again (database.transactionTries, retryDelayMs). */
+export interface RetryOptions { tries: number; delayMs: number }
+
+/**
+ * The database as features see it: bound statements on the current transaction (or outside
+ * one), and all-or-nothing transactions that nested calls join. MikroORM holds the entities and
+ * runs the migrations; requests never pass through it.
+ */
+export class Database implements TransactionScope {
+  readonly dialect: Dialect;
+  /** SQLite's file (or `:memory:`): features keeping files of their own put them beside it. Undefined on MySQL. */
+  readonly file?: string;
+  /** Names of every migration the enabled features define. */
+  readonly migrationNames: readonly string[];
+  /** Statements run since start: a cheap gauge of how much work a request does. */
+  statements = 0;
+  /** Transactions run again (isRetryable) since start. */
+  retries = 0;
+  readonly #retry: RetryOptions;
+  readonly #tx = new AsyncLocalStorage<TxState>();
+  readonly #sqlite?: SqliteConnection;
+  readonly #pool?: Pool;
+  /** Statements outside a transaction, each on whichever pooled connection is free. */
+  readonly #poolRunner?: Runner;
+  readonly #makeOrm: () => Promise<MikroORM>;
+  #orm?: Promise<MikroORM>;
+  readonly #writeFaultMs: number;
+  /** The last write refused for a lasting cause (lastingWriteFault), until a write succeeds. */
+  #writeFault?: { why: string; at: number };
+
+  constructor(dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool; file?: string }, migrationNames: string[], makeOrm: () => Promise<MikroORM>,
+    retry: RetryOptions, writeFaultSeconds: number) {
+    this.dialect = dialect;
+    this.file = driver.file;
+    this.#retry = retry;
+    this.#writeFaultMs = writeFaultSeconds * 1000;
+    this.#sqlite = driver.sqlite;
+    this.#pool = driver.pool;
+    if (driver.pool) this.#poolRunner = mysqlRunner(driver.pool);
+    this.migrationNames = migrationNames;
+    this.#makeOrm = makeOrm;
+  }
+
+  /** The SQLite database's file (absolute); undefined in memory and on MySQL. */
+  get sqliteFile(): string | undefined {
+    return this.#sqlite?.db.location() ?? undefined;
+  }
+
+  /**
+   * MikroORM over the same database, made on first use. Only migrations and schema checks need
+   * it, so a server whose schema is up to date never loads it: that keeps tens of megabytes and
+   * most of a second out of every start.
+   */
+  orm(): Promise<MikroORM> {
+    this.#orm ??= this.#makeOrm();
+    return this.#orm;
+  }
+
+  #runner(): Runner {
+    const tx = this.#tx.getStore();
+    if (tx) return tx.runner;
+    if (this.#sqlite) return this.#sqlite.standalone;
+    return this.#poolRunner!;
+  }
+
+  // query and run hand on the runner's promise rather than wrap it in one more: an async function
+  // returning a promise costs an allocation and three turns of the microtask queue, and a buy
+  // runs a dozen statements. The runners' functions are async, so an error still rejects.
+
+  /** Rows of a statement, its values bound. Placeholders are `?` on both dialects. */
+  query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+    this.statements++;
+    return this.#runner().all(sql, params) as Promise<T[]>;
+  }
+
+  /**
+   * Rows of a read as arrays of values, in the order of its select list: cheaper to make and to
+   * read than objects (node:sqlite makes each row object in dictionary mode). Table.select reads them.
+   */
+  queryArrays(sql: string, params: unknown[] = []): Promise<unknown[][]> {
+    this.statements++;
+    return this.#runner().arrays(sql, params);
+  }
+
+  /** A write, its values bound; returns affected rows and the inserted id. */
+  run(sql: string, params: unknown[] = []): Promise<RunResult> {
+    this.statements++;
+    const tx = this.#tx.getStore();
+    if (tx) {
+      tx.wrote = true;
+      return tx.runner.run(sql, params);
+    }
+    const standalone = this.#sqlite ? this.#sqlite.standalone : this.#poolRunner!;
+    return standalone.run(sql, params).then(this.#wrote, this.#refused);
+  }
+
+  readonly #wrote = (result: RunResult): RunResult => {
+    this.#writeFault = undefined;
+    return result;
+  };
+
+  readonly #refused = (err: unknown): never => {
+    const why = lastingWriteFault(err);
+    if (why) this.#writeFault = { why, at: Date.now() };
+    throw err;
+  };
+
+  /** `FOR UPDATE` where the database can lock rows; SQLite serialises writers on its own. */
+  get forUpdate(): string {
+    return this.dialect === 'mysql' ? ' FOR UPDATE' : '';
+  }
+
+  /** `LOCK IN SHARE MODE` where the database can lock rows: others may read the row, not change it. */
+  get forShare(): string {
+    return this.dialect === 'mysql' ? ' LOCK IN SHARE MODE' : '';
+  }
+
+  /** True inside `transaction()`. */
+  get inTransaction(): boolean {
+    return this.#tx.getStore() !== undefined;
+  }
+
+  /**
+   * Runs `fn` all-or-nothing. Called inside another transaction it joins it, so a service can be
+   * used alone or as one step of a bigger unit (a buy debits credits inside the store's
+   * transaction).
+   *
+   * On MySQL/MariaDB the outermost call runs `fn` again from the start when it lost to another
+   * transaction or its connection before committing (isRetryable): up to `transactionTries`
+   * times, a random wait of up to `retryDelayMs` × the try between. So `fn` must do nothing
+   * outside the database that a second run would repeat: no answers, no outbound calls, no
+   * counters in memory. Work that follows the outcome goes to afterCommit (and events' `on`
+   * listeners, which use it): a failed try's list is dropped with it, only the committed try's runs.
+   */
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#tx.getStore()) return fn();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const afterCommit: (() => void)[] = [];
+        let tx: TxState | undefined;
+        const inTx = (runner: Runner) => this.#tx.run(tx = { runner, afterCommit, wrote: false }, fn);
+        const result = this.#sqlite ? await this.#sqlite.transaction(inTx) : await mysqlTransaction(this.#pool!, inTx);
+        if (tx?.wrote) this.#writeFault = undefined;
+        for (const cb of afterCommit) cb();
+        return result;
+      } catch (err) {
+        if (attempt >= this.#retry.tries || this.dialect !== 'mysql' || !isRetryable(err)) this.#refused(err);
+        this.retries++;
+        await new Promise((r) => setTimeout(r, Math.random() * this.#retry.delayMs * attempt));
+      }
+    }
+  }
+
+  /**
+   * Connections in use and idle, and callers waiting for one: the MySQL pool's, or SQLite's one
+   * connection, in use while a transaction holds it.
+   */
+  poolStats(): PoolStats {
+    return this.#sqlite ? this.#sqlite.stats() : mysqlPoolStats(this.#pool!);
+  }
+
+  /** Runs `fn` once the current transaction commits, or now if there is none; dropped on rollback. */
+  afterCommit(fn: () => void): void {
+    const tx = this.#tx.getStore();
+    if (tx) tx.afterCommit.push(fn);
+    else fn();
+  }
+
+  /**
+   * Why the database cannot serve, or undefined when it can (for /health): it does not answer,
+   * (SQLite) it answers but cannot be written, or a write was refused for a lasting cause (a full
+   * disk, which a probe written and undone never reaches) and none has succeeded since, for up to
+   * `database.writeFaultSeconds` after the last such refusal.
+   */
+  async unavailableReason(): Promise<string | undefined> {
+    try {
+      if (this.#sqlite) {
+        // A write tried and undone: a read-only file or folder fails here.
+        await this.#sqlite.probeWrite();
+      } else {
+        await this.#pool!.query('select 1');
+      }
+    } catch (err) {
+      return lastingWriteFault(err) ?? 'The database does not answer.';
+    }
+    const fault = this.#writeFault;
+    return fault && Date.now() - fault.at < this.#writeFaultMs ? fault.why : undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.#orm) await (await this.#orm).close(true);
+    await this.#pool?.end();
+    await this.#sqlite?.close();
+  }
+}

@@ -1,0 +1,277 @@
+/** SQLite: the one embedded connection, its prepared statements, and its group commit. */
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { SqliteDialect } from 'kysely';
+import type { PoolStats, RunResult, Runner } from './runner.ts';
+import { sqliteValue } from './values.ts';
+
+/** Prepared statements by SQL text, the oldest dropped past a bound. */
+class StatementCache {
+  readonly #db: DatabaseSync;
+  readonly #cache = new Map<string, StatementSync>();
+  readonly #max: number;
+  readonly #arrays: boolean;
+
+  /** `arrays`: its statements return rows as arrays of values. */
+  constructor(db: DatabaseSync, arrays: boolean, max = 500) {
+    this.#db = db;
+    this.#arrays = arrays;
+    this.#max = max;
+  }
+
+  get(sql: string): StatementSync {
+    let stmt = this.#cache.get(sql);
+    if (stmt) return stmt;
+    // The oldest prepared goes first: the statements a server runs are few and fixed, so the
+    // bound only matters for text that varies (IN lists of different lengths).
+    if (this.#cache.size >= this.#max) this.#cache.delete(this.#cache.keys().next().value!);
+    stmt = this.#db.prepare(sql);
+    if (this.#arrays) stmt.setReturnArrays(true);
+    this.#cache.set(sql, stmt);
+    return stmt;
+  }
+}
+
+/** The most transactions one commit carries: bounds how long the first of them waits for it. */
+const MAX_BATCH = 16;
+
+/**
+ * Transactions that share one commit (group commit). Each ran alone, in turn, inside its own
+ * savepoint; none is answered until the commit that makes all of them durable has returned.
+ */
+interface Batch {
+  /** Transactions waiting to run next in this batch; resumed with false when it closes without them. */
+  readonly queue: ((joined: boolean) => void)[];
+  members: number;
+  /** The batch has waited its one turn of the event loop for more transactions. */
+  waited: boolean;
+  /** Settles once the batch commits or fails; every finished member awaits it. */
+  readonly committed: Promise<void>;
+  settle(err?: unknown): void;
+  /** Lets statements and transactions waiting outside the batch go. */
+  release(): void;
+  /** Why SQLite dropped the whole transaction (a full disk, an I/O error), failing every member. */
+  lost?: unknown;
+}
+
+/**
+ * The embedded database: one connection, its statements prepared once and reused. Statements
+ * run synchronously, so each is atomic; a transaction, which spans awaits, holds the connection
+ * until it ends, and statements from outside it wait their turn rather than joining it.
+ *
+ * Commits are grouped: a transaction that ends while others wait for the connection hands it to
+ * the next one inside the same SQLite transaction, and one COMMIT (one fsync) then makes all of
+ * them durable. Each runs in a savepoint of its own, so one that fails undoes only its own work.
+ * Nothing outside the batch sees its writes before that commit, and no member is answered before
+ * it: a crash loses only transactions nobody was told had happened.
+ */
+export class SqliteConnection {
+  readonly db: DatabaseSync;
+  readonly #statements: StatementCache;
+  readonly #arrayStatements: StatementCache;
+  #holder?: Promise<void>;
+  /** The batch holding the connection, while it takes more transactions. */
+  #batch?: Batch;
+  /** Statements and transactions waiting for the one that holds the connection. */
+  #waiting = 0;
+
+  constructor(db: DatabaseSync) {
+    this.db = db;
+    this.#statements = new StatementCache(db, false);
+    this.#arrayStatements = new StatementCache(db, true);
+  }
+
+  /** Statements of the transaction that holds the connection: they run at once. */
+  readonly memberRunner: Runner = {
+    all: async (sql, params) => this.#all(sql, params),
+    arrays: async (sql, params) => this.#arrays(sql, params),
+    run: async (sql, params) => this.#run(sql, params),
+  };
+
+  /**
+   * Statements from outside any transaction: they wait while one holds the connection, then run
+   * with no await between the check and the statement, so none can slip into a transaction.
+   */
+  readonly standalone: Runner = {
+    all: this.#onceFree((sql, params) => this.#all(sql, params)),
+    arrays: this.#onceFree((sql, params) => this.#arrays(sql, params)),
+    run: this.#onceFree((sql, params) => this.#run(sql, params)),
+  };
+
+  /** `statement`, run once no transaction holds the connection, in the same step as the last check. */
+  #onceFree<T>(statement: (sql: string, params: unknown[]) => T): (sql: string, params: unknown[]) => Promise<T> {
+    return async (sql, params) => {
+      while (this.#holder) await this.#wait();
+      return statement(sql, params);
+    };
+  }
+
+  /**
+   * One turn of waiting for the transaction that holds the connection, counted. Callers check the
+   * holder again after it, in the same step as they go on.
+   */
+  async #wait(): Promise<void> {
+    this.#waiting++;
+    try {
+      await this.#holder;
+    } finally {
+      this.#waiting--;
+    }
+  }
+
+  stats(): PoolStats {
+    const inUse = this.#holder ? 1 : 0;
+    return { inUse, idle: 1 - inUse, waiting: this.#waiting + (this.#batch?.queue.length ?? 0) };
+  }
+
+  #all(sql: string, params: unknown[]): Record<string, unknown>[] {
+    return this.#statements.get(sql).all(...params.map(sqliteValue) as never[]) as Record<string, unknown>[];
+  }
+
+  #arrays(sql: string, params: unknown[]): unknown[][] {
+    return this.#arrayStatements.get(sql).all(...params.map(sqliteValue) as never[]) as unknown as unknown[][];
+  }
+
+  #run(sql: string, params: unknown[]): RunResult {
+    const res = this.#statements.get(sql).run(...params.map(sqliteValue) as never[]);
+    return { affectedRows: Number(res.changes), insertId: Number(res.lastInsertRowid) };
+  }
+
+  /**
+   * Throws unless the database can be written now. A page is changed inside a transaction that is
+   * then rolled back, so nothing reaches the disk; BEGIN IMMEDIATE alone passes on a file that
+   * SQLite could only open read-only.
+   */
+  async probeWrite(): Promise<void> {
+    while (this.#holder) await this.#wait();
+    this.db.exec('begin immediate');
+    try {
+      // A row of the host's own settings table, written and rolled back: the values bound.
+      this.db.prepare('insert into core_settings (`key`, value) values (?, ?)').run('health.probe', '');
+    } finally {
+      if (this.db.isTransaction) this.db.exec('rollback');
+    }
+  }
+
+  /** Closes the connection once the batch that holds it (its commit a turn away, perhaps) has ended. */
+  async close(): Promise<void> {
+    while (this.#holder) await this.#wait();
+    if (this.db.isOpen) this.db.close();
+  }
+
+  async transaction<T>(fn: (runner: Runner) => Promise<T>): Promise<T> {
+    // Checked and taken in one synchronous step: two transactions can never both run at once.
+    for (;;) {
+      const batch = this.#batch;
+      if (batch) {
+        if (await new Promise<boolean>((resume) => batch.queue.push(resume))) return this.#member(batch, fn);
+      } else if (this.#holder) {
+        await this.#wait();
+      } else {
+        break;
+      }
+    }
+    let release!: () => void;
+    this.#holder = new Promise((r) => { release = r; });
+    try {
+      // IMMEDIATE takes the write lock now: another process writing the same file makes this
+      // wait (busy_timeout) instead of failing halfway through.
+      this.db.exec('begin immediate');
+    } catch (err) {
+      this.#holder = undefined;
+      release();
+      throw err;
+    }
+    let settle!: (err?: unknown) => void;
+    const committed = new Promise<void>((resolve, reject) => { settle = (err) => (err === undefined ? resolve() : reject(err)); });
+    const batch: Batch = { queue: [], members: 1, waited: false, committed, settle, release };
+    this.#batch = batch;
+    return this.#member(batch, fn);
+  }
+
+  /** Runs `fn` as the batch's current member, hands the connection on, and answers after the commit. */
+  async #member<T>(batch: Batch, fn: (runner: Runner) => Promise<T>): Promise<T> {
+    let outcome: { result: T } | { error: unknown };
+    try {
+      this.db.exec('savepoint member');
+      outcome = { result: await fn(this.memberRunner) };
+      this.db.exec('release member');
+    } catch (err) {
+      outcome = { error: err };
+      // SQLite may have rolled back the whole transaction already (a full disk, an I/O error):
+      // then every member before this one is lost with it, as it is if this one cannot be undone.
+      try {
+        if (!this.db.isTransaction) throw err;
+        this.db.exec('rollback to member');
+        this.db.exec('release member');
+      } catch (lost) {
+        batch.lost = lost;
+      }
+    }
+    this.#admitNextOrCommit(batch);
+    // A refusal waits for the commit too: what it saw of the members before it is then durable
+    // (or, if the batch fails, the batch's failure is the answer).
+    await batch.committed;
+    if ('error' in outcome) throw outcome.error;
+    return outcome.result;
+  }
+
+  /** The next waiting transaction joins the batch, or the batch commits and lets the connection go. */
+  #admitNextOrCommit(batch: Batch): void {
+    const open = batch.lost === undefined && batch.members < MAX_BATCH;
+    if (open && batch.queue.length) {
+      batch.members++;
+      batch.queue.shift()!(true);
+      return;
+    }
+    // A transaction runs within one turn of the event loop (its statements are synchronous), so
+    // the requests that arrived with it reach theirs only after it: the batch waits one turn for
+    // them, once. Alone, a transaction's commit comes that turn later, tens of microseconds.
+    if (open && !batch.waited) {
+      batch.waited = true;
+      setImmediate(() => this.#admitNextOrCommit(batch));
+      return;
+    }
+    let failure: unknown;
+    try {
+      if (batch.lost !== undefined) throw batch.lost;
+      this.db.exec('commit');
+    } catch (err) {
+      failure = err;
+      // Run from the event loop, so nothing may escape: a connection closed under it fails the batch only.
+      try {
+        if (this.db.isTransaction) this.db.exec('rollback');
+      } catch { /* the failure above is what the members get */ }
+    }
+    this.#batch = undefined;
+    this.#holder = undefined;
+    batch.release();
+    // Those left out of a full batch start the next one a turn later, after the statements that
+    // waited outside: a stream of writes cannot starve the reads.
+    const left = batch.queue.splice(0);
+    if (left.length) setImmediate(() => { for (const resume of left) resume(false); });
+    batch.settle(failure);
+  }
+}
+
+/**
+ * Kysely's SQLite dialect over the server's own connection, so migrations (MikroORM) and requests
+ * (Database) share one database even in memory. MikroORM's close leaves the connection open:
+ * Database closes it last.
+ */
+export async function sharedSqliteDialect(db: DatabaseSync): Promise<SqliteDialect> {
+  const { SqliteDialect } = await import('kysely');
+  return new SqliteDialect({
+    database: () => ({
+      prepare(sql: string) {
+        const stmt = db.prepare(sql);
+        return {
+          reader: stmt.columns().length > 0,
+          all: (params: readonly unknown[]) => stmt.all(...params.map(sqliteValue) as never[]),
+          run: (params: readonly unknown[]) => stmt.run(...params.map(sqliteValue) as never[]),
+          iterate: (params: readonly unknown[]) => stmt.iterate(...params.map(sqliteValue) as never[]),
+        };
+      },
+      close() {},
+    }) as never,
+  });
+}
