@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { MikroORM } from '@mikro-orm/core';
 import type { Pool } from 'mysql2/promise';
+import type { Sql } from '../sql.ts';
 import { isRetryable, lastingWriteFault } from './errors.ts';
 import { mysqlPoolStats, mysqlRunner, mysqlTransaction } from './mysql.ts';
 import type { PoolStats, RunResult, Runner } from './runner.ts';
@@ -88,31 +89,35 @@ export class Database implements TransactionScope {
   // returning a promise costs an allocation and three turns of the microtask queue, and a buy
   // runs a dozen statements. The runners' functions are async, so an error still rejects.
 
-  /** Rows of a statement, its values bound. Placeholders are `?` on both dialects. */
-  query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+  /** Rows of a statement written with core/sql.ts's `sql` tag, its values bound (`?` on both dialects). */
+  query<T = Record<string, unknown>>(statement: Sql | string, params: unknown[] = []): Promise<T[]> {
     this.statements++;
-    return this.#runner().all(sql, params) as Promise<T[]>;
+    if (typeof statement !== 'string') return this.#runner().all(statement.text, statement.values) as Promise<T[]>;
+    return this.#runner().all(statement, params) as Promise<T[]>;
   }
 
   /**
    * Rows of a read as arrays of values, in the order of its select list: cheaper to make and to
    * read than objects (node:sqlite makes each row object in dictionary mode). Table.select reads them.
    */
-  queryArrays(sql: string, params: unknown[] = []): Promise<unknown[][]> {
+  queryArrays(statement: Sql | string, params: unknown[] = []): Promise<unknown[][]> {
     this.statements++;
-    return this.#runner().arrays(sql, params);
+    if (typeof statement !== 'string') return this.#runner().arrays(statement.text, statement.values);
+    return this.#runner().arrays(statement, params);
   }
 
   /** A write, its values bound; returns affected rows and the inserted id. */
-  run(sql: string, params: unknown[] = []): Promise<RunResult> {
+  run(statement: Sql | string, params: unknown[] = []): Promise<RunResult> {
     this.statements++;
+    const text = typeof statement === 'string' ? statement : statement.text;
+    const values = typeof statement === 'string' ? params : statement.values;
     const tx = this.#tx.getStore();
     if (tx) {
       tx.wrote = true;
-      return tx.runner.run(sql, params);
+      return tx.runner.run(text, values);
     }
     const standalone = this.#sqlite ? this.#sqlite.standalone : this.#poolRunner!;
-    return standalone.run(sql, params).then(this.#wrote, this.#refused);
+    return standalone.run(text, values).then(this.#wrote, this.#refused);
   }
 
   readonly #wrote = (result: RunResult): RunResult => {

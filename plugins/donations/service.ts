@@ -1,6 +1,7 @@
 /** The donation boards: ranked sums over a calendar period, or the latest single payments. */
 import { countParam, type Database } from '../../core/db.ts';
 import { displayTimestamp, now, parseClientTimestamp } from '../../core/format.ts';
+import { sql, where } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { Donation, DonationsService, DonationType } from './contract.ts';
 import { DonationsEntry } from './entities.ts';
@@ -23,8 +24,9 @@ function periodStart(type: Exclude<DonationType, 'latest'>, timeZone: string, at
   return start === undefined ? undefined : parseClientTimestamp(start, timeZone);
 }
 
+const E = DonationsEntry.c;
 /** Guests (user 0) are told apart by the name they bought under; an account's line is its id. */
-const GUEST = "case when user_id = 0 then username else '' end";
+const GUEST = sql`case when ${E.userId} = 0 then ${E.username} else '' end`;
 /** What the latest board shows of an entry: the only columns it reads. */
 const LATEST = DonationsEntry.pick('username', 'amount', 'currency', 'creationDate');
 
@@ -45,8 +47,8 @@ export class DbDonationsService implements DonationsService {
    */
   async board(type: DonationType, limit: number, timeZone: string): Promise<Donation[]> {
     if (type === 'latest') {
-      const rows = await this.#db.queryArrays(`select ${LATEST.columns} from donations_entries order by creation_date desc, id desc limit ?`,
-        [countParam(limit)]);
+      const rows = await this.#db.queryArrays(
+        sql`select ${LATEST.columns} from ${DonationsEntry} order by ${E.creationDate} desc, ${E.id} desc limit ${countParam(limit)}`);
       return rows.map((row) => {
         const { username, amount, currency, creationDate } = LATEST.fromArray(row);
         return { username, amount, currency, date: creationDate };
@@ -54,10 +56,9 @@ export class DbDonationsService implements DonationsService {
     }
     const since = periodStart(type, timeZone);
     const rows = await this.#db.query<{ username: string; amount: number; currency: string; last: string }>(
-      `select max(username) as username, sum(amount) as amount, currency, max(creation_date) as last
-       from donations_entries${since ? ' where creation_date >= ?' : ''}
-       group by user_id, ${GUEST}, currency order by sum(amount) desc, max(creation_date), user_id limit ?`,
-      since ? [since, countParam(limit)] : [countParam(limit)]);
+      sql`select max(${E.username}) as username, sum(${E.amount}) as amount, ${E.currency} as currency, max(${E.creationDate}) as last
+       from ${DonationsEntry} ${where(since !== undefined && sql`${E.creationDate} >= ${since}`)}
+       group by ${E.userId}, ${GUEST}, ${E.currency} order by sum(${E.amount}) desc, max(${E.creationDate}), ${E.userId} limit ${countParam(limit)}`);
     return rows.map((r) => ({ username: r.username, amount: Number(r.amount), currency: r.currency, date: r.last }));
   }
 }

@@ -256,8 +256,8 @@ export class DbStoreService implements StoreService {
   }
 
   shownCategories(): Promise<ShownCategory[]> {
-    return this.#db.queryArrays(`select ${SHOWN_CATEGORY.columns} from store_categories where is_active = 1 ` +
-      `${ORDER}`).then((rows) => rows.map(SHOWN_CATEGORY.fromArray));
+    return this.#db.queryArrays(`select ${SHOWN_CATEGORY.columns.text} from store_categories where is_active = 1 ${ORDER}`)
+      .then((rows) => rows.map(SHOWN_CATEGORY.fromArray));
   }
 
   async shownProducts(filter: { categoryIds?: number[]; ids?: number[]; featuredOnly?: boolean }): Promise<ShownProduct[]> {
@@ -274,7 +274,7 @@ export class DbStoreService implements StoreService {
     where.push('is_active = 1');
     const clause = where.join(' and ');
     const [rows, variables] = await Promise.all([
-      this.#db.queryArrays(`select ${SHOWN_PRODUCT.columns} from store_products where ${clause} ${ORDER}`, params),
+      this.#db.queryArrays(`select ${SHOWN_PRODUCT.columns.text} from store_products where ${clause} ${ORDER}`, params),
       this.#variables(`product_id in (select id from store_products where ${clause})`, params),
     ]);
     return rows.map((row) => withVariables(SHOWN_PRODUCT.fromArray(row), variables));

@@ -1,5 +1,6 @@
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
+import { sql } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { VoteLinkInput, VoteLinkRow, VotesService } from './contract.ts';
 import { VotesLink } from './entities.ts';
@@ -34,7 +35,7 @@ export class DbVotesService implements VotesService {
   }
 
   async list(): Promise<VoteLinkRow[]> {
-    return (await VotesLink.select(this.#db, 'order by id')).map(toRow);
+    return (await VotesLink.select(this.#db, sql`order by ${VotesLink.c.id}`)).map(toRow);
   }
 
   async get(id: number): Promise<VoteLinkRow> {
@@ -59,7 +60,7 @@ export class DbVotesService implements VotesService {
   }
 
   async delete(id: number): Promise<void> {
-    const { affectedRows } = await this.#db.run('delete from votes_links where id = ?', [id]);
+    const { affectedRows } = await this.#db.run(sql`delete from ${VotesLink} where ${VotesLink.c.id} = ${id}`);
     if (affectedRows === 0) throw new DomainError('VOTE_LINK_NOT_FOUND', `No vote link with ID ${id}.`);
   }
 }

@@ -8,6 +8,7 @@ import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { build, call } from '../../../test/helper.ts';
 import { grant, register, role, signInByForm } from './browser.ts';
+import type { Sql } from '../../../core/sql.ts';
 
 const PLAYERS = 10_000;
 const LEDGER = 100_000;
@@ -30,8 +31,11 @@ async function tracedOnce(app: FastifyInstance, url: string, cookie: string) {
   const reads: { sql: string; params: unknown[] }[] = [];
   const query = app.db.query.bind(app.db);
   const queryArrays = app.db.queryArrays.bind(app.db);
-  const note = (sql: string, params: unknown[]) => { if (/\bfrom (users_accounts|credits_ledger)\b/.test(sql)) reads.push({ sql, params }); };
-  app.db.query = (async (sql: string, params: unknown[] = []) => {
+  const note = (statement: Sql | string, params: unknown[]) => {
+    const [sql, values] = typeof statement === 'string' ? [statement, params] : [statement.text, statement.values];
+    if (/\bfrom `?(users_accounts|credits_ledger)\b/.test(sql)) reads.push({ sql, params: values });
+  };
+  app.db.query = (async (sql: Sql | string, params: unknown[] = []) => {
     note(sql, params);
     return query(sql, params);
   }) as typeof app.db.query;

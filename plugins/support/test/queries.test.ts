@@ -9,9 +9,9 @@ import { desk, openTicket, type Desk } from './fixtures.ts';
 async function statements(app: FastifyInstance, fn: () => Promise<unknown>): Promise<string[]> {
   const seen: string[] = [];
   const { query, queryArrays, run } = app.db;
-  app.db.query = (sql, params) => { seen.push(sql); return query.call(app.db, sql, params) as never; };
-  app.db.queryArrays = (sql, params) => { seen.push(sql); return queryArrays.call(app.db, sql, params); };
-  app.db.run = (sql, params) => { seen.push(sql); return run.call(app.db, sql, params); };
+  app.db.query = (sql, params) => { seen.push(typeof sql === 'string' ? sql : sql.text); return query.call(app.db, sql, params) as never; };
+  app.db.queryArrays = (sql, params) => { seen.push(typeof sql === 'string' ? sql : sql.text); return queryArrays.call(app.db, sql, params); };
+  app.db.run = (sql, params) => { seen.push(typeof sql === 'string' ? sql : sql.text); return run.call(app.db, sql, params); };
   try {
     await fn();
   } finally {

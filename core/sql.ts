@@ -1,0 +1,152 @@
+/**
+ * Statements as tagged templates: `sql\`select ${T.c.stock} from ${T} where ${T.c.id} = ${id}\``.
+ * Every interpolated value is bound as `?`; a list becomes `(?, ?, ?)`; a table (core/table.ts)
+ * stands for its name and `T.c.<property>` for its quoted column, so a renamed property fails
+ * `npm run typecheck` at every statement naming it; a `Sql` fragment is spliced in with its
+ * values. Text from anywhere else enters only through `raw()`, for constants of the code.
+ *
+ * Our own few dozen lines rather than a package: the tag knows the table descriptions, keeps one
+ * text per call site (below) so a hot statement costs what a hand-written string did, and refuses
+ * an empty `not in` list; a general-purpose tag would need all of that wrapped around it.
+ */
+
+/** A bound value: what both drivers take for a `?`. A `limit ?`/`offset ?` takes countParam's bigint. */
+export type Value = string | number | bigint | boolean | null | undefined | Uint8Array;
+
+/** Something that stands for SQL text of its own when interpolated: a table is its name. */
+export interface SqlSource {
+  readonly [toSql]: Sql;
+}
+export const toSql: unique symbol = Symbol('sql');
+
+/** What a template takes between its strings. */
+export type Part = Value | readonly Value[] | Sql | SqlSource;
+
+/** A statement or a piece of one: its text with `?` for each value, and the values in order. */
+export class Sql {
+  readonly text: string;
+  readonly values: Value[];
+
+  constructor(text: string, values: Value[]) {
+    this.text = text;
+    this.values = values;
+  }
+}
+
+const NO_VALUES: Value[] = [];
+
+/**
+ * What one call site built: its text, and per interpolation the text a fragment put there
+ * (undefined where a value was bound). A later call with fragments of the same texts and no list
+ * reuses the text: same string, so the prepared-statement caches find it without hashing a new one.
+ */
+interface Shape {
+  text: string;
+  fragments: (string | undefined)[];
+}
+/** Call sites whose fragments differ from call to call: built each time. */
+const VARYING: Shape = { text: '', fragments: [] };
+const shapes = new WeakMap<TemplateStringsArray, Shape>();
+
+function fragmentOf(part: Part): Sql | undefined {
+  if (typeof part !== 'object' || part === null || part instanceof Uint8Array) return undefined;
+  if (part instanceof Sql) return part;
+  return toSql in part ? (part as SqlSource)[toSql] : undefined;
+}
+
+export function sql(strings: TemplateStringsArray, ...parts: Part[]): Sql {
+  const shape = shapes.get(strings);
+  if (shape !== undefined && shape !== VARYING) {
+    const values = reuse(shape, parts);
+    if (values) return new Sql(shape.text, values);
+  }
+  return build(strings, parts, shape);
+}
+
+/** The values of a call that fits its site's shape, or undefined when it does not. */
+function reuse(shape: Shape, parts: Part[]): Value[] | undefined {
+  const values: Value[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (Array.isArray(part)) return undefined;
+    const fragment = fragmentOf(part);
+    if (fragment === undefined) {
+      if (shape.fragments[i] !== undefined) return undefined;
+      values.push(part as Value);
+    } else {
+      if (shape.fragments[i] !== fragment.text) return undefined;
+      for (const v of fragment.values) values.push(v);
+    }
+  }
+  return values;
+}
+
+function build(strings: TemplateStringsArray, parts: Part[], seen: Shape | undefined): Sql {
+  let text = strings[0]!;
+  const values: Value[] = [];
+  const fragments: (string | undefined)[] = [];
+  let list = false;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    const fragment = fragmentOf(part);
+    if (fragment !== undefined) {
+      text += fragment.text;
+      for (const v of fragment.values) values.push(v);
+    } else if (Array.isArray(part)) {
+      list = true;
+      text += listText(part as readonly Value[], text);
+      for (const v of part as readonly Value[]) values.push(v);
+    } else {
+      text += '?';
+      values.push(part as Value);
+    }
+    fragments.push(fragment?.text);
+    text += strings[i + 1]!;
+  }
+  // A site seen before with other fragments varies: it is built every time from now on.
+  if (!list) shapes.set(strings, seen === undefined ? { text, fragments } : VARYING);
+  return new Sql(text, values);
+}
+
+/**
+ * `(?, ?, ?)` for a list. An empty one is `(null)`: `x in (null)` matches no row on both
+ * databases (`in ()` is a syntax error on MySQL). `x not in (null)` would match none either
+ * where every row was meant, so an empty list after `not in` is refused: leave the condition out.
+ */
+function listText(list: readonly Value[], before: string): string {
+  if (list.length === 0) {
+    if (/\bnot\s+in\s*$/i.test(before)) throw new TypeError('An empty list after NOT IN matches no row: leave the condition out instead.');
+    return '(null)';
+  }
+  return `(${'?, '.repeat(list.length - 1)}?)`;
+}
+
+/** Trusted text, never a value: constants of the code such as `db.forUpdate`. */
+export function raw(text: string): Sql {
+  return new Sql(text, NO_VALUES);
+}
+
+/** Nothing: a condition or clause left out. */
+export const empty: Sql = raw('');
+
+/** The fragments with `separator` between them (`join(conditions, ' and ')`). */
+export function join(fragments: readonly Sql[], separator: string): Sql {
+  if (fragments.length === 1) return fragments[0]!;
+  return new Sql(fragments.map((f) => f.text).join(separator), fragments.flatMap((f) => f.values));
+}
+
+/**
+ * `where a and b` of the conditions given, or nothing when none is (optional filters):
+ * `where(status && sql\`${T.c.status} = ${status}\`, sql\`${T.c.isActive} = 1\`)`.
+ */
+export function where(...conditions: (Sql | false | undefined | null | '' | 0)[]): Sql {
+  const given = conditions.filter((c): c is Sql => c instanceof Sql && c.text !== '');
+  if (given.length === 0) return empty;
+  const all = join(given, ' and ');
+  return new Sql(`where ${all.text}`, all.values);
+}
+
+/** A quoted identifier (column or table name) from the code's own table descriptions. */
+export function identifier(name: string): Sql {
+  return raw(`\`${name}\``);
+}
