@@ -66,6 +66,21 @@ t.test('privileged roles: granted only by an admin, never sold', async (t) => {
       "Alice's role as it was");
   });
 
+  await t.test('nor take a console role away, or move it to another', async (t) => {
+    const before = (await call(app, `/api/users/${aliceId}/roles`)).json();
+    for (const [name, key] of [['game server', game], ['chat bot', bot]] as const) {
+      let res = await call(app, `/api/users/${aliceId}/roles/${admin}`, { key, method: 'DELETE' });
+      t.equal(res.statusCode, 403, `${name}: DELETE the admin role`);
+      t.match(res.json(), { error: 'FORBIDDEN', message: /opens the staff console.*admin scope/ });
+      res = await call(app, `/api/users/${aliceId}/roles/${admin}`, { key, method: 'PATCH', body: { roleID: String(vip) } });
+      t.equal(res.statusCode, 403, `${name}: PATCH the admin role to VIP`);
+    }
+    t.same((await call(app, `/api/users/${aliceId}/roles`)).json(), before, "Alice still holds what she held");
+    const res = await call(app, `/api/users/${steve}/roles/${vip}`, { key: game, method: 'DELETE' });
+    t.equal(res.statusCode, 200, 'an ordinary role: taken away');
+    t.equal((await call(app, `/api/users/${steve}/roles`, { key: game, body: { roleID: String(vip) } })).statusCode, 200, 'and given back');
+  });
+
   await t.test('the admin scope still grants and moves them', async (t) => {
     let res = await call(app, `/api/users/${steve}/roles`, { body: { roleID: String(support) } });
     t.equal(res.statusCode, 200);
