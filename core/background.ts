@@ -5,8 +5,7 @@
  * the round itself and is logged each time, with its stack.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { lastingWriteFault } from './db/errors.ts';
-import { isDatabaseUnavailable } from './http.ts';
+import { isDatabaseUnavailable, lastingWriteFault } from './db/errors.ts';
 
 export class RoundLog {
   readonly #log: FastifyBaseLogger;

@@ -6,7 +6,7 @@
  */
 import { ConfigError, type AppConfig } from './config.ts';
 import { parseDatabaseUrl } from './db/url.ts';
-import { isDatabaseUnavailable } from './http.ts';
+import { isDatabaseUnavailable } from './db/errors.ts';
 
 /** The URL as it may be shown: without its password. */
 export function displayUrl(url: string): string {

@@ -9,7 +9,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from './errors.ts';
-import type { UploadedFile } from './http.ts';
+import type { UploadedFile } from './http/body.ts';
 import type { FeatureContext } from './features.ts';
 import { createServiceRef } from './registry.ts';
 

@@ -112,7 +112,7 @@ export function parseClientTimestamp(value: string, timeZone: string): string | 
 
 /** True if the time zone name is one Intl knows. */
 export function isTimeZone(name: string): boolean {
-  // UTC, the default, needs no Intl: a DateTimeFormat maps about 4.5 MiB of ICU's data into the process.
+  // UTC, the default, needs no Intl: a DateTimeFormat maps ICU's data into the process (docs/performance.md).
   if (name === 'UTC') return true;
   try {
     zoneFormatter(name);

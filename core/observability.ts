@@ -10,7 +10,7 @@ import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AppConfig } from './config.ts';
 import type { Database } from './db.ts';
 import type { ApiKeyIdentity, ApiKeys } from './api-keys.ts';
-import { send } from './http.ts';
+import { send } from './http/error-answers.ts';
 
 /** A client's own id is kept when it is short and plain enough to log and echo back safely. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -65,11 +65,9 @@ declare module 'fastify' {
 /**
  * Routes marked `config: { plainJson: true }` answer with JSON.stringify. They are the big lists
  * game servers poll (the store's listing, a server's command queue, the ticket list).
- * fast-json-stringify builds its output by concatenation: for a listing of a thousand products
- * that was 40% of the 6.5 MB each request allocated, and the collector's work went with it. On
- * MariaDB, young-generation collections per 100 listings went from 25 to 10.5 with JSON.stringify,
- * and to 4 once the listing also stopped copying each product (plugins/store). V8's own
- * JSON.stringify writes one flat string.
+ * fast-json-stringify builds its output by concatenation, which for a big list is much of what a
+ * request allocates and the collector's work with it; V8's own JSON.stringify writes one flat
+ * string (figures: docs/performance.md).
  *
  * What the compiled serializer also did, leaving out properties the schema does not name and
  * coercing types, is then up to the route's formatters. With `check` (tests), every 2xx answer of

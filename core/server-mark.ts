@@ -16,9 +16,8 @@ import { existsSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import type { Connection } from 'mysql2/promise';
 import type { AppConfig } from './config.ts';
-import { sqliteCode } from './db/errors.ts';
+import { isDatabaseUnavailable, sqliteCode } from './db/errors.ts';
 import { parseDatabaseUrl, type DatabaseUrl } from './db/url.ts';
-import { isDatabaseUnavailable } from './http.ts';
 
 /** More servers than this on one MySQL database run unmarked (and say so). */
 const SLOTS = 32;

@@ -92,9 +92,9 @@ function columnName(property: string): string {
 
 /**
  * `fromRow` for one table, compiled once: a single object literal with every property read from
- * its column, as a hand-written mapper would be. A generic loop over the columns (a closure call
- * and a keyed store per value) took four times as long, which a listing of a thousand products
- * pays a thousand times. The source is made only from the table's own definition, never from data.
+ * its column, as a hand-written mapper would be: a generic loop over the columns (a closure call
+ * and a keyed store per value) is much slower, and a listing pays it once a row (docs/performance.md).
+ * The source is made only from the table's own definition, never from data.
  */
 function compileReader<R>(columns: [property: string, column: string, kind: Kind, nullable: boolean][], byPosition: boolean, from = 0): (row: R) => DbRow {
   const fields = columns.map(([property, column, kind, nullable], i) => {
@@ -227,8 +227,7 @@ export class Table<P extends Properties> implements SqlSource {
   /**
    * The records of `select <every column> from <table> <rest>`, `rest` being the statement's
    * where, order and limit clauses, its values bound: `T.select(db, sql\`where ${T.c.x} = ${x}\`)`.
-   * The rows travel as arrays and are read by position: a thousand products read this way took
-   * 1.5 ms on SQLite against 3.9 as objects.
+   * The rows travel as arrays and are read by position, cheaper than objects (docs/performance.md).
    */
   async select(db: Database, rest: Sql | string = '', params: unknown[] = []): Promise<RecordOf<P>[]> {
     const rows = typeof rest === 'string'

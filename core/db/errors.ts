@@ -69,3 +69,30 @@ export function sqliteCode(err: unknown): number | undefined {
   const code = (err as { errcode?: unknown })?.errcode;
   return typeof code === 'number' ? code & 0xff : undefined;
 }
+
+const UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'ENOTFOUND', 'EHOSTUNREACH',
+  'PROTOCOL_SEQUENCE_TIMEOUT']);
+/**
+ * A database that answers but cannot take writes for now — a full disk, a read-only file, an
+ * I/O error, a lock held too long by another process — is unavailable too: the request changed
+ * nothing, and the same request may succeed once the cause is gone.
+ * SQLite: BUSY, NOMEM, READONLY, IOERR, FULL, CANTOPEN. MySQL: ER_DISK_FULL, ER_RECORD_FILE_FULL,
+ * ER_OUT_OF_RESOURCES, ER_OPTION_PREVENTS_STATEMENT (read_only).
+ */
+const SQLITE_UNAVAILABLE = new Set([5, 7, 8, 10, 13, 14]);
+const MYSQL_UNAVAILABLE = new Set([1021, 1114, 1041, 1290]);
+
+/** True for errors that mean "the database cannot be reached", however deep the driver wrapped them. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err as { code?: string; cause?: unknown; name?: string; message?: string } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e,
+    depth++) {
+    if (e.code && UNAVAILABLE.has(e.code)) return true;
+    const errno = (e as { errno?: number }).errno;
+    if (SQLITE_UNAVAILABLE.has(sqliteCode(e) ?? -1)) return true;
+    if (typeof errno === 'number' && MYSQL_UNAVAILABLE.has(errno)) return true;
+    if (e.name === 'ConnectionException') return true;
+    if (typeof e.message === 'string'
+      && /connection (is in closed state|lost)|Pool is closed|Can't add new command when connection is in closed state/i.test(e.message)) return true;
+  }
+  return false;
+}

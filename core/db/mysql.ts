@@ -21,8 +21,8 @@ export function mysqlPoolStats(pool: Pool): PoolStats {
 /** A pooled MySQL/MariaDB connection (or the pool) as a Runner. */
 export function mysqlRunner(conn: Pool | PoolConnection): Runner {
   // Reads and statements with values are prepared (the binary protocol parses big results with
-  // less work: the listing gains about a tenth); other statements without values (DDL, CHECKSUM
-  // TABLE) go as text: some cannot be prepared, and there is nothing to bind.
+  // less work: docs/performance.md); other statements without values (DDL, CHECKSUM TABLE) go as
+  // text: some cannot be prepared, and there is nothing to bind.
   const send = (sql: string, params: unknown[]) => params.length || /^\s*select\b/i.test(sql) ? conn.execute(sql,
     params.map(mysqlValue) as never[]) : conn.query(sql);
   return {

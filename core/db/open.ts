@@ -54,8 +54,8 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
   }
   // Types as the features read them: dates as text, big integers exactly, JSON as text.
   // `trace: false`: mysql2 would capture a stack trace on every statement, in case it fails, to
-  // decorate the error: about a twentieth of a buy's time. A failed statement's error still has
-  // its code and message, which is what the error handler and the log use.
+  // decorate the error, a share of every statement's time (docs/performance.md). A failed
+  // statement's error still has its code and message, which is what the error handler and the log use.
   const connection = {
     connectTimeout: config.connectTimeoutMs, enableKeepAlive: true, timezone: 'Z', supportBigNumbers: true, dateStrings: true, jsonStrings: true, trace: false,
   } as const;

@@ -59,7 +59,7 @@ export default defineFeature({
     if (said) log[said.level](said.msg);
     const sealed = await auth.sealStoredSecrets(name);
     if (sealed) log.info({ sealed }, 'two-factor secrets stored in clear were encrypted');
-    await authRoutes(app, auth, settings, opts.rateLimit);
+    authRoutes(app, auth, settings, opts.rateLimit);
     everyRound(app, log, 'session sweep', opts.sweepSeconds * 1000, () => auth.sweepSessions());
   },
 });

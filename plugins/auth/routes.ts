@@ -44,11 +44,19 @@ function limited(name: string, limit: RateLimit): FastifyContextConfig {
   };
 }
 
-export async function authRoutes(fastify: FastifyInstance, auth: DbAuthService, settings: SettingsService,
-  limits: { login: RateLimit; register: RateLimit }): Promise<void> {
-  const app = fastify.withTypeProvider<TypeBoxProvider>();
+export function authRoutes(app: FastifyInstance, auth: DbAuthService, settings: SettingsService,
+  limits: { login: RateLimit; register: RateLimit }): void {
+  accountRoutes(app, auth, limits);
+  sessionRoutes(app, auth, settings);
+  twoFactorRoutes(app, auth);
+}
 
-  // The routes the game auth plugin calls: it reads `error` into its own enum and gets the nearest code it knows.
+/**
+ * Login, registration and the joining player's check: the routes the game auth plugin calls. It
+ * reads `error` into its own enum and gets the nearest code it knows.
+ */
+function accountRoutes(fastify: FastifyInstance, auth: DbAuthService, limits: { login: RateLimit; register: RateLimit }): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   app.post('/api/auth/login', {
     config: { ...limited('login', limits.login), clientErrors: authPlugin() },
     schema: {
@@ -105,7 +113,11 @@ export async function authRoutes(fastify: FastifyInstance, auth: DbAuthService, 
     const { state, token, realname } = await auth.gameSession(username, client);
     return { status: true as const, data: { state, ...(token ? { token } : {}), ...(realname ? { user: { realname } } : {}) } };
   });
+}
 
+/** Sessions: one checked, one opened for a user. */
+function sessionRoutes(fastify: FastifyInstance, auth: DbAuthService, settings: SettingsService): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   app.get('/api/auth/sessions/:token', {
     schema: {
       tags, summary: 'Is this a live, verified session?',
@@ -137,7 +149,11 @@ export async function authRoutes(fastify: FastifyInstance, auth: DbAuthService, 
     const token = await auth.createSession(id, client, expiresAt);
     return reply.code(201).send({ status: true as const, token });
   });
+}
 
+/** Two-factor: a login completed with its code, enrolment, and turning it off. */
+function twoFactorRoutes(fastify: FastifyInstance, auth: DbAuthService): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   app.post('/api/auth/tfa/verify', {
     // A failure other than a wrong code or an unknown token (too many wrong codes, ...) is the plugin's failed verification.
     config: { clientErrors: authPlugin({ otherwise: 'TFA_VERIFICATION_FAILED' }) },

@@ -12,7 +12,8 @@ import type {
   ConsoleAccess, ConsoleHandler, ConsoleHost, ConsolePage, ConsolePages, ConsoleResult, ConsoleRouteOptions, ConsoleSection, ConsoleStaff,
 } from '../../core/console.ts';
 import { DomainError, errorStatus } from '../../core/errors.ts';
-import { strictTypeProblem, validationMessage } from '../../core/http.ts';
+import { validationMessage } from '../../core/http/error-answers.ts';
+import { strictTypeProblem } from '../../core/http/strict-types.ts';
 import type { FeatureContext } from '../../core/features.ts';
 import type { UsersService } from '../users/contract.ts';
 import { formOf, pageHeaders, pagesOnly, sameToken } from '../../core/pages.ts';

@@ -3,14 +3,14 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
-import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { everyRound } from '../../core/background.ts';
 import { consoleHostRef, field, type ConsolePage } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { defineFeature } from '../../core/features.ts';
 import { newToken, pagesOnly, sameToken } from '../../core/pages.ts';
-import { authRef } from '../auth/contract.ts';
+import { authRef, type AuthService } from '../auth/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { entities } from './entities.ts';
 import { Console, SESSION_COOKIE } from './host.ts';
@@ -71,106 +71,13 @@ export default defineFeature({
     app.setErrorHandler(async (err, request, reply) => {
       // Too many sign-ins: the form again, saying when to retry.
       if ((err as DomainError).code === 'RATE_LIMITED' && request.url.startsWith('/console/login')) {
-        return showLogin(request, reply, loginPage({ username: '', next: '' }, { _form: (err as DomainError).message }, 429));
+        return showLogin(host, request, reply, loginPage({ username: '', next: '' }, { _form: (err as DomainError).message }, 429));
       }
       return pageErrors(err as DomainError, request, reply);
     });
 
-    app.get('/console/assets/:file', async (request: FastifyRequest<{ Params: { file: string } }>, reply) => {
-      const asset = Object.hasOwn(ASSETS, request.params.file) ? ASSETS[request.params.file] : undefined;
-      if (!asset) throw new DomainError('NOT_FOUND', 'No such file.');
-      return reply.header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').type(asset.type).send(asset.body);
-    });
-
-    const loginPage = (values: Record<string, string>, errors: Record<string, string> = {}, status = 200): ConsolePage => ({
-      title: 'Sign in', status,
-      blocks: [{
-        kind: 'form', id: 'signin', title: 'Staff sign-in', action: `/console/login${values.next ? `?next=${encodeURIComponent(values.next)}` : ''}`,
-        submit: 'Sign in', values, errors,
-        fields: [
-          { name: 'username', label: 'Username', required: true, autocomplete: 'username' },
-          { name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'current-password' },
-          { name: 'code', label: 'Two-factor code', hint: 'Only when your account has two-factor sign-in: the 6 digits your authenticator app shows.',
-            autocomplete: 'one-time-code', inputmode: 'numeric' },
-        ],
-      }],
-    });
-
-    /** The sign-in form carries a token matching a cookie of its own: a form posted from elsewhere cannot sign anyone in. */
-    const showLogin = (request: FastifyRequest, reply: FastifyReply, page: ConsolePage) => {
-      let token = host.cookie(request, LOGIN_COOKIE);
-      if (!token || !/^[0-9a-f]{64}$/.test(token)) {
-        token = newToken();
-        host.setCookie(request, reply, LOGIN_COOKIE, token);
-      }
-      return host.send(request, reply, page, undefined, '', token);
-    };
-
-    app.get('/console/login', async (request: FastifyRequest<{ Querystring: { next?: string } }>, reply) => {
-      if (await host.signedIn(request)) return host.redirect(request, reply, '/console');
-      return showLogin(request, reply, loginPage({ next: request.query.next ?? '' }));
-    });
-
-    app.post('/console/login', {
-      config: {
-        rateLimit: {
-          max: opts.signInRateLimit.max,
-          timeWindow: opts.signInRateLimit.windowSeconds * 1000,
-          keyGenerator: (request: FastifyRequest) => `console-login:${request.ip}`,
-          errorResponseBuilder: (_request: FastifyRequest, ctx: { after: string }) => new DomainError('RATE_LIMITED',
-            `Too many sign-in attempts from this address; try again in ${ctx.after}.`),
-        },
-      },
-    }, async (request: FastifyRequest<{ Querystring: { next?: string } }>, reply) => {
-      const body = (request.body ?? {}) as Record<string, unknown>;
-      const text = (name: string) => (typeof body[name] === 'string' ? field(body as Record<string, string>, name) : '');
-      const values = { username: text('username'), next: request.query.next ?? '' };
-      const expected = host.cookie(request, LOGIN_COOKIE);
-      if (!expected || !sameToken(text('_csrf'), expected)) {
-        return showLogin(request, reply, loginPage(values, { _form: 'The sign-in form expired; it has been renewed. Sign in again.' }, 403));
-      }
-      const refuse = (errors: Record<string, string>, status: number) => showLogin(request, reply, loginPage(values, errors, status));
-      if (!values.username) return refuse({ username: 'Enter your username.' }, 422);
-      if (!text('password')) return refuse({ password: 'Enter your password.' }, 422);
-      let userId: number;
-      try {
-        const check = await auth.checkPassword(values.username, typeof body.password === 'string' ? body.password : '');
-        userId = check.userId;
-        if (check.codeRequired) {
-          if (!text('code')) return refuse({ code: 'This account signs in with two-factor: enter the code from your authenticator app.' }, 422);
-          await auth.checkCode(userId, text('code'));
-        }
-      } catch (err) {
-        if (!(err instanceof DomainError)) throw err;
-        if (err.code === 'USER_NOT_FOUND' || err.code === 'WRONG_PASSWORD') return refuse({ _form: 'Wrong username or password.' }, 401);
-        if (err.code === 'WRONG_CODE') return refuse({ code: err.message }, 401);
-        if (err.code === 'RATE_LIMITED') return refuse({ _form: err.message }, 429);
-        throw err;
-      }
-      const access = await host.accessOf(userId);
-      if (!access) {
-        log.info({ userId }, 'console sign-in refused: no console role');
-        return refuse({ _form: 'This account has no console role. An admin can grant one (plugins.console.adminRoles or supportRoles).' }, 403);
-      }
-      const { token } = await sessions.open(userId, request.ip);
-      host.setCookie(request, reply, SESSION_COOKIE, token);
-      host.setCookie(request, reply, LOGIN_COOKIE, '', 0);
-      log.info({ userId, access }, 'console sign-in');
-      return host.redirect(request, reply, safeNext(request.query.next));
-    });
-
-    app.post('/console/logout', async (request, reply) => {
-      const signed = await host.signedIn(request);
-      const body = (request.body ?? {}) as Record<string, unknown>;
-      if (signed && typeof body._csrf === 'string' && sameToken(body._csrf, signed.session.csrfToken)) {
-        await sessions.close(signed.session.id);
-      } else if (signed) {
-        return host.send(request, reply, { title: 'Not allowed', status: 403,
-          blocks: [{ kind: 'text', text: 'This form did not come from this console (CSRF check failed); you are still signed in.' }] }, signed, '');
-      }
-      host.setCookie(request, reply, SESSION_COOKIE, '', 0);
-      return host.redirect(request, reply, '/console/login', 'You are signed out.');
-    });
+    assetRoute(app);
+    signInRoutes(app, host, auth, sessions, opts, log);
 
     host.route(app, 'GET', '/console', 'support', '', async ({ staff }) => {
       const visible = host.tiles.filter((t) => Console.allows(staff, t.section.access)).sort((a, b) => a.section.order - b.section.order);
@@ -183,14 +90,124 @@ export default defineFeature({
       };
     });
 
-    // Unknown console paths answer in the console's look, with its menu, not with the API's JSON.
-    await app.register(async (scope) => {
-      scope.setNotFoundHandler(async (request, reply) => host.send(request, reply, {
-        title: 'Not found', status: 404, blocks: [{ kind: 'text', text: 'There is no console page at this address.' }],
-      }, await host.signedIn(request), ''));
-    }, { prefix: '/console' });
+    await notFoundPage(app, host);
 
     everyRound(app, log, 'console session sweep', opts.sweepSeconds * 1000, () => sessions.sweep());
   },
   console: [siteSettingsSection, apiKeysSection],
 });
+
+/** The console's own files, served with a cache lifetime. */
+function assetRoute(app: FastifyInstance): void {
+  app.get('/console/assets/:file', async (request: FastifyRequest<{ Params: { file: string } }>, reply) => {
+    const asset = Object.hasOwn(ASSETS, request.params.file) ? ASSETS[request.params.file] : undefined;
+    if (!asset) throw new DomainError('NOT_FOUND', 'No such file.');
+    return reply.header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').type(asset.type).send(asset.body);
+  });
+}
+
+/** The sign-in form, with the values sent back and the errors beside their fields. */
+function loginPage(values: Record<string, string>, errors: Record<string, string> = {}, status = 200): ConsolePage {
+  return {
+    title: 'Sign in', status,
+    blocks: [{
+      kind: 'form', id: 'signin', title: 'Staff sign-in', action: `/console/login${values.next ? `?next=${encodeURIComponent(values.next)}` : ''}`,
+      submit: 'Sign in', values, errors,
+      fields: [
+        { name: 'username', label: 'Username', required: true, autocomplete: 'username' },
+        { name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'current-password' },
+        { name: 'code', label: 'Two-factor code', hint: 'Only when your account has two-factor sign-in: the 6 digits your authenticator app shows.',
+          autocomplete: 'one-time-code', inputmode: 'numeric' },
+      ],
+    }],
+  };
+}
+
+/** The sign-in form carries a token matching a cookie of its own: a form posted from elsewhere cannot sign anyone in. */
+function showLogin(host: Console, request: FastifyRequest, reply: FastifyReply, page: ConsolePage) {
+  let token = host.cookie(request, LOGIN_COOKIE);
+  if (!token || !/^[0-9a-f]{64}$/.test(token)) {
+    token = newToken();
+    host.setCookie(request, reply, LOGIN_COOKIE, token);
+  }
+  return host.send(request, reply, page, undefined, '', token);
+}
+
+/** Sign-in (password, then the two-factor code where the account has it) and sign-out. */
+function signInRoutes(app: FastifyInstance, host: Console, auth: AuthService, sessions: ConsoleSessions, opts: Static<typeof options>,
+  log: FastifyBaseLogger): void {
+  app.get('/console/login', async (request: FastifyRequest<{ Querystring: { next?: string } }>, reply) => {
+    if (await host.signedIn(request)) return host.redirect(request, reply, '/console');
+    return showLogin(host, request, reply, loginPage({ next: request.query.next ?? '' }));
+  });
+
+  app.post('/console/login', {
+    config: {
+      rateLimit: {
+        max: opts.signInRateLimit.max,
+        timeWindow: opts.signInRateLimit.windowSeconds * 1000,
+        keyGenerator: (request: FastifyRequest) => `console-login:${request.ip}`,
+        errorResponseBuilder: (_request: FastifyRequest, ctx: { after: string }) => new DomainError('RATE_LIMITED',
+          `Too many sign-in attempts from this address; try again in ${ctx.after}.`),
+      },
+    },
+  }, async (request: FastifyRequest<{ Querystring: { next?: string } }>, reply) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const text = (name: string) => (typeof body[name] === 'string' ? field(body as Record<string, string>, name) : '');
+    const values = { username: text('username'), next: request.query.next ?? '' };
+    const expected = host.cookie(request, LOGIN_COOKIE);
+    if (!expected || !sameToken(text('_csrf'), expected)) {
+      return showLogin(host, request, reply, loginPage(values, { _form: 'The sign-in form expired; it has been renewed. Sign in again.' }, 403));
+    }
+    const refuse = (errors: Record<string, string>, status: number) => showLogin(host, request, reply, loginPage(values, errors, status));
+    if (!values.username) return refuse({ username: 'Enter your username.' }, 422);
+    if (!text('password')) return refuse({ password: 'Enter your password.' }, 422);
+    let userId: number;
+    try {
+      const check = await auth.checkPassword(values.username, typeof body.password === 'string' ? body.password : '');
+      userId = check.userId;
+      if (check.codeRequired) {
+        if (!text('code')) return refuse({ code: 'This account signs in with two-factor: enter the code from your authenticator app.' }, 422);
+        await auth.checkCode(userId, text('code'));
+      }
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      if (err.code === 'USER_NOT_FOUND' || err.code === 'WRONG_PASSWORD') return refuse({ _form: 'Wrong username or password.' }, 401);
+      if (err.code === 'WRONG_CODE') return refuse({ code: err.message }, 401);
+      if (err.code === 'RATE_LIMITED') return refuse({ _form: err.message }, 429);
+      throw err;
+    }
+    const access = await host.accessOf(userId);
+    if (!access) {
+      log.info({ userId }, 'console sign-in refused: no console role');
+      return refuse({ _form: 'This account has no console role. An admin can grant one (plugins.console.adminRoles or supportRoles).' }, 403);
+    }
+    const { token } = await sessions.open(userId, request.ip);
+    host.setCookie(request, reply, SESSION_COOKIE, token);
+    host.setCookie(request, reply, LOGIN_COOKIE, '', 0);
+    log.info({ userId, access }, 'console sign-in');
+    return host.redirect(request, reply, safeNext(request.query.next));
+  });
+
+  app.post('/console/logout', async (request, reply) => {
+    const signed = await host.signedIn(request);
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    if (signed && typeof body._csrf === 'string' && sameToken(body._csrf, signed.session.csrfToken)) {
+      await sessions.close(signed.session.id);
+    } else if (signed) {
+      return host.send(request, reply, { title: 'Not allowed', status: 403,
+        blocks: [{ kind: 'text', text: 'This form did not come from this console (CSRF check failed); you are still signed in.' }] }, signed, '');
+    }
+    host.setCookie(request, reply, SESSION_COOKIE, '', 0);
+    return host.redirect(request, reply, '/console/login', 'You are signed out.');
+  });
+}
+
+/** Unknown console paths answer in the console's look, with its menu, not with the API's JSON. */
+async function notFoundPage(app: FastifyInstance, host: Console): Promise<void> {
+  await app.register(async (scope) => {
+    scope.setNotFoundHandler(async (request, reply) => host.send(request, reply, {
+      title: 'Not found', status: 404, blocks: [{ kind: 'text', text: 'There is no console page at this address.' }],
+    }, await host.signedIn(request), ''));
+  }, { prefix: '/console' });
+}

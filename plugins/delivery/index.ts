@@ -49,7 +49,7 @@ export default defineFeature({
     events.onCommitting('store.order.completed', (order) => delivery.enqueue('purchase', order));
     events.onCommitting('store.order.refunded', (order) => delivery.orderRefunded(order));
     events.onCommitting('users.role.revoked', (e) => (e.reason === 'expired' ? delivery.roleExpired(e.userId, e.roleId) : undefined));
-    await deliveryRoutes(app, delivery, {
+    deliveryRoutes(app, delivery, {
       wakeups, heartbeatSeconds: opts.heartbeatSeconds, perServer: opts.streamsPerServer, maxSeconds: opts.streamMaxSeconds,
     });
     new Gauge({

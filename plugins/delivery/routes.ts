@@ -32,11 +32,23 @@ export function commandInput(body: Partial<Record<keyof CommandInput, unknown>>)
   return out;
 }
 
-export async function deliveryRoutes(fastify: FastifyInstance, delivery: DeliveryService, stream: StreamOptions): Promise<void> {
-  const app = fastify.withTypeProvider<TypeBoxProvider>();
-  const tags = ['admin'];
-  const id = (p: { id: string }) => Number(p.id);
+const tags = ['admin'];
+/** The game plugin's routes, under their own tag. */
+const pluginTags = ['delivery'];
+const id = (p: { id: string }) => Number(p.id);
 
+export function deliveryRoutes(app: FastifyInstance, delivery: DeliveryService, stream: StreamOptions): void {
+  serverRoutes(app, delivery);
+  commandRoutes(app, delivery);
+  pluginHttpRoutes(app, delivery);
+  queueRoutes(app, delivery);
+  claimRoutes(app, delivery);
+  streamRoute(app, delivery, stream);
+}
+
+/** Admin: the game servers that receive commands, and their tokens. */
+function serverRoutes(fastify: FastifyInstance, delivery: DeliveryService): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   app.get('/api/admin/delivery/servers', {
     schema: { tags, summary: 'Game servers that receive commands', response: { 200: ServerList } },
   }, async () => delivery.listServers());
@@ -62,7 +74,11 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
     schema: { tags, summary: 'Replace a game server\'s token; the old one stops working', params: IdParams, response: { 200: ServerWithToken },
       errors: ['DELIVERY_SERVER_NOT_FOUND'] },
   }, async (request) => delivery.rotateToken(id(request.params)));
+}
 
+/** Admin: the commands a product runs on game servers. */
+function commandRoutes(fastify: FastifyInstance, delivery: DeliveryService): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   app.get('/api/admin/store/products/:id/commands', {
     schema: { tags, summary: 'The commands a product runs on game servers', params: IdParams, response: { 200: CommandList }, errors: ['PRODUCT_NOT_FOUND'] },
   }, async (request) => delivery.listCommands(id(request.params)));
@@ -82,10 +98,14 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
     await delivery.deleteCommand(id(request.params), Number(request.params.commandId));
     return { status: true as const };
   });
+}
 
-  // The official game plugin's HTTP connection mode, exactly as it calls (with the site's API key; the server token says which server).
-  // It reads `error` into its enum (docs/clients.md).
-  const pluginTags = ['delivery'];
+/**
+ * The official game plugin's HTTP connection mode, exactly as it calls (with the site's API key;
+ * the server token says which server). It reads `error` into its enum (docs/clients.md).
+ */
+function pluginHttpRoutes(fastify: FastifyInstance, delivery: DeliveryService): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   app.get('/api/command-logs/:token/queue', {
     config: { clientErrors: gamePlugin(), plainJson: true },
     schema: { tags: pluginTags, summary: 'Commands waiting for this game server (plugin HTTP mode)', params: TokenParams, response: { 200: PluginQueue },
@@ -98,7 +118,11 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
       response: { 200: Validated }, errors: ['DELIVERY_SERVER_NOT_FOUND'],
     },
   }, async (request) => ({ commands: await delivery.validate(request.body.token, (request.body.commands ?? []).map(Number)) }));
+}
 
+/** Admin: the queue of commands, and a row sent again or cancelled. */
+function queueRoutes(fastify: FastifyInstance, delivery: DeliveryService): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   app.get('/api/admin/delivery/queue', {
     schema: { tags, summary: 'Queued commands, newest first, filtered and paged', querystring: QueueQuery, response: { 200: QueueList } },
   }, async (request) => {
@@ -117,8 +141,11 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
     schema: { tags, summary: 'Cancel a waiting or claimed command', params: IdParams, response: { 200: QueueRow },
       errors: ['DELIVERY_QUEUE_NOT_FOUND', 'CONFLICT'] },
   }, async (request) => delivery.cancel(id(request.params)));
+}
 
-  // The claim/ack protocol: leases instead of hand-out-and-forget, and players' online state.
+/** The claim/ack protocol: leases instead of hand-out-and-forget, and players' online state. */
+function claimRoutes(fastify: FastifyInstance, delivery: DeliveryService): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   app.post('/api/delivery/claim', {
     schema: { tags: pluginTags, summary: 'Claim waiting commands under a lease', body: ClaimBody, response: { 200: Claimed },
       errors: ['DELIVERY_SERVER_NOT_FOUND'] },
@@ -135,7 +162,11 @@ export async function deliveryRoutes(fastify: FastifyInstance, delivery: Deliver
     status: true as const,
     ids: await delivery.ack(request.body.token, request.body.ids.map(Number), request.body.result as 'done' | 'failed', request.body.message ?? ''),
   }));
+}
 
+/** Server-Sent Events telling a game server when there may be work, its streams capped per server. */
+function streamRoute(fastify: FastifyInstance, delivery: DeliveryService, stream: StreamOptions): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   // Each server's open streams, oldest first (a Set keeps insertion order).
   const open = new Map<number, Set<ServerResponse>>();
   app.get('/api/delivery/stream', {

@@ -30,7 +30,7 @@ export default defineFeature({
     const completed = new Counter({ name: 'store_orders_total', help: 'Completed orders by type (credit: paid from the balance, payment: real money).',
       labelNames: ['type'] as const, registers: [metrics] });
     events.on('store.order.completed', (e) => completed.inc({ type: e.type }));
-    await storeRoutes(app, store, users, settings);
+    storeRoutes(app, store, users, settings);
     const images = new ProductImages(options.images, db);
     images.routes(app);
     return { store, images };

@@ -83,11 +83,24 @@ function parseVariables(value: unknown, productId: string): Map<string, string> 
 }
 
 const tags = ['store'];
+const admin = ['admin'];
+const done = { status: true as const };
 
-export async function storeRoutes(host: FastifyInstance, store: DbStoreService, users: UsersService, settings: SettingsService): Promise<void> {
-  const app = host.withTypeProvider<S.TypeBoxProvider>();
+export function storeRoutes(app: FastifyInstance, store: DbStoreService, users: UsersService, settings: SettingsService): void {
   // Shared, so its recursive reference to itself resolves in the serializer and the document.
   app.addSchema(CategoryTree);
+  orderRoutes(app, store, users);
+  catalogueRoutes(app, store, users, settings);
+  buyRoute(app, store, settings);
+  adminCategoryRoutes(app, store);
+  adminProductRoutes(app, store, settings);
+  adminPaymentRoutes(app, store, settings);
+  adminRuleRoutes(app, store);
+}
+
+/** A user's orders. */
+function orderRoutes(host: FastifyInstance, store: DbStoreService, users: UsersService): void {
+  const app = host.withTypeProvider<S.TypeBoxProvider>();
   // The game plugin's shop: it reads `error` into its enum (docs/clients.md).
   app.get('/api/users/:userId/orders', {
     schema: {
@@ -95,7 +108,11 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
       response: { 200: Type.Array(OrderRow) }, errors: ['USER_NOT_FOUND'],
     },
   }, async (request) => store.ordersOf((await users.requireByIdOrUsername(request.params.userId)).id));
+}
 
+/** The catalogue as players and game servers read it: the in-game listing, products and categories. */
+function catalogueRoutes(host: FastifyInstance, store: DbStoreService, users: UsersService, settings: SettingsService): void {
+  const app = host.withTypeProvider<S.TypeBoxProvider>();
   app.get('/api/store/listing', {
     config: { clientErrors: gamePlugin(), plainJson: true },
     schema: {
@@ -141,7 +158,11 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
     const [root] = treeRows(await store.tree({ activeOnly: false, rootId: pathId(params.id) }), (p) => productRow(p, timezone));
     return root!;
   });
+}
 
+/** A buy with the credit balance. */
+function buyRoute(host: FastifyInstance, store: DbStoreService, settings: SettingsService): void {
+  const app = host.withTypeProvider<S.TypeBoxProvider>();
   app.post('/api/store/buy', {
     // A key that may buy for players need not write anything else of the store.
     // The game plugin reads `error` into its enum; a product whose role is gone, or privileged, cannot be sold: the nearest is "no such product".
@@ -172,13 +193,11 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
       data: { orderID, credits: moneyNumber(result.balance) },
     });
   });
+}
 
-  // ---- admin: categories
-  const admin = ['admin'];
-  const done = { status: true as const };
-  const tz = () => settings.get().timezone;
-  const showProduct = (p: Product) => productRow(p, tz());
-
+/** Admin: the store's categories. */
+function adminCategoryRoutes(host: FastifyInstance, store: DbStoreService): void {
+  const app = host.withTypeProvider<S.TypeBoxProvider>();
   app.get('/api/admin/store/categories', {
     schema: { tags: admin, summary: 'Store categories, flat', response: { 200: Type.Array(CategoryRow) } },
   }, async () => (await store.categories()).map(categoryRow));
@@ -208,8 +227,13 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
     await store.deleteCategory(pathId(params.id));
     return done;
   });
+}
 
-  // ---- admin: products
+/** Admin: the store's products. */
+function adminProductRoutes(host: FastifyInstance, store: DbStoreService, settings: SettingsService): void {
+  const app = host.withTypeProvider<S.TypeBoxProvider>();
+  const tz = () => settings.get().timezone;
+  const showProduct = (p: Product) => productRow(p, tz());
   const NEVER_SOLD = 'A product never grants a privileged role (one that opens the staff console, or that a feature marks privileged): '
     + 'such a `giveRoleID` is a VALIDATION_ERROR naming it, and a product saved before its role became privileged cannot be bought (FORBIDDEN).';
   app.get('/api/admin/store/products', {
@@ -249,8 +273,11 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
     await store.deleteProduct(pathId(params.id));
     return done;
   });
+}
 
-  // ---- admin: payments and refunds
+/** Admin: real-money payments recorded, and refunds. */
+function adminPaymentRoutes(host: FastifyInstance, store: DbStoreService, settings: SettingsService): void {
+  const app = host.withTypeProvider<S.TypeBoxProvider>();
   app.post('/api/admin/payments', {
     schema: {
       tags: admin, summary: 'Record a real-money payment: a `payment` order, its credits, a donation entry',
@@ -278,8 +305,11 @@ export async function storeRoutes(host: FastifyInstance, store: DbStoreService, 
       params: IdParam, response: { 200: OrderRow }, errors: ['ORDER_NOT_FOUND', 'CONFLICT', 'INVALID_AMOUNT'],
     },
   }, async (request) => store.refund(pathId(request.params.id), request.apiKey?.name));
+}
 
-  // ---- admin: purchase rules
+/** Admin: a product's purchase rules. */
+function adminRuleRoutes(host: FastifyInstance, store: DbStoreService): void {
+  const app = host.withTypeProvider<S.TypeBoxProvider>();
   app.get('/api/admin/store/products/:id/rules', {
     schema: { tags: admin, summary: 'A product\'s purchase rules', params: IdParam, response: { 200: RulesRow }, errors: ['PRODUCT_NOT_FOUND'] },
   }, async (request) => rulesRow(await store.rulesOf(pathId(request.params.id))));

@@ -1,0 +1,168 @@
+/** Request bodies: multipart, urlencoded and JSON parsed alike, within the body limits. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import multipart, { type FastifyMultipartBaseOptions } from '@fastify/multipart';
+import qs from 'qs';
+import { DomainError } from '../errors.ts';
+import { PLAIN_DECIMAL } from './strict-types.ts';
+
+export interface BodyLimits {
+  /** Longest value of one field, in bytes. */
+  fieldLimit: number;
+  /** Most fields in one body. */
+  maxFields: number;
+  /** Longest body, in bytes (Fastify enforces it for the other encodings, not for multipart). */
+  bodyLimit: number;
+}
+
+/** A file a route takes as bytes (see `fileUpload`); `tooLarge` when it was cut at the route's limit. */
+export interface UploadedFile {
+  filename: string;
+  data: Buffer;
+  tooLarge: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The multipart file part `field` arrives as bytes in `request.upload`, at most `maxBytes` of it; every other part is read as for any route. */
+    fileUpload?: { field: string; maxBytes: number };
+  }
+  interface FastifyRequest {
+    upload?: UploadedFile;
+  }
+}
+
+/**
+ * JSON.parse keeps a number written in any other notation (`1e2`) as the text it was written as,
+ * so it meets the same rule as the string `"1e2"` or a form field `1e2`: a number field refuses it,
+ * and money fields answer INVALID_AMOUNT as for any malformed amount (decisions.md §6).
+ */
+function parseJson(text: string): unknown {
+  // A JSON number has an exponent only after a digit; text with no digit before an `e` anywhere
+  // (in strings too) has none, and a parse without the reviver is several times cheaper.
+  if (!/[0-9][eE]/.test(text)) return JSON.parse(text);
+  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && context?.source !== undefined && !PLAIN_DECIMAL.test(context.source) ? context.source : value);
+}
+
+function tooLarge(message: string): DomainError {
+  return new DomainError('PAYLOAD_TOO_LARGE', message);
+}
+
+/** PHP-style keys (`products[0][id]`, `products[]`, repeated keys) to nested values. */
+function parseForm(pairs: string, limits: BodyLimits): Record<string, unknown> {
+  try {
+    return qs.parse(pairs, {
+      depth: 5,
+      arrayLimit: limits.maxFields,
+      parameterLimit: limits.maxFields,
+      throwOnLimitExceeded: true,
+      allowPrototypes: false,
+      duplicates: 'combine',
+    }) as Record<string, unknown>;
+  } catch (err) {
+    throw tooLarge(`The body has too many fields (at most ${limits.maxFields}): ${(err as Error).message}`);
+  }
+}
+
+/** Walks a parsed body: no string longer than the field limit, no more fields than allowed. */
+function checkLimits(body: unknown, limits: BodyLimits): void {
+  let fields = 0;
+  const walk = (value: unknown, path: string): void => {
+    if (typeof value === 'string') {
+      fields++;
+      if (Buffer.byteLength(value) > limits.fieldLimit) throw tooLarge(`Field "${path}" is longer than ${limits.fieldLimit} bytes.`);
+    } else if (Array.isArray(value)) {
+      for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`);
+    } else if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}[${k}]` : k);
+    } else {
+      fields++;
+    }
+    if (fields > limits.maxFields) throw tooLarge(`The body has more than ${limits.maxFields} fields.`);
+  };
+  walk(body, '');
+}
+
+/**
+ * Bodies: multipart, urlencoded and JSON mean the same, PHP bracket keys included; empty bodies
+ * are tolerated; sizes are capped with a 413, never truncated.
+ */
+export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Promise<void> {
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
+    const text = (raw as string).trim();
+    if (text === '') return done(null, {});
+    try {
+      const body = parseJson(text);
+      checkLimits(body, limits);
+      done(null, body);
+    } catch (err) {
+      if (err instanceof DomainError) return done(err, undefined);
+      done(new DomainError('VALIDATION_ERROR', 'The body is not valid JSON.'), undefined);
+    }
+  });
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, raw, done) => {
+    try {
+      const body = parseForm(raw as string, limits);
+      checkLimits(body, limits);
+      done(null, body);
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+  const partLimits = { fieldSize: limits.fieldLimit, fields: limits.maxFields, files: limits.maxFields, parts: limits.maxFields, fieldNameSize: 200 };
+  await app.register(multipart, {
+    limits: { ...partLimits, fileSize: limits.fieldLimit },
+    throwFileSizeLimit: true,
+  });
+  // Multipart fields are turned into the same `key=value` pairs a form would send, so the three
+  // encodings share one parser and one set of rules.
+  const readMultipart = async (request: FastifyRequest) => {
+    const pairs: string[] = [];
+    let bytes = 0;
+    const upload = request.routeOptions.config?.fileUpload;
+    // An upload route cuts files at its own limit instead of refusing the request, so the form
+    // that sent one too big can say so beside its field.
+    const parts = upload ? request.parts({ limits: { ...partLimits, fileSize: upload.maxBytes },
+      throwFileSizeLimit: false } as FastifyMultipartBaseOptions) : request.parts();
+    try {
+      for await (const part of parts) {
+        let value: string;
+        if (part.type === 'file' && upload?.field === part.fieldname && !request.upload) {
+          const chunks: Buffer[] = [];
+          for await (const chunk of part.file) chunks.push(chunk as Buffer);
+          request.upload = { filename: part.filename, data: Buffer.concat(chunks), tooLarge: part.file.truncated };
+          continue;
+        }
+        if (part.type === 'file') {
+          value = (await part.toBuffer()).toString('utf8');
+          if (part.file.truncated) throw tooLarge(`File "${part.fieldname}" is longer than ${limits.fieldLimit} bytes.`);
+        } else {
+          if (part.valueTruncated) throw tooLarge(`Field "${part.fieldname}" is longer than ${limits.fieldLimit} bytes.`);
+          value = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+        }
+        bytes += Buffer.byteLength(part.fieldname) + Buffer.byteLength(value);
+        if (bytes > limits.bodyLimit) throw tooLarge(`The body is larger than ${limits.bodyLimit} bytes.`);
+        pairs.push(`${encodeURIComponent(part.fieldname)}=${encodeURIComponent(value)}`);
+      }
+    } catch (err) {
+      const e = err as { code?: string; statusCode?: number };
+      if (err instanceof DomainError || e.code?.startsWith('FST_')) throw err;
+      // busboy's own complaints (no boundary, cut-off parts) are the client's malformed body
+      throw new DomainError('VALIDATION_ERROR', `The multipart body is malformed: ${(err as Error).message}`);
+    }
+    request.body = parseForm(pairs.join('&'), limits);
+  };
+  // A callback hook, not an async one: most requests are not multipart and pass at no cost.
+  app.addHook('preValidation', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    const bodiless = () => {
+      if ((request.body === undefined || request.body === null)
+        && (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT')) request.body = {};
+    };
+    if (!request.isMultipart()) {
+      bodiless();
+      return done();
+    }
+    readMultipart(request).then(() => { bodiless(); done(); }, done);
+  });
+}
