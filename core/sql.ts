@@ -44,9 +44,9 @@ interface Shape {
   text: string;
   fragments: (string | undefined)[];
 }
-/** Call sites whose fragments differ from call to call: built each time. */
-const VARYING: Shape = { text: '', fragments: [] };
-const shapes = new WeakMap<TemplateStringsArray, Shape>();
+/** The shapes kept per call site: a site choosing between a few fragments (`>=` or `<=`) keeps each. */
+const SHAPES_PER_SITE = 4;
+const shapes = new WeakMap<TemplateStringsArray, Shape[]>();
 
 function fragmentOf(part: Part): Sql | undefined {
   if (typeof part !== 'object' || part === null || part instanceof Uint8Array) return undefined;
@@ -55,12 +55,14 @@ function fragmentOf(part: Part): Sql | undefined {
 }
 
 export function sql(strings: TemplateStringsArray, ...parts: Part[]): Sql {
-  const shape = shapes.get(strings);
-  if (shape !== undefined && shape !== VARYING) {
-    const values = reuse(shape, parts);
-    if (values) return new Sql(shape.text, values);
+  const seen = shapes.get(strings);
+  if (seen !== undefined) {
+    for (const shape of seen) {
+      const values = reuse(shape, parts);
+      if (values) return new Sql(shape.text, values);
+    }
   }
-  return build(strings, parts, shape);
+  return build(strings, parts, seen);
 }
 
 /** The values of a call that fits its site's shape, or undefined when it does not. */
@@ -81,7 +83,7 @@ function reuse(shape: Shape, parts: Part[]): Value[] | undefined {
   return values;
 }
 
-function build(strings: TemplateStringsArray, parts: Part[], seen: Shape | undefined): Sql {
+function build(strings: TemplateStringsArray, parts: Part[], seen: Shape[] | undefined): Sql {
   let text = strings[0]!;
   const values: Value[] = [];
   const fragments: (string | undefined)[] = [];
@@ -103,8 +105,11 @@ function build(strings: TemplateStringsArray, parts: Part[], seen: Shape | undef
     fragments.push(fragment?.text);
     text += strings[i + 1]!;
   }
-  // A site seen before with other fragments varies: it is built every time from now on.
-  if (!list) shapes.set(strings, seen === undefined ? { text, fragments } : VARYING);
+  // Past a few shapes a site's fragments vary (a filter of many options): it is built every time.
+  if (!list) {
+    if (seen === undefined) shapes.set(strings, [{ text, fragments }]);
+    else if (seen.length < SHAPES_PER_SITE) seen.push({ text, fragments });
+  }
   return new Sql(text, values);
 }
 

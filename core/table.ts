@@ -11,7 +11,7 @@
  * API shows it.
  */
 import type { Database } from './db.ts';
-import { Sql, identifier, raw, sql, toSql, type SqlSource, type Value } from './sql.ts';
+import { Sql, identifier, join, raw, sql, toSql, type SqlSource, type Value } from './sql.ts';
 
 type Kind = 'integer' | 'bigint' | 'string' | 'text' | 'boolean';
 type Call = [method: string, args: unknown[]];
@@ -346,18 +346,18 @@ type JoinedRecord<S extends Record<string, Selected>> = {
 export function joined<S extends Record<string, Selected>>(select: S): { columns: Sql; read(row: unknown[]): JoinedRecord<S> } {
   let at = 0;
   const readers: [name: string, read: (row: unknown[]) => unknown][] = [];
-  const texts: string[] = [];
+  const parts: Sql[] = [];
   for (const [name, item] of Object.entries(select)) {
     const from = at;
     if (item instanceof Sql) {
-      texts.push(item.text);
+      parts.push(item);
       readers.push([name, (row) => row[from]]);
       at += 1;
       continue;
     }
     const alias = (item instanceof Alias ? item : (item as Optional<Properties>).optional) as Alias<Properties>;
     const table = alias.table;
-    texts.push(alias.columns.text);
+    parts.push(alias.columns);
     const key = from + table.keyIndex;
     readers.push([name, item instanceof Alias
       ? (row) => table.fromArrayAt(row, from)
@@ -365,7 +365,7 @@ export function joined<S extends Record<string, Selected>>(select: S): { columns
     at += table.width;
   }
   return {
-    columns: raw(texts.join(', ')),
+    columns: join(parts, ', '),
     read: (row) => {
       const record: Record<string, unknown> = {};
       for (const [name, read] of readers) record[name] = read(row);

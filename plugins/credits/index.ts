@@ -3,10 +3,11 @@ import { Counter } from 'prom-client';
 import { ConfigError } from '../../core/config.ts';
 import { defineFeature } from '../../core/features.ts';
 import { formatMoney, parseMoney } from '../../core/format.ts';
+import { sql } from '../../core/sql.ts';
 import { usersRef } from '../users/contract.ts';
 import { creditsPanel } from './console.ts';
 import { creditsRef } from './contract.ts';
-import { entities } from './entities.ts';
+import { CreditsWallet, entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { creditsRoutes } from './routes.ts';
 import { DbCreditsService } from './service.ts';
@@ -32,10 +33,11 @@ export default defineFeature({
       labelNames: ['direction'] as const, registers: [metrics] });
     events.on('credits.changed', (e) => moved.inc({ direction: e.delta > 0 ? 'in' : 'out' }, Math.abs(e.delta)));
     const users = services.get(usersRef);
+    const w = CreditsWallet.as('w');
     // The profile's `credit`, read in the profile's own statement from this feature's table.
     users.addProfileField({
       field: 'credit',
-      select: (accountId) => `coalesce((select w.balance from credits_wallets w where w.user_id = ${accountId}), 0)`,
+      select: (accountId) => sql`coalesce((select ${w.c.balance} from ${w} where ${w.c.userId} = ${accountId}), 0)`,
       show: (value) => formatMoney(Number(value)),
     });
     // Its share of a player's page in the staff console (shown when the console runs).

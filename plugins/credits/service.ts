@@ -3,8 +3,12 @@ import { countParam, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { formatMoney, now } from '../../core/format.ts';
+import { empty, join, raw, sql } from '../../core/sql.ts';
 import type { CreditsService, LedgerEntry, LedgerEntryInput } from './contract.ts';
-import { CreditsLedgerEntry } from './entities.ts';
+import { CreditsLedgerEntry, CreditsWallet } from './entities.ts';
+
+const W = CreditsWallet.c;
+const E = CreditsLedgerEntry.c;
 
 interface Movement {
   userId: number;
@@ -33,7 +37,7 @@ export class DbCreditsService implements CreditsService {
     const result = new Map(ids.map((id) => [id, 0]));
     if (ids.length === 0) return result;
     const rows = await this.#db.query<{ user_id: number; balance: number | string }>(
-      `select user_id, balance from credits_wallets where user_id in (${ids.map(() => '?').join(', ')})`, ids);
+      sql`select ${W.userId} as user_id, ${W.balance} as balance from ${CreditsWallet} where ${W.userId} in ${ids}`);
     for (const row of rows) result.set(Number(row.user_id), Number(row.balance));
     return result;
   }
@@ -85,14 +89,14 @@ export class DbCreditsService implements CreditsService {
   }
 
   async inCirculation(): Promise<number> {
-    const [row] = await this.#db.query<{ total: number | string | null }>('select sum(balance) as total from credits_wallets');
+    const [row] = await this.#db.query<{ total: number | string | null }>(sql`select sum(${W.balance}) as total from ${CreditsWallet}`);
     return Number(row?.total ?? 0);
   }
 
   /** A user's ledger, newest first; `before` (a ledger id) pages back. */
   async history(userId: number, { limit, before }: { limit: number; before?: number }): Promise<LedgerEntry[]> {
-    return CreditsLedgerEntry.select(this.#db, `where user_id = ?${before === undefined ? '' : ' and id < ?'} order by id desc limit ?`,
-      before === undefined ? [userId, countParam(limit)] : [userId, before, countParam(limit)]);
+    return CreditsLedgerEntry.select(this.#db,
+      sql`where ${E.userId} = ${userId}${before === undefined ? empty : sql` and ${E.id} < ${before}`} order by ${E.id} desc limit ${countParam(limit)}`);
   }
 
   /**
@@ -105,10 +109,10 @@ export class DbCreditsService implements CreditsService {
    */
   async #lock(userIds: number[]): Promise<void> {
     const ids = [...new Set(userIds)].sort((a, b) => a - b);
-    const values = ids.map(() => '(?, 0)').join(', ');
+    const values = join(ids.map((id) => sql`(${id}, 0)`), ', ');
     await this.#db.run(this.#db.dialect === 'mysql'
-      ? `insert into credits_wallets (user_id, balance) values ${values} on duplicate key update balance = balance`
-      : `insert into credits_wallets (user_id, balance) values ${values} on conflict (user_id) do nothing`, ids);
+      ? sql`insert into ${CreditsWallet} (${W.userId}, ${W.balance}) values ${values} on duplicate key update ${W.balance} = ${W.balance}`
+      : sql`insert into ${CreditsWallet} (${W.userId}, ${W.balance}) values ${values} on conflict (${W.userId}) do nothing`);
   }
 
   /**
@@ -117,7 +121,7 @@ export class DbCreditsService implements CreditsService {
    */
   async #read(userId: number): Promise<number> {
     const [row] = await this.#db.query<{ balance: number | string }>(
-      `select balance from credits_wallets where user_id = ?${this.#db.forUpdate}`, [userId]);
+      sql`select ${W.balance} as balance from ${CreditsWallet} where ${W.userId} = ${userId}${raw(this.#db.forUpdate)}`);
     return Number(row!.balance);
   }
 
@@ -131,16 +135,15 @@ export class DbCreditsService implements CreditsService {
    */
   async #move(userId: number, delta: number): Promise<number> {
     if (delta === 0) return this.#read(userId);
-    const [bound, limit] = delta < 0 ? ['balance >= ?', -delta] : ['balance <= ?', this.#maxBalance - delta];
-    const params = [delta, userId, limit];
+    const bound = delta < 0 ? sql`${W.balance} >= ${-delta}` : sql`${W.balance} <= ${this.#maxBalance - delta}`;
     let after: number | undefined;
     if (this.#db.dialect === 'mysql') {
       const { affectedRows, insertId } = await this.#db.run(
-        `update credits_wallets set balance = last_insert_id(balance + ?) where user_id = ? and ${bound}`, params);
+        sql`update ${CreditsWallet} set ${W.balance} = last_insert_id(${W.balance} + ${delta}) where ${W.userId} = ${userId} and ${bound}`);
       if (affectedRows === 1) after = insertId;
     } else {
       const [row] = await this.#db.query<{ balance: number }>(
-        `update credits_wallets set balance = balance + ? where user_id = ? and ${bound} returning balance`, params);
+        sql`update ${CreditsWallet} set ${W.balance} = ${W.balance} + ${delta} where ${W.userId} = ${userId} and ${bound} returning ${W.balance} as balance`);
       if (row) after = Number(row.balance);
     }
     if (after !== undefined) return after;

@@ -8,6 +8,7 @@ import { countParam, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
+import { empty, join, raw, sql, where, type Sql } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { OrderItemEvent, StoreService } from '../store/contract.ts';
 import type { UsersService } from '../users/contract.ts';
@@ -21,8 +22,12 @@ type Command = TableRecord<typeof DeliveryCommand>;
 type Queued = TableRecord<typeof DeliveryQueue>;
 /** The plugin fetches its whole list each poll: a bound keeps one poll cheap after an outage. */
 const PLUGIN_QUEUE_LIMIT = 500;
-/** A buy's delivery lookup selects these: made once, not on every buy. */
-const COMMAND_COLUMNS = DeliveryCommand.qualifiedColumns('c');
+const S = DeliveryServer.c;
+const C = DeliveryCommand.c;
+const Q = DeliveryQueue.c;
+/** A buy's delivery lookup: its commands joined to their servers. */
+const c = DeliveryCommand.as('c');
+const s = DeliveryServer.as('s');
 /** "Seen" is for staff spotting a server that stopped polling: to the nearest 10 s is plenty. */
 const SEEN_RESOLUTION_MS = 10_000;
 
@@ -98,7 +103,7 @@ export interface LeaseOptions {
 }
 
 /** Rows a claimer or the plugin may be handed now: waiting, and past any retry delay. */
-const DUE = "status = 'waiting' and (not_before is null or not_before < ?)";
+const due = () => sql`${Q.status} = 'waiting' and (${Q.notBefore} is null or ${Q.notBefore} < ${now()})`;
 
 export class DbDeliveryService implements DeliveryService {
   readonly #db: Database;
@@ -109,8 +114,6 @@ export class DbDeliveryService implements DeliveryService {
   readonly #lease: LeaseOptions;
   /** When each server's last_seen_date was last written, so a polling server costs a write every few seconds, not every poll. */
   readonly #seenWritten = new Map<number, number>();
-  /** `not_before` of a row acked as failed, chosen by the tries it had: one bound delay per try. */
-  readonly #retryCase: string;
   /** The sweep wakes the servers whose delayed rows came due since this time. */
   #dueSince = now();
 
@@ -121,15 +124,15 @@ export class DbDeliveryService implements DeliveryService {
     this.#users = deps.users;
     this.#wakeups = deps.wakeups;
     this.#lease = deps.lease;
-    const whens = Array.from({ length: this.#lease.maxTries - 1 }, () => 'when ? then ?').join(' ');
-    this.#retryCase = whens ? `case tries ${whens} else null end` : 'null';
   }
 
-  /** The values #retryCase binds: each try count before this failure, and when that row may go out again. */
-  #retryParams(at: string): (number | string)[] {
+  /** `not_before` of a row acked as failed at `at`, chosen by the tries it had: one bound delay per try. */
+  #retryAt(at: string): Sql {
     const { maxTries, retryBaseSeconds, retryFactor, retryMaxSeconds } = this.#lease;
-    return Array.from({ length: maxTries - 1 },
-      (_, tries) => [tries, addSeconds(at, Math.min(retryBaseSeconds * retryFactor ** tries, retryMaxSeconds))]).flat();
+    if (maxTries <= 1) return raw('null');
+    const whens = Array.from({ length: maxTries - 1 }, (_, tries) =>
+      sql`when ${tries} then ${addSeconds(at, Math.min(retryBaseSeconds * retryFactor ** tries, retryMaxSeconds))}`);
+    return sql`case ${Q.tries} ${join(whens, ' ')} else null end`;
   }
 
   #serverRow(s: Server): ServerRow {
@@ -142,7 +145,7 @@ export class DbDeliveryService implements DeliveryService {
   }
 
   async listServers(): Promise<ServerRow[]> {
-    return (await DeliveryServer.select(this.#db, 'order by id')).map((s) => this.#serverRow(s));
+    return (await DeliveryServer.select(this.#db, sql`order by ${S.id}`)).map((server) => this.#serverRow(server));
   }
 
   async getServer(id: number): Promise<ServerRow> {
@@ -173,12 +176,12 @@ export class DbDeliveryService implements DeliveryService {
 
   async deleteServer(id: number): Promise<void> {
     await this.#db.transaction(async () => {
-      const { affectedRows } = await this.#db.run('delete from delivery_servers where id = ?', [id]);
+      const { affectedRows } = await this.#db.run(sql`delete from ${DeliveryServer} where ${S.id} = ${id}`);
       if (affectedRows === 0) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
       // Its commands could never be fetched again; its queued rows stay for the record, cancelled.
-      await this.#db.run('delete from delivery_commands where server_id = ?', [id]);
-      await this.#db.run("update delivery_queue set status = 'cancelled', updated_date = ? where server_id = ? and status in ('waiting', 'claimed')",
-        [now(), id]);
+      await this.#db.run(sql`delete from ${DeliveryCommand} where ${C.serverId} = ${id}`);
+      await this.#db.run(sql`update ${DeliveryQueue} set ${Q.status} = 'cancelled', ${Q.updatedDate} = ${now()}
+        where ${Q.serverId} = ${id} and ${Q.status} in ('waiting', 'claimed')`);
     });
   }
 
@@ -195,11 +198,11 @@ export class DbDeliveryService implements DeliveryService {
 
   async listCommands(productId: number): Promise<CommandRow[]> {
     await this.#requireProduct(productId);
-    return (await DeliveryCommand.select(this.#db, 'where product_id = ? order by id', [productId])).map(commandRow);
+    return (await DeliveryCommand.select(this.#db, sql`where ${C.productId} = ${productId} order by ${C.id}`)).map(commandRow);
   }
 
   async #command(productId: number, commandId: number): Promise<Command> {
-    const [command] = await DeliveryCommand.select(this.#db, 'where id = ? and product_id = ?', [commandId, productId]);
+    const [command] = await DeliveryCommand.select(this.#db, sql`where ${C.id} = ${commandId} and ${C.productId} = ${productId}`);
     if (!command) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `Product ${productId} has no command with ID ${commandId}.`);
     return command;
   }
@@ -237,7 +240,7 @@ export class DbDeliveryService implements DeliveryService {
   }
 
   async deleteCommand(productId: number, commandId: number): Promise<void> {
-    const { affectedRows } = await this.#db.run('delete from delivery_commands where id = ? and product_id = ?', [commandId, productId]);
+    const { affectedRows } = await this.#db.run(sql`delete from ${DeliveryCommand} where ${C.id} = ${commandId} and ${C.productId} = ${productId}`);
     if (affectedRows === 0) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `Product ${productId} has no command with ID ${commandId}.`);
   }
 
@@ -249,11 +252,9 @@ export class DbDeliveryService implements DeliveryService {
     string>; items: OrderItemEvent[] }): Promise<void> {
     const productIds = [...new Set(order.items.map((i) => i.productId))];
     if (productIds.length === 0) return;
-    const commands = (await this.#db.query(
-      `select ${COMMAND_COLUMNS}
-       from delivery_commands c join delivery_servers s on s.id = c.server_id
-       where c.run_on = ? and s.is_active = ? and c.product_id in (${productIds.map(() => '?').join(', ')}) order by c.id`,
-      [trigger, true, ...productIds])).map((r) => DeliveryCommand.fromRow(r));
+    const commands = (await this.#db.queryArrays(sql`select ${c.columns} from ${c} join ${s} on ${s.c.id} = ${c.c.serverId}
+       where ${c.c.runOn} = ${trigger} and ${s.c.isActive} = ${true} and ${c.c.productId} in ${productIds} order by ${c.c.id}`))
+      .map((row) => DeliveryCommand.fromArray(row));
     if (commands.length === 0) return;
     const chatUserId = order.linkedAccounts.chat ?? '';
     const at = now();
@@ -282,9 +283,9 @@ export class DbDeliveryService implements DeliveryService {
    * transaction; the conditional update decides each row against a concurrent hand-out.
    */
   async orderRefunded(order: Parameters<DbDeliveryService['enqueue']>[1]): Promise<void> {
-    await this.#db.run(
-      "update delivery_queue set status = 'cancelled', last_error = ?, updated_date = ? where order_id = ? and run_on = 'purchase' and status = 'waiting'",
-      ['the order was refunded before a game server took the command', now(), order.orderId]);
+    await this.#db.run(sql`update ${DeliveryQueue}
+      set ${Q.status} = 'cancelled', ${Q.lastError} = ${'the order was refunded before a game server took the command'},
+      ${Q.updatedDate} = ${now()} where ${Q.orderId} = ${order.orderId} and ${Q.runOn} = 'purchase' and ${Q.status} = 'waiting'`);
     await this.enqueue('refund', order);
   }
 
@@ -303,16 +304,16 @@ export class DbDeliveryService implements DeliveryService {
    */
   async expireLeases(): Promise<number> {
     const at = now();
-    const { affectedRows } = await this.#db.run(
-      `update delivery_queue set status = case when tries + 1 >= ? then 'failed' else 'waiting' end, tries = tries + 1,
-       lease_until = null, last_error = ?, updated_date = ? where status = 'claimed' and lease_until < ?`,
-      [this.#lease.maxTries, 'the lease ran out before an ack', at, at]);
+    const { affectedRows } = await this.#db.run(sql`update ${DeliveryQueue}
+      set ${Q.status} = case when ${Q.tries} + 1 >= ${this.#lease.maxTries} then 'failed' else 'waiting' end, ${Q.tries} = ${Q.tries} + 1,
+       ${Q.leaseUntil} = null, ${Q.lastError} = ${'the lease ran out before an ack'}, ${Q.updatedDate} = ${at}
+       where ${Q.status} = 'claimed' and ${Q.leaseUntil} < ${at}`);
     if (affectedRows > 0) this.#wakeups.wakeAll();
     if (at > this.#dueSince) {
-      const due = await this.#db.query<{ server_id: number }>(
-        "select distinct server_id from delivery_queue where status = 'waiting' and not_before >= ? and not_before < ?", [this.#dueSince, at]);
+      const came = await this.#db.query<{ server_id: number }>(sql`select distinct ${Q.serverId} as server_id from ${DeliveryQueue}
+        where ${Q.status} = 'waiting' and ${Q.notBefore} >= ${this.#dueSince} and ${Q.notBefore} < ${at}`);
       this.#dueSince = at;
-      this.#wakeups.wake(due.map((r) => Number(r.server_id)));
+      this.#wakeups.wake(came.map((r) => Number(r.server_id)));
     }
     return affectedRows;
   }
@@ -330,10 +331,8 @@ export class DbDeliveryService implements DeliveryService {
     const servers = this.#wakeups.servers();
     for (const id of this.#waitingSeen.keys()) if (!servers.includes(id)) this.#waitingSeen.delete(id);
     if (servers.length === 0) return;
-    const rows = await this.#db.query<{ server_id: number; n: number; ids: number }>(
-      `select server_id, count(*) as n, sum(id) as ids from delivery_queue where ${DUE} and server_id in (${servers.map(() => '?').join(', ')}) group by ` +
-        `server_id`,
-      [now(), ...servers]);
+    const rows = await this.#db.query<{ server_id: number; n: number; ids: number }>(sql`select ${Q.serverId} as server_id, count(*) as n, sum(${Q.id}) as ids
+      from ${DeliveryQueue} where ${due()} and ${Q.serverId} in ${servers} group by ${Q.serverId}`);
     const current = new Map(rows.map((r) => [Number(r.server_id), `${r.n}:${r.ids}`]));
     const changed = servers.filter((id) => (current.get(id) ?? '0') !== (this.#waitingSeen.get(id) ?? '0'));
     for (const id of servers) this.#waitingSeen.set(id, current.get(id) ?? '0');
@@ -345,9 +344,11 @@ export class DbDeliveryService implements DeliveryService {
    * acked. Every server is listed, with zeros when it has nothing pending.
    */
   async backlog(): Promise<{ serverId: number; waiting: number; claimed: number }[]> {
+    const q = DeliveryQueue.as('q');
     const rows = await this.#db.query<{ server_id: number; status: string | null; n: number }>(
-      `select s.id as server_id, q.status, count(q.id) as n from delivery_servers s
-       left join delivery_queue q on q.server_id = s.id and q.status in ('waiting', 'claimed') group by s.id, q.status order by s.id`);
+      sql`select ${s.c.id} as server_id, ${q.c.status} as status, count(${q.c.id}) as n
+      from ${s} left join ${q} on ${q.c.serverId} = ${s.c.id} and ${q.c.status} in ('waiting', 'claimed')
+      group by ${s.c.id}, ${q.c.status} order by ${s.c.id}`);
     const byServer = new Map<number, { serverId: number; waiting: number; claimed: number }>();
     for (const r of rows) {
       const id = Number(r.server_id);
@@ -366,18 +367,18 @@ export class DbDeliveryService implements DeliveryService {
     const serverId = await this.#serverByToken(token);
     const players = [...new Set(online.map((n) => n.toLowerCase()))].slice(0, 1000);
     return this.#db.transaction(async () => {
-      const onlineSql = players.length ? ` or lower(username) in (${players.map(() => '?').join(', ')})` : '';
-      const rows = await DeliveryQueue.select(this.#db,
-        `where server_id = ? and ${DUE} and (require_online = ?${onlineSql}) order by id limit ?${this.#db.forUpdate}`,
-        [serverId, now(), false, ...players, countParam(limit)]);
+      const online = players.length ? sql` or lower(${Q.username}) in ${players}` : empty;
+      const rows = await DeliveryQueue.select(this.#db, sql`where ${Q.serverId} = ${serverId} and ${due()} and (${Q.requireOnline} = ${false}${online})
+        order by ${Q.id} limit ${countParam(limit)}${raw(this.#db.forUpdate)}`);
       const at = now();
       const leaseUntil = addSeconds(at, this.#lease.leaseSeconds);
       const out: ClaimedRow[] = [];
       const { timezone } = this.#settings.get();
       for (const r of rows) {
         // Conditional: a validate or another claimer that took the row first leaves nothing to update.
-        const { affectedRows } = await this.#db.run(
-          "update delivery_queue set status = 'claimed', lease_until = ?, updated_date = ? where id = ? and status = 'waiting'", [leaseUntil, at, r.id]);
+        const { affectedRows } = await this.#db.run(sql`update ${DeliveryQueue}
+          set ${Q.status} = 'claimed', ${Q.leaseUntil} = ${leaseUntil}, ${Q.updatedDate} = ${at}
+          where ${Q.id} = ${r.id} and ${Q.status} = 'waiting'`);
         if (affectedRows === 1) {
           out.push({
             id: String(r.id), command: r.command, username: r.username, userID: String(r.userId), orderID: String(r.orderId),
@@ -399,18 +400,15 @@ export class DbDeliveryService implements DeliveryService {
       for (const id of wanted) {
         // Only while the lease holds: once it lapsed the row may be someone else's claim.
         const { affectedRows } = result === 'done'
-          ? await this.#db.run(
-            "update delivery_queue set status = 'done', lease_until = null, last_error = null, updated_date = ? where id = ? and server_id = ? and status = " +
-              "'claimed' and lease_until >= ?",
-            [at, id, serverId, at])
+          ? await this.#db.run(sql`update ${DeliveryQueue} set ${Q.status} = 'done', ${Q.leaseUntil} = null, ${Q.lastError} = null, ${Q.updatedDate} = ${at}
+            where ${Q.id} = ${id} and ${Q.serverId} = ${serverId} and ${Q.status} = 'claimed' and ${Q.leaseUntil} >= ${at}`)
           // Handed out again only after a delay that grows with each try (the sweep wakes the server
           // then): a command that fails at once would otherwise use up its tries within a second.
           // not_before is set before tries changes: MySQL evaluates the assignments in order.
-          : await this.#db.run(
-            `update delivery_queue set status = case when tries + 1 >= ? then 'failed' else 'waiting' end, not_before = ${this.#retryCase},
-             tries = tries + 1, lease_until = null, last_error = ?, updated_date = ?
-             where id = ? and server_id = ? and status = 'claimed' and lease_until >= ?`,
-            [this.#lease.maxTries, ...this.#retryParams(at), message.slice(0, 2000), at, id, serverId, at]);
+          : await this.#db.run(sql`update ${DeliveryQueue}
+            set ${Q.status} = case when ${Q.tries} + 1 >= ${this.#lease.maxTries} then 'failed' else 'waiting' end, ${Q.notBefore} = ${this.#retryAt(at)},
+             ${Q.tries} = ${Q.tries} + 1, ${Q.leaseUntil} = null, ${Q.lastError} = ${message.slice(0, 2000)}, ${Q.updatedDate} = ${at}
+             where ${Q.id} = ${id} and ${Q.serverId} = ${serverId} and ${Q.status} = 'claimed' and ${Q.leaseUntil} >= ${at}`);
         if (affectedRows === 1) settled.push(String(id));
       }
       return settled;
@@ -429,29 +427,24 @@ export class DbDeliveryService implements DeliveryService {
 
   /** For the console's dashboard: commands still to hand out, and active servers not seen since `since` (stored UTC). */
   async health(since: string): Promise<{ backlog: number; silentServers: number }> {
-    const [queue] = await this.#db.query<{ n: number | string }>("select count(*) as n from delivery_queue where status in ('waiting', 'claimed')");
+    const [queue] = await this.#db.query<{ n: number | string }>(sql`select count(*) as n from ${DeliveryQueue} where ${Q.status} in ('waiting', 'claimed')`);
     const [silent] = await this.#db.query<{ n: number | string }>(
-      'select count(*) as n from delivery_servers where is_active = ? and (last_seen_date is null or last_seen_date < ?)', [true, since]);
+      sql`select count(*) as n from ${DeliveryServer} where ${S.isActive} = ${true} and (${S.lastSeenDate} is null or ${S.lastSeenDate} < ${since})`);
     return { backlog: Number(queue!.n), silentServers: Number(silent!.n) };
   }
 
   async listQueue(f: QueueFilter): Promise<QueueRow[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    for (const [column, value] of [['server_id', f.serverId], ['status', f.status], ['user_id', f.userId], ['order_id', f.orderId]] as const) {
-      if (value === undefined) continue;
-      where.push(`${column} = ?`);
-      params.push(value);
+    const conditions: Sql[] = [];
+    for (const [column, value] of [[Q.serverId, f.serverId], [Q.status, f.status], [Q.userId, f.userId], [Q.orderId, f.orderId]] as const) {
+      if (value !== undefined) conditions.push(sql`${column} = ${value}`);
     }
     if (f.orderIds) {
       const ids = f.orderIds.filter((id) => Number.isSafeInteger(id) && id > 0);
       if (ids.length === 0) return [];
-      where.push(`order_id in (${ids.map(() => '?').join(', ')})`);
-      params.push(...ids);
+      conditions.push(sql`${Q.orderId} in ${ids}`);
     }
     const rows = await DeliveryQueue.select(this.#db,
-      `${where.length ? `where ${where.join(' and ')} ` : ''}order by id desc limit ? offset ?`,
-      [...params, countParam(f.perPage), countParam((f.page - 1) * f.perPage)]);
+      sql`${where(...conditions)} order by ${Q.id} desc limit ${countParam(f.perPage)} offset ${countParam((f.page - 1) * f.perPage)}`);
     return rows.map((r) => this.#queueRow(r));
   }
 
@@ -464,10 +457,9 @@ export class DbDeliveryService implements DeliveryService {
   async redeliver(id: number): Promise<QueueRow> {
     const row = await this.#db.transaction(async () => {
       const current = await this.#queueEntry(id);
-      const { affectedRows } = await this.#db.run(
-        "update delivery_queue set status = 'waiting', tries = 0, lease_until = null, not_before = null, updated_date = ? where id = ? and status in " +
-          "('done', 'failed', 'cancelled')",
-        [now(), id]);
+      const { affectedRows } = await this.#db.run(sql`update ${DeliveryQueue}
+        set ${Q.status} = 'waiting', ${Q.tries} = 0, ${Q.leaseUntil} = null, ${Q.notBefore} = null, ${Q.updatedDate} = ${now()}
+        where ${Q.id} = ${id} and ${Q.status} in ('done', 'failed', 'cancelled')`);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: it will be delivered already.`);
       return this.#queueEntry(id);
     });
@@ -478,9 +470,8 @@ export class DbDeliveryService implements DeliveryService {
   async cancel(id: number): Promise<QueueRow> {
     return this.#db.transaction(async () => {
       const current = await this.#queueEntry(id);
-      const { affectedRows } = await this.#db.run(
-        "update delivery_queue set status = 'cancelled', lease_until = null, updated_date = ? where id = ? and status in ('waiting', 'claimed')",
-        [now(), id]);
+      const { affectedRows } = await this.#db.run(sql`update ${DeliveryQueue} set ${Q.status} = 'cancelled', ${Q.leaseUntil} = null, ${Q.updatedDate} = ${now()}
+        where ${Q.id} = ${id} and ${Q.status} in ('waiting', 'claimed')`);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: there is nothing left to cancel.`);
       return this.#queueRow(await this.#queueEntry(id));
     });
@@ -488,7 +479,8 @@ export class DbDeliveryService implements DeliveryService {
 
   /** The active server a token belongs to, seen now. */
   async #serverByToken(token: string): Promise<number> {
-    const [row] = await this.#db.query<{ id: number }>('select id from delivery_servers where token_hash = ? and is_active = ?', [hashToken(token), true]);
+    const [row] = await this.#db.query<{ id: number }>(
+      sql`select ${S.id} as id from ${DeliveryServer} where ${S.tokenHash} = ${hashToken(token)} and ${S.isActive} = ${true}`);
     if (!row) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', 'No active game server has this token.');
     const id = Number(row.id);
     const at = Date.now();
@@ -503,9 +495,8 @@ export class DbDeliveryService implements DeliveryService {
     const serverId = await this.#serverByToken(token);
     // This mode cannot say who is online, so rows that need it are left to claimers that can.
     // Rows as arrays: a poll may list hundreds, and they are cheaper to make and read than objects.
-    const rows = await this.#db.queryArrays(
-      `select id, tries, updated_date from delivery_queue where server_id = ? and ${DUE} and require_online = ? order by id limit ?`,
-      [serverId, now(), false, countParam(PLUGIN_QUEUE_LIMIT)]);
+    const rows = await this.#db.queryArrays(sql`select ${Q.id}, ${Q.tries}, ${Q.updatedDate} from ${DeliveryQueue}
+      where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} order by ${Q.id} limit ${countParam(PLUGIN_QUEUE_LIMIT)}`);
     const { timezone } = this.#settings.get();
     return rows.map(([id, tries, updatedDate]) => ({
       id: String(id), status: Number(tries) > 0 ? 'error' : 'sending', retry: String(tries), updatedAt: displayTimestamp(String(updatedDate), timezone),
@@ -518,9 +509,8 @@ export class DbDeliveryService implements DeliveryService {
     if (wanted.length === 0) return [];
     return this.#db.transaction(async () => {
       const rows = await this.#db.query<{ id: number; username: string; command: string }>(
-        `select id, username, command from delivery_queue
-         where server_id = ? and ${DUE} and require_online = ? and id in (${wanted.map(() => '?').join(', ')}) order by id${this.#db.forUpdate}`,
-        [serverId, now(), false, ...wanted]);
+        sql`select ${Q.id} as id, ${Q.username} as username, ${Q.command} as command from ${DeliveryQueue}
+         where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} and ${Q.id} in ${wanted} order by ${Q.id}${raw(this.#db.forUpdate)}`);
       // The plugin runs the whole answer under its first username: one player per call.
       const player = rows[0]?.username.toLowerCase();
       const out: HandedOut[] = [];
@@ -529,7 +519,7 @@ export class DbDeliveryService implements DeliveryService {
         // The conditional update is what makes a row go out once: a concurrent validate or claim
         // that got it first leaves nothing to update here.
         const { affectedRows } = await this.#db.run(
-          "update delivery_queue set status = 'done', updated_date = ? where id = ? and status = 'waiting'", [at, r.id]);
+          sql`update ${DeliveryQueue} set ${Q.status} = 'done', ${Q.updatedDate} = ${at} where ${Q.id} = ${r.id} and ${Q.status} = 'waiting'`);
         if (affectedRows === 1) out.push({ command: r.command, username: r.username });
       }
       return out;

@@ -10,7 +10,8 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, displayTimestamp, formatMoney, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import type { TableRecord } from '../../core/table.ts';
+import { sql, where, type Sql } from '../../core/sql.ts';
+import { joined, type TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
 import type {
@@ -26,8 +27,22 @@ export type ProductInput = Partial<Omit<Product, 'id' | 'creationDate'>>;
 /** Largest price in cents: the column is a signed 32-bit integer. */
 export const MAX_PRICE = 2_147_483_647;
 
+const C = StoreCategory.c;
+const P = StoreProduct.c;
+const V = StoreProductVariable.c;
+const O = StoreOrder.c;
+const I = StoreOrderItem.c;
+
 /** Priority first, then age: the order of every list (decisions.md §5). */
-const ORDER = 'order by priority, id';
+const CATEGORY_ORDER = sql`order by ${C.priority}, ${C.id}`;
+const PRODUCT_ORDER = sql`order by ${P.priority}, ${P.id}`;
+const p = StoreProduct.as('p');
+const r = StoreProductRule.as('r');
+const o = StoreOrder.as('o');
+const oi = StoreOrderItem.as('oi');
+/** A product for sale with its purchase rules, by a left join: undefined rules where it has none. */
+const FOR_SALE = joined({ product: p, rules: r.optional() });
+const VARIABLE = StoreProductVariable.pick('productId', 'name', 'required', 'allowedValues');
 /** The columns a page of the catalogue shows (the storefront's): its pages read no others. */
 const SHOWN_CATEGORY = StoreCategory.pick('id', 'parentId', 'name', 'gameDescription');
 const SHOWN_PRODUCT = StoreProduct.pick('id', 'categoryId', 'name', 'imageId', 'imageType', 'details', 'price', 'discountedPrice', 'discountExpiryDate',
@@ -154,7 +169,7 @@ export class DbStoreService implements StoreService {
   // ---- catalogue: categories
 
   async categories(activeOnly = false): Promise<Category[]> {
-    return StoreCategory.select(this.#db, `${activeOnly ? 'where is_active = 1 ' : ''}${ORDER}`);
+    return StoreCategory.select(this.#db, sql`${where(activeOnly && sql`${C.isActive} = 1`)} ${CATEGORY_ORDER}`);
   }
 
   async requireCategory(id: number): Promise<Category> {
@@ -197,35 +212,38 @@ export class DbStoreService implements StoreService {
     await this.#db.transaction(async () => {
       await this.requireCategory(id);
       const [children] = await this.#db.query<{ n: number }>(
-        'select (select count(*) from store_categories where parent_id = ?) + (select count(*) from store_products where category_id = ?) as n', [id, id]);
+        sql`select (select count(*) from ${StoreCategory} where ${C.parentId} = ${id})
+          + (select count(*) from ${StoreProduct} where ${P.categoryId} = ${id}) as n`);
       if (Number(children?.n) > 0) throw new DomainError('CONFLICT', `Store category ${id} still holds subcategories or products; move or delete them first.`);
-      await this.#db.run('delete from store_categories where id = ?', [id]);
+      await this.#db.run(sql`delete from ${StoreCategory} where ${C.id} = ${id}`);
     });
   }
 
   // ---- products
 
   /**
-   * Products matching `where` (on store_products) with their variables: two queries however many
+   * Products matching the conditions (on store_products) with their variables: two queries however many
    * products there are, sent together (on MySQL, on two pooled connections outside a transaction).
    */
-  async #products(where: string, params: unknown[]): Promise<Product[]> {
+  async #products(...conditions: (Sql | false)[]): Promise<Product[]> {
+    const clause = where(...conditions);
     const [records, variables] = await Promise.all([
-      StoreProduct.select(this.#db, `where ${where} ${ORDER}`, params),
-      this.#variables(`product_id in (select id from store_products where ${where})`, params),
+      StoreProduct.select(this.#db, sql`${clause} ${PRODUCT_ORDER}`),
+      this.#variables(sql`${V.productId} in (select ${P.id} from ${StoreProduct} ${clause})`),
     ]);
     return records.map((record) => withVariables(record, variables));
   }
 
-  /** The variables of the products matching `where` (on store_product_variables), by product, in their order. */
-  async #variables(where: string, params: unknown[]): Promise<Map<number, Variable[]>> {
+  /** The variables of the products matching `condition` (on store_product_variables), by product, in their order. */
+  async #variables(condition: Sql): Promise<Map<number, Variable[]>> {
     const rows = await this.#db.queryArrays(
-      `select product_id, name, \`required\`, allowed_values from store_product_variables where ${where} order by product_id, \`position\``, params);
+      sql`select ${VARIABLE.columns} from ${StoreProductVariable} where ${condition} order by ${V.productId}, ${V.position}`);
     const byProduct = new Map<number, Variable[]>();
-    for (const [productId, name, required, values] of rows) {
-      const list = byProduct.get(Number(productId)) ?? [];
-      list.push({ name: String(name), required: Boolean(Number(required)), values: JSON.parse(String(values)) as string[] });
-      byProduct.set(Number(productId), list);
+    for (const row of rows) {
+      const { productId, name, required, allowedValues } = VARIABLE.fromArray(row);
+      const list = byProduct.get(productId) ?? [];
+      list.push({ name, required, values: JSON.parse(allowedValues) as string[] });
+      byProduct.set(productId, list);
     }
     return byProduct;
   }
@@ -237,45 +255,41 @@ export class DbStoreService implements StoreService {
   async #forSale(ids: number[]): Promise<Map<number, { product: Product; rules: PurchaseRules }>> {
     const valid = productIds(ids);
     if (valid.length === 0) return new Map();
-    const marks = valid.map(() => '?').join(', ');
     const [rows, variables] = await Promise.all([
-      this.#db.queryArrays(`select ${StoreProduct.qualifiedColumns('p')}, ${StoreProductRule.qualifiedColumns('r')}
-        from store_products p left join store_product_rules r on r.product_id = p.id where p.id in (${marks}) and p.is_active = 1`, valid),
-      this.#variables(`product_id in (${marks})`, valid),
+      this.#db.queryArrays(sql`select ${FOR_SALE.columns} from ${p} left join ${r} on ${r.c.productId} = ${p.c.id}
+        where ${p.c.id} in ${valid} and ${p.c.isActive} = 1`),
+      this.#variables(sql`${V.productId} in ${valid}`),
     ]);
     return new Map(rows.map((row) => {
-      const product = withVariables(StoreProduct.fromArray(row), variables);
-      // No rules row (the left join's nulls) is no rules.
-      const rules = row[StoreProduct.width] == null ? NONE : StoreProductRule.fromArray(row.slice(StoreProduct.width));
-      return [product.id, { product, rules }];
+      const { product: record, rules } = FOR_SALE.read(row);
+      const product = withVariables(record, variables);
+      return [product.id, { product, rules: rules ?? NONE }];
     }));
   }
 
   products(activeOnly = false): Promise<Product[]> {
-    return this.#products(activeOnly ? 'is_active = 1' : '1 = 1', []);
+    return this.#products(activeOnly && sql`${P.isActive} = 1`);
   }
 
   shownCategories(): Promise<ShownCategory[]> {
-    return this.#db.queryArrays(`select ${SHOWN_CATEGORY.columns.text} from store_categories where is_active = 1 ${ORDER}`)
+    return this.#db.queryArrays(sql`select ${SHOWN_CATEGORY.columns} from ${StoreCategory} where ${C.isActive} = 1 ${CATEGORY_ORDER}`)
       .then((rows) => rows.map(SHOWN_CATEGORY.fromArray));
   }
 
   async shownProducts(filter: { categoryIds?: number[]; ids?: number[]; featuredOnly?: boolean }): Promise<ShownProduct[]> {
-    const where: string[] = [];
-    const params: number[] = [];
-    for (const [column, list] of [['category_id', filter.categoryIds], ['id', filter.ids]] as const) {
+    const conditions: Sql[] = [];
+    for (const [column, list] of [[P.categoryId, filter.categoryIds], [P.id, filter.ids]] as const) {
       if (!list) continue;
       const ids = productIds(list);
       if (ids.length === 0) return [];
-      where.push(`${column} in (${ids.map(() => '?').join(', ')})`);
-      params.push(...ids);
+      conditions.push(sql`${column} in ${ids}`);
     }
-    if (filter.featuredOnly) where.push('is_featured = 1');
-    where.push('is_active = 1');
-    const clause = where.join(' and ');
+    if (filter.featuredOnly) conditions.push(sql`${P.isFeatured} = 1`);
+    conditions.push(sql`${P.isActive} = 1`);
+    const clause = where(...conditions);
     const [rows, variables] = await Promise.all([
-      this.#db.queryArrays(`select ${SHOWN_PRODUCT.columns.text} from store_products where ${clause} ${ORDER}`, params),
-      this.#variables(`product_id in (select id from store_products where ${clause})`, params),
+      this.#db.queryArrays(sql`select ${SHOWN_PRODUCT.columns} from ${StoreProduct} ${clause} ${PRODUCT_ORDER}`),
+      this.#variables(sql`${V.productId} in (select ${P.id} from ${StoreProduct} ${clause})`),
     ]);
     return rows.map((row) => withVariables(SHOWN_PRODUCT.fromArray(row), variables));
   }
@@ -284,7 +298,7 @@ export class DbStoreService implements StoreService {
   async productsById(ids: number[], activeOnly: boolean): Promise<Map<number, Product>> {
     const valid = productIds(ids);
     if (valid.length === 0) return new Map();
-    const found = await this.#products(`id in (${valid.map(() => '?').join(', ')})${activeOnly ? ' and is_active = 1' : ''}`, valid);
+    const found = await this.#products(sql`${P.id} in ${valid}`, activeOnly && sql`${P.isActive} = 1`);
     return new Map(found.map((p) => [p.id, p]));
   }
 
@@ -311,7 +325,7 @@ export class DbStoreService implements StoreService {
       await this.#checkProduct({ ...await this.requireProduct(id), ...changes });
       await StoreProduct.update(this.#db, id, changes);
       if (changes.variables) {
-        await this.#db.run('delete from store_product_variables where product_id = ?', [id]);
+        await this.#db.run(sql`delete from ${StoreProductVariable} where ${V.productId} = ${id}`);
         await this.#writeVariables(id, changes.variables);
       }
       // Read again: the stock may have moved since the read above.
@@ -322,8 +336,8 @@ export class DbStoreService implements StoreService {
   async deleteProduct(id: number): Promise<void> {
     await this.#db.transaction(async () => {
       await this.requireProduct(id);
-      await this.#db.run('delete from store_product_variables where product_id = ?', [id]);
-      await this.#db.run('delete from store_products where id = ?', [id]);
+      await this.#db.run(sql`delete from ${StoreProductVariable} where ${V.productId} = ${id}`);
+      await this.#db.run(sql`delete from ${StoreProduct} where ${P.id} = ${id}`);
     });
   }
 
@@ -358,13 +372,13 @@ export class DbStoreService implements StoreService {
 
   /** Sets the priority of the listed categories or products to their place in the list. */
   async reorder(kind: 'categories' | 'products', ids: number[]): Promise<void> {
-    const table = kind === 'categories' ? 'store_categories' : 'store_products';
+    const table = kind === 'categories' ? StoreCategory : StoreProduct;
     const code = kind === 'categories' ? 'CATEGORY_NOT_FOUND' : 'PRODUCT_NOT_FOUND';
     await this.#db.transaction(async () => {
       for (const [priority, id] of ids.entries()) {
-        const { affectedRows } = await this.#db.run(`update ${table} set priority = ? where id = ?`, [priority, id]);
+        const { affectedRows } = await this.#db.run(sql`update ${table} set ${table.c.priority} = ${priority} where ${table.c.id} = ${id}`);
         // MySQL counts only changed rows, so a row already at its place needs a look.
-        if (affectedRows === 0 && !(await this.#db.query(`select id from ${table} where id = ?`, [id])).length) {
+        if (affectedRows === 0 && !(await this.#db.query(sql`select ${table.c.id} from ${table} where ${table.c.id} = ${id}`)).length) {
           throw new DomainError(code, `No ${kind === 'categories' ? 'store category' : 'product'} with ID ${id}.`);
         }
       }
@@ -406,14 +420,14 @@ export class DbStoreService implements StoreService {
     const ids: number[] = [];
     const walk = (n: CategoryNode) => { ids.push(n.id); n.subcategories.forEach(walk); };
     walk(root);
-    return this.#products(`category_id in (${ids.map(() => '?').join(', ')})`, ids);
+    return this.#products(sql`${P.categoryId} in ${ids}`);
   }
 
   // ---- purchase rules
 
   async rulesFor(productIds: number[]): Promise<Map<number, PurchaseRules>> {
     if (productIds.length === 0) return new Map();
-    const rows = await StoreProductRule.select(this.#db, `where product_id in (${productIds.map(() => '?').join(', ')})`, productIds);
+    const rows = await StoreProductRule.select(this.#db, sql`where ${StoreProductRule.c.productId} in ${productIds}`);
     return new Map(rows.map(({ productId, ...rules }) => [productId, rules]));
   }
 
@@ -458,9 +472,8 @@ export class DbStoreService implements StoreService {
         throw new DomainError('ACCOUNT_REQUIRED', `${product.name} (product ${product.id}) can be bought only with an account.`);
       }
       if (rules.requiredProductId > 0) {
-        const [bought] = await this.#db.query(
-          `select o.id from store_orders o join store_order_items i on i.order_id = o.id
-           where o.account_id = ? and o.status = 'completed' and i.product_id = ? limit 1`, [user.id, rules.requiredProductId]);
+        const [bought] = await this.#db.query(sql`select ${o.c.id} from ${o} join ${oi} on ${oi.c.orderId} = ${o.c.id}
+           where ${o.c.accountId} = ${user.id} and ${o.c.status} = 'completed' and ${oi.c.productId} = ${rules.requiredProductId} limit 1`);
         if (!bought) {
           const required = (await this.productsById([rules.requiredProductId], false)).get(rules.requiredProductId);
           throw new DomainError('REQUIRED_PRODUCT', `${product.name} (product ${product.id}) requires buying ${required?.name ?? `product ` +
@@ -479,7 +492,7 @@ export class DbStoreService implements StoreService {
     const role = await this.#users.getRole(product.giveRoleId);
     if (!role) return;
     const ranks = await this.#db.query<{ give_role_id: number }>(
-      'select distinct give_role_id from store_products where category_id = ? and give_role_id > 0', [product.categoryId]);
+      sql`select distinct ${P.giveRoleId} as give_role_id from ${StoreProduct} where ${P.categoryId} = ${product.categoryId} and ${P.giveRoleId} > 0`);
     const sameCategory = new Set(ranks.map((r) => Number(r.give_role_id)));
     const higher = (await this.#users.rolesOf(user.id)).find((r) => sameCategory.has(r.id) && r.priority > role.priority);
     if (higher) {
@@ -650,7 +663,7 @@ export class DbStoreService implements StoreService {
     for (const line of [...lines].sort((a, b) => a.product.id - b.product.id)) {
       if (line.product.stock === -1) continue;
       const { affectedRows } = await this.#db.run(
-        'update store_products set stock = stock - ? where id = ? and stock >= ?', [line.quantity, line.product.id, line.quantity]);
+        sql`update ${StoreProduct} set ${P.stock} = ${P.stock} - ${line.quantity} where ${P.id} = ${line.product.id} and ${P.stock} >= ${line.quantity}`);
       if (affectedRows === 0) throw outOfStock(line.product.id);
     }
   }
@@ -691,7 +704,7 @@ export class DbStoreService implements StoreService {
   async markPaymentRefunded(orderId: number): Promise<boolean> {
     return this.#db.transaction(async () => {
       const { affectedRows } = await this.#db.run(
-        "update store_orders set status = 'refunded' where id = ? and type = 'payment' and status = 'completed'", [orderId]);
+        sql`update ${StoreOrder} set ${O.status} = 'refunded' where ${O.id} = ${orderId} and ${O.type} = 'payment' and ${O.status} = 'completed'`);
       if (affectedRows === 0) return false;
       const order = (await StoreOrder.find(this.#db, orderId))!;
       const buyer = order.accountId === 0 ? { id: 0, username: order.guestName ?? '', linkedAccounts: {} } : await this.#users.requireById(order.accountId);
@@ -710,7 +723,8 @@ export class DbStoreService implements StoreService {
       const current = await StoreOrder.find(this.#db, orderId);
       if (!current) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
       if (current.type !== 'credit') throw new DomainError('VALIDATION_ERROR', `Order ${orderId} is a payment: refund it through its payment gateway.`);
-      const { affectedRows } = await this.#db.run("update store_orders set status = 'refunded' where id = ? and status = 'completed'", [orderId]);
+      const { affectedRows } = await this.#db.run(
+        sql`update ${StoreOrder} set ${O.status} = 'refunded' where ${O.id} = ${orderId} and ${O.status} = 'completed'`);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Order ${orderId} is ${current.status}: it cannot be refunded.`);
       const user = await this.#users.requireById(current.accountId);
       // The price first: the balance then always covers the cashback (never more than the price).
@@ -724,15 +738,16 @@ export class DbStoreService implements StoreService {
 
   /** The stock back, the roles taken back, and `store.order.refunded` (refund commands) for an order's lines, if it has any. */
   async #undoItems(orderId: number, user: Buyer): Promise<void> {
-    const items = await StoreOrderItem.select(this.#db, 'where order_id = ? order by id', [orderId]);
+    const items = await this.#items(orderId);
     if (items.length === 0) return;
     const products = await this.productsById(items.map((i) => i.productId), false);
     for (const item of [...items].sort((a, b) => a.productId - b.productId)) {
       const product = products.get(item.productId);
       if (!product) continue;
-      await this.#db.run('update store_products set stock = stock + ? where id = ? and stock <> -1', [item.quantity, product.id]);
-      if (user.id !== 0 && product.giveRoleId > 0 && product.duration >= 0) await this.#takeBackRole(user.id, product.giveRoleId,
-        product.duration * item.quantity);
+      await this.#db.run(sql`update ${StoreProduct} set ${P.stock} = ${P.stock} + ${item.quantity} where ${P.id} = ${product.id} and ${P.stock} <> -1`);
+      if (user.id !== 0 && product.giveRoleId > 0 && product.duration >= 0) {
+        await this.#takeBackRole(user.id, product.giveRoleId, product.duration * item.quantity);
+      }
     }
     await this.#events.emit('store.order.refunded', {
       orderId, userId: user.id, username: user.username, linkedAccounts: user.linkedAccounts, items: items.map(itemEvent),
@@ -755,12 +770,11 @@ export class DbStoreService implements StoreService {
   }
 
   async lastPurchaseGranting(userId: number, roleId: number): Promise<{ orderId: number; items: OrderItemEvent[] } | undefined> {
-    const rows = (await this.#db.query(
-      `select ${StoreOrderItem.qualifiedColumns('i')}
-       from store_order_items i join store_products p on p.id = i.product_id
-       where i.order_id = (select max(o.id) from store_orders o join store_order_items oi on oi.order_id = o.id join store_products op on op.id = oi.product_id
-                           where o.account_id = ? and o.type = 'credit' and o.status = 'completed' and op.give_role_id = ?)
-         and p.give_role_id = ? order by i.id`, [userId, roleId, roleId])).map((r) => StoreOrderItem.fromRow(r));
+    const [i, op] = [StoreOrderItem.as('i'), StoreProduct.as('op')];
+    const rows = (await this.#db.queryArrays(sql`select ${i.columns} from ${i} join ${p} on ${p.c.id} = ${i.c.productId}
+       where ${i.c.orderId} = (select max(${o.c.id}) from ${o} join ${oi} on ${oi.c.orderId} = ${o.c.id} join ${op} on ${op.c.id} = ${oi.c.productId}
+                           where ${o.c.accountId} = ${userId} and ${o.c.type} = 'credit' and ${o.c.status} = 'completed' and ${op.c.giveRoleId} = ${roleId})
+         and ${p.c.giveRoleId} = ${roleId} order by ${i.c.id}`)).map((r) => StoreOrderItem.fromArray(r));
     if (rows.length === 0) return undefined;
     return { orderId: rows[0]!.orderId, items: rows.map(itemEvent) };
   }
@@ -770,15 +784,11 @@ export class DbStoreService implements StoreService {
    * the last page costs what the first does).
    */
   async listOrders(filter: { status?: string; type?: string; userId?: number; before?: number; limit: number }): Promise<OrderRow[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    for (const [column, value] of [['status', filter.status], ['type', filter.type], ['account_id', filter.userId], ['id <', filter.before]] as const) {
-      if (value === undefined) continue;
-      where.push(column.includes('<') ? `${column} ?` : `${column} = ?`);
-      params.push(value);
-    }
-    const rows = await StoreOrder.select(this.#db, `${where.length ? `where ${where.join(' and ')} ` : ''}order by id desc limit ?`,
-      [...params, countParam(filter.limit)]);
+    const { status, type, userId, before } = filter;
+    const rows = await StoreOrder.select(this.#db, sql`${where(
+      status !== undefined && sql`${O.status} = ${status}`, type !== undefined && sql`${O.type} = ${type}`,
+      userId !== undefined && sql`${O.accountId} = ${userId}`, before !== undefined && sql`${O.id} < ${before}`,
+    )} order by ${O.id} desc limit ${countParam(filter.limit)}`);
     const { timezone } = this.#settings.get();
     return rows.map((r) => orderRow(r, timezone));
   }
@@ -787,24 +797,30 @@ export class DbStoreService implements StoreService {
   async getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[] }> {
     const order = await StoreOrder.find(this.#db, orderId);
     if (!order) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
-    const items = await StoreOrderItem.select(this.#db, 'where order_id = ? order by id', [orderId]);
+    const items = await this.#items(orderId);
     return { order: orderRow(order, this.#settings.get().timezone), items: items.map(itemEvent) };
   }
 
   /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */
   async salesSince(since: string): Promise<{ type: string; orders: number; total: number }[]> {
     const rows = await this.#db.query<{ type: string; n: number | string; total: number | string | null }>(
-      "select type, count(*) as n, sum(total) as total from store_orders where status = 'completed' and creation_date >= ? group by type order by type",
-      [since]);
+      sql`select ${O.type} as type, count(*) as n, sum(${O.total}) as total
+      from ${StoreOrder} where ${O.status} = 'completed' and ${O.creationDate} >= ${since} group by ${O.type} order by ${O.type}`);
     return rows.map((r) => ({ type: r.type, orders: Number(r.n), total: Number(r.total ?? 0) }));
   }
 
   /** With the guest orders placed under the account's username before it was registered (case-insensitive). */
   async ordersOf(userId: number): Promise<OrderRow[]> {
     const user = await this.#users.findById(userId);
-    const rows = await StoreOrder.select(this.#db, 'where account_id = ? or guest_key = ? order by id desc', [userId, user?.username.toLowerCase() ?? '']);
+    const rows = await StoreOrder.select(this.#db,
+      sql`where ${O.accountId} = ${userId} or ${O.guestKey} = ${user?.username.toLowerCase() ?? ''} order by ${O.id} desc`);
     const { timezone } = this.#settings.get();
     return rows.map((r) => orderRow(r, timezone));
+  }
+
+  /** An order's lines, in the order they were bought. */
+  #items(orderId: number): Promise<OrderItem[]> {
+    return StoreOrderItem.select(this.#db, sql`where ${I.orderId} = ${orderId} order by ${I.id}`);
   }
 
   async #insertOrder(order: Omit<Order, 'id'>): Promise<Order> {

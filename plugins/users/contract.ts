@@ -6,6 +6,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { ConsoleAccess, ConsoleBlock, ConsoleRequest, ConsoleStaff } from '../../core/console.ts';
 import { createServiceRef } from '../../core/registry.ts';
 import { str } from '../../core/schemas.ts';
+import type { Sql } from '../../core/sql.ts';
 
 export interface UserAccount {
   id: number;
@@ -62,10 +63,10 @@ export interface ProfileField {
   /** The profile field it fills, e.g. `credit`. */
   field: string;
   /**
-   * A scalar SQL expression over the account id column it is given, reading only the
-   * contributing feature's own tables. Code, never a value: it takes no parameters.
+   * A scalar SQL expression (core/sql.ts's `sql`) over the account id column it is given,
+   * reading only the contributing feature's own tables.
    */
-  select(accountIdColumn: string): string;
+  select(accountId: Sql): Sql;
   /** The API's text for the value read. */
   show(value: unknown): string;
 }

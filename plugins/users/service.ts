@@ -2,9 +2,12 @@ import { countParam, isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, now } from '../../core/format.ts';
-import type { TableRecord } from '../../core/table.ts';
-import { lookupKey, type Grantor, type NewAccount, type PlayerPanel, type Profile, type ProfileField, type Role, type RoleAssignment, type UserAccount,
-  type UsersService } from './contract.ts';
+import { empty, raw, sql, type Sql } from '../../core/sql.ts';
+import { joined, type TableRecord } from '../../core/table.ts';
+import {
+  lookupKey, type Grantor, type NewAccount, type PlayerPanel, type Profile, type ProfileField, type Role, type RoleAssignment, type UserAccount,
+  type UsersService,
+} from './contract.ts';
 import { UsersAccount, UsersLinkedAccount, UsersRole, UsersRoleAssignment } from './entities.ts';
 
 /** The editable fields of a role (admin API). */
@@ -13,15 +16,23 @@ export type RoleFields = Omit<Role, 'id'>;
 type Account = TableRecord<typeof UsersAccount>;
 type RoleRecord = TableRecord<typeof UsersRole>;
 
+const A = UsersAccount.c;
+const L = UsersLinkedAccount.c;
+const R = UsersRole.c;
+const RA = UsersRoleAssignment.c;
+const a = UsersAccount.as('a');
+const l = UsersLinkedAccount.as('l');
+const r = UsersRole.as('r');
+const ra = UsersRoleAssignment.as('ra');
+
 /**
  * An account with its linked accounts, by a left join: one row per link, or one whose platform is
- * null. Read as arrays: every account column, then the link's two, then any profile fields.
+ * null. Read as arrays: the account, the link's platform and external id, then any profile fields.
  */
-const ACCOUNT_COLUMNS = `${UsersAccount.qualifiedColumns('a')}, l.platform, l.external_id`;
-const ACCOUNT_FROM = 'from users_accounts a left join users_linked_accounts l on l.user_id = a.id';
-/** Where the link's platform sits in such a row; its external id follows, then the profile fields. */
-const PLATFORM = UsersAccount.width;
-const ROLE_COLUMNS = UsersRole.qualifiedColumns('r');
+const ACCOUNT_PARTS = { account: a, platform: l.c.platform, externalId: l.c.externalId };
+const ACCOUNT = joined(ACCOUNT_PARTS);
+const ACCOUNT_FROM = sql`from ${a} left join ${l} on ${l.c.userId} = ${a.c.id}`;
+const ROLE = joined({ role: r, expiryDate: ra.c.expiryDate });
 
 /** The contract's account: the record in the contract's casing (creationIP), without the lookup keys. */
 function toUserAccount(a: Account, linkedAccounts: Record<string, string>): UserAccount {
@@ -31,11 +42,14 @@ function toUserAccount(a: Account, linkedAccounts: Record<string, string>): User
   };
 }
 
-/** An account read with ACCOUNT_COLUMNS: the first row's account, every row's link. */
+/** An account read with ACCOUNT: the first row's account, every row's link. */
 function joinedAccount(rows: unknown[][]): UserAccount {
   const links: Record<string, string> = {};
-  for (const r of rows) if (r[PLATFORM] != null) links[String(r[PLATFORM])] = String(r[PLATFORM + 1]);
-  return toUserAccount(UsersAccount.fromArray(rows[0]!), links);
+  for (const row of rows) {
+    const { platform, externalId } = ACCOUNT.read(row);
+    if (platform != null) links[String(platform)] = String(externalId);
+  }
+  return toUserAccount(ACCOUNT.read(rows[0]!).account, links);
 }
 
 /** The contract's role: the record in the contract's casing (chatRoleID, usernameCSS, badgeCSS). */
@@ -50,10 +64,9 @@ function roleRecord(f: Partial<RoleFields>): Partial<Omit<RoleRecord, 'id'>> {
   return { name: f.name, slug: f.slug, priority: f.priority, chatRoleId: f.chatRoleID, usernameCss: f.usernameCSS, badgeCss: f.badgeCSS };
 }
 
-/** "Not expired" (one `?`: now): the sentinel sorts below every real timestamp, so it needs its own test. */
-const live = (column: string) => `(${column} = '${PERMANENT}' or ${column} > ?)`;
-const LIVE = live('ra.expiry_date');
-const EXPIRED = `expiry_date <> '${PERMANENT}' and expiry_date <= ?`;
+/** "Not expired" now: the sentinel sorts below every real timestamp, so it needs its own test. */
+const live = (expiry: Sql) => sql`(${expiry} = ${PERMANENT} or ${expiry} > ${now()})`;
+const expired = () => sql`${RA.expiryDate} <> ${PERMANENT} and ${RA.expiryDate} <= ${now()}`;
 
 /** A grant whose caller does not say it acts for an admin. */
 const NO_ADMIN: Grantor = { admin: false };
@@ -68,8 +81,8 @@ export class DbUsersService implements UsersService {
   readonly #db: Database;
   readonly #events: EventBus;
   readonly #profileFields: ProfileField[] = [];
-  /** The profile fields' columns, after ACCOUNT_COLUMNS; made again when a feature adds a field. */
-  #profileColumns = '';
+  /** ACCOUNT's select list and the profile fields' after it, by field; made again when a feature adds a field. */
+  #profile = joined<Record<string, Sql | typeof a>>({ ...ACCOUNT_PARTS });
   /** Other features' panels, which the console's player page shows (console.ts). */
   readonly playerPanels: PlayerPanel[] = [];
   /** Privileged roles' slugs, with why (markPrivileged). */
@@ -80,13 +93,13 @@ export class DbUsersService implements UsersService {
     this.#events = events;
   }
 
-  /** One query: the account and its linked accounts (a left join, one row per link), `more` columns after them. */
-  #joined(where: string, params: unknown[], more = ''): Promise<unknown[][]> {
-    return this.#db.queryArrays(`select ${ACCOUNT_COLUMNS}${more} ${ACCOUNT_FROM} where ${where}`, params);
+  /** One query: the account and its linked accounts (a left join, one row per link), read with `select`. */
+  #joined(where: Sql, select: Sql = ACCOUNT.columns): Promise<unknown[][]> {
+    return this.#db.queryArrays(sql`select ${select} ${ACCOUNT_FROM} where ${where}`);
   }
 
-  async #one(where: string, params: unknown[]): Promise<UserAccount | undefined> {
-    const rows = await this.#joined(where, params);
+  async #one(where: Sql): Promise<UserAccount | undefined> {
+    const rows = await this.#joined(where);
     return rows.length ? joinedAccount(rows) : undefined;
   }
 
@@ -96,38 +109,40 @@ export class DbUsersService implements UsersService {
 
   addProfileField(field: ProfileField): void {
     this.#profileFields.push(field);
-    this.#profileColumns = this.#profileFields.map((f) => `, ${f.select('a.id')}`).join('');
+    if (field.field in ACCOUNT_PARTS) throw new Error(`A profile field may not be named ${field.field}.`);
+    this.#profile = joined({ ...ACCOUNT_PARTS, ...Object.fromEntries(this.#profileFields.map((f) => [f.field, f.select(a.c.id)])) });
   }
 
   async findProfile(by: { id: number } | { username: string }): Promise<Profile | undefined> {
     if ('id' in by && (!Number.isSafeInteger(by.id) || by.id <= 0)) return undefined;
-    const rows = await this.#joined('id' in by ? 'a.id = ?' : 'a.username_key = ?', ['id' in by ? by.id : lookupKey(by.username)], this.#profileColumns);
+    const rows = await this.#joined('id' in by ? sql`${a.c.id} = ${by.id}` : sql`${a.c.usernameKey} = ${lookupKey(by.username)}`, this.#profile.columns);
     const row = rows[0];
     if (!row) return undefined;
-    const fields = Object.fromEntries(this.#profileFields.map((f, i) => [f.field, f.show(row[PLATFORM + 2 + i])]));
+    const values = this.#profile.read(row);
+    const fields = Object.fromEntries(this.#profileFields.map((f) => [f.field, f.show(values[f.field])]));
     return { ...joinedAccount(rows), fields };
   }
 
   findById(id: number): Promise<UserAccount | undefined> {
     if (!Number.isSafeInteger(id) || id <= 0) return Promise.resolve(undefined);
-    return this.#one('a.id = ?', [id]);
+    return this.#one(sql`${a.c.id} = ${id}`);
   }
 
   findByUsername(username: string): Promise<UserAccount | undefined> {
-    return this.#one('a.username_key = ?', [lookupKey(username)]);
+    return this.#one(sql`${a.c.usernameKey} = ${lookupKey(username)}`);
   }
 
   async idsByUsername(usernames: string[]): Promise<(number | undefined)[]> {
     const keys = usernames.map(lookupKey);
     if (keys.length === 0) return [];
-    const rows = await this.#db.queryArrays(`select username_key, id from users_accounts where username_key in (${keys.map(() => '?').join(', ')})`, keys);
+    const rows = await this.#db.queryArrays(sql`select ${A.usernameKey}, ${A.id} from ${UsersAccount} where ${A.usernameKey} in ${keys}`);
     // String(): MySQL/MariaDB hand the VARBINARY key back as a Buffer.
     const ids = new Map(rows.map(([key, id]) => [String(key), Number(id)]));
     return keys.map((key) => ids.get(key));
   }
 
   findByLinkedAccount(platform: string, externalId: string): Promise<UserAccount | undefined> {
-    return this.#one('a.id = (select user_id from users_linked_accounts where platform = ? and external_id = ?)', [platform, externalId]);
+    return this.#one(sql`${a.c.id} = (select ${L.userId} from ${UsersLinkedAccount} where ${L.platform} = ${platform} and ${L.externalId} = ${externalId})`);
   }
 
   async requireById(id: number): Promise<UserAccount> {
@@ -160,10 +175,10 @@ export class DbUsersService implements UsersService {
       // and parallel registrations then deadlock on each other's gaps at the insert (the bench's
       // seeding once got a 500 after the retries ran out). The unique index below decides a race;
       // these reads only give the usual case its precise error.
-      if ((await this.#db.query('select id from users_accounts where username_key = ?', [usernameKey])).length) {
+      if ((await this.#db.query(sql`select ${A.id} from ${UsersAccount} where ${A.usernameKey} = ${usernameKey}`)).length) {
         throw new DomainError('USERNAME_ALREADY_EXIST', `The username "${account.username}" is taken.`);
       }
-      if (emailKey && (await this.#db.query('select id from users_accounts where email_key = ?', [emailKey])).length) {
+      if (emailKey && (await this.#db.query(sql`select ${A.id} from ${UsersAccount} where ${A.emailKey} = ${emailKey}`)).length) {
         throw new DomainError('EMAIL_ALREADY_EXIST', 'That email address is registered already.');
       }
       let insertId: number;
@@ -186,7 +201,7 @@ export class DbUsersService implements UsersService {
   }
 
   async countCreatedFrom(ip: string): Promise<number> {
-    const [row] = await this.#db.query<{ n: number }>('select count(*) as n from users_accounts where creation_ip = ?', [ip]);
+    const [row] = await this.#db.query<{ n: number }>(sql`select count(*) as n from ${UsersAccount} where ${A.creationIp} = ${ip}`);
     return Number(row?.n ?? 0);
   }
 
@@ -200,14 +215,14 @@ export class DbUsersService implements UsersService {
 
   async linkAccount(userId: number, platform: string, externalId: string): Promise<void> {
     await this.#db.transaction(async () => {
-      await this.#db.run('delete from users_linked_accounts where (user_id = ? and platform = ?) or (platform = ? and external_id = ?)',
-        [userId, platform, platform, externalId]);
+      await this.#db.run(sql`delete from ${UsersLinkedAccount}
+        where (${L.userId} = ${userId} and ${L.platform} = ${platform}) or (${L.platform} = ${platform} and ${L.externalId} = ${externalId})`);
       await UsersLinkedAccount.insert(this.#db, { userId, platform, externalId });
     });
   }
 
   async unlinkAccount(userId: number, platform: string): Promise<boolean> {
-    const { affectedRows } = await this.#db.run('delete from users_linked_accounts where user_id = ? and platform = ?', [userId, platform]);
+    const { affectedRows } = await this.#db.run(sql`delete from ${UsersLinkedAccount} where ${L.userId} = ${userId} and ${L.platform} = ${platform}`);
     return affectedRows > 0;
   }
 
@@ -215,30 +230,26 @@ export class DbUsersService implements UsersService {
     const key = lookupKey(text.trim());
     // The highest code point: every key starting with `key` sorts between key and key + TOP, byte for byte.
     const TOP = '\u{10FFFF}';
-    const params: unknown[] = [page.after === undefined ? '' : lookupKey(page.after)];
-    let match = '';
-    if (key) {
-      match = ` and ((a.username_key >= ? and a.username_key < ?) or (a.email_key >= ? and a.email_key < ?)
-        or a.id in (select user_id from users_linked_accounts where platform = 'chat' and external_id = ?))`;
-      params.push(key, key + TOP, key, key + TOP, text.trim());
-    }
-    params.push(countParam(page.limit));
-    const accounts = await UsersAccount.select(this.#db, `a where a.username_key > ?${match} order by a.username_key limit ?`, params);
+    const match = key ? sql` and ((${A.usernameKey} >= ${key} and ${A.usernameKey} < ${key + TOP}) or (${A.emailKey} >= ${key} and ${A.emailKey} < ${key + TOP})
+        or ${A.id} in (select ${L.userId} from ${UsersLinkedAccount} where ${L.platform} = 'chat' and ${L.externalId} = ${text.trim()}))` : empty;
+    const after = page.after === undefined ? '' : lookupKey(page.after);
+    const accounts = await UsersAccount.select(this.#db,
+      sql`where ${A.usernameKey} > ${after}${match} order by ${A.usernameKey} limit ${countParam(page.limit)}`);
     const links = new Map(accounts.map((a) => [a.id, {} as Record<string, string>]));
     if (accounts.length) {
-      const rows = await UsersLinkedAccount.select(this.#db, `where user_id in (${accounts.map(() => '?').join(', ')})`, accounts.map((a) => a.id));
+      const rows = await UsersLinkedAccount.select(this.#db, sql`where ${L.userId} in ${accounts.map((a) => a.id)}`);
       for (const { userId, platform, externalId } of rows) links.get(userId)![platform] = externalId;
     }
     return accounts.map((a) => toUserAccount(a, links.get(a.id)!));
   }
 
   async findRoleBySlug(slug: string): Promise<Role | undefined> {
-    const [role] = await UsersRole.select(this.#db, 'where slug = ?', [slug]);
+    const [role] = await UsersRole.select(this.#db, sql`where ${R.slug} = ${slug}`);
     return role && toRole(role);
   }
 
   async listRoles(): Promise<Role[]> {
-    return (await UsersRole.select(this.#db, 'order by priority desc, id')).map(toRole);
+    return (await UsersRole.select(this.#db, sql`order by ${R.priority} desc, ${R.id}`)).map(toRole);
   }
 
   async getRole(roleId: number): Promise<Role | undefined> {
@@ -247,10 +258,13 @@ export class DbUsersService implements UsersService {
   }
 
   async rolesOf(userId: number): Promise<RoleAssignment[]> {
-    const rows = await this.#db.query(
-      `select ${ROLE_COLUMNS}, ra.expiry_date from users_role_assignments ra join users_roles r on r.id = ra.role_id
-       where ra.user_id = ? and ${LIVE} order by r.priority desc, r.id`, [userId, now()]);
-    return rows.map((r) => ({ ...toRole(UsersRole.fromRow(r)), expiryDate: String(r.expiry_date) }));
+    const rows = await this.#db.queryArrays(
+      sql`select ${ROLE.columns} from ${ra} join ${r} on ${r.c.id} = ${ra.c.roleId}
+       where ${ra.c.userId} = ${userId} and ${live(ra.c.expiryDate)} order by ${r.c.priority} desc, ${r.c.id}`);
+    return rows.map((row) => {
+      const { role, expiryDate } = ROLE.read(row);
+      return { ...toRole(role), expiryDate: String(expiryDate) };
+    });
   }
 
   /** The role, or ROLE_NOT_FOUND. */
@@ -262,15 +276,15 @@ export class DbUsersService implements UsersService {
 
   /** The expiry of the user's live assignment of a role, locked for the rest of the transaction. */
   async #held(userId: number, roleId: number): Promise<string | undefined> {
-    const [held] = await this.#db.query(
-      `select ra.expiry_date from users_role_assignments ra where ra.user_id = ? and ra.role_id = ? and ${LIVE}${this.#db.forUpdate}`,
-      [userId, roleId, now()]);
+    const [held] = await this.#db.query<{ expiry_date: string }>(
+      sql`select ${RA.expiryDate} as expiry_date from ${UsersRoleAssignment}
+        where ${RA.userId} = ${userId} and ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}${raw(this.#db.forUpdate)}`);
     return held && String(held.expiry_date);
   }
 
   async #setExpiry(userId: number, roleId: number, expiryDate: string): Promise<void> {
-    const { affectedRows } = await this.#db.run('update users_role_assignments set expiry_date = ? where user_id = ? and role_id = ?',
-      [expiryDate, userId, roleId]);
+    const { affectedRows } = await this.#db.run(
+      sql`update ${UsersRoleAssignment} set ${RA.expiryDate} = ${expiryDate} where ${RA.userId} = ${userId} and ${RA.roleId} = ${roleId}`);
     if (affectedRows === 0) {
       await UsersRoleAssignment.insert(this.#db, { userId, roleId, expiryDate });
     }
@@ -328,7 +342,7 @@ export class DbUsersService implements UsersService {
   async revokeRole(userId: number, roleId: number): Promise<boolean> {
     return this.#db.transaction(async () => {
       const { affectedRows } = await this.#db.run(
-        `delete from users_role_assignments where user_id = ? and role_id = ? and ${live('expiry_date')}`, [userId, roleId, now()]);
+        sql`delete from ${UsersRoleAssignment} where ${RA.userId} = ${userId} and ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}`);
       if (affectedRows > 0) await this.#events.emit('users.role.revoked', { userId, roleId, reason: 'revoked' });
       return affectedRows > 0;
     });
@@ -375,9 +389,9 @@ export class DbUsersService implements UsersService {
     if (!Number.isSafeInteger(roleId) || roleId <= 0) return false;
     return this.#db.transaction(async () => {
       const holders = await this.#db.query<{ user_id: number }>(
-        `select ra.user_id from users_role_assignments ra where ra.role_id = ? and ${LIVE}${this.#db.forUpdate}`, [roleId, now()]);
-      await this.#db.run('delete from users_role_assignments where role_id = ?', [roleId]);
-      const { affectedRows } = await this.#db.run('delete from users_roles where id = ?', [roleId]);
+        sql`select ${RA.userId} as user_id from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}${raw(this.#db.forUpdate)}`);
+      await this.#db.run(sql`delete from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId}`);
+      const { affectedRows } = await this.#db.run(sql`delete from ${UsersRole} where ${R.id} = ${roleId}`);
       if (affectedRows === 0) return false;
       for (const h of holders) await this.#events.emit('users.role.revoked', { userId: Number(h.user_id), roleId, reason: 'revoked' });
       return true;
@@ -385,18 +399,18 @@ export class DbUsersService implements UsersService {
   }
 
   async #requireFreeSlug(slug: string): Promise<void> {
-    const taken = await this.#db.query(`select id from users_roles where slug = ?${this.#db.forUpdate}`, [slug]);
+    const taken = await this.#db.query(sql`select ${R.id} from ${UsersRole} where ${R.slug} = ${slug}${raw(this.#db.forUpdate)}`);
     if (taken.length) throw new DomainError('CONFLICT', `A role with the slug "${slug}" exists already.`);
   }
 
   /** Deletes expired assignments and tells listeners (chat role sync); returns how many went. */
   async sweepExpired(): Promise<number> {
-    const expired = await UsersRoleAssignment.select(this.#db, `where ${EXPIRED}`, [now()]);
+    const due = await UsersRoleAssignment.select(this.#db, sql`where ${expired()}`);
     let removed = 0;
-    for (const { id, userId, roleId } of expired) {
+    for (const { id, userId, roleId } of due) {
       await this.#db.transaction(async () => {
         // Re-checked: a grant since the select (even a permanent one) must survive.
-        const { affectedRows } = await this.#db.run(`delete from users_role_assignments where id = ? and ${EXPIRED}`, [id, now()]);
+        const { affectedRows } = await this.#db.run(sql`delete from ${UsersRoleAssignment} where ${RA.id} = ${id} and ${expired()}`);
         if (affectedRows > 0) {
           removed++;
           await this.#events.emit('users.role.revoked', { userId, roleId, reason: 'expired' });

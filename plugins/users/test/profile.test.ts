@@ -1,6 +1,7 @@
 import t from 'tap';
 import { apiKey, build, call } from '../../../test/helper.ts';
 import { formatMoney } from '../../../core/format.ts';
+import { sql } from '../../../core/sql.ts';
 import { usersRef } from '../contract.ts';
 import { expectErrors, newUser, snapshot } from '../../../test/fixtures.ts';
 import { USERS_TABLES } from './fixtures.ts';
@@ -48,7 +49,7 @@ t.test('profile: linked accounts, email-less accounts, time zone, credit from th
   t.equal(res.json().credit, '0.00', 'without the credits feature, credit is 0.00');
 
   // Another feature adds a field to every profile, read in the profile's own statement.
-  app.services.get(usersRef).addProfileField({ field: 'credit', select: (id) => `(${id} * 0 + 123456)`, show: (v) => formatMoney(Number(v)) });
+  app.services.get(usersRef).addProfileField({ field: 'credit', select: (id) => sql`(${id} * 0 + ${123456})`, show: (v) => formatMoney(Number(v)) });
   const before = app.db.statements;
   res = await call(app, '/api/users/?username=STEVE');
   t.equal(res.json().credit, '1234.56', 'credit is what the contributing feature shows');
