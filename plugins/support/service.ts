@@ -3,7 +3,8 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { displayTimestamp, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import type { TableRecord } from '../../core/table.ts';
+import { empty, raw, sql, where, type Sql } from '../../core/sql.ts';
+import { joined, type TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
 import type {
   AnswerInput, AnswerRow, Author, CategoryRow, MessageFilter, MessageRow, NewMessage, NewTicket, Page, SupportService, TicketDetailRow,
@@ -19,38 +20,44 @@ const WRITTEN_BY_STAFF = 2;
 type Ticket = TableRecord<typeof SupportTicket> & { categoryName: string };
 type Message = TableRecord<typeof SupportMessage>;
 
-const TICKET_SELECT = `select ${SupportTicket.qualifiedColumns('t')}, coalesce(c.name, '') as category_name
-  from support_tickets t left join support_categories c on c.id = t.category_id`;
+const T = SupportTicket.c;
+const M = SupportMessage.c;
+const t = SupportTicket.as('t');
+const c = SupportCategory.as('c');
+/** A ticket with its category's name (empty when the category is gone). */
+const TICKET = joined({ ticket: t, categoryName: sql`coalesce(${c.c.name}, '')` });
+const TICKET_SELECT = sql`select ${TICKET.columns} from ${t} left join ${c} on ${c.c.id} = ${t.c.categoryId}`;
 
-const toTicket = (r: Record<string, unknown>): Ticket => ({ ...SupportTicket.fromRow(r), categoryName: String(r.category_name) });
+const toTicket = (row: unknown[]): Ticket => {
+  const { ticket, categoryName } = TICKET.read(row);
+  return { ...ticket, categoryName: String(categoryName) };
+};
 
 /** Ids bound per statement: far below the placeholder limits of both databases (SQLite 32,766, MySQL 65,535). */
 const IDS_PER_STATEMENT = 1024;
 
 /**
- * `in (?, …)` for `ids` and the values to bind. The count of placeholders is rounded up to a power
- * of two (the last id repeated), so lists of any length share a dozen statement texts instead of
- * each length preparing and caching a statement of its own.
+ * `ids` padded to a power of two (the last id repeated), for an `in` list: lists of any length
+ * then share a dozen statement texts instead of each length preparing and caching its own.
  */
-function inList(ids: number[]): { sql: string; params: number[] } {
+function padded(ids: number[]): number[] {
   let size = 1;
   while (size < ids.length) size *= 2;
-  const params = [...ids, ...Array<number>(size - ids.length).fill(ids.at(-1)!)];
-  return { sql: `in (${params.map(() => '?').join(', ')})`, params };
+  return [...ids, ...Array<number>(size - ids.length).fill(ids.at(-1)!)];
 }
 
 function isId(id: number): boolean {
   return Number.isSafeInteger(id) && id > 0;
 }
 
-/** ` limit ? offset ?` for optional paging, and the values it binds; an offset alone reads every row past it. */
-function pageClause(page: Page): [sql: string, values: bigint[]] {
+/** ` limit ? offset ?` for optional paging, its values bound; an offset alone reads every row past it. */
+function pageClause(page: Page): Sql {
   const { limit, offset = 0 } = page;
-  if (limit === undefined && offset === 0) return ['', []];
+  if (limit === undefined && offset === 0) return empty;
   for (const [name, value, min] of [['limit', limit ?? 1, 1], ['offset', offset, 0]] as const) {
     if (!Number.isSafeInteger(value) || value < min) throw new DomainError('VALIDATION_ERROR', `${name} must be an integer of at least ${min}`);
   }
-  return [' limit ? offset ?', [limit === undefined ? NO_LIMIT : countParam(limit), countParam(offset)]];
+  return sql` limit ${limit === undefined ? NO_LIMIT : countParam(limit)} offset ${countParam(offset)}`;
 }
 
 /** Inside a transaction, until commit: `share` keeps others from changing or deleting the row, `update` also from share-locking it. */
@@ -99,16 +106,11 @@ export class DbSupportService implements SupportService {
   }
 
   async #tickets(filter: TicketFilter): Promise<Ticket[]> {
-    const where: string[] = [];
-    const params: number[] = [];
-    for (const [column, value] of [['t.status_id', filter.statusId], ['t.account_id', filter.accountId], ['t.category_id', filter.categoryId]] as const) {
-      if (value === undefined) continue;
-      where.push(`${column} = ?`);
-      params.push(value);
-    }
-    const [paging, values] = pageClause(filter);
-    const rows = await this.#db.query(
-      `${TICKET_SELECT}${where.length ? ` where ${where.join(' and ')}` : ''} order by t.id desc${paging}`, [...params, ...values]);
+    const { statusId, accountId, categoryId } = filter;
+    const rows = await this.#db.queryArrays(sql`${TICKET_SELECT} ${where(
+      statusId !== undefined && sql`${t.c.statusId} = ${statusId}`, accountId !== undefined && sql`${t.c.accountId} = ${accountId}`,
+      categoryId !== undefined && sql`${t.c.categoryId} = ${categoryId}`,
+    )} order by ${t.c.id} desc${pageClause(filter)}`);
     return rows.map(toTicket);
   }
 
@@ -118,23 +120,17 @@ export class DbSupportService implements SupportService {
    */
   async inbox(filter: { statusId?: number; categoryId?: number; accountId?: number; before?: number; limit: number }): Promise<TicketSummaryRow[]> {
     const show = this.#clock();
-    const where: string[] = [];
-    const params: number[] = [];
-    for (const [column, value] of [
-      ['t.status_id = ?', filter.statusId], ['t.category_id = ?', filter.categoryId], ['t.account_id = ?', filter.accountId], ['t.id < ?', filter.before],
-    ] as const) {
-      if (value === undefined) continue;
-      where.push(column);
-      params.push(value);
-    }
-    const rows = await this.#db.query(
-      `${TICKET_SELECT}${where.length ? ` where ${where.join(' and ')}` : ''} order by t.id desc limit ?`, [...params, countParam(filter.limit)]);
+    const { statusId, categoryId, accountId, before } = filter;
+    const rows = await this.#db.queryArrays(sql`${TICKET_SELECT} ${where(
+      statusId !== undefined && sql`${t.c.statusId} = ${statusId}`, categoryId !== undefined && sql`${t.c.categoryId} = ${categoryId}`,
+      accountId !== undefined && sql`${t.c.accountId} = ${accountId}`, before !== undefined && sql`${t.c.id} < ${before}`,
+    )} order by ${t.c.id} desc limit ${countParam(filter.limit)}`);
     return rows.map((r) => this.#summary(toTicket(r), show));
   }
 
   /** Tickets not closed. */
   async openTicketCount(): Promise<number> {
-    const [row] = await this.#db.query<{ n: number }>('select count(*) as n from support_tickets where status_id <> ?', [Status.CLOSED]);
+    const [row] = await this.#db.query<{ n: number }>(sql`select count(*) as n from ${SupportTicket} where ${T.statusId} <> ${Status.CLOSED}`);
     return Number(row!.n);
   }
 
@@ -161,15 +157,14 @@ export class DbSupportService implements SupportService {
     });
     const ids = [...byTicket.keys()];
     for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT) {
-      const { sql, params } = inList(ids.slice(from, from + IDS_PER_STATEMENT));
-      const messages = await SupportMessage.select(this.#db, `where ticket_id ${sql} order by id`, params);
+      const messages = await SupportMessage.select(this.#db, sql`where ${M.ticketId} in ${padded(ids.slice(from, from + IDS_PER_STATEMENT))} order by ${M.id}`);
       for (const m of messages) byTicket.get(m.ticketId)?.push(this.#message(m, show));
     }
     return list;
   }
 
   async #requireTicket(id: number): Promise<Ticket> {
-    const [row] = isId(id) ? await this.#db.query(`${TICKET_SELECT} where t.id = ?`, [id]) : [];
+    const [row] = isId(id) ? await this.#db.queryArrays(sql`${TICKET_SELECT} where ${t.c.id} = ${id}`) : [];
     if (!row) throw new DomainError('TICKET_NOT_FOUND', `No ticket with ID ${id}.`);
     return toTicket(row);
   }
@@ -181,7 +176,8 @@ export class DbSupportService implements SupportService {
    */
   async #ticketStatus(id: number, lock = false): Promise<number> {
     const [row] = isId(id)
-      ? await this.#db.query<{ status_id: number }>(`select status_id from support_tickets where id = ?${lock ? this.#db.forUpdate : ''}`, [id])
+      ? await this.#db.query<{ status_id: number }>(
+        sql`select ${T.statusId} as status_id from ${SupportTicket} where ${T.id} = ${id}${raw(lock ? this.#db.forUpdate : '')}`)
       : [];
     if (!row) throw new DomainError('TICKET_NOT_FOUND', `No ticket with ID ${id}.`);
     return Number(row.status_id);
@@ -190,7 +186,7 @@ export class DbSupportService implements SupportService {
   async getTicket(id: number): Promise<TicketDetailRow> {
     const show = this.#clock();
     const ticket = await this.#requireTicket(id);
-    const messages = await SupportMessage.select(this.#db, 'where ticket_id = ? order by id', [id]);
+    const messages = await SupportMessage.select(this.#db, sql`where ${M.ticketId} = ${id} order by ${M.id}`);
     const { categoryName, ...summary } = this.#summary(ticket, show);
     return { ...summary, category: { id: summary.categoryID, name: categoryName }, messages: messages.map((m) => this.#message(m, show)) };
   }
@@ -235,18 +231,16 @@ export class DbSupportService implements SupportService {
   async listMessages(ticketId: number, filter: MessageFilter): Promise<TicketMessageRow[]> {
     const show = this.#clock();
     await this.#ticketStatus(ticketId);
-    const params: number[] = [ticketId];
-    if (filter.accountId !== undefined) params.push(filter.accountId);
-    const [paging, values] = pageClause(filter);
+    const { accountId } = filter;
     const messages = await SupportMessage.select(this.#db,
-      `where ticket_id = ?${filter.accountId !== undefined ? ' and account_id = ?' : ''} order by id${paging}`, [...params, ...values]);
+      sql`${where(sql`${M.ticketId} = ${ticketId}`, accountId !== undefined && sql`${M.accountId} = ${accountId}`)} order by ${M.id}${pageClause(filter)}`);
     return messages.map((m) => ({ ...this.#message(m, show), supportID: String(m.ticketId) }));
   }
 
   /** Message ids are global; one that belongs to another ticket is not found here. */
   async getMessage(ticketId: number, id: number): Promise<TicketMessageRow> {
     await this.#ticketStatus(ticketId);
-    const [message] = isId(id) ? await SupportMessage.select(this.#db, 'where id = ? and ticket_id = ?', [id, ticketId]) : [];
+    const [message] = isId(id) ? await SupportMessage.select(this.#db, sql`where ${M.id} = ${id} and ${M.ticketId} = ${ticketId}`) : [];
     if (!message) throw new DomainError('MESSAGE_NOT_FOUND', `Ticket ${ticketId} has no message with ID ${id}.`);
     return { ...this.#message(message, this.#clock()), supportID: String(message.ticketId) };
   }
@@ -271,8 +265,7 @@ export class DbSupportService implements SupportService {
   // ---- support categories
 
   async listCategories(page: Page): Promise<CategoryRow[]> {
-    const [paging, values] = pageClause(page);
-    return (await SupportCategory.select(this.#db, `order by id${paging}`, values)).map(categoryRow);
+    return (await SupportCategory.select(this.#db, sql`order by ${SupportCategory.c.id}${pageClause(page)}`)).map(categoryRow);
   }
 
   async #category(id: number, lock?: Lock): Promise<CategoryRow> {
@@ -301,18 +294,17 @@ export class DbSupportService implements SupportService {
   async deleteCategory(id: number): Promise<void> {
     await this.#db.transaction(async () => {
       await this.#category(id, 'update');
-      const [used] = await this.#db.query<{ n: number }>('select count(*) as n from support_tickets where category_id = ?', [id]);
+      const [used] = await this.#db.query<{ n: number }>(sql`select count(*) as n from ${SupportTicket} where ${T.categoryId} = ${id}`);
       const n = Number(used?.n ?? 0);
       if (n > 0) throw new DomainError('CONFLICT', `Support category ${id} still holds ${n} ticket(s).`);
-      await this.#db.run('delete from support_categories where id = ?', [id]);
+      await this.#db.run(sql`delete from ${SupportCategory} where ${SupportCategory.c.id} = ${id}`);
     });
   }
 
   // ---- quick answers
 
   async listAnswers(page: Page): Promise<AnswerRow[]> {
-    const [paging, values] = pageClause(page);
-    return (await SupportAnswer.select(this.#db, `order by id${paging}`, values)).map(answerRow);
+    return (await SupportAnswer.select(this.#db, sql`order by ${SupportAnswer.c.id}${pageClause(page)}`)).map(answerRow);
   }
 
   async #answer(id: number, lock?: Lock): Promise<AnswerRow> {
@@ -341,7 +333,7 @@ export class DbSupportService implements SupportService {
   async deleteAnswer(id: number): Promise<void> {
     await this.#db.transaction(async () => {
       await this.#answer(id, 'update');
-      await this.#db.run('delete from support_answers where id = ?', [id]);
+      await this.#db.run(sql`delete from ${SupportAnswer} where ${SupportAnswer.c.id} = ${id}`);
     });
   }
 }
