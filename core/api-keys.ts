@@ -5,6 +5,7 @@ import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';
 import { now } from './format.ts';
 import { createServiceRef } from './registry.ts';
+import { sql } from './sql.ts';
 
 export const CoreApiKey = defineEntity({
   name: 'CoreApiKey',
@@ -24,6 +25,8 @@ export const CoreApiKey = defineEntity({
   },
 });
 
+
+const K = CoreApiKey.c;
 /**
  * `api`: every public route; `admin`: also `/api/admin/…`; `<feature>`: every public route of one
  * feature; `<feature>:<action>`: the routes of that action, `read` (GET) and `write` (the rest)
@@ -104,8 +107,8 @@ export class ApiKeys {
 
   async #refresh(): Promise<void> {
     const changes = this.#changes;
-    const rows = await this.#db.query<{ name: string; key_hash: string; scopes: string; client_codes: unknown }>(
-      'select name, key_hash, scopes, client_codes from core_api_keys where revoked_at is null');
+    const rows = await this.#db.query<{ name: string; key_hash: string; scopes: string; client_codes: unknown }>(sql`select ${K.name} as name,
+      ${K.keyHash} as key_hash, ${K.scopes} as scopes, ${K.clientCodes} as client_codes from ${CoreApiKey} where ${K.revokedAt} is null`);
     this.#cache = rows.map((r) => ({
       hash: Buffer.from(r.key_hash, 'hex'),
       identity: { name: r.name, scopes: r.scopes.split(' ').filter(isScope), clientCodes: marked(r.client_codes) },
@@ -147,7 +150,7 @@ export class ApiKeys {
     if (at - (this.#usedAt.get(name) ?? 0) < USE_RESOLUTION_MS) return;
     this.#usedAt.set(name, at);
     try {
-      await this.#db.run('update core_api_keys set last_used_at = ? where name = ?', [now(), name]);
+      await this.#db.run(sql`update ${CoreApiKey} set ${K.lastUsedAt} = ${now()} where ${K.name} = ${name}`);
     } catch {
       this.#usedAt.delete(name);
     }
@@ -160,17 +163,17 @@ export class ApiKeys {
       `scope: "${bad ?? ''}" is not a scope (api, admin, <feature> or <feature>:<action>)`);
     if (scopes.join(' ').length > 255) throw new DomainError('VALIDATION_ERROR', 'scope: at most 255 characters in all');
     const key = `ck_${randomBytes(24).toString('hex')}`;
-    const existing = await this.#db.query('select id from core_api_keys where name = ?', [name]);
+    const existing = await this.#db.query(sql`select ${K.id} from ${CoreApiKey} where ${K.name} = ${name}`);
     if (existing.length) throw new DomainError('CONFLICT', `an API key named "${name}" exists already`);
-    await this.#db.run('insert into core_api_keys (name, key_hash, scopes, created_at, client_codes) values (?, ?, ?, ?, ?)',
-      [name, sha256(key).toString('hex'), scopes.join(' '), now(), clientCodes]);
+    await CoreApiKey.insert(this.#db, { name, keyHash: sha256(key).toString('hex'), scopes: scopes.join(' '), createdAt: now(), clientCodes });
     this.#changed();
     return key;
   }
 
   /** Marks (or unmarks) an active key for the Java clients' error codes; false when no active key has the name. */
   async setClientCodes(name: string, clientCodes: boolean): Promise<boolean> {
-    const { affectedRows } = await this.#db.run('update core_api_keys set client_codes = ? where name = ? and revoked_at is null', [clientCodes, name]);
+    const { affectedRows } = await this.#db.run(
+      sql`update ${CoreApiKey} set ${K.clientCodes} = ${clientCodes} where ${K.name} = ${name} and ${K.revokedAt} is null`);
     this.#changed();
     return affectedRows > 0;
   }
@@ -184,14 +187,15 @@ export class ApiKeys {
     const rows = await this.#db.query<{
       name: string; scopes: string; created_at: string; revoked_at: string | null; last_used_at: string | null; client_codes: unknown;
     }>(
-      'select name, scopes, created_at, revoked_at, last_used_at, client_codes from core_api_keys order by id');
+      sql`select ${K.name} as name, ${K.scopes} as scopes, ${K.createdAt} as created_at, ${K.revokedAt} as revoked_at, ${K.lastUsedAt} as last_used_at,
+        ${K.clientCodes} as client_codes from ${CoreApiKey} order by ${K.id}`);
     return rows.map((r) => ({
       name: r.name, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at, clientCodes: marked(r.client_codes),
     }));
   }
 
   async revoke(name: string): Promise<boolean> {
-    const { affectedRows } = await this.#db.run('update core_api_keys set revoked_at = ? where name = ? and revoked_at is null', [now(), name]);
+    const { affectedRows } = await this.#db.run(sql`update ${CoreApiKey} set ${K.revokedAt} = ${now()} where ${K.name} = ${name} and ${K.revokedAt} is null`);
     this.#changed();
     return affectedRows > 0;
   }

@@ -8,6 +8,7 @@ import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import { everyRound } from './background.ts';
 import type { Database } from './db.ts';
+import { sql } from './sql.ts';
 import { defineEntity, p } from './table.ts';
 
 export const CoreRateLimit = defineEntity({
@@ -48,14 +49,17 @@ interface RouteLimit extends Counting {
 
 type Callback = (err: Error | null, res?: RateWindow) => void;
 
-const TABLE = CoreRateLimit.tableName;
+const L = CoreRateLimit.c;
 /**
  * One request counted: a window past its end starts again at 1. Both dialects evaluate the
  * conditions on the row as it was: SQLite assigns from the old row, MySQL left to right, and
  * `hits` comes before the only column the conditions read.
  */
-const COUNT = `insert into ${TABLE} (bucket, hits, expires_at) values (?, 1, ?)`;
-const RESET = 'hits = case when expires_at <= ? then 1 else hits + 1 end, expires_at = case when expires_at <= ? then ? else expires_at end';
+const count = (bucket: string, at: number, end: number) => ({
+  insert: sql`insert into ${CoreRateLimit} (${L.bucket}, ${L.hits}, ${L.expiresAt}) values (${bucket}, 1, ${end})`,
+  reset: sql`${L.hits} = case when ${L.expiresAt} <= ${at} then 1 else ${L.hits} + 1 end,
+    ${L.expiresAt} = case when ${L.expiresAt} <= ${at} then ${end} else ${L.expiresAt} end`,
+});
 
 class RateCounter {
   readonly #db: Database;
@@ -68,17 +72,19 @@ class RateCounter {
   async hit(bucket: string, windowMs: number, max: number, counting: Counting): Promise<RateWindow> {
     const at = Date.now();
     const end = at + windowMs;
-    const params = [bucket, end, at, at, end];
+    const { insert, reset } = count(bucket, at, end);
     // A transaction on both: on SQLite, counts arriving together share one commit; on MySQL, which
     // has no RETURNING, the read comes behind the row lock the increment took, so it sees this
     // request's count and no later one.
     return this.#db.transaction(async () => {
       let row: { hits: number; expires_at: number };
       if (this.#db.dialect === 'sqlite') {
-        row = (await this.#db.query<typeof row>(`${COUNT} on conflict (bucket) do update set ${RESET} returning hits, expires_at`, params))[0]!;
+        row = (await this.#db.query<typeof row>(
+          sql`${insert} on conflict (${L.bucket}) do update set ${reset} returning ${L.hits} as hits, ${L.expiresAt} as expires_at`))[0]!;
       } else {
-        await this.#db.run(`${COUNT} on duplicate key update ${RESET}`, params);
-        row = (await this.#db.query<typeof row>(`select hits, expires_at from ${TABLE} where bucket = ?`, [bucket]))[0]!;
+        await this.#db.run(sql`${insert} on duplicate key update ${reset}`);
+        row = (await this.#db.query<typeof row>(
+          sql`select ${L.hits} as hits, ${L.expiresAt} as expires_at from ${CoreRateLimit} where ${L.bucket} = ${bucket}`))[0]!;
       }
       const current = Number(row.hits);
       let expiresAt = Number(row.expires_at);
@@ -86,7 +92,7 @@ class RateCounter {
         // Requests past the limit push the window's end on: by one window, or doubling each time.
         const ms = counting.exponentialBackoff ? windowMs * 2 ** (current - max - 1) : windowMs;
         expiresAt = at + Math.min(ms, Number.MAX_SAFE_INTEGER - at);
-        await this.#db.run(`update ${TABLE} set expires_at = ? where bucket = ?`, [expiresAt, bucket]);
+        await this.#db.run(sql`update ${CoreRateLimit} set ${L.expiresAt} = ${expiresAt} where ${L.bucket} = ${bucket}`);
       }
       return { current, ttl: expiresAt - at };
     });
@@ -94,7 +100,7 @@ class RateCounter {
 
   /** Deletes the windows that have ended: a later request starts a new one either way. */
   async sweep(): Promise<void> {
-    await this.#db.run(`delete from ${TABLE} where expires_at <= ?`, [Date.now()]);
+    await this.#db.run(sql`delete from ${CoreRateLimit} where ${L.expiresAt} <= ${Date.now()}`);
   }
 }
 

@@ -18,6 +18,7 @@ import type { Connection } from 'mysql2/promise';
 import type { AppConfig } from './config.ts';
 import { isDatabaseUnavailable, sqliteCode } from './db/errors.ts';
 import { parseDatabaseUrl, type DatabaseUrl } from './db/url.ts';
+import { join, sql } from './sql.ts';
 
 /** More servers than this on one MySQL database run unmarked (and say so). */
 const SLOTS = 32;
@@ -119,7 +120,8 @@ export async function markHolders(target: DatabaseUrl): Promise<number[]> {
   const conn = await createConnection({ uri: target.url! });
   try {
     const names = lockNames(target.dbName!);
-    const [rows] = await conn.query({ sql: `select ${names.map(() => 'is_used_lock(?)').join(', ')}`, rowsAsArray: true }, names);
+    const { text, values } = sql`select ${join(names.map((name) => sql`is_used_lock(${name})`), ', ')}`;
+    const [rows] = await conn.query({ sql: text, rowsAsArray: true }, values);
     return (rows as (number | null)[][])[0]!.filter((id) => id !== null).map(Number);
   } finally {
     await conn.end();

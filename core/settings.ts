@@ -6,6 +6,7 @@ import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';
 import { compareCodeUnits, isTimeZone } from './format.ts';
 import { createServiceRef } from './registry.ts';
+import { sql } from './sql.ts';
 
 export const CoreSetting = defineEntity({
   name: 'CoreSetting',
@@ -15,6 +16,8 @@ export const CoreSetting = defineEntity({
     value: p.text(),
   },
 });
+
+const S = CoreSetting.c;
 
 /** Site settings: defaults from config, changes in the database, read by every feature. */
 export interface SettingsService {
@@ -72,7 +75,7 @@ export class DbSettings implements SettingsService {
   }
 
   async load(): Promise<void> {
-    const rows = await this.#db.query<{ key: string; value: string }>('select `key`, `value` from core_settings');
+    const rows = await CoreSetting.select(this.#db);
     const stored: Record<string, unknown> = {};
     for (const row of rows) stored[row.key] = JSON.parse(row.value);
     this.#current = { ...this.#defaults, ...pick(stored, this.#defaults) };
@@ -100,8 +103,8 @@ export class DbSettings implements SettingsService {
     await this.#db.transaction(async () => {
       for (const key of keys) {
         const value = JSON.stringify(next[key]);
-        const { affectedRows } = await this.#db.run('update core_settings set `value` = ? where `key` = ?', [value, key]);
-        if (affectedRows === 0) await this.#db.run('insert into core_settings (`key`, `value`) values (?, ?)', [key, value]);
+        const { affectedRows } = await this.#db.run(sql`update ${CoreSetting} set ${S.value} = ${value} where ${S.key} = ${key}`);
+        if (affectedRows === 0) await CoreSetting.insert(this.#db, { key, value });
       }
     });
     this.#current = next;

@@ -251,9 +251,7 @@ export class Table<P extends Properties> implements SqlSource {
   /** Inserts a record (its known properties; the database fills the rest) and returns the new id. */
   async insert(db: Database, values: Partial<RecordOf<P>>): Promise<number> {
     const row = this.toRow(values);
-    const columns = Object.keys(row);
-    const { insertId } = await db.run(
-      new Sql(`insert into ${this[toSql].text} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`, Object.values(row) as Value[]));
+    const { insertId } = await db.run(sql`insert into ${this} (${raw(Object.keys(row).join(', '))}) values ${Object.values(row) as Value[]}`);
     return insertId;
   }
 
@@ -268,9 +266,8 @@ export class Table<P extends Properties> implements SqlSource {
     for (const row of rows) {
       if (Object.keys(row).join() !== columns.join()) throw new Error(`${this.tableName}: insertMany needs the same properties in every record`);
     }
-    const tuple = `(${columns.map(() => '?').join(', ')})`;
-    await db.run(new Sql(`insert into ${this[toSql].text} (${columns.join(', ')}) values ${rows.map(() => tuple).join(', ')}`,
-      rows.flatMap((row) => Object.values(row) as Value[])));
+    const tuples = join(rows.map((row) => sql`${Object.values(row) as Value[]}`), ', ');
+    await db.run(sql`insert into ${this} (${raw(columns.join(', '))}) values ${tuples}`);
   }
 
   /**
@@ -284,9 +281,8 @@ export class Table<P extends Properties> implements SqlSource {
     delete row[`\`${this.#key}\``];
     const columns = Object.keys(row);
     if (columns.length === 0) return 0;
-    const { affectedRows } = await db.run(
-      new Sql(`update ${this[toSql].text} set ${columns.map((c) => `${c} = ?`).join(', ')} where ${this.#keyColumn.text} = ?`,
-        [...Object.values(row) as Value[], id]));
+    const changes = join(columns.map((c) => sql`${raw(c)} = ${row[c] as Value}`), ', ');
+    const { affectedRows } = await db.run(sql`update ${this} set ${changes} where ${this.#keyColumn} = ${id}`);
     return affectedRows;
   }
 

@@ -1,5 +1,6 @@
 /** Migrations: written once per dialect by each feature, applied in order by MikroORM's migrator. */
 import { compareCodeUnits } from '../format.ts';
+import { raw, sql } from '../sql.ts';
 import type { Database } from './database.ts';
 import type { Dialect } from './url.ts';
 
@@ -43,7 +44,7 @@ export async function buildMigrationList(defs: MigrationDef[], dialect: Dialect)
 async function upToDate(db: Database): Promise<boolean> {
   let rows: { name: string }[];
   try {
-    rows = await db.query<{ name: string }>(`select name from ${MIGRATIONS_TABLE}`);
+    rows = await db.query<{ name: string }>(sql`select name from ${raw(MIGRATIONS_TABLE)}`);
   } catch (err) {
     // No migrations table yet (SQLite "no such table", MySQL ER_NO_SUCH_TABLE): a new database.
     if ((err as { errno?: number }).errno === 1146 || /no such table/.test(String((err as Error).message))) return false;

@@ -3,9 +3,10 @@ import { Type } from '@sinclair/typebox';
 import { everyRound } from '../../core/background.ts';
 import type { Database } from '../../core/db.ts';
 import { defineFeature } from '../../core/features.ts';
+import { sql } from '../../core/sql.ts';
 import { usersRef } from '../users/contract.ts';
 import { authRef, authSettings } from './contract.ts';
-import { entities } from './entities.ts';
+import { AuthTotp, entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { authRoutes } from './routes.ts';
 import { keyFileOf, makeKeyFile, parseKey, readKeyFile, SecretBox } from './secrets.ts';
@@ -82,7 +83,8 @@ async function twoFactorKey(env: NodeJS.ProcessEnv, db: Database): Promise<{ key
     const kept = readKeyFile(file);
     if (kept) return { key: kept, name: `The key in ${file}`,
       said: { level: 'info', msg: `Two-factor secrets are encrypted with the key in ${file} ${instead}.` } };
-    const [sealed] = await db.query("select 1 as found from auth_totp where secret like 'v1:%' or pending_secret like 'v1:%' limit 1");
+    const { secret, pendingSecret } = AuthTotp.c;
+    const [sealed] = await db.query(sql`select 1 as found from ${AuthTotp} where ${secret} like 'v1:%' or ${pendingSecret} like 'v1:%' limit 1`);
     if (!sealed) {
       return { key: makeKeyFile(file), name: `The key in ${file}`,
         said: { level: 'info', msg: `Made a key for two-factor secrets in ${file}, readable by its owner only: back it up with the database ${instead}.` } };

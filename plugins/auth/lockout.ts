@@ -6,6 +6,7 @@
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now, parseTimestamp } from '../../core/format.ts';
+import { sql } from '../../core/sql.ts';
 import type { AuthCredential, AuthTotp } from './entities.ts';
 
 export interface LockoutOptions {
@@ -19,14 +20,14 @@ export type LockoutTable = typeof AuthCredential | typeof AuthTotp;
 
 export class Lockout {
   readonly #db: Database;
-  /** The table's name: the statements below are conditional, so they are written by hand. */
-  readonly #table: string;
+  /** The statements below are conditional updates, so they are written out rather than made by Table. */
+  readonly #table: LockoutTable;
   readonly #opts: LockoutOptions;
   readonly #what: string;
 
   constructor(db: Database, table: LockoutTable, opts: LockoutOptions, what: string) {
     this.#db = db;
-    this.#table = table.tableName;
+    this.#table = table;
     this.#opts = opts;
     this.#what = what;
   }
@@ -38,14 +39,14 @@ export class Lockout {
    */
   async claim(userId: number): Promise<void> {
     const at = now();
-    const { affectedRows } = await this.#db.run(
-      `update ${this.#table} set
-         failed_attempts = case when locked_until is not null and locked_until <= ? then 1 else failed_attempts + 1 end,
-         locked_until = case when locked_until is not null and locked_until <= ? then null else locked_until end
-       where user_id = ? and (failed_attempts < ? or (locked_until is not null and locked_until <= ?))`,
-      [at, at, userId, this.#opts.maxFailures, at]);
+    const T = this.#table;
+    const { failedAttempts: failures, lockedUntil: until } = T.c;
+    const { affectedRows } = await this.#db.run(sql`update ${T} set
+         ${failures} = case when ${until} is not null and ${until} <= ${at} then 1 else ${failures} + 1 end,
+         ${until} = case when ${until} is not null and ${until} <= ${at} then null else ${until} end
+       where ${T.c.userId} = ${userId} and (${failures} < ${this.#opts.maxFailures} or (${until} is not null and ${until} <= ${at}))`);
     if (affectedRows > 0) return;
-    const [row] = await this.#db.query<{ locked_until: string | null }>(`select locked_until from ${this.#table} where user_id = ?`, [userId]);
+    const [row] = await this.#db.query<{ locked_until: string | null }>(sql`select ${until} as locked_until from ${T} where ${T.c.userId} = ${userId}`);
     if (!row) return;
     // No lock time yet: the attempt that reached the cap is still being checked.
     const seconds = row.locked_until ? Math.ceil((parseTimestamp(row.locked_until).getTime() - Date.now()) / 1000) : this.#opts.lockSeconds;
@@ -55,12 +56,14 @@ export class Lockout {
 
   /** A right secret: the count starts again. */
   async succeeded(userId: number): Promise<void> {
-    await this.#db.run(`update ${this.#table} set failed_attempts = 0, locked_until = null where user_id = ?`, [userId]);
+    const T = this.#table;
+    await this.#db.run(sql`update ${T} set ${T.c.failedAttempts} = 0, ${T.c.lockedUntil} = null where ${T.c.userId} = ${userId}`);
   }
 
   /** A wrong secret: the attempt stays counted, and the one reaching the cap locks the entry. */
   async failed(userId: number): Promise<void> {
-    await this.#db.run(`update ${this.#table} set locked_until = ? where user_id = ? and failed_attempts >= ? and locked_until is null`,
-      [addSeconds(now(), this.#opts.lockSeconds), userId, this.#opts.maxFailures]);
+    const T = this.#table;
+    await this.#db.run(sql`update ${T} set ${T.c.lockedUntil} = ${addSeconds(now(), this.#opts.lockSeconds)}
+      where ${T.c.userId} = ${userId} and ${T.c.failedAttempts} >= ${this.#opts.maxFailures} and ${T.c.lockedUntil} is null`);
   }
 }

@@ -9,9 +9,10 @@ import { ConfigError } from '../../core/config.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
+import { sql } from '../../core/sql.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { AuthService, ClientInfo, CredentialCheck, NewAccount } from './contract.ts';
-import { AuthCredential, AuthSession, AuthTotp } from './entities.ts';
+import { AuthCredential, AuthRegisterLock, AuthSession, AuthTotp } from './entities.ts';
 import { Lockout, type LockoutOptions } from './lockout.ts';
 import { checkPassword, hashPassword, sha256Hex } from './passwords.ts';
 import { isSealed, type SecretBox } from './secrets.ts';
@@ -28,6 +29,9 @@ export interface AuthOptions {
 
 /** A login awaiting its two-factor code lives this long (decisions.md §3). */
 const TFA_PENDING_SECONDS = 300;
+
+const S = AuthSession.c;
+const O = AuthTotp.c;
 
 /** The game auth plugin's `SessionState`s that this server decides (AUTHENTICATED is the plugin's own). */
 export type GameSessionState = 'LOGIN_REQUIRED' | 'REGISTER_REQUIRED' | 'HAS_SESSION' | 'TFA_REQUIRED' | 'EMAIL_NOT_VERIFIED' | 'USERNAME_CASE_MISMATCH';
@@ -94,7 +98,7 @@ export class DbAuthService implements AuthService {
   async checkPassword(username: string, password: string): Promise<CredentialCheck> {
     const user = await this.#users.requireByUsername(username);
     await this.#passwordLockout.claim(user.id);
-    const [credential] = await AuthCredential.select(this.#db, 'where user_id = ?', [user.id]);
+    const [credential] = await AuthCredential.select(this.#db, sql`where ${AuthCredential.c.userId} = ${user.id}`);
     const check = credential ? await checkPassword(credential.passwordHash, password) : { ok: false, rehash: false };
     if (!check.ok) {
       await this.#passwordLockout.failed(user.id);
@@ -166,10 +170,12 @@ export class DbAuthService implements AuthService {
    * after the other, each seeing the accounts the ones before it created.
    */
   async #checkRegisterLimit(ip: string, limit: number): Promise<void> {
-    const upsert = this.#db.dialect === 'mysql'
-      ? 'insert into auth_register_locks (ip, locked_at) values (?, ?) on duplicate key update locked_at = values(locked_at)'
-      : 'insert into auth_register_locks (ip, locked_at) values (?, ?) on conflict (ip) do update set locked_at = excluded.locked_at';
-    await this.#db.run(upsert, [ip, now()]);
+    const { ip: ipColumn, lockedAt } = AuthRegisterLock.c;
+    const at = now();
+    await this.#db.run(this.#db.dialect === 'mysql'
+      ? sql`insert into ${AuthRegisterLock} (${ipColumn}, ${lockedAt}) values (${ip}, ${at}) on duplicate key update ${lockedAt} = values(${lockedAt})`
+      : sql`insert into ${AuthRegisterLock} (${ipColumn}, ${lockedAt}) values (${ip}, ${at})
+        on conflict (${ipColumn}) do update set ${lockedAt} = excluded.${lockedAt}`);
     if (await this.#users.countCreatedFrom(ip) >= limit) {
       throw new DomainError('REGISTER_LIMIT', `At most ${limit} accounts may be registered from one IP address.`);
     }
@@ -181,13 +187,13 @@ export class DbAuthService implements AuthService {
   }
 
   async sessionUser(token: string): Promise<number | undefined> {
-    const [row] = await this.#db.query<{ user_id: number }>('select user_id from auth_sessions where token_hash = ? and verified = 1 and expires_at > ?',
-      [tokenHash(token), now()]);
+    const [row] = await this.#db.query<{ user_id: number }>(
+      sql`select ${S.userId} as user_id from ${AuthSession} where ${S.tokenHash} = ${tokenHash(token)} and ${S.verified} = 1 and ${S.expiresAt} > ${now()}`);
     return row ? Number(row.user_id) : undefined;
   }
 
   async endSession(token: string): Promise<void> {
-    await this.#db.run('delete from auth_sessions where token_hash = ?', [tokenHash(token)]);
+    await this.#db.run(sql`delete from ${AuthSession} where ${S.tokenHash} = ${tokenHash(token)}`);
   }
 
   /**
@@ -203,9 +209,9 @@ export class DbAuthService implements AuthService {
     const realname = user.username;
     if (realname !== username) return { state: 'USERNAME_CASE_MISMATCH', realname };
     if (!user.isVerified) return { state: 'EMAIL_NOT_VERIFIED', realname };
-    const [live] = await this.#db.query<{ verified: number }>(
-      'select verified from auth_sessions where user_id = ? and ip = ? and user_agent = ? and expires_at > ? order by verified desc limit 1',
-      [user.id, client.ip, client.useragent, now()]);
+    const [live] = await this.#db.query<{ verified: number }>(sql`select ${S.verified} as verified from ${AuthSession}
+      where ${S.userId} = ${user.id} and ${S.ip} = ${client.ip} and ${S.userAgent} = ${client.useragent} and ${S.expiresAt} > ${now()}
+      order by ${S.verified} desc limit 1`);
     if (!live) return { state: 'LOGIN_REQUIRED', realname };
     if (Number(live.verified) === 1) return { state: 'HAS_SESSION', token: await this.#newSession(user.id, client, true, this.#sessionEnd()), realname };
     // A login from here is waiting for its code: a fresh pending token lets the plugin ask for it.
@@ -225,7 +231,7 @@ export class DbAuthService implements AuthService {
    * cap on wrong codes, whichever login or enrolment it comes through.
    */
   async #checkCode(userId: number, which: 'secret' | 'pendingSecret', code: string): Promise<CodeCheck> {
-    const [totp] = await AuthTotp.select(this.#db, 'where user_id = ?', [userId]);
+    const [totp] = await AuthTotp.select(this.#db, sql`where ${O.userId} = ${userId}`);
     const secret = totp?.[which];
     if (!secret) return 'none';
     await this.#codeLockout.claim(userId);
@@ -240,22 +246,22 @@ export class DbAuthService implements AuthService {
     if (!/^[0-9]{6}$/.test(digits)) return 'wrong';
     const result = await TOTP_CHECK.verify(digits, { secret, epochTolerance: 30 });
     if (!result.valid) return 'wrong';
-    const { affectedRows } = await this.#db.run('update auth_totp set last_step = ? where user_id = ? and last_step < ?',
-      [result.timeStep, userId, result.timeStep]);
+    const { affectedRows } = await this.#db.run(
+      sql`update ${AuthTotp} set ${O.lastStep} = ${result.timeStep} where ${O.userId} = ${userId} and ${O.lastStep} < ${result.timeStep}`);
     return affectedRows > 0 ? 'ok' : 'used';
   }
 
   /** Completes a login that returned isTfaRequired. */
   async verifyTfa(token: string, code: string): Promise<void> {
-    const [session] = await AuthSession.select(this.#db, 'where token_hash = ? and verified = 0 and expires_at > ?', [tokenHash(token), now()]);
+    const [session] = await AuthSession.select(this.#db, sql`where ${S.tokenHash} = ${tokenHash(token)} and ${S.verified} = 0 and ${S.expiresAt} > ${now()}`);
     if (!session) throw new DomainError('SESSION_NOT_FOUND', 'No two-factor login is pending for this token (unknown, expired or verified already).');
     const check = await this.#checkCode(session.userId, 'secret', code);
     if (check !== 'ok') {
       // Retries are allowed, but not enough of them to guess a 6-digit code in the 5 minutes. The
       // count is kept by the database: wrong codes sent at once each count.
-      await this.#db.run('update auth_sessions set failed_codes = failed_codes + 1 where id = ?', [session.id]);
-      const { affectedRows: ended } = await this.#db.run('delete from auth_sessions where id = ? and failed_codes >= ?',
-        [session.id, this.#opts.tfaMaxAttempts]);
+      await this.#db.run(sql`update ${AuthSession} set ${S.failedCodes} = ${S.failedCodes} + 1 where ${S.id} = ${session.id}`);
+      const { affectedRows: ended } = await this.#db.run(
+        sql`delete from ${AuthSession} where ${S.id} = ${session.id} and ${S.failedCodes} >= ${this.#opts.tfaMaxAttempts}`);
       throw wrongCode(check, ended > 0 ? ' Too many wrong codes: log in again.' : '');
     }
     await AuthSession.update(this.#db, session.id, { verified: true, expiresAt: this.#sessionEnd() });
@@ -267,7 +273,7 @@ export class DbAuthService implements AuthService {
     const secret = generateSecret();
     const sealed = this.#secrets.seal(secret, user.id);
     await this.#db.transaction(async () => {
-      const { affectedRows } = await this.#db.run('update auth_totp set pending_secret = ? where user_id = ?', [sealed, user.id]);
+      const { affectedRows } = await this.#db.run(sql`update ${AuthTotp} set ${O.pendingSecret} = ${sealed} where ${O.userId} = ${user.id}`);
       if (affectedRows === 0) await AuthTotp.insert(this.#db, { userId: user.id, secret: null, pendingSecret: sealed, lastStep: 0 });
     });
     return { secret, otpauthUrl: generateURI({ issuer: this.#opts.tfaIssuer, label: user.username, secret }) };
@@ -280,7 +286,7 @@ export class DbAuthService implements AuthService {
     if (check === 'none') throw new DomainError('VALIDATION_ERROR', 'No two-factor setup is pending for this user: call POST /api/auth/tfa/setup first.');
     if (check !== 'ok') throw wrongCode(check);
     await this.#db.transaction(async () => {
-      await this.#db.run('update auth_totp set secret = pending_secret, pending_secret = null where user_id = ?', [user.id]);
+      await this.#db.run(sql`update ${AuthTotp} set ${O.secret} = ${O.pendingSecret}, ${O.pendingSecret} = null where ${O.userId} = ${user.id}`);
       await this.#users.setAuthStatus(user.id, 1);
     });
   }
@@ -297,8 +303,8 @@ export class DbAuthService implements AuthService {
       if (check !== 'ok' && check !== 'none') throw wrongCode(check);
     }
     await this.#db.transaction(async () => {
-      await this.#db.run('delete from auth_totp where user_id = ?', [user.id]);
-      await this.#db.run('delete from auth_sessions where user_id = ? and verified = 0', [user.id]);
+      await this.#db.run(sql`delete from ${AuthTotp} where ${O.userId} = ${user.id}`);
+      await this.#db.run(sql`delete from ${AuthSession} where ${S.userId} = ${user.id} and ${S.verified} = 0`);
       await this.#users.setAuthStatus(user.id, 0);
     });
   }
@@ -310,11 +316,11 @@ export class DbAuthService implements AuthService {
    */
   async sealStoredSecrets(keyName: string): Promise<number> {
     if (!this.#secrets.enabled) return 0;
-    const [sample] = await AuthTotp.select(this.#db, "where secret like 'v1:%' limit 1");
+    const [sample] = await AuthTotp.select(this.#db, sql`where ${O.secret} like 'v1:%' limit 1`);
     if (sample && !this.#secrets.opens(sample.secret!, sample.userId)) {
       throw new ConfigError(`${keyName} does not decrypt the stored two-factor secrets: it is not the key they were encrypted with.`);
     }
-    const rows = await AuthTotp.select(this.#db, "where secret not like 'v1:%' or pending_secret not like 'v1:%'");
+    const rows = await AuthTotp.select(this.#db, sql`where ${O.secret} not like 'v1:%' or ${O.pendingSecret} not like 'v1:%'`);
     for (const { id, userId, secret, pendingSecret } of rows) {
       const seal = (value: string | null) => value === null || isSealed(value) ? value : this.#secrets.seal(value, userId);
       await AuthTotp.update(this.#db, id, { secret: seal(secret), pendingSecret: seal(pendingSecret) });
@@ -324,7 +330,7 @@ export class DbAuthService implements AuthService {
 
   /** Deletes expired sessions (pending ones included); returns how many went. */
   async sweepSessions(): Promise<number> {
-    const { affectedRows } = await this.#db.run('delete from auth_sessions where expires_at <= ?', [now()]);
+    const { affectedRows } = await this.#db.run(sql`delete from ${AuthSession} where ${S.expiresAt} <= ${now()}`);
     return affectedRows;
   }
 }

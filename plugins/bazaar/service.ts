@@ -2,10 +2,14 @@ import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, flag, formatMoney, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
+import { raw, sql, where } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { BazaarService, ItemRow, NewItem, ServerInput, ServerRow } from './contract.ts';
 import { BazaarItem, BazaarServer } from './entities.ts';
+
+const I = BazaarItem.c;
+const S = BazaarServer.c;
 
 type Item = TableRecord<typeof BazaarItem>;
 type Server = TableRecord<typeof BazaarServer>;
@@ -52,8 +56,8 @@ export class DbBazaarService implements BazaarService {
 
   async itemsOf(userId: number, serverId?: number): Promise<ItemRow[]> {
     await this.#users.requireById(userId);
-    const onServer = serverId === undefined ? '' : ' and server_id = ?';
-    const rows = await BazaarItem.select(this.#db, `where owner = ?${onServer} order by id`, serverId === undefined ? [userId] : [userId, serverId]);
+    const rows = await BazaarItem.select(this.#db,
+      sql`${where(sql`${I.owner} = ${userId}`, serverId !== undefined && sql`${I.serverId} = ${serverId}`)} order by ${I.id}`);
     return rows.map((r) => this.#toItemRow(r));
   }
 
@@ -67,7 +71,7 @@ export class DbBazaarService implements BazaarService {
       if (cap > 0) {
         // A locking read: on MySQL a plain one would count from the snapshot taken before the wait.
         const [held] = await this.#db.query<{ n: number }>(
-          `select count(*) as n from bazaar_items where owner = ? and server_id = ?${this.#db.forUpdate}`, [userId, item.serverID]);
+          sql`select count(*) as n from ${BazaarItem} where ${I.owner} = ${userId} and ${I.serverId} = ${item.serverID}${raw(this.#db.forUpdate)}`);
         if (Number(held?.n ?? 0) >= cap) {
           throw new DomainError('INSERT_ERROR', `The storage is full: at most ${cap} items per server.`);
         }
@@ -81,12 +85,12 @@ export class DbBazaarService implements BazaarService {
   }
 
   async deleteItem(userId: number, itemId: number): Promise<void> {
-    const { affectedRows } = await this.#db.run('delete from bazaar_items where id = ? and owner = ?', [itemId, userId]);
+    const { affectedRows } = await this.#db.run(sql`delete from ${BazaarItem} where ${I.id} = ${itemId} and ${I.owner} = ${userId}`);
     if (affectedRows === 0) throw new DomainError('DELETE_ERROR', `User ${userId} has no stored item with ID ${itemId}.`);
   }
 
   async listServers(): Promise<ServerRow[]> {
-    return (await BazaarServer.select(this.#db, 'order by priority, id')).map(toServerRow);
+    return (await BazaarServer.select(this.#db, sql`order by ${S.priority}, ${S.id}`)).map(toServerRow);
   }
 
   async getServer(id: number): Promise<ServerRow> {
@@ -125,10 +129,10 @@ export class DbBazaarService implements BazaarService {
   async deleteServer(id: number): Promise<void> {
     await this.#db.transaction(async () => {
       await this.#server(id, true);
-      const [stored] = await this.#db.query<{ n: number }>('select count(*) as n from bazaar_items where server_id = ?', [id]);
+      const [stored] = await this.#db.query<{ n: number }>(sql`select count(*) as n from ${BazaarItem} where ${I.serverId} = ${id}`);
       const n = Number(stored?.n ?? 0);
       if (n > 0) throw new DomainError('CONFLICT', `Bazaar server ${id} still stores ${n} items; set isActive to 0 instead.`);
-      await this.#db.run('delete from bazaar_servers where id = ?', [id]);
+      await this.#db.run(sql`delete from ${BazaarServer} where ${S.id} = ${id}`);
     });
   }
 

@@ -13,6 +13,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { RoundLog } from '../../core/background.ts';
 import { countParam, type Database } from '../../core/db.ts';
 import { now } from '../../core/format.ts';
+import { sql } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
 import { ChatIntegrationRoleSync } from './entities.ts';
@@ -91,6 +92,7 @@ function retryAfterMs(body: string, header: string | null): number | undefined {
 type OutboxRow = TableRecord<typeof ChatIntegrationRoleSync>;
 
 const BATCH = 50;
+const R = ChatIntegrationRoleSync.c;
 
 export class RoleSync {
   readonly #db: Database;
@@ -146,7 +148,7 @@ export class RoleSync {
 
   /** Rows still to deliver; failed ones wait for an operator, not for the worker. */
   async backlog(): Promise<number> {
-    const [row] = await this.#db.query<{ n: number }>('select count(*) as n from chat_integration_role_sync where failed_at is null');
+    const [row] = await this.#db.query<{ n: number }>(sql`select count(*) as n from ${ChatIntegrationRoleSync} where ${R.failedAt} is null`);
     return Number(row!.n);
   }
 
@@ -181,8 +183,8 @@ export class RoleSync {
     for (;;) {
       const paused = this.#pausedUntil - Date.now();
       if (paused > 0) return paused;
-      const rows = await ChatIntegrationRoleSync.select(this.#db, 'where failed_at is null and due_at <= ? order by id limit ?',
-        [Date.now(), countParam(BATCH)]);
+      const rows = await ChatIntegrationRoleSync.select(this.#db,
+        sql`where ${R.failedAt} is null and ${R.dueAt} <= ${Date.now()} order by ${R.id} limit ${countParam(BATCH)}`);
       if (rows.length === 0) break;
       for (const row of rows) {
         if (this.#stopping || this.#pausedUntil > Date.now()) break;
@@ -191,14 +193,14 @@ export class RoleSync {
       if (this.#stopping) return this.#opts.pollMs;
     }
     const [next] = await this.#db.query<{ due: number | string | null }>(
-      'select min(due_at) as due from chat_integration_role_sync where failed_at is null');
+      sql`select min(${R.dueAt}) as due from ${ChatIntegrationRoleSync} where ${R.failedAt} is null`);
     if (next?.due == null) return this.#opts.pollMs; // nothing pending: poll for other processes' work
     return Math.min(Math.max(Number(next.due) - Date.now(), 0), this.#opts.pollMs);
   }
 
   async #deliver(row: OutboxRow): Promise<void> {
-    const claimed = await this.#db.run('update chat_integration_role_sync set due_at = ? where id = ? and due_at <= ? and failed_at is null',
-      [Date.now() + this.#leaseMs, row.id, Date.now()]);
+    const claimed = await this.#db.run(sql`update ${ChatIntegrationRoleSync} set ${R.dueAt} = ${Date.now() + this.#leaseMs}
+      where ${R.id} = ${row.id} and ${R.dueAt} <= ${Date.now()} and ${R.failedAt} is null`);
     if (claimed.affectedRows === 0) return; // another worker has it
     const { userId, chatUserId, chatRoleId } = row;
     const hold = (await this.#users.rolesOf(userId)).some((r) => r.chatRoleID === chatRoleId);
@@ -207,10 +209,8 @@ export class RoleSync {
     switch (outcome.kind) {
       case 'done':
         // The pair is in line now, so its earlier refusals are history.
-        await this.#db.run(
-          `delete from chat_integration_role_sync where id = ?
-           or (user_id = ? and chat_user_id = ? and chat_role_id = ? and failed_at is not null)`,
-          [row.id, userId, chatUserId, chatRoleId]);
+        await this.#db.run(sql`delete from ${ChatIntegrationRoleSync} where ${R.id} = ${row.id}
+           or (${R.userId} = ${userId} and ${R.chatUserId} = ${chatUserId} and ${R.chatRoleId} = ${chatRoleId} and ${R.failedAt} is not null)`);
         this.#log.debug(what, 'chat role synced');
         return;
       case 'stopped':

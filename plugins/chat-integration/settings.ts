@@ -1,5 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import type { Database } from '../../core/db.ts';
+import { sql } from '../../core/sql.ts';
 import { ChatSettings } from './contract.ts';
 import { ChatIntegrationSetting } from './entities.ts';
 
@@ -39,7 +40,7 @@ export class ChatSettingsStore {
     await this.#db.transaction(async () => {
       for (const key of KEYS) {
         if (patch[key] === undefined) continue;
-        await this.#db.run('delete from chat_integration_settings where name = ?', [key]);
+        await this.#db.run(sql`delete from ${ChatIntegrationSetting} where ${ChatIntegrationSetting.c.name} = ${key}`);
         await ChatIntegrationSetting.insert(this.#db, { name: key, value: JSON.stringify(patch[key]) });
       }
     });

@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import type { Database } from '../../core/db.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import { newToken } from '../../core/pages.ts';
+import { sql } from '../../core/sql.ts';
+import { ConsoleSession } from './entities.ts';
 
 export interface StaffSession {
   id: number;
@@ -11,6 +13,7 @@ export interface StaffSession {
 }
 
 const hash = (token: string) => createHash('sha256').update(token).digest('hex');
+const S = ConsoleSession.c;
 
 /** A session's last-seen time is written at most this often: reading a page costs no write. */
 const TOUCH_SECONDS = 30;
@@ -28,36 +31,31 @@ export class ConsoleSessions {
     const token = newToken();
     const csrfToken = newToken();
     const at = now();
-    const { insertId } = await this.#db.run(
-      'insert into console_sessions (token_hash, user_id, csrf_token, ip, created_at, last_seen_at) values (?, ?, ?, ?, ?, ?)',
-      [hash(token), userId, csrfToken, ip.slice(0, 45), at, at]);
-    return { token, session: { id: insertId, userId, csrfToken } };
+    const id = await ConsoleSession.insert(this.#db, { tokenHash: hash(token), userId, csrfToken, ip: ip.slice(0, 45), createdAt: at, lastSeenAt: at });
+    return { token, session: { id, userId, csrfToken } };
   }
 
   /** The live session of a token; one idle too long is ended here. */
   async find(token: string): Promise<StaffSession | undefined> {
     if (!/^[0-9a-f]{64}$/.test(token)) return undefined;
     const at = now();
-    const [row] = await this.#db.query<{ id: number; user_id: number; csrf_token: string; last_seen_at: string }>(
-      'select id, user_id, csrf_token, last_seen_at from console_sessions where token_hash = ?', [hash(token)]);
+    const [row] = await ConsoleSession.select(this.#db, sql`where ${S.tokenHash} = ${hash(token)}`);
     if (!row) return undefined;
-    if (row.last_seen_at <= addSeconds(at, -this.#idleSeconds)) {
-      await this.#db.run('delete from console_sessions where id = ?', [row.id]);
+    if (row.lastSeenAt <= addSeconds(at, -this.#idleSeconds)) {
+      await this.close(row.id);
       return undefined;
     }
-    if (row.last_seen_at <= addSeconds(at, -TOUCH_SECONDS)) {
-      await this.#db.run('update console_sessions set last_seen_at = ? where id = ?', [at, row.id]);
-    }
-    return { id: Number(row.id), userId: Number(row.user_id), csrfToken: row.csrf_token };
+    if (row.lastSeenAt <= addSeconds(at, -TOUCH_SECONDS)) await ConsoleSession.update(this.#db, row.id, { lastSeenAt: at });
+    return { id: row.id, userId: row.userId, csrfToken: row.csrfToken };
   }
 
   async close(sessionId: number): Promise<void> {
-    await this.#db.run('delete from console_sessions where id = ?', [sessionId]);
+    await this.#db.run(sql`delete from ${ConsoleSession} where ${S.id} = ${sessionId}`);
   }
 
   /** Deletes sessions idle past the timeout; returns how many went. */
   async sweep(): Promise<number> {
-    const { affectedRows } = await this.#db.run('delete from console_sessions where last_seen_at <= ?', [addSeconds(now(), -this.#idleSeconds)]);
+    const { affectedRows } = await this.#db.run(sql`delete from ${ConsoleSession} where ${S.lastSeenAt} <= ${addSeconds(now(), -this.#idleSeconds)}`);
     return affectedRows;
   }
 }

@@ -17,6 +17,7 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { addSeconds, formatMoney, now, requireMoney } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
+import { raw, sql, where } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { PricedLine, PurchaseBuyer, RequestedLine, StoreService } from '../store/contract.ts';
@@ -69,6 +70,8 @@ export interface PaymentsDeps {
   /** Seconds a direct purchase waits for its payment before it expires. */
   purchaseExpirySeconds: number;
 }
+
+const P = PaymentsPayment.c;
 
 /** A guest's in-game name: what the game accepts as a player name. */
 const GUEST_NAME = /^[A-Za-z0-9_]{3,16}$/;
@@ -182,7 +185,7 @@ export class DbPaymentsService implements PaymentsService {
   // ---- packages
 
   async packages(): Promise<Package[]> {
-    return PaymentsPackage.select(this.#deps.db, 'order by price, id');
+    return PaymentsPackage.select(this.#deps.db, sql`order by ${PaymentsPackage.c.price}, ${PaymentsPackage.c.id}`);
   }
 
   async topUpPackages(): Promise<TopUpPackage[]> {
@@ -227,7 +230,7 @@ export class DbPaymentsService implements PaymentsService {
 
   /** Payments already made keep their amounts: they copied them. */
   async deletePackage(id: number): Promise<void> {
-    const { affectedRows } = await this.#deps.db.run('delete from payments_packages where id = ?', [id]);
+    const { affectedRows } = await this.#deps.db.run(sql`delete from ${PaymentsPackage} where ${PaymentsPackage.c.id} = ${id}`);
     if (affectedRows === 0) throw new DomainError('PACKAGE_NOT_FOUND', `There is no package ${id}.`);
   }
 
@@ -343,9 +346,8 @@ export class DbPaymentsService implements PaymentsService {
    * reserved, so nothing comes back; a payment that arrives later still completes.
    */
   async expirePending(at = now()): Promise<number> {
-    const { affectedRows } = await this.#deps.db.run(
-      "update payments_payments set status = 'expired', update_date = ? where status = 'pending' and purchase_lines is not null and creation_date < ?",
-      [at, addSeconds(at, -this.#deps.purchaseExpirySeconds)]);
+    const { affectedRows } = await this.#deps.db.run(sql`update ${PaymentsPayment} set ${P.status} = 'expired', ${P.updateDate} = ${at}
+      where ${P.status} = 'pending' and ${P.purchaseLines} is not null and ${P.creationDate} < ${addSeconds(at, -this.#deps.purchaseExpirySeconds)}`);
     return affectedRows;
   }
 
@@ -360,26 +362,18 @@ export class DbPaymentsService implements PaymentsService {
    * payment `before`, so a deep page costs what the first one does.
    */
   async list(options: { status?: Payment['status']; before?: string; limit: number }): Promise<Payment[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (options.status) {
-      where.push('status = ?');
-      params.push(options.status);
-    }
-    if (options.before) {
-      const [after] = await this.#deps.db.query<{ creation_date: string }>('select creation_date from payments_payments where id = ?', [options.before]);
-      if (after) {
-        where.push('(creation_date < ? or (creation_date = ? and id < ?))');
-        params.push(after.creation_date, after.creation_date, options.before);
-      }
-    }
+    const { status, before } = options;
+    const [after] = before
+      ? await this.#deps.db.query<{ creation_date: string }>(sql`select ${P.creationDate} as creation_date from ${PaymentsPayment} where ${P.id} = ${before}`)
+      : [];
+    const older = after && sql`(${P.creationDate} < ${after.creation_date} or (${P.creationDate} = ${after.creation_date} and ${P.id} < ${before}))`;
     return PaymentsPayment.select(this.#deps.db,
-      `${where.length ? `where ${where.join(' and ')} ` : ''}order by creation_date desc, id desc limit ?`, [...params, countParam(options.limit)]);
+      sql`${where(status && sql`${P.status} = ${status}`, older)} order by ${P.creationDate} desc, ${P.id} desc limit ${countParam(options.limit)}`);
   }
 
   /** Reversed payments whose credits were partly spent: what each player still owes. */
   async debts(): Promise<Payment[]> {
-    return PaymentsPayment.select(this.#deps.db, 'where debt > 0 order by update_date desc, id');
+    return PaymentsPayment.select(this.#deps.db, sql`where ${P.debt} > 0 order by ${P.updateDate} desc, ${P.id}`);
   }
 
   // ---- webhooks
@@ -416,10 +410,10 @@ export class DbPaymentsService implements PaymentsService {
 
   async #lockPayment(gateway: string, event: GatewayEvent): Promise<Payment> {
     const { db } = this.#deps;
-    const by: [string, string | undefined][] = [['id', event.paymentId], ['checkout_ref', event.checkoutRef], ['charge_ref', event.chargeRef]];
+    const by = [[P.id, event.paymentId], [P.checkoutRef, event.checkoutRef], [P.chargeRef, event.chargeRef]] as const;
     for (const [column, value] of by) {
       if (!value) continue;
-      const [payment] = await PaymentsPayment.select(db, `where gateway = ? and ${column} = ?${db.forUpdate}`, [gateway, value]);
+      const [payment] = await PaymentsPayment.select(db, sql`where ${P.gateway} = ${gateway} and ${column} = ${value}${raw(db.forUpdate)}`);
       if (payment) return payment;
     }
     throw new DomainError('UNKNOWN_PAYMENT', `Event ${event.eventId} names no payment of ${gateway}.`);
@@ -466,8 +460,8 @@ export class DbPaymentsService implements PaymentsService {
   }
 
   async #settle(payment: Payment, status: 'completed' | 'credited', orderId: number, chargeRef: string | undefined, credits: number): Promise<WebhookResult> {
-    await this.#deps.db.run('update payments_payments set status = ?, order_id = ?, charge_ref = ?, credits = ?, update_date = ? where id = ?',
-      [status, orderId, chargeRef ?? payment.chargeRef, credits, now(), payment.id]);
+    await this.#deps.db.run(sql`update ${PaymentsPayment} set ${P.status} = ${status}, ${P.orderId} = ${orderId},
+      ${P.chargeRef} = ${chargeRef ?? payment.chargeRef}, ${P.credits} = ${credits}, ${P.updateDate} = ${now()} where ${P.id} = ${payment.id}`);
     await this.#deps.events.emit('payments.completed', {
       paymentId: payment.id, userId: payment.userId, orderId, gateway: payment.gateway, amount: payment.amount, currency: payment.currency, credits,
     });
@@ -522,7 +516,8 @@ export class DbPaymentsService implements PaymentsService {
     } else {
       log.error(why, 'a guest\'s paid purchase could no longer be made and the gateway cannot refund it: refund it by hand');
     }
-    await db.run('update payments_payments set status = ?, charge_ref = ?, update_date = ? where id = ?', [status, charge, now(), payment.id]);
+    await db.run(sql`update ${PaymentsPayment} set ${P.status} = ${status}, ${P.chargeRef} = ${charge}, ${P.updateDate} = ${now()}
+      where ${P.id} = ${payment.id}`);
     return status;
   }
 
@@ -534,8 +529,8 @@ export class DbPaymentsService implements PaymentsService {
     const { db, credits, store, events } = this.#deps;
     if (payment.status === 'pending' || payment.status === 'expired' || payment.status === 'refund-due') {
       // Reversed before we saw it paid, or nothing was given for it: it can no longer complete, so nothing was or will be credited.
-      await db.run('update payments_payments set status = ?, charge_ref = ?, update_date = ? where id = ?',
-        [kind, chargeRef ?? payment.chargeRef, now(), payment.id]);
+      await db.run(sql`update ${PaymentsPayment} set ${P.status} = ${kind}, ${P.chargeRef} = ${chargeRef ?? payment.chargeRef}, ${P.updateDate} = ${now()}
+        where ${P.id} = ${payment.id}`);
       return kind;
     }
     if (payment.status !== 'completed' && payment.status !== 'credited') return 'unchanged';
@@ -545,8 +540,8 @@ export class DbPaymentsService implements PaymentsService {
       : await credits.takeUpTo(payment.userId, payment.credits, { reason: kind === 'refunded' ? 'refund' : 'dispute', orderId });
     const debt = payment.credits - reclaimed;
     await store.markPaymentRefunded(orderId);
-    await db.run('update payments_payments set status = ?, reclaimed = ?, debt = ?, update_date = ? where id = ?',
-      [kind, reclaimed, debt, now(), payment.id]);
+    await db.run(sql`update ${PaymentsPayment} set ${P.status} = ${kind}, ${P.reclaimed} = ${reclaimed}, ${P.debt} = ${debt}, ${P.updateDate} = ${now()}
+      where ${P.id} = ${payment.id}`);
     await events.emit('payments.reversed', {
       paymentId: payment.id, userId: payment.userId, orderId, gateway: payment.gateway, kind, reclaimed, debt,
     });
