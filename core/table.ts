@@ -154,15 +154,6 @@ export class Table<P extends Properties> implements SqlSource {
   }
 
   /**
-   * The column list qualified by a table alias, for a statement that joins other tables:
-   * `select ${SupportTicket.qualifiedColumns('t')}, c.name as category_name from support_tickets t join ...`.
-   * The rows still carry plain column names, so `fromRow` reads them.
-   */
-  qualifiedColumns(alias: string): string {
-    return Object.values<string>(this.columnOf).map((c) => `${alias}.\`${c}\``).join(', ');
-  }
-
-  /**
    * The table under an alias, for a statement that joins tables: `const p = StoreProduct.as('p')`,
    * then `sql\`select ${p.columns} from ${p} join ... where ${p.c.id} = ${id}\``. Made once per alias.
    */

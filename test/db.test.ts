@@ -10,6 +10,7 @@ import { loadConfig } from '../core/config.ts';
 import { coreEntities } from '../core/entities.ts';
 import { discoverFeatures } from '../core/features.ts';
 import { Table } from '../core/table.ts';
+import { sql } from '../core/sql.ts';
 import { VotesLink } from '../plugins/votes/entities.ts';
 
 t.test('after migrating, the schema matches the entities of every feature', async (t) => {
@@ -44,7 +45,8 @@ t.test('a table writes several records in one bound statement, refuses mixed one
   t.equal(app.db.statements - before, 1, 'nothing to write, no statement');
   await t.rejects(VotesLink.insertMany(app.db, [{ name: 'Three', link: 'https://c.example/' }, { name: 'Four' }]), /same properties/);
   // The same table twice: an unqualified column list would be ambiguous here.
-  const rows = await app.db.query(`select ${VotesLink.qualifiedColumns('v')} from votes_links v join votes_links w on w.id = v.id order by v.id`);
+  const [v, w] = [VotesLink.as('v'), VotesLink.as('w')];
+  const rows = await app.db.query(sql`select ${v.columns} from ${v} join ${w} on ${w.c.id} = ${v.c.id} order by ${v.c.id}`);
   t.same(rows.map((r) => VotesLink.fromRow(r)), links.map((l, i) => ({ id: i + 1, ...l })), 'read back as written, nothing of the refused batch');
 
   t.same(await VotesLink.find(app.db, 2), { id: 2, ...links[1] }, 'find: one record by its key');

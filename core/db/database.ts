@@ -89,7 +89,10 @@ export class Database implements TransactionScope {
   // returning a promise costs an allocation and three turns of the microtask queue, and a buy
   // runs a dozen statements. The runners' functions are async, so an error still rejects.
 
-  /** Rows of a statement written with core/sql.ts's `sql` tag, its values bound (`?` on both dialects). */
+  /**
+   * Rows of a statement written with core/sql.ts's `sql` tag, its values bound (`?` on both
+   * dialects). Text and values given apart are for tests and tools: features write the tag.
+   */
   query<T = Record<string, unknown>>(statement: Sql | string, params: unknown[] = []): Promise<T[]> {
     this.statements++;
     if (typeof statement !== 'string') return this.#runner().all(statement.text, statement.values) as Promise<T[]>;

@@ -7,6 +7,7 @@ import { defineEntity, p } from '../../core/table.ts';
 import { Type } from '@sinclair/typebox';
 import type { ConsoleSection, FeatureDefinition, SettingValues, SiteSetting } from 'community-platform/core';
 import { DomainError } from '../../core/errors.ts';
+import { sql } from '../../core/sql.ts';
 import { init } from './migrations/init.ts';
 
 const HelloGreeting = defineEntity({
@@ -17,6 +18,7 @@ const HelloGreeting = defineEntity({
     name: p.string().length(64),
   },
 });
+const G = HelloGreeting.c;
 
 const options = Type.Object({
   greeting: Type.String({ default: 'Hello' }),
@@ -55,7 +57,7 @@ const greetingsSection: ConsoleSection = {
       blocks: [
         {
           kind: 'table' as const, caption: 'Names greeted', columns: [{ key: 'name', label: 'Name' }],
-          rows: (await db.query<{ name: string }>('select name from hello_greetings order by id')).map((r) => ({ name: r.name })),
+          rows: (await HelloGreeting.select(db, sql`order by ${G.id}`)).map((r) => ({ name: r.name })),
         },
         { kind: 'form' as const, id: 'new-greeting', title: 'Greet someone', action: pages.base, submit: 'Add', errors, values,
           fields: [{ name: 'name', label: 'Name', required: true }] },
@@ -64,7 +66,7 @@ const greetingsSection: ConsoleSection = {
     pages.get('', async () => list());
     pages.post('', async ({ body, invalid, form }) => {
       if (invalid) return list(invalid, form);
-      await db.run('insert into hello_greetings (name) values (?)', [(body as { name: string }).name]);
+      await HelloGreeting.insert(db, { name: (body as { name: string }).name });
       return { redirect: pages.base, notice: 'Greeting added.' };
     }, { body: NewGreeting });
   },
@@ -83,14 +85,14 @@ const hello: FeatureDefinition<typeof options> = {
     app.get('/api/hello/greetings', {
       schema: { tags: ['hello'], response: { 200: Type.Array(Greeting) } },
     }, async () => {
-      const rows = await db.query<{ id: number; name: string }>('select id, name from hello_greetings order by id');
+      const rows = await HelloGreeting.select(db, sql`order by ${G.id}`);
       return rows.map((r) => ({ id: r.id, text: text(r.name) }));
     });
     app.get('/api/hello/greetings/:id', {
       schema: { tags: ['hello'], params: Type.Object({ id: Type.Integer({ minimum: 1 }) }), response: { 200: Greeting }, errors: ['GREETING_NOT_FOUND'] },
     }, async (request) => {
       const { id } = request.params as { id: number };
-      const [row] = await db.query<{ id: number; name: string }>('select id, name from hello_greetings where id = ?', [id]);
+      const row = await HelloGreeting.find(db, id);
       if (!row) throw new DomainError('GREETING_NOT_FOUND', `No greeting with ID ${id}.`);
       return { id: row.id, text: text(row.name) };
     });
@@ -102,8 +104,8 @@ const hello: FeatureDefinition<typeof options> = {
       },
     }, async (request, reply) => {
       const { name } = request.body as { name: string };
-      const { insertId } = await db.run('insert into hello_greetings (name) values (?)', [name]);
-      return reply.code(201).send({ status: true, id: insertId });
+      const id = await HelloGreeting.insert(db, { name });
+      return reply.code(201).send({ status: true, id });
     });
   },
   console: [greetingsSection],
