@@ -53,8 +53,10 @@ export const chatSection: ConsoleSection<unknown, ChatIntegrationService> = {
       if (invalid) return page({ values, errors: invalid });
       const staff = field(form, 'ticketStaffRoleIDs').split(/[\s,]+/).filter(Boolean);
       const bad = staff.find((id) => !CHAT_ID.test(id));
-      if (bad !== undefined) return page({ values,
-        errors: { ticketStaffRoleIDs: `ticketStaffRoleIDs: "${bad.slice(0, 70)}" is not a chat ID (letters, digits, - and _, at most 64)` } });
+      if (bad !== undefined) {
+        const message = `ticketStaffRoleIDs: "${bad.slice(0, 70)}" is not a chat ID (letters, digits, - and _, at most 64)`;
+        return page({ values, errors: { ticketStaffRoleIDs: message } });
+      }
       if (staff.length > 100) return page({ values, errors: { ticketStaffRoleIDs: 'ticketStaffRoleIDs must have at most 100 items' } });
       const patch: Partial<ChatSettings> = {
         ...Object.fromEntries(FLAGS.map((k) => [k, toBool(form[k])])), ...Object.fromEntries(IDS.map((k) => [k, field(form, k)])),

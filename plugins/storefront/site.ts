@@ -229,8 +229,9 @@ export class Site {
   /** A page's headers; the logo's and the images' hosts may be shown. */
   #pageHeaders(logo: string): Record<string, string> {
     const images = [logo, this.#opts.imageBaseUrl].map((url) => /^https:\/\/[^/]+/.exec(url)?.[0]).filter(Boolean).join(' ');
-    if (this.#headers?.images !== images) this.#headers = { images,
-      headers: { ...pageHeaders({ cache: 'private, no-cache', images }), vary: 'Accept-Language, Cookie' } };
+    if (this.#headers?.images !== images) {
+      this.#headers = { images, headers: { ...pageHeaders({ cache: 'private, no-cache', images }), vary: 'Accept-Language, Cookie' } };
+    }
     return this.#headers.headers;
   }
 

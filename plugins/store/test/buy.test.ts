@@ -99,8 +99,8 @@ t.test('every buy error, and a failed buy changes nothing', async (t) => {
   const before = await snapshot(app, poor);
 
   // The game plugin reads `error` into its enum: where it lacks ours, the nearest it knows, ours in `code`.
-  const malformed = (what: string, body: Record<string, unknown>, error: string, message: RegExp): [string, Record<string, unknown>, number, string, RegExp,
-    string] =>
+  type Case = [string, Record<string, unknown>, number, string, RegExp, string];
+  const malformed = (what: string, body: Record<string, unknown>, error: string, message: RegExp): Case =>
     [what, body, 400, error, message, 'VALIDATION_ERROR'];
   const cases: [string, Record<string, unknown>, number, string, RegExp?, string?][] = [
     ['unknown user', { userID: 999, products: [rank] }, 404, 'USER_NOT_FOUND'],
