@@ -126,7 +126,9 @@ export interface paths {
         post?: never;
         /**
          * Take a role away; answers with the roles left
-         * @description Scope: `api` or `users` or `users:write`.
+         * @description A privileged role (one that opens the staff console, or that a feature marks privileged) needs a key with the `admin` scope: FORBIDDEN otherwise, and nothing changes.
+         *
+         *     Scope: `api` or `users` or `users:write`.
          */
         delete: operations["deleteUsersByUserIdRolesByRole"];
         options?: never;
