@@ -6,6 +6,7 @@
  */
 import t from 'tap';
 import { countParam, NO_LIMIT } from '../core/db.ts';
+import type { Sql } from '../core/sql.ts';
 import { created, newUser } from './fixtures.ts';
 import { build, call, onMysql } from './helper.ts';
 import { grant, register, role, signInByForm } from '../plugins/console/test/browser.ts';
@@ -38,9 +39,10 @@ t.test(`the limited routes bind their limits as integers (${onMysql ? 'MariaDB' 
   const app = await build(t);
   const seen: Statement[] = [];
   for (const method of ['query', 'queryArrays', 'run'] as const) {
-    const original = app.db[method].bind(app.db) as (sql: string, params?: unknown[]) => Promise<never>;
-    app.db[method] = ((sql: string, params: unknown[] = []) => {
-      seen.push({ sql, params });
+    const original = app.db[method].bind(app.db) as (sql: string | Sql, params?: unknown[]) => Promise<never>;
+    app.db[method] = ((sql: string | Sql, params: unknown[] = []) => {
+      // A statement written with the sql tag carries its text and values itself.
+      seen.push(typeof sql === 'string' ? { sql, params } : { sql: sql.text, params: sql.values });
       return original(sql, params);
     }) as never;
   }
