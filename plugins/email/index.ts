@@ -18,6 +18,7 @@ import { entities } from './entities.ts';
 import { Mailer } from './mailer.ts';
 import { migrations } from './migrations/index.ts';
 import { Outbox } from './outbox.ts';
+import { emailRoutes } from './routes.ts';
 import { DbEmailService } from './service.ts';
 
 const options = Type.Object({
@@ -70,6 +71,7 @@ export default defineFeature({
       db, settings, users: services.get(usersRef), auth: services.get(authRef), storefront: () => services.find(storefrontRef),
     }, { configured, requireVerification: opts.requireVerification, resetMinutes: opts.resetMinutes, verifyHours: opts.verifyHours }, outbox);
     services.provide(emailRef, email);
+    await emailRoutes(app, email);
     everyRound(app, log, 'email token sweep', opts.sweepSeconds * 1000, () => email.sweepTokens());
     if (!mailer) {
       log.info('email is off: set plugins.email.smtp.host and from to send receipts, ticket answers and account links');

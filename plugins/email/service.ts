@@ -59,7 +59,7 @@ export class DbEmailService implements EmailService {
   }
 
   /** The language of mails no visitor asked for (receipts, answers): the storefront's default. */
-  #siteLanguage(): MailLanguage {
+  siteLanguage(): MailLanguage {
     return mailLanguage(String((this.#peers.settings.get() as { storefrontLanguage?: string }).storefrontLanguage ?? 'en'));
   }
 
@@ -72,12 +72,12 @@ export class DbEmailService implements EmailService {
   }
 
   #message(kind: MailKind, user: UserAccount, params: Record<string, unknown>, lang?: MailLanguage): NewMessage {
-    return { kind, userId: user.id, recipient: user.email!, lang: lang ?? this.#siteLanguage(), params: { ...params, name: user.username } };
+    return { kind, userId: user.id, recipient: user.email!, lang: lang ?? this.siteLanguage(), params: { ...params, name: user.username } };
   }
 
   /** A test message to any address (the console's). */
   async queueTest(to: string): Promise<number> {
-    return this.outbox.add({ kind: 'test', userId: null, recipient: to, lang: this.#siteLanguage(), params: {} });
+    return this.outbox.add({ kind: 'test', userId: null, recipient: to, lang: this.siteLanguage(), params: {} });
   }
 
   /** The account a form names by username or by email, exactly. */

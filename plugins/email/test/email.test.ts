@@ -246,3 +246,50 @@ t.test('without SMTP nothing is queued or sent, and the pages say so', async (t)
   t.notMatch((await visitor.get('/login')).body, /password\/forgot/);
   t.equal((await visitor.get('/password/forgot')).statusCode, 404);
 });
+
+t.test('the API: a reset and a verification by token for other front ends; bad input changes nothing', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const app = await mailApp(t, smtp, { requireVerification: true });
+  await call(app, '/api/auth/register', { body: { username: 'Steve', password: PASSWORD, email: 'steve@example.org', ip: '10.4.0.1', useragent: 't' } });
+  const verifyToken = linkIn((await smtp.waitFor((m) => /Confirm/.test(m.subject))).text, '/verify/').split('/').pop()!;
+
+  const asked = await call(app, '/api/email/password-reset', { body: { login: 'steve', lang: 'de' }, as: 'json' });
+  t.strictSame(asked.json(), { status: true });
+  const mail = await smtp.waitFor((m) => /Passwort/.test(m.subject));
+  t.equal(mail.subject, 'Setze dein Passwort für Community Store zurück', 'in the language asked for');
+  t.match(mail.text, /Hallo Steve,/);
+  const resetToken = linkIn(mail.text, '/password/reset/').split('/').pop()!;
+  t.strictSame((await call(app, '/api/email/password-reset', { body: { login: 'nobody' }, as: 'json' })).json(), { status: true }, 'an unknown account: the same answer');
+
+  const before = await app.db.query('select * from email_tokens order by id');
+  for (const [url, body, status, error] of [
+    ['/api/email/password-reset', {}, 400, 'VALIDATION_ERROR'],
+    ['/api/email/password-reset', { login: 'steve', lang: 'fr' }, 400, 'VALIDATION_ERROR'],
+    ['/api/email/password-reset/confirm', { token: resetToken }, 400, 'VALIDATION_ERROR'],
+    ['/api/email/password-reset/confirm', { token: resetToken, password: 'abc' }, 400, 'INVALID_PASSWORD'],
+    ['/api/email/password-reset/confirm', { token: verifyToken, password: 'a good password' }, 400, 'EMAIL_TOKEN_INVALID'],
+    ['/api/email/password-reset/confirm', { token: 'zz', password: 'a good password' }, 400, 'EMAIL_TOKEN_INVALID'],
+    ['/api/email/verify', { token: resetToken }, 400, 'EMAIL_TOKEN_INVALID'],
+    ['/api/email/verify', { token: '' }, 400, 'VALIDATION_ERROR'],
+  ] as const) {
+    const res = await call(app, url, { body, as: 'json' });
+    t.equal(res.statusCode, status, `${url} ${JSON.stringify(body)}`);
+    t.equal(res.json().error, error);
+  }
+  t.same(await app.db.query('select * from email_tokens order by id'), before, 'the refusals used no token');
+
+  t.strictSame((await call(app, '/api/email/password-reset/confirm', { body: { token: resetToken, password: 'a good password' }, as: 'json' })).json(), { status: true });
+  t.equal((await call(app, '/api/email/password-reset/confirm', { body: { token: resetToken, password: 'another password' }, as: 'json' })).json().error, 'EMAIL_TOKEN_INVALID', 'once');
+  t.strictSame((await call(app, '/api/email/verify', { body: { token: verifyToken }, as: 'json' })).json(), { status: true });
+  t.equal((await read(app, '/api/users?username=Steve')).isVerified, '1');
+  const login = await call(app, '/api/auth/login', { body: { username: 'Steve', password: 'a good password', ip: '10.4.0.1', useragent: 't' } });
+  t.equal(login.statusCode, 200);
+});
+
+t.test('the API without SMTP: asking for a link is refused as unavailable', async (t) => {
+  const app = await build(t, { features: ['users', 'auth', 'email'] });
+  const res = await call(app, '/api/email/password-reset', { body: { login: 'steve' }, as: 'json' });
+  t.equal(res.statusCode, 503);
+  t.equal(res.json().error, 'SERVICE_UNAVAILABLE');
+  t.equal(await rowCount(app, 'email_outbox'), 0);
+});

@@ -37,6 +37,9 @@ export class TestSmtp {
   refuse = 0;
   /** Milliseconds each message takes to be accepted. */
   delayMs = 0;
+  /** While set, a message's data is taken in but never answered (a server that hangs); `stalled` counts them. */
+  stall = false;
+  stalled = 0;
   readonly #server: SMTPServer;
   readonly #waiting: (() => void)[] = [];
   port = 0;
@@ -52,14 +55,14 @@ export class TestSmtp {
       onData: (stream, session, callback) => {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => setTimeout(() => {
+        stream.on('end', () => (this.stall ? this.stalled++ : setTimeout(() => {
           const { subject, text } = readMessage(Buffer.concat(chunks).toString('latin1'));
           this.received.push({
             from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), subject, text,
           });
           this.#waiting.splice(0).forEach((wake) => wake());
           callback();
-        }, this.delayMs));
+        }, this.delayMs)));
       },
     });
   }
