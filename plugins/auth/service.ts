@@ -7,6 +7,7 @@ import { NobleCryptoPlugin, ScureBase32Plugin, TOTP, generateSecret, generateURI
 import type { Database } from '../../core/db.ts';
 import { ConfigError } from '../../core/config.ts';
 import { DomainError } from '../../core/errors.ts';
+import { sql } from '../../core/sql.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { sql } from '../../core/sql.ts';
@@ -137,9 +138,11 @@ export class DbAuthService implements AuthService {
     this.#checkPasswordLength(password);
     const passwordHash = await hashPassword(password);
     await this.#db.transaction(async () => {
-      const { affectedRows } = await this.#db.run('update auth_credentials set password_hash = ?, updated_at = ? where user_id = ?', [passwordHash, now(), user.id]);
+      const C = AuthCredential.c;
+      const { affectedRows } = await this.#db.run(sql`update ${AuthCredential} set ${C.passwordHash} = ${passwordHash}, ${C.updatedAt} = ${now()}
+        where ${C.userId} = ${user.id}`);
       if (affectedRows === 0) await AuthCredential.insert(this.#db, { userId: user.id, passwordHash, updatedAt: now() });
-      await this.#db.run('delete from auth_sessions where user_id = ?', [user.id]);
+      await this.#db.run(sql`delete from ${AuthSession} where ${AuthSession.c.userId} = ${user.id}`);
       await this.#passwordLockout.succeeded(user.id);
     });
   }
@@ -181,7 +184,9 @@ export class DbAuthService implements AuthService {
       // An account made at the server's command line comes from the server itself.
       // Only a player's own registration waits for the mailed link; the operator's command line vouches for the address.
       const isEmailVerificationRequired = Boolean(client && email && this.#verifyEmails);
-      const user = await this.#users.createAccount({ username, email: email || null, creationIP: client?.ip ?? '127.0.0.1', isVerified: !isEmailVerificationRequired });
+      const user = await this.#users.createAccount({
+        username, email: email || null, creationIP: client?.ip ?? '127.0.0.1', isVerified: !isEmailVerificationRequired,
+      });
       await AuthCredential.insert(this.#db, { userId: user.id, passwordHash, updatedAt: now() });
       return client ? { token: await this.#newSession(user.id, client, true, this.#sessionEnd()), isEmailVerificationRequired } : { userId: user.id };
     });

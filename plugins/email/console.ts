@@ -4,6 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { field, idOf, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
+import type { OutboxRow } from './outbox.ts';
 import type { DbEmailService } from './service.ts';
 
 interface Options {
@@ -11,6 +12,12 @@ interface Options {
   requireVerification: boolean;
   recentShown: number;
 }
+
+/** Sent (when), retrying (when next: UTC, as the console's times), or as stored. */
+const stateOf = (m: OutboxRow) => {
+  if (m.state === 'sent') return `sent ${m.sentAt!.slice(0, 16)}`;
+  return m.state === 'queued' && m.attempts > 0 ? `retrying at ${new Date(m.dueAt).toISOString().slice(11, 19)}` : m.state;
+};
 
 const TestBody = Type.Object({ to: Type.String({ format: 'email', maxLength: 191 }) });
 
@@ -27,7 +34,8 @@ export const emailSection: ConsoleSection<Options, DbEmailService> = {
           blocks: [{
             kind: 'text', heading: 'Email is off',
             text: 'No SMTP server is set, so no mail is queued or sent: no receipts, no ticket answers, no password reset or verification links. '
-              + 'Set plugins.email.smtp.host and plugins.email.smtp.from in the configuration (the password goes in the environment variable named by plugins.email.smtp.passwordEnv) and restart.',
+              + 'Set plugins.email.smtp.host and plugins.email.smtp.from in the configuration (the password goes in the environment '
+              + 'variable named by plugins.email.smtp.passwordEnv) and restart.',
           }],
         };
       }
@@ -56,7 +64,7 @@ export const emailSection: ConsoleSection<Options, DbEmailService> = {
             ],
             rows: rows.map((m) => ({
               id: String(m.id), created: m.createdAt.slice(0, 16), kind: m.kind, to: m.recipient, subject: m.subject ?? '',
-              state: m.state === 'sent' ? `sent ${m.sentAt!.slice(0, 16)}` : m.state === 'queued' && m.attempts > 0 ? `retrying at ${new Date(m.dueAt).toISOString().slice(11, 19)}` : m.state,
+              state: stateOf(m),
               attempts: String(m.attempts), error: m.lastError ?? '',
               again: { action: `${pages.base}/${m.id}/again`, label: `Send message ${m.id} again` },
             })),

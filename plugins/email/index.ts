@@ -81,7 +81,8 @@ export default defineFeature({
 
     // Inside the transactions that cause them: a mail commits or rolls back with its cause.
     events.onCommitting('store.order.completed', (order) => (order.items.length === 0 ? undefined : email.queueFor('order-receipt', order.userId, {
-      orderId: order.orderId, total: order.total, currency: order.currency, date: order.creationDate, items: order.items.map((i) => ({ productName: i.productName, quantity: i.quantity })),
+      orderId: order.orderId, total: order.total, currency: order.currency, date: order.creationDate,
+      items: order.items.map((i) => ({ productName: i.productName, quantity: i.quantity })),
     })));
     events.onCommitting('payments.completed', (payment) => (payment.credits <= 0 ? undefined : email.queueFor('topup-receipt', payment.userId, {
       paymentId: payment.paymentId, amount: payment.amount, currency: payment.currency, credits: payment.credits,

@@ -7,6 +7,7 @@
  */
 import { countParam, type Database } from '../../core/db.ts';
 import { now } from '../../core/format.ts';
+import { sql } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import { EmailOutbox } from './entities.ts';
 import { permanent, type Mail } from './mailer.ts';
@@ -30,6 +31,7 @@ export interface NewMessage {
   params: Record<string, unknown>;
 }
 
+const O = EmailOutbox.c;
 const BATCH = 20;
 const ERROR_MAX = 255;
 
@@ -52,7 +54,8 @@ export class Outbox {
   /** Queues a message; inside a transaction it commits or rolls back with it, and is sent once that commits. */
   async add(message: NewMessage): Promise<number> {
     const id = await EmailOutbox.insert(this.#db, {
-      ...message, params: JSON.stringify(message.params), subject: null, state: 'queued', attempts: 0, dueAt: Date.now(), lastError: null, createdAt: now(), sentAt: null,
+      ...message, params: JSON.stringify(message.params), subject: null, state: 'queued', attempts: 0, dueAt: Date.now(), lastError: null,
+      createdAt: now(), sentAt: null,
     });
     // A failing pass is logged by the next round of the poll.
     this.#db.afterCommit(() => { this.kick().catch(() => undefined); });
@@ -61,14 +64,15 @@ export class Outbox {
 
   /** Queues a copy of a message (the console's "send again"); the copy has its own attempts. Undefined when there is no such message. */
   async again(id: number): Promise<number | undefined> {
-    const [row] = await EmailOutbox.select(this.#db, 'where id = ?', [id]);
+    const [row] = await EmailOutbox.select(this.#db, sql`where ${O.id} = ${id}`);
     if (!row) return undefined;
-    return this.add({ kind: row.kind as MailKind, userId: row.userId, recipient: row.recipient, lang: row.lang, params: JSON.parse(row.params) as Record<string, unknown> });
+    const { kind, userId, recipient, lang, params } = row;
+    return this.add({ kind: kind as MailKind, userId, recipient, lang, params: JSON.parse(params) as Record<string, unknown> });
   }
 
   /** The latest messages, newest first. */
   async recent(limit: number): Promise<OutboxRow[]> {
-    return EmailOutbox.select(this.#db, 'order by id desc limit ?', [countParam(limit)]);
+    return EmailOutbox.select(this.#db, sql`order by ${O.id} desc limit ${countParam(limit)}`);
   }
 
   /** Sends everything due now; a call while a pass runs makes that pass look once more. */
@@ -94,7 +98,8 @@ export class Outbox {
 
   async #pass(): Promise<void> {
     while (!this.#stopping) {
-      const rows = await EmailOutbox.select(this.#db, "where state = 'queued' and due_at <= ? order by due_at, id limit ?", [Date.now(), countParam(BATCH)]);
+      const rows = await EmailOutbox.select(this.#db,
+        sql`where ${O.state} = ${'queued'} and ${O.dueAt} <= ${Date.now()} order by ${O.dueAt}, ${O.id} limit ${countParam(BATCH)}`);
       if (rows.length === 0) return;
       for (const row of rows) {
         if (this.#stopping) return;
@@ -105,8 +110,8 @@ export class Outbox {
 
   async #deliver(row: OutboxRow): Promise<void> {
     const at = Date.now();
-    const claimed = await this.#db.run("update email_outbox set due_at = ?, attempts = attempts + 1 where id = ? and state = 'queued' and due_at <= ?",
-      [at + this.#opts.leaseMs, row.id, at]);
+    const claimed = await this.#db.run(sql`update ${EmailOutbox} set ${O.dueAt} = ${at + this.#opts.leaseMs}, ${O.attempts} = ${O.attempts} + 1
+      where ${O.id} = ${row.id} and ${O.state} = ${'queued'} and ${O.dueAt} <= ${at}`);
     if (claimed.affectedRows === 0) return; // another process has it
     const attempts = row.attempts + 1;
     let subject: string | null = null;
@@ -118,7 +123,7 @@ export class Outbox {
       const error = String((err as Error).message ?? err).slice(0, ERROR_MAX);
       const giveUp = permanent(err) || attempts >= this.#opts.maxAttempts;
       const delay = Math.min(this.#opts.retryBaseMs * 2 ** (attempts - 1), this.#opts.retryMaxMs);
-      await EmailOutbox.update(this.#db, row.id, giveUp ? { state: 'failed', lastError: error, subject } : { dueAt: Date.now() + delay, lastError: error, subject });
+      await EmailOutbox.update(this.#db, row.id, { ...(giveUp ? { state: 'failed' } : { dueAt: Date.now() + delay }), lastError: error, subject });
       return;
     }
     await EmailOutbox.update(this.#db, row.id, { state: 'sent', sentAt: now(), subject });

@@ -25,21 +25,30 @@ export async function emailRoutes(fastify: FastifyInstance, email: DbEmailServic
   });
 
   app.post('/api/email/password-reset/confirm', {
-    schema: { tags, summary: 'Set a new password with a reset link\'s token (once)', body: ResetBody, response: { 200: Done }, errors: ['EMAIL_TOKEN_INVALID', 'INVALID_PASSWORD'] },
+    schema: {
+      tags, summary: 'Set a new password with a reset link\'s token (once)', body: ResetBody, response: { 200: Done },
+      errors: ['EMAIL_TOKEN_INVALID', 'INVALID_PASSWORD'],
+    },
   }, async ({ body }) => {
     await email.resetPassword(body.token, body.password);
     return { status: true as const };
   });
 
   app.post('/api/email/verify', {
-    schema: { tags, summary: 'Confirm an account\'s email with a verification link\'s token (once)', body: TokenBody, response: { 200: Done }, errors: ['EMAIL_TOKEN_INVALID'] },
+    schema: {
+      tags, summary: 'Confirm an account\'s email with a verification link\'s token (once)', body: TokenBody, response: { 200: Done },
+      errors: ['EMAIL_TOKEN_INVALID'],
+    },
   }, async ({ body }) => {
     await email.verifyEmail(body.token);
     return { status: true as const };
   });
 
   app.post('/api/email/verify/resend', {
-    schema: { tags, summary: 'Mail a new verification link to an account still unverified', body: MailLinkBody, response: { 200: Done }, errors: ['SERVICE_UNAVAILABLE'] },
+    schema: {
+      tags, summary: 'Mail a new verification link to an account still unverified', body: MailLinkBody, response: { 200: Done },
+      errors: ['SERVICE_UNAVAILABLE'],
+    },
   }, async ({ body }) => {
     mailing();
     await email.resendVerification(body.login, mailLanguage(body.lang ?? email.siteLanguage()));

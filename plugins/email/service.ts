@@ -8,6 +8,7 @@ import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
+import { sql } from '../../core/sql.ts';
 import type { AuthService } from '../auth/contract.ts';
 import type { StorefrontService } from '../storefront/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
@@ -35,6 +36,7 @@ export interface EmailPeers {
 
 type TokenPurpose = 'reset-password' | 'verify-email';
 
+const T = EmailToken.c;
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
 const TOKEN = /^[0-9a-f]{64}$/;
 
@@ -111,7 +113,8 @@ export class DbEmailService implements EmailService {
 
   async resetTokenLive(token: string): Promise<boolean> {
     if (!TOKEN.test(token)) return false;
-    const [row] = await EmailToken.select(this.#peers.db, "where token_hash = ? and purpose = 'reset-password' and used_at is null and expires_at > ?", [hashOf(token), now()]);
+    const [row] = await EmailToken.select(this.#peers.db,
+      sql`where ${T.tokenHash} = ${hashOf(token)} and ${T.purpose} = ${'reset-password'} and ${T.usedAt} is null and ${T.expiresAt} > ${now()}`);
     return row !== undefined;
   }
 
@@ -137,17 +140,20 @@ export class DbEmailService implements EmailService {
     const invalid = new DomainError('EMAIL_TOKEN_INVALID', 'This link is unknown, used already or expired.');
     if (!TOKEN.test(token)) throw invalid;
     const { db } = this.#peers;
-    const [row] = await EmailToken.select(db, 'where token_hash = ? and purpose = ?', [hashOf(token), purpose]);
+    const [row] = await EmailToken.select(db, sql`where ${T.tokenHash} = ${hashOf(token)} and ${T.purpose} = ${purpose}`);
     if (!row) throw invalid;
     const at = now();
-    const { affectedRows } = await db.run('update email_tokens set used_at = ? where id = ? and used_at is null and expires_at > ?', [at, row.id, at]);
+    const { affectedRows } = await db.run(sql`update ${EmailToken} set ${T.usedAt} = ${at}
+      where ${T.id} = ${row.id} and ${T.usedAt} is null and ${T.expiresAt} > ${at}`);
     if (affectedRows === 0) throw invalid;
     return row.userId;
   }
 
   async #newToken(userId: number, purpose: TokenPurpose, seconds: number): Promise<string> {
     const token = randomBytes(32).toString('hex');
-    await EmailToken.insert(this.#peers.db, { tokenHash: hashOf(token), userId, purpose, expiresAt: addSeconds(now(), seconds), usedAt: null, createdAt: now() });
+    await EmailToken.insert(this.#peers.db, {
+      tokenHash: hashOf(token), userId, purpose, expiresAt: addSeconds(now(), seconds), usedAt: null, createdAt: now(),
+    });
     return token;
   }
 
@@ -166,7 +172,10 @@ export class DbEmailService implements EmailService {
     };
     switch (kind) {
       case 'order-receipt':
-        Object.assign(data, { id: params.orderId, total: money(params.total, String(params.currency)), date: displayTimestamp(String(params.date), settings.timezone).slice(0, 16), link: pages?.orderPage(Number(params.orderId)) });
+        Object.assign(data, {
+          id: params.orderId, total: money(params.total, String(params.currency)), link: pages?.orderPage(Number(params.orderId)),
+          date: displayTimestamp(String(params.date), settings.timezone).slice(0, 16),
+        });
         break;
       case 'topup-receipt':
         Object.assign(data, { amount: money(params.amount, String(params.currency)), credits: money(params.credits) });
@@ -190,7 +199,7 @@ export class DbEmailService implements EmailService {
 
   /** Deletes tokens past their expiry; returns how many went. */
   async sweepTokens(): Promise<number> {
-    const { affectedRows } = await this.#peers.db.run('delete from email_tokens where expires_at <= ?', [now()]);
+    const { affectedRows } = await this.#peers.db.run(sql`delete from ${EmailToken} where ${T.expiresAt} <= ${now()}`);
     return affectedRows;
   }
 }

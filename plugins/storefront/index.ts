@@ -111,7 +111,8 @@ export default defineFeature({
 
     // Search engines: the catalogue's pages; the account, basket and the API are not for them.
     app.get('/robots.txt', async (request, reply) => reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=3600').send([
-      'User-agent: *', `Disallow: ${site.u('/account')}`, `Disallow: ${site.u('/basket')}`, `Disallow: ${site.u('/login')}`, `Disallow: ${site.u('/register')}`, `Disallow: ${site.u('/password')}`, `Disallow: ${site.u('/verify')}`,
+      'User-agent: *', `Disallow: ${site.u('/account')}`, `Disallow: ${site.u('/basket')}`, `Disallow: ${site.u('/login')}`, `Disallow: ${site.u('/register')}`,
+      `Disallow: ${site.u('/password')}`, `Disallow: ${site.u('/verify')}`,
       'Disallow: /api/', 'Disallow: /console', `Sitemap: ${site.canonical(request, '/sitemap.xml')}`, '',
     ].join('\n')));
     app.get(site.u('/sitemap.xml'), async (request, reply) => {

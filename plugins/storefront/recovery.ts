@@ -27,7 +27,9 @@ export function recoveryRoutes(pages: PageRouter, site: Site, peers: RecoveryPee
   const forgotPage = (visit: Visit, values: Record<string, string>, errors: Record<string, string> = {}, status = 200) =>
     site.page(visit, 'forgot', { title: visit.t('forgot.title'), status }, { values, errors });
   const resetPage = (visit: Visit, errors: Record<string, string> = {}, status = 200) =>
-    site.page(visit, 'reset', { title: visit.t('reset.title'), status }, { token: tokenOf(visit), errors, passwordMin: auth.passwordLength.min, passwordMax: auth.passwordLength.max });
+    site.page(visit, 'reset', { title: visit.t('reset.title'), status }, {
+      token: tokenOf(visit), errors, passwordMin: auth.passwordLength.min, passwordMax: auth.passwordLength.max,
+    });
   const login = (form: Record<string, string>) => (form.login ?? '').trim().slice(0, LOGIN_MAX);
 
   pages.get('/password/forgot', withEmail(async (visit) => forgotPage(visit, {})));

@@ -8,7 +8,8 @@ import type { FastifyInstance } from 'fastify';
 import nock from 'nock';
 import t, { type Test } from 'tap';
 import { STRIPE_ENV, mockStripeSession, sessionCompleted, stripeWebhook } from '../../../test/gateways.ts';
-import { PASSWORD, signInByForm } from '../../../test/browser.ts';
+import { authRef } from '../../auth/contract.ts';
+import { grant, PASSWORD, register, role, signInByForm } from '../../../test/browser.ts';
 import { makeCategory, makeProduct, newUser, read, rowCount } from '../../../test/fixtures.ts';
 import { build, call } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
@@ -19,6 +20,10 @@ const SITE = 'http://shop.example.org';
 async function mailApp(t: Test, smtp: TestSmtp, email: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<FastifyInstance> {
   return build(t, { config: { plugins: { email: smtp.config(email), storefront: { publicUrl: SITE } } }, env });
 }
+
+/** A player's own registration through the API, from an address of their own (the register limit counts per address). */
+const signUp = (app: FastifyInstance, username: string, ip: string) =>
+  call(app, '/api/auth/register', { body: { username, password: PASSWORD, email: `${username.toLowerCase()}@example.org`, ip, useragent: 't' } });
 
 const linkIn = (text: string, path: string) => {
   const found = new RegExp(`${SITE}(${path}[0-9a-f]+)`).exec(text);
@@ -61,9 +66,14 @@ t.test('an order receipt, a top-up receipt and a staff answer reach the player',
 
   const category = (await call(app, '/api/admin/support/categories', { body: { name: 'Questions' } })).json();
   const staff = await newUser(app, 'Helper');
-  const ticket = (await call(app, '/api/support/tickets', { body: { userID: steve.id, categoryID: category.id, title: 'Where is my rank?', message: 'I paid.' } })).json().data;
+  const opened = await call(app, '/api/support/tickets', {
+    body: { userID: steve.id, categoryID: category.id, title: 'Where is my rank?', message: 'I paid.' },
+  });
+  const ticket = opened.json().data;
   await call(app, `/api/support/tickets/${ticket.id}/messages`, { body: { userID: steve.id, message: 'Still nothing.' } });
-  const answered = await call(app, `/api/support/tickets/${ticket.id}/messages`, { body: { userID: staff.id, message: 'Rejoin the server, it is given on join.', isAdmin: '1' } });
+  const answered = await call(app, `/api/support/tickets/${ticket.id}/messages`, {
+    body: { userID: staff.id, message: 'Rejoin the server, it is given on join.', isAdmin: '1' },
+  });
   t.equal(answered.statusCode, 200, answered.body);
   const reply = await smtp.waitFor((m) => /ticket/.test(m.subject));
   t.same(reply.to, ['steve@example.com'], 'the ticket\'s owner is told, not the staff member');
@@ -86,13 +96,10 @@ t.test('a refused send is retried with growing delays and the console shows it; 
   const kit = await makeProduct(app, { categoryID: ranks, name: 'Kit', price: '1.00' });
   await call(app, '/api/store/buy', { body: { userID: steve.id, products: [kit] }, as: 'json' });
 
-  const admin = await newUser(app, 'Alice');
-  const roles = (await call(app, '/api/admin/roles')).json() as { id: string; slug: string }[];
-  await call(app, `/api/users/${admin.id}/roles`, { body: { roleID: roles.find((r) => r.slug === 'admin')?.id ?? (await call(app, '/api/admin/roles', { body: { name: 'Admin', slug: 'admin' } })).json().id } });
-  const credentials = app.services.get((await import('../../auth/contract.ts')).authRef);
-  await credentials.setPassword(admin.id, PASSWORD);
-  const signIn = await signInByForm(app, 'Alice');
-  const cookie = String(signIn.headers['set-cookie']).split(';')[0]!;
+  await grant(app, await register(app, 'Alice'), await role(app, 'Admin'));
+  const cookie = String((await signInByForm(app, 'Alice')).headers['set-cookie']).split(';')[0]!;
+  const post = (url: string, payload: string) =>
+    app.inject({ method: 'POST', url, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload });
 
   // The first attempt was refused at once; the console shows the row waiting with its error.
   await waitUntil(async () => (await app.db.query<{ last_error: string | null }>('select last_error from email_outbox'))[0]?.last_error != null);
@@ -111,25 +118,18 @@ t.test('a refused send is retried with growing delays and the console shows it; 
 
   // Send again: a new message with attempts of its own.
   const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(sent.body)![1]!;
-  const again = await app.inject({
-    method: 'POST', url: `/console/email/${(await app.db.query<{ id: number }>('select id from email_outbox'))[0]!.id}/again`,
-    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: `_csrf=${csrf}`,
-  });
+  const again = await post(`/console/email/${(await app.db.query<{ id: number }>('select id from email_outbox'))[0]!.id}/again`, `_csrf=${csrf}`);
   t.equal(again.statusCode, 303);
   await waitUntil(() => smtp.received.length === 2);
   t.equal(smtp.received[1]!.subject, receipt.subject);
   t.equal(await rowCount(app, 'email_outbox'), 2);
 
   // A test message to any address.
-  const test = await app.inject({
-    method: 'POST', url: '/console/email/test', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: `_csrf=${csrf}&to=owner%40example.org`,
-  });
+  const test = await post('/console/email/test', `_csrf=${csrf}&to=owner%40example.org`);
   t.equal(test.statusCode, 303);
   const message = await smtp.waitFor((m) => m.to[0] === 'owner@example.org');
   t.equal(message.subject, 'Test message from Community Store');
-  const bad = await app.inject({
-    method: 'POST', url: '/console/email/test', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: `_csrf=${csrf}&to=not-an-address`,
-  });
+  const bad = await post('/console/email/test', `_csrf=${csrf}&to=not-an-address`);
   t.equal(bad.statusCode, 422, 'a bad address is refused beside its field');
   t.equal(await rowCount(app, 'email_outbox'), 3, 'and queues nothing');
 });
@@ -146,7 +146,7 @@ t.test('password reset: a mailed single-use link sets a new password in the stor
   const smtp = await new TestSmtp().start(t);
   const app = await mailApp(t, smtp);
   const steve = await newUser(app, 'Steve');
-  await app.services.get((await import('../../auth/contract.ts')).authRef).setPassword(steve.id, PASSWORD);
+  await app.services.get(authRef).setPassword(steve.id, PASSWORD);
   const visitor = new Visitor(app);
   const signIn = await visitor.get('/login');
   t.match(signIn.body, /href="\/password\/forgot"/, 'the sign-in page offers the reset');
@@ -197,7 +197,7 @@ t.test('two links raced: one password wins, the other request is refused', async
 t.test('verification at registration: the link must be opened before the storefront signs in', async (t) => {
   const smtp = await new TestSmtp().start(t);
   const app = await mailApp(t, smtp, { requireVerification: true });
-  const res = await call(app, '/api/auth/register', { body: { username: 'Steve', password: PASSWORD, email: 'steve@example.org', ip: '10.2.0.1', useragent: 't' } });
+  const res = await signUp(app, 'Steve', '10.2.0.1');
   t.equal(res.statusCode, 200, res.body);
   t.equal(res.json().data.isEmailVerificationRequired, true);
   t.equal((await read(app, '/api/users?username=Steve')).isVerified, '0');
@@ -229,7 +229,7 @@ t.test('verification at registration: the link must be opened before the storefr
   await smtp.waitFor((m) => m.to[0] === 'alex@example.org');
 
   // The operator's command line vouches for the address.
-  const made = await app.services.get((await import('../../auth/contract.ts')).authRef).createAccount({ username: 'Admin', password: PASSWORD, email: 'admin@example.org' });
+  const made = await app.services.get(authRef).createAccount({ username: 'Admin', password: PASSWORD, email: 'admin@example.org' });
   t.equal((await read(app, `/api/users?userID=${made.userId}`)).isVerified, '1');
 });
 
@@ -239,7 +239,7 @@ t.test('without SMTP nothing is queued or sent, and the pages say so', async (t)
   const ranks = await makeCategory(app, { name: 'Ranks', slug: 'ranks' });
   const kit = await makeProduct(app, { categoryID: ranks, name: 'Kit', price: '1.00' });
   t.equal((await call(app, '/api/store/buy', { body: { userID: steve.id, products: [kit] }, as: 'json' })).statusCode, 200);
-  const res = await call(app, '/api/auth/register', { body: { username: 'Alex', password: PASSWORD, email: 'alex@example.org', ip: '10.3.0.1', useragent: 't' } });
+  const res = await signUp(app, 'Alex', '10.3.0.1');
   t.equal(res.json().data.isEmailVerificationRequired, false);
   t.equal(await rowCount(app, 'email_outbox'), 0);
   const visitor = new Visitor(app);
@@ -250,7 +250,7 @@ t.test('without SMTP nothing is queued or sent, and the pages say so', async (t)
 t.test('the API: a reset and a verification by token for other front ends; bad input changes nothing', async (t) => {
   const smtp = await new TestSmtp().start(t);
   const app = await mailApp(t, smtp, { requireVerification: true });
-  await call(app, '/api/auth/register', { body: { username: 'Steve', password: PASSWORD, email: 'steve@example.org', ip: '10.4.0.1', useragent: 't' } });
+  await signUp(app, 'Steve', '10.4.0.1');
   const verifyToken = linkIn((await smtp.waitFor((m) => /Confirm/.test(m.subject))).text, '/verify/').split('/').pop()!;
 
   const asked = await call(app, '/api/email/password-reset', { body: { login: 'steve', lang: 'de' }, as: 'json' });
@@ -259,7 +259,8 @@ t.test('the API: a reset and a verification by token for other front ends; bad i
   t.equal(mail.subject, 'Setze dein Passwort für Community Store zurück', 'in the language asked for');
   t.match(mail.text, /Hallo Steve,/);
   const resetToken = linkIn(mail.text, '/password/reset/').split('/').pop()!;
-  t.strictSame((await call(app, '/api/email/password-reset', { body: { login: 'nobody' }, as: 'json' })).json(), { status: true }, 'an unknown account: the same answer');
+  const unknown = await call(app, '/api/email/password-reset', { body: { login: 'nobody' }, as: 'json' });
+  t.strictSame(unknown.json(), { status: true }, 'an unknown account: the same answer');
 
   const before = await app.db.query('select * from email_tokens order by id');
   for (const [url, body, status, error] of [
@@ -278,8 +279,9 @@ t.test('the API: a reset and a verification by token for other front ends; bad i
   }
   t.same(await app.db.query('select * from email_tokens order by id'), before, 'the refusals used no token');
 
-  t.strictSame((await call(app, '/api/email/password-reset/confirm', { body: { token: resetToken, password: 'a good password' }, as: 'json' })).json(), { status: true });
-  t.equal((await call(app, '/api/email/password-reset/confirm', { body: { token: resetToken, password: 'another password' }, as: 'json' })).json().error, 'EMAIL_TOKEN_INVALID', 'once');
+  const confirm = (password: string) => call(app, '/api/email/password-reset/confirm', { body: { token: resetToken, password }, as: 'json' });
+  t.strictSame((await confirm('a good password')).json(), { status: true });
+  t.equal((await confirm('another password')).json().error, 'EMAIL_TOKEN_INVALID', 'once');
   t.strictSame((await call(app, '/api/email/verify', { body: { token: verifyToken }, as: 'json' })).json(), { status: true });
   t.equal((await read(app, '/api/users?username=Steve')).isVerified, '1');
   const login = await call(app, '/api/auth/login', { body: { username: 'Steve', password: 'a good password', ip: '10.4.0.1', useragent: 't' } });

@@ -13,7 +13,14 @@ export interface Received {
   text: string;
 }
 
-/** One message's subject and text, from its raw source (read as latin1, byte for byte): MIME words and quoted-printable or base64 decoded, as a mail program would. */
+/**
+ * One message's subject and text, from its raw source (read as latin1, byte for byte): MIME words
+ * and quoted-printable or base64 decoded, as a mail program would.
+ */
+/** Quoted-printable's `=XX` bytes, read as UTF-8. */
+const unquote = (text: string) =>
+  Buffer.from(text.replace(/=([0-9A-F]{2})/gi, (_h, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
+
 export function readMessage(raw: string): { subject: string; text: string } {
   const at = raw.indexOf('\r\n\r\n');
   const head = raw.slice(0, at).replace(/\r\n[ \t]+/g, ' ');
@@ -21,12 +28,12 @@ export function readMessage(raw: string): { subject: string; text: string } {
   const header = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1] ?? '';
   const words = (text: string) => text.replace(/=\?utf-8\?([QB])\?([^?]*)\?=\s*/gi, (_m, how: string, data: string) => (how.toUpperCase() === 'B'
     ? Buffer.from(data, 'base64').toString('utf8')
-    : Buffer.from(data.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/gi, (_h, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8')));
+    : unquote(data.replace(/_/g, ' '))));
   const encoding = header('Content-Transfer-Encoding').toLowerCase();
   let text = Buffer.from(body, 'latin1').toString('utf8');
   if (encoding === 'base64') text = Buffer.from(body, 'base64').toString('utf8');
   if (encoding === 'quoted-printable') {
-    text = Buffer.from(body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/gi, (_h, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
+    text = unquote(body.replace(/=\r\n/g, ''));
   }
   return { subject: words(header('Subject')), text: text.replace(/\r\n/g, '\n') };
 }
@@ -60,7 +67,7 @@ export class TestSmtp {
           this.received.push({
             from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), subject, text,
           });
-          this.#waiting.splice(0).forEach((wake) => wake());
+          for (const wake of this.#waiting.splice(0)) wake();
           callback();
         }, this.delayMs)));
       },
@@ -85,7 +92,8 @@ export class TestSmtp {
     for (;;) {
       const found = this.received.find(match);
       if (found) return found;
-      if (Date.now() > end) throw new Error(`no such message arrived within ${ms} ms; received: ${JSON.stringify(this.received.map((m) => [m.to, m.subject]))}`);
+      const seen = JSON.stringify(this.received.map((m) => [m.to, m.subject]));
+      if (Date.now() > end) throw new Error(`no such message arrived within ${ms} ms; received: ${seen}`);
       await new Promise<void>((resolve) => {
         this.#waiting.push(resolve);
         setTimeout(resolve, 100);
