@@ -1,7 +1,7 @@
 /**
  * Every string of the mails, by language (the storefront's languages); the templates in
- * `templates/` put them together. `{name}` marks a value put in. A language is complete when it
- * has every key English has (a test checks).
+ * `templates/` put them together. `{name}` marks a value put in. Another language's type makes it
+ * name every key English has.
  */
 import type { MailLanguage } from './contract.ts';
 
