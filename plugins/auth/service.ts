@@ -7,7 +7,6 @@ import { NobleCryptoPlugin, ScureBase32Plugin, TOTP, generateSecret, generateURI
 import type { Database } from '../../core/db.ts';
 import { ConfigError } from '../../core/config.ts';
 import { DomainError } from '../../core/errors.ts';
-import { sql } from '../../core/sql.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { sql } from '../../core/sql.ts';
