@@ -7,7 +7,7 @@ import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { login, register } from '../plugins/auth/test/fixtures.ts';
 import { register as registerPlayer, signInByForm } from '../plugins/console/test/browser.ts';
-import { Visitor } from '../plugins/storefront/test/visitor.ts';
+import { Visitor } from './visitor.ts';
 import { ECHO_PLUGIN, rowCount } from './fixtures.ts';
 import { build, call, sharedDatabaseUrl, type BuildTestOptions } from './helper.ts';
 

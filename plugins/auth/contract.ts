@@ -33,7 +33,18 @@ export interface AuthService {
    * Registers an account with a password under the API's limits (username, password length,
    * email, accounts per ip) and opens a session. Throws the API register's codes.
    */
-  register(fields: NewAccount, client: ClientInfo): Promise<{ token: string }>;
+  register(fields: NewAccount, client: ClientInfo): Promise<{ token: string; isEmailVerificationRequired: boolean }>;
+  /**
+   * From now on, accounts registered with an email start unverified (isVerified false) and
+   * register says isEmailVerificationRequired; the caller mails the link (on `users.created`).
+   * Called while features register, by the feature that sends the mail.
+   */
+  requireEmailVerification(): void;
+  /**
+   * Sets an account's password (a reset by a mailed link) and ends its sessions, so whoever knew
+   * the old password is signed out. Throws INVALID_PASSWORD (length) or USER_NOT_FOUND.
+   */
+  setPassword(userId: number, password: string): Promise<void>;
   /**
    * Creates an account with a password, as register does but without a session or the per-IP
    * limit (the operator's command line). Throws INVALID_USERNAME, INVALID_PASSWORD, INVALID_EMAIL,

@@ -85,8 +85,7 @@ function accountRoutes(fastify: FastifyInstance, auth: DbAuthService, limits: { 
     },
   }, async (request) => {
     const { username, password, email, ...client } = request.body;
-    const { token } = await auth.register({ username, password, email }, client);
-    return { status: true as const, data: { token, isEmailVerificationRequired: false } };
+    return { status: true as const, data: await auth.register({ username, password, email }, client) };
   });
 
   app.post('/api/auth/game-sessions', {

@@ -69,6 +69,7 @@ export class DbAuthService implements AuthService {
   readonly #codeLockout: Lockout;
   readonly #secrets: SecretBox;
   readonly passwordLength: { min: number; max: number };
+  #verifyEmails = false;
 
   constructor(db: Database, users: UsersService, settings: SettingsService, opts: AuthOptions, secrets: SecretBox) {
     this.#db = db;
@@ -123,8 +124,31 @@ export class DbAuthService implements AuthService {
     return { token, isTfaRequired };
   }
 
-  async register(fields: NewAccount, client: ClientInfo): Promise<{ token: string }> {
+  async register(fields: NewAccount, client: ClientInfo): Promise<{ token: string; isEmailVerificationRequired: boolean }> {
     return this.#create(fields, client);
+  }
+
+  requireEmailVerification(): void {
+    this.#verifyEmails = true;
+  }
+
+  async setPassword(userId: number, password: string): Promise<void> {
+    const user = await this.#users.requireById(userId);
+    this.#checkPasswordLength(password);
+    const passwordHash = await hashPassword(password);
+    await this.#db.transaction(async () => {
+      const C = AuthCredential.c;
+      const { affectedRows } = await this.#db.run(sql`update ${AuthCredential} set ${C.passwordHash} = ${passwordHash}, ${C.updatedAt} = ${now()}
+        where ${C.userId} = ${user.id}`);
+      if (affectedRows === 0) await AuthCredential.insert(this.#db, { userId: user.id, passwordHash, updatedAt: now() });
+      await this.#db.run(sql`delete from ${AuthSession} where ${AuthSession.c.userId} = ${user.id}`);
+      await this.#passwordLockout.succeeded(user.id);
+    });
+  }
+
+  #checkPasswordLength(password: string): void {
+    const { passwordMinLength: min, passwordMaxLength: max } = this.#opts;
+    if (password.length < min || password.length > max) throw new DomainError('INVALID_PASSWORD', `The password must be ${min} to ${max} characters long.`);
   }
 
   /** The contract's account creation: register's checks and hashing, without a session or the per-IP limit. */
@@ -137,13 +161,12 @@ export class DbAuthService implements AuthService {
    * transaction. A register (with its client) also counts the IP's accounts and opens a session.
    */
   async #create(fields: NewAccount): Promise<{ userId: number }>;
-  async #create(fields: NewAccount, client: ClientInfo): Promise<{ token: string }>;
-  async #create(fields: NewAccount, client?: ClientInfo): Promise<{ userId: number } | { token: string }> {
+  async #create(fields: NewAccount, client: ClientInfo): Promise<{ token: string; isEmailVerificationRequired: boolean }>;
+  async #create(fields: NewAccount, client?: ClientInfo): Promise<{ userId: number } | { token: string; isEmailVerificationRequired: boolean }> {
     const { username, password } = fields;
     const email = fields.email?.trim() ?? '';
     if (!USERNAME.test(username)) throw new DomainError('INVALID_USERNAME', 'The username must be 3 to 16 characters of A-Z, a-z, 0-9 and _.');
-    const { passwordMinLength: min, passwordMaxLength: max } = this.#opts;
-    if (password.length < min || password.length > max) throw new DomainError('INVALID_PASSWORD', `The password must be ${min} to ${max} characters long.`);
+    this.#checkPasswordLength(password);
     const settings = this.#settings.get();
     if (email === '') {
       if (settings.registrationEmailRequired) {
@@ -158,9 +181,13 @@ export class DbAuthService implements AuthService {
     return this.#db.transaction(async () => {
       if (client && settings.registerLimit > 0) await this.#checkRegisterLimit(client.ip, settings.registerLimit);
       // An account made at the server's command line comes from the server itself.
-      const user = await this.#users.createAccount({ username, email: email || null, creationIP: client?.ip ?? '127.0.0.1' });
+      // Only a player's own registration waits for the mailed link; the operator's command line vouches for the address.
+      const isEmailVerificationRequired = Boolean(client && email && this.#verifyEmails);
+      const user = await this.#users.createAccount({
+        username, email: email || null, creationIP: client?.ip ?? '127.0.0.1', isVerified: !isEmailVerificationRequired,
+      });
       await AuthCredential.insert(this.#db, { userId: user.id, passwordHash, updatedAt: now() });
-      return client ? { token: await this.#newSession(user.id, client, true, this.#sessionEnd()) } : { userId: user.id };
+      return client ? { token: await this.#newSession(user.id, client, true, this.#sessionEnd()), isEmailVerificationRequired } : { userId: user.id };
     });
   }
 

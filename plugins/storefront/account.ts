@@ -4,6 +4,7 @@ import { parseMoney } from '../../core/format.ts';
 import type { AuthService } from '../auth/contract.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { DeliveryService, QueueRow } from '../delivery/contract.ts';
+import type { EmailService } from '../email/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
 import type { OrderRow, StoreService } from '../store/contract.ts';
 import type { SupportService } from '../support/contract.ts';
@@ -20,6 +21,8 @@ export interface AccountPeers {
   delivery: () => DeliveryService | undefined;
   support: () => SupportService | undefined;
   payments: () => PaymentsService | undefined;
+  /** Mail that works: SMTP set (the forgotten-password link and email verification). */
+  email: () => EmailService | undefined;
 }
 
 export interface AccountOptions {
@@ -71,8 +74,10 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
 
   // ---- sign-in, register, sign-out
 
-  const signInPage = (visit: Visit, values: Record<string, string>, errors: Record<string, string> = {}, status = 200) =>
-    site.page(visit, 'signin', { title: visit.t('signIn.title'), status, canonical: '/login' }, { values, errors, next: values.next ?? '' });
+  const signInPage = (visit: Visit, values: Record<string, string>, errors: Record<string, string> = {}, status = 200, unverified = false) =>
+    site.page(visit, 'signin', { title: visit.t('signIn.title'), status, canonical: '/login' }, {
+      values, errors, next: values.next ?? '', mail: peers.email() !== undefined, unverified: unverified && peers.email()?.verificationRequired,
+    });
 
   const open = async (visit: Visit, userId: number) => {
     const token = await auth.createSession(userId, { ip: visit.request.ip, useragent: String(visit.request.headers['user-agent'] ?? '').slice(0, 512) });
@@ -87,7 +92,7 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
   pages.post('/login', async (visit, form) => {
     const next = (visit.request.query as { next?: string }).next ?? '';
     const values = { username: (form.username ?? '').trim().slice(0, 64), next };
-    const refuse = (errors: Record<string, string>, status: number) => signInPage(visit, values, errors, status);
+    const refuse = (errors: Record<string, string>, status: number, unverified = false) => signInPage(visit, values, errors, status, unverified);
     if (!values.username) return refuse({ username: visit.t('error.required') }, 422);
     if (!form.password) return refuse({ password: visit.t('error.required') }, 422);
     try {
@@ -96,8 +101,9 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
         if (!form.code?.trim()) return refuse({ code: visit.t('signIn.codeNeeded') }, 422);
         await auth.checkCode(check.userId, form.code.trim());
       }
-      await open(visit, check.userId);
       const user = await users.requireById(check.userId);
+      if (!user.isVerified) return refuse({ _form: visit.t('signIn.unverified') }, 403, true);
+      await open(visit, check.userId);
       return site.redirect(visit, safeNext(site, next), visit.t('signIn.done', { name: user.username }));
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
@@ -121,9 +127,14 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
       USERNAME_ALREADY_EXIST: 'username', INVALID_USERNAME: 'username', EMAIL_ALREADY_EXIST: 'email', INVALID_EMAIL: 'email', INVALID_PASSWORD: 'password',
     };
     try {
-      await auth.register({ username: values.username, password: form.password ?? '', email: values.email },
-        { ip: visit.request.ip, useragent: String(visit.request.headers['user-agent'] ?? '').slice(0, 512) })
-        .then(({ token }) => site.setCookie(visit.request, visit.reply, SESSION_COOKIE, token));
+      const made = await auth.register({ username: values.username, password: form.password ?? '', email: values.email },
+        { ip: visit.request.ip, useragent: String(visit.request.headers['user-agent'] ?? '').slice(0, 512) });
+      if (made.isEmailVerificationRequired) {
+        // Signed in only once the mailed link is opened.
+        await auth.endSession(made.token);
+        return site.redirect(visit, site.u('/login'), visit.t('register.verify', { name: values.username }));
+      }
+      site.setCookie(visit.request, visit.reply, SESSION_COOKIE, made.token);
       return site.redirect(visit, site.u('/account'), visit.t('register.done', { name: values.username }));
     } catch (err) {
       if (!refused(err)) throw err;

@@ -1,9 +1,24 @@
 /**
  * The storefront feature's contract: its site settings (the console's site settings form edits
- * them). The storefront provides no service; it renders the other features' services.
+ * them) and the addresses of its pages that mails link to. It renders the other features' services.
  */
 import { Type } from '@sinclair/typebox';
 import type { SettingValues, SiteSetting } from '../../core/config.ts';
+import { createServiceRef } from '../../core/registry.ts';
+
+/**
+ * Absolute addresses of storefront pages, made from plugins.storefront.publicUrl. Each is
+ * undefined while publicUrl is not set: an address taken from a request's Host header could be
+ * forged to send a reset link to someone else's server.
+ */
+export interface StorefrontService {
+  orderPage(orderId: number): string | undefined;
+  ticketPage(ticketId: number): string | undefined;
+  resetPasswordPage(token: string): string | undefined;
+  verifyEmailPage(token: string): string | undefined;
+}
+
+export const storefrontRef = createServiceRef<StorefrontService>('storefront');
 
 const colour = (fallback: string) => Type.String({ pattern: '^#[0-9a-fA-F]{6}$', default: fallback, examples: [fallback] });
 

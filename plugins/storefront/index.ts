@@ -11,14 +11,16 @@ import { creditsRef } from '../credits/contract.ts';
 import { deliveryRef } from '../delivery/contract.ts';
 import { paymentsRef } from '../payments/contract.ts';
 import { donationsRef } from '../donations/contract.ts';
+import { emailRef } from '../email/contract.ts';
 import { storeRef, storedImage, type ShownProduct } from '../store/contract.ts';
 import { supportRef } from '../support/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { votesRef } from '../votes/contract.ts';
 import { accountRoutes } from './account.ts';
 import { allProducts, Catalogue } from './catalogue.ts';
-import { storefrontSettings } from './contract.ts';
+import { storefrontRef, storefrontSettings } from './contract.ts';
 import { paymentRoutes, Payments } from './payments.ts';
+import { recoveryRoutes } from './recovery.ts';
 import { catalogueRoutes, pageRouter } from './routes.ts';
 import { Site, Theme, type Visit } from './site.ts';
 
@@ -44,7 +46,7 @@ const options = Type.Object({
   /** How often a waiting order's page asks for its delivery. */
   pollSeconds: Type.Integer({ minimum: 1, default: 3 }),
   /** Per address. */
-  rateLimit: Type.Object({ signIn: limit(10, 60), register: limit(5, 3600), checkout: limit(20, 60) }, { default: {} }),
+  rateLimit: Type.Object({ signIn: limit(10, 60), register: limit(5, 3600), checkout: limit(20, 60), mailLink: limit(5, 3600) }, { default: {} }),
 });
 
 const require = createRequire(import.meta.url);
@@ -69,6 +71,15 @@ export default defineFeature({
       return /^[A-Za-z0-9_-]+$/.test(p.imageId) && /^[a-z0-9]{1,8}$/.test(p.imageType) ? `${opts.imageBaseUrl}${p.imageId}.${p.imageType}` : undefined;
     };
     const catalogue = new Catalogue(imageUrl);
+    const page = (path: string) => (opts.publicUrl ? `${opts.publicUrl}${site.u(path)}` : undefined);
+    services.provide(storefrontRef, {
+      orderPage: (id) => page(`/account/orders/${id}`), ticketPage: (id) => page(`/account/tickets/${id}`),
+      resetPasswordPage: (token) => page(`/password/reset/${token}`), verifyEmailPage: (token) => page(`/verify/${token}`),
+    });
+    const email = () => {
+      const found = services.find(emailRef);
+      return found?.configured ? found : undefined;
+    };
 
     await app.register(fastifyCookie);
     pagesOnly(app);
@@ -101,6 +112,7 @@ export default defineFeature({
     // Search engines: the catalogue's pages; the account, basket and the API are not for them.
     app.get('/robots.txt', async (request, reply) => reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=3600').send([
       'User-agent: *', `Disallow: ${site.u('/account')}`, `Disallow: ${site.u('/basket')}`, `Disallow: ${site.u('/login')}`, `Disallow: ${site.u('/register')}`,
+      `Disallow: ${site.u('/password')}`, `Disallow: ${site.u('/verify')}`,
       'Disallow: /api/', 'Disallow: /console', `Sitemap: ${site.canonical(request, '/sitemap.xml')}`, '',
     ].join('\n')));
     app.get(site.u('/sitemap.xml'), async (request, reply) => {
@@ -122,9 +134,10 @@ export default defineFeature({
       store, payments, pay, credits: () => services.find(creditsRef), donations: () => services.find(donationsRef), votes: () => services.find(votesRef),
     }, { basketMaxLines: opts.basketMaxLines, searchMinLength: opts.searchMinLength, checkoutLimit: opts.rateLimit.checkout });
     accountRoutes(pages, site, {
-      auth, users, store, payments, credits: () => services.find(creditsRef), delivery: () => services.find(deliveryRef),
+      auth, users, store, payments, email, credits: () => services.find(creditsRef), delivery: () => services.find(deliveryRef),
       support: () => services.find(supportRef),
     }, { pollSeconds: opts.pollSeconds, signInLimit: opts.rateLimit.signIn, registerLimit: opts.rateLimit.register });
+    recoveryRoutes(pages, site, { auth, email }, { mailLimit: opts.rateLimit.mailLink });
     paymentRoutes(pages, site, pay, { payments, delivery: () => services.find(deliveryRef) },
       { pollSeconds: opts.pollSeconds, checkoutLimit: opts.rateLimit.checkout });
 

@@ -6,7 +6,7 @@ import { balanceOf, makeCategory, makeProduct, rowCount } from '../../../test/fi
 import { creditsRef } from '../../credits/contract.ts';
 import { build, call, scratchDir } from '../../../test/helper.ts';
 import { LANGUAGES } from '../messages.ts';
-import { Visitor } from './visitor.ts';
+import { Visitor } from '../../../test/visitor.ts';
 
 const PASSWORD = 'correct horse 1';
 

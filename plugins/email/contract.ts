@@ -1,0 +1,34 @@
+/**
+ * The email feature's contract: the single-use links it mails (password reset, email
+ * verification), for the pages that take them (the storefront's). Receipts and ticket replies
+ * need no call: the feature listens to the events of the order, payment and ticket.
+ */
+import { createServiceRef } from '../../core/registry.ts';
+
+/** The languages mails are written in (the storefront's). */
+export type MailLanguage = 'en' | 'de';
+
+export interface EmailService {
+  /** SMTP is configured: without it nothing is queued or sent. */
+  readonly configured: boolean;
+  /** Accounts registered with an email must confirm it before they sign in (plugins.email.requireVerification, with SMTP set). */
+  readonly verificationRequired: boolean;
+  /**
+   * Mails a password reset link to the account named by `login` (its username or email), when it
+   * exists and has an email. Says nothing either way, so the form cannot tell who has an account.
+   */
+  requestPasswordReset(login: string, lang: MailLanguage): Promise<void>;
+  /** Whether a reset token is live (unused, unexpired): the reset page shows its form only then. */
+  resetTokenLive(token: string): Promise<boolean>;
+  /**
+   * Sets the password of the token's account and uses the token up, both or neither. Throws
+   * EMAIL_TOKEN_INVALID (unknown, used or expired) or INVALID_PASSWORD (the token stays live).
+   */
+  resetPassword(token: string, password: string): Promise<{ userId: number }>;
+  /** Mails a new verification link to an unverified account named by `login`; says nothing either way. */
+  resendVerification(login: string, lang: MailLanguage): Promise<void>;
+  /** Marks the token's account verified and uses the token up. Throws EMAIL_TOKEN_INVALID. */
+  verifyEmail(token: string): Promise<{ userId: number }>;
+}
+
+export const emailRef = createServiceRef<EmailService>('email');

@@ -1,0 +1,110 @@
+/**
+ * Email: receipts, ticket answers, password reset and email verification over SMTP. Every mail
+ * goes through the outbox table (written in the transaction of what it tells), so a mail is
+ * neither sent for a change that rolled back nor lost when the server dies; without SMTP set
+ * nothing is queued. A feature of its own, apart from webhooks and chat announcements.
+ */
+import { Type } from '@sinclair/typebox';
+import { everyRound } from '../../core/background.ts';
+import { ConfigError } from '../../core/config.ts';
+import { defineFeature } from '../../core/features.ts';
+import { authRef } from '../auth/contract.ts';
+import { storefrontRef } from '../storefront/contract.ts';
+import { supportRef } from '../support/contract.ts';
+import { usersRef } from '../users/contract.ts';
+import { emailSection } from './console.ts';
+import { emailRef } from './contract.ts';
+import { entities } from './entities.ts';
+import { Mailer } from './mailer.ts';
+import { migrations } from './migrations/index.ts';
+import { Outbox } from './outbox.ts';
+import { emailRoutes } from './routes.ts';
+import { DbEmailService } from './service.ts';
+
+const options = Type.Object({
+  smtp: Type.Object({
+    /** The SMTP server; empty: no mail is queued or sent, and the console says so. */
+    host: Type.String({ default: '' }),
+    port: Type.Integer({ minimum: 1, maximum: 65535, default: 587 }),
+    /** TLS from the first byte (usually port 465); otherwise STARTTLS when the server offers it. */
+    secure: Type.Boolean({ default: false }),
+    /** Empty: no SMTP authentication. The password comes from the environment variable passwordEnv. */
+    user: Type.String({ default: '' }),
+    passwordEnv: Type.String({ minLength: 1, default: 'SMTP_PASSWORD' }),
+    /** The sender: `Store <store@example.org>`. Required with a host. */
+    from: Type.String({ default: '' }),
+    /** Connecting, the greeting and each reply must come within this. */
+    timeoutMs: Type.Integer({ minimum: 100, default: 15000 }),
+  }, { default: {} }),
+  /** With SMTP set: accounts registered with an email must open the link mailed to them before they sign in. */
+  requireVerification: Type.Boolean({ default: false }),
+  /** How long a password reset link works. */
+  resetMinutes: Type.Integer({ minimum: 1, default: 60 }),
+  /** How long an email verification link works. */
+  verifyHours: Type.Integer({ minimum: 1, default: 48 }),
+  /** Longest wait before queued mail is looked for (mail is also sent at once after the change that queued it commits). */
+  pollMs: Type.Integer({ minimum: 10, default: 5000 }),
+  /** A failed send waits retryBaseMs × 2^(attempts − 1), at most retryMaxMs; after maxAttempts it is marked failed. */
+  retryBaseMs: Type.Integer({ minimum: 1, default: 30000 }),
+  retryMaxMs: Type.Integer({ minimum: 1, default: 3600000 }),
+  maxAttempts: Type.Integer({ minimum: 1, default: 10 }),
+  /** Messages the console lists. */
+  recentShown: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+  /** How often used and expired link tokens are deleted. */
+  sweepSeconds: Type.Integer({ minimum: 1, default: 3600 }),
+});
+
+export default defineFeature({
+  name: 'email',
+  requires: [usersRef, authRef],
+  options,
+  entities,
+  migrations,
+  errors: { EMAIL_TOKEN_INVALID: 400 },
+  async register(app, { db, events, services, settings, env, options: opts, log }) {
+    const { smtp } = opts;
+    const configured = smtp.host !== '';
+    if (configured && !smtp.from) throw new ConfigError('plugins.email.smtp.from: the sender address is required when plugins.email.smtp.host is set.');
+    const mailer = configured ? new Mailer(smtp, env[smtp.passwordEnv]) : undefined;
+    const outbox = new Outbox(db, { ...opts, leaseMs: smtp.timeoutMs * 4 + 1000 }, (row) => email.compose(row), (mail) => mailer!.send(mail));
+    const email: DbEmailService = new DbEmailService({
+      db, settings, users: services.get(usersRef), auth: services.get(authRef), storefront: () => services.find(storefrontRef),
+    }, { configured, requireVerification: opts.requireVerification, resetMinutes: opts.resetMinutes, verifyHours: opts.verifyHours }, outbox);
+    services.provide(emailRef, email);
+    await emailRoutes(app, email);
+    everyRound(app, log, 'email token sweep', opts.sweepSeconds * 1000, () => email.sweepTokens());
+    if (!mailer) {
+      log.info('email is off: set plugins.email.smtp.host and from to send receipts, ticket answers and account links');
+      return email;
+    }
+    if (email.verificationRequired) services.get(authRef).requireEmailVerification();
+
+    // Inside the transactions that cause them: a mail commits or rolls back with its cause.
+    events.onCommitting('store.order.completed', (order) => (order.items.length === 0 ? undefined : email.queueFor('order-receipt', order.userId, {
+      orderId: order.orderId, total: order.total, currency: order.currency, date: order.creationDate,
+      items: order.items.map((i) => ({ productName: i.productName, quantity: i.quantity })),
+    })));
+    events.onCommitting('payments.completed', (payment) => (payment.credits <= 0 ? undefined : email.queueFor('topup-receipt', payment.userId, {
+      paymentId: payment.paymentId, amount: payment.amount, currency: payment.currency, credits: payment.credits,
+    })));
+    events.onCommitting('support.ticket.replied', async (reply) => {
+      const support = services.find(supportRef);
+      if (!reply.isAdmin || !support) return;
+      const ticket = await support.getTicket(reply.ticketId);
+      const owner = Number(ticket.accountID);
+      if (owner === reply.accountId) return;
+      const message = ticket.messages.find((m) => Number(m.id) === reply.messageId)?.message ?? '';
+      await email.queueFor('ticket-reply', owner, { ticketId: reply.ticketId, title: ticket.title, message });
+    });
+    events.onCommitting('users.created', (user) => email.accountCreated(user.userId));
+
+    // Other processes' mail, retries, and what a killed process left.
+    everyRound(app, log, 'email outbox', opts.pollMs, () => outbox.kick());
+    app.addHook('onClose', async () => {
+      await outbox.stop();
+      mailer.close();
+    });
+    return email;
+  },
+  console: [emailSection],
+});

@@ -1,0 +1,297 @@
+/**
+ * Email through a real SMTP server: receipts of an order and of a top-up, a staff answer to a
+ * ticket's owner, a password reset whose mailed link works once in the storefront, email
+ * verification at registration, retries after refusals shown in the console, and nothing at
+ * all without SMTP.
+ */
+import type { FastifyInstance } from 'fastify';
+import nock from 'nock';
+import t, { type Test } from 'tap';
+import { STRIPE_ENV, mockStripeSession, sessionCompleted, stripeWebhook } from '../../../test/gateways.ts';
+import { authRef } from '../../auth/contract.ts';
+import { grant, PASSWORD, register, role, signInByForm } from '../../../test/browser.ts';
+import { makeCategory, makeProduct, newUser, read, rowCount } from '../../../test/fixtures.ts';
+import { build, call } from '../../../test/helper.ts';
+import { Visitor } from '../../../test/visitor.ts';
+import { TestSmtp } from './smtp.ts';
+
+const SITE = 'http://shop.example.org';
+
+async function mailApp(t: Test, smtp: TestSmtp, email: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<FastifyInstance> {
+  return build(t, { config: { plugins: { email: smtp.config(email), storefront: { publicUrl: SITE } } }, env });
+}
+
+/** A player's own registration through the API, from an address of their own (the register limit counts per address). */
+const signUp = (app: FastifyInstance, username: string, ip: string) =>
+  call(app, '/api/auth/register', { body: { username, password: PASSWORD, email: `${username.toLowerCase()}@example.org`, ip, useragent: 't' } });
+
+const linkIn = (text: string, path: string) => {
+  const found = new RegExp(`${SITE}(${path}[0-9a-f]+)`).exec(text);
+  if (!found) throw new Error(`no ${path} link in: ${text}`);
+  return found[1]!;
+};
+
+t.test('an order receipt, a top-up receipt and a staff answer reach the player', async (t) => {
+  nock.disableNetConnect();
+  t.teardown(() => { nock.cleanAll(); nock.enableNetConnect(); });
+  const smtp = await new TestSmtp().start(t);
+  const app = await mailApp(t, smtp, {}, STRIPE_ENV);
+  const steve = await newUser(app, 'Steve', { cents: 5000 });
+  const ranks = await makeCategory(app, { name: 'Ranks', slug: 'ranks' });
+  const vip = await makeProduct(app, { categoryID: ranks, name: 'VIP rank', price: '12.50' });
+
+  const bought = await call(app, '/api/store/buy', { body: { userID: steve.id, products: [{ id: vip, quantity: 2 }] }, as: 'json' });
+  t.equal(bought.statusCode, 200, bought.body);
+  const receipt = await smtp.waitFor((m) => /order/i.test(m.subject));
+  t.same(receipt.to, ['steve@example.com']);
+  t.equal(receipt.from, 'store@example.org');
+  t.match(receipt.subject, /^Your order #\d+ at Community Store$/);
+  t.match(receipt.text, /Hello Steve,/);
+  t.match(receipt.text, /2 × VIP rank/);
+  t.match(receipt.text, /Total: \$25\.00/);
+  t.match(receipt.text, new RegExp(`${SITE}/account/orders/\\d+`), 'it links to the order\'s page');
+
+  mockStripeSession('cs_mail');
+  const checkout = await call(app, '/api/payments/checkout', {
+    body: { gateway: 'stripe', username: 'Steve', amount: '4.20', returnURL: 'https://play.example.com/ok', cancelURL: 'https://play.example.com/no' },
+  });
+  t.equal(checkout.statusCode, 200, checkout.body);
+  const paymentId = checkout.json().data.paymentID as string;
+  t.equal((await stripeWebhook(app, sessionCompleted('evt_mail', paymentId, 'cs_mail', 420))).statusCode, 200);
+  const topUp = await smtp.waitFor((m) => /top-up/.test(m.subject));
+  t.same(topUp.to, ['steve@example.com']);
+  t.match(topUp.text, /your payment of \$4\.20 has arrived/);
+  t.match(topUp.text, /\$4\.20 were added to your balance/);
+  t.notOk(smtp.received.some((m) => m !== topUp && /order/i.test(m.subject) && m !== receipt), 'the top-up\'s payment order sends no order receipt');
+
+  const category = (await call(app, '/api/admin/support/categories', { body: { name: 'Questions' } })).json();
+  const staff = await newUser(app, 'Helper');
+  const opened = await call(app, '/api/support/tickets', {
+    body: { userID: steve.id, categoryID: category.id, title: 'Where is my rank?', message: 'I paid.' },
+  });
+  const ticket = opened.json().data;
+  await call(app, `/api/support/tickets/${ticket.id}/messages`, { body: { userID: steve.id, message: 'Still nothing.' } });
+  const answered = await call(app, `/api/support/tickets/${ticket.id}/messages`, {
+    body: { userID: staff.id, message: 'Rejoin the server, it is given on join.', isAdmin: '1' },
+  });
+  t.equal(answered.statusCode, 200, answered.body);
+  const reply = await smtp.waitFor((m) => /ticket/.test(m.subject));
+  t.same(reply.to, ['steve@example.com'], 'the ticket\'s owner is told, not the staff member');
+  t.equal(reply.subject, 'New answer to your ticket “Where is my rank?”');
+  t.match(reply.text, /Rejoin the server, it is given on join\./);
+  t.match(reply.text, `${SITE}/account/tickets/${ticket.id}`);
+  t.equal(smtp.received.length, 3, 'the player\'s own message sent nothing');
+  await waitUntil(async () => (await app.db.query("select id from email_outbox where state = 'sent'")).length === 3);
+  t.match(await app.db.query('select state, attempts from email_outbox order by id'), [
+    { state: 'sent', attempts: 1 }, { state: 'sent', attempts: 1 }, { state: 'sent', attempts: 1 },
+  ]);
+});
+
+t.test('a refused send is retried with growing delays and the console shows it; send again', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  smtp.refuse = 2;
+  const app = await mailApp(t, smtp, { retryBaseMs: 200, pollMs: 50 });
+  const steve = await newUser(app, 'Steve', { cents: 1000 });
+  const ranks = await makeCategory(app, { name: 'Ranks', slug: 'ranks' });
+  const kit = await makeProduct(app, { categoryID: ranks, name: 'Kit', price: '1.00' });
+  await call(app, '/api/store/buy', { body: { userID: steve.id, products: [kit] }, as: 'json' });
+
+  await grant(app, await register(app, 'Alice'), await role(app, 'Admin'));
+  const cookie = String((await signInByForm(app, 'Alice')).headers['set-cookie']).split(';')[0]!;
+  const post = (url: string, payload: string) =>
+    app.inject({ method: 'POST', url, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload });
+
+  // The first attempt was refused at once; the console shows the row waiting with its error.
+  await waitUntil(async () => (await app.db.query<{ last_error: string | null }>('select last_error from email_outbox'))[0]?.last_error != null);
+  const waiting = await app.inject({ url: '/console/email', headers: { cookie } });
+  t.equal(waiting.statusCode, 200);
+  t.match(waiting.body, /retrying at/);
+  t.match(waiting.body, /Try again later/);
+
+  const receipt = await smtp.waitFor((m) => /order/i.test(m.subject));
+  t.same(receipt.to, ['steve@example.com']);
+  await waitUntil(async () => (await app.db.query<{ state: string }>('select state from email_outbox'))[0]?.state === 'sent');
+  const [row] = await app.db.query<Record<string, unknown>>('select state, attempts, last_error from email_outbox');
+  t.match(row, { state: 'sent', attempts: 3, last_error: /451 Try again later/ }, 'sent at the third attempt; the last refusal is kept');
+  const sent = await app.inject({ url: '/console/email', headers: { cookie } });
+  t.match(sent.body, /sent \d{4}-/);
+
+  // Send again: a new message with attempts of its own.
+  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(sent.body)![1]!;
+  const again = await post(`/console/email/${(await app.db.query<{ id: number }>('select id from email_outbox'))[0]!.id}/again`, `_csrf=${csrf}`);
+  t.equal(again.statusCode, 303);
+  await waitUntil(() => smtp.received.length === 2);
+  t.equal(smtp.received[1]!.subject, receipt.subject);
+  t.equal(await rowCount(app, 'email_outbox'), 2);
+
+  // A test message to any address.
+  const test = await post('/console/email/test', `_csrf=${csrf}&to=owner%40example.org`);
+  t.equal(test.statusCode, 303);
+  const message = await smtp.waitFor((m) => m.to[0] === 'owner@example.org');
+  t.equal(message.subject, 'Test message from Community Store');
+  const bad = await post('/console/email/test', `_csrf=${csrf}&to=not-an-address`);
+  t.equal(bad.statusCode, 422, 'a bad address is refused beside its field');
+  t.equal(await rowCount(app, 'email_outbox'), 3, 'and queues nothing');
+});
+
+async function waitUntil(ok: () => boolean | Promise<boolean>, ms = 10000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+t.test('password reset: a mailed single-use link sets a new password in the storefront', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const app = await mailApp(t, smtp);
+  const steve = await newUser(app, 'Steve');
+  await app.services.get(authRef).setPassword(steve.id, PASSWORD);
+  const visitor = new Visitor(app);
+  const signIn = await visitor.get('/login');
+  t.match(signIn.body, /href="\/password\/forgot"/, 'the sign-in page offers the reset');
+
+  t.equal((await visitor.post('/password/forgot', { login: '' })).statusCode, 422);
+  const unknown = await visitor.post('/password/forgot', { login: 'nobody' });
+  const asked = await visitor.post('/password/forgot', { login: 'STEVE@example.com' });
+  t.equal(asked.statusCode, 200);
+  t.equal(unknown.body.replace(/_csrf" value="[0-9a-f]+/g, ''), asked.body.replace(/_csrf" value="[0-9a-f]+/g, ''), 'an unknown account gets the same answer');
+  const mail = await smtp.waitFor((m) => /Reset/.test(m.subject));
+  t.same(mail.to, ['steve@example.com']);
+  const path = linkIn(mail.text, '/password/reset/');
+  t.equal(await rowCount(app, 'email_outbox'), 1, 'the unknown account queued nothing');
+  const [stored] = await app.db.query<{ params: string }>('select params from email_outbox');
+  t.notMatch(stored!.params, path.split('/').pop()!, 'the token never waits in the outbox');
+  const [token] = await app.db.query<{ token_hash: string }>('select token_hash from email_tokens');
+  t.not(token!.token_hash, path.split('/').pop(), 'only its hash is stored');
+
+  t.equal((await visitor.get(path)).statusCode, 200);
+  const short = await visitor.post(path, { password: 'abc' });
+  t.equal(short.statusCode, 422, 'a password too short is refused');
+  t.match(short.body, /6 to 128 characters/);
+  const set = await visitor.post(path, { password: 'a new password 2' });
+  t.equal(set.statusCode, 303);
+  t.equal(set.headers.location, '/login');
+  const again = await visitor.post(path, { password: 'another one 3' });
+  t.equal(again.statusCode, 400, 'the link works once');
+  t.equal((await visitor.get(path)).statusCode, 400);
+  t.equal((await visitor.get('/password/reset/0123')).statusCode, 400);
+
+  const old = await call(app, '/api/auth/login', { body: { username: 'Steve', password: PASSWORD, ip: '10.1.1.1', useragent: 't' } });
+  t.equal(old.statusCode, 401, 'the old password is gone');
+  const fresh = await call(app, '/api/auth/login', { body: { username: 'Steve', password: 'a new password 2', ip: '10.1.1.1', useragent: 't' } });
+  t.equal(fresh.statusCode, 200, fresh.body);
+});
+
+t.test('two links raced: one password wins, the other request is refused', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const app = await mailApp(t, smtp);
+  await newUser(app, 'Steve');
+  const visitor = new Visitor(app);
+  await visitor.post('/password/forgot', { login: 'Steve' });
+  const path = linkIn((await smtp.waitFor(() => true)).text, '/password/reset/');
+  const [a, b] = await Promise.all([visitor.post(path, { password: 'first password 1' }), visitor.post(path, { password: 'second password 2' })]);
+  t.same([a.statusCode, b.statusCode].sort(), [303, 400]);
+});
+
+t.test('verification at registration: the link must be opened before the storefront signs in', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const app = await mailApp(t, smtp, { requireVerification: true });
+  const res = await signUp(app, 'Steve', '10.2.0.1');
+  t.equal(res.statusCode, 200, res.body);
+  t.equal(res.json().data.isEmailVerificationRequired, true);
+  t.equal((await read(app, '/api/users?username=Steve')).isVerified, '0');
+  const mail = await smtp.waitFor((m) => /Confirm/.test(m.subject));
+  t.same(mail.to, ['steve@example.org']);
+  const path = linkIn(mail.text, '/verify/');
+
+  const visitor = new Visitor(app);
+  const refused = await visitor.post('/login', { username: 'Steve', password: PASSWORD });
+  t.equal(refused.statusCode, 403);
+  t.match(refused.body, /Confirm your email address first/);
+  const resent = await visitor.post('/verify/resend', { login: 'Steve' });
+  t.equal(resent.statusCode, 200);
+  await smtp.waitFor(() => smtp.received.length === 2);
+
+  const opened = await visitor.get(path);
+  t.equal(opened.statusCode, 303);
+  t.equal((await read(app, '/api/users?username=Steve')).isVerified, '1');
+  t.equal((await visitor.get(path)).statusCode, 400, 'a link works once');
+  t.equal((await visitor.post('/login', { username: 'Steve', password: PASSWORD })).statusCode, 303, 'signed in');
+
+  // The storefront's register says to look for the mail and signs nobody in.
+  const joiner = new Visitor(app);
+  await joiner.get('/register');
+  const registered = await joiner.post('/register', { username: 'Alex', email: 'alex@example.org', password: PASSWORD });
+  t.equal(registered.statusCode, 303);
+  t.equal(registered.headers.location, '/login');
+  t.notOk(joiner.cookies.get('storefront_session'), 'no session before the link is opened');
+  await smtp.waitFor((m) => m.to[0] === 'alex@example.org');
+
+  // The operator's command line vouches for the address.
+  const made = await app.services.get(authRef).createAccount({ username: 'Admin', password: PASSWORD, email: 'admin@example.org' });
+  t.equal((await read(app, `/api/users?userID=${made.userId}`)).isVerified, '1');
+});
+
+t.test('without SMTP nothing is queued or sent, and the pages say so', async (t) => {
+  const app = await build(t);
+  const steve = await newUser(app, 'Steve', { cents: 1000 });
+  const ranks = await makeCategory(app, { name: 'Ranks', slug: 'ranks' });
+  const kit = await makeProduct(app, { categoryID: ranks, name: 'Kit', price: '1.00' });
+  t.equal((await call(app, '/api/store/buy', { body: { userID: steve.id, products: [kit] }, as: 'json' })).statusCode, 200);
+  const res = await signUp(app, 'Alex', '10.3.0.1');
+  t.equal(res.json().data.isEmailVerificationRequired, false);
+  t.equal(await rowCount(app, 'email_outbox'), 0);
+  const visitor = new Visitor(app);
+  t.notMatch((await visitor.get('/login')).body, /password\/forgot/);
+  t.equal((await visitor.get('/password/forgot')).statusCode, 404);
+});
+
+t.test('the API: a reset and a verification by token for other front ends; bad input changes nothing', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const app = await mailApp(t, smtp, { requireVerification: true });
+  await signUp(app, 'Steve', '10.4.0.1');
+  const verifyToken = linkIn((await smtp.waitFor((m) => /Confirm/.test(m.subject))).text, '/verify/').split('/').pop()!;
+
+  const asked = await call(app, '/api/email/password-reset', { body: { login: 'steve', lang: 'de' }, as: 'json' });
+  t.strictSame(asked.json(), { status: true });
+  const mail = await smtp.waitFor((m) => /Passwort/.test(m.subject));
+  t.equal(mail.subject, 'Setze dein Passwort für Community Store zurück', 'in the language asked for');
+  t.match(mail.text, /Hallo Steve,/);
+  const resetToken = linkIn(mail.text, '/password/reset/').split('/').pop()!;
+  const unknown = await call(app, '/api/email/password-reset', { body: { login: 'nobody' }, as: 'json' });
+  t.strictSame(unknown.json(), { status: true }, 'an unknown account: the same answer');
+
+  const before = await app.db.query('select * from email_tokens order by id');
+  for (const [url, body, status, error] of [
+    ['/api/email/password-reset', {}, 400, 'VALIDATION_ERROR'],
+    ['/api/email/password-reset', { login: 'steve', lang: 'fr' }, 400, 'VALIDATION_ERROR'],
+    ['/api/email/password-reset/confirm', { token: resetToken }, 400, 'VALIDATION_ERROR'],
+    ['/api/email/password-reset/confirm', { token: resetToken, password: 'abc' }, 400, 'INVALID_PASSWORD'],
+    ['/api/email/password-reset/confirm', { token: verifyToken, password: 'a good password' }, 400, 'EMAIL_TOKEN_INVALID'],
+    ['/api/email/password-reset/confirm', { token: 'zz', password: 'a good password' }, 400, 'EMAIL_TOKEN_INVALID'],
+    ['/api/email/verify', { token: resetToken }, 400, 'EMAIL_TOKEN_INVALID'],
+    ['/api/email/verify', { token: '' }, 400, 'VALIDATION_ERROR'],
+  ] as const) {
+    const res = await call(app, url, { body, as: 'json' });
+    t.equal(res.statusCode, status, `${url} ${JSON.stringify(body)}`);
+    t.equal(res.json().error, error);
+  }
+  t.same(await app.db.query('select * from email_tokens order by id'), before, 'the refusals used no token');
+
+  const confirm = (password: string) => call(app, '/api/email/password-reset/confirm', { body: { token: resetToken, password }, as: 'json' });
+  t.strictSame((await confirm('a good password')).json(), { status: true });
+  t.equal((await confirm('another password')).json().error, 'EMAIL_TOKEN_INVALID', 'once');
+  t.strictSame((await call(app, '/api/email/verify', { body: { token: verifyToken }, as: 'json' })).json(), { status: true });
+  t.equal((await read(app, '/api/users?username=Steve')).isVerified, '1');
+  const login = await call(app, '/api/auth/login', { body: { username: 'Steve', password: 'a good password', ip: '10.4.0.1', useragent: 't' } });
+  t.equal(login.statusCode, 200);
+});
+
+t.test('the API without SMTP: asking for a link is refused as unavailable', async (t) => {
+  const app = await build(t, { features: ['users', 'auth', 'email'] });
+  const res = await call(app, '/api/email/password-reset', { body: { login: 'steve' }, as: 'json' });
+  t.equal(res.statusCode, 503);
+  t.equal(res.json().error, 'SERVICE_UNAVAILABLE');
+  t.equal(await rowCount(app, 'email_outbox'), 0);
+});

@@ -1,0 +1,103 @@
+/**
+ * A real SMTP server for the email tests, on 127.0.0.1 and a free port, stopped when the test
+ * ends: it keeps what it receives, and can refuse on purpose (a temporary 451) a number of times.
+ */
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import type { TestLike } from '../../../test/helper.ts';
+
+export interface Received {
+  from: string;
+  to: string[];
+  subject: string;
+  text: string;
+}
+
+/**
+ * One message's subject and text, from its raw source (read as latin1, byte for byte): MIME words
+ * and quoted-printable or base64 decoded, as a mail program would.
+ */
+/** Quoted-printable's `=XX` bytes, read as UTF-8. */
+const unquote = (text: string) =>
+  Buffer.from(text.replace(/=([0-9A-F]{2})/gi, (_h, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
+
+export function readMessage(raw: string): { subject: string; text: string } {
+  const at = raw.indexOf('\r\n\r\n');
+  const head = raw.slice(0, at).replace(/\r\n[ \t]+/g, ' ');
+  const body = raw.slice(at + 4);
+  const header = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1] ?? '';
+  const words = (text: string) => text.replace(/=\?utf-8\?([QB])\?([^?]*)\?=\s*/gi, (_m, how: string, data: string) => (how.toUpperCase() === 'B'
+    ? Buffer.from(data, 'base64').toString('utf8')
+    : unquote(data.replace(/_/g, ' '))));
+  const encoding = header('Content-Transfer-Encoding').toLowerCase();
+  let text = Buffer.from(body, 'latin1').toString('utf8');
+  if (encoding === 'base64') text = Buffer.from(body, 'base64').toString('utf8');
+  if (encoding === 'quoted-printable') {
+    text = unquote(body.replace(/=\r\n/g, ''));
+  }
+  return { subject: words(header('Subject')), text: text.replace(/\r\n/g, '\n') };
+}
+
+export class TestSmtp {
+  readonly received: Received[] = [];
+  /** Refusals left: each MAIL FROM is answered 451 while this is above 0. */
+  refuse = 0;
+  /** Milliseconds each message takes to be accepted. */
+  delayMs = 0;
+  /** While set, a message's data is taken in but never answered (a server that hangs); `stalled` counts them. */
+  stall = false;
+  stalled = 0;
+  readonly #server: SMTPServer;
+  readonly #waiting: (() => void)[] = [];
+  port = 0;
+
+  constructor() {
+    this.#server = new SMTPServer({
+      authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'], logger: false,
+      onMailFrom: (_address, _session, callback) => {
+        if (this.refuse <= 0) return callback();
+        this.refuse--;
+        callback(Object.assign(new Error('Try again later'), { responseCode: 451 }));
+      },
+      onData: (stream, session, callback) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('end', () => (this.stall ? this.stalled++ : setTimeout(() => {
+          const { subject, text } = readMessage(Buffer.concat(chunks).toString('latin1'));
+          this.received.push({
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), subject, text,
+          });
+          for (const wake of this.#waiting.splice(0)) wake();
+          callback();
+        }, this.delayMs)));
+      },
+    });
+  }
+
+  async start(t: TestLike): Promise<this> {
+    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.#server.server.address() as AddressInfo).port;
+    t.teardown(() => new Promise<void>((resolve) => this.#server.close(resolve)));
+    return this;
+  }
+
+  /** The config that sends to this server. */
+  config(extra: Record<string, unknown> = {}): Record<string, unknown> {
+    return { smtp: { host: '127.0.0.1', port: this.port, from: 'Store <store@example.org>', timeoutMs: 5000 }, ...extra };
+  }
+
+  /** Waits (up to `ms`) for a message matching `match`, and returns it. */
+  async waitFor(match: (m: Received) => boolean, ms = 10000): Promise<Received> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const found = this.received.find(match);
+      if (found) return found;
+      const seen = JSON.stringify(this.received.map((m) => [m.to, m.subject]));
+      if (Date.now() > end) throw new Error(`no such message arrived within ${ms} ms; received: ${seen}`);
+      await new Promise<void>((resolve) => {
+        this.#waiting.push(resolve);
+        setTimeout(resolve, 100);
+      });
+    }
+  }
+}
