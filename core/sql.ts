@@ -5,9 +5,10 @@
  * `npm run typecheck` at every statement naming it; a `Sql` fragment is spliced in with its
  * values. Text from anywhere else enters only through `raw()`, for constants of the code.
  *
- * Our own few dozen lines rather than a package: the tag knows the table descriptions, keeps one
- * text per call site (below) so a hot statement costs what a hand-written string did, and refuses
- * an empty `not in` list; a general-purpose tag would need all of that wrapped around it.
+ * Our own short module rather than a package: the tag knows the table descriptions, keeps the
+ * text of each call site (below) so a hot statement costs little more than a hand-written string
+ * (docs/performance.md), and refuses an empty `not in` list; a general-purpose tag would need all
+ * of that wrapped around it.
  */
 
 /** A bound value: what both drivers take for a `?`. A `limit ?`/`offset ?` takes countParam's bigint. */

@@ -130,6 +130,12 @@ export class Table<P extends Properties> implements SqlSource {
   /** The primary key's column. */
   readonly #key: string;
   readonly #keyColumn: Sql;
+  /**
+   * `select <every column> from <table> `, and `where <key> = ?`: the statements of every table
+   * share this file's call sites, so their text is put together here, as a hand-written one would be.
+   */
+  readonly #selectAll: string;
+  readonly #byKey: string;
   /** `fromArray` for rows where this table's columns start further on (a join's), by where they start. */
   readonly #readAt = new Map<number, (row: unknown[]) => DbRow>();
   readonly #aliases = new Map<string, Alias<P>>();
@@ -151,6 +157,8 @@ export class Table<P extends Properties> implements SqlSource {
     this.#readArray = compileReader<unknown[]>(readers, true);
     this.#key = entries.find(([, , c]) => c.isPrimary)?.[1] ?? 'id';
     this.#keyColumn = identifier(this.#key);
+    this.#selectAll = `select ${this.columns.text} from ${this[toSql].text} `;
+    this.#byKey = `where ${this.#keyColumn.text} = ?`;
   }
 
   /**
@@ -210,8 +218,8 @@ export class Table<P extends Properties> implements SqlSource {
    */
   async find(db: Database, id: number | string, lock?: 'update' | 'share'): Promise<RecordOf<P> | undefined> {
     if (typeof id === 'number' && !(Number.isSafeInteger(id) && id > 0)) return undefined;
-    const locking = raw(lock === 'update' ? db.forUpdate : lock === 'share' ? db.forShare : '');
-    const [record] = await this.select(db, sql`where ${this.#keyColumn} = ${id}${locking}`);
+    const locking = lock === 'update' ? db.forUpdate : lock === 'share' ? db.forShare : '';
+    const [record] = await this.select(db, new Sql(this.#byKey + locking, [id]));
     return record;
   }
 
@@ -222,8 +230,8 @@ export class Table<P extends Properties> implements SqlSource {
    */
   async select(db: Database, rest: Sql | string = '', params: unknown[] = []): Promise<RecordOf<P>[]> {
     const rows = typeof rest === 'string'
-      ? await db.queryArrays(`select ${this.columns.text} from ${this.tableName} ${rest}`, params)
-      : await db.queryArrays(sql`select ${this.columns} from ${this} ${rest}`);
+      ? await db.queryArrays(this.#selectAll + rest, params)
+      : await db.queryArrays(new Sql(this.#selectAll + rest.text, rest.values));
     return rows.map(this.#readArray) as RecordOf<P>[];
   }
 
@@ -272,8 +280,8 @@ export class Table<P extends Properties> implements SqlSource {
     delete row[`\`${this.#key}\``];
     const columns = Object.keys(row);
     if (columns.length === 0) return 0;
-    const changes = join(columns.map((c) => sql`${raw(c)} = ${row[c] as Value}`), ', ');
-    const { affectedRows } = await db.run(sql`update ${this} set ${changes} where ${this.#keyColumn} = ${id}`);
+    const { affectedRows } = await db.run(
+      new Sql(`update ${this[toSql].text} set ${columns.map((c) => `${c} = ?`).join(', ')} ${this.#byKey}`, [...Object.values(row) as Value[], id]));
     return affectedRows;
   }
 

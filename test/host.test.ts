@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildApp, logSafeUrl } from '../core/app.ts';
 import { builtinNames } from '../core/features.ts';
+import type { Sql } from '../core/sql.ts';
 import { ECHO_PLUGIN } from './fixtures.ts';
 import { ADMIN_KEY, apiKey, build, call, freshDatabaseUrl } from './helper.ts';
 
@@ -48,9 +49,9 @@ t.test('API key: a revoke holds for a request that joins a key list read begun b
   const read = new Promise<void>((resolve) => { reading = resolve; });
   let release!: () => void;
   const released = new Promise<void>((resolve) => { release = resolve; });
-  app.db.query = (async (sql: string, params?: unknown[]) => {
-    const rows = await query(sql, params);
-    if (/from core_api_keys where revoked_at is null/.test(sql)) {
+  app.db.query = (async (statement: Sql | string, params?: unknown[]) => {
+    const rows = await query(statement, params);
+    if (/from `core_api_keys` where `revoked_at` is null/.test(typeof statement === 'string' ? statement : statement.text)) {
       reading();
       await released;
     }

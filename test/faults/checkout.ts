@@ -61,8 +61,9 @@ export async function holdStock(databaseUrl: string, productId: string): Promise
   return {
     async waiting() {
       // The stock take blocked behind the held row (innodb_trx need not call such a wait LOCK WAIT).
+      // The statement's text as the sql tag writes it: names quoted.
       const [rows] = await conn.query("select count(*) as n from information_schema.processlist where id <> connection_id() and info like 'update " +
-        "store_products set stock%'");
+        "`store_products` set `stock`%'");
       return Number((rows as { n: number }[])[0]!.n) > 0;
     },
     async release() {
