@@ -158,7 +158,8 @@ t.test('a failed ack is handed out again only after a delay that grows with each
     while (Date.now() - failed < 5000 && (await app.db.query("select id from delivery_queue where status = 'waiting' and not_before < ?",
       [now()])).length === 0) await sleep(50);
     const waited = Date.now() - failed;
-    for (let i = 0; i < 20 && works.length === seen; i++) await sleep(25);
+    // Generous: a loaded machine may run the sweep late; what is checked is that the wake comes, and not before the delay.
+    for (let i = 0; i < 200 && works.length === seen; i++) await sleep(25);
     t.ok(works.length > seen && works[seen]! - failed >= 1000,
       `the stream is woken when it comes due (${works[seen] === undefined ? 'never' : works[seen]! - failed} ms)`);
     return { waited, stored };
