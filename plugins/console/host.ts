@@ -187,6 +187,7 @@ export class Console implements ConsoleHost {
         }
         if (!Console.allows(signed.staff, access)) return refuse(request, reply, signed, 'Your console role does not open this page; an admin can.');
         delete form._csrf;
+        request.actor = { kind: 'staff', name: signed.staff.username };
         consoleState.set(request, { signed, form });
       },
       handler: async (request, reply) => {

@@ -16,6 +16,7 @@ import { entities } from './entities.ts';
 import { Console, SESSION_COOKIE } from './host.ts';
 import { migrations } from './migrations/index.ts';
 import { ConsoleSessions } from './sessions.ts';
+import { auditSection } from './audit.ts';
 import { apiKeysSection, siteSettingsSection } from './site.ts';
 
 const roleList = (fallback: string) => Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [fallback] });
@@ -94,7 +95,7 @@ export default defineFeature({
 
     everyRound(app, log, 'console session sweep', opts.sweepSeconds * 1000, () => sessions.sweep());
   },
-  console: [siteSettingsSection, apiKeysSection],
+  console: [siteSettingsSection, apiKeysSection, auditSection],
 });
 
 /** The console's own files, served with a cache lifetime. */

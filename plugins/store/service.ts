@@ -5,6 +5,7 @@
  * data in, money in cents and times as stored UTC text; orders come out as the API shows them.
  * Each write is one transaction: it happens entirely or not at all.
  */
+import type { AuditLog } from '../../core/audit.ts';
 import { countParam, isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
@@ -157,13 +158,15 @@ export class DbStoreService implements StoreService {
   readonly #settings: SettingsService;
   readonly #users: UsersService;
   readonly #credits: CreditsService;
+  readonly #audit: AuditLog;
 
-  constructor(deps: { db: Database; events: EventBus; settings: SettingsService; users: UsersService; credits: CreditsService }) {
+  constructor(deps: { db: Database; events: EventBus; settings: SettingsService; users: UsersService; credits: CreditsService; audit: AuditLog }) {
     this.#db = deps.db;
     this.#events = deps.events;
     this.#settings = deps.settings;
     this.#users = deps.users;
     this.#credits = deps.credits;
+    this.#audit = deps.audit;
   }
 
   // ---- catalogue: categories
@@ -315,6 +318,7 @@ export class DbStoreService implements StoreService {
       await this.#checkProduct(product);
       const id = await StoreProduct.insert(this.#db, product);
       await this.#writeVariables(id, product.variables);
+      await this.#audit.record({ action: 'store.product.create', target: { type: 'product', id }, summary: `Created product ${product.name}`, after: { id, ...product } });
       return { id, ...product };
     });
   }
@@ -322,22 +326,26 @@ export class DbStoreService implements StoreService {
   async updateProduct(id: number, patch: ProductInput): Promise<Product> {
     return this.#db.transaction(async () => {
       const changes = defined(patch);
-      await this.#checkProduct({ ...await this.requireProduct(id), ...changes });
+      const before = await this.requireProduct(id);
+      await this.#checkProduct({ ...before, ...changes });
       await StoreProduct.update(this.#db, id, changes);
       if (changes.variables) {
         await this.#db.run(sql`delete from ${StoreProductVariable} where ${V.productId} = ${id}`);
         await this.#writeVariables(id, changes.variables);
       }
       // Read again: the stock may have moved since the read above.
-      return this.requireProduct(id);
+      const after = await this.requireProduct(id);
+      await this.#audit.record({ action: 'store.product.update', target: { type: 'product', id }, summary: `Changed product ${after.name}`, before, after });
+      return after;
     });
   }
 
   async deleteProduct(id: number): Promise<void> {
     await this.#db.transaction(async () => {
-      await this.requireProduct(id);
+      const before = await this.requireProduct(id);
       await this.#db.run(sql`delete from ${StoreProductVariable} where ${V.productId} = ${id}`);
       await this.#db.run(sql`delete from ${StoreProduct} where ${P.id} = ${id}`);
+      await this.#audit.record({ action: 'store.product.delete', target: { type: 'product', id }, summary: `Deleted product ${before.name}`, before });
     });
   }
 
@@ -731,6 +739,10 @@ export class DbStoreService implements StoreService {
       if (current.total > 0) await this.#credits.change(user.id, current.total, { reason: 'refund', orderId, keyName });
       if (current.cashback > 0) await this.#credits.change(user.id, -current.cashback, { reason: 'refund', orderId, keyName });
       await this.#undoItems(orderId, user);
+      await this.#audit.record({
+        action: 'store.order.refund', target: { type: 'order', id: orderId }, summary: `Refunded order ${orderId} of ${user.username} (${formatMoney(current.total)})`,
+        before: { status: current.status }, after: { status: 'refunded' },
+      });
       return { ...current, status: 'refunded' };
     });
     return orderRow(order, this.#settings.get().timezone);
