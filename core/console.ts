@@ -152,6 +152,14 @@ export function idOf(text: string | undefined, digits = 15): number {
   return new RegExp(`^[0-9]{1,${digits}}$`).test(text ?? '') ? Number(text) : 0;
 }
 
+/** A player's cell: their name linked to their page in the players section (when it runs), or `#id` when the name is unknown. */
+export function playerCell(pages: ConsolePages, id: number | string, names: ReadonlyMap<number, string>): string | { text: string; href: string } {
+  const name = names.get(Number(id));
+  if (name === undefined) return `#${id}`;
+  const href = pages.href('players', `/${id}`);
+  return href ? { text: name, href } : name;
+}
+
 /** A form field's text, trimmed; empty when absent. */
 export function field(form: Record<string, string>, name: string): string {
   return (form[name] ?? '').trim();

@@ -1,6 +1,7 @@
 /** The audit log through the admin API: who changed what, written with the change or not at all, filtered and paged. */
 import t from 'tap';
 import { auditRef } from '../core/audit.ts';
+import { usersRef } from '../plugins/users/contract.ts';
 import { apiKey, build, call } from './helper.ts';
 
 type Entry = { id: number; actorKind: string; actor: string; action: string; targetType: string; targetID: string; summary: string; before: unknown; after: unknown; requestID: string | null };
@@ -45,17 +46,18 @@ t.test('the audit log records staff changes, with the change, and reads them bac
   });
 
   await t.test('the entry is written in the change\'s transaction: a change rolled back leaves no entry', async (t) => {
-    const bought = await call(app, '/api/store/buy', { key: game, body: { userID: String(userId), products: [product.id] } });
-    t.equal(bought.statusCode, 200, bought.body);
-    const second = (await call(app, `/api/users/${userId}/orders`)).json()[0].id;
+    const role = (await call(app, '/api/admin/roles', { body: { name: 'Helper', slug: 'helper' } })).json();
     const audit = app.services.get(auditRef);
-    const store = app.services.get((await import('../plugins/store/contract.ts')).storeRef);
-    await t.rejects(audit.as({ kind: 'cli', name: 'ops' }, () => app.db.transaction(async () => {
-      await store.refund(Number(second));
-      throw new Error('a later step failed');
-    })), /a later step failed/);
-    t.same(await log(`?targetType=order&targetID=${second}`), [], 'no entry');
-    t.equal((await call(app, `/api/users/${userId}/orders`)).json()[0].status, 'completed', 'and no refund');
+    const users = app.services.get(usersRef);
+    const grant = (fail: boolean) => audit.as({ kind: 'cli', name: 'ops' }, () => app.db.transaction(async () => {
+      await users.grantRole(Number(userId), Number(role.id));
+      if (fail) throw new Error('a later step failed');
+    }));
+    await t.rejects(grant(true), /a later step failed/);
+    t.same(await log('?action=users.role.grant'), [], 'no entry');
+    t.same(await users.rolesOf(Number(userId)), [], 'and no role');
+    await grant(false);
+    t.match(await log('?action=users.role.grant'), [{ actorKind: 'cli', actor: 'ops', targetID: String(userId), summary: 'Granted Helper to steve (permanent)' }], 'committed: both');
   });
 
   await t.test('products, credits and settings changes carry their values', async (t) => {

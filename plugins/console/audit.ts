@@ -3,7 +3,7 @@
  * and which record, paged by id. Admins only: it shows every change of every section.
  */
 import { auditFilter, auditRef, type AuditRow } from '../../core/audit.ts';
-import type { ConsoleCell, ConsoleSection } from '../../core/console.ts';
+import { playerCell, type ConsoleCell, type ConsoleSection } from '../../core/console.ts';
 import { displayTimestamp } from '../../core/format.ts';
 import { usersRef } from '../users/contract.ts';
 
@@ -29,19 +29,14 @@ export const auditSection: ConsoleSection = {
     const users = services.get(usersRef);
 
     /** A record's cell: a player by name, linked to their page; anything else as its kind and id. */
-    const targetCell = (r: AuditRow, names: Map<number, string>): ConsoleCell => {
-      const players = pages.href('players', `/${r.targetId}`);
-      const name = r.targetType === 'user' ? names.get(Number(r.targetId)) : undefined;
-      if (name !== undefined) return players ? { text: name, href: players } : name;
-      return `${r.targetType} ${r.targetId}`;
-    };
+    const targetCell = (r: AuditRow, names: ReadonlyMap<number, string>): ConsoleCell =>
+      (r.targetType === 'user' && names.has(Number(r.targetId)) ? playerCell(pages, r.targetId, names) : `${r.targetType} ${r.targetId}`);
 
     pages.get('', async ({ query }) => {
       const filter = auditFilter({ actor: query.actor, action: query.action, targetType: query.targetType, targetID: query.targetID,
         before: /^[0-9]{1,15}$/.test(query.before ?? '') ? query.before : undefined, limit: String(PAGE) }, PAGE);
       const rows = await audit.list(filter);
-      const userIds = [...new Set(rows.filter((r) => r.targetType === 'user').map((r) => Number(r.targetId)))];
-      const names = new Map((await Promise.all(userIds.map((id) => users.findById(id)))).flatMap((u) => (u ? [[u.id, u.username] as const] : [])));
+      const names = await users.usernames(rows.filter((r) => r.targetType === 'user').map((r) => Number(r.targetId)));
       const tz = settings.get().timezone;
       const kept = Object.fromEntries(['actor', 'action', 'targetType', 'targetID'].filter((k) => query[k]).map((k) => [k, query[k]!]));
       const next = rows.length === PAGE ? `${pages.base}?${new URLSearchParams({ ...kept, before: String(rows.at(-1)!.id) })}` : undefined;

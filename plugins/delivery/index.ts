@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Gauge } from 'prom-client';
 import { everyRound } from '../../core/background.ts';
+import { auditRef } from '../../core/audit.ts';
 import { defineFeature } from '../../core/features.ts';
 import { storeRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
@@ -42,7 +43,7 @@ export default defineFeature({
   async register(app, { db, events, services, settings, metrics, options: opts, log }) {
     const wakeups = new Wakeups();
     const delivery = new DbDeliveryService({
-      db, settings, store: services.get(storeRef), users: services.get(usersRef), wakeups, lease: opts,
+      db, settings, store: services.get(storeRef), users: services.get(usersRef), audit: services.get(auditRef), wakeups, lease: opts,
     });
     services.provide(deliveryRef, delivery);
     // Inside the buy's transaction: a buy that rolls back leaves no command behind.

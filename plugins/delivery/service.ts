@@ -4,6 +4,7 @@
  * row reaches a game server at most once however many pollers ask at the same time.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import type { AuditLog } from '../../core/audit.ts';
 import { countParam, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
@@ -112,18 +113,20 @@ export class DbDeliveryService implements DeliveryService {
   readonly #users: UsersService;
   readonly #wakeups: Wakeups;
   readonly #lease: LeaseOptions;
+  readonly #audit: AuditLog;
   /** When each server's last_seen_date was last written, so a polling server costs a write every few seconds, not every poll. */
   readonly #seenWritten = new Map<number, number>();
   /** The sweep wakes the servers whose delayed rows came due since this time. */
   #dueSince = now();
 
-  constructor(deps: { db: Database; settings: SettingsService; store: StoreService; users: UsersService; wakeups: Wakeups; lease: LeaseOptions }) {
+  constructor(deps: { db: Database; settings: SettingsService; store: StoreService; users: UsersService; audit: AuditLog; wakeups: Wakeups; lease: LeaseOptions }) {
     this.#db = deps.db;
     this.#settings = deps.settings;
     this.#store = deps.store;
     this.#users = deps.users;
     this.#wakeups = deps.wakeups;
     this.#lease = deps.lease;
+    this.#audit = deps.audit;
   }
 
   /** `not_before` of a row acked as failed at `at`, chosen by the tries it had: one bound delay per try. */
@@ -454,6 +457,14 @@ export class DbDeliveryService implements DeliveryService {
     return entry;
   }
 
+  #recordQueueChange(row: Queued, status: 'waiting' | 'cancelled'): Promise<void> {
+    return this.#audit.record({
+      action: status === 'waiting' ? 'delivery.command.redeliver' : 'delivery.command.cancel', target: { type: 'delivery', id: row.id },
+      summary: `${status === 'waiting' ? 'Queued again' : 'Cancelled'} "${row.command}" for ${row.username} (order ${row.orderId})`,
+      before: { status: row.status }, after: { status },
+    });
+  }
+
   async redeliver(id: number): Promise<QueueRow> {
     const row = await this.#db.transaction(async () => {
       const current = await this.#queueEntry(id);
@@ -461,6 +472,7 @@ export class DbDeliveryService implements DeliveryService {
         set ${Q.status} = 'waiting', ${Q.tries} = 0, ${Q.leaseUntil} = null, ${Q.notBefore} = null, ${Q.updatedDate} = ${now()}
         where ${Q.id} = ${id} and ${Q.status} in ('done', 'failed', 'cancelled')`);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: it will be delivered already.`);
+      await this.#recordQueueChange(current, 'waiting');
       return this.#queueEntry(id);
     });
     this.#wakeups.wake([row.serverId]);
@@ -473,6 +485,7 @@ export class DbDeliveryService implements DeliveryService {
       const { affectedRows } = await this.#db.run(sql`update ${DeliveryQueue} set ${Q.status} = 'cancelled', ${Q.leaseUntil} = null, ${Q.updatedDate} = ${now()}
         where ${Q.id} = ${id} and ${Q.status} in ('waiting', 'claimed')`);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: there is nothing left to cancel.`);
+      await this.#recordQueueChange(current, 'cancelled');
       return this.#queueRow(await this.#queueEntry(id));
     });
   }

@@ -146,6 +146,17 @@ export class DbUsersService implements UsersService {
     return this.#one(sql`${a.c.id} = ${id}`);
   }
 
+  async usernames(ids: number[]): Promise<Map<number, string>> {
+    const wanted = [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id > 0))];
+    if (wanted.length === 0) return new Map();
+    const { columns, fromArray } = UsersAccount.pick('id', 'username');
+    const rows = await this.#db.queryArrays(`select ${columns} from users_accounts where id in (${wanted.map(() => '?').join(', ')})`, wanted);
+    return new Map(rows.map((row) => {
+      const { id, username } = fromArray(row);
+      return [id, username];
+    }));
+  }
+
   findByUsername(username: string): Promise<UserAccount | undefined> {
     return this.#one(sql`${a.c.usernameKey} = ${lookupKey(username)}`);
   }
