@@ -9,7 +9,7 @@ import { Eta } from 'eta';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {
-  ConsoleAccess, ConsoleHandler, ConsoleHost, ConsolePage, ConsolePages, ConsoleResult, ConsoleRouteOptions, ConsoleSection, ConsoleStaff,
+  ConsoleAccess, ConsoleAttention, ConsoleChart, ConsoleHandler, ConsoleHost, ConsolePage, ConsolePages, ConsoleResult, ConsoleRouteOptions, ConsoleSection, ConsoleStaff,
 } from '../../core/console.ts';
 import { DomainError, errorStatus } from '../../core/errors.ts';
 import { validationMessage } from '../../core/http/error-answers.ts';
@@ -17,6 +17,7 @@ import { strictTypeProblem } from '../../core/http/strict-types.ts';
 import type { FeatureContext } from '../../core/features.ts';
 import type { UsersService } from '../users/contract.ts';
 import { formOf, pageHeaders, pagesOnly, sameToken } from '../../core/pages.ts';
+import { drawChart } from './chart.ts';
 import type { ConsoleSessions, StaffSession } from './sessions.ts';
 
 export interface ConsoleOptions {
@@ -76,6 +77,8 @@ export class Console implements ConsoleHost {
   readonly #opts: ConsoleOptions;
   readonly sections: MenuSection[] = [];
   readonly tiles: { section: MenuSection; tiles: Tiles }[] = [];
+  readonly attention: { section: MenuSection; check: () => Promise<ConsoleAttention[]> }[] = [];
+  readonly charts: { section: MenuSection; draw: () => Promise<ConsoleChart[]> }[] = [];
 
   constructor(sessions: ConsoleSessions, users: UsersService, opts: ConsoleOptions) {
     this.#sessions = sessions;
@@ -133,7 +136,7 @@ export class Console implements ConsoleHost {
     const notice = page.notice ?? this.cookie(request, NOTICE_COOKIE);
     if (this.cookie(request, NOTICE_COOKIE) !== undefined) this.setCookie(request, reply, NOTICE_COOKIE, '', 0);
     const html = this.#eta.render('layout', {
-      title: page.title, blocks: page.blocks, notice, staff: signed?.staff, menu: this.menu(signed?.staff, current),
+      title: page.title, blocks: page.blocks.map((b, i) => (b.kind === 'chart' ? { ...b, drawn: drawChart(b, i) } : b)), notice, staff: signed?.staff, menu: this.menu(signed?.staff, current),
       csrf: csrf ?? signed?.session.csrfToken ?? '',
     });
     return reply.code(page.status ?? 200).headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(html);
@@ -219,6 +222,8 @@ export class Console implements ConsoleHost {
       get: add('GET'),
       post: add('POST'),
       dashboard: (tiles) => { this.tiles.push({ section: menu, tiles }); },
+      attention: (check) => { this.attention.push({ section: menu, check }); },
+      charts: (draw) => { this.charts.push({ section: menu, draw }); },
       href: (id, path = '') => (this.sections.some((s) => s.id === id) ? `/console/${id}${path}` : undefined),
     };
     await section.pages(pages, ctx, own);

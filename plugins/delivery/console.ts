@@ -4,7 +4,7 @@
  */
 import type { Static } from '@sinclair/typebox';
 import { errorsFor, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
-import { addSeconds, now } from '../../core/format.ts';
+import { counted } from '../../core/format.ts';
 import { toBool } from '../../core/schemas.ts';
 import { storeRef } from '../store/contract.ts';
 import { QUEUE_STATUSES, type CommandInput } from './contract.ts';
@@ -12,8 +12,6 @@ import { commandInput } from './routes.ts';
 import { CreateCommandBody, CreateServerBody } from './schemas.ts';
 import type { DbDeliveryService } from './service.ts';
 
-/** A server silent for longer than this shows on the dashboard. */
-const SILENT_MINUTES = 10;
 const PER_PAGE = 50;
 
 export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
@@ -23,10 +21,18 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
   pages(pages, ctx, delivery) {
     const store = ctx.services.get(storeRef);
     pages.dashboard(async () => {
-      const { backlog, silentServers } = await delivery.health(addSeconds(now(), -SILENT_MINUTES * 60));
+      const { backlog, silentServers, silentMinutes } = await delivery.health();
       return [
         { label: 'commands waiting to be delivered', value: String(backlog), href: `${pages.base}?status=waiting` },
-        { label: `active servers not seen for ${SILENT_MINUTES} minutes`, value: String(silentServers), href: pages.base },
+        { label: `active servers not seen for ${silentMinutes} minutes`, value: String(silentServers), href: pages.base },
+      ];
+    });
+    pages.attention(async () => {
+      const h = await delivery.health();
+      return [
+        { count: h.failed, text: `${counted(h.failed, 'command')} failed for good: redeliver or cancel ${h.failed === 1 ? 'it' : 'them'}`, href: `${pages.base}?status=failed` },
+        { count: h.stuck, text: `${counted(h.stuck, 'command')} waiting for more than ${h.stuckMinutes} minutes`, href: `${pages.base}?status=waiting` },
+        { count: h.silentServers, text: `${counted(h.silentServers, 'active game server')} not seen for ${h.silentMinutes} minutes`, href: pages.base },
       ];
     });
 

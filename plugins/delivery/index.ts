@@ -31,6 +31,10 @@ const options = Type.Object({
   sweepMs: Type.Integer({ minimum: 10, default: 1000 }),
   /** Instances on one database: how often streams look for work another instance queued (0: never, one instance). */
   crossWakeMs: Type.Integer({ minimum: 0, default: 500 }),
+  /** The console's dashboard lists an active game server not seen for this long. */
+  silentMinutes: Type.Integer({ minimum: 1, default: 10 }),
+  /** The console's dashboard lists a command still waiting (or claimed) this long after it was queued or last changed. */
+  stuckMinutes: Type.Integer({ minimum: 1, default: 30 }),
 });
 
 export default defineFeature({
@@ -43,7 +47,7 @@ export default defineFeature({
   async register(app, { db, events, services, settings, metrics, options: opts, log }) {
     const wakeups = new Wakeups();
     const delivery = new DbDeliveryService({
-      db, settings, store: services.get(storeRef), users: services.get(usersRef), audit: services.get(auditRef), wakeups, lease: opts,
+      db, settings, store: services.get(storeRef), users: services.get(usersRef), audit: services.get(auditRef), wakeups, lease: opts, watch: opts,
     });
     services.provide(deliveryRef, delivery);
     // Inside the buy's transaction: a buy that rolls back leaves no command behind.

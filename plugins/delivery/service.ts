@@ -114,12 +114,14 @@ export class DbDeliveryService implements DeliveryService {
   readonly #wakeups: Wakeups;
   readonly #lease: LeaseOptions;
   readonly #audit: AuditLog;
+  readonly #watch: { silentMinutes: number; stuckMinutes: number };
   /** When each server's last_seen_date was last written, so a polling server costs a write every few seconds, not every poll. */
   readonly #seenWritten = new Map<number, number>();
   /** The sweep wakes the servers whose delayed rows came due since this time. */
   #dueSince = now();
 
-  constructor(deps: { db: Database; settings: SettingsService; store: StoreService; users: UsersService; audit: AuditLog; wakeups: Wakeups; lease: LeaseOptions }) {
+  constructor(deps: { db: Database; settings: SettingsService; store: StoreService; users: UsersService; audit: AuditLog; wakeups: Wakeups; lease: LeaseOptions;
+    watch: { silentMinutes: number; stuckMinutes: number }; }) {
     this.#db = deps.db;
     this.#settings = deps.settings;
     this.#store = deps.store;
@@ -127,6 +129,7 @@ export class DbDeliveryService implements DeliveryService {
     this.#wakeups = deps.wakeups;
     this.#lease = deps.lease;
     this.#audit = deps.audit;
+    this.#watch = deps.watch;
   }
 
   /** `not_before` of a row acked as failed at `at`, chosen by the tries it had: one bound delay per try. */
@@ -429,11 +432,25 @@ export class DbDeliveryService implements DeliveryService {
   }
 
   /** For the console's dashboard: commands still to hand out, and active servers not seen since `since` (stored UTC). */
-  async health(since: string): Promise<{ backlog: number; silentServers: number }> {
-    const [queue] = await this.#db.query<{ n: number | string }>(sql`select count(*) as n from ${DeliveryQueue} where ${Q.status} in ('waiting', 'claimed')`);
-    const [silent] = await this.#db.query<{ n: number | string }>(
-      sql`select count(*) as n from ${DeliveryServer} where ${S.isActive} = ${true} and (${S.lastSeenDate} is null or ${S.lastSeenDate} < ${since})`);
-    return { backlog: Number(queue!.n), silentServers: Number(silent!.n) };
+  /**
+   * What the dashboard shows: commands not yet delivered, those among them stuck (unchanged for
+   * `stuckMinutes`), those that failed for good, and active servers silent for `silentMinutes`.
+   */
+  async health(): Promise<{ backlog: number; stuck: number; failed: number; silentServers: number; silentMinutes: number; stuckMinutes: number }> {
+    const { silentMinutes, stuckMinutes } = this.#watch;
+    const at = now();
+    const pending = ['waiting', 'claimed'];
+    const [queue] = await this.#db.query<{ backlog: number | string; stuck: number | string | null; failed: number | string | null }>(sql`
+      select sum(case when ${Q.status} in ${pending} then 1 else 0 end) as backlog,
+             sum(case when ${Q.status} in ${pending} and ${Q.updatedDate} < ${addSeconds(at, -stuckMinutes * 60)} then 1 else 0 end) as stuck,
+             sum(case when ${Q.status} = 'failed' then 1 else 0 end) as failed
+      from ${DeliveryQueue} where ${Q.status} in ${[...pending, 'failed']}`);
+    const [silent] = await this.#db.query<{ n: number | string }>(sql`select count(*) as n from ${DeliveryServer}
+      where ${S.isActive} = ${true} and (${S.lastSeenDate} is null or ${S.lastSeenDate} < ${addSeconds(at, -silentMinutes * 60)})`);
+    return {
+      backlog: Number(queue?.backlog ?? 0), stuck: Number(queue?.stuck ?? 0), failed: Number(queue?.failed ?? 0), silentServers: Number(silent!.n),
+      silentMinutes, stuckMinutes,
+    };
   }
 
   async listQueue(f: QueueFilter): Promise<QueueRow[]> {

@@ -5,7 +5,7 @@
  */
 import type { Static } from '@sinclair/typebox';
 import { errorsFor, playerCell, type ConsoleField, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
-import { displayTimestamp, formatMoney } from '../../core/format.ts';
+import { counted, displayTimestamp, formatMoney } from '../../core/format.ts';
 import { usersRef } from '../users/contract.ts';
 import { PackageCreateBody, PackagePatchBody } from './schemas.ts';
 import type { DbPaymentsService, Package, Payment } from './service.ts';
@@ -32,6 +32,14 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
   pages(pages, { settings, services }, payments) {
     const tz = () => settings.get().timezone;
     const users = services.get(usersRef);
+    pages.attention(async () => {
+      const t = await payments.trouble();
+      return [
+        { count: t.disputed, text: `${counted(t.disputed, 'payment')} disputed by the payer's bank`, href: `${pages.base}?status=disputed` },
+        { count: t.debtors, text: `${counted(t.debtors, 'player')} owing ${formatMoney(t.debt)} in credits after a reversed payment`, href: pages.base },
+        { count: t.refundDue, text: `${counted(t.refundDue, 'guest payment')} to refund by hand`, href: `${pages.base}?status=refund-due` },
+      ];
+    });
     const paymentRow = (names: ReadonlyMap<number, string>) => (p: Payment) => ({
       date: displayTimestamp(p.creationDate, tz()), player: p.userId === 0 ? `guest ${p.guestName ?? ''}` : playerCell(pages, p.userId, names),
       gateway: p.gateway, status: p.status,

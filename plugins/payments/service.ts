@@ -371,6 +371,15 @@ export class DbPaymentsService implements PaymentsService {
       sql`${where(status && sql`${P.status} = ${status}`, older)} order by ${P.creationDate} desc, ${P.id} desc limit ${countParam(options.limit)}`);
   }
 
+  /** What needs staff: open disputes, guests' refunds to make by hand, and the players who owe (with how much in all). */
+  async trouble(): Promise<{ disputed: number; refundDue: number; debtors: number; debt: number }> {
+    const [row] = await this.#deps.db.query<Record<'disputed' | 'refund_due' | 'debtors' | 'debt', number | string | null>>(
+      `select sum(case when status = 'disputed' then 1 else 0 end) as disputed, sum(case when status = 'refund-due' then 1 else 0 end) as refund_due,
+              sum(case when debt > 0 then 1 else 0 end) as debtors, sum(debt) as debt
+       from payments_payments where status in ('disputed', 'refund-due') or debt > 0`);
+    return { disputed: Number(row?.disputed ?? 0), refundDue: Number(row?.refund_due ?? 0), debtors: Number(row?.debtors ?? 0), debt: Number(row?.debt ?? 0) };
+  }
+
   /** Reversed payments whose credits were partly spent: what each player still owes. */
   async debts(): Promise<Payment[]> {
     return PaymentsPayment.select(this.#deps.db, sql`where ${P.debt} > 0 order by ${P.updateDate} desc, ${P.id}`);

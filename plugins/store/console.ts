@@ -25,6 +25,8 @@ export interface StoreInternals {
 }
 
 const PAGE = 50;
+/** The dashboard's charts: one bar a day for this many days. */
+const CHART_DAYS = 30;
 
 /** Lines `name: value, value` (a `*` after the name: required) to the API's variables. */
 function parseVariables(text: string): Static<typeof ProductPatchBody>['variables'] {
@@ -402,6 +404,26 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
         { label: `credit sales this month (${counted(sum(mon, 'credit').orders, 'order')})`, value: formatMoney(sum(mon, 'credit').total), href: pages.base },
         { label: `${currency} received today`, value: formatMoney(sum(day, 'payment').total), href: `${pages.base}?type=payment` },
         { label: `${currency} received this month`, value: formatMoney(sum(mon, 'payment').total), href: `${pages.base}?type=payment` },
+      ];
+    });
+
+    // Sales and top-ups of the last 30 days in the site's time zone, one bar a day.
+    pages.charts(async () => {
+      const tz = settings.get().timezone;
+      const today = displayTimestamp(now(), tz).slice(0, 10);
+      const days = Array.from({ length: CHART_DAYS }, (_, i) => new Date(Date.parse(`${today}T00:00:00Z`) - (CHART_DAYS - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+      const hours = await store.salesByHour(parseClientTimestamp(`${days[0]} 00:00:00`, tz)!);
+      const byDay = (type: string) => {
+        const sums = new Map(days.map((d) => [d, 0]));
+        for (const h of hours) {
+          const day = displayTimestamp(`${h.hour}:00:00`, tz).slice(0, 10);
+          if (h.type === type && sums.has(day)) sums.set(day, sums.get(day)! + h.total);
+        }
+        return [...sums.values()];
+      };
+      return [
+        { heading: `Credit sales, last ${CHART_DAYS} days`, labels: days, values: byDay('credit'), money: true },
+        { heading: `${settings.get().currency} received (top-ups and purchases), last ${CHART_DAYS} days`, labels: days, values: byDay('payment'), money: true },
       ];
     });
 

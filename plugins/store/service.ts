@@ -814,6 +814,14 @@ export class DbStoreService implements StoreService {
   }
 
   /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */
+  /** Completed orders' totals since `since`, by UTC hour (`2026-11-25 14`) and type: at most 24 rows a day per type, whatever the sales. */
+  async salesByHour(since: string): Promise<{ hour: string; type: string; total: number }[]> {
+    const rows = await this.#db.query<{ hour: string; type: string; total: number | string | null }>(
+      "select substr(creation_date, 1, 13) as hour, type, sum(total) as total from store_orders where status = 'completed' and creation_date >= ? group by substr(creation_date, 1, 13), type",
+      [since]);
+    return rows.map((r) => ({ hour: r.hour, type: r.type, total: Number(r.total ?? 0) }));
+  }
+
   async salesSince(since: string): Promise<{ type: string; orders: number; total: number }[]> {
     const rows = await this.#db.query<{ type: string; n: number | string; total: number | string | null }>(
       sql`select ${O.type} as type, count(*) as n, sum(${O.total}) as total

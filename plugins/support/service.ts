@@ -129,6 +129,11 @@ export class DbSupportService implements SupportService {
   }
 
   /** Tickets not closed. */
+  async awaitingAnswerCount(): Promise<number> {
+    const [row] = await this.#db.query<{ n: number }>('select count(*) as n from support_tickets where status_id in (?, ?)', [Status.OPEN, Status.USER_REPLY]);
+    return Number(row!.n);
+  }
+
   async openTicketCount(): Promise<number> {
     const [row] = await this.#db.query<{ n: number }>(sql`select count(*) as n from ${SupportTicket} where ${T.statusId} <> ${Status.CLOSED}`);
     return Number(row!.n);
