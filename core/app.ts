@@ -221,7 +221,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(FAVICON));
   await app.register(async (admin) => settingsRoutes(admin, settings));
-  await app.register(async (admin) => auditRoutes(admin, audit));
+  await app.register(async (admin) => auditRoutes(admin, audit, settings));
   if (config.metrics.enabled) {
     metricsRoutes(app, metrics, config.metrics, apiKeys);
     databaseMetrics(metrics, db);

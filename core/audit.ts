@@ -11,8 +11,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { countParam, type Database } from './db.ts';
-import { now } from './format.ts';
+import { displayTimestamp, now } from './format.ts';
+import { dateStr, idStr, str, strOrNull } from './schemas.ts';
+import { type Sql, sql, where } from './sql.ts';
 import { createServiceRef } from './registry.ts';
+import type { SettingsService } from './settings.ts';
 import { defineEntity, p, type TableRecord } from './table.ts';
 
 export const CoreAuditLog = defineEntity({
@@ -112,28 +115,15 @@ export class AuditLog {
 
   /** Entries newest first, filtered, `limit` of them from `before`. */
   async list(filter: AuditFilter): Promise<AuditRow[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const c = CoreAuditLog.columnOf;
-    const is = (column: string, value: string | number | undefined) => {
-      if (value === undefined || value === '') return;
-      where.push(`${column} = ?`);
-      params.push(value);
-    };
-    is(c.actor, filter.actor);
-    is(c.targetType, filter.targetType);
-    is(c.targetId, filter.targetId);
-    if (filter.action?.endsWith('.')) {
-      where.push(`${c.action} like ? escape '!'`);
-      params.push(`${filter.action.replace(/[!%_]/g, '!$&')}%`);
-    } else {
-      is(c.action, filter.action);
-    }
-    if (filter.before !== undefined) {
-      where.push(`${c.id} < ?`);
-      params.push(filter.before);
-    }
-    return CoreAuditLog.select(this.#db, `${where.length ? `where ${where.join(' and ')}` : ''} order by ${c.id} desc limit ?`, [...params, countParam(filter.limit)]);
+    const c = CoreAuditLog.c;
+    const is = (column: Sql, value: string | undefined) => value !== undefined && value !== '' && sql`${column} = ${value}`;
+    const action = filter.action?.endsWith('.')
+      ? sql`${c.action} like ${`${filter.action.replace(/[!%_]/g, '!$&')}%`} escape '!'`
+      : is(c.action, filter.action);
+    return CoreAuditLog.select(this.#db, sql`${where(
+      is(c.actor, filter.actor), is(c.targetType, filter.targetType), is(c.targetId, filter.targetId), action,
+      filter.before !== undefined && sql`${c.id} < ${filter.before}`,
+    )} order by ${c.id} desc limit ${countParam(filter.limit)}`);
   }
 }
 
@@ -162,27 +152,29 @@ const AuditQuery = Type.Object({
 });
 
 const AuditEntryRow = Type.Object({
-  id: Type.Integer(), at: Type.String(), actorKind: Type.String(), actor: Type.String(), action: Type.String(),
-  targetType: Type.String(), targetID: Type.String(), summary: Type.String(),
-  before: Type.Unknown({ description: 'the record before the change, when kept' }),
-  after: Type.Unknown({ description: 'the record after the change, when kept' }),
-  requestID: Type.Union([Type.String(), Type.Null()]),
+  id: Type.Integer({ examples: [42] }), at: dateStr(), actorKind: str('staff (console), key (API key) or cli (command line)', 'staff'),
+  actor: str('the username or the key\'s name', 'Alice'), action: str('feature.record.verb', 'store.order.refund'),
+  targetType: str('what kind of record', 'order'), targetID: idStr(), summary: str('one line for people', 'Refunded order 42 of Steve (4.99)'),
+  before: Type.Unknown({ description: 'the record before the change, when kept', examples: [{ status: 'completed' }] }),
+  after: Type.Unknown({ description: 'the record after the change, when kept', examples: [{ status: 'refunded' }] }),
+  requestID: strOrNull('the request that made the change (its X-Request-Id)', '2b1f0c4e-8d52-4f0e-9a57-3c0e6f1d2a9b'),
 });
 
 /** The query of the admin API and the console's filter form, as a filter. */
 export function auditFilter(q: Static<typeof AuditQuery>, maxLimit: number): AuditFilter {
   const limit = q.limit === undefined ? 50 : Math.min(Math.max(Number(q.limit), 1), maxLimit);
-  return { actor: q.actor, action: q.action, targetType: q.targetType, targetId: q.targetID, before: q.before === undefined ? undefined : Number(q.before), limit };
+  const before = q.before === undefined ? undefined : Number(q.before);
+  return { actor: q.actor, action: q.action, targetType: q.targetType, targetId: q.targetID, before, limit };
 }
 
-export async function auditRoutes(app: FastifyInstance, audit: AuditLog): Promise<void> {
+export async function auditRoutes(app: FastifyInstance, audit: AuditLog, settings: SettingsService): Promise<void> {
   app.get('/api/admin/audit', {
     schema: {
       tags: ['admin'], summary: 'The audit log: what staff changed, newest first, filtered and paged with `before`',
       querystring: AuditQuery, response: { 200: Type.Array(AuditEntryRow) },
     },
   }, async (request) => (await audit.list(auditFilter(request.query as Static<typeof AuditQuery>, 200))).map((r) => ({
-    id: r.id, at: r.at, actorKind: r.actorKind, actor: r.actor, action: r.action, targetType: r.targetType, targetID: r.targetId,
-    summary: r.summary, before: r.before === null ? null : JSON.parse(r.before), after: r.after === null ? null : JSON.parse(r.after), requestID: r.requestId,
+    id: r.id, at: displayTimestamp(r.at, settings.get().timezone), actorKind: r.actorKind, actor: r.actor, action: r.action,
+    targetType: r.targetType, targetID: r.targetId, summary: r.summary, before: r.before === null ? null : JSON.parse(r.before), after: r.after === null ? null : JSON.parse(r.after), requestID: r.requestId,
   })));
 }

@@ -4,7 +4,10 @@ import { auditRef } from '../core/audit.ts';
 import { usersRef } from '../plugins/users/contract.ts';
 import { apiKey, build, call } from './helper.ts';
 
-type Entry = { id: number; actorKind: string; actor: string; action: string; targetType: string; targetID: string; summary: string; before: unknown; after: unknown; requestID: string | null };
+type Entry = {
+  id: number; actorKind: string; actor: string; action: string; targetType: string; targetID: string; summary: string;
+  before: unknown; after: unknown; requestID: string | null;
+};
 
 t.test('the audit log records staff changes, with the change, and reads them back filtered', async (t) => {
   const app = await build(t, { features: ['users', 'auth', 'credits', 'store'] });
@@ -13,7 +16,8 @@ t.test('the audit log records staff changes, with the change, and reads them bac
     t.equal(res.statusCode, 200, res.body);
     return res.json();
   };
-  const userId = (await call(app, '/api/auth/register', { body: { username: 'steve', password: 'correct horse 1', email: 's@example.org', ip: '10.0.0.1', useragent: 't' } })).json().userID
+  const userId = (await call(app, '/api/auth/register', { body: { username: 'steve', password: 'correct horse 1', email: 's@example.org', ip: '10.0.0.1',
+    useragent: 't' } })).json().userID
     ?? (await call(app, '/api/users?username=steve')).json().id;
   const category = (await call(app, '/api/admin/store/categories', { body: { name: 'Ranks' } })).json();
   const product = (await call(app, '/api/admin/store/products', { body: { name: 'VIP', categoryID: category.id, price: '5.00' } })).json();
@@ -57,7 +61,8 @@ t.test('the audit log records staff changes, with the change, and reads them bac
     t.same(await log('?action=users.role.grant'), [], 'no entry');
     t.same(await users.rolesOf(Number(userId)), [], 'and no role');
     await grant(false);
-    t.match(await log('?action=users.role.grant'), [{ actorKind: 'cli', actor: 'ops', targetID: String(userId), summary: 'Granted Helper to steve (permanent)' }], 'committed: both');
+    t.match(await log('?action=users.role.grant'), [{ actorKind: 'cli', actor: 'ops', targetID: String(userId),
+      summary: 'Granted Helper to steve (permanent)' }], 'committed: both');
   });
 
   await t.test('products, credits and settings changes carry their values', async (t) => {

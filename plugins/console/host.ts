@@ -9,7 +9,8 @@ import { Eta } from 'eta';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {
-  ConsoleAccess, ConsoleAttention, ConsoleChart, ConsoleHandler, ConsoleHost, ConsolePage, ConsolePages, ConsoleResult, ConsoleRouteOptions, ConsoleSection, ConsoleStaff,
+  ConsoleAccess, ConsoleAttention, ConsoleChart, ConsoleHandler, ConsoleHost, ConsolePage, ConsolePages, ConsoleResult, ConsoleRouteOptions,
+  ConsoleSection, ConsoleStaff,
 } from '../../core/console.ts';
 import { DomainError, errorStatus } from '../../core/errors.ts';
 import { validationMessage } from '../../core/http/error-answers.ts';
@@ -136,7 +137,8 @@ export class Console implements ConsoleHost {
     const notice = page.notice ?? this.cookie(request, NOTICE_COOKIE);
     if (this.cookie(request, NOTICE_COOKIE) !== undefined) this.setCookie(request, reply, NOTICE_COOKIE, '', 0);
     const html = this.#eta.render('layout', {
-      title: page.title, blocks: page.blocks.map((b, i) => (b.kind === 'chart' ? { ...b, drawn: drawChart(b, i) } : b)), notice, staff: signed?.staff, menu: this.menu(signed?.staff, current),
+      title: page.title, notice, staff: signed?.staff, menu: this.menu(signed?.staff, current),
+      blocks: page.blocks.map((b, i) => (b.kind === 'chart' ? { ...b, drawn: drawChart(b, i) } : b)),
       csrf: csrf ?? signed?.session.csrfToken ?? '',
     });
     return reply.code(page.status ?? 200).headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(html);

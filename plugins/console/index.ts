@@ -87,7 +87,7 @@ export default defineFeature({
         Promise.all(mine(host.tiles).map(async (t) => ({ heading: t.section.title, items: await t.tiles() }))),
         Promise.all(mine(host.attention).map((a) => a.check())),
         Promise.all(mine(host.charts).map((c) => c.draw())),
-        db.problem(),
+        db.unavailableReason(),
       ]);
       const trouble = [
         ...(fault ? [{ text: `Database: ${fault}` }] : []),
@@ -96,7 +96,8 @@ export default defineFeature({
       return {
         title: 'Dashboard',
         blocks: [
-          { kind: 'attention', heading: 'Needs attention', items: trouble, empty: 'Nothing needs attention: deliveries, payments, tickets and the database are fine.' },
+          { kind: 'attention', heading: 'Needs attention', items: trouble,
+            empty: 'Nothing needs attention: deliveries, payments, tickets and the database are fine.' },
           ...charts.flat().map((c) => ({ kind: 'chart' as const, ...c })),
           ...groups.length
             ? groups.map((g) => ({ kind: 'stats' as const, heading: g.heading, items: g.items }))

@@ -30,7 +30,8 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
     pages.attention(async () => {
       const h = await delivery.health();
       return [
-        { count: h.failed, text: `${counted(h.failed, 'command')} failed for good: redeliver or cancel ${h.failed === 1 ? 'it' : 'them'}`, href: `${pages.base}?status=failed` },
+        { count: h.failed, text: `${counted(h.failed, 'command')} failed for good: redeliver or cancel ${h.failed === 1 ? 'it' : 'them'}`,
+          href: `${pages.base}?status=failed` },
         { count: h.stuck, text: `${counted(h.stuck, 'command')} waiting for more than ${h.stuckMinutes} minutes`, href: `${pages.base}?status=waiting` },
         { count: h.silentServers, text: `${counted(h.silentServers, 'active game server')} not seen for ${h.silentMinutes} minutes`, href: pages.base },
       ];

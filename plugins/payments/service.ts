@@ -373,10 +373,11 @@ export class DbPaymentsService implements PaymentsService {
 
   /** What needs staff: open disputes, guests' refunds to make by hand, and the players who owe (with how much in all). */
   async trouble(): Promise<{ disputed: number; refundDue: number; debtors: number; debt: number }> {
-    const [row] = await this.#deps.db.query<Record<'disputed' | 'refund_due' | 'debtors' | 'debt', number | string | null>>(
-      `select sum(case when status = 'disputed' then 1 else 0 end) as disputed, sum(case when status = 'refund-due' then 1 else 0 end) as refund_due,
-              sum(case when debt > 0 then 1 else 0 end) as debtors, sum(debt) as debt
-       from payments_payments where status in ('disputed', 'refund-due') or debt > 0`);
+    const P = PaymentsPayment.c;
+    const [row] = await this.#deps.db.query<Record<'disputed' | 'refund_due' | 'debtors' | 'debt', number | string | null>>(sql`
+      select sum(case when ${P.status} = 'disputed' then 1 else 0 end) as disputed, sum(case when ${P.status} = 'refund-due' then 1 else 0 end) as refund_due,
+             sum(case when ${P.debt} > 0 then 1 else 0 end) as debtors, sum(${P.debt}) as debt
+      from ${PaymentsPayment} where ${P.status} in ${['disputed', 'refund-due']} or ${P.debt} > 0`);
     return { disputed: Number(row?.disputed ?? 0), refundDue: Number(row?.refund_due ?? 0), debtors: Number(row?.debtors ?? 0), debt: Number(row?.debt ?? 0) };
   }
 

@@ -411,7 +411,8 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
     pages.charts(async () => {
       const tz = settings.get().timezone;
       const today = displayTimestamp(now(), tz).slice(0, 10);
-      const days = Array.from({ length: CHART_DAYS }, (_, i) => new Date(Date.parse(`${today}T00:00:00Z`) - (CHART_DAYS - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+      const days = Array.from({ length: CHART_DAYS }, (_,
+        i) => new Date(Date.parse(`${today}T00:00:00Z`) - (CHART_DAYS - 1 - i) * 86_400_000).toISOString().slice(0, 10));
       const hours = await store.salesByHour(parseClientTimestamp(`${days[0]} 00:00:00`, tz)!);
       const byDay = (type: string) => {
         const sums = new Map(days.map((d) => [d, 0]));
@@ -423,7 +424,8 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
       };
       return [
         { heading: `Credit sales, last ${CHART_DAYS} days`, labels: days, values: byDay('credit'), money: true },
-        { heading: `${settings.get().currency} received (top-ups and purchases), last ${CHART_DAYS} days`, labels: days, values: byDay('payment'), money: true },
+        { heading: `${settings.get().currency} received (top-ups and purchases), last ${CHART_DAYS} days`, labels: days, values: byDay('payment'),
+          money: true },
       ];
     });
 
@@ -484,7 +486,8 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
           {
             kind: 'stats', items: [
               { label: 'status', value: order.status }, { label: 'total', value: order.total }, { label: 'type', value: order.type },
-              { label: 'date', value: order.creationDate }, typeof player === 'string' ? { label: 'player', value: player } : { label: 'player', value: player.text, href: player.href },
+              { label: 'date', value: order.creationDate }, typeof player === 'string' ? { label: 'player', value: player } : { label: 'player',
+                value: player.text, href: player.href },
               { label: 'cashback', value: order.cashback },
             ],
           },
@@ -513,13 +516,15 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
         kind: 'table', caption: 'Delivery', empty: 'No command was queued for this order.',
         columns: [
           { key: 'server', label: 'Game server' }, { key: 'command', label: 'Command' }, { key: 'trigger', label: 'On' }, { key: 'status', label: 'Status' },
-          { key: 'tries', label: 'Tries', numeric: true }, { key: 'error', label: 'Last error' }, { key: 'updated', label: 'Updated' }, { key: 'action', label: 'Action' },
+          { key: 'tries', label: 'Tries', numeric: true }, { key: 'error', label: 'Last error' }, { key: 'updated', label: 'Updated' }, { key: 'action',
+            label: 'Action' },
         ],
         rows: rows.map((r) => ({
           server: serverNames.get(r.serverID) ?? `#${r.serverID}`, command: r.command, trigger: r.trigger, status: r.status, tries: r.tries,
           error: r.lastError ?? '', updated: r.updatedDate,
           action: ['done', 'failed', 'cancelled'].includes(r.status)
-            ? { action: `${pages.base}/${orderId}/deliveries/${r.id}/redeliver`, label: `Redeliver command ${r.id}`, confirm: `Run "${r.command}" on ${serverNames.get(r.serverID) ?? 'its server'} again?` }
+            ? { action: `${pages.base}/${orderId}/deliveries/${r.id}/redeliver`, label: `Redeliver command ${r.id}`,
+              confirm: `Run "${r.command}" on ${serverNames.get(r.serverID) ?? 'its server'} again?` }
             : '',
         })),
       }];

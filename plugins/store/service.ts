@@ -318,7 +318,8 @@ export class DbStoreService implements StoreService {
       await this.#checkProduct(product);
       const id = await StoreProduct.insert(this.#db, product);
       await this.#writeVariables(id, product.variables);
-      await this.#audit.record({ action: 'store.product.create', target: { type: 'product', id }, summary: `Created product ${product.name}`, after: { id, ...product } });
+      await this.#audit.record({ action: 'store.product.create', target: { type: 'product', id }, summary: `Created product ${product.name}`, after: { id,
+        ...product } });
       return { id, ...product };
     });
   }
@@ -740,7 +741,8 @@ export class DbStoreService implements StoreService {
       if (current.cashback > 0) await this.#credits.change(user.id, -current.cashback, { reason: 'refund', orderId, keyName });
       await this.#undoItems(orderId, user);
       await this.#audit.record({
-        action: 'store.order.refund', target: { type: 'order', id: orderId }, summary: `Refunded order ${orderId} of ${user.username} (${formatMoney(current.total)})`,
+        action: 'store.order.refund', target: { type: 'order', id: orderId },
+          summary: `Refunded order ${orderId} of ${user.username} (${formatMoney(current.total)})`,
         before: { status: current.status }, after: { status: 'refunded' },
       });
       return { ...current, status: 'refunded' };
@@ -816,9 +818,10 @@ export class DbStoreService implements StoreService {
   /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */
   /** Completed orders' totals since `since`, by UTC hour (`2026-11-25 14`) and type: at most 24 rows a day per type, whatever the sales. */
   async salesByHour(since: string): Promise<{ hour: string; type: string; total: number }[]> {
-    const rows = await this.#db.query<{ hour: string; type: string; total: number | string | null }>(
-      "select substr(creation_date, 1, 13) as hour, type, sum(total) as total from store_orders where status = 'completed' and creation_date >= ? group by substr(creation_date, 1, 13), type",
-      [since]);
+    const O = StoreOrder.c;
+    const rows = await this.#db.query<{ hour: string; type: string; total: number | string | null }>(sql`
+      select substr(${O.creationDate}, 1, 13) as hour, ${O.type} as type, sum(${O.total}) as total from ${StoreOrder}
+      where ${O.status} = 'completed' and ${O.creationDate} >= ${since} group by substr(${O.creationDate}, 1, 13), ${O.type}`);
     return rows.map((r) => ({ hour: r.hour, type: r.type, total: Number(r.total ?? 0) }));
   }
 

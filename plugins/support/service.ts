@@ -130,7 +130,8 @@ export class DbSupportService implements SupportService {
 
   /** Tickets not closed. */
   async awaitingAnswerCount(): Promise<number> {
-    const [row] = await this.#db.query<{ n: number }>('select count(*) as n from support_tickets where status_id in (?, ?)', [Status.OPEN, Status.USER_REPLY]);
+    const [row] = await this.#db.query<{ n: number }>(
+      sql`select count(*) as n from ${SupportTicket} where ${SupportTicket.c.statusId} in ${[Status.OPEN, Status.USER_REPLY]}`);
     return Number(row!.n);
   }
 

@@ -150,7 +150,7 @@ export class DbUsersService implements UsersService {
     const wanted = [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id > 0))];
     if (wanted.length === 0) return new Map();
     const { columns, fromArray } = UsersAccount.pick('id', 'username');
-    const rows = await this.#db.queryArrays(`select ${columns} from users_accounts where id in (${wanted.map(() => '?').join(', ')})`, wanted);
+    const rows = await this.#db.queryArrays(sql`select ${columns} from ${UsersAccount} where ${UsersAccount.c.id} in ${wanted}`);
     return new Map(rows.map((row) => {
       const { id, username } = fromArray(row);
       return [id, username];
@@ -417,7 +417,8 @@ export class DbUsersService implements UsersService {
       if (patch.slug !== undefined && patch.slug !== role.slug) await this.#requireFreeSlug(patch.slug);
       await UsersRole.update(this.#db, roleId, roleRecord(patch));
       const after = (await this.getRole(roleId))!;
-      await this.#audit.record({ action: 'users.role.update', target: { type: 'role', id: roleId }, summary: `Changed role ${after.name}`, before: role, after });
+      await this.#audit.record({ action: 'users.role.update', target: { type: 'role', id: roleId }, summary: `Changed role ${after.name}`, before: role,
+        after });
       return after;
     });
   }
@@ -432,7 +433,8 @@ export class DbUsersService implements UsersService {
       await this.#db.run(sql`delete from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId}`);
       const { affectedRows } = await this.#db.run(sql`delete from ${UsersRole} where ${R.id} = ${roleId}`);
       if (affectedRows === 0) return false;
-      await this.#audit.record({ action: 'users.role.delete', target: { type: 'role', id: roleId }, summary: `Deleted role ${before?.name ?? roleId}`, before });
+      await this.#audit.record({ action: 'users.role.delete', target: { type: 'role', id: roleId }, summary: `Deleted role ${before?.name ?? roleId}`,
+        before });
       for (const h of holders) await this.#events.emit('users.role.revoked', { userId: Number(h.user_id), roleId, reason: 'revoked' });
       return true;
     });

@@ -23,7 +23,8 @@ t.test('the audit log page lists a refund made in the console', { skip: hasChrom
   await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor();
   const table = page.getByRole('table', { name: 'Changes by staff' });
   const refund = table.getByRole('row').filter({ hasText: 'store.order.refund' });
-  t.match(await refund.textContent(), new RegExp(`Alice.*store\\.order\\.refund.*order ${orderId}.*Refunded order ${orderId} of Steve \\(5\\.00\\).*status: completed → refunded`));
+  t.match(await refund.textContent(),
+    new RegExp(`Alice.*store\\.order\\.refund.*order ${orderId}.*Refunded order ${orderId} of Steve \\(5\\.00\\).*status: completed → refunded`));
   t.ok(await table.getByRole('link', { name: 'Steve' }).first().isVisible(), 'a player is named, linked to their page');
   t.same(await axeViolations(page), [], 'the audit page passes axe');
   await screenshot(page, 'audit-log');

@@ -29,17 +29,20 @@ t.test('the dashboard lists what needs attention and charts the last 30 days', {
   const steveId = await register(app, 'Steve');
   const server = await created(app, '/api/admin/delivery/servers', { name: 'Lobby' }, 'json');
   const productId = await makeProduct(app, { name: 'VIP', categoryID: String(await makeCategory(app, { name: 'Ranks' })), price: '5.00' });
-  await created(app, `/api/admin/store/products/${productId}/commands`, { serverID: String(server.id), command: 'lp user {username} parent add vip', trigger: 'purchase' }, 'json');
+  await created(app, `/api/admin/store/products/${productId}/commands`, { serverID: String(server.id), command: 'lp user {username} parent add vip',
+    trigger: 'purchase' }, 'json');
   await call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '5.00' } });
   t.equal((await call(app, '/api/store/buy', { body: { userID: String(steveId), products: [String(productId)] } })).statusCode, 200);
   const claimed = (await call(app, '/api/delivery/claim', { as: 'json', body: { token: server.token } })).json().commands;
   t.equal(claimed.length, 1);
-  t.equal((await call(app, '/api/delivery/ack', { as: 'json', body: { token: server.token, ids: [claimed[0].id], result: 'failed', message: 'no such group' } })).statusCode, 200);
+  t.equal((await call(app, '/api/delivery/ack', { as: 'json', body: { token: server.token, ids: [claimed[0].id], result: 'failed',
+    message: 'no such group' } })).statusCode, 200);
 
   // A top-up refunded at the gateway after 6.00 of it was spent: a debt; another disputed.
   const topUp = async (session: string, amount: string) => {
     mockStripeSession(session);
-    const res = await call(app, '/api/payments/checkout', { body: { gateway: 'stripe', username: 'Steve', amount, returnURL: 'https://play.example.com/', cancelURL: 'https://play.example.com/' } });
+    const res = await call(app, '/api/payments/checkout', { body: { gateway: 'stripe', username: 'Steve', amount, returnURL: 'https://play.example.com/',
+      cancelURL: 'https://play.example.com/' } });
     const paymentID = res.json().data.paymentID;
     t.equal((await stripeWebhook(app, sessionCompleted(`evt_${session}`, paymentID, session, Number(amount) * 100))).statusCode, 200);
   };
@@ -52,7 +55,8 @@ t.test('the dashboard lists what needs attention and charts the last 30 days', {
 
   // A ticket nobody answered.
   const category = (await call(app, '/api/admin/support/categories', { body: { name: 'Payments' } })).json().id;
-  t.equal((await call(app, '/api/support/tickets', { body: { accountID: String(steveId), categoryID: category, title: 'Refund?', message: 'Where is my VIP?' } })).statusCode, 200);
+  t.equal((await call(app, '/api/support/tickets', { body: { accountID: String(steveId), categoryID: category, title: 'Refund?',
+    message: 'Where is my VIP?' } })).statusCode, 200);
 
   await page.goto(`${base}/console`);
   const items = (await attention.getByRole('listitem').allTextContents()).map((s) => s.trim());
@@ -66,7 +70,8 @@ t.test('the dashboard lists what needs attention and charts the last 30 days', {
 
   const credit = page.getByRole('img', { name: /Credit sales, last 30 days/ });
   t.match(await credit.getAttribute('aria-labelledby'), /heading .*summary/);
-  t.match(await page.locator('figcaption').first().textContent(), /^30 days, 5\.00 in all; the most on \d{4}-\d{2}-\d{2} \(5\.00\)\.$/, 'the chart says what it shows');
+  t.match(await page.locator('figcaption').first().textContent(), /^30 days, 5\.00 in all; the most on \d{4}-\d{2}-\d{2} \(5\.00\)\.$/,
+    'the chart says what it shows');
   t.equal(await credit.locator('rect.bar').count(), 30, 'one bar a day');
   const received = page.locator('figcaption').nth(1);
   t.match(await received.textContent(), /^30 days, 2\.00 in all/, 'top-ups: the one kept; the refunded and the disputed ones are not money in hand');
@@ -77,5 +82,6 @@ t.test('the dashboard lists what needs attention and charts the last 30 days', {
 
   await attention.getByRole('link', { name: /failed for good/ }).click();
   await page.getByRole('heading', { name: 'Delivery', level: 1 }).waitFor();
-  t.match(await page.getByRole('table', { name: 'Queued commands, newest first' }).textContent(), /lp user Steve parent add vip.*failed/, 'the link leads to the failed command');
+  t.match(await page.getByRole('table', { name: 'Queued commands, newest first' }).textContent(), /lp user Steve parent add vip.*failed/,
+    'the link leads to the failed command');
 });

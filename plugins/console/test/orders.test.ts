@@ -10,7 +10,8 @@ t.test('an order shows its player by name and its delivery, with redeliver', { s
   const steveId = await register(app, 'Steve');
   const server = await created(app, '/api/admin/delivery/servers', { name: 'Lobby' }, 'json');
   const productId = await makeProduct(app, { name: 'VIP', categoryID: String(await makeCategory(app, { name: 'Ranks' })), price: '5.00' });
-  await created(app, `/api/admin/store/products/${productId}/commands`, { serverID: String(server.id), command: 'say thanks {username}', trigger: 'purchase' }, 'json');
+  await created(app, `/api/admin/store/products/${productId}/commands`, { serverID: String(server.id), command: 'say thanks {username}',
+    trigger: 'purchase' }, 'json');
   await call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '20.00' } });
   t.equal((await call(app, '/api/store/buy', { body: { userID: String(steveId), products: [String(productId)] } })).statusCode, 200);
   const orderId = (await call(app, `/api/users/${steveId}/orders`)).json()[0].id;
@@ -30,7 +31,8 @@ t.test('an order shows its player by name and its delivery, with redeliver', { s
 
   await orders.getByRole('link', { name: `#${orderId}` }).click();
   await page.getByRole('heading', { name: `Order #${orderId}` }).waitFor();
-  t.equal(await page.getByRole('link', { name: 'Steve player' }).getAttribute('href'), `/console/players/${steveId}`, 'the order names its player, linked to their page');
+  t.equal(await page.getByRole('link', { name: 'Steve player' }).getAttribute('href'), `/console/players/${steveId}`,
+    'the order names its player, linked to their page');
   const delivery = page.getByRole('table', { name: 'Delivery' });
   const row = delivery.getByRole('row').filter({ hasText: 'say thanks Steve' });
   t.match(await row.textContent(), /Lobby.*say thanks Steve.*purchase.*done/, 'the command, its server and that it ran');
@@ -44,7 +46,8 @@ t.test('an order shows its player by name and its delivery, with redeliver', { s
   const api = (await call(app, `/api/admin/delivery/queue?order=${orderId}`)).json();
   t.match(api, [{ status: 'waiting', tries: '0' }], 'through the API');
   const [entry] = (await call(app, '/api/admin/audit?action=delivery.')).json();
-  t.match(entry, { actor: 'Alice', action: 'delivery.command.redeliver', summary: `Queued again "say thanks Steve" for Steve (order ${orderId})` }, 'and in the audit log');
+  t.match(entry, { actor: 'Alice', action: 'delivery.command.redeliver', summary: `Queued again "say thanks Steve" for Steve (order ${orderId})` },
+    'and in the audit log');
 
   await t.test('a command of another order cannot be redelivered from this one', async (t) => {
     const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
