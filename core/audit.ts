@@ -175,6 +175,7 @@ export async function auditRoutes(app: FastifyInstance, audit: AuditLog, setting
     },
   }, async (request) => (await audit.list(auditFilter(request.query as Static<typeof AuditQuery>, 200))).map((r) => ({
     id: r.id, at: displayTimestamp(r.at, settings.get().timezone), actorKind: r.actorKind, actor: r.actor, action: r.action,
-    targetType: r.targetType, targetID: r.targetId, summary: r.summary, before: r.before === null ? null : JSON.parse(r.before), after: r.after === null ? null : JSON.parse(r.after), requestID: r.requestId,
+    targetType: r.targetType, targetID: r.targetId, summary: r.summary, requestID: r.requestId,
+    before: r.before === null ? null : JSON.parse(r.before), after: r.after === null ? null : JSON.parse(r.after),
   })));
 }
