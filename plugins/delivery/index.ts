@@ -46,13 +46,19 @@ export default defineFeature({
   errors: { DELIVERY_SERVER_NOT_FOUND: 404, DELIVERY_COMMAND_NOT_FOUND: 404, DELIVERY_QUEUE_NOT_FOUND: 404 },
   async register(app, { db, events, services, settings, metrics, options: opts, log }) {
     const wakeups = new Wakeups();
+    const users = services.get(usersRef);
     const delivery = new DbDeliveryService({
-      db, settings, store: services.get(storeRef), users: services.get(usersRef), audit: services.get(auditRef), wakeups, lease: opts, watch: opts,
+      db, settings, store: services.get(storeRef), users, audit: services.get(auditRef), wakeups, lease: opts, watch: opts,
     });
     services.provide(deliveryRef, delivery);
     // Inside the buy's transaction: a buy that rolls back leaves no command behind.
     events.onCommitting('store.order.completed', (order) => delivery.enqueue('purchase', order));
     events.onCommitting('store.order.refunded', (order) => delivery.orderRefunded(order));
+    // A payment charged back (refunded or disputed at its gateway): the owner's chargeback commands, for a player with an account.
+    events.onCommitting('payments.reversed', async (e) => {
+      const player = e.userId === 0 ? undefined : await users.findById(e.userId);
+      if (player) await delivery.chargeback({ userId: player.id, username: player.username, linkedAccounts: player.linkedAccounts, orderId: e.orderId });
+    });
     events.onCommitting('users.role.revoked', (e) => (e.reason === 'expired' ? delivery.roleExpired(e.userId, e.roleId) : undefined));
     deliveryRoutes(app, delivery, {
       wakeups, heartbeatSeconds: opts.heartbeatSeconds, perServer: opts.streamsPerServer, maxSeconds: opts.streamMaxSeconds,

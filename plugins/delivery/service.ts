@@ -29,6 +29,8 @@ const Q = DeliveryQueue.c;
 /** A buy's delivery lookup: its commands joined to their servers. */
 const c = DeliveryCommand.as('c');
 const s = DeliveryServer.as('s');
+/** The product id of chargeback commands: they belong to no product. */
+const CHARGEBACK_PRODUCT = 0;
 /** "Seen" is for staff spotting a server that stopped polling: to the nearest 10 s is plenty. */
 const SEEN_RESOLUTION_MS = 10_000;
 
@@ -222,6 +224,57 @@ export class DbDeliveryService implements DeliveryService {
     await this.getServer(input.serverID);
   }
 
+  /** The commands every chargeback runs (a payment refunded or disputed at the gateway), per game server. */
+  async chargebackCommands(): Promise<CommandRow[]> {
+    const C = DeliveryCommand.c;
+    return (await DeliveryCommand.select(this.#db, sql`where ${C.productId} = ${CHARGEBACK_PRODUCT} and ${C.runOn} = 'chargeback' order by ${C.id}`))
+      .map(commandRow);
+  }
+
+  async addChargebackCommand(serverId: number, command: string): Promise<CommandRow> {
+    return this.#db.transaction(async () => {
+      await this.#check({ serverID: serverId, command, trigger: 'purchase', requireOnline: false, perUnit: false });
+      const id = await DeliveryCommand.insert(this.#db, {
+        productId: CHARGEBACK_PRODUCT, serverId, command, runOn: 'chargeback', requireOnline: false, perUnit: false,
+      });
+      await this.#audit.record({ action: 'delivery.chargeback.create', target: { type: 'command', id }, summary: `Chargebacks run "${command}"`,
+        after: { serverId, command } });
+      return this.#getCommand(CHARGEBACK_PRODUCT, id);
+    });
+  }
+
+  async deleteChargebackCommand(id: number): Promise<void> {
+    await this.#db.transaction(async () => {
+      const C = DeliveryCommand.c;
+      const [current] = await DeliveryCommand.select(this.#db, sql`where ${C.id} = ${id} and ${C.productId} = ${CHARGEBACK_PRODUCT}`);
+      if (!current) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `No chargeback command with ID ${id}.`);
+      await this.#db.run(sql`delete from ${DeliveryCommand} where ${DeliveryCommand.c.id} = ${id}`);
+      await this.#audit.record({ action: 'delivery.chargeback.delete', target: { type: 'command', id },
+        summary: `Chargebacks no longer run "${current.command}"`,
+        before: { serverId: current.serverId, command: current.command } });
+    });
+  }
+
+  /**
+   * A payment charged back (`payments.reversed`): every chargeback command queued for its player,
+   * in the reversal's transaction, under the payment's order.
+   */
+  async chargeback(player: { userId: number; username: string; linkedAccounts: Record<string, string>; orderId: number }): Promise<void> {
+    const commands = await this.chargebackCommands();
+    if (commands.length === 0) return;
+    const at = now();
+    const item = { productId: CHARGEBACK_PRODUCT, productName: '', quantity: 1, variables: {} };
+    const rows = commands.map((c) => ({
+      serverId: Number(c.serverID), userId: player.userId, username: player.username, orderId: player.orderId, productId: CHARGEBACK_PRODUCT,
+      command: render(c.command, { username: player.username, userId: player.userId, orderId: player.orderId, chatUserId: player.linkedAccounts.chat ?? '',
+        item, quantity: 1 }),
+      runOn: 'chargeback' as const, requireOnline: false, status: 'waiting' as const, tries: 0, notBefore: null, lastError: null,
+      creationDate: at, updatedDate: at,
+    }));
+    await DeliveryQueue.insertMany(this.#db, rows);
+    this.#db.afterCommit(() => this.#wakeups.wake(rows.map((r) => r.serverId)));
+  }
+
   async createCommand(productId: number, input: CommandInput): Promise<CommandRow> {
     return this.#db.transaction(async () => {
       await this.#requireProduct(productId);
@@ -236,7 +289,7 @@ export class DbDeliveryService implements DeliveryService {
       const current = await this.#command(productId, commandId);
       const next: CommandInput = {
         serverID: patch.serverID ?? current.serverId, command: patch.command ?? current.command,
-        trigger: patch.trigger ?? current.runOn, requireOnline: patch.requireOnline ?? current.requireOnline,
+        trigger: patch.trigger ?? (current.runOn as Trigger), requireOnline: patch.requireOnline ?? current.requireOnline,
         perUnit: patch.perUnit ?? current.perUnit,
       };
       await this.#check(next);

@@ -6,7 +6,8 @@
 import type { Static } from '@sinclair/typebox';
 import { errorsFor, playerCell, type ConsoleField, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
 import { counted, displayTimestamp, formatMoney } from '../../core/format.ts';
-import { usersRef } from '../users/contract.ts';
+import type { SettingsService } from '../../core/settings.ts';
+import { type PlayerPanel, usersRef } from '../users/contract.ts';
 import { PackageCreateBody, PackagePatchBody } from './schemas.ts';
 import type { DbPaymentsService, Package, Payment } from './service.ts';
 
@@ -162,3 +163,27 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
     });
   },
 };
+
+/** The player's page: flagged while a chargeback of theirs stands (a dispute not won, a debt), with what it was. */
+export function chargebackPanel(payments: DbPaymentsService, settings: SettingsService): PlayerPanel {
+  return {
+    async view({ player }) {
+      const flagged = await payments.chargebacksOf(player.id);
+      if (flagged.length === 0) return {};
+      const debt = flagged.reduce((sum, p) => sum + p.debt, 0);
+      const tz = settings.get().timezone;
+      return {
+        stats: [{ label: 'chargeback', value: 'flagged' }],
+        blocks: [{
+          kind: 'table', caption: 'Chargebacks', empty: '',
+          columns: [{ key: 'date', label: 'Date' }, { key: 'gateway', label: 'Gateway' }, { key: 'status', label: 'Status' },
+            { key: 'amount', label: 'Paid', numeric: true }, { key: 'debt', label: 'Owes', numeric: true }],
+          rows: flagged.map((p) => ({
+            date: displayTimestamp(p.updateDate, tz), gateway: p.gateway, status: p.status, amount: `${formatMoney(p.amount)} ${p.currency}`,
+            debt: formatMoney(p.debt),
+          })),
+        }, { kind: 'text', text: `Flagged while a dispute stands (a won one clears it) or a debt remains; owes ${formatMoney(debt)} in credits in all.` }],
+      };
+    },
+  };
+}

@@ -9,7 +9,7 @@ import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { storeRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
-import { paymentsSection } from './console.ts';
+import { chargebackPanel, paymentsSection } from './console.ts';
 import { paymentsRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -68,6 +68,7 @@ export default defineFeature({
       payments.disableGateway('paypal', `${paypalMissing.join(', ')} not set`);
     }
     services.provide(paymentsRef, payments);
+    services.get(usersRef).addPlayerPanel(chargebackPanel(payments, settings));
     await paymentsRoutes(app, payments, settings);
 
     let sweeper: NodeJS.Timeout | undefined;

@@ -53,7 +53,7 @@ export interface CheckoutInput {
  * What a webhook did: `duplicate` (event seen before), `unchanged` (the payment was past that
  * state); for a purchase no longer possible, `credited`, `refunded` or `refund-due`.
  */
-export type WebhookResult = 'completed' | 'credited' | 'refund-due' | 'refunded' | 'disputed' | 'ignored' | 'duplicate' | 'unchanged';
+export type WebhookResult = 'completed' | 'credited' | 'refund-due' | 'refunded' | 'disputed' | 'reinstated' | 'ignored' | 'duplicate' | 'unchanged';
 
 export interface PaymentsDeps {
   db: Database;
@@ -381,6 +381,13 @@ export class DbPaymentsService implements PaymentsService {
     return { disputed: Number(row?.disputed ?? 0), refundDue: Number(row?.refund_due ?? 0), debtors: Number(row?.debtors ?? 0), debt: Number(row?.debt ?? 0) };
   }
 
+  /** A player's chargebacks that flag them: payments disputed and not won, or reversed leaving a debt. */
+  async chargebacksOf(userId: number): Promise<Payment[]> {
+    const P = PaymentsPayment.c;
+    return PaymentsPayment.select(this.#deps.db,
+      sql`where ${P.userId} = ${userId} and (${P.status} = 'disputed' or ${P.debt} > 0) order by ${P.updateDate} desc, ${P.id}`);
+  }
+
   /** Reversed payments whose credits were partly spent: what each player still owes. */
   async debts(): Promise<Payment[]> {
     return PaymentsPayment.select(this.#deps.db, sql`where ${P.debt} > 0 order by ${P.updateDate} desc, ${P.id}`);
@@ -451,6 +458,7 @@ export class DbPaymentsService implements PaymentsService {
     }
     // A partial refund leaves the purchase standing; the refund that makes it whole takes the credits back.
     if (event.kind === 'refunded' && event.refundedTotal !== undefined && event.refundedTotal < payment.amount) return 'ignored';
+    if (event.kind === 'dispute-won') return this.#disputeWon(payment);
     return this.#reverse(payment, event.kind, event.chargeRef);
   }
 
@@ -529,6 +537,21 @@ export class DbPaymentsService implements PaymentsService {
     await db.run(sql`update ${PaymentsPayment} set ${P.status} = ${status}, ${P.chargeRef} = ${charge}, ${P.updateDate} = ${now()}
       where ${P.id} = ${payment.id}`);
     return status;
+  }
+
+  /**
+   * A dispute the merchant won: the credits it took back are given back and its debt is cleared,
+   * which ends the player's flag. A direct purchase's order stays refunded (its roles and commands
+   * were undone); staff sell it again by hand if they wish.
+   */
+  async #disputeWon(payment: Payment): Promise<WebhookResult> {
+    const { db, credits } = this.#deps;
+    if (payment.status !== 'disputed' || payment.orderId === null) return 'unchanged';
+    if (payment.reclaimed > 0) await credits.change(payment.userId, payment.reclaimed, { reason: 'dispute won', orderId: payment.orderId });
+    const P = PaymentsPayment.c;
+    await db.run(sql`update ${PaymentsPayment} set ${P.status} = 'completed', ${P.reclaimed} = 0, ${P.debt} = 0, ${P.updateDate} = ${now()}
+      where ${P.id} = ${payment.id}`);
+    return 'reinstated';
   }
 
   /**

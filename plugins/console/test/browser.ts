@@ -23,8 +23,8 @@ export async function notice(page: Page, text: RegExp): Promise<string> {
  * A server with an admin (Alice) and a support helper (Bob), and a browser page that accepts
  * every confirmation; nobody signed in yet.
  */
-export async function staffBrowser(t: TestLike) {
-  const { app, base } = await serve(t);
+export async function staffBrowser(t: TestLike, env: Record<string, string> = {}) {
+  const { app, base } = await serve(t, {}, env);
   const adminId = await register(app, 'Alice');
   const helperId = await register(app, 'Bob');
   await grant(app, adminId, await role(app, 'Admin'));
