@@ -226,7 +226,6 @@ export class DbDeliveryService implements DeliveryService {
 
   /** The commands every chargeback runs (a payment refunded or disputed at the gateway), per game server. */
   async chargebackCommands(): Promise<CommandRow[]> {
-    const C = DeliveryCommand.c;
     return (await DeliveryCommand.select(this.#db, sql`where ${C.productId} = ${CHARGEBACK_PRODUCT} and ${C.runOn} = 'chargeback' order by ${C.id}`))
       .map(commandRow);
   }
@@ -245,7 +244,6 @@ export class DbDeliveryService implements DeliveryService {
 
   async deleteChargebackCommand(id: number): Promise<void> {
     await this.#db.transaction(async () => {
-      const C = DeliveryCommand.c;
       const [current] = await DeliveryCommand.select(this.#db, sql`where ${C.id} = ${id} and ${C.productId} = ${CHARGEBACK_PRODUCT}`);
       if (!current) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `No chargeback command with ID ${id}.`);
       await this.#db.run(sql`delete from ${DeliveryCommand} where ${DeliveryCommand.c.id} = ${id}`);
