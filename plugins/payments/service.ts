@@ -69,6 +69,8 @@ export interface PaymentsDeps {
   guestCheckout: boolean;
   /** Seconds a direct purchase waits for its payment before it expires. */
   purchaseExpirySeconds: number;
+  /** A charged-back top-up refunds the balance purchases made since it. */
+  chargebackRefundsOrders: boolean;
 }
 
 const P = PaymentsPayment.c;
@@ -373,7 +375,6 @@ export class DbPaymentsService implements PaymentsService {
 
   /** What needs staff: open disputes, guests' refunds to make by hand, and the players who owe (with how much in all). */
   async trouble(): Promise<{ disputed: number; refundDue: number; debtors: number; debt: number }> {
-    const P = PaymentsPayment.c;
     const [row] = await this.#deps.db.query<Record<'disputed' | 'refund_due' | 'debtors' | 'debt', number | string | null>>(sql`
       select sum(case when ${P.status} = 'disputed' then 1 else 0 end) as disputed, sum(case when ${P.status} = 'refund-due' then 1 else 0 end) as refund_due,
              sum(case when ${P.debt} > 0 then 1 else 0 end) as debtors, sum(${P.debt}) as debt
@@ -383,7 +384,6 @@ export class DbPaymentsService implements PaymentsService {
 
   /** A player's chargebacks that flag them: payments disputed and not won, or reversed leaving a debt. */
   async chargebacksOf(userId: number): Promise<Payment[]> {
-    const P = PaymentsPayment.c;
     return PaymentsPayment.select(this.#deps.db,
       sql`where ${P.userId} = ${userId} and (${P.status} = 'disputed' or ${P.debt} > 0) order by ${P.updateDate} desc, ${P.id}`);
   }
@@ -548,7 +548,6 @@ export class DbPaymentsService implements PaymentsService {
     const { db, credits } = this.#deps;
     if (payment.status !== 'disputed' || payment.orderId === null) return 'unchanged';
     if (payment.reclaimed > 0) await credits.change(payment.userId, payment.reclaimed, { reason: 'dispute won', orderId: payment.orderId });
-    const P = PaymentsPayment.c;
     await db.run(sql`update ${PaymentsPayment} set ${P.status} = 'completed', ${P.reclaimed} = 0, ${P.debt} = 0, ${P.updateDate} = ${now()}
       where ${P.id} = ${payment.id}`);
     return 'reinstated';
@@ -568,6 +567,10 @@ export class DbPaymentsService implements PaymentsService {
     }
     if (payment.status !== 'completed' && payment.status !== 'credited') return 'unchanged';
     const orderId = payment.orderId!;
+    if (payment.credits > 0 && this.#deps.chargebackRefundsOrders) {
+      // Before the credits are taken: what the purchases give back covers the debt first.
+      for (const bought of await store.creditOrdersAfter(payment.userId, orderId)) await store.refund(bought);
+    }
     // A direct purchase added no credits: its order's refund takes back what it gave (roles, refund commands).
     const reclaimed = payment.credits === 0 ? 0
       : await credits.takeUpTo(payment.userId, payment.credits, { reason: kind === 'refunded' ? 'refund' : 'dispute', orderId });

@@ -816,9 +816,14 @@ export class DbStoreService implements StoreService {
   }
 
   /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */
+  async creditOrdersAfter(userId: number, afterOrderId: number): Promise<number[]> {
+    const rows = await this.#db.query<{ id: number }>(sql`select ${O.id} as id from ${StoreOrder}
+      where ${O.accountId} = ${userId} and ${O.type} = 'credit' and ${O.status} = 'completed' and ${O.id} > ${afterOrderId} order by ${O.id}`);
+    return rows.map((r) => Number(r.id));
+  }
+
   /** Completed orders' totals since `since`, by UTC hour (`2026-11-25 14`) and type: at most 24 rows a day per type, whatever the sales. */
   async salesByHour(since: string): Promise<{ hour: string; type: string; total: number }[]> {
-    const O = StoreOrder.c;
     const rows = await this.#db.query<{ hour: string; type: string; total: number | string | null }>(sql`
       select substr(${O.creationDate}, 1, 13) as hour, ${O.type} as type, sum(${O.total}) as total from ${StoreOrder}
       where ${O.status} = 'completed' and ${O.creationDate} >= ${since} group by substr(${O.creationDate}, 1, 13), ${O.type}`);

@@ -1,10 +1,9 @@
 /** The dashboard in a real browser: what needs attention (a failed delivery, a debt, a dispute, a ticket) and the 30-day charts. */
 import t from 'tap';
 import { axeViolations } from '../../../test/browser.ts';
-import { created, makeCategory, makeProduct } from '../../../test/fixtures.ts';
 import { STRIPE_ENV, mockStripeSession, sessionCompleted, stripeWebhook } from '../../../test/gateways.ts';
 import { call } from '../../../test/helper.ts';
-import { browse, grant, hasChromium, register, role, screenshot, serve, signIn, skipReason } from './browser.ts';
+import { browse, grant, hasChromium, purchaseWithCommand, register, role, screenshot, serve, signIn, skipReason } from './browser.ts';
 
 const charge = (type: string, eventId: string, sessionId: string, amount: number) => ({
   id: eventId, type,
@@ -26,13 +25,7 @@ t.test('the dashboard lists what needs attention and charts the last 30 days', {
   t.match(await attention.textContent(), /Nothing needs attention/, 'a fresh shop has nothing to act on');
 
   // A purchase whose command fails for good on the game server.
-  const steveId = await register(app, 'Steve');
-  const server = await created(app, '/api/admin/delivery/servers', { name: 'Lobby' }, 'json');
-  const productId = await makeProduct(app, { name: 'VIP', categoryID: String(await makeCategory(app, { name: 'Ranks' })), price: '5.00' });
-  await created(app, `/api/admin/store/products/${productId}/commands`, { serverID: String(server.id), command: 'lp user {username} parent add vip',
-    trigger: 'purchase' }, 'json');
-  await call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '5.00' } });
-  t.equal((await call(app, '/api/store/buy', { body: { userID: String(steveId), products: [String(productId)] } })).statusCode, 200);
+  const { server, steveId } = await purchaseWithCommand(app, 'lp user {username} parent add vip');
   const claimed = (await call(app, '/api/delivery/claim', { as: 'json', body: { token: server.token } })).json().commands;
   t.equal(claimed.length, 1);
   t.equal((await call(app, '/api/delivery/ack', { as: 'json', body: { token: server.token, ids: [claimed[0].id], result: 'failed',

@@ -1,20 +1,12 @@
 /** Orders in a real browser: players by name, an order's delivery beside it, and a command redelivered; each checked through the API too. */
 import t from 'tap';
 import { axeViolations } from '../../../test/browser.ts';
-import { created, makeCategory, makeProduct } from '../../../test/fixtures.ts';
 import { ADMIN_KEY, call } from '../../../test/helper.ts';
-import { hasChromium, notice, register, screenshot, signIn, skipReason, staffBrowser } from './browser.ts';
+import { hasChromium, notice, purchaseWithCommand, screenshot, signIn, skipReason, staffBrowser } from './browser.ts';
 
 t.test('an order shows its player by name and its delivery, with redeliver', { skip: hasChromium ? false : skipReason }, async (t) => {
   const { app, base, page, menu } = await staffBrowser(t);
-  const steveId = await register(app, 'Steve');
-  const server = await created(app, '/api/admin/delivery/servers', { name: 'Lobby' }, 'json');
-  const productId = await makeProduct(app, { name: 'VIP', categoryID: String(await makeCategory(app, { name: 'Ranks' })), price: '5.00' });
-  await created(app, `/api/admin/store/products/${productId}/commands`, { serverID: String(server.id), command: 'say thanks {username}',
-    trigger: 'purchase' }, 'json');
-  await call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '20.00' } });
-  t.equal((await call(app, '/api/store/buy', { body: { userID: String(steveId), products: [String(productId)] } })).statusCode, 200);
-  const orderId = (await call(app, `/api/users/${steveId}/orders`)).json()[0].id;
+  const { server, steveId, orderId } = await purchaseWithCommand(app, 'say thanks {username}');
   // The game server takes the command through the plugin's HTTP mode: it is done.
   const queue = await app.inject({ url: `/api/command-logs/${server.token}/queue`, headers: { 'x-api-key': ADMIN_KEY } });
   const ids = queue.json().map((r: { id: string }) => r.id);

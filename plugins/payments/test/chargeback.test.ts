@@ -1,8 +1,8 @@
 /** Chargebacks: the owner's commands queued for the player, the player flagged, and a won dispute undoing the debt and the flag. */
 import t from 'tap';
-import { newUser, read } from '../../../test/fixtures.ts';
+import { makeCategory, makeProduct, newUser, read } from '../../../test/fixtures.ts';
 import { call } from '../../../test/helper.ts';
-import { balanceOf, buildShop, disputeCreated, sessionCompleted, stripeCheckout, stripeWebhook } from './fixtures.ts';
+import { balanceOf, buildShop, chargeRefunded, disputeCreated, sessionCompleted, stripeCheckout, stripeWebhook } from './fixtures.ts';
 
 const disputeClosed = (eventId: string, sessionId: string, status: 'won' | 'lost') => ({
   id: eventId, type: 'charge.dispute.closed',
@@ -61,4 +61,21 @@ t.test('a chargeback queues the owner\'s commands, flags the player, and a won d
     t.equal((await call(app, `/api/admin/delivery/chargeback-commands/${command.id}`, { method: 'DELETE' })).statusCode, 404);
     t.same(await read(app, '/api/admin/delivery/chargeback-commands'), []);
   });
+});
+
+t.test('with chargebackRefundsOrders, the purchases made since the top-up are refunded first and cover the debt', async (t) => {
+  const app = await buildShop(t, { chargebackRefundsOrders: true });
+  const steve = await newUser(app, 'steve');
+  const productId = await makeProduct(app, { name: 'VIP', categoryID: String(await makeCategory(app, { name: 'Ranks' })), price: '6.00' });
+  const paymentID = await stripeCheckout(app, 'cs_orders', { username: 'steve', amount: '10.00' });
+  t.equal((await stripeWebhook(app, sessionCompleted('evt_paid', paymentID, 'cs_orders', 1000))).statusCode, 200);
+  t.equal((await call(app, '/api/store/buy', { body: { userID: String(steve.id), products: [String(productId)] } })).statusCode, 200);
+  t.equal(await balanceOf(app, 'steve'), 4);
+  const res = await stripeWebhook(app, chargeRefunded('evt_refund', 'cs_orders', 1000));
+  t.strictSame(res.json(), { status: true, data: { result: 'refunded' } });
+  const orders = await read(app, `/api/users/${steve.id}/orders`);
+  t.match(orders.find((o: { type: string }) => o.type === 'credit'), { status: 'refunded' }, 'the purchase is refunded');
+  t.equal(await balanceOf(app, 'steve'), 0);
+  t.match(await read(app, `/api/payments/${paymentID}`), { status: 'refunded', reclaimed: '10.00', debt: '0.00' },
+    'no debt: the purchase gave its credits back first');
 });
