@@ -1,6 +1,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { defineEntity, p } from './table.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditLog } from './audit.ts';
 import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';
 import { now } from './format.ts';
@@ -88,6 +89,7 @@ function sha256(value: string): Buffer {
  */
 export class ApiKeys {
   readonly #db: Database;
+  readonly #audit: AuditLog;
   readonly #bootstrap?: { hash: Buffer; identity: ApiKeyIdentity };
   #cache: { hash: Buffer; identity: ApiKeyIdentity }[] = [];
   #loadedAt = 0;
@@ -99,8 +101,9 @@ export class ApiKeys {
   /** Keys found valid since the last refresh: a game server's key is then checked without hashing. */
   #known = new Map<string, ApiKeyIdentity>();
 
-  constructor(db: Database, bootstrapKey: string | undefined, cacheSeconds: number) {
+  constructor(db: Database, audit: AuditLog, bootstrapKey: string | undefined, cacheSeconds: number) {
     this.#db = db;
+    this.#audit = audit;
     this.#cacheMs = cacheSeconds * 1000;
     if (bootstrapKey) this.#bootstrap = { hash: sha256(bootstrapKey), identity: { name: 'bootstrap', scopes: ['api', 'admin'], clientCodes: false } };
   }
@@ -165,7 +168,11 @@ export class ApiKeys {
     const key = `ck_${randomBytes(24).toString('hex')}`;
     const existing = await this.#db.query(sql`select ${K.id} from ${CoreApiKey} where ${K.name} = ${name}`);
     if (existing.length) throw new DomainError('CONFLICT', `an API key named "${name}" exists already`);
-    await CoreApiKey.insert(this.#db, { name, keyHash: sha256(key).toString('hex'), scopes: scopes.join(' '), createdAt: now(), clientCodes });
+    await this.#db.transaction(async () => {
+      await CoreApiKey.insert(this.#db, { name, keyHash: sha256(key).toString('hex'), scopes: scopes.join(' '), createdAt: now(), clientCodes });
+      await this.#audit.record({ action: 'core.apikey.create', target: { type: 'apikey', id: name },
+        summary: `Created API key ${name} (${scopes.join(' ')})`, after: { scopes, clientCodes } });
+    });
     this.#changed();
     return key;
   }
@@ -195,7 +202,12 @@ export class ApiKeys {
   }
 
   async revoke(name: string): Promise<boolean> {
-    const { affectedRows } = await this.#db.run(sql`update ${CoreApiKey} set ${K.revokedAt} = ${now()} where ${K.name} = ${name} and ${K.revokedAt} is null`);
+    const affectedRows = await this.#db.transaction(async () => {
+      const revoked = (await this.#db.run(sql`update ${CoreApiKey} set ${K.revokedAt} = ${now()} where ${K.name} = ${name} and ${K.revokedAt} is null`))
+        .affectedRows;
+      if (revoked > 0) await this.#audit.record({ action: 'core.apikey.revoke', target: { type: 'apikey', id: name }, summary: `Revoked API key ${name}` });
+      return revoked;
+    });
     this.#changed();
     return affectedRows > 0;
   }

@@ -6,6 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { lazySchemaCompilers, plainJsonAnswers } from './schema-compilers.ts';
 import { Type } from '@sinclair/typebox';
 import { ApiKeys, apiKeyHook, apiKeysRef } from './api-keys.ts';
+import { AuditLog, auditActors, auditRef, auditRoutes } from './audit.ts';
 import { connectAtBoot } from './boot.ts';
 import { capConnections } from './connections.ts';
 import { loadConfig, type AppConfig, type SiteSetting, type SiteSettings } from './config.ts';
@@ -157,14 +158,16 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   app.server.maxConnections = config.server.maxConnections;
   capConnections(app.server, { maxPerAddress: config.server.maxConnectionsPerAddress, uncapped: config.server.proxyAddresses });
 
-  const settings = new DbSettings(db, declared, site);
+  const audit = new AuditLog(db);
+  const settings = new DbSettings(db, audit, declared, site);
   await settings.load();
   settings.startRefresh(5);
   const services = new ServiceRegistry();
   services.provide(settingsRef, settings);
   const events = new EventBus(app.log, db);
-  const apiKeys = new ApiKeys(db, env.API_KEY, config.apiKeys.cacheSeconds);
+  const apiKeys = new ApiKeys(db, audit, env.API_KEY, config.apiKeys.cacheSeconds);
   services.provide(apiKeysRef, apiKeys);
+  services.provide(auditRef, audit);
   const featureOptions = new Map(features.map((f) => [f.def.name, f.options]));
   const metrics = metricsRegistry(config.metrics.enabled);
 
@@ -191,6 +194,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   echoRequestId(app);
   await corsPolicy(app, config.server.corsOrigins);
   apiKeyHook(app, apiKeys);
+  auditActors(app);
   await bodyParsing(app, { fieldLimit: config.server.fieldLimit, maxFields: config.server.maxFields, bodyLimit: config.server.bodyLimit });
   strictTypes(app);
   inputGuard(app);
@@ -217,6 +221,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(FAVICON));
   await app.register(async (admin) => settingsRoutes(admin, settings));
+  await app.register(async (admin) => auditRoutes(admin, audit, settings));
   if (config.metrics.enabled) {
     metricsRoutes(app, metrics, config.metrics, apiKeys);
     databaseMetrics(metrics, db);

@@ -82,7 +82,28 @@ export type ConsoleBlock =
     /** Ask before posting (destructive changes). */
     confirm?: string;
   }
-  | { kind: 'thread'; heading: string; messages: { author: string; date: string; text: string; staff: boolean }[] };
+  | { kind: 'thread'; heading: string; messages: { author: string; date: string; text: string; staff: boolean }[] }
+  /** What staff must act on: each item a sentence, linked to where to act. */
+  | { kind: 'attention'; heading: string; items: { text: string; href?: string }[]; empty: string }
+  | ({ kind: 'chart' } & ConsoleChart);
+
+/** Something staff must act on, listed at the top of the dashboard while `count` is above 0. */
+export interface ConsoleAttention {
+  count: number;
+  /** The sentence shown, with its count: "3 deliveries failed for good" (see `counted`). */
+  text: string;
+  href?: string;
+}
+
+/** A bar chart of one figure over days, drawn on the page (SVG) with its figures in a table beside it. */
+export interface ConsoleChart {
+  heading: string;
+  /** One per bar, oldest first: the day (`2026-11-25`). */
+  labels: string[];
+  /** One per label: cents when `money`, else a count. */
+  values: number[];
+  money?: boolean;
+}
 
 export interface ConsolePage {
   title: string;
@@ -122,6 +143,10 @@ export interface ConsolePages {
   href(sectionId: string, path?: string): string | undefined;
   /** Figures for the dashboard, shown to the staff who may open this section. */
   dashboard(tiles: () => Promise<{ label: string; value: string; href?: string }[]>): void;
+  /** What needs staff now (failed deliveries, open disputes), at the top of the dashboard for those who may open this section. */
+  attention(check: () => Promise<ConsoleAttention[]>): void;
+  /** Charts for the dashboard, under its attention list. */
+  charts(draw: () => Promise<ConsoleChart[]>): void;
 }
 
 export interface ConsoleSection<Options = unknown, Own = unknown> {
@@ -150,6 +175,14 @@ export const consoleHostRef = createServiceRef<ConsoleHost>('console');
 /** A record id from a path or form value: digits only, else 0 (which no record has). */
 export function idOf(text: string | undefined, digits = 15): number {
   return new RegExp(`^[0-9]{1,${digits}}$`).test(text ?? '') ? Number(text) : 0;
+}
+
+/** A player's cell: their name linked to their page in the players section (when it runs), or `#id` when the name is unknown. */
+export function playerCell(pages: ConsolePages, id: number | string, names: ReadonlyMap<number, string>): string | { text: string; href: string } {
+  const name = names.get(Number(id));
+  if (name === undefined) return `#${id}`;
+  const href = pages.href('players', `/${id}`);
+  return href ? { text: name, href } : name;
 }
 
 /** A form field's text, trimmed; empty when absent. */

@@ -2,6 +2,7 @@ import { defineEntity, p } from './table.ts';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, coreSettings, settingsSchema, validate, type SiteSetting, type SiteSettings } from './config.ts';
+import type { AuditLog } from './audit.ts';
 import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';
 import { compareCodeUnits, isTimeZone } from './format.ts';
@@ -57,10 +58,12 @@ export class DbSettings implements SettingsService {
   readonly #defaults: SiteSettings;
   readonly #declared: ReadonlyMap<string, SiteSetting>;
   readonly #db: Database;
+  readonly #audit: AuditLog;
   #timer?: NodeJS.Timeout;
 
-  constructor(db: Database, declared: ReadonlyMap<string, SiteSetting>, defaults: SiteSettings) {
+  constructor(db: Database, audit: AuditLog, declared: ReadonlyMap<string, SiteSetting>, defaults: SiteSettings) {
     this.#db = db;
+    this.#audit = audit;
     this.#declared = declared;
     this.#defaults = defaults;
     this.#current = defaults;
@@ -105,6 +108,13 @@ export class DbSettings implements SettingsService {
         const value = JSON.stringify(next[key]);
         const { affectedRows } = await this.#db.run(sql`update ${CoreSetting} set ${S.value} = ${value} where ${S.key} = ${key}`);
         if (affectedRows === 0) await CoreSetting.insert(this.#db, { key, value });
+      }
+      const changed = keys.filter((k) => JSON.stringify(this.#current[k]) !== JSON.stringify(next[k]));
+      if (changed.length) {
+        await this.#audit.record({
+          action: 'core.settings.update', target: { type: 'settings', id: 'site' }, summary: `Changed site settings: ${changed.join(', ')}`,
+          before: Object.fromEntries(changed.map((k) => [k, this.#current[k]])), after: Object.fromEntries(changed.map((k) => [k, next[k]])),
+        });
       }
     });
     this.#current = next;

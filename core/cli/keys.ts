@@ -10,6 +10,7 @@
  *   npm run keys -- revoke <name>
  */
 import { ApiKeys, type Scope } from '../api-keys.ts';
+import { AuditLog } from '../audit.ts';
 import { connectAtBoot } from '../boot.ts';
 import { loadConfig } from '../config.ts';
 import { migrate } from '../db/migrations.ts';
@@ -38,7 +39,7 @@ const config = loadConfig();
 const db = await connectAtBoot(config.database, () => openDatabase({ config: config.database, entities: coreEntities, migrations }), console.error);
 try {
   await migrate(db);
-  const keys = new ApiKeys(db, undefined, 0);
+  const keys = new ApiKeys(db, new AuditLog(db), undefined, 0);
   if (command === 'create') {
     const named = (values.scope ?? []).flatMap((s) => s.split(',')).filter(Boolean);
     const scopes: Scope[] = values.admin ? ['api', 'admin'] : named.length ? named : ['api'];

@@ -9,7 +9,9 @@
  * features' services, on the database and config the server uses.
  */
 import { createInterface } from 'node:readline';
+import { userInfo } from 'node:os';
 import { buildApp } from '../../core/app.ts';
+import { auditRef } from '../../core/audit.ts';
 import { commandLine, usage } from '../../core/cli/args.ts';
 import { ConfigError } from '../../core/config.ts';
 import { DomainError } from '../../core/errors.ts';
@@ -43,6 +45,15 @@ async function readPassword(prompt: string): Promise<string> {
   }
 }
 
+/** Who runs the command, for the audit log: the login name, when the system can say. */
+function operator(): string {
+  try {
+    return `${userInfo().username} (command line)`;
+  } catch {
+    return 'command line';
+  }
+}
+
 let app: Awaited<ReturnType<typeof buildApp>>;
 try {
   app = await buildApp({ logger: false });
@@ -54,30 +65,33 @@ try {
 try {
   if (!app.features.includes('console')) throw new ConfigError('The console feature is disabled (plugins.console.enabled = false).');
   const users = app.services.get(usersRef);
-  if (level === 'revoke') {
-    const user = await users.requireByUsername(username);
-    const role = await users.findRoleBySlug(slugArg!);
-    if (!role) throw new ConfigError(`No role has the slug "${slugArg}".`);
-    if (!await users.revokeRole(user.id, role.id)) throw new ConfigError(`${user.username} does not hold the role "${role.slug}".`);
-    console.log(`${user.username} no longer holds the role "${role.slug}".`);
-  } else {
-    const opts = app.featureContext('console').options as { adminRoles: string[]; supportRoles: string[] };
-    const slug = (level === 'admin' ? opts.adminRoles : opts.supportRoles)[0];
-    if (!slug) throw new ConfigError(`plugins.console.${level}Roles is empty: name a role slug there first.`);
-    let user = await users.findByUsername(username);
-    if (!user) {
-      const password = await readPassword(`No account is named "${username}": a password for the new account (not shown): `);
-      const { userId } = await app.services.get(authRef).createAccount({ username, password, email: args.values.email });
-      user = await users.requireById(userId);
-      console.log(`Made the account "${user.username}".`);
+  // The audit log names the command line's operator by their login on this machine.
+  await app.services.get(auditRef).as({ kind: 'cli', name: operator() }, async () => {
+    if (level === 'revoke') {
+      const user = await users.requireByUsername(username);
+      const role = await users.findRoleBySlug(slugArg!);
+      if (!role) throw new ConfigError(`No role has the slug "${slugArg}".`);
+      if (!await users.revokeRole(user.id, role.id)) throw new ConfigError(`${user.username} does not hold the role "${role.slug}".`);
+      console.log(`${user.username} no longer holds the role "${role.slug}".`);
+    } else {
+      const opts = app.featureContext('console').options as { adminRoles: string[]; supportRoles: string[] };
+      const slug = (level === 'admin' ? opts.adminRoles : opts.supportRoles)[0];
+      if (!slug) throw new ConfigError(`plugins.console.${level}Roles is empty: name a role slug there first.`);
+      let user = await users.findByUsername(username);
+      if (!user) {
+        const password = await readPassword(`No account is named "${username}": a password for the new account (not shown): `);
+        const { userId } = await app.services.get(authRef).createAccount({ username, password, email: args.values.email });
+        user = await users.requireById(userId);
+        console.log(`Made the account "${user.username}".`);
+      }
+      const role = await users.findRoleBySlug(slug) ?? await users.createRole({
+        name: level === 'admin' ? 'Console admin' : 'Console support', slug, priority: 0, chatRoleID: '', usernameCSS: null, badgeCSS: null,
+      });
+      // The operator at the server's command line is the first admin.
+      await users.grantRole(user.id, role.id, undefined, { admin: true });
+      console.log(`${user.username} now holds the role "${role.slug}": they may sign in to /console as ${level}.`);
     }
-    const role = await users.findRoleBySlug(slug) ?? await users.createRole({
-      name: level === 'admin' ? 'Console admin' : 'Console support', slug, priority: 0, chatRoleID: '', usernameCSS: null, badgeCSS: null,
-    });
-    // The operator at the server's command line is the first admin.
-    await users.grantRole(user.id, role.id, undefined, { admin: true });
-    console.log(`${user.username} now holds the role "${role.slug}": they may sign in to /console as ${level}.`);
-  }
+  });
 } catch (err) {
   if (!(err instanceof DomainError || err instanceof ConfigError)) throw err;
   console.error(err.message);

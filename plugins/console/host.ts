@@ -6,10 +6,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyCookie from '@fastify/cookie';
 import { Eta } from 'eta';
-import type { TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {
-  ConsoleAccess, ConsoleHandler, ConsoleHost, ConsolePage, ConsolePages, ConsoleResult, ConsoleRouteOptions, ConsoleSection, ConsoleStaff,
+  ConsoleAccess, ConsoleAttention, ConsoleChart, ConsoleHandler, ConsoleHost, ConsolePage, ConsolePages, ConsoleResult, ConsoleRouteOptions,
+  ConsoleSection, ConsoleStaff,
 } from '../../core/console.ts';
 import { DomainError, errorStatus } from '../../core/errors.ts';
 import { validationMessage } from '../../core/http/error-answers.ts';
@@ -17,6 +18,7 @@ import { strictTypeProblem } from '../../core/http/strict-types.ts';
 import type { FeatureContext } from '../../core/features.ts';
 import type { UsersService } from '../users/contract.ts';
 import { formOf, pageHeaders, pagesOnly, sameToken } from '../../core/pages.ts';
+import { drawChart } from './chart.ts';
 import type { ConsoleSessions, StaffSession } from './sessions.ts';
 
 export interface ConsoleOptions {
@@ -49,22 +51,54 @@ interface MenuSection {
 /** What preValidation found, for the handler. */
 const consoleState = new WeakMap<FastifyRequest, { signed: Signed; form: Record<string, string> }>();
 
+/** A native date-time picker sends `2026-12-31T23:59`; the API takes `2026-12-31 23:59:00`. */
+const PICKED = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2})?$/;
+
+/** A field's rule broken, in words an owner reads: the form to write it in rather than a pattern. */
+function plainError(name: string, error: { keyword: string; message?: string }, schema: TSchema | undefined): string {
+  if (error.keyword !== 'pattern' && error.keyword !== 'format') return `${name} ${error.message ?? 'is invalid'}`;
+  const example = (schema?.examples as unknown[] | undefined)?.[0];
+  if (example !== undefined) return `${name}: use the form ${String(example)}`;
+  if (/\\d\{4\}-\\d\{2\}-\\d\{2\}/.test(String(schema?.pattern))) return `${name}: use the form 2026-12-31 23:59 (the date picker writes it so)`;
+  return `${name} is not written in the form it takes`;
+}
+
 /**
- * A form checked as the API checks a body: its strict types, then the schema through the route's
- * own validator compiler (the app's AJV and options), so the messages are the API's. An empty
- * field counts as not sent.
+ * A form checked as the API checks a body, through the route's own validator compiler (the app's
+ * AJV and options), so the rules are the API's. Each field first on its own (`fields`, compiled
+ * once per route: its strict type, then its schema), so every field's error shows at once rather
+ * than the first; then the whole body. An empty field counts as not sent.
  */
-function validateForm(request: FastifyRequest, schema: TSchema, form: Record<string, string>): { body?: unknown; invalid?: Record<string, string> } {
+function validateForm(request: FastifyRequest, schema: TSchema, fields: [string, TSchema][], form: Record<string, string>): {
+  body?: unknown; invalid?: Record<string, string>;
+} {
   const body: Record<string, string> = Object.fromEntries(Object.entries(form).filter(([, v]) => v !== ''));
+  const invalid: Record<string, string> = {};
+  const properties = (schema.properties ?? {}) as Record<string, TSchema>;
+  for (const name of (schema.required ?? []) as string[]) if (body[name] === undefined) invalid[name] = `${name} is required`;
+  for (const [name, one] of fields) {
+    if (body[name] === undefined) continue;
+    const alone = { [name]: body[name] };
+    const problem = strictTypeProblem(one as never, alone, '');
+    const check = problem ? undefined : request.compileValidationSchema(one, 'body');
+    if (problem) invalid[name] = problem;
+    else if (!check!(alone)) invalid[name] = plainError(name, check!.errors?.[0] ?? { keyword: '' }, properties[name]);
+  }
+  if (Object.keys(invalid).length) return { invalid };
   const problem = strictTypeProblem(schema as never, body, '');
   if (problem) return { invalid: { [problem.split(/[ .]/, 1)[0]!]: problem } };
   const validate = request.compileValidationSchema(schema, 'body');
   if (validate(body)) return { body };
+  // A rule across fields (none of them alone is wrong): the API's message, on the form.
   const first = validate.errors?.[0];
-  const missing = (first?.params as { missingProperty?: string } | undefined)?.missingProperty;
-  const field = missing ?? (first?.instancePath ?? '').split('/').filter(Boolean)[0] ?? '_form';
   const err = Object.assign(new Error('invalid'), { validation: validate.errors ?? [], validationContext: 'body' }) as unknown as FastifyError;
-  return { invalid: { [field]: validationMessage(err) } };
+  const missing = (first?.params as { missingProperty?: string } | undefined)?.missingProperty;
+  return { invalid: { [missing ?? (first?.instancePath ?? '').split('/').filter(Boolean)[0] ?? '_form']: validationMessage(err) } };
+}
+
+/** Each property of a body schema as an object schema of its own, for checking fields one by one. */
+function fieldSchemas(schema: TSchema | undefined): [string, TSchema][] {
+  return Object.entries((schema?.properties ?? {}) as Record<string, TSchema>).map(([name, one]) => [name, Type.Object({ [name]: one })]);
 }
 
 type Tiles = () => Promise<{ label: string; value: string; href?: string }[]>;
@@ -76,6 +110,8 @@ export class Console implements ConsoleHost {
   readonly #opts: ConsoleOptions;
   readonly sections: MenuSection[] = [];
   readonly tiles: { section: MenuSection; tiles: Tiles }[] = [];
+  readonly attention: { section: MenuSection; check: () => Promise<ConsoleAttention[]> }[] = [];
+  readonly charts: { section: MenuSection; draw: () => Promise<ConsoleChart[]> }[] = [];
 
   constructor(sessions: ConsoleSessions, users: UsersService, opts: ConsoleOptions) {
     this.#sessions = sessions;
@@ -133,7 +169,8 @@ export class Console implements ConsoleHost {
     const notice = page.notice ?? this.cookie(request, NOTICE_COOKIE);
     if (this.cookie(request, NOTICE_COOKIE) !== undefined) this.setCookie(request, reply, NOTICE_COOKIE, '', 0);
     const html = this.#eta.render('layout', {
-      title: page.title, blocks: page.blocks, notice, staff: signed?.staff, menu: this.menu(signed?.staff, current),
+      title: page.title, notice, staff: signed?.staff, menu: this.menu(signed?.staff, current),
+      blocks: page.blocks.map((b, i) => (b.kind === 'chart' ? { ...b, drawn: drawChart(b, i) } : b)),
       csrf: csrf ?? signed?.session.csrfToken ?? '',
     });
     return reply.code(page.status ?? 200).headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(html);
@@ -169,6 +206,7 @@ export class Console implements ConsoleHost {
    */
   route(scope: FastifyInstance, method: 'GET' | 'POST', url: string, access: ConsoleAccess, current: string, handler: ConsoleHandler,
     { body, upload }: ConsoleRouteOptions = {}): void {
+    const fields = fieldSchemas(body);
     const refuse = (request: FastifyRequest, reply: FastifyReply, signed: Signed, text: string) =>
       this.send(request, reply, { title: 'Not allowed', status: 403, blocks: [{ kind: 'text', text }] }, signed, current);
     scope.route({
@@ -187,11 +225,16 @@ export class Console implements ConsoleHost {
         }
         if (!Console.allows(signed.staff, access)) return refuse(request, reply, signed, 'Your console role does not open this page; an admin can.');
         delete form._csrf;
+        for (const [name, value] of Object.entries(form)) {
+          const picked = PICKED.exec(value);
+          if (picked) form[name] = `${picked[1]} ${picked[2]}${picked[3] ?? ':00'}`;
+        }
+        request.actor = { kind: 'staff', name: signed.staff.username };
         consoleState.set(request, { signed, form });
       },
       handler: async (request, reply) => {
         const { signed, form } = consoleState.get(request)!;
-        const checked = body && method === 'POST' ? validateForm(request, body, form) : {};
+        const checked = body && method === 'POST' ? validateForm(request, body, fields, form) : {};
         const result = await handler({ params: request.params as Record<string, string>, query: formOf(request.query), form,
           upload: request.upload?.filename ? request.upload : undefined, staff: signed.staff, ...checked });
         return this.result(request, reply, result, signed, current);
@@ -218,6 +261,8 @@ export class Console implements ConsoleHost {
       get: add('GET'),
       post: add('POST'),
       dashboard: (tiles) => { this.tiles.push({ section: menu, tiles }); },
+      attention: (check) => { this.attention.push({ section: menu, check }); },
+      charts: (draw) => { this.charts.push({ section: menu, draw }); },
       href: (id, path = '') => (this.sections.some((s) => s.id === id) ? `/console/${id}${path}` : undefined),
     };
     await section.pages(pages, ctx, own);

@@ -6,7 +6,7 @@ import fastifyCookie from '@fastify/cookie';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { everyRound } from '../../core/background.ts';
-import { consoleHostRef, field, type ConsolePage } from '../../core/console.ts';
+import { consoleHostRef, field, type ConsoleAccess, type ConsolePage } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { defineFeature } from '../../core/features.ts';
 import { newToken, pagesOnly, sameToken } from '../../core/pages.ts';
@@ -16,6 +16,7 @@ import { entities } from './entities.ts';
 import { Console, SESSION_COOKIE } from './host.ts';
 import { migrations } from './migrations/index.ts';
 import { ConsoleSessions } from './sessions.ts';
+import { auditSection } from './audit.ts';
 import { apiKeysSection, siteSettingsSection } from './site.ts';
 
 const roleList = (fallback: string) => Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [fallback] });
@@ -80,13 +81,28 @@ export default defineFeature({
     signInRoutes(app, host, auth, sessions, opts, log);
 
     host.route(app, 'GET', '/console', 'support', '', async ({ staff }) => {
-      const visible = host.tiles.filter((t) => Console.allows(staff, t.section.access)).sort((a, b) => a.section.order - b.section.order);
-      const groups = await Promise.all(visible.map(async (t) => ({ heading: t.section.title, items: await t.tiles() })));
+      const mine = <T extends { section: { access: ConsoleAccess; order: number } }>(list: T[]) =>
+        list.filter((t) => Console.allows(staff, t.section.access)).sort((a, b) => a.section.order - b.section.order);
+      const [groups, checks, charts, fault] = await Promise.all([
+        Promise.all(mine(host.tiles).map(async (t) => ({ heading: t.section.title, items: await t.tiles() }))),
+        Promise.all(mine(host.attention).map((a) => a.check())),
+        Promise.all(mine(host.charts).map((c) => c.draw())),
+        db.unavailableReason(),
+      ]);
+      const trouble = [
+        ...(fault ? [{ text: `Database: ${fault}` }] : []),
+        ...checks.flat().filter((a) => a.count > 0).map((a) => ({ text: a.text, ...(a.href ? { href: a.href } : {}) })),
+      ];
       return {
         title: 'Dashboard',
-        blocks: groups.length
-          ? groups.map((g) => ({ kind: 'stats' as const, heading: g.heading, items: g.items }))
-          : [{ kind: 'text', text: 'No section has figures to show yet.' }],
+        blocks: [
+          { kind: 'attention', heading: 'Needs attention', items: trouble,
+            empty: 'Nothing needs attention: deliveries, payments, tickets and the database are fine.' },
+          ...charts.flat().map((c) => ({ kind: 'chart' as const, ...c })),
+          ...groups.length
+            ? groups.map((g) => ({ kind: 'stats' as const, heading: g.heading, items: g.items }))
+            : [{ kind: 'text' as const, text: 'No section has figures to show yet.' }],
+        ],
       };
     });
 
@@ -94,7 +110,7 @@ export default defineFeature({
 
     everyRound(app, log, 'console session sweep', opts.sweepSeconds * 1000, () => sessions.sweep());
   },
-  console: [siteSettingsSection, apiKeysSection],
+  console: [siteSettingsSection, apiKeysSection, auditSection],
 });
 
 /** The console's own files, served with a cache lifetime. */

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Counter } from 'prom-client';
 import { ConfigError } from '../../core/config.ts';
+import { auditRef } from '../../core/audit.ts';
 import { defineFeature } from '../../core/features.ts';
 import { formatMoney, parseMoney } from '../../core/format.ts';
 import { sql } from '../../core/sql.ts';
@@ -27,7 +28,7 @@ export default defineFeature({
   async register(app, { db, events, services, settings, metrics, options: opts }) {
     const maxBalance = parseMoney(opts.maxBalance);
     if (maxBalance === undefined) throw new ConfigError('plugins.credits.maxBalance must be a decimal with at most two places, e.g. "1000000.00".');
-    const credits = new DbCreditsService(db, events, maxBalance);
+    const credits = new DbCreditsService(db, events, maxBalance, services.get(auditRef));
     services.provide(creditsRef, credits);
     const moved = new Counter({ name: 'credits_moved_cents_total', help: 'Credits added to (in) and taken from (out) balances, in cents.',
       labelNames: ['direction'] as const, registers: [metrics] });

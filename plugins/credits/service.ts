@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AuditLog } from '../../core/audit.ts';
 import { countParam, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
@@ -20,12 +21,26 @@ export class DbCreditsService implements CreditsService {
   readonly #db: Database;
   readonly #events: EventBus;
   readonly #maxBalance: number;
+  readonly #audit: AuditLog;
 
   /** `maxBalance` in cents: the most a wallet may hold (a change beyond it is INVALID_AMOUNT). */
-  constructor(db: Database, events: EventBus, maxBalance: number) {
+  constructor(db: Database, events: EventBus, maxBalance: number, audit: AuditLog) {
     this.#db = db;
     this.#events = events;
     this.#maxBalance = maxBalance;
+    this.#audit = audit;
+  }
+
+  /**
+   * A balance changed by hand (the API's add, remove and set, the console's adjustment); a change
+   * that belongs to an order is the order's action (a refund), which records itself.
+   */
+  #recordAdjustment(userId: number, entry: LedgerEntryInput, before: number, after: number): Promise<void> {
+    if (entry.orderId !== undefined) return Promise.resolve();
+    return this.#audit.record({
+      action: entry.reason === 'set' ? 'credits.set' : 'credits.adjust', target: { type: 'user', id: userId },
+      summary: `Balance ${formatMoney(before)} → ${formatMoney(after)} (${entry.reason})`, before: { balance: before }, after: { balance: after },
+    });
   }
 
   async balance(userId: number): Promise<number> {
@@ -49,6 +64,7 @@ export class DbCreditsService implements CreditsService {
       // wallet has nothing to take (one statement less in every purchase).
       if (deltaCents >= 0) await this.#lock([userId]);
       const [balance] = await this.#apply([{ userId, delta: deltaCents, reason: entry.reason }], entry);
+      await this.#recordAdjustment(userId, entry, balance! - deltaCents, balance!);
       return balance!;
     });
   }
@@ -83,7 +99,9 @@ export class DbCreditsService implements CreditsService {
     if (cents > this.#maxBalance) throw this.#overflow();
     return this.#db.transaction(async () => {
       await this.#lock([userId]);
-      const [balance] = await this.#apply([{ userId, delta: cents - await this.#read(userId), reason: entry.reason }], entry);
+      const before = await this.#read(userId);
+      const [balance] = await this.#apply([{ userId, delta: cents - before, reason: entry.reason }], entry);
+      await this.#recordAdjustment(userId, entry, before, balance!);
       return balance!;
     });
   }

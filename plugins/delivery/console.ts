@@ -3,17 +3,15 @@
  * commands each product runs on them, and the queue (redeliver, cancel).
  */
 import type { Static } from '@sinclair/typebox';
-import { errorsFor, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
-import { addSeconds, now } from '../../core/format.ts';
+import { errorsFor, idOf, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
+import { counted } from '../../core/format.ts';
 import { toBool } from '../../core/schemas.ts';
 import { storeRef } from '../store/contract.ts';
 import { QUEUE_STATUSES, type CommandInput } from './contract.ts';
 import { commandInput } from './routes.ts';
-import { CreateCommandBody, CreateServerBody } from './schemas.ts';
+import { ChargebackBody, CreateCommandBody, CreateServerBody } from './schemas.ts';
 import type { DbDeliveryService } from './service.ts';
 
-/** A server silent for longer than this shows on the dashboard. */
-const SILENT_MINUTES = 10;
 const PER_PAGE = 50;
 
 export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
@@ -23,10 +21,19 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
   pages(pages, ctx, delivery) {
     const store = ctx.services.get(storeRef);
     pages.dashboard(async () => {
-      const { backlog, silentServers } = await delivery.health(addSeconds(now(), -SILENT_MINUTES * 60));
+      const { backlog, silentServers, silentMinutes } = await delivery.health();
       return [
         { label: 'commands waiting to be delivered', value: String(backlog), href: `${pages.base}?status=waiting` },
-        { label: `active servers not seen for ${SILENT_MINUTES} minutes`, value: String(silentServers), href: pages.base },
+        { label: `active servers not seen for ${silentMinutes} minutes`, value: String(silentServers), href: pages.base },
+      ];
+    });
+    pages.attention(async () => {
+      const h = await delivery.health();
+      return [
+        { count: h.failed, text: `${counted(h.failed, 'command')} failed for good: redeliver or cancel ${h.failed === 1 ? 'it' : 'them'}`,
+          href: `${pages.base}?status=failed` },
+        { count: h.stuck, text: `${counted(h.stuck, 'command')} waiting for more than ${h.stuckMinutes} minutes`, href: `${pages.base}?status=waiting` },
+        { count: h.silentServers, text: `${counted(h.silentServers, 'active game server')} not seen for ${h.silentMinutes} minutes`, href: pages.base },
       ];
     });
 
@@ -40,6 +47,8 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
       return {
         title: 'Delivery', notice, status: server ? 422 : 200,
         blocks: [
+          { kind: 'links', items: [{ label: 'Chargeback commands: what runs when a payment is refunded or disputed at its gateway',
+            href: `${pages.base}/chargeback` }] },
           {
             kind: 'table', caption: 'Game servers', empty: 'No game server yet.',
             columns: [{ key: 'id', label: 'ID', numeric: true }, { key: 'name', label: 'Name' }, { key: 'active', label: 'Active' },
@@ -133,6 +142,51 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
         ],
       };
     };
+
+    const chargebackPage = async (add?: { values: Record<string, string>; errors: Record<string, string> }): Promise<ConsolePage> => {
+      const [commands, servers] = await Promise.all([delivery.chargebackCommands(), delivery.listServers()]);
+      const names = new Map(servers.map((s) => [s.id, s.name]));
+      return {
+        title: 'Chargeback commands', status: add ? 422 : 200,
+        blocks: [
+          { kind: 'text', text: 'When a payment is refunded or disputed at its gateway, its credits are taken back as far as the balance allows, the player '
+            + 'is flagged on their page, and these commands are queued for them on each game server (a ban, a rank removed).' },
+          {
+            kind: 'table', caption: 'Run on every chargeback', empty: 'No command runs on a chargeback.',
+            columns: [{ key: 'server', label: 'Server' }, { key: 'command', label: 'Command' }, { key: 'delete', label: 'Delete' }],
+            rows: commands.map((c) => ({
+              server: names.get(c.serverID) ?? c.serverID, command: c.command,
+              delete: { action: `${pages.base}/chargeback/${c.id}/delete`, label: `Delete command ${c.id}`, confirm: 'Delete this chargeback command?' },
+            })),
+          },
+          {
+            kind: 'form', id: 'new-chargeback-command', title: 'Add a chargeback command', action: `${pages.base}/chargeback`, submit: 'Add command',
+            values: add?.values, errors: add?.errors,
+            fields: [
+              { name: 'serverID', label: 'Game server', type: 'select', required: true, placeholder: 'Choose a server',
+                options: servers.map((s) => ({ value: s.id, label: s.name })) },
+              { name: 'command', label: 'Command', required: true,
+                hint: 'Placeholders: {username} {userID} {orderID} {chatUserID}. E.g. ban {username} chargeback' },
+            ],
+          },
+        ],
+      };
+    };
+    pages.get('/chargeback', async () => chargebackPage());
+    pages.post('/chargeback', async ({ body, invalid, form }) => {
+      if (invalid) return chargebackPage({ values: form, errors: invalid });
+      const b = body as Static<typeof ChargebackBody>;
+      try {
+        await delivery.addChargebackCommand(Number(b.serverID), b.command);
+      } catch (err) {
+        return chargebackPage({ values: form, errors: errorsFor(err, ['serverID', 'command'], { DELIVERY_SERVER_NOT_FOUND: 'serverID' }) });
+      }
+      return { redirect: `${pages.base}/chargeback`, notice: `Chargebacks now run "${b.command}".` };
+    }, { body: ChargebackBody });
+    pages.post('/chargeback/:id/delete', async ({ params }) => {
+      await delivery.deleteChargebackCommand(idOf(params.id));
+      return { redirect: `${pages.base}/chargeback`, notice: 'Chargeback command deleted.' };
+    });
 
     const productId = (id: string | undefined) => (/^[0-9]{1,15}$/.test(id ?? '') ? Number(id) : 0);
     pages.get('/products/:id', async ({ params }) => commandsPage(productId(params.id)));

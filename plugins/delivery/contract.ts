@@ -5,6 +5,8 @@ import { EXAMPLE, dateStr, example, idStr, str, strOrNull, usernameStr } from '.
 
 export const TRIGGERS = ['purchase', 'expiry', 'refund'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
+/** What a command or queued row runs on: a product's trigger, or a chargeback (of no product). */
+export type RunOn = Trigger | 'chargeback';
 export const QUEUE_STATUSES = ['waiting', 'claimed', 'done', 'failed', 'cancelled'] as const;
 
 export const ServerRow = Type.Object({
@@ -80,6 +82,13 @@ export interface DeliveryService {
   createCommand(productId: number, input: CommandInput): Promise<CommandRow>;
   updateCommand(productId: number, commandId: number, patch: Partial<CommandInput>): Promise<CommandRow>;
   deleteCommand(productId: number, commandId: number): Promise<void>;
+
+  /** Commands queued for the player on each chargeback (a payment refunded or disputed at its gateway), e.g. a ban. */
+  chargebackCommands(): Promise<CommandRow[]>;
+  /** Throws DELIVERY_SERVER_NOT_FOUND, or VALIDATION_ERROR for an unknown placeholder. */
+  addChargebackCommand(serverId: number, command: string): Promise<CommandRow>;
+  /** Throws DELIVERY_COMMAND_NOT_FOUND. */
+  deleteChargebackCommand(id: number): Promise<void>;
 
   /** The plugin's HTTP mode: the rows it may ask for. Throws DELIVERY_SERVER_NOT_FOUND. */
   pluginQueue(token: string): Promise<PluginQueueRow[]>;

@@ -1,5 +1,5 @@
 import { defineEntity, p } from '../../core/table.ts';
-import type { QUEUE_STATUSES, Trigger } from './contract.ts';
+import type { QUEUE_STATUSES, RunOn } from './contract.ts';
 
 /** Times are UTC text `YYYY-MM-DD HH:MM:SS` (core/format.ts). */
 
@@ -22,13 +22,13 @@ export const DeliveryCommand = defineEntity({
   tableName: 'delivery_commands',
   properties: {
     id: p.integer().primary().autoincrement(),
-    /** A store product; no foreign key across features. */
+    /** A store product; no foreign key across features. 0 for a chargeback command, which belongs to no product. */
     productId: p.integer().index(),
     serverId: p.integer().index(),
     /** With its placeholders, rendered when queued. */
     command: p.text(),
-    /** `purchase`, `expiry` or `refund` (`trigger` is a reserved word in SQL). */
-    runOn: p.string().length(16).$type<Trigger>(),
+    /** `purchase`, `expiry` or `refund`, or `chargeback` (product 0) (`trigger` is a reserved word in SQL). */
+    runOn: p.string().length(16).$type<RunOn>(),
     requireOnline: p.boolean(),
     perUnit: p.boolean(),
   },
@@ -47,7 +47,7 @@ export const DeliveryQueue = defineEntity({
     orderId: p.integer().index(),
     productId: p.integer(),
     command: p.text(),
-    runOn: p.string().length(16).$type<Trigger>(),
+    runOn: p.string().length(16).$type<RunOn>(),
     requireOnline: p.boolean(),
     status: p.string().length(16).$type<(typeof QUEUE_STATUSES)[number]>(),
     /** Failed tries: leases that ran out and `failed` acks. */

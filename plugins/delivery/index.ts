@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Gauge } from 'prom-client';
 import { everyRound } from '../../core/background.ts';
+import { auditRef } from '../../core/audit.ts';
 import { defineFeature } from '../../core/features.ts';
 import { storeRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
@@ -30,6 +31,10 @@ const options = Type.Object({
   sweepMs: Type.Integer({ minimum: 10, default: 1000 }),
   /** Instances on one database: how often streams look for work another instance queued (0: never, one instance). */
   crossWakeMs: Type.Integer({ minimum: 0, default: 500 }),
+  /** The console's dashboard lists an active game server not seen for this long. */
+  silentMinutes: Type.Integer({ minimum: 1, default: 10 }),
+  /** The console's dashboard lists a command still waiting (or claimed) this long after it was queued or last changed. */
+  stuckMinutes: Type.Integer({ minimum: 1, default: 30 }),
 });
 
 export default defineFeature({
@@ -41,13 +46,19 @@ export default defineFeature({
   errors: { DELIVERY_SERVER_NOT_FOUND: 404, DELIVERY_COMMAND_NOT_FOUND: 404, DELIVERY_QUEUE_NOT_FOUND: 404 },
   async register(app, { db, events, services, settings, metrics, options: opts, log }) {
     const wakeups = new Wakeups();
+    const users = services.get(usersRef);
     const delivery = new DbDeliveryService({
-      db, settings, store: services.get(storeRef), users: services.get(usersRef), wakeups, lease: opts,
+      db, settings, store: services.get(storeRef), users, audit: services.get(auditRef), wakeups, lease: opts, watch: opts,
     });
     services.provide(deliveryRef, delivery);
     // Inside the buy's transaction: a buy that rolls back leaves no command behind.
     events.onCommitting('store.order.completed', (order) => delivery.enqueue('purchase', order));
     events.onCommitting('store.order.refunded', (order) => delivery.orderRefunded(order));
+    // A payment charged back (refunded or disputed at its gateway): the owner's chargeback commands, for a player with an account.
+    events.onCommitting('payments.reversed', async (e) => {
+      const player = e.userId === 0 ? undefined : await users.findById(e.userId);
+      if (player) await delivery.chargeback({ userId: player.id, username: player.username, linkedAccounts: player.linkedAccounts, orderId: e.orderId });
+    });
     events.onCommitting('users.role.revoked', (e) => (e.reason === 'expired' ? delivery.roleExpired(e.userId, e.roleId) : undefined));
     deliveryRoutes(app, delivery, {
       wakeups, heartbeatSeconds: opts.heartbeatSeconds, perServer: opts.streamsPerServer, maxSeconds: opts.streamMaxSeconds,

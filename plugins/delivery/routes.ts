@@ -6,7 +6,7 @@ import { DomainError } from '../../core/errors.ts';
 import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { CommandInput, DeliveryService, Trigger } from './contract.ts';
 import {
-  AckBody, Acked, ClaimBody, Claimed, CommandList, CommandParams, CommandRow, CreateCommandBody, CreateServerBody, Deleted, IdParams,
+  AckBody, Acked, ChargebackBody, ClaimBody, Claimed, CommandList, CommandParams, CommandRow, CreateCommandBody, CreateServerBody, Deleted, IdParams,
   PluginQueue, QueueList, QueueQuery, QueueRow, ServerList, ServerRow, ServerWithToken, StreamQuery, TokenParams, UpdateCommandBody,
   UpdateServerBody, ValidateBody, Validated,
 } from './schemas.ts';
@@ -40,10 +40,32 @@ const id = (p: { id: string }) => Number(p.id);
 export function deliveryRoutes(app: FastifyInstance, delivery: DeliveryService, stream: StreamOptions): void {
   serverRoutes(app, delivery);
   commandRoutes(app, delivery);
+  chargebackRoutes(app, delivery);
   pluginHttpRoutes(app, delivery);
   queueRoutes(app, delivery);
   claimRoutes(app, delivery);
   streamRoute(app, delivery, stream);
+}
+
+/** Admin: what runs on the game servers for a player whose payment is charged back. */
+function chargebackRoutes(fastify: FastifyInstance, delivery: DeliveryService): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
+  app.get('/api/admin/delivery/chargeback-commands', {
+    schema: { tags, summary: 'Commands queued for the player on each chargeback (a payment refunded or disputed at its gateway)',
+      response: { 200: CommandList } },
+  }, async () => delivery.chargebackCommands());
+  app.post('/api/admin/delivery/chargeback-commands', {
+    schema: {
+      tags, summary: 'Add a chargeback command: `{username}` `{userID}` `{orderID}` `{chatUserID}` are filled in', body: ChargebackBody,
+      response: { 201: CommandRow }, errors: ['DELIVERY_SERVER_NOT_FOUND'],
+    },
+  }, async (request, reply) => reply.code(201).send(await delivery.addChargebackCommand(Number(request.body.serverID), request.body.command)));
+  app.delete('/api/admin/delivery/chargeback-commands/:id', {
+    schema: { tags, summary: 'Delete a chargeback command', params: IdParams, response: { 200: Deleted }, errors: ['DELIVERY_COMMAND_NOT_FOUND'] },
+  }, async (request) => {
+    await delivery.deleteChargebackCommand(id(request.params));
+    return { status: true as const };
+  });
 }
 
 /** Admin: the game servers that receive commands, and their tokens. */

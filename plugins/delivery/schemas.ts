@@ -58,5 +58,10 @@ export const QueueQuery = Type.Object({
   perPage: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$', description: '1-200, default 50' })),
 });
 export const QueueList = Type.Array(QueueRow);
+/** A chargeback command, as the admin API and the console's form take it. */
+export const ChargebackBody = Type.Object({
+  serverID: Type.String({ pattern: '^[0-9]{1,15}$' }),
+  command: Type.String({ minLength: 1, maxLength: 4000 }),
+});
 export const Deleted = S.ok();
 export { CommandRow, QueueRow, ServerRow };

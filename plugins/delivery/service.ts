@@ -4,6 +4,7 @@
  * row reaches a game server at most once however many pollers ask at the same time.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import type { AuditLog } from '../../core/audit.ts';
 import { countParam, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
@@ -28,6 +29,8 @@ const Q = DeliveryQueue.c;
 /** A buy's delivery lookup: its commands joined to their servers. */
 const c = DeliveryCommand.as('c');
 const s = DeliveryServer.as('s');
+/** The product id of chargeback commands: they belong to no product. */
+const CHARGEBACK_PRODUCT = 0;
 /** "Seen" is for staff spotting a server that stopped polling: to the nearest 10 s is plenty. */
 const SEEN_RESOLUTION_MS = 10_000;
 
@@ -112,18 +115,23 @@ export class DbDeliveryService implements DeliveryService {
   readonly #users: UsersService;
   readonly #wakeups: Wakeups;
   readonly #lease: LeaseOptions;
+  readonly #audit: AuditLog;
+  readonly #watch: { silentMinutes: number; stuckMinutes: number };
   /** When each server's last_seen_date was last written, so a polling server costs a write every few seconds, not every poll. */
   readonly #seenWritten = new Map<number, number>();
   /** The sweep wakes the servers whose delayed rows came due since this time. */
   #dueSince = now();
 
-  constructor(deps: { db: Database; settings: SettingsService; store: StoreService; users: UsersService; wakeups: Wakeups; lease: LeaseOptions }) {
+  constructor(deps: { db: Database; settings: SettingsService; store: StoreService; users: UsersService; audit: AuditLog; wakeups: Wakeups; lease: LeaseOptions;
+    watch: { silentMinutes: number; stuckMinutes: number }; }) {
     this.#db = deps.db;
     this.#settings = deps.settings;
     this.#store = deps.store;
     this.#users = deps.users;
     this.#wakeups = deps.wakeups;
     this.#lease = deps.lease;
+    this.#audit = deps.audit;
+    this.#watch = deps.watch;
   }
 
   /** `not_before` of a row acked as failed at `at`, chosen by the tries it had: one bound delay per try. */
@@ -216,6 +224,55 @@ export class DbDeliveryService implements DeliveryService {
     await this.getServer(input.serverID);
   }
 
+  /** The commands every chargeback runs (a payment refunded or disputed at the gateway), per game server. */
+  async chargebackCommands(): Promise<CommandRow[]> {
+    return (await DeliveryCommand.select(this.#db, sql`where ${C.productId} = ${CHARGEBACK_PRODUCT} and ${C.runOn} = 'chargeback' order by ${C.id}`))
+      .map(commandRow);
+  }
+
+  async addChargebackCommand(serverId: number, command: string): Promise<CommandRow> {
+    return this.#db.transaction(async () => {
+      await this.#check({ serverID: serverId, command, trigger: 'purchase', requireOnline: false, perUnit: false });
+      const id = await DeliveryCommand.insert(this.#db, {
+        productId: CHARGEBACK_PRODUCT, serverId, command, runOn: 'chargeback', requireOnline: false, perUnit: false,
+      });
+      await this.#audit.record({ action: 'delivery.chargeback.create', target: { type: 'command', id }, summary: `Chargebacks run "${command}"`,
+        after: { serverId, command } });
+      return this.#getCommand(CHARGEBACK_PRODUCT, id);
+    });
+  }
+
+  async deleteChargebackCommand(id: number): Promise<void> {
+    await this.#db.transaction(async () => {
+      const [current] = await DeliveryCommand.select(this.#db, sql`where ${C.id} = ${id} and ${C.productId} = ${CHARGEBACK_PRODUCT}`);
+      if (!current) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `No chargeback command with ID ${id}.`);
+      await this.#db.run(sql`delete from ${DeliveryCommand} where ${DeliveryCommand.c.id} = ${id}`);
+      await this.#audit.record({ action: 'delivery.chargeback.delete', target: { type: 'command', id },
+        summary: `Chargebacks no longer run "${current.command}"`,
+        before: { serverId: current.serverId, command: current.command } });
+    });
+  }
+
+  /**
+   * A payment charged back (`payments.reversed`): every chargeback command queued for its player,
+   * in the reversal's transaction, under the payment's order.
+   */
+  async chargeback(player: { userId: number; username: string; linkedAccounts: Record<string, string>; orderId: number }): Promise<void> {
+    const commands = await this.chargebackCommands();
+    if (commands.length === 0) return;
+    const at = now();
+    const item = { productId: CHARGEBACK_PRODUCT, productName: '', quantity: 1, variables: {} };
+    const rows = commands.map((c) => ({
+      serverId: Number(c.serverID), userId: player.userId, username: player.username, orderId: player.orderId, productId: CHARGEBACK_PRODUCT,
+      command: render(c.command, { username: player.username, userId: player.userId, orderId: player.orderId, chatUserId: player.linkedAccounts.chat ?? '',
+        item, quantity: 1 }),
+      runOn: 'chargeback' as const, requireOnline: false, status: 'waiting' as const, tries: 0, notBefore: null, lastError: null,
+      creationDate: at, updatedDate: at,
+    }));
+    await DeliveryQueue.insertMany(this.#db, rows);
+    this.#db.afterCommit(() => this.#wakeups.wake(rows.map((r) => r.serverId)));
+  }
+
   async createCommand(productId: number, input: CommandInput): Promise<CommandRow> {
     return this.#db.transaction(async () => {
       await this.#requireProduct(productId);
@@ -230,7 +287,7 @@ export class DbDeliveryService implements DeliveryService {
       const current = await this.#command(productId, commandId);
       const next: CommandInput = {
         serverID: patch.serverID ?? current.serverId, command: patch.command ?? current.command,
-        trigger: patch.trigger ?? current.runOn, requireOnline: patch.requireOnline ?? current.requireOnline,
+        trigger: patch.trigger ?? (current.runOn as Trigger), requireOnline: patch.requireOnline ?? current.requireOnline,
         perUnit: patch.perUnit ?? current.perUnit,
       };
       await this.#check(next);
@@ -426,11 +483,25 @@ export class DbDeliveryService implements DeliveryService {
   }
 
   /** For the console's dashboard: commands still to hand out, and active servers not seen since `since` (stored UTC). */
-  async health(since: string): Promise<{ backlog: number; silentServers: number }> {
-    const [queue] = await this.#db.query<{ n: number | string }>(sql`select count(*) as n from ${DeliveryQueue} where ${Q.status} in ('waiting', 'claimed')`);
-    const [silent] = await this.#db.query<{ n: number | string }>(
-      sql`select count(*) as n from ${DeliveryServer} where ${S.isActive} = ${true} and (${S.lastSeenDate} is null or ${S.lastSeenDate} < ${since})`);
-    return { backlog: Number(queue!.n), silentServers: Number(silent!.n) };
+  /**
+   * What the dashboard shows: commands not yet delivered, those among them stuck (unchanged for
+   * `stuckMinutes`), those that failed for good, and active servers silent for `silentMinutes`.
+   */
+  async health(): Promise<{ backlog: number; stuck: number; failed: number; silentServers: number; silentMinutes: number; stuckMinutes: number }> {
+    const { silentMinutes, stuckMinutes } = this.#watch;
+    const at = now();
+    const pending = ['waiting', 'claimed'];
+    const [queue] = await this.#db.query<{ backlog: number | string; stuck: number | string | null; failed: number | string | null }>(sql`
+      select sum(case when ${Q.status} in ${pending} then 1 else 0 end) as backlog,
+             sum(case when ${Q.status} in ${pending} and ${Q.updatedDate} < ${addSeconds(at, -stuckMinutes * 60)} then 1 else 0 end) as stuck,
+             sum(case when ${Q.status} = 'failed' then 1 else 0 end) as failed
+      from ${DeliveryQueue} where ${Q.status} in ${[...pending, 'failed']}`);
+    const [silent] = await this.#db.query<{ n: number | string }>(sql`select count(*) as n from ${DeliveryServer}
+      where ${S.isActive} = ${true} and (${S.lastSeenDate} is null or ${S.lastSeenDate} < ${addSeconds(at, -silentMinutes * 60)})`);
+    return {
+      backlog: Number(queue?.backlog ?? 0), stuck: Number(queue?.stuck ?? 0), failed: Number(queue?.failed ?? 0), silentServers: Number(silent!.n),
+      silentMinutes, stuckMinutes,
+    };
   }
 
   async listQueue(f: QueueFilter): Promise<QueueRow[]> {
@@ -454,6 +525,14 @@ export class DbDeliveryService implements DeliveryService {
     return entry;
   }
 
+  #recordQueueChange(row: Queued, status: 'waiting' | 'cancelled'): Promise<void> {
+    return this.#audit.record({
+      action: status === 'waiting' ? 'delivery.command.redeliver' : 'delivery.command.cancel', target: { type: 'delivery', id: row.id },
+      summary: `${status === 'waiting' ? 'Queued again' : 'Cancelled'} "${row.command}" for ${row.username} (order ${row.orderId})`,
+      before: { status: row.status }, after: { status },
+    });
+  }
+
   async redeliver(id: number): Promise<QueueRow> {
     const row = await this.#db.transaction(async () => {
       const current = await this.#queueEntry(id);
@@ -461,6 +540,7 @@ export class DbDeliveryService implements DeliveryService {
         set ${Q.status} = 'waiting', ${Q.tries} = 0, ${Q.leaseUntil} = null, ${Q.notBefore} = null, ${Q.updatedDate} = ${now()}
         where ${Q.id} = ${id} and ${Q.status} in ('done', 'failed', 'cancelled')`);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: it will be delivered already.`);
+      await this.#recordQueueChange(current, 'waiting');
       return this.#queueEntry(id);
     });
     this.#wakeups.wake([row.serverId]);
@@ -473,6 +553,7 @@ export class DbDeliveryService implements DeliveryService {
       const { affectedRows } = await this.#db.run(sql`update ${DeliveryQueue} set ${Q.status} = 'cancelled', ${Q.leaseUntil} = null, ${Q.updatedDate} = ${now()}
         where ${Q.id} = ${id} and ${Q.status} in ('waiting', 'claimed')`);
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Queued command ${id} is ${current.status}: there is nothing left to cancel.`);
+      await this.#recordQueueChange(current, 'cancelled');
       return this.#queueRow(await this.#queueEntry(id));
     });
   }

@@ -4,8 +4,10 @@
  * changed, deleted with the admin API's schemas and the service's own checks).
  */
 import type { Static } from '@sinclair/typebox';
-import { errorsFor, type ConsoleField, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
-import { displayTimestamp, formatMoney } from '../../core/format.ts';
+import { errorsFor, playerCell, type ConsoleField, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
+import { counted, displayTimestamp, formatMoney } from '../../core/format.ts';
+import type { SettingsService } from '../../core/settings.ts';
+import { type PlayerPanel, usersRef } from '../users/contract.ts';
 import { PackageCreateBody, PackagePatchBody } from './schemas.ts';
 import type { DbPaymentsService, Package, Payment } from './service.ts';
 
@@ -28,15 +30,20 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
   id: 'payments',
   title: 'Payments',
   order: 65,
-  pages(pages, { settings }, payments) {
+  pages(pages, { settings, services }, payments) {
     const tz = () => settings.get().timezone;
-    const player = (userId: number, guestName: string | null) => {
-      if (userId === 0) return `guest ${guestName ?? ''}`;
-      const href = pages.href('players', `/${userId}`);
-      return href ? { text: `#${userId}`, href } : `#${userId}`;
-    };
-    const paymentRow = (p: Payment) => ({
-      date: displayTimestamp(p.creationDate, tz()), player: player(p.userId, p.guestName), gateway: p.gateway, status: p.status,
+    const users = services.get(usersRef);
+    pages.attention(async () => {
+      const t = await payments.trouble();
+      return [
+        { count: t.disputed, text: `${counted(t.disputed, 'payment')} disputed by the payer's bank`, href: `${pages.base}?status=disputed` },
+        { count: t.debtors, text: `${counted(t.debtors, 'player')} owing ${formatMoney(t.debt)} in credits after a reversed payment`, href: pages.base },
+        { count: t.refundDue, text: `${counted(t.refundDue, 'guest payment')} to refund by hand`, href: `${pages.base}?status=refund-due` },
+      ];
+    });
+    const paymentRow = (names: ReadonlyMap<number, string>) => (p: Payment) => ({
+      date: displayTimestamp(p.creationDate, tz()), player: p.userId === 0 ? `guest ${p.guestName ?? ''}` : playerCell(pages, p.userId, names),
+      gateway: p.gateway, status: p.status,
       amount: `${formatMoney(p.amount)} ${p.currency}`, credits: formatMoney(p.credits), debt: p.debt ? formatMoney(p.debt) : '',
     });
     const paymentColumns = [
@@ -50,6 +57,7 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
       const [rows, debts, refundsDue] = await Promise.all([
         payments.list({ status, before, limit: PAGE }), payments.debts(), payments.list({ status: 'refund-due', limit: PAGE }),
       ]);
+      const names = await users.usernames([...rows, ...debts, ...refundsDue].map((p) => p.userId));
       const link = (extra: Record<string, string>) => `${pages.base}?${new URLSearchParams({ ...(status ? { status } : {}), ...extra })}`;
       return {
         title: 'Payments',
@@ -68,16 +76,16 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
               options: [{ value: '', label: 'any' }, ...STATUSES.map((s) => ({ value: s, label: s }))] }],
           },
           {
-            kind: 'table', caption: 'Payments, newest first', empty: 'No payment here.', columns: paymentColumns, rows: rows.map(paymentRow),
+            kind: 'table', caption: 'Payments, newest first', empty: 'No payment here.', columns: paymentColumns, rows: rows.map(paymentRow(names)),
             next: rows.length === PAGE ? link({ before: rows.at(-1)!.id }) : undefined, first: before ? link({}) : undefined,
           },
           {
             kind: 'table', caption: 'Debts: credits a refund or dispute could not take back', empty: 'Nobody owes credits.',
-            columns: paymentColumns, rows: debts.map(paymentRow),
+            columns: paymentColumns, rows: debts.map(paymentRow(names)),
           },
           {
             kind: 'table', caption: 'To refund by hand at the gateway: guests paid for a purchase that could no longer be made', empty: 'Nothing to refund.',
-            columns: paymentColumns, rows: refundsDue.map(paymentRow),
+            columns: paymentColumns, rows: refundsDue.map(paymentRow(names)),
           },
         ],
       };
@@ -155,3 +163,27 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
     });
   },
 };
+
+/** The player's page: flagged while a chargeback of theirs stands (a dispute not won, a debt), with what it was. */
+export function chargebackPanel(payments: DbPaymentsService, settings: SettingsService): PlayerPanel {
+  return {
+    async view({ player }) {
+      const flagged = await payments.chargebacksOf(player.id);
+      if (flagged.length === 0) return {};
+      const debt = flagged.reduce((sum, p) => sum + p.debt, 0);
+      const tz = settings.get().timezone;
+      return {
+        stats: [{ label: 'chargeback', value: 'flagged' }],
+        blocks: [{
+          kind: 'table', caption: 'Chargebacks', empty: '',
+          columns: [{ key: 'date', label: 'Date' }, { key: 'gateway', label: 'Gateway' }, { key: 'status', label: 'Status' },
+            { key: 'amount', label: 'Paid', numeric: true }, { key: 'debt', label: 'Owes', numeric: true }],
+          rows: flagged.map((p) => ({
+            date: displayTimestamp(p.updateDate, tz), gateway: p.gateway, status: p.status, amount: `${formatMoney(p.amount)} ${p.currency}`,
+            debt: formatMoney(p.debt),
+          })),
+        }, { kind: 'text', text: `Flagged while a dispute stands (a won one clears it) or a debt remains; owes ${formatMoney(debt)} in credits in all.` }],
+      };
+    },
+  };
+}

@@ -45,6 +45,8 @@ export type GatewayEvent = {
   /** `refundedTotal`: cents refunded so far, when the gateway says; less than the amount paid changes nothing. */
   | { kind: 'refunded'; refundedTotal?: number }
   | { kind: 'disputed' }
+  /** The merchant won the dispute: the money stays, so what the dispute took back is undone. */
+  | { kind: 'dispute-won' }
   /** Verified but of no interest (another event type): acknowledged, nothing changes. */
   | { kind: 'ignored' }
 );

@@ -9,7 +9,7 @@ import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { storeRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
-import { paymentsSection } from './console.ts';
+import { chargebackPanel, paymentsSection } from './console.ts';
 import { paymentsRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -28,6 +28,11 @@ const options = Type.Object({
   guestCheckout: Type.Boolean({ default: true }),
   /** Minutes a direct purchase waits for its payment before it is `expired` (a later payment still completes it). */
   purchaseExpiryMinutes: Type.Integer({ default: 60, minimum: 1 }),
+  /**
+   * A top-up charged back (refunded or disputed at its gateway) also refunds the balance purchases
+   * the player made since it: what they bought with the money is taken back, its credits first cover the debt.
+   */
+  chargebackRefundsOrders: Type.Boolean({ default: false }),
   /** How often unpaid purchases are looked for. */
   expirySweepSeconds: Type.Integer({ default: 60, minimum: 1 }),
 });
@@ -50,6 +55,7 @@ export default defineFeature({
     const payments = new DbPaymentsService({
       db, events, settings, log, users: services.get(usersRef), credits: services.get(creditsRef), store: services.get(storeRef),
       maxAmount: opts.maxAmount * 100, guestCheckout: opts.guestCheckout, purchaseExpirySeconds: opts.purchaseExpiryMinutes * 60,
+      chargebackRefundsOrders: opts.chargebackRefundsOrders,
     });
     const stripeMissing = missing(env, ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
     if (stripeMissing.length === 0) {
@@ -68,6 +74,7 @@ export default defineFeature({
       payments.disableGateway('paypal', `${paypalMissing.join(', ')} not set`);
     }
     services.provide(paymentsRef, payments);
+    services.get(usersRef).addPlayerPanel(chargebackPanel(payments, settings));
     await paymentsRoutes(app, payments, settings);
 
     let sweeper: NodeJS.Timeout | undefined;

@@ -78,7 +78,7 @@ export const WebhookParams = Type.Object({ gateway: Type.String({ maxLength: 32 
 
 export const WebhookResponse = S.ok({
   data: Type.Object({
-    result: S.str('completed, credited or refund-due (a purchase no longer possible), refunded, disputed, ignored (no payment event), duplicate (seen ' +
-      'before) or unchanged', 'completed'),
+    result: S.str('completed, credited or refund-due (a purchase no longer possible), refunded, disputed, reinstated (a dispute won), '
+      + 'ignored (no payment event), duplicate (seen before) or unchanged', 'completed'),
   }),
 });

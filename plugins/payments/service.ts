@@ -53,7 +53,7 @@ export interface CheckoutInput {
  * What a webhook did: `duplicate` (event seen before), `unchanged` (the payment was past that
  * state); for a purchase no longer possible, `credited`, `refunded` or `refund-due`.
  */
-export type WebhookResult = 'completed' | 'credited' | 'refund-due' | 'refunded' | 'disputed' | 'ignored' | 'duplicate' | 'unchanged';
+export type WebhookResult = 'completed' | 'credited' | 'refund-due' | 'refunded' | 'disputed' | 'reinstated' | 'ignored' | 'duplicate' | 'unchanged';
 
 export interface PaymentsDeps {
   db: Database;
@@ -69,6 +69,8 @@ export interface PaymentsDeps {
   guestCheckout: boolean;
   /** Seconds a direct purchase waits for its payment before it expires. */
   purchaseExpirySeconds: number;
+  /** A charged-back top-up refunds the balance purchases made since it. */
+  chargebackRefundsOrders: boolean;
 }
 
 const P = PaymentsPayment.c;
@@ -371,6 +373,21 @@ export class DbPaymentsService implements PaymentsService {
       sql`${where(status && sql`${P.status} = ${status}`, older)} order by ${P.creationDate} desc, ${P.id} desc limit ${countParam(options.limit)}`);
   }
 
+  /** What needs staff: open disputes, guests' refunds to make by hand, and the players who owe (with how much in all). */
+  async trouble(): Promise<{ disputed: number; refundDue: number; debtors: number; debt: number }> {
+    const [row] = await this.#deps.db.query<Record<'disputed' | 'refund_due' | 'debtors' | 'debt', number | string | null>>(sql`
+      select sum(case when ${P.status} = 'disputed' then 1 else 0 end) as disputed, sum(case when ${P.status} = 'refund-due' then 1 else 0 end) as refund_due,
+             sum(case when ${P.debt} > 0 then 1 else 0 end) as debtors, sum(${P.debt}) as debt
+      from ${PaymentsPayment} where ${P.status} in ${['disputed', 'refund-due']} or ${P.debt} > 0`);
+    return { disputed: Number(row?.disputed ?? 0), refundDue: Number(row?.refund_due ?? 0), debtors: Number(row?.debtors ?? 0), debt: Number(row?.debt ?? 0) };
+  }
+
+  /** A player's chargebacks that flag them: payments disputed and not won, or reversed leaving a debt. */
+  async chargebacksOf(userId: number): Promise<Payment[]> {
+    return PaymentsPayment.select(this.#deps.db,
+      sql`where ${P.userId} = ${userId} and (${P.status} = 'disputed' or ${P.debt} > 0) order by ${P.updateDate} desc, ${P.id}`);
+  }
+
   /** Reversed payments whose credits were partly spent: what each player still owes. */
   async debts(): Promise<Payment[]> {
     return PaymentsPayment.select(this.#deps.db, sql`where ${P.debt} > 0 order by ${P.updateDate} desc, ${P.id}`);
@@ -441,6 +458,7 @@ export class DbPaymentsService implements PaymentsService {
     }
     // A partial refund leaves the purchase standing; the refund that makes it whole takes the credits back.
     if (event.kind === 'refunded' && event.refundedTotal !== undefined && event.refundedTotal < payment.amount) return 'ignored';
+    if (event.kind === 'dispute-won') return this.#disputeWon(payment);
     return this.#reverse(payment, event.kind, event.chargeRef);
   }
 
@@ -522,6 +540,20 @@ export class DbPaymentsService implements PaymentsService {
   }
 
   /**
+   * A dispute the merchant won: the credits it took back are given back and its debt is cleared,
+   * which ends the player's flag. A direct purchase's order stays refunded (its roles and commands
+   * were undone); staff sell it again by hand if they wish.
+   */
+  async #disputeWon(payment: Payment): Promise<WebhookResult> {
+    const { db, credits } = this.#deps;
+    if (payment.status !== 'disputed' || payment.orderId === null) return 'unchanged';
+    if (payment.reclaimed > 0) await credits.change(payment.userId, payment.reclaimed, { reason: 'dispute won', orderId: payment.orderId });
+    await db.run(sql`update ${PaymentsPayment} set ${P.status} = 'completed', ${P.reclaimed} = 0, ${P.debt} = 0, ${P.updateDate} = ${now()}
+      where ${P.id} = ${payment.id}`);
+    return 'reinstated';
+  }
+
+  /**
    * Takes the credits back as far as the balance allows; the rest is the player's debt, kept on
    * the payment for the admin (a balance never goes negative).
    */
@@ -535,6 +567,10 @@ export class DbPaymentsService implements PaymentsService {
     }
     if (payment.status !== 'completed' && payment.status !== 'credited') return 'unchanged';
     const orderId = payment.orderId!;
+    if (payment.credits > 0 && this.#deps.chargebackRefundsOrders) {
+      // Before the credits are taken: what the purchases give back covers the debt first.
+      for (const bought of await store.creditOrdersAfter(payment.userId, orderId)) await store.refund(bought);
+    }
     // A direct purchase added no credits: its order's refund takes back what it gave (roles, refund commands).
     const reclaimed = payment.credits === 0 ? 0
       : await credits.takeUpTo(payment.userId, payment.credits, { reason: kind === 'refunded' ? 'refund' : 'dispute', orderId });

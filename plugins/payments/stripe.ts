@@ -83,6 +83,11 @@ function readEvent(event: Stripe.Event): GatewayEvent {
       const dispute = event.data.object;
       return { eventId, kind: 'disputed', chargeRef: idOf(dispute.payment_intent) };
     }
+    case 'charge.dispute.closed': {
+      // A lost dispute changes nothing more: the credits were taken back when it opened.
+      const dispute = event.data.object;
+      return dispute.status === 'won' ? { eventId, kind: 'dispute-won', chargeRef: idOf(dispute.payment_intent) } : { eventId, kind: 'ignored' };
+    }
     default:
       return { eventId, kind: 'ignored' };
   }

@@ -5,11 +5,13 @@
  */
 import type { Static } from '@sinclair/typebox';
 import {
-  errorsFor, type ConsoleCell, type ConsoleField, type ConsolePage, type ConsolePages, type ConsoleRequest, type ConsoleSection, idOf,
+  errorsFor, playerCell, type ConsoleBlock, type ConsoleCell, type ConsoleField, type ConsolePage, type ConsolePages, type ConsoleRequest,
+  type ConsoleSection, idOf,
 } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { counted, displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
 import { toBool } from '../../core/schemas.ts';
+import { deliveryRef } from '../delivery/contract.ts';
 import { usersRef, type UsersService } from '../users/contract.ts';
 import { CategoryCreateBody, CategoryPatchBody, ProductCreateBody, ProductPatchBody, RulesPatchBody, categoryInput, productInput } from './schemas.ts';
 import { storedImage, type Category, type Product, type Variable } from './contract.ts';
@@ -23,6 +25,8 @@ export interface StoreInternals {
 }
 
 const PAGE = 50;
+/** The dashboard's charts: one bar a day for this many days. */
+const CHART_DAYS = 30;
 
 /** Lines `name: value, value` (a `*` after the name: required) to the API's variables. */
 function parseVariables(text: string): Static<typeof ProductPatchBody>['variables'] {
@@ -403,6 +407,28 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
       ];
     });
 
+    // Sales and top-ups of the last 30 days in the site's time zone, one bar a day.
+    pages.charts(async () => {
+      const tz = settings.get().timezone;
+      const today = displayTimestamp(now(), tz).slice(0, 10);
+      const days = Array.from({ length: CHART_DAYS }, (_,
+        i) => new Date(Date.parse(`${today}T00:00:00Z`) - (CHART_DAYS - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+      const hours = await store.salesByHour(parseClientTimestamp(`${days[0]} 00:00:00`, tz)!);
+      const byDay = (type: string) => {
+        const sums = new Map(days.map((d) => [d, 0]));
+        for (const h of hours) {
+          const day = displayTimestamp(`${h.hour}:00:00`, tz).slice(0, 10);
+          if (h.type === type && sums.has(day)) sums.set(day, sums.get(day)! + h.total);
+        }
+        return [...sums.values()];
+      };
+      return [
+        { heading: `Credit sales, last ${CHART_DAYS} days`, labels: days, values: byDay('credit'), money: true },
+        { heading: `${settings.get().currency} received (top-ups and purchases), last ${CHART_DAYS} days`, labels: days, values: byDay('payment'),
+          money: true },
+      ];
+    });
+
     pages.get('', async ({ query }) => {
       const filter = { status: query.status || undefined, type: query.type || undefined };
       const errors: Record<string, string> = {};
@@ -419,7 +445,7 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
       const keep = new URLSearchParams(Object.entries({ status: query.status ?? '', type: query.type ?? '',
         username: query.username ?? '' }).filter(([, v]) => v));
       const link = (extra: Record<string, string>) => `${pages.base}?${new URLSearchParams([...keep, ...Object.entries(extra)])}`;
-      const player = (id: string) => pages.href('players', `/${id}`);
+      const names = await users.usernames(rows.map((o) => Number(o.accountID)));
       return {
         title: 'Orders', status: Object.keys(errors).length ? 422 : 200,
         blocks: [
@@ -436,11 +462,11 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
           },
           {
             kind: 'table', caption: 'Orders, newest first', empty: 'No order matches.',
-            columns: [{ key: 'id', label: 'Order' }, { key: 'date', label: 'Date' }, { key: 'player', label: 'Player ID' }, { key: 'type', label: 'Type' },
+            columns: [{ key: 'id', label: 'Order' }, { key: 'date', label: 'Date' }, { key: 'player', label: 'Player' }, { key: 'type', label: 'Type' },
               { key: 'total', label: 'Total', numeric: true }, { key: 'status', label: 'Status' }],
             rows: rows.map((o) => ({
               id: { text: `#${o.id}`, href: `${pages.base}/${o.id}` }, date: o.creationDate,
-              player: player(o.accountID) ? { text: o.accountID, href: player(o.accountID)! } : o.accountID,
+              player: playerCell(pages, o.accountID, names),
               type: o.type, total: o.total, status: o.status,
             })),
             next: rows.length === PAGE ? link({ before: rows.at(-1)!.id }) : undefined,
@@ -453,14 +479,15 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
     pages.get('/:id', async ({ params }) => {
       const { order, items } = await store.getOrder(/^[0-9]{1,15}$/.test(params.id!) ? Number(params.id) : 0);
       const refundable = order.type === 'credit' && order.status === 'completed';
-      const player = pages.href('players', `/${order.accountID}`);
+      const player = playerCell(pages, order.accountID, await users.usernames([Number(order.accountID)]));
       return {
         title: `Order #${order.id}`,
         blocks: [
           {
             kind: 'stats', items: [
               { label: 'status', value: order.status }, { label: 'total', value: order.total }, { label: 'type', value: order.type },
-              { label: 'date', value: order.creationDate }, { label: 'player ID', value: order.accountID, ...(player ? { href: player } : {}) },
+              { label: 'date', value: order.creationDate }, typeof player === 'string' ? { label: 'player', value: player } : { label: 'player',
+                value: player.text, href: player.href },
               { label: 'cashback', value: order.cashback },
             ],
           },
@@ -474,8 +501,47 @@ export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
             kind: 'form' as const, id: 'refund', title: 'Refund', action: `${pages.base}/${order.id}/refund`, submit: 'Refund order', fields: [],
             confirm: `Refund order #${order.id}? The price goes back to the balance, the cashback is taken back and granted roles are shortened.`,
           }] : []),
+          ...await deliveries(Number(order.id)),
         ],
       };
+    });
+
+    /** The order's commands on game servers and whether each ran, with redeliver, when the delivery feature runs. */
+    const deliveries = async (orderId: number): Promise<ConsoleBlock[]> => {
+      const delivery = ctx.services.find(deliveryRef);
+      if (!delivery) return [];
+      const [rows, servers] = await Promise.all([delivery.listQueue({ orderId, page: 1, perPage: 200 }), delivery.listServers()]);
+      const serverNames = new Map(servers.map((s) => [s.id, s.name]));
+      return [{
+        kind: 'table', caption: 'Delivery', empty: 'No command was queued for this order.',
+        columns: [
+          { key: 'server', label: 'Game server' }, { key: 'command', label: 'Command' }, { key: 'trigger', label: 'On' }, { key: 'status', label: 'Status' },
+          { key: 'tries', label: 'Tries', numeric: true }, { key: 'error', label: 'Last error' }, { key: 'updated', label: 'Updated' }, { key: 'action',
+            label: 'Action' },
+        ],
+        rows: rows.map((r) => ({
+          server: serverNames.get(r.serverID) ?? `#${r.serverID}`, command: r.command, trigger: r.trigger, status: r.status, tries: r.tries,
+          error: r.lastError ?? '', updated: r.updatedDate,
+          action: ['done', 'failed', 'cancelled'].includes(r.status)
+            ? { action: `${pages.base}/${orderId}/deliveries/${r.id}/redeliver`, label: `Redeliver command ${r.id}`,
+              confirm: `Run "${r.command}" on ${serverNames.get(r.serverID) ?? 'its server'} again?` }
+            : '',
+        })),
+      }];
+    };
+
+    pages.post('/:id/deliveries/:queueId/redeliver', async ({ params }) => {
+      const orderId = idOf(params.id);
+      const delivery = ctx.services.find(deliveryRef);
+      const row = delivery ? (await delivery.listQueue({ orderId, page: 1, perPage: 200 })).find((r) => r.id === params.queueId) : undefined;
+      if (!delivery || !row) throw new DomainError('ORDER_NOT_FOUND', `Order ${orderId} has no queued command ${params.queueId}.`);
+      try {
+        await delivery.redeliver(Number(row.id));
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'CONFLICT') return { redirect: `${pages.base}/${orderId}`, notice: `Not redelivered: ${err.message}` };
+        throw err;
+      }
+      return { redirect: `${pages.base}/${orderId}`, notice: `Command ${row.id} is waiting to be delivered again.` };
     });
 
     pages.post('/:id/refund', async ({ params, staff }: ConsoleRequest) => {

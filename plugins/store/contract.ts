@@ -149,6 +149,13 @@ export interface StoreService {
    * roles, `store.order.refunded`: its refund commands). False when there is no such order.
    */
   markPaymentRefunded(orderId: number): Promise<boolean>;
+  /**
+   * Refunds a purchase paid from the balance as `POST /api/admin/store/orders/<id>/refund` does:
+   * ORDER_NOT_FOUND, CONFLICT when it is not completed.
+   */
+  refund(orderId: number, keyName?: string): Promise<OrderRow>;
+  /** The ids of a user's completed balance purchases made after order `afterOrderId`, oldest first. */
+  creditOrdersAfter(userId: number, afterOrderId: number): Promise<number[]>;
   /** A product's name, active or not; undefined when there is no such product. */
   productName(productId: number): Promise<string | undefined>;
   /**

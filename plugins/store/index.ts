@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Counter } from 'prom-client';
+import { auditRef } from '../../core/audit.ts';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { usersRef } from '../users/contract.ts';
@@ -25,7 +26,7 @@ export default defineFeature({
   },
   async register(app, { db, events, services, settings, metrics, options }) {
     const users = services.get(usersRef);
-    const store = new DbStoreService({ db, events, settings, users, credits: services.get(creditsRef) });
+    const store = new DbStoreService({ db, events, settings, users, credits: services.get(creditsRef), audit: services.get(auditRef) });
     services.provide(storeRef, store);
     const completed = new Counter({ name: 'store_orders_total', help: 'Completed orders by type (credit: paid from the balance, payment: real money).',
       labelNames: ['type'] as const, registers: [metrics] });

@@ -5,6 +5,7 @@
  * data in, money in cents and times as stored UTC text; orders come out as the API shows them.
  * Each write is one transaction: it happens entirely or not at all.
  */
+import type { AuditLog } from '../../core/audit.ts';
 import { countParam, isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
@@ -157,13 +158,15 @@ export class DbStoreService implements StoreService {
   readonly #settings: SettingsService;
   readonly #users: UsersService;
   readonly #credits: CreditsService;
+  readonly #audit: AuditLog;
 
-  constructor(deps: { db: Database; events: EventBus; settings: SettingsService; users: UsersService; credits: CreditsService }) {
+  constructor(deps: { db: Database; events: EventBus; settings: SettingsService; users: UsersService; credits: CreditsService; audit: AuditLog }) {
     this.#db = deps.db;
     this.#events = deps.events;
     this.#settings = deps.settings;
     this.#users = deps.users;
     this.#credits = deps.credits;
+    this.#audit = deps.audit;
   }
 
   // ---- catalogue: categories
@@ -315,6 +318,8 @@ export class DbStoreService implements StoreService {
       await this.#checkProduct(product);
       const id = await StoreProduct.insert(this.#db, product);
       await this.#writeVariables(id, product.variables);
+      await this.#audit.record({ action: 'store.product.create', target: { type: 'product', id }, summary: `Created product ${product.name}`, after: { id,
+        ...product } });
       return { id, ...product };
     });
   }
@@ -322,22 +327,26 @@ export class DbStoreService implements StoreService {
   async updateProduct(id: number, patch: ProductInput): Promise<Product> {
     return this.#db.transaction(async () => {
       const changes = defined(patch);
-      await this.#checkProduct({ ...await this.requireProduct(id), ...changes });
+      const before = await this.requireProduct(id);
+      await this.#checkProduct({ ...before, ...changes });
       await StoreProduct.update(this.#db, id, changes);
       if (changes.variables) {
         await this.#db.run(sql`delete from ${StoreProductVariable} where ${V.productId} = ${id}`);
         await this.#writeVariables(id, changes.variables);
       }
       // Read again: the stock may have moved since the read above.
-      return this.requireProduct(id);
+      const after = await this.requireProduct(id);
+      await this.#audit.record({ action: 'store.product.update', target: { type: 'product', id }, summary: `Changed product ${after.name}`, before, after });
+      return after;
     });
   }
 
   async deleteProduct(id: number): Promise<void> {
     await this.#db.transaction(async () => {
-      await this.requireProduct(id);
+      const before = await this.requireProduct(id);
       await this.#db.run(sql`delete from ${StoreProductVariable} where ${V.productId} = ${id}`);
       await this.#db.run(sql`delete from ${StoreProduct} where ${P.id} = ${id}`);
+      await this.#audit.record({ action: 'store.product.delete', target: { type: 'product', id }, summary: `Deleted product ${before.name}`, before });
     });
   }
 
@@ -731,6 +740,11 @@ export class DbStoreService implements StoreService {
       if (current.total > 0) await this.#credits.change(user.id, current.total, { reason: 'refund', orderId, keyName });
       if (current.cashback > 0) await this.#credits.change(user.id, -current.cashback, { reason: 'refund', orderId, keyName });
       await this.#undoItems(orderId, user);
+      await this.#audit.record({
+        action: 'store.order.refund', target: { type: 'order', id: orderId },
+          summary: `Refunded order ${orderId} of ${user.username} (${formatMoney(current.total)})`,
+        before: { status: current.status }, after: { status: 'refunded' },
+      });
       return { ...current, status: 'refunded' };
     });
     return orderRow(order, this.#settings.get().timezone);
@@ -802,6 +816,20 @@ export class DbStoreService implements StoreService {
   }
 
   /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */
+  async creditOrdersAfter(userId: number, afterOrderId: number): Promise<number[]> {
+    const rows = await this.#db.query<{ id: number }>(sql`select ${O.id} as id from ${StoreOrder}
+      where ${O.accountId} = ${userId} and ${O.type} = 'credit' and ${O.status} = 'completed' and ${O.id} > ${afterOrderId} order by ${O.id}`);
+    return rows.map((r) => Number(r.id));
+  }
+
+  /** Completed orders' totals since `since`, by UTC hour (`2026-11-25 14`) and type: at most 24 rows a day per type, whatever the sales. */
+  async salesByHour(since: string): Promise<{ hour: string; type: string; total: number }[]> {
+    const rows = await this.#db.query<{ hour: string; type: string; total: number | string | null }>(sql`
+      select substr(${O.creationDate}, 1, 13) as hour, ${O.type} as type, sum(${O.total}) as total from ${StoreOrder}
+      where ${O.status} = 'completed' and ${O.creationDate} >= ${since} group by substr(${O.creationDate}, 1, 13), ${O.type}`);
+    return rows.map((r) => ({ hour: r.hour, type: r.type, total: Number(r.total ?? 0) }));
+  }
+
   async salesSince(since: string): Promise<{ type: string; orders: number; total: number }[]> {
     const rows = await this.#db.query<{ type: string; n: number | string; total: number | string | null }>(
       sql`select ${O.type} as type, count(*) as n, sum(${O.total}) as total

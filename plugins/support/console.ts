@@ -6,6 +6,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { errorsFor, type ConsolePage, type ConsoleSection, idOf, recordPages } from '../../core/console.ts';
+import { counted } from '../../core/format.ts';
 import { usersRef } from '../users/contract.ts';
 import type { AnswerRow, CategoryRow, SupportService } from './contract.ts';
 import { AnswerBody, CategoryBody } from './schemas.ts';
@@ -28,6 +29,10 @@ export const supportSection: ConsoleSection<unknown, SupportService> = {
   pages(pages, ctx, support) {
     const users = ctx.services.get(usersRef);
 
+    pages.attention(async () => {
+      const n = await support.awaitingAnswerCount();
+      return [{ count: n, text: `${counted(n, 'ticket')} waiting for an answer`, href: pages.base }];
+    });
     pages.dashboard(async () => [
       { label: 'tickets not closed', value: String(await support.openTicketCount()), href: pages.base },
     ]);

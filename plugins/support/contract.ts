@@ -92,6 +92,8 @@ export interface SupportService {
   inbox(filter: { statusId?: number; categoryId?: number; accountId?: number; before?: number; limit: number }): Promise<TicketSummaryRow[]>;
   /** Tickets not closed. */
   openTicketCount(): Promise<number>;
+  /** Tickets waiting for staff: opened and not answered yet, or replied to by the player since. */
+  awaitingAnswerCount(): Promise<number>;
   /** Throws TICKET_NOT_FOUND. */
   getTicket(id: number): Promise<TicketDetailRow>;
   /** Opens a ticket with its first message, written by the player; returns its id. */

@@ -129,6 +129,12 @@ export class DbSupportService implements SupportService {
   }
 
   /** Tickets not closed. */
+  async awaitingAnswerCount(): Promise<number> {
+    const [row] = await this.#db.query<{ n: number }>(
+      sql`select count(*) as n from ${SupportTicket} where ${SupportTicket.c.statusId} in ${[Status.OPEN, Status.USER_REPLY]}`);
+    return Number(row!.n);
+  }
+
   async openTicketCount(): Promise<number> {
     const [row] = await this.#db.query<{ n: number }>(sql`select count(*) as n from ${SupportTicket} where ${T.statusId} <> ${Status.CLOSED}`);
     return Number(row!.n);

@@ -139,6 +139,8 @@ export interface UsersService {
   findByUsername(username: string): Promise<UserAccount | undefined>;
   /** Case-insensitive: each name's user ID, or undefined, in the order given; one read for all of them. */
   idsByUsername(usernames: string[]): Promise<(number | undefined)[]>;
+  /** The usernames of these user IDs (an unknown ID is left out), in one read: lists show names, not IDs. */
+  usernames(ids: number[]): Promise<Map<number, string>>;
   findByLinkedAccount(platform: string, externalId: string): Promise<UserAccount | undefined>;
   /** Like findById but throws USER_NOT_FOUND. */
   requireById(id: number): Promise<UserAccount>;

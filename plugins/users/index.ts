@@ -1,4 +1,5 @@
 import { everyRound } from '../../core/background.ts';
+import { auditRef } from '../../core/audit.ts';
 import { defineFeature } from '../../core/features.ts';
 import { Type } from '@sinclair/typebox';
 import { playersSection, rolesSection } from './console.ts';
@@ -21,7 +22,7 @@ export default defineFeature({
   errors: { USER_NOT_FOUND: 404, USERNAME_ALREADY_EXIST: 400, EMAIL_ALREADY_EXIST: 400, ROLE_NOT_FOUND: 404 },
   async register(app, ctx) {
     const { db, events, services, options: opts, log } = ctx;
-    const users = new DbUsersService(db, events);
+    const users = new DbUsersService(db, events, services.get(auditRef));
     services.provide(usersRef, users);
     await userRoutes(app, users, ctx);
     await adminRoutes(app, users, ctx);

@@ -1,3 +1,4 @@
+import type { AuditLog } from '../../core/audit.ts';
 import { countParam, isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
@@ -88,9 +89,26 @@ export class DbUsersService implements UsersService {
   /** Privileged roles' slugs, with why (markPrivileged). */
   readonly #privileged = new Map<string, string>();
 
-  constructor(db: Database, events: EventBus) {
+  readonly #audit: AuditLog;
+
+  constructor(db: Database, events: EventBus, audit: AuditLog) {
     this.#db = db;
     this.#events = events;
+    this.#audit = audit;
+  }
+
+  /** An audit entry about a user's role, named for people (the user and the role as they are now). */
+  #recordRole(action: 'grant' | 'revoke', userId: number, roleId: number, expiryDate?: string): Promise<void> {
+    return this.#audit.record(async () => {
+      const [user, role] = await Promise.all([this.findById(userId), this.getRole(roleId)]);
+      const name = role?.name ?? `role ${roleId}`;
+      const until = expiryDate === undefined ? '' : expiryDate === PERMANENT ? ' (permanent)' : ` until ${expiryDate}`;
+      return {
+        action: `users.role.${action}`, target: { type: 'user', id: userId },
+        summary: action === 'grant' ? `Granted ${name} to ${user?.username ?? userId}${until}` : `Took ${name} from ${user?.username ?? userId}`,
+        ...(action === 'grant' ? { after: { roleId, expiryDate } } : { before: { roleId } }),
+      };
+    });
   }
 
   /** One query: the account and its linked accounts (a left join, one row per link), read with `select`. */
@@ -126,6 +144,17 @@ export class DbUsersService implements UsersService {
   findById(id: number): Promise<UserAccount | undefined> {
     if (!Number.isSafeInteger(id) || id <= 0) return Promise.resolve(undefined);
     return this.#one(sql`${a.c.id} = ${id}`);
+  }
+
+  async usernames(ids: number[]): Promise<Map<number, string>> {
+    const wanted = [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id > 0))];
+    if (wanted.length === 0) return new Map();
+    const { columns, fromArray } = UsersAccount.pick('id', 'username');
+    const rows = await this.#db.queryArrays(sql`select ${columns} from ${UsersAccount} where ${UsersAccount.c.id} in ${wanted}`);
+    return new Map(rows.map((row) => {
+      const { id, username } = fromArray(row);
+      return [id, username];
+    }));
   }
 
   findByUsername(username: string): Promise<UserAccount | undefined> {
@@ -318,6 +347,7 @@ export class DbUsersService implements UsersService {
       await this.requireById(userId);
       await this.#grantable(roleId, by);
       await this.#setExpiry(userId, roleId, expiryDate);
+      await this.#recordRole('grant', userId, roleId, expiryDate);
       return this.rolesOf(userId);
     });
   }
@@ -343,7 +373,10 @@ export class DbUsersService implements UsersService {
     return this.#db.transaction(async () => {
       const { affectedRows } = await this.#db.run(
         sql`delete from ${UsersRoleAssignment} where ${RA.userId} = ${userId} and ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}`);
-      if (affectedRows > 0) await this.#events.emit('users.role.revoked', { userId, roleId, reason: 'revoked' });
+      if (affectedRows > 0) {
+        await this.#events.emit('users.role.revoked', { userId, roleId, reason: 'revoked' });
+        await this.#recordRole('revoke', userId, roleId);
+      }
       return affectedRows > 0;
     });
   }
@@ -362,6 +395,7 @@ export class DbUsersService implements UsersService {
       await this.#grantable(toRoleId, by);
       if (toRoleId !== fromRoleId) await this.revokeRole(userId, fromRoleId);
       await this.#setExpiry(userId, toRoleId, expiryDate ?? held);
+      await this.#recordRole('grant', userId, toRoleId, expiryDate ?? held);
       return this.rolesOf(userId);
     });
   }
@@ -370,7 +404,9 @@ export class DbUsersService implements UsersService {
   async createRole(fields: RoleFields): Promise<Role> {
     return this.#db.transaction(async () => {
       await this.#requireFreeSlug(fields.slug);
-      return (await this.getRole(await UsersRole.insert(this.#db, roleRecord(fields))))!;
+      const role = (await this.getRole(await UsersRole.insert(this.#db, roleRecord(fields))))!;
+      await this.#audit.record({ action: 'users.role.create', target: { type: 'role', id: role.id }, summary: `Created role ${role.name}`, after: role });
+      return role;
     });
   }
 
@@ -380,7 +416,10 @@ export class DbUsersService implements UsersService {
       const role = await this.requireRole(roleId);
       if (patch.slug !== undefined && patch.slug !== role.slug) await this.#requireFreeSlug(patch.slug);
       await UsersRole.update(this.#db, roleId, roleRecord(patch));
-      return (await this.getRole(roleId))!;
+      const after = (await this.getRole(roleId))!;
+      await this.#audit.record({ action: 'users.role.update', target: { type: 'role', id: roleId }, summary: `Changed role ${after.name}`, before: role,
+        after });
+      return after;
     });
   }
 
@@ -390,9 +429,12 @@ export class DbUsersService implements UsersService {
     return this.#db.transaction(async () => {
       const holders = await this.#db.query<{ user_id: number }>(
         sql`select ${RA.userId} as user_id from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}${raw(this.#db.forUpdate)}`);
+      const before = await this.getRole(roleId);
       await this.#db.run(sql`delete from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId}`);
       const { affectedRows } = await this.#db.run(sql`delete from ${UsersRole} where ${R.id} = ${roleId}`);
       if (affectedRows === 0) return false;
+      await this.#audit.record({ action: 'users.role.delete', target: { type: 'role', id: roleId }, summary: `Deleted role ${before?.name ?? roleId}`,
+        before });
       for (const h of holders) await this.#events.emit('users.role.revoked', { userId: Number(h.user_id), roleId, reason: 'revoked' });
       return true;
     });

@@ -29,6 +29,7 @@ export interface Seeded {
   deliveryServerId: string;
   commandId: string;
   queueId: string;
+  chargebackCommandId: string;
 }
 
 /** One seeding call; anything but the expected status stops the run with the answer. */
@@ -70,6 +71,8 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
   await must(app, '/api/admin/payments', { username, amount: '5.00' });
   const orderId = String((await must(app, '/api/store/buy', { userID: userId, products: [productId] })).orderID);
   const [queued] = await must(app, `/api/admin/delivery/queue?order=${orderId}`);
+  const chargebackCommandId = (await must(app, '/api/admin/delivery/chargeback-commands',
+    { serverID: deliveryServerId, command: 'ban {username} chargeback' })).id;
 
   const supportCategoryId = (await must(app, '/api/admin/support/categories', { name: `${tag} seed category` })).id;
   const answerId = (await must(app, '/api/admin/support/answers', { title: `${tag} seed answer`, content: 'Try again.' })).id;
@@ -96,7 +99,7 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
   return {
     userId, username, otherUsername, roleId, storeCategoryId, productId, supportCategoryId, answerId,
     ticketId, closableTicketId, messageId, serverId, itemId: items.at(-1)!.id, voteLinkId, chatUserId, token, packageId, paymentId,
-    orderId, deliveryServerId, commandId, queueId: queued.id,
+    orderId, deliveryServerId, commandId, queueId: queued.id, chargebackCommandId,
   };
 }
 
@@ -116,6 +119,7 @@ function idFor(seeded: Seeded, path: string): string {
     case 'messages': return seeded.messageId;
     case 'items': return seeded.itemId;
     case 'packages': return seeded.packageId;
+    case 'chargeback-commands': return seeded.chargebackCommandId;
     default: throw new Error(`no seeded thing for {id} in ${path}`);
   }
 }

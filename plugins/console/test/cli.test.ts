@@ -38,6 +38,9 @@ t.test('npm run console -- admin makes the first admin', async (t) => {
   app = await build(t, { databaseUrl: env.DATABASE_URL });
   const roles = (await call(app, `/api/users/${id}/roles`)).json();
   t.same(roles.map((r: { name: string }) => r.name), ['Console admin'], 'the API shows the role');
+  const granted = (await call(app, '/api/admin/audit?action=users.role.grant')).json();
+  t.match(granted, [{ actorKind: 'cli', actor: /\(command line\)$/, summary: 'Granted Console admin to Dana (permanent)' },
+    { actorKind: 'cli', summary: 'Granted Console admin to Dana (permanent)' }], 'the audit log has both grants, by the command line');
   const after = await signInByForm(app, 'Dana');
   t.equal(after.statusCode, 303);
   t.equal(after.headers.location, '/console');

@@ -184,6 +184,5 @@ t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChrom
     await page.goto(`${base}/console`);
     for (const heading of ['Orders', 'Delivery']) t.ok(await page.getByRole('heading', { name: heading, level: 2 }).isVisible(), heading);
     t.ok(await page.getByText('commands waiting to be delivered').isVisible());
-    await screenshot(page, 'dashboard');
   });
 });

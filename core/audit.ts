@@ -1,0 +1,181 @@
+/**
+ * The audit log: who (a console user or an API key) changed what record, when, with its values
+ * before and after, and the request that did it. It lives in core because every feature's admin
+ * actions feed it and staff read it in one place; a feature only calls `record()` inside the
+ * transaction of its change, so the entry commits or rolls back with it. Who acted is not passed
+ * down through the services: the request that runs them carries it (set by the API key check or
+ * the console's sign-in), so a service stays free of HTTP. Only staff's actions are kept: a call
+ * with no one acting (a player's purchase, a gateway's webhook, a background job) records nothing.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { countParam, type Database } from './db.ts';
+import { displayTimestamp, now } from './format.ts';
+import { dateStr, idStr, str, strOrNull } from './schemas.ts';
+import { type Sql, sql, where } from './sql.ts';
+import { createServiceRef } from './registry.ts';
+import type { SettingsService } from './settings.ts';
+import { defineEntity, p, type TableRecord } from './table.ts';
+
+export const CoreAuditLog = defineEntity({
+  name: 'CoreAuditLog',
+  tableName: 'core_audit_log',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    at: p.string().length(19),
+    /** `staff` (signed in to the console), `key` (an API key), `cli` (the command line on the server). */
+    actorKind: p.string().length(8).$type<ActorKind>(),
+    /** The username or the key's name, as it was then. */
+    actor: p.string().length(64).index(),
+    /** `store.order.refund`, `users.role.grant`: the feature, the record, the verb. */
+    action: p.string().length(64).index(),
+    targetType: p.string().length(32),
+    targetId: p.string().length(64).index(),
+    /** One line for people: "Refunded order 12 of steve (14.00)". */
+    summary: p.string().length(255),
+    /** The record's values before and after, as JSON, where they say more than the summary. */
+    before: p.text().nullable(),
+    after: p.text().nullable(),
+    requestId: p.string().length(64).nullable(),
+  },
+});
+
+export type ActorKind = 'staff' | 'key' | 'cli';
+export type AuditRow = TableRecord<typeof CoreAuditLog>;
+
+export interface AuditActor {
+  kind: ActorKind;
+  name: string;
+}
+
+export interface AuditEntry {
+  action: string;
+  target: { type: string; id: number | string };
+  summary: string;
+  before?: unknown;
+  after?: unknown;
+}
+
+export interface AuditFilter {
+  actor?: string;
+  /** An action, or the start of one ending in a dot (`store.`). */
+  action?: string;
+  targetType?: string;
+  targetId?: string;
+  /** Entries older than this id (the next page). */
+  before?: number;
+  limit: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is acting, when a person signed in makes the request (the console sets it); API keys are read from `apiKey`. */
+    actor?: AuditActor;
+  }
+}
+
+const acting = new AsyncLocalStorage<{ actor: AuditActor; requestId?: string }>();
+
+const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
+const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
+
+export class AuditLog {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  /** Who is acting now, if anyone. */
+  actor(): AuditActor | undefined {
+    return acting.getStore()?.actor;
+  }
+
+  /** Runs `fn` as `actor` (the command line, which has no request). */
+  as<T>(actor: AuditActor, fn: () => Promise<T>): Promise<T> {
+    return acting.run({ actor }, fn);
+  }
+
+  /**
+   * Writes an entry for the change being made, when staff are acting; call it inside the change's
+   * transaction. Nothing is written when no one acts (see the top of this file).
+   */
+  async record(what: AuditEntry | (() => Promise<AuditEntry>)): Promise<void> {
+    const store = acting.getStore();
+    if (!store) return;
+    // A function when the entry needs reads (names for the summary): none are made when no one acts.
+    const entry = typeof what === 'function' ? await what() : what;
+    await CoreAuditLog.insert(this.#db, {
+      at: now(), actorKind: store.actor.kind, actor: clip(store.actor.name, 64), action: entry.action,
+      targetType: entry.target.type, targetId: String(entry.target.id), summary: clip(entry.summary, 255),
+      before: json(entry.before), after: json(entry.after), requestId: store.requestId ?? null,
+    });
+  }
+
+  /** Entries newest first, filtered, `limit` of them from `before`. */
+  async list(filter: AuditFilter): Promise<AuditRow[]> {
+    const c = CoreAuditLog.c;
+    const is = (column: Sql, value: string | undefined) => value !== undefined && value !== '' && sql`${column} = ${value}`;
+    const action = filter.action?.endsWith('.')
+      ? sql`${c.action} like ${`${filter.action.replace(/[!%_]/g, '!$&')}%`} escape '!'`
+      : is(c.action, filter.action);
+    return CoreAuditLog.select(this.#db, sql`${where(
+      is(c.actor, filter.actor), is(c.targetType, filter.targetType), is(c.targetId, filter.targetId), action,
+      filter.before !== undefined && sql`${c.id} < ${filter.before}`,
+    )} order by ${c.id} desc limit ${countParam(filter.limit)}`);
+  }
+}
+
+export const auditRef = createServiceRef<AuditLog>('core.audit');
+
+/**
+ * Runs every handler of a request made by staff (a console user, an API key) as them. Requests of
+ * no one (the storefront, a webhook) pass on untouched. In preHandler: by then the key is checked
+ * and the console's sign-in read, and the body is parsed (its stream events would lose the context).
+ */
+export function auditActors(app: FastifyInstance): void {
+  app.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    const actor = request.actor ?? (request.apiKey ? { kind: 'key' as const, name: request.apiKey.name } : undefined);
+    if (!actor) return done();
+    acting.run({ actor, requestId: request.id }, done);
+  });
+}
+
+const AuditQuery = Type.Object({
+  actor: Type.Optional(Type.String({ maxLength: 64, description: 'a username or API key name' })),
+  action: Type.Optional(Type.String({ maxLength: 64, description: 'an action (`store.order.refund`) or the start of one ending in a dot (`store.`)' })),
+  targetType: Type.Optional(Type.String({ maxLength: 32, description: 'what kind of record (`order`, `product`, `user`)' })),
+  targetID: Type.Optional(Type.String({ maxLength: 64, description: 'the record\'s id' })),
+  before: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'entries older than this id (the next page)' })),
+  limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: '1 to 200, default 50' })),
+});
+
+const AuditEntryRow = Type.Object({
+  id: Type.Integer({ examples: [42] }), at: dateStr(), actorKind: str('staff (console), key (API key) or cli (command line)', 'staff'),
+  actor: str('the username or the key\'s name', 'Alice'), action: str('feature.record.verb', 'store.order.refund'),
+  targetType: str('what kind of record', 'order'), targetID: idStr(), summary: str('one line for people', 'Refunded order 42 of Steve (4.99)'),
+  before: Type.Unknown({ description: 'the record before the change, when kept', examples: [{ status: 'completed' }] }),
+  after: Type.Unknown({ description: 'the record after the change, when kept', examples: [{ status: 'refunded' }] }),
+  requestID: strOrNull('the request that made the change (its X-Request-Id)', '2b1f0c4e-8d52-4f0e-9a57-3c0e6f1d2a9b'),
+});
+
+/** The query of the admin API and the console's filter form, as a filter. */
+export function auditFilter(q: Static<typeof AuditQuery>, maxLimit: number): AuditFilter {
+  const limit = q.limit === undefined ? 50 : Math.min(Math.max(Number(q.limit), 1), maxLimit);
+  const before = q.before === undefined ? undefined : Number(q.before);
+  return { actor: q.actor, action: q.action, targetType: q.targetType, targetId: q.targetID, before, limit };
+}
+
+export async function auditRoutes(app: FastifyInstance, audit: AuditLog, settings: SettingsService): Promise<void> {
+  app.get('/api/admin/audit', {
+    schema: {
+      tags: ['admin'], summary: 'The audit log: what staff changed, newest first, filtered and paged with `before`',
+      querystring: AuditQuery, response: { 200: Type.Array(AuditEntryRow) },
+    },
+  }, async (request) => (await audit.list(auditFilter(request.query as Static<typeof AuditQuery>, 200))).map((r) => ({
+    id: r.id, at: displayTimestamp(r.at, settings.get().timezone), actorKind: r.actorKind, actor: r.actor, action: r.action,
+    targetType: r.targetType, targetID: r.targetId, summary: r.summary, requestID: r.requestId,
+    before: r.before === null ? null : JSON.parse(r.before), after: r.after === null ? null : JSON.parse(r.after),
+  })));
+}
