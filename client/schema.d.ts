@@ -46,6 +46,26 @@ export interface paths {
         patch: operations["patchAdminSettings"];
         trace?: never;
     };
+    "/api/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log: what staff changed, newest first, filtered and paged with `before`
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -1368,6 +1388,50 @@ export interface paths {
          * @description Scope: `admin`.
          */
         patch: operations["patchAdminStoreProductsByIdCommandsByCommandId"];
+        trace?: never;
+    };
+    "/api/admin/delivery/chargeback-commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Commands queued for the player on each chargeback (a payment refunded or disputed at its gateway)
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminDeliveryChargebackCommands"];
+        put?: never;
+        /**
+         * Add a chargeback command: `{username}` `{userID}` `{orderID}` `{chatUserID}` are filled in
+         * @description Scope: `admin`.
+         */
+        post: operations["postAdminDeliveryChargebackCommands"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/delivery/chargeback-commands/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a chargeback command
+         * @description Scope: `admin`.
+         */
+        delete: operations["deleteAdminDeliveryChargebackCommandsById"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/command-logs/{token}/queue": {
@@ -2908,6 +2972,138 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminAudit: {
+        parameters: {
+            query?: {
+                /** @description a username or API key name */
+                actor?: string;
+                /** @description an action (`store.order.refund`) or the start of one ending in a dot (`store.`) */
+                action?: string;
+                /** @description what kind of record (`order`, `product`, `user`) */
+                targetType?: string;
+                /** @description the record's id */
+                targetID?: string;
+                /** @description entries older than this id (the next page) */
+                before?: string;
+                /** @description 1 to 200, default 50 */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: number;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        at: string;
+                        /**
+                         * @description staff (console), key (API key) or cli (command line)
+                         * @example staff
+                         */
+                        actorKind: string;
+                        /**
+                         * @description the username or the key's name
+                         * @example Alice
+                         */
+                        actor: string;
+                        /**
+                         * @description feature.record.verb
+                         * @example store.order.refund
+                         */
+                        action: string;
+                        /**
+                         * @description what kind of record
+                         * @example order
+                         */
+                        targetType: string;
+                        /** @example 42 */
+                        targetID: string;
+                        /**
+                         * @description one line for people
+                         * @example Refunded order 42 of Steve (4.99)
+                         */
+                        summary: string;
+                        /**
+                         * @description the record before the change, when kept
+                         * @example {
+                         *       "status": "completed"
+                         *     }
+                         */
+                        before: unknown;
+                        /**
+                         * @description the record after the change, when kept
+                         * @example {
+                         *       "status": "refunded"
+                         *     }
+                         */
+                        after: unknown;
+                        /**
+                         * @description the request that made the change (its X-Request-Id)
+                         * @example 2b1f0c4e-8d52-4f0e-9a57-3c0e6f1d2a9b
+                         */
+                        requestID: string | null;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13328,6 +13524,307 @@ export interface operations {
             };
         };
     };
+    getAdminDeliveryChargebackCommands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example 1 */
+                        serverID: string;
+                        /** @example lp user {username} parent add vip */
+                        command: string;
+                        /**
+                         * @description purchase | expiry | refund
+                         * @example purchase
+                         */
+                        trigger: string;
+                        requireOnline: boolean;
+                        perUnit: boolean;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminDeliveryChargebackCommands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    serverID: string;
+                    command: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    serverID: string;
+                    command: string;
+                };
+                "multipart/form-data": {
+                    serverID: string;
+                    command: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example 1 */
+                        serverID: string;
+                        /** @example lp user {username} parent add vip */
+                        command: string;
+                        /**
+                         * @description purchase | expiry | refund
+                         * @example purchase
+                         */
+                        trigger: string;
+                        requireOnline: boolean;
+                        perUnit: boolean;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DELIVERY_SERVER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteAdminDeliveryChargebackCommandsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DELIVERY_COMMAND_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     getCommandLogsByTokenQueue: {
         parameters: {
             query?: never;
@@ -16137,7 +16634,7 @@ export interface operations {
                         status: true;
                         data: {
                             /**
-                             * @description completed, credited or refund-due (a purchase no longer possible), refunded, disputed, ignored (no payment event), duplicate (seen before) or unchanged
+                             * @description completed, credited or refund-due (a purchase no longer possible), refunded, disputed, reinstated (a dispute won), ignored (no payment event), duplicate (seen before) or unchanged
                              * @example completed
                              */
                             result: string;
