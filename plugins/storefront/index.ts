@@ -70,7 +70,7 @@ export default defineFeature({
       if (!opts.imageBaseUrl) return storedImage(p);
       return /^[A-Za-z0-9_-]+$/.test(p.imageId) && /^[a-z0-9]{1,8}$/.test(p.imageType) ? `${opts.imageBaseUrl}${p.imageId}.${p.imageType}` : undefined;
     };
-    const catalogue = new Catalogue(imageUrl);
+    const catalogue = new Catalogue(imageUrl, (p, at) => store.unitPrice(p, at));
     const page = (path: string) => (opts.publicUrl ? `${opts.publicUrl}${site.u(path)}` : undefined);
     services.provide(storefrontRef, {
       orderPage: (id) => page(`/account/orders/${id}`), ticketPage: (id) => page(`/account/tickets/${id}`),
