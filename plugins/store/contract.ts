@@ -168,7 +168,7 @@ export interface PriceAdjuster {
    */
   price(checkout: Checkout): Promise<Adjustment[]>;
   /**
-   * Inside the order's transaction: takes for good what `price` offered (a coupon's use, a gift card's
+   * Inside every order's transaction (with no adjustment too: a sale's figures): takes for good what `price` offered (a coupon's use, a gift card's
    * amount), decided by the database; a DomainError (used up, spent meanwhile) rolls the order back.
    */
   take(checkout: Checkout, orderId: number, adjustments: Adjustment[]): Promise<void>;

@@ -214,10 +214,9 @@ export class DbStoreService implements StoreService {
     return { checkout, adjustments };
   }
 
-  /** The adjustments on the order, and each adjuster takes its own for good (in the order's transaction). */
+  /** The adjustments on the order, and each adjuster takes its own for good (in the order's transaction; a sale's figures need no code). */
   async #takeAdjustments(checkout: Checkout, orderId: number, adjustments: Adjustment[]): Promise<void> {
-    if (adjustments.length === 0) return;
-    await StoreOrderAdjustment.insertMany(this.#db, adjustments.map((a) => ({ orderId, ...a })));
+    if (adjustments.length > 0) await StoreOrderAdjustment.insertMany(this.#db, adjustments.map((a) => ({ orderId, ...a })));
     for (const adjuster of this.#adjusters) await adjuster.take(checkout, orderId, adjustments);
   }
 
