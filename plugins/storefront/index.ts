@@ -16,6 +16,7 @@ import { storeRef, storedImage, type ShownProduct } from '../store/contract.ts';
 import { supportRef } from '../support/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { votesRef } from '../votes/contract.ts';
+import { promotionsRef } from '../promotions/contract.ts';
 import { accountRoutes } from './account.ts';
 import { allProducts, Catalogue } from './catalogue.ts';
 import { storefrontRef, storefrontSettings } from './contract.ts';
@@ -132,6 +133,7 @@ export default defineFeature({
     const payments = () => services.find(paymentsRef);
     catalogueRoutes(pages, site, catalogue, {
       store, payments, pay, credits: () => services.find(creditsRef), donations: () => services.find(donationsRef), votes: () => services.find(votesRef),
+      promotions: () => services.find(promotionsRef),
     }, { basketMaxLines: opts.basketMaxLines, searchMinLength: opts.searchMinLength, checkoutLimit: opts.rateLimit.checkout });
     accountRoutes(pages, site, {
       auth, users, store, payments, email, credits: () => services.find(creditsRef), delivery: () => services.find(deliveryRef),

@@ -1,7 +1,7 @@
 /** The promotions tests' set-up: a shop with promotions, a catalogue and buyers, and the admin calls that make promotions. */
 import type { FastifyInstance } from 'fastify';
 import { build, call, type TestLike } from '../../../test/helper.ts';
-import { created, makeCategory, makeProduct, makeUser } from '../../../test/fixtures.ts';
+import { created, makeCategory, makeProduct } from '../../../test/fixtures.ts';
 
 export { balanceOf, created, makeCategory, makeProduct, makeUser, read, rowCount, snapshot } from '../../../test/fixtures.ts';
 
