@@ -53,7 +53,8 @@ t.test("site settings are the features' own: checked at boot, kept while a built
   t.same(app.features, ['users'], 'store and auth are disabled');
   let res = await call(app, '/api/admin/settings');
   t.same(Object.keys(res.json().data), [
-    'currency', 'timezone', 'registerLimit', 'twoFactorEnabled', 'registrationEmailRequired', 'promotionsGoalAmount', 'promotionsGoalStart', 'promotionsGoalEnd',
+    'currency', 'timezone', 'registerLimit', 'twoFactorEnabled', 'registrationEmailRequired', 'promotionsGoalAmount', 'promotionsGoalStart',
+      'promotionsGoalEnd',
     'cashbackPercent', 'buyResponseStatus',
     'storefrontTitle', 'storefrontDescription', 'storefrontLogo', 'storefrontAccent', 'storefrontAccentText', 'storefrontFooterLinks', 'storefrontLanguage',
   ],

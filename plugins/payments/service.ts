@@ -314,7 +314,8 @@ export class DbPaymentsService implements PaymentsService {
     if (quote.total > MAX_CENTS) throw new DomainError('INVALID_AMOUNT', `A purchase must cost at most ${formatMoney(MAX_CENTS)}.`);
     const payment = await this.#open(adapter, {
       userId: 'userId' in buyer ? buyer.userId : 0, guestName: 'guestName' in buyer ? buyer.guestName : null, packageId: null,
-      amount: quote.total, currency: quote.currency, credits: 0, bonus: 0, purchaseLines: JSON.stringify({ lines: quote.lines, adjustments: quote.adjustments } satisfies PricedBasket),
+      amount: quote.total, currency: quote.currency, credits: 0, bonus: 0,
+      purchaseLines: JSON.stringify({ lines: quote.lines, adjustments: quote.adjustments } satisfies PricedBasket),
       description: quote.lines.map((l) => `${l.productName} x${l.quantity}`).join(', ').slice(0, 127),
     }, returnURL, cancelURL);
     return { paymentId: payment.id, checkoutURL: payment.checkoutUrl, amount: payment.amount, currency: payment.currency };

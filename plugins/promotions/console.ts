@@ -15,11 +15,15 @@ import {
 /** A checkbox is absent when unticked: on these forms that means off, not "unchanged". */
 const ticked = (request: ConsoleRequest, names: string[]) => Object.fromEntries(names.map((n) => [n, request.form[n] === 'true']));
 const defined = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-const figuresColumns = [{ key: 'orders', label: 'Uses', numeric: true }, { key: 'discountGiven', label: 'Taken off', numeric: true }, { key: 'revenue', label: 'Revenue', numeric: true }];
+const figuresColumns = [{ key: 'orders', label: 'Uses', numeric: true }, { key: 'discountGiven', label: 'Taken off', numeric: true },
+  { key: 'revenue', label: 'Revenue', numeric: true }];
 
 const COUPON_FIELDS: ConsoleField[] = [
   { name: 'code', label: 'Code', required: true, hint: '3 to 64 letters, digits, _ or -; players may type it in any case.' },
-  { name: 'kind', label: 'Kind', type: 'select', required: true, options: [{ value: 'percent', label: 'Percent off' }, { value: 'fixed', label: 'Fixed amount off' }] },
+  {
+    name: 'kind', label: 'Kind', type: 'select', required: true,
+    options: [{ value: 'percent', label: 'Percent off' }, { value: 'fixed', label: 'Fixed amount off' }],
+  },
   { name: 'value', label: 'Value', type: 'number', required: true, hint: 'A percent (1 to 100), or an amount such as 5.00.' },
   { name: 'minBasket', label: 'Minimum basket', type: 'number', hint: '0 or empty: any basket.' },
   { name: 'startDate', label: 'Starts', type: 'datetime', hint: 'Empty: at once. Use the form 2026-12-31 23:59.' },
@@ -58,7 +62,8 @@ export const promotionsSections: ConsoleSection<unknown, DbPromotionsService>[] 
   pages(pages, ctx, promotions) {
     const tz = () => ctx.settings.get().timezone;
     // Each list page reads its figures (one grouped query) with its records, before its rows are drawn.
-    const figures = { coupon: new Map(), sale: new Map(), card: new Map() } as Record<'coupon' | 'sale' | 'card', Awaited<ReturnType<DbPromotionsService['figures']>>>;
+    const figures = { coupon: new Map(), sale: new Map(), card: new Map() } as Record<'coupon' | 'sale' | 'card',
+      Awaited<ReturnType<DbPromotionsService['figures']>>>;
     const listed = async <R>(kind: 'coupon' | 'sale' | 'card', records: Promise<R[]>): Promise<R[]> => {
       const [shown, list] = await Promise.all([promotions.figures(kind), records]);
       figures[kind] = shown;
@@ -93,7 +98,8 @@ export const promotionsSections: ConsoleSection<unknown, DbPromotionsService>[] 
         ...COUPON_DEFAULTS, ...defined(couponInput(request.body as Static<typeof CouponBody>, tz())), ...ticked(request, ['stacksWithSale', 'isActive']),
       } as Parameters<DbPromotionsService['createCoupon']>[0]),
       update: async (id, request) => promotions.updateCoupon(id, {
-        ...couponInput(request.body as Static<typeof CouponPatchBody>, tz(), (await promotions.requireCoupon(id)).kind), ...ticked(request, ['stacksWithSale', 'isActive']),
+        ...couponInput(request.body as Static<typeof CouponPatchBody>, tz(), (await promotions.requireCoupon(id)).kind),
+        ...ticked(request, ['stacksWithSale', 'isActive']),
       }),
       remove: (id) => promotions.deleteCoupon(id),
       idOf: (c) => c.id, nameOf: (c) => c.code,
@@ -120,16 +126,20 @@ export const promotionsSections: ConsoleSection<unknown, DbPromotionsService>[] 
       create: (request) => promotions.createSale({
         categoryIds: '[]', ...defined(saleInput(request.body as Static<typeof SaleBody>, tz())), ...ticked(request, ['isActive']),
       } as Parameters<DbPromotionsService['createSale']>[0]),
-      update: (id, request) => promotions.updateSale(id, { ...saleInput(request.body as Static<typeof SalePatchBody>, tz()), ...ticked(request, ['isActive']) }),
+      update: (id, request) => promotions.updateSale(id, {
+        ...saleInput(request.body as Static<typeof SalePatchBody>, tz()), ...ticked(request, ['isActive']),
+      }),
       remove: (id) => promotions.deleteSale(id),
       idOf: (s) => s.id, nameOf: (s) => s.name,
       values: (s) => {
         const row = saleRow(s, undefined, tz(), now());
-        return { name: s.name, percent: row.percent, categoryIDs: row.categoryIDs.join(', '), startDate: row.startDate, endDate: row.endDate, isActive: String(s.isActive) };
+        return { name: s.name, percent: row.percent, categoryIDs: row.categoryIDs.join(', '), startDate: row.startDate, endDate: row.endDate,
+          isActive: String(s.isActive) };
       },
       cells: (s) => {
         const row = saleRow(s, figures.sale.get(s.id), tz(), now());
-        return cellsOf(row, { percent: `${s.percent}%`, when: `${row.startDate} to ${row.endDate}`, state: row.running ? 'running' : s.isActive ? 'scheduled or ended' : 'paused' });
+        return cellsOf(row, { percent: `${s.percent}%`, when: `${row.startDate} to ${row.endDate}`,
+          state: row.running ? 'running' : s.isActive ? 'scheduled or ended' : 'paused' });
       },
     });
 
@@ -179,7 +189,8 @@ export const promotionsSections: ConsoleSection<unknown, DbPromotionsService>[] 
       } catch (err) {
         return giftProductsPage({ values: form, errors: errorsFor(err, ['productID', 'amount'], { PRODUCT_NOT_FOUND: 'productID' }) });
       }
-      return { redirect: `${pages.base}/gift-card-products`, notice: `Product ${b.productID} sells gift cards of ${formatMoney(cents(b.amount, 'amount', 1))}.` };
+      return { redirect: `${pages.base}/gift-card-products`,
+        notice: `Product ${b.productID} sells gift cards of ${formatMoney(cents(b.amount, 'amount', 1))}.` };
     }, { body: GiftProductForm });
   },
 }];

@@ -37,11 +37,13 @@ export const promotionsSettings = {
     label: 'Community goal (whole currency units)', hint: 'Money from real sales the community aims for in the period; 0 hides the goal.',
   },
   promotionsGoalStart: {
-    schema: Type.String({ pattern: DAY, default: '', description: 'YYYY-MM-DD in the site time zone; empty = the first day of this month', examples: ['2026-12-01'] }),
+    schema: Type.String({ pattern: DAY, default: '', description: 'YYYY-MM-DD in the site time zone; empty = the first day of this month',
+      examples: ['2026-12-01'] }),
     label: 'Community goal from (YYYY-MM-DD)', hint: 'Empty: the goal runs over each calendar month.',
   },
   promotionsGoalEnd: {
-    schema: Type.String({ pattern: DAY, default: '', description: 'YYYY-MM-DD, the last day counted; empty = the last day of this month', examples: ['2026-12-31'] }),
+    schema: Type.String({ pattern: DAY, default: '', description: 'YYYY-MM-DD, the last day counted; empty = the last day of this month',
+      examples: ['2026-12-31'] }),
     label: 'Community goal until (YYYY-MM-DD, included)',
   },
 } satisfies Record<string, SiteSetting>;

@@ -38,7 +38,8 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
   app.get('/api/promotions/gift-cards/:code', {
     schema: {
       tags: ['promotions'], summary: 'A gift card\'s balance, by its code (case-insensitive)', params: CodeParam,
-      response: { 200: Type.Object({ code: S.example('K7M2QX9RT4WB6PZA'), balance: S.moneyStr(), isActive: S.flagStr('0: paused') }) }, errors: ['GIFT_CARD_NOT_FOUND'],
+      response: { 200: Type.Object({ code: S.example('K7M2QX9RT4WB6PZA'), balance: S.moneyStr(), isActive: S.flagStr('0: paused') }) },
+        errors: ['GIFT_CARD_NOT_FOUND'],
     },
   }, async ({ params }) => {
     const card = await promotions.cardByCode(params.code);
@@ -83,7 +84,8 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
   app.post('/api/admin/promotions/coupons', {
     schema: {
       tags: admin, summary: 'Create a coupon',
-      description: 'A percent coupon takes `value`% off the lines it applies to, a fixed one up to `value` off them. Without `stacksWithSale` it leaves lines a sale lowers alone. '
+      description: 'A percent coupon takes `value`% off the lines it applies to, a fixed one up to `value` off them. '
+        + 'Without `stacksWithSale` it leaves lines a sale lowers alone. '
         + 'The last of `maxUses` is decided by the database: of buyers racing for it, exactly as many as are left get it.',
       body: CouponBody, response: { 201: CouponRow }, errors: ['CONFLICT'],
     },
@@ -96,7 +98,8 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
     schema: { tags: admin, summary: 'One coupon', params: IdParam, response: { 200: CouponRow }, errors: ['COUPON_NOT_FOUND'] },
   }, async ({ params }) => oneCoupon(pathId(params.id)));
   app.patch('/api/admin/promotions/coupons/:id', {
-    schema: { tags: admin, summary: 'Change or pause a coupon (`isActive`)', params: IdParam, body: CouponPatchBody, response: { 200: CouponRow }, errors: ['COUPON_NOT_FOUND', 'CONFLICT'] },
+    schema: { tags: admin, summary: 'Change or pause a coupon (`isActive`)', params: IdParam, body: CouponPatchBody, response: { 200: CouponRow },
+      errors: ['COUPON_NOT_FOUND', 'CONFLICT'] },
   }, async ({ params, body }) => {
     const current = await promotions.requireCoupon(pathId(params.id));
     await promotions.updateCoupon(current.id, couponInput(body, tz(), current.kind));
@@ -116,7 +119,8 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
     return (await promotions.cards()).map((c) => giftCardRow(c, figures.get(c.id), tz()));
   });
   app.post('/api/admin/promotions/gift-cards', {
-    schema: { tags: admin, summary: 'Issue a gift card; without `code` the server makes one', body: GiftCardBody, response: { 201: GiftCardRow }, errors: ['CONFLICT'] },
+    schema: { tags: admin, summary: 'Issue a gift card; without `code` the server makes one', body: GiftCardBody, response: { 201: GiftCardRow },
+      errors: ['CONFLICT'] },
   }, async ({ body }, reply) => {
     const card = await promotions.issueCard({ amount: cents(body.amount, 'amount', 1), code: body.code || undefined, note: body.note });
     return reply.code(201).send(giftCardRow(card, undefined, tz()));
@@ -132,13 +136,16 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
     return { ...giftCardRow(card, figures.get(card.id), tz()), ledger: ledger.map((l) => ledgerEntry(l, tz())) };
   });
   app.patch('/api/admin/promotions/gift-cards/:id', {
-    schema: { tags: admin, summary: 'Pause or resume a gift card, or change its note', params: IdParam, body: GiftCardPatchBody, response: { 200: GiftCardRow }, errors: ['GIFT_CARD_NOT_FOUND'] },
+    schema: { tags: admin, summary: 'Pause or resume a gift card, or change its note', params: IdParam, body: GiftCardPatchBody,
+      response: { 200: GiftCardRow }, errors: ['GIFT_CARD_NOT_FOUND'] },
   }, async ({ params, body }) => {
-    const card = await promotions.updateCard(pathId(params.id), { isActive: body.isActive === undefined ? undefined : S.toBool(body.isActive), note: body.note });
+    const isActive = body.isActive === undefined ? undefined : S.toBool(body.isActive);
+    const card = await promotions.updateCard(pathId(params.id), { isActive, note: body.note });
     return giftCardRow(card, (await promotions.figures('card')).get(card.id), tz());
   });
   app.delete('/api/admin/promotions/gift-cards/:id', {
-    schema: { tags: admin, summary: 'Delete a gift card never used (CONFLICT once it was: pause it)', params: IdParam, response: { 200: S.ok() }, errors: ['GIFT_CARD_NOT_FOUND', 'CONFLICT'] },
+    schema: { tags: admin, summary: 'Delete a gift card never used (CONFLICT once it was: pause it)', params: IdParam, response: { 200: S.ok() },
+      errors: ['GIFT_CARD_NOT_FOUND', 'CONFLICT'] },
   }, async ({ params }) => {
     await promotions.deleteCard(pathId(params.id));
     return done;
@@ -150,7 +157,8 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
   app.post('/api/admin/promotions/gift-card-products', {
     schema: {
       tags: admin, summary: 'Make a store product sell a gift card',
-      description: 'Each unit bought issues a card of `amount` owned by the buyer (listed at `GET /api/users/<id>/gift-cards`); a refund of the order voids what is left on it.',
+      description: 'Each unit bought issues a card of `amount` owned by the buyer (listed at `GET /api/users/<id>/gift-cards`); '
+        + 'a refund of the order voids what is left on it.',
       body: GiftProductBody, response: { 200: S.ok() }, errors: ['PRODUCT_NOT_FOUND'],
     },
   }, async ({ body }) => {
@@ -172,20 +180,23 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
     return (await promotions.sales()).map((s) => saleRow(s, figures.get(s.id), tz(), at));
   });
   const oneSale = async (id: number) => saleRow(await promotions.requireSale(id), (await promotions.figures('sale')).get(id), tz(), now());
-  const SALE_RULE = 'While it runs, each product it covers costs the lower of its own price (its discountedPrice while that runs) and its list price less the sale\'s percent: '
-    + 'they never stack. The listing\'s computed fields, the storefront and both checkouts show and charge that price. A change reaches other instances within plugins.promotions.cacheSeconds.';
+  const SALE_RULE = 'While it runs, each product it covers costs the lower of its own price (its discountedPrice while that runs) '
+    + 'and its list price less the sale\'s percent: they never stack. The listing\'s computed fields, the storefront and both checkouts '
+    + 'show and charge that price. A change reaches other instances within plugins.promotions.cacheSeconds.';
   app.post('/api/admin/promotions/sales', {
     schema: { tags: admin, summary: 'Create a sale', description: SALE_RULE, body: SaleBody, response: { 201: SaleRow } },
   }, async ({ body }, reply) => {
     const input = saleInput(body, tz());
-    const sale = await promotions.createSale({ categoryIds: '[]', isActive: true, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) } as Parameters<DbPromotionsService['createSale']>[0]);
+    const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+    const sale = await promotions.createSale({ categoryIds: '[]', isActive: true, ...given } as Parameters<DbPromotionsService['createSale']>[0]);
     return reply.code(201).send(saleRow(sale, undefined, tz(), now()));
   });
   app.get('/api/admin/promotions/sales/:id', {
     schema: { tags: admin, summary: 'One sale', params: IdParam, response: { 200: SaleRow }, errors: ['SALE_NOT_FOUND'] },
   }, async ({ params }) => oneSale(pathId(params.id)));
   app.patch('/api/admin/promotions/sales/:id', {
-    schema: { tags: admin, summary: 'Change or pause a sale (`isActive`)', description: SALE_RULE, params: IdParam, body: SalePatchBody, response: { 200: SaleRow }, errors: ['SALE_NOT_FOUND'] },
+    schema: { tags: admin, summary: 'Change or pause a sale (`isActive`)', description: SALE_RULE, params: IdParam, body: SalePatchBody,
+      response: { 200: SaleRow }, errors: ['SALE_NOT_FOUND'] },
   }, async ({ params, body }) => {
     const sale = await promotions.updateSale(pathId(params.id), saleInput(body, tz()));
     return oneSale(sale.id);

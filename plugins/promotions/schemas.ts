@@ -16,7 +16,8 @@ const money = (description = 'decimal with at most two places') => S.numeric({ d
 /** A time in the site's zone; empty leaves the window open on that side. */
 const time = () => Type.String({ pattern: '^$|^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}(:\\d{2})?$', description: 'YYYY-MM-DD HH:MM[:SS] in the site time zone' });
 /** Ids as a list, or as a form's text `3, 5`; empty = none. */
-const idList = (description: string) => Type.Union([Type.Array(int(1), { maxItems: 500 }), Type.String({ pattern: '^[0-9, ]*$', maxLength: 4000 })], { description });
+const idList = (description: string) => Type.Union([Type.Array(int(1), { maxItems: 500 }), Type.String({ pattern: '^[0-9, ]*$', maxLength: 4000 })],
+  { description });
 
 const figures = {
   orders: S.str('orders that used it, refunds left out', '12'), discountGiven: S.moneyStr('decimal: what it took off those orders'),
@@ -65,7 +66,8 @@ export const GiftCardRow = Type.Object({
 });
 export const LedgerEntry = Type.Object({
   delta: S.str('decimal, negative when it left the card', '-5.00'), balance: S.moneyStr('decimal: after the movement'),
-  reason: S.str('issue, purchase, spend, refund, redeem or void', 'spend'), orderID: S.strOrNull(undefined, '310'), userID: S.str(undefined, '7'), creationDate: S.dateStr(),
+  reason: S.str('issue, purchase, spend, refund, redeem or void', 'spend'), orderID: S.strOrNull(undefined, '310'), userID: S.str(undefined, '7'),
+    creationDate: S.dateStr(),
 });
 export const GiftCardBody = Type.Object({
   amount: money(),
@@ -184,7 +186,8 @@ export function couponInput(b: Static<typeof CouponPatchBody>, timeZone: string,
   };
 }
 
-export const COUPON_DEFAULTS = { minBasket: 0, startDate: null, endDate: null, maxUses: 0, perPlayer: 0, productIds: '[]', categoryIds: '[]', stacksWithSale: false, isActive: true };
+export const COUPON_DEFAULTS = { minBasket: 0, startDate: null, endDate: null, maxUses: 0, perPlayer: 0, productIds: '[]', categoryIds: '[]',
+  stacksWithSale: false, isActive: true };
 
 export function saleInput(b: Static<typeof SalePatchBody>, timeZone: string): Partial<SaleInput> {
   let percent: number | undefined;
@@ -198,6 +201,7 @@ export function saleInput(b: Static<typeof SalePatchBody>, timeZone: string): Pa
     return stored;
   };
   return {
-    name: b.name, percent, categoryIds: idsJson(b.categoryIDs), startDate: when(b.startDate, 'startDate'), endDate: when(b.endDate, 'endDate'), isActive: bool(b.isActive),
+    name: b.name, percent, categoryIds: idsJson(b.categoryIDs), startDate: when(b.startDate, 'startDate'), endDate: when(b.endDate, 'endDate'),
+      isActive: bool(b.isActive),
   };
 }

@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isUniqueViolation, type Database } from '../../core/db.ts';
+import { sql } from '../../core/sql.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
@@ -39,6 +40,15 @@ export interface Figures {
 export const COUPON_KIND = 'coupon';
 export const GIFT_CARD_KIND = 'gift-card';
 const CODE = /^[A-Za-z0-9_-]{3,64}$/;
+
+const Co = PromotionsCoupon.c;
+const Pl = PromotionsCouponPlayer.c;
+const Use = PromotionsCouponUse.c;
+const Card = PromotionsGiftCard.c;
+const Led = PromotionsGiftCardLedger.c;
+const Sa = PromotionsSale.c;
+const SaUse = PromotionsSaleUse.c;
+const GP = PromotionsGiftCardProduct.c;
 
 const invalid = (message: string) => new DomainError('PROMOTION_INVALID', message);
 const usedUp = (message: string) => new DomainError('PROMOTION_USED_UP', message);
@@ -87,7 +97,7 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
   /** Reads again what is held in memory. */
   async reload(): Promise<void> {
     const [sales, products] = await Promise.all([
-      PromotionsSale.select(this.#db, 'where is_active = 1 and end_date > ? order by id', [now()]),
+      PromotionsSale.select(this.#db, sql`where ${Sa.isActive} = 1 and ${Sa.endDate} > ${now()} order by ${Sa.id}`),
       PromotionsGiftCardProduct.select(this.#db),
     ]);
     this.#sales = sales.map((s) => ({ ...s, categories: ids(s.categoryIds) }));
@@ -130,7 +140,7 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
     const cardCode = checkout.codes.giftCard?.trim();
     if (cardCode) {
       const card = await this.#card(cardCode);
-      if (!card || !card.isActive) throw invalid(`giftCard: there is no gift card ${cardCode} in use.`);
+      if (!card?.isActive) throw invalid(`giftCard: there is no gift card ${cardCode} in use.`);
       if (card.balance <= 0) throw invalid(`giftCard: the gift card ${card.code} has no balance left.`);
       const amount = Math.min(card.balance, remaining);
       if (amount > 0) adjustments.push({ kind: GIFT_CARD_KIND, code: card.code, amount, paid: true });
@@ -139,13 +149,15 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
   }
 
   async #couponAmount(checkout: Checkout, code: string, remaining: number): Promise<{ code: string; amount: number }> {
-    const [coupon] = await PromotionsCoupon.select(this.#db, 'where code_key = ?', [code.toLowerCase()]);
+    const [coupon] = await PromotionsCoupon.select(this.#db, sql`where ${Co.codeKey} = ${code.toLowerCase()}`);
     const at = now();
-    if (!coupon || !coupon.isActive || !within(at, coupon.startDate, coupon.endDate)) throw invalid(`coupon: there is no coupon ${code} running.`);
+    if (!coupon?.isActive || !within(at, coupon.startDate, coupon.endDate)) throw invalid(`coupon: there is no coupon ${code} running.`);
     if (coupon.maxUses > 0 && coupon.uses >= coupon.maxUses) throw usedUp(`coupon: the coupon ${coupon.code} is used up.`);
     if (coupon.perPlayer > 0) {
-      const [player] = await PromotionsCouponPlayer.select(this.#db, 'where coupon_id = ? and buyer_key = ?', [coupon.id, buyerKey(checkout)]);
-      if (player && player.uses >= coupon.perPlayer) throw invalid(`coupon: ${checkout.username} has used the coupon ${coupon.code} ${player.uses} times, the most it allows.`);
+      const [player] = await PromotionsCouponPlayer.select(this.#db, sql`where ${Pl.couponId} = ${coupon.id} and ${Pl.buyerKey} = ${buyerKey(checkout)}`);
+      if (player && player.uses >= coupon.perPlayer) {
+        throw invalid(`coupon: ${checkout.username} has used the coupon ${coupon.code} ${player.uses} times, the most it allows.`);
+      }
     }
     if (coupon.minBasket > 0 && checkout.total < coupon.minBasket) {
       throw invalid(`coupon: the coupon ${coupon.code} needs a basket of at least ${formatMoney(coupon.minBasket)}.`);
@@ -156,7 +168,8 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
       && (categories.length === 0 || categories.includes(l.categoryId))
       && (coupon.stacksWithSale || l.unitTotal >= l.ownPrice));
     const base = lineTotal(eligible);
-    if (base === 0) throw invalid(`coupon: the coupon ${coupon.code} applies to nothing in the basket${coupon.stacksWithSale ? '' : ' (it does not apply to products on sale)'}.`);
+    const onSale = coupon.stacksWithSale ? '' : ' (it does not apply to products on sale)';
+    if (base === 0) throw invalid(`coupon: the coupon ${coupon.code} applies to nothing in the basket${onSale}.`);
     const off = coupon.kind === 'percent' ? Math.floor((base * coupon.value) / 100) : Math.min(coupon.value, base);
     return { code: coupon.code, amount: Math.min(off, remaining) };
   }
@@ -173,10 +186,10 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
   /** The coupon's use and the player's, each a conditional update: of racing buyers, only those within the limits pass. */
   async #useCoupon(checkout: Checkout, orderId: number, a: Adjustment, at: string): Promise<void> {
     const key = a.code.toLowerCase();
-    const { affectedRows } = await this.#db.run(
-      'update promotions_coupons set uses = uses + 1 where code_key = ? and is_active = 1 and (max_uses = 0 or uses < max_uses)', [key]);
+    const { affectedRows } = await this.#db.run(sql`update ${PromotionsCoupon} set ${Co.uses} = ${Co.uses} + 1
+      where ${Co.codeKey} = ${key} and ${Co.isActive} = 1 and (${Co.maxUses} = 0 or ${Co.uses} < ${Co.maxUses})`);
     if (affectedRows === 0) throw usedUp(`coupon: the coupon ${a.code} is used up.`);
-    const [coupon] = await PromotionsCoupon.select(this.#db, 'where code_key = ?', [key]);
+    const [coupon] = await PromotionsCoupon.select(this.#db, sql`where ${Co.codeKey} = ${key}`);
     const buyer = buyerKey(checkout);
     if (!(await this.#countPlayer(coupon!, buyer))) {
       throw usedUp(`coupon: ${checkout.username} has used the coupon ${a.code} ${coupon!.perPlayer} times, the most it allows.`);
@@ -188,9 +201,9 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
 
   /** One more use by the player, unless it would pass the coupon's limit; the player's first use makes the row (its unique key decides a race). */
   async #countPlayer(coupon: Coupon, buyer: string): Promise<boolean> {
-    const step = () => this.#db.run(
-      'update promotions_coupon_players set uses = uses + 1 where coupon_id = ? and buyer_key = ? and (? = 0 or uses < ?)',
-      [coupon.id, buyer, coupon.perPlayer, coupon.perPlayer]);
+    const limit = coupon.perPlayer > 0 ? sql` and ${Pl.uses} < ${coupon.perPlayer}` : sql``;
+    const step = () => this.#db.run(sql`update ${PromotionsCouponPlayer} set ${Pl.uses} = ${Pl.uses} + 1
+      where ${Pl.couponId} = ${coupon.id} and ${Pl.buyerKey} = ${buyer}${limit}`);
     if ((await step()).affectedRows > 0) return true;
     try {
       await PromotionsCouponPlayer.insert(this.#db, { couponId: coupon.id, buyerKey: buyer, uses: 1 });
@@ -203,10 +216,10 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
 
   async #spendCard(checkout: Checkout, orderId: number, a: Adjustment, at: string): Promise<void> {
     const key = a.code.toLowerCase();
-    const { affectedRows } = await this.#db.run(
-      'update promotions_gift_cards set balance = balance - ? where code_key = ? and is_active = 1 and balance >= ?', [a.amount, key, a.amount]);
+    const { affectedRows } = await this.#db.run(sql`update ${PromotionsGiftCard} set ${Card.balance} = ${Card.balance} - ${a.amount}
+      where ${Card.codeKey} = ${key} and ${Card.isActive} = 1 and ${Card.balance} >= ${a.amount}`);
     if (affectedRows === 0) throw usedUp(`giftCard: the gift card ${a.code} no longer holds ${formatMoney(a.amount)}.`);
-    const [card] = await PromotionsGiftCard.select(this.#db, 'where code_key = ?', [key]);
+    const [card] = await PromotionsGiftCard.select(this.#db, sql`where ${Card.codeKey} = ${key}`);
     await this.#ledger(card!, -a.amount, 'spend', orderId, checkout.userId, at);
   }
 
@@ -230,20 +243,22 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
   /** A refunded order gives its coupon's use back, its gift cards' amounts back, and voids what is left of a card it bought. */
   async refunded(orderId: number, userId: number): Promise<void> {
     const at = now();
-    const uses = await PromotionsCouponUse.select(this.#db, "where order_id = ? and status = 'used'", [orderId]);
+    const uses = await PromotionsCouponUse.select(this.#db, sql`where ${Use.orderId} = ${orderId} and ${Use.status} = 'used'`);
     for (const use of uses) {
       await PromotionsCouponUse.update(this.#db, use.id, { status: 'returned' });
-      await this.#db.run('update promotions_coupons set uses = uses - 1 where id = ? and uses > 0', [use.couponId]);
-      await this.#db.run('update promotions_coupon_players set uses = uses - 1 where coupon_id = ? and buyer_key = ? and uses > 0', [use.couponId, use.buyerKey]);
+      await this.#db.run(sql`update ${PromotionsCoupon} set ${Co.uses} = ${Co.uses} - 1 where ${Co.id} = ${use.couponId} and ${Co.uses} > 0`);
+      await this.#db.run(sql`update ${PromotionsCouponPlayer} set ${Pl.uses} = ${Pl.uses} - 1
+        where ${Pl.couponId} = ${use.couponId} and ${Pl.buyerKey} = ${use.buyerKey} and ${Pl.uses} > 0`);
     }
-    await this.#db.run("update promotions_sale_uses set status = 'returned' where order_id = ?", [orderId]);
-    const spent = await PromotionsGiftCardLedger.select(this.#db, "where order_id = ? and reason = 'spend' order by id", [orderId]);
+    await this.#db.run(sql`update ${PromotionsSaleUse} set ${SaUse.status} = 'returned' where ${SaUse.orderId} = ${orderId}`);
+    const spent = await PromotionsGiftCardLedger.select(this.#db, sql`where ${Led.orderId} = ${orderId} and ${Led.reason} = 'spend' order by ${Led.id}`);
     for (const s of spent) {
-      await this.#db.run('update promotions_gift_cards set balance = balance - ? where id = ?', [s.delta, s.cardId]);
+      await this.#db.run(sql`update ${PromotionsGiftCard} set ${Card.balance} = ${Card.balance} - ${s.delta} where ${Card.id} = ${s.cardId}`);
       await this.#ledger((await PromotionsGiftCard.find(this.#db, s.cardId))!, -s.delta, 'refund', orderId, userId, at);
     }
-    for (const card of await PromotionsGiftCard.select(this.#db, 'where order_id = ?', [orderId])) {
-      const { affectedRows } = await this.#db.run('update promotions_gift_cards set balance = 0, is_active = 0 where id = ? and balance = ?', [card.id, card.balance]);
+    for (const card of await PromotionsGiftCard.select(this.#db, sql`where ${Card.orderId} = ${orderId}`)) {
+      const { affectedRows } = await this.#db.run(sql`update ${PromotionsGiftCard} set ${Card.balance} = 0, ${Card.isActive} = 0
+        where ${Card.id} = ${card.id} and ${Card.balance} = ${card.balance}`);
       if (affectedRows > 0) await this.#ledger({ ...card, balance: 0 }, -card.balance, 'void', orderId, userId, at);
     }
   }
@@ -264,7 +279,7 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
   // ---- gift cards
 
   async #card(code: string): Promise<GiftCard | undefined> {
-    return (await PromotionsGiftCard.select(this.#db, 'where code_key = ?', [code.toLowerCase()]))[0];
+    return (await PromotionsGiftCard.select(this.#db, sql`where ${Card.codeKey} = ${code.toLowerCase()}`))[0];
   }
 
   #newCode(): string {
@@ -297,11 +312,11 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
   }
 
   async cards(): Promise<GiftCard[]> {
-    return PromotionsGiftCard.select(this.#db, 'order by id desc');
+    return PromotionsGiftCard.select(this.#db, sql`order by ${Card.id} desc`);
   }
 
   async cardsOf(userId: number): Promise<GiftCard[]> {
-    return PromotionsGiftCard.select(this.#db, 'where owner_id = ? order by id desc', [userId]);
+    return PromotionsGiftCard.select(this.#db, sql`where ${Card.ownerId} = ${userId} order by ${Card.id} desc`);
   }
 
   async requireCard(id: number): Promise<GiftCard> {
@@ -326,24 +341,25 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
   async deleteCard(id: number): Promise<void> {
     await this.#db.transaction(async () => {
       const card = await this.requireCard(id);
-      const moves = await PromotionsGiftCardLedger.select(this.#db, 'where card_id = ?', [id]);
+      const moves = await PromotionsGiftCardLedger.select(this.#db, sql`where ${Led.cardId} = ${id}`);
       if (moves.length > 1) throw new DomainError('CONFLICT', `The gift card ${card.code} has been used: pause it instead.`);
-      await this.#db.run('delete from promotions_gift_card_ledger where card_id = ?', [id]);
-      await this.#db.run('delete from promotions_gift_cards where id = ?', [id]);
+      await this.#db.run(sql`delete from ${PromotionsGiftCardLedger} where ${Led.cardId} = ${id}`);
+      await this.#db.run(sql`delete from ${PromotionsGiftCard} where ${Card.id} = ${id}`);
     });
   }
 
   async ledgerOf(cardId: number): Promise<LedgerRow[]> {
-    return PromotionsGiftCardLedger.select(this.#db, 'where card_id = ? order by id', [cardId]);
+    return PromotionsGiftCardLedger.select(this.#db, sql`where ${Led.cardId} = ${cardId} order by ${Led.id}`);
   }
 
   async redeemGiftCard(userId: number, code: string): Promise<number> {
     return this.#db.transaction(async () => {
       const card = await this.#card(code.trim());
-      if (!card || !card.isActive) throw invalid(`code: there is no gift card ${code} in use.`);
+      if (!card?.isActive) throw invalid(`code: there is no gift card ${code} in use.`);
       if (card.balance <= 0) throw invalid(`code: the gift card ${card.code} has no balance left.`);
       // Only from the balance read: a spend or redeem in between changes it, and this one then does nothing.
-      const { affectedRows } = await this.#db.run('update promotions_gift_cards set balance = 0 where id = ? and balance = ?', [card.id, card.balance]);
+      const { affectedRows } = await this.#db.run(sql`update ${PromotionsGiftCard} set ${Card.balance} = 0
+        where ${Card.id} = ${card.id} and ${Card.balance} = ${card.balance}`);
       if (affectedRows === 0) throw usedUp(`code: the gift card ${card.code} was used meanwhile; try again.`);
       await this.#credits.change(userId, card.balance, { reason: 'gift-card' });
       await this.#ledger({ ...card, balance: 0 }, -card.balance, 'redeem', null, userId, now());
@@ -356,20 +372,20 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
   }
 
   async giftProducts(): Promise<{ productId: number; amount: number }[]> {
-    return PromotionsGiftCardProduct.select(this.#db, 'order by product_id');
+    return PromotionsGiftCardProduct.select(this.#db, sql`order by ${GP.productId}`);
   }
 
   async setGiftProduct(productId: number, amount: number): Promise<void> {
     if (!(await this.#store.productName(productId))) throw new DomainError('PRODUCT_NOT_FOUND', `productID: no product with ID ${productId}.`);
     await this.#db.transaction(async () => {
-      await this.#db.run('delete from promotions_gift_card_products where product_id = ?', [productId]);
+      await this.#db.run(sql`delete from ${PromotionsGiftCardProduct} where ${GP.productId} = ${productId}`);
       await PromotionsGiftCardProduct.insert(this.#db, { productId, amount });
     });
     await this.reload();
   }
 
   async removeGiftProduct(productId: number): Promise<void> {
-    const { affectedRows } = await this.#db.run('delete from promotions_gift_card_products where product_id = ?', [productId]);
+    const { affectedRows } = await this.#db.run(sql`delete from ${PromotionsGiftCardProduct} where ${GP.productId} = ${productId}`);
     if (affectedRows === 0) throw new DomainError('PRODUCT_NOT_FOUND', `Product ${productId} sells no gift card.`);
     await this.reload();
   }
@@ -377,7 +393,7 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
   // ---- coupons
 
   async coupons(): Promise<Coupon[]> {
-    return PromotionsCoupon.select(this.#db, 'order by id desc');
+    return PromotionsCoupon.select(this.#db, sql`order by ${Co.id} desc`);
   }
 
   async requireCoupon(id: number): Promise<Coupon> {
@@ -419,25 +435,29 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
 
   async deleteCoupon(id: number): Promise<void> {
     await this.requireCoupon(id);
-    await this.#db.run('delete from promotions_coupon_players where coupon_id = ?', [id]);
-    await this.#db.run('delete from promotions_coupons where id = ?', [id]);
+    await this.#db.run(sql`delete from ${PromotionsCouponPlayer} where ${Pl.couponId} = ${id}`);
+    await this.#db.run(sql`delete from ${PromotionsCoupon} where ${Co.id} = ${id}`);
   }
 
   /** Uses, money off and revenue of each promotion of a kind, by its id: orders not refunded. */
   async figures(kind: 'coupon' | 'sale' | 'card'): Promise<Map<number, Figures>> {
-    const [table, key] = kind === 'coupon' ? ['promotions_coupon_uses', 'coupon_id'] : kind === 'sale' ? ['promotions_sale_uses', 'sale_id'] : ['', ''];
-    const rows = kind === 'card'
-      ? await this.#db.query<{ id: number; n: number | string; amount: number | string | null; revenue: number | string | null }>(
-        "select card_id as id, count(*) as n, -sum(delta) as amount, 0 as revenue from promotions_gift_card_ledger where reason in ('spend', 'redeem', 'refund') group by card_id")
-      : await this.#db.query<{ id: number; n: number | string; amount: number | string | null; revenue: number | string | null }>(
-        `select ${key} as id, count(*) as n, sum(amount) as amount, sum(revenue) as revenue from ${table} where status = 'used' group by ${key}`);
+    type Row = { id: number; n: number | string; amount: number | string | null; revenue: number | string | null };
+    const statement = kind === 'card'
+      ? sql`select ${Led.cardId} as id, count(*) as n, -sum(${Led.delta}) as amount, 0 as revenue from ${PromotionsGiftCardLedger}
+          where ${Led.reason} in ('spend', 'redeem', 'refund') group by ${Led.cardId}`
+      : kind === 'coupon'
+        ? sql`select ${Use.couponId} as id, count(*) as n, sum(${Use.amount}) as amount, sum(${Use.revenue}) as revenue from ${PromotionsCouponUse}
+            where ${Use.status} = 'used' group by ${Use.couponId}`
+        : sql`select ${SaUse.saleId} as id, count(*) as n, sum(${SaUse.amount}) as amount, sum(${SaUse.revenue}) as revenue from ${PromotionsSaleUse}
+            where ${SaUse.status} = 'used' group by ${SaUse.saleId}`;
+    const rows = await this.#db.query<Row>(statement);
     return new Map(rows.map((r) => [Number(r.id), { uses: Number(r.n), amount: Number(r.amount ?? 0), revenue: Number(r.revenue ?? 0) }]));
   }
 
   // ---- sales
 
   async sales(): Promise<Sale[]> {
-    return PromotionsSale.select(this.#db, 'order by id desc');
+    return PromotionsSale.select(this.#db, sql`order by ${Sa.id} desc`);
   }
 
   async requireSale(id: number): Promise<Sale> {
@@ -470,7 +490,7 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
 
   async deleteSale(id: number): Promise<void> {
     await this.requireSale(id);
-    await this.#db.run('delete from promotions_sales where id = ?', [id]);
+    await this.#db.run(sql`delete from ${PromotionsSale} where ${Sa.id} = ${id}`);
     await this.reload();
   }
 

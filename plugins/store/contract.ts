@@ -214,7 +214,8 @@ export interface StoreService {
    * adjustments are taken for good (a coupon used up meanwhile refuses). A refusal (stock, rules, a
    * product gone, a promotion) is its DomainError.
    */
-  buyPaid(buyer: PurchaseBuyer, offered: PricedLine[], payment: { paymentApi: string; paymentId: string; currency: string }, adjustments?: Adjustment[]): Promise<{ orderId: number }>;
+  buyPaid(buyer: PurchaseBuyer, offered: PricedLine[], payment: { paymentApi: string; paymentId: string; currency: string },
+    adjustments?: Adjustment[]): Promise<{ orderId: number }>;
   /** Adds a peer to every price: sale prices in listings and buys, codes at checkout (see PriceAdjuster). */
   addPriceAdjuster(adjuster: PriceAdjuster): void;
   /** What a unit of the product costs at `at`: the lower of its own price and the adjusters' sale prices. */

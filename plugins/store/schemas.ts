@@ -38,7 +38,8 @@ const productFields = {
 export const ProductRow = S.row(productFields);
 
 /** How a product's own discount and a running sale combine (docs and the OpenAPI document say it). */
-export const PRICE_RULE = 'the lower of the product\'s own price (its discountedPrice while it runs) and a running sale\'s price (the sale\'s percent off its list price); they never stack';
+export const PRICE_RULE = 'the lower of the product\'s own price (its discountedPrice while it runs) and a running sale\'s price '
+  + '(the sale\'s percent off its list price); they never stack';
 
 /**
  * A product in the listing: the row plus the computed fields the game plugin reads (typed, not

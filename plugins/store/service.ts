@@ -140,7 +140,8 @@ const sum = (adjustments: Adjustment[]) => adjustments.reduce((total, a) => tota
  * An order's amounts: the list prices (`subtotal`), what was taken off them (the products' own
  * discounts, sales, coupons: `discount`) and what is paid (`total`, a gift card's share left out).
  */
-function amounts(lines: { unitPrice: number; unitTotal: number; quantity: number }[], adjustments: Adjustment[]): { subtotal: number; discount: number; total: number } {
+function amounts(lines: { unitPrice: number; unitTotal: number; quantity: number }[],
+  adjustments: Adjustment[]): { subtotal: number; discount: number; total: number } {
   const subtotal = lines.reduce((total, l) => total + l.unitPrice * l.quantity, 0);
   const priced = lines.reduce((total, l) => total + l.unitTotal * l.quantity, 0);
   const lowered = sum(adjustments.filter((a) => !a.paid));
@@ -223,7 +224,8 @@ export class DbStoreService implements StoreService {
   /** The coupon code of each order that used one. */
   async #coupons(orderIds: number[]): Promise<Map<number, string>> {
     if (orderIds.length === 0) return new Map();
-    const rows = await StoreOrderAdjustment.select(this.#db, `where kind = 'coupon' and order_id in (${orderIds.map(() => '?').join(', ')})`, orderIds);
+    const A = StoreOrderAdjustment.c;
+    const rows = await StoreOrderAdjustment.select(this.#db, sql`where ${A.kind} = 'coupon' and ${A.orderId} in ${orderIds}`);
     return new Map(rows.map((r) => [r.orderId, r.code]));
   }
 
@@ -234,8 +236,8 @@ export class DbStoreService implements StoreService {
   }
 
   async revenueBetween(from: string, to: string): Promise<number> {
-    const [row] = await this.#db.query<{ total: number | string | null }>(
-      "select sum(earnings) as total from store_orders where type = 'payment' and status = 'completed' and creation_date >= ? and creation_date < ?", [from, to]);
+    const [row] = await this.#db.query<{ total: number | string | null }>(sql`select sum(${O.earnings}) as total from ${StoreOrder}
+      where ${O.type} = 'payment' and ${O.status} = 'completed' and ${O.creationDate} >= ${from} and ${O.creationDate} < ${to}`);
     return Number(row?.total ?? 0);
   }
 

@@ -4,7 +4,8 @@
  */
 import sanitizeHtml from 'sanitize-html';
 import { PERMANENT } from '../../core/format.ts';
-import { effectivePrice, type CategoryNode, type PricedProduct, type Product, type PurchaseRules, type ShownCategory, type ShownProduct } from '../store/contract.ts';
+import { effectivePrice, type CategoryNode, type PricedProduct, type Product, type PurchaseRules, type ShownCategory,
+  type ShownProduct } from '../store/contract.ts';
 import type { MessageKey, Translate } from './messages.ts';
 import type { Visit } from './site.ts';
 

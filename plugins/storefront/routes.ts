@@ -107,7 +107,8 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
       votes: links,
       goal: goal?.isActive ? {
         percent: Math.min(100, Math.floor((goal.raised * 100) / goal.target)),
-        text: visit.t('home.goalText', { raised: visit.money(goal.raised), target: visit.money(goal.target), percent: Math.floor((goal.raised * 100) / goal.target) }),
+        text: visit.t('home.goalText', { raised: visit.money(goal.raised), target: visit.money(goal.target),
+          percent: Math.floor((goal.raised * 100) / goal.target) }),
       } : undefined,
     });
   });

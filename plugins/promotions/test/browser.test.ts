@@ -23,7 +23,8 @@ async function shop(t: Test) {
   const { app, base } = await serve(t, { plugins: { payments: { paypalApiBase: PAYPAL_API } } }, GATEWAY_ENV);
   const ranks = await makeCategory(app, { name: 'Ranks' });
   await makeProduct(app, { categoryID: ranks, name: 'VIP', price: '10.00' });
-  await created(app, '/api/admin/promotions/sales', { name: 'Rank week', percent: 25, categoryIDs: [ranks], startDate: '2020-01-01 00:00', endDate: '2999-01-01 00:00' }, 'json');
+  await created(app, '/api/admin/promotions/sales', { name: 'Rank week', percent: 25, categoryIDs: [ranks], startDate: '2020-01-01 00:00',
+    endDate: '2999-01-01 00:00' }, 'json');
   return { app, base };
 }
 

@@ -19,13 +19,15 @@ t.teardown(() => nock.enableNetConnect());
 
 const chargeRefunded = (eventId: string, sessionId: string, amount: number) => ({
   id: eventId, type: 'charge.refunded',
-  data: { object: { id: `ch_${sessionId}`, object: 'charge', amount, amount_refunded: amount, refunded: true, payment_intent: `pi_${sessionId}`, metadata: {} } },
+  data: { object: { id: `ch_${sessionId}`, object: 'charge', amount, amount_refunded: amount, refunded: true, payment_intent: `pi_${sessionId}`,
+    metadata: {} } },
 });
 
 async function purchase(app: Parameters<typeof read>[0], body: Record<string, unknown>, session: string) {
   let asked = '';
   mockStripeSession(session, (b) => { asked = b; });
-  const res = await call(app, '/api/payments/purchase', { body: { gateway: 'stripe', ...URLS, ...body }, as: 'json', key: await apiKey(app, `shop-${session}`) });
+  const res = await call(app, '/api/payments/purchase', { body: { gateway: 'stripe', ...URLS, ...body }, as: 'json', key: await apiKey(app,
+    `shop-${session}`) });
   return { res, asked };
 }
 
@@ -34,7 +36,8 @@ t.test(`a coupon and a gift card lower what the gateway charges; the webhook tak
   const steve = await makeUser(app, 'steve');
   await coupon(app, { code: 'HALF', kind: 'percent', value: 50, maxUses: 1 });
   const card = await giftCard(app, '3.00');
-  const { res, asked } = await purchase(app, { userID: steve, lines: [{ productID: vip }, { productID: sword }], coupon: 'half', giftCard: card.code }, 'cs_promo');
+  const { res, asked } = await purchase(app, { userID: steve, lines: [{ productID: vip }, { productID: sword }], coupon: 'half',
+    giftCard: card.code }, 'cs_promo');
   t.equal(res.statusCode, 200, res.body);
   t.equal(res.json().data.amount, '4.00', '14.00, half off, 3.00 from the card');
   t.match(asked, /unit_amount%5D=400/, 'Stripe is asked for 4.00');
@@ -42,7 +45,8 @@ t.test(`a coupon and a gift card lower what the gateway charges; the webhook tak
 
   const done = await stripeWebhook(app, sessionCompleted('evt_promo', res.json().data.paymentID, 'cs_promo', 400));
   t.match(done.json(), { data: { result: 'completed' } }, done.body);
-  t.match(await read(app, `/api/users/${steve}/orders`), [{ type: 'payment', subtotal: '14.00', discount: '7.00', total: '4.00', earnings: '4.00', coupon: 'HALF' }]);
+  t.match(await read(app, `/api/users/${steve}/orders`), [{ type: 'payment', subtotal: '14.00', discount: '7.00', total: '4.00', earnings: '4.00',
+    coupon: 'HALF' }]);
   t.match(await read(app, '/api/admin/promotions/coupons'), [{ uses: '1' }]);
   t.match(await read(app, `/api/admin/promotions/gift-cards/${card.id}`), { balance: '0.00' });
 
