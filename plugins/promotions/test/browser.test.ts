@@ -3,21 +3,17 @@
  * a gift card applied at the basket and paid from the balance; the same paid by a guest at Stripe
  * (nock answers Stripe, its webhook signed as Stripe signs); the community goal on the home page.
  */
-import nock from 'nock';
 import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { creditsRef } from '../../credits/contract.ts';
 import { axeViolations, browse, hasChromium, PASSWORD, register, serve, skipReason } from '../../../test/browser.ts';
-import { GATEWAY_ENV, mockStripeSession, PAYPAL_API, sessionCompleted, stripeWebhook } from '../../../test/gateways.ts';
+import { GATEWAY_ENV, mockStripeSession, offline, PAYPAL_API, sessionCompleted, stripeWebhook } from '../../../test/gateways.ts';
 import { call } from '../../../test/helper.ts';
 import { coupon, created, giftCard, makeCategory, makeProduct, read } from './fixtures.ts';
 
 const skip = hasChromium ? false : skipReason;
 
-nock.disableNetConnect();
-nock.enableNetConnect('127.0.0.1');
-t.teardown(() => nock.enableNetConnect());
-t.afterEach(() => nock.cleanAll());
+offline(t, true);
 
 async function shop(t: Test) {
   const { app, base } = await serve(t, { plugins: { payments: { paypalApiBase: PAYPAL_API } } }, GATEWAY_ENV);

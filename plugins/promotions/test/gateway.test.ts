@@ -3,9 +3,8 @@
  * taken for good when the verified webhook completes it; taken by someone else meanwhile, the paid
  * purchase is credited instead; a gateway refund gives the coupon's use and the card's amount back.
  */
-import nock from 'nock';
 import t from 'tap';
-import { STRIPE_ENV, mockStripeSession, sessionCompleted, stripeWebhook } from '../../../test/gateways.ts';
+import { STRIPE_ENV, mockStripeSession, offline, sessionCompleted, stripeWebhook } from '../../../test/gateways.ts';
 import { apiKey, call, onMysql } from '../../../test/helper.ts';
 import { balanceOf, buy, coupon, giftCard, makeUser, read, shop } from './fixtures.ts';
 
@@ -13,9 +12,7 @@ const db = onMysql ? 'MariaDB' : 'SQLite';
 const URLS = { returnURL: 'https://play.example.com/thanks', cancelURL: 'https://play.example.com/basket' };
 const FEATURES = ['users', 'credits', 'store', 'donations', 'payments', 'promotions'];
 
-nock.disableNetConnect();
-t.afterEach(() => nock.cleanAll());
-t.teardown(() => nock.enableNetConnect());
+offline(t);
 
 const chargeRefunded = (eventId: string, sessionId: string, amount: number) => ({
   id: eventId, type: 'charge.refunded',
