@@ -32,6 +32,7 @@ const P = StoreProduct.c;
 const V = StoreProductVariable.c;
 const O = StoreOrder.c;
 const I = StoreOrderItem.c;
+const A = StoreOrderAdjustment.c;
 
 /** Priority first, then age: the order of every list (decisions.md §5). */
 const CATEGORY_ORDER = sql`order by ${C.priority}, ${C.id}`;
@@ -224,7 +225,6 @@ export class DbStoreService implements StoreService {
   /** The coupon code of each order that used one. */
   async #coupons(orderIds: number[]): Promise<Map<number, string>> {
     if (orderIds.length === 0) return new Map();
-    const A = StoreOrderAdjustment.c;
     const rows = await StoreOrderAdjustment.select(this.#db, sql`where ${A.kind} = 'coupon' and ${A.orderId} in ${orderIds}`);
     return new Map(rows.map((r) => [r.orderId, r.code]));
   }
@@ -876,7 +876,7 @@ export class DbStoreService implements StoreService {
     if (!order) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
     const [items, adjusted] = await Promise.all([
       this.#items(orderId),
-      StoreOrderAdjustment.select(this.#db, sql`where ${StoreOrderAdjustment.c.orderId} = ${orderId} order by ${StoreOrderAdjustment.c.id}`),
+      StoreOrderAdjustment.select(this.#db, sql`where ${A.orderId} = ${orderId} order by ${A.id}`),
     ]);
     const adjustments = adjusted.map(({ kind, code, amount, paid }) => ({ kind, code, amount, paid }));
     const coupon = adjustments.find((a) => a.kind === 'coupon')?.code ?? null;
