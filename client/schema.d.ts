@@ -933,7 +933,7 @@ export interface paths {
         };
         /**
          * Active categories nested with their active products, for the in-game shop
-         * @description With `?username=`, `restricted` is true on products whose role that user already holds permanently (buying them again would change nothing). An unknown username is not an error: players without a web account still browse the shop, with nothing restricted.
+         * @description A product's `total` is the lower of the product's own price (its discountedPrice while it runs) and a running sale's price (the sale's percent off its list price); they never stack. With `?username=`, `restricted` is true on products whose role that user already holds permanently (buying them again would change nothing). An unknown username is not an error: players without a web account still browse the shop, with nothing restricted.
          *
          *     Scope: `api` or `store` or `store:read`.
          *
@@ -1039,7 +1039,7 @@ export interface paths {
         put?: never;
         /**
          * Buy products with the credit balance
-         * @description HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md's 201. A product granting a privileged role (one that opens the staff console) is not for sale: FORBIDDEN, nothing charged.
+         * @description HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md's 201. A product granting a privileged role (one that opens the staff console) is not for sale: FORBIDDEN, nothing charged. Each unit costs the lower of the product's own price (its discountedPrice while it runs) and a running sale's price (the sale's percent off its list price); they never stack. `coupon` and `giftCard` (with the promotions feature) take their share off; `total` is what the balance paid, `discount` what the sale, the product's own discount and the coupon took off (a gift card pays, it does not discount). A code that does not apply is PROMOTION_INVALID; one whose last use or balance went to another buyer meanwhile is PROMOTION_USED_UP.
          *
          *     Scope: `api` or `store` or `store:buy`.
          *
@@ -1829,7 +1829,7 @@ export interface paths {
         put?: never;
         /**
          * Buy a basket directly at a gateway
-         * @description The buyer is `userID`, `username` or, for a guest, `guestName`. Prices come from the catalogue; the basket is checked as a buy is. Send the player to `checkoutURL`; the gateway's webhook completes the order.
+         * @description The buyer is `userID`, `username` or, for a guest, `guestName`. Prices come from the catalogue; the basket is checked as a buy is. Send the player to `checkoutURL`; the gateway's webhook completes the order. `coupon` and `giftCard` are priced now and taken when the payment completes; if another buyer took the coupon's last use or the card's balance meanwhile, the paid purchase is settled as one that can no longer be made (docs/payments.md). A basket a gift card pays in full is bought from the balance instead (INVALID_AMOUNT here).
          *
          *     Scope: `api` or `payments` or `payments:write`.
          */
@@ -1878,6 +1878,296 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/store/community-goal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The community goal: real money received this period against its target
+         * @description The shape the LeaderOS game plugin reads (`is_active`, `currency`, `total_raised`, `goal_amount`, `percentage_achieved`). The target and period are site settings (promotionsGoalAmount, promotionsGoalStart, promotionsGoalEnd); by default each calendar month in the site time zone. Raised counts completed real-money orders (gateway purchases and top-ups), refunds left out.
+         *
+         *     Scope: `api` or `promotions` or `promotions:read`.
+         */
+        get: operations["getStoreCommunityGoal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/promotions/gift-cards/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A gift card's balance, by its code (case-insensitive)
+         * @description Scope: `api` or `promotions` or `promotions:read`.
+         */
+        get: operations["getPromotionsGiftCardsByCode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/promotions/gift-cards/redeem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put a gift card's whole balance on a player's credit balance
+         * @description Scope: `api` or `promotions` or `promotions:write`.
+         */
+        post: operations["postPromotionsGiftCardsRedeem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{userId}/gift-cards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The gift cards a player bought, newest first; `<userId>` may also be a username
+         * @description Scope: `api` or `promotions` or `promotions:read`.
+         */
+        get: operations["getUsersByUserIdGiftCards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/promotions/coupons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Coupons, newest first, with their uses and revenue
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminPromotionsCoupons"];
+        put?: never;
+        /**
+         * Create a coupon
+         * @description A percent coupon takes `value`% off the lines it applies to, a fixed one up to `value` off them. Without `stacksWithSale` it leaves lines a sale lowers alone. The last of `maxUses` is decided by the database: of buyers racing for it, exactly as many as are left get it.
+         *
+         *     Scope: `admin`.
+         */
+        post: operations["postAdminPromotionsCoupons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/promotions/coupons/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One coupon
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminPromotionsCouponsById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a coupon (the orders keep its code)
+         * @description Scope: `admin`.
+         */
+        delete: operations["deleteAdminPromotionsCouponsById"];
+        options?: never;
+        head?: never;
+        /**
+         * Change or pause a coupon (`isActive`)
+         * @description Scope: `admin`.
+         */
+        patch: operations["patchAdminPromotionsCouponsById"];
+        trace?: never;
+    };
+    "/api/admin/promotions/gift-cards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Gift cards, newest first
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminPromotionsGiftCards"];
+        put?: never;
+        /**
+         * Issue a gift card; without `code` the server makes one
+         * @description Scope: `admin`.
+         */
+        post: operations["postAdminPromotionsGiftCards"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/promotions/gift-cards/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One gift card with every movement of its balance
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminPromotionsGiftCardsById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a gift card never used (CONFLICT once it was: pause it)
+         * @description Scope: `admin`.
+         */
+        delete: operations["deleteAdminPromotionsGiftCardsById"];
+        options?: never;
+        head?: never;
+        /**
+         * Pause or resume a gift card, or change its note
+         * @description Scope: `admin`.
+         */
+        patch: operations["patchAdminPromotionsGiftCardsById"];
+        trace?: never;
+    };
+    "/api/admin/promotions/gift-card-products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Store products that sell a gift card, and what a unit puts on it
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminPromotionsGiftCardProducts"];
+        put?: never;
+        /**
+         * Make a store product sell a gift card
+         * @description Each unit bought issues a card of `amount` owned by the buyer (listed at `GET /api/users/<id>/gift-cards`); a refund of the order voids what is left on it.
+         *
+         *     Scope: `admin`.
+         */
+        post: operations["postAdminPromotionsGiftCardProducts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/promotions/gift-card-products/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * The product no longer sells a gift card
+         * @description Scope: `admin`.
+         */
+        delete: operations["deleteAdminPromotionsGiftCardProductsById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/promotions/sales": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sales, newest first, with what they took off and brought
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminPromotionsSales"];
+        put?: never;
+        /**
+         * Create a sale
+         * @description While it runs, each product it covers costs the lower of its own price (its discountedPrice while that runs) and its list price less the sale's percent: they never stack. The listing's computed fields, the storefront and both checkouts show and charge that price. A change reaches other instances within plugins.promotions.cacheSeconds.
+         *
+         *     Scope: `admin`.
+         */
+        post: operations["postAdminPromotionsSales"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/promotions/sales/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One sale
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminPromotionsSalesById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a sale
+         * @description Scope: `admin`.
+         */
+        delete: operations["deleteAdminPromotionsSalesById"];
+        options?: never;
+        head?: never;
+        /**
+         * Change or pause a sale (`isActive`)
+         * @description While it runs, each product it covers costs the lower of its own price (its discountedPrice while that runs) and its list price less the sale's percent: they never stack. The listing's computed fields, the storefront and both checkouts show and charge that price. A change reaches other instances within plugins.promotions.cacheSeconds.
+         *
+         *     Scope: `admin`.
+         */
+        patch: operations["patchAdminPromotionsSalesById"];
         trace?: never;
     };
     "/api/users/{userId}/tickets": {
@@ -2603,7 +2893,7 @@ export interface components {
                     values: string[];
                 }[];
                 /**
-                 * @description price to pay now
+                 * @description price to pay now: the lower of the product's own price (its discountedPrice while it runs) and a running sale's price (the sale's percent off its list price); they never stack
                  * @example 3.99
                  */
                 total: number;
@@ -2715,6 +3005,21 @@ export interface operations {
                             registerLimit: number;
                             twoFactorEnabled: boolean;
                             registrationEmailRequired: boolean;
+                            /**
+                             * @description whole units of the site currency; 0 = no goal
+                             * @example 500
+                             */
+                            promotionsGoalAmount: number;
+                            /**
+                             * @description YYYY-MM-DD in the site time zone; empty = the first day of this month
+                             * @example 2026-12-01
+                             */
+                            promotionsGoalStart: string;
+                            /**
+                             * @description YYYY-MM-DD, the last day counted; empty = the last day of this month
+                             * @example 2026-12-31
+                             */
+                            promotionsGoalEnd: string;
                             /** @example 5 */
                             cashbackPercent: number;
                             buyResponseStatus: 200 | 201;
@@ -2806,6 +3111,21 @@ export interface operations {
                     registerLimit?: number;
                     twoFactorEnabled?: boolean;
                     registrationEmailRequired?: boolean;
+                    /**
+                     * @description whole units of the site currency; 0 = no goal
+                     * @example 500
+                     */
+                    promotionsGoalAmount?: number;
+                    /**
+                     * @description YYYY-MM-DD in the site time zone; empty = the first day of this month
+                     * @example 2026-12-01
+                     */
+                    promotionsGoalStart?: string;
+                    /**
+                     * @description YYYY-MM-DD, the last day counted; empty = the last day of this month
+                     * @example 2026-12-31
+                     */
+                    promotionsGoalEnd?: string;
                     /** @example 5 */
                     cashbackPercent?: number;
                     buyResponseStatus?: 200 | 201;
@@ -2838,6 +3158,21 @@ export interface operations {
                     registerLimit?: number;
                     twoFactorEnabled?: boolean;
                     registrationEmailRequired?: boolean;
+                    /**
+                     * @description whole units of the site currency; 0 = no goal
+                     * @example 500
+                     */
+                    promotionsGoalAmount?: number;
+                    /**
+                     * @description YYYY-MM-DD in the site time zone; empty = the first day of this month
+                     * @example 2026-12-01
+                     */
+                    promotionsGoalStart?: string;
+                    /**
+                     * @description YYYY-MM-DD, the last day counted; empty = the last day of this month
+                     * @example 2026-12-31
+                     */
+                    promotionsGoalEnd?: string;
                     /** @example 5 */
                     cashbackPercent?: number;
                     buyResponseStatus?: 200 | 201;
@@ -2870,6 +3205,21 @@ export interface operations {
                     registerLimit?: number;
                     twoFactorEnabled?: boolean;
                     registrationEmailRequired?: boolean;
+                    /**
+                     * @description whole units of the site currency; 0 = no goal
+                     * @example 500
+                     */
+                    promotionsGoalAmount?: number;
+                    /**
+                     * @description YYYY-MM-DD in the site time zone; empty = the first day of this month
+                     * @example 2026-12-01
+                     */
+                    promotionsGoalStart?: string;
+                    /**
+                     * @description YYYY-MM-DD, the last day counted; empty = the last day of this month
+                     * @example 2026-12-31
+                     */
+                    promotionsGoalEnd?: string;
                     /** @example 5 */
                     cashbackPercent?: number;
                     buyResponseStatus?: 200 | 201;
@@ -2914,6 +3264,21 @@ export interface operations {
                             registerLimit: number;
                             twoFactorEnabled: boolean;
                             registrationEmailRequired: boolean;
+                            /**
+                             * @description whole units of the site currency; 0 = no goal
+                             * @example 500
+                             */
+                            promotionsGoalAmount: number;
+                            /**
+                             * @description YYYY-MM-DD in the site time zone; empty = the first day of this month
+                             * @example 2026-12-01
+                             */
+                            promotionsGoalStart: string;
+                            /**
+                             * @description YYYY-MM-DD, the last day counted; empty = the last day of this month
+                             * @example 2026-12-31
+                             */
+                            promotionsGoalEnd: string;
                             /** @example 5 */
                             cashbackPercent: number;
                             buyResponseStatus: 200 | 201;
@@ -9054,7 +9419,10 @@ export interface operations {
                         id: string;
                         /** @example 7 */
                         accountID: string;
-                        /** @example null */
+                        /**
+                         * @description the coupon code used, if any
+                         * @example null
+                         */
                         coupon: string | null;
                         /**
                          * @description decimal: what was paid
@@ -9768,16 +10136,28 @@ export interface operations {
                     userID: string | number;
                     /** @description product ids (`products[]=5`) or objects (`products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu`) */
                     products: unknown;
+                    /** @description a coupon code (case-insensitive) */
+                    coupon?: string;
+                    /** @description a gift card code: its balance pays what it covers */
+                    giftCard?: string;
                 };
                 "application/x-www-form-urlencoded": {
                     userID: string | number;
                     /** @description product ids (`products[]=5`) or objects (`products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu`) */
                     products: unknown;
+                    /** @description a coupon code (case-insensitive) */
+                    coupon?: string;
+                    /** @description a gift card code: its balance pays what it covers */
+                    giftCard?: string;
                 };
                 "multipart/form-data": {
                     userID: string | number;
                     /** @description product ids (`products[]=5`) or objects (`products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu`) */
                     products: unknown;
+                    /** @description a coupon code (case-insensitive) */
+                    coupon?: string;
+                    /** @description a gift card code: its balance pays what it covers */
+                    giftCard?: string;
                 };
             };
         };
@@ -9896,7 +10276,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_QUANTITY, INVALID_VARIABLE, OUT_OF_STOCK, INSUFFICIENT_BALANCE, REQUIRED_PRODUCT, REQUIRED_LINKED_ACCOUNT, DOWNGRADE_NOT_ALLOWED */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_QUANTITY, INVALID_VARIABLE, OUT_OF_STOCK, INSUFFICIENT_BALANCE, REQUIRED_PRODUCT, REQUIRED_LINKED_ACCOUNT, DOWNGRADE_NOT_ALLOWED, PROMOTION_INVALID */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9925,6 +10305,15 @@ export interface operations {
             };
             /** @description The request cannot be carried out: USER_NOT_FOUND, PRODUCT_NOT_FOUND, ROLE_NOT_FOUND */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PROMOTION_USED_UP */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11902,7 +12291,10 @@ export interface operations {
                         id: string;
                         /** @example 7 */
                         accountID: string;
-                        /** @example null */
+                        /**
+                         * @description the coupon code used, if any
+                         * @example null
+                         */
                         coupon: string | null;
                         /**
                          * @description decimal: what was paid
@@ -12067,7 +12459,10 @@ export interface operations {
                         id: string;
                         /** @example 7 */
                         accountID: string;
-                        /** @example null */
+                        /**
+                         * @description the coupon code used, if any
+                         * @example null
+                         */
                         coupon: string | null;
                         /**
                          * @description decimal: what was paid
@@ -16315,6 +16710,10 @@ export interface operations {
                             [key: string]: string;
                         };
                     }[];
+                    /** @description a coupon code (case-insensitive) */
+                    coupon?: string;
+                    /** @description a gift card code: its balance pays what it covers */
+                    giftCard?: string;
                     returnURL: string;
                     cancelURL: string;
                 };
@@ -16333,6 +16732,10 @@ export interface operations {
                             [key: string]: string;
                         };
                     }[];
+                    /** @description a coupon code (case-insensitive) */
+                    coupon?: string;
+                    /** @description a gift card code: its balance pays what it covers */
+                    giftCard?: string;
                     returnURL: string;
                     cancelURL: string;
                 };
@@ -16351,6 +16754,10 @@ export interface operations {
                             [key: string]: string;
                         };
                     }[];
+                    /** @description a coupon code (case-insensitive) */
+                    coupon?: string;
+                    /** @description a gift card code: its balance pays what it covers */
+                    giftCard?: string;
                     returnURL: string;
                     cancelURL: string;
                 };
@@ -16382,7 +16789,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE, INVALID_URL, INVALID_GUEST_NAME, INVALID_QUANTITY, INVALID_VARIABLE, OUT_OF_STOCK, REQUIRED_PRODUCT, REQUIRED_LINKED_ACCOUNT, DOWNGRADE_NOT_ALLOWED, ACCOUNT_REQUIRED, INVALID_AMOUNT */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE, INVALID_URL, INVALID_GUEST_NAME, INVALID_QUANTITY, INVALID_VARIABLE, OUT_OF_STOCK, REQUIRED_PRODUCT, REQUIRED_LINKED_ACCOUNT, DOWNGRADE_NOT_ALLOWED, ACCOUNT_REQUIRED, INVALID_AMOUNT, PROMOTION_INVALID */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -16689,6 +17096,2961 @@ export interface operations {
             };
             /** @description The request cannot be carried out: GATEWAY_ERROR */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getStoreCommunityGoal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description a target is set and the period runs now */
+                        is_active: boolean;
+                        /** @example USD */
+                        currency: string;
+                        /**
+                         * @description real money received in the period (gateway purchases and top-ups)
+                         * @example 312.5
+                         */
+                        total_raised: number;
+                        /** @example 500 */
+                        goal_amount: number;
+                        /**
+                         * @description may pass 100
+                         * @example 62.5
+                         */
+                        percentage_achieved: number;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-12-01 00:00:00
+                         */
+                        start_date: string;
+                        /**
+                         * @description the period ends before it
+                         * @example 2027-01-01 00:00:00
+                         */
+                        end_date: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getPromotionsGiftCardsByCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example K7M2QX9RT4WB6PZA */
+                        code: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        balance: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GIFT_CARD_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postPromotionsGiftCardsRedeem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    userID: string | number;
+                    code: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    userID: string | number;
+                    code: string;
+                };
+                "multipart/form-data": {
+                    userID: string | number;
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        /**
+                         * @description decimal: credits added
+                         * @example 4.99
+                         */
+                        credited: string;
+                        /**
+                         * @description decimal: the balance after
+                         * @example 4.99
+                         */
+                        credits: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, PROMOTION_INVALID */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PROMOTION_USED_UP */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getUsersByUserIdGiftCards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a user ID (digits) or a username */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example K7M2QX9RT4WB6PZA */
+                        code: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        balance: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        initialAmount: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description the account that bought it; 0 = issued by staff
+                         * @example 0
+                         */
+                        ownerID: string;
+                        /**
+                         * @description the order that bought it; 0 = none
+                         * @example 0
+                         */
+                        orderID: string;
+                        /** @example prize of the build contest */
+                        note: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description spends and redeems, refunds left out
+                         * @example 2
+                         */
+                        uses: string;
+                        /**
+                         * @description decimal: what left it, net of refunds
+                         * @example 4.99
+                         */
+                        spent: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPromotionsCoupons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example SUMMER10 */
+                        code: string;
+                        /**
+                         * @description percent or fixed
+                         * @example percent
+                         */
+                        kind: string;
+                        /**
+                         * @description percent, or a decimal amount for fixed
+                         * @example 10
+                         */
+                        value: string;
+                        /**
+                         * @description decimal; 0.00 = any basket
+                         * @example 0.00
+                         */
+                        minBasket: string;
+                        /**
+                         * @description empty = from its creation
+                         * @example
+                         */
+                        startDate: string;
+                        /**
+                         * @description empty = never ends
+                         * @example
+                         */
+                        endDate: string;
+                        /**
+                         * @description 0 = unlimited
+                         * @example 100
+                         */
+                        maxUses: string;
+                        /**
+                         * @description 0 = unlimited
+                         * @example 1
+                         */
+                        perPlayer: string;
+                        /**
+                         * @description uses taken
+                         * @example 3
+                         */
+                        uses: string;
+                        /** @description empty: any product */
+                        productIDs: string[];
+                        /** @description empty: any category */
+                        categoryIDs: string[];
+                        /**
+                         * @description 1: it also lowers lines a sale lowers
+                         * @example 1
+                         */
+                        stacksWithSale: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description orders that used it, refunds left out
+                         * @example 12
+                         */
+                        orders: string;
+                        /**
+                         * @description decimal: what it took off those orders
+                         * @example 4.99
+                         */
+                        discountGiven: string;
+                        /**
+                         * @description decimal: what those orders brought
+                         * @example 4.99
+                         */
+                        revenue: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminPromotionsCoupons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code: string;
+                    kind: "percent" | "fixed";
+                    /** @description a percent from 1 to 100, or a decimal amount for fixed */
+                    value: string | number;
+                    /** @description decimal with at most two places */
+                    minBasket?: string | number;
+                    /** @description YYYY-MM-DD HH:MM[:SS] in the site time zone */
+                    startDate?: string;
+                    /** @description YYYY-MM-DD HH:MM[:SS] in the site time zone */
+                    endDate?: string;
+                    /** @description 0 = unlimited */
+                    maxUses?: string | number;
+                    /** @description 0 = unlimited */
+                    perPlayer?: string | number;
+                    /** @description products it lowers; empty = any */
+                    productIDs?: number[] | string;
+                    /** @description categories it lowers; empty = any */
+                    categoryIDs?: number[] | string;
+                    stacksWithSale?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "application/x-www-form-urlencoded": {
+                    code: string;
+                    kind: "percent" | "fixed";
+                    /** @description a percent from 1 to 100, or a decimal amount for fixed */
+                    value: string | number;
+                    /** @description decimal with at most two places */
+                    minBasket?: string | number;
+                    /** @description YYYY-MM-DD HH:MM[:SS] in the site time zone */
+                    startDate?: string;
+                    /** @description YYYY-MM-DD HH:MM[:SS] in the site time zone */
+                    endDate?: string;
+                    /** @description 0 = unlimited */
+                    maxUses?: string | number;
+                    /** @description 0 = unlimited */
+                    perPlayer?: string | number;
+                    /** @description products it lowers; empty = any */
+                    productIDs?: number[] | string;
+                    /** @description categories it lowers; empty = any */
+                    categoryIDs?: number[] | string;
+                    stacksWithSale?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "multipart/form-data": {
+                    code: string;
+                    kind: "percent" | "fixed";
+                    /** @description a percent from 1 to 100, or a decimal amount for fixed */
+                    value: string | number;
+                    /** @description decimal with at most two places */
+                    minBasket?: string | number;
+                    /** @description YYYY-MM-DD HH:MM[:SS] in the site time zone */
+                    startDate?: string;
+                    /** @description YYYY-MM-DD HH:MM[:SS] in the site time zone */
+                    endDate?: string;
+                    /** @description 0 = unlimited */
+                    maxUses?: string | number;
+                    /** @description 0 = unlimited */
+                    perPlayer?: string | number;
+                    /** @description products it lowers; empty = any */
+                    productIDs?: number[] | string;
+                    /** @description categories it lowers; empty = any */
+                    categoryIDs?: number[] | string;
+                    stacksWithSale?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example SUMMER10 */
+                        code: string;
+                        /**
+                         * @description percent or fixed
+                         * @example percent
+                         */
+                        kind: string;
+                        /**
+                         * @description percent, or a decimal amount for fixed
+                         * @example 10
+                         */
+                        value: string;
+                        /**
+                         * @description decimal; 0.00 = any basket
+                         * @example 0.00
+                         */
+                        minBasket: string;
+                        /**
+                         * @description empty = from its creation
+                         * @example
+                         */
+                        startDate: string;
+                        /**
+                         * @description empty = never ends
+                         * @example
+                         */
+                        endDate: string;
+                        /**
+                         * @description 0 = unlimited
+                         * @example 100
+                         */
+                        maxUses: string;
+                        /**
+                         * @description 0 = unlimited
+                         * @example 1
+                         */
+                        perPlayer: string;
+                        /**
+                         * @description uses taken
+                         * @example 3
+                         */
+                        uses: string;
+                        /** @description empty: any product */
+                        productIDs: string[];
+                        /** @description empty: any category */
+                        categoryIDs: string[];
+                        /**
+                         * @description 1: it also lowers lines a sale lowers
+                         * @example 1
+                         */
+                        stacksWithSale: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description orders that used it, refunds left out
+                         * @example 12
+                         */
+                        orders: string;
+                        /**
+                         * @description decimal: what it took off those orders
+                         * @example 4.99
+                         */
+                        discountGiven: string;
+                        /**
+                         * @description decimal: what those orders brought
+                         * @example 4.99
+                         */
+                        revenue: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPromotionsCouponsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example SUMMER10 */
+                        code: string;
+                        /**
+                         * @description percent or fixed
+                         * @example percent
+                         */
+                        kind: string;
+                        /**
+                         * @description percent, or a decimal amount for fixed
+                         * @example 10
+                         */
+                        value: string;
+                        /**
+                         * @description decimal; 0.00 = any basket
+                         * @example 0.00
+                         */
+                        minBasket: string;
+                        /**
+                         * @description empty = from its creation
+                         * @example
+                         */
+                        startDate: string;
+                        /**
+                         * @description empty = never ends
+                         * @example
+                         */
+                        endDate: string;
+                        /**
+                         * @description 0 = unlimited
+                         * @example 100
+                         */
+                        maxUses: string;
+                        /**
+                         * @description 0 = unlimited
+                         * @example 1
+                         */
+                        perPlayer: string;
+                        /**
+                         * @description uses taken
+                         * @example 3
+                         */
+                        uses: string;
+                        /** @description empty: any product */
+                        productIDs: string[];
+                        /** @description empty: any category */
+                        categoryIDs: string[];
+                        /**
+                         * @description 1: it also lowers lines a sale lowers
+                         * @example 1
+                         */
+                        stacksWithSale: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description orders that used it, refunds left out
+                         * @example 12
+                         */
+                        orders: string;
+                        /**
+                         * @description decimal: what it took off those orders
+                         * @example 4.99
+                         */
+                        discountGiven: string;
+                        /**
+                         * @description decimal: what those orders brought
+                         * @example 4.99
+                         */
+                        revenue: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: COUPON_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteAdminPromotionsCouponsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: COUPON_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminPromotionsCouponsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code?: string;
+                    kind?: "percent" | "fixed";
+                    /** @description a percent from 1 to 100, or a decimal amount for fixed */
+                    value?: string | number;
+                    /** @description decimal with at most two places */
+                    minBasket?: string | number;
+                    /** @description YYYY-MM-DD HH:MM[:SS] in the site time zone */
+                    startDate?: string;
+                    /** @description YYYY-MM-DD HH:MM[:SS] in the site time zone */
+                    endDate?: string;
+                    /** @description 0 = unlimited */
+                    maxUses?: string | number;
+                    /** @description 0 = unlimited */
+                    perPlayer?: string | number;
+                    /** @description products it lowers; empty = any */
+                    productIDs?: number[] | string;
+                    /** @description categories it lowers; empty = any */
+                    categoryIDs?: number[] | string;
+                    stacksWithSale?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "application/x-www-form-urlencoded": {
+                    code?: string;
+                    kind?: "percent" | "fixed";
+                    /** @description a percent from 1 to 100, or a decimal amount for fixed */
+                    value?: string | number;
+                    /** @description decimal with at most two places */
+                    minBasket?: string | number;
+                    /** @description YYYY-MM-DD HH:MM[:SS] in the site time zone */
+                    startDate?: string;
+                    /** @description YYYY-MM-DD HH:MM[:SS] in the site time zone */
+                    endDate?: string;
+                    /** @description 0 = unlimited */
+                    maxUses?: string | number;
+                    /** @description 0 = unlimited */
+                    perPlayer?: string | number;
+                    /** @description products it lowers; empty = any */
+                    productIDs?: number[] | string;
+                    /** @description categories it lowers; empty = any */
+                    categoryIDs?: number[] | string;
+                    stacksWithSale?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "multipart/form-data": {
+                    code?: string;
+                    kind?: "percent" | "fixed";
+                    /** @description a percent from 1 to 100, or a decimal amount for fixed */
+                    value?: string | number;
+                    /** @description decimal with at most two places */
+                    minBasket?: string | number;
+                    /** @description YYYY-MM-DD HH:MM[:SS] in the site time zone */
+                    startDate?: string;
+                    /** @description YYYY-MM-DD HH:MM[:SS] in the site time zone */
+                    endDate?: string;
+                    /** @description 0 = unlimited */
+                    maxUses?: string | number;
+                    /** @description 0 = unlimited */
+                    perPlayer?: string | number;
+                    /** @description products it lowers; empty = any */
+                    productIDs?: number[] | string;
+                    /** @description categories it lowers; empty = any */
+                    categoryIDs?: number[] | string;
+                    stacksWithSale?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example SUMMER10 */
+                        code: string;
+                        /**
+                         * @description percent or fixed
+                         * @example percent
+                         */
+                        kind: string;
+                        /**
+                         * @description percent, or a decimal amount for fixed
+                         * @example 10
+                         */
+                        value: string;
+                        /**
+                         * @description decimal; 0.00 = any basket
+                         * @example 0.00
+                         */
+                        minBasket: string;
+                        /**
+                         * @description empty = from its creation
+                         * @example
+                         */
+                        startDate: string;
+                        /**
+                         * @description empty = never ends
+                         * @example
+                         */
+                        endDate: string;
+                        /**
+                         * @description 0 = unlimited
+                         * @example 100
+                         */
+                        maxUses: string;
+                        /**
+                         * @description 0 = unlimited
+                         * @example 1
+                         */
+                        perPlayer: string;
+                        /**
+                         * @description uses taken
+                         * @example 3
+                         */
+                        uses: string;
+                        /** @description empty: any product */
+                        productIDs: string[];
+                        /** @description empty: any category */
+                        categoryIDs: string[];
+                        /**
+                         * @description 1: it also lowers lines a sale lowers
+                         * @example 1
+                         */
+                        stacksWithSale: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description orders that used it, refunds left out
+                         * @example 12
+                         */
+                        orders: string;
+                        /**
+                         * @description decimal: what it took off those orders
+                         * @example 4.99
+                         */
+                        discountGiven: string;
+                        /**
+                         * @description decimal: what those orders brought
+                         * @example 4.99
+                         */
+                        revenue: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: COUPON_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPromotionsGiftCards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example K7M2QX9RT4WB6PZA */
+                        code: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        balance: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        initialAmount: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description the account that bought it; 0 = issued by staff
+                         * @example 0
+                         */
+                        ownerID: string;
+                        /**
+                         * @description the order that bought it; 0 = none
+                         * @example 0
+                         */
+                        orderID: string;
+                        /** @example prize of the build contest */
+                        note: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description spends and redeems, refunds left out
+                         * @example 2
+                         */
+                        uses: string;
+                        /**
+                         * @description decimal: what left it, net of refunds
+                         * @example 4.99
+                         */
+                        spent: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminPromotionsGiftCards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description decimal with at most two places */
+                    amount: string | number;
+                    /** @description empty: the server makes one */
+                    code?: string;
+                    note?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description decimal with at most two places */
+                    amount: string | number;
+                    /** @description empty: the server makes one */
+                    code?: string;
+                    note?: string;
+                };
+                "multipart/form-data": {
+                    /** @description decimal with at most two places */
+                    amount: string | number;
+                    /** @description empty: the server makes one */
+                    code?: string;
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example K7M2QX9RT4WB6PZA */
+                        code: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        balance: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        initialAmount: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description the account that bought it; 0 = issued by staff
+                         * @example 0
+                         */
+                        ownerID: string;
+                        /**
+                         * @description the order that bought it; 0 = none
+                         * @example 0
+                         */
+                        orderID: string;
+                        /** @example prize of the build contest */
+                        note: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description spends and redeems, refunds left out
+                         * @example 2
+                         */
+                        uses: string;
+                        /**
+                         * @description decimal: what left it, net of refunds
+                         * @example 4.99
+                         */
+                        spent: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPromotionsGiftCardsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example K7M2QX9RT4WB6PZA */
+                        code: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        balance: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        initialAmount: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description the account that bought it; 0 = issued by staff
+                         * @example 0
+                         */
+                        ownerID: string;
+                        /**
+                         * @description the order that bought it; 0 = none
+                         * @example 0
+                         */
+                        orderID: string;
+                        /** @example prize of the build contest */
+                        note: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description spends and redeems, refunds left out
+                         * @example 2
+                         */
+                        uses: string;
+                        /**
+                         * @description decimal: what left it, net of refunds
+                         * @example 4.99
+                         */
+                        spent: string;
+                        ledger: {
+                            /**
+                             * @description decimal, negative when it left the card
+                             * @example -5.00
+                             */
+                            delta: string;
+                            /**
+                             * @description decimal: after the movement
+                             * @example 4.99
+                             */
+                            balance: string;
+                            /**
+                             * @description issue, purchase, spend, refund, redeem or void
+                             * @example spend
+                             */
+                            reason: string;
+                            /** @example 310 */
+                            orderID: string | null;
+                            /** @example 7 */
+                            userID: string;
+                            /**
+                             * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                             * @example 2026-11-23 14:05:00
+                             */
+                            creationDate: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GIFT_CARD_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteAdminPromotionsGiftCardsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GIFT_CARD_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminPromotionsGiftCardsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    note?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    note?: string;
+                };
+                "multipart/form-data": {
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example K7M2QX9RT4WB6PZA */
+                        code: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        balance: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        initialAmount: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description the account that bought it; 0 = issued by staff
+                         * @example 0
+                         */
+                        ownerID: string;
+                        /**
+                         * @description the order that bought it; 0 = none
+                         * @example 0
+                         */
+                        orderID: string;
+                        /** @example prize of the build contest */
+                        note: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description spends and redeems, refunds left out
+                         * @example 2
+                         */
+                        uses: string;
+                        /**
+                         * @description decimal: what left it, net of refunds
+                         * @example 4.99
+                         */
+                        spent: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GIFT_CARD_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPromotionsGiftCardProducts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        productID: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        amount: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminPromotionsGiftCardProducts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    productID: number;
+                    /** @description decimal: what a unit puts on the card */
+                    amount: string | number;
+                };
+                "application/x-www-form-urlencoded": {
+                    productID: number;
+                    /** @description decimal: what a unit puts on the card */
+                    amount: string | number;
+                };
+                "multipart/form-data": {
+                    productID: number;
+                    /** @description decimal: what a unit puts on the card */
+                    amount: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PRODUCT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteAdminPromotionsGiftCardProductsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PRODUCT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPromotionsSales: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example Summer sale */
+                        name: string;
+                        /** @example 20 */
+                        percent: string;
+                        /** @description empty: the whole store */
+                        categoryIDs: string[];
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        endDate: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /** @description active and between its dates now */
+                        running: boolean;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description orders that used it, refunds left out
+                         * @example 12
+                         */
+                        orders: string;
+                        /**
+                         * @description decimal: what it took off those orders
+                         * @example 4.99
+                         */
+                        discountGiven: string;
+                        /**
+                         * @description decimal: what those orders brought
+                         * @example 4.99
+                         */
+                        revenue: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminPromotionsSales: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description off the list price, 1 to 100 */
+                    percent: string | number;
+                    /** @description categories on sale (their own products); empty = the whole store */
+                    categoryIDs?: number[] | string;
+                    startDate: string;
+                    endDate: string;
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "application/x-www-form-urlencoded": {
+                    name: string;
+                    /** @description off the list price, 1 to 100 */
+                    percent: string | number;
+                    /** @description categories on sale (their own products); empty = the whole store */
+                    categoryIDs?: number[] | string;
+                    startDate: string;
+                    endDate: string;
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "multipart/form-data": {
+                    name: string;
+                    /** @description off the list price, 1 to 100 */
+                    percent: string | number;
+                    /** @description categories on sale (their own products); empty = the whole store */
+                    categoryIDs?: number[] | string;
+                    startDate: string;
+                    endDate: string;
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example Summer sale */
+                        name: string;
+                        /** @example 20 */
+                        percent: string;
+                        /** @description empty: the whole store */
+                        categoryIDs: string[];
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        endDate: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /** @description active and between its dates now */
+                        running: boolean;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description orders that used it, refunds left out
+                         * @example 12
+                         */
+                        orders: string;
+                        /**
+                         * @description decimal: what it took off those orders
+                         * @example 4.99
+                         */
+                        discountGiven: string;
+                        /**
+                         * @description decimal: what those orders brought
+                         * @example 4.99
+                         */
+                        revenue: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPromotionsSalesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example Summer sale */
+                        name: string;
+                        /** @example 20 */
+                        percent: string;
+                        /** @description empty: the whole store */
+                        categoryIDs: string[];
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        endDate: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /** @description active and between its dates now */
+                        running: boolean;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description orders that used it, refunds left out
+                         * @example 12
+                         */
+                        orders: string;
+                        /**
+                         * @description decimal: what it took off those orders
+                         * @example 4.99
+                         */
+                        discountGiven: string;
+                        /**
+                         * @description decimal: what those orders brought
+                         * @example 4.99
+                         */
+                        revenue: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SALE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteAdminPromotionsSalesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SALE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminPromotionsSalesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description off the list price, 1 to 100 */
+                    percent?: string | number;
+                    /** @description categories on sale (their own products); empty = the whole store */
+                    categoryIDs?: number[] | string;
+                    startDate?: string;
+                    endDate?: string;
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "application/x-www-form-urlencoded": {
+                    name?: string;
+                    /** @description off the list price, 1 to 100 */
+                    percent?: string | number;
+                    /** @description categories on sale (their own products); empty = the whole store */
+                    categoryIDs?: number[] | string;
+                    startDate?: string;
+                    endDate?: string;
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "multipart/form-data": {
+                    name?: string;
+                    /** @description off the list price, 1 to 100 */
+                    percent?: string | number;
+                    /** @description categories on sale (their own products); empty = the whole store */
+                    categoryIDs?: number[] | string;
+                    startDate?: string;
+                    endDate?: string;
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example Summer sale */
+                        name: string;
+                        /** @example 20 */
+                        percent: string;
+                        /** @description empty: the whole store */
+                        categoryIDs: string[];
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        endDate: string;
+                        /**
+                         * @description 0: paused
+                         * @example 1
+                         */
+                        isActive: string;
+                        /** @description active and between its dates now */
+                        running: boolean;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description orders that used it, refunds left out
+                         * @example 12
+                         */
+                        orders: string;
+                        /**
+                         * @description decimal: what it took off those orders
+                         * @example 4.99
+                         */
+                        discountGiven: string;
+                        /**
+                         * @description decimal: what those orders brought
+                         * @example 4.99
+                         */
+                        revenue: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SALE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -215,6 +215,8 @@ export interface RecordPages<R> {
   /** One record, for headings and buttons ("category", "quick answer"). */
   noun: string;
   fields: ConsoleField[];
+  /** The edit form's fields when they differ from the create form's (a record whose amount moves only by its ledger). */
+  editFields?: ConsoleField[];
   /** The table's columns after the name (a link to the record's page) and before Delete. */
   columns?: { key: string; label: string; numeric?: boolean }[];
   /** Body schemas of the create and edit posts (the admin API's). */
@@ -272,7 +274,7 @@ export function recordPages<R>(pages: ConsolePages, spec: RecordPages<R>): void 
       { kind: 'links', items: [{ label: spec.title, href: base }] },
       {
         kind: 'form', id: `edit-${spec.noun.replace(/ /g, '-')}`, title: `Edit ${spec.noun}`, action: `${base}/${spec.idOf(r)}`, submit: `Save ${spec.noun}`,
-        values: edit?.values ?? spec.values(r), errors: edit?.errors, fields: spec.fields,
+        values: edit?.values ?? spec.values(r), errors: edit?.errors, fields: spec.editFields ?? spec.fields,
       },
     ],
   });

@@ -53,7 +53,9 @@ t.test("site settings are the features' own: checked at boot, kept while a built
   t.same(app.features, ['users'], 'store and auth are disabled');
   let res = await call(app, '/api/admin/settings');
   t.same(Object.keys(res.json().data), [
-    'currency', 'timezone', 'registerLimit', 'twoFactorEnabled', 'registrationEmailRequired', 'cashbackPercent', 'buyResponseStatus',
+    'currency', 'timezone', 'registerLimit', 'twoFactorEnabled', 'registrationEmailRequired', 'promotionsGoalAmount', 'promotionsGoalStart',
+      'promotionsGoalEnd',
+    'cashbackPercent', 'buyResponseStatus',
     'storefrontTitle', 'storefrontDescription', 'storefrontLogo', 'storefrontAccent', 'storefrontAccentText', 'storefrontFooterLinks', 'storefrontLanguage',
   ],
     "core's, then each built-in feature's by name, running or not");
@@ -90,7 +92,8 @@ t.test('a third-party feature declares its own error codes and site settings', a
   t.same(res.json(), { id: '1', text: 'Hello, Steve.' }, 'its setting from config');
   res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { helloPunctuation: '!' }, as: 'json' });
   t.same(res.json().data, {
-    currency: 'USD', timezone: 'UTC', registerLimit: 3, twoFactorEnabled: true, registrationEmailRequired: true, cashbackPercent: 0, buyResponseStatus: 200,
+    currency: 'USD', timezone: 'UTC', registerLimit: 3, twoFactorEnabled: true, registrationEmailRequired: true,
+    promotionsGoalAmount: 0, promotionsGoalStart: '', promotionsGoalEnd: '', cashbackPercent: 0, buyResponseStatus: 200,
     storefrontTitle: 'Community Store', storefrontDescription: 'Ranks, items and more for our game server.', storefrontLogo: '',
     storefrontAccent: '#0b4ea2', storefrontAccentText: '#ffffff', storefrontFooterLinks: '', storefrontLanguage: 'en', helloPunctuation: '!',
   },

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import nock from 'nock';
 import Stripe from 'stripe';
+import type { TestLike } from './helper.ts';
 
 export const STRIPE_ENV = { STRIPE_SECRET_KEY: 'sk_test_payments', STRIPE_WEBHOOK_SECRET: 'whsec_payments' };
 export const PAYPAL_ENV = { PAYPAL_CLIENT_ID: 'paypal-client', PAYPAL_CLIENT_SECRET: 'paypal-secret', PAYPAL_WEBHOOK_ID: 'WH-1' };
@@ -66,6 +67,17 @@ export function paypalWebhook(app: FastifyInstance, event: Record<string, unknow
     method: 'POST', url: '/api/payments/webhooks/paypal', payload: typeof event === 'string' ? event : JSON.stringify(event),
     headers: { 'content-type': 'application/json', ...headers },
   });
+}
+
+/**
+ * No request leaves the process while the test runs (a browser test still reaches its own server
+ * on 127.0.0.1); each subtest's unused mocks are dropped after it.
+ */
+export function offline(t: TestLike & { afterEach(fn: () => void): void }, local = false): void {
+  nock.disableNetConnect();
+  if (local) nock.enableNetConnect('127.0.0.1');
+  t.teardown(() => nock.enableNetConnect());
+  t.afterEach(() => nock.cleanAll());
 }
 
 /** Both gateways configured. */

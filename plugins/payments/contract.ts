@@ -3,6 +3,7 @@
  * another gateway by implementing it and calling `registerGateway`), and the event it emits.
  */
 import { createServiceRef } from '../../core/registry.ts';
+import type { PromotionCodes } from '../store/contract.ts';
 
 export interface CheckoutRequest {
   /** Our payment id: the gateway carries it back in its events (metadata, custom id). */
@@ -96,6 +97,8 @@ export interface PurchaseRequest {
   userId?: number;
   guestName?: string;
   lines: PurchaseLine[];
+  /** A coupon and a gift card, priced now and taken for good when the payment completes. */
+  codes?: PromotionCodes;
   returnURL: string;
   cancelURL: string;
 }

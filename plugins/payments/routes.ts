@@ -81,18 +81,21 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
     schema: {
       tags, summary: 'Buy a basket directly at a gateway',
       description: 'The buyer is `userID`, `username` or, for a guest, `guestName`. Prices come from the catalogue; the basket is checked as a buy is. '
-        + 'Send the player to `checkoutURL`; the gateway\'s webhook completes the order.',
+        + 'Send the player to `checkoutURL`; the gateway\'s webhook completes the order. `coupon` and `giftCard` are priced now and taken '
+        + 'when the payment completes; if another buyer took the coupon\'s last use or the card\'s balance meanwhile, the paid purchase is settled '
+        + 'as one that can no longer be made (docs/payments.md). A basket a gift card pays in full is bought from the balance instead (INVALID_AMOUNT here).',
       body: PurchaseBody, response: { 200: PurchaseResponse },
       errors: [
         'GATEWAY_UNAVAILABLE', 'INVALID_URL', 'USER_NOT_FOUND', 'GUEST_CHECKOUT_DISABLED', 'INVALID_GUEST_NAME', 'PRODUCT_NOT_FOUND', 'INVALID_QUANTITY',
-        'INVALID_VARIABLE', 'OUT_OF_STOCK', 'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED', 'ACCOUNT_REQUIRED', 'INVALID_AMOUNT',
-        'GATEWAY_ERROR',
+        'INVALID_VARIABLE', 'OUT_OF_STOCK', 'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED', 'ACCOUNT_REQUIRED',
+          'INVALID_AMOUNT', 'GATEWAY_ERROR',
+        'PROMOTION_INVALID',
       ],
     },
   }, async (request) => {
-    const { gateway, userID, username, guestName, lines, returnURL, cancelURL } = request.body;
+    const { gateway, userID, username, guestName, lines, returnURL, cancelURL, coupon, giftCard } = request.body;
     const started = await payments.startPurchase({
-      gateway, returnURL, cancelURL, guestName,
+      gateway, returnURL, cancelURL, guestName, codes: { coupon, giftCard },
       userId: username !== undefined && userID === undefined ? await payments.userIdOf(username) : userID === undefined ? undefined : Number(userID),
       lines: lines.map((l) => ({ productId: Number(l.productID), quantity: l.quantity === undefined ? 1 : Number(l.quantity), variables: l.variables ?? {} })),
     });

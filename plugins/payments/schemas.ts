@@ -1,6 +1,7 @@
 /** The payments feature's HTTP shapes. Money fields are loose: a bad amount is INVALID_AMOUNT from the service. */
 import { Type } from '@sinclair/typebox';
 import * as S from '../../core/schemas.ts';
+import { promotionCodes } from '../store/contract.ts';
 
 const PAYMENT_ID = '9b2f4c7d1e6a48f0b3c5d7e9a1f2b4c6';
 const CHECKOUT_URL = 'https://checkout.stripe.com/c/pay/cs_test_a1B2c3D4e5F6';
@@ -47,6 +48,7 @@ export const PurchaseBody = Type.Object({
     quantity: Type.Optional(S.numeric({ description: '1 to 100; 1 when omitted' })),
     variables: Type.Optional(Type.Record(Type.String(), Type.String())),
   }), { minItems: 1, maxItems: 100 }),
+  ...promotionCodes,
   returnURL: Type.String({ minLength: 1, maxLength: 2000 }),
   cancelURL: Type.String({ minLength: 1, maxLength: 2000 }),
 });

@@ -20,7 +20,7 @@ import type { SettingsService } from '../../core/settings.ts';
 import { raw, sql, where } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
-import type { PricedLine, PurchaseBuyer, RequestedLine, StoreService } from '../store/contract.ts';
+import type { Adjustment, PricedLine, PurchaseBuyer, RequestedLine, StoreService } from '../store/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
 import {
   WEBHOOK_REFUSALS, type GatewayAdapter, type GatewayEvent, type PaymentsService, type PurchaseRequest, type PurchaseStatus, type TopUpPackage,
@@ -114,6 +114,18 @@ function requestedLines(lines: unknown): RequestedLine[] {
 }
 
 const MAX_CENTS = 100_000_000_00;
+
+/** A purchase's basket as kept with its payment: the lines at the prices offered and the promotions' adjustments. */
+interface PricedBasket {
+  lines: PricedLine[];
+  adjustments: Adjustment[];
+}
+
+/** A payment stored before adjustments were kept holds its lines alone. */
+function pricedBasket(json: string): PricedBasket {
+  const stored = JSON.parse(json) as PricedLine[] | PricedBasket;
+  return Array.isArray(stored) ? { lines: stored, adjustments: [] } : stored;
+}
 
 function currencyOf(value: unknown): string {
   if (typeof value !== 'string' || !/^[A-Za-z]{3}$/.test(value)) throw new DomainError('INVALID_CURRENCY', 'currency must be a three-letter code (ISO 4217).');
@@ -299,12 +311,13 @@ export class DbPaymentsService implements PaymentsService {
     const returnURL = urlOf(request.returnURL, 'returnURL');
     const cancelURL = urlOf(request.cancelURL, 'cancelURL');
     const buyer = await this.#purchaseBuyer(request);
-    const quote = await this.#deps.store.quote(buyer, requestedLines(request.lines));
+    const quote = await this.#deps.store.quote(buyer, requestedLines(request.lines), request.codes);
     if (quote.total < 1) throw new DomainError('INVALID_AMOUNT', 'This basket costs nothing: there is nothing to pay at a gateway.');
     if (quote.total > MAX_CENTS) throw new DomainError('INVALID_AMOUNT', `A purchase must cost at most ${formatMoney(MAX_CENTS)}.`);
     const payment = await this.#open(adapter, {
       userId: 'userId' in buyer ? buyer.userId : 0, guestName: 'guestName' in buyer ? buyer.guestName : null, packageId: null,
-      amount: quote.total, currency: quote.currency, credits: 0, bonus: 0, purchaseLines: JSON.stringify(quote.lines),
+      amount: quote.total, currency: quote.currency, credits: 0, bonus: 0,
+      purchaseLines: JSON.stringify({ lines: quote.lines, adjustments: quote.adjustments } satisfies PricedBasket),
       description: quote.lines.map((l) => `${l.productName} x${l.quantity}`).join(', ').slice(0, 127),
     }, returnURL, cancelURL);
     return { paymentId: payment.id, checkoutURL: payment.checkoutUrl, amount: payment.amount, currency: payment.currency };
@@ -491,9 +504,10 @@ export class DbPaymentsService implements PaymentsService {
     if (payment.status !== 'pending' && payment.status !== 'expired') return 'unchanged';
     let orderId: number;
     try {
-      ({ orderId } = await this.#deps.store.buyPaid(this.#buyerOf(payment), JSON.parse(payment.purchaseLines!) as PricedLine[], {
+      const { lines, adjustments } = pricedBasket(payment.purchaseLines!);
+      ({ orderId } = await this.#deps.store.buyPaid(this.#buyerOf(payment), lines, {
         paymentApi: payment.gateway, paymentId: payment.id, currency: payment.currency,
-      }));
+      }, adjustments));
     } catch (err) {
       if (err instanceof DomainError && err.code !== 'CONFLICT') throw new Unfulfillable(err);
       throw err;

@@ -9,7 +9,7 @@ import type { StoreCategory, StoreProduct, StoreProductRule } from './entities.t
 
 /** An order as the API shows it (money already formatted `"12.50"`, time in the site's zone). */
 export const OrderRow = Type.Object({
-  id: str(undefined, '310'), accountID: str(undefined, '7'), coupon: strOrNull(undefined, null),
+  id: str(undefined, '310'), accountID: str(undefined, '7'), coupon: strOrNull('the coupon code used, if any', null),
   total: moneyStr('decimal: what was paid'), discount: str('decimal', '0.00'), subtotal: moneyStr(), earnings: str('decimal: real money received', '0.00'),
   cashback: str('decimal', '0.25'), credit: str('decimal: credits given', '0.25'),
   type: str('credit (paid from the balance) or payment (real money)', 'credit'), status: str('completed or refunded', 'completed'),
@@ -92,9 +92,86 @@ export interface PricedLine extends OrderItemEvent {
 export interface Quote {
   lines: PricedLine[];
   subtotal: number;
+  /** What is to be paid: the lines after their sale and discount, less the adjustments. */
   total: number;
+  /** What the buyer's codes took off (a coupon, a gift card), in the order they apply. */
+  adjustments: Adjustment[];
   /** The site currency. */
   currency: string;
+}
+
+/** Codes a buyer sends with a buy (`coupon`, `giftCard`), for the price adjusters to judge. */
+export interface PromotionCodes {
+  coupon?: string;
+  giftCard?: string;
+}
+
+/** The codes' fields of a buy's body (the store's buy, the payments feature's purchase). */
+export const promotionCodes = {
+  coupon: Type.Optional(Type.String({ maxLength: 64, description: 'a coupon code (case-insensitive)' })),
+  giftCard: Type.Optional(Type.String({ maxLength: 64, description: 'a gift card code: its balance pays what it covers' })),
+};
+
+/** What a product's price is judged on: its list price, its own discount, and where it sits. */
+export type PricedProduct = Pick<Product, 'id' | 'categoryId' | 'price' | 'discountedPrice' | 'discountExpiryDate'>;
+
+/** A line of a basket as a price adjuster sees it; cents a unit. */
+export interface PricingLine {
+  productId: number;
+  categoryId: number;
+  quantity: number;
+  /** The list price. */
+  unitPrice: number;
+  /** The product's own price now (its discount while it runs). */
+  ownPrice: number;
+  /** What a unit costs now: the lower of its own price and an adjuster's sale price. */
+  unitTotal: number;
+}
+
+/** A basket at checkout, as the price adjusters see it. */
+export interface Checkout {
+  /** The buyer's account; 0 for a guest. */
+  userId: number;
+  username: string;
+  lines: PricingLine[];
+  /** What the lines cost at their unit totals, before any adjustment. */
+  total: number;
+  codes: PromotionCodes;
+}
+
+/** What a code took off a basket, recorded on the order (`store_order_adjustments`). */
+export interface Adjustment {
+  /** `coupon`, `gift-card`: the order's `coupon` field shows the code of the `coupon` one. */
+  kind: string;
+  code: string;
+  /** Cents taken off, above 0. */
+  amount: number;
+  /** It pays part of the price (a gift card) rather than lowering it: not counted in the order's `discount`. */
+  paid: boolean;
+}
+
+/**
+ * A peer taking part in pricing (the promotions feature), registered with `addPriceAdjuster`.
+ * Refunds reach it through `store.order.refunded` (inside the refund's transaction).
+ */
+export interface PriceAdjuster {
+  /**
+   * A product's sale price at `at`, or undefined when no sale covers it. Asked for every product a
+   * listing or a buy shows, synchronously: answer from memory. The lower of it and the product's own
+   * price is what the product costs.
+   */
+  salePrice(p: PricedProduct, at: string): number | undefined;
+  /**
+   * What the buyer's codes take off the basket (`checkout.total` is what remains after the adjusters
+   * before this one), without writing: a code that does not apply is its DomainError. Asked only when
+   * the buyer sent a code.
+   */
+  price(checkout: Checkout): Promise<Adjustment[]>;
+  /**
+   * Inside every order's transaction (with no adjustment too: a sale's figures): takes for good what `price` offered (a coupon's use, a gift card's
+   * amount), decided by the database; a DomainError (used up, spent meanwhile) rolls the order back.
+   */
+  take(checkout: Checkout, orderId: number, adjustments: Adjustment[]): Promise<void>;
 }
 
 export interface StoreService {
@@ -119,22 +196,34 @@ export interface StoreService {
   productsById(ids: number[], activeOnly: boolean): Promise<Map<number, Product>>;
   /** A product's purchase rules; PRODUCT_NOT_FOUND when there is no such product. */
   rulesOf(productId: number): Promise<PurchaseRules>;
-  /** The buy paid from the balance, as `POST /api/store/buy` runs it (its rules, stock, roles, delivery), in one transaction. */
-  buy(userId: number, requested: RequestedLine[], keyName?: string): Promise<BuyResult>;
+  /**
+   * The buy paid from the balance, as `POST /api/store/buy` runs it (its rules, stock, roles, delivery,
+   * the codes' adjustments), in one transaction.
+   */
+  buy(userId: number, requested: RequestedLine[], keyName?: string, codes?: PromotionCodes): Promise<BuyResult>;
   /**
    * The buy's checks without buying (products for sale, variables, stock as read, the purchase
-   * rules; a guest may not buy what needs an account: ACCOUNT_REQUIRED) and the prices now.
+   * rules; a guest may not buy what needs an account: ACCOUNT_REQUIRED) and the prices now, the
+   * codes' adjustments taken off.
    */
-  quote(buyer: PurchaseBuyer, requested: RequestedLine[]): Promise<Quote>;
+  quote(buyer: PurchaseBuyer, requested: RequestedLine[], codes?: PromotionCodes): Promise<Quote>;
   /**
    * A buy paid with real money at the prices offered, in the caller's transaction: the buy's checks,
    * roles, `store.order.completed` (delivery) and stock, no balance moved; an order of type
-   * `payment` recording the gateway's payment (CONFLICT when it is recorded already). A refusal
-   * (stock, rules, a product gone) is the buy's DomainError.
+   * `payment` recording the gateway's payment (CONFLICT when it is recorded already). The quote's
+   * adjustments are taken for good (a coupon used up meanwhile refuses). A refusal (stock, rules, a
+   * product gone, a promotion) is its DomainError.
    */
-  buyPaid(buyer: PurchaseBuyer, offered: PricedLine[], payment: { paymentApi: string; paymentId: string; currency: string }): Promise<{ orderId: number }>;
-  /** One order and what was bought; ORDER_NOT_FOUND when there is none. */
-  getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[] }>;
+  buyPaid(buyer: PurchaseBuyer, offered: PricedLine[], payment: { paymentApi: string; paymentId: string; currency: string },
+    adjustments?: Adjustment[]): Promise<{ orderId: number }>;
+  /** Adds a peer to every price: sale prices in listings and buys, codes at checkout (see PriceAdjuster). */
+  addPriceAdjuster(adjuster: PriceAdjuster): void;
+  /** What a unit of the product costs at `at`: the lower of its own price and the adjusters' sale prices. */
+  unitPrice(p: PricedProduct, at: string): number;
+  /** Real money received (completed `payment` orders' earnings) from `from` to before `to`, stored UTC times, in cents. */
+  revenueBetween(from: string, to: string): Promise<number>;
+  /** One order, what was bought and what codes took off; ORDER_NOT_FOUND when there is none. */
+  getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[]; adjustments: Adjustment[] }>;
 
   /** A user's orders, newest first, with the guest orders placed under the username before the account existed. */
   ordersOf(userId: number): Promise<OrderRow[]>;

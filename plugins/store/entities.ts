@@ -118,6 +118,21 @@ export const StoreOrderItem = defineEntity({
   },
 });
 
+/** What a price adjuster's code took off an order (a coupon, a gift card), as the order records it. */
+export const StoreOrderAdjustment = defineEntity({
+  name: 'StoreOrderAdjustment',
+  tableName: 'store_order_adjustments',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    orderId: p.integer().index(),
+    kind: p.string().length(32),
+    code: p.string().length(64),
+    amount: p.bigint('number'),
+    /** A gift card pays part of the price; a coupon lowers it (the order's discount). */
+    paid: p.boolean(),
+  },
+});
+
 /** Purchase rules (DbStoreService.rulesOf and setRules); a product without a row has none. */
 export const StoreProductRule = defineEntity({
   name: 'StoreProductRule',
@@ -131,4 +146,4 @@ export const StoreProductRule = defineEntity({
   },
 });
 
-export const entities = [StoreCategory, StoreProduct, StoreProductVariable, StoreOrder, StoreOrderItem, StoreProductRule];
+export const entities = [StoreCategory, StoreProduct, StoreProductVariable, StoreOrder, StoreOrderItem, StoreProductRule, StoreOrderAdjustment];

@@ -23,6 +23,8 @@ export default defineFeature({
     PRODUCT_NOT_FOUND: 404, CATEGORY_NOT_FOUND: 404, ORDER_NOT_FOUND: 404, INVALID_QUANTITY: 400, INSUFFICIENT_BALANCE: 400,
     OUT_OF_STOCK: 400, INVALID_VARIABLE: 400, REQUIRED_PRODUCT: 400, REQUIRED_LINKED_ACCOUNT: 400, DOWNGRADE_NOT_ALLOWED: 400,
     ACCOUNT_REQUIRED: 400,
+    // Thrown by a price adjuster (the promotions feature) for a code sent with a buy.
+    PROMOTION_INVALID: 400, PROMOTION_USED_UP: 409,
   },
   async register(app, { db, events, services, settings, metrics, options }) {
     const users = services.get(usersRef);

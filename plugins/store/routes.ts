@@ -11,10 +11,10 @@ import * as S from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { UserRefParams, type UsersService } from '../users/contract.ts';
 import { OrderRow } from './contract.ts';
-import type { Product, RequestedLine } from './contract.ts';
+import type { PricedProduct, Product, RequestedLine } from './contract.ts';
 import type { DbStoreService } from './service.ts';
 import {
-  BuyBody, BuyResponse, CategoryCreateBody, CategoryPatchBody, CategoryRow, CategoryTree, IdParam, ListingCategory, ListingQuery,
+  BuyBody, BuyResponse, PRICE_RULE, CategoryCreateBody, CategoryPatchBody, CategoryRow, CategoryTree, IdParam, ListingCategory, ListingQuery,
   PaymentBody, ProductCreateBody, ProductPatchBody, ProductRow, ReorderBody, RulesPatchBody, RulesRow,
   categoryInput, categoryRow, listingProduct, optionalBool, productInput, productRow, rulesRow, treeRows,
 } from './schemas.ts';
@@ -117,7 +117,8 @@ function catalogueRoutes(host: FastifyInstance, store: DbStoreService, users: Us
     config: { clientErrors: gamePlugin(), plainJson: true },
     schema: {
       tags, summary: 'Active categories nested with their active products, for the in-game shop',
-      description: 'With `?username=`, `restricted` is true on products whose role that user already holds permanently '
+      description: `A product's \`total\` is ${PRICE_RULE}. `
+        + 'With `?username=`, `restricted` is true on products whose role that user already holds permanently '
         + '(buying them again would change nothing). An unknown username is not an error: players without a web '
         + 'account still browse the shop, with nothing restricted.',
       querystring: ListingQuery,
@@ -130,7 +131,7 @@ function catalogueRoutes(host: FastifyInstance, store: DbStoreService, users: Us
       for (const role of await users.rolesOf(user.id)) if (role.expiryDate === PERMANENT) permanentRoles.add(role.id);
     }
     const { timezone, currency } = settings.get();
-    const ctx = { timeZone: timezone, currency, at: now(), permanentRoles };
+    const ctx = { timeZone: timezone, currency, at: now(), permanentRoles, unitPrice: (p: PricedProduct, at: string) => store.unitPrice(p, at) };
     return { categories: treeRows(await store.tree({ activeOnly: true }), (p) => listingProduct(p, ctx)) };
   });
 
@@ -171,19 +172,22 @@ function buyRoute(host: FastifyInstance, store: DbStoreService, settings: Settin
     schema: {
       tags, summary: 'Buy products with the credit balance',
       description: 'HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md\'s 201. '
-        + 'A product granting a privileged role (one that opens the staff console) is not for sale: FORBIDDEN, nothing charged.',
+        + 'A product granting a privileged role (one that opens the staff console) is not for sale: FORBIDDEN, nothing charged. '
+        + `Each unit costs ${PRICE_RULE}. \`coupon\` and \`giftCard\` (with the promotions feature) take their share off; \`total\` is what the balance paid, `
+        + '`discount` what the sale, the product\'s own discount and the coupon took off (a gift card pays, it does not discount). '
+        + 'A code that does not apply is PROMOTION_INVALID; one whose last use or balance went to another buyer meanwhile is PROMOTION_USED_UP.',
       body: BuyBody,
       response: { 200: BuyResponse, 201: BuyResponse },
       errors: [
         'USER_NOT_FOUND', 'PRODUCT_NOT_FOUND', 'ROLE_NOT_FOUND', 'INVALID_QUANTITY', 'INVALID_VARIABLE', 'OUT_OF_STOCK', 'INSUFFICIENT_BALANCE',
-        'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED',
+        'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED', 'PROMOTION_INVALID', 'PROMOTION_USED_UP',
       ],
     },
   }, async (request, reply) => {
     const { body } = request;
     const userID = String(body.userID).trim();
     if (!/^[0-9]{1,15}$/.test(userID)) throw new DomainError('VALIDATION_ERROR', 'userID must be a whole number');
-    const result = await store.buy(Number(userID), parseLines(body.products), request.apiKey?.name);
+    const result = await store.buy(Number(userID), parseLines(body.products), request.apiKey?.name, { coupon: body.coupon, giftCard: body.giftCard });
     const orderID = String(result.orderId);
     return reply.code(settings.get().buyResponseStatus).send({
       status: true, orderID, credits: formatMoney(result.balance),

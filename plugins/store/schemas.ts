@@ -7,7 +7,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, flag, formatMoney, moneyNumber, parseClientTimestamp, requireMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
-import { effectivePrice, type Category, type CategoryNode, type Product, type PurchaseRules } from './contract.ts';
+import { promotionCodes, type Category, type CategoryNode, type PricedProduct, type Product, type PurchaseRules } from './contract.ts';
 import { MAX_PRICE, type CategoryInput, type ProductInput } from './service.ts';
 
 const VariableRow = Type.Object({ name: S.example('server'), required: S.flagStr(), values: Type.Array(S.example('eu')) });
@@ -37,6 +37,10 @@ const productFields = {
 
 export const ProductRow = S.row(productFields);
 
+/** How a product's own discount and a running sale combine (docs and the OpenAPI document say it). */
+export const PRICE_RULE = 'the lower of the product\'s own price (its discountedPrice while it runs) and a running sale\'s price '
+  + '(the sale\'s percent off its list price); they never stack';
+
 /**
  * A product in the listing: the row plus the computed fields the game plugin reads (typed, not
  * strings). `stock` stays the row's string: the Kotlin wrapper decodes it as one, and the game
@@ -44,7 +48,7 @@ export const ProductRow = S.row(productFields);
  */
 export const ListingProduct = Type.Object({
   ...productFields,
-  total: Type.Number({ description: 'price to pay now', examples: [3.99] }),
+  total: Type.Number({ description: `price to pay now: ${PRICE_RULE}`, examples: [3.99] }),
   originalPrice: Type.Number({ examples: [4.99] }),
   discount: Type.Number({ examples: [1] }),
   discountPercent: Type.Integer({ examples: [20] }),
@@ -82,6 +86,7 @@ export const BuyBody = Type.Object({
   userID: S.numeric(),
   products: Type.Unknown({ description: 'product ids (`products[]=5`) or objects ' +
     '(`products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu`)' }),
+  ...promotionCodes,
 });
 
 // ---- admin bodies: numbers and flags may arrive as strings from forms (AJV coerces integers).
@@ -182,12 +187,14 @@ export interface ListingContext {
   currency: string;
   /** Stored UTC timestamp the discounts are judged at. */
   at: string;
+  /** What a unit costs at `at` (StoreService.unitPrice: its own discount or a sale). */
+  unitPrice: (p: PricedProduct, at: string) => number;
   /** Roles the asking user holds permanently: buying their products again would change nothing. */
   permanentRoles: ReadonlySet<number>;
 }
 
 export function listingProduct(p: Product, ctx: ListingContext): Static<typeof ListingProduct> {
-  const total = effectivePrice(p, ctx.at);
+  const total = ctx.unitPrice(p, ctx.at);
   const discount = p.price - total;
   // The product's row gains the listing's fields in place: a listing shows a thousand products,
   // and a copy of each row was garbage the collector then paid for (figures: core/schema-compilers.ts).

@@ -16,11 +16,11 @@ import { joined, type TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
 import type {
-  BuyLine, BuyResult, Category, CategoryNode, OrderItemEvent, OrderRow, PaymentOrderInput, PricedLine, Product, PurchaseBuyer, PurchaseRules, Quote,
-  RequestedLine, ShownCategory, ShownProduct, StoreService, Variable,
+  Adjustment, BuyLine, BuyResult, Category, CategoryNode, Checkout, OrderItemEvent, OrderRow, PaymentOrderInput, PriceAdjuster, PricedLine, PricedProduct,
+  Product, PromotionCodes, PurchaseBuyer, PurchaseRules, Quote, RequestedLine, ShownCategory, ShownProduct, StoreService, Variable,
 } from './contract.ts';
 import { effectivePrice } from './contract.ts';
-import { StoreCategory, StoreOrder, StoreOrderItem, StoreProduct, StoreProductRule, StoreProductVariable } from './entities.ts';
+import { StoreCategory, StoreOrder, StoreOrderAdjustment, StoreOrderItem, StoreProduct, StoreProductRule, StoreProductVariable } from './entities.ts';
 
 export type CategoryInput = Partial<Omit<Category, 'id'>>;
 export type ProductInput = Partial<Omit<Product, 'id' | 'creationDate'>>;
@@ -33,6 +33,7 @@ const P = StoreProduct.c;
 const V = StoreProductVariable.c;
 const O = StoreOrder.c;
 const I = StoreOrderItem.c;
+const A = StoreOrderAdjustment.c;
 
 /** Priority first, then age: the order of every list (decisions.md §5). */
 const CATEGORY_ORDER = sql`order by ${C.priority}, ${C.id}`;
@@ -135,16 +136,29 @@ function percentOf(cents: number, percent: number): number {
   return Math.floor((cents * Math.round(percent * 100)) / 10_000);
 }
 
+const sum = (adjustments: Adjustment[]) => adjustments.reduce((total, a) => total + a.amount, 0);
+
+/**
+ * An order's amounts: the list prices (`subtotal`), what was taken off them (the products' own
+ * discounts, sales, coupons: `discount`) and what is paid (`total`, a gift card's share left out).
+ */
+function amounts(lines: { unitPrice: number; unitTotal: number; quantity: number }[],
+  adjustments: Adjustment[]): { subtotal: number; discount: number; total: number } {
+  const subtotal = lines.reduce((total, l) => total + l.unitPrice * l.quantity, 0);
+  const priced = lines.reduce((total, l) => total + l.unitTotal * l.quantity, 0);
+  const lowered = sum(adjustments.filter((a) => !a.paid));
+  return { subtotal, discount: subtotal - priced + lowered, total: priced - sum(adjustments) };
+}
+
 type OrderItem = TableRecord<typeof StoreOrderItem>;
 
 function itemEvent(i: OrderItem): OrderItemEvent {
   return { productId: i.productId, productName: i.productName, quantity: i.quantity, variables: JSON.parse(i.variables) as Record<string, string> };
 }
 
-function orderRow(o: Order, timeZone: string): OrderRow {
+function orderRow(o: Order, timeZone: string, coupon: string | null = null): OrderRow {
   return {
-    id: String(o.id), accountID: String(o.accountId),
-    coupon: null, // coupons are not offered (yet); api.md allows null
+    id: String(o.id), accountID: String(o.accountId), coupon,
     total: formatMoney(o.total), discount: formatMoney(o.discount), subtotal: formatMoney(o.subtotal),
     earnings: formatMoney(o.earnings), cashback: formatMoney(o.cashback), credit: formatMoney(o.credit),
     type: o.type, status: o.status, paymentAPI: o.paymentApi, paymentID: o.paymentId ?? '',
@@ -159,6 +173,7 @@ export class DbStoreService implements StoreService {
   readonly #users: UsersService;
   readonly #credits: CreditsService;
   readonly #audit: AuditLog;
+  readonly #adjusters: PriceAdjuster[] = [];
 
   constructor(deps: { db: Database; events: EventBus; settings: SettingsService; users: UsersService; credits: CreditsService; audit: AuditLog }) {
     this.#db = deps.db;
@@ -167,6 +182,66 @@ export class DbStoreService implements StoreService {
     this.#users = deps.users;
     this.#credits = deps.credits;
     this.#audit = deps.audit;
+  }
+
+  // ---- prices
+
+  addPriceAdjuster(adjuster: PriceAdjuster): void {
+    this.#adjusters.push(adjuster);
+  }
+
+  /** The lower of the product's own price and any sale's: a sale never raises a price already discounted lower. */
+  unitPrice(p: PricedProduct, at: string): number {
+    let price = effectivePrice(p, at);
+    for (const adjuster of this.#adjusters) {
+      const sale = adjuster.salePrice(p, at);
+      if (sale !== undefined && sale < price) price = sale;
+    }
+    return price;
+  }
+
+  /** What the codes take off the lines (nothing asked when no code was sent): each adjuster prices what the ones before it left. */
+  async #adjustments(user: Buyer, lines: CheckedLine[], codes: PromotionCodes, at: string): Promise<{ checkout: Checkout; adjustments: Adjustment[] }> {
+    const checkout: Checkout = {
+      userId: user.id, username: user.username, codes,
+      lines: lines.map((l) => ({
+        productId: l.product.id, categoryId: l.product.categoryId, quantity: l.quantity, unitPrice: l.product.price,
+        ownPrice: effectivePrice(l.product, at), unitTotal: l.unitTotal,
+      })),
+      total: lines.reduce((sum, l) => sum + l.unitTotal * l.quantity, 0),
+    };
+    const adjustments: Adjustment[] = [];
+    if (!codes.coupon && !codes.giftCard) return { checkout, adjustments };
+    for (const adjuster of this.#adjusters) {
+      const taken = await adjuster.price({ ...checkout, total: checkout.total - sum(adjustments) });
+      adjustments.push(...taken);
+    }
+    return { checkout, adjustments };
+  }
+
+  /** The adjustments on the order, and each adjuster takes its own for good (in the order's transaction; a sale's figures need no code). */
+  async #takeAdjustments(checkout: Checkout, orderId: number, adjustments: Adjustment[]): Promise<void> {
+    if (adjustments.length > 0) await StoreOrderAdjustment.insertMany(this.#db, adjustments.map((a) => ({ orderId, ...a })));
+    for (const adjuster of this.#adjusters) await adjuster.take(checkout, orderId, adjustments);
+  }
+
+  /** The coupon code of each order that used one. */
+  async #coupons(orderIds: number[]): Promise<Map<number, string>> {
+    if (orderIds.length === 0) return new Map();
+    const rows = await StoreOrderAdjustment.select(this.#db, sql`where ${A.kind} = 'coupon' and ${A.orderId} in ${orderIds}`);
+    return new Map(rows.map((r) => [r.orderId, r.code]));
+  }
+
+  async #orderRows(orders: Order[]): Promise<OrderRow[]> {
+    const coupons = await this.#coupons(orders.map((o) => o.id));
+    const { timezone } = this.#settings.get();
+    return orders.map((o) => orderRow(o, timezone, coupons.get(o.id) ?? null));
+  }
+
+  async revenueBetween(from: string, to: string): Promise<number> {
+    const [row] = await this.#db.query<{ total: number | string | null }>(sql`select sum(${O.earnings}) as total from ${StoreOrder}
+      where ${O.type} = 'payment' and ${O.status} = 'completed' and ${O.creationDate} >= ${from} and ${O.creationDate} < ${to}`);
+    return Number(row?.total ?? 0);
   }
 
   // ---- catalogue: categories
@@ -522,7 +597,7 @@ export class DbStoreService implements StoreService {
       const found = forSale.get(line.productId);
       if (!found) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${line.sentId}.`);
       const { product, rules } = found;
-      return { product, rules, quantity: line.quantity, variables: checkVariables(line, product), unitTotal: effectivePrice(product, at) };
+      return { product, rules, quantity: line.quantity, variables: checkVariables(line, product), unitTotal: this.unitPrice(product, at) };
     });
     await this.#checkRules(user, lines);
 
@@ -540,22 +615,23 @@ export class DbStoreService implements StoreService {
    * The buy: check the user, products, variables and stock, write the order, debit the balance,
    * grant roles, credit the cashback, take the stock. Any failure rolls all of it back.
    */
-  async buy(userId: number, requested: RequestedLine[], keyName?: string): Promise<BuyResult> {
+  async buy(userId: number, requested: RequestedLine[], keyName?: string, codes: PromotionCodes = {}): Promise<BuyResult> {
     return this.#db.transaction(async () => {
       const user = await this.#users.requireById(userId);
       const lines = await this.#checked(user, requested);
       const at = now();
+      const { checkout, adjustments } = await this.#adjustments(user, lines, codes, at);
 
-      const subtotal = lines.reduce((sum, l) => sum + l.product.price * l.quantity, 0);
-      const total = lines.reduce((sum, l) => sum + l.unitTotal * l.quantity, 0);
+      const { subtotal, discount, total } = amounts(lines.map((l) => ({ ...l, unitPrice: l.product.price })), adjustments);
       const settings = this.#settings.get();
       const cashback = percentOf(total, settings.cashbackPercent);
       const order = await this.#insertOrder({
-        accountId: user.id, type: 'credit', status: 'completed', subtotal, discount: subtotal - total, total,
+        accountId: user.id, type: 'credit', status: 'completed', subtotal, discount, total,
         earnings: 0, cashback, credit: cashback, currency: settings.currency, paymentApi: 'credits', paymentId: null,
         guestName: null, guestKey: null, creationDate: at,
       });
       const items = await this.#insertItems(order.id, lines.map((l) => ({ ...l, unitPrice: l.product.price })));
+      await this.#takeAdjustments(checkout, order.id, adjustments);
 
       let balance = total > 0 ? await this.#pay(user.id, total, order.id, keyName) : undefined;
       await this.#grantRoles(user.id, lines);
@@ -567,7 +643,7 @@ export class DbStoreService implements StoreService {
       await this.#completed(order, user, items);
       await this.#takeStock(lines);
       return {
-        orderId: order.id, balance, subtotal, discount: subtotal - total, total, cashback,
+        orderId: order.id, balance, subtotal, discount, total, cashback,
         lines: lines.map((l) => ({ productId: l.product.id, quantity: l.quantity, variables: l.variables })),
       };
     });
@@ -607,16 +683,16 @@ export class DbStoreService implements StoreService {
     return { id: 0, username: buyer.guestName, linkedAccounts: {} };
   }
 
-  async quote(buyer: PurchaseBuyer, requested: RequestedLine[]): Promise<Quote> {
-    const lines = await this.#checked(await this.#buyer(buyer), requested);
+  async quote(buyer: PurchaseBuyer, requested: RequestedLine[], codes: PromotionCodes = {}): Promise<Quote> {
+    const user = await this.#buyer(buyer);
+    const lines = await this.#checked(user, requested);
+    const { adjustments } = await this.#adjustments(user, lines, codes, now());
     const priced = lines.map((l) => ({
       productId: l.product.id, productName: l.product.name, quantity: l.quantity,
       variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])), unitPrice: l.product.price, unitTotal: l.unitTotal,
     }));
-    return {
-      lines: priced, currency: this.#settings.get().currency,
-      subtotal: priced.reduce((sum, l) => sum + l.unitPrice * l.quantity, 0), total: priced.reduce((sum, l) => sum + l.unitTotal * l.quantity, 0),
-    };
+    const { subtotal, total } = amounts(priced, adjustments);
+    return { lines: priced, currency: this.#settings.get().currency, subtotal, total, adjustments };
   }
 
   /**
@@ -625,18 +701,19 @@ export class DbStoreService implements StoreService {
    * the gateway's payment, unique, so a second completion of one payment is a CONFLICT.
    */
   async buyPaid(buyer: PurchaseBuyer, offered: PricedLine[],
-    payment: { paymentApi: string; paymentId: string; currency: string }): Promise<{ orderId: number }> {
+    payment: { paymentApi: string; paymentId: string; currency: string }, adjustments: Adjustment[] = []): Promise<{ orderId: number }> {
     return this.#db.transaction(async () => {
       const user = await this.#buyer(buyer);
-      const lines = await this.#checked(user, offered.map((l) => ({
+      const checked = await this.#checked(user, offered.map((l) => ({
         productId: l.productId, sentId: String(l.productId), quantity: l.quantity, variables: new Map(Object.entries(l.variables)),
       })));
-      const subtotal = offered.reduce((sum, l) => sum + l.unitPrice * l.quantity, 0);
-      const total = offered.reduce((sum, l) => sum + l.unitTotal * l.quantity, 0);
+      // At the prices the buyer was offered and paid, not today's.
+      const lines = checked.map((l, i) => ({ ...l, unitTotal: offered[i]!.unitTotal }));
+      const { subtotal, discount, total } = amounts(offered, adjustments);
       let order: Order;
       try {
         order = await this.#insertOrder({
-          accountId: user.id, type: 'payment', status: 'completed', subtotal, discount: subtotal - total, total, earnings: total,
+          accountId: user.id, type: 'payment', status: 'completed', subtotal, discount, total, earnings: total,
           cashback: 0, credit: 0, currency: payment.currency, paymentApi: payment.paymentApi, paymentId: payment.paymentId,
           guestName: user.id === 0 ? user.username : null, guestKey: user.id === 0 ? user.username.toLowerCase() : null, creationDate: now(),
         });
@@ -644,7 +721,8 @@ export class DbStoreService implements StoreService {
         if (isUniqueViolation(err)) throw new DomainError('CONFLICT', `The payment ${payment.paymentApi} ${payment.paymentId} is recorded already.`);
         throw err;
       }
-      const items = await this.#insertItems(order.id, lines.map((l, i) => ({ ...l, unitPrice: offered[i]!.unitPrice, unitTotal: offered[i]!.unitTotal })));
+      const items = await this.#insertItems(order.id, lines.map((l, i) => ({ ...l, unitPrice: offered[i]!.unitPrice })));
+      await this.#takeAdjustments((await this.#adjustments(user, lines, {}, order.creationDate)).checkout, order.id, adjustments);
       if (user.id !== 0) await this.#grantRoles(user.id, lines);
       await this.#completed(order, user, items);
       await this.#takeStock(lines);
@@ -747,7 +825,7 @@ export class DbStoreService implements StoreService {
       });
       return { ...current, status: 'refunded' };
     });
-    return orderRow(order, this.#settings.get().timezone);
+    return (await this.#orderRows([order]))[0]!;
   }
 
   /** The stock back, the roles taken back, and `store.order.refunded` (refund commands) for an order's lines, if it has any. */
@@ -803,16 +881,20 @@ export class DbStoreService implements StoreService {
       status !== undefined && sql`${O.status} = ${status}`, type !== undefined && sql`${O.type} = ${type}`,
       userId !== undefined && sql`${O.accountId} = ${userId}`, before !== undefined && sql`${O.id} < ${before}`,
     )} order by ${O.id} desc limit ${countParam(filter.limit)}`);
-    const { timezone } = this.#settings.get();
-    return rows.map((r) => orderRow(r, timezone));
+    return this.#orderRows(rows);
   }
 
   /** One order and what was bought; ORDER_NOT_FOUND when there is none. */
-  async getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[] }> {
+  async getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[]; adjustments: Adjustment[] }> {
     const order = await StoreOrder.find(this.#db, orderId);
     if (!order) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
-    const items = await this.#items(orderId);
-    return { order: orderRow(order, this.#settings.get().timezone), items: items.map(itemEvent) };
+    const [items, adjusted] = await Promise.all([
+      this.#items(orderId),
+      StoreOrderAdjustment.select(this.#db, sql`where ${A.orderId} = ${orderId} order by ${A.id}`),
+    ]);
+    const adjustments = adjusted.map(({ kind, code, amount, paid }) => ({ kind, code, amount, paid }));
+    const coupon = adjustments.find((a) => a.kind === 'coupon')?.code ?? null;
+    return { order: orderRow(order, this.#settings.get().timezone, coupon), items: items.map(itemEvent), adjustments };
   }
 
   /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */
@@ -842,8 +924,7 @@ export class DbStoreService implements StoreService {
     const user = await this.#users.findById(userId);
     const rows = await StoreOrder.select(this.#db,
       sql`where ${O.accountId} = ${userId} or ${O.guestKey} = ${user?.username.toLowerCase() ?? ''} order by ${O.id} desc`);
-    const { timezone } = this.#settings.get();
-    return rows.map((r) => orderRow(r, timezone));
+    return this.#orderRows(rows);
   }
 
   /** An order's lines, in the order they were bought. */

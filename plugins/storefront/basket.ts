@@ -46,6 +46,29 @@ export function writeBasket(lines: BasketLine[]): string {
   return Buffer.from(JSON.stringify(lines.map((l) => [l.productId, l.quantity, l.variables]))).toString('base64url');
 }
 
+/** The coupon and gift card codes typed at the basket, kept in a cookie of their own until the basket is paid. */
+export const CODES_COOKIE = 'storefront_codes';
+export interface BasketCodes {
+  coupon?: string;
+  giftCard?: string;
+}
+const CODE = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** A code as typed, or undefined when it cannot be one (it is then not sent). */
+export function codeOf(text: string | undefined): string | undefined {
+  const code = (text ?? '').trim();
+  return CODE.test(code) ? code : undefined;
+}
+
+export function readCodes(cookie: string | undefined): BasketCodes {
+  const [coupon, giftCard] = (cookie ?? '').split('.');
+  return { coupon: codeOf(coupon), giftCard: codeOf(giftCard) };
+}
+
+export function writeCodes(codes: BasketCodes): string {
+  return `${codes.coupon ?? ''}.${codes.giftCard ?? ''}`;
+}
+
 const sameVariables = (a: Record<string, string>, b: Record<string, string>) =>
   Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, v]) => b[k] === v);
 

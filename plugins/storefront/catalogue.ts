@@ -4,7 +4,8 @@
  */
 import sanitizeHtml from 'sanitize-html';
 import { PERMANENT } from '../../core/format.ts';
-import { effectivePrice, type CategoryNode, type Product, type PurchaseRules, type ShownCategory, type ShownProduct } from '../store/contract.ts';
+import { effectivePrice, type CategoryNode, type PricedProduct, type Product, type PurchaseRules, type ShownCategory,
+  type ShownProduct } from '../store/contract.ts';
 import type { MessageKey, Translate } from './messages.ts';
 import type { Visit } from './site.ts';
 
@@ -59,18 +60,23 @@ export function plainText(html: string, max: number): string {
 
 export class Catalogue {
   readonly #imageUrl: (p: ShownProduct) => string | undefined;
+  readonly #unitPrice: (p: PricedProduct, at: string) => number;
 
-  constructor(imageUrl: (p: ShownProduct) => string | undefined) {
+  /** `unitPrice`: the store's, a running sale included. */
+  constructor(imageUrl: (p: ShownProduct) => string | undefined, unitPrice: (p: PricedProduct, at: string) => number) {
     this.#imageUrl = imageUrl;
+    this.#unitPrice = unitPrice;
   }
 
   product(visit: Visit, p: ShownProduct, withDetails = false): ProductView {
-    const price = effectivePrice(p, visit.at);
+    const price = this.#unitPrice(p, visit.at);
     const discounted = price !== p.price;
+    // The end is the product's own discount's, when that is the price shown (a sale's page says its own).
+    const ownDiscount = price === effectivePrice(p, visit.at) && p.discountExpiryDate !== PERMANENT;
     return {
       id: p.id, name: p.name, cents: price, price: visit.money(price), soldOut: p.stock === 0, variables: p.variables,
       ...(discounted ? { was: visit.money(p.price) } : {}),
-      ...(discounted && p.discountExpiryDate !== PERMANENT ? { until: visit.date(p.discountExpiryDate) } : {}),
+      ...(discounted && ownDiscount ? { until: visit.date(p.discountExpiryDate) } : {}),
       ...(p.stock > 0 ? { stock: p.stock } : {}),
       image: this.#imageUrl(p),
       details: withDetails ? sanitise(p.details) : '',

@@ -16,6 +16,7 @@ import { storeRef, storedImage, type ShownProduct } from '../store/contract.ts';
 import { supportRef } from '../support/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { votesRef } from '../votes/contract.ts';
+import { promotionsRef } from '../promotions/contract.ts';
 import { accountRoutes } from './account.ts';
 import { allProducts, Catalogue } from './catalogue.ts';
 import { storefrontRef, storefrontSettings } from './contract.ts';
@@ -70,7 +71,7 @@ export default defineFeature({
       if (!opts.imageBaseUrl) return storedImage(p);
       return /^[A-Za-z0-9_-]+$/.test(p.imageId) && /^[a-z0-9]{1,8}$/.test(p.imageType) ? `${opts.imageBaseUrl}${p.imageId}.${p.imageType}` : undefined;
     };
-    const catalogue = new Catalogue(imageUrl);
+    const catalogue = new Catalogue(imageUrl, (p, at) => store.unitPrice(p, at));
     const page = (path: string) => (opts.publicUrl ? `${opts.publicUrl}${site.u(path)}` : undefined);
     services.provide(storefrontRef, {
       orderPage: (id) => page(`/account/orders/${id}`), ticketPage: (id) => page(`/account/tickets/${id}`),
@@ -132,6 +133,7 @@ export default defineFeature({
     const payments = () => services.find(paymentsRef);
     catalogueRoutes(pages, site, catalogue, {
       store, payments, pay, credits: () => services.find(creditsRef), donations: () => services.find(donationsRef), votes: () => services.find(votesRef),
+      promotions: () => services.find(promotionsRef),
     }, { basketMaxLines: opts.basketMaxLines, searchMinLength: opts.searchMinLength, checkoutLimit: opts.rateLimit.checkout });
     accountRoutes(pages, site, {
       auth, users, store, payments, email, credits: () => services.find(creditsRef), delivery: () => services.find(deliveryRef),

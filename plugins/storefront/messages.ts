@@ -92,6 +92,12 @@ const en = {
   'error.GUEST_CHECKOUT_DISABLED': 'Sign in to buy: this store takes no guest orders.',
   'error.GATEWAY_ERROR': 'The payment provider did not answer; try again in a moment.', 'error.GATEWAY_UNAVAILABLE': 'This way of paying is not available.',
   'footer.currency': 'Prices in {currency}.',
+  'codes.title': 'Coupon and gift card', 'codes.coupon': 'Coupon code', 'codes.giftCard': 'Gift card code', 'codes.apply': 'Apply',
+  'codes.hint': 'Empty both to take them off. They apply to whichever way you pay.', 'codes.applied': 'Your codes apply to this basket.',
+  'codes.removed': 'No code applies to your basket now.', 'codes.couponLine': 'Coupon {code}', 'codes.giftCardLine': 'Gift card {code}',
+    'basket.toPay': 'To pay',
+  'error.PROMOTION_INVALID': 'This code does not apply: {detail}', 'error.PROMOTION_USED_UP': 'Someone was quicker: {detail}',
+  'home.goal': 'Community goal', 'home.goalText': '{raised} of {target} raised ({percent}%)',
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -194,6 +200,12 @@ const de: Catalogue = {
   'error.GATEWAY_ERROR': 'Der Zahlungsanbieter antwortet nicht; versuche es gleich noch einmal.',
   'error.GATEWAY_UNAVAILABLE': 'Diese Zahlungsart ist nicht verfügbar.',
   'footer.currency': 'Preise in {currency}.',
+  'codes.title': 'Gutschein und Geschenkkarte', 'codes.coupon': 'Gutscheincode', 'codes.giftCard': 'Geschenkkartencode', 'codes.apply': 'Einlösen',
+  'codes.hint': 'Leere beide Felder, um sie zu entfernen. Sie gelten für jede Zahlungsart.', 'codes.applied': 'Deine Codes gelten für diesen Warenkorb.',
+  'codes.removed': 'Für deinen Warenkorb gilt jetzt kein Code.', 'codes.couponLine': 'Gutschein {code}', 'codes.giftCardLine': 'Geschenkkarte {code}',
+    'basket.toPay': 'Zu zahlen',
+  'error.PROMOTION_INVALID': 'Dieser Code gilt nicht: {detail}', 'error.PROMOTION_USED_UP': 'Jemand war schneller: {detail}',
+  'home.goal': 'Gemeinschaftsziel', 'home.goalText': '{raised} von {target} erreicht ({percent} %)',
 };
 
 export const LANGUAGES = { en: en as Catalogue, de } as const;

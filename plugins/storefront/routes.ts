@@ -6,8 +6,11 @@ import type { DonationsService } from '../donations/contract.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { RequestedLine, ShownProduct, StoreService } from '../store/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
+import type { PromotionsService } from '../promotions/contract.ts';
 import type { VotesService } from '../votes/contract.ts';
-import { addLine, BASKET_COOKIE, MAX_QUANTITY, parseQuantity, writeBasket, type BasketLine } from './basket.ts';
+import {
+  addLine, BASKET_COOKIE, CODES_COOKIE, codeOf, MAX_QUANTITY, parseQuantity, readCodes, writeBasket, writeCodes, type BasketCodes, type BasketLine,
+} from './basket.ts';
 import { allProducts, pathTo, plainText, rulesText, visibleCategories, type Catalogue } from './catalogue.ts';
 import { LANGUAGES, type MessageKey } from './messages.ts';
 import { gatewayName, payRefused, type Payments } from './payments.ts';
@@ -25,6 +28,7 @@ export interface Peers {
   credits?: () => CreditsService | undefined;
   donations?: () => DonationsService | undefined;
   votes?: () => VotesService | undefined;
+  promotions?: () => PromotionsService | undefined;
 }
 
 type Handler = (visit: Visit, form: Record<string, string>) => Promise<FastifyReply>;
@@ -88,9 +92,10 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
     const donations = peers.donations?.();
     const votes = peers.votes?.();
     const tz = site.settings().timezone;
-    const [categories, featured, top, latest, links] = await Promise.all([
+    const [categories, featured, top, latest, links, goal] = await Promise.all([
       store.shownCategories(), store.shownProducts({ featuredOnly: true }),
       donations?.board('top-monthly', 5, tz), donations?.board('latest', 5, tz), votes?.linksFor(visit.player?.user.username),
+      peers.promotions?.()?.communityGoal(),
     ]);
     const visible = visibleCategories(categories);
     const board = (rows: { username: string; amount: number }[] | undefined) => (rows ?? []).map((d) => ({ username: d.username,
@@ -100,6 +105,11 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
       categories: [...visible.values()].filter((c) => c.parentId === 0).map((c) => ({ id: c.id, name: c.name })),
       boards: donations ? { top: board(top), latest: board(latest) } : undefined,
       votes: links,
+      goal: goal?.isActive ? {
+        percent: Math.min(100, Math.floor((goal.raised * 100) / goal.target)),
+        text: visit.t('home.goalText', { raised: visit.money(goal.raised), target: visit.money(goal.target),
+          percent: Math.floor((goal.raised * 100) / goal.target) }),
+      } : undefined,
     });
   });
 
@@ -154,8 +164,36 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
   const saveBasket = (visit: Visit, lines: BasketLine[]) => site.setCookie(visit.request, visit.reply, BASKET_COOKIE, writeBasket(lines),
     lines.length ? 30 * 86400 : 0);
 
+  const codesOf = (visit: Visit) => readCodes(visit.request.cookies[CODES_COOKIE]);
+  const saveCodes = (visit: Visit, codes: BasketCodes) =>
+    site.setCookie(visit.request, visit.reply, CODES_COOKIE, writeCodes(codes), codes.coupon || codes.giftCard ? 86400 : 0);
+  const requestedOf = (lines: BasketLine[]): RequestedLine[] => lines.map((l) => ({
+    productId: l.productId, sentId: String(l.productId), quantity: l.quantity, variables: new Map(Object.entries(l.variables)),
+  }));
+
+  /**
+   * What the codes take off the basket (the store's quote: its sale prices, then the coupon, then
+   * the gift card) and what is left to pay; a code that does not apply is said instead.
+   */
+  const withCodes = async (visit: Visit, kept: BasketLine[], total: number, codes: BasketCodes) => {
+    if (!(codes.coupon || codes.giftCard) || !kept.length) return { adjustments: [], toPay: total };
+    try {
+      // A guest's name is typed at payment; the coupon's per-player count is checked again then.
+      const quote = await store.quote(visit.player ? { userId: visit.player.user.id } : { guestName: 'guest' }, requestedOf(kept), codes);
+      return {
+        toPay: quote.total,
+        adjustments: quote.adjustments.map((a) => ({
+          label: visit.t(a.kind === 'coupon' ? 'codes.couponLine' : 'codes.giftCardLine', { code: a.code }), amount: `−${visit.money(a.amount)}`,
+        })),
+      };
+    } catch (err) {
+      if (!refused(err)) throw err;
+      return { adjustments: [], toPay: total, codeError: refusal(visit, err) };
+    }
+  };
+
   /** The basket's lines with the catalogue's current products; lines whose product is gone are dropped (and said). */
-  const basketView = async (visit: Visit) => {
+  const basketView = async (visit: Visit, codes = codesOf(visit)) => {
     const products = new Map((visit.basket.length ? await store.shownProducts({ ids: visit.basket.map((l) => l.productId) }) : []).map((p) => [p.id, p]));
     const kept = visit.basket.filter((l) => products.has(l.productId));
     if (kept.length !== visit.basket.length) saveBasket(visit, kept);
@@ -168,18 +206,30 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
         variables: Object.entries(l.variables).map(([name, value]) => ({ name, value })),
       };
     });
-    return { lines, kept, total, gone: kept.length !== visit.basket.length };
+    return { lines, kept, total, gone: kept.length !== visit.basket.length, codes, ...await withCodes(visit, kept, total, codes) };
   };
 
-  const basketPage = async (visit: Visit, alert?: string, status?: number, guest: { guestName?: string; guestError?: string } = {}) => {
-    const { lines, total, gone } = await basketView(visit);
+  const basketPage = async (visit: Visit, alert?: string, status?: number, guest: { guestName?: string; guestError?: string } = {}, typed?: BasketCodes) => {
+    const { lines, total, gone, codes, adjustments, toPay, codeError } = await basketView(visit, typed);
     const credits = peers.credits?.();
     const balance = visit.player && credits ? visit.money(await credits.balance(visit.player.user.id)) : undefined;
     const gateways = (peers.payments()?.availableGateways() ?? []).map((id) => ({ id, name: gatewayName(id) }));
     return site.page(visit, 'basket', { title: visit.t('basket.title'), alert: alert ?? (gone ? visit.t('basket.gone') : undefined), status }, {
-      lines, total: visit.money(total), balance, maxQuantity: MAX_QUANTITY, gateways, ...guest,
+      lines, subtotal: visit.money(total), total: visit.money(toPay), adjustments, codes, codeError, balance, maxQuantity: MAX_QUANTITY, gateways, ...guest,
     });
   };
+
+  pages.post('/basket/codes', async (visit, form) => {
+    const typed = { coupon: codeOf(form.coupon), giftCard: codeOf(form.giftCard) };
+    const { codeError, kept } = await basketView(visit, typed);
+    const unreadable = (['coupon', 'giftCard'] as const).some((f) => (form[f] ?? '').trim() !== '' && !typed[f]);
+    if (codeError || unreadable) {
+      return basketPage(visit, undefined, 422, {}, { coupon: form.coupon?.trim().slice(0, 64), giftCard: form.giftCard?.trim().slice(0, 64) });
+    }
+    const any = Boolean(typed.coupon || typed.giftCard) && kept.length > 0;
+    saveCodes(visit, any ? typed : {});
+    return site.redirect(visit, site.u('/basket'), visit.t(any ? 'codes.applied' : 'codes.removed'));
+  });
 
   pages.get('/basket', async (visit) => basketPage(visit));
 
@@ -224,12 +274,10 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
   pages.post('/checkout', async (visit) => {
     const { kept } = await basketView(visit);
     if (!kept.length) return site.redirect(visit, site.u('/basket'));
-    const requested: RequestedLine[] = kept.map((l) => ({
-      productId: l.productId, sentId: String(l.productId), quantity: l.quantity, variables: new Map(Object.entries(l.variables)),
-    }));
     try {
-      const result = await store.buy(visit.player!.user.id, requested, 'storefront');
+      const result = await store.buy(visit.player!.user.id, requestedOf(kept), 'storefront', codesOf(visit));
       saveBasket(visit, []);
+      saveCodes(visit, {});
       return site.redirect(visit, site.u(`/account/orders/${result.orderId}`), visit.t('checkout.done', { id: result.orderId }));
     } catch (err) {
       if (!refused(err)) throw err;
@@ -247,8 +295,10 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
       const started = await payments.startPurchase({
         gateway, ...(visit.player ? { userId: visit.player.user.id } : { guestName }),
         lines: visit.basket.map((l) => ({ productId: l.productId, quantity: l.quantity, variables: l.variables })), ...peers.pay.urls(visit, '/basket'),
+        codes: codesOf(visit),
       });
       saveBasket(visit, []);
+      saveCodes(visit, {});
       return peers.pay.onward(visit, started, gateway);
     } catch (err) {
       if (!payRefused(err)) throw err;

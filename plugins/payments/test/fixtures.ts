@@ -1,21 +1,14 @@
 /** The payments tests' set-up: an app with the gateways' secrets, mocked gateways, signed webhooks. */
 import type { FastifyInstance } from 'fastify';
-import nock from 'nock';
 import type { Test } from 'tap';
 import { build, call } from '../../../test/helper.ts';
 import { PAYPAL_API, PAYPAL_ENV, STRIPE_ENV, mockStripeSession } from '../../../test/gateways.ts';
 
-export { STRIPE_ENV, PAYPAL_ENV, PAYPAL_API, mockStripeSession, stripeWebhook, sessionCompleted, mockPayPalToken, mockPayPalVerify,
+export { offline, STRIPE_ENV, PAYPAL_ENV, PAYPAL_API, mockStripeSession, stripeWebhook, sessionCompleted, mockPayPalToken, mockPayPalVerify,
   paypalWebhook } from '../../../test/gateways.ts';
 
 const FEATURES = ['users', 'credits', 'store', 'donations', 'payments'];
 
-/** No request leaves the process; a request no mock answers fails its test. */
-export function offline(t: Test): void {
-  nock.disableNetConnect();
-  t.afterEach(() => nock.cleanAll());
-  t.teardown(() => nock.enableNetConnect());
-}
 
 export function buildPayments(t: Test, env: Record<string, string> = { ...STRIPE_ENV, ...PAYPAL_ENV }, payments: Record<string,
   unknown> = {}): Promise<FastifyInstance> {

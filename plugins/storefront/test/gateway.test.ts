@@ -11,16 +11,13 @@ import t, { type Test } from 'tap';
 import { axeViolations, browse, hasChromium, PASSWORD, register, serve, skipReason } from '../../../test/browser.ts';
 import { created, makeCategory, makeProduct } from '../../../test/fixtures.ts';
 import {
-  GATEWAY_ENV, mockPayPalToken, mockPayPalVerify, mockStripeSession, PAYPAL_API, paypalWebhook, sessionCompleted, stripeWebhook,
+  GATEWAY_ENV, mockPayPalToken, mockPayPalVerify, mockStripeSession, offline, PAYPAL_API, paypalWebhook, sessionCompleted, stripeWebhook,
 } from '../../../test/gateways.ts';
 import { call } from '../../../test/helper.ts';
 
 const skip = hasChromium ? false : skipReason;
 
-nock.disableNetConnect();
-nock.enableNetConnect('127.0.0.1');
-t.teardown(() => nock.enableNetConnect());
-t.afterEach(() => nock.cleanAll());
+offline(t, true);
 
 async function shop(t: Test) {
   const { app, base } = await serve(t, { plugins: { storefront: { pollSeconds: 1 }, payments: { paypalApiBase: PAYPAL_API } } }, GATEWAY_ENV);

@@ -1,0 +1,45 @@
+import { Type } from '@sinclair/typebox';
+import { everyRound } from '../../core/background.ts';
+import { defineFeature } from '../../core/features.ts';
+import { creditsRef } from '../credits/contract.ts';
+import { storeRef } from '../store/contract.ts';
+import { usersRef } from '../users/contract.ts';
+import { promotionsSections } from './console.ts';
+import { promotionsRef, promotionsSettings } from './contract.ts';
+import { entities } from './entities.ts';
+import { migrations } from './migrations/index.ts';
+import { promotionsRoutes } from './routes.ts';
+import { DbPromotionsService } from './service.ts';
+
+const options = Type.Object({
+  /** Sales and gift-card products are read into memory this often (and at once after a change on this instance). */
+  cacheSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 5 }),
+  /** Characters of a gift card code the server makes. */
+  codeLength: Type.Integer({ minimum: 8, maximum: 64, default: 16 }),
+});
+
+export default defineFeature({
+  name: 'promotions',
+  requires: [storeRef, usersRef, creditsRef],
+  options,
+  entities,
+  migrations,
+  settings: promotionsSettings,
+  errors: { COUPON_NOT_FOUND: 404, GIFT_CARD_NOT_FOUND: 404, SALE_NOT_FOUND: 404 },
+  async register(app, { db, events, services, settings, options: opts, log }) {
+    const store = services.get(storeRef);
+    const promotions = new DbPromotionsService({ db, settings, store, credits: services.get(creditsRef), codeLength: opts.codeLength });
+    services.provide(promotionsRef, promotions);
+    store.addPriceAdjuster(promotions);
+    // A gift card bought is issued with its order; an order refunded gives back what its promotions took.
+    events.onCommitting('store.order.completed', async (e) => {
+      if (e.items.some((i) => promotions.giftProduct(i.productId) !== undefined)) await promotions.issueBought(e.orderId, e.userId, e.items);
+    });
+    events.onCommitting('store.order.refunded', (e) => promotions.refunded(e.orderId, e.userId));
+    app.addHook('onReady', () => promotions.reload());
+    everyRound(app, log, 'promotions cache', opts.cacheSeconds * 1000, () => promotions.reload());
+    await promotionsRoutes(app, promotions, services.get(usersRef), settings);
+    return promotions;
+  },
+  console: promotionsSections,
+});
