@@ -295,3 +295,37 @@ t.test('the API without SMTP: asking for a link is refused as unavailable', asyn
   t.equal(res.json().error, 'SERVICE_UNAVAILABLE');
   t.equal(await rowCount(app, 'email_outbox'), 0);
 });
+
+t.test('expired links are refused by the API and the storefront and change nothing', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const app = await mailApp(t, smtp, { requireVerification: true });
+  await signUp(app, 'Steve', '10.5.0.1');
+  const verifyPath = linkIn((await smtp.waitFor((m) => /Confirm/.test(m.subject))).text, '/verify/');
+  await call(app, '/api/email/password-reset', { body: { login: 'Steve' }, as: 'json' });
+  const resetPath = linkIn((await smtp.waitFor((m) => /Reset/.test(m.subject))).text, '/password/reset/');
+  // Both links past their end, as time would leave them, without waiting for it.
+  await app.db.run("update email_tokens set expires_at = '2000-01-01 00:00:00'");
+  const before = await app.db.query('select * from email_tokens order by id');
+
+  const token = (path: string) => path.split('/').pop()!;
+  const reset = await call(app, '/api/email/password-reset/confirm', { body: { token: token(resetPath), password: 'a good password' }, as: 'json' });
+  t.equal(reset.statusCode, 400);
+  t.equal(reset.json().error, 'EMAIL_TOKEN_INVALID');
+  const verify = await call(app, '/api/email/verify', { body: { token: token(verifyPath) }, as: 'json' });
+  t.equal(verify.statusCode, 400);
+  t.equal(verify.json().error, 'EMAIL_TOKEN_INVALID');
+
+  const visitor = new Visitor(app);
+  for (const page of [await visitor.get(resetPath), await visitor.post(resetPath, { password: 'a good password' })]) {
+    t.equal(page.statusCode, 400);
+    t.match(page.body, /used already or expired/);
+  }
+  const opened = await visitor.get(verifyPath);
+  t.equal(opened.statusCode, 400);
+  t.match(opened.body, /used already or expired/);
+
+  t.same(await app.db.query('select * from email_tokens order by id'), before, 'no token was used');
+  t.equal((await read(app, '/api/users?username=Steve')).isVerified, '0');
+  const login = await call(app, '/api/auth/login', { body: { username: 'Steve', password: PASSWORD, ip: '10.5.0.1', useragent: 't' } });
+  t.equal(login.statusCode, 200, 'the password is the old one');
+});
