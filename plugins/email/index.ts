@@ -21,6 +21,11 @@ import { Outbox } from './outbox.ts';
 import { emailRoutes } from './routes.ts';
 import { DbEmailService } from './service.ts';
 
+const limit = (max: number, windowSeconds: number) => Type.Object({
+  max: Type.Integer({ minimum: 0, default: max }),
+  windowSeconds: Type.Integer({ minimum: 1, default: windowSeconds }),
+}, { default: {} });
+
 const options = Type.Object({
   smtp: Type.Object({
     /** The SMTP server; empty: no mail is queued or sent, and the console says so. */
@@ -48,6 +53,8 @@ const options = Type.Object({
   retryBaseMs: Type.Integer({ minimum: 1, default: 30000 }),
   retryMaxMs: Type.Integer({ minimum: 1, default: 3600000 }),
   maxAttempts: Type.Integer({ minimum: 1, default: 10 }),
+  /** The API's routes that mail a link: requests per window for one account asked for, and for one client address; max 0 = no limit. */
+  rateLimit: Type.Object({ perAddress: limit(5, 3600), perIp: limit(20, 3600) }, { default: {} }),
   /** Messages the console lists. */
   recentShown: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
   /** How often used and expired link tokens are deleted. */
@@ -71,7 +78,7 @@ export default defineFeature({
       db, settings, users: services.get(usersRef), auth: services.get(authRef), storefront: () => services.find(storefrontRef),
     }, { configured, requireVerification: opts.requireVerification, resetMinutes: opts.resetMinutes, verifyHours: opts.verifyHours }, outbox);
     services.provide(emailRef, email);
-    await emailRoutes(app, email);
+    await emailRoutes(app, email, opts.rateLimit);
     everyRound(app, log, 'email token sweep', opts.sweepSeconds * 1000, () => email.sweepTokens());
     if (!mailer) {
       log.info('email is off: set plugins.email.smtp.host and from to send receipts, ticket answers and account links');

@@ -11,14 +11,15 @@ import { STRIPE_ENV, mockStripeSession, sessionCompleted, stripeWebhook } from '
 import { authRef } from '../../auth/contract.ts';
 import { grant, PASSWORD, register, role, signInByForm } from '../../../test/browser.ts';
 import { makeCategory, makeProduct, newUser, read, rowCount } from '../../../test/fixtures.ts';
-import { build, call } from '../../../test/helper.ts';
+import { ADMIN_KEY, build, call, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
 import { TestSmtp } from './smtp.ts';
 
 const SITE = 'http://shop.example.org';
 
-async function mailApp(t: Test, smtp: TestSmtp, email: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<FastifyInstance> {
-  return build(t, { config: { plugins: { email: smtp.config(email), storefront: { publicUrl: SITE } } }, env });
+async function mailApp(t: Test, smtp: TestSmtp, email: Record<string, unknown> = {}, env: Record<string, string> = {},
+  databaseUrl?: string): Promise<FastifyInstance> {
+  return build(t, { config: { plugins: { email: smtp.config(email), storefront: { publicUrl: SITE } } }, env, databaseUrl });
 }
 
 /** A player's own registration through the API, from an address of their own (the register limit counts per address). */
@@ -328,4 +329,37 @@ t.test('expired links are refused by the API and the storefront and change nothi
   t.equal((await read(app, '/api/users?username=Steve')).isVerified, '0');
   const login = await call(app, '/api/auth/login', { body: { username: 'Steve', password: PASSWORD, ip: '10.5.0.1', useragent: 't' } });
   t.equal(login.statusCode, 200, 'the password is the old one');
+});
+
+t.test('the API\'s mailed links are limited per account and per client, counted across instances', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const url = await sharedDatabaseUrl(t);
+  const limits = { rateLimit: { perAddress: { max: 2, windowSeconds: 3600 }, perIp: { max: 3, windowSeconds: 3600 } } };
+  const one = await mailApp(t, smtp, limits, {}, url);
+  const two = await mailApp(t, smtp, limits, {}, url);
+  await newUser(one, 'Steve');
+  const ask = (app: FastifyInstance, route: string, login: string, ip: string) => app.inject({
+    method: 'POST', url: `/api/email/${route}`, remoteAddress: ip,
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' }, payload: JSON.stringify({ login }),
+  });
+
+  t.equal((await ask(one, 'password-reset', 'Steve', '10.6.0.1')).statusCode, 200);
+  t.equal((await ask(two, 'password-reset', 'steve', '10.6.0.2')).statusCode, 200, 'the other instance counts the same account');
+  await waitUntil(() => smtp.received.length === 2);
+  for (const [app, route] of [[one, 'password-reset'], [two, 'verify/resend']] as const) {
+    const refused = await ask(app, route, 'STEVE', '10.6.0.3');
+    t.equal(refused.statusCode, 429, route);
+    t.equal(refused.json().error, 'RATE_LIMITED');
+    t.ok(Number(refused.headers['retry-after']) > 3500, 'with the time left of the window');
+  }
+  t.equal(await rowCount(one, 'email_outbox'), 2, 'a refused request queues nothing');
+  t.equal((await ask(two, 'password-reset', 'Alex', '10.6.0.3')).statusCode, 200, 'another account is not held back');
+
+  // One client asking for many accounts: the fourth from it is refused, on either instance.
+  t.equal((await ask(one, 'password-reset', 'Bob', '10.6.0.9')).statusCode, 200);
+  t.equal((await ask(two, 'verify/resend', 'Carol', '10.6.0.9')).statusCode, 200);
+  t.equal((await ask(one, 'password-reset', 'Dave', '10.6.0.9')).statusCode, 200);
+  t.equal((await ask(two, 'password-reset', 'Erin', '10.6.0.9')).json().error, 'RATE_LIMITED');
+  t.equal((await ask(one, 'password-reset', 'Erin', '10.6.0.10')).statusCode, 200, 'another client is not held back');
+  t.equal(await rowCount(one, 'email_outbox'), 2);
 });
