@@ -41,6 +41,8 @@ const options = Type.Object({
     /** Connecting, the greeting and each reply must come within this. */
     timeoutMs: Type.Integer({ minimum: 100, default: 15000 }),
   }, { default: {} }),
+  /** A folder whose mail templates (`<kind>.eta`, as in plugins/email/templates) replace the shipped ones. Relative to the install. */
+  themeDir: Type.String({ default: '' }),
   /** With SMTP set: accounts registered with an email must open the link mailed to them before they sign in. */
   requireVerification: Type.Boolean({ default: false }),
   /** How long a password reset link works. */
@@ -76,7 +78,9 @@ export default defineFeature({
     const outbox = new Outbox(db, { ...opts, leaseMs: smtp.timeoutMs * 4 + 1000 }, (row) => email.compose(row), (mail) => mailer!.send(mail));
     const email: DbEmailService = new DbEmailService({
       db, settings, users: services.get(usersRef), auth: services.get(authRef), storefront: () => services.find(storefrontRef),
-    }, { configured, requireVerification: opts.requireVerification, resetMinutes: opts.resetMinutes, verifyHours: opts.verifyHours }, outbox);
+    }, {
+      configured, requireVerification: opts.requireVerification, resetMinutes: opts.resetMinutes, verifyHours: opts.verifyHours, themeDir: opts.themeDir,
+    }, outbox);
     services.provide(emailRef, email);
     await emailRoutes(app, email, opts.rateLimit);
     everyRound(app, log, 'email token sweep', opts.sweepSeconds * 1000, () => email.sweepTokens());

@@ -4,6 +4,8 @@
  * verification at registration, retries after refusals shown in the console, and nothing at
  * all without SMTP.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import nock from 'nock';
 import t, { type Test } from 'tap';
@@ -11,7 +13,7 @@ import { STRIPE_ENV, mockStripeSession, sessionCompleted, stripeWebhook } from '
 import { authRef } from '../../auth/contract.ts';
 import { grant, PASSWORD, register, role, signInByForm } from '../../../test/browser.ts';
 import { makeCategory, makeProduct, newUser, read, rowCount } from '../../../test/fixtures.ts';
-import { ADMIN_KEY, build, call, sharedDatabaseUrl } from '../../../test/helper.ts';
+import { ADMIN_KEY, build, call, scratchDir, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
 import { TestSmtp } from './smtp.ts';
 
@@ -362,4 +364,21 @@ t.test('the API\'s mailed links are limited per account and per client, counted 
   t.equal((await ask(two, 'password-reset', 'Erin', '10.6.0.9')).json().error, 'RATE_LIMITED');
   t.equal((await ask(one, 'password-reset', 'Erin', '10.6.0.10')).statusCode, 200, 'another client is not held back');
   t.equal(await rowCount(one, 'email_outbox'), 2);
+});
+
+t.test('an owner\'s template folder replaces the mails it has a file for', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const themeDir = join(scratchDir(t), 'mails');
+  mkdirSync(themeDir);
+  writeFileSync(join(themeDir, 'reset-password.eta'), 'Hi <%= it.name %>, the crew of <%= it.site %> sends your link:\n<%= it.link %>\n');
+  const app = await mailApp(t, smtp, { themeDir, requireVerification: true });
+  await signUp(app, 'Steve', '10.7.0.1');
+  const verify = await smtp.waitFor((m) => /Confirm/.test(m.subject));
+  t.match(verify.text, /Hello Steve,/, 'a mail the folder has no file for keeps the shipped template');
+  await call(app, '/api/email/password-reset', { body: { login: 'Steve' }, as: 'json' });
+  const reset = await smtp.waitFor((m) => /Reset/.test(m.subject));
+  t.match(reset.text, /^Hi Steve, the crew of Community Store sends your link:\n/);
+  linkIn(reset.text, '/password/reset/');
+  await t.rejects(build(t, { config: { plugins: { email: smtp.config({ themeDir: join(themeDir, 'missing') }) } } }),
+    /plugins.email.themeDir: there is no folder/);
 });
