@@ -15379,6 +15379,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -15693,6 +15702,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

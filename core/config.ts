@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -146,6 +146,17 @@ export type AppConfig = Static<typeof ConfigSchema>;
 
 /** Thrown at boot when a setting is wrong; the message names it. */
 export class ConfigError extends Error {}
+
+/**
+ * An owner's folder of files replacing shipped ones of the same name (a feature's `themeDir`,
+ * relative to the install), so their changes survive upgrades without a fork. Answers, for a
+ * file, the owner's copy when there is one, else `fallback`; a folder that is not there stops boot.
+ */
+export function overrideFolder(key: string, themeDir: string): (file: string, fallback: string) => string {
+  const dir = themeDir ? resolve(rootDir, themeDir) : '';
+  if (dir && !(existsSync(dir) && statSync(dir).isDirectory())) throw new ConfigError(`${key}: there is no folder at ${dir}.`);
+  return (file, fallback) => (dir && existsSync(join(dir, file)) ? join(dir, file) : fallback);
+}
 
 /** Deep merge of plain objects; arrays and scalars replace. */
 export function merge(base: unknown, over: unknown): unknown {

@@ -21,6 +21,11 @@ import { Outbox } from './outbox.ts';
 import { emailRoutes } from './routes.ts';
 import { DbEmailService } from './service.ts';
 
+const limit = (max: number, windowSeconds: number) => Type.Object({
+  max: Type.Integer({ minimum: 0, default: max }),
+  windowSeconds: Type.Integer({ minimum: 1, default: windowSeconds }),
+}, { default: {} });
+
 const options = Type.Object({
   smtp: Type.Object({
     /** The SMTP server; empty: no mail is queued or sent, and the console says so. */
@@ -36,6 +41,8 @@ const options = Type.Object({
     /** Connecting, the greeting and each reply must come within this. */
     timeoutMs: Type.Integer({ minimum: 100, default: 15000 }),
   }, { default: {} }),
+  /** A folder whose mail templates (`<kind>.eta`, as in plugins/email/templates) replace the shipped ones. Relative to the install. */
+  themeDir: Type.String({ default: '' }),
   /** With SMTP set: accounts registered with an email must open the link mailed to them before they sign in. */
   requireVerification: Type.Boolean({ default: false }),
   /** How long a password reset link works. */
@@ -48,6 +55,8 @@ const options = Type.Object({
   retryBaseMs: Type.Integer({ minimum: 1, default: 30000 }),
   retryMaxMs: Type.Integer({ minimum: 1, default: 3600000 }),
   maxAttempts: Type.Integer({ minimum: 1, default: 10 }),
+  /** The API's routes that mail a link: requests per window for one account asked for, and for one client address; max 0 = no limit. */
+  rateLimit: Type.Object({ perAddress: limit(5, 3600), perIp: limit(20, 3600) }, { default: {} }),
   /** Messages the console lists. */
   recentShown: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
   /** How often used and expired link tokens are deleted. */
@@ -69,9 +78,11 @@ export default defineFeature({
     const outbox = new Outbox(db, { ...opts, leaseMs: smtp.timeoutMs * 4 + 1000 }, (row) => email.compose(row), (mail) => mailer!.send(mail));
     const email: DbEmailService = new DbEmailService({
       db, settings, users: services.get(usersRef), auth: services.get(authRef), storefront: () => services.find(storefrontRef),
-    }, { configured, requireVerification: opts.requireVerification, resetMinutes: opts.resetMinutes, verifyHours: opts.verifyHours }, outbox);
+    }, {
+      configured, requireVerification: opts.requireVerification, resetMinutes: opts.resetMinutes, verifyHours: opts.verifyHours, themeDir: opts.themeDir,
+    }, outbox);
     services.provide(emailRef, email);
-    await emailRoutes(app, email);
+    await emailRoutes(app, email, opts.rateLimit);
     everyRound(app, log, 'email token sweep', opts.sweepSeconds * 1000, () => email.sweepTokens());
     if (!mailer) {
       log.info('email is off: set plugins.email.smtp.host and from to send receipts, ticket answers and account links');

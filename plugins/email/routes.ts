@@ -2,22 +2,63 @@
  * The mailed account links for front ends other than the storefront: ask for a password reset or
  * a new verification link (the answer never says whether the account exists), and use a link's token.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DomainError } from '../../core/errors.ts';
 import type { TypeBoxProvider } from '../../core/schemas.ts';
+import { lookupKey } from '../users/contract.ts';
 import type { DbEmailService } from './service.ts';
 import { Done, MailLinkBody, ResetBody, TokenBody } from './schemas.ts';
 import { mailLanguage } from './templates.ts';
 
-export async function emailRoutes(fastify: FastifyInstance, email: DbEmailService): Promise<void> {
+export interface RateLimit {
+  /** Requests per window; 0 = no limit. */
+  max: number;
+  windowSeconds: number;
+}
+
+export interface MailLimits {
+  perAddress: RateLimit;
+  perIp: RateLimit;
+}
+
+/**
+ * The routes that mail a link count per account asked for (as accounts are looked up, known or
+ * not, so a refusal says nothing of whether it exists) and per client: no address is flooded with
+ * mail and no client asks for links without end. Counted in the database (core/rate-limits.ts),
+ * so every instance shares the count; both routes share it too, as both mail the same address.
+ */
+function mailLimiter(app: FastifyInstance, limits: MailLimits) {
+  const keys: [RateLimit, (request: FastifyRequest) => string][] = [
+    [limits.perAddress, (request) => `email-mail-link:account:${lookupKey((request.body as { login: string }).login)}`],
+    [limits.perIp, (request) => `email-mail-link:ip:${request.ip}`],
+  ];
+  const limiters = keys.filter(([limit]) => limit.max > 0).map(([limit, keyGenerator]) =>
+    app.createRateLimit({ max: limit.max, timeWindow: limit.windowSeconds * 1000, keyGenerator }));
+  // A preHandler: after validation, so a malformed body is not counted, and before anything is queued.
+  return async (request: FastifyRequest) => {
+    for (const limiter of limiters) {
+      const res = await limiter(request);
+      if (!res.isAllowed && res.isExceeded) {
+        throw new DomainError('RATE_LIMITED', 'Too many mailed links asked for; retry after the time in Retry-After.', { retryAfterSeconds: res.ttlInSeconds });
+      }
+    }
+  };
+}
+
+export async function emailRoutes(fastify: FastifyInstance, email: DbEmailService, limits: MailLimits): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
   const tags = ['email'];
   const mailing = () => {
     if (!email.configured) throw new DomainError('SERVICE_UNAVAILABLE', 'This server sends no mail: SMTP is not set up.');
   };
+  const preHandler = mailLimiter(fastify, limits);
 
   app.post('/api/email/password-reset', {
-    schema: { tags, summary: 'Mail a password reset link to an account', body: MailLinkBody, response: { 200: Done }, errors: ['SERVICE_UNAVAILABLE'] },
+    schema: {
+      tags, summary: 'Mail a password reset link to an account', body: MailLinkBody, response: { 200: Done },
+      errors: ['SERVICE_UNAVAILABLE', 'RATE_LIMITED'],
+    },
+    preHandler,
   }, async ({ body }) => {
     mailing();
     await email.requestPasswordReset(body.login, mailLanguage(body.lang ?? email.siteLanguage()));
@@ -47,8 +88,9 @@ export async function emailRoutes(fastify: FastifyInstance, email: DbEmailServic
   app.post('/api/email/verify/resend', {
     schema: {
       tags, summary: 'Mail a new verification link to an account still unverified', body: MailLinkBody, response: { 200: Done },
-      errors: ['SERVICE_UNAVAILABLE'],
+      errors: ['SERVICE_UNAVAILABLE', 'RATE_LIMITED'],
     },
+    preHandler,
   }, async ({ body }) => {
     mailing();
     await email.resendVerification(body.login, mailLanguage(body.lang ?? email.siteLanguage()));

@@ -23,6 +23,8 @@ export interface EmailOptions {
   requireVerification: boolean;
   resetMinutes: number;
   verifyHours: number;
+  /** A folder of mail templates replacing the shipped ones of the same name. */
+  themeDir: string;
 }
 
 export interface EmailPeers {
@@ -43,12 +45,13 @@ const TOKEN = /^[0-9a-f]{64}$/;
 export class DbEmailService implements EmailService {
   readonly #peers: EmailPeers;
   readonly #opts: EmailOptions;
-  readonly #templates = new Templates();
+  readonly #templates: Templates;
   readonly outbox: Outbox;
 
   constructor(peers: EmailPeers, opts: EmailOptions, outbox: Outbox) {
     this.#peers = peers;
     this.#opts = opts;
+    this.#templates = new Templates(opts.themeDir);
     this.outbox = outbox;
   }
 

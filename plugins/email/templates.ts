@@ -1,8 +1,12 @@
-/** The mails' texts: an eta template per kind in `templates/`, its strings from messages.ts in the mail's language. */
+/**
+ * The mails' texts: an eta template per kind in `templates/` (or the owner's file of the same name
+ * in `themeDir`), its strings from messages.ts in the mail's language.
+ */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
+import { overrideFolder } from '../../core/config.ts';
 import type { MailLanguage } from './contract.ts';
 import { MAIL_LANGUAGES, mailText, type MailKey } from './messages.ts';
 
@@ -23,10 +27,11 @@ export class Templates {
   // Plain text mails: nothing is HTML-escaped.
   readonly #eta = new Eta({ autoEscape: false, autoTrim: [false, 'nl'], cache: true });
 
-  constructor() {
+  constructor(themeDir: string) {
     const dir = join(here, 'templates');
+    const pick = overrideFolder('plugins.email.themeDir', themeDir);
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.eta'))) {
-      this.#eta.loadTemplate(`@${basename(file, '.eta')}`, readFileSync(join(dir, file), 'utf8'));
+      this.#eta.loadTemplate(`@${basename(file, '.eta')}`, readFileSync(pick(file, join(dir, file)), 'utf8'));
     }
   }
 

@@ -3,12 +3,12 @@
  * theme folder), the player's language, session and CSRF cookies, and rendering a page into the
  * layout with the site's title, logo, colours and footer links.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ConfigError, rootDir } from '../../core/config.ts';
+import { overrideFolder } from '../../core/config.ts';
 import { displayTimestamp, now } from '../../core/format.ts';
 import { newToken, pageHeaders, sameToken } from '../../core/pages.ts';
 import type { SettingsService } from '../../core/settings.ts';
@@ -30,11 +30,7 @@ export class Theme {
   readonly stylesheet: Buffer;
 
   constructor(themeDir: string) {
-    const dir = themeDir ? resolve(rootDir, themeDir) : '';
-    if (dir && !(existsSync(dir) && statSync(dir).isDirectory())) {
-      throw new ConfigError(`plugins.storefront.themeDir: there is no folder at ${dir}.`);
-    }
-    const pick = (file: string, fallback: string) => (dir && existsSync(join(dir, file)) ? join(dir, file) : fallback);
+    const pick = overrideFolder('plugins.storefront.themeDir', themeDir);
     for (const file of readdirSync(join(here, 'views')).filter((f) => f.endsWith('.eta'))) {
       this.#eta.loadTemplate(`@${basename(file, '.eta')}`, readFileSync(pick(file, join(here, 'views', file)), 'utf8'));
     }

@@ -4,6 +4,8 @@
  * verification at registration, retries after refusals shown in the console, and nothing at
  * all without SMTP.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import nock from 'nock';
 import t, { type Test } from 'tap';
@@ -11,14 +13,15 @@ import { STRIPE_ENV, mockStripeSession, sessionCompleted, stripeWebhook } from '
 import { authRef } from '../../auth/contract.ts';
 import { grant, PASSWORD, register, role, signInByForm } from '../../../test/browser.ts';
 import { makeCategory, makeProduct, newUser, read, rowCount } from '../../../test/fixtures.ts';
-import { build, call } from '../../../test/helper.ts';
+import { ADMIN_KEY, build, call, scratchDir, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
 import { TestSmtp } from './smtp.ts';
 
 const SITE = 'http://shop.example.org';
 
-async function mailApp(t: Test, smtp: TestSmtp, email: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<FastifyInstance> {
-  return build(t, { config: { plugins: { email: smtp.config(email), storefront: { publicUrl: SITE } } }, env });
+async function mailApp(t: Test, smtp: TestSmtp, email: Record<string, unknown> = {}, env: Record<string, string> = {},
+  databaseUrl?: string): Promise<FastifyInstance> {
+  return build(t, { config: { plugins: { email: smtp.config(email), storefront: { publicUrl: SITE } } }, env, databaseUrl });
 }
 
 /** A player's own registration through the API, from an address of their own (the register limit counts per address). */
@@ -294,4 +297,88 @@ t.test('the API without SMTP: asking for a link is refused as unavailable', asyn
   t.equal(res.statusCode, 503);
   t.equal(res.json().error, 'SERVICE_UNAVAILABLE');
   t.equal(await rowCount(app, 'email_outbox'), 0);
+});
+
+t.test('expired links are refused by the API and the storefront and change nothing', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const app = await mailApp(t, smtp, { requireVerification: true });
+  await signUp(app, 'Steve', '10.5.0.1');
+  const verifyPath = linkIn((await smtp.waitFor((m) => /Confirm/.test(m.subject))).text, '/verify/');
+  await call(app, '/api/email/password-reset', { body: { login: 'Steve' }, as: 'json' });
+  const resetPath = linkIn((await smtp.waitFor((m) => /Reset/.test(m.subject))).text, '/password/reset/');
+  // Both links past their end, as time would leave them, without waiting for it.
+  await app.db.run("update email_tokens set expires_at = '2000-01-01 00:00:00'");
+  const before = await app.db.query('select * from email_tokens order by id');
+
+  const token = (path: string) => path.split('/').pop()!;
+  const reset = await call(app, '/api/email/password-reset/confirm', { body: { token: token(resetPath), password: 'a good password' }, as: 'json' });
+  t.equal(reset.statusCode, 400);
+  t.equal(reset.json().error, 'EMAIL_TOKEN_INVALID');
+  const verify = await call(app, '/api/email/verify', { body: { token: token(verifyPath) }, as: 'json' });
+  t.equal(verify.statusCode, 400);
+  t.equal(verify.json().error, 'EMAIL_TOKEN_INVALID');
+
+  const visitor = new Visitor(app);
+  for (const page of [await visitor.get(resetPath), await visitor.post(resetPath, { password: 'a good password' })]) {
+    t.equal(page.statusCode, 400);
+    t.match(page.body, /used already or expired/);
+  }
+  const opened = await visitor.get(verifyPath);
+  t.equal(opened.statusCode, 400);
+  t.match(opened.body, /used already or expired/);
+
+  t.same(await app.db.query('select * from email_tokens order by id'), before, 'no token was used');
+  t.equal((await read(app, '/api/users?username=Steve')).isVerified, '0');
+  const login = await call(app, '/api/auth/login', { body: { username: 'Steve', password: PASSWORD, ip: '10.5.0.1', useragent: 't' } });
+  t.equal(login.statusCode, 200, 'the password is the old one');
+});
+
+t.test('the API\'s mailed links are limited per account and per client, counted across instances', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const url = await sharedDatabaseUrl(t);
+  const limits = { rateLimit: { perAddress: { max: 2, windowSeconds: 3600 }, perIp: { max: 3, windowSeconds: 3600 } } };
+  const one = await mailApp(t, smtp, limits, {}, url);
+  const two = await mailApp(t, smtp, limits, {}, url);
+  await newUser(one, 'Steve');
+  const ask = (app: FastifyInstance, route: string, login: string, ip: string) => app.inject({
+    method: 'POST', url: `/api/email/${route}`, remoteAddress: ip,
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' }, payload: JSON.stringify({ login }),
+  });
+
+  t.equal((await ask(one, 'password-reset', 'Steve', '10.6.0.1')).statusCode, 200);
+  t.equal((await ask(two, 'password-reset', 'steve', '10.6.0.2')).statusCode, 200, 'the other instance counts the same account');
+  await waitUntil(() => smtp.received.length === 2);
+  for (const [app, route] of [[one, 'password-reset'], [two, 'verify/resend']] as const) {
+    const refused = await ask(app, route, 'STEVE', '10.6.0.3');
+    t.equal(refused.statusCode, 429, route);
+    t.equal(refused.json().error, 'RATE_LIMITED');
+    t.ok(Number(refused.headers['retry-after']) > 3500, 'with the time left of the window');
+  }
+  t.equal(await rowCount(one, 'email_outbox'), 2, 'a refused request queues nothing');
+  t.equal((await ask(two, 'password-reset', 'Alex', '10.6.0.3')).statusCode, 200, 'another account is not held back');
+
+  // One client asking for many accounts: the fourth from it is refused, on either instance.
+  t.equal((await ask(one, 'password-reset', 'Bob', '10.6.0.9')).statusCode, 200);
+  t.equal((await ask(two, 'verify/resend', 'Carol', '10.6.0.9')).statusCode, 200);
+  t.equal((await ask(one, 'password-reset', 'Dave', '10.6.0.9')).statusCode, 200);
+  t.equal((await ask(two, 'password-reset', 'Erin', '10.6.0.9')).json().error, 'RATE_LIMITED');
+  t.equal((await ask(one, 'password-reset', 'Erin', '10.6.0.10')).statusCode, 200, 'another client is not held back');
+  t.equal(await rowCount(one, 'email_outbox'), 2);
+});
+
+t.test('an owner\'s template folder replaces the mails it has a file for', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const themeDir = join(scratchDir(t), 'mails');
+  mkdirSync(themeDir);
+  writeFileSync(join(themeDir, 'reset-password.eta'), 'Hi <%= it.name %>, the crew of <%= it.site %> sends your link:\n<%= it.link %>\n');
+  const app = await mailApp(t, smtp, { themeDir, requireVerification: true });
+  await signUp(app, 'Steve', '10.7.0.1');
+  const verify = await smtp.waitFor((m) => /Confirm/.test(m.subject));
+  t.match(verify.text, /Hello Steve,/, 'a mail the folder has no file for keeps the shipped template');
+  await call(app, '/api/email/password-reset', { body: { login: 'Steve' }, as: 'json' });
+  const reset = await smtp.waitFor((m) => /Reset/.test(m.subject));
+  t.match(reset.text, /^Hi Steve, the crew of Community Store sends your link:\n/);
+  linkIn(reset.text, '/password/reset/');
+  await t.rejects(build(t, { config: { plugins: { email: smtp.config({ themeDir: join(themeDir, 'missing') }) } } }),
+    /plugins.email.themeDir: there is no folder/);
 });
