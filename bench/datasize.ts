@@ -48,6 +48,8 @@ async function open(url: string): Promise<Sql> {
   }
   const conn: Connection = await createConnection({ uri: url, multipleStatements: false });
   await conn.query('set foreign_key_checks = 0');
+  // Numbering a million rows is a million steps of the recursive query below.
+  await conn.query('set session max_recursive_iterations = ?', [2 * LEDGER]);
   return {
     async run(sql, params = []) { await conn.query(sql, params); },
     async one(sql, params = []) { return ((await conn.query(sql, params))[0] as Record<string, unknown>[])[0]!; },
@@ -154,16 +156,23 @@ async function seedConsole(api: Api, url: string): Promise<{ cookie: string; pla
 
 interface Row { name: string; small?: Measure; large?: Measure }
 
-async function benchDatabase(kind: string, [smallUrl, largeUrl]: string[], name: string, version: string): Promise<string> {
-  const key = randomBytes(24).toString('hex');
-  const env = (url: string, port: number) => ({ DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', API_KEY: key });
-  const smallPort = await freePort();
-  let small = (await startServer(env(smallUrl!, smallPort))).proc;
-  const api = new Api(`http://127.0.0.1:${smallPort}`, key);
+/**
+ * Seeds the small database through a server on it, copies it into the large one and grows that;
+ * returns the requests to measure and what the large one holds.
+ */
+export async function prepare(kind: string, [smallUrl, largeUrl]: string[], key: string): Promise<{ requests: Map<string, BenchRequest[]>; grown: string }> {
+  const port = await freePort();
+  const server = (await startServer(serverEnv(smallUrl!, port, key))).proc;
   const requests = new Map<string, BenchRequest[]>();
-  const keyed = (r: BenchRequest[]) => r.map((q) => ({ ...q, headers: { 'x-api-key': key, ...q.headers } }));
-  for (const s of [...accounts.filter((s) => s.name === 'users/profile'), ...credits, ...store, ...delivery, ...storefront]) requests.set(s.name, keyed(await s.seed(api)));
-  const c = await seedConsole(api, smallUrl!);
+  let c: Awaited<ReturnType<typeof seedConsole>>;
+  try {
+    const api = new Api(`http://127.0.0.1:${port}`, key);
+    const keyed = (r: BenchRequest[]) => r.map((q) => ({ ...q, headers: { 'x-api-key': key, ...q.headers } }));
+    for (const s of [...accounts.filter((s) => s.name === 'users/profile'), ...credits, ...store, ...delivery, ...storefront]) requests.set(s.name, keyed(await s.seed(api)));
+    c = await seedConsole(api, smallUrl!);
+  } finally {
+    await stop(server);
+  }
   const page = (path: string): BenchRequest[] => [{ method: 'GET', path, headers: { cookie: c.cookie } }];
   requests.set('console/player', page(`/console/players/${c.player}`));
   requests.set('console/player history, deep', page(`/console/players/${c.player}?before=${c.middle}`));
@@ -172,17 +181,24 @@ async function benchDatabase(kind: string, [smallUrl, largeUrl]: string[], name:
   requests.set('console/orders of a player', page('/console/orders?username=collector'));
   requests.set('console/orders refunded', page('/console/orders?status=refunded'));
   requests.set('console/players search', page('/console/players?q=player1'));
-  await stop(small);
   await copy(kind, smallUrl!, largeUrl!);
-  const grown = await grow(largeUrl!);
-  console.log(`${name}: grown to ${grown}`);
+  return { requests, grown: await grow(largeUrl!) };
+}
 
+const serverEnv = (url: string, port: number, key: string) => ({ DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', API_KEY: key });
+
+async function benchDatabase(kind: string, [smallUrl, largeUrl]: string[], name: string, version: string): Promise<string> {
+  const key = randomBytes(24).toString('hex');
+  const { requests, grown } = await prepare(kind, [smallUrl!, largeUrl!], key);
+  console.log(`${name}: grown to ${grown}`);
+  const smallPort = await freePort();
+  let small: ChildProcess | undefined;
   const largePort = await freePort();
   let large: ChildProcess | undefined;
   const rows: Row[] = [...requests.keys()].map((n) => ({ name: n }));
   try {
-    small = (await startServer(env(smallUrl!, smallPort))).proc;
-    large = (await startServer(env(largeUrl!, largePort))).proc;
+    small = (await startServer(serverEnv(smallUrl!, smallPort, key))).proc;
+    large = (await startServer(serverEnv(largeUrl!, largePort, key))).proc;
     const best = (a: Measure | undefined, b: Measure) => (a && a.rps >= b.rps ? a : b);
     for (const row of rows) {
       for (let round = 0; round < rounds; round++) {
@@ -194,7 +210,7 @@ async function benchDatabase(kind: string, [smallUrl, largeUrl]: string[], name:
     }
     console.log(`  RSS after the run: small ${memory(small.pid!).now} MiB, large ${memory(large.pid!).now} MiB`);
   } finally {
-    await stop(small);
+    if (small) await stop(small);
     if (large) await stop(large);
   }
   return `
