@@ -273,7 +273,8 @@ export class DbUsersService implements UsersService {
     const found = !key ? [await byName(sql`${A.usernameKey} > ${after}`)] : await Promise.all([
       byName(sql`${start} and ${A.usernameKey} < ${key + TOP}`),
       byName(sql`${A.emailKey} >= ${key} and ${A.emailKey} < ${key + TOP} and ${A.usernameKey} > ${after}`, emailsFirst),
-      byName(sql`${A.id} in (select ${L.userId} from ${UsersLinkedAccount} where ${L.platform} = 'chat' and ${L.externalId} = ${text.trim()}) and ${A.usernameKey} > ${after}`),
+      byName(sql`${A.id} in (select ${L.userId} from ${UsersLinkedAccount} where ${L.platform} = 'chat' and ${L.externalId} = ${text.trim()})
+        and ${A.usernameKey} > ${after}`),
     ]);
     const unique = new Map(found.flat().map((a) => [a.id, a]));
     // Byte order, as the keys sort in the database.
