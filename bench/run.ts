@@ -9,95 +9,29 @@
  *   BENCH_SECONDS      seconds per measurement (default 5), after a second of warm-up
  *   BENCH_CONNECTIONS  concurrent connections (default 10)
  *   BENCH_ROUNDS       rounds of server-then-baseline per scenario, the best of each reported (default 3)
- *   BENCH_ONLY         a substring: run only the scenarios whose name contains it
+ *   BENCH_ONLY         a substring: run only the scenarios whose name contains it; `datasize` runs
+ *                      bench/datasize.ts instead (a grown database against a small one)
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { createConnection } from 'mysql2/promise';
 import { rootDir } from '../core/config.ts';
-import { freePort, MariaDbServer } from '../test/mariadb-server.ts';
+import { freePort } from '../test/mariadb-server.ts';
+import {
+  connections, databases, measure, memory, onDatabases, pinned, rounds, seconds, SERVER_CORE, spawnNode, startScript, startServer, stop, type Measure,
+} from './harness.ts';
+import { runDataSize } from './datasize.ts';
 import { Api, type BenchRequest } from './scenario.ts';
 import { loadNotes, loadScenarios } from './scenarios.ts';
-
-const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-const databases = process.env.BENCH_DB === 'sqlite' || process.env.BENCH_DB === 'mariadb' ? [process.env.BENCH_DB] : ['sqlite', 'mariadb'];
-const pinned = cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-const SERVER_CORE = 0;
-const LOAD_CORE = 1;
-
-interface Measure { rps: number; requests: number; p50: number; p99: number; non2xx: number; cpuUs: number }
 
 /**
  * A second reading of the server's memory after a long rest: with `server.idleReclaimSeconds` set
  * (CONFIG, see docs/performance.md) it shows the floor the server returns to.
  */
 const REST_SECONDS = 25;
-
-/** Every process started here, so none outlives a failed run. */
-const children = new Set<ChildProcess>();
-process.on('exit', () => { for (const child of children) child.kill('SIGKILL'); });
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
-
-/** `node <args>` in a process of its own, on `core` when the machine has two. */
-function spawnNode(core: number, args: string[], env: Record<string, string>): ChildProcess {
-  const [cmd, ...rest] = pinned ? ['taskset', '-c', String(core), process.execPath, ...args] : [process.execPath, ...args];
-  const child = spawn(cmd!, rest, { cwd: rootDir, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
-
-/** The process's own peak and current resident memory, in MiB (Linux /proc). */
-function memory(pid: number): { peak: number; now: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { peak: Math.round(kb('VmHWM') / 1024), now: Math.round(kb('VmRSS') / 1024) };
-}
-
-/** CPU time (user + system) the process has used, in µs (Linux /proc, in clock ticks of 10 ms). */
-function cpuTime(pid: number): number {
-  // The fields after the command name, which is in parentheses and may hold spaces.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
-
-async function stop(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null) return;
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGTERM');
-  await exited;
-}
-
-/** Polls `url` until it answers 200; fails if the process exits first. */
-async function healthy(proc: ChildProcess, url: string): Promise<void> {
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`the process exited (${proc.exitCode}) before ${url} answered`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch { /* not listening yet */ }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** What `npm start` runs after `node`: the server's entry and any Node flags it is shipped with. */
-const startScript = (JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-const startArgs = startScript.split(' ').slice(1);
-
-/** The server as `npm start` runs it, and how long it took from spawn to a healthy /health. */
-async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; ms: number }> {
-  const started = performance.now();
-  // The default log level too: a successful request writes no log line at it (core/observability.ts).
-  const proc = spawnNode(SERVER_CORE, startArgs, env);
-  proc.stdout!.resume();
-  await healthy(proc, `http://127.0.0.1:${env.PORT}/health`);
-  return { proc, ms: performance.now() - started };
-}
 
 async function startBaseline(env: Record<string, string>): Promise<ChildProcess> {
   const proc = spawnNode(SERVER_CORE, ['bench/baseline.ts'], env);
@@ -106,28 +40,6 @@ async function startBaseline(env: Record<string, string>): Promise<ChildProcess>
     proc.once('exit', (code) => reject(new Error(`the baseline exited (${code})`)));
   });
   return proc;
-}
-
-/** Runs the load generator in its own process against `url`, for `duration` seconds. */
-async function load(url: string, requests: BenchRequest[], duration: number): Promise<Omit<Measure, 'cpuUs'>> {
-  const proc = spawnNode(LOAD_CORE, ['bench/load.ts'], {});
-  proc.stdin!.end(JSON.stringify({ url, requests, connections, seconds: duration }));
-  let out = '';
-  proc.stdout!.on('data', (d: Buffer) => { out += d; });
-  const code = await new Promise((r) => proc.once('exit', r));
-  if (code !== 0) throw new Error(`the load generator failed (${code})`);
-  return JSON.parse(out) as Omit<Measure, 'cpuUs'>;
-}
-
-/**
- * A warm-up second, then the measurement, with the CPU time the serving process `pid` spent per
- * request: what a CPU-bound ratio comes from, and a figure the machine's noise moves less than req/s.
- */
-async function measure(url: string, requests: BenchRequest[], pid: number): Promise<Measure> {
-  await load(url, requests, 1);
-  const cpu = cpuTime(pid);
-  const result = await load(url, requests, seconds);
-  return { ...result, cpuUs: (cpuTime(pid) - cpu) / Math.max(1, result.requests) };
 }
 
 /** The answer to a scenario's first request, to check the baseline gives the same. */
@@ -245,37 +157,14 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   };
 }
 
+if (process.env.BENCH_ONLY === 'datasize') {
+  await runDataSize();
+  process.exit(0);
+}
+
 const reports: DbReport[] = [];
 for (const kind of databases) {
-  if (kind === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'bench-'));
-    try {
-      reports.push(await benchDatabase('SQLite', `sqlite:${join(dir, 'bench.db')}`, `node:sqlite ${process.versions.sqlite}`));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-    continue;
-  }
-  let server: MariaDbServer | undefined;
-  let url = process.env.BENCH_MYSQL_URL;
-  if (!url) {
-    server = await MariaDbServer.create();
-    url = `mysql://app:app@127.0.0.1:${server.port}/`;
-  }
-  const root = new URL(url);
-  root.pathname = '/';
-  const admin = await createConnection({ uri: root.toString() });
-  const dbName = `bench_${randomBytes(4).toString('hex')}`;
-  try {
-    const [[row]] = await admin.query('select version() as v') as unknown as [{ v: string }[]];
-    await admin.query(`create database ${dbName}`);
-    root.pathname = `/${dbName}`;
-    reports.push(await benchDatabase('MariaDB', root.toString(), String(row?.v)));
-  } finally {
-    await admin.query(`drop database if exists ${dbName}`);
-    await admin.end();
-    await server?.destroy();
-  }
+  await onDatabases(kind, 1, async ([url], name, version) => { reports.push(await benchDatabase(name, url!, version)); });
 }
 
 const cpu = cpus();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BenchNote, Scenario } from './scenario.ts';
 
-const HARNESS = new Set(['run.ts', 'scenario.ts', 'scenarios.ts', 'baseline.ts', 'base-db.ts', 'load.ts']);
+const HARNESS = new Set(['run.ts', 'scenario.ts', 'scenarios.ts', 'baseline.ts', 'base-db.ts', 'load.ts', 'harness.ts', 'datasize.ts']);
 
 async function modules(): Promise<{ scenarios?: Scenario[]; notes?: BenchNote[] }[]> {
   const dir = import.meta.dirname;

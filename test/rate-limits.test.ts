@@ -9,7 +9,7 @@ import { login, register } from '../plugins/auth/test/fixtures.ts';
 import { register as registerPlayer, signInByForm } from '../plugins/console/test/browser.ts';
 import { Visitor } from './visitor.ts';
 import { ECHO_PLUGIN, rowCount } from './fixtures.ts';
-import { build, call, sharedDatabaseUrl, type BuildTestOptions } from './helper.ts';
+import { apiKey, build, call, sharedDatabaseUrl, type BuildTestOptions } from './helper.ts';
 
 /** Two servers on one database, as two instances behind a load balancer. */
 async function twoInstances(t: Parameters<typeof build>[0], opts: Omit<BuildTestOptions, 'databaseUrl'>): Promise<[FastifyInstance, FastifyInstance]> {
@@ -136,4 +136,28 @@ t.test('the hot API paths have no limit: they write no count', async (t) => {
     t.notOk(res.headers['x-ratelimit-limit'], `${res.statusCode} ${res.body.slice(0, 60)}: no limit header`);
   }
   t.equal(await rowCount(app, 'core_rate_limits'), 0);
+});
+
+t.test('a revoked API key is refused on every instance within apiKeys.cacheSeconds', async (t) => {
+  const [a, b] = await twoInstances(t, { features: ['users'], config: { apiKeys: { cacheSeconds: 1 } } });
+  const key = await apiKey(a, 'game-server');
+  const profile = (app: FastifyInstance) => call(app, '/api/users?username=nobody', { key });
+  /** Polls `app` until the key gets `status`; returns the seconds it took. */
+  const until = async (app: FastifyInstance, status: number) => {
+    const started = performance.now();
+    while ((await profile(app)).statusCode !== status) {
+      if (performance.now() - started > 5000) throw new Error(`still not ${status} after 5 s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return (performance.now() - started) / 1000;
+  };
+  // Both instances use the key, so each holds it as known in its cache.
+  t.ok(await until(a, 404) < 1.5, 'the new key works on A');
+  t.ok(await until(b, 404) < 1.5, 'and on B within the bound');
+  for (let i = 0; i < 3; i++) t.equal((await profile(b)).statusCode, 404);
+  t.ok(await a.apiKeys.revoke('game-server'));
+  t.equal((await profile(a)).statusCode, 401, 'refused at once on the instance that revoked it');
+  const took = await until(b, 401);
+  t.ok(took <= 1.5, `refused on the other instance after ${took.toFixed(2)} s (cacheSeconds 1, plus a request's time)`);
+  t.equal((await profile(b)).json().error, 'INVALID_API_KEY');
 });

@@ -63,3 +63,17 @@ t.test('npm run keys -- create NAME --scope …', async (t) => {
   t.match((await keys('list')).stdout, /^lobby\tcredits:read store:buy delivery\t/m);
   await t.rejects(keys('create', 'odd', '--scope', 'Credits'), { code: 1, stderr: /"Credits" is not a scope/ });
 });
+
+t.test('a request whose key is looked up (not yet known, or the list stale) runs its handler once', async (t) => {
+  // cacheSeconds 0: every request reads the key list again, the path a request takes every few seconds.
+  const app = await build(t, { features: ['users', 'credits'], config: { apiKeys: { cacheSeconds: 0 } } });
+  await newUser(app, 'Steve');
+  const key = await app.apiKeys.create('game-server', ['api']);
+  for (let i = 0; i < 3; i++) {
+    const res = await call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '1.00' }, key });
+    t.equal(res.statusCode, 200);
+  }
+  t.equal((await call(app, '/api/credits?username=Steve', { key })).json().raw_credits, 3, 'three adds, three credits');
+  const [ledger] = await app.db.query<{ n: number }>("select count(*) as n from credits_ledger where reason <> 'set'");
+  t.equal(Number(ledger!.n), 3, 'one ledger row per add');
+});

@@ -111,10 +111,21 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
     }
   });
   const partLimits = { fieldSize: limits.fieldLimit, fields: limits.maxFields, files: limits.maxFields, parts: limits.maxFields, fieldNameSize: 200 };
-  await app.register(multipart, {
-    limits: { ...partLimits, fileSize: limits.fieldLimit },
-    throwFileSizeLimit: true,
-  });
+  // The plugin's onRequest and onResponse hooks only clean up files saveRequestFiles wrote to
+  // disk, which no route here calls (parts are read into memory): left in, every request paid two
+  // async hooks and a socket listener for them.
+  const addHook = app.addHook;
+  app.addHook = function (this: FastifyInstance, name: string, ...rest: unknown[]) {
+    return name === 'onRequest' || name === 'onResponse' ? this : Reflect.apply(addHook, this, [name, ...rest]);
+  } as typeof app.addHook;
+  try {
+    await app.register(multipart, {
+      limits: { ...partLimits, fileSize: limits.fieldLimit },
+      throwFileSizeLimit: true,
+    });
+  } finally {
+    app.addHook = addHook;
+  }
   // Multipart fields are turned into the same `key=value` pairs a form would send, so the three
   // encodings share one parser and one set of rules.
   const readMultipart = async (request: FastifyRequest) => {

@@ -109,13 +109,9 @@ export function strictTypeProblem(schema: JsonSchema | undefined, value: unknown
 export function strictTypes(app: FastifyInstance): void {
   app.addHook('preValidation', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
     const schema = request.routeOptions.schema as Record<string, JsonSchema | undefined> | undefined;
-    if (schema) {
-      for (const [part, value] of [['params', request.params], ['querystring', request.query], ['body', request.body]] as const) {
-        const problem = strictTypeProblem(schema[part], value, '');
-        if (problem) return done(new DomainError('VALIDATION_ERROR', problem));
-      }
-    }
-    done();
+    const problem = schema && (strictTypeProblem(schema.params, request.params, '') ?? strictTypeProblem(schema.querystring, request.query, '')
+      ?? strictTypeProblem(schema.body, request.body, ''));
+    done(problem ? new DomainError('VALIDATION_ERROR', problem) : undefined);
   });
 }
 
@@ -139,10 +135,7 @@ function unstorable(value: unknown, path: string): string | undefined {
  */
 export function inputGuard(app: FastifyInstance): void {
   app.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
-    for (const input of [request.params, request.query, request.body]) {
-      const problem = unstorable(input, '');
-      if (problem) return done(new DomainError('VALIDATION_ERROR', problem));
-    }
-    done();
+    const problem = unstorable(request.params, '') ?? unstorable(request.query, '') ?? unstorable(request.body, '');
+    done(problem ? new DomainError('VALIDATION_ERROR', problem) : undefined);
   });
 }

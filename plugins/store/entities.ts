@@ -75,6 +75,9 @@ export const StoreOrder = defineEntity({
   // A payment gateway's id is recorded once: a retried webhook cannot credit twice.
   // Purchases from the balance have no payment id (NULL never collides).
   uniques: [{ properties: ['paymentApi', 'paymentId'] }],
+  // The console's order list filtered by status or type, newest first: a page of refunds reads
+  // its fifty rows, not every order since the last refund.
+  indexes: [{ properties: ['status', 'id'] }, { properties: ['type', 'id'] }],
   properties: {
     id: p.integer().primary().autoincrement(),
     accountId: p.integer().index(),

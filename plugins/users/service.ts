@@ -257,13 +257,28 @@ export class DbUsersService implements UsersService {
 
   async searchAccounts(text: string, page: { after?: string; limit: number }): Promise<UserAccount[]> {
     const key = lookupKey(text.trim());
+    const after = page.after === undefined ? '' : lookupKey(page.after);
+    const byName = (where: Sql, hint: Sql = empty) =>
+      UsersAccount.select(this.#db, sql`${hint}where ${where} order by ${A.usernameKey} limit ${countParam(page.limit)}`);
+    // MySQL would walk the names in order hoping to meet the few matching emails early, reading
+    // every name after `after` when they are few: it is told to take the emails' index and sort.
+    const emailsFirst = this.#db.dialect === 'mysql' ? raw('ignore index for order by (users_accounts_username_key_unique) ') : empty;
     // The highest code point: every key starting with `key` sorts between key and key + TOP, byte for byte.
     const TOP = '\u{10FFFF}';
-    const match = key ? sql` and ((${A.usernameKey} >= ${key} and ${A.usernameKey} < ${key + TOP}) or (${A.emailKey} >= ${key} and ${A.emailKey} < ${key + TOP})
-        or ${A.id} in (select ${L.userId} from ${UsersLinkedAccount} where ${L.platform} = 'chat' and ${L.externalId} = ${text.trim()}))` : empty;
-    const after = page.after === undefined ? '' : lookupKey(page.after);
-    const accounts = await UsersAccount.select(this.#db,
-      sql`where ${A.usernameKey} > ${after}${match} order by ${A.usernameKey} limit ${countParam(page.limit)}`);
+    // The names read start at one bound, the later of the search's start and the page's key:
+    // given both, SQLite ranged from the page's key (the first page: from the first name).
+    const start = Buffer.compare(Buffer.from(after), Buffer.from(key)) >= 0 ? sql`${A.usernameKey} > ${after}` : sql`${A.usernameKey} >= ${key}`;
+    // Three reads, each bounded by its own index, merged: one statement OR-ing them walks the
+    // names from `after` to the end of the table, testing each row, until a page is full.
+    const found = !key ? [await byName(sql`${A.usernameKey} > ${after}`)] : await Promise.all([
+      byName(sql`${start} and ${A.usernameKey} < ${key + TOP}`),
+      byName(sql`${A.emailKey} >= ${key} and ${A.emailKey} < ${key + TOP} and ${A.usernameKey} > ${after}`, emailsFirst),
+      byName(sql`${A.id} in (select ${L.userId} from ${UsersLinkedAccount} where ${L.platform} = 'chat' and ${L.externalId} = ${text.trim()})
+        and ${A.usernameKey} > ${after}`),
+    ]);
+    const unique = new Map(found.flat().map((a) => [a.id, a]));
+    // Byte order, as the keys sort in the database.
+    const accounts = [...unique.values()].sort((a, b) => Buffer.compare(Buffer.from(a.usernameKey), Buffer.from(b.usernameKey))).slice(0, page.limit);
     const links = new Map(accounts.map((a) => [a.id, {} as Record<string, string>]));
     if (accounts.length) {
       const rows = await UsersLinkedAccount.select(this.#db, sql`where ${L.userId} in ${accounts.map((a) => a.id)}`);

@@ -12,6 +12,7 @@ import type { Sql } from '../../../core/sql.ts';
 
 const PLAYERS = 10_000;
 const LEDGER = 100_000;
+const ORDERS = 5_000;
 const BATCH = 500;
 
 /** Rows written by bound multi-row inserts, in one transaction: seeding is not what is measured. */
@@ -33,7 +34,7 @@ async function tracedOnce(app: FastifyInstance, url: string, cookie: string) {
   const queryArrays = app.db.queryArrays.bind(app.db);
   const note = (statement: Sql | string, params: unknown[]) => {
     const [sql, values] = typeof statement === 'string' ? [statement, params] : [statement.text, statement.values];
-    if (/\bfrom `?(users_accounts|credits_ledger)\b/.test(sql)) reads.push({ sql, params: values });
+    if (/\bfrom `?(users_accounts|credits_ledger|store_orders)\b/.test(sql)) reads.push({ sql, params: values });
   };
   app.db.query = (async (sql: Sql | string, params: unknown[] = []) => {
     note(sql, params);
@@ -78,6 +79,34 @@ async function badPlan(app: FastifyInstance, sql: string, params: unknown[]): Pr
   return bad && JSON.stringify(bad);
 }
 
+/**
+ * A read of the accounts that walks an open-ended stretch of an index (from a key to the end)
+ * rather than the rows a search can match: on a search, the walk goes on until a page is full.
+ */
+async function openRange(app: FastifyInstance, sql: string, params: unknown[]): Promise<string | undefined> {
+  if (app.db.dialect === 'sqlite') {
+    // Of two lower bounds on one column SQLite ranges over one it picks, not the greater.
+    if ((sql.match(/username_key`? >=? \?/g) ?? []).length > 1) return 'two lower bounds on username_key';
+    const plan = await app.db.query<{ detail: string }>(`explain query plan ${sql}`, params);
+    return plan.map((r) => r.detail)
+      .find((d) => /^SEARCH (\w+ AS )?(a|users_accounts) USING .*\((username|email)_key>\?\)$/.test(d) || /^SCAN (\w+ AS )?(a|users_accounts)\b/.test(d));
+  }
+  const plan = await app.db.query<{ table: string; rows: number | string }>(`explain ${sql}`, params);
+  const bad = plan.find((r) => /^(a|users_accounts)$/.test(r.table) && Number(r.rows) > PLAYERS / 10);
+  return bad && JSON.stringify(bad);
+}
+
+/** A read of the orders that walks the whole table (or its whole primary key) and tests each row. */
+async function ordersScan(app: FastifyInstance, sql: string, params: unknown[]): Promise<string | undefined> {
+  if (app.db.dialect === 'sqlite') {
+    const plan = await app.db.query<{ detail: string }>(`explain query plan ${sql}`, params);
+    return plan.map((r) => r.detail).find((d) => /^SCAN store_orders\b/.test(d));
+  }
+  const plan = await app.db.query<{ table: string; type: string }>(`explain ${sql}`, params);
+  const bad = plan.find((r) => r.table === 'store_orders' && (r.type === 'ALL' || r.type === 'index'));
+  return bad && JSON.stringify(bad);
+}
+
 t.test('players list and ledger at size use keyset pages through indexes', async (t) => {
   const app = await build(t);
   const adminId = await register(app, 'Alice');
@@ -116,7 +145,19 @@ t.test('players list and ledger at size use keyset pages through indexes', async
     const found = await traced(app, '/console/players?q=player0999', cookie);
     t.equal(found.res.body.match(/data-label="Username"/g)?.length, 10, 'player09990 to player09999');
     t.ok(found.reads.length > 0);
-    for (const { sql, params } of found.reads) t.equal(await badPlan(app, sql, params), undefined, sql.replace(/\s+/g, ' ').slice(0, 120));
+    // Here a sort is allowed: the accounts whose email matches are put in name order, as many as match.
+    for (const q of ['player0999', 'player0999@example.org', 'Alice']) {
+      const searched = await traced(app, `/console/players?q=${encodeURIComponent(q)}`, cookie);
+      t.equal(searched.res.statusCode, 200);
+      for (const { sql, params } of searched.reads) {
+        const why = `${q}: the search reads only the names, emails and chat IDs it can match: ${sql.replace(/\s+/g, ' ').slice(0, 100)}`;
+        t.equal(await openRange(app, sql, params), undefined, why);
+      }
+    }
+    t.match((await traced(app, '/console/players?q=alice', cookie)).res.body, />Alice</, 'found by the start of the name, in any case');
+    t.match((await traced(app, `/console/players?q=${name(42)}%40example`, cookie)).res.body, new RegExp(`>${name(42)}<`), 'found by the start of the email');
+    const deeper = await traced(app, `/console/players?q=player0999&after=${name(9_995)}`, cookie);
+    t.equal(deeper.res.body.match(/data-label="Username"/g)?.length, 4, 'a search pages on from its key: player09996 to player09999');
   });
 
   t.ok(await badPlan(app, 'select id from credits_ledger where reason = ? order by created_at', ['seed 5']), 'the plan check sees a full scan');
@@ -134,6 +175,23 @@ t.test('players list and ledger at size use keyset pages through indexes', async
     t.equal(deep.statements, first.statements, `the same ${first.statements} statements at any depth`);
     t.ok(deep.reads.some((r) => /credits_ledger/.test(r.sql)), 'the page reads the ledger');
     for (const { sql, params } of [...first.reads, ...deep.reads]) t.equal(await badPlan(app, sql, params), undefined, sql.replace(/\s+/g, ' ').slice(0, 120));
+  });
+
+  await t.test('orders: a page filtered by status or type reads its rows through an index', async (t) => {
+    const columns = ['account_id', 'type', 'status', 'subtotal', 'discount', 'total', 'earnings', 'cashback', 'credit', 'currency', 'payment_api', 'payment_id',
+      'creation_date'];
+    await bulkInsert(app, 'store_orders', columns, ORDERS, (i) => [
+      steveId, i % 10 ? 'credit' : 'payment', i % 100 ? 'completed' : 'refunded', 500, 0, 500, 0, 0, 0, 'USD',
+      i % 10 ? 'credits' : 'paypal', i % 10 ? null : `p${i}`, '2026-01-01 00:00:00',
+    ]);
+    for (const url of ['/console/orders?status=refunded', '/console/orders?type=payment', '/console/orders?status=refunded&type=payment']) {
+      const page = await traced(app, url, cookie);
+      t.equal(page.res.statusCode, 200);
+      t.equal(page.res.body.match(/data-label="Order"/g)?.length, url.includes('&') ? ORDERS / 100 : 50, url);
+      const reads = page.reads.filter((r) => /\bfrom `?store_orders\b/.test(r.sql));
+      t.ok(reads.length > 0, 'the page reads the orders');
+      for (const { sql, params } of reads) t.equal(await ordersScan(app, sql, params), undefined, `${url}: ${sql.replace(/\s+/g, ' ').slice(0, 100)}`);
+    }
   });
 
   t.equal((await call(app, `/api/credits?username=Steve`)).statusCode, 200, 'the API still answers');

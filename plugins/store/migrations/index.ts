@@ -4,5 +4,6 @@ import m1 from './20261123082113_store_purchase_rules.ts';
 import m2 from './20261123104447_store_order_date_index.ts';
 import m3 from './20261125183938_store_guest_orders.ts';
 import m4 from './20261125213549_store_order_adjustments.ts';
+import m5 from './20261125215001_store_order_status_type_indexes.ts';
 
-export const migrations = [m0, m1, m2, m3, m4];
+export const migrations = [m0, m1, m2, m3, m4, m5];

@@ -1,0 +1,142 @@
+/**
+ * What every bench run shares: the server as `npm start` runs it, spawned in a process of its own
+ * pinned to core 0, the load generator (bench/load.ts) in another pinned to core 1, and the
+ * figures read from /proc. The knobs are environment variables (see bench/run.ts).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createConnection } from 'mysql2/promise';
+import { rootDir } from '../core/config.ts';
+import { MariaDbServer } from '../test/mariadb-server.ts';
+import type { BenchRequest } from './scenario.ts';
+
+export const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+export const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
+export const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+export const databases = process.env.BENCH_DB === 'sqlite' || process.env.BENCH_DB === 'mariadb' ? [process.env.BENCH_DB] : ['sqlite', 'mariadb'];
+export const pinned = cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+export const SERVER_CORE = 0;
+export const LOAD_CORE = 1;
+
+export interface Measure { rps: number; requests: number; p50: number; p99: number; non2xx: number; cpuUs: number }
+
+/** Every process started here, so none outlives a failed run. */
+export const children = new Set<ChildProcess>();
+process.on('exit', () => { for (const child of children) child.kill('SIGKILL'); });
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+
+/** `node <args>` in a process of its own, on `core` when the machine has two. */
+export function spawnNode(core: number, args: string[], env: Record<string, string>): ChildProcess {
+  const [cmd, ...rest] = pinned ? ['taskset', '-c', String(core), process.execPath, ...args] : [process.execPath, ...args];
+  const child = spawn(cmd!, rest, { cwd: rootDir, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+/** The process's own peak and current resident memory, in MiB (Linux /proc). */
+export function memory(pid: number): { peak: number; now: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { peak: Math.round(kb('VmHWM') / 1024), now: Math.round(kb('VmRSS') / 1024) };
+}
+
+/** CPU time (user + system) the process has used, in µs (Linux /proc, in clock ticks of 10 ms). */
+export function cpuTime(pid: number): number {
+  // The fields after the command name, which is in parentheses and may hold spaces.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+export async function stop(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null) return;
+  const exited = new Promise((r) => proc.once('exit', r));
+  proc.kill('SIGTERM');
+  await exited;
+}
+
+/** Polls `url` until it answers 200; fails if the process exits first. */
+export async function healthy(proc: ChildProcess, url: string): Promise<void> {
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`the process exited (${proc.exitCode}) before ${url} answered`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** What `npm start` runs after `node`: the server's entry and any Node flags it is shipped with. */
+export const startScript = (JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+export const startArgs = startScript.split(' ').slice(1);
+
+/** The server as `npm start` runs it, and how long it took from spawn to a healthy /health. */
+export async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; ms: number }> {
+  const started = performance.now();
+  // The default log level too: a successful request writes no log line at it (core/observability.ts).
+  const proc = spawnNode(SERVER_CORE, startArgs, env);
+  proc.stdout!.resume();
+  await healthy(proc, `http://127.0.0.1:${env.PORT}/health`);
+  return { proc, ms: performance.now() - started };
+}
+
+/** Runs the load generator in its own process against `url`, for `duration` seconds. */
+export async function load(url: string, requests: BenchRequest[], duration: number): Promise<Omit<Measure, 'cpuUs'>> {
+  const proc = spawnNode(LOAD_CORE, ['bench/load.ts'], {});
+  proc.stdin!.end(JSON.stringify({ url, requests, connections, seconds: duration }));
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => { out += d; });
+  const code = await new Promise((r) => proc.once('exit', r));
+  if (code !== 0) throw new Error(`the load generator failed (${code})`);
+  return JSON.parse(out) as Omit<Measure, 'cpuUs'>;
+}
+
+/**
+ * A warm-up second, then the measurement, with the CPU time the serving process `pid` spent per
+ * request: what a CPU-bound ratio comes from, and a figure the machine's noise moves less than req/s.
+ */
+export async function measure(url: string, requests: BenchRequest[], pid: number): Promise<Measure> {
+  await load(url, requests, 1);
+  const cpu = cpuTime(pid);
+  const result = await load(url, requests, seconds);
+  return { ...result, cpuUs: (cpuTime(pid) - cpu) / Math.max(1, result.requests) };
+}
+
+
+/**
+ * `count` empty databases of `kind` (sqlite or mariadb) for `work`, removed after it: SQLite files
+ * in a temporary folder; MariaDB databases on BENCH_MYSQL_URL's server, else on a private one.
+ */
+export async function onDatabases(kind: string, count: number, work: (urls: string[], name: string, version: string) => Promise<void>): Promise<void> {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-'));
+    try {
+      await work(Array.from({ length: count }, (_, i) => `sqlite:${join(dir, `bench${i}.db`)}`), 'SQLite', `node:sqlite ${process.versions.sqlite}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    return;
+  }
+  let server: MariaDbServer | undefined;
+  let url = process.env.BENCH_MYSQL_URL;
+  if (!url) {
+    server = await MariaDbServer.create();
+    url = `mysql://app:app@127.0.0.1:${server.port}/`;
+  }
+  const root = new URL(url);
+  root.pathname = '/';
+  const admin = await createConnection({ uri: root.toString() });
+  const names = Array.from({ length: count }, () => `bench_${randomBytes(4).toString('hex')}`);
+  try {
+    const [[row]] = await admin.query('select version() as v') as unknown as [{ v: string }[]];
+    for (const name of names) await admin.query(`create database ${name}`);
+    await work(names.map((name) => { root.pathname = `/${name}`; return root.toString(); }), 'MariaDB', String(row?.v));
+  } finally {
+    for (const name of names) await admin.query(`drop database if exists ${name}`);
+    await admin.end();
+    await server?.destroy();
+  }
+}
