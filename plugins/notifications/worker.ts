@@ -1,0 +1,234 @@
+/**
+ * The delivery queue's worker. Rows are claimed by a conditional update (`pending` → `sending`
+ * with a lease), so two server processes never send one row at once; a process killed mid-send
+ * leaves a lease that lapses and the row goes out again with the same `webhook-id` (at least once).
+ * Each endpoint has its own bound of sends in flight, so a slow or dead one holds only its own slots.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { Webhook } from 'standardwebhooks';
+import { RoundLog } from '../../core/background.ts';
+import type { Database } from '../../core/db.ts';
+import { countParam } from '../../core/db.ts';
+import { addSeconds, now, parseTimestamp, toTimestamp } from '../../core/format.ts';
+import { discordMessage, type Wording } from './discord.ts';
+import { NotificationsAttempt, NotificationsEndpoint, NotificationsEvent } from './entities.ts';
+
+export interface WorkerOptions {
+  /** Sends in flight to one endpoint at most. */
+  concurrency: number;
+  /** A try that has no full answer within this is a failure. */
+  timeoutMs: number;
+  /** Seconds before each retry; their count is how many retries there are. */
+  retryDelaysSeconds: number[];
+  /** How long a claimed row stays ours: past it, another process may send it again. */
+  leaseSeconds: number;
+  /** How much of an answer's body is kept. */
+  responseBytes: number;
+  /** How often the queue is looked at without a wake-up (rows queued by other processes, retries come due, lapsed leases). */
+  pollMs: number;
+}
+
+type Endpoint = Pick<ReturnType<typeof NotificationsEndpoint.fromRow>, 'id' | 'kind' | 'url' | 'secret'>;
+type EventRecord = ReturnType<typeof NotificationsEvent.fromRow>;
+
+interface Claimed {
+  id: number;
+  endpointId: number;
+  eventId: number;
+  attempts: number;
+  leaseUntil: string;
+}
+
+/** The first rows due, at most this many per look. */
+const BATCH = 50;
+
+export class DeliveryWorker {
+  readonly #db: Database;
+  readonly #opts: WorkerOptions;
+  readonly #rounds: RoundLog;
+  readonly #wording: (event: string) => Promise<Wording>;
+  readonly #inFlight = new Map<number, number>();
+  readonly #sends = new Set<Promise<void>>();
+  readonly #stop = new AbortController();
+  #timer: NodeJS.Timeout | undefined;
+  #running = false;
+  #again = false;
+
+  constructor(db: Database, opts: WorkerOptions, log: FastifyBaseLogger, wording: (event: string) => Promise<Wording>) {
+    this.#db = db;
+    this.#opts = opts;
+    this.#rounds = new RoundLog(log, 'webhook delivery');
+    this.#wording = wording;
+  }
+
+  start(): void {
+    this.#timer = setInterval(() => {
+      this.#releaseLapsed().then(() => this.wake(), (err: unknown) => this.#rounds.failed(err));
+    }, this.#opts.pollMs);
+    this.#timer.unref();
+    this.wake();
+  }
+
+  /** Ends the loop; sends in flight are cut and their rows handed back untried. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#stop.abort();
+    while (this.#running || this.#sends.size > 0) await Promise.allSettled([...this.#sends, new Promise((r) => setImmediate(r))]);
+  }
+
+  /** Looks at the queue now (after a commit that queued rows, or a send that freed a slot). */
+  wake(): void {
+    if (this.#stop.signal.aborted) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = true;
+    void this.#loop();
+  }
+
+  async #loop(): Promise<void> {
+    do {
+      this.#again = false;
+      try {
+        await this.#round();
+        this.#rounds.succeeded();
+      } catch (err) {
+        this.#rounds.failed(err);
+      }
+    } while (this.#again && !this.#stop.signal.aborted);
+    this.#running = false;
+  }
+
+  /** Rows whose sender died (its lease lapsed) are pending again. */
+  async #releaseLapsed(): Promise<void> {
+    const at = now();
+    await this.#db.run("update notifications_deliveries set status = 'pending', lease_until = null, updated_date = ? where status = 'sending' and lease_until < ?", [at, at]);
+  }
+
+  async #round(): Promise<void> {
+    const full = [...this.#inFlight].filter(([, n]) => n >= this.#opts.concurrency).map(([id]) => id);
+    const at = now();
+    const skip = full.length ? ` and endpoint_id not in (${full.map(() => '?').join(', ')})` : '';
+    const due = await this.#db.query<{ id: number; endpoint_id: number; event_id: number; attempts: number }>(
+      `select id, endpoint_id, event_id, attempts from notifications_deliveries where status = 'pending' and next_attempt_date <= ?${skip} order by next_attempt_date, id limit ?`,
+      [at, ...full, countParam(BATCH)]);
+    const leaseUntil = addSeconds(at, this.#opts.leaseSeconds);
+    const claimed: Claimed[] = [];
+    for (const row of due) {
+      const endpointId = Number(row.endpoint_id);
+      const busy = this.#inFlight.get(endpointId) ?? 0;
+      if (busy >= this.#opts.concurrency) continue;
+      const { affectedRows } = await this.#db.run(
+        "update notifications_deliveries set status = 'sending', lease_until = ?, updated_date = ? where id = ? and status = 'pending'", [leaseUntil, at, row.id]);
+      if (affectedRows === 0) continue;
+      this.#inFlight.set(endpointId, busy + 1);
+      claimed.push({ id: Number(row.id), endpointId, eventId: Number(row.event_id), attempts: Number(row.attempts), leaseUntil });
+    }
+    if (claimed.length === 0) return;
+    const ids = (list: number[]) => [...new Set(list)];
+    const eventIds = ids(claimed.map((c) => c.eventId));
+    const endpointIds = ids(claimed.map((c) => c.endpointId));
+    const [events, endpoints] = await Promise.all([
+      NotificationsEvent.select(this.#db, `where id in (${eventIds.map(() => '?').join(', ')})`, eventIds),
+      NotificationsEndpoint.select(this.#db, `where id in (${endpointIds.map(() => '?').join(', ')})`, endpointIds),
+    ]);
+    const eventById = new Map(events.map((e) => [e.id, e]));
+    const endpointById = new Map(endpoints.map((e) => [e.id, e]));
+    for (const c of claimed) {
+      const send = this.#send(c, eventById.get(c.eventId)!, endpointById.get(c.endpointId)!)
+        .catch((err: unknown) => this.#rounds.failed(err))
+        .finally(() => {
+          this.#sends.delete(send);
+          this.#inFlight.set(c.endpointId, (this.#inFlight.get(c.endpointId) ?? 1) - 1);
+          this.wake();
+        });
+      this.#sends.add(send);
+    }
+  }
+
+  async #send(c: Claimed, event: EventRecord, endpoint: Endpoint): Promise<void> {
+    const started = Date.now();
+    const startedDate = now();
+    let status: number | null = null;
+    let response = '';
+    let error: string | null = null;
+    try {
+      const { body, headers } = await this.#message(event, endpoint);
+      const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(this.#opts.timeoutMs)]);
+      const res = await fetch(endpoint.url, { method: 'POST', headers, body, signal, redirect: 'manual' });
+      status = res.status;
+      response = await readSome(res, this.#opts.responseBytes);
+      if (status < 200 || status > 299) error = `The endpoint answered ${status}.`;
+    } catch (err) {
+      if (this.#stop.signal.aborted) {
+        // Shutting down: the row goes back untried rather than counting a failure it did not have.
+        await this.#db.run("update notifications_deliveries set status = 'pending', lease_until = null where id = ? and status = 'sending' and lease_until = ?", [c.id, c.leaseUntil]);
+        return;
+      }
+      error = describe(err, this.#opts.timeoutMs);
+    }
+    await this.#record(c, { startedDate, durationMs: Date.now() - started, status, response, error });
+  }
+
+  async #message(event: EventRecord, endpoint: Endpoint): Promise<{ body: string; headers: Record<string, string> }> {
+    const created = parseTimestamp(event.createdDate).toISOString();
+    const payload = JSON.parse(event.payload) as Record<string, unknown>;
+    const body = endpoint.kind === 'discord'
+      ? discordMessage(event.name, payload, await this.#wording(event.name), created)
+      : JSON.stringify({ type: event.name, timestamp: created, data: payload });
+    const sentAt = new Date();
+    return {
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'community-platform-webhooks',
+        'webhook-id': event.messageId,
+        'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+        'webhook-signature': new Webhook(endpoint.secret).sign(event.messageId, sentAt, body),
+      },
+    };
+  }
+
+  /** The try is kept whatever happens to the row; the row moves only while our lease holds it. */
+  async #record(c: Claimed, attempt: { startedDate: string; durationMs: number; status: number | null; response: string; error: string | null }): Promise<void> {
+    const tries = c.attempts + 1;
+    const delays = this.#opts.retryDelaysSeconds;
+    const at = now();
+    await this.#db.transaction(async () => {
+      await NotificationsAttempt.insert(this.#db, { deliveryId: c.id, ...attempt, error: attempt.error?.slice(0, 500) ?? null });
+      const [status, next] = attempt.error === null ? ['delivered', at] : tries > delays.length ? ['failed', at] : ['pending', notBefore(delays[tries - 1]!)];
+      await this.#db.run(
+        `update notifications_deliveries set status = ?, attempts = ?, next_attempt_date = ?, last_status = ?, lease_until = null, updated_date = ?
+         where id = ? and status = 'sending' and lease_until = ?`,
+        [status, tries, next, attempt.status, at, c.id, c.leaseUntil]);
+    });
+  }
+}
+
+/** A stored time at least `seconds` from now: stored times keep whole seconds, so this one is rounded up. */
+function notBefore(seconds: number): string {
+  return toTimestamp(new Date(Date.now() + seconds * 1000 + 999));
+}
+
+/** At most `max` bytes of an answer's body; the rest is not read. */
+async function readSome(res: Response, max: number): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < max) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+  }
+  await reader.cancel().catch(() => undefined);
+  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
+}
+
+function describe(err: unknown, timeoutMs: number): string {
+  const e = err as Error & { cause?: { code?: string; message?: string } };
+  if (e.name === 'TimeoutError') return `No answer within ${timeoutMs} ms.`;
+  return e.cause?.code ? `${e.cause.code}: ${e.cause.message ?? e.message}` : e.message;
+}
