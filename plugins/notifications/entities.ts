@@ -43,6 +43,8 @@ export const NotificationsDelivery = defineEntity({
     attempts: p.integer(),
     nextAttemptDate: p.string().length(19),
     leaseUntil: p.string().length(19).nullable(),
+    /** A random token naming the round that claimed the row, so one statement claims a batch and one reads what it got. */
+    claim: p.string().length(32).nullable().index(),
     lastStatus: p.integer().nullable(),
     updatedDate: p.string().length(19),
   },

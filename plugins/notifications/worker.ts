@@ -4,6 +4,7 @@
  * leaves a lease that lapses and the row goes out again with the same `webhook-id` (at least once).
  * Each endpoint has its own bound of sends in flight, so a slow or dead one holds only its own slots.
  */
+import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { RoundLog } from '../../core/background.ts';
@@ -11,7 +12,7 @@ import type { Database } from '../../core/db.ts';
 import { countParam } from '../../core/db.ts';
 import { addSeconds, now, parseTimestamp, toTimestamp } from '../../core/format.ts';
 import { discordMessage, type Wording } from './discord.ts';
-import { NotificationsAttempt, NotificationsEndpoint, NotificationsEvent } from './entities.ts';
+import { NotificationsAttempt, NotificationsDelivery, NotificationsEndpoint, NotificationsEvent } from './entities.ts';
 
 export interface WorkerOptions {
   /** Sends in flight to one endpoint at most. */
@@ -36,7 +37,7 @@ interface Claimed {
   endpointId: number;
   eventId: number;
   attempts: number;
-  leaseUntil: string;
+  token: string;
 }
 
 /** The first rows due, at most this many per look. */
@@ -110,21 +111,28 @@ export class DeliveryWorker {
     const full = [...this.#inFlight].filter(([, n]) => n >= this.#opts.concurrency).map(([id]) => id);
     const at = now();
     const skip = full.length ? ` and endpoint_id not in (${full.map(() => '?').join(', ')})` : '';
-    const due = await this.#db.query<{ id: number; endpoint_id: number; event_id: number; attempts: number }>(
-      `select id, endpoint_id, event_id, attempts from notifications_deliveries where status = 'pending' and next_attempt_date <= ?${skip} order by next_attempt_date, id limit ?`,
+    const due = await this.#db.query<{ id: number; endpoint_id: number }>(
+      `select id, endpoint_id from notifications_deliveries where status = 'pending' and next_attempt_date <= ?${skip} order by next_attempt_date, id limit ?`,
       [at, ...full, countParam(BATCH)]);
-    const leaseUntil = addSeconds(at, this.#opts.leaseSeconds);
-    const claimed: Claimed[] = [];
+    const picked: number[] = [];
+    const slots = new Map(this.#inFlight);
     for (const row of due) {
-      const endpointId = Number(row.endpoint_id);
-      const busy = this.#inFlight.get(endpointId) ?? 0;
+      const busy = slots.get(Number(row.endpoint_id)) ?? 0;
       if (busy >= this.#opts.concurrency) continue;
-      const { affectedRows } = await this.#db.run(
-        "update notifications_deliveries set status = 'sending', lease_until = ?, updated_date = ? where id = ? and status = 'pending'", [leaseUntil, at, row.id]);
-      if (affectedRows === 0) continue;
-      this.#inFlight.set(endpointId, busy + 1);
-      claimed.push({ id: Number(row.id), endpointId, eventId: Number(row.event_id), attempts: Number(row.attempts), leaseUntil });
+      slots.set(Number(row.endpoint_id), busy + 1);
+      picked.push(Number(row.id));
     }
+    if (picked.length === 0) return;
+    // Conditional: rows another process claimed first are left out, and the token tells which are ours.
+    const leaseUntil = addSeconds(at, this.#opts.leaseSeconds);
+    const token = randomBytes(16).toString('hex');
+    await this.#db.run(
+      `update notifications_deliveries set status = 'sending', lease_until = ?, claim = ?, updated_date = ? where id in (${picked.map(() => '?').join(', ')}) and status = 'pending'`,
+      [leaseUntil, token, at, ...picked]);
+    const claimed: Claimed[] = (await NotificationsDelivery.select(this.#db, 'where claim = ?', [token])).map((d) => ({
+      id: d.id, endpointId: d.endpointId, eventId: d.eventId, attempts: d.attempts, token,
+    }));
+    for (const c of claimed) this.#inFlight.set(c.endpointId, (this.#inFlight.get(c.endpointId) ?? 0) + 1);
     if (claimed.length === 0) return;
     const ids = (list: number[]) => [...new Set(list)];
     const eventIds = ids(claimed.map((c) => c.eventId));
@@ -163,7 +171,7 @@ export class DeliveryWorker {
     } catch (err) {
       if (this.#stop.signal.aborted) {
         // Shutting down: the row goes back untried rather than counting a failure it did not have.
-        await this.#db.run("update notifications_deliveries set status = 'pending', lease_until = null where id = ? and status = 'sending' and lease_until = ?", [c.id, c.leaseUntil]);
+        await this.#db.run("update notifications_deliveries set status = 'pending', lease_until = null where id = ? and status = 'sending' and claim = ?", [c.id, c.token]);
         return;
       }
       error = describe(err, this.#opts.timeoutMs);
@@ -200,8 +208,8 @@ export class DeliveryWorker {
       const [status, next] = attempt.error === null ? ['delivered', at] : tries > delays.length ? ['failed', at] : ['pending', notBefore(delays[tries - 1]!)];
       await this.#db.run(
         `update notifications_deliveries set status = ?, attempts = ?, next_attempt_date = ?, last_status = ?, lease_until = null, updated_date = ?
-         where id = ? and status = 'sending' and lease_until = ?`,
-        [status, tries, next, attempt.status, at, c.id, c.leaseUntil]);
+         where id = ? and status = 'sending' and claim = ?`,
+        [status, tries, next, attempt.status, at, c.id, c.token]);
     });
   }
 }
