@@ -184,7 +184,8 @@ export function selectEnabled(loaded: LoadedFeature[], config: AppConfig): Loade
         : `The "${f.def.name}" feature requires the "${ref.feature}" feature, which is not installed.`);
     }
     for (const event of Object.keys(f.def.events ?? {})) {
-      if (!event.startsWith(`${f.def.name}.`)) throw new ConfigError(`The "${f.def.name}" feature declares the event "${event}"; its events' names start with "${f.def.name}.".`);
+      if (event.startsWith(`${f.def.name}.`)) continue;
+      throw new ConfigError(`The "${f.def.name}" feature declares the event "${event}"; its events' names start with "${f.def.name}.".`);
     }
     const { enabled: _on, package: _pkg, ...opts } = config.plugins[f.def.name] ?? {};
     f.options = f.def.options ? validate(f.def.options, opts, `plugins.${f.def.name}`) : opts;

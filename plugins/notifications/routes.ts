@@ -10,14 +10,18 @@ import {
 import { Type } from '@sinclair/typebox';
 import type { DeclaredEvent } from '../../core/events.ts';
 
-export async function notificationsRoutes(fastify: FastifyInstance, notifications: NotificationsService, settings: SettingsService, declared: () => DeclaredEvent[]): Promise<void> {
+export async function notificationsRoutes(
+  fastify: FastifyInstance, notifications: NotificationsService, settings: SettingsService, declared: () => DeclaredEvent[],
+): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
   const tags = ['admin'];
   const shown = (ts: string) => displayTimestamp(ts, settings.get().timezone);
   const endpoint = (e: EndpointView) => ({ ...e, id: String(e.id), createdDate: shown(e.createdDate) });
   const delivery = (d: DeliveryView) => ({
     id: String(d.id), endpointID: String(d.endpointId), messageID: d.messageId, event: d.event, status: d.status,
-    attempts: d.attempts.map((a) => ({ ...a, startedDate: shown(a.startedDate), durationMs: String(a.durationMs), status: a.status === null ? null : String(a.status) })),
+    attempts: d.attempts.map((a) => ({
+      ...a, startedDate: shown(a.startedDate), durationMs: String(a.durationMs), status: a.status === null ? null : String(a.status),
+    })),
     nextAttemptDate: shown(d.nextAttemptDate), createdDate: shown(d.createdDate),
   });
   const base = '/api/admin/notifications';
@@ -32,10 +36,14 @@ export async function notificationsRoutes(fastify: FastifyInstance, notification
   }, async () => (await notifications.endpoints()).map(endpoint));
 
   app.post(`${base}/endpoints`, {
-    schema: { tags, summary: 'Add an endpoint (its signing secret is made here)', body: CreateEndpointBody, response: { 201: EndpointRow }, errors: ['NOTIFICATION_UNKNOWN_EVENT'] },
+    schema: {
+      tags, summary: 'Add an endpoint (its signing secret is made here)', body: CreateEndpointBody, response: { 201: EndpointRow },
+      errors: ['NOTIFICATION_UNKNOWN_EVENT'],
+    },
   }, async (request, reply) => {
     const { name, kind = 'webhook', url, events = [], active } = request.body;
-    return reply.code(201).send(endpoint(await notifications.createEndpoint({ name, kind, url, events, active: active === undefined ? true : toBool(active) })));
+    const made = await notifications.createEndpoint({ name, kind, url, events, active: active === undefined ? true : toBool(active) });
+    return reply.code(201).send(endpoint(made));
   });
 
   app.get(`${base}/endpoints/:id`, {
@@ -43,7 +51,10 @@ export async function notificationsRoutes(fastify: FastifyInstance, notification
   }, async (request) => endpoint(await notifications.endpoint(Number(request.params.id))));
 
   app.patch(`${base}/endpoints/:id`, {
-    schema: { tags, summary: 'Change an endpoint', params: IdParams, body: UpdateEndpointBody, response: { 200: EndpointRow }, errors: [...NOT_FOUND, 'NOTIFICATION_UNKNOWN_EVENT'] },
+    schema: {
+      tags, summary: 'Change an endpoint', params: IdParams, body: UpdateEndpointBody, response: { 200: EndpointRow },
+      errors: [...NOT_FOUND, 'NOTIFICATION_UNKNOWN_EVENT'],
+    },
   }, async (request) => {
     const { active, ...rest } = request.body;
     return endpoint(await notifications.updateEndpoint(Number(request.params.id), { ...rest, active: active === undefined ? undefined : toBool(active) }));
@@ -57,7 +68,10 @@ export async function notificationsRoutes(fastify: FastifyInstance, notification
   });
 
   app.get(`${base}/endpoints/:id/deliveries`, {
-    schema: { tags, summary: 'An endpoint\'s newest deliveries with their attempts', params: IdParams, querystring: DeliveriesQuery, response: { 200: Type.Array(DeliveryRow) }, errors: NOT_FOUND },
+    schema: {
+      tags, summary: 'An endpoint\'s newest deliveries with their attempts', params: IdParams, querystring: DeliveriesQuery,
+      response: { 200: Type.Array(DeliveryRow) }, errors: NOT_FOUND,
+    },
   }, async (request) => (await notifications.deliveries(Number(request.params.id), request.query.limit ?? 50)).map(delivery));
 
   app.post(`${base}/endpoints/:id/test`, {
@@ -80,6 +94,9 @@ export async function notificationsRoutes(fastify: FastifyInstance, notification
   }, async () => notifications.templates());
 
   app.put(`${base}/templates/:event`, {
-    schema: { tags, summary: 'Change the wording of an event\'s announcement', params: EventParams, body: TemplateBody, response: { 200: TemplateRow }, errors: ['NOTIFICATION_UNKNOWN_EVENT'] },
+    schema: {
+      tags, summary: 'Change the wording of an event\'s announcement', params: EventParams, body: TemplateBody, response: { 200: TemplateRow },
+      errors: ['NOTIFICATION_UNKNOWN_EVENT'],
+    },
   }, async (request) => notifications.setTemplate(request.params.event, request.body.title, request.body.body));
 }

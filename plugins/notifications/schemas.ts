@@ -7,12 +7,19 @@ export const DeliveriesQuery = Type.Object({ limit: Type.Optional(Type.Integer({
 
 const endpointFields = {
   name: Type.String({ minLength: 1, maxLength: 64 }),
-  kind: Type.Union([Type.Literal('webhook'), Type.Literal('discord')], { description: 'webhook: signed JSON (Standard Webhooks); discord: an embed for a Discord webhook URL', default: 'webhook' }),
+  kind: Type.Union([Type.Literal('webhook'), Type.Literal('discord')], {
+    description: 'webhook: signed JSON (Standard Webhooks); discord: an embed for a Discord webhook URL', default: 'webhook',
+  }),
   url: Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) address the events are posted to' }),
-  events: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, description: 'declared event names (GET /api/admin/notifications/events)' }),
+  events: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+    maxItems: 100, description: 'declared event names (GET /api/admin/notifications/events)',
+  }),
   active: S.boolish(),
 };
-export const CreateEndpointBody = Type.Object({ ...endpointFields, kind: Type.Optional(endpointFields.kind), active: Type.Optional(endpointFields.active), events: Type.Optional(endpointFields.events) });
+export const CreateEndpointBody = Type.Object({
+  ...endpointFields,
+  kind: Type.Optional(endpointFields.kind), active: Type.Optional(endpointFields.active), events: Type.Optional(endpointFields.events),
+});
 export const UpdateEndpointBody = Type.Partial(Type.Object(endpointFields));
 
 export const EndpointRow = Type.Object({

@@ -6,14 +6,22 @@ import type { DeclaredEvent } from '../../core/events.ts';
 import { now } from '../../core/format.ts';
 import type { AttemptView, DeliveryView, EndpointInput, EndpointView, NotificationsService, TemplateView } from './contract.ts';
 import { BUILT_IN, type Wording, wordingFor } from './discord.ts';
-import { NotificationsAttempt, NotificationsDelivery, NotificationsEndpoint, NotificationsEvent, NotificationsTemplate } from './entities.ts';
+import { type Sql, sql } from '../../core/sql.ts';
+import { joined, type TableRecord } from '../../core/table.ts';
+import {
+  NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint as E, NotificationsEvent, NotificationsTemplate as T,
+} from './entities.ts';
 
-type Endpoint = ReturnType<typeof NotificationsEndpoint.fromRow>;
+type Endpoint = TableRecord<typeof E>;
+const VD = D.as('d');
+const VE = NotificationsEvent.as('e');
+const VIEW = joined({ d: VD, e: VE });
 
 export const TEST_EVENT = 'notifications.test';
 
 function view(e: Endpoint): EndpointView {
-  return { id: e.id, name: e.name, kind: e.kind, url: e.url, secret: e.secret, events: e.events.split(' ').filter(Boolean), active: e.active, createdDate: e.createdDate };
+  const { id, name, kind, url, secret, active, createdDate } = e;
+  return { id, name, kind, url, secret, events: e.events.split(' ').filter(Boolean), active, createdDate };
 }
 
 export class DbNotificationsService implements NotificationsService {
@@ -37,7 +45,7 @@ export class DbNotificationsService implements NotificationsService {
   async refresh(force = false): Promise<void> {
     if (!force && Date.now() - this.#loadedAt < this.#cacheMs) return;
     this.#loading ??= (async () => {
-      const active = await NotificationsEndpoint.select(this.#db, 'where active = ?', [1]);
+      const active = await E.select(this.#db, sql`where ${E.c.active} = ${1}`);
       const next = new Map<string, number[]>();
       for (const e of active) for (const name of view(e).events) next.set(name, [...(next.get(name) ?? []), e.id]);
       this.#subscribers = next;
@@ -59,8 +67,9 @@ export class DbNotificationsService implements NotificationsService {
 
   async #queue(name: string, payload: unknown, endpoints: number[]): Promise<number> {
     const at = now();
-    const eventId = await NotificationsEvent.insert(this.#db, { messageId: `msg_${randomUUID().replaceAll('-', '')}`, name, payload: JSON.stringify(payload), createdDate: at });
-    await NotificationsDelivery.insertMany(this.#db, endpoints.map((endpointId) => ({
+    const messageId = `msg_${randomUUID().replaceAll('-', '')}`;
+    const eventId = await NotificationsEvent.insert(this.#db, { messageId, name, payload: JSON.stringify(payload), createdDate: at });
+    await D.insertMany(this.#db, endpoints.map((endpointId) => ({
       eventId, endpointId, status: 'pending' as const, attempts: 0, nextAttemptDate: at, updatedDate: at,
     })));
     this.#db.afterCommit(() => this.onQueued());
@@ -68,11 +77,11 @@ export class DbNotificationsService implements NotificationsService {
   }
 
   async endpoints(): Promise<EndpointView[]> {
-    return (await NotificationsEndpoint.select(this.#db, 'order by id')).map(view);
+    return (await E.select(this.#db, sql`order by ${E.c.id}`)).map(view);
   }
 
   async endpoint(id: number): Promise<EndpointView> {
-    const e = await NotificationsEndpoint.find(this.#db, id);
+    const e = await E.find(this.#db, id);
     if (!e) throw new DomainError('NOTIFICATION_ENDPOINT_NOT_FOUND', `There is no endpoint ${id}.`);
     return view(e);
   }
@@ -80,7 +89,9 @@ export class DbNotificationsService implements NotificationsService {
   #checked(input: Partial<EndpointInput>): Omit<Partial<Endpoint>, 'id'> {
     const known = new Set([...this.#declared().map((e) => e.name)]);
     const unknown = input.events?.find((name) => !known.has(name));
-    if (unknown !== undefined) throw new DomainError('NOTIFICATION_UNKNOWN_EVENT', `events: no feature declares the event "${unknown}" (GET /api/admin/notifications/events lists them).`);
+    if (unknown !== undefined) {
+      throw new DomainError('NOTIFICATION_UNKNOWN_EVENT', `events: no feature declares the event "${unknown}" (see GET /api/admin/notifications/events).`);
+    }
     if (input.url !== undefined) {
       let url: URL | undefined;
       try { url = new URL(input.url); } catch { /* refused below */ }
@@ -93,7 +104,7 @@ export class DbNotificationsService implements NotificationsService {
   }
 
   async createEndpoint(input: EndpointInput): Promise<EndpointView> {
-    const id = await NotificationsEndpoint.insert(this.#db, {
+    const id = await E.insert(this.#db, {
       ...this.#checked(input), secret: `whsec_${randomBytes(24).toString('base64')}`, createdDate: now(),
     });
     await this.refresh(true);
@@ -102,7 +113,7 @@ export class DbNotificationsService implements NotificationsService {
 
   async updateEndpoint(id: number, input: Partial<EndpointInput>): Promise<EndpointView> {
     await this.endpoint(id);
-    await NotificationsEndpoint.update(this.#db, id, this.#checked(input));
+    await E.update(this.#db, id, this.#checked(input));
     await this.refresh(true);
     return this.endpoint(id);
   }
@@ -110,40 +121,41 @@ export class DbNotificationsService implements NotificationsService {
   async deleteEndpoint(id: number): Promise<void> {
     await this.endpoint(id);
     await this.#db.transaction(async () => {
-      await this.#db.run('delete from notifications_attempts where delivery_id in (select id from notifications_deliveries where endpoint_id = ?)', [id]);
-      await this.#db.run('delete from notifications_deliveries where endpoint_id = ?', [id]);
-      await this.#db.run('delete from notifications_endpoints where id = ?', [id]);
+      const A = NotificationsAttempt;
+      await this.#db.run(sql`delete from ${A} where ${A.c.deliveryId} in (select ${D.c.id} from ${D} where ${D.c.endpointId} = ${id})`);
+      await this.#db.run(sql`delete from ${D} where ${D.c.endpointId} = ${id}`);
+      await this.#db.run(sql`delete from ${E} where ${E.c.id} = ${id}`);
     });
     await this.refresh(true);
   }
 
-  async #views(where: string, params: unknown[]): Promise<DeliveryView[]> {
-    const rows = await this.#db.queryArrays(
-      `select ${NotificationsDelivery.qualifiedColumns('d')}, e.message_id, e.name, e.created_date from notifications_deliveries d
-       join notifications_events e on e.id = d.event_id ${where}`, params);
+  /** Deliveries (`d`) with their events (`e`) and attempts, `rest` saying which and in what order. */
+  async #views(rest: Sql): Promise<DeliveryView[]> {
+    const rows = await this.#db.queryArrays(sql`select ${VIEW.columns} from ${VD} join ${VE} on ${VE.c.id} = ${VD.c.eventId} ${rest}`);
     if (rows.length === 0) return [];
-    const deliveries = rows.map((r) => ({ d: NotificationsDelivery.fromArray(r), rest: r.slice(NotificationsDelivery.width) as string[] }));
+    const deliveries = rows.map(VIEW.read);
     const ids = deliveries.map(({ d }) => d.id);
-    const attempts = await NotificationsAttempt.select(this.#db, `where delivery_id in (${ids.map(() => '?').join(', ')}) order by id`, ids);
+    const A = NotificationsAttempt;
+    const attempts = await A.select(this.#db, sql`where ${A.c.deliveryId} in ${ids} order by ${A.c.id}`);
     const byDelivery = new Map<number, AttemptView[]>();
     for (const a of attempts) {
       const list = byDelivery.get(a.deliveryId) ?? [];
       list.push({ startedDate: a.startedDate, durationMs: a.durationMs, status: a.status, response: a.response, error: a.error });
       byDelivery.set(a.deliveryId, list);
     }
-    return deliveries.map(({ d, rest: [messageId, event, createdDate] }) => ({
-      id: d.id, endpointId: d.endpointId, messageId: messageId!, event: event!, status: d.status,
-      attempts: byDelivery.get(d.id) ?? [], nextAttemptDate: d.nextAttemptDate, createdDate: createdDate!,
+    return deliveries.map(({ d, e }) => ({
+      id: d.id, endpointId: d.endpointId, messageId: e.messageId, event: e.name, status: d.status,
+      attempts: byDelivery.get(d.id) ?? [], nextAttemptDate: d.nextAttemptDate, createdDate: e.createdDate,
     }));
   }
 
   async deliveries(endpointId: number, limit: number): Promise<DeliveryView[]> {
     await this.endpoint(endpointId);
-    return this.#views('where d.endpoint_id = ? order by d.id desc limit ?', [endpointId, countParam(limit)]);
+    return this.#views(sql`where ${VD.c.endpointId} = ${endpointId} order by ${VD.c.id} desc limit ${countParam(limit)}`);
   }
 
   async delivery(id: number): Promise<DeliveryView> {
-    const [found] = await this.#views('where d.id = ?', [id]);
+    const [found] = await this.#views(sql`where ${VD.c.id} = ${id}`);
     if (!found) throw new DomainError('NOTIFICATION_DELIVERY_NOT_FOUND', `There is no delivery ${id}.`);
     return found;
   }
@@ -152,8 +164,8 @@ export class DbNotificationsService implements NotificationsService {
     await this.delivery(id);
     const at = now();
     // Conditional: a row still queued or being sent is not queued twice.
-    const { affectedRows } = await this.#db.run(
-      "update notifications_deliveries set status = 'pending', next_attempt_date = ?, updated_date = ? where id = ? and status in ('delivered', 'failed')", [at, at, id]);
+    const { affectedRows } = await this.#db.run(sql`update ${D} set ${D.c.status} = 'pending', ${D.c.nextAttemptDate} = ${at}, ${D.c.updatedDate} = ${at}
+      where ${D.c.id} = ${id} and ${D.c.status} in ('delivered', 'failed')`);
     if (affectedRows === 0) throw new DomainError('NOTIFICATION_DELIVERY_QUEUED', `Delivery ${id} is already queued; it goes out by itself.`);
     this.onQueued();
     return this.delivery(id);
@@ -162,18 +174,18 @@ export class DbNotificationsService implements NotificationsService {
   async sendTest(endpointId: number): Promise<DeliveryView> {
     await this.endpoint(endpointId);
     const eventId = await this.#db.transaction(() => this.#queue(TEST_EVENT, { endpointId }, [endpointId]));
-    const [delivery] = await this.#views('where d.event_id = ?', [eventId]);
+    const [delivery] = await this.#views(sql`where ${VD.c.eventId} = ${eventId}`);
     return delivery!;
   }
 
   /** The wording a chat announcement of `event` uses now. */
   async wording(event: string): Promise<Wording> {
-    const [custom] = await NotificationsTemplate.select(this.#db, 'where event = ?', [event]);
+    const [custom] = await T.select(this.#db, sql`where ${T.c.event} = ${event}`);
     return custom ?? wordingFor(event);
   }
 
   async templates(): Promise<TemplateView[]> {
-    const custom = new Map((await NotificationsTemplate.select(this.#db)).map((t) => [t.event, t]));
+    const custom = new Map((await T.select(this.#db)).map((t) => [t.event, t]));
     const names = [...new Set([...this.#declared().map((e) => e.name), ...Object.keys(BUILT_IN)])];
     return names.map((event) => {
       const own = custom.get(event);
@@ -182,10 +194,12 @@ export class DbNotificationsService implements NotificationsService {
   }
 
   async setTemplate(event: string, title: string, body: string): Promise<TemplateView> {
-    if (!this.#declared().some((e) => e.name === event)) throw new DomainError('NOTIFICATION_UNKNOWN_EVENT', `event: no feature declares the event "${event}".`);
+    if (!this.#declared().some((e) => e.name === event)) {
+      throw new DomainError('NOTIFICATION_UNKNOWN_EVENT', `event: no feature declares the event "${event}".`);
+    }
     await this.#db.transaction(async () => {
-      await this.#db.run('delete from notifications_templates where event = ?', [event]);
-      if (title !== '' || body !== '') await NotificationsTemplate.insert(this.#db, { event, title, body });
+      await this.#db.run(sql`delete from ${T} where ${T.c.event} = ${event}`);
+      if (title !== '' || body !== '') await T.insert(this.#db, { event, title, body });
     });
     return (await this.templates()).find((t) => t.event === event)!;
   }

@@ -10,9 +10,11 @@ import { Webhook } from 'standardwebhooks';
 import { RoundLog } from '../../core/background.ts';
 import type { Database } from '../../core/db.ts';
 import { countParam } from '../../core/db.ts';
+import type { TableRecord } from '../../core/table.ts';
 import { addSeconds, now, parseTimestamp, toTimestamp } from '../../core/format.ts';
 import { discordMessage, type Wording } from './discord.ts';
-import { NotificationsAttempt, NotificationsDelivery, NotificationsEndpoint, NotificationsEvent } from './entities.ts';
+import { sql, where } from '../../core/sql.ts';
+import { NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint, NotificationsEvent } from './entities.ts';
 
 export interface WorkerOptions {
   /** Sends in flight to one endpoint at most. */
@@ -42,6 +44,7 @@ interface Claimed {
 
 /** The first rows due, at most this many per look. */
 const BATCH = 50;
+const DUE = D.pick('id', 'endpointId');
 
 export class DeliveryWorker {
   readonly #db: Database;
@@ -104,32 +107,31 @@ export class DeliveryWorker {
   /** Rows whose sender died (its lease lapsed) are pending again. */
   async #releaseLapsed(): Promise<void> {
     const at = now();
-    await this.#db.run("update notifications_deliveries set status = 'pending', lease_until = null, updated_date = ? where status = 'sending' and lease_until < ?", [at, at]);
+    await this.#db.run(sql`update ${D} set ${D.c.status} = 'pending', ${D.c.leaseUntil} = null, ${D.c.updatedDate} = ${at}
+      where ${D.c.status} = 'sending' and ${D.c.leaseUntil} < ${at}`);
   }
 
   async #round(): Promise<void> {
     const full = [...this.#inFlight].filter(([, n]) => n >= this.#opts.concurrency).map(([id]) => id);
     const at = now();
-    const skip = full.length ? ` and endpoint_id not in (${full.map(() => '?').join(', ')})` : '';
-    const due = await this.#db.query<{ id: number; endpoint_id: number }>(
-      `select id, endpoint_id from notifications_deliveries where status = 'pending' and next_attempt_date <= ?${skip} order by next_attempt_date, id limit ?`,
-      [at, ...full, countParam(BATCH)]);
+    const due = await this.#db.queryArrays(sql`select ${DUE.columns} from ${D}
+      ${where(sql`${D.c.status} = 'pending'`, sql`${D.c.nextAttemptDate} <= ${at}`, full.length > 0 && sql`${D.c.endpointId} not in ${full}`)}
+      order by ${D.c.nextAttemptDate}, ${D.c.id} limit ${countParam(BATCH)}`);
     const picked: number[] = [];
     const slots = new Map(this.#inFlight);
-    for (const row of due) {
-      const busy = slots.get(Number(row.endpoint_id)) ?? 0;
+    for (const { id, endpointId } of due.map(DUE.fromArray)) {
+      const busy = slots.get(endpointId) ?? 0;
       if (busy >= this.#opts.concurrency) continue;
-      slots.set(Number(row.endpoint_id), busy + 1);
-      picked.push(Number(row.id));
+      slots.set(endpointId, busy + 1);
+      picked.push(id);
     }
     if (picked.length === 0) return;
     // Conditional: rows another process claimed first are left out, and the token tells which are ours.
     const leaseUntil = addSeconds(at, this.#opts.leaseSeconds);
     const token = randomBytes(16).toString('hex');
-    await this.#db.run(
-      `update notifications_deliveries set status = 'sending', lease_until = ?, claim = ?, updated_date = ? where id in (${picked.map(() => '?').join(', ')}) and status = 'pending'`,
-      [leaseUntil, token, at, ...picked]);
-    const claimed: Claimed[] = (await NotificationsDelivery.select(this.#db, 'where claim = ?', [token])).map((d) => ({
+    await this.#db.run(sql`update ${D} set ${D.c.status} = 'sending', ${D.c.leaseUntil} = ${leaseUntil}, ${D.c.claim} = ${token},
+      ${D.c.updatedDate} = ${at} where ${D.c.id} in ${picked} and ${D.c.status} = 'pending'`);
+    const claimed: Claimed[] = (await D.select(this.#db, sql`where ${D.c.claim} = ${token}`)).map((d) => ({
       id: d.id, endpointId: d.endpointId, eventId: d.eventId, attempts: d.attempts, token,
     }));
     for (const c of claimed) this.#inFlight.set(c.endpointId, (this.#inFlight.get(c.endpointId) ?? 0) + 1);
@@ -138,8 +140,8 @@ export class DeliveryWorker {
     const eventIds = ids(claimed.map((c) => c.eventId));
     const endpointIds = ids(claimed.map((c) => c.endpointId));
     const [events, endpoints] = await Promise.all([
-      NotificationsEvent.select(this.#db, `where id in (${eventIds.map(() => '?').join(', ')})`, eventIds),
-      NotificationsEndpoint.select(this.#db, `where id in (${endpointIds.map(() => '?').join(', ')})`, endpointIds),
+      NotificationsEvent.select(this.#db, sql`where ${NotificationsEvent.c.id} in ${eventIds}`),
+      NotificationsEndpoint.select(this.#db, sql`where ${NotificationsEndpoint.c.id} in ${endpointIds}`),
     ]);
     const eventById = new Map(events.map((e) => [e.id, e]));
     const endpointById = new Map(endpoints.map((e) => [e.id, e]));
@@ -171,7 +173,8 @@ export class DeliveryWorker {
     } catch (err) {
       if (this.#stop.signal.aborted) {
         // Shutting down: the row goes back untried rather than counting a failure it did not have.
-        await this.#db.run("update notifications_deliveries set status = 'pending', lease_until = null where id = ? and status = 'sending' and claim = ?", [c.id, c.token]);
+        await this.#db.run(sql`update ${D} set ${D.c.status} = 'pending', ${D.c.leaseUntil} = null
+          where ${D.c.id} = ${c.id} and ${D.c.status} = 'sending' and ${D.c.claim} = ${c.token}`);
         return;
       }
       error = describe(err, this.#opts.timeoutMs);
@@ -199,17 +202,17 @@ export class DeliveryWorker {
   }
 
   /** The try is kept whatever happens to the row; the row moves only while our lease holds it. */
-  async #record(c: Claimed, attempt: { startedDate: string; durationMs: number; status: number | null; response: string; error: string | null }): Promise<void> {
+  async #record(c: Claimed, attempt: Omit<TableRecord<typeof NotificationsAttempt>, 'id' | 'deliveryId'>): Promise<void> {
     const tries = c.attempts + 1;
     const delays = this.#opts.retryDelaysSeconds;
     const at = now();
     await this.#db.transaction(async () => {
       await NotificationsAttempt.insert(this.#db, { deliveryId: c.id, ...attempt, error: attempt.error?.slice(0, 500) ?? null });
-      const [status, next] = attempt.error === null ? ['delivered', at] : tries > delays.length ? ['failed', at] : ['pending', notBefore(delays[tries - 1]!)];
-      await this.#db.run(
-        `update notifications_deliveries set status = ?, attempts = ?, next_attempt_date = ?, last_status = ?, lease_until = null, updated_date = ?
-         where id = ? and status = 'sending' and claim = ?`,
-        [status, tries, next, attempt.status, at, c.id, c.token]);
+      const [status, next] = attempt.error === null ? ['delivered', at]
+        : tries > delays.length ? ['failed', at] : ['pending', notBefore(delays[tries - 1]!)];
+      await this.#db.run(sql`update ${D} set ${D.c.status} = ${status}, ${D.c.attempts} = ${tries}, ${D.c.nextAttemptDate} = ${next},
+        ${D.c.lastStatus} = ${attempt.status}, ${D.c.leaseUntil} = null, ${D.c.updatedDate} = ${at}
+        where ${D.c.id} = ${c.id} and ${D.c.status} = 'sending' and ${D.c.claim} = ${c.token}`);
     });
   }
 }

@@ -17,7 +17,9 @@ async function receiver(t: { teardown(fn: () => unknown): void }, answer?: Answe
   return r;
 }
 
-async function endpoint(a: FastifyInstance, url: string, events = ['credits.changed'], extra: Record<string, unknown> = {}): Promise<{ id: string; secret: string }> {
+async function endpoint(
+  a: FastifyInstance, url: string, events = ['credits.changed'], extra: Record<string, unknown> = {},
+): Promise<{ id: string; secret: string }> {
   const res = await call(a, '/api/admin/notifications/endpoints', { body: { name: 'ERP', url, events, ...extra }, as: 'json' });
   if (res.statusCode !== 201) throw new Error(res.body);
   return res.json();
@@ -61,8 +63,14 @@ t.test('endpoints: created with a secret, changed, listed, deleted; bad input ch
   t.match(patched.json(), { active: false, events: ['users.created'], secret: made.secret });
 
   await expectErrors(t, a, [
-    { url: '/api/admin/notifications/endpoints', body: { name: 'x', url: 'https://x.example', events: ['store.nope'] }, status: 400, error: 'NOTIFICATION_UNKNOWN_EVENT', message: /store\.nope/ },
-    { url: '/api/admin/notifications/endpoints', body: { name: 'x', url: 'ftp://x.example', events: [] }, status: 400, error: 'VALIDATION_ERROR', message: /url/ },
+    {
+      url: '/api/admin/notifications/endpoints', body: { name: 'x', url: 'https://x.example', events: ['store.nope'] },
+      status: 400, error: 'NOTIFICATION_UNKNOWN_EVENT', message: /store\.nope/,
+    },
+    {
+      url: '/api/admin/notifications/endpoints', body: { name: 'x', url: 'ftp://x.example', events: [] },
+      status: 400, error: 'VALIDATION_ERROR', message: /url/,
+    },
     { url: '/api/admin/notifications/endpoints', body: { name: 'x', url: 'https://x.example', kind: 'slack' }, status: 400, error: 'VALIDATION_ERROR' },
     { url: '/api/admin/notifications/endpoints', body: { url: 'https://x.example' }, status: 400, error: 'VALIDATION_ERROR' },
     { url: `/api/admin/notifications/endpoints/${made.id}`, method: 'PATCH', body: { events: ['nope'] }, status: 400, error: 'NOTIFICATION_UNKNOWN_EVENT' },
