@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { ConfigError } from '../../core/config.ts';
 import type { EventName } from '../../core/events.ts';
 import { defineFeature } from '../../core/features.ts';
+import { notificationsSection } from './console.ts';
 import { notificationsRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -52,4 +53,5 @@ export default defineFeature({
     app.addHook('preClose', () => worker.stop());
     return notifications;
   },
+  console: [notificationsSection],
 });
