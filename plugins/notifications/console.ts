@@ -125,7 +125,8 @@ export const notificationsSection: ConsoleSection<unknown, DbNotificationsServic
           },
           ...(d.status === 'delivered' || d.status === 'failed'
             ? [{
-              kind: 'form' as const, id: 'redeliver', title: 'Redeliver', action: `${pages.base}/deliveries/${d.id}/redeliver`, submit: 'Send again', fields: [],
+              kind: 'form' as const, id: 'redeliver', title: 'Redeliver', action: `${pages.base}/deliveries/${d.id}/redeliver`,
+              submit: 'Send again', fields: [],
             }]
             : []),
         ],
