@@ -15,8 +15,8 @@ export const BUILT_IN: Record<string, Wording> = {
   'store.order.refunded': { title: 'Order refunded', body: 'Order #{{orderId}} of **{{username}}** was refunded.' },
   'payments.completed': { title: 'Payment received', body: '**{{amount}} {{currency}}** through {{gateway}} (order #{{orderId}}).' },
   'payments.reversed': { title: 'Payment {{kind}}', body: 'Payment {{paymentId}} through {{gateway}}: {{reclaimed}} credits taken back, {{debt}} owed.' },
-  'support.ticket.created': { title: 'New ticket #{{ticketId}}', body: 'A ticket was opened by account #{{accountId}}.' },
-  'support.ticket.replied': { title: 'Ticket #{{ticketId}} answered', body: 'A reply from account #{{accountId}} (staff: {{isAdmin}}).' },
+  'support.ticket.created': { title: 'New ticket #{{ticketId}}', body: '**{{username}}** asks: {{title}}' },
+  'support.ticket.replied': { title: 'Ticket #{{ticketId}} answered', body: '**{{username}}** replied (staff: {{isAdmin}}).' },
   'users.created': { title: 'New player', body: '**{{username}}** registered.' },
   'notifications.test': { title: 'Test announcement', body: 'Announcements reach this channel.' },
 };
@@ -53,7 +53,8 @@ function describeItem(item: Record<string, unknown>): string {
 }
 
 export function render(template: string, values: Record<string, string>): string {
-  return template.replace(/\{\{\s*([A-Za-z0-9_.]+)\s*\}\}/g, (_, name: string) => values[name] ?? '');
+  // Own values only: `{{constructor}}` must not reach what every object inherits.
+  return template.replace(/\{\{\s*([A-Za-z0-9_.]+)\s*\}\}/g, (_, name: string) => (Object.hasOwn(values, name) ? values[name]! : ''));
 }
 
 /** Discord's webhook body; mentions are off so a player's name cannot ping a channel. */

@@ -3,6 +3,7 @@ import { ConfigError } from '../../core/config.ts';
 import type { EventName } from '../../core/events.ts';
 import { defineFeature } from '../../core/features.ts';
 import { notificationsSection } from './console.ts';
+import { usersRef } from '../users/contract.ts';
 import { notificationsRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -39,8 +40,10 @@ export default defineFeature({
       throw new ConfigError('plugins.notifications.leaseSeconds must be longer than timeoutMs, or a slow send would be sent twice at once.');
     }
     const declared = () => events.declared();
-    const notifications = new DbNotificationsService(db, declared, opts.endpointsCacheSeconds);
-    const worker = new DeliveryWorker(db, opts, log, (event) => notifications.wording(event));
+    // Announcements name the player an event is about; users is optional, looked up when it runs.
+    const nameOf = async (id: number) => (await services.find(usersRef)?.findById(id))?.username;
+    const notifications = new DbNotificationsService(db, declared, opts.endpointsCacheSeconds, nameOf);
+    const worker = new DeliveryWorker(db, opts, log, (event, payload, created) => notifications.announcement(event, payload, created));
     notifications.onQueued = () => worker.wake();
     services.provide(notificationsRef, notifications);
     // Inside the emitting transaction: the event is queued with the change it tells of, or not at all.

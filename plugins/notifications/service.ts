@@ -5,7 +5,7 @@ import { DomainError } from '../../core/errors.ts';
 import type { DeclaredEvent } from '../../core/events.ts';
 import { now } from '../../core/format.ts';
 import type { AttemptView, DeliveryView, EndpointInput, EndpointView, NotificationsService, TemplateView } from './contract.ts';
-import { BUILT_IN, type Wording, wordingFor } from './discord.ts';
+import { BUILT_IN, discordMessage, wordingFor } from './discord.ts';
 import { type Sql, sql } from '../../core/sql.ts';
 import { joined, type TableRecord } from '../../core/table.ts';
 import {
@@ -28,6 +28,7 @@ export class DbNotificationsService implements NotificationsService {
   readonly #db: Database;
   readonly #declared: () => DeclaredEvent[];
   readonly #cacheMs: number;
+  readonly #nameOf: (userId: number) => Promise<string | undefined>;
   /** Event name → the active endpoints subscribed to it; read on every event, so kept in memory. */
   #subscribers = new Map<string, number[]>();
   #loadedAt = 0;
@@ -35,8 +36,9 @@ export class DbNotificationsService implements NotificationsService {
   /** Called after a commit that queued deliveries: the worker looks at the queue at once. */
   onQueued: () => void = () => undefined;
 
-  constructor(db: Database, declared: () => DeclaredEvent[], cacheSeconds: number) {
+  constructor(db: Database, declared: () => DeclaredEvent[], cacheSeconds: number, nameOf: (userId: number) => Promise<string | undefined>) {
     this.#db = db;
+    this.#nameOf = nameOf;
     this.#declared = declared;
     this.#cacheMs = cacheSeconds * 1000;
   }
@@ -178,10 +180,12 @@ export class DbNotificationsService implements NotificationsService {
     return delivery!;
   }
 
-  /** The wording a chat announcement of `event` uses now. */
-  async wording(event: string): Promise<Wording> {
+  /** A chat announcement's body in the wording `event` has now, naming the player when the event gives only an id. */
+  async announcement(event: string, payload: Record<string, unknown>, createdIso: string): Promise<string> {
     const [custom] = await T.select(this.#db, sql`where ${T.c.event} = ${event}`);
-    return custom ?? wordingFor(event);
+    const who = payload.username === undefined ? payload.accountId ?? payload.userId : undefined;
+    const username = typeof who === 'number' ? await this.#nameOf(who) : undefined;
+    return discordMessage(event, username === undefined ? payload : { ...payload, username }, custom ?? wordingFor(event), createdIso);
   }
 
   async templates(): Promise<TemplateView[]> {

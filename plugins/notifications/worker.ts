@@ -12,7 +12,6 @@ import type { Database } from '../../core/db.ts';
 import { countParam } from '../../core/db.ts';
 import type { TableRecord } from '../../core/table.ts';
 import { addSeconds, now, parseTimestamp, toTimestamp } from '../../core/format.ts';
-import { discordMessage, type Wording } from './discord.ts';
 import { sql, where } from '../../core/sql.ts';
 import { NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint, NotificationsEvent } from './entities.ts';
 
@@ -50,7 +49,7 @@ export class DeliveryWorker {
   readonly #db: Database;
   readonly #opts: WorkerOptions;
   readonly #rounds: RoundLog;
-  readonly #wording: (event: string) => Promise<Wording>;
+  readonly #announcement: (event: string, payload: Record<string, unknown>, createdIso: string) => Promise<string>;
   readonly #inFlight = new Map<number, number>();
   readonly #sends = new Set<Promise<void>>();
   readonly #stop = new AbortController();
@@ -58,11 +57,14 @@ export class DeliveryWorker {
   #running = false;
   #again = false;
 
-  constructor(db: Database, opts: WorkerOptions, log: FastifyBaseLogger, wording: (event: string) => Promise<Wording>) {
+  constructor(
+    db: Database, opts: WorkerOptions, log: FastifyBaseLogger,
+    announcement: (event: string, payload: Record<string, unknown>, createdIso: string) => Promise<string>,
+  ) {
     this.#db = db;
     this.#opts = opts;
     this.#rounds = new RoundLog(log, 'webhook delivery');
-    this.#wording = wording;
+    this.#announcement = announcement;
   }
 
   start(): void {
@@ -186,7 +188,7 @@ export class DeliveryWorker {
     const created = parseTimestamp(event.createdDate).toISOString();
     const payload = JSON.parse(event.payload) as Record<string, unknown>;
     const body = endpoint.kind === 'discord'
-      ? discordMessage(event.name, payload, await this.#wording(event.name), created)
+      ? await this.#announcement(event.name, payload, created)
       : JSON.stringify({ type: event.name, timestamp: created, data: payload });
     const sentAt = new Date();
     return {
