@@ -18,6 +18,7 @@ export const BUILT_IN: Record<string, Wording> = {
   'support.ticket.created': { title: 'New ticket #{{ticketId}}', body: '**{{username}}** asks: {{title}}' },
   'support.ticket.replied': { title: 'Ticket #{{ticketId}} answered', body: '**{{username}}** replied (staff: {{isAdmin}}).' },
   'users.created': { title: 'New player', body: '**{{username}}** registered.' },
+  'delivery.failed': { title: 'Delivery failed', body: '`{{command}}` for **{{username}}** (order #{{orderId}}): {{error}}' },
   'notifications.test': { title: 'Test announcement', body: 'Announcements reach this channel.' },
 };
 
