@@ -22,6 +22,8 @@ const options = Type.Object({
   leaseSeconds: Type.Integer({ minimum: 1, default: 60 }),
   /** How much of an endpoint's answer is kept with the attempt. */
   responseBytes: Type.Integer({ minimum: 0, default: 1024 }),
+  /** How long the worker waits after a wake-up, so that a busy spell's events are claimed and sent together. */
+  batchMs: Type.Integer({ minimum: 0, default: 50 }),
   /** How often the queue is looked at without a wake-up (retries come due, other processes' events, lapsed leases). */
   pollMs: Type.Integer({ minimum: 10, default: 1000 }),
   /** How long this process may go on using subscriptions another process changed. */
