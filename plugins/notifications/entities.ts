@@ -27,7 +27,7 @@ export const NotificationsEvent = defineEntity({
     messageId: p.string().length(40).unique(),
     name: p.string().length(100),
     payload: p.text(),
-    createdDate: p.string().length(19).index(),
+    createdDate: p.string().length(19),
   },
 });
 
@@ -38,18 +38,19 @@ export const NotificationsDelivery = defineEntity({
   properties: {
     id: p.integer().primary().autoincrement(),
     eventId: p.integer(),
-    endpointId: p.integer().index(),
+    endpointId: p.integer(),
     status: p.string().length(16).$type<'pending' | 'sending' | 'delivered' | 'failed'>(),
     attempts: p.integer(),
     nextAttemptDate: p.string().length(19),
     leaseUntil: p.string().length(19).nullable(),
-    /** A random token naming the round that claimed the row, so one statement claims a batch and one reads what it got. */
-    claim: p.string().length(32).nullable().index(),
+    /** A random token naming the look that claimed the row, so one statement claims a batch and one reads what it got. */
+    claim: p.string().length(32).nullable(),
     lastStatus: p.integer().nullable(),
     updatedDate: p.string().length(19),
   },
   uniques: [{ properties: ['eventId', 'endpointId'] }],
-  indexes: [{ properties: ['status', 'nextAttemptDate'] }],
+  // The first serves each endpoint's rows due; the second the sweep of lapsed leases.
+  indexes: [{ properties: ['endpointId', 'status', 'nextAttemptDate'] }, { properties: ['status', 'nextAttemptDate'] }],
 });
 
 /** Each try of a delivery: when, how long, and what the endpoint answered (the body cut short). */

@@ -14,7 +14,7 @@ import type { Database } from '../../core/db.ts';
 import { countParam } from '../../core/db.ts';
 import type { TableRecord } from '../../core/table.ts';
 import { addSeconds, now, parseTimestamp, toTimestamp } from '../../core/format.ts';
-import { sql, where } from '../../core/sql.ts';
+import { sql } from '../../core/sql.ts';
 import { NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint, NotificationsEvent } from './entities.ts';
 
 export interface WorkerOptions {
@@ -30,6 +30,8 @@ export interface WorkerOptions {
   responseBytes: number;
   /** How long a wake-up waits, so that the events of a busy spell are claimed together. */
   batchMs: number;
+  /** Event-loop utilization (0 to 1) above which a wake-up waits pollMs instead. */
+  yieldAbove: number;
   /** How often the queue is looked at without a wake-up (rows queued by other processes, retries come due, lapsed leases). */
   pollMs: number;
 }
@@ -45,9 +47,6 @@ interface Claimed {
   token: string;
 }
 
-/** The first rows due, at most this many per look. */
-const BATCH = 50;
-const DUE = D.pick('id', 'endpointId');
 
 export class DeliveryWorker {
   readonly #db: Database;
@@ -61,6 +60,7 @@ export class DeliveryWorker {
   #running = false;
   #again = false;
   #scheduled: NodeJS.Timeout | undefined;
+  #loopUse = performance.eventLoopUtilization();
 
   constructor(
     db: Database, opts: WorkerOptions, log: FastifyBaseLogger,
@@ -102,7 +102,19 @@ export class DeliveryWorker {
       this.#scheduled = undefined;
       this.#running = true;
       void this.#look();
-    }, this.#opts.batchMs);
+    }, this.#busy() ? this.#opts.pollMs : this.#opts.batchMs);
+  }
+
+  /**
+   * Whether the event loop was busier than `yieldAbove` since the last look: requests come first,
+   * so a saturated server sends a batch a poll instead of a batch per wake-up, and catches up once
+   * it has time (deliveries queue in the meantime; none is lost).
+   */
+  #busy(): boolean {
+    const now = performance.eventLoopUtilization();
+    const used = performance.eventLoopUtilization(now, this.#loopUse).utilization;
+    this.#loopUse = now;
+    return used > this.#opts.yieldAbove;
   }
 
   async #look(): Promise<void> {
@@ -125,18 +137,18 @@ export class DeliveryWorker {
   }
 
   async #round(): Promise<void> {
-    const full = [...this.#inFlight].filter(([, n]) => n >= this.#opts.concurrency).map(([id]) => id);
     const at = now();
-    const due = await this.#db.queryArrays(sql`select ${DUE.columns} from ${D}
-      ${where(sql`${D.c.status} = 'pending'`, sql`${D.c.nextAttemptDate} <= ${at}`, full.length > 0 && sql`${D.c.endpointId} not in ${full}`)}
-      order by ${D.c.nextAttemptDate}, ${D.c.id} limit ${countParam(BATCH)}`);
+    // Per endpoint with free slots, its first rows due (an index range each): a backlog of a
+    // slow endpoint is never read through to find another endpoint's rows.
+    const endpointIds = (await this.#db.queryArrays(sql`select ${NotificationsEndpoint.c.id} from ${NotificationsEndpoint}`)).map((r) => Number(r[0]));
     const picked: number[] = [];
-    const slots = new Map(this.#inFlight);
-    for (const { id, endpointId } of due.map(DUE.fromArray)) {
-      const busy = slots.get(endpointId) ?? 0;
-      if (busy >= this.#opts.concurrency) continue;
-      slots.set(endpointId, busy + 1);
-      picked.push(id);
+    for (const endpointId of endpointIds) {
+      const free = this.#opts.concurrency - (this.#inFlight.get(endpointId) ?? 0);
+      if (free <= 0) continue;
+      const due = await this.#db.queryArrays(sql`select ${D.c.id} from ${D}
+        where ${D.c.endpointId} = ${endpointId} and ${D.c.status} = 'pending' and ${D.c.nextAttemptDate} <= ${at}
+        order by ${D.c.nextAttemptDate}, ${D.c.id} limit ${countParam(free)}`);
+      for (const [id] of due) picked.push(Number(id));
     }
     if (picked.length === 0) return;
     // Conditional: rows another process claimed first are left out, and the token tells which are ours.
@@ -144,17 +156,16 @@ export class DeliveryWorker {
     const token = randomBytes(16).toString('hex');
     await this.#db.run(sql`update ${D} set ${D.c.status} = 'sending', ${D.c.leaseUntil} = ${leaseUntil}, ${D.c.claim} = ${token},
       ${D.c.updatedDate} = ${at} where ${D.c.id} in ${picked} and ${D.c.status} = 'pending'`);
-    const claimed: Claimed[] = (await D.select(this.#db, sql`where ${D.c.claim} = ${token}`)).map((d) => ({
+    const claimed: Claimed[] = (await D.select(this.#db, sql`where ${D.c.id} in ${picked} and ${D.c.claim} = ${token}`)).map((d) => ({
       id: d.id, endpointId: d.endpointId, eventId: d.eventId, attempts: d.attempts, token,
     }));
     for (const c of claimed) this.#inFlight.set(c.endpointId, (this.#inFlight.get(c.endpointId) ?? 0) + 1);
     if (claimed.length === 0) return;
     const ids = (list: number[]) => [...new Set(list)];
     const eventIds = ids(claimed.map((c) => c.eventId));
-    const endpointIds = ids(claimed.map((c) => c.endpointId));
     const [events, endpoints] = await Promise.all([
       NotificationsEvent.select(this.#db, sql`where ${NotificationsEvent.c.id} in ${eventIds}`),
-      NotificationsEndpoint.select(this.#db, sql`where ${NotificationsEndpoint.c.id} in ${endpointIds}`),
+      NotificationsEndpoint.select(this.#db, sql`where ${NotificationsEndpoint.c.id} in ${ids(claimed.map((c) => c.endpointId))}`),
     ]);
     const eventById = new Map(events.map((e) => [e.id, e]));
     const endpointById = new Map(endpoints.map((e) => [e.id, e]));
