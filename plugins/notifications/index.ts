@@ -24,8 +24,6 @@ const options = Type.Object({
   responseBytes: Type.Integer({ minimum: 0, default: 1024 }),
   /** How long the worker waits after a wake-up, so that a busy spell's events are claimed and sent together. */
   batchMs: Type.Integer({ minimum: 0, default: 50 }),
-  /** Event-loop utilization (0 to 1) above which the worker leaves the loop to requests: it then looks at the queue once a poll (1: never yields). */
-  yieldAbove: Type.Number({ minimum: 0, maximum: 1, default: 0.9 }),
   /** How often the queue is looked at without a wake-up (retries come due, other processes' events, lapsed leases). */
   pollMs: Type.Integer({ minimum: 10, default: 1000 }),
   /** How long this process may go on using subscriptions another process changed. */

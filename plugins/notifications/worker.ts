@@ -30,8 +30,6 @@ export interface WorkerOptions {
   responseBytes: number;
   /** How long a wake-up waits, so that the events of a busy spell are claimed together. */
   batchMs: number;
-  /** Event-loop utilization (0 to 1) above which a wake-up waits pollMs instead. */
-  yieldAbove: number;
   /** How often the queue is looked at without a wake-up (rows queued by other processes, retries come due, lapsed leases). */
   pollMs: number;
 }
@@ -60,7 +58,6 @@ export class DeliveryWorker {
   #running = false;
   #again = false;
   #scheduled: NodeJS.Timeout | undefined;
-  #loopUse = performance.eventLoopUtilization();
 
   constructor(
     db: Database, opts: WorkerOptions, log: FastifyBaseLogger,
@@ -102,19 +99,7 @@ export class DeliveryWorker {
       this.#scheduled = undefined;
       this.#running = true;
       void this.#look();
-    }, this.#busy() ? this.#opts.pollMs : this.#opts.batchMs);
-  }
-
-  /**
-   * Whether the event loop was busier than `yieldAbove` since the last look: requests come first,
-   * so a saturated server sends a batch a poll instead of a batch per wake-up, and catches up once
-   * it has time (deliveries queue in the meantime; none is lost).
-   */
-  #busy(): boolean {
-    const now = performance.eventLoopUtilization();
-    const used = performance.eventLoopUtilization(now, this.#loopUse).utilization;
-    this.#loopUse = now;
-    return used > this.#opts.yieldAbove;
+    }, this.#opts.batchMs);
   }
 
   async #look(): Promise<void> {
