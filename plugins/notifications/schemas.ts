@@ -22,37 +22,49 @@ export const CreateEndpointBody = Type.Object({
 });
 export const UpdateEndpointBody = Type.Partial(Type.Object(endpointFields));
 
+const EVENT = 'store.order.completed';
+const eventList = Type.Array(Type.String({ examples: [EVENT] }), { examples: [[EVENT, 'credits.changed']] });
+
 export const EndpointRow = Type.Object({
   id: S.idStr(),
-  name: S.str(),
-  kind: S.str('webhook or discord'),
-  url: S.str(),
-  secret: S.str('the signing key receivers verify with (whsec_…)'),
-  events: Type.Array(Type.String()),
+  name: S.example('ERP', 'a name for the console'),
+  kind: S.example('webhook', 'webhook or discord'),
+  url: S.example('https://erp.example.com/hooks/shop'),
+  secret: S.example('whsec_ZXhhbXBsZSBzaWduaW5nIGtleSBvbmx5', 'the signing key receivers verify with'),
+  events: eventList,
   active: Type.Boolean(),
   createdDate: S.dateStr(),
 });
 
 const Attempt = Type.Object({
   startedDate: S.dateStr(),
-  durationMs: S.str('milliseconds until the answer or the failure'),
-  status: S.strOrNull('the HTTP status, null when nothing came back'),
-  response: S.str('the start of the answer\'s body'),
-  error: S.strOrNull(),
+  durationMs: S.example('87', 'milliseconds until the answer or the failure'),
+  status: S.strOrNull('the HTTP status, null when nothing came back', '500'),
+  response: S.example('internal error', 'the start of the answer\'s body'),
+  error: S.strOrNull('why the attempt failed, null when it did not', 'The endpoint answered 500.'),
 });
 export const DeliveryRow = Type.Object({
   id: S.idStr(),
   endpointID: S.idStr(),
-  messageID: S.str('the webhook-id header, the same on every try and redelivery'),
-  event: S.str(),
-  status: S.str('pending, sending, delivered or failed'),
+  messageID: S.example('msg_4f8e2a9c1b7d4e6f8a0b2c4d6e8f0a1b', 'the webhook-id header, the same on every try and redelivery'),
+  event: S.example(EVENT),
+  status: S.example('delivered', 'pending, sending, delivered or failed'),
   attempts: Type.Array(Attempt),
   nextAttemptDate: S.dateStr(),
   createdDate: S.dateStr(),
 });
 
-export const EventRow = Type.Object({ name: S.str(), description: S.str(), feature: S.str() });
-export const TemplateRow = Type.Object({ event: S.str(), title: S.str(), body: S.str(), custom: Type.Boolean() });
+export const EventRow = Type.Object({
+  name: S.example(EVENT),
+  description: S.example('An order completed: a purchase paid from the balance or with money.'),
+  feature: S.example('store'),
+});
+export const TemplateRow = Type.Object({
+  event: S.example(EVENT),
+  title: S.example('New purchase'),
+  body: S.example('**{{username}}** bought {{items}} for **{{total}} {{currency}}**.'),
+  custom: Type.Boolean(),
+});
 export const TemplateBody = Type.Object({
   title: Type.String({ maxLength: 256, description: 'may name payload values: {{username}}; empty with an empty body: the built-in wording' }),
   body: Type.String({ maxLength: 4000 }),
