@@ -137,7 +137,8 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   server = await startServer(env);
   try {
     for (const note of await loadNotes()) {
-      notes.push(await note.measure(api));
+      const withKey = (list: BenchRequest[]) => list.map((r) => ({ ...r, headers: { 'x-api-key': key, ...r.headers } }));
+      notes.push(await note.measure(api, (list) => measure(base, withKey(list), server.proc.pid!)));
       console.log(`${kind} ${notes.at(-1)}`);
     }
   } finally {

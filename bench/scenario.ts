@@ -39,8 +39,12 @@ export interface Scenario {
  */
 export interface BenchNote {
   name: string;
-  measure(api: Api): Promise<string>;
+  /** `load` measures requests on the server as the scenarios are measured (the load generator on its own core). */
+  measure(api: Api, load: Load): Promise<string>;
 }
+
+/** One measurement of `requests` on the server: a warm-up second, then the run; CPU time per request in µs. */
+export type Load = (requests: BenchRequest[]) => Promise<{ rps: number; p50: number; p99: number; non2xx: number; cpuUs: number }>;
 
 export interface BaselineRoute {
   method: BenchRequest['method'];

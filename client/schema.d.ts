@@ -1702,6 +1702,198 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/notifications/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events an endpoint may subscribe to, as the enabled features declare them
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminNotificationsEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/notifications/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Webhook and Discord endpoints
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminNotificationsEndpoints"];
+        put?: never;
+        /**
+         * Add an endpoint (its signing secret is made here)
+         * @description Scope: `admin`.
+         */
+        post: operations["postAdminNotificationsEndpoints"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/notifications/endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One endpoint
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminNotificationsEndpointsById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an endpoint and its deliveries
+         * @description Scope: `admin`.
+         */
+        delete: operations["deleteAdminNotificationsEndpointsById"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an endpoint
+         * @description Scope: `admin`.
+         */
+        patch: operations["patchAdminNotificationsEndpointsById"];
+        trace?: never;
+    };
+    "/api/admin/notifications/endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's newest deliveries with their attempts
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminNotificationsEndpointsByIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/notifications/endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue a notifications.test event for this endpoint only
+         * @description Scope: `admin`.
+         */
+        post: operations["postAdminNotificationsEndpointsByIdTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/notifications/deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One delivery with its attempts
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminNotificationsDeliveriesById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/notifications/deliveries/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivered or failed delivery again (same webhook-id)
+         * @description Scope: `admin`.
+         */
+        post: operations["postAdminNotificationsDeliveriesByIdRedeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/notifications/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The wording of chat announcements, by event
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminNotificationsTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/notifications/templates/{event}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change the wording of an event's announcement
+         * @description Scope: `admin`.
+         */
+        put: operations["putAdminNotificationsTemplatesByEvent"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/payments/packages": {
         parameters: {
             query?: never;
@@ -15728,6 +15920,1460 @@ export interface operations {
                 };
             };
             /** @description The request cannot be carried out: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminNotificationsEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example store.order.completed */
+                        name: string;
+                        /** @example An order completed: a purchase paid from the balance or with money. */
+                        description: string;
+                        /** @example store */
+                        feature: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminNotificationsEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /**
+                         * @description a name for the console
+                         * @example ERP
+                         */
+                        name: string;
+                        /**
+                         * @description webhook or discord
+                         * @example webhook
+                         */
+                        kind: string;
+                        /** @example https://erp.example.com/hooks/shop */
+                        url: string;
+                        /**
+                         * @description the signing key receivers verify with
+                         * @example whsec_ZXhhbXBsZSBzaWduaW5nIGtleSBvbmx5
+                         */
+                        secret: string;
+                        /**
+                         * @example [
+                         *       "store.order.completed",
+                         *       "credits.changed"
+                         *     ]
+                         */
+                        events: string[];
+                        active: boolean;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        createdDate: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminNotificationsEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /**
+                     * @description webhook: signed JSON (Standard Webhooks); discord: an embed for a Discord webhook URL
+                     * @default webhook
+                     */
+                    kind?: "webhook" | "discord";
+                    /** @description http(s) address the events are posted to */
+                    url: string;
+                    /** @description declared event names (GET /api/admin/notifications/events) */
+                    events?: string[];
+                    active?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "application/x-www-form-urlencoded": {
+                    name: string;
+                    /**
+                     * @description webhook: signed JSON (Standard Webhooks); discord: an embed for a Discord webhook URL
+                     * @default webhook
+                     */
+                    kind?: "webhook" | "discord";
+                    /** @description http(s) address the events are posted to */
+                    url: string;
+                    /** @description declared event names (GET /api/admin/notifications/events) */
+                    events?: string[];
+                    active?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "multipart/form-data": {
+                    name: string;
+                    /**
+                     * @description webhook: signed JSON (Standard Webhooks); discord: an embed for a Discord webhook URL
+                     * @default webhook
+                     */
+                    kind?: "webhook" | "discord";
+                    /** @description http(s) address the events are posted to */
+                    url: string;
+                    /** @description declared event names (GET /api/admin/notifications/events) */
+                    events?: string[];
+                    active?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /**
+                         * @description a name for the console
+                         * @example ERP
+                         */
+                        name: string;
+                        /**
+                         * @description webhook or discord
+                         * @example webhook
+                         */
+                        kind: string;
+                        /** @example https://erp.example.com/hooks/shop */
+                        url: string;
+                        /**
+                         * @description the signing key receivers verify with
+                         * @example whsec_ZXhhbXBsZSBzaWduaW5nIGtleSBvbmx5
+                         */
+                        secret: string;
+                        /**
+                         * @example [
+                         *       "store.order.completed",
+                         *       "credits.changed"
+                         *     ]
+                         */
+                        events: string[];
+                        active: boolean;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        createdDate: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, NOTIFICATION_UNKNOWN_EVENT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminNotificationsEndpointsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /**
+                         * @description a name for the console
+                         * @example ERP
+                         */
+                        name: string;
+                        /**
+                         * @description webhook or discord
+                         * @example webhook
+                         */
+                        kind: string;
+                        /** @example https://erp.example.com/hooks/shop */
+                        url: string;
+                        /**
+                         * @description the signing key receivers verify with
+                         * @example whsec_ZXhhbXBsZSBzaWduaW5nIGtleSBvbmx5
+                         */
+                        secret: string;
+                        /**
+                         * @example [
+                         *       "store.order.completed",
+                         *       "credits.changed"
+                         *     ]
+                         */
+                        events: string[];
+                        active: boolean;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        createdDate: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: NOTIFICATION_ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteAdminNotificationsEndpointsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: NOTIFICATION_ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminNotificationsEndpointsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /**
+                     * @description webhook: signed JSON (Standard Webhooks); discord: an embed for a Discord webhook URL
+                     * @default webhook
+                     */
+                    kind?: "webhook" | "discord";
+                    /** @description http(s) address the events are posted to */
+                    url?: string;
+                    /** @description declared event names (GET /api/admin/notifications/events) */
+                    events?: string[];
+                    active?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "application/x-www-form-urlencoded": {
+                    name?: string;
+                    /**
+                     * @description webhook: signed JSON (Standard Webhooks); discord: an embed for a Discord webhook URL
+                     * @default webhook
+                     */
+                    kind?: "webhook" | "discord";
+                    /** @description http(s) address the events are posted to */
+                    url?: string;
+                    /** @description declared event names (GET /api/admin/notifications/events) */
+                    events?: string[];
+                    active?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "multipart/form-data": {
+                    name?: string;
+                    /**
+                     * @description webhook: signed JSON (Standard Webhooks); discord: an embed for a Discord webhook URL
+                     * @default webhook
+                     */
+                    kind?: "webhook" | "discord";
+                    /** @description http(s) address the events are posted to */
+                    url?: string;
+                    /** @description declared event names (GET /api/admin/notifications/events) */
+                    events?: string[];
+                    active?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /**
+                         * @description a name for the console
+                         * @example ERP
+                         */
+                        name: string;
+                        /**
+                         * @description webhook or discord
+                         * @example webhook
+                         */
+                        kind: string;
+                        /** @example https://erp.example.com/hooks/shop */
+                        url: string;
+                        /**
+                         * @description the signing key receivers verify with
+                         * @example whsec_ZXhhbXBsZSBzaWduaW5nIGtleSBvbmx5
+                         */
+                        secret: string;
+                        /**
+                         * @example [
+                         *       "store.order.completed",
+                         *       "credits.changed"
+                         *     ]
+                         */
+                        events: string[];
+                        active: boolean;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        createdDate: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, NOTIFICATION_UNKNOWN_EVENT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: NOTIFICATION_ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminNotificationsEndpointsByIdDeliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 42 */
+                        endpointID: string;
+                        /**
+                         * @description the webhook-id header, the same on every try and redelivery
+                         * @example msg_4f8e2a9c1b7d4e6f8a0b2c4d6e8f0a1b
+                         */
+                        messageID: string;
+                        /** @example store.order.completed */
+                        event: string;
+                        /**
+                         * @description pending, sending, delivered or failed
+                         * @example delivered
+                         */
+                        status: string;
+                        attempts: {
+                            /**
+                             * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                             * @example 2026-11-23 14:05:00
+                             */
+                            startedDate: string;
+                            /**
+                             * @description milliseconds until the answer or the failure
+                             * @example 87
+                             */
+                            durationMs: string;
+                            /**
+                             * @description the HTTP status, null when nothing came back
+                             * @example 500
+                             */
+                            status: string | null;
+                            /**
+                             * @description the start of the answer's body
+                             * @example internal error
+                             */
+                            response: string;
+                            /**
+                             * @description why the attempt failed, null when it did not
+                             * @example The endpoint answered 500.
+                             */
+                            error: string | null;
+                        }[];
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        nextAttemptDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        createdDate: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: NOTIFICATION_ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminNotificationsEndpointsByIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 42 */
+                        endpointID: string;
+                        /**
+                         * @description the webhook-id header, the same on every try and redelivery
+                         * @example msg_4f8e2a9c1b7d4e6f8a0b2c4d6e8f0a1b
+                         */
+                        messageID: string;
+                        /** @example store.order.completed */
+                        event: string;
+                        /**
+                         * @description pending, sending, delivered or failed
+                         * @example delivered
+                         */
+                        status: string;
+                        attempts: {
+                            /**
+                             * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                             * @example 2026-11-23 14:05:00
+                             */
+                            startedDate: string;
+                            /**
+                             * @description milliseconds until the answer or the failure
+                             * @example 87
+                             */
+                            durationMs: string;
+                            /**
+                             * @description the HTTP status, null when nothing came back
+                             * @example 500
+                             */
+                            status: string | null;
+                            /**
+                             * @description the start of the answer's body
+                             * @example internal error
+                             */
+                            response: string;
+                            /**
+                             * @description why the attempt failed, null when it did not
+                             * @example The endpoint answered 500.
+                             */
+                            error: string | null;
+                        }[];
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        nextAttemptDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        createdDate: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: NOTIFICATION_ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminNotificationsDeliveriesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 42 */
+                        endpointID: string;
+                        /**
+                         * @description the webhook-id header, the same on every try and redelivery
+                         * @example msg_4f8e2a9c1b7d4e6f8a0b2c4d6e8f0a1b
+                         */
+                        messageID: string;
+                        /** @example store.order.completed */
+                        event: string;
+                        /**
+                         * @description pending, sending, delivered or failed
+                         * @example delivered
+                         */
+                        status: string;
+                        attempts: {
+                            /**
+                             * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                             * @example 2026-11-23 14:05:00
+                             */
+                            startedDate: string;
+                            /**
+                             * @description milliseconds until the answer or the failure
+                             * @example 87
+                             */
+                            durationMs: string;
+                            /**
+                             * @description the HTTP status, null when nothing came back
+                             * @example 500
+                             */
+                            status: string | null;
+                            /**
+                             * @description the start of the answer's body
+                             * @example internal error
+                             */
+                            response: string;
+                            /**
+                             * @description why the attempt failed, null when it did not
+                             * @example The endpoint answered 500.
+                             */
+                            error: string | null;
+                        }[];
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        nextAttemptDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        createdDate: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: NOTIFICATION_DELIVERY_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminNotificationsDeliveriesByIdRedeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 42 */
+                        endpointID: string;
+                        /**
+                         * @description the webhook-id header, the same on every try and redelivery
+                         * @example msg_4f8e2a9c1b7d4e6f8a0b2c4d6e8f0a1b
+                         */
+                        messageID: string;
+                        /** @example store.order.completed */
+                        event: string;
+                        /**
+                         * @description pending, sending, delivered or failed
+                         * @example delivered
+                         */
+                        status: string;
+                        attempts: {
+                            /**
+                             * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                             * @example 2026-11-23 14:05:00
+                             */
+                            startedDate: string;
+                            /**
+                             * @description milliseconds until the answer or the failure
+                             * @example 87
+                             */
+                            durationMs: string;
+                            /**
+                             * @description the HTTP status, null when nothing came back
+                             * @example 500
+                             */
+                            status: string | null;
+                            /**
+                             * @description the start of the answer's body
+                             * @example internal error
+                             */
+                            response: string;
+                            /**
+                             * @description why the attempt failed, null when it did not
+                             * @example The endpoint answered 500.
+                             */
+                            error: string | null;
+                        }[];
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        nextAttemptDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        createdDate: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: NOTIFICATION_DELIVERY_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: NOTIFICATION_DELIVERY_QUEUED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminNotificationsTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example store.order.completed */
+                        event: string;
+                        /** @example New purchase */
+                        title: string;
+                        /** @example **{{username}}** bought {{items}} for **{{total}} {{currency}}**. */
+                        body: string;
+                        custom: boolean;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    putAdminNotificationsTemplatesByEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                event: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description may name payload values: {{username}}; empty with an empty body: the built-in wording */
+                    title: string;
+                    body: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description may name payload values: {{username}}; empty with an empty body: the built-in wording */
+                    title: string;
+                    body: string;
+                };
+                "multipart/form-data": {
+                    /** @description may name payload values: {{username}}; empty with an empty body: the built-in wording */
+                    title: string;
+                    body: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example store.order.completed */
+                        event: string;
+                        /** @example New purchase */
+                        title: string;
+                        /** @example **{{username}}** bought {{items}} for **{{total}} {{currency}}**. */
+                        body: string;
+                        custom: boolean;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, NOTIFICATION_UNKNOWN_EVENT */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;

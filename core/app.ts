@@ -165,6 +165,9 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   const services = new ServiceRegistry();
   services.provide(settingsRef, settings);
   const events = new EventBus(app.log, db);
+  for (const f of features) {
+    for (const [name, description] of Object.entries(f.def.events ?? {})) events.declare({ name, description, feature: f.def.name });
+  }
   const apiKeys = new ApiKeys(db, audit, env.API_KEY, config.apiKeys.cacheSeconds);
   services.provide(apiKeysRef, apiKeys);
   services.provide(auditRef, audit);

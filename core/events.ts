@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { TransactionScope } from './db.ts';
+import { compareCodeUnits } from './format.ts';
 
 /**
  * Domain events. Each feature adds its own events to this map from its contract.ts:
@@ -11,6 +12,14 @@ export interface EventMap {}
 export type EventName = keyof EventMap & string;
 type Listener<K extends EventName> = (payload: EventMap[K]) => void | Promise<void>;
 
+/** An event a feature declared (`events` in its definition), so listeners can offer it by name. */
+export interface DeclaredEvent {
+  name: string;
+  /** One line saying when it is emitted, shown to owners choosing what to subscribe to. */
+  description: string;
+  feature: string;
+}
+
 /**
  * A small typed bus. Two kinds of listener:
  * - `on`: runs after the emitting transaction commits (or at once outside one), never blocks or
@@ -21,12 +30,23 @@ type Listener<K extends EventName> = (payload: EventMap[K]) => void | Promise<vo
 export class EventBus {
   #after = new Map<string, Listener<never>[]>();
   #inside = new Map<string, Listener<never>[]>();
+  #declared = new Map<string, DeclaredEvent>();
   #log: FastifyBaseLogger;
   #scope: TransactionScope;
 
   constructor(log: FastifyBaseLogger, scope: TransactionScope) {
     this.#log = log;
     this.#scope = scope;
+  }
+
+  /** Called by the host for each enabled feature's `events` before any feature registers. */
+  declare(event: DeclaredEvent): void {
+    this.#declared.set(event.name, event);
+  }
+
+  /** Every declared event, by name: what a fan-out listener (webhooks) may subscribe to. */
+  declared(): DeclaredEvent[] {
+    return [...this.#declared.values()].sort((a, b) => compareCodeUnits(a.name, b.name));
   }
 
   on<K extends EventName>(name: K, listener: Listener<K>): void {

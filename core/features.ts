@@ -49,6 +49,11 @@ export interface FeatureDefinition<S extends TSchema = TSchema, Own = unknown> {
    */
   settings?: Record<string, SiteSetting>;
   /**
+   * The events this feature emits that others may offer by name (webhooks), with a line saying
+   * when each is emitted. Names start with `<name>.`; their payloads are typed in EventMap.
+   */
+  events?: Record<string, string>;
+  /**
    * Registers routes and provides services. What it returns stays the feature's own: the host
    * hands it only to the feature's console section.
    */
@@ -177,6 +182,10 @@ export function selectEnabled(loaded: LoadedFeature[], config: AppConfig): Loade
         ? `The "${f.def.name}" feature requires the "${ref.feature}" feature, which is disabled (plugins.${ref.feature}.enabled = false). Enable ` +
           `"${ref.feature}" or disable "${f.def.name}".`
         : `The "${f.def.name}" feature requires the "${ref.feature}" feature, which is not installed.`);
+    }
+    for (const event of Object.keys(f.def.events ?? {})) {
+      if (event.startsWith(`${f.def.name}.`)) continue;
+      throw new ConfigError(`The "${f.def.name}" feature declares the event "${event}"; its events' names start with "${f.def.name}.".`);
     }
     const { enabled: _on, package: _pkg, ...opts } = config.plugins[f.def.name] ?? {};
     f.options = f.def.options ? validate(f.def.options, opts, `plugins.${f.def.name}`) : opts;

@@ -24,6 +24,9 @@ export default defineFeature({
   options,
   entities,
   migrations,
+  events: {
+    'credits.changed': 'Credits moved: one ledger row (delta and balance after, in cents).',
+  },
   errors: { NOT_ENOUGH_CREDITS: 400, TARGET_USER_NOT_FOUND: 404, INVALID_TARGET: 400 },
   async register(app, { db, events, services, settings, metrics, options: opts }) {
     const maxBalance = parseMoney(opts.maxBalance);

@@ -110,3 +110,10 @@ export interface DeliveryService {
 }
 
 export const deliveryRef = createServiceRef<DeliveryService>('delivery');
+
+declare module '../../core/events.ts' {
+  interface EventMap {
+    /** Emitted inside the transaction that failed the command for good (a failed ack, or a lapsed lease, at maxTries). */
+    'delivery.failed': { queueId: number; serverId: number; orderId: number; userId: number; username: string; command: string; error: string };
+  }
+}

@@ -43,12 +43,13 @@ export default defineFeature({
   options,
   entities,
   migrations,
+  events: { 'delivery.failed': 'A command failed for good on a game server: its tries are used up.' },
   errors: { DELIVERY_SERVER_NOT_FOUND: 404, DELIVERY_COMMAND_NOT_FOUND: 404, DELIVERY_QUEUE_NOT_FOUND: 404 },
   async register(app, { db, events, services, settings, metrics, options: opts, log }) {
     const wakeups = new Wakeups();
     const users = services.get(usersRef);
     const delivery = new DbDeliveryService({
-      db, settings, store: services.get(storeRef), users, audit: services.get(auditRef), wakeups, lease: opts, watch: opts,
+      db, events, settings, store: services.get(storeRef), users, audit: services.get(auditRef), wakeups, lease: opts, watch: opts,
     });
     services.provide(deliveryRef, delivery);
     // Inside the buy's transaction: a buy that rolls back leaves no command behind.

@@ -8,6 +8,7 @@ import type { AuditLog } from '../../core/audit.ts';
 import { countParam, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
+import type { EventBus } from '../../core/events.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { empty, join, raw, sql, where, type Sql } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
@@ -110,6 +111,7 @@ const due = () => sql`${Q.status} = 'waiting' and (${Q.notBefore} is null or ${Q
 
 export class DbDeliveryService implements DeliveryService {
   readonly #db: Database;
+  readonly #events: EventBus;
   readonly #settings: SettingsService;
   readonly #store: StoreService;
   readonly #users: UsersService;
@@ -122,9 +124,12 @@ export class DbDeliveryService implements DeliveryService {
   /** The sweep wakes the servers whose delayed rows came due since this time. */
   #dueSince = now();
 
-  constructor(deps: { db: Database; settings: SettingsService; store: StoreService; users: UsersService; audit: AuditLog; wakeups: Wakeups; lease: LeaseOptions;
-    watch: { silentMinutes: number; stuckMinutes: number }; }) {
+  constructor(deps: {
+    db: Database; events: EventBus; settings: SettingsService; store: StoreService; users: UsersService; audit: AuditLog; wakeups: Wakeups;
+    lease: LeaseOptions; watch: { silentMinutes: number; stuckMinutes: number };
+  }) {
     this.#db = deps.db;
+    this.#events = deps.events;
     this.#settings = deps.settings;
     this.#store = deps.store;
     this.#users = deps.users;
@@ -361,10 +366,17 @@ export class DbDeliveryService implements DeliveryService {
    */
   async expireLeases(): Promise<number> {
     const at = now();
-    const { affectedRows } = await this.#db.run(sql`update ${DeliveryQueue}
-      set ${Q.status} = case when ${Q.tries} + 1 >= ${this.#lease.maxTries} then 'failed' else 'waiting' end, ${Q.tries} = ${Q.tries} + 1,
-       ${Q.leaseUntil} = null, ${Q.lastError} = ${'the lease ran out before an ack'}, ${Q.updatedDate} = ${at}
-       where ${Q.status} = 'claimed' and ${Q.leaseUntil} < ${at}`);
+    const { affectedRows } = await this.#db.transaction(async () => {
+      // Locked, so that of two instances sweeping at once only the one that fails a row tells of it.
+      const failing = await this.#db.query<{ id: number }>(sql`select ${Q.id} as id from ${DeliveryQueue}
+        where ${Q.status} = 'claimed' and ${Q.leaseUntil} < ${at} and ${Q.tries} + 1 >= ${this.#lease.maxTries}${raw(this.#db.forUpdate)}`);
+      const swept = await this.#db.run(sql`update ${DeliveryQueue}
+        set ${Q.status} = case when ${Q.tries} + 1 >= ${this.#lease.maxTries} then 'failed' else 'waiting' end, ${Q.tries} = ${Q.tries} + 1,
+         ${Q.leaseUntil} = null, ${Q.lastError} = ${'the lease ran out before an ack'}, ${Q.updatedDate} = ${at}
+         where ${Q.status} = 'claimed' and ${Q.leaseUntil} < ${at}`);
+      await this.#toldFailed(failing.map((r) => Number(r.id)));
+      return swept;
+    });
     if (affectedRows > 0) this.#wakeups.wakeAll();
     if (at > this.#dueSince) {
       const came = await this.#db.query<{ server_id: number }>(sql`select distinct ${Q.serverId} as server_id from ${DeliveryQueue}
@@ -468,8 +480,19 @@ export class DbDeliveryService implements DeliveryService {
              where ${Q.id} = ${id} and ${Q.serverId} = ${serverId} and ${Q.status} = 'claimed' and ${Q.leaseUntil} >= ${at}`);
         if (affectedRows === 1) settled.push(String(id));
       }
+      if (result === 'failed') await this.#toldFailed(settled.map(Number));
       return settled;
     });
+  }
+
+  /** Of these rows, those `failed` now are told to listeners (webhooks), in the transaction that failed them. */
+  async #toldFailed(ids: number[]): Promise<void> {
+    if (ids.length === 0) return;
+    for (const q of await DeliveryQueue.select(this.#db, sql`where ${Q.id} in ${ids} and ${Q.status} = 'failed'`)) {
+      await this.#events.emit('delivery.failed', {
+        queueId: q.id, serverId: q.serverId, orderId: q.orderId, userId: q.userId, username: q.username, command: q.command, error: q.lastError ?? '',
+      });
+    }
   }
 
   #queueRow(q: Queued): QueueRow {

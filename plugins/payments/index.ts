@@ -46,6 +46,10 @@ export default defineFeature({
   options,
   entities,
   migrations,
+  events: {
+    'payments.completed': 'A payment was completed at its gateway.',
+    'payments.reversed': 'A payment was refunded or disputed (kind), its credits taken back.',
+  },
   errors: {
     GATEWAY_UNAVAILABLE: 400, GATEWAY_ERROR: 502, INVALID_SIGNATURE: 400, INVALID_WEBHOOK: 400, UNKNOWN_PAYMENT: 400,
     AMOUNT_MISMATCH: 400, PACKAGE_NOT_FOUND: 404, PAYMENT_NOT_FOUND: 404, INVALID_CURRENCY: 400, INVALID_URL: 400,

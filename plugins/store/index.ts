@@ -19,6 +19,10 @@ export default defineFeature({
   entities,
   migrations,
   settings: storeSettings,
+  events: {
+    'store.order.completed': 'An order completed: a purchase paid from the balance or with money.',
+    'store.order.refunded': 'An order was refunded.',
+  },
   errors: {
     PRODUCT_NOT_FOUND: 404, CATEGORY_NOT_FOUND: 404, ORDER_NOT_FOUND: 404, INVALID_QUANTITY: 400, INSUFFICIENT_BALANCE: 400,
     OUT_OF_STOCK: 400, INVALID_VARIABLE: 400, REQUIRED_PRODUCT: 400, REQUIRED_LINKED_ACCOUNT: 400, DOWNGRADE_NOT_ALLOWED: 400,

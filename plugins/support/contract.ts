@@ -126,7 +126,7 @@ export const supportRef = createServiceRef<SupportService>('support');
 
 declare module '../../core/events.ts' {
   interface EventMap {
-    'support.ticket.created': { ticketId: number; accountId: number };
+    'support.ticket.created': { ticketId: number; accountId: number; title: string };
     'support.ticket.replied': { ticketId: number; messageId: number; accountId: number; isAdmin: boolean };
     'support.ticket.closed': { ticketId: number };
   }

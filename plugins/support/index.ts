@@ -13,6 +13,11 @@ export default defineFeature({
   requires: [usersRef],
   entities,
   migrations,
+  events: {
+    'support.ticket.created': 'A ticket was opened.',
+    'support.ticket.replied': 'A ticket was answered (isAdmin: by staff).',
+    'support.ticket.closed': 'A ticket was closed.',
+  },
   errors: { TICKET_NOT_FOUND: 404, TICKET_CLOSED: 400, CATEGORY_NOT_FOUND: 404, MESSAGE_NOT_FOUND: 404, ANSWER_NOT_FOUND: 404 },
   async register(app, { db, events, services, settings, metrics }) {
     const users = services.get(usersRef);

@@ -220,7 +220,7 @@ export class DbSupportService implements SupportService {
         updateDate: at, creationDate: at,
       });
       await SupportMessage.insert(this.#db, { ticketId, accountId, message: input.message, writeLocation: WRITTEN_BY_USER, creationDate: at });
-      await this.#events.emit('support.ticket.created', { ticketId, accountId });
+      await this.#events.emit('support.ticket.created', { ticketId, accountId, title: input.title });
       return ticketId;
     });
   }

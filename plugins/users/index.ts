@@ -19,6 +19,11 @@ export default defineFeature({
   options,
   entities,
   migrations,
+  events: {
+    'users.created': 'A user registered.',
+    'users.role.granted': 'A role was granted, or the expiry of a held role changed.',
+    'users.role.revoked': 'A role was revoked or expired.',
+  },
   errors: { USER_NOT_FOUND: 404, USERNAME_ALREADY_EXIST: 400, EMAIL_ALREADY_EXIST: 400, ROLE_NOT_FOUND: 404 },
   async register(app, ctx) {
     const { db, events, services, options: opts, log } = ctx;

@@ -14,6 +14,8 @@ import { EXAMPLEPAY_SECRET, checkoutConfig, checkoutState, holdStock, paidWebhoo
 import { checkDeliveries, pollers, queueDrained, seedDelivery } from './delivery.ts';
 import { flood, healthUntil } from './floods.ts';
 import { KEY, LISTED, ServerProcess, api, checkInvariants, seed, storm, type Outcome } from './storm.ts';
+import { startReceiver } from '../receiver.ts';
+import { WEBHOOK_CONFIG, ledgerMark, owed, subscribe } from './webhooks.ts';
 
 const seconds = Number(process.env.FAULT_SECONDS ?? 6);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -293,5 +295,44 @@ if (!haveMariaDb()) {
     t.strictSame(rounds.map((id) => [state.orders[id], state.statuses[id]]), rounds.map(() => [1, 'completed']), 'each purchase has one order');
     t.equal(state.commands, rounds.length, 'one command queued per purchase');
     t.equal(state.stock, 10 - rounds.length, 'one unit taken per purchase');
+  });
+
+  t.test('SIGKILL with webhook deliveries pending and in flight: after the restart every event reaches both endpoints', async (t) => {
+    const url = await db.database('webhooks');
+    const config = join(mkdtempSync(join(tmpdir(), 'faults-')), 'config.json');
+    writeFileSync(config, JSON.stringify(WEBHOOK_CONFIG));
+    const server = new ServerProcess(await freePort(), url, { CONFIG: config });
+    t.teardown(() => server.stop('SIGKILL'));
+    await server.start();
+    // Slow answers keep sends in flight and rows queued when the kill comes.
+    const receivers = [await startReceiver(() => ({ status: 200, delayMs: 150 })), await startReceiver(() => ({ status: 200, delayMs: 150 }))];
+    t.teardown(() => Promise.all(receivers.map((r) => r.close())));
+    const world = await seed(server.url);
+    const since = await ledgerMark(url);
+    await subscribe(server.url, receivers);
+
+    const timeline = (async () => {
+      await sleep(seconds * 300);
+      await server.stop('SIGKILL');
+      await sleep(300);
+      await server.start();
+      await sleep(seconds * 300);
+    })();
+    const outcomes = await storm(() => [server.url], world, 8, timeline, 41);
+    t.ok(outcomes.some((o) => o.status === 0), 'the kill cut requests off');
+    const before = await owed(url, since);
+    t.ok(before.undelivered > 0, `deliveries were still owed when the storm ended (${before.undelivered})`);
+
+    const deadline = Date.now() + 90_000;
+    let state = before;
+    while (Date.now() < deadline && (state.undelivered > 0 || receivers.some((r) => r.ids().size < state.events))) {
+      await sleep(250);
+      state = await owed(url, since);
+    }
+    t.equal(state.events, state.ledger, `every committed ledger row queued its event in its transaction (${state.ledger})`);
+    t.equal(state.undelivered, 0, `every delivery ended delivered (${state.statuses}, now ${new Date().toISOString()})`);
+    for (const [i, r] of receivers.entries()) {
+      t.equal(r.ids().size, state.events, `receiver ${i}: one distinct webhook-id per event (${r.received.length} requests, resends included)`);
+    }
   });
 }

@@ -178,3 +178,20 @@ t.test('a failed ack is handed out again only after a delay that grows with each
   t.equal((await call(app, `/api/admin/delivery/queue/${last.id}/redeliver`, { method: 'POST' })).statusCode, 200);
   t.match((await claim(app, { token: server.token })).json().commands, [{ id: last.id, tries: '0' }], 'a redelivered row goes out at once');
 });
+
+t.test('a command that fails for good, by a failed ack or a lapsed lease, emits delivery.failed once', async (t) => {
+  const app = await build(t, { features: DELIVERY_FEATURES, config: { plugins: { delivery: { leaseSeconds: 1, maxTries: 1, sweepMs: 50 } } } });
+  const { server, sword, rank, steve } = await shop(app);
+  const failed: unknown[] = [];
+  app.events.on('delivery.failed', (e) => { failed.push(e); });
+  await buy(app, { userID: steve, products: [sword, rank] });
+  const [swordRow, rankRow] = (await claim(app, { token: server.token, online: ['steve'] })).json().commands;
+  await ack(app, { token: server.token, ids: [swordRow.id], result: 'failed', message: 'Unknown command' });
+  await ack(app, { token: server.token, ids: [swordRow.id], result: 'failed', message: 'Unknown command' });
+  await sleep(2300);
+  t.match(failed, [
+    { queueId: Number(swordRow.id), serverId: Number(server.id), userId: steve, username: 'steve', command: 'give steve sword', error: 'Unknown command' },
+    { queueId: Number(rankRow.id), command: 'rank steve', error: 'the lease ran out before an ack' },
+  ]);
+  t.equal(failed.length, 2, 'once each');
+});

@@ -18,7 +18,7 @@ t.test('created, replied and closed events carry the ids, once per change', asyn
   await call(d.app, `/api/support/tickets/${id}/close`, { method: 'POST' });
   await settle();
   t.same(seen, [
-    ['created', { ticketId: id, accountId: d.player.id }],
+    ['created', { ticketId: id, accountId: d.player.id, title: 'Lost my items' }],
     ['replied', { ticketId: id, messageId: Number(staffReply), accountId: d.staff.id, isAdmin: true }],
     ['replied', { ticketId: id, messageId: Number(playerReply), accountId: d.player.id, isAdmin: false }],
     ['closed', { ticketId: id }],

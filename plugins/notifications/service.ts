@@ -1,0 +1,210 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Database } from '../../core/db.ts';
+import { countParam } from '../../core/db.ts';
+import { DomainError } from '../../core/errors.ts';
+import type { DeclaredEvent } from '../../core/events.ts';
+import { now } from '../../core/format.ts';
+import type { AttemptView, DeliveryView, EndpointInput, EndpointView, NotificationsService, TemplateView } from './contract.ts';
+import { BUILT_IN, discordMessage, wordingFor } from './discord.ts';
+import { type Sql, sql } from '../../core/sql.ts';
+import { joined, type TableRecord } from '../../core/table.ts';
+import {
+  NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint as E, NotificationsEvent, NotificationsTemplate as T,
+} from './entities.ts';
+
+type Endpoint = TableRecord<typeof E>;
+const VD = D.as('d');
+const VE = NotificationsEvent.as('e');
+const VIEW = joined({ d: VD, e: VE });
+
+export const TEST_EVENT = 'notifications.test';
+
+function view(e: Endpoint): EndpointView {
+  const { id, name, kind, url, secret, active, createdDate } = e;
+  return { id, name, kind, url, secret, events: e.events.split(' ').filter(Boolean), active, createdDate };
+}
+
+export class DbNotificationsService implements NotificationsService {
+  readonly #db: Database;
+  readonly #declared: () => DeclaredEvent[];
+  readonly #cacheMs: number;
+  readonly #nameOf: (userId: number) => Promise<string | undefined>;
+  /** Event name → the active endpoints subscribed to it; read on every event, so kept in memory. */
+  #subscribers = new Map<string, number[]>();
+  #loadedAt = 0;
+  #loading: Promise<void> | undefined;
+  /** Called after a commit that queued deliveries: the worker looks at the queue at once. */
+  onQueued: () => void = () => undefined;
+
+  constructor(db: Database, declared: () => DeclaredEvent[], cacheSeconds: number, nameOf: (userId: number) => Promise<string | undefined>) {
+    this.#db = db;
+    this.#nameOf = nameOf;
+    this.#declared = declared;
+    this.#cacheMs = cacheSeconds * 1000;
+  }
+
+  /** Reads the subscriptions again when they are older than the cache allows (another process may have changed them). */
+  async refresh(force = false): Promise<void> {
+    if (!force && Date.now() - this.#loadedAt < this.#cacheMs) return;
+    this.#loading ??= (async () => {
+      const active = await E.select(this.#db, sql`where ${E.c.active} = ${1}`);
+      const next = new Map<string, number[]>();
+      for (const e of active) for (const name of view(e).events) next.set(name, [...(next.get(name) ?? []), e.id]);
+      this.#subscribers = next;
+      this.#loadedAt = Date.now();
+    })().finally(() => { this.#loading = undefined; });
+    await this.#loading;
+  }
+
+  /**
+   * Runs inside the emitting transaction (an `onCommitting` listener): the event and its
+   * deliveries commit with the change or not at all, so a crash right after the commit loses nothing.
+   */
+  async enqueue(name: string, payload: unknown): Promise<void> {
+    if (Date.now() - this.#loadedAt >= this.#cacheMs) await this.refresh();
+    const endpoints = this.#subscribers.get(name);
+    if (!endpoints?.length) return;
+    await this.#queue(name, payload, endpoints);
+  }
+
+  async #queue(name: string, payload: unknown, endpoints: number[]): Promise<number> {
+    const at = now();
+    const messageId = `msg_${randomUUID().replaceAll('-', '')}`;
+    const eventId = await NotificationsEvent.insert(this.#db, { messageId, name, payload: JSON.stringify(payload), createdDate: at });
+    await D.insertMany(this.#db, endpoints.map((endpointId) => ({
+      eventId, endpointId, status: 'pending' as const, attempts: 0, nextAttemptDate: at, updatedDate: at,
+    })));
+    this.#db.afterCommit(() => this.onQueued());
+    return eventId;
+  }
+
+  async endpoints(): Promise<EndpointView[]> {
+    return (await E.select(this.#db, sql`order by ${E.c.id}`)).map(view);
+  }
+
+  async endpoint(id: number): Promise<EndpointView> {
+    const e = await E.find(this.#db, id);
+    if (!e) throw new DomainError('NOTIFICATION_ENDPOINT_NOT_FOUND', `There is no endpoint ${id}.`);
+    return view(e);
+  }
+
+  #checked(input: Partial<EndpointInput>): Omit<Partial<Endpoint>, 'id'> {
+    const known = new Set([...this.#declared().map((e) => e.name)]);
+    const unknown = input.events?.find((name) => !known.has(name));
+    if (unknown !== undefined) {
+      throw new DomainError('NOTIFICATION_UNKNOWN_EVENT', `events: no feature declares the event "${unknown}" (see GET /api/admin/notifications/events).`);
+    }
+    if (input.url !== undefined) {
+      let url: URL | undefined;
+      try { url = new URL(input.url); } catch { /* refused below */ }
+      if (url?.protocol !== 'https:' && url?.protocol !== 'http:') throw new DomainError('VALIDATION_ERROR', 'url: an http or https address is needed.');
+    }
+    return {
+      name: input.name, kind: input.kind, url: input.url, active: input.active,
+      events: input.events === undefined ? undefined : [...new Set(input.events)].join(' '),
+    };
+  }
+
+  async createEndpoint(input: EndpointInput): Promise<EndpointView> {
+    const id = await E.insert(this.#db, {
+      ...this.#checked(input), secret: `whsec_${randomBytes(24).toString('base64')}`, createdDate: now(),
+    });
+    await this.refresh(true);
+    return this.endpoint(id);
+  }
+
+  async updateEndpoint(id: number, input: Partial<EndpointInput>): Promise<EndpointView> {
+    await this.endpoint(id);
+    await E.update(this.#db, id, this.#checked(input));
+    await this.refresh(true);
+    return this.endpoint(id);
+  }
+
+  async deleteEndpoint(id: number): Promise<void> {
+    await this.endpoint(id);
+    await this.#db.transaction(async () => {
+      const A = NotificationsAttempt;
+      await this.#db.run(sql`delete from ${A} where ${A.c.deliveryId} in (select ${D.c.id} from ${D} where ${D.c.endpointId} = ${id})`);
+      await this.#db.run(sql`delete from ${D} where ${D.c.endpointId} = ${id}`);
+      await this.#db.run(sql`delete from ${E} where ${E.c.id} = ${id}`);
+    });
+    await this.refresh(true);
+  }
+
+  /** Deliveries (`d`) with their events (`e`) and attempts, `rest` saying which and in what order. */
+  async #views(rest: Sql): Promise<DeliveryView[]> {
+    const rows = await this.#db.queryArrays(sql`select ${VIEW.columns} from ${VD} join ${VE} on ${VE.c.id} = ${VD.c.eventId} ${rest}`);
+    if (rows.length === 0) return [];
+    const deliveries = rows.map(VIEW.read);
+    const ids = deliveries.map(({ d }) => d.id);
+    const A = NotificationsAttempt;
+    const attempts = await A.select(this.#db, sql`where ${A.c.deliveryId} in ${ids} order by ${A.c.id}`);
+    const byDelivery = new Map<number, AttemptView[]>();
+    for (const a of attempts) {
+      const list = byDelivery.get(a.deliveryId) ?? [];
+      list.push({ startedDate: a.startedDate, durationMs: a.durationMs, status: a.status, response: a.response, error: a.error });
+      byDelivery.set(a.deliveryId, list);
+    }
+    return deliveries.map(({ d, e }) => ({
+      id: d.id, endpointId: d.endpointId, messageId: e.messageId, event: e.name, status: d.status,
+      attempts: byDelivery.get(d.id) ?? [], nextAttemptDate: d.nextAttemptDate, createdDate: e.createdDate,
+    }));
+  }
+
+  async deliveries(endpointId: number, limit: number): Promise<DeliveryView[]> {
+    await this.endpoint(endpointId);
+    return this.#views(sql`where ${VD.c.endpointId} = ${endpointId} order by ${VD.c.id} desc limit ${countParam(limit)}`);
+  }
+
+  async delivery(id: number): Promise<DeliveryView> {
+    const [found] = await this.#views(sql`where ${VD.c.id} = ${id}`);
+    if (!found) throw new DomainError('NOTIFICATION_DELIVERY_NOT_FOUND', `There is no delivery ${id}.`);
+    return found;
+  }
+
+  async redeliver(id: number): Promise<DeliveryView> {
+    await this.delivery(id);
+    const at = now();
+    // Conditional: a row still queued or being sent is not queued twice.
+    const { affectedRows } = await this.#db.run(sql`update ${D} set ${D.c.status} = 'pending', ${D.c.nextAttemptDate} = ${at}, ${D.c.updatedDate} = ${at}
+      where ${D.c.id} = ${id} and ${D.c.status} in ('delivered', 'failed')`);
+    if (affectedRows === 0) throw new DomainError('NOTIFICATION_DELIVERY_QUEUED', `Delivery ${id} is already queued; it goes out by itself.`);
+    this.onQueued();
+    return this.delivery(id);
+  }
+
+  async sendTest(endpointId: number): Promise<DeliveryView> {
+    await this.endpoint(endpointId);
+    const eventId = await this.#db.transaction(() => this.#queue(TEST_EVENT, { endpointId }, [endpointId]));
+    const [delivery] = await this.#views(sql`where ${VD.c.eventId} = ${eventId}`);
+    return delivery!;
+  }
+
+  /** A chat announcement's body in the wording `event` has now, naming the player when the event gives only an id. */
+  async announcement(event: string, payload: Record<string, unknown>, createdIso: string): Promise<string> {
+    const [custom] = await T.select(this.#db, sql`where ${T.c.event} = ${event}`);
+    const who = payload.username === undefined ? payload.accountId ?? payload.userId : undefined;
+    const username = typeof who === 'number' ? await this.#nameOf(who) : undefined;
+    return discordMessage(event, username === undefined ? payload : { ...payload, username }, custom ?? wordingFor(event), createdIso);
+  }
+
+  async templates(): Promise<TemplateView[]> {
+    const custom = new Map((await T.select(this.#db)).map((t) => [t.event, t]));
+    const names = [...new Set([...this.#declared().map((e) => e.name), ...Object.keys(BUILT_IN)])];
+    return names.map((event) => {
+      const own = custom.get(event);
+      return { event, title: (own ?? wordingFor(event)).title, body: (own ?? wordingFor(event)).body, custom: own !== undefined };
+    });
+  }
+
+  async setTemplate(event: string, title: string, body: string): Promise<TemplateView> {
+    if (!this.#declared().some((e) => e.name === event)) {
+      throw new DomainError('NOTIFICATION_UNKNOWN_EVENT', `event: no feature declares the event "${event}".`);
+    }
+    await this.#db.transaction(async () => {
+      await this.#db.run(sql`delete from ${T} where ${T.c.event} = ${event}`);
+      if (title !== '' || body !== '') await T.insert(this.#db, { event, title, body });
+    });
+    return (await this.templates()).find((t) => t.event === event)!;
+  }
+}

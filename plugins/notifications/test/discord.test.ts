@@ -1,0 +1,75 @@
+/**
+ * Discord announcements, with a local HTTP server in Discord's place: a purchase and a new ticket
+ * as readable embeds, worded by the built-in templates or an owner's, and templates that only
+ * name values (nothing in them runs, and a player's name cannot ping a channel).
+ */
+import t from 'tap';
+import type { FastifyInstance } from 'fastify';
+import { build, call } from '../../../test/helper.ts';
+import { created, makeCategory, makeProduct, makeUser } from '../../../test/fixtures.ts';
+import { startReceiver, type Receiver } from '../../../test/receiver.ts';
+
+interface Embed { title: string; description: string; timestamp: string }
+
+async function discord(t: Parameters<typeof build>[0]): Promise<{ app: FastifyInstance; channel: Receiver }> {
+  const app = await build(t, {
+    features: ['users', 'credits', 'store', 'support', 'notifications'],
+    config: { plugins: { notifications: { pollMs: 100 } }, site: { currency: 'EUR' } },
+  });
+  // Discord answers a webhook post with 204.
+  const channel = await startReceiver(() => ({ status: 204 }));
+  t.teardown(() => channel.close());
+  await created(app, '/api/admin/notifications/endpoints', {
+    name: '#shop', kind: 'discord', url: channel.url, events: ['store.order.completed', 'support.ticket.created'],
+  }, 'json');
+  return { app, channel };
+}
+
+const message = (channel: Receiver, i: number) => JSON.parse(channel.received[i]!.body) as { embeds: Embed[]; allowed_mentions: unknown };
+
+t.test('a purchase and a new ticket are announced as embeds: who, what, how much', async (t) => {
+  const { app, channel } = await discord(t);
+  const ranks = await makeCategory(app, { name: 'Ranks' });
+  const vip = await makeProduct(app, { categoryID: ranks, name: 'VIP', price: '12.50' });
+  const steve = await makeUser(app, 'Steve', 10_000);
+  t.equal((await call(app, '/api/store/buy', { body: { userID: String(steve), products: [{ id: vip, quantity: 2 }] }, as: 'json' })).statusCode, 200);
+  await channel.waitFor(1);
+  const [embed] = message(channel, 0).embeds;
+  t.equal(embed!.title, 'New purchase');
+  t.equal(embed!.description, '**Steve** bought 2 × VIP for **25.00 EUR**.');
+  t.match(embed!.timestamp, /^\d{4}-\d\d-\d\dT/);
+  t.same(message(channel, 0).allowed_mentions, { parse: [] }, 'nobody is pinged');
+  t.equal(channel.received[0]!.headers['content-type'], 'application/json');
+
+  const category = (await call(app, '/api/admin/support/categories', { body: { name: 'Help' } })).json();
+  const ticket = await call(app, '/api/support/tickets', { body: { accountID: String(steve), categoryID: category.id, title: 'Rank', message: 'Where?' } });
+  t.equal(ticket.statusCode, 200);
+  await channel.waitFor(2);
+  t.match(message(channel, 1).embeds[0], { title: /^New ticket #\d+$/, description: '**Steve** asks: Rank' });
+});
+
+t.test('an owner\'s template words the announcement; it names values and runs nothing', async (t) => {
+  const { app, channel } = await discord(t);
+  const put = await call(app, '/api/admin/notifications/templates/store.order.completed', {
+    method: 'PUT', as: 'json',
+    body: { title: '{{username}} supports us', body: '{{items}} · {{total}} {{currency}} {{constructor}}{{__proto__}}#{process.exit()} {{ orderId }}' },
+  });
+  t.equal(put.statusCode, 200);
+  t.match(put.json(), { event: 'store.order.completed', custom: true });
+  const refused = await call(app, '/api/admin/notifications/templates/store.nothing', { method: 'PUT', as: 'json', body: { title: 'x', body: 'y' } });
+  t.equal(refused.statusCode, 400);
+  t.equal(refused.json().error, 'NOTIFICATION_UNKNOWN_EVENT');
+
+  const ranks = await makeCategory(app, { name: 'Ranks' });
+  const vip = await makeProduct(app, { categoryID: ranks, name: 'VIP', price: '3' });
+  const steve = await makeUser(app, '@everyone', 1_000);
+  const order = (await call(app, '/api/store/buy', { body: { userID: String(steve), products: [String(vip)] }, as: 'json' })).json();
+  await channel.waitFor(1);
+  const [embed] = message(channel, 0).embeds;
+  t.equal(embed!.title, '@everyone supports us');
+  t.equal(embed!.description, `1 × VIP · 3.00 EUR #{process.exit()} ${order.orderID}`, 'unknown and inherited names are empty, nothing else is read');
+  t.same(message(channel, 0).allowed_mentions, { parse: [] }, 'a name like @everyone pings nobody');
+
+  const reset = await call(app, '/api/admin/notifications/templates/store.order.completed', { method: 'PUT', as: 'json', body: { title: '', body: '' } });
+  t.match(reset.json(), { title: 'New purchase', custom: false }, 'empty goes back to the built-in wording');
+});

@@ -1,0 +1,218 @@
+import t from 'tap';
+import type { FastifyInstance } from 'fastify';
+import { build, call, onMysql, sharedDatabaseUrl } from '../../../test/helper.ts';
+import { expectErrors, makeUser, rowCount } from '../../../test/fixtures.ts';
+import { type Answer, startReceiver, verified, type Receiver } from '../../../test/receiver.ts';
+
+const FEATURES = ['users', 'credits', 'notifications'];
+const FAST = { retryDelaysSeconds: [1, 3], timeoutMs: 1000, leaseSeconds: 5, pollMs: 100 };
+
+async function app(t: Parameters<typeof build>[0], options: Record<string, unknown> = {}, databaseUrl?: string): Promise<FastifyInstance> {
+  return build(t, { features: FEATURES, config: { plugins: { notifications: { ...FAST, ...options } } }, databaseUrl });
+}
+
+async function receiver(t: { teardown(fn: () => unknown): void }, answer?: Answer): Promise<Receiver> {
+  const r = await startReceiver(answer);
+  t.teardown(() => r.close());
+  return r;
+}
+
+async function endpoint(
+  a: FastifyInstance, url: string, events = ['credits.changed'], extra: Record<string, unknown> = {},
+): Promise<{ id: string; secret: string }> {
+  const res = await call(a, '/api/admin/notifications/endpoints', { body: { name: 'ERP', url, events, ...extra }, as: 'json' });
+  if (res.statusCode !== 201) throw new Error(res.body);
+  return res.json();
+}
+
+function addCredits(a: FastifyInstance, username: string, amount = '1.00') {
+  return call(a, '/api/credits/add', { body: { target_username: username, amount } });
+}
+
+async function deliveries(a: FastifyInstance, endpointId: string): Promise<any[]> {
+  return (await call(a, `/api/admin/notifications/endpoints/${endpointId}/deliveries`)).json();
+}
+
+async function until<T>(what: () => Promise<T>, done: (v: T) => boolean, ms = 15000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await what();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`not reached within ${ms} ms: ${JSON.stringify(v).slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+t.test('the events registry lists what enabled features declare', async (t) => {
+  const a = await app(t);
+  const res = await call(a, '/api/admin/notifications/events');
+  t.equal(res.statusCode, 200);
+  const names = res.json().map((e: { name: string }) => e.name);
+  t.ok(names.includes('credits.changed') && names.includes('users.created') && names.includes('notifications.test'));
+  t.notOk(names.includes('store.order.completed'), 'a disabled feature\'s events are not offered');
+  t.match(res.json().find((e: { name: string }) => e.name === 'credits.changed'), { feature: 'credits', description: /Credits moved/ });
+});
+
+t.test('endpoints: created with a secret, changed, listed, deleted; bad input changes nothing', async (t) => {
+  const a = await app(t);
+  const made = await endpoint(a, 'https://erp.example/hook', ['credits.changed', 'users.created']);
+  t.match(made, { name: 'ERP', kind: 'webhook', url: 'https://erp.example/hook', events: ['credits.changed', 'users.created'], active: true });
+  t.match(made.secret, /^whsec_[A-Za-z0-9+/]{32}$/);
+  const patched = await call(a, `/api/admin/notifications/endpoints/${made.id}`, { method: 'PATCH', body: { active: 'false', events: ['users.created'] } });
+  t.equal(patched.statusCode, 200);
+  t.match(patched.json(), { active: false, events: ['users.created'], secret: made.secret });
+
+  await expectErrors(t, a, [
+    {
+      url: '/api/admin/notifications/endpoints', body: { name: 'x', url: 'https://x.example', events: ['store.nope'] },
+      status: 400, error: 'NOTIFICATION_UNKNOWN_EVENT', message: /store\.nope/,
+    },
+    {
+      url: '/api/admin/notifications/endpoints', body: { name: 'x', url: 'ftp://x.example', events: [] },
+      status: 400, error: 'VALIDATION_ERROR', message: /url/,
+    },
+    { url: '/api/admin/notifications/endpoints', body: { name: 'x', url: 'https://x.example', kind: 'slack' }, status: 400, error: 'VALIDATION_ERROR' },
+    { url: '/api/admin/notifications/endpoints', body: { url: 'https://x.example' }, status: 400, error: 'VALIDATION_ERROR' },
+    { url: `/api/admin/notifications/endpoints/${made.id}`, method: 'PATCH', body: { events: ['nope'] }, status: 400, error: 'NOTIFICATION_UNKNOWN_EVENT' },
+    { url: '/api/admin/notifications/endpoints/999', method: 'PATCH', body: { name: 'y' }, status: 404, error: 'NOTIFICATION_ENDPOINT_NOT_FOUND' },
+    { url: '/api/admin/notifications/endpoints/999/test', method: 'POST', status: 404, error: 'NOTIFICATION_ENDPOINT_NOT_FOUND' },
+    { url: '/api/admin/notifications/deliveries/999/redeliver', method: 'POST', status: 404, error: 'NOTIFICATION_DELIVERY_NOT_FOUND' },
+    { url: '/api/admin/notifications/endpoints/abc', status: 400, error: 'VALIDATION_ERROR' },
+  ]);
+  t.equal(await rowCount(a, 'notifications_endpoints'), 1, 'nothing refused was stored');
+  t.same((await call(a, `/api/admin/notifications/endpoints/${made.id}`)).json().events, ['users.created'], 'a refused change changed nothing');
+
+  t.equal((await call(a, `/api/admin/notifications/endpoints/${made.id}`, { method: 'DELETE' })).statusCode, 200);
+  t.same((await call(a, '/api/admin/notifications/endpoints')).json(), []);
+});
+
+t.test('a delivery is signed the Standard Webhooks way: good verifies, tampered and replayed do not', async (t) => {
+  const a = await app(t);
+  const r = await receiver(t);
+  const { id, secret } = await endpoint(a, r.url);
+  await makeUser(a, 'steve');
+  t.equal((await addCredits(a, 'steve', '12.50')).statusCode, 200);
+  const [got] = await r.waitFor(1);
+
+  const message = verified(secret, got!);
+  t.equal(message.type, 'credits.changed');
+  t.match(message.data, { delta: 1250, balance: 1250 });
+  t.match(got!.headers['webhook-id'], /^msg_[0-9a-f]{32}$/);
+  const [stored] = await until(() => deliveries(a, id), (d) => d[0]?.status === 'delivered');
+  t.equal(stored.messageID, got!.headers['webhook-id'], 'the webhook-id is the event\'s stored id');
+  t.match(stored.attempts, [{ status: '200', error: null }]);
+
+  t.throws(() => verified(secret, { ...got!, body: got!.body.replace('1250', '9999') }), /signature/i, 'a tampered body is refused');
+  t.throws(() => verified(`whsec_${Buffer.alloc(24, 1).toString('base64')}`, got!), /signature/i, 'another secret is refused');
+  const realNow = Date.now;
+  Date.now = () => realNow() + 10 * 60 * 1000;
+  try {
+    t.throws(() => verified(secret, got!), /too old/i, 'the same request replayed ten minutes later is refused');
+  } finally {
+    Date.now = realNow;
+  }
+  t.equal(r.received.length, 1, 'one event, one request');
+});
+
+t.test('an endpoint failing on purpose: retried with growing delays, each answer kept; a dead one ends failed and is redelivered by hand', async (t) => {
+  const a = await app(t, { responseBytes: 12 });
+  const flaky = await receiver(t, (n) => (n <= 2 ? { status: 500, body: 'internal server error, try later' } : { status: 204 }));
+  const dead = await receiver(t, () => ({ status: 503 }));
+  const ok = await endpoint(a, flaky.url);
+  const gone = await endpoint(a, dead.url);
+  await makeUser(a, 'steve');
+  await addCredits(a, 'steve');
+
+  const tries = await flaky.waitFor(3, 20000);
+  const gaps = [tries[1]!.at - tries[0]!.at, tries[2]!.at - tries[1]!.at];
+  t.ok(gaps[0]! >= 1000 && gaps[1]! >= 3000 && gaps[1]! > gaps[0]!, `the delays grow: ${gaps.join(' ms, ')} ms`);
+  t.equal(flaky.ids().size, 1, 'every try carries the same webhook-id');
+  const [d] = await until(() => deliveries(a, ok.id), (x) => x[0]?.status === 'delivered');
+  t.match(d.attempts, [
+    { status: '500', response: 'internal ser', error: /500/ },
+    { status: '500', response: 'internal ser' },
+    { status: '204', response: '', error: null },
+  ]);
+  for (const attempt of d.attempts) t.match(attempt.durationMs, /^\d+$/);
+
+  const [failed] = await until(() => deliveries(a, gone.id), (x) => x[0]?.status === 'failed', 20000);
+  t.equal(failed.attempts.length, 3, 'one try and the two retries configured');
+  t.equal(dead.received.length, 3);
+
+  dead.answer = () => ({ status: 200 });
+  const again = await call(a, `/api/admin/notifications/deliveries/${failed.id}/redeliver`, { method: 'POST' });
+  t.equal(again.statusCode, 202);
+  const queuedTwice = await call(a, `/api/admin/notifications/deliveries/${failed.id}/redeliver`, { method: 'POST' });
+  t.equal(queuedTwice.statusCode, 409, 'a delivery already queued is not queued again');
+  t.equal(queuedTwice.json().error, 'NOTIFICATION_DELIVERY_QUEUED');
+  await dead.waitFor(4);
+  const [redelivered] = await until(() => deliveries(a, gone.id), (x) => x[0]?.status === 'delivered');
+  t.equal(redelivered.attempts.length, 4);
+  t.equal(dead.ids().size, 1, 'the redelivery carries the event\'s webhook-id');
+});
+
+t.test('a slow endpoint slows neither the request nor the other endpoints', async (t) => {
+  const a = await app(t, { concurrency: 2, timeoutMs: 4000, leaseSeconds: 10 });
+  const slow = await receiver(t, () => ({ status: 200, delayMs: 3000 }));
+  const fast = await receiver(t);
+  await endpoint(a, slow.url);
+  await endpoint(a, fast.url);
+  await makeUser(a, 'steve');
+  const started = Date.now();
+  for (let i = 0; i < 6; i++) {
+    const begun = Date.now();
+    t.equal((await addCredits(a, 'steve')).statusCode, 200);
+    t.ok(Date.now() - begun < 1000, 'the request did not wait for the endpoints');
+  }
+  await fast.waitFor(6, 2500);
+  t.ok(Date.now() - started < 2500, `the fast endpoint had all six within ${Date.now() - started} ms`);
+  t.equal(slow.received.length, 2, 'the slow one holds only its own two slots');
+  await slow.waitFor(6, 15000);
+  t.equal(slow.ids().size, 6);
+});
+
+t.test('a test message from the admin API goes to that endpoint only', async (t) => {
+  const a = await app(t);
+  const r = await receiver(t);
+  const other = await receiver(t);
+  const { id, secret } = await endpoint(a, r.url, []);
+  await endpoint(a, other.url, ['notifications.test']);
+  const res = await call(a, `/api/admin/notifications/endpoints/${id}/test`, { method: 'POST' });
+  t.equal(res.statusCode, 202);
+  t.match(res.json(), { endpointID: id, event: 'notifications.test', status: /^(pending|sending|delivered)$/ });
+  const [got] = await r.waitFor(1);
+  t.match(verified(secret, got!), { type: 'notifications.test', data: { endpointId: Number(id) } });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal(other.received.length, 0);
+  t.match((await call(a, `/api/admin/notifications/deliveries/${res.json().id}`)).json(), { status: 'delivered' });
+});
+
+t.test('an inactive endpoint and one not subscribed get nothing; a rolled-back change queues nothing', async (t) => {
+  const a = await app(t);
+  const r = await receiver(t);
+  await endpoint(a, r.url, ['credits.changed'], { active: false });
+  await endpoint(a, r.url, ['users.created']);
+  await makeUser(a, 'steve');
+  t.equal((await addCredits(a, 'nobody')).statusCode, 404);
+  await addCredits(a, 'steve');
+  await r.waitFor(1);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.same(r.received.map((x) => JSON.parse(x.body).type), ['users.created']);
+  t.equal(await rowCount(a, 'notifications_events'), 1);
+});
+
+t.test('two server processes on one database send each event once', { skip: !onMysql && 'one server process serves a SQLite file' }, async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  // Without a cache, the second process sees the endpoints the first made at its next event.
+  const one = await app(t, { endpointsCacheSeconds: 0 }, url);
+  const two = await app(t, { endpointsCacheSeconds: 0 }, url);
+  const r = await receiver(t, () => ({ status: 200, delayMs: 20 }));
+  await endpoint(one, r.url);
+  await endpoint(one, r.url);
+  await makeUser(one, 'steve');
+  await Promise.all(Array.from({ length: 20 }, (_, i) => addCredits(i % 2 ? one : two, 'steve')));
+  await r.waitFor(40, 20000);
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.equal(r.received.length, 40, 'no delivery was sent twice');
+  t.equal(r.ids().size, 20);
+});

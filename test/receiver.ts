@@ -1,0 +1,80 @@
+/**
+ * A webhook receiver as an endpoint's owner would run one: a real HTTP server on 127.0.0.1 that
+ * keeps what arrives and verifies it with the Standard Webhooks library the server signs with.
+ * Shared by the notifications feature's tests, the fault suite and the bench.
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+
+export interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** Date.now() when the request's body had arrived. */
+  at: number;
+}
+
+/** How the receiver answers the nth request (from 1): a status and how long it waits first. */
+export type Answer = (n: number, req: Received) => { status: number; delayMs?: number; body?: string };
+
+export interface Receiver {
+  url: string;
+  received: Received[];
+  /** The distinct webhook-ids received. */
+  ids(): Set<string>;
+  /** Resolves once `count` requests have arrived (rejects after `ms`). */
+  waitFor(count: number, ms?: number): Promise<Received[]>;
+  answer: Answer;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(answer: Answer = () => ({ status: 200 })): Promise<Receiver> {
+  const received: Received[] = [];
+  const waiters: (() => void)[] = [];
+  const receiver: Receiver = {
+    url: '',
+    received,
+    answer,
+    ids: () => new Set(received.map((r) => String(r.headers['webhook-id']))),
+    async waitFor(count, ms = 15000) {
+      const deadline = Date.now() + ms;
+      while (received.length < count) {
+        if (Date.now() > deadline) throw new Error(`expected ${count} requests, ${received.length} arrived within ${ms} ms`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 50);
+        });
+      }
+      return received;
+    },
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const got = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      received.push(got);
+      for (const w of waiters.splice(0)) w();
+      const { status, delayMs = 0, body = '' } = receiver.answer(received.length, got);
+      setTimeout(() => res.writeHead(status, { 'content-type': 'text/plain' }).end(body), delayMs).unref();
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  return receiver;
+}
+
+/** What a receiver's owner does with a request: verify it with the endpoint's secret, throwing when it is not genuine or too old. */
+export function verified(secret: string, r: Pick<Received, 'headers' | 'body'>): { type: string; timestamp: string; data: Record<string, unknown> } {
+  const headers = {
+    'webhook-id': String(r.headers['webhook-id']),
+    'webhook-timestamp': String(r.headers['webhook-timestamp']),
+    'webhook-signature': String(r.headers['webhook-signature']),
+  };
+  return new Webhook(secret).verify(r.body, headers) as { type: string; timestamp: string; data: Record<string, unknown> };
+}
