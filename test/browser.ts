@@ -80,6 +80,14 @@ export async function signInByForm(app: FastifyInstance, username: string) {
  * The README's screenshots, written when SCREENSHOTS is set (`SCREENSHOTS=1 npm test`): an
  * ordinary test run leaves the checkout as it found it.
  */
+/** Signs in to the staff console in the browser, as staff of any feature's console pages do. */
+export async function consoleSignIn(page: Page, base: string, username: string, password = PASSWORD): Promise<void> {
+  await page.goto(`${base}/console/login`);
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
 export async function screenshot(page: Page, name: string): Promise<void> {
   if (!process.env.SCREENSHOTS) return;
   const dir = join(rootDir, 'docs/screenshots');

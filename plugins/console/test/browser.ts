@@ -3,16 +3,11 @@ import type { Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
 import { created, makeCategory, makeProduct } from '../../../test/fixtures.ts';
 import { call, type TestLike } from '../../../test/helper.ts';
-import { browse, grant, PASSWORD, register, role, serve } from '../../../test/browser.ts';
+import { browse, grant, register, role, serve } from '../../../test/browser.ts';
 
-export { browse, grant, hasChromium, PASSWORD, register, role, screenshot, serve, signInByForm, skipReason } from '../../../test/browser.ts';
-
-export async function signIn(page: Page, base: string, username: string, password = PASSWORD): Promise<void> {
-  await page.goto(`${base}/console/login`);
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
+export {
+  browse, consoleSignIn as signIn, grant, hasChromium, PASSWORD, register, role, screenshot, serve, signInByForm, skipReason,
+} from '../../../test/browser.ts';
 
 /** Waits for the page's notice to say `text` (the page before may still show an older one). */
 export async function notice(page: Page, text: RegExp): Promise<string> {

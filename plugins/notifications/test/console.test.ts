@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import type { Page } from 'playwright-core';
-import { axeViolations, browse, grant, hasChromium, PASSWORD, register, role, serve, skipReason } from '../../../test/browser.ts';
+import { axeViolations, browse, consoleSignIn, grant, hasChromium, register, role, serve, skipReason } from '../../../test/browser.ts';
 import { call } from '../../../test/helper.ts';
 import { startReceiver, verified } from '../../../test/receiver.ts';
 
@@ -20,10 +20,7 @@ t.test('the Webhooks section in chromium', { skip: hasChromium ? false : skipRea
   await grant(app, await register(app, 'Alice'), await role(app, 'Admin'));
   const page = await (await browse(t)).newPage();
   page.on('dialog', (dialog) => { void dialog.accept(); });
-  await page.goto(`${base}/console/login`);
-  await page.getByLabel('Username').fill('Alice');
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await consoleSignIn(page, base, 'Alice');
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Webhooks' }).click();
 
   const form = page.locator('#new-endpoint');

@@ -5,7 +5,7 @@
  */
 import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
-import { axeViolations, browse, grant, hasChromium, PASSWORD, register, role, serve, skipReason } from '../../../test/browser.ts';
+import { axeViolations, browse, consoleSignIn, grant, hasChromium, register, role, serve, skipReason } from '../../../test/browser.ts';
 import { buy, makeCategory, makeProduct, makeUser, read } from './fixtures.ts';
 
 const skip = hasChromium ? false : skipReason;
@@ -25,10 +25,7 @@ t.test('coupons, sales and gift cards made, watched and paused in the console', 
   const sword = await makeProduct(app, { categoryID: items, name: 'Sword', price: '4.00' });
   const page = await (await browse(t)).newPage();
   page.on('dialog', (dialog) => { void dialog.accept(); });
-  await page.goto(`${base}/console/login`);
-  await page.getByLabel('Username').fill('Alice');
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await consoleSignIn(page, base, 'Alice');
   await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
 
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Promotions' }).click();
