@@ -15553,6 +15553,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -15589,7 +15598,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The request cannot be carried out: SERVICE_UNAVAILABLE */
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -15883,6 +15892,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -15919,7 +15937,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The request cannot be carried out: SERVICE_UNAVAILABLE */
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;

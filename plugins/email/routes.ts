@@ -48,15 +48,16 @@ function mailLimiter(app: FastifyInstance, limits: MailLimits) {
 export async function emailRoutes(fastify: FastifyInstance, email: DbEmailService, limits: MailLimits): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
   const tags = ['email'];
+  // Without SMTP the mail feature is off in effect: decisions.md answers a disabled feature's route with NOT_FOUND.
   const mailing = () => {
-    if (!email.configured) throw new DomainError('SERVICE_UNAVAILABLE', 'This server sends no mail: SMTP is not set up.');
+    if (!email.configured) throw new DomainError('NOT_FOUND', 'This server sends no mail: SMTP is not set up.');
   };
   const preHandler = mailLimiter(fastify, limits);
 
   app.post('/api/email/password-reset', {
     schema: {
       tags, summary: 'Mail a password reset link to an account', body: MailLinkBody, response: { 200: Done },
-      errors: ['SERVICE_UNAVAILABLE', 'RATE_LIMITED'],
+      errors: ['NOT_FOUND', 'RATE_LIMITED'],
     },
     preHandler,
   }, async ({ body }) => {
@@ -88,7 +89,7 @@ export async function emailRoutes(fastify: FastifyInstance, email: DbEmailServic
   app.post('/api/email/verify/resend', {
     schema: {
       tags, summary: 'Mail a new verification link to an account still unverified', body: MailLinkBody, response: { 200: Done },
-      errors: ['SERVICE_UNAVAILABLE', 'RATE_LIMITED'],
+      errors: ['NOT_FOUND', 'RATE_LIMITED'],
     },
     preHandler,
   }, async ({ body }) => {

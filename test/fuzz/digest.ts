@@ -19,8 +19,12 @@ const statements = new WeakMap<Database, string[]>();
 
 /** Columns that count refused attempts or record a key's use. */
 const BOOKKEEPING = new Set(['failed_attempts', 'locked_until', 'last_used_at']);
-/** Tables that are bookkeeping whole: a rate limit's bucket appears with the first attempt. */
-const BOOKKEEPING_TABLES = new Set(['core_rate_limits']);
+/**
+ * Tables that are bookkeeping whole: a rate limit's bucket appears with the first attempt, and the
+ * webhook worker writes its deliveries' attempts in the background while requests run. The events
+ * a change queues (notifications_events) stay checked.
+ */
+const BOOKKEEPING_TABLES = new Set(['core_rate_limits', 'notifications_deliveries', 'notifications_attempts']);
 
 async function statementsFor(db: Database): Promise<string[]> {
   const known = statements.get(db);

@@ -30,6 +30,11 @@ export interface Seeded {
   commandId: string;
   queueId: string;
   chargebackCommandId: string;
+  endpointId: string;
+  notificationDeliveryId: string;
+  couponId: string;
+  giftCardId: string;
+  saleId: string;
 }
 
 /** One seeding call; anything but the expected status stops the run with the answer. */
@@ -96,10 +101,19 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
     userID: userId, packageID: packageId, gateway: 'stripe', returnURL: 'https://example.com/ok', cancelURL: 'https://example.com/no',
   })).data.paymentID;
 
+  // Nothing listens on the discard port: the test delivery fails and waits for its retry.
+  const endpointId = (await must(app, '/api/admin/notifications/endpoints', { name: `${tag} seed endpoint`, url: 'http://127.0.0.1:9/hook' })).id;
+  const notificationDeliveryId = (await must(app, `/api/admin/notifications/endpoints/${endpointId}/test`, {})).id;
+  const couponId = (await must(app, '/api/admin/promotions/coupons', { code: `${tag}-seed`, kind: 'percent', value: '10' })).id;
+  const giftCardId = (await must(app, '/api/admin/promotions/gift-cards', { amount: '5.00' })).id;
+  // A sale in the future: it prices nothing the fuzzer buys.
+  const saleId = (await must(app, '/api/admin/promotions/sales',
+    { name: `${tag} seed sale`, percent: '10', startDate: '2030-01-01 00:00:00', endDate: '2030-02-01 00:00:00' })).id;
+
   return {
     userId, username, otherUsername, roleId, storeCategoryId, productId, supportCategoryId, answerId,
     ticketId, closableTicketId, messageId, serverId, itemId: items.at(-1)!.id, voteLinkId, chatUserId, token, packageId, paymentId,
-    orderId, deliveryServerId, commandId, queueId: queued.id, chargebackCommandId,
+    orderId, deliveryServerId, commandId, queueId: queued.id, chargebackCommandId, endpointId, notificationDeliveryId, couponId, giftCardId, saleId,
   };
 }
 
@@ -120,6 +134,12 @@ function idFor(seeded: Seeded, path: string): string {
     case 'items': return seeded.itemId;
     case 'packages': return seeded.packageId;
     case 'chargeback-commands': return seeded.chargebackCommandId;
+    case 'endpoints': return seeded.endpointId;
+    case 'deliveries': return seeded.notificationDeliveryId;
+    case 'coupons': return seeded.couponId;
+    case 'gift-cards': return seeded.giftCardId;
+    case 'sales': return seeded.saleId;
+    case 'gift-card-products': return seeded.productId;
     default: throw new Error(`no seeded thing for {id} in ${path}`);
   }
 }

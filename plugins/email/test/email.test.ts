@@ -291,11 +291,11 @@ t.test('the API: a reset and a verification by token for other front ends; bad i
   t.equal(login.statusCode, 200);
 });
 
-t.test('the API without SMTP: asking for a link is refused as unavailable', async (t) => {
+t.test('the API without SMTP: asking for a link is refused as a feature that is off', async (t) => {
   const app = await build(t, { features: ['users', 'auth', 'email'] });
   const res = await call(app, '/api/email/password-reset', { body: { login: 'steve' }, as: 'json' });
-  t.equal(res.statusCode, 503);
-  t.equal(res.json().error, 'SERVICE_UNAVAILABLE');
+  t.equal(res.statusCode, 404);
+  t.match(res.json(), { error: 'NOT_FOUND', message: /SMTP is not set up/ });
   t.equal(await rowCount(app, 'email_outbox'), 0);
 });
 
