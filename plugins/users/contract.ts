@@ -202,7 +202,8 @@ export interface UsersService {
   /** Why a role is privileged (the reason it was marked with), or undefined when it is not. */
   privilegeOf(role: Pick<Role, 'slug'>): string | undefined;
   /** Removes a held role; false if the user did not hold it. */
-  revokeRole(userId: number, roleId: number): Promise<boolean>;
+  /** With `by`, a privileged role is taken away only by an admin (FORBIDDEN otherwise). */
+  revokeRole(userId: number, roleId: number, by?: Grantor): Promise<boolean>;
 }
 
 /**

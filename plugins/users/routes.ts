@@ -26,15 +26,6 @@ const PRIVILEGED_NOTE = 'A privileged role (one that opens the staff console, or
 /** A key with the admin scope acts for an admin: it may grant a privileged role. */
 const grantor = (request: FastifyRequest): Grantor => ({ admin: request.apiKey?.scopes.includes('admin') ?? false });
 
-/** Taking a privileged role away (or moving it to another) needs the admin scope too: a narrower key could lock staff out. */
-async function requireTakeable(users: DbUsersService, roleId: number, by: Grantor): Promise<void> {
-  const role = await users.getRole(roleId);
-  const reason = role && users.privilegeOf(role);
-  if (reason !== undefined && !by.admin) {
-    throw new DomainError('FORBIDDEN', `Role ${role!.id} (${role!.name}) ${reason}: only an admin may take it away (an API key with the admin scope).`);
-  }
-}
-
 /** The profile as api.md shows it, with the fields other features add (`credit`); USER_NOT_FOUND when there is none. */
 export async function profileOf(users: DbUsersService, by: { id: number } | { username: string }, { settings }: Ctx): Promise<typeof ProfileRow.static> {
   const profile = await users.findProfile(by);
@@ -102,7 +93,6 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
     },
   }, async (request) => {
     const { params: { userId, role }, body } = request;
-    if (body.roleID !== Number(role)) await requireTakeable(users, Number(role), grantor(request));
     return roleRows(await users.moveRole(Number(userId), Number(role), body.roleID, parseExpiry(body.expiryDate, settings.get().timezone), grantor(request)));
   });
 
@@ -112,8 +102,7 @@ export async function userRoutes(fastify: FastifyInstance, users: DbUsersService
   }, async (request) => {
     const { userId, role } = request.params;
     const { id } = await users.requireById(Number(userId));
-    await requireTakeable(users, Number(role), grantor(request));
-    if (!await users.revokeRole(id, Number(role))) throw new DomainError('ROLE_NOT_FOUND', `User ${id} does not hold role ${role}.`);
+    if (!await users.revokeRole(id, Number(role), grantor(request))) throw new DomainError('ROLE_NOT_FOUND', `User ${id} does not hold role ${role}.`);
     return roleRows(await users.rolesOf(id));
   });
 }

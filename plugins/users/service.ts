@@ -357,6 +357,15 @@ export class DbUsersService implements UsersService {
     return role;
   }
 
+  /** FORBIDDEN when the role is privileged and `by` is no admin: taking it away could lock staff out. */
+  async #takeable(roleId: number, by: Grantor): Promise<void> {
+    const role = await this.getRole(roleId);
+    const reason = role && this.privilegeOf(role);
+    if (reason !== undefined && !by.admin) {
+      throw new DomainError('FORBIDDEN', `Role ${role!.id} (${role!.name}) ${reason}: only an admin may take it away (an API key with the admin scope).`);
+    }
+  }
+
   async grantRole(userId: number, roleId: number, expiryDate: string = PERMANENT, by: Grantor = NO_ADMIN): Promise<RoleAssignment[]> {
     return this.#db.transaction(async () => {
       await this.requireById(userId);
@@ -384,8 +393,9 @@ export class DbUsersService implements UsersService {
    * Removes a held role; false if the user did not hold it. An expired assignment is not held:
    * it stays for the sweep, which reports it as expired rather than revoked.
    */
-  async revokeRole(userId: number, roleId: number): Promise<boolean> {
+  async revokeRole(userId: number, roleId: number, by?: Grantor): Promise<boolean> {
     return this.#db.transaction(async () => {
+      if (by) await this.#takeable(roleId, by);
       const { affectedRows } = await this.#db.run(
         sql`delete from ${UsersRoleAssignment} where ${RA.userId} = ${userId} and ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}`);
       if (affectedRows > 0) {
@@ -408,7 +418,7 @@ export class DbUsersService implements UsersService {
       const held = await this.#held(userId, fromRoleId);
       if (!held) throw new DomainError('ROLE_NOT_FOUND', `User ${userId} does not hold role ${fromRoleId}.`);
       await this.#grantable(toRoleId, by);
-      if (toRoleId !== fromRoleId) await this.revokeRole(userId, fromRoleId);
+      if (toRoleId !== fromRoleId) await this.revokeRole(userId, fromRoleId, by);
       await this.#setExpiry(userId, toRoleId, expiryDate ?? held);
       await this.#recordRole('grant', userId, toRoleId, expiryDate ?? held);
       return this.rolesOf(userId);
