@@ -99,9 +99,14 @@ export class MariaDbServer {
   }
 
   /** Stops the server (SIGTERM, or SIGKILL for a crash) and waits for it to exit. */
+  /** Whether mariadbd still runs (it aborts by itself in some faults, as InnoDB does on a full disk). */
+  get running(): boolean {
+    return this.#child !== undefined && this.#child.exitCode === null && this.#child.signalCode === null;
+  }
+
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const child = this.#child;
-    if (!child || child.exitCode !== null) return;
+    if (!child || !this.running) return;
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.kill(signal);
