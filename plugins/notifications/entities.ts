@@ -18,17 +18,23 @@ export const NotificationsEndpoint = defineEntity({
   },
 });
 
-/** One event owed to endpoints; its `messageId` is the `webhook-id` every delivery of it carries. */
+/**
+ * One event owed to endpoints; its `messageId` is the `webhook-id` every delivery of it carries
+ * (128 random bits: unique without an index the emitting request would pay for). The request
+ * writes only this row; the worker fans it out to its endpoints' deliveries and sets `fanned`.
+ */
 export const NotificationsEvent = defineEntity({
   name: 'NotificationsEvent',
   tableName: 'notifications_events',
   properties: {
     id: p.integer().primary().autoincrement(),
-    messageId: p.string().length(40).unique(),
+    messageId: p.string().length(40),
     name: p.string().length(100),
     payload: p.text(),
     createdDate: p.string().length(19),
+    fanned: p.boolean(),
   },
+  indexes: [{ properties: ['fanned', 'id'] }],
 });
 
 /** An event owed to one endpoint: the queue. `sending` rows carry a lease; a lapsed one is sent again. */

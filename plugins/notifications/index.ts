@@ -24,6 +24,12 @@ const options = Type.Object({
   responseBytes: Type.Integer({ minimum: 0, default: 1024 }),
   /** How long the worker waits after a wake-up, so that a busy spell's events are claimed and sent together. */
   batchMs: Type.Integer({ minimum: 0, default: 50 }),
+  /**
+   * Sends started per second at most while requests keep this process busy (its event loop over
+   * 90 % used while they emit events): a rush of purchases is served at full speed and its
+   * announcements follow when it passes. Unlimited otherwise.
+   */
+  busySendsPerSecond: Type.Integer({ minimum: 1, default: 100 }),
   /** How often the queue is looked at without a wake-up (retries come due, other processes' events, lapsed leases). */
   pollMs: Type.Integer({ minimum: 10, default: 1000 }),
   /** How long this process may go on using subscriptions another process changed. */
@@ -45,8 +51,9 @@ export default defineFeature({
     // Announcements name the player an event is about; users is optional, looked up when it runs.
     const nameOf = async (id: number) => (await services.find(usersRef)?.findById(id))?.username;
     const notifications = new DbNotificationsService(db, declared, opts.endpointsCacheSeconds, nameOf);
-    const worker = new DeliveryWorker(db, opts, log, (event, payload, created) => notifications.announcement(event, payload, created));
-    notifications.onQueued = () => worker.wake();
+    const worker = new DeliveryWorker(db, opts, log, (event, payload, created) => notifications.announcement(event, payload, created),
+      (event) => notifications.subscribers(event));
+    notifications.onQueued = () => worker.queued();
     services.provide(notificationsRef, notifications);
     // Inside the emitting transaction: the event is queued with the change it tells of, or not at all.
     for (const { name } of events.declared()) events.onCommitting(name as EventName, (payload) => notifications.enqueue(name, payload));

@@ -56,26 +56,26 @@ export class DbNotificationsService implements NotificationsService {
     await this.#loading;
   }
 
+  /** The active endpoints subscribed to `name` now (the worker fans events out to these). */
+  subscribers(name: string): number[] {
+    return this.#subscribers.get(name) ?? [];
+  }
+
   /**
-   * Runs inside the emitting transaction (an `onCommitting` listener): the event and its
-   * deliveries commit with the change or not at all, so a crash right after the commit loses nothing.
+   * Runs inside the emitting transaction (an `onCommitting` listener): the event commits with the
+   * change or not at all, so a crash right after the commit loses nothing. One row and nothing
+   * more: the worker fans it out to the endpoints' deliveries, off the request.
    */
   async enqueue(name: string, payload: unknown): Promise<void> {
     if (Date.now() - this.#loadedAt >= this.#cacheMs) await this.refresh();
-    const endpoints = this.#subscribers.get(name);
-    if (!endpoints?.length) return;
-    await this.#queue(name, payload, endpoints);
+    if (!this.#subscribers.get(name)?.length) return;
+    await this.#event(name, payload, false);
+    this.#db.afterCommit(() => this.onQueued());
   }
 
-  async #queue(name: string, payload: unknown, endpoints: number[]): Promise<number> {
-    const at = now();
+  #event(name: string, payload: unknown, fanned: boolean): Promise<number> {
     const messageId = `msg_${randomUUID().replaceAll('-', '')}`;
-    const eventId = await NotificationsEvent.insert(this.#db, { messageId, name, payload: JSON.stringify(payload), createdDate: at });
-    await D.insertMany(this.#db, endpoints.map((endpointId) => ({
-      eventId, endpointId, status: 'pending' as const, attempts: 0, nextAttemptDate: at, updatedDate: at,
-    })));
-    this.#db.afterCommit(() => this.onQueued());
-    return eventId;
+    return NotificationsEvent.insert(this.#db, { messageId, name, payload: JSON.stringify(payload), createdDate: now(), fanned });
   }
 
   async endpoints(): Promise<EndpointView[]> {
@@ -175,7 +175,14 @@ export class DbNotificationsService implements NotificationsService {
 
   async sendTest(endpointId: number): Promise<DeliveryView> {
     await this.endpoint(endpointId);
-    const eventId = await this.#db.transaction(() => this.#queue(TEST_EVENT, { endpointId }, [endpointId]));
+    // Fanned out here, to this one endpoint, whatever it subscribes to.
+    const eventId = await this.#db.transaction(async () => {
+      const id = await this.#event(TEST_EVENT, { endpointId }, true);
+      const at = now();
+      await D.insert(this.#db, { eventId: id, endpointId, status: 'pending', attempts: 0, nextAttemptDate: at, updatedDate: at });
+      return id;
+    });
+    this.onQueued();
     const [delivery] = await this.#views(sql`where ${VD.c.eventId} = ${eventId}`);
     return delivery!;
   }

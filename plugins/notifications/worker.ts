@@ -1,8 +1,11 @@
 /**
- * The delivery queue's worker. Rows are claimed by a conditional update (`pending` → `sending`
- * with a lease), so two server processes never send one row at once; a process killed mid-send
- * leaves a lease that lapses and the row goes out again with the same `webhook-id` (at least once).
- * Each endpoint has its own bound of sends in flight, so a slow or dead one holds only its own slots.
+ * The delivery queue's worker. A request writes only its event; a look fans new events out to the
+ * subscribed endpoints' deliveries (one process per event: a conditional update of `fanned`), then
+ * claims due rows by a conditional update (`pending` → `sending` with a lease), so two server
+ * processes never send one row at once; a process killed mid-send leaves a lease that lapses and
+ * the row goes out again with the same `webhook-id` (at least once). Outcomes are written in
+ * batches by the next look. Each endpoint has its own bound of sends in flight, so a slow or dead
+ * one holds only its own slots. While requests keep the process busy, sends yield to them.
  */
 import { randomBytes } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
@@ -14,8 +17,8 @@ import type { Database } from '../../core/db.ts';
 import { countParam } from '../../core/db.ts';
 import type { TableRecord } from '../../core/table.ts';
 import { addSeconds, now, parseTimestamp, toTimestamp } from '../../core/format.ts';
-import { sql } from '../../core/sql.ts';
-import { NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint, NotificationsEvent } from './entities.ts';
+import { empty, sql } from '../../core/sql.ts';
+import { NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint, NotificationsEvent as E } from './entities.ts';
 
 export interface WorkerOptions {
   /** Sends in flight to one endpoint at most. */
@@ -28,14 +31,17 @@ export interface WorkerOptions {
   leaseSeconds: number;
   /** How much of an answer's body is kept. */
   responseBytes: number;
-  /** How long a wake-up waits, so that the events of a busy spell are claimed together. */
+  /** How long a wake-up after a commit waits, so that the events of a busy spell are claimed together. */
   batchMs: number;
   /** How often the queue is looked at without a wake-up (rows queued by other processes, retries come due, lapsed leases). */
   pollMs: number;
+  /** Sends started per second at most while requests keep this process busy; the rest wait in the queue for the spell to pass. */
+  busySendsPerSecond: number;
 }
 
 type Endpoint = Pick<ReturnType<typeof NotificationsEndpoint.fromRow>, 'id' | 'kind' | 'url' | 'secret'>;
-type EventRecord = ReturnType<typeof NotificationsEvent.fromRow>;
+type EventRecord = ReturnType<typeof E.fromRow>;
+type Attempt = Omit<TableRecord<typeof NotificationsAttempt>, 'id' | 'deliveryId'>;
 
 interface Claimed {
   id: number;
@@ -45,28 +51,53 @@ interface Claimed {
   token: string;
 }
 
+/** A send that ended: its try, or none when shutdown cut it (the row goes back untried). */
+interface Outcome { c: Claimed; attempt?: Attempt }
+
+/** Events fanned out per look at most. */
+const FAN_OUT_BATCH = 500;
+/**
+ * The process counts as busy when its event loop was this used over the last window while
+ * requests went on emitting events; the worker then looks once per window and sends its share.
+ */
+const BUSY_UTILIZATION = 0.9;
+const WINDOW_MS = 250;
+
+/** Another process fanned out some of the same events first: this look's fan-out is undone. */
+class FannedElsewhere extends Error {}
 
 export class DeliveryWorker {
   readonly #db: Database;
   readonly #opts: WorkerOptions;
   readonly #rounds: RoundLog;
   readonly #announcement: (event: string, payload: Record<string, unknown>, createdIso: string) => Promise<string>;
+  readonly #subscribers: (event: string) => number[];
   readonly #inFlight = new Map<number, number>();
   readonly #sends = new Set<Promise<void>>();
+  readonly #outcomes: Outcome[] = [];
   readonly #stop = new AbortController();
   #timer: NodeJS.Timeout | undefined;
   #running = false;
-  #again = false;
+  #again: 'soon' | 'batched' | undefined;
   #scheduled: NodeJS.Timeout | undefined;
+  #scheduledSoon = false;
+  #lookedAt = 0;
+  /** Events this process queued since the last sample, and the event loop's use since then. */
+  #arrived = 0;
+  #sampledAt = 0;
+  #elu = performance.eventLoopUtilization();
+  #busy = false;
 
   constructor(
     db: Database, opts: WorkerOptions, log: FastifyBaseLogger,
     announcement: (event: string, payload: Record<string, unknown>, createdIso: string) => Promise<string>,
+    subscribers: (event: string) => number[],
   ) {
     this.#db = db;
     this.#opts = opts;
     this.#rounds = new RoundLog(log, 'webhook delivery');
     this.#announcement = announcement;
+    this.#subscribers = subscribers;
   }
 
   start(): void {
@@ -83,35 +114,59 @@ export class DeliveryWorker {
     clearTimeout(this.#scheduled);
     this.#stop.abort();
     while (this.#running || this.#sends.size > 0) await Promise.allSettled([...this.#sends, new Promise((r) => setImmediate(r))]);
+    await this.#flush().catch((err: unknown) => this.#rounds.failed(err));
+  }
+
+  /** A commit queued an event. */
+  queued(): void {
+    this.#arrived++;
+    this.wake();
   }
 
   /**
-   * Looks at the queue within `batchMs` (after a commit that queued rows, or a send that freed a
-   * slot): the wake-ups of a busy spell share one look, which claims their rows together.
+   * Looks at the queue: within `batchMs` after a commit (the wake-ups of a busy spell share one
+   * look), at once when `soon` (a send freed a slot, or the last look left work), and at most once
+   * a window while the process is busy.
    */
-  wake(): void {
+  wake(soon = false): void {
     if (this.#stop.signal.aborted) return;
-    if (this.#running || this.#scheduled) {
-      this.#again = true;
+    if (this.#running) {
+      if (this.#again !== 'soon') this.#again = soon ? 'soon' : 'batched';
       return;
     }
+    if (this.#scheduled && (this.#scheduledSoon || !soon)) return;
+    clearTimeout(this.#scheduled);
+    const wait = this.#busy ? Math.max(0, this.#lookedAt + WINDOW_MS - performance.now()) : soon ? 0 : this.#opts.batchMs;
+    this.#scheduledSoon = soon;
     this.#scheduled = setTimeout(() => {
       this.#scheduled = undefined;
       this.#running = true;
       void this.#look();
-    }, this.#opts.batchMs);
+    }, wait);
   }
 
   async #look(): Promise<void> {
-    this.#again = false;
+    this.#again = undefined;
+    this.#lookedAt = performance.now();
+    let more = false;
     try {
-      await this.#round();
+      more = await this.#round();
       this.#rounds.succeeded();
     } catch (err) {
       this.#rounds.failed(err);
     }
     this.#running = false;
-    if (this.#again) this.wake();
+    if (more || this.#again) this.wake(more || this.#again === 'soon');
+  }
+
+  /** Whether requests keep the process busy: its event loop nearly full while they go on queuing events. */
+  #sample(): void {
+    const at = performance.now();
+    if (at - this.#sampledAt < WINDOW_MS) return;
+    this.#busy = this.#arrived > 0 && performance.eventLoopUtilization(this.#elu).utilization >= BUSY_UTILIZATION;
+    this.#arrived = 0;
+    this.#elu = performance.eventLoopUtilization();
+    this.#sampledAt = at;
   }
 
   /** Rows whose sender died (its lease lapsed) are pending again. */
@@ -121,21 +176,55 @@ export class DeliveryWorker {
       where ${D.c.status} = 'sending' and ${D.c.leaseUntil} < ${at}`);
   }
 
-  async #round(): Promise<void> {
+  /** One look: outcomes written, new events fanned out, due rows claimed and sent. Whether work is left. */
+  async #round(): Promise<boolean> {
+    this.#sample();
+    await this.#flush();
+    const share = this.#busy ? Math.ceil(this.#opts.busySendsPerSecond * WINDOW_MS / 1000) : Infinity;
+    const fanLimit = Math.min(share, FAN_OUT_BATCH);
+    const fanned = await this.#fanOut(fanLimit);
+    const claimed = await this.#claim(share);
+    return fanned === fanLimit || claimed === share;
+  }
+
+  /** Deliveries for up to `limit` events not yet fanned out, to the endpoints subscribed now; how many events. */
+  async #fanOut(limit: number): Promise<number> {
+    const events = await E.select(this.#db, sql`where ${E.c.fanned} = ${0} order by ${E.c.id} limit ${countParam(limit)}`);
+    if (events.length === 0) return 0;
+    const at = now();
+    const ids = events.map((e) => e.id);
+    const rows = events.flatMap((e) => this.#subscribers(e.name).map((endpointId) => ({
+      eventId: e.id, endpointId, status: 'pending' as const, attempts: 0, nextAttemptDate: at, updatedDate: at,
+    })));
+    try {
+      await this.#db.transaction(async () => {
+        // Conditional: a process that fanned out one of these first wins; this look's writes roll back.
+        const { affectedRows } = await this.#db.run(sql`update ${E} set ${E.c.fanned} = ${1} where ${E.c.id} in ${ids} and ${E.c.fanned} = ${0}`);
+        if (affectedRows !== ids.length) throw new FannedElsewhere();
+        await D.insertMany(this.#db, rows);
+      });
+    } catch (err) {
+      if (!(err instanceof FannedElsewhere)) throw err;
+    }
+    return events.length;
+  }
+
+  /** Claims and sends up to `share` due rows, per endpoint within its free slots; how many. */
+  async #claim(share: number): Promise<number> {
     const at = now();
     // Per endpoint with free slots, its first rows due (an index range each): a backlog of a
     // slow endpoint is never read through to find another endpoint's rows.
     const endpointIds = (await this.#db.queryArrays(sql`select ${NotificationsEndpoint.c.id} from ${NotificationsEndpoint}`)).map((r) => Number(r[0]));
     const picked: number[] = [];
     for (const endpointId of endpointIds) {
-      const free = this.#opts.concurrency - (this.#inFlight.get(endpointId) ?? 0);
+      const free = Math.min(this.#opts.concurrency - (this.#inFlight.get(endpointId) ?? 0), share - picked.length);
       if (free <= 0) continue;
       const due = await this.#db.queryArrays(sql`select ${D.c.id} from ${D}
         where ${D.c.endpointId} = ${endpointId} and ${D.c.status} = 'pending' and ${D.c.nextAttemptDate} <= ${at}
         order by ${D.c.nextAttemptDate}, ${D.c.id} limit ${countParam(free)}`);
       for (const [id] of due) picked.push(Number(id));
     }
-    if (picked.length === 0) return;
+    if (picked.length === 0) return 0;
     // Conditional: rows another process claimed first are left out, and the token tells which are ours.
     const leaseUntil = addSeconds(at, this.#opts.leaseSeconds);
     const token = randomBytes(16).toString('hex');
@@ -144,12 +233,11 @@ export class DeliveryWorker {
     const claimed: Claimed[] = (await D.select(this.#db, sql`where ${D.c.id} in ${picked} and ${D.c.claim} = ${token}`)).map((d) => ({
       id: d.id, endpointId: d.endpointId, eventId: d.eventId, attempts: d.attempts, token,
     }));
+    if (claimed.length === 0) return picked.length;
     for (const c of claimed) this.#inFlight.set(c.endpointId, (this.#inFlight.get(c.endpointId) ?? 0) + 1);
-    if (claimed.length === 0) return;
     const ids = (list: number[]) => [...new Set(list)];
-    const eventIds = ids(claimed.map((c) => c.eventId));
     const [events, endpoints] = await Promise.all([
-      NotificationsEvent.select(this.#db, sql`where ${NotificationsEvent.c.id} in ${eventIds}`),
+      E.select(this.#db, sql`where ${E.c.id} in ${ids(claimed.map((c) => c.eventId))}`),
       NotificationsEndpoint.select(this.#db, sql`where ${NotificationsEndpoint.c.id} in ${ids(claimed.map((c) => c.endpointId))}`),
     ]);
     const eventById = new Map(events.map((e) => [e.id, e]));
@@ -160,10 +248,11 @@ export class DeliveryWorker {
         .finally(() => {
           this.#sends.delete(send);
           this.#inFlight.set(c.endpointId, (this.#inFlight.get(c.endpointId) ?? 1) - 1);
-          this.wake();
+          this.wake(true);
         });
       this.#sends.add(send);
     }
+    return picked.length;
   }
 
   async #send(c: Claimed, event: EventRecord, endpoint: Endpoint): Promise<void> {
@@ -178,15 +267,14 @@ export class DeliveryWorker {
       ({ status, response } = await post(endpoint.url, headers, body, signal, this.#opts.responseBytes));
       if (status < 200 || status > 299) error = `The endpoint answered ${status}.`;
     } catch (err) {
+      // Shutting down: the row goes back untried rather than counting a failure it did not have.
       if (this.#stop.signal.aborted) {
-        // Shutting down: the row goes back untried rather than counting a failure it did not have.
-        await this.#db.run(sql`update ${D} set ${D.c.status} = 'pending', ${D.c.leaseUntil} = null
-          where ${D.c.id} = ${c.id} and ${D.c.status} = 'sending' and ${D.c.claim} = ${c.token}`);
+        this.#outcomes.push({ c });
         return;
       }
       error = describe(err, this.#opts.timeoutMs);
     }
-    await this.#record(c, { startedDate, durationMs: Date.now() - started, status, response, error });
+    this.#outcomes.push({ c, attempt: { startedDate, durationMs: Date.now() - started, status, response, error: error?.slice(0, 500) ?? null } });
   }
 
   async #message(event: EventRecord, endpoint: Endpoint): Promise<{ body: string; headers: Record<string, string> }> {
@@ -208,19 +296,40 @@ export class DeliveryWorker {
     };
   }
 
-  /** The try is kept whatever happens to the row; the row moves only while our lease holds it. */
-  async #record(c: Claimed, attempt: Omit<TableRecord<typeof NotificationsAttempt>, 'id' | 'deliveryId'>): Promise<void> {
-    const tries = c.attempts + 1;
-    const delays = this.#opts.retryDelaysSeconds;
+  /**
+   * The sends that ended since the last look, in one transaction: every try kept, and each row
+   * moved only while our lease holds it, one statement per kind of outcome.
+   */
+  async #flush(): Promise<void> {
+    if (this.#outcomes.length === 0) return;
+    const done = this.#outcomes.splice(0);
     const at = now();
-    await this.#db.transaction(async () => {
-      await NotificationsAttempt.insert(this.#db, { deliveryId: c.id, ...attempt, error: attempt.error?.slice(0, 500) ?? null });
-      const [status, next] = attempt.error === null ? ['delivered', at]
+    const delays = this.#opts.retryDelaysSeconds;
+    const groups = new Map<string, { status: string; next: string; lastStatus: number | null; tried: boolean; token: string; ids: number[] }>();
+    for (const { c, attempt } of done) {
+      const tries = c.attempts + 1;
+      const [status, next] = !attempt ? ['pending', at] : attempt.error === null ? ['delivered', at]
         : tries > delays.length ? ['failed', at] : ['pending', notBefore(delays[tries - 1]!)];
-      await this.#db.run(sql`update ${D} set ${D.c.status} = ${status}, ${D.c.attempts} = ${tries}, ${D.c.nextAttemptDate} = ${next},
-        ${D.c.lastStatus} = ${attempt.status}, ${D.c.leaseUntil} = null, ${D.c.updatedDate} = ${at}
-        where ${D.c.id} = ${c.id} and ${D.c.status} = 'sending' and ${D.c.claim} = ${c.token}`);
-    });
+      const group = { status, next, lastStatus: attempt?.status ?? null, tried: attempt !== undefined, token: c.token };
+      const key = JSON.stringify(group);
+      const known = groups.get(key) ?? { ...group, ids: [] };
+      known.ids.push(c.id);
+      groups.set(key, known);
+    }
+    try {
+      await this.#db.transaction(async () => {
+        const tried = done.flatMap(({ c, attempt }) => (attempt ? [{ deliveryId: c.id, ...attempt }] : []));
+        await NotificationsAttempt.insertMany(this.#db, tried);
+        for (const g of groups.values()) {
+          const counted = g.tried ? sql`, ${D.c.attempts} = ${D.c.attempts} + 1, ${D.c.lastStatus} = ${g.lastStatus}` : empty;
+          await this.#db.run(sql`update ${D} set ${D.c.status} = ${g.status}, ${D.c.nextAttemptDate} = ${g.next}, ${D.c.leaseUntil} = null,
+            ${D.c.updatedDate} = ${at}${counted} where ${D.c.id} in ${g.ids} and ${D.c.status} = 'sending' and ${D.c.claim} = ${g.token}`);
+        }
+      });
+    } catch (err) {
+      this.#outcomes.unshift(...done);
+      throw err;
+    }
   }
 }
 

@@ -40,7 +40,8 @@ export async function owed(url: string, since: number): Promise<{ ledger: number
   const result = {
     ledger: await count('select count(*) as n from credits_ledger where id > ?', [since]),
     events: await count("select count(*) as n from notifications_events where name = 'credits.changed'"),
-    undelivered: await count("select count(*) as n from notifications_deliveries where status <> 'delivered'"),
+    undelivered: await count("select count(*) as n from notifications_deliveries where status <> 'delivered'")
+      + await count('select count(*) as n from notifications_events where fanned = 0'),
     statuses: JSON.stringify((await conn.query('select status, count(*) as n, max(attempts) as tries from notifications_deliveries group by status'))[0]),
   };
   await conn.end();

@@ -17,12 +17,12 @@ export type Digest = Map<string, string>;
 
 const statements = new WeakMap<Database, string[]>();
 
-/** Columns that count refused attempts or record a key's use. */
-const BOOKKEEPING = new Set(['failed_attempts', 'locked_until', 'last_used_at']);
+/** Columns that count refused attempts or record a key's use, and the webhook worker's mark on an event it fanned out. */
+const BOOKKEEPING = new Set(['failed_attempts', 'locked_until', 'last_used_at', 'fanned']);
 /**
  * Tables that are bookkeeping whole: a rate limit's bucket appears with the first attempt, and the
- * webhook worker writes its deliveries' attempts in the background while requests run. The events
- * a change queues (notifications_events) stay checked.
+ * webhook worker writes its deliveries and their attempts in the background while requests run. The
+ * events a change queues (notifications_events) stay checked.
  */
 const BOOKKEEPING_TABLES = new Set(['core_rate_limits', 'notifications_deliveries', 'notifications_attempts']);
 

@@ -1,7 +1,7 @@
 import { defineMigration } from '../../../core/db.ts';
 
 export default defineMigration({
-  name: '20261125223735_notifications_init',
+  name: '20261127102805_notifications_init',
   sqlite: [
     "create table `notifications_attempts` (`id` integer not null primary key autoincrement, `delivery_id` integer not null, `started_date` text not null, `duration_ms` integer not null, `status` integer null, `response` text not null, `error` text null)",
     "create index `notifications_attempts_delivery_id_index` on `notifications_attempts` (`delivery_id`)",
@@ -10,8 +10,8 @@ export default defineMigration({
     "create index `notifications_deliveries_status_next_attempt_date_index` on `notifications_deliveries` (`status`, `next_attempt_date`)",
     "create unique index `notifications_deliveries_event_id_endpoint_id_unique` on `notifications_deliveries` (`event_id`, `endpoint_id`)",
     "create table `notifications_endpoints` (`id` integer not null primary key autoincrement, `name` text not null, `kind` text not null, `url` text not null, `secret` text not null, `events` text not null, `active` integer not null, `created_date` text not null)",
-    "create table `notifications_events` (`id` integer not null primary key autoincrement, `message_id` text not null, `name` text not null, `payload` text not null, `created_date` text not null)",
-    "create unique index `notifications_events_message_id_unique` on `notifications_events` (`message_id`)",
+    "create table `notifications_events` (`id` integer not null primary key autoincrement, `message_id` text not null, `name` text not null, `payload` text not null, `created_date` text not null, `fanned` integer not null)",
+    "create index `notifications_events_fanned_id_index` on `notifications_events` (`fanned`, `id`)",
     "create table `notifications_templates` (`id` integer not null primary key autoincrement, `event` text not null, `title` text not null, `body` text not null)",
     "create unique index `notifications_templates_event_unique` on `notifications_templates` (`event`)",
   ],
@@ -23,8 +23,8 @@ export default defineMigration({
     "alter table `notifications_deliveries` add index `notifications_deliveries_status_next_attempt_date_index` (`status`, `next_attempt_date`)",
     "alter table `notifications_deliveries` add unique `notifications_deliveries_event_id_endpoint_id_unique` (`event_id`, `endpoint_id`)",
     "create table `notifications_endpoints` (`id` int unsigned not null auto_increment primary key, `name` varchar(64) not null, `kind` varchar(16) not null, `url` varchar(2048) not null, `secret` varchar(64) not null, `events` text not null, `active` tinyint(1) not null, `created_date` varchar(19) not null) default character set utf8mb4 engine = InnoDB",
-    "create table `notifications_events` (`id` int unsigned not null auto_increment primary key, `message_id` varchar(40) not null, `name` varchar(100) not null, `payload` text not null, `created_date` varchar(19) not null) default character set utf8mb4 engine = InnoDB",
-    "alter table `notifications_events` add unique `notifications_events_message_id_unique` (`message_id`)",
+    "create table `notifications_events` (`id` int unsigned not null auto_increment primary key, `message_id` varchar(40) not null, `name` varchar(100) not null, `payload` text not null, `created_date` varchar(19) not null, `fanned` tinyint(1) not null) default character set utf8mb4 engine = InnoDB",
+    "alter table `notifications_events` add index `notifications_events_fanned_id_index` (`fanned`, `id`)",
     "create table `notifications_templates` (`id` int unsigned not null auto_increment primary key, `event` varchar(100) not null, `title` varchar(256) not null, `body` text not null) default character set utf8mb4 engine = InnoDB",
     "alter table `notifications_templates` add unique `notifications_templates_event_unique` (`event`)",
   ],
