@@ -171,6 +171,28 @@ t.test('a slow endpoint slows neither the request nor the other endpoints', asyn
   t.equal(slow.ids().size, 6);
 });
 
+t.test('while requests keep the process busy, sends yield to them; the backlog follows once the rush passes', async (t) => {
+  const a = await app(t, { busySendsPerSecond: 4 });
+  const r = await receiver(t);
+  await endpoint(a, r.url);
+  await makeUser(a, 'steve');
+  // A rush: the event loop never rests (each turn spins 20 ms) while credits keep moving.
+  const until = Date.now() + 3000;
+  let events = 0;
+  while (Date.now() < until) {
+    const spin = Date.now() + 20;
+    while (Date.now() < spin) { /* busy, as a saturated server is */ }
+    t.equal((await addCredits(a, 'steve')).statusCode, 200);
+    events++;
+  }
+  const during = r.received.length;
+  // The first look may come before the first sample of the busy loop (a window of 250 ms at full speed).
+  t.ok(during <= 4 * 3 + 20, `${during} of ${events} events sent during the 3 s rush, at most about 4 a second after the first window`);
+  t.ok(events > during * 2, `most events waited (${events} queued)`);
+  await r.waitFor(events, 10000);
+  t.equal(r.ids().size, events, 'every event went out once the rush passed');
+});
+
 t.test('a test message from the admin API goes to that endpoint only', async (t) => {
   const a = await app(t);
   const r = await receiver(t);
