@@ -103,7 +103,7 @@ export class DbBazaarService implements BazaarService {
     await this.#db.transaction(async () => {
       const [item] = await this.#db.query<{ server_id: number }>(
         sql`select ${I.serverId} as server_id from ${BazaarItem} where ${I.id} = ${itemId} and ${I.owner} = ${userId}`);
-      // Deleted again in case another delete of it came first.
+      // The delete's own count decides: another delete of the item may have come in between.
       const gone = item && (await this.#db.run(sql`delete from ${BazaarItem} where ${I.id} = ${itemId} and ${I.owner} = ${userId}`)).affectedRows > 0;
       if (!gone) throw new DomainError('DELETE_ERROR', `User ${userId} has no stored item with ID ${itemId}.`);
       await this.#db.run(sql`update ${BazaarItemCount} set ${C.items} = ${C.items} - 1 where ${C.owner} = ${userId} and ${C.serverId} = ${item.server_id}`);

@@ -302,12 +302,15 @@ export class DbSupportService implements SupportService {
 
   /** Tickets show their category's name: a category still holding tickets stays. */
   async deleteCategory(id: number): Promise<void> {
-    // Decided by the one write, against a ticket being opened in it (which writes the same row).
-    const { affectedRows } = await this.#db.run(sql`delete from ${SupportCategory} where ${K.id} = ${id} and ${K.tickets} = 0`);
-    if (affectedRows > 0) return;
-    const category = await SupportCategory.find(this.#db, id);
-    if (!category) throw new DomainError('CATEGORY_NOT_FOUND', `No support category with ID ${id}.`);
-    throw new DomainError('CONFLICT', `Support category ${id} still holds ${category.tickets} ticket(s).`);
+    // Decided by the one write, against a ticket being opened in it (which writes the same row); in
+    // a transaction so that a certification conflict runs it again.
+    await this.#db.transaction(async () => {
+      const { affectedRows } = await this.#db.run(sql`delete from ${SupportCategory} where ${K.id} = ${id} and ${K.tickets} = 0`);
+      if (affectedRows > 0) return;
+      const category = await SupportCategory.find(this.#db, id);
+      if (!category) throw new DomainError('CATEGORY_NOT_FOUND', `No support category with ID ${id}.`);
+      throw new DomainError('CONFLICT', `Support category ${id} still holds ${category.tickets} ticket(s).`);
+    });
   }
 
   // ---- quick answers
