@@ -11,6 +11,11 @@ export const BazaarServer = defineEntity({
     imageType: p.string().length(16),
     priority: p.integer(),
     isActive: p.boolean(),
+    /**
+     * Count rows of players storing on it: a player's first item writes this row, so a delete of
+     * the server on another Galera node meets it in certification (later items meet its count row).
+     */
+    storages: p.integer().default(0),
   },
 });
 

@@ -82,7 +82,8 @@ export class DbBazaarService implements BazaarService {
   /**
    * Counts one more item of `owner` on the server, or answers false when the cap is reached. A
    * conditional write, not a locking read: on Galera a lock holds on its own node only, while two
-   * adds writing one count row conflict at commit and the one run again sees the other's item.
+   * adds writing one count row conflict at commit and the one run again sees the other's item. A
+   * delete of the server writes its count rows and its own row, which a new count row counts on.
    */
   async #countIn(owner: number, serverId: number): Promise<boolean> {
     const cap = this.#opts.maxItemsPerServer;
@@ -91,6 +92,7 @@ export class DbBazaarService implements BazaarService {
     if (await increment()) return true;
     try {
       await BazaarItemCount.insert(this.#db, { owner, serverId, items: 1 });
+      await this.#db.run(sql`update ${BazaarServer} set ${S.storages} = ${S.storages} + 1 where ${S.id} = ${serverId}`);
       return true;
     } catch (err) {
       // The row is there: full, or another add made it first and this one counts on it.

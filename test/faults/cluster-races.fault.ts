@@ -1,5 +1,5 @@
 /**
- * `npm run test:cluster`, beside cluster.fault.ts: the two checks that once leaned on a locking read
+ * `npm run test:cluster`, beside cluster.fault.ts: the three checks that once leaned on a locking read
  * of a row they did not write, raced over two instances on two Galera nodes. A lock holds on its own
  * node only; what must hold across nodes is decided by writes that certification compares.
  */
@@ -21,7 +21,7 @@ async function caughtUp(url: string): Promise<void> {
 if (!haveCluster()) {
   t.plan(0, 'needs mariadbd, galera-4 and haproxy (.ci/run installs them)');
 } else {
-  t.test('two instances on two Galera nodes: the bazaar cap and a category\'s delete hold against racing writes', async (t) => {
+  t.test('two instances on two Galera nodes: the bazaar cap, a server\'s delete and a category\'s delete hold against racing writes', async (t) => {
     const started = Date.now();
     const cluster = await GaleraCluster.start(2);
     t.teardown(() => cluster.destroy());
@@ -52,6 +52,23 @@ if (!haveCluster()) {
     const stored: number[] = [];
     for (const id of players) stored.push((await call(a, `/api/bazaar/storages/${id}/items`)).json().length);
     t.same(stored, players.map(() => 10), 'the cap of 10 holds for every player');
+
+    // A server deleted on one node while players store their first item on it on the other.
+    const stranded: number[] = [];
+    for (let round = 0; round < 6; round++) {
+      const id = (await call(a, '/api/admin/bazaar/servers', { body: { name: `Round ${round}` } })).json().id;
+      await caughtUp(urls[1]!);
+      const at = (2 * round + 3) % 9;
+      await overBoth(apps, 9, (app, i) => i === at
+        ? call(app, `/api/admin/bazaar/servers/${id}`, { method: 'DELETE' })
+        : call(app, `/api/bazaar/storages/${players[i % players.length]}/items`, { body: { ...item, serverID: id }, as: 'json' }));
+      for (const url of urls) await caughtUp(url);
+      if ((await call(b, `/api/admin/bazaar/servers/${id}`)).statusCode !== 404) continue;
+      let left = 0;
+      for (const owner of players) left += (await call(b, `/api/bazaar/storages/${owner}/items?serverID=${id}`)).json().length;
+      if (left > 0) stranded.push(left);
+    }
+    t.same(stranded, [], 'no item is left on a deleted server');
 
     const player = String(players[0]);
     const orphans: number[] = [];
