@@ -66,6 +66,20 @@ export async function sharedDatabaseUrl(t: TestLike): Promise<string> {
   return `sqlite:${join(scratchDir(t), 'db.sqlite')}`;
 }
 
+/**
+ * Runs `calls` (each given its index) spread over two instances of one database, alternately, all
+ * at once; the answers in the calls' order. On SQLite each instance gets its share as a burst in
+ * turn: two connections in one process would wait on each other's write lock with the event loop blocked.
+ */
+export async function overBoth<T>(apps: readonly [FastifyInstance, FastifyInstance], calls: number,
+  fn: (app: FastifyInstance, i: number) => Promise<T>): Promise<T[]> {
+  const indices = Array.from({ length: calls }, (_, i) => i);
+  if (apps[0].db.dialect !== 'sqlite') return Promise.all(indices.map((i) => fn(apps[i % 2]!, i)));
+  const out: T[] = [];
+  for (const k of [0, 1]) await Promise.all(indices.filter((i) => i % 2 === k).map(async (i) => { out[i] = await fn(apps[k]!, i); }));
+  return out;
+}
+
 export interface BuildTestOptions {
   config?: unknown;
   env?: Record<string, string>;

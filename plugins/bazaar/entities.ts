@@ -11,6 +11,11 @@ export const BazaarServer = defineEntity({
     imageType: p.string().length(16),
     priority: p.integer(),
     isActive: p.boolean(),
+    /**
+     * Count rows of players storing on it: a player's first item writes this row, so a delete of
+     * the server on another Galera node meets it in certification (later items meet its count row).
+     */
+    storages: p.integer().default(0),
   },
 });
 
@@ -46,4 +51,20 @@ export const BazaarItem = defineEntity({
   },
 });
 
-export const entities = [BazaarServer, BazaarItem];
+/**
+ * How many items one user keeps on one server: every add and delete writes this row, so two adds
+ * racing for the last place write the same row and the database (on Galera, certification) decides.
+ */
+export const BazaarItemCount = defineEntity({
+  name: 'BazaarItemCount',
+  tableName: 'bazaar_item_counts',
+  uniques: [{ properties: ['owner', 'serverId'] }],
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    owner: p.integer(),
+    serverId: p.integer().index(),
+    items: p.integer(),
+  },
+});
+
+export const entities = [BazaarServer, BazaarItem, BazaarItemCount];

@@ -2,14 +2,15 @@ import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, flag, formatMoney, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import { raw, sql, where } from '../../core/sql.ts';
+import { empty, sql, where } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { BazaarService, ItemRow, NewItem, ServerInput, ServerRow } from './contract.ts';
-import { BazaarItem, BazaarServer } from './entities.ts';
+import { BazaarItem, BazaarItemCount, BazaarServer } from './entities.ts';
 
 const I = BazaarItem.c;
 const S = BazaarServer.c;
+const C = BazaarItemCount.c;
 
 type Item = TableRecord<typeof BazaarItem>;
 type Server = TableRecord<typeof BazaarServer>;
@@ -67,14 +68,8 @@ export class DbBazaarService implements BazaarService {
       // The server's row lock puts adds to one server in a line (no deadlocks between them), and a
       // server cannot be deleted under a new item.
       await this.#server(item.serverID, true);
-      const cap = this.#opts.maxItemsPerServer;
-      if (cap > 0) {
-        // A locking read: on MySQL a plain one would count from the snapshot taken before the wait.
-        const [held] = await this.#db.query<{ n: number }>(
-          sql`select count(*) as n from ${BazaarItem} where ${I.owner} = ${userId} and ${I.serverId} = ${item.serverID}${raw(this.#db.forUpdate)}`);
-        if (Number(held?.n ?? 0) >= cap) {
-          throw new DomainError('INSERT_ERROR', `The storage is full: at most ${cap} items per server.`);
-        }
+      if (!await this.#countIn(userId, item.serverID)) {
+        throw new DomainError('INSERT_ERROR', `The storage is full: at most ${this.#opts.maxItemsPerServer} items per server.`);
       }
       await BazaarItem.insert(this.#db, {
         owner: userId, serverId: item.serverID, itemId: item.itemID, modelId: item.modelID ?? null, name: item.name ?? '',
@@ -84,9 +79,37 @@ export class DbBazaarService implements BazaarService {
     });
   }
 
+  /**
+   * Counts one more item of `owner` on the server, or answers false when the cap is reached. A
+   * conditional write, not a locking read: on Galera a lock holds on its own node only, while two
+   * adds writing one count row conflict at commit and the one run again sees the other's item. A
+   * delete of the server writes its count rows and its own row, which a new count row counts on.
+   */
+  async #countIn(owner: number, serverId: number): Promise<boolean> {
+    const cap = this.#opts.maxItemsPerServer;
+    const increment = async () => (await this.#db.run(sql`update ${BazaarItemCount} set ${C.items} = ${C.items} + 1
+      where ${C.owner} = ${owner} and ${C.serverId} = ${serverId}${cap > 0 ? sql` and ${C.items} < ${cap}` : empty}`)).affectedRows > 0;
+    if (await increment()) return true;
+    try {
+      await BazaarItemCount.insert(this.#db, { owner, serverId, items: 1 });
+      await this.#db.run(sql`update ${BazaarServer} set ${S.storages} = ${S.storages} + 1 where ${S.id} = ${serverId}`);
+      return true;
+    } catch (err) {
+      // The row is there: full, or another add made it first and this one counts on it.
+      if (!isUniqueViolation(err)) throw err;
+      return increment();
+    }
+  }
+
   async deleteItem(userId: number, itemId: number): Promise<void> {
-    const { affectedRows } = await this.#db.run(sql`delete from ${BazaarItem} where ${I.id} = ${itemId} and ${I.owner} = ${userId}`);
-    if (affectedRows === 0) throw new DomainError('DELETE_ERROR', `User ${userId} has no stored item with ID ${itemId}.`);
+    await this.#db.transaction(async () => {
+      const [item] = await this.#db.query<{ server_id: number }>(
+        sql`select ${I.serverId} as server_id from ${BazaarItem} where ${I.id} = ${itemId} and ${I.owner} = ${userId}`);
+      // The delete's own count decides: another delete of the item may have come in between.
+      const gone = item && (await this.#db.run(sql`delete from ${BazaarItem} where ${I.id} = ${itemId} and ${I.owner} = ${userId}`)).affectedRows > 0;
+      if (!gone) throw new DomainError('DELETE_ERROR', `User ${userId} has no stored item with ID ${itemId}.`);
+      await this.#db.run(sql`update ${BazaarItemCount} set ${C.items} = ${C.items} - 1 where ${C.owner} = ${userId} and ${C.serverId} = ${item.server_id}`);
+    });
   }
 
   async listServers(): Promise<ServerRow[]> {
@@ -132,6 +155,7 @@ export class DbBazaarService implements BazaarService {
       const [stored] = await this.#db.query<{ n: number }>(sql`select count(*) as n from ${BazaarItem} where ${I.serverId} = ${id}`);
       const n = Number(stored?.n ?? 0);
       if (n > 0) throw new DomainError('CONFLICT', `Bazaar server ${id} still stores ${n} items; set isActive to 0 instead.`);
+      await this.#db.run(sql`delete from ${BazaarItemCount} where ${C.serverId} = ${id}`);
       await this.#db.run(sql`delete from ${BazaarServer} where ${S.id} = ${id}`);
     });
   }

@@ -13,6 +13,11 @@ export const SupportCategory = defineEntity({
   properties: {
     id: p.integer().primary().autoincrement(),
     name: p.string().length(100),
+    /**
+     * Tickets opened in it (tickets are never moved or deleted). Opening one and deleting the
+     * category both write this row, so on Galera certification settles a race between them.
+     */
+    tickets: p.integer().default(0),
   },
 });
 

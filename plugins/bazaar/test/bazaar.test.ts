@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
-import { AS_JAVA, ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
+import { AS_JAVA, ENCODINGS, apiKey, build, call, overBoth, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { created, newUser, read } from '../../../test/fixtures.ts';
 
 const FEATURES = ['users', 'bazaar'];
@@ -156,6 +156,50 @@ t.test('items: concurrent adds never overrun the cap', async (t) => {
   t.same(results.map((r) => r.statusCode).sort(), [200, 200, 200, 400, 400, 400, 400, 400]);
   t.ok(results.filter((r) => r.statusCode === 400).every((r) => r.json().error === 'INSERT_ERROR'));
   t.equal((await items(app, steve)).length, 3);
+});
+
+t.test('items: 30 adds at once over two instances on one database store exactly the cap', async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  const config = { plugins: { bazaar: { maxItemsPerServer: 10 } } };
+  const a = await build(t, { features: FEATURES, databaseUrl: url, config });
+  const b = await build(t, { features: FEATURES, databaseUrl: url, config });
+  const steve = await user(a, 'steve');
+  const sid = await server(a, 'A');
+  const add = (app: FastifyInstance) => call(app, `/api/bazaar/storages/${steve}/items`, { body: item(sid), as: 'json' });
+  const results = await overBoth([a, b], 30, add);
+  t.equal(results.filter((r) => r.statusCode === 200).length, 10, 'ten stored');
+  t.ok(results.every((r) => r.statusCode === 200 || (r.statusCode === 400 && r.json().error === 'INSERT_ERROR')), 'the rest refused as full');
+  t.equal((await items(b, steve)).length, 10);
+
+  // The deletes and adds keep the count right: two deletes at once free two places, no more.
+  const [first, second] = await items(a, steve);
+  const deletes = await overBoth([a, b], 4, (app, i) => call(app, `/api/bazaar/storages/${steve}/items/${(i < 2 ? first : second)!.id}`,
+    { method: 'DELETE' }));
+  t.same(deletes.map((r) => r.statusCode).sort(), [200, 200, 400, 400], 'each item is deleted once');
+  const again = await overBoth([a, b], 4, add);
+  t.same(again.map((r) => r.statusCode).sort(), [200, 200, 400, 400]);
+  t.equal((await items(a, steve)).length, 10);
+});
+
+t.test('items: an upgrade counts the items stored before it against the cap', async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  const config = { plugins: { bazaar: { maxItemsPerServer: 3 } } };
+  const before = await build(t, { features: FEATURES, databaseUrl: url, config });
+  const [steve, alex] = [await user(before, 'steve'), await user(before, 'alex')];
+  const sid = await server(before, 'A');
+  for (let i = 0; i < 3; i++) await call(before, `/api/bazaar/storages/${steve}/items`, { body: item(sid) });
+  await call(before, `/api/bazaar/storages/${alex}/items`, { body: item(sid) });
+  // The database as it was before the counts: their table, column and migration's record gone.
+  await before.db.run('drop table bazaar_item_counts');
+  await before.db.run('alter table bazaar_servers drop column storages');
+  await before.db.run("delete from core_migrations where name like '%_bazaar_item_counts'");
+  await before.close();
+
+  const after = await build(t, { features: FEATURES, databaseUrl: url, config });
+  const full = await call(after, `/api/bazaar/storages/${steve}/items`, { body: item(sid) });
+  t.equal(full.statusCode, 400);
+  t.equal(full.json().error, 'INSERT_ERROR', 'the three stored before count');
+  for (const expected of [200, 200, 400]) t.equal((await call(after, `/api/bazaar/storages/${alex}/items`, { body: item(sid) })).statusCode, expected);
 });
 
 t.test('items: delete only the user\'s own existing item', async (t) => {

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { ENCODINGS, apiKey, call } from '../../../test/helper.ts';
-import { desk, openTicket } from './fixtures.ts';
+import { ENCODINGS, apiKey, build, call, overBoth, sharedDatabaseUrl } from '../../../test/helper.ts';
+import { SUPPORT_FEATURES, desk, openTicket } from './fixtures.ts';
 
 t.test('support categories: the list, and one category as an array of one', async (t) => {
   const d = await desk(t);
@@ -112,6 +112,51 @@ t.test('a category that holds tickets cannot be deleted', async (t) => {
   const renamed = await call(d.app, `/api/admin/support/categories/${d.categoryId}`, { method: 'PATCH', body: { name: 'Billing' } });
   t.equal(renamed.statusCode, 200);
   t.equal((await call(d.app, '/api/support/tickets')).json()[0].categoryName, 'Billing', 'tickets show the new name');
+});
+
+t.test('a category deleted on one instance while tickets are opened in it on another: no ticket is left without its category', async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  const d = await desk(t, url);
+  const b = await build(t, { features: SUPPORT_FEATURES, databaseUrl: url });
+  let deleted = 0;
+  for (let round = 0; round < 5; round++) {
+    const category = (await call(d.app, '/api/admin/support/categories', { body: { name: `Round ${round}` } })).json().id;
+    // The delete comes among the opens, on either instance, at a different place each round.
+    const answers = await overBoth([d.app, b], 11, (app, i) => i === 2 * round + 1
+      ? call(app, `/api/admin/support/categories/${category}`, { method: 'DELETE' })
+      : call(app, '/api/support/tickets', { as: 'json', body: { accountID: String(d.player.id), categoryID: category, title: 'Help', message: 'Hello' } }));
+    const del = answers[2 * round + 1]!;
+    const opened = answers.filter((r, i) => i !== 2 * round + 1 && r.statusCode === 200).length;
+    const tickets = (await call(b, `/api/support/tickets?categoryID=${category}`)).json();
+    t.equal(tickets.length, opened, `round ${round}: every ticket answered 200 is stored`);
+    if (del.statusCode === 200) {
+      deleted++;
+      t.equal(opened, 0, `round ${round}: deleted only while empty`);
+      t.ok(answers.every((r) => r === del || r.json().error === 'CATEGORY_NOT_FOUND'), 'the opens after it are refused');
+    } else {
+      t.match(del.json(), { error: 'CONFLICT' }, `round ${round}: refused`);
+      const held = Number(/holds (\d+) ticket/.exec(del.json().message)?.[1]);
+      t.ok(held >= 1 && held <= opened, `for the ${held} ticket(s) opened before it`);
+      t.ok(tickets.every((x: { categoryName: string }) => x.categoryName === `Round ${round}`), 'and they show it');
+    }
+  }
+  t.comment(`${deleted} of 5 deletes came before every open`);
+});
+
+t.test('an upgrade counts the tickets opened before it: their category still cannot be deleted', async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  const before = await desk(t, url);
+  await openTicket(before);
+  await openTicket(before);
+  // The database as it was before the count: its column and its migration's record gone.
+  await before.app.db.run('alter table support_categories drop column tickets');
+  await before.app.db.run("delete from core_migrations where name like '%_support_category_tickets'");
+  await before.app.close();
+
+  const after = await build(t, { features: SUPPORT_FEATURES, databaseUrl: url });
+  const res = await call(after, `/api/admin/support/categories/${before.categoryId}`, { method: 'DELETE' });
+  t.equal(res.statusCode, 409);
+  t.match(res.json(), { error: 'CONFLICT', message: /2 ticket/ });
 });
 
 t.test('admin routes need the admin scope; the public ones any key', async (t) => {

@@ -16,8 +16,10 @@ export interface Desk {
   categoryId: string;
 }
 
-export async function desk(t: TestLike): Promise<Desk> {
-  const app = await build(t, { features: ['users', 'support'] });
+export const SUPPORT_FEATURES = ['users', 'support'];
+
+export async function desk(t: TestLike, databaseUrl?: string): Promise<Desk> {
+  const app = await build(t, { features: SUPPORT_FEATURES, databaseUrl });
   const player = await newUser(app, 'steve');
   const staff = await newUser(app, 'alex', { creationIP: '10.0.0.2' });
   const staffChatId = '111111111111111111';
