@@ -1,7 +1,7 @@
 /**
  * `BENCH_ONLY=datasize npm run bench`: the hot paths on a grown database against the same on a
  * small one. The small database holds what the scenarios seed through the API (bench/accounts.ts,
- * credits.ts, store.ts, delivery.ts, storefront.ts) plus a staff member and a player with a
+ * credits.ts, store.ts, delivery.ts, storefront.ts) plus a staff member, a page of refunded orders and a player with a
  * history for the console; the large one is a copy of it grown directly in SQL to 100,000
  * players, 1,000,000 ledger rows, 200,000 orders (each with its item and delivered command) and
  * 2,000 products (the added ones retired, so the pages show the same). Both servers run as
@@ -27,6 +27,8 @@ export const ORDERS = 200_000;
 export const PRODUCTS = 2_000;
 /** The console's player, whose ledger the player page pages through. */
 const HISTORY = 200;
+/** Refunded orders on the small database: more than the console's page of 50. */
+const REFUNDED = 60;
 const OLD = '2025-06-01 12:00:00';
 const GROWN = ['users_accounts',
   'credits_wallets', 'credits_ledger', 'store_orders', 'store_order_items', 'store_products', 'delivery_queue', 'users_linked_accounts'];
@@ -148,6 +150,13 @@ async function seedConsole(api: Api, url: string): Promise<{ cookie: string; pla
   await api.send('POST', `/api/users/${staff}/roles`, { roleID });
   const player = await api.player(7001, 'historian', 0);
   await Api.batched(HISTORY, 10, (i) => api.send('POST', '/api/credits/add', { target_username: 'historian', amount: `${1 + (i % 9)}.00` }));
+  // A page of refunded orders, as the grown database has: the refunded list then shows the same on both.
+  const category = await api.create('/api/admin/store/categories', { name: 'Returns' });
+  const product = await api.create('/api/admin/store/products', { categoryID: category, name: 'Returnable', price: '0.01' });
+  await Api.batched(REFUNDED, 10, async () => {
+    const { orderID } = await api.send('POST', '/api/store/buy', { userID: player, products: [{ id: product, quantity: 1 }] }) as { orderID: string };
+    await api.send('POST', `/api/admin/store/orders/${orderID}/refund`, {});
+  });
   const form = await fetch(`${api.base}/console/login`);
   const token = String(form.headers.get('set-cookie')).split(';')[0]!;
   const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(await form.text())![1]!;

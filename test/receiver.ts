@@ -63,7 +63,6 @@ export async function startReceiver(answer: Answer = () => ({ status: 200 })): P
       setTimeout(() => res.writeHead(status, { 'content-type': 'text/plain' }).end(body), delayMs).unref();
     });
   });
-  server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   return receiver;

@@ -16,6 +16,8 @@ export interface TransactionScope {
 interface TxState {
   runner: Runner;
   afterCommit: (() => void)[];
+  /** Rows gathered for one multi-row write just before the commit (`collect`), by the caller's key. */
+  batches?: Map<object, { items: unknown[]; flush: (items: unknown[]) => Promise<void> }>;
   /** A write statement ran: its commit shows the database takes writes again. */
   wrote: boolean;
 }
@@ -167,7 +169,11 @@ export class Database implements TransactionScope {
       try {
         const afterCommit: (() => void)[] = [];
         let tx: TxState | undefined;
-        const inTx = (runner: Runner) => this.#tx.run(tx = { runner, afterCommit, wrote: false }, fn);
+        const inTx = (runner: Runner) => this.#tx.run(tx = { runner, afterCommit, wrote: false }, async () => {
+          const result = await fn();
+          for (const { items, flush } of tx!.batches?.values() ?? []) await flush(items);
+          return result;
+        });
         const result = this.#sqlite ? await this.#sqlite.transaction(inTx) : await mysqlTransaction(this.#pool!, inTx);
         if (tx?.wrote) this.#writeFault = undefined;
         for (const cb of afterCommit) cb();
@@ -193,6 +199,20 @@ export class Database implements TransactionScope {
     const tx = this.#tx.getStore();
     if (tx) tx.afterCommit.push(fn);
     else fn();
+  }
+
+  /**
+   * Adds `item` to this transaction's batch named by `key` (an object of the caller's own); just
+   * before the commit, inside the transaction, `flush` runs once with every item added (one
+   * multi-row insert instead of one per item). Outside a transaction `flush` runs now.
+   */
+  async collect<T>(key: object, item: T, flush: (items: T[]) => Promise<void>): Promise<void> {
+    const tx = this.#tx.getStore();
+    if (!tx) return flush([item]);
+    tx.batches ??= new Map();
+    const batch = tx.batches.get(key);
+    if (batch) batch.items.push(item);
+    else tx.batches.set(key, { items: [item], flush: flush as (items: unknown[]) => Promise<void> });
   }
 
   /**

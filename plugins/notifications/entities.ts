@@ -55,8 +55,10 @@ export const NotificationsDelivery = defineEntity({
     updatedDate: p.string().length(19),
   },
   uniques: [{ properties: ['eventId', 'endpointId'] }],
-  // The first serves each endpoint's rows due; the second the sweep of lapsed leases.
-  indexes: [{ properties: ['endpointId', 'status', 'nextAttemptDate'] }, { properties: ['status', 'nextAttemptDate'] }],
+  // The first serves each endpoint's rows due; the second the sweep of lapsed leases (only rows
+  // being sent hold one). No index leads with the status: SQLite would pick it over the ids a
+  // claim names and read every pending row.
+  indexes: [{ properties: ['endpointId', 'status', 'nextAttemptDate'] }, { properties: ['leaseUntil'] }],
 });
 
 /** Each try of a delivery: when, how long, and what the endpoint answered (the body cut short). */

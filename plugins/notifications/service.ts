@@ -24,6 +24,12 @@ function view(e: Endpoint): EndpointView {
   return { id, name, kind, url, secret, events: e.events.split(' ').filter(Boolean), active, createdDate };
 }
 
+type NewEvent = Omit<TableRecord<typeof NotificationsEvent>, 'id'>;
+
+function event(name: string, payload: unknown, fanned: boolean): NewEvent {
+  return { messageId: `msg_${randomUUID().replaceAll('-', '')}`, name, payload: JSON.stringify(payload), createdDate: now(), fanned };
+}
+
 export class DbNotificationsService implements NotificationsService {
   readonly #db: Database;
   readonly #declared: () => DeclaredEvent[];
@@ -63,20 +69,20 @@ export class DbNotificationsService implements NotificationsService {
 
   /**
    * Runs inside the emitting transaction (an `onCommitting` listener): the event commits with the
-   * change or not at all, so a crash right after the commit loses nothing. One row and nothing
-   * more: the worker fans it out to the endpoints' deliveries, off the request.
+   * change or not at all, so a crash right after the commit loses nothing. A transaction's events
+   * are one multi-row insert at its commit, and nothing more: the worker fans them out to the
+   * endpoints' deliveries, off the request.
    */
   async enqueue(name: string, payload: unknown): Promise<void> {
     if (Date.now() - this.#loadedAt >= this.#cacheMs) await this.refresh();
     if (!this.#subscribers.get(name)?.length) return;
-    await this.#event(name, payload, false);
-    this.#db.afterCommit(() => this.onQueued());
+    await this.#db.collect(this, event(name, payload, false), this.#write);
   }
 
-  #event(name: string, payload: unknown, fanned: boolean): Promise<number> {
-    const messageId = `msg_${randomUUID().replaceAll('-', '')}`;
-    return NotificationsEvent.insert(this.#db, { messageId, name, payload: JSON.stringify(payload), createdDate: now(), fanned });
-  }
+  readonly #write = async (events: NewEvent[]): Promise<void> => {
+    await NotificationsEvent.insertMany(this.#db, events);
+    this.#db.afterCommit(() => this.onQueued());
+  };
 
   async endpoints(): Promise<EndpointView[]> {
     return (await E.select(this.#db, sql`order by ${E.c.id}`)).map(view);
@@ -177,7 +183,7 @@ export class DbNotificationsService implements NotificationsService {
     await this.endpoint(endpointId);
     // Fanned out here, to this one endpoint, whatever it subscribes to.
     const eventId = await this.#db.transaction(async () => {
-      const id = await this.#event(TEST_EVENT, { endpointId }, true);
+      const id = await NotificationsEvent.insert(this.#db, event(TEST_EVENT, { endpointId }, true));
       const at = now();
       await D.insert(this.#db, { eventId: id, endpointId, status: 'pending', attempts: 0, nextAttemptDate: at, updatedDate: at });
       return id;

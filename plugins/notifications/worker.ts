@@ -173,7 +173,7 @@ export class DeliveryWorker {
   async #releaseLapsed(): Promise<void> {
     const at = now();
     await this.#db.run(sql`update ${D} set ${D.c.status} = 'pending', ${D.c.leaseUntil} = null, ${D.c.updatedDate} = ${at}
-      where ${D.c.status} = 'sending' and ${D.c.leaseUntil} < ${at}`);
+      where ${D.c.leaseUntil} < ${at} and ${D.c.status} = 'sending'`);
   }
 
   /** One look: outcomes written, new events fanned out, due rows claimed and sent. Whether work is left. */
