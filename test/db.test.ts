@@ -157,6 +157,34 @@ t.test('transactions: all or nothing, nested calls join, events wait for the com
   t.same(await db.query('select name from hello_greetings'), [{ name: 'kept' }], 'a failing in-transaction listener rolls back the cause');
 });
 
+t.test('collect: a transaction\'s items are written by one flush just before its commit, inside it; none if it rolls back; at once outside one', async (t) => {
+  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } } });
+  const { db } = app;
+  const key = {};
+  const flushes: string[][] = [];
+  const flush = async (names: string[]) => {
+    flushes.push(names);
+    for (const name of names) await db.run('insert into hello_greetings (name) values (?)', [name]);
+  };
+  await db.transaction(async () => {
+    await db.collect(key, 'a', flush);
+    await db.transaction(() => db.collect(key, 'b', flush));
+    t.same(flushes, [], 'nothing is written before the transaction ends');
+  });
+  t.same(flushes, [['a', 'b']], 'one flush with every item, nested calls included');
+  t.same(await db.query('select name from hello_greetings order by name'), [{ name: 'a' }, { name: 'b' }]);
+
+  await t.rejects(db.transaction(async () => {
+    await db.collect(key, 'c', flush);
+    throw new Error('boom');
+  }), { message: 'boom' });
+  await t.rejects(db.transaction(() => db.collect(key, 'd', async () => { throw new Error('flush failed'); })), { message: 'flush failed' });
+  t.same(flushes, [['a', 'b']], 'a transaction that fails before its commit flushes nothing');
+  await db.collect(key, 'e', flush);
+  t.same(flushes, [['a', 'b'], ['e']], 'outside a transaction the flush runs at once');
+  t.same((await db.query<{ name: string }>('select name from hello_greetings order by name')).map((r) => r.name), ['a', 'b', 'e']);
+});
+
 t.test('SQLite groups commits: transactions that arrive together share one, none is answered or seen before it, and one that fails undoes only its own work',
   { skip: onMysql ? 'SQLite\'s own commit path' : false }, async (t) => {
   const url = await sharedDatabaseUrl(t);
