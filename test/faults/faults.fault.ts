@@ -124,7 +124,8 @@ if (!haveMariaDb()) {
       } else {
         // InnoDB aborts when rolling back a statement finds no space ("[FATAL] InnoDB: Error (Out of
         // disk space) in rollback"), in some runs: the server then answers as for any lost database.
-        t.ok(health.status === 503 && ['The disk is full.', 'The database does not answer.'].includes(message), `MariaDB aborted on the full disk; /health: ${message}`);
+        const said = ['The disk is full.', 'The database does not answer.'];
+        t.ok(health.status === 503 && said.includes(message), `MariaDB aborted on the full disk; /health: ${message}`);
       }
       rmSync(filler);
       // What a supervisor (systemd's Restart=on-abort) does; InnoDB's crash recovery keeps every commit.
