@@ -39,7 +39,7 @@ export class DbNotificationsService implements NotificationsService {
   #subscribers = new Map<string, number[]>();
   #loadedAt = 0;
   #loading: Promise<void> | undefined;
-  /** Called after a commit that queued deliveries: the worker looks at the queue at once. */
+  /** Called after a commit that queued events (or a delivery by hand): the worker looks at the queue soon. */
   onQueued: () => void = () => undefined;
 
   constructor(db: Database, declared: () => DeclaredEvent[], cacheSeconds: number, nameOf: (userId: number) => Promise<string | undefined>) {
