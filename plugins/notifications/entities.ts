@@ -1,4 +1,4 @@
-import { defineEntity, p } from '../../core/table.ts';
+import { defineEntity, p, type TableRecord } from '../../core/table.ts';
 
 /** Where events go: a signed webhook (Standard Webhooks) or a Discord channel's webhook URL. */
 export const NotificationsEndpoint = defineEntity({
@@ -60,6 +60,11 @@ export const NotificationsDelivery = defineEntity({
   // claim names and read every pending row.
   indexes: [{ properties: ['endpointId', 'status', 'nextAttemptDate'] }, { properties: ['leaseUntil'] }],
 });
+
+/** A new delivery of event `eventId` to one endpoint, due at `at`. */
+export function pendingDelivery(eventId: number, endpointId: number, at: string): Omit<TableRecord<typeof NotificationsDelivery>, 'id'> {
+  return { eventId, endpointId, status: 'pending', attempts: 0, nextAttemptDate: at, leaseUntil: null, claim: null, lastStatus: null, updatedDate: at };
+}
 
 /** Each try of a delivery: when, how long, and what the endpoint answered (the body cut short). */
 export const NotificationsAttempt = defineEntity({

@@ -9,7 +9,7 @@ import { BUILT_IN, discordMessage, wordingFor } from './discord.ts';
 import { type Sql, sql } from '../../core/sql.ts';
 import { joined, type TableRecord } from '../../core/table.ts';
 import {
-  NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint as E, NotificationsEvent, NotificationsTemplate as T,
+  NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint as E, NotificationsEvent, NotificationsTemplate as T, pendingDelivery,
 } from './entities.ts';
 
 type Endpoint = TableRecord<typeof E>;
@@ -184,8 +184,7 @@ export class DbNotificationsService implements NotificationsService {
     // Fanned out here, to this one endpoint, whatever it subscribes to.
     const eventId = await this.#db.transaction(async () => {
       const id = await NotificationsEvent.insert(this.#db, event(TEST_EVENT, { endpointId }, true));
-      const at = now();
-      await D.insert(this.#db, { eventId: id, endpointId, status: 'pending', attempts: 0, nextAttemptDate: at, updatedDate: at });
+      await D.insert(this.#db, pendingDelivery(id, endpointId, now()));
       return id;
     });
     this.onQueued();

@@ -18,7 +18,7 @@ import { countParam } from '../../core/db.ts';
 import type { TableRecord } from '../../core/table.ts';
 import { addSeconds, now, parseTimestamp, toTimestamp } from '../../core/format.ts';
 import { empty, sql } from '../../core/sql.ts';
-import { NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint, NotificationsEvent as E } from './entities.ts';
+import { NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint, NotificationsEvent as E, pendingDelivery } from './entities.ts';
 
 export interface WorkerOptions {
   /** Sends in flight to one endpoint at most. */
@@ -193,9 +193,7 @@ export class DeliveryWorker {
     if (events.length === 0) return 0;
     const at = now();
     const ids = events.map((e) => e.id);
-    const rows = events.flatMap((e) => this.#subscribers(e.name).map((endpointId) => ({
-      eventId: e.id, endpointId, status: 'pending' as const, attempts: 0, nextAttemptDate: at, updatedDate: at,
-    })));
+    const rows = events.flatMap((e) => this.#subscribers(e.name).map((endpointId) => pendingDelivery(e.id, endpointId, at)));
     try {
       await this.#db.transaction(async () => {
         // Conditional: a process that fanned out one of these first wins; this look's writes roll back.
@@ -214,9 +212,10 @@ export class DeliveryWorker {
     const at = now();
     // Per endpoint with free slots, its first rows due (an index range each): a backlog of a
     // slow endpoint is never read through to find another endpoint's rows.
-    const endpointIds = (await this.#db.queryArrays(sql`select ${NotificationsEndpoint.c.id} from ${NotificationsEndpoint}`)).map((r) => Number(r[0]));
+    // Every endpoint whole (a handful of rows): its id picks its rows, and the record sends them.
+    const endpointById = new Map((await NotificationsEndpoint.select(this.#db)).map((e) => [e.id, e]));
     const picked: number[] = [];
-    for (const endpointId of endpointIds) {
+    for (const endpointId of endpointById.keys()) {
       const free = Math.min(this.#opts.concurrency - (this.#inFlight.get(endpointId) ?? 0), share - picked.length);
       if (free <= 0) continue;
       const due = await this.#db.queryArrays(sql`select ${D.c.id} from ${D}
@@ -235,13 +234,8 @@ export class DeliveryWorker {
     }));
     if (claimed.length === 0) return picked.length;
     for (const c of claimed) this.#inFlight.set(c.endpointId, (this.#inFlight.get(c.endpointId) ?? 0) + 1);
-    const ids = (list: number[]) => [...new Set(list)];
-    const [events, endpoints] = await Promise.all([
-      E.select(this.#db, sql`where ${E.c.id} in ${ids(claimed.map((c) => c.eventId))}`),
-      NotificationsEndpoint.select(this.#db, sql`where ${NotificationsEndpoint.c.id} in ${ids(claimed.map((c) => c.endpointId))}`),
-    ]);
+    const events = await E.select(this.#db, sql`where ${E.c.id} in ${[...new Set(claimed.map((c) => c.eventId))]}`);
     const eventById = new Map(events.map((e) => [e.id, e]));
-    const endpointById = new Map(endpoints.map((e) => [e.id, e]));
     for (const c of claimed) {
       const send = this.#send(c, eventById.get(c.eventId)!, endpointById.get(c.endpointId)!)
         .catch((err: unknown) => this.#rounds.failed(err))
