@@ -1,6 +1,6 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { defineEntity, p } from './table.ts';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from './audit.ts';
 import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';
@@ -232,10 +232,11 @@ export const apiKeysRef = createServiceRef<ApiKeys>('core.apiKeys');
  * Every /api route needs a key; /api/admin routes need the admin scope; the other routes `api`,
  * or the scope of the route's feature or of its action. A route that authenticates its caller
  * otherwise (a payment gateway's signed webhook) opts out with `config: { noApiKey: true }`.
+ * A step of the host's onRequest hook (core/http/stages.ts): `done` is called at once off /api, so
+ * the pages and the rest pay no promise for it.
  */
-export function apiKeyHook(app: FastifyInstance, keys: ApiKeys): void {
-  // A callback hook that calls `done` at once off /api: the pages and the rest pay no promise for it.
-  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+export function apiKeyCheck(keys: ApiKeys): (request: FastifyRequest, done: (err?: Error) => void) => void {
+  return (request, done) => {
     // The pattern of the route that will run decides, not the raw URL: the router decodes
     // `/%61pi/%61dmin/settings` to the admin route, whose raw text looks like neither. A URL that
     // matches no route (a 404) has no pattern and falls back to its raw path.
@@ -246,7 +247,6 @@ export function apiKeyHook(app: FastifyInstance, keys: ApiKeys): void {
     const presented = Array.isArray(header) ? header[0] : header;
     const known = presented ? keys.known(presented) : undefined;
     if (!known) {
-      // Not returned: Fastify would take a returned promise for an async hook and go on twice.
       checkKey(request, path, presented, keys).then(() => done(), done);
       return;
     }
@@ -256,10 +256,9 @@ export function apiKeyHook(app: FastifyInstance, keys: ApiKeys): void {
       return done(err as Error);
     }
     done();
-  });
+  };
 }
 
-/** The key an /api request presents, checked against the route's scope. */
 async function checkKey(request: FastifyRequest, path: string, presented: string | undefined, keys: ApiKeys): Promise<void> {
   if (!presented) throw new DomainError('INVALID_API_KEY', 'The X-Api-Key header is missing.');
   const identity = await keys.check(presented);

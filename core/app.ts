@@ -5,8 +5,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { lazySchemaCompilers, plainJsonAnswers } from './schema-compilers.ts';
 import { Type } from '@sinclair/typebox';
-import { ApiKeys, apiKeyHook, apiKeysRef } from './api-keys.ts';
-import { AuditLog, auditActors, auditRef, auditRoutes } from './audit.ts';
+import { ApiKeys, apiKeyCheck, apiKeysRef } from './api-keys.ts';
+import { AuditLog, actAsStaff, auditRef, auditRoutes } from './audit.ts';
 import { connectAtBoot } from './boot.ts';
 import { capConnections } from './connections.ts';
 import { loadConfig, type AppConfig, type SiteSetting, type SiteSettings } from './config.ts';
@@ -20,8 +20,9 @@ import { discoverFeatures, registerFeatures, selectEnabled, settingOwners, type 
 import { bodyParsing } from './http/body.ts';
 import { clientError, errorHandling, routerErrors, send } from './http/error-answers.ts';
 import { serializeError } from './http/error-log.ts';
-import { inputGuard, strictTypes } from './http/strict-types.ts';
-import { RequestLog, corsPolicy, databaseMetrics, echoRequestId, metricsRegistry, metricsRoutes, requestId, requestLogger } from './observability.ts';
+import { requestStages } from './http/stages.ts';
+import { strictTypesError, unstorableError } from './http/strict-types.ts';
+import { RequestLog, corsPolicy, databaseMetrics, metricsRegistry, metricsRoutes, requestId, requestLogger } from './observability.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { checkDeclaredErrors, openapiOptions } from './openapi.ts';
 import { ServiceRegistry } from './registry.ts';
@@ -194,13 +195,13 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   errorHandling(app, config.database.retryAfterSeconds);
   if (selfChecks) checkDeclaredErrors(app);
   plainJsonAnswers(app, selfChecks);
-  echoRequestId(app);
   await corsPolicy(app, config.server.corsOrigins);
-  apiKeyHook(app, apiKeys);
-  auditActors(app);
-  await bodyParsing(app, { fieldLimit: config.server.fieldLimit, maxFields: config.server.maxFields, bodyLimit: config.server.bodyLimit });
-  strictTypes(app);
-  inputGuard(app);
+  const readBody = await bodyParsing(app, { fieldLimit: config.server.fieldLimit, maxFields: config.server.maxFields, bodyLimit: config.server.bodyLimit });
+  requestStages(app, {
+    onRequest: apiKeyCheck(apiKeys),
+    preValidation: { read: readBody, check: strictTypesError },
+    preHandler: { check: unstorableError, run: actAsStaff },
+  });
   await app.register(rateLimit, {
     global: false,
     store: rateLimitStore(app, db, config.rateLimits.sweepSeconds),

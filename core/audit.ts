@@ -9,7 +9,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { countParam, type Database } from './db.ts';
 import { displayTimestamp, now } from './format.ts';
 import { dateStr, idStr, str, strOrNull } from './schemas.ts';
@@ -129,17 +129,20 @@ export class AuditLog {
 
 export const auditRef = createServiceRef<AuditLog>('core.audit');
 
+/** Methods that change nothing, so record nothing: they skip the context, which every request would pay for. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /**
  * Runs every handler of a request made by staff (a console user, an API key) as them. Requests of
- * no one (the storefront, a webhook) pass on untouched. In preHandler: by then the key is checked
- * and the console's sign-in read, and the body is parsed (its stream events would lose the context).
+ * no one (the storefront, a webhook) pass on untouched. A step of the host's preHandler hook
+ * (core/http/stages.ts): by then the key is checked and the console's sign-in read, and the body is
+ * parsed (its stream events would lose the context).
  */
-export function auditActors(app: FastifyInstance): void {
-  app.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
-    const actor = request.actor ?? (request.apiKey ? { kind: 'key' as const, name: request.apiKey.name } : undefined);
-    if (!actor) return done();
-    acting.run({ actor, requestId: request.id }, done);
-  });
+export function actAsStaff(request: FastifyRequest, done: (err?: Error) => void): void {
+  if (SAFE_METHODS.has(request.method)) return done();
+  const actor = request.actor ?? (request.apiKey ? { kind: 'key' as const, name: request.apiKey.name } : undefined);
+  if (!actor) return done();
+  acting.run({ actor, requestId: request.id }, done);
 }
 
 const AuditQuery = Type.Object({

@@ -88,14 +88,6 @@ export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, opt
   return new RequestLogger(logger as Pino, bindings);
 }
 
-/** Every response carries the id it was logged under. */
-export function echoRequestId(app: FastifyInstance): void {
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('X-Request-Id', request.id);
-    done();
-  });
-}
-
 export async function corsPolicy(app: FastifyInstance, origins: string[]): Promise<void> {
   if (origins.length === 0) return;
   await app.register(cors, {

@@ -338,7 +338,12 @@ type JoinedRecord<S extends Record<string, Selected>> = {
  *   sql`select ${FOR_SALE.columns} from ...` → FOR_SALE.read(row).rules (undefined where no rules row joined).
  * An `Sql` expression (`sql\`coalesce(c.name, '')\``) is read as the value the driver gives.
  */
-export function joined<S extends Record<string, Selected>>(select: S): { columns: Sql; read(row: unknown[]): JoinedRecord<S> } {
+export function joined<S extends Record<string, Selected>>(select: S): {
+  columns: Sql;
+  read(row: unknown[]): JoinedRecord<S>;
+  /** One part of the row, without reading the others. */
+  one<K extends keyof S & string>(row: unknown[], name: K): JoinedRecord<S>[K];
+} {
   let at = 0;
   const readers: [name: string, read: (row: unknown[]) => unknown][] = [];
   const parts: Sql[] = [];
@@ -359,6 +364,7 @@ export function joined<S extends Record<string, Selected>>(select: S): { columns
       : (row) => (row[key] == null ? undefined : table.fromArrayAt(row, from))]);
     at += table.width;
   }
+  const byName = new Map(readers);
   return {
     columns: join(parts, ', '),
     read: (row) => {
@@ -366,6 +372,7 @@ export function joined<S extends Record<string, Selected>>(select: S): { columns
       for (const [name, read] of readers) record[name] = read(row);
       return record as JoinedRecord<S>;
     },
+    one: <K extends keyof S & string>(row: unknown[], name: K) => byName.get(name)!(row) as JoinedRecord<S>[K],
   };
 }
 

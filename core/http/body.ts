@@ -1,5 +1,5 @@
 /** Request bodies: multipart, urlencoded and JSON parsed alike, within the body limits. */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart, { type FastifyMultipartBaseOptions } from '@fastify/multipart';
 import qs from 'qs';
 import { DomainError } from '../errors.ts';
@@ -85,9 +85,10 @@ function checkLimits(body: unknown, limits: BodyLimits): void {
 
 /**
  * Bodies: multipart, urlencoded and JSON mean the same, PHP bracket keys included; empty bodies
- * are tolerated; sizes are capped with a 413, never truncated.
+ * are tolerated; sizes are capped with a 413, never truncated. Returns the step of the host's
+ * preValidation hook (core/http/stages.ts) that reads multipart bodies and gives bodiless writes `{}`.
  */
-export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Promise<void> {
+export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Promise<(request: FastifyRequest, done: (err?: Error) => void) => void> {
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
     const text = (raw as string).trim();
@@ -164,8 +165,8 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
     }
     request.body = parseForm(pairs.join('&'), limits);
   };
-  // A callback hook, not an async one: most requests are not multipart and pass at no cost.
-  app.addHook('preValidation', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+  // Called back, not awaited: most requests are not multipart and pass at no cost.
+  return (request, done) => {
     const bodiless = () => {
       if ((request.body === undefined || request.body === null)
         && (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT')) request.body = {};
@@ -175,5 +176,5 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
       return done();
     }
     readMultipart(request).then(() => { bodiless(); done(); }, done);
-  });
+  };
 }

@@ -69,8 +69,18 @@ function errorBody(reply: FastifyReply, code: string, message: string) {
   return { status: false, error: code, message };
 }
 
+/**
+ * An error answer. Refused before its body has arrived (no key, too large, ...), the socket closes
+ * with it: kept open, Node would read and drop the rest of the body, at whatever pace the client
+ * chose to send it.
+ */
+function answer(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+  if (!reply.request.raw.complete) reply.header('connection', 'close');
+  return reply.code(status).send(errorBody(reply, code, message));
+}
+
 export function send(reply: FastifyReply, code: string, message: string): FastifyReply {
-  return reply.code(errorStatus[code] ?? 400).send(errorBody(reply, code, message));
+  return answer(reply, errorStatus[code] ?? 400, code, message);
 }
 
 const ROUTER_ERRORS: Record<string, string> = {
@@ -96,13 +106,6 @@ export function routerErrors(err: FastifyError, request: FastifyRequest, reply: 
 const ERROR_REF = Type.Ref('ErrorResponse');
 
 export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): void {
-  // Refused before its body has arrived (no key, too large, ...): the socket closes with the
-  // answer. Kept open, Node would read and drop the rest of the body, at whatever pace the client
-  // chose to send it.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close');
-    done(null, payload);
-  });
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof DomainError) {
       const { retryAfterSeconds } = err as DomainError;
@@ -129,7 +132,7 @@ export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): 
     }
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      return reply.code(status).send(errorBody(reply, status === 404 ? 'NOT_FOUND' : 'VALIDATION_ERROR', err.message));
+      return answer(reply, status, status === 404 ? 'NOT_FOUND' : 'VALIDATION_ERROR', err.message);
     }
     request.log.error({ err }, 'request failed');
     return send(reply, 'INTERNAL_ERROR', `An internal error occurred (request ${request.id}).`);

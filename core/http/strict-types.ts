@@ -1,5 +1,5 @@
 /** Strict types at the edge: what AJV would coerce is refused first, and values no column holds after. */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../errors.ts';
 
 /** How an integer or a decimal is written, in every encoding: no sign but `-`, no hex, exponent or space. */
@@ -103,16 +103,13 @@ export function strictTypeProblem(schema: JsonSchema | undefined, value: unknown
 
 /**
  * Strict types at the edge, the same for JSON, urlencoded and multipart bodies, query strings and
- * path parameters: runs before validation (and after the multipart fields are parsed, so it is
- * registered after bodyParsing).
+ * path parameters: checked before validation, once the multipart fields are parsed.
  */
-export function strictTypes(app: FastifyInstance): void {
-  app.addHook('preValidation', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
-    const schema = request.routeOptions.schema as Record<string, JsonSchema | undefined> | undefined;
-    const problem = schema && (strictTypeProblem(schema.params, request.params, '') ?? strictTypeProblem(schema.querystring, request.query, '')
-      ?? strictTypeProblem(schema.body, request.body, ''));
-    done(problem ? new DomainError('VALIDATION_ERROR', problem) : undefined);
-  });
+export function strictTypesError(request: FastifyRequest): DomainError | undefined {
+  const schema = request.routeOptions.schema as Record<string, JsonSchema | undefined> | undefined;
+  const problem = schema && (strictTypeProblem(schema.params, request.params, '') ?? strictTypeProblem(schema.querystring, request.query, '')
+    ?? strictTypeProblem(schema.body, request.body, ''));
+  return problem ? new DomainError('VALIDATION_ERROR', problem) : undefined;
 }
 
 /** The first value the database layer cannot carry, named like a validation error; undefined when none. */
@@ -133,9 +130,7 @@ function unstorable(value: unknown, path: string): string | undefined {
  * (C-string tools and clients cut text short at it) and a non-finite number, which AJV lets
  * through: it coerces a 309-digit number to Infinity and skips minimum/maximum for it.
  */
-export function inputGuard(app: FastifyInstance): void {
-  app.addHook('preHandler', (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
-    const problem = unstorable(request.params, '') ?? unstorable(request.query, '') ?? unstorable(request.body, '');
-    done(problem ? new DomainError('VALIDATION_ERROR', problem) : undefined);
-  });
+export function unstorableError(request: FastifyRequest): DomainError | undefined {
+  const problem = unstorable(request.params, '') ?? unstorable(request.query, '') ?? unstorable(request.body, '');
+  return problem ? new DomainError('VALIDATION_ERROR', problem) : undefined;
 }

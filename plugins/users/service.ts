@@ -43,14 +43,14 @@ function toUserAccount(a: Account, linkedAccounts: Record<string, string>): User
   };
 }
 
-/** An account read with ACCOUNT: the first row's account, every row's link. */
-function joinedAccount(rows: unknown[][]): UserAccount {
+/** An account read with ACCOUNT (or a select list that begins like it): the first row's account, every row's link. */
+function joinedAccount(rows: unknown[][], account = ACCOUNT.one(rows[0]!, 'account')): UserAccount {
   const links: Record<string, string> = {};
   for (const row of rows) {
-    const { platform, externalId } = ACCOUNT.read(row);
-    if (platform != null) links[String(platform)] = String(externalId);
+    const platform = ACCOUNT.one(row, 'platform');
+    if (platform != null) links[String(platform)] = String(ACCOUNT.one(row, 'externalId'));
   }
-  return toUserAccount(ACCOUNT.read(rows[0]!).account, links);
+  return toUserAccount(account, links);
 }
 
 /** The contract's role: the record in the contract's casing (chatRoleID, usernameCSS, badgeCSS). */
@@ -137,8 +137,9 @@ export class DbUsersService implements UsersService {
     const row = rows[0];
     if (!row) return undefined;
     const values = this.#profile.read(row);
-    const fields = Object.fromEntries(this.#profileFields.map((f) => [f.field, f.show(values[f.field])]));
-    return { ...joinedAccount(rows), fields };
+    const fields: Record<string, string> = {};
+    for (const f of this.#profileFields) fields[f.field] = f.show(values[f.field]);
+    return { ...joinedAccount(rows, values.account as Account), fields };
   }
 
   findById(id: number): Promise<UserAccount | undefined> {
