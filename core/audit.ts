@@ -139,10 +139,10 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * parsed (its stream events would lose the context).
  */
 export function actAsStaff(request: FastifyRequest, done: (err?: Error) => void): void {
-  if (SAFE_METHODS.has(request.method)) return done();
-  const actor = request.actor ?? (request.apiKey ? { kind: 'key' as const, name: request.apiKey.name } : undefined);
-  if (!actor) return done();
-  acting.run({ actor, requestId: request.id }, done);
+  const actor = SAFE_METHODS.has(request.method) ? undefined
+    : request.actor ?? (request.apiKey ? { kind: 'key' as const, name: request.apiKey.name } : undefined);
+  if (actor) acting.run({ actor, requestId: request.id }, done);
+  else done();
 }
 
 const AuditQuery = Type.Object({
