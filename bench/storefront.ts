@@ -149,8 +149,13 @@ async function seed(api: Api): Promise<{ categoryId: string; productId: string }
   return { categoryId: categoryIds[2]!, productId: productIds[2 * 24]! };
 }
 
-let seeded: Promise<{ categoryId: string; productId: string }> | undefined;
-const once = (api: Api) => (seeded ??= seed(api));
+/** One shop per database: a full run seeds SQLite's, then MariaDB's, each through its own server's Api. */
+const seeded = new WeakMap<Api, Promise<{ categoryId: string; productId: string }>>();
+const once = (api: Api) => {
+  let shop = seeded.get(api);
+  if (!shop) seeded.set(api, shop = seed(api));
+  return shop;
+};
 const get = (path: string): BenchRequest[] => [{ method: 'GET', path, headers: HEADERS }];
 
 export const scenarios: Scenario[] = [

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { auditRef } from '../../core/audit.ts';
 import { ConfigError } from '../../core/config.ts';
 import type { EventName } from '../../core/events.ts';
 import { defineFeature } from '../../core/features.ts';
@@ -25,13 +26,15 @@ const options = Type.Object({
   /** How long the worker waits after a wake-up, so that a busy spell's events are claimed and sent together. */
   batchMs: Type.Integer({ minimum: 0, default: 50 }),
   /**
-   * Sends started per second at most while requests keep this process busy (its event loop over
-   * 90 % used while they emit events): a rush of purchases is served at full speed and its
-   * announcements follow when it passes. Unlimited otherwise.
+   * Sends started per second at most while requests keep this process busy (its event loop, or the
+   * machine's CPUs, over 90 % used while they emit events): a rush of purchases is served at full
+   * speed and its announcements follow when it passes. Unlimited otherwise.
    */
   busySendsPerSecond: Type.Integer({ minimum: 1, default: 100 }),
   /** How often the queue is looked at without a wake-up (retries come due, other processes' events, lapsed leases). */
   pollMs: Type.Integer({ minimum: 10, default: 1000 }),
+  /** Days a delivery that ended (delivered or failed) is kept, with its tries and its event; 0 keeps them all. */
+  retentionDays: Type.Integer({ minimum: 0, default: 30 }),
   /** How long this process may go on using subscriptions another process changed. */
   endpointsCacheSeconds: Type.Integer({ minimum: 0, default: 5 }),
 });
@@ -50,7 +53,7 @@ export default defineFeature({
     const declared = () => events.declared();
     // Announcements name the player an event is about; users is optional, looked up when it runs.
     const nameOf = async (id: number) => (await services.find(usersRef)?.findById(id))?.username;
-    const notifications = new DbNotificationsService(db, declared, opts.endpointsCacheSeconds, nameOf);
+    const notifications = new DbNotificationsService(db, services.get(auditRef), declared, opts.endpointsCacheSeconds, nameOf);
     const worker = new DeliveryWorker(db, opts, log, (event, payload, created) => notifications.announcement(event, payload, created),
       (event) => notifications.subscribers(event));
     notifications.onQueued = () => worker.queued();

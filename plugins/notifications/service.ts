@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { AuditLog } from '../../core/audit.ts';
 import type { Database } from '../../core/db.ts';
 import { countParam } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
@@ -24,6 +25,11 @@ function view(e: Endpoint): EndpointView {
   return { id, name, kind, url, secret, events: e.events.split(' ').filter(Boolean), active, createdDate };
 }
 
+/** An endpoint as the audit log keeps it: never its secret. */
+function audited({ secret: _secret, ...kept }: EndpointView): Omit<EndpointView, 'secret'> {
+  return kept;
+}
+
 type NewEvent = Omit<TableRecord<typeof NotificationsEvent>, 'id'>;
 
 function event(name: string, payload: unknown, fanned: boolean): NewEvent {
@@ -32,6 +38,7 @@ function event(name: string, payload: unknown, fanned: boolean): NewEvent {
 
 export class DbNotificationsService implements NotificationsService {
   readonly #db: Database;
+  readonly #audit: AuditLog;
   readonly #declared: () => DeclaredEvent[];
   readonly #cacheMs: number;
   readonly #nameOf: (userId: number) => Promise<string | undefined>;
@@ -42,8 +49,9 @@ export class DbNotificationsService implements NotificationsService {
   /** Called after a commit that queued events (or a delivery by hand): the worker looks at the queue soon. */
   onQueued: () => void = () => undefined;
 
-  constructor(db: Database, declared: () => DeclaredEvent[], cacheSeconds: number, nameOf: (userId: number) => Promise<string | undefined>) {
+  constructor(db: Database, audit: AuditLog, declared: () => DeclaredEvent[], cacheSeconds: number, nameOf: (userId: number) => Promise<string | undefined>) {
     this.#db = db;
+    this.#audit = audit;
     this.#nameOf = nameOf;
     this.#declared = declared;
     this.#cacheMs = cacheSeconds * 1000;
@@ -112,27 +120,45 @@ export class DbNotificationsService implements NotificationsService {
   }
 
   async createEndpoint(input: EndpointInput): Promise<EndpointView> {
-    const id = await E.insert(this.#db, {
-      ...this.#checked(input), secret: `whsec_${randomBytes(24).toString('base64')}`, createdDate: now(),
+    const checked = this.#checked(input);
+    const created = await this.#db.transaction(async () => {
+      const id = await E.insert(this.#db, { ...checked, secret: `whsec_${randomBytes(24).toString('base64')}`, createdDate: now() });
+      const after = await this.endpoint(id);
+      await this.#audit.record({
+        action: 'notifications.endpoint.create', target: { type: 'endpoint', id }, summary: `Added webhook endpoint ${after.name}`, after: audited(after),
+      });
+      return after;
     });
     await this.refresh(true);
-    return this.endpoint(id);
+    return created;
   }
 
   async updateEndpoint(id: number, input: Partial<EndpointInput>): Promise<EndpointView> {
-    await this.endpoint(id);
-    await E.update(this.#db, id, this.#checked(input));
+    const checked = this.#checked(input);
+    const updated = await this.#db.transaction(async () => {
+      const before = await this.endpoint(id);
+      await E.update(this.#db, id, checked);
+      const after = await this.endpoint(id);
+      await this.#audit.record({
+        action: 'notifications.endpoint.update', target: { type: 'endpoint', id }, summary: `Changed webhook endpoint ${after.name}`,
+        before: audited(before), after: audited(after),
+      });
+      return after;
+    });
     await this.refresh(true);
-    return this.endpoint(id);
+    return updated;
   }
 
   async deleteEndpoint(id: number): Promise<void> {
-    await this.endpoint(id);
     await this.#db.transaction(async () => {
+      const before = await this.endpoint(id);
       const A = NotificationsAttempt;
       await this.#db.run(sql`delete from ${A} where ${A.c.deliveryId} in (select ${D.c.id} from ${D} where ${D.c.endpointId} = ${id})`);
       await this.#db.run(sql`delete from ${D} where ${D.c.endpointId} = ${id}`);
       await this.#db.run(sql`delete from ${E} where ${E.c.id} = ${id}`);
+      await this.#audit.record({
+        action: 'notifications.endpoint.delete', target: { type: 'endpoint', id }, summary: `Deleted webhook endpoint ${before.name}`, before: audited(before),
+      });
     });
     await this.refresh(true);
   }
@@ -169,12 +195,18 @@ export class DbNotificationsService implements NotificationsService {
   }
 
   async redeliver(id: number): Promise<DeliveryView> {
-    await this.delivery(id);
-    const at = now();
-    // Conditional: a row still queued or being sent is not queued twice.
-    const { affectedRows } = await this.#db.run(sql`update ${D} set ${D.c.status} = 'pending', ${D.c.nextAttemptDate} = ${at}, ${D.c.updatedDate} = ${at}
-      where ${D.c.id} = ${id} and ${D.c.status} in ('delivered', 'failed')`);
-    if (affectedRows === 0) throw new DomainError('NOTIFICATION_DELIVERY_QUEUED', `Delivery ${id} is already queued; it goes out by itself.`);
+    await this.#db.transaction(async () => {
+      const before = await this.delivery(id);
+      const at = now();
+      // Conditional: a row still queued or being sent is not queued twice.
+      const { affectedRows } = await this.#db.run(sql`update ${D} set ${D.c.status} = 'pending', ${D.c.nextAttemptDate} = ${at}, ${D.c.updatedDate} = ${at}
+        where ${D.c.id} = ${id} and ${D.c.status} in ('delivered', 'failed')`);
+      if (affectedRows === 0) throw new DomainError('NOTIFICATION_DELIVERY_QUEUED', `Delivery ${id} is already queued; it goes out by itself.`);
+      await this.#audit.record({
+        action: 'notifications.delivery.redeliver', target: { type: 'delivery', id }, summary: `Queued ${before.event} again for endpoint ${before.endpointId}`,
+        before: { status: before.status }, after: { status: 'pending' },
+      });
+    });
     this.onQueued();
     return this.delivery(id);
   }
@@ -185,6 +217,7 @@ export class DbNotificationsService implements NotificationsService {
     const eventId = await this.#db.transaction(async () => {
       const id = await NotificationsEvent.insert(this.#db, event(TEST_EVENT, { endpointId }, true));
       await D.insert(this.#db, pendingDelivery(id, endpointId, now()));
+      await this.#audit.record({ action: 'notifications.endpoint.test', target: { type: 'endpoint', id: endpointId }, summary: 'Sent a test message' });
       return id;
     });
     this.onQueued();
@@ -214,8 +247,15 @@ export class DbNotificationsService implements NotificationsService {
       throw new DomainError('NOTIFICATION_UNKNOWN_EVENT', `event: no feature declares the event "${event}".`);
     }
     await this.#db.transaction(async () => {
+      const [before] = await T.select(this.#db, sql`where ${T.c.event} = ${event}`);
       await this.#db.run(sql`delete from ${T} where ${T.c.event} = ${event}`);
-      if (title !== '' || body !== '') await T.insert(this.#db, { event, title, body });
+      const custom = title !== '' || body !== '';
+      if (custom) await T.insert(this.#db, { event, title, body });
+      await this.#audit.record({
+        action: 'notifications.template.update', target: { type: 'template', id: event },
+        summary: custom ? `Changed the wording of ${event}` : `Restored the built-in wording of ${event}`,
+        before: before && { title: before.title, body: before.body }, after: custom ? { title, body } : undefined,
+      });
     });
     return (await this.templates()).find((t) => t.event === event)!;
   }

@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { cpus } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { RoundLog } from '../../core/background.ts';
@@ -37,6 +38,8 @@ export interface WorkerOptions {
   pollMs: number;
   /** Sends started per second at most while requests keep this process busy; the rest wait in the queue for the spell to pass. */
   busySendsPerSecond: number;
+  /** Days a delivery that ended (delivered or failed) is kept, with its attempts and event; 0 keeps them all. */
+  retentionDays: number;
 }
 
 type Endpoint = Pick<ReturnType<typeof NotificationsEndpoint.fromRow>, 'id' | 'kind' | 'url' | 'secret'>;
@@ -56,9 +59,14 @@ interface Outcome { c: Claimed; attempt?: Attempt }
 
 /** Events fanned out per look at most. */
 const FAN_OUT_BATCH = 500;
+/** How often ended deliveries past their retention are removed, and how many rows a statement of that removes. */
+const SWEEP_MS = 3_600_000;
+const SWEEP_BATCH = 1000;
 /**
- * The process counts as busy when its event loop was this used over the last window while
- * requests went on emitting events; the worker then looks once per window and sends its share.
+ * The process counts as busy when its event loop, or the machine's CPUs, were this used over the
+ * last window while requests went on emitting events; the worker then looks once per window and
+ * sends its share. The machine's CPUs count because a database on the same machine (MariaDB) can
+ * be what the requests wait for while this process's own loop is not full.
  */
 const BUSY_UTILIZATION = 0.9;
 const WINDOW_MS = 250;
@@ -77,6 +85,7 @@ export class DeliveryWorker {
   readonly #outcomes: Outcome[] = [];
   readonly #stop = new AbortController();
   #timer: NodeJS.Timeout | undefined;
+  #sweepTimer: NodeJS.Timeout | undefined;
   #running = false;
   #again: 'soon' | 'batched' | undefined;
   #scheduled: NodeJS.Timeout | undefined;
@@ -86,6 +95,7 @@ export class DeliveryWorker {
   #arrived = 0;
   #sampledAt = 0;
   #elu = performance.eventLoopUtilization();
+  #machine = machineTimes();
   #busy = false;
 
   constructor(
@@ -105,12 +115,19 @@ export class DeliveryWorker {
       this.#releaseLapsed().then(() => this.wake(), (err: unknown) => this.#rounds.failed(err));
     }, this.#opts.pollMs);
     this.#timer.unref();
+    if (this.#opts.retentionDays > 0) {
+      const sweep = () => { this.#sweep().catch((err: unknown) => this.#rounds.failed(err)); };
+      this.#sweepTimer = setInterval(sweep, SWEEP_MS);
+      this.#sweepTimer.unref();
+      sweep();
+    }
     this.wake();
   }
 
   /** Ends the loop; sends in flight are cut and their rows handed back untried. */
   async stop(): Promise<void> {
     clearInterval(this.#timer);
+    clearInterval(this.#sweepTimer);
     clearTimeout(this.#scheduled);
     this.#stop.abort();
     while (this.#running || this.#sends.size > 0) await Promise.allSettled([...this.#sends, new Promise((r) => setImmediate(r))]);
@@ -159,14 +176,50 @@ export class DeliveryWorker {
     if (more || this.#again) this.wake(more || this.#again === 'soon');
   }
 
-  /** Whether requests keep the process busy: its event loop nearly full while they go on queuing events. */
+  /** Whether requests keep the process busy: its event loop or the machine nearly full while they go on queuing events. */
   #sample(): void {
     const at = performance.now();
     if (at - this.#sampledAt < WINDOW_MS) return;
-    this.#busy = this.#arrived > 0 && performance.eventLoopUtilization(this.#elu).utilization >= BUSY_UTILIZATION;
+    const machine = machineTimes();
+    const machineUse = (machine.busy - this.#machine.busy) / Math.max(1, machine.total - this.#machine.total);
+    this.#busy = this.#arrived > 0 && (performance.eventLoopUtilization(this.#elu).utilization >= BUSY_UTILIZATION || machineUse >= BUSY_UTILIZATION);
     this.#arrived = 0;
     this.#elu = performance.eventLoopUtilization();
+    this.#machine = machine;
     this.#sampledAt = at;
+  }
+
+  /**
+   * Removes deliveries that ended more than `retentionDays` ago, with their attempts, oldest first
+   * and a batch per transaction (none holds the database long), then the events no delivery left
+   * needs. The walk stops at the first batch of the oldest rows with nothing to remove: rows still
+   * retrying stay, and are reached once they end.
+   */
+  async #sweep(): Promise<void> {
+    const cutoff = addSeconds(now(), -this.#opts.retentionDays * 86400);
+    let after = 0;
+    for (;;) {
+      const rows = await this.#db.queryArrays(sql`select ${D.c.id}, ${D.c.status}, ${D.c.updatedDate} from ${D} where ${D.c.id} > ${after}
+        order by ${D.c.id} limit ${countParam(SWEEP_BATCH)}`);
+      const ended = rows.filter(([, status, at]) => (status === 'delivered' || status === 'failed') && String(at) < cutoff).map(([id]) => Number(id));
+      if (ended.length === 0) break;
+      await this.#db.transaction(async () => {
+        const A = NotificationsAttempt;
+        // Conditional: a row redelivered by hand since the read above stays, and so do its tries.
+        await this.#db.run(sql`delete from ${D} where ${D.c.id} in ${ended} and ${D.c.status} in ('delivered', 'failed')`);
+        await this.#db.run(sql`delete from ${A} where ${A.c.deliveryId} in ${ended}
+          and ${A.c.deliveryId} not in (select ${D.c.id} from ${D} where ${D.c.id} in ${ended})`);
+      });
+      after = Number(rows.at(-1)![0]);
+    }
+    // Events older than every delivery left, fanned out and past the retention: nothing sends them again.
+    for (;;) {
+      const { affectedRows } = await this.#db.run(sql`delete from ${E} where ${E.c.id} in (select ${E.c.id} from (select ${E.c.id} from ${E}
+        where ${E.c.fanned} = ${1} and ${E.c.createdDate} < ${cutoff}
+        and ${E.c.id} < coalesce((select min(${D.c.eventId}) from ${D}), (select max(${E.c.id}) + 1 from ${E}))
+        order by ${E.c.id} limit ${countParam(SWEEP_BATCH)}) oldest)`);
+      if (affectedRows < SWEEP_BATCH) break;
+    }
   }
 
   /** Rows whose sender died (its lease lapsed) are pending again. */
@@ -325,6 +378,18 @@ export class DeliveryWorker {
       throw err;
     }
   }
+}
+
+/** The machine's CPU time since boot, used and in all, over every core (ms). */
+function machineTimes(): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of cpus()) {
+    const all = times.user + times.nice + times.sys + times.irq + times.idle;
+    total += all;
+    busy += all - times.idle;
+  }
+  return { busy, total };
 }
 
 /** A stored time at least `seconds` from now: stored times keep whole seconds, so this one is rounded up. */

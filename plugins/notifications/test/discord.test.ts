@@ -72,4 +72,9 @@ t.test('an owner\'s template words the announcement; it names values and runs no
 
   const reset = await call(app, '/api/admin/notifications/templates/store.order.completed', { method: 'PUT', as: 'json', body: { title: '', body: '' } });
   t.match(reset.json(), { title: 'New purchase', custom: false }, 'empty goes back to the built-in wording');
+  t.match((await call(app, '/api/admin/audit?action=notifications.template.')).json(), [
+    { action: 'notifications.template.update', targetID: 'store.order.completed', summary: 'Restored the built-in wording of store.order.completed',
+      before: { title: '{{username}} supports us' } },
+    { action: 'notifications.template.update', summary: 'Changed the wording of store.order.completed', after: { title: '{{username}} supports us' } },
+  ], 'both changes are in the audit log, the refused one is not');
 });

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { cpus } from 'node:os';
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { build, call, onMysql, sharedDatabaseUrl } from '../../../test/helper.ts';
@@ -84,6 +86,16 @@ t.test('endpoints: created with a secret, changed, listed, deleted; bad input ch
 
   t.equal((await call(a, `/api/admin/notifications/endpoints/${made.id}`, { method: 'DELETE' })).statusCode, 200);
   t.same((await call(a, '/api/admin/notifications/endpoints')).json(), []);
+
+  // Each change is in the audit log, with the key that made it and never the secret; the refused ones are not.
+  const entries = (await call(a, '/api/admin/audit?action=notifications.')).json();
+  t.match(entries, [
+    { action: 'notifications.endpoint.delete', actor: 'bootstrap', targetType: 'endpoint', targetID: made.id, before: { name: 'ERP', active: false } },
+    { action: 'notifications.endpoint.update', before: { active: true, events: ['credits.changed', 'users.created'] }, after: { active: false, events: ['users.created'] } },
+    { action: 'notifications.endpoint.create', summary: 'Added webhook endpoint ERP', after: { url: 'https://erp.example/hook' } },
+  ]);
+  t.equal(entries.length, 3, 'refused changes leave no entry');
+  t.notMatch(JSON.stringify(entries), made.secret, 'the secret is not kept in the log');
 });
 
 t.test('a delivery is signed the Standard Webhooks way: good verifies, tampered and replayed do not', async (t) => {
@@ -149,6 +161,9 @@ t.test('an endpoint failing on purpose: retried with growing delays, each answer
   const [redelivered] = await until(() => deliveries(a, gone.id), (x) => x[0]?.status === 'delivered');
   t.equal(redelivered.attempts.length, 4);
   t.equal(dead.ids().size, 1, 'the redelivery carries the event\'s webhook-id');
+  const [logged, ...more] = (await call(a, '/api/admin/audit?action=notifications.delivery.')).json();
+  t.match(logged, { action: 'notifications.delivery.redeliver', targetID: String(failed.id), before: { status: 'failed' }, after: { status: 'pending' } });
+  t.equal(more.length, 0, 'the refused second redelivery is not logged');
 });
 
 t.test('a slow endpoint slows neither the request nor the other endpoints', async (t) => {
@@ -193,6 +208,29 @@ t.test('while requests keep the process busy, sends yield to them; the backlog f
   t.equal(r.ids().size, events, 'every event went out once the rush passed');
 });
 
+t.test('a machine kept busy by something else (a database beside the server) counts too, while events arrive', async (t) => {
+  const a = await app(t, { busySendsPerSecond: 4 });
+  const r = await receiver(t);
+  await endpoint(a, r.url);
+  await makeUser(a, 'steve');
+  // Every core spun by another process; this one's event loop mostly waits, as for a database's answers.
+  const spinners = cpus().map(() => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+  t.teardown(() => { for (const p of spinners) p.kill('SIGKILL'); });
+  const until = Date.now() + 3000;
+  let events = 0;
+  while (Date.now() < until) {
+    t.equal((await addCredits(a, 'steve')).statusCode, 200);
+    events++;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const during = r.received.length;
+  for (const p of spinners) p.kill('SIGKILL');
+  t.ok(during <= 4 * 3 + 20, `${during} of ${events} events sent during the 3 s, at most about 4 a second after the first window`);
+  t.ok(events > during * 2, `most events waited (${events} queued)`);
+  await r.waitFor(events, 15000);
+  t.equal(r.ids().size, events, 'every event went out once the machine was free');
+});
+
 t.test('a test message from the admin API goes to that endpoint only', async (t) => {
   const a = await app(t);
   const r = await receiver(t);
@@ -207,6 +245,7 @@ t.test('a test message from the admin API goes to that endpoint only', async (t)
   await new Promise((resolve) => setTimeout(resolve, 300));
   t.equal(other.received.length, 0);
   t.match((await call(a, `/api/admin/notifications/deliveries/${res.json().id}`)).json(), { status: 'delivered' });
+  t.match((await call(a, '/api/admin/audit?action=notifications.endpoint.test')).json(), [{ targetID: id, summary: 'Sent a test message' }]);
 });
 
 t.test('an inactive endpoint and one not subscribed get nothing; a rolled-back change queues nothing', async (t) => {
@@ -237,4 +276,36 @@ t.test('two server processes on one database send each event once', { skip: !onM
   await new Promise((resolve) => setTimeout(resolve, 1500));
   t.equal(r.received.length, 40, 'no delivery was sent twice');
   t.equal(r.ids().size, 20);
+});
+
+t.test('deliveries that ended past retentionDays go with their tries and events; the rest stay', async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  const a = await app(t, {}, url);
+  const r = await receiver(t);
+  const { id } = await endpoint(a, r.url);
+  await makeUser(a, 'steve');
+  for (let i = 0; i < 4; i++) await addCredits(a, 'steve');
+  await until(() => deliveries(a, id), (x) => x.length === 4 && x.every((d) => d.status === 'delivered'));
+  const ids = (await a.db.query<{ id: number }>('select id from notifications_deliveries order by id')).map((d) => Number(d.id));
+  // The two oldest ended 40 days ago; the third still waits for a retry since then; the fourth is recent.
+  const old = '2020-01-01 00:00:00';
+  await a.db.query('update notifications_deliveries set updated_date = ? where id in (?, ?, ?)', [old, ids[0], ids[1], ids[2]]);
+  await a.db.query('update notifications_deliveries set status = ?, next_attempt_date = ? where id = ?', ['pending', '2999-01-01 00:00:00', ids[2]]);
+  await a.db.query('update notifications_events set created_date = ?', [old]);
+  await a.close();
+
+  const b = await app(t, {}, url);
+  await until(() => rowCount(b, 'notifications_deliveries'), (n) => n === 2);
+  const left = (await b.db.query<{ id: number }>('select id from notifications_deliveries order by id')).map((d) => Number(d.id));
+  t.same(left, [ids[2], ids[3]], 'the ended old ones went; one still retrying and a recent one stay');
+  t.equal(await rowCount(b, 'notifications_attempts'), 2, 'their tries went with them (the pending one keeps its first try)');
+  const events = await b.db.query<{ id: number }>('select e.id from notifications_events e join notifications_deliveries d on d.event_id = e.id');
+  t.equal(events.length, 2, 'the events of the deliveries left are kept');
+  t.equal(await rowCount(b, 'notifications_events'), 2, 'the events of the removed deliveries went');
+  await b.close();
+
+  const keep = await app(t, { retentionDays: 0 }, url);
+  await keep.db.query('update notifications_deliveries set status = ?, updated_date = ?', ['delivered', old]);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal(await rowCount(keep, 'notifications_deliveries'), 2, 'retentionDays 0 keeps every delivery');
 });
