@@ -91,7 +91,10 @@ t.test('endpoints: created with a secret, changed, listed, deleted; bad input ch
   const entries = (await call(a, '/api/admin/audit?action=notifications.')).json();
   t.match(entries, [
     { action: 'notifications.endpoint.delete', actor: 'bootstrap', targetType: 'endpoint', targetID: made.id, before: { name: 'ERP', active: false } },
-    { action: 'notifications.endpoint.update', before: { active: true, events: ['credits.changed', 'users.created'] }, after: { active: false, events: ['users.created'] } },
+    {
+      action: 'notifications.endpoint.update', before: { active: true, events: ['credits.changed', 'users.created'] },
+      after: { active: false, events: ['users.created'] },
+    },
     { action: 'notifications.endpoint.create', summary: 'Added webhook endpoint ERP', after: { url: 'https://erp.example/hook' } },
   ]);
   t.equal(entries.length, 3, 'refused changes leave no entry');
