@@ -2,6 +2,7 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { defineEntity, p } from './table.ts';
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from './audit.ts';
+import type { Step } from './http/stages.ts';
 import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';
 import { now } from './format.ts';
@@ -235,7 +236,7 @@ export const apiKeysRef = createServiceRef<ApiKeys>('core.apiKeys');
  * A step of the host's onRequest hook (core/http/stages.ts): `done` is called at once off /api, so
  * the pages and the rest pay no promise for it.
  */
-export function apiKeyCheck(keys: ApiKeys): (request: FastifyRequest, done: (err?: Error) => void) => void {
+export function apiKeyCheck(keys: ApiKeys): Step {
   return (request, done) => {
     // The pattern of the route that will run decides, not the raw URL: the router decodes
     // `/%61pi/%61dmin/settings` to the admin route, whose raw text looks like neither. A URL that
@@ -259,6 +260,7 @@ export function apiKeyCheck(keys: ApiKeys): (request: FastifyRequest, done: (err
   };
 }
 
+/** The key an /api request presents, checked against the route's scope. */
 async function checkKey(request: FastifyRequest, path: string, presented: string | undefined, keys: ApiKeys): Promise<void> {
   if (!presented) throw new DomainError('INVALID_API_KEY', 'The X-Api-Key header is missing.');
   const identity = await keys.check(presented);

@@ -9,11 +9,12 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { countParam, type Database } from './db.ts';
 import { displayTimestamp, now } from './format.ts';
 import { dateStr, idStr, str, strOrNull } from './schemas.ts';
 import { type Sql, sql, where } from './sql.ts';
+import type { Step } from './http/stages.ts';
 import { createServiceRef } from './registry.ts';
 import type { SettingsService } from './settings.ts';
 import { defineEntity, p, type TableRecord } from './table.ts';
@@ -138,12 +139,12 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * (core/http/stages.ts): by then the key is checked and the console's sign-in read, and the body is
  * parsed (its stream events would lose the context).
  */
-export function actAsStaff(request: FastifyRequest, done: (err?: Error) => void): void {
+export const actAsStaff: Step = (request, done) => {
   const actor = SAFE_METHODS.has(request.method) ? undefined
     : request.actor ?? (request.apiKey ? { kind: 'key' as const, name: request.apiKey.name } : undefined);
   if (actor) acting.run({ actor, requestId: request.id }, done);
   else done();
-}
+};
 
 const AuditQuery = Type.Object({
   actor: Type.Optional(Type.String({ maxLength: 64, description: 'a username or API key name' })),

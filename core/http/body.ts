@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart, { type FastifyMultipartBaseOptions } from '@fastify/multipart';
 import qs from 'qs';
 import { DomainError } from '../errors.ts';
+import type { Step } from './stages.ts';
 import { PLAIN_DECIMAL } from './strict-types.ts';
 
 export interface BodyLimits {
@@ -88,7 +89,7 @@ function checkLimits(body: unknown, limits: BodyLimits): void {
  * are tolerated; sizes are capped with a 413, never truncated. Returns the step of the host's
  * preValidation hook (core/http/stages.ts) that reads multipart bodies and gives bodiless writes `{}`.
  */
-export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Promise<(request: FastifyRequest, done: (err?: Error) => void) => void> {
+export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Promise<Step> {
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
     const text = (raw as string).trim();

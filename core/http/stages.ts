@@ -7,14 +7,16 @@ import type { DomainError } from '../errors.ts';
 
 /** A step of a stage: calls `done` once, with the error that ends the request or without. */
 export type Step = (request: FastifyRequest, done: (err?: Error) => void) => void;
+/** A synchronous step: the error that ends the request, or undefined. */
+type Check = (request: FastifyRequest) => DomainError | undefined;
 
 export interface Stages {
   /** Before routing's results are used: the key check (after CORS, which answers preflights). */
   onRequest: Step;
   /** Once the body is parsed: the multipart fields read, then the checks that need them. */
-  preValidation: { read: Step; check: (request: FastifyRequest) => DomainError | undefined };
+  preValidation: { read: Step; check: Check };
   /** Once validation has coerced the input: what no column holds, then who acts. */
-  preHandler: { check: (request: FastifyRequest) => DomainError | undefined; run: Step };
+  preHandler: { check: Check; run: Step };
 }
 
 export function requestStages(app: FastifyInstance, stages: Stages): void {
