@@ -185,6 +185,43 @@ t.test('collect: a transaction\'s items are written by one flush just before its
   t.same((await db.query<{ name: string }>('select name from hello_greetings order by name')).map((r) => r.name), ['a', 'b', 'e']);
 });
 
+t.test('collect on SQLite: the transactions sharing a commit share one flush; one that fails adds nothing; a failed flush fails them all',
+  { skip: onMysql ? 'SQLite\'s own commit path' : false }, async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
+  const { db } = app;
+  const key = {};
+  const flushes: string[][] = [];
+  const flush = async (names: string[]) => {
+    flushes.push(names);
+    for (const name of names) await db.run('insert into hello_greetings (name) values (?)', [name]);
+  };
+  const names = async () => (await db.query<{ name: string }>('select name from hello_greetings order by name')).map((r) => r.name);
+  let open!: () => void;
+  const gate = new Promise<void>((r) => { open = r; });
+  // A holds the connection until the gate opens; B, C and D queue behind it and join its commit.
+  const a = db.transaction(async () => { await db.collect(key, 'a', flush); await gate; });
+  await settle();
+  const b = db.transaction(async () => { await db.collect(key, 'b1', flush); await db.collect(key, 'b2', flush); });
+  const c = db.transaction(async () => { await db.collect(key, 'c', flush); throw new Error('c fails'); });
+  const d = db.transaction(() => db.collect(key, 'd', flush));
+  open();
+  await t.rejects(c, { message: 'c fails' });
+  await Promise.all([a, b, d]);
+  t.same(flushes, [['a', 'b1', 'b2', 'd']], 'one flush for the three that committed together; C\'s item dropped with it');
+  t.same(await names(), ['a', 'b1', 'b2', 'd']);
+
+  let open2!: () => void;
+  const gate2 = new Promise<void>((r) => { open2 = r; });
+  const e = db.transaction(async () => { await db.run('insert into hello_greetings (name) values (?)', ['e']); await gate2; });
+  await settle();
+  const f = db.transaction(() => db.collect(key, 'f', async () => { throw new Error('flush failed'); }));
+  open2();
+  await t.rejects(e, { message: 'flush failed' }, 'a member whose own work succeeded fails with the flush of its commit');
+  await t.rejects(f, { message: 'flush failed' });
+  t.same(await names(), ['a', 'b1', 'b2', 'd'], 'nothing of that batch is kept');
+});
+
 t.test('SQLite groups commits: transactions that arrive together share one, none is answered or seen before it, and one that fails undoes only its own work',
   { skip: onMysql ? 'SQLite\'s own commit path' : false }, async (t) => {
   const url = await sharedDatabaseUrl(t);

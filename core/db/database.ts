@@ -171,7 +171,10 @@ export class Database implements TransactionScope {
         let tx: TxState | undefined;
         const inTx = (runner: Runner) => this.#tx.run(tx = { runner, afterCommit, wrote: false }, async () => {
           const result = await fn();
-          for (const { items, flush } of tx!.batches?.values() ?? []) await flush(items);
+          for (const [key, { items, flush }] of tx!.batches ?? []) {
+            if (this.#sqlite) this.#sqlite.atCommit(key, items, this.#onConnection(flush));
+            else await flush(items);
+          }
           return result;
         });
         const result = this.#sqlite ? await this.#sqlite.transaction(inTx) : await mysqlTransaction(this.#pool!, inTx);
@@ -184,6 +187,11 @@ export class Database implements TransactionScope {
         await new Promise((r) => setTimeout(r, Math.random() * this.#retry.delayMs * attempt));
       }
     }
+  }
+
+  /** `flush` with its statements on the connection's running batch, where no member's context is. */
+  #onConnection(flush: (items: unknown[]) => Promise<void>): (items: unknown[]) => Promise<void> {
+    return (items) => this.#tx.run({ runner: this.#sqlite!.memberRunner, afterCommit: [], wrote: true }, () => flush(items));
   }
 
   /**
@@ -204,7 +212,10 @@ export class Database implements TransactionScope {
   /**
    * Adds `item` to this transaction's batch named by `key` (an object of the caller's own); just
    * before the commit, inside the transaction, `flush` runs once with every item added (one
-   * multi-row insert instead of one per item). Outside a transaction `flush` runs now.
+   * multi-row insert instead of one per item). On SQLite it runs once for every transaction that
+   * shares the commit (group commit), with all their items: each statement there pays for the
+   * pages it walks, so one insert of many rows costs about what one of a few does. `flush` only
+   * writes: its afterCommit work belongs beside the `collect` call. Outside a transaction `flush` runs now.
    */
   async collect<T>(key: object, item: T, flush: (items: T[]) => Promise<void>): Promise<void> {
     const tx = this.#tx.getStore();

@@ -51,7 +51,12 @@ interface Batch {
   release(): void;
   /** Why SQLite dropped the whole transaction (a full disk, an I/O error), failing every member. */
   lost?: unknown;
+  /** The members' rows gathered for one write each just before the commit (`atCommit`), by the caller's key. */
+  readonly gathered: Gathered;
 }
+
+/** Rows gathered for one multi-row write, by the caller's key, and the write that takes them. */
+export type Gathered = Map<object, { items: unknown[]; write: (items: unknown[]) => Promise<void> }>;
 
 /**
  * The embedded database: one connection, its statements prepared once and reused. Statements
@@ -73,6 +78,8 @@ export class SqliteConnection {
   #batch?: Batch;
   /** Statements and transactions waiting for the one that holds the connection. */
   #waiting = 0;
+  /** The running member's rows for `atCommit`: its batch takes them only if the member succeeds. */
+  #memberGathered?: Gathered;
 
   constructor(db: DatabaseSync) {
     this.db = db;
@@ -183,7 +190,7 @@ export class SqliteConnection {
     }
     let settle!: (err?: unknown) => void;
     const committed = new Promise<void>((resolve, reject) => { settle = (err) => (err === undefined ? resolve() : reject(err)); });
-    const batch: Batch = { queue: [], members: 1, waited: false, committed, settle, release };
+    const batch: Batch = { queue: [], members: 1, waited: false, committed, settle, release, gathered: new Map() };
     this.#batch = batch;
     return this.#member(batch, fn);
   }
@@ -191,10 +198,17 @@ export class SqliteConnection {
   /** Runs `fn` as the batch's current member, hands the connection on, and answers after the commit. */
   async #member<T>(batch: Batch, fn: (runner: Runner) => Promise<T>): Promise<T> {
     let outcome: { result: T } | { error: unknown };
+    const gathered: Gathered = new Map();
     try {
       this.db.exec('savepoint member');
+      this.#memberGathered = gathered;
       outcome = { result: await fn(this.memberRunner) };
       this.db.exec('release member');
+      for (const [key, { items, write }] of gathered) {
+        const kept = batch.gathered.get(key);
+        if (kept) kept.items.push(...items);
+        else batch.gathered.set(key, { items, write });
+      }
     } catch (err) {
       outcome = { error: err };
       // SQLite may have rolled back the whole transaction already (a full disk, an I/O error):
@@ -207,12 +221,26 @@ export class SqliteConnection {
         batch.lost = lost;
       }
     }
+    this.#memberGathered = undefined;
     this.#admitNextOrCommit(batch);
     // A refusal waits for the commit too: what it saw of the members before it is then durable
     // (or, if the batch fails, the batch's failure is the answer).
     await batch.committed;
     if ('error' in outcome) throw outcome.error;
     return outcome.result;
+  }
+
+  /**
+   * Adds `items` to the running member's rows for `key`, written by `write` in one statement with
+   * every other member's just before the batch commits (rows of a member that fails are dropped).
+   * `write` runs with no member's context: it must run its statements on `memberRunner`.
+   */
+  atCommit(key: object, items: unknown[], write: (items: unknown[]) => Promise<void>): void {
+    const gathered = this.#memberGathered;
+    if (!gathered) throw new Error('atCommit is for the statements of a running transaction');
+    const kept = gathered.get(key);
+    if (kept) kept.items.push(...items);
+    else gathered.set(key, { items, write });
   }
 
   /** The next waiting transaction joins the batch, or the batch commits and lets the connection go. */
@@ -229,6 +257,10 @@ export class SqliteConnection {
     if (open && !batch.waited) {
       batch.waited = true;
       setImmediate(() => this.#admitNextOrCommit(batch));
+      return;
+    }
+    if (batch.gathered.size > 0 && batch.lost === undefined) {
+      void this.#writeGathered(batch);
       return;
     }
     let failure: unknown;
@@ -250,6 +282,18 @@ export class SqliteConnection {
     const left = batch.queue.splice(0);
     if (left.length) setImmediate(() => { for (const resume of left) resume(false); });
     batch.settle(failure);
+  }
+
+  /** The members' gathered rows, one write per key; a write that fails fails the batch. Then the commit. */
+  async #writeGathered(batch: Batch): Promise<void> {
+    const writes = [...batch.gathered.values()];
+    batch.gathered.clear();
+    try {
+      for (const { items, write } of writes) await write(items);
+    } catch (err) {
+      batch.lost = err;
+    }
+    this.#admitNextOrCommit(batch);
   }
 }
 

@@ -78,19 +78,19 @@ export class DbNotificationsService implements NotificationsService {
   /**
    * Runs inside the emitting transaction (an `onCommitting` listener): the event commits with the
    * change or not at all, so a crash right after the commit loses nothing. A transaction's events
-   * are one multi-row insert at its commit, and nothing more: the worker fans them out to the
+   * are one multi-row insert at its commit (on SQLite, with those of every transaction sharing the
+   * commit), and nothing more: the worker fans them out to the
    * endpoints' deliveries, off the request.
    */
   async enqueue(name: string, payload: unknown): Promise<void> {
     if (Date.now() - this.#loadedAt >= this.#cacheMs) await this.refresh();
     if (!this.#subscribers.get(name)?.length) return;
     await this.#db.collect(this, event(name, payload, false), this.#write);
+    this.#db.afterCommit(this.#queued);
   }
 
-  readonly #write = async (events: NewEvent[]): Promise<void> => {
-    await NotificationsEvent.insertMany(this.#db, events);
-    this.#db.afterCommit(() => this.onQueued());
-  };
+  readonly #write = (events: NewEvent[]): Promise<void> => NotificationsEvent.insertMany(this.#db, events);
+  readonly #queued = (): void => this.onQueued();
 
   async endpoints(): Promise<EndpointView[]> {
     return (await E.select(this.#db, sql`order by ${E.c.id}`)).map(view);

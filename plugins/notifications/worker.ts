@@ -97,6 +97,8 @@ export class DeliveryWorker {
   #elu = performance.eventLoopUtilization();
   #machine = machineTimes();
   #busy = false;
+  /** The last window measured had no events. */
+  #quiet = true;
 
   constructor(
     db: Database, opts: WorkerOptions, log: FastifyBaseLogger,
@@ -134,8 +136,16 @@ export class DeliveryWorker {
     await this.#flush().catch((err: unknown) => this.#rounds.failed(err));
   }
 
-  /** A commit queued an event. */
+  /**
+   * A commit queued an event. The first after a quiet spell (a window without events, or none
+   * measured lately) counts as busy and starts a fresh window: measured over the quiet before it,
+   * the loop's use would say idle, and a rush's first window would go out at full speed.
+   */
   queued(): void {
+    if (this.#arrived === 0 && (this.#quiet || performance.now() - this.#sampledAt >= WINDOW_MS)) {
+      this.#startWindow(performance.now());
+      this.#busy = true;
+    }
     this.#arrived++;
     this.wake();
   }
@@ -183,6 +193,11 @@ export class DeliveryWorker {
     const machine = machineTimes();
     const machineUse = (machine.busy - this.#machine.busy) / Math.max(1, machine.total - this.#machine.total);
     this.#busy = this.#arrived > 0 && (performance.eventLoopUtilization(this.#elu).utilization >= BUSY_UTILIZATION || machineUse >= BUSY_UTILIZATION);
+    this.#quiet = this.#arrived === 0;
+    this.#startWindow(at, machine);
+  }
+
+  #startWindow(at: number, machine = machineTimes()): void {
     this.#arrived = 0;
     this.#elu = performance.eventLoopUtilization();
     this.#machine = machine;
