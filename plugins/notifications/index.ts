@@ -27,7 +27,7 @@ const options = Type.Object({
   batchMs: Type.Integer({ minimum: 0, default: 50 }),
   /**
    * Sends started per second at most while requests keep this process busy (its event loop, or the
-   * machine's CPUs, over 90 % used while they emit events): a rush of purchases is served at full
+   * machine's CPUs, over 75 % used while they emit events): a rush of purchases is served at full
    * speed and its announcements follow when it passes. Unlimited otherwise.
    */
   busySendsPerSecond: Type.Integer({ minimum: 1, default: 100 }),

@@ -66,9 +66,10 @@ const SWEEP_BATCH = 1000;
  * The process counts as busy when its event loop, or the machine's CPUs, were this used over the
  * last window while requests went on emitting events; the worker then looks once per window and
  * sends its share. The machine's CPUs count because a database on the same machine (MariaDB) can
- * be what the requests wait for while this process's own loop is not full.
+ * be what the requests wait for while this process's own loop is not full: there a rush leaves
+ * the loop short of full, and sends in its gaps still slow the requests waiting on it.
  */
-const BUSY_UTILIZATION = 0.9;
+const BUSY_UTILIZATION = 0.75;
 const WINDOW_MS = 250;
 
 /** Another process fanned out some of the same events first: this look's fan-out is undone. */
@@ -99,6 +100,8 @@ export class DeliveryWorker {
   #busy = false;
   /** The last window measured had no events. */
   #quiet = true;
+  /** The current window began with the first event after a quiet spell and has not been measured yet. */
+  #opening = false;
 
   constructor(
     db: Database, opts: WorkerOptions, log: FastifyBaseLogger,
@@ -138,16 +141,24 @@ export class DeliveryWorker {
 
   /**
    * A commit queued an event. The first after a quiet spell (a window without events, or none
-   * measured lately) counts as busy and starts a fresh window: measured over the quiet before it,
-   * the loop's use would say idle, and a rush's first window would go out at full speed.
+   * measured lately) starts a fresh window, which counts as busy as soon as more events arrive in it
+   * than a busy window sends: measured over the quiet before it, the loop's use would say idle, and
+   * a rush's first window would go out at full speed. A lone event (a test message) goes at once.
    */
   queued(): void {
-    if (this.#arrived === 0 && (this.#quiet || performance.now() - this.#sampledAt >= WINDOW_MS)) {
-      this.#startWindow(performance.now());
-      this.#busy = true;
+    const at = performance.now();
+    if (this.#arrived === 0 && (this.#quiet || at - this.#sampledAt >= WINDOW_MS)) {
+      this.#startWindow(at);
+      this.#opening = true;
     }
     this.#arrived++;
+    if (this.#opening && this.#arrived > this.#share()) this.#busy = true;
     this.wake();
+  }
+
+  /** Sends a busy window starts at most. */
+  #share(): number {
+    return Math.ceil(this.#opts.busySendsPerSecond * WINDOW_MS / 1000);
   }
 
   /**
@@ -194,6 +205,7 @@ export class DeliveryWorker {
     const machineUse = (machine.busy - this.#machine.busy) / Math.max(1, machine.total - this.#machine.total);
     this.#busy = this.#arrived > 0 && (performance.eventLoopUtilization(this.#elu).utilization >= BUSY_UTILIZATION || machineUse >= BUSY_UTILIZATION);
     this.#quiet = this.#arrived === 0;
+    this.#opening = false;
     this.#startWindow(at, machine);
   }
 
@@ -248,7 +260,7 @@ export class DeliveryWorker {
   async #round(): Promise<boolean> {
     this.#sample();
     await this.#flush();
-    const share = this.#busy ? Math.ceil(this.#opts.busySendsPerSecond * WINDOW_MS / 1000) : Infinity;
+    const share = this.#busy ? this.#share() : Infinity;
     const fanLimit = Math.min(share, FAN_OUT_BATCH);
     const fanned = await this.#fanOut(fanLimit);
     const claimed = await this.#claim(share);
