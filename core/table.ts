@@ -78,7 +78,8 @@ export interface TableOptions<P extends Properties> {
   tableName: string;
   properties: P;
   uniques?: { properties: (keyof P & string)[] }[];
-  indexes?: { properties: (keyof P & string)[] }[];
+  /** `name` where a statement names the index (a hint); else MikroORM names it from its columns. */
+  indexes?: { name?: string; properties: (keyof P & string)[] }[];
   /** CHECK constraints: the database's own last word on what a row may hold. */
   checks?: { name: string; expression: string }[];
 }

@@ -56,7 +56,13 @@ interface Batch {
 }
 
 /** Rows gathered for one multi-row write, by the caller's key, and the write that takes them. */
-export type Gathered = Map<object, { items: unknown[]; write: (items: unknown[]) => Promise<void> }>;
+type Gathered = Map<object, { items: unknown[]; write: (items: unknown[]) => Promise<void> }>;
+
+function gather(into: Gathered, key: object, items: unknown[], write: (items: unknown[]) => Promise<void>): void {
+  const kept = into.get(key);
+  if (kept) kept.items.push(...items);
+  else into.set(key, { items, write });
+}
 
 /**
  * The embedded database: one connection, its statements prepared once and reused. Statements
@@ -204,11 +210,7 @@ export class SqliteConnection {
       this.#memberGathered = gathered;
       outcome = { result: await fn(this.memberRunner) };
       this.db.exec('release member');
-      for (const [key, { items, write }] of gathered) {
-        const kept = batch.gathered.get(key);
-        if (kept) kept.items.push(...items);
-        else batch.gathered.set(key, { items, write });
-      }
+      for (const [key, { items, write }] of gathered) gather(batch.gathered, key, items, write);
     } catch (err) {
       outcome = { error: err };
       // SQLite may have rolled back the whole transaction already (a full disk, an I/O error):
@@ -236,11 +238,8 @@ export class SqliteConnection {
    * `write` runs with no member's context: it must run its statements on `memberRunner`.
    */
   atCommit(key: object, items: unknown[], write: (items: unknown[]) => Promise<void>): void {
-    const gathered = this.#memberGathered;
-    if (!gathered) throw new Error('atCommit is for the statements of a running transaction');
-    const kept = gathered.get(key);
-    if (kept) kept.items.push(...items);
-    else gathered.set(key, { items, write });
+    if (!this.#memberGathered) throw new Error('atCommit is for the statements of a running transaction');
+    gather(this.#memberGathered, key, items, write);
   }
 
   /** The next waiting transaction joins the batch, or the batch commits and lets the connection go. */

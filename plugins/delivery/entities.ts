@@ -34,10 +34,16 @@ export const DeliveryCommand = defineEntity({
   },
 });
 
+/** A game server's rows by status in id order, with what its poll answers: the poll reads this index alone. */
+export const SERVER_QUEUE_INDEX = 'delivery_queue_server_queue_index';
+
 export const DeliveryQueue = defineEntity({
   name: 'DeliveryQueue',
   tableName: 'delivery_queue',
-  indexes: [{ properties: ['serverId', 'status'] }, { properties: ['status', 'leaseUntil'] }],
+  indexes: [
+    { name: SERVER_QUEUE_INDEX, properties: ['serverId', 'status', 'id', 'requireOnline', 'notBefore', 'tries', 'updatedDate'] },
+    { properties: ['status', 'leaseUntil'] },
+  ],
   properties: {
     id: p.integer().primary().autoincrement(),
     serverId: p.integer(),

@@ -79,8 +79,7 @@ export class DbNotificationsService implements NotificationsService {
    * Runs inside the emitting transaction (an `onCommitting` listener): the event commits with the
    * change or not at all, so a crash right after the commit loses nothing. A transaction's events
    * are one multi-row insert at its commit (on SQLite, with those of every transaction sharing the
-   * commit), and nothing more: the worker fans them out to the
-   * endpoints' deliveries, off the request.
+   * commit), and nothing more: the worker fans them out to the endpoints' deliveries, off the request.
    */
   async enqueue(name: string, payload: unknown): Promise<void> {
     if (Date.now() - this.#loadedAt >= this.#cacheMs) await this.refresh();

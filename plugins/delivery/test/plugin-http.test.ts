@@ -91,3 +91,33 @@ t.test('the plugin HTTP mode: queue listing, one player per validate, each row o
   t.equal(res.json().code, 'VALIDATION_ERROR');
   t.match((await read(app, `/api/admin/delivery/servers/${server.id}`)).lastSeenDate, /\d/);
 });
+
+t.test('the plugin\'s poll reads one index alone: no row looked up, no sort, however many rows the server has delivered', async (t) => {
+  const app = await build(t, { features: DELIVERY_FEATURES });
+  const server = await makeServer(app);
+  const category = await makeCategory(app, { name: 'Items' });
+  const sword = await makeProduct(app, { categoryID: category, name: 'Sword', price: '1' });
+  await addCommand(app, sword, { serverID: server.id, trigger: 'purchase', command: 'give {username} sword' });
+  const steve = await makeUser(app, 'steve', 1000);
+  t.equal((await buy(app, { userID: steve, products: [sword] })).statusCode, 200);
+  const seen: { text: string; values: unknown[] }[] = [];
+  const queryArrays = app.db.queryArrays.bind(app.db);
+  app.db.queryArrays = (statement, params = []) => {
+    if (typeof statement !== 'string' && /from `delivery_queue`/.test(statement.text)) seen.push(statement);
+    return queryArrays(statement, params);
+  };
+  const res = await pollQueue(app, server.token);
+  app.db.queryArrays = queryArrays;
+  t.equal(res.json().length, 1, res.body);
+  t.equal(seen.length, 1, 'the poll reads the queue once');
+  const { text, values } = seen[0]!;
+  if (app.db.dialect === 'sqlite') {
+    const plan = (await app.db.query<{ detail: string }>(`explain query plan ${text}`, values)).map((r) => r.detail);
+    t.match(plan.join('; '), /^SEARCH delivery_queue USING COVERING INDEX delivery_queue_server_queue_index \(server_id=\? AND status=\?\)$/, plan.join('; '));
+  } else {
+    const [plan] = await app.db.query<{ key: string; Extra: string | null }>(`explain ${text}`, values);
+    t.equal(plan?.key, 'delivery_queue_server_queue_index');
+    t.match(plan?.Extra, /Using index/, 'read from the index alone');
+    t.notMatch(plan?.Extra, /filesort/, 'already in id order');
+  }
+});
