@@ -600,7 +600,8 @@ export class DbDeliveryService implements DeliveryService {
     // This mode cannot say who is online, so rows that need it are left to claimers that can.
     // Rows as arrays: a poll may list hundreds, and they are cheaper to make and read than objects.
     // MariaDB under load chose the status index about every other poll: a lookup and a sort per row.
-    const rows = await this.#db.queryArrays(sql`select ${Q.id}, ${Q.tries}, ${Q.updatedDate} from ${DeliveryQueue}${raw(this.#db.forceIndex(SERVER_QUEUE_INDEX))}
+    const queue = sql`${DeliveryQueue}${raw(this.#db.forceIndex(SERVER_QUEUE_INDEX))}`;
+    const rows = await this.#db.queryArrays(sql`select ${Q.id}, ${Q.tries}, ${Q.updatedDate} from ${queue}
       where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} order by ${Q.id} limit ${countParam(PLUGIN_QUEUE_LIMIT)}`);
     const { timezone } = this.#settings.get();
     return rows.map(([id, tries, updatedDate]) => ({
