@@ -11,6 +11,7 @@ import { coreEntities } from '../core/entities.ts';
 import { discoverFeatures } from '../core/features.ts';
 import { Table } from '../core/table.ts';
 import { sql } from '../core/sql.ts';
+import type { Database } from '../core/db.ts';
 import { VotesLink } from '../plugins/votes/entities.ts';
 
 t.test('after migrating, the schema matches the entities of every feature', async (t) => {
@@ -157,15 +158,21 @@ t.test('transactions: all or nothing, nested calls join, events wait for the com
   t.same(await db.query('select name from hello_greetings'), [{ name: 'kept' }], 'a failing in-transaction listener rolls back the cause');
 });
 
-t.test('collect: a transaction\'s items are written by one flush just before its commit, inside it; none if it rolls back; at once outside one', async (t) => {
-  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } } });
-  const { db } = app;
-  const key = {};
+/** A flush that writes greetings and keeps what each call was given. */
+function greetingsFlush(db: Database) {
   const flushes: string[][] = [];
   const flush = async (names: string[]) => {
     flushes.push(names);
     for (const name of names) await db.run('insert into hello_greetings (name) values (?)', [name]);
   };
+  return { flushes, flush };
+}
+
+t.test('collect: a transaction\'s items are written by one flush just before its commit, inside it; none if it rolls back; at once outside one', async (t) => {
+  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } } });
+  const { db } = app;
+  const key = {};
+  const { flushes, flush } = greetingsFlush(db);
   await db.transaction(async () => {
     await db.collect(key, 'a', flush);
     await db.transaction(() => db.collect(key, 'b', flush));
@@ -187,15 +194,10 @@ t.test('collect: a transaction\'s items are written by one flush just before its
 
 t.test('collect on SQLite: the transactions sharing a commit share one flush; one that fails adds nothing; a failed flush fails them all',
   { skip: onMysql ? 'SQLite\'s own commit path' : false }, async (t) => {
-  const url = await sharedDatabaseUrl(t);
-  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
+  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } } });
   const { db } = app;
   const key = {};
-  const flushes: string[][] = [];
-  const flush = async (names: string[]) => {
-    flushes.push(names);
-    for (const name of names) await db.run('insert into hello_greetings (name) values (?)', [name]);
-  };
+  const { flushes, flush } = greetingsFlush(db);
   const names = async () => (await db.query<{ name: string }>('select name from hello_greetings order by name')).map((r) => r.name);
   let open!: () => void;
   const gate = new Promise<void>((r) => { open = r; });
