@@ -16,7 +16,7 @@ export interface TransactionScope {
 interface TxState {
   runner: Runner;
   afterCommit: (() => void)[];
-  /** Rows gathered for one multi-row write just before the commit (`collect`), by the caller's key. */
+  /** Rows gathered for one multi-row write just before the commit (`collect`), by the caller's key (MySQL; SQLite's connection gathers its own). */
   batches?: Map<object, { items: unknown[]; flush: (items: unknown[]) => Promise<void> }>;
   /** A write statement ran: its commit shows the database takes writes again. */
   wrote: boolean;
@@ -51,6 +51,7 @@ export class Database implements TransactionScope {
   readonly #writeFaultMs: number;
   /** The last write refused for a lasting cause (lastingWriteFault), until a write succeeds. */
   #writeFault?: { why: string; at: number };
+  readonly #onConnectionFlushes = new WeakMap<(items: unknown[]) => Promise<void>, (items: unknown[]) => Promise<void>>();
 
   constructor(dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool; file?: string }, migrationNames: string[], makeOrm: () => Promise<MikroORM>,
     retry: RetryOptions, writeFaultSeconds: number) {
@@ -180,10 +181,7 @@ export class Database implements TransactionScope {
         let tx: TxState | undefined;
         const inTx = (runner: Runner) => this.#tx.run(tx = { runner, afterCommit, wrote: false }, async () => {
           const result = await fn();
-          for (const [key, { items, flush }] of tx!.batches ?? []) {
-            if (this.#sqlite) this.#sqlite.atCommit(key, items, this.#onConnection(flush));
-            else await flush(items);
-          }
+          for (const { items, flush } of tx!.batches?.values() ?? []) await flush(items);
           return result;
         });
         const result = this.#sqlite ? await this.#sqlite.transaction(inTx) : await mysqlTransaction(this.#pool!, inTx);
@@ -198,9 +196,17 @@ export class Database implements TransactionScope {
     }
   }
 
-  /** `flush` with its statements on the connection's running batch, where no member's context is. */
+  /**
+   * `flush` with its statements on the connection's running batch, where no member's context is;
+   * made once per flush, as a collect on SQLite asks for it with every item.
+   */
   #onConnection(flush: (items: unknown[]) => Promise<void>): (items: unknown[]) => Promise<void> {
-    return (items) => this.#tx.run({ runner: this.#sqlite!.memberRunner, afterCommit: [], wrote: true }, () => flush(items));
+    let wrapped = this.#onConnectionFlushes.get(flush);
+    if (!wrapped) {
+      wrapped = (items) => this.#tx.run({ runner: this.#sqlite!.memberRunner, afterCommit: [], wrote: true }, () => flush(items));
+      this.#onConnectionFlushes.set(flush, wrapped);
+    }
+    return wrapped;
   }
 
   /**
@@ -229,6 +235,7 @@ export class Database implements TransactionScope {
   async collect<T>(key: object, item: T, flush: (items: T[]) => Promise<void>): Promise<void> {
     const tx = this.#tx.getStore();
     if (!tx) return flush([item]);
+    if (this.#sqlite) return this.#sqlite.atCommit(key, item, this.#onConnection(flush as (items: unknown[]) => Promise<void>));
     tx.batches ??= new Map();
     const batch = tx.batches.get(key);
     if (batch) batch.items.push(item);

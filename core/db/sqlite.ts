@@ -233,13 +233,13 @@ export class SqliteConnection {
   }
 
   /**
-   * Adds `items` to the running member's rows for `key`, written by `write` in one statement with
+   * Adds `item` to the running member's rows for `key`, written by `write` in one statement with
    * every other member's just before the batch commits (rows of a member that fails are dropped).
    * `write` runs with no member's context: it must run its statements on `memberRunner`.
    */
-  atCommit(key: object, items: unknown[], write: (items: unknown[]) => Promise<void>): void {
+  atCommit(key: object, item: unknown, write: (items: unknown[]) => Promise<void>): void {
     if (!this.#memberGathered) throw new Error('atCommit is for the statements of a running transaction');
-    gather(this.#memberGathered, key, items, write);
+    gather(this.#memberGathered, key, [item], write);
   }
 
   /** The next waiting transaction joins the batch, or the batch commits and lets the connection go. */
