@@ -83,7 +83,7 @@ export const emailSection: ConsoleSection<Options, DbEmailService> = {
     }, { body: TestBody });
 
     pages.post('/:id/again', async ({ params }) => {
-      const id = email.configured ? await email.outbox.again(idOf(params.id)) : undefined;
+      const id = email.configured ? await email.sendAgain(idOf(params.id)) : undefined;
       if (id === undefined) return { redirect: pages.base, notice: 'There is no such message.' };
       return { redirect: pages.base, notice: `Message ${params.id} queued again as ${id}.` };
     });

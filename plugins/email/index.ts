@@ -6,6 +6,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { everyRound } from '../../core/background.ts';
+import { auditRef } from '../../core/audit.ts';
 import { ConfigError } from '../../core/config.ts';
 import { defineFeature } from '../../core/features.ts';
 import { authRef } from '../auth/contract.ts';
@@ -77,7 +78,7 @@ export default defineFeature({
     const mailer = configured ? new Mailer(smtp, env[smtp.passwordEnv]) : undefined;
     const outbox = new Outbox(db, { ...opts, leaseMs: smtp.timeoutMs * 4 + 1000 }, (row) => email.compose(row), (mail) => mailer!.send(mail));
     const email: DbEmailService = new DbEmailService({
-      db, settings, users: services.get(usersRef), auth: services.get(authRef), storefront: () => services.find(storefrontRef),
+      db, audit: services.get(auditRef), settings, users: services.get(usersRef), auth: services.get(authRef), storefront: () => services.find(storefrontRef),
     }, {
       configured, requireVerification: opts.requireVerification, resetMinutes: opts.resetMinutes, verifyHours: opts.verifyHours, themeDir: opts.themeDir,
     }, outbox);

@@ -4,6 +4,7 @@
  * each token made when its mail is sent, so none waits in the outbox in clear).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import type { AuditLog } from '../../core/audit.ts';
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
@@ -29,6 +30,7 @@ export interface EmailOptions {
 
 export interface EmailPeers {
   db: Database;
+  audit: AuditLog;
   users: UsersService;
   auth: AuthService;
   settings: SettingsService;
@@ -80,9 +82,26 @@ export class DbEmailService implements EmailService {
     return { kind, userId: user.id, recipient: user.email!, lang: lang ?? this.siteLanguage(), params: { ...params, name: user.username } };
   }
 
-  /** A test message to any address (the console's). */
-  async queueTest(to: string): Promise<number> {
-    return this.outbox.add({ kind: 'test', userId: null, recipient: to, lang: this.siteLanguage(), params: {} });
+  /** A test message to any address (the console's), in the audit log with who asked. */
+  queueTest(to: string): Promise<number> {
+    return this.#peers.db.transaction(async () => {
+      const id = await this.outbox.add({ kind: 'test', userId: null, recipient: to, lang: this.siteLanguage(), params: {} });
+      await this.#peers.audit.record({ action: 'email.test', target: { type: 'email', id }, summary: `Queued test message ${id} to ${to}`, after: { to } });
+      return id;
+    });
+  }
+
+  /** A copy of message `id` queued (the console's "send again"), audited; undefined when there is no such message. */
+  sendAgain(id: number): Promise<number | undefined> {
+    return this.#peers.db.transaction(async () => {
+      const copy = await this.outbox.again(id);
+      if (copy !== undefined) {
+        await this.#peers.audit.record({
+          action: 'email.again', target: { type: 'email', id }, summary: `Queued message ${id} again as ${copy}`, after: { copy },
+        });
+      }
+      return copy;
+    });
   }
 
   /** The account a form names by username or by email, exactly. */

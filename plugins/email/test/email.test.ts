@@ -135,6 +135,15 @@ t.test('a refused send is retried with growing delays and the console shows it; 
   const bad = await post('/console/email/test', `_csrf=${csrf}&to=not-an-address`);
   t.equal(bad.statusCode, 422, 'a bad address is refused beside its field');
   t.equal(await rowCount(app, 'email_outbox'), 3, 'and queues nothing');
+
+  // Both are in the audit log under the staff member who asked; the refused test is not.
+  const [first] = await app.db.query<{ id: number }>('select id from email_outbox order by id');
+  const entries = (await call(app, '/api/admin/audit?action=email.')).json();
+  t.match(entries, [
+    { action: 'email.test', actor: 'Alice', targetType: 'email', targetID: String(first!.id + 2), after: { to: 'owner@example.org' } },
+    { action: 'email.again', actor: 'Alice', targetType: 'email', targetID: String(first!.id), after: { copy: first!.id + 1 } },
+  ]);
+  t.equal(entries.length, 2);
 });
 
 async function waitUntil(ok: () => boolean | Promise<boolean>, ms = 10000): Promise<void> {
