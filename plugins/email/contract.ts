@@ -3,6 +3,7 @@
  * verification), for the pages that take them (the storefront's). Receipts and ticket replies
  * need no call: the feature listens to the events of the order, payment and ticket.
  */
+import type { FastifyRequest } from 'fastify';
 import { createServiceRef } from '../../core/registry.ts';
 
 /** The languages mails are written in (the storefront's). */
@@ -25,6 +26,13 @@ export interface EmailService {
    * EMAIL_TOKEN_INVALID (unknown, used or expired) or INVALID_PASSWORD (the token stays live).
    */
   resetPassword(token: string, password: string): Promise<{ userId: number }>;
+  /**
+   * Counts a request for a mailed link to the account `login` names, known or not, against the
+   * per-account limit (plugins.email.rateLimit.perAddress) that the API's routes count against
+   * too. A front end calls it before asking for the link. Over the limit it throws RATE_LIMITED,
+   * with the seconds left.
+   */
+  countMailLink(request: FastifyRequest, login: string): Promise<void>;
   /** Mails a new verification link to an unverified account named by `login`; says nothing either way. */
   resendVerification(login: string, lang: MailLanguage): Promise<void>;
   /** Marks the token's account verified and uses the token up. Throws EMAIL_TOKEN_INVALID. */

@@ -19,7 +19,7 @@ import { entities } from './entities.ts';
 import { Mailer } from './mailer.ts';
 import { migrations } from './migrations/index.ts';
 import { Outbox } from './outbox.ts';
-import { emailRoutes } from './routes.ts';
+import { emailRoutes, mailLimits } from './routes.ts';
 import { DbEmailService } from './service.ts';
 
 const limit = (max: number, windowSeconds: number) => Type.Object({
@@ -77,13 +77,14 @@ export default defineFeature({
     if (configured && !smtp.from) throw new ConfigError('plugins.email.smtp.from: the sender address is required when plugins.email.smtp.host is set.');
     const mailer = configured ? new Mailer(smtp, env[smtp.passwordEnv]) : undefined;
     const outbox = new Outbox(db, { ...opts, leaseMs: smtp.timeoutMs * 4 + 1000 }, (row) => email.compose(row), (mail) => mailer!.send(mail));
+    const limits = mailLimits(app, opts.rateLimit);
     const email: DbEmailService = new DbEmailService({
       db, audit: services.get(auditRef), settings, users: services.get(usersRef), auth: services.get(authRef), storefront: () => services.find(storefrontRef),
     }, {
       configured, requireVerification: opts.requireVerification, resetMinutes: opts.resetMinutes, verifyHours: opts.verifyHours, themeDir: opts.themeDir,
-    }, outbox);
+    }, outbox, limits.perAccount);
     services.provide(emailRef, email);
-    await emailRoutes(app, email, opts.rateLimit);
+    await emailRoutes(app, email, limits);
     everyRound(app, log, 'email token sweep', opts.sweepSeconds * 1000, () => email.sweepTokens());
     if (!mailer) {
       log.info('email is off: set plugins.email.smtp.host and from to send receipts, ticket answers and account links');

@@ -21,38 +21,58 @@ export interface MailLimits {
   perIp: RateLimit;
 }
 
-/**
- * The routes that mail a link count per account asked for (as accounts are looked up, known or
- * not, so a refusal says nothing of whether it exists) and per client: no address is flooded with
- * mail and no client asks for links without end. Counted in the database (core/rate-limits.ts),
- * so every instance shares the count; both routes share it too, as both mail the same address.
- */
-function mailLimiter(app: FastifyInstance, limits: MailLimits) {
-  const keys: [RateLimit, (request: FastifyRequest) => string][] = [
-    [limits.perAddress, (request) => `email-mail-link:account:${lookupKey((request.body as { login: string }).login)}`],
-    [limits.perIp, (request) => `email-mail-link:ip:${request.ip}`],
-  ];
-  const limiters = keys.filter(([limit]) => limit.max > 0).map(([limit, keyGenerator]) =>
-    app.createRateLimit({ max: limit.max, timeWindow: limit.windowSeconds * 1000, keyGenerator }));
-  // A preHandler: after validation, so a malformed body is not counted, and before anything is queued.
-  return async (request: FastifyRequest) => {
-    for (const limiter of limiters) {
-      const res = await limiter(request);
-      if (!res.isAllowed && res.isExceeded) {
-        throw new DomainError('RATE_LIMITED', 'Too many mailed links asked for; retry after the time in Retry-After.', { retryAfterSeconds: res.ttlInSeconds });
-      }
-    }
+/** One limit counted in the database for the key a request gives; the seconds left of its window when it is over. */
+type Limiter = (request: FastifyRequest, key: string) => Promise<number | undefined>;
+
+function limiter(app: FastifyInstance, limit: RateLimit): Limiter | undefined {
+  if (limit.max <= 0) return undefined;
+  const keys = new WeakMap<FastifyRequest, string>();
+  const counted = app.createRateLimit({ max: limit.max, timeWindow: limit.windowSeconds * 1000, keyGenerator: (request) => keys.get(request)! });
+  return async (request, key) => {
+    keys.set(request, key);
+    const res = await counted(request);
+    return !res.isAllowed && res.isExceeded ? res.ttlInSeconds : undefined;
   };
 }
 
-export async function emailRoutes(fastify: FastifyInstance, email: DbEmailService, limits: MailLimits): Promise<void> {
+const refused = (seconds: number) =>
+  new DomainError('RATE_LIMITED', 'Too many mailed links asked for; retry after the time in Retry-After.', { retryAfterSeconds: seconds });
+
+/**
+ * Mailed links are counted per account asked for (as accounts are looked up, known or not, so a
+ * refusal says nothing of whether it exists) and per client: no address is flooded with mail and
+ * no client asks for links without end. Counted in the database (core/rate-limits.ts), so every
+ * instance shares the count. The account's count is one for every way in (both routes here, the
+ * storefront's forms: `EmailService.countMailLink`), as all of them mail the same address.
+ */
+export function mailLimits(app: FastifyInstance, limits: MailLimits): { perAccount: (request: FastifyRequest, login: string) => Promise<void>;
+  perClient: (request: FastifyRequest) => Promise<void> } {
+  const perAddress = limiter(app, limits.perAddress);
+  const perIp = limiter(app, limits.perIp);
+  return {
+    async perAccount(request, login) {
+      const wait = await perAddress?.(request, `email-mail-link:account:${lookupKey(login.trim())}`);
+      if (wait !== undefined) throw refused(wait);
+    },
+    async perClient(request) {
+      const wait = await perIp?.(request, `email-mail-link:ip:${request.ip}`);
+      if (wait !== undefined) throw refused(wait);
+    },
+  };
+}
+
+export async function emailRoutes(fastify: FastifyInstance, email: DbEmailService, limits: ReturnType<typeof mailLimits>): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
   const tags = ['email'];
   // Without SMTP the mail feature is off in effect: decisions.md answers a disabled feature's route with NOT_FOUND.
   const mailing = () => {
     if (!email.configured) throw new DomainError('NOT_FOUND', 'This server sends no mail: SMTP is not set up.');
   };
-  const preHandler = mailLimiter(fastify, limits);
+  // A preHandler: after validation, so a malformed body is not counted, and before anything is queued.
+  const preHandler = async (request: FastifyRequest) => {
+    await limits.perAccount(request, (request.body as { login: string }).login);
+    await limits.perClient(request);
+  };
 
   app.post('/api/email/password-reset', {
     schema: {

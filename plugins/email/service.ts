@@ -4,6 +4,7 @@
  * each token made when its mail is sent, so none waits in the outbox in clear).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../../core/audit.ts';
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
@@ -49,12 +50,14 @@ export class DbEmailService implements EmailService {
   readonly #opts: EmailOptions;
   readonly #templates: Templates;
   readonly outbox: Outbox;
+  readonly countMailLink: (request: FastifyRequest, login: string) => Promise<void>;
 
-  constructor(peers: EmailPeers, opts: EmailOptions, outbox: Outbox) {
+  constructor(peers: EmailPeers, opts: EmailOptions, outbox: Outbox, countMailLink: (request: FastifyRequest, login: string) => Promise<void>) {
     this.#peers = peers;
     this.#opts = opts;
     this.#templates = new Templates(opts.themeDir);
     this.outbox = outbox;
+    this.countMailLink = countMailLink;
   }
 
   get configured(): boolean {

@@ -97,7 +97,10 @@ export default defineFeature({
         return reply.code(status).type('text/plain; charset=utf-8').send(status >= 500 ? 'Something went wrong on our side.' : err.message);
       }
       if (code === 'RATE_LIMITED') {
-        return site.message(visit, 429, visit.t('error.title'), visit.t('error.rateLimited', { after: (err as { after?: string }).after ?? err.message }));
+        // A route's own limit says when in words; a peer's (the email feature's per-account count) in seconds.
+        const seconds = err instanceof DomainError ? err.retryAfterSeconds : undefined;
+        const after = (err as { after?: string }).after ?? (seconds === undefined ? err.message : `${Math.max(1, Math.ceil(seconds / 60))} min`);
+        return site.message(visit, 429, visit.t('error.title'), visit.t('error.rateLimited', { after }));
       }
       if (status === 404) return site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
       return site.message(visit, status, visit.t('error.title'), status >= 500 ? visit.t('error.server', { id: String(request.id) }) : err.message);

@@ -37,6 +37,7 @@ export function recoveryRoutes(pages: PageRouter, site: Site, peers: RecoveryPee
   pages.post('/password/forgot', withEmail(async (visit, email, form) => {
     const values = { login: login(form) };
     if (!values.login) return forgotPage(visit, values, { login: visit.t('error.required') }, 422);
+    await email.countMailLink(visit.request, values.login);
     await email.requestPasswordReset(values.login, visit.lang);
     return site.message(visit, 200, visit.t('forgot.sentTitle'), visit.t('forgot.sent'));
   }), { limit: { name: 'mail-link', rate: opts.mailLimit } });
@@ -68,7 +69,10 @@ export function recoveryRoutes(pages: PageRouter, site: Site, peers: RecoveryPee
 
   pages.post('/verify/resend', withEmail(async (visit, email, form) => {
     const name = login(form);
-    if (name) await email.resendVerification(name, visit.lang);
+    if (name) {
+      await email.countMailLink(visit.request, name);
+      await email.resendVerification(name, visit.lang);
+    }
     return site.message(visit, 200, visit.t('forgot.sentTitle'), visit.t('verify.resent'));
   }), { limit: { name: 'mail-link', rate: opts.mailLimit } });
 }

@@ -375,6 +375,42 @@ t.test('the API\'s mailed links are limited per account and per client, counted 
   t.equal(await rowCount(one, 'email_outbox'), 2);
 });
 
+t.test('the storefront\'s mail forms count against the account\'s limit the API counts, on every instance', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const url = await sharedDatabaseUrl(t);
+  const limits = { rateLimit: { perAddress: { max: 2, windowSeconds: 3600 }, perIp: { max: 20, windowSeconds: 3600 } } };
+  const one = await mailApp(t, smtp, limits, {}, url);
+  const two = await mailApp(t, smtp, limits, {}, url);
+  await newUser(one, 'Steve');
+  await newUser(one, 'Alex');
+  const shop = new Visitor(one);
+  await shop.get('/password/forgot');
+
+  t.equal((await shop.post('/password/forgot', { login: 'Steve' })).statusCode, 200);
+  const api = await two.inject({
+    method: 'POST', url: '/api/email/password-reset', remoteAddress: '10.8.0.2',
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' }, payload: JSON.stringify({ login: ' steve' }),
+  });
+  t.equal(api.statusCode, 200, 'the API on the other instance counts the same account');
+  await waitUntil(() => smtp.received.length === 2);
+
+  for (const path of ['/password/forgot', '/verify/resend']) {
+    const refused = await shop.post(path, { login: 'STEVE ' });
+    t.equal(refused.statusCode, 429, path);
+    t.match(refused.body, /Too many attempts; try again in 60 min\./, 'with the time left of the account\'s window');
+  }
+  const apiRefused = await two.inject({
+    method: 'POST', url: '/api/email/password-reset', remoteAddress: '10.8.0.3',
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' }, payload: JSON.stringify({ login: 'Steve' }),
+  });
+  t.equal(apiRefused.json().error, 'RATE_LIMITED', 'and the API refuses it too');
+  t.equal(await rowCount(one, 'email_outbox'), 2, 'a refused request queues nothing');
+
+  t.equal((await shop.post('/password/forgot', { login: 'Alex' })).statusCode, 200, 'the same visitor may still ask for another account');
+  await waitUntil(() => smtp.received.length === 3);
+  t.same(smtp.received[2]!.to, ['alex@example.com']);
+});
+
 t.test('an owner\'s template folder replaces the mails it has a file for', async (t) => {
   const smtp = await new TestSmtp().start(t);
   const themeDir = join(scratchDir(t), 'mails');
