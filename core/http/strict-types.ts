@@ -87,14 +87,16 @@ export function strictTypeProblem(schema: JsonSchema | undefined, value: unknown
   }
   if (Array.isArray(value)) {
     const items = schema.items;
-    for (const [i, v] of value.entries()) {
-      const problem = strictTypeProblem(items, v, `${field}.${i}`);
+    for (let i = 0; i < value.length; i++) {
+      const problem = strictTypeProblem(items, value[i], `${field}.${i}`);
       if (problem) return problem;
     }
   } else if (value !== null && typeof value === 'object') {
     const properties = propertySchemas(schema) ?? {};
-    for (const [key, v] of Object.entries(value)) {
-      const problem = strictTypeProblem(Object.hasOwn(properties, key) ? properties[key] : undefined, v, path ? `${path}.${key}` : key);
+    // Every request passes here with its query and path parameters: no list of entries is made.
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      const problem = strictTypeProblem(Object.hasOwn(properties, key) ? properties[key] : undefined, (value as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
       if (problem) return problem;
     }
   }
@@ -117,8 +119,9 @@ function unstorable(value: unknown, path: string): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? `${path} must not contain a NUL character` : undefined;
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path} must be a finite number`;
   if (value !== null && typeof value === 'object') {
-    for (const [key, v] of Object.entries(value)) {
-      const problem = unstorable(v, path ? `${path}.${key}` : key);
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      const problem = unstorable((value as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
       if (problem) return problem;
     }
   }
