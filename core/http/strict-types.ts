@@ -96,7 +96,8 @@ export function strictTypeProblem(schema: JsonSchema | undefined, value: unknown
     // Every request passes here with its query and path parameters: no list of entries is made.
     for (const key in value) {
       if (!Object.hasOwn(value, key)) continue;
-      const problem = strictTypeProblem(Object.hasOwn(properties, key) ? properties[key] : undefined, (value as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
+      const property = Object.hasOwn(properties, key) ? properties[key] : undefined;
+      const problem = strictTypeProblem(property, (value as Record<string, unknown>)[key], path ? `${path}.${key}` : key);
       if (problem) return problem;
     }
   }
