@@ -150,11 +150,13 @@ async function seedConsole(api: Api, url: string): Promise<{ cookie: string; pla
   await api.send('POST', `/api/users/${staff}/roles`, { roleID });
   const player = await api.player(7001, 'historian', 0);
   await Api.batched(HISTORY, 10, (i) => api.send('POST', '/api/credits/add', { target_username: 'historian', amount: `${1 + (i % 9)}.00` }));
-  // A page of refunded orders, as the grown database has: the refunded list then shows the same on both.
+  // A page of refunded orders, each by another player, as the grown database has: the refunded
+  // list then shows the same on both, down to the buyers' names it looks up.
   const category = await api.create('/api/admin/store/categories', { name: 'Returns' });
   const product = await api.create('/api/admin/store/products', { categoryID: category, name: 'Returnable', price: '0.01' });
-  await Api.batched(REFUNDED, 10, async () => {
-    const { orderID } = await api.send('POST', '/api/store/buy', { userID: player, products: [{ id: product, quantity: 1 }] }) as { orderID: string };
+  await Api.batched(REFUNDED, 10, async (i) => {
+    const buyer = await api.player(7100 + i, `returner${i}`, 100);
+    const { orderID } = await api.send('POST', '/api/store/buy', { userID: buyer, products: [{ id: product, quantity: 1 }] }) as { orderID: string };
     await api.send('POST', `/api/admin/store/orders/${orderID}/refund`, {});
   });
   const form = await fetch(`${api.base}/console/login`);
