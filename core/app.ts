@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { pino } from 'pino';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -22,7 +23,9 @@ import { clientError, errorHandling, routerErrors, send } from './http/error-ans
 import { serializeError } from './http/error-log.ts';
 import { requestStages } from './http/stages.ts';
 import { strictTypesError, unstorableError } from './http/strict-types.ts';
-import { RequestLog, corsPolicy, databaseMetrics, metricsRegistry, metricsRoutes, requestId, requestLogger } from './observability.ts';
+import {
+  RequestLog, completionLog, corsPolicy, databaseMetrics, metricsRegistry, metricsRoutes, requestId, requestLoggers, type Pino,
+} from './observability.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { checkDeclaredErrors, openapiOptions } from './openapi.ts';
 import { ServiceRegistry } from './registry.ts';
@@ -51,7 +54,8 @@ export interface BuildOptions {
   env?: NodeJS.ProcessEnv;
   /** Settings laid over the config files and environment (tests use this). */
   config?: unknown;
-  logger?: FastifyServerOptions['logger'];
+  /** false: nothing is logged. */
+  logger?: false;
   /** Where the host's own logger writes (default stdout); tests read the log from it. */
   logStream?: { write(line: string): void };
   /** Where boot messages go before the logger exists (default stderr). */
@@ -89,13 +93,17 @@ const serializers = {
   req(request: FastifyRequest) {
     return { method: request.method, url: logSafeUrl(request.url), host: request.host, remoteAddress: request.ip };
   },
+  res(reply: FastifyReply) {
+    return { statusCode: reply.statusCode };
+  },
 };
 
-/** Readable lines for a person at a terminal; JSON for everything that collects logs. */
-function logDestination(stream: BuildOptions['logStream']) {
-  if (stream) return { stream };
-  if (process.stdout.isTTY) return { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:yyyy-mm-dd HH:MM:ss', ignore: 'pid,hostname' } } };
-  return {};
+/** The host's pino: readable lines for a person at a terminal; JSON for everything that collects logs. */
+function hostLogger(config: AppConfig, stream: BuildOptions['logStream']): Pino {
+  const options = { level: config.log.level, redact, serializers };
+  if (stream) return pino(options, stream);
+  if (!process.stdout.isTTY) return pino(options);
+  return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:yyyy-mm-dd HH:MM:ss', ignore: 'pid,hostname' } } });
 }
 
 /**
@@ -118,7 +126,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   try {
     if (config.database.migrateOnStart) await migrate(db);
     return await assemble(config, features, { declared, site }, db, env,
-      options.logger ?? { level: config.log.level, redact, serializers, ...logDestination(options.logStream) }, options.selfChecks);
+      options.logger === false ? undefined : hostLogger(config, options.logStream), options.selfChecks);
   } catch (err) {
     await db.close();
     throw err;
@@ -132,9 +140,8 @@ interface SiteSetup {
 }
 
 async function assemble(config: AppConfig, features: LoadedFeature[], { declared, site }: SiteSetup, db: Database, env: NodeJS.ProcessEnv,
-  logger: BuildOptions['logger'], selfChecks = false): Promise<FastifyInstance> {
+  logger: Pino | undefined, selfChecks = false): Promise<FastifyInstance> {
   const app = Fastify({
-    logger,
     bodyLimit: config.server.bodyLimit,
     trustProxy: config.server.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
@@ -142,7 +149,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
     forceCloseConnections: 'idle',
     frameworkErrors: routerErrors,
     genReqId: requestId,
-    childLoggerFactory: requestLogger,
+    childLoggerFactory: requestLoggers(logger),
     logController: new RequestLog(),
     schemaController: { compilersFactory: lazySchemaCompilers() },
     clientErrorHandler: clientError,
@@ -156,6 +163,11 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
       connectionsCheckingInterval: Math.min(1000, config.server.headersTimeoutMs),
     },
   });
+  if (logger) {
+    // Fastify's own logger stays silent (see RequestLog); the host's is everyone's app.log.
+    (app as { log: FastifyBaseLogger }).log = logger;
+    completionLog(app);
+  }
   app.server.maxConnections = config.server.maxConnections;
   capConnections(app.server, { maxPerAddress: config.server.maxConnectionsPerAddress, uncapped: config.server.proxyAddresses });
 

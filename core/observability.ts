@@ -3,7 +3,7 @@
  * client's report to the log, CORS for front ends on other origins, and Prometheus metrics.
  */
 import { randomBytes } from 'node:crypto';
-import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Bindings, ChildLoggerOptions, LevelWithSilent } from 'pino';
 import cors from '@fastify/cors';
 import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -33,36 +33,43 @@ export function requestId(request: { headers: Record<string, string | string[] |
  * time; a successful one only at debug. A game server makes thousands of successful calls a
  * minute, which at info would be most of the log and a good part of each request's cost; the
  * reverse proxy in front (docs/examples/nginx.conf) keeps the access log.
+ *
+ * Fastify is given no logger of its own: with one, it hangs two listeners on every response and
+ * reads the clock twice for that line, whether or not it is written (docs/performance.md). The
+ * host's pino is `app.log`, each request's logger is made from it (`requestLoggers`), and the
+ * line is written as the answer is sent (`completionLog`).
  */
 export class RequestLog extends LogController {
   override incomingRequest(request: FastifyRequest): void {
     request.log.debug({ req: request }, 'incoming request');
   }
 
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const line = { req: request, res: reply, responseTime: reply.elapsedTime };
-    if (error) reply.log.error({ ...line, err: error }, 'request errored');
-    else reply.log[reply.statusCode >= 400 ? 'info' : 'debug'](line, 'request completed');
-  }
+  /** Called only while an onResponse hook (metrics) makes Fastify listen for the end; `completionLog` has written the line. */
+  override requestCompleted(): void { /* written at send */ }
 }
 
 type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
-/** The parent: pino, which can tell whether a level would log. */
-type Pino = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+/** The host's logger: pino, which can tell whether a level would log. */
+export type Pino = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
 
 /**
- * A request's logger, made only when the request logs something. Making a pino child for every
- * request (its request id rendered through the redaction rules) cost more than the rest of the
- * logging: most requests log nothing at the default level.
+ * A request's logger, its pino child made only when the request logs something. Making one for
+ * every request (its request id rendered through the redaction rules) cost more than the rest of
+ * the logging: most requests log nothing at the default level.
  */
 class RequestLogger implements FastifyBaseLogger {
+  /** When routing gave the request this logger: the start of its time in the completion line. */
+  readonly startedAt = performance.now();
   readonly #parent: Pino;
   readonly #bindings: Bindings;
+  /** What decides the level: the parent, or the child when the route sets options of its own. */
+  readonly #levels: Pino;
   #child?: FastifyBaseLogger;
 
-  constructor(parent: Pino, bindings: Bindings) {
+  constructor(parent: Pino, bindings: Bindings, options: ChildLoggerOptions) {
     this.#parent = parent;
     this.#bindings = bindings;
+    this.#levels = hasKeys(options) ? (this.#child = parent.child(bindings, options) as Pino) : parent;
   }
 
   get #logger(): FastifyBaseLogger {
@@ -70,11 +77,15 @@ class RequestLogger implements FastifyBaseLogger {
     return this.#child;
   }
 
-  #log(level: LogMethod, args: unknown[]): void {
-    if (this.#parent.isLevelEnabled(level)) (this.#logger[level] as (...a: unknown[]) => void)(...args);
+  isLevelEnabled(level: string): boolean {
+    return this.#levels.isLevelEnabled(level);
   }
 
-  get level(): LevelWithSilent | string { return this.#parent.level; }
+  #log(level: LogMethod, args: unknown[]): void {
+    if (this.#levels.isLevelEnabled(level)) (this.#logger[level] as (...a: unknown[]) => void)(...args);
+  }
+
+  get level(): LevelWithSilent | string { return this.#levels.level; }
   set level(level: string) { this.#logger.level = level; }
   fatal(...args: unknown[]): void { this.#log('fatal', args); }
   error(...args: unknown[]): void { this.#log('error', args); }
@@ -88,11 +99,28 @@ class RequestLogger implements FastifyBaseLogger {
   }
 }
 
-/** Fastify's `childLoggerFactory`: a lazy child, unless the route sets options of its own. */
-export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
-  // Without a pino (logging off, or a logger of a test's own) there is nothing to save.
-  if (Object.keys(options).length || typeof (logger as Partial<Pino>).isLevelEnabled !== 'function') return logger.child(bindings, options);
-  return new RequestLogger(logger as Pino, bindings);
+function hasKeys(options: object): boolean {
+  for (const _ in options) return true;
+  return false;
+}
+
+/**
+ * Fastify's `childLoggerFactory`: each request's logger, a lazy child of the host's pino `root`;
+ * without one (logging off) Fastify's silent logger.
+ */
+export function requestLoggers(root: Pino | undefined) {
+  return (silent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger =>
+    (root ? new RequestLogger(root, bindings, options) : silent.child(bindings, options));
+}
+
+/** The request's line, written as its answer is sent: at info when it failed, else at debug. */
+export function completionLog(app: FastifyInstance): void {
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const log = reply.log as RequestLogger;
+    const level = reply.statusCode >= 400 ? 'info' : 'debug';
+    if (log.isLevelEnabled(level)) log[level]({ req: request, res: reply, responseTime: performance.now() - log.startedAt }, 'request completed');
+    done(null, payload);
+  });
 }
 
 export async function corsPolicy(app: FastifyInstance, origins: string[]): Promise<void> {

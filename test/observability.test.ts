@@ -42,6 +42,36 @@ t.test('X-Request-Id: made or kept, returned on every answer, in 500 bodies and 
   t.ok(logged.length >= 2, 'every log line of the request carries it');
 });
 
+t.test('the line a request gets: a failure at info with its status and time, a success only at debug; once, metrics on or off', async (t) => {
+  for (const [level, metrics] of [['info', false], ['info', true], ['debug', false]] as const) {
+    const lines: { msg: string; reqId: string; level: number; res?: { statusCode: number }; responseTime?: number }[] = [];
+    const app = await buildApp({
+      env: { API_KEY: ADMIN_KEY, DATABASE_URL: 'sqlite::memory:' },
+      config: {
+        log: { level }, metrics: { enabled: metrics },
+        plugins: { ...ECHO_PLUGIN, ...Object.fromEntries(builtinNames().map((n) => [n, { enabled: false }])) },
+      },
+      logStream: { write: (line) => { lines.push(JSON.parse(line) as (typeof lines)[number]); } },
+    });
+    t.teardown(() => app.close());
+    const ask = (url: string, id: string) => app.inject({ method: 'GET', url, headers: { 'x-api-key': ADMIN_KEY, 'x-request-id': id } });
+    t.equal((await ask('/health', 'fine')).statusCode, 200);
+    t.equal((await ask('/nowhere', 'missing')).statusCode, 404);
+    t.equal((await ask('/api/echo/fail', 'broken')).statusCode, 500);
+    const completed = (id: string) => lines.filter((l) => l.reqId === id && l.msg === 'request completed');
+    const at = `${level}${metrics ? ', metrics on' : ''}`;
+    for (const [id, status] of [['missing', 404], ['broken', 500]] as const) {
+      const [line, ...more] = completed(id);
+      t.equal(more.length, 0, `${at}: one line for ${status}`);
+      t.equal(line?.level, 30, `${at}: ${status} at info`);
+      t.equal(line?.res?.statusCode, status, `${at}: with its status`);
+      t.ok(typeof line?.responseTime === 'number' && line.responseTime >= 0, `${at}: and its time`);
+    }
+    t.equal(completed('fine').length, level === 'debug' ? 1 : 0, `${at}: a success is logged only at debug`);
+    if (level === 'debug') t.equal(completed('fine')[0]?.level, 20, 'at debug level');
+  }
+});
+
 t.test('CORS: off by default, then only for the configured origins', async (t) => {
   const closed = await build(t, { features: [] });
   const preflight = { method: 'OPTIONS' as const, url: '/api/admin/settings',
