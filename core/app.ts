@@ -149,7 +149,8 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
     forceCloseConnections: 'idle',
     frameworkErrors: routerErrors,
     genReqId: requestId,
-    childLoggerFactory: requestLoggers(logger),
+    // Without a logger (logging off) Fastify's own factory skips making request loggers.
+    childLoggerFactory: logger && requestLoggers(logger),
     logController: new RequestLog(),
     schemaController: { compilersFactory: lazySchemaCompilers() },
     clientErrorHandler: clientError,

@@ -104,13 +104,9 @@ function hasKeys(options: object): boolean {
   return false;
 }
 
-/**
- * Fastify's `childLoggerFactory`: each request's logger, a lazy child of the host's pino `root`;
- * without one (logging off) Fastify's silent logger.
- */
-export function requestLoggers(root: Pino | undefined) {
-  return (silent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger =>
-    (root ? new RequestLogger(root, bindings, options) : silent.child(bindings, options));
+/** Fastify's `childLoggerFactory`: each request's logger, a lazy child of the host's pino `root`. */
+export function requestLoggers(root: Pino) {
+  return (_silent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger => new RequestLogger(root, bindings, options);
 }
 
 /** The request's line, written as its answer is sent: at info when it failed, else at debug. */

@@ -130,6 +130,8 @@ export interface CallOptions {
   /** The API key to send; null sends none. Defaults to the admin key. */
   key?: string | null;
   headers?: Record<string, string>;
+  /** The client's address (default 127.0.0.1). */
+  remoteAddress?: string;
 }
 
 /** One HTTP call through inject, with the API key and the body encoded as asked (multipart by default). */
@@ -143,7 +145,7 @@ export async function call(app: FastifyInstance, url: string, opts: CallOptions 
     payload = enc.payload;
     Object.assign(headers, enc.headers);
   }
-  return app.inject({ method, url, headers, payload });
+  return app.inject({ method, url, headers, payload, remoteAddress: opts.remoteAddress });
 }
 
 /** Creates an API key with only the `api` scope. */

@@ -13,7 +13,7 @@ import { STRIPE_ENV, mockStripeSession, sessionCompleted, stripeWebhook } from '
 import { authRef } from '../../auth/contract.ts';
 import { grant, PASSWORD, register, role, signInByForm } from '../../../test/browser.ts';
 import { makeCategory, makeProduct, newUser, read, rowCount } from '../../../test/fixtures.ts';
-import { ADMIN_KEY, build, call, scratchDir, sharedDatabaseUrl } from '../../../test/helper.ts';
+import { build, call, scratchDir, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
 import { TestSmtp } from './smtp.ts';
 
@@ -351,10 +351,8 @@ async function twoLimited(t: Test, perIp: number) {
 }
 
 /** The API's ask for a mailed link (`password-reset`, `verify/resend`) from the client at `ip`. */
-const ask = (app: FastifyInstance, route: string, login: string, ip: string) => app.inject({
-  method: 'POST', url: `/api/email/${route}`, remoteAddress: ip,
-  headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' }, payload: JSON.stringify({ login }),
-});
+const ask = (app: FastifyInstance, route: string, login: string, ip: string) =>
+  call(app, `/api/email/${route}`, { body: { login }, as: 'json', remoteAddress: ip });
 
 t.test('the API\'s mailed links are limited per account and per client, counted across instances', async (t) => {
   const { smtp, one, two } = await twoLimited(t, 3);
