@@ -15,6 +15,8 @@ export interface Mail {
   to: string;
   subject: string;
   text: string;
+  /** The same message as HTML; a mail program falls back to `text` (multipart/alternative). */
+  html?: string;
 }
 
 /** Whether a send failed for good: the server refused with a permanent (5xx) reply; anything else is worth a retry. */
@@ -37,7 +39,7 @@ export class Mailer {
   }
 
   async send(mail: Mail): Promise<void> {
-    await this.#transport.sendMail({ from: this.#from, to: mail.to, subject: mail.subject, text: mail.text });
+    await this.#transport.sendMail({ from: this.#from, to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
   }
 
   close(): void {

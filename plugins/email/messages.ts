@@ -21,9 +21,11 @@ const en = {
   'ticket.link': 'Read and answer it here: {link}',
   'verify.subject': 'Confirm your email address for {site}',
   'verify.intro': 'please confirm that this is your email address by opening this link:',
+  'verify.button': 'Confirm my address',
   'verify.expires': 'The link works once, for {hours} hours. If you did not register, ignore this mail.',
   'reset.subject': 'Reset your password for {site}',
   'reset.intro': 'someone asked to reset the password of your account {name}. To choose a new one, open this link:',
+  'reset.button': 'Choose a new password',
   'reset.expires': 'The link works once, for {minutes} minutes. If you did not ask for it, ignore this mail: your password stays as it is.',
   'test.subject': 'Test message from {site}',
   'test.body': 'This test message shows that {site} can send mail.',
@@ -45,9 +47,11 @@ const de: Record<keyof typeof en, string> = {
   'ticket.link': 'Hier liest und beantwortest du es: {link}',
   'verify.subject': 'Bestätige deine E-Mail-Adresse für {site}',
   'verify.intro': 'bitte bestätige mit diesem Link, dass dies deine E-Mail-Adresse ist:',
+  'verify.button': 'Adresse bestätigen',
   'verify.expires': 'Der Link gilt einmal und {hours} Stunden lang. Wenn du dich nicht registriert hast, ignoriere diese Mail.',
   'reset.subject': 'Setze dein Passwort für {site} zurück',
   'reset.intro': 'jemand möchte das Passwort deines Kontos {name} zurücksetzen. Ein neues wählst du mit diesem Link:',
+  'reset.button': 'Neues Passwort wählen',
   'reset.expires': 'Der Link gilt einmal und {minutes} Minuten lang. Wenn du das nicht warst, ignoriere diese Mail: dein Passwort bleibt, wie es ist.',
   'test.subject': 'Testnachricht von {site}',
   'test.body': 'Diese Testnachricht zeigt, dass {site} Mails versenden kann.',
@@ -56,6 +60,11 @@ const de: Record<keyof typeof en, string> = {
 export type MailKey = keyof typeof en;
 export const MAIL_LANGUAGES: Record<MailLanguage, Record<MailKey, string>> = { en, de };
 
+/** `sentence` with each `{name}` of `values` put in; a name without a value stays as written. */
+export function fill(sentence: string, values: Record<string, string | number>): string {
+  return sentence.replace(/\{(\w+)\}/g, (m, name: string) => (Object.hasOwn(values, name) ? String(values[name]) : m));
+}
+
 export function mailText(lang: MailLanguage, key: MailKey, values: Record<string, string | number> = {}): string {
-  return MAIL_LANGUAGES[lang][key].replace(/\{(\w+)\}/g, (m, name: string) => (Object.hasOwn(values, name) ? String(values[name]) : m));
+  return fill(MAIL_LANGUAGES[lang][key], values);
 }

@@ -1,6 +1,8 @@
 /**
  * The mails' texts: an eta template per kind in `templates/` (or the owner's file of the same name
- * in `themeDir`), its strings from messages.ts in the mail's language.
+ * in `themeDir`), its strings from messages.ts in the mail's language. Each kind has a plain text
+ * template (`<kind>.eta`) and an HTML one (`<kind>.html.eta`, framed by `layout.html.eta`); a mail
+ * carries both, so a mail program shows the HTML and falls back to the text.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -8,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import { overrideFolder } from '../../core/config.ts';
 import type { MailLanguage } from './contract.ts';
-import { MAIL_LANGUAGES, mailText, type MailKey } from './messages.ts';
+import { fill, MAIL_LANGUAGES, mailText, type MailKey } from './messages.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -25,21 +27,45 @@ export function mailLanguage(lang: string): MailLanguage {
 
 export class Templates {
   // Plain text mails: nothing is HTML-escaped.
-  readonly #eta = new Eta({ autoEscape: false, autoTrim: [false, 'nl'], cache: true });
+  readonly #text = new Eta({ autoEscape: false, autoTrim: [false, 'nl'], cache: true });
+  readonly #html = new Eta({ autoEscape: true, autoTrim: [false, 'nl'], cache: true });
+  /** Kinds whose text the owner replaced without an HTML file beside it: their mails go as text alone, in the owner's words. */
+  readonly #textOnly = new Set<string>();
 
   constructor(themeDir: string) {
     const dir = join(here, 'templates');
     const pick = overrideFolder('plugins.email.themeDir', themeDir);
+    const owned = (file: string) => pick(file, '') !== '';
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.eta'))) {
-      this.#eta.loadTemplate(`@${basename(file, '.eta')}`, readFileSync(pick(file, join(dir, file)), 'utf8'));
+      const source = readFileSync(pick(file, join(dir, file)), 'utf8');
+      if (file.endsWith('.html.eta')) this.#html.loadTemplate(`@${basename(file, '.html.eta')}`, source);
+      else this.#text.loadTemplate(`@${basename(file, '.eta')}`, source);
     }
+    for (const kind of Object.keys(SUBJECTS)) if (owned(`${kind}.eta`) && !owned(`${kind}.html.eta`)) this.#textOnly.add(kind);
   }
 
-  /** The subject (filled with `data`'s values: site, id, title) and the text of a mail. */
-  render(kind: MailKind, lang: MailLanguage, data: Record<string, unknown>): { subject: string; text: string } {
+  /**
+   * A message's sentence as HTML: the sentence and its values escaped (once each), the `link` value
+   * (an address the server made, never one a player typed) a link.
+   */
+  #htmlText(lang: MailLanguage, key: MailKey, values: Record<string, string | number>): string {
+    const escape = this.#html.config.escapeFunction;
+    const escaped = Object.fromEntries(Object.entries(values).map(([name, value]) => {
+      const s = escape(value);
+      return [name, name === 'link' ? `<a href="${s}">${s}</a>` : s];
+    }));
+    return fill(escape(MAIL_LANGUAGES[lang][key]), escaped);
+  }
+
+  /** The subject (filled with `data`'s values: site, id, title), the text and the HTML of a mail. */
+  render(kind: MailKind, lang: MailLanguage, data: Record<string, unknown>): { subject: string; text: string; html?: string } {
     const t = (key: MailKey, values?: Record<string, string | number>) => mailText(lang, key, values);
     const subject = t(SUBJECTS[kind], data as Record<string, string | number>);
-    const text = this.#eta.render(`@${kind}`, { ...data, t }).replace(/\n{3,}/g, '\n\n').trim();
-    return { subject, text: `${text}\n` };
+    const text = `${this.#text.render(`@${kind}`, { ...data, t }).replace(/\n{3,}/g, '\n\n').trim()}\n`;
+    if (this.#textOnly.has(kind)) return { subject, text };
+    const h = (key: MailKey, values: Record<string, string | number> = {}) => this.#htmlText(lang, key, values);
+    const body = this.#html.render(`@${kind}`, { ...data, t: h });
+    const html = this.#html.render('@layout', { ...data, lang, subject, body, t: h });
+    return { subject, text, html };
   }
 }

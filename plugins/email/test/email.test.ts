@@ -1,8 +1,8 @@
 /**
  * Email through a real SMTP server: receipts of an order and of a top-up, a staff answer to a
  * ticket's owner, a password reset whose mailed link works once in the storefront, email
- * verification at registration, retries after refusals shown in the console, and nothing at
- * all without SMTP.
+ * verification at registration, each also as HTML with what people wrote escaped, retries after
+ * refusals shown in the console, and nothing at all without SMTP.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -88,6 +88,35 @@ t.test('an order receipt, a top-up receipt and a staff answer reach the player',
   t.match(await app.db.query('select state, attempts from email_outbox order by id'), [
     { state: 'sent', attempts: 1 }, { state: 'sent', attempts: 1 }, { state: 'sent', attempts: 1 },
   ]);
+});
+
+t.test('each mail goes as HTML too: what players and staff wrote is escaped, addresses are links', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const app = await mailApp(t, smtp);
+  const steve = await newUser(app, 'Steve', { cents: 5000 });
+  const ranks = await makeCategory(app, { name: 'Ranks', slug: 'ranks' });
+  const odd = await makeProduct(app, { categoryID: ranks, name: 'Sword <b>&</b> "Shield"', price: '1.00' });
+  t.equal((await call(app, '/api/store/buy', { body: { userID: steve.id, products: [{ id: odd, quantity: 1 }] }, as: 'json' })).statusCode, 200);
+  const receipt = await smtp.waitFor((m) => /order/i.test(m.subject));
+  t.match(receipt.text, '1 × Sword <b>&</b> "Shield"', 'the text part keeps the name as written');
+  t.match(receipt.html, /^<!doctype html>\n<html lang="en">/);
+  t.match(receipt.html, '<title>Your order #');
+  t.match(receipt.html, 'Sword &lt;b&gt;&amp;&lt;/b&gt; &quot;Shield&quot;', 'the HTML part escapes it');
+  t.notMatch(receipt.html, '<b>&</b>');
+  t.match(receipt.html, new RegExp(`<a href="${SITE}/account/orders/\\d+">${SITE}/account/orders/\\d+</a>`), 'the order\'s page is a link');
+
+  const category = (await call(app, '/api/admin/support/categories', { body: { name: 'Questions' } })).json();
+  const staff = await newUser(app, 'Helper');
+  const ticket = (await call(app, '/api/support/tickets', {
+    body: { userID: steve.id, categoryID: category.id, title: 'A <i>title</i>', message: 'Hi' },
+  })).json().data;
+  await call(app, `/api/support/tickets/${ticket.id}/messages`, {
+    body: { userID: staff.id, message: '<script>alert(1)</script>\nSecond line', isAdmin: '1' },
+  });
+  const reply = await smtp.waitFor((m) => /ticket/.test(m.subject));
+  t.match(reply.html, 'staff answered your ticket “A &lt;i&gt;title&lt;/i&gt;”');
+  t.match(reply.html, '&lt;script&gt;alert(1)&lt;/script&gt;\nSecond line</blockquote>', 'the answer escaped, its lines kept');
+  t.notMatch(reply.html, '<script>');
 });
 
 t.test('a refused send is retried with growing delays and the console shows it; send again', async (t) => {
@@ -408,6 +437,7 @@ t.test('an owner\'s template folder replaces the mails it has a file for', async
   const themeDir = join(scratchDir(t), 'mails');
   mkdirSync(themeDir);
   writeFileSync(join(themeDir, 'reset-password.eta'), 'Hi <%= it.name %>, the crew of <%= it.site %> sends your link:\n<%= it.link %>\n');
+  writeFileSync(join(themeDir, 'verify-email.html.eta'), '<p>Welcome, <%= it.name %>: <a href="<%= it.link %>">confirm</a></p>');
   const app = await mailApp(t, smtp, { themeDir, requireVerification: true });
   await signUp(app, 'Steve', '10.7.0.1');
   const verify = await smtp.waitFor((m) => /Confirm/.test(m.subject));
@@ -416,6 +446,9 @@ t.test('an owner\'s template folder replaces the mails it has a file for', async
   const reset = await smtp.waitFor((m) => /Reset/.test(m.subject));
   t.match(reset.text, /^Hi Steve, the crew of Community Store sends your link:\n/);
   linkIn(reset.text, '/password/reset/');
+  t.equal(reset.html, undefined, 'a mail whose text the owner wrote, without an HTML file of theirs, goes as their text alone');
+  t.match(verify.html, /Welcome, Steve: <a href="[^"]+\/verify\/[0-9a-f]+">confirm<\/a>/, 'an owner\'s HTML file replaces the shipped one');
+  t.match(verify.html, '<h1 style="margin:0 0 16px;font-size:20px">Community Store</h1>', 'inside the shipped frame');
   await t.rejects(build(t, { config: { plugins: { email: smtp.config({ themeDir: join(themeDir, 'missing') }) } } }),
     /plugins.email.themeDir: there is no folder/);
 });

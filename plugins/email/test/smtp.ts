@@ -3,6 +3,7 @@
  * ends: it keeps what it receives, and can refuse on purpose (a temporary 451) a number of times.
  */
 import type { AddressInfo } from 'node:net';
+import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import type { TestLike } from '../../../test/helper.ts';
 
@@ -11,31 +12,8 @@ export interface Received {
   to: string[];
   subject: string;
   text: string;
-}
-
-/**
- * One message's subject and text, from its raw source (read as latin1, byte for byte): MIME words
- * and quoted-printable or base64 decoded, as a mail program would.
- */
-/** Quoted-printable's `=XX` bytes, read as UTF-8. */
-const unquote = (text: string) =>
-  Buffer.from(text.replace(/=([0-9A-F]{2})/gi, (_h, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
-
-export function readMessage(raw: string): { subject: string; text: string } {
-  const at = raw.indexOf('\r\n\r\n');
-  const head = raw.slice(0, at).replace(/\r\n[ \t]+/g, ' ');
-  const body = raw.slice(at + 4);
-  const header = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(head)?.[1] ?? '';
-  const words = (text: string) => text.replace(/=\?utf-8\?([QB])\?([^?]*)\?=\s*/gi, (_m, how: string, data: string) => (how.toUpperCase() === 'B'
-    ? Buffer.from(data, 'base64').toString('utf8')
-    : unquote(data.replace(/_/g, ' '))));
-  const encoding = header('Content-Transfer-Encoding').toLowerCase();
-  let text = Buffer.from(body, 'latin1').toString('utf8');
-  if (encoding === 'base64') text = Buffer.from(body, 'base64').toString('utf8');
-  if (encoding === 'quoted-printable') {
-    text = unquote(body.replace(/=\r\n/g, ''));
-  }
-  return { subject: words(header('Subject')), text: text.replace(/\r\n/g, '\n') };
+  /** The HTML part, or undefined for a text-only mail. */
+  html?: string;
 }
 
 export class TestSmtp {
@@ -62,10 +40,12 @@ export class TestSmtp {
       onData: (stream, session, callback) => {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => (this.stall ? this.stalled++ : setTimeout(() => {
-          const { subject, text } = readMessage(Buffer.concat(chunks).toString('latin1'));
+        stream.on('end', () => (this.stall ? this.stalled++ : setTimeout(async () => {
+          // Read as a mail program reads it: MIME words, transfer encodings and the alternative parts decoded.
+          const mail = await simpleParser(Buffer.concat(chunks));
           this.received.push({
-            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), subject, text,
+            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address),
+            subject: mail.subject ?? '', text: mail.text ?? '', html: mail.html === false ? undefined : mail.html,
           });
           for (const wake of this.#waiting.splice(0)) wake();
           callback();
