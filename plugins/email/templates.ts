@@ -49,12 +49,12 @@ export class Templates {
    * (an address the server made, never one a player typed) a link.
    */
   #htmlText(lang: MailLanguage, key: MailKey, values: Record<string, string | number>): string {
-    const escape = this.#html.config.escapeFunction;
+    const toHtml = this.#html.config.escapeFunction;
     const escaped = Object.fromEntries(Object.entries(values).map(([name, value]) => {
-      const s = escape(value);
+      const s = toHtml(value);
       return [name, name === 'link' ? `<a href="${s}">${s}</a>` : s];
     }));
-    return fill(escape(MAIL_LANGUAGES[lang][key]), escaped);
+    return fill(toHtml(MAIL_LANGUAGES[lang][key]), escaped);
   }
 
   /** The subject (filled with `data`'s values: site, id, title), the text and the HTML of a mail. */
