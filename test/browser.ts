@@ -37,7 +37,8 @@ export async function browse(t: TestLike, options: BrowserContextOptions = {}): 
     ...options,
   });
   t.teardown(() => context.close());
-  context.setDefaultTimeout(10_000);
+  // Generous: a CI machine running test files side by side can be slow; a passing test never waits for it.
+  context.setDefaultTimeout(20_000);
   return context;
 }
 

@@ -9,10 +9,18 @@ export {
   browse, consoleSignIn as signIn, grant, hasChromium, PASSWORD, register, role, screenshot, serve, signInByForm, skipReason,
 } from '../../../test/browser.ts';
 
-/** Waits for the page's notice to say `text` (the page before may still show an older one). */
+/**
+ * Waits for the page's notice to say `text` (the page before may still show an older one). When it
+ * never comes, the error says what the page showed instead: its address, notices and form errors.
+ */
 export async function notice(page: Page, text: RegExp): Promise<string> {
   const status = page.getByRole('status').filter({ hasText: text });
-  await status.waitFor();
+  try {
+    await status.waitFor();
+  } catch (err) {
+    const shown = await page.locator('[role=status], [role=alert], .error').allTextContents().catch(() => []);
+    throw new Error(`no notice ${text} at ${page.url()}; the page shows: ${JSON.stringify(shown)}`, { cause: err });
+  }
   return (await status.textContent()) ?? '';
 }
 
