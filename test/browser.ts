@@ -26,6 +26,21 @@ export async function serve(t: TestLike, config: unknown = {}, env: Record<strin
   return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }
 
+/**
+ * Waits for the page's notice to say `text` (the page before may still show an older one). When it
+ * never comes, the error says what the page showed instead: its address, notices and form errors.
+ */
+export async function notice(page: Page, text: RegExp): Promise<string> {
+  const status = page.getByRole('status').filter({ hasText: text });
+  try {
+    await status.waitFor();
+  } catch (err) {
+    const shown = await page.locator('[role=status], [role=alert], .error').allTextContents().catch(() => []);
+    throw new Error(`no notice ${text} at ${page.url()}; the page shows: ${JSON.stringify(shown)}`, { cause: err });
+  }
+  return (await status.textContent()) ?? '';
+}
+
 /** A browser with a profile of its own (nothing shared between tests), closed when the test ends. */
 export async function browse(t: TestLike, options: BrowserContextOptions = {}): Promise<BrowserContext> {
   const context = await chromium.launchPersistentContext(scratchDir(t), {

@@ -1,28 +1,15 @@
-/** The console's browser-test helpers: sign-in and notices; the browser, the server, roles and sign-in without a browser come from test/browser.ts. */
-import type { Page } from 'playwright-core';
+/**
+ * The console's browser-test helpers: a staff page and a purchase with a command; the browser,
+ * the server, roles, sign-in and notices come from test/browser.ts.
+ */
 import type { FastifyInstance } from 'fastify';
 import { created, makeCategory, makeProduct } from '../../../test/fixtures.ts';
 import { call, type TestLike } from '../../../test/helper.ts';
 import { browse, grant, register, role, serve } from '../../../test/browser.ts';
 
 export {
-  browse, consoleSignIn as signIn, grant, hasChromium, PASSWORD, register, role, screenshot, serve, signInByForm, skipReason,
+  browse, consoleSignIn as signIn, grant, hasChromium, notice, PASSWORD, register, role, screenshot, serve, signInByForm, skipReason,
 } from '../../../test/browser.ts';
-
-/**
- * Waits for the page's notice to say `text` (the page before may still show an older one). When it
- * never comes, the error says what the page showed instead: its address, notices and form errors.
- */
-export async function notice(page: Page, text: RegExp): Promise<string> {
-  const status = page.getByRole('status').filter({ hasText: text });
-  try {
-    await status.waitFor();
-  } catch (err) {
-    const shown = await page.locator('[role=status], [role=alert], .error').allTextContents().catch(() => []);
-    throw new Error(`no notice ${text} at ${page.url()}; the page shows: ${JSON.stringify(shown)}`, { cause: err });
-  }
-  return (await status.textContent()) ?? '';
-}
 
 /**
  * A server with an admin (Alice) and a support helper (Bob), and a browser page that accepts

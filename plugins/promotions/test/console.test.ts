@@ -5,14 +5,10 @@
  */
 import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
-import { axeViolations, browse, consoleSignIn, grant, hasChromium, register, role, serve, skipReason } from '../../../test/browser.ts';
+import { axeViolations, browse, consoleSignIn, grant, hasChromium, notice, register, role, serve, skipReason } from '../../../test/browser.ts';
 import { buy, makeCategory, makeProduct, makeUser, read } from './fixtures.ts';
 
 const skip = hasChromium ? false : skipReason;
-
-async function noticeSays(page: Page, text: RegExp): Promise<void> {
-  await page.getByRole('status').filter({ hasText: text }).waitFor();
-}
 
 async function accessible(t: Test, page: Page, what: string): Promise<void> {
   t.same(await axeViolations(page), [], `${what}: no serious or critical axe-core violation`);
@@ -39,7 +35,7 @@ t.test('coupons, sales and gift cards made, watched and paused in the console', 
   await page.locator('#new-coupon-maxUses').fill('5');
   await page.locator('#new-coupon-isActive').check();
   await page.getByRole('button', { name: 'Create coupon' }).click();
-  await noticeSays(page, /Coupon Spring created/);
+  await notice(page, /Coupon Spring created/);
   t.match(await read(app, '/api/admin/promotions/coupons'), [{ code: 'Spring', kind: 'fixed', value: '1.50', maxUses: '5', isActive: '1' }]);
 
   const steve = await makeUser(app, 'steve', 1000);
@@ -54,7 +50,7 @@ t.test('coupons, sales and gift cards made, watched and paused in the console', 
   await page.getByRole('link', { name: 'Spring' }).click();
   await page.locator('#edit-coupon-isActive').uncheck();
   await page.getByRole('button', { name: 'Save coupon' }).click();
-  await noticeSays(page, /Coupon Spring saved/);
+  await notice(page, /Coupon Spring saved/);
   t.match(await read(app, '/api/admin/promotions/coupons'), [{ isActive: '0', value: '1.50' }], 'paused, nothing else changed');
 
   await page.getByRole('link', { name: 'Sales' }).first().click();
@@ -64,7 +60,7 @@ t.test('coupons, sales and gift cards made, watched and paused in the console', 
   await page.locator('#new-sale-endDate').fill('2999-01-01 00:00');
   await page.locator('#new-sale-isActive').check();
   await page.getByRole('button', { name: 'Create sale' }).click();
-  await noticeSays(page, /Sale Weekend created/);
+  await notice(page, /Sale Weekend created/);
   t.match((await read(app, '/api/store/listing')).categories[0].products[0], { total: 3.2, discountPercent: 20 }, 'the sale is on the listing');
   await page.locator('#new-sale-name').fill('Broken');
   await page.locator('#new-sale-percent').fill('20');
@@ -79,12 +75,12 @@ t.test('coupons, sales and gift cards made, watched and paused in the console', 
   await page.locator('#new-gift-card-code').fill('PRIZE-1');
   await page.locator('#new-gift-card-note').fill('build contest');
   await page.getByRole('button', { name: 'Create gift card' }).click();
-  await noticeSays(page, /Gift card PRIZE-1 created/);
+  await notice(page, /Gift card PRIZE-1 created/);
   await accessible(t, page, 'gift cards');
   await page.getByRole('link', { name: 'PRIZE-1' }).click();
   t.equal(await page.locator('#edit-gift-card-amount').count(), 0, 'its amount moves only through its ledger');
   await page.locator('#edit-gift-card-isActive').uncheck();
   await page.getByRole('button', { name: 'Save gift card' }).click();
-  await noticeSays(page, /Gift card PRIZE-1 saved/);
+  await notice(page, /Gift card PRIZE-1 saved/);
   t.match(await read(app, '/api/admin/promotions/gift-cards'), [{ code: 'PRIZE-1', balance: '25.00', isActive: '0', note: 'build contest' }]);
 });
