@@ -4,8 +4,10 @@
  * (nothing can interleave, so no lock is needed); on MySQL/MariaDB a mysql2 pool of server-side
  * prepared statements. The same connection settings as the server's, so both read the same types.
  */
+import { randomUUID } from 'node:crypto';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { createPool, type Pool, type PoolConnection } from 'mysql2/promise';
+import { now } from '../core/format.ts';
 
 export type Row = Record<string, any>; // rows of hand-written SQL
 
@@ -48,10 +50,18 @@ export class SqliteBase {
   }
 }
 
+/** An event a write tells of, as the webhook outbox keeps it. */
+export interface OutboxEvent { name: string; payload: unknown }
+
+/** Subscriptions are read again after this, as the server's cache does (`endpointsCacheSeconds`, shorter here for the bench's switching). */
+const SUBSCRIPTIONS_MS = 1000;
+
 /** What a baseline route gets: one of the two, and reads that work on either. */
 export class BaseDb {
   readonly sqlite?: SqliteBase;
   readonly pool?: Pool;
+  #subscribed = new Set<string>();
+  #subscribedAt = 0;
 
   constructor(url: string) {
     if (url.startsWith('sqlite:')) {
@@ -67,6 +77,33 @@ export class BaseDb {
   async all(sql: string, params: (string | number | null)[] = []): Promise<Row[]> {
     if (this.sqlite) return this.sqlite.all(sql, ...params);
     return (await this.pool!.execute(sql, params))[0] as Row[];
+  }
+
+  /**
+   * The events of the active webhook endpoints' subscriptions among `names`: a write tells of these
+   * in its own transaction (`outbox`), as the server's notifications feature does.
+   */
+  async subscribed(names: string[]): Promise<string[]> {
+    if (Date.now() - this.#subscribedAt >= SUBSCRIPTIONS_MS) {
+      const rows = await this.all('select events from notifications_endpoints where active = 1');
+      this.#subscribed = new Set(rows.flatMap((r) => String(r.events).split(' ')));
+      this.#subscribedAt = Date.now();
+    }
+    return names.filter((name) => this.#subscribed.has(name));
+  }
+
+  /**
+   * One insert of a transaction's events, to run inside it (undefined when there are none). The rows
+   * go in as already fanned out, so the server's worker, idle beside the baseline, sends none of
+   * them while the baseline is measured: the baseline pays for the write and nothing else.
+   */
+  static outbox(events: OutboxEvent[]): { sql: string; params: string[] } | undefined {
+    if (events.length === 0) return undefined;
+    const at = now();
+    return {
+      sql: `insert into notifications_events (message_id, name, payload, created_date, fanned) values ${events.map(() => '(?, ?, ?, ?, 1)').join(', ')}`,
+      params: events.flatMap((e) => [`msg_${randomUUID().replaceAll('-', '')}`, e.name, JSON.stringify(e.payload), at]),
+    };
   }
 
   /** MySQL: `work` in a transaction on one pooled connection, committed when it returns. */

@@ -2,11 +2,12 @@
  * `credits/send`, urlencoded as the game plugin sends it: transfers among a ring of users, each
  * neighbour pair paying in both directions, so requests contend for the same wallets. The baseline
  * does the minimal safe transfer by hand: both users in one lookup, then in one transaction the
- * conditional debit, the credit (wallets taken in ascending id order) and the two ledger rows.
+ * conditional debit, the credit (wallets taken in ascending id order), the two ledger rows and,
+ * when a webhook endpoint subscribes to them, their two events.
  */
 import { randomUUID } from 'node:crypto';
 import { moneyNumber, now, parseMoney } from '../core/format.ts';
-import type { BaseDb } from './base-db.ts';
+import { BaseDb } from './base-db.ts';
 import { Api, money, type BenchRequest, type Scenario } from './scenario.ts';
 
 const USERS = 20;
@@ -19,13 +20,20 @@ const WALLETS_MYSQL = 'insert into credits_wallets (user_id, balance) values (?,
 const LEDGER = `insert into credits_ledger (user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at)
   values (?, ?, ?, 'send', 'bench', null, ?, ?), (?, ?, ?, 'receive', 'bench', null, ?, ?)`;
 
-/** Moves `cents` from one wallet to another; undefined when the sender has too little. */
-async function transfer(db: BaseDb, from: number, to: number, cents: number): Promise<{ fromAfter: number; toAfter: number } | undefined> {
+/**
+ * Moves `cents` from one wallet to another; undefined when the sender has too little. With `told`
+ * (an endpoint subscribes to `credits.changed`), the transaction also writes the two events.
+ */
+async function transfer(db: BaseDb, from: number, to: number, cents: number, told: boolean): Promise<{ fromAfter: number; toAfter: number } | undefined> {
+  const transferId = randomUUID();
   const ledger = (fromAfter: number, toAfter: number) => {
-    const id = randomUUID();
     const at = now();
-    return [from, -cents, fromAfter, id, at, to, cents, toAfter, id, at];
+    return [from, -cents, fromAfter, transferId, at, to, cents, toAfter, transferId, at];
   };
+  const outbox = (fromAfter: number, toAfter: number) => (told ? BaseDb.outbox([
+    { name: 'credits.changed', payload: { userId: from, delta: -cents, balance: fromAfter, reason: 'send', transferId } },
+    { name: 'credits.changed', payload: { userId: to, delta: cents, balance: toAfter, reason: 'receive', transferId } },
+  ]) : undefined);
   if (db.sqlite) {
     const sqlite = db.sqlite;
     return sqlite.tx(() => {
@@ -36,6 +44,8 @@ async function transfer(db: BaseDb, from: number, to: number, cents: number): Pr
       const credited = sqlite.all('update credits_wallets set balance = balance + ? where user_id = ? returning balance', cents, to)[0]!;
       const after = { fromAfter: Number(debited.balance), toAfter: Number(credited.balance) };
       sqlite.run(LEDGER, ...ledger(after.fromAfter, after.toAfter));
+      const events = outbox(after.fromAfter, after.toAfter);
+      if (events) sqlite.run(events.sql, ...events.params);
       return after;
     });
   }
@@ -52,6 +62,8 @@ async function transfer(db: BaseDb, from: number, to: number, cents: number): Pr
     }
     const result = { fromAfter: after.get(from)!, toAfter: after.get(to)! };
     await conn.execute(LEDGER, ledger(result.fromAfter, result.toAfter));
+    const events = outbox(result.fromAfter, result.toAfter);
+    if (events) await conn.execute(events.sql, events.params);
     return result;
   }).catch((err: unknown) => { if (err instanceof NotEnough) return undefined; throw err; });
 }
@@ -87,7 +99,7 @@ export const scenarios: Scenario[] = [{
       const from = idOf(body.sender_username);
       const to = idOf(body.target_username);
       if (!from || !to) return reply.code(404).send({ status: false, error: 'USER_NOT_FOUND', message: 'No such user.' });
-      const after = await transfer(db, from, to, cents);
+      const after = await transfer(db, from, to, cents, (await db.subscribed(['credits.changed'])).length > 0);
       if (!after) return reply.code(400).send({ status: false, error: 'NOT_ENOUGH_CREDITS', message: 'The balance is too low.' });
       const mine = shown(after.fromAfter);
       const theirs = shown(after.toAfter);

@@ -4,12 +4,30 @@
  * interleaved, so a slow minute of the machine weighs on both), on the server as shipped; each
  * buy and send queues four deliveries (two events, two endpoints). The receivers are HTTP
  * servers in the bench's own process; after each "on" run the backlog drains before the next run.
+ * The bare baseline is measured the same way: with the endpoints on, it writes the same events by
+ * hand in each write's transaction (bench/base-db.ts, `outbox`), so its own on ÷ off is the cost
+ * of the durable hand-off itself, and the server's "on" against the baseline's is the comparison
+ * every other scenario makes.
  */
 import { startReceiver, type Receiver } from '../test/receiver.ts';
-import { Api, type BenchNote, type BenchRequest } from './scenario.ts';
+import { Api, type BenchNote, type BenchRequest, type Load } from './scenario.ts';
+
+type Measured = Awaited<ReturnType<Load>>;
 
 const PLAYERS = 20;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Longer than the baseline reads subscriptions again after (bench/base-db.ts), so it sees a switch before its run. */
+const SUBSCRIPTIONS_SETTLE_MS = 1500;
+
+const best = (runs: Measured[]) => Math.max(...runs.map((m) => m.rps));
+
+/** `a` ÷ `b` by their best rounds, then each round's, then the rates and CPU per request of both. */
+function ratio(a: Measured[], b: Measured[]): string {
+  const each = a.map((m, i) => (m.rps / b[i]!.rps).toFixed(2)).join(', ');
+  const rates = `${b.map((m) => m.rps.toFixed(0)).join('/')} → ${a.map((m) => m.rps.toFixed(0)).join('/')} req/s`;
+  const cpu = `CPU ${b.map((m) => m.cpuUs.toFixed(0)).join('/')} → ${a.map((m) => m.cpuUs.toFixed(0)).join('/')} µs`;
+  return `**${(best(a) / best(b)).toFixed(2)}** (rounds ${each}; ${rates}, ${cpu})`;
+}
 
 /** Waits until the receivers have taken nothing new for a second; returns how long that took. */
 async function drained(receivers: Receiver[]): Promise<number> {
@@ -25,7 +43,7 @@ async function drained(receivers: Receiver[]): Promise<number> {
 
 export const notes: BenchNote[] = [{
   name: 'notifications/webhooks',
-  async measure(api, load) {
+  async measure(api, load, bare) {
     const ids: string[] = [];
     await Api.batched(PLAYERS, 10, async (i) => { ids[i] = await api.player(6000 + i, `hooked${i}`, 1_000_000_00); });
     const category = await api.create('/api/admin/store/categories', { name: 'Hooked' });
@@ -48,26 +66,28 @@ export const notes: BenchNote[] = [{
       }
       const switched = (active: boolean) => Promise.all(endpoints.map((id) => api.send('PATCH', `/api/admin/notifications/endpoints/${id}`, { active })));
       const lines: string[] = [];
+      const settle = () => new Promise((r) => setTimeout(r, SUBSCRIPTIONS_SETTLE_MS));
       for (const [name, requests] of [['store/buy', buys], ['credits/send', sends]] as const) {
-        const ratios: string[] = [];
-        let bestOff = 0;
-        let bestOn = 0;
+        const runs: Record<'off' | 'on' | 'bareOff' | 'bareOn', Measured[]> = { off: [], on: [], bareOff: [], bareOn: [] };
+        const deliveries: number[] = [];
         const drains: number[] = [];
         for (let round = 0; round < ROUNDS; round++) {
           await switched(false);
-          const off = await load(requests);
+          runs.off.push(await load(requests));
           await switched(true);
           const before = receivers.reduce((n, r) => n + r.received.length, 0);
-          const on = await load(requests);
-          const during = receivers.reduce((n, r) => n + r.received.length, 0) - before;
+          runs.on.push(await load(requests));
+          deliveries.push(receivers.reduce((n, r) => n + r.received.length, 0) - before);
           drains.push(await drained(receivers));
-          ratios.push(`${(on.rps / off.rps).toFixed(2)} (${off.rps.toFixed(0)} → ${on.rps.toFixed(0)} req/s, `
-            + `${off.cpuUs.toFixed(0)} → ${on.cpuUs.toFixed(0)} µs CPU; ${during} deliveries during the run)`);
-          bestOff = Math.max(bestOff, off.rps);
-          bestOn = Math.max(bestOn, on.rps);
+          await settle();
+          runs.bareOn.push(await bare(requests));
+          await switched(false);
+          await settle();
+          runs.bareOff.push(await bare(requests));
         }
-        lines.push(`${name} with two endpoints on ÷ off: best rounds **${(bestOn / bestOff).toFixed(2)}**; each round ${ratios.join(', ')}; `
-          + `backlog drained ${drains.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s after each run`);
+        lines.push(`${name} with two endpoints on ÷ off: server ${ratio(runs.on, runs.off)}, baseline ${ratio(runs.bareOn, runs.bareOff)}; `
+          + `server on ÷ baseline on ${ratio(runs.on, runs.bareOn)}; ${deliveries.join(', ')} deliveries during the server's "on" runs, `
+          + `backlog drained ${drains.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s after each`);
       }
       return `notifications: ${lines.join('. ')}.`;
     } finally {

@@ -34,7 +34,8 @@ import { loadNotes, loadScenarios } from './scenarios.ts';
 const REST_SECONDS = 25;
 
 async function startBaseline(env: Record<string, string>): Promise<ChildProcess> {
-  const proc = spawnNode(SERVER_CORE, ['bench/baseline.ts'], env);
+  // Every scenario's route, whatever BENCH_ONLY narrows: a note may measure any of them on the baseline.
+  const proc = spawnNode(SERVER_CORE, ['bench/baseline.ts'], { ...env, BENCH_ONLY: '' });
   await new Promise<void>((resolve, reject) => {
     proc.stdout!.once('data', () => resolve());
     proc.once('exit', (code) => reject(new Error(`the baseline exited (${code})`)));
@@ -135,13 +136,16 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   // Notes last, on a fresh start: their writes come after every comparison.
   const notes: string[] = [];
   server = await startServer(env);
+  const noteBaseline = await startBaseline({ ...env, PORT: basePort });
   try {
+    const withKey = (list: BenchRequest[]) => list.map((r) => ({ ...r, headers: { 'x-api-key': key, ...r.headers } }));
     for (const note of await loadNotes()) {
-      const withKey = (list: BenchRequest[]) => list.map((r) => ({ ...r, headers: { 'x-api-key': key, ...r.headers } }));
-      notes.push(await note.measure(api, (list) => measure(base, withKey(list), server.proc.pid!)));
+      notes.push(await note.measure(api, (list) => measure(base, withKey(list), server.proc.pid!),
+        (list) => measure(baseUrl, withKey(list), noteBaseline.pid!)));
       console.log(`${kind} ${notes.at(-1)}`);
     }
   } finally {
+    await stop(noteBaseline);
     await stop(server.proc);
   }
   return {

@@ -39,8 +39,11 @@ export interface Scenario {
  */
 export interface BenchNote {
   name: string;
-  /** `load` measures requests on the server as the scenarios are measured (the load generator on its own core). */
-  measure(api: Api, load: Load): Promise<string>;
+  /**
+   * `load` measures requests on the server as the scenarios are measured (the load generator on its
+   * own core); `bare` the same on the bare baseline, beside it on the same database.
+   */
+  measure(api: Api, load: Load, bare: Load): Promise<string>;
 }
 
 /** One measurement of `requests` on the server: a warm-up second, then the run; CPU time per request in µs. */

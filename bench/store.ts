@@ -2,10 +2,10 @@
  * The store's hot paths: the listing the game plugin renders its shop from (20 categories of 50
  * products), and the buy. The baselines run the same statements by hand: the listing's three
  * reads nested and shaped into the same JSON; the buy's reads, order, debit, ledger, stock take
- * and delivery lookup in one transaction.
+ * and delivery lookup in one transaction, and its events when a webhook endpoint subscribes to them.
  */
 import { now, PERMANENT } from '../core/format.ts';
-import type { BaseDb, Row } from './base-db.ts';
+import { BaseDb, type OutboxEvent, type Row } from './base-db.ts';
 import { Api, money, type BenchRequest, type Scenario } from './scenario.ts';
 
 const BUYERS = 50;
@@ -154,7 +154,21 @@ function answer(orderId: number, balance: number, order: ReturnType<typeof price
 
 class Refused extends Error {}
 
-function buySqlite(db: BaseDb, body: BuyBody) {
+const BUY_EVENTS = ['store.order.completed', 'credits.changed'];
+
+/** The buy's events that an endpoint subscribes to (`told`), as one insert for its transaction. */
+function outbox(told: string[], user: Row, orderId: number, order: ReturnType<typeof price>, at: string, balance: number) {
+  const events: OutboxEvent[] = [
+    { name: 'store.order.completed', payload: {
+      orderId, userId: Number(user.id), username: user.username, linkedAccounts: {}, type: 'credit', total: order.total, currency: 'USD', creationDate: at,
+      items: order.lines.map((l) => ({ productId: l.id, productName: l.p.name, quantity: l.quantity, variables: l.variables })),
+    } },
+    { name: 'credits.changed', payload: { userId: Number(user.id), delta: -order.total, balance, reason: 'purchase', orderId } },
+  ];
+  return BaseDb.outbox(events.filter((e) => told.includes(e.name)));
+}
+
+function buySqlite(db: BaseDb, body: BuyBody, told: string[]) {
   const sqlite = db.sqlite!;
   const ids = body.products.map((p) => Number(p.id));
   return sqlite.tx(() => {
@@ -173,11 +187,13 @@ function buySqlite(db: BaseDb, body: BuyBody) {
     sqlite.run(BUY_LEDGER, user.id, -order.total, debited.balance, orderId, at);
     for (const l of order.stocked) if (sqlite.run(BUY_STOCK, l.quantity, l.id, l.quantity).changes === 0) throw new Refused('out of stock');
     sqlite.all(BUY_COMMANDS(ids.length), ...ids);
+    const events = outbox(told, user, orderId, order, at, Number(debited.balance));
+    if (events) sqlite.run(events.sql, ...events.params);
     return answer(orderId, Number(debited.balance), order);
   });
 }
 
-function buyMysql(db: BaseDb, body: BuyBody) {
+function buyMysql(db: BaseDb, body: BuyBody, told: string[]) {
   const ids = body.products.map((p) => Number(p.id));
   return db.mysqlTx(async (conn) => {
     const all = async (sql: string, params: unknown[]) => (await conn.execute(sql, params as never[]))[0] as Row[];
@@ -197,6 +213,8 @@ function buyMysql(db: BaseDb, body: BuyBody) {
     await run(BUY_LEDGER, [user.id, -order.total, debit.insertId, orderId, at]);
     for (const l of order.stocked) if ((await run(BUY_STOCK, [l.quantity, l.id, l.quantity])).affectedRows === 0) throw new Refused('out of stock');
     await all(BUY_COMMANDS(ids.length), ids);
+    const events = outbox(told, user, orderId, order, at, Number(debit.insertId));
+    if (events) await run(events.sql, events.params);
     return answer(orderId, Number(debit.insertId), order);
   });
 }
@@ -219,7 +237,8 @@ export const scenarios: Scenario[] = [
       url: '/api/store/buy',
       async handler(db, request, reply) {
         try {
-          return await (db.sqlite ? buySqlite(db, request.body as BuyBody) : buyMysql(db, request.body as BuyBody));
+          const told = await db.subscribed(BUY_EVENTS);
+          return await (db.sqlite ? buySqlite(db, request.body as BuyBody, told) : buyMysql(db, request.body as BuyBody, told));
         } catch (err) {
           if (err instanceof Refused) return reply.code(400).send({ status: false, error: 'REFUSED', message: err.message });
           throw err;
