@@ -54,7 +54,7 @@ export class SqliteBase {
 export interface OutboxEvent { name: string; payload: unknown }
 
 /** Subscriptions are read again after this, as the server's cache does (`endpointsCacheSeconds`, shorter here for the bench's switching). */
-const SUBSCRIPTIONS_MS = 1000;
+export const SUBSCRIPTIONS_MS = 1000;
 
 /** What a baseline route gets: one of the two, and reads that work on either. */
 export class BaseDb {
