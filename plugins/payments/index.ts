@@ -22,6 +22,10 @@ const options = Type.Object({
   paypalApiBase: Type.String({ default: 'https://api-m.paypal.com', pattern: '^https?://' }),
   /** How long one call to PayPal may take before the checkout or webhook answers GATEWAY_ERROR. */
   paypalTimeoutMs: Type.Integer({ default: 10_000, minimum: 100 }),
+  /** How long one try of a call to Stripe may take before it is given up (the checkout or webhook then answers GATEWAY_ERROR). */
+  stripeTimeoutMs: Type.Integer({ default: 10_000, minimum: 100 }),
+  /** Tries after a Stripe call that failed or timed out (the SDK makes retried calls idempotent); each may take stripeTimeoutMs. */
+  stripeNetworkRetries: Type.Integer({ default: 0, minimum: 0, maximum: 5 }),
   /** Largest top-up without a package, in the site currency. */
   maxAmount: Type.Integer({ default: 1000, minimum: 1 }),
   /** A player without an account may buy directly with a gateway, under an in-game name. */
@@ -65,7 +69,8 @@ export default defineFeature({
     if (stripeMissing.length === 0) {
       // The Stripe SDK is loaded only when it is configured: it is the biggest module we have.
       const { stripeGateway } = await import('./stripe.ts');
-      payments.registerGateway(stripeGateway({ secretKey: env.STRIPE_SECRET_KEY!, webhookSecret: env.STRIPE_WEBHOOK_SECRET! }));
+      payments.registerGateway(stripeGateway({ secretKey: env.STRIPE_SECRET_KEY!, webhookSecret: env.STRIPE_WEBHOOK_SECRET! },
+        { timeoutMs: opts.stripeTimeoutMs, networkRetries: opts.stripeNetworkRetries }));
     } else {
       payments.disableGateway('stripe', `${stripeMissing.join(', ')} not set`);
     }

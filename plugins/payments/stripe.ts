@@ -14,8 +14,16 @@ export interface StripeSecrets {
 /** A payment intent or charge field: an id, or the object itself when expanded. */
 const idOf = (value: string | { id: string } | null | undefined): string | undefined => (typeof value === 'string' ? value : value?.id);
 
-export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets): GatewayAdapter {
-  const stripe = new Stripe(secretKey);
+export interface StripeOptions {
+  /** How long one try of a call to Stripe may take, its answer's body included, before it is given up. */
+  timeoutMs: number;
+  /** Tries after a failed one (no answer, a conflict, a 5xx); a call waits at most timeoutMs × (1 + these). */
+  networkRetries: number;
+}
+
+export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets, { timeoutMs, networkRetries }: StripeOptions): GatewayAdapter {
+  // The SDK's own defaults (80 s, 2 retries) would hold a player's checkout for minutes when Stripe stalls.
+  const stripe = new Stripe(secretKey, { timeout: timeoutMs, maxNetworkRetries: networkRetries });
   return {
     name: 'stripe',
 

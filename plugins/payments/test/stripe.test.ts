@@ -163,6 +163,23 @@ t.test('checkout errors', async (t) => {
   t.equal(await rowCount(app, 'payments_payments'), 0);
 });
 
+t.test('a Stripe that does not answer in time: a clean 502 GATEWAY_ERROR within the configured timeout, nothing recorded', async (t) => {
+  const app = await buildPayments(t, undefined, { stripeTimeoutMs: 300 });
+  await newUser(app, 'steve');
+  const before = await snapshot(app, TABLES);
+  // Stripe's answer two seconds late: past the 300 ms, well within the SDK's own 80 s.
+  nock('https://api.stripe.com').post('/v1/checkout/sessions').delay(2000)
+    .reply(200, { id: 'cs_slow', object: 'checkout.session', url: 'https://checkout.stripe.com/c/pay/cs_slow' });
+  const started = Date.now();
+  const res = await call(app, '/api/payments/checkout', {
+    body: { username: 'steve', amount: '5.00', gateway: 'stripe', returnURL: 'https://play.example.com/ok', cancelURL: 'https://play.example.com/no' },
+  });
+  t.equal(res.statusCode, 502, res.body);
+  t.strictSame(res.json(), { status: false, error: 'GATEWAY_ERROR', message: 'The gateway stripe did not create the checkout; try again later.' });
+  t.ok(Date.now() - started < 1500, `answered once the timeout passed, not tried again (${Date.now() - started} ms)`);
+  t.strictSame(await snapshot(app, TABLES), before, 'no payment, order or credit recorded');
+});
+
 t.test('checkout input errors with the gateway enabled', async (t) => {
   const app = await buildPayments(t);
   await newUser(app, 'steve');
