@@ -6,11 +6,14 @@ export class DomainError extends Error {
   readonly code: string;
   /** Sent as Retry-After (RATE_LIMITED, SERVICE_UNAVAILABLE). */
   readonly retryAfterSeconds?: number;
-  constructor(code: string, message: string, options: { retryAfterSeconds?: number } = {}) {
+  /** Fields the error body carries beside status, error and message; the route's schema for the status declares them. */
+  readonly details?: Record<string, unknown>;
+  constructor(code: string, message: string, options: { retryAfterSeconds?: number; details?: Record<string, unknown> } = {}) {
     super(message);
     this.name = 'DomainError';
     this.code = code;
     if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
+    if (options.details !== undefined) this.details = options.details;
   }
 }
 

@@ -3,7 +3,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import type { Pool } from 'mysql2/promise';
 import type { Sql } from '../sql.ts';
 import { isRetryable, lastingWriteFault } from './errors.ts';
-import { mysqlPoolStats, mysqlRunner, mysqlTransaction } from './mysql.ts';
+import { galeraUnready, isGalera, mysqlPoolStats, mysqlRunner, mysqlTransaction } from './mysql.ts';
 import type { PoolStats, RunResult, Runner } from './runner.ts';
 import type { SqliteConnection } from './sqlite.ts';
 import type { Dialect } from './url.ts';
@@ -51,6 +51,7 @@ export class Database implements TransactionScope {
   readonly #writeFaultMs: number;
   /** The last write refused for a lasting cause (lastingWriteFault), until a write succeeds. */
   #writeFault?: { why: string; at: number };
+  #isGalera?: Promise<boolean>;
   readonly #onConnectionFlushes = new WeakMap<(items: unknown[]) => Promise<void>, (items: unknown[]) => Promise<void>>();
 
   constructor(dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool; file?: string }, migrationNames: string[], makeOrm: () => Promise<MikroORM>,
@@ -79,6 +80,12 @@ export class Database implements TransactionScope {
   orm(): Promise<MikroORM> {
     this.#orm ??= this.#makeOrm();
     return this.#orm;
+  }
+
+  /** Whether the MySQL server is a Galera node, asked once. */
+  #galera(): Promise<boolean> {
+    this.#isGalera ??= isGalera(this.#pool!);
+    return this.#isGalera;
   }
 
   #runner(): Runner {
@@ -172,9 +179,15 @@ export class Database implements TransactionScope {
    * outside the database that a second run would repeat: no answers, no outbound calls, no
    * counters in memory. Work that follows the outcome goes to afterCommit (and events' `on`
    * listeners, which use it): a failed try's list is dropped with it, only the committed try's runs.
+   *
+   * `causal`: on a Galera node, the transaction first waits until the node has applied every commit
+   * made anywhere before it. For a write that decides once and may match nothing (an ack of a claim
+   * made through another node a moment ago): a write that matches is safe anyway, as certification
+   * refuses it against a conflicting commit it did not see, but one that matches nothing is not.
    */
-  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+  async transaction<T>(fn: () => Promise<T>, options: { causal?: boolean } = {}): Promise<T> {
     if (this.#tx.getStore()) return fn();
+    const causal = options.causal === true && this.#pool !== undefined && await this.#galera();
     for (let attempt = 1; ; attempt++) {
       try {
         const afterCommit: (() => void)[] = [];
@@ -184,7 +197,7 @@ export class Database implements TransactionScope {
           for (const { items, flush } of tx!.batches?.values() ?? []) await flush(items);
           return result;
         });
-        const result = this.#sqlite ? await this.#sqlite.transaction(inTx) : await mysqlTransaction(this.#pool!, inTx);
+        const result = this.#sqlite ? await this.#sqlite.transaction(inTx) : await mysqlTransaction(this.#pool!, inTx, causal);
         if (tx?.wrote) this.#writeFault = undefined;
         for (const cb of afterCommit) cb();
         return result;
@@ -244,15 +257,20 @@ export class Database implements TransactionScope {
 
   /**
    * Why the database cannot serve, or undefined when it can (for /health): it does not answer,
-   * (SQLite) it answers but cannot be written, or a write was refused for a lasting cause (a full
-   * disk, which a probe written and undone never reaches) and none has succeeded since, for up to
-   * `database.writeFaultSeconds` after the last such refusal.
+   * (SQLite) it answers but cannot be written, (Galera) its node is outside the primary component
+   * or not synced, or a write was refused for a lasting cause (a full disk, which a probe written
+   * and undone never reaches) and none has succeeded since, for up to `database.writeFaultSeconds`
+   * after the last such refusal.
    */
   async unavailableReason(): Promise<string | undefined> {
     try {
       if (this.#sqlite) {
         // A write tried and undone: a read-only file or folder fails here.
         await this.#sqlite.probeWrite();
+      } else if (await this.#galera()) {
+        // A node cut off from the majority still answers `select 1`, and refuses every write.
+        const unready = await galeraUnready(this.#pool!);
+        if (unready) return unready;
       } else {
         await this.#pool!.query('select 1');
       }

@@ -26,6 +26,25 @@ export function markLostUncommitted(err: object): void {
   lostUncommitted.add(err);
 }
 
+/** Transactions cut off while their commit was on its way: the server may have committed them. */
+const commitUnknown = new WeakSet<object>();
+
+/** Marks `err` as a transaction's whose connection broke after its commit was sent (see isCommitUnknown). */
+export function markCommitUnknown(err: object): void {
+  commitUnknown.add(err);
+}
+
+const MYSQL_ERROR_DURING_COMMIT = 1180; // Galera: the node left the primary component as the commit ran
+
+/**
+ * True when nobody can tell whether the transaction committed: its connection broke after the
+ * commit was sent, or a Galera node lost the primary component during the commit. Never run again.
+ */
+export function isCommitUnknown(err: unknown): boolean {
+  const e = err as { errno?: number; cause?: { errno?: number } } | undefined;
+  return (e?.errno ?? e?.cause?.errno) === MYSQL_ERROR_DURING_COMMIT || (typeof err === 'object' && err !== null && commitUnknown.has(err));
+}
+
 /**
  * True when a transaction may simply be run again: it lost to another (isLockConflict), or its
  * connection broke before its commit was sent (a database node lost mid-transaction; on a new

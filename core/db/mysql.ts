@@ -1,6 +1,6 @@
 /** MySQL/MariaDB: statements on a pooled connection, transactions on one of their own, the pool's counts. */
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import { markLostUncommitted } from './errors.ts';
+import { markCommitUnknown, markLostUncommitted } from './errors.ts';
 import type { PoolStats, Runner } from './runner.ts';
 import { mysqlValue } from './values.ts';
 
@@ -39,11 +39,13 @@ export function mysqlRunner(conn: Pool | PoolConnection): Runner {
  * Runs `fn` in a transaction on a connection of its own, committed or rolled back. A connection lost
  * before the commit was sent marks the error retryable (isRetryable): the server rolled it back.
  */
-export async function mysqlTransaction<T>(pool: Pool, fn: (runner: Runner) => Promise<T>): Promise<T> {
+export async function mysqlTransaction<T>(pool: Pool, fn: (runner: Runner) => Promise<T>, causal = false): Promise<T> {
   const conn = await pool.getConnection();
   try {
     let committing = false;
     try {
+      // A Galera node starts it only once it has applied every commit made anywhere before it.
+      if (causal) await conn.query('set session wsrep_sync_wait = 1');
       await conn.query('start transaction');
       const result = await fn(mysqlRunner(conn));
       committing = true;
@@ -52,11 +54,36 @@ export async function mysqlTransaction<T>(pool: Pool, fn: (runner: Runner) => Pr
     } catch (err) {
       await conn.query('rollback').catch(() => conn.destroy());
       // mysql2 marks `fatal` the errors after which the connection is gone (lost, reset, closed).
-      if (!committing && (err as { fatal?: boolean } | undefined)?.fatal === true) markLostUncommitted(err as object);
+      if ((err as { fatal?: boolean } | undefined)?.fatal === true) (committing ? markCommitUnknown : markLostUncommitted)(err as object);
       throw err;
+    } finally {
+      // Back to the default before the connection serves another: a wait on every read costs a round of the cluster.
+      if (causal) await conn.query('set session wsrep_sync_wait = 0').catch(() => conn.destroy());
     }
   } finally {
     conn.release();
+  }
+}
+
+/** The state a Galera node must be in to serve: in the primary component, synced, and ready. */
+export async function galeraUnready(pool: Pool): Promise<string | undefined> {
+  const [rows] = await pool.query(`select lower(variable_name) as name, variable_value as value from information_schema.global_status
+    where variable_name in ('wsrep_ready', 'wsrep_cluster_status', 'wsrep_local_state_comment')`);
+  const s = Object.fromEntries((rows as { name: string; value: string }[]).map((r) => [r.name, r.value]));
+  if (s.wsrep_cluster_status !== 'Primary') return `The database node is not in the cluster's primary component (${s.wsrep_cluster_status ?? 'unknown'}).`;
+  if (s.wsrep_ready !== 'ON' || s.wsrep_local_state_comment !== 'Synced') {
+    return `The database node is not synced with its cluster (${s.wsrep_local_state_comment ?? 'unknown'}).`;
+  }
+  return undefined;
+}
+
+/** True when the server is a Galera cluster node (MariaDB's wsrep_on); false on a single server or MySQL. */
+export async function isGalera(pool: Pool): Promise<boolean> {
+  try {
+    const [rows] = await pool.query('select @@global.wsrep_on as wsrep');
+    return Number((rows as { wsrep: unknown }[])[0]?.wsrep) === 1;
+  } catch {
+    return false;
   }
 }
 

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { readsClientCodes } from '../clients.ts';
-import { isDatabaseUnavailable, isLockConflict } from '../db/errors.ts';
+import { isCommitUnknown, isDatabaseUnavailable, isLockConflict } from '../db/errors.ts';
 import { DomainError, errorStatus } from '../errors.ts';
 
 /** The error body every failure answers with (decisions.md §2). */
@@ -63,10 +63,10 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
  * The error body; on a route a real client calls, when that client is the caller, a code it
  * lacks becomes the nearest it knows, ours in `code`.
  */
-function errorBody(reply: FastifyReply, code: string, message: string) {
+function errorBody(reply: FastifyReply, code: string, message: string, details?: Record<string, unknown>) {
   const client = reply.request.routeOptions.config?.clientErrors;
-  if (client && !client.known.has(code) && readsClientCodes(reply.request)) return { status: false, error: client.nearest(code, message), message, code };
-  return { status: false, error: code, message };
+  if (client && !client.known.has(code) && readsClientCodes(reply.request)) return { ...details, status: false, error: client.nearest(code, message), message, code };
+  return { ...details, status: false, error: code, message };
 }
 
 /**
@@ -74,13 +74,13 @@ function errorBody(reply: FastifyReply, code: string, message: string) {
  * with it: kept open, Node would read and drop the rest of the body, at whatever pace the client
  * chose to send it.
  */
-function answer(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+function answer(reply: FastifyReply, status: number, code: string, message: string, details?: Record<string, unknown>): FastifyReply {
   if (!reply.request.raw.complete) reply.header('connection', 'close');
-  return reply.code(status).send(errorBody(reply, code, message));
+  return reply.code(status).send(errorBody(reply, code, message, details));
 }
 
-export function send(reply: FastifyReply, code: string, message: string): FastifyReply {
-  return answer(reply, errorStatus[code] ?? 400, code, message);
+export function send(reply: FastifyReply, code: string, message: string, details?: Record<string, unknown>): FastifyReply {
+  return answer(reply, errorStatus[code] ?? 400, code, message, details);
 }
 
 const ROUTER_ERRORS: Record<string, string> = {
@@ -108,15 +108,22 @@ const ERROR_REF = Type.Ref('ErrorResponse');
 export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof DomainError) {
-      const { retryAfterSeconds } = err as DomainError;
+      const { retryAfterSeconds, details } = err as DomainError;
       if (retryAfterSeconds !== undefined) reply.header('Retry-After', String(retryAfterSeconds));
-      return send(reply, err.code, err.message);
+      return send(reply, err.code, err.message, details);
     }
     if (err.validation) return send(reply, 'VALIDATION_ERROR', validationMessage(err));
     const known = err.code ? FASTIFY_CODES[err.code] : undefined;
     if (known) {
       if (known[0] === 'RATE_LIMITED') return send(reply, 'RATE_LIMITED', 'Too many requests; retry after the time in Retry-After.');
       return send(reply, known[0], known[1] ?? err.message);
+    }
+    // Checked first: a commit cut off is "unavailable" too, but it may have happened.
+    if (isCommitUnknown(err)) {
+      request.log.error({ err }, 'commit outcome unknown');
+      reply.header('Retry-After', String(retryAfterSeconds));
+      return send(reply, 'SERVICE_UNAVAILABLE', 'The database was lost while this change was committing: it may or may not have been made. ' +
+        'Check before sending it again, or send it again with the same Idempotency-Key.');
     }
     if (isDatabaseUnavailable(err)) {
       request.log.warn({ err }, 'database unavailable');
