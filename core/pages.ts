@@ -1,7 +1,7 @@
 /**
  * What every server-rendered feature (the staff console, the storefront) needs the same way:
  * random tokens compared in constant time, form bodies read as text, the security headers of a
- * page, and keeping pages out of the API's OpenAPI document.
+ * page, a `next` address kept on this site, and keeping pages out of the API's OpenAPI document.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -27,6 +27,29 @@ export function formOf(body: unknown): Record<string, string> {
     if (typeof first === 'string' || typeof first === 'number') out[k] = String(first);
   }
   return out;
+}
+
+const HERE = 'http://site.invalid';
+
+/**
+ * Where to go back to after signing in (`next`): a path of this site under `base` ('' = anywhere
+ * on it), resolved as a browser would and written back percent-encoded, so what the Location
+ * header says is what the browser opens. Undefined for anything else: another origin (`//host`,
+ * `/\\host`, a scheme), a control character, a backslash or white space (which browsers drop or
+ * read as `/`: `/\t/host` is `//host`), a path climbing out of `base`.
+ */
+export function localPath(next: unknown, base: string): string | undefined {
+  if (typeof next !== 'string' || !next.startsWith('/') || next.length > 2048 || /[\s\\\p{Cc}]/u.test(next)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(next, `${HERE}${base}/`);
+  } catch {
+    return undefined;
+  }
+  const path = url.pathname;
+  // `/.//host` resolves to the path `//host`, which a browser reads as another host.
+  if (url.origin !== HERE || path.startsWith('//') || !(path === base || path.startsWith(`${base}/`))) return undefined;
+  return `${path}${url.search}${url.hash}`;
 }
 
 /** A page's headers: nothing loaded from elsewhere, no inline script, no framing. `images` widens img-src (a logo on a CDN). */

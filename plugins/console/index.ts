@@ -9,7 +9,7 @@ import { everyRound } from '../../core/background.ts';
 import { consoleHostRef, field, type ConsoleAccess, type ConsolePage } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { defineFeature } from '../../core/features.ts';
-import { newToken, pagesOnly, sameToken } from '../../core/pages.ts';
+import { localPath, newToken, pagesOnly, sameToken } from '../../core/pages.ts';
 import { authRef, type AuthService } from '../auth/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { entities } from './entities.ts';
@@ -48,8 +48,8 @@ const ASSETS: Record<string, { type: string; body: Buffer }> = {
 const LOGIN_COOKIE = 'console_login';
 
 /** Only a path of this console: a `next` parameter cannot send anyone elsewhere. */
-function safeNext(next: string | undefined): string {
-  return next && /^\/console(\/[^/\\]|$|\?)/.test(next) ? next : '/console';
+function safeNext(next: unknown): string {
+  return localPath(next, '/console') ?? '/console';
 }
 
 export default defineFeature({

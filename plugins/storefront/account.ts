@@ -1,6 +1,7 @@
 /** The player's side: sign-in (two-factor where enrolled), register, sign-out, the account, orders followed live, support tickets. */
 import { DomainError } from '../../core/errors.ts';
 import { parseMoney } from '../../core/format.ts';
+import { localPath } from '../../core/pages.ts';
 import type { AuthService } from '../auth/contract.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { DeliveryService, QueueRow } from '../delivery/contract.ts';
@@ -40,9 +41,8 @@ const ORDERS_SHOWN = 50;
 const MESSAGE_MAX = 5000;
 
 /** Only a path of this storefront: a `next` parameter cannot send anyone elsewhere. */
-function safeNext(site: Site, next: string | undefined): string {
-  const home = site.u('/');
-  return next?.startsWith(home) && /^\/[^/\\]/.test(next) ? next : site.u('/account');
+function safeNext(site: Site, next: unknown): string {
+  return localPath(next, site.base) ?? site.u('/account');
 }
 
 /** The names of the game servers that ran something of `rows`, when any did. */
@@ -90,7 +90,8 @@ export function accountRoutes(pages: PageRouter, site: Site, peers: AccountPeers
   });
 
   pages.post('/login', async (visit, form) => {
-    const next = (visit.request.query as { next?: string }).next ?? '';
+    const sent = (visit.request.query as { next?: unknown }).next;
+    const next = typeof sent === 'string' ? sent : '';
     const values = { username: (form.username ?? '').trim().slice(0, 64), next };
     const refuse = (errors: Record<string, string>, status: number, unverified = false) => signInPage(visit, values, errors, status, unverified);
     if (!values.username) return refuse({ username: visit.t('error.required') }, 422);
