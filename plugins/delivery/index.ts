@@ -44,7 +44,7 @@ export default defineFeature({
   entities,
   migrations,
   events: { 'delivery.failed': 'A command failed for good on a game server: its tries are used up.' },
-  errors: { DELIVERY_SERVER_NOT_FOUND: 404, DELIVERY_COMMAND_NOT_FOUND: 404, DELIVERY_QUEUE_NOT_FOUND: 404 },
+  errors: { DELIVERY_SERVER_NOT_FOUND: 404, DELIVERY_COMMAND_NOT_FOUND: 404, DELIVERY_QUEUE_NOT_FOUND: 404, DELIVERY_NOT_SETTLED: 409 },
   async register(app, { db, events, services, settings, metrics, options: opts, log }) {
     const wakeups = new Wakeups();
     const users = services.get(usersRef);

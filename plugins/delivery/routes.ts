@@ -6,7 +6,7 @@ import { DomainError } from '../../core/errors.ts';
 import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { CommandInput, DeliveryService, Trigger } from './contract.ts';
 import {
-  AckBody, Acked, ChargebackBody, ClaimBody, Claimed, CommandList, CommandParams, CommandRow, CreateCommandBody, CreateServerBody, Deleted, IdParams,
+  AckBody, Acked, AckNotSettled, ChargebackBody, ClaimBody, Claimed, CommandList, CommandParams, CommandRow, CreateCommandBody, CreateServerBody, Deleted, IdParams,
   PluginQueue, QueueList, QueueQuery, QueueRow, ServerList, ServerRow, ServerWithToken, StreamQuery, TokenParams, UpdateCommandBody,
   UpdateServerBody, ValidateBody, Validated,
 } from './schemas.ts';
@@ -178,8 +178,8 @@ function claimRoutes(fastify: FastifyInstance, delivery: DeliveryService): void 
     return { commands: await delivery.claim(request.body.token, limit, request.body.online ?? []) };
   });
   app.post('/api/delivery/ack', {
-    schema: { tags: pluginTags, summary: 'Report claimed commands done or failed', body: AckBody, response: { 200: Acked },
-      errors: ['DELIVERY_SERVER_NOT_FOUND'] },
+    schema: { tags: pluginTags, summary: 'Report claimed commands done or failed', body: AckBody, response: { 200: Acked, 409: AckNotSettled },
+      errors: ['DELIVERY_SERVER_NOT_FOUND', 'DELIVERY_NOT_SETTLED'] },
   }, async (request) => ({
     status: true as const,
     ids: await delivery.ack(request.body.token, request.body.ids.map(Number), request.body.result as 'done' | 'failed', request.body.message ?? ''),

@@ -47,7 +47,14 @@ export const AckBody = Type.Object({
   result: Type.String({ enum: ['done', 'failed'] }),
   message: Type.Optional(Type.String({ maxLength: 2000, description: 'why it failed' })),
 });
-export const Acked = S.ok({ ids: Type.Array(S.idStr(), { description: 'the rows settled; a row missing here had lost its lease' }) });
+export const Acked = S.ok({ ids: Type.Array(S.idStr(), { description: 'the rows settled: every row asked for' }) });
+export const AckNotSettled = Type.Object({
+  status: Type.Literal(false),
+  error: Type.Literal('DELIVERY_NOT_SETTLED'),
+  message: Type.String(),
+  ids: Type.Array(S.idStr(), { description: 'the rows settled by this ack' }),
+  unsettled: Type.Array(S.idStr(), { description: 'the rows not settled: not claimed by this server, or their lease had lapsed (they may go out again)' }),
+}, { description: 'Some rows were not settled' });
 export const StreamQuery = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
 export const QueueQuery = Type.Object({
   server: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),

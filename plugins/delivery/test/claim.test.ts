@@ -40,11 +40,15 @@ t.test('claim and ack: leases, requireOnline, retries up to maxTries', async (t)
   t.equal(rankRow.command, 'rank steve', 'claimed once the player is online (any case)');
   res = await ack(app, { token: server.token, ids: [rankRow.id], result: 'done' });
   t.same(res.json(), { status: true, ids: [rankRow.id] });
-  t.same((await ack(app, { token: server.token, ids: [rankRow.id], result: 'done' })).json(), { status: true, ids: [] }, 'a second ack settles nothing');
+  res = await ack(app, { token: server.token, ids: [rankRow.id], result: 'done' });
+  t.equal(res.statusCode, 409, 'a second ack settles nothing, and is no success');
+  t.match(res.json(), { status: false, error: 'DELIVERY_NOT_SETTLED', ids: [], unsettled: [rankRow.id] });
 
   // The sword's claimer never acks: after the lease it is waiting again, one try counted, listed as an error.
   await sleep(2300);
-  t.same((await ack(app, { token: server.token, ids: [rows[0].id], result: 'done' })).json().ids, [], 'a late ack is refused');
+  res = await ack(app, { token: server.token, ids: [rows[0].id, rankRow.id], result: 'done' });
+  t.equal(res.statusCode, 409, 'a late ack is refused');
+  t.match(res.json(), { error: 'DELIVERY_NOT_SETTLED', ids: [], unsettled: [rows[0].id, rankRow.id] }, 'naming every row it did not settle');
   const listed = (await pollQueue(app, server.token)).json();
   t.match(listed, [{ id: rows[0].id, status: 'error', retry: '1' }]);
   rows = (await claim(app, { token: server.token })).json().commands;
