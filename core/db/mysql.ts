@@ -57,8 +57,8 @@ export async function mysqlTransaction<T>(pool: Pool, fn: (runner: Runner) => Pr
       if ((err as { fatal?: boolean } | undefined)?.fatal === true) (committing ? markCommitUnknown : markLostUncommitted)(err as object);
       throw err;
     } finally {
-      // Back to the default before the connection serves another: a wait on every read costs a round of the cluster.
-      if (causal) await conn.query('set session wsrep_sync_wait = 0').catch(() => conn.destroy());
+      // Back to the server's setting before the connection serves another: a wait on every read costs a round of the cluster.
+      if (causal) await conn.query('set session wsrep_sync_wait = default').catch(() => conn.destroy());
     }
   } finally {
     conn.release();

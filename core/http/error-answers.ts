@@ -65,7 +65,9 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
  */
 function errorBody(reply: FastifyReply, code: string, message: string, details?: Record<string, unknown>) {
   const client = reply.request.routeOptions.config?.clientErrors;
-  if (client && !client.known.has(code) && readsClientCodes(reply.request)) return { ...details, status: false, error: client.nearest(code, message), message, code };
+  if (client && !client.known.has(code) && readsClientCodes(reply.request)) {
+    return { ...details, status: false, error: client.nearest(code, message), message, code };
+  }
   return { ...details, status: false, error: code, message };
 }
 

@@ -6,7 +6,8 @@ import { DomainError } from '../../core/errors.ts';
 import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { CommandInput, DeliveryService, Trigger } from './contract.ts';
 import {
-  AckBody, Acked, AckNotSettled, ChargebackBody, ClaimBody, Claimed, CommandList, CommandParams, CommandRow, CreateCommandBody, CreateServerBody, Deleted, IdParams,
+  AckBody, Acked, AckNotSettled, ChargebackBody, ClaimBody, Claimed, CommandList, CommandParams, CommandRow, CreateCommandBody, CreateServerBody, Deleted,
+  IdParams,
   PluginQueue, QueueList, QueueQuery, QueueRow, ServerList, ServerRow, ServerWithToken, StreamQuery, TokenParams, UpdateCommandBody,
   UpdateServerBody, ValidateBody, Validated,
 } from './schemas.ts';

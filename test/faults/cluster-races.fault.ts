@@ -144,6 +144,7 @@ if (!haveCluster()) {
     t.same((rows as { status: string; n: number }[]).map((r) => `${r.status} ${r.n}`), [`done ${buys * 100}`],
       'every row done: none left claimed, to go out again when its lease ends');
     const status = await cluster.status(1);
-    t.comment(`whole test ${Date.now() - started} ms; ${handed.length} commands, ${busy} calls answered 503 and sent again; node 2: ${status.wsrep_local_cert_failures} certification failures`);
+    t.comment(`whole test ${Date.now() - started} ms; ${handed.length} commands, ${busy} calls answered 503 and sent again; node 2: ` +
+      `${status.wsrep_local_cert_failures} certification failures`);
   });
 }

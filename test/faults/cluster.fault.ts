@@ -1,18 +1,17 @@
 /**
- * `npm run test:cluster`: the multi-machine shape under a storm. Three Galera nodes, two server
- * instances behind HAProxy (docs/deployment/haproxy.cfg), game servers claiming deliveries; one
- * database node, then one instance, SIGKILLed mid-storm; meanwhile players pay, and each
- * payment's webhook arrives three times at once over both instances. FAULT_SECONDS as in faults.fault.ts.
- *
- * Each instance reaches the cluster through HAProxy's database listener of its own: its own node,
- * the others only as backups. The instances then write on different nodes (their conflicts meet
- * only in Galera's certification, the case a single server never shows), and killing instance 1's
- * node moves its new connections to another without restarting it.
+ * `npm run test:cluster`: the multi-machine shape under a storm, on the layout docs/deployment.md
+ * ships. Three Galera nodes, two server instances behind HAProxy (docs/deployment/haproxy.cfg) that
+ * write through one node at a time, game servers claiming deliveries; players pay, and each
+ * payment's webhook arrives three times at once over both instances. Both instances start at
+ * once on an empty database. Then either the writer node and one instance are SIGKILLed mid-storm,
+ * or the writer node is cut off from the others (Galera's gmcast.isolate) and must leave rotation.
+ * FAULT_SECONDS as in faults.fault.ts.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import t from 'tap';
+import t, { type Test } from 'tap';
+import { rootDir } from '../../core/config.ts';
 import { GaleraCluster, HaProxy, fillTemplate, haveCluster } from '../cluster.ts';
 import { freePort } from '../mariadb-server.ts';
 import { checkDeliveries, pollers, queueDrained, seedDelivery } from './delivery.ts';
@@ -21,97 +20,145 @@ import { LISTED, ServerProcess, checkInvariants, seed, storm, type Outcome } fro
 
 const seconds = Number(process.env.FAULT_SECONDS ?? 6);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * How long the cluster and HAProxy may take to drop a lost node: Galera's view change (the others
+ * wait evs.suspect_timeout, 5 s, for a silent member), two failed checks 500 ms apart, reconnects,
+ * and the instances' health checks rising again; on a busy 2-core machine.
+ */
+const FAILOVER_MS = 12_000;
+
+/** The shipped layout on one machine: the cluster, HAProxy from the shipped file, both instances started at the same moment. */
+async function deploy(t: Test) {
+  const started = Date.now();
+  const cluster = await GaleraCluster.start();
+  t.teardown(() => cluster.destroy());
+  const clusterMs = Date.now() - started;
+  await cluster.database(0, 'cluster');
+  const [http, app1, app2, db] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const proxy = await HaProxy.start(cluster.dir, fillTemplate('haproxy.cfg', {
+    http: `127.0.0.1:${http}`, app1: `127.0.0.1:${app1}`, app2: `127.0.0.1:${app2}`, db: `127.0.0.1:${db}`,
+    check: join(rootDir, 'docs/deployment/galera-check.sh'), errorfile: join(rootDir, 'docs/deployment/haproxy-503.http'),
+    node1: cluster.address(0), node2: cluster.address(1), node3: cluster.address(2),
+  }), async () => {
+    await (await createConnection({ host: '127.0.0.1', port: db, user: 'app', password: 'app' })).end();
+    return true;
+  });
+  t.teardown(() => proxy.stop());
+
+  // Short leases so the never-acking poller's rows come back within the test; enough tries that they never fail.
+  const config = join(cluster.dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ plugins: { delivery: { enabled: true, leaseSeconds: 2, maxTries: 1000, sweepMs: 200 }, ...EXAMPLEPAY_PLUGIN } }));
+  const env = { CONFIG: config, EXAMPLEPAY_SECRET };
+  const instances = [new ServerProcess(app1, `mysql://app:app@127.0.0.1:${db}/cluster`, env),
+    new ServerProcess(app2, `mysql://app:app@127.0.0.1:${db}/cluster`, env)];
+  t.teardown(async () => { for (const s of instances) await s.stop('SIGKILL'); });
+  // As a process manager starts replicas: together, on an empty database. One migrates, the other waits for it.
+  await Promise.all(instances.map((s) => s.start()));
+  const front = `http://127.0.0.1:${http}`;
+  const servedBy = new Set<string>();
+  for (let i = 0; i < 40 && servedBy.size < 2; i++) {
+    const res = await fetch(`${front}/health`);
+    if (res.ok) servedBy.add(res.headers.get('x-served-by') ?? '');
+    await sleep(100);
+  }
+  t.same([...servedBy].sort(), ['app1', 'app2'], 'both instances started at once and serve behind HAProxy');
+  return { cluster, instances, front, clusterMs, started };
+}
+
+/** Waits until the node behind `url` has applied every commit made anywhere (a causal read), so the checks after it see it all. */
+async function caughtUp(url: string): Promise<void> {
+  const barrier = await createConnection({ uri: url });
+  await barrier.query('set session wsrep_sync_wait = 1');
+  await barrier.query('select 1 from store_products limit 1');
+  await barrier.end();
+}
+
+/** Failed answers: none, a 5xx, or a refusal no client expects. */
+const failed = (o: Outcome) => o.status === 0 || o.status >= 500 || (o.status >= 300 && !(o.status === 400 && LISTED.has(o.error ?? '')));
+
+function summary(outcomes: Outcome[]): string {
+  const ms = outcomes.map((o) => o.ms).sort((a, b) => a - b);
+  const count = (f: (o: Outcome) => boolean) => outcomes.filter(f).length;
+  return `${outcomes.length} requests, ms median ${ms[ms.length >> 1]}, 90th ${ms[Math.floor(ms.length * 0.9)]}, max ${ms.at(-1)}; `
+    + `${count((o) => o.status === 0)} unanswered, ${count((o) => o.status === 503 && /busy/.test(o.message ?? ''))} × 503 busy, `
+    + `${count((o) => o.status === 503 && !/busy/.test(o.message ?? ''))} × 503 unavailable`;
+}
 
 if (!haveCluster()) {
   t.plan(0, 'needs mariadbd, galera-4 and haproxy (.ci/run installs them)');
 } else {
-  t.test('a Galera cluster and two instances behind HAProxy: a node and an instance SIGKILLed mid-storm, every 2xx durable, the books balance, commands and ' +
-    'payments once', async (t) => {
-    const started = Date.now();
-    const cluster = await GaleraCluster.start();
-    t.teardown(() => cluster.destroy());
-    const clusterMs = Date.now() - started;
-    await cluster.database(0, 'cluster');
-    const [http, app1, app2, db1, db2] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
-    const proxy = await HaProxy.start(cluster.dir, fillTemplate('haproxy.cfg', {
-      http: `127.0.0.1:${http}`, app1: `127.0.0.1:${app1}`, app2: `127.0.0.1:${app2}`, db1: `127.0.0.1:${db1}`, db2: `127.0.0.1:${db2}`,
-      node1: cluster.address(0), node2: cluster.address(1), node3: cluster.address(2),
-    }), async () => {
-      for (const port of [db1, db2]) await (await createConnection({ host: '127.0.0.1', port, user: 'app', password: 'app' })).end();
-      return true;
+  t.test('the writer node and an instance SIGKILLed mid-storm: every 2xx durable, the books balance, commands and payments once, no 503 from a hot row',
+    async (t) => {
+      const { cluster, instances, front, clusterMs, started } = await deploy(t);
+      // The checks read on node 2, which survives; node 1, the writer, is the one killed.
+      const checkUrl = `mysql://app:app@${cluster.address(1)}/cluster`;
+      const world = await seed(instances[0]!.url, 6, 400);
+      const token = await seedDelivery(instances[0]!.url, world.productId);
+      let killedAt = Infinity;
+      const timeline = (async () => {
+        await sleep(seconds * 300);
+        killedAt = Date.now();
+        await cluster.kill(0);
+        await sleep(seconds * 300);
+        await instances[1]!.stop('SIGKILL');
+        await sleep(seconds * 300);
+      })();
+      const [outcomes, delivered, paid] = await Promise.all([
+        storm(() => [front], world, 8, timeline, 53),
+        pollers(() => front, token, timeline, () => queueDrained(checkUrl)),
+        payers(() => front, world, timeline),
+      ]);
+      await caughtUp(checkUrl);
+      // Cut off by a kill: no answer (an instance gone), or 503 from the instance whose node went.
+      const cut = (o: Outcome) => o.status === 0 || o.status === 503;
+      const ok = outcomes.filter((o) => o.status >= 200 && o.status < 300);
+      t.ok(ok.length > 50, `the storm did work (${ok.length} of ${outcomes.length} answered 2xx)`);
+      t.same(outcomes.filter((o) => !cut(o) && failed(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [],
+        'every answer was a success, a listed refusal, or a request the kills cut off');
+      t.ok(outcomes.filter((o) => o.status === 503).every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'),
+        '503s carry SERVICE_UNAVAILABLE and Retry-After');
+      t.same(outcomes.filter((o) => o.status === 503 && /busy/.test(o.message ?? '') && (o.at < killedAt || o.at > killedAt + FAILOVER_MS))
+        .map((o) => `${o.op} at ${o.at - killedAt} ms`), [], 'one writer node: no hot row answers 503 outside the failover');
+      t.ok(outcomes.filter((o) => o.op === 'buy' && o.status === 200).length > 10, 'purchases were made');
+      t.equal((await fetch(`${instances[0]!.url}/health`)).status, 200, 'the instance serves on through another node');
+      const { problems: books, counts } = await checkInvariants(checkUrl, world, outcomes);
+      t.same(books, [], `every 2xx durable, balances equal ledgers, stock equals start minus sold (${JSON.stringify(counts)})`);
+      const { problems, counts: deliveries } = await checkDeliveries(checkUrl, delivered);
+      t.same(problems, [], `each command handed out once (${JSON.stringify(deliveries)})`);
+      const { problems: payments, counts: paymentCounts } = await checkPayments(checkUrl, paid);
+      t.ok(paymentCounts.completed! > 5, 'payments were made');
+      t.same(payments, [], `no payment credited twice (${JSON.stringify(paymentCounts)})`);
+      const status = await cluster.status(1);
+      t.equal(Number(status.wsrep_cluster_size), 2, 'the two nodes left form the cluster');
+      t.comment(`cluster up in ${clusterMs} ms, whole test ${Date.now() - started} ms; ${summary(outcomes)}; node 2: ${status.wsrep_local_cert_failures} ` +
+        `certification failures, ${status.wsrep_local_bf_aborts} local transactions aborted by replicated ones`);
     });
-    t.teardown(() => proxy.stop());
 
-    // Short leases so the never-acking poller's rows come back within the test; enough tries that they never fail.
-    const config = join(cluster.dir, 'config.json');
-    writeFileSync(config, JSON.stringify({ plugins: { delivery: { enabled: true, leaseSeconds: 2, maxTries: 1000, sweepMs: 200 }, ...EXAMPLEPAY_PLUGIN } }));
-    const env = { CONFIG: config, EXAMPLEPAY_SECRET };
-    const instances = [new ServerProcess(app1, `mysql://app:app@127.0.0.1:${db1}/cluster`, env),
-      new ServerProcess(app2, `mysql://app:app@127.0.0.1:${db2}/cluster`, env)];
-    t.teardown(async () => { for (const s of instances) await s.stop('SIGKILL'); });
-    // One at a time: the first migrates, the second finds the schema up to date.
-    for (const s of instances) await s.start();
-    const front = `http://127.0.0.1:${http}`;
-    const servedBy = new Set<string>();
-    for (let i = 0; i < 40 && servedBy.size < 2; i++) {
-      const res = await fetch(`${front}/health`);
-      if (res.ok) servedBy.add(res.headers.get('x-served-by') ?? '');
-      await sleep(100);
-    }
-    t.same([...servedBy].sort(), ['app1', 'app2'], 'HAProxy sends requests to both instances');
-
-    // The checks read on node 2, which survives; node 1 is the one killed.
+  t.test('the writer node cut off from the others: it leaves rotation within seconds and no request fails after', async (t) => {
+    const { cluster, instances, front, started } = await deploy(t);
     const checkUrl = `mysql://app:app@${cluster.address(1)}/cluster`;
-    // Seeded through one instance: the other sees its settings change (registerLimit) only within
-    // the settings' refresh, a few seconds.
     const world = await seed(instances[0]!.url, 6, 400);
-    const token = await seedDelivery(instances[0]!.url, world.productId);
+    let isolatedAt = Infinity;
     const timeline = (async () => {
       await sleep(seconds * 300);
-      await cluster.kill(0);
-      await sleep(seconds * 300);
-      await instances[1]!.stop('SIGKILL');
-      await sleep(seconds * 300);
+      isolatedAt = Date.now();
+      // The node keeps running and answering, alone: a non-primary component that refuses writes.
+      const conn = await createConnection({ socketPath: cluster.socket(0), user: 'root' });
+      await conn.query("set global wsrep_provider_options = 'gmcast.isolate=1'");
+      await conn.end();
+      await sleep(FAILOVER_MS + seconds * 600);
     })();
-    const [outcomes, delivered, paid] = await Promise.all([
-      storm(() => [front], world, 8, timeline, 53),
-      pollers(() => front, token, timeline, () => queueDrained(checkUrl)),
-      payers(() => front, world, timeline),
-    ]);
-
-    // Galera applies other nodes' commits a moment later: one causal read waits until node 2 has
-    // applied everything committed anywhere, so the checks after it see it all.
-    const barrier = await createConnection({ uri: checkUrl });
-    await barrier.query('set session wsrep_sync_wait = 1');
-    await barrier.query('select 1 from store_products limit 1');
-    await barrier.end();
-    // Cut off by a kill: no answer (an instance gone), or 503 from the instance whose node went
-    // (a connection lost at its commit) or whose transaction lost certification once too often.
-    const cut = (o: Outcome) => o.status === 0 || o.status === 503;
-    const ok = outcomes.filter((o) => o.status >= 200 && o.status < 300);
-    t.ok(ok.length > 50, `the storm did work (${ok.length} of ${outcomes.length} answered 2xx)`);
-    t.same(outcomes.filter((o) => !cut(o) && !(o.status < 300 || (o.status === 400 && LISTED.has(o.error ?? ''))))
-      .map((o) => `${o.op} ${o.status} ${o.error}`), [], 'every answer was a success, a listed refusal, or a request the kills cut off');
-    t.ok(outcomes.filter((o) => o.status === 503).every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'),
-      '503s carry SERVICE_UNAVAILABLE and Retry-After');
-    t.ok(outcomes.filter((o) => o.op === 'buy' && o.status === 200).length > 10, 'purchases were made');
-    t.equal((await fetch(`${instances[0]!.url}/health`)).status, 200, 'the instance whose node died serves on through another node');
+    const outcomes = await storm(() => [front], world, 8, timeline, 71);
+    await caughtUp(checkUrl);
+    t.equal((await cluster.status(0)).wsrep_cluster_status, 'non-Primary', 'the cut-off node is outside the primary component');
+    const after = outcomes.filter((o) => o.at > isolatedAt + FAILOVER_MS);
+    t.ok(after.filter((o) => o.status === 200).length > 20, `the majority served after the cut (${after.length} requests)`);
+    t.same(after.filter(failed).map((o) => `${o.op} ${o.status} ${o.error} at ${o.at - isolatedAt} ms`), [], 'no request failed once the node was out');
+    const lastFailure = Math.max(0, ...outcomes.filter(failed).map((o) => o.at + o.ms - isolatedAt));
+    t.same(outcomes.filter((o) => o.status === 500).map((o) => `${o.op} ${o.message}`), [], 'no 500, even for a commit the cut interrupted');
+    for (const s of instances) t.equal((await fetch(`${s.url}/health`)).status, 200, 'both instances healthy on the majority');
     const { problems: books, counts } = await checkInvariants(checkUrl, world, outcomes);
-    t.same(books, [], `every 2xx durable, balances equal ledgers, stock equals start minus sold (${JSON.stringify(counts)})`);
-    const { problems, counts: deliveries } = await checkDeliveries(checkUrl, delivered);
-    t.same(problems, [], `each command handed out once (${JSON.stringify(deliveries)})`);
-    const { problems: payments, counts: paymentCounts } = await checkPayments(checkUrl, paid);
-    t.ok(paymentCounts.completed! > 5, 'payments were made');
-    t.same(payments, [], `no payment credited twice (${JSON.stringify(paymentCounts)})`);
-    const status = await cluster.status(1);
-    t.equal(Number(status.wsrep_cluster_size), 2, 'the two nodes left form the cluster');
-    const ms = outcomes.map((o) => o.ms).sort((a, b) => a - b);
-    const count = (f: (o: Outcome) => boolean) => outcomes.filter(f).length;
-    t.comment(`cluster up in ${clusterMs} ms, whole test ${Date.now() - started} ms; ${outcomes.length} requests, ms median ${ms[ms.length >> 1]}, 90th ` +
-      `${ms[Math.floor(ms.length * 0.9)]}, max ${ms.at(-1)}; `
-      + `cut off: ${count((o) => o.status === 0)} unanswered, ${count((o) => o.status === 503 && /unavailable/.test(o.message ?? ''))} × 503 database ` +
-        `unavailable, `
-      + `${count((o) => o.status === 503 && /busy/.test(o.message ?? ''))} × 503 busy; node 2: ${status.wsrep_local_cert_failures} certification failures, ` +
-        `${status.wsrep_local_bf_aborts} local transactions aborted by replicated ones`);
+    t.same(books, [], `every 2xx durable, balances equal ledgers (${JSON.stringify(counts)})`);
+    t.comment(`whole test ${Date.now() - started} ms; ${summary(outcomes)}; the last failure ended ${lastFailure} ms after the cut`);
   });
 }

@@ -106,6 +106,8 @@ export interface Outcome {
   message?: string;
   orderID?: string;
   retryAfter?: string | null;
+  /** When it was sent (Date.now()). */
+  at: number;
   ms: number;
 }
 
@@ -138,9 +140,9 @@ export async function storm(servers: () => string[], world: World, workers: numb
         const res = await api(base, path, body);
         // Our precise code: these routes answer the game plugin's nearest one in `error` (docs/clients.md).
         outcomes.push({ op, status: res.status, error: res.json?.code ?? res.json?.error, message: res.json?.message, orderID: res.json?.orderID,
-          retryAfter: res.retryAfter, ms: Date.now() - started });
+          retryAfter: res.retryAfter, at: started, ms: Date.now() - started });
       } catch (err) {
-        outcomes.push({ op, status: 0, error: (err as Error).name, ms: Date.now() - started });
+        outcomes.push({ op, status: 0, error: (err as Error).name, at: started, ms: Date.now() - started });
         await new Promise((r) => setTimeout(r, 20));
       }
     }
