@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: the server exactly as shipped (`node core/server.js`, default config, every
- * feature on) in a process of its own pinned to core 0, the load generator (bench/load.ts) in
+ * feature on; outbound.allow lists 127.0.0.1, where the webhooks note's receivers listen) in a
+ * process of its own pinned to core 0, the load generator (bench/load.ts) in
  * another pinned to core 1, and beside it the bare baseline (bench/baseline.ts), pinned the same
  * way, on the same database — on SQLite and on MariaDB. Prints markdown tables; a full run (both databases, every
  * scenario) also writes bench/results.md.
@@ -14,11 +15,12 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { rootDir } from '../core/config.ts';
+import { merge, rootDir } from '../core/config.ts';
+import { RECEIVERS } from '../test/receiver.ts';
 import { freePort } from '../test/mariadb-server.ts';
 import {
   connections, databases, measure, memory, onDatabases, pinned, rounds, seconds, SERVER_CORE, spawnNode, startScript, startServer, stop, type Measure,
@@ -67,10 +69,21 @@ function firstDifference(a: unknown, b: unknown, path = '$'): string | undefined
 
 interface DbReport { name: string; version: string; rows: string[]; facts: string[] }
 
+/**
+ * The CONFIG the server is started with: the one the bench was given, if any, with the webhooks
+ * note's receivers (on 127.0.0.1, which the server calls only when outbound.allow lists it) allowed.
+ */
+function serverConfig(): string {
+  const given: unknown = process.env.CONFIG ? JSON.parse(readFileSync(resolve(process.env.CONFIG), 'utf8')) : {};
+  const path = join(mkdtempSync(join(tmpdir(), 'bench-')), 'config.json');
+  writeFileSync(path, JSON.stringify(merge(given, { outbound: RECEIVERS })));
+  return path;
+}
+
 async function benchDatabase(kind: string, databaseUrl: string, version: string): Promise<DbReport> {
   const key = randomBytes(24).toString('hex');
   const port = String(await freePort());
-  const env = { DATABASE_URL: databaseUrl, PORT: port, HOST: '127.0.0.1', API_KEY: key };
+  const env = { DATABASE_URL: databaseUrl, PORT: port, HOST: '127.0.0.1', API_KEY: key, CONFIG: serverConfig() };
   const base = `http://127.0.0.1:${port}`;
   const scenarios = await loadScenarios();
 

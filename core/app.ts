@@ -28,6 +28,7 @@ import {
 } from './observability.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { checkDeclaredErrors, openapiOptions } from './openapi.ts';
+import { OutboundPolicy } from './outbound.ts';
 import { ServiceRegistry } from './registry.ts';
 import { rateLimitStore } from './rate-limits.ts';
 import { markServer } from './server-mark.ts';
@@ -187,6 +188,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   services.provide(auditRef, audit);
   const featureOptions = new Map(features.map((f) => [f.def.name, f.options]));
   const metrics = metricsRegistry(config.metrics.enabled);
+  const outbound = new OutboundPolicy(config.outbound.allow);
 
   app.decorate('appConfig', config);
   app.decorate('services', services);
@@ -197,7 +199,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   app.decorate('features', features.map((f) => f.def.name));
   app.decorate('featureContext', (name: string): FeatureContext<unknown> => ({
     options: featureOptions.get(name),
-    services, events, db, settings, env, metrics,
+    services, events, db, settings, env, metrics, outbound,
     log: app.log.child({ plugin: name }),
   }));
   app.addHook('onClose', async () => {

@@ -137,6 +137,14 @@ export const ConfigSchema = Type.Object({
     /** Serve it without an admin key (only where the port is reachable from a private network). */
     public: Type.Boolean({ default: false }),
   }, { default: {}, additionalProperties: false }),
+  outbound: Type.Object({
+    /**
+     * Addresses and CIDR ranges inside (loopback, private, link-local, …) that addresses admins or
+     * players give the server (webhook endpoints) may reach: a receiver on the owner's own network.
+     * None by default (core/outbound.ts).
+     */
+    allow: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  }, { default: {}, additionalProperties: false }),
   /** Site settings' defaults: core's checked here, the features' once they are known (core/settings.ts siteDefaults). */
   site: Type.Object({ currency: coreSettings.currency.schema, timezone: coreSettings.timezone.schema }, { default: {}, additionalProperties: true }),
   plugins: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), FeatureSwitch, { default: {} }),
@@ -211,6 +219,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: unkn
   // Checked at boot like a PATCH of the settings would be, not at the first request that needs it.
   const badProxy = config.server.proxyAddresses.find((a) => !isAddressOrRange(a));
   if (badProxy !== undefined) throw new ConfigError(`Invalid setting server.proxyAddresses: "${badProxy}" is not an IP address or CIDR range.`);
+  const badAllow = config.outbound.allow.find((a) => !isAddressOrRange(a));
+  if (badAllow !== undefined) throw new ConfigError(`Invalid setting outbound.allow: "${badAllow}" is not an IP address or CIDR range.`);
   if (!isTimeZone(config.site.timezone)) {
     throw new ConfigError(`Invalid setting site.timezone: unknown time zone "${config.site.timezone}" (use an IANA name such as "Europe/Berlin").`);
   }

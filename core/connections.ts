@@ -17,7 +17,8 @@ function plainAddress(address: string): string {
   return address.startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address;
 }
 
-function addressList(entries: readonly string[]): BlockList {
+/** A list of addresses and CIDR ranges (`10.0.0.0/8`, `::1`); throws on an entry that is neither. */
+export function addressList(entries: readonly string[]): BlockList {
   const list = new BlockList();
   for (const entry of entries) {
     const [address, bits] = entry.split('/') as [string, string | undefined];

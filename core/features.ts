@@ -9,6 +9,7 @@ import { ConfigError, rootDir, validate, type AppConfig, type SiteSetting } from
 import { consoleHostRef, type ConsoleSection } from './console.ts';
 import type { Database, MigrationDef } from './db.ts';
 import type { EventBus } from './events.ts';
+import type { OutboundPolicy } from './outbound.ts';
 import type { ServiceRef, ServiceRegistry } from './registry.ts';
 import type { SettingsService } from './settings.ts';
 import { compareCodeUnits } from './format.ts';
@@ -26,6 +27,8 @@ export interface FeatureContext<Options> {
   env: NodeJS.ProcessEnv;
   /** Where the feature's business metrics go (served at `/metrics` when metrics are enabled). */
   metrics: Registry;
+  /** Which addresses an address given by an admin or a player (a webhook) may reach; its `lookup` checks at connect time. */
+  outbound: OutboundPolicy;
 }
 
 export interface FeatureDefinition<S extends TSchema = TSchema, Own = unknown> {

@@ -9,6 +9,7 @@ export { DomainError, registerErrorCodes } from './errors.ts';
 export { everyRound, RoundLog } from './background.ts';
 export { defineMigration, isUniqueViolation, Database, type Dialect, type MigrationDef } from './db.ts';
 export { settingsRef, type SettingsService } from './settings.ts';
+export { OutboundPolicy, OutboundRefused } from './outbound.ts';
 export { empty, join, raw, sql, where, Sql } from './sql.ts';
 export { defineEntity, joined, p, type TableRecord } from './table.ts';
 export type { AppConfig, SettingValues, SiteSetting, SiteSettings } from './config.ts';

@@ -7,6 +7,12 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
+/**
+ * Config's `outbound` for a server whose endpoints are these receivers: they listen on 127.0.0.1,
+ * which the server calls only when listed, as an owner lists a receiver on their own network.
+ */
+export const RECEIVERS = { allow: ['127.0.0.1'] };
+
 export interface Received {
   headers: IncomingHttpHeaders;
   body: string;

@@ -46,16 +46,16 @@ export default defineFeature({
   migrations,
   events: { [TEST_EVENT]: 'A test message sent from the console or the admin API to one endpoint.' },
   errors: { NOTIFICATION_ENDPOINT_NOT_FOUND: 404, NOTIFICATION_DELIVERY_NOT_FOUND: 404, NOTIFICATION_UNKNOWN_EVENT: 400, NOTIFICATION_DELIVERY_QUEUED: 409 },
-  async register(app, { db, events, services, settings, log, options: opts }) {
+  async register(app, { db, events, services, settings, log, outbound, options: opts }) {
     if (opts.leaseSeconds * 1000 <= opts.timeoutMs) {
       throw new ConfigError('plugins.notifications.leaseSeconds must be longer than timeoutMs, or a slow send would be sent twice at once.');
     }
     const declared = () => events.declared();
     // Announcements name the player an event is about; users is optional, looked up when it runs.
     const nameOf = async (id: number) => (await services.find(usersRef)?.findById(id))?.username;
-    const notifications = new DbNotificationsService(db, services.get(auditRef), declared, opts.endpointsCacheSeconds, nameOf);
+    const notifications = new DbNotificationsService(db, services.get(auditRef), declared, opts.endpointsCacheSeconds, nameOf, outbound);
     const worker = new DeliveryWorker(db, opts, log, (event, payload, created) => notifications.announcement(event, payload, created),
-      (event) => notifications.subscribers(event));
+      (event) => notifications.subscribers(event), outbound);
     notifications.onQueued = () => worker.queued();
     services.provide(notificationsRef, notifications);
     // Inside the emitting transaction: the event is queued with the change it tells of, or not at all.

@@ -5,6 +5,8 @@ import { countParam } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { DeclaredEvent } from '../../core/events.ts';
 import { now } from '../../core/format.ts';
+import type { OutboundPolicy } from '../../core/outbound.ts';
+import { endpointUrlProblem } from './addresses.ts';
 import type { AttemptView, DeliveryView, EndpointInput, EndpointView, NotificationsService, TemplateView } from './contract.ts';
 import { BUILT_IN, discordMessage, wordingFor } from './discord.ts';
 import { type Sql, sql } from '../../core/sql.ts';
@@ -42,6 +44,7 @@ export class DbNotificationsService implements NotificationsService {
   readonly #declared: () => DeclaredEvent[];
   readonly #cacheMs: number;
   readonly #nameOf: (userId: number) => Promise<string | undefined>;
+  readonly #outbound: OutboundPolicy;
   /** Event name → the active endpoints subscribed to it; read on every event, so kept in memory. */
   #subscribers = new Map<string, number[]>();
   #loadedAt = 0;
@@ -49,8 +52,10 @@ export class DbNotificationsService implements NotificationsService {
   /** Called after a commit that queued events (or a delivery by hand): the worker looks at the queue soon. */
   onQueued: () => void = () => undefined;
 
-  constructor(db: Database, audit: AuditLog, declared: () => DeclaredEvent[], cacheSeconds: number, nameOf: (userId: number) => Promise<string | undefined>) {
+  constructor(db: Database, audit: AuditLog, declared: () => DeclaredEvent[], cacheSeconds: number, nameOf: (userId: number) => Promise<string | undefined>,
+    outbound: OutboundPolicy) {
     this.#db = db;
+    this.#outbound = outbound;
     this.#audit = audit;
     this.#nameOf = nameOf;
     this.#declared = declared;
@@ -101,16 +106,17 @@ export class DbNotificationsService implements NotificationsService {
     return view(e);
   }
 
-  #checked(input: Partial<EndpointInput>): Omit<Partial<Endpoint>, 'id'> {
+  /** `input` checked; `current`, the endpoint it changes, gives the kind or address it leaves as they are. */
+  #checked(input: Partial<EndpointInput>, current?: EndpointView): Omit<Partial<Endpoint>, 'id'> {
     const known = new Set([...this.#declared().map((e) => e.name)]);
     const unknown = input.events?.find((name) => !known.has(name));
     if (unknown !== undefined) {
       throw new DomainError('NOTIFICATION_UNKNOWN_EVENT', `events: no feature declares the event "${unknown}" (see GET /api/admin/notifications/events).`);
     }
-    if (input.url !== undefined) {
-      let url: URL | undefined;
-      try { url = new URL(input.url); } catch { /* refused below */ }
-      if (url?.protocol !== 'https:' && url?.protocol !== 'http:') throw new DomainError('VALIDATION_ERROR', 'url: an http or https address is needed.');
+    const url = input.url ?? current?.url;
+    if (url !== undefined && (input.url !== undefined || input.kind !== undefined)) {
+      const problem = endpointUrlProblem(input.kind ?? current?.kind ?? 'webhook', url, this.#outbound);
+      if (problem) throw new DomainError('VALIDATION_ERROR', problem);
     }
     return {
       name: input.name, kind: input.kind, url: input.url, active: input.active,
@@ -133,10 +139,9 @@ export class DbNotificationsService implements NotificationsService {
   }
 
   async updateEndpoint(id: number, input: Partial<EndpointInput>): Promise<EndpointView> {
-    const checked = this.#checked(input);
     const updated = await this.#db.transaction(async () => {
       const before = await this.endpoint(id);
-      await E.update(this.#db, id, checked);
+      await E.update(this.#db, id, this.#checked(input, before));
       const after = await this.endpoint(id);
       await this.#audit.record({
         action: 'notifications.endpoint.update', target: { type: 'endpoint', id }, summary: `Changed webhook endpoint ${after.name}`,

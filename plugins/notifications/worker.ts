@@ -18,7 +18,9 @@ import type { Database } from '../../core/db.ts';
 import { countParam } from '../../core/db.ts';
 import type { TableRecord } from '../../core/table.ts';
 import { addSeconds, now, parseTimestamp, toTimestamp } from '../../core/format.ts';
+import type { OutboundPolicy } from '../../core/outbound.ts';
 import { empty, sql } from '../../core/sql.ts';
+import { endpointUrlProblem } from './addresses.ts';
 import { NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint, NotificationsEvent as E, pendingDelivery } from './entities.ts';
 
 export interface WorkerOptions {
@@ -81,6 +83,12 @@ export class DeliveryWorker {
   readonly #rounds: RoundLog;
   readonly #announcement: (event: string, payload: Record<string, unknown>, createdIso: string) => Promise<string>;
   readonly #subscribers: (event: string) => number[];
+  readonly #outbound: OutboundPolicy;
+  /**
+   * Kept-alive connections per origin (a busy endpoint is not a new TCP and TLS handshake per event),
+   * each made to an address the outbound policy allows: its lookup leaves the others out.
+   */
+  readonly #agents: Agents;
   readonly #inFlight = new Map<number, number>();
   readonly #sends = new Set<Promise<void>>();
   readonly #outcomes: Outcome[] = [];
@@ -107,12 +115,15 @@ export class DeliveryWorker {
     db: Database, opts: WorkerOptions, log: FastifyBaseLogger,
     announcement: (event: string, payload: Record<string, unknown>, createdIso: string) => Promise<string>,
     subscribers: (event: string) => number[],
+    outbound: OutboundPolicy,
   ) {
     this.#db = db;
     this.#opts = opts;
     this.#rounds = new RoundLog(log, 'webhook delivery');
     this.#announcement = announcement;
     this.#subscribers = subscribers;
+    this.#outbound = outbound;
+    this.#agents = { http: new HttpAgent({ keepAlive: true, lookup: outbound.lookup }), https: new HttpsAgent({ keepAlive: true, lookup: outbound.lookup }) };
   }
 
   start(): void {
@@ -136,6 +147,8 @@ export class DeliveryWorker {
     clearTimeout(this.#scheduled);
     this.#stop.abort();
     while (this.#running || this.#sends.size > 0) await Promise.allSettled([...this.#sends, new Promise((r) => setImmediate(r))]);
+    this.#agents.http.destroy();
+    this.#agents.https.destroy();
     await this.#flush().catch((err: unknown) => this.#rounds.failed(err));
   }
 
@@ -336,9 +349,12 @@ export class DeliveryWorker {
     let response = '';
     let error: string | null = null;
     try {
+      // An address refused now (made before the rule, or outbound.allow changed): not called at all.
+      const refused = endpointUrlProblem(endpoint.kind, endpoint.url, this.#outbound);
+      if (refused) throw new Error(`Not sent: ${refused.replace(/^url: /, '')}`);
       const { body, headers } = await this.#message(event, endpoint);
       const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(this.#opts.timeoutMs)]);
-      ({ status, response } = await post(endpoint.url, headers, body, signal, this.#opts.responseBytes));
+      ({ status, response } = await post(endpoint.url, headers, body, signal, this.#opts.responseBytes, this.#agents));
       if (status < 200 || status > 299) error = `The endpoint answered ${status}.`;
     } catch (err) {
       // Shutting down: the row goes back untried rather than counting a failure it did not have.
@@ -424,14 +440,15 @@ function notBefore(seconds: number): string {
   return toTimestamp(new Date(Date.now() + seconds * 1000 + 999));
 }
 
-/** Kept-alive connections per origin: a busy endpoint is not a new TCP (and TLS) handshake per event. */
-const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+interface Agents { http: HttpAgent; https: HttpsAgent }
 
 /**
  * Posts `body` and reads at most `max` bytes of the answer (the rest is not read). node:http
  * rather than fetch: a delivery runs on the cores that serve requests, and fetch costs more per call.
  */
-function post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal, max: number): Promise<{ status: number; response: string }> {
+function post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal, max: number, agents: Agents): Promise<{
+  status: number; response: string;
+}> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;

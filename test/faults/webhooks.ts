@@ -4,16 +4,18 @@
  * one webhook-id per event.
  */
 import { createConnection } from 'mysql2/promise';
-import type { Receiver } from '../receiver.ts';
+import { RECEIVERS, type Receiver } from '../receiver.ts';
 import { KEY } from './storm.ts';
 
 /**
  * Short leases and retries, so rows a kill left claimed go out again within the test; sends in
  * flight per endpoint well above the default, so the receivers' slow answers still let a fast
- * machine's storm (its backlog grows with the machine's speed) drain within the test's wait.
+ * machine's storm (its backlog grows with the machine's speed) drain within the test's wait. The
+ * receivers listen on 127.0.0.1, which the server calls only when outbound.allow lists it.
  */
 export const WEBHOOK_CONFIG = {
   plugins: { notifications: { enabled: true, concurrency: 16, timeoutMs: 1000, leaseSeconds: 2, pollMs: 200, retryDelaysSeconds: [1, 1, 1, 1, 1] } },
+  outbound: RECEIVERS,
 };
 
 export async function subscribe(base: string, receivers: Receiver[]): Promise<void> {

@@ -101,8 +101,8 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
     userID: userId, packageID: packageId, gateway: 'stripe', returnURL: 'https://example.com/ok', cancelURL: 'https://example.com/no',
   })).data.paymentID;
 
-  // Nothing listens on the discard port: the test delivery fails and waits for its retry.
-  const endpointId = (await must(app, '/api/admin/notifications/endpoints', { name: `${tag} seed endpoint`, url: 'http://127.0.0.1:9/hook' })).id;
+  // A name that resolves only inside the machine: the server refuses to call it, so the test delivery fails and waits for its retry.
+  const endpointId = (await must(app, '/api/admin/notifications/endpoints', { name: `${tag} seed endpoint`, url: 'http://localhost:9/hook' })).id;
   const notificationDeliveryId = (await must(app, `/api/admin/notifications/endpoints/${endpointId}/test`, {})).id;
   const couponId = (await must(app, '/api/admin/promotions/coupons', { code: `${tag}-seed`, kind: 'percent', value: '10' })).id;
   const giftCardId = (await must(app, '/api/admin/promotions/gift-cards', { amount: '5.00' })).id;

@@ -7,14 +7,14 @@ import t from 'tap';
 import type { Page } from 'playwright-core';
 import { axeViolations, browse, consoleSignIn, grant, hasChromium, register, role, serve, skipReason } from '../../../test/browser.ts';
 import { call } from '../../../test/helper.ts';
-import { startReceiver, verified } from '../../../test/receiver.ts';
+import { RECEIVERS, startReceiver, verified } from '../../../test/receiver.ts';
 
 async function shows(page: Page, text: RegExp): Promise<void> {
   await page.getByRole('status').filter({ hasText: text }).waitFor();
 }
 
 t.test('the Webhooks section in chromium', { skip: hasChromium ? false : skipReason }, async (t) => {
-  const { app, base } = await serve(t, { plugins: { notifications: { pollMs: 100 } } });
+  const { app, base } = await serve(t, { plugins: { notifications: { pollMs: 100 } }, outbound: RECEIVERS });
   const receiver = await startReceiver();
   t.teardown(() => receiver.close());
   await grant(app, await register(app, 'Alice'), await role(app, 'Admin'));
@@ -60,9 +60,15 @@ t.test('the Webhooks section in chromium', { skip: hasChromium ? false : skipRea
   await page.locator('#edit-endpoint-kind').selectOption('discord');
   await page.locator('#edit-endpoint-active').uncheck();
   await page.getByRole('button', { name: 'Save endpoint' }).click();
+  await page.locator('#edit-endpoint-url-error').filter({ hasText: 'Discord webhook address' }).waitFor();
+  t.match((await call(app, `/api/admin/notifications/endpoints/${made.id}`)).json(), { kind: 'webhook', url: receiver.url },
+    'a Discord announcement to an address that is not Discord\'s is refused, nothing changed');
+  const discord = 'https://discord.com/api/webhooks/123456789012345678/channel-token';
+  await page.locator('#edit-endpoint-url').fill(discord);
+  await page.getByRole('button', { name: 'Save endpoint' }).click();
   await shows(page, /Endpoint ERP saved/);
   t.match((await call(app, `/api/admin/notifications/endpoints/${made.id}`)).json(),
-    { kind: 'discord', active: false, events: ['credits.changed', 'users.created'] });
+    { kind: 'discord', url: discord, active: false, events: ['credits.changed', 'users.created'] });
 
   await page.getByRole('link', { name: 'Announcement wording' }).click();
   await page.getByRole('link', { name: 'store.order.completed' }).click();

@@ -1,31 +1,56 @@
 /**
- * Discord announcements, with a local HTTP server in Discord's place: a purchase and a new ticket
+ * Discord announcements, with Discord's webhook address answered by nock: a purchase and a new ticket
  * as readable embeds, worded by the built-in templates or an owner's, and templates that only
  * name values (nothing in them runs, and a player's name cannot ping a channel).
  */
+import nock from 'nock';
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { build, call } from '../../../test/helper.ts';
 import { created, makeCategory, makeProduct, makeUser } from '../../../test/fixtures.ts';
-import { startReceiver, type Receiver } from '../../../test/receiver.ts';
+import { offline } from '../../../test/gateways.ts';
+import type { Received } from '../../../test/receiver.ts';
+
+offline(t);
 
 interface Embed { title: string; description: string; timestamp: string }
 
-async function discord(t: Parameters<typeof build>[0]): Promise<{ app: FastifyInstance; channel: Receiver }> {
+const WEBHOOK = '/api/webhooks/123456789012345678/channel-token';
+
+/** A Discord channel's webhook: what it was sent, and a wait for the nth message. */
+interface Channel {
+  received: Omit<Received, 'at'>[];
+  waitFor(count: number): Promise<void>;
+}
+
+function channel(): Channel {
+  const received: Channel['received'] = [];
+  const waiting: { count: number; resolve: () => void }[] = [];
+  // Discord answers a webhook post with 204.
+  const scope = nock('https://discord.com').persist().post(WEBHOOK).reply(204);
+  // nock hands over the request as fetch's Request: its headers, lower-cased, as node:http gives them.
+  scope.on('request', (req: Request, _interceptor: unknown, body: string) => {
+    received.push({ headers: Object.fromEntries(req.headers), body });
+    for (const w of waiting.filter((x) => received.length >= x.count)) w.resolve();
+  });
+  return {
+    received,
+    waitFor: (count) => (received.length >= count ? Promise.resolve() : new Promise((resolve) => { waiting.push({ count, resolve }); })),
+  };
+}
+
+async function discord(t: Parameters<typeof build>[0]): Promise<{ app: FastifyInstance; channel: Channel }> {
   const app = await build(t, {
     features: ['users', 'credits', 'store', 'support', 'notifications'],
     config: { plugins: { notifications: { pollMs: 100 } }, site: { currency: 'EUR' } },
   });
-  // Discord answers a webhook post with 204.
-  const channel = await startReceiver(() => ({ status: 204 }));
-  t.teardown(() => channel.close());
   await created(app, '/api/admin/notifications/endpoints', {
-    name: '#shop', kind: 'discord', url: channel.url, events: ['store.order.completed', 'support.ticket.created'],
+    name: '#shop', kind: 'discord', url: `https://discord.com${WEBHOOK}`, events: ['store.order.completed', 'support.ticket.created'],
   }, 'json');
-  return { app, channel };
+  return { app, channel: channel() };
 }
 
-const message = (channel: Receiver, i: number) => JSON.parse(channel.received[i]!.body) as { embeds: Embed[]; allowed_mentions: unknown };
+const message = (channel: Channel, i: number) => JSON.parse(channel.received[i]!.body) as { embeds: Embed[]; allowed_mentions: unknown };
 
 t.test('a purchase and a new ticket are announced as embeds: who, what, how much', async (t) => {
   const { app, channel } = await discord(t);

@@ -4,13 +4,13 @@ import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { build, call, onMysql, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { expectErrors, makeUser, rowCount } from '../../../test/fixtures.ts';
-import { type Answer, startReceiver, verified, type Receiver } from '../../../test/receiver.ts';
+import { type Answer, RECEIVERS, startReceiver, verified, type Receiver } from '../../../test/receiver.ts';
 
 const FEATURES = ['users', 'credits', 'notifications'];
 const FAST = { retryDelaysSeconds: [1, 3], timeoutMs: 1000, leaseSeconds: 5, pollMs: 100 };
 
 async function app(t: Parameters<typeof build>[0], options: Record<string, unknown> = {}, databaseUrl?: string): Promise<FastifyInstance> {
-  return build(t, { features: FEATURES, config: { plugins: { notifications: { ...FAST, ...options } } }, databaseUrl });
+  return build(t, { features: FEATURES, config: { plugins: { notifications: { ...FAST, ...options } }, outbound: RECEIVERS }, databaseUrl });
 }
 
 async function receiver(t: { teardown(fn: () => unknown): void }, answer?: Answer): Promise<Receiver> {
