@@ -122,6 +122,18 @@ export function isTimeZone(name: string): boolean {
   }
 }
 
+/** C0, DEL and C1 controls (`\p{Cc}`) and the line and paragraph separators. */
+const CONTROL = /[\p{Cc}\u2028\u2029]/u;
+
+/**
+ * True if the text holds a control character, a line break among them. A value that ends up in a
+ * game command, a URL or a header must not: a bridge that writes commands as lines would run what
+ * follows a line break as a command of its own.
+ */
+export function hasControlCharacter(text: string): boolean {
+  return CONTROL.test(text);
+}
+
 /**
  * Orders names by their UTF-16 code units. The names sorted at start-up (features, settings,
  * migrations) are ASCII, and localeCompare would load ICU's collation data to order them.

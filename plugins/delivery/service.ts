@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { AuditLog } from '../../core/audit.ts';
 import { countParam, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
-import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
+import { addSeconds, displayTimestamp, hasControlCharacter, now } from '../../core/format.ts';
 import type { EventBus } from '../../core/events.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { empty, join, raw, sql, where, type Sql } from '../../core/sql.ts';
@@ -60,15 +60,32 @@ export interface RenderContext {
   quantity: number;
 }
 
+const CONTROL_WHY = 'holds a line break or another control character: a game server would run what follows it as a command of its own';
+
+/**
+ * The command as the game server gets it. Whatever the entry points let through (a value stored
+ * before they checked, a future caller), a command with a control character is refused, never
+ * emitted or stripped: the caller's transaction (a buy) rolls back and nothing is queued.
+ */
 function render(command: string, c: RenderContext): string {
   const values: Record<string, string> = {
     username: c.username, userID: String(c.userId), quantity: String(c.quantity), orderID: String(c.orderId),
     productID: String(c.item.productId), productName: c.item.productName, chatUserID: c.chatUserId,
   };
+  const of = c.item.productId === CHARGEBACK_PRODUCT ? 'a chargeback command' : `the command of product ${c.item.productId}`;
+  if (hasControlCharacter(command)) throw new DomainError('VALIDATION_ERROR', `command: ${of} ${CONTROL_WHY}.`);
   return command.replace(/\{([^{}]*)\}/g, (whole, name: string) => {
     const variable = VARIABLE.exec(name);
-    if (variable) return Object.hasOwn(c.item.variables, variable[1]!) ? c.item.variables[variable[1]!]! : '';
-    return Object.hasOwn(values, name) ? values[name]! : whole;
+    if (variable) {
+      const value = Object.hasOwn(c.item.variables, variable[1]!) ? c.item.variables[variable[1]!]! : '';
+      if (hasControlCharacter(value)) {
+        throw new DomainError('INVALID_VARIABLE', `Invalid variable for product ${c.item.productId}: "${variable[1]}" ${CONTROL_WHY}.`);
+      }
+      return value;
+    }
+    const value = Object.hasOwn(values, name) ? values[name]! : whole;
+    if (hasControlCharacter(value)) throw new DomainError('VALIDATION_ERROR', `${name}: in ${of}, {${name}} ${CONTROL_WHY}.`);
+    return value;
   });
 }
 
@@ -225,6 +242,7 @@ export class DbDeliveryService implements DeliveryService {
   }
 
   async #check(input: CommandInput): Promise<void> {
+    if (hasControlCharacter(input.command)) throw new DomainError('VALIDATION_ERROR', `command: ${CONTROL_WHY}.`);
     checkPlaceholders(input.command);
     await this.getServer(input.serverID);
   }
@@ -456,14 +474,14 @@ export class DbDeliveryService implements DeliveryService {
         }
       }
       return out;
-    });
+    }, { causal: true });
   }
 
   async ack(token: string, ids: number[], result: 'done' | 'failed', message: string): Promise<string[]> {
     const serverId = await this.#serverByToken(token);
     const wanted = [...new Set(ids)];
     if (wanted.length === 0) return [];
-    return this.#db.transaction(async () => {
+    const settled = await this.#db.transaction(async () => {
       const at = now();
       const settled: string[] = [];
       for (const id of wanted) {
@@ -482,7 +500,15 @@ export class DbDeliveryService implements DeliveryService {
       }
       if (result === 'failed') await this.#toldFailed(settled.map(Number));
       return settled;
-    });
+    }, { causal: true });
+    // Not a success unless every row was settled: a plugin that reads only the status must not take
+    // a row whose lease had lapsed (and may go to another claimer) for one it reported.
+    if (settled.length < wanted.length) {
+      const unsettled = wanted.map(String).filter((id) => !settled.includes(id));
+      throw new DomainError('DELIVERY_NOT_SETTLED', `${unsettled.length} of ${wanted.length} rows were not settled: not claimed by this server or their ` +
+        `lease had lapsed (${unsettled.slice(0, 10).join(', ')}${unsettled.length > 10 ? ', …' : ''}).`, { details: { ids: settled, unsettled } });
+    }
+    return settled;
   }
 
   /** Of these rows, those `failed` now are told to listeners (webhooks), in the transaction that failed them. */
@@ -629,7 +655,7 @@ export class DbDeliveryService implements DeliveryService {
         if (affectedRows === 1) out.push({ command: r.command, username: r.username });
       }
       return out;
-    });
+    }, { causal: true });
   }
 }
 

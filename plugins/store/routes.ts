@@ -167,7 +167,7 @@ function buyRoute(host: FastifyInstance, store: DbStoreService, settings: Settin
   app.post('/api/store/buy', {
     // A key that may buy for players need not write anything else of the store.
     // The game plugin reads `error` into its enum; a product whose role is gone, or privileged, cannot be sold: the nearest is "no such product".
-    config: { scopeAction: 'buy', clientErrors: gamePlugin({ fields: { products: 'PRODUCT_NOT_FOUND' },
+    config: { scopeAction: 'buy', idempotent: 'transaction', clientErrors: gamePlugin({ fields: { products: 'PRODUCT_NOT_FOUND' },
       codes: { ROLE_NOT_FOUND: 'PRODUCT_NOT_FOUND', FORBIDDEN: 'PRODUCT_NOT_FOUND' } }) },
     schema: {
       tags, summary: 'Buy products with the credit balance',
@@ -175,19 +175,21 @@ function buyRoute(host: FastifyInstance, store: DbStoreService, settings: Settin
         + 'A product granting a privileged role (one that opens the staff console) is not for sale: FORBIDDEN, nothing charged. '
         + `Each unit costs ${PRICE_RULE}. \`coupon\` and \`giftCard\` (with the promotions feature) take their share off; \`total\` is what the balance paid, `
         + '`discount` what the sale, the product\'s own discount and the coupon took off (a gift card pays, it does not discount). '
-        + 'A code that does not apply is PROMOTION_INVALID; one whose last use or balance went to another buyer meanwhile is PROMOTION_USED_UP.',
+        + 'A code that does not apply is PROMOTION_INVALID; one whose last use or balance went to another buyer meanwhile is PROMOTION_USED_UP. '
+        + 'Codes refused count per player and per API client (plugins.promotions.wrongCodes): past the limit, RATE_LIMITED until the window ends.',
       body: BuyBody,
       response: { 200: BuyResponse, 201: BuyResponse },
       errors: [
         'USER_NOT_FOUND', 'PRODUCT_NOT_FOUND', 'ROLE_NOT_FOUND', 'INVALID_QUANTITY', 'INVALID_VARIABLE', 'OUT_OF_STOCK', 'INSUFFICIENT_BALANCE',
-        'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED', 'PROMOTION_INVALID', 'PROMOTION_USED_UP',
+        'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED', 'PROMOTION_INVALID', 'PROMOTION_USED_UP', 'RATE_LIMITED',
       ],
     },
   }, async (request, reply) => {
     const { body } = request;
     const userID = String(body.userID).trim();
     if (!/^[0-9]{1,15}$/.test(userID)) throw new DomainError('VALIDATION_ERROR', 'userID must be a whole number');
-    const result = await store.buy(Number(userID), parseLines(body.products), request.apiKey?.name, { coupon: body.coupon, giftCard: body.giftCard });
+    const codes = { coupon: body.coupon, giftCard: body.giftCard, sender: { address: request.ip, api: true } };
+    const result = await store.buy(Number(userID), parseLines(body.products), request.apiKey?.name, codes);
     const orderID = String(result.orderId);
     return reply.code(settings.get().buyResponseStatus).send({
       status: true, orderID, credits: formatMoney(result.balance),
@@ -283,6 +285,7 @@ function adminProductRoutes(host: FastifyInstance, store: DbStoreService, settin
 function adminPaymentRoutes(host: FastifyInstance, store: DbStoreService, settings: SettingsService): void {
   const app = host.withTypeProvider<S.TypeBoxProvider>();
   app.post('/api/admin/payments', {
+    config: { idempotent: 'transaction' },
     schema: {
       tags: admin, summary: 'Record a real-money payment: a `payment` order, its credits, a donation entry',
       description: '`credit` (credits added to the balance) defaults to `amount`; `currency` to the site currency. '
@@ -302,11 +305,13 @@ function adminPaymentRoutes(host: FastifyInstance, store: DbStoreService, settin
   });
 
   app.post('/api/admin/store/orders/:id/refund', {
+    config: { idempotent: 'transaction' },
     schema: {
       tags: admin, summary: 'Refund a purchase paid from the balance',
       description: 'In one transaction: the price back to the balance, the cashback taken back, the stock restored, the roles it '
-        + 'granted shortened or revoked, status `refunded`. A second refund is CONFLICT.',
-      params: IdParam, response: { 200: OrderRow }, errors: ['ORDER_NOT_FOUND', 'CONFLICT', 'INVALID_AMOUNT'],
+        + 'granted shortened or revoked, status `refunded`. A second refund is CONFLICT. A refund command that would carry a control '
+        + 'character (a variable stored before they were refused) is refused with INVALID_VARIABLE, and nothing is refunded.',
+      params: IdParam, response: { 200: OrderRow }, errors: ['ORDER_NOT_FOUND', 'CONFLICT', 'INVALID_AMOUNT', 'INVALID_VARIABLE'],
     },
   }, async (request) => store.refund(pathId(request.params.id), request.apiKey?.name));
 }

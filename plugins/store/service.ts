@@ -9,7 +9,7 @@ import type { AuditLog } from '../../core/audit.ts';
 import { countParam, isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
-import { PERMANENT, addSeconds, displayTimestamp, formatMoney, now } from '../../core/format.ts';
+import { PERMANENT, addSeconds, displayTimestamp, formatMoney, hasControlCharacter, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { sql, where, type Sql } from '../../core/sql.ts';
 import { joined, type TableRecord } from '../../core/table.ts';
@@ -19,7 +19,7 @@ import type {
   Adjustment, BuyLine, BuyResult, Category, CategoryNode, Checkout, OrderItemEvent, OrderRow, PaymentOrderInput, PriceAdjuster, PricedLine, PricedProduct,
   Product, PromotionCodes, PurchaseBuyer, PurchaseRules, Quote, RequestedLine, ShownCategory, ShownProduct, StoreService, Variable,
 } from './contract.ts';
-import { effectivePrice } from './contract.ts';
+import { effectivePrice, shownCategoryMap } from './contract.ts';
 import { StoreCategory, StoreOrder, StoreOrderAdjustment, StoreOrderItem, StoreProduct, StoreProductRule, StoreProductVariable } from './entities.ts';
 
 export type CategoryInput = Partial<Omit<Category, 'id'>>;
@@ -44,6 +44,9 @@ const o = StoreOrder.as('o');
 const oi = StoreOrderItem.as('oi');
 /** A product for sale with its purchase rules, by a left join: undefined rules where it has none. */
 const FOR_SALE = joined({ product: p, rules: r.optional() });
+/** What decides whether a category is on show (shownCategoryMap). */
+const CATEGORY_FLAGS = StoreCategory.pick('id', 'parentId', 'isActive');
+const ACTIVE_PRODUCT = sql`${P.isActive} = 1`;
 const VARIABLE = StoreProductVariable.pick('productId', 'name', 'required', 'allowedValues');
 /** The columns a page of the catalogue shows (the storefront's): its pages read no others. */
 const SHOWN_CATEGORY = StoreCategory.pick('id', 'parentId', 'name', 'gameDescription');
@@ -105,7 +108,10 @@ interface CheckedLine {
 
 const MAX_VARIABLE_LENGTH = 255;
 
-/** The variables of one line against what the product declares: every required one present, every value allowed. */
+/**
+ * The variables of one line against what the product declares: every required one present, every
+ * value allowed and free of control characters (a value may be rendered into a game command).
+ */
 function checkVariables(line: RequestedLine, product: Product): BuyLine['variables'] {
   const fail = (why: string) => new DomainError('INVALID_VARIABLE', `Invalid variable for product ${product.id}: ${why}.`);
   const declared = new Map(product.variables.map((v) => [v.name, v]));
@@ -114,7 +120,9 @@ function checkVariables(line: RequestedLine, product: Product): BuyLine['variabl
   }
   const chosen: BuyLine['variables'] = [];
   for (const v of product.variables) {
-    const value = line.variables.get(v.name)?.trim() ?? '';
+    const sent = line.variables.get(v.name) ?? '';
+    if (hasControlCharacter(sent)) throw fail(`"${v.name}" holds a line break or another control character`);
+    const value = sent.trim();
     if (value === '') {
       if (v.required) throw fail(`"${v.name}" is required`);
       continue;
@@ -219,6 +227,12 @@ export class DbStoreService implements StoreService {
     return { checkout, adjustments };
   }
 
+  /** `fn`, a buy or quote judging `codes`, within each adjuster's `judging` (a limit on guessing codes). */
+  #judged<T>(codes: PromotionCodes, buyer: PurchaseBuyer, fn: () => Promise<T>): Promise<T> {
+    if (!codes.coupon && !codes.giftCard) return fn();
+    return this.#adjusters.reduce<() => Promise<T>>((inner, a) => (a.judging ? () => a.judging!(codes, buyer, inner) : inner), fn)();
+  }
+
   /** The adjustments on the order, and each adjuster takes its own for good (in the order's transaction; a sale's figures need no code). */
   async #takeAdjustments(checkout: Checkout, orderId: number, adjustments: Adjustment[]): Promise<void> {
     if (adjustments.length > 0) await StoreOrderAdjustment.insertMany(this.#db, adjustments.map((a) => ({ orderId, ...a })));
@@ -303,13 +317,23 @@ export class DbStoreService implements StoreService {
    * Products matching the conditions (on store_products) with their variables: two queries however many
    * products there are, sent together (on MySQL, on two pooled connections outside a transaction).
    */
-  async #products(...conditions: (Sql | false)[]): Promise<Product[]> {
-    const clause = where(...conditions);
-    const [records, variables] = await Promise.all([
+  async #products(onSaleOnly: boolean, ...conditions: (Sql | false)[]): Promise<Product[]> {
+    const clause = where(...conditions, onSaleOnly && ACTIVE_PRODUCT);
+    const [records, variables, shown] = await Promise.all([
       StoreProduct.select(this.#db, sql`${clause} ${PRODUCT_ORDER}`),
       this.#variables(sql`${V.productId} in (select ${P.id} from ${StoreProduct} ${clause})`),
+      onSaleOnly ? this.#shownCategoryIds() : undefined,
     ]);
-    return records.map((record) => withVariables(record, variables));
+    return (shown ? records.filter((record) => shown.has(record.categoryId)) : records).map((record) => withVariables(record, variables));
+  }
+
+  /**
+   * The ids of the categories on show (shownCategoryMap): a read of three columns of a small table,
+   * beside each read of products for sale, so that a product under a hidden category is never sold.
+   */
+  async #shownCategoryIds(): Promise<ReadonlySet<number>> {
+    const rows = await this.#db.queryArrays(sql`select ${CATEGORY_FLAGS.columns} from ${StoreCategory}`);
+    return new Set(shownCategoryMap(rows.map(CATEGORY_FLAGS.fromArray)).keys());
   }
 
   /** The variables of the products matching `condition` (on store_product_variables), by product, in their order. */
@@ -327,26 +351,29 @@ export class DbStoreService implements StoreService {
   }
 
   /**
-   * The active products a buy names, each with its purchase rules (joined into the product's
+   * The products for sale a buy names, each with its purchase rules (joined into the product's
    * read: one statement fewer in every buy) and its variables (their ids are known, so no subquery).
    */
   async #forSale(ids: number[]): Promise<Map<number, { product: Product; rules: PurchaseRules }>> {
     const valid = productIds(ids);
     if (valid.length === 0) return new Map();
-    const [rows, variables] = await Promise.all([
+    const [rows, variables, shown] = await Promise.all([
       this.#db.queryArrays(sql`select ${FOR_SALE.columns} from ${p} left join ${r} on ${r.c.productId} = ${p.c.id}
         where ${p.c.id} in ${valid} and ${p.c.isActive} = 1`),
       this.#variables(sql`${V.productId} in ${valid}`),
+      this.#shownCategoryIds(),
     ]);
-    return new Map(rows.map((row) => {
+    const forSale = new Map<number, { product: Product; rules: PurchaseRules }>();
+    for (const row of rows) {
       const { product: record, rules } = FOR_SALE.read(row);
-      const product = withVariables(record, variables);
-      return [product.id, { product, rules: rules ?? NONE }];
-    }));
+      if (shown.has(record.categoryId)) forSale.set(record.id, { product: withVariables(record, variables), rules: rules ?? NONE });
+    }
+    return forSale;
   }
 
-  products(activeOnly = false): Promise<Product[]> {
-    return this.#products(activeOnly && sql`${P.isActive} = 1`);
+  /** Every product, or only those for sale. */
+  products(onSaleOnly = false): Promise<Product[]> {
+    return this.#products(onSaleOnly);
   }
 
   shownCategories(): Promise<ShownCategory[]> {
@@ -363,20 +390,21 @@ export class DbStoreService implements StoreService {
       conditions.push(sql`${column} in ${ids}`);
     }
     if (filter.featuredOnly) conditions.push(sql`${P.isFeatured} = 1`);
-    conditions.push(sql`${P.isActive} = 1`);
+    conditions.push(ACTIVE_PRODUCT);
     const clause = where(...conditions);
-    const [rows, variables] = await Promise.all([
+    const [rows, variables, shown] = await Promise.all([
       this.#db.queryArrays(sql`select ${SHOWN_PRODUCT.columns} from ${StoreProduct} ${clause} ${PRODUCT_ORDER}`),
       this.#variables(sql`${V.productId} in (select ${P.id} from ${StoreProduct} ${clause})`),
+      this.#shownCategoryIds(),
     ]);
-    return rows.map((row) => withVariables(SHOWN_PRODUCT.fromArray(row), variables));
+    return rows.map(SHOWN_PRODUCT.fromArray).filter((product) => shown.has(product.categoryId)).map((product) => withVariables(product, variables));
   }
 
-  /** The products of the given ids that exist (and are active, if asked), in one round of queries. */
-  async productsById(ids: number[], activeOnly: boolean): Promise<Map<number, Product>> {
+  /** The products of the given ids that exist (and are for sale, if asked), in one round of queries. */
+  async productsById(ids: number[], onSaleOnly: boolean): Promise<Map<number, Product>> {
     const valid = productIds(ids);
     if (valid.length === 0) return new Map();
-    const found = await this.#products(sql`${P.id} in ${valid}`, activeOnly && sql`${P.isActive} = 1`);
+    const found = await this.#products(onSaleOnly, sql`${P.id} in ${valid}`);
     return new Map(found.map((p) => [p.id, p]));
   }
 
@@ -471,19 +499,21 @@ export class DbStoreService implements StoreService {
 
   /**
    * Categories nested to any depth with their products, ordered by priority then id, in three
-   * queries whatever the size of the catalogue. `activeOnly` hides inactive categories (with all
-   * they contain) and inactive products; `rootId` returns that category's subtree instead of the
-   * top-level list.
+   * queries whatever the size of the catalogue. `activeOnly` shows only what is for sale: the
+   * categories on show (shownCategoryMap: a hidden one hides all it contains) and their active
+   * products; `rootId` returns that category's subtree instead of the top-level list.
    */
   async tree(opts: { activeOnly: boolean; rootId?: number }): Promise<CategoryNode[]> {
     // The whole catalogue's products are read beside its categories; a subtree's products come
     // after them, since the categories say which ids the subtree holds.
-    const [categories, allProducts] = await Promise.all([
-      this.categories(opts.activeOnly), opts.rootId === undefined ? this.products(opts.activeOnly) : undefined,
+    const [read, allProducts] = await Promise.all([
+      this.categories(opts.activeOnly), opts.rootId === undefined ? this.#products(false, opts.activeOnly && ACTIVE_PRODUCT) : undefined,
     ]);
+    const categories = opts.activeOnly ? [...shownCategoryMap(read).values()] : read;
     if (opts.rootId !== undefined && !categories.some((c) => c.id === opts.rootId)) {
       throw new DomainError('CATEGORY_NOT_FOUND', `No store category with ID ${opts.rootId}.`);
     }
+    // Products attach to the categories kept only: with activeOnly, an active product of a category on show, the rule of a buy.
     const nodes = new Map<number, CategoryNode>(categories.map((c) => [c.id, { ...c, subcategories: [], products: [] }]));
     const roots: CategoryNode[] = [];
     for (const node of nodes.values()) {
@@ -491,20 +521,19 @@ export class DbStoreService implements StoreService {
       if (node.parentId === 0) {
         if (opts.rootId === undefined) roots.push(node);
       } else {
-        // A child of a hidden or missing parent is never attached, so its whole branch stays hidden.
         nodes.get(node.parentId)?.subcategories.push(node);
       }
     }
-    const products = allProducts ?? await this.#subtreeProducts(roots[0]!);
+    const products = allProducts ?? await this.#subtreeProducts(roots[0]!, opts.activeOnly);
     for (const p of products) nodes.get(p.categoryId)?.products.push(p);
     return roots;
   }
 
-  #subtreeProducts(root: CategoryNode): Promise<Product[]> {
+  #subtreeProducts(root: CategoryNode, onSaleOnly: boolean): Promise<Product[]> {
     const ids: number[] = [];
     const walk = (n: CategoryNode) => { ids.push(n.id); n.subcategories.forEach(walk); };
     walk(root);
-    return this.#products(sql`${P.categoryId} in ${ids}`);
+    return this.#products(false, sql`${P.categoryId} in ${ids}`, onSaleOnly && ACTIVE_PRODUCT);
   }
 
   // ---- purchase rules
@@ -616,7 +645,7 @@ export class DbStoreService implements StoreService {
    * grant roles, credit the cashback, take the stock. Any failure rolls all of it back.
    */
   async buy(userId: number, requested: RequestedLine[], keyName?: string, codes: PromotionCodes = {}): Promise<BuyResult> {
-    return this.#db.transaction(async () => {
+    return this.#judged(codes, { userId }, () => this.#db.transaction(async () => {
       const user = await this.#users.requireById(userId);
       const lines = await this.#checked(user, requested);
       const at = now();
@@ -646,7 +675,7 @@ export class DbStoreService implements StoreService {
         orderId: order.id, balance, subtotal, discount, total, cashback,
         lines: lines.map((l) => ({ productId: l.product.id, quantity: l.quantity, variables: l.variables })),
       };
-    });
+    }));
   }
 
   /** Every line in one statement; the lines as the order's event carries them. */
@@ -686,7 +715,7 @@ export class DbStoreService implements StoreService {
   async quote(buyer: PurchaseBuyer, requested: RequestedLine[], codes: PromotionCodes = {}): Promise<Quote> {
     const user = await this.#buyer(buyer);
     const lines = await this.#checked(user, requested);
-    const { adjustments } = await this.#adjustments(user, lines, codes, now());
+    const { adjustments } = await this.#judged(codes, buyer, () => this.#adjustments(user, lines, codes, now()));
     const priced = lines.map((l) => ({
       productId: l.product.id, productName: l.product.name, quantity: l.quantity,
       variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])), unitPrice: l.product.price, unitTotal: l.unitTotal,

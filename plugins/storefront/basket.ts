@@ -3,6 +3,8 @@
  * never prices (the buy reads them from the catalogue). Whatever the cookie holds is checked on
  * the way in: a line that does not parse is dropped.
  */
+import { hasControlCharacter } from '../../core/format.ts';
+
 export interface BasketLine {
   productId: number;
   quantity: number;
@@ -27,7 +29,9 @@ function lineOf(raw: unknown): BasketLine | undefined {
   if (!Number.isInteger(quantity) || (quantity as number) < 1 || (quantity as number) > MAX_QUANTITY) return undefined;
   if (typeof variables !== 'object' || variables === null || Array.isArray(variables)) return undefined;
   const entries = Object.entries(variables);
-  if (entries.length > MAX_VARIABLES || entries.some(([k, v]) => typeof v !== 'string' || v.length > MAX_VALUE || k.length > 64)) return undefined;
+  // A control character never comes from the add form: such a line was written by hand.
+  if (entries.length > MAX_VARIABLES || entries.some(([k, v]) => typeof v !== 'string' || v.length > MAX_VALUE || k.length > 64
+    || hasControlCharacter(v))) return undefined;
   return { productId: productId as number, quantity: quantity as number, variables: Object.fromEntries(entries) as Record<string, string> };
 }
 

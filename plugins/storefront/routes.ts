@@ -1,10 +1,11 @@
 /** The storefront's pages: browsing, the basket and paying from the balance. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, errorStatus } from '../../core/errors.ts';
+import { hasControlCharacter } from '../../core/format.ts';
 import { formOf } from '../../core/pages.ts';
 import type { DonationsService } from '../donations/contract.ts';
 import type { CreditsService } from '../credits/contract.ts';
-import type { RequestedLine, ShownProduct, StoreService } from '../store/contract.ts';
+import type { CodeSender, RequestedLine, ShownProduct, StoreService } from '../store/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
 import type { PromotionsService } from '../promotions/contract.ts';
 import type { VotesService } from '../votes/contract.ts';
@@ -76,6 +77,15 @@ export function refusal(visit: Visit, err: DomainError, values: Record<string, s
   const key = `error.${err.code}`;
   return Object.hasOwn(LANGUAGES.en, key) ? visit.t(key as MessageKey, { detail: err.message, max: MAX_QUANTITY, ...values }) : err.message;
 }
+
+/** A refusal of the player's codes: too many wrong ones says how long to wait. */
+function codeRefusal(visit: Visit, err: DomainError): string {
+  if (err.code !== 'RATE_LIMITED') return refusal(visit, err);
+  return visit.t('codes.tooMany', { after: `${Math.max(1, Math.ceil((err.retryAfterSeconds ?? 60) / 60))} min` });
+}
+
+/** Who sends the basket's codes, for the limits on wrong ones: the address, and a guest's session (a player counts by account). */
+const senderOf = (visit: Visit): CodeSender => ({ address: visit.request.ip, session: visit.player ? undefined : visit.csrf });
 
 /** A refusal the page can show (a client's mistake), not a fault. */
 export function refused(err: unknown): err is DomainError {
@@ -179,7 +189,8 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
     if (!(codes.coupon || codes.giftCard) || !kept.length) return { adjustments: [], toPay: total };
     try {
       // A guest's name is typed at payment; the coupon's per-player count is checked again then.
-      const quote = await store.quote(visit.player ? { userId: visit.player.user.id } : { guestName: 'guest' }, requestedOf(kept), codes);
+      const quote = await store.quote(visit.player ? { userId: visit.player.user.id } : { guestName: 'guest' }, requestedOf(kept),
+        { ...codes, sender: senderOf(visit) });
       return {
         toPay: quote.total,
         adjustments: quote.adjustments.map((a) => ({
@@ -188,7 +199,7 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
       };
     } catch (err) {
       if (!refused(err)) throw err;
-      return { adjustments: [], toPay: total, codeError: refusal(visit, err) };
+      return { adjustments: [], toPay: total, codeError: codeRefusal(visit, err), limited: err.code === 'RATE_LIMITED' };
     }
   };
 
@@ -209,8 +220,10 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
     return { lines, kept, total, gone: kept.length !== visit.basket.length, codes, ...await withCodes(visit, kept, total, codes) };
   };
 
-  const basketPage = async (visit: Visit, alert?: string, status?: number, guest: { guestName?: string; guestError?: string } = {}, typed?: BasketCodes) => {
-    const { lines, total, gone, codes, adjustments, toPay, codeError } = await basketView(visit, typed);
+  /** The basket page; `view` when the request has judged its codes already (judged again, a wrong one would count twice). */
+  const basketPage = async (visit: Visit, alert?: string, status?: number, guest: { guestName?: string; guestError?: string } = {}, typed?: BasketCodes,
+    view?: Awaited<ReturnType<typeof basketView>>) => {
+    const { lines, total, gone, codes, adjustments, toPay, codeError } = view ?? await basketView(visit, typed);
     const credits = peers.credits?.();
     const balance = visit.player && credits ? visit.money(await credits.balance(visit.player.user.id)) : undefined;
     const gateways = (peers.payments()?.availableGateways() ?? []).map((id) => ({ id, name: gatewayName(id) }));
@@ -221,10 +234,12 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
 
   pages.post('/basket/codes', async (visit, form) => {
     const typed = { coupon: codeOf(form.coupon), giftCard: codeOf(form.giftCard) };
-    const { codeError, kept } = await basketView(visit, typed);
+    const view = await basketView(visit, typed);
+    const { codeError, kept, limited } = view;
     const unreadable = (['coupon', 'giftCard'] as const).some((f) => (form[f] ?? '').trim() !== '' && !typed[f]);
     if (codeError || unreadable) {
-      return basketPage(visit, undefined, 422, {}, { coupon: form.coupon?.trim().slice(0, 64), giftCard: form.giftCard?.trim().slice(0, 64) });
+      const shown = { coupon: form.coupon?.trim().slice(0, 64), giftCard: form.giftCard?.trim().slice(0, 64) };
+      return basketPage(visit, undefined, limited ? 429 : 422, {}, shown, codeError ? { ...view, codes: shown } : undefined);
     }
     const any = Boolean(typed.coupon || typed.giftCard) && kept.length > 0;
     saveCodes(visit, any ? typed : {});
@@ -242,7 +257,10 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
     if (!quantity) return back(visit.t('error.INVALID_QUANTITY', { max: MAX_QUANTITY }));
     const variables: Record<string, string> = {};
     for (const v of product.variables) {
-      const value = (form[`var_${v.name}`] ?? '').trim().slice(0, 255);
+      const sent = form[`var_${v.name}`] ?? '';
+      // A value may be rendered into a game command, where a line break starts a command of its own.
+      if (hasControlCharacter(sent)) return back(visit.t('error.INVALID_VARIABLE', { detail: `${v.name}: ${visit.t('error.controlCharacter')}` }));
+      const value = sent.trim().slice(0, 255);
       if (!value) {
         if (v.required) return back(visit.t('error.INVALID_VARIABLE', { detail: `${v.name}: ${visit.t('error.required')}` }));
         continue;
@@ -272,16 +290,18 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
   });
 
   pages.post('/checkout', async (visit) => {
-    const { kept } = await basketView(visit);
-    if (!kept.length) return site.redirect(visit, site.u('/basket'));
+    const view = await basketView(visit);
+    if (!view.kept.length) return site.redirect(visit, site.u('/basket'));
+    if (view.codeError) return basketPage(visit, view.codeError, view.limited ? 429 : 409, {}, undefined, view);
+    const { kept } = view;
     try {
-      const result = await store.buy(visit.player!.user.id, requestedOf(kept), 'storefront', codesOf(visit));
+      const result = await store.buy(visit.player!.user.id, requestedOf(kept), 'storefront', { ...codesOf(visit), sender: senderOf(visit) });
       saveBasket(visit, []);
       saveCodes(visit, {});
       return site.redirect(visit, site.u(`/account/orders/${result.orderId}`), visit.t('checkout.done', { id: result.orderId }));
     } catch (err) {
       if (!refused(err)) throw err;
-      return basketPage(visit, refusal(visit, err), 409);
+      return basketPage(visit, codeRefusal(visit, err), err.code === 'RATE_LIMITED' ? 429 : 409);
     }
   }, { signedIn: true, limit: { name: 'checkout', rate: opts.checkoutLimit } });
 
@@ -295,17 +315,17 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
       const started = await payments.startPurchase({
         gateway, ...(visit.player ? { userId: visit.player.user.id } : { guestName }),
         lines: visit.basket.map((l) => ({ productId: l.productId, quantity: l.quantity, variables: l.variables })), ...peers.pay.urls(visit, '/basket'),
-        codes: codesOf(visit),
+        codes: { ...codesOf(visit), sender: senderOf(visit) },
       });
       saveBasket(visit, []);
       saveCodes(visit, {});
       return peers.pay.onward(visit, started, gateway);
     } catch (err) {
       if (!payRefused(err)) throw err;
-      const message = refusal(visit, err);
+      const message = codeRefusal(visit, err);
       return err.code === 'INVALID_GUEST_NAME'
         ? basketPage(visit, undefined, 422, { guestName, guestError: message })
-        : basketPage(visit, message, err.code === 'GATEWAY_ERROR' ? 502 : 409, { guestName });
+        : basketPage(visit, message, err.code === 'GATEWAY_ERROR' ? 502 : err.code === 'RATE_LIMITED' ? 429 : 409, { guestName });
     }
   }, { limit: { name: 'checkout', rate: opts.checkoutLimit } });
 }

@@ -2,7 +2,7 @@ import type { AuditLog } from '../../core/audit.ts';
 import { countParam, isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
-import { PERMANENT, addSeconds, now } from '../../core/format.ts';
+import { PERMANENT, addSeconds, hasControlCharacter, now } from '../../core/format.ts';
 import { empty, raw, sql, type Sql } from '../../core/sql.ts';
 import { joined, type TableRecord } from '../../core/table.ts';
 import {
@@ -244,6 +244,8 @@ export class DbUsersService implements UsersService {
   }
 
   async linkAccount(userId: number, platform: string, externalId: string): Promise<void> {
+    // A linked ID is rendered into game commands ({chatUserID}): a line break there would run as a command of its own.
+    if (hasControlCharacter(externalId)) throw new DomainError('VALIDATION_ERROR', 'externalID: a line break or another control character is not allowed.');
     await this.#db.transaction(async () => {
       await this.#db.run(sql`delete from ${UsersLinkedAccount}
         where (${L.userId} = ${userId} and ${L.platform} = ${platform}) or (${L.platform} = ${platform} and ${L.externalId} = ${externalId})`);
