@@ -1,7 +1,8 @@
 /**
  * Request rate limits counted in the database: @fastify/rate-limit's store for every route's
  * `config.rateLimit`, so the instances on one database share one count per key and window and a
- * client sent to two of them gets the limit once, not twice.
+ * client sent to two of them gets the limit once, not twice. AttemptLimit counts a service's own
+ * attempts (wrong codes) in the same table, given back when an attempt turns out right.
  */
 import { hash } from 'node:crypto';
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
@@ -98,6 +99,12 @@ class RateCounter {
     });
   }
 
+  /** Takes back one request counted in `bucket`'s current window (one that turned out not to count). */
+  async giveBack(bucket: string): Promise<void> {
+    await this.#db.run(sql`update ${CoreRateLimit} set ${L.hits} = ${L.hits} - 1
+      where ${L.bucket} = ${bucket} and ${L.hits} > 0 and ${L.expiresAt} > ${Date.now()}`);
+  }
+
   /** Deletes the windows that have ended: a later request starts a new one either way. */
   async sweep(): Promise<void> {
     await this.#db.run(sql`delete from ${CoreRateLimit} where ${L.expiresAt} <= ${Date.now()}`);
@@ -139,4 +146,48 @@ export function rateLimitStore(app: FastifyInstance, db: Database, sweepSeconds:
   everyRound(app, app.log, 'rate limit sweep', sweepSeconds * 1000, () => counter.sweep());
   // The typings say `child` gets the route's options; it gets them merged into the limit's, with the route as `routeInfo`.
   return databaseStore(counter) as unknown as FastifyRateLimitStoreCtor;
+}
+
+/** A limit's numbers: attempts per window; 0 = no limit. */
+export interface AttemptRate {
+  max: number;
+  windowSeconds: number;
+}
+
+/**
+ * Attempts a service counts itself, in the same table and windows as the routes' limits (so every
+ * instance shares them): each is claimed before it is judged, so guesses sent together count too,
+ * and given back when it turned out right. Claim outside any transaction: a rollback would undo the count.
+ */
+export class AttemptLimit {
+  readonly #counter: RateCounter;
+  readonly #scope: string;
+
+  constructor(db: Database, scope: string) {
+    this.#counter = new RateCounter(db);
+    this.#scope = scope;
+  }
+
+  #bucket(key: string): string {
+    return hash('sha256', `${this.#scope}\n${key}`, 'hex');
+  }
+
+  /**
+   * Counts one attempt against each key under its rate; the seconds to wait when any of them is
+   * over its limit (that attempt stays counted), else undefined.
+   */
+  async claim(keys: { key: string; rate: AttemptRate }[]): Promise<number | undefined> {
+    let wait: number | undefined;
+    for (const { key, rate } of keys) {
+      if (rate.max <= 0) continue;
+      const { current, ttl } = await this.#counter.hit(this.#bucket(key), rate.windowSeconds * 1000, rate.max, {});
+      if (current > rate.max) wait = Math.max(wait ?? 0, Math.max(1, Math.ceil(ttl / 1000)));
+    }
+    return wait;
+  }
+
+  /** The attempt claimed on each key was right: it no longer counts. */
+  async giveBack(keys: { key: string; rate: AttemptRate }[]): Promise<void> {
+    for (const { key, rate } of keys) if (rate.max > 0) await this.#counter.giveBack(this.#bucket(key));
+  }
 }

@@ -64,6 +64,8 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
 
   // ---- the player's side
   app.post('/api/payments/checkout', {
+    // The gateway is called out to: no transaction may be held meanwhile.
+    config: { idempotent: 'own-commit' },
     schema: {
       tags, summary: 'Start a payment at a gateway',
       description: '`userID` or `username`; `amount` (site currency, credited 1:1) or `packageID`. Send the player to `checkoutURL`.',
@@ -78,6 +80,7 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
     schema: { tags, summary: 'Top-up packages on offer, cheapest first', response: { 200: Type.Array(PackageRow) } },
   }, async () => (await payments.packages()).map(showPackage));
   app.post('/api/payments/purchase', {
+    config: { idempotent: 'own-commit' },
     schema: {
       tags, summary: 'Buy a basket directly at a gateway',
       description: 'The buyer is `userID`, `username` or, for a guest, `guestName`. Prices come from the catalogue; the basket is checked as a buy is. '
@@ -89,13 +92,13 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
         'GATEWAY_UNAVAILABLE', 'INVALID_URL', 'USER_NOT_FOUND', 'GUEST_CHECKOUT_DISABLED', 'INVALID_GUEST_NAME', 'PRODUCT_NOT_FOUND', 'INVALID_QUANTITY',
         'INVALID_VARIABLE', 'OUT_OF_STOCK', 'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED', 'ACCOUNT_REQUIRED',
           'INVALID_AMOUNT', 'GATEWAY_ERROR',
-        'PROMOTION_INVALID',
+        'PROMOTION_INVALID', 'RATE_LIMITED',
       ],
     },
   }, async (request) => {
     const { gateway, userID, username, guestName, lines, returnURL, cancelURL, coupon, giftCard } = request.body;
     const started = await payments.startPurchase({
-      gateway, returnURL, cancelURL, guestName, codes: { coupon, giftCard },
+      gateway, returnURL, cancelURL, guestName, codes: { coupon, giftCard, sender: { address: request.ip, api: true } },
       userId: username !== undefined && userID === undefined ? await payments.userIdOf(username) : userID === undefined ? undefined : Number(userID),
       lines: lines.map((l) => ({ productId: Number(l.productID), quantity: l.quantity === undefined ? 1 : Number(l.quantity), variables: l.variables ?? {} })),
     });

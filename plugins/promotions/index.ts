@@ -10,12 +10,21 @@ import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { promotionsRoutes } from './routes.ts';
 import { DbPromotionsService } from './service.ts';
+import { WrongCodes } from './wrong-codes.ts';
+
+const limit = (max: number, windowSeconds: number) => Type.Object({
+  /** Wrong codes per window; 0 = no limit. */
+  max: Type.Integer({ minimum: 0, default: max }),
+  windowSeconds: Type.Integer({ minimum: 1, default: windowSeconds }),
+}, { default: {} });
 
 const options = Type.Object({
   /** Sales and gift-card products are read into memory this often (and at once after a change on this instance). */
   cacheSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 5 }),
   /** Characters of a gift card code the server makes. */
   codeLength: Type.Integer({ minimum: 8, maximum: 64, default: 16 }),
+  /** Wrong coupon and gift card codes a client may send before every code is refused for the rest of the window (wrong-codes.ts). */
+  wrongCodes: Type.Object({ perAddress: limit(10, 600), perAccount: limit(10, 600), perApiClient: limit(100, 600) }, { default: {} }),
 });
 
 export default defineFeature({
@@ -28,7 +37,8 @@ export default defineFeature({
   errors: { COUPON_NOT_FOUND: 404, GIFT_CARD_NOT_FOUND: 404, SALE_NOT_FOUND: 404 },
   async register(app, { db, events, services, settings, options: opts, log }) {
     const store = services.get(storeRef);
-    const promotions = new DbPromotionsService({ db, settings, store, credits: services.get(creditsRef), codeLength: opts.codeLength });
+    const wrongCodes = new WrongCodes(db, opts.wrongCodes);
+    const promotions = new DbPromotionsService({ db, settings, store, credits: services.get(creditsRef), codeLength: opts.codeLength, wrongCodes });
     services.provide(promotionsRef, promotions);
     store.addPriceAdjuster(promotions);
     // A gift card bought is issued with its order; an order refunded gives back what its promotions took.
@@ -38,7 +48,7 @@ export default defineFeature({
     events.onCommitting('store.order.refunded', (e) => promotions.refunded(e.orderId, e.userId));
     app.addHook('onReady', () => promotions.reload());
     everyRound(app, log, 'promotions cache', opts.cacheSeconds * 1000, () => promotions.reload());
-    await promotionsRoutes(app, promotions, services.get(usersRef), settings);
+    await promotionsRoutes(app, promotions, services.get(usersRef), settings, wrongCodes);
     return promotions;
   },
   console: promotionsSections,

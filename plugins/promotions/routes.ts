@@ -11,6 +11,7 @@ import * as S from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { UserRefParams, type UsersService } from '../users/contract.ts';
 import type { DbPromotionsService } from './service.ts';
+import { holderOf, type WrongCodes } from './wrong-codes.ts';
 import {
   COUPON_DEFAULTS, CommunityGoalRow, CouponBody, CouponPatchBody, CouponRow, GiftCardBody, GiftCardPatchBody, GiftCardRow, GiftProductBody, GiftProductRow,
   LedgerEntry, RedeemBody, SaleBody, SalePatchBody, SaleRow, cents, couponInput, couponRow, giftCardRow, goalRow, ledgerEntry, saleInput, saleRow,
@@ -20,7 +21,8 @@ const IdParam = Type.Object({ id: Type.String({ maxLength: 32 }) });
 const CodeParam = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) });
 const pathId = (id: string) => (/^[0-9]{1,15}$/.test(id) ? Number(id) : 0);
 
-export async function promotionsRoutes(host: FastifyInstance, promotions: DbPromotionsService, users: UsersService, settings: SettingsService): Promise<void> {
+export async function promotionsRoutes(host: FastifyInstance, promotions: DbPromotionsService, users: UsersService, settings: SettingsService,
+  wrongCodes: WrongCodes): Promise<void> {
   const app = host.withTypeProvider<S.TypeBoxProvider>();
   const tz = () => settings.get().timezone;
   const done = { status: true as const };
@@ -39,24 +41,26 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
     schema: {
       tags: ['promotions'], summary: 'A gift card\'s balance, by its code (case-insensitive)', params: CodeParam,
       response: { 200: Type.Object({ code: S.example('K7M2QX9RT4WB6PZA'), balance: S.moneyStr(), isActive: S.flagStr('0: paused') }) },
-        errors: ['GIFT_CARD_NOT_FOUND'],
+        errors: ['GIFT_CARD_NOT_FOUND', 'RATE_LIMITED'],
     },
-  }, async ({ params }) => {
-    const card = await promotions.cardByCode(params.code);
+  }, async ({ params, ip }) => {
+    const card = await wrongCodes.judging({ address: ip, api: true }, undefined, () => promotions.cardByCode(params.code));
     return { code: card.code, balance: formatMoney(card.balance), isActive: card.isActive ? '1' : '0' };
   });
 
   app.post('/api/promotions/gift-cards/redeem', {
+    config: { idempotent: 'transaction' },
     schema: {
       tags: ['promotions'], summary: 'Put a gift card\'s whole balance on a player\'s credit balance', body: RedeemBody,
       response: { 200: S.ok({ credited: S.moneyStr('decimal: credits added'), credits: S.moneyStr('decimal: the balance after') }) },
-      errors: ['USER_NOT_FOUND', 'PROMOTION_INVALID', 'PROMOTION_USED_UP'],
+      errors: ['USER_NOT_FOUND', 'PROMOTION_INVALID', 'PROMOTION_USED_UP', 'RATE_LIMITED'],
     },
-  }, async ({ body }) => {
+  }, async ({ body, ip }) => {
     const userID = String(body.userID).trim();
     if (!/^[0-9]{1,15}$/.test(userID)) throw new DomainError('VALIDATION_ERROR', 'userID must be a whole number');
     const user = await users.requireById(Number(userID));
-    const credited = await promotions.redeemGiftCard(user.id, body.code);
+    const sender = { address: ip, api: true };
+    const credited = await wrongCodes.judging(sender, holderOf({ userId: user.id }, sender), () => promotions.redeemGiftCard(user.id, body.code));
     return { status: true as const, credited: formatMoney(credited), credits: formatMoney(await promotions.balanceOf(user.id)) };
   });
 
@@ -119,6 +123,7 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
     return (await promotions.cards()).map((c) => giftCardRow(c, figures.get(c.id), tz()));
   });
   app.post('/api/admin/promotions/gift-cards', {
+    config: { idempotent: 'transaction' },
     schema: { tags: admin, summary: 'Issue a gift card; without `code` the server makes one', body: GiftCardBody, response: { 201: GiftCardRow },
       errors: ['CONFLICT'] },
   }, async ({ body }, reply) => {

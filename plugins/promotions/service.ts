@@ -13,12 +13,15 @@ import { addSeconds, displayTimestamp, formatMoney, now, parseClientTimestamp } 
 import type { SettingsService } from '../../core/settings.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
-import type { Adjustment, Checkout, PriceAdjuster, PricedProduct, PricingLine, StoreService } from '../store/contract.ts';
+import type {
+  Adjustment, Checkout, PriceAdjuster, PricedProduct, PricingLine, PromotionCodes, PurchaseBuyer, StoreService,
+} from '../store/contract.ts';
 import type { CommunityGoal, PromotionsService } from './contract.ts';
 import {
   PromotionsCoupon, PromotionsCouponPlayer, PromotionsCouponUse, PromotionsGiftCard, PromotionsGiftCardLedger, PromotionsGiftCardProduct,
   PromotionsSale, PromotionsSaleUse,
 } from './entities.ts';
+import { holderOf, type WrongCodes } from './wrong-codes.ts';
 
 export type Coupon = TableRecord<typeof PromotionsCoupon>;
 export type GiftCard = TableRecord<typeof PromotionsGiftCard>;
@@ -55,8 +58,15 @@ const usedUp = (message: string) => new DomainError('PROMOTION_USED_UP', message
 const lineTotal = (lines: PricingLine[]) => lines.reduce((sum, l) => sum + l.unitTotal * l.quantity, 0);
 const ids = (json: string) => JSON.parse(json) as number[];
 
-/** A basket's buyer as coupons count players: by lower-cased name (a guest's checkout name meets the account registered with it). */
-const buyerKey = (checkout: Checkout) => checkout.username.toLowerCase();
+/**
+ * A basket's buyer as coupons count players: an account by its lower-cased name, a guest by the
+ * name typed at checkout in a space of its own (`guest:`), so a guest under a player's name never
+ * spends that player's uses. A typed name proves nothing (any player's, a new one each time): a
+ * coupon limited per player is for accounts only.
+ */
+const buyerKey = (checkout: Checkout) => (checkout.userId === 0 ? `guest:${checkout.username.toLowerCase()}` : checkout.username.toLowerCase());
+const perPlayerNeedsAccount = (coupon: Coupon) =>
+  invalid(`coupon: the coupon ${coupon.code} counts its uses per player: sign in to use it.`);
 
 /** Whether `at` is within an optional window (start included, end excluded). */
 function within(at: string, start: string | null, end: string | null): boolean {
@@ -74,6 +84,7 @@ export interface PromotionsDeps {
   credits: CreditsService;
   /** Characters of a gift card code made by the server. */
   codeLength: number;
+  wrongCodes: WrongCodes;
 }
 
 export class DbPromotionsService implements PromotionsService, PriceAdjuster {
@@ -82,6 +93,7 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
   readonly #store: StoreService;
   readonly #credits: CreditsService;
   readonly #codeLength: number;
+  readonly #wrongCodes: WrongCodes;
   /** Sales not ended and not paused, and the products that sell a gift card: what every buy and listing asks. */
   #sales: (Sale & { categories: number[] })[] = [];
   #giftProducts = new Map<number, number>();
@@ -92,6 +104,7 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
     this.#store = deps.store;
     this.#credits = deps.credits;
     this.#codeLength = deps.codeLength;
+    this.#wrongCodes = deps.wrongCodes;
   }
 
   /** Reads again what is held in memory. */
@@ -128,6 +141,11 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
     return this.#bestSale(p, at)?.price;
   }
 
+  /** A client's codes are judged within the limits on wrong codes (wrong-codes.ts). */
+  judging<T>(codes: PromotionCodes, buyer: PurchaseBuyer, fn: () => Promise<T>): Promise<T> {
+    return codes.sender ? this.#wrongCodes.judging(codes.sender, holderOf(buyer, codes.sender), fn) : fn();
+  }
+
   async price(checkout: Checkout): Promise<Adjustment[]> {
     const adjustments: Adjustment[] = [];
     let remaining = checkout.total;
@@ -154,6 +172,7 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
     if (!coupon?.isActive || !within(at, coupon.startDate, coupon.endDate)) throw invalid(`coupon: there is no coupon ${code} running.`);
     if (coupon.maxUses > 0 && coupon.uses >= coupon.maxUses) throw usedUp(`coupon: the coupon ${coupon.code} is used up.`);
     if (coupon.perPlayer > 0) {
+      if (checkout.userId === 0) throw perPlayerNeedsAccount(coupon);
       const [player] = await PromotionsCouponPlayer.select(this.#db, sql`where ${Pl.couponId} = ${coupon.id} and ${Pl.buyerKey} = ${buyerKey(checkout)}`);
       if (player && player.uses >= coupon.perPlayer) {
         throw invalid(`coupon: ${checkout.username} has used the coupon ${coupon.code} ${player.uses} times, the most it allows.`);
@@ -191,7 +210,10 @@ export class DbPromotionsService implements PromotionsService, PriceAdjuster {
     if (affectedRows === 0) throw usedUp(`coupon: the coupon ${a.code} is used up.`);
     const [coupon] = await PromotionsCoupon.select(this.#db, sql`where ${Co.codeKey} = ${key}`);
     const buyer = buyerKey(checkout);
-    if (!(await this.#countPlayer(coupon!, buyer))) {
+    // A guest is counted by no player (a limit per player set after its quote refuses it here).
+    if (checkout.userId === 0) {
+      if (coupon!.perPlayer > 0) throw perPlayerNeedsAccount(coupon!);
+    } else if (!(await this.#countPlayer(coupon!, buyer))) {
       throw usedUp(`coupon: ${checkout.username} has used the coupon ${a.code} ${coupon!.perPlayer} times, the most it allows.`);
     }
     await PromotionsCouponUse.insert(this.#db, {

@@ -35,6 +35,36 @@ export function effectivePrice(p: Pick<Product, 'price' | 'discountedPrice' | 'd
   return live ? p.discountedPrice : p.price;
 }
 
+/**
+ * The categories on show, by id: those active with every category above them active too (they
+ * nest to any depth), so a hidden category hides its whole branch. A category without `isActive`
+ * counts as active (a list of active ones already). With the product's own `isActive`, this is the
+ * one rule of what is for sale: the listing, the storefront, the basket and every checkout apply it.
+ */
+export function shownCategoryMap<C extends { id: number; parentId: number; isActive?: boolean }>(categories: readonly C[]): Map<number, C> {
+  const byId = new Map(categories.map((c) => [c.id, c]));
+  const decided = new Map<number, boolean>();
+  const shown = new Map<number, C>();
+  for (const category of categories) {
+    // Up to the top, a hidden or missing category, or one decided before; a loop (the API refuses one) hides its members.
+    const path: C[] = [];
+    let at: C | undefined = category;
+    let visible = true;
+    while (at) {
+      const known = decided.get(at.id);
+      if (known !== undefined) { visible = known; break; }
+      if (at.isActive === false || path.includes(at)) { visible = false; break; }
+      path.push(at);
+      if (at.parentId === 0) break;
+      at = byId.get(at.parentId);
+      if (!at) visible = false;
+    }
+    for (const c of path) decided.set(c.id, visible);
+  }
+  for (const c of categories) if (decided.get(c.id)) shown.set(c.id, c);
+  return shown;
+}
+
 /** What a page of the catalogue shows of a category. */
 export type ShownCategory = Pick<Category, 'id' | 'parentId' | 'name' | 'gameDescription'>;
 
@@ -100,10 +130,22 @@ export interface Quote {
   currency: string;
 }
 
+/** Who sends codes, for a price adjuster's limit on guessing them (plugins.promotions.wrongCodes). */
+export interface CodeSender {
+  /** The client's address as this server sees it. */
+  address: string;
+  /** Sent through the API: the address is the API client's (a game server, a web front end), which many players share. */
+  api?: boolean;
+  /** A guest's browser session (the storefront's): what a guest's codes count against besides the address. */
+  session?: string;
+}
+
 /** Codes a buyer sends with a buy (`coupon`, `giftCard`), for the price adjusters to judge. */
 export interface PromotionCodes {
   coupon?: string;
   giftCard?: string;
+  /** Who sent them: every client's codes carry it; the server's own (none today) are not counted. */
+  sender?: CodeSender;
 }
 
 /** The codes' fields of a buy's body (the store's buy, the payments feature's purchase). */
@@ -172,6 +214,12 @@ export interface PriceAdjuster {
    * amount), decided by the database; a DomainError (used up, spent meanwhile) rolls the order back.
    */
   take(checkout: Checkout, orderId: number, adjustments: Adjustment[]): Promise<void>;
+  /**
+   * Around a buy or a quote that judges codes sent by a client, outside any transaction (a rollback
+   * would undo what it writes): an adjuster limiting guesses counts the attempt, and refuses it
+   * (RATE_LIMITED) while its sender is over the limit.
+   */
+  judging?<T>(codes: PromotionCodes, buyer: PurchaseBuyer, fn: () => Promise<T>): Promise<T>;
 }
 
 export interface StoreService {
@@ -186,14 +234,16 @@ export interface StoreService {
   /** The active categories with what a page shows of them, ordered by priority then id (not their children: see tree). */
   shownCategories(): Promise<ShownCategory[]>;
   /**
-   * Active products of some categories, of some ids, or the featured ones, with what a page shows
-   * of them and their variables, ordered by priority then id: only those columns are read.
+   * Products for sale (active, and so is their category and every category above it: the rule the
+   * buy, the quote and the paid completion apply too) of some categories, of some ids, or the
+   * featured ones, with what a page shows of them and their variables, ordered by priority then
+   * id: only those columns are read.
    */
   shownProducts(filter: { categoryIds?: number[]; ids?: number[]; featuredOnly?: boolean }): Promise<ShownProduct[]>;
   /** The purchase rules of products that have any, by product id: one read. */
   rulesFor(productIds: number[]): Promise<Map<number, PurchaseRules>>;
-  /** Products by id, with their variables; `activeOnly` leaves out inactive ones. */
-  productsById(ids: number[], activeOnly: boolean): Promise<Map<number, Product>>;
+  /** Products by id, with their variables; `onSaleOnly` leaves out those not for sale (see shownProducts). */
+  productsById(ids: number[], onSaleOnly: boolean): Promise<Map<number, Product>>;
   /** A product's purchase rules; PRODUCT_NOT_FOUND when there is no such product. */
   rulesOf(productId: number): Promise<PurchaseRules>;
   /**
@@ -212,7 +262,7 @@ export interface StoreService {
    * roles, `store.order.completed` (delivery) and stock, no balance moved; an order of type
    * `payment` recording the gateway's payment (CONFLICT when it is recorded already). The quote's
    * adjustments are taken for good (a coupon used up meanwhile refuses). A refusal (stock, rules, a
-   * product gone, a promotion) is its DomainError.
+   * product gone or off sale, its category hidden, a promotion) is its DomainError.
    */
   buyPaid(buyer: PurchaseBuyer, offered: PricedLine[], payment: { paymentApi: string; paymentId: string; currency: string },
     adjustments?: Adjustment[]): Promise<{ orderId: number }>;
