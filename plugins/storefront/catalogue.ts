@@ -4,7 +4,7 @@
  */
 import sanitizeHtml from 'sanitize-html';
 import { PERMANENT } from '../../core/format.ts';
-import { effectivePrice, type CategoryNode, type PricedProduct, type Product, type PurchaseRules, type ShownCategory,
+import { effectivePrice, shownCategoryMap, type CategoryNode, type PricedProduct, type Product, type PurchaseRules, type ShownCategory,
   type ShownProduct } from '../store/contract.ts';
 import type { MessageKey, Translate } from './messages.ts';
 import type { Visit } from './site.ts';
@@ -89,21 +89,9 @@ export function allProducts(nodes: CategoryNode[]): Product[] {
   return nodes.flatMap((n) => [...n.products, ...allProducts(n.subcategories)]);
 }
 
-/** The categories a player sees: active, and every one above them active too (ordered as given). */
+/** The categories a player sees: active, and every one above them active too (ordered as given): the store's rule of what is for sale. */
 export function visibleCategories<C extends ShownCategory>(active: C[]): Map<number, C> {
-  const byId = new Map(active.map((c) => [c.id, c]));
-  const shown = new Map<number, boolean>();
-  const isShown = (c: C, depth = 0): boolean => {
-    let seen = shown.get(c.id);
-    if (seen === undefined) {
-      const parent = c.parentId === 0 ? undefined : byId.get(c.parentId);
-      // A loop in the parents (the API refuses one) would otherwise never end.
-      seen = c.parentId === 0 || (parent !== undefined && depth < 64 && isShown(parent, depth + 1));
-      shown.set(c.id, seen);
-    }
-    return seen;
-  };
-  return new Map(active.filter((c) => isShown(c)).map((c) => [c.id, c]));
+  return shownCategoryMap(active);
 }
 
 /** The path from a top-level category to the category `id` (both included), or undefined when it is not shown. */
