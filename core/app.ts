@@ -22,6 +22,7 @@ import { bodyParsing } from './http/body.ts';
 import { clientError, errorHandling, routerErrors, send } from './http/error-answers.ts';
 import { serializeError } from './http/error-log.ts';
 import { requestStages } from './http/stages.ts';
+import { idempotencyKeys } from './idempotency.ts';
 import { strictTypesError, unstorableError } from './http/strict-types.ts';
 import {
   RequestLog, completionLog, corsPolicy, databaseMetrics, metricsRegistry, metricsRoutes, requestId, requestLoggers, type Pino,
@@ -119,13 +120,14 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   const declared = declareSettings(await settingOwners(features));
   const site = siteDefaults(declared, config.site);
 
+  const say = options.bootLog ?? ((line: string) => process.stderr.write(`${line}\n`));
   const db = await connectAtBoot(config.database, () => openDatabase({
     config: config.database,
     entities: [...coreEntities, ...features.flatMap((f) => f.def.entities ?? [])],
     migrations: [...coreMigrations, ...features.flatMap((f) => f.def.migrations ?? [])],
-  }), options.bootLog ?? ((line) => process.stderr.write(`${line}\n`)));
+  }), say);
   try {
-    if (config.database.migrateOnStart) await migrate(db);
+    if (config.database.migrateOnStart) await migrate(db, { leaseSeconds: config.database.migrationLockSeconds, say });
     return await assemble(config, features, { declared, site }, db, env,
       options.logger === false ? undefined : hostLogger(config, options.logStream), options.selfChecks);
   } catch (err) {
@@ -222,6 +224,7 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
     store: rateLimitStore(app, db, config.rateLimits.sweepSeconds),
     errorResponseBuilder: (_req, ctx) => ({ statusCode: 429, code: 'FST_ERR_RATE_LIMIT_EXCEEDED', message: `Rate limit exceeded, retry in ${ctx.after}` }),
   });
+  idempotencyKeys(app, db, config.idempotency);
   if (config.docs.enabled) {
     await app.register(swagger, openapiOptions());
     await app.register(swaggerUi, { routePrefix: '/docs' });

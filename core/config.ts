@@ -111,6 +111,9 @@ export const ConfigSchema = Type.Object({
     debug: Type.Boolean({ default: false }),
     /** At boot, how long to keep retrying a database that cannot be reached (0: fail at once). */
     bootRetrySeconds: Type.Integer({ minimum: 0, default: 60 }),
+    /** How long the lock of an instance migrating the database outlives its last renewal: a crashed migrator's
+     * lock is taken over after this (core/db/migration-lock.ts). */
+    migrationLockSeconds: Type.Integer({ minimum: 3, default: 60 }),
     /** Create the MySQL/MariaDB database DATABASE_URL names when it does not exist (off: refuse to start). */
     createDatabase: Type.Boolean({ default: false }),
     /** MySQL/MariaDB: how often the connection marking a running server (core/server-mark.ts) is pinged;
@@ -129,6 +132,14 @@ export const ConfigSchema = Type.Object({
   rateLimits: Type.Object({
     /** How often windows that have ended are deleted from the database's count of each route's limit. */
     sweepSeconds: Type.Integer({ minimum: 1, default: 60 }),
+  }, { default: {}, additionalProperties: false }),
+  idempotency: Type.Object({
+    /** How long an Idempotency-Key's answer is kept and replayed; after it the key may be used again (core/idempotency.ts). */
+    ttlHours: Type.Number({ exclusiveMinimum: 0, default: 24 }),
+    /** How long a key stays "in progress" without an answer before a retry may take it over (its first request died before its commit). */
+    leaseSeconds: Type.Integer({ minimum: 1, default: 60 }),
+    /** How often keys past their expiry are deleted. */
+    sweepSeconds: Type.Integer({ minimum: 1, default: 600 }),
   }, { default: {}, additionalProperties: false }),
   docs: Type.Object({ enabled: Type.Boolean({ default: true }) }, { default: {}, additionalProperties: false }),
   metrics: Type.Object({

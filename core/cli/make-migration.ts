@@ -59,7 +59,7 @@ async function diff(dialect: Dialect): Promise<string[]> {
   try {
     const db = await openDatabase({
       config: { url, migrateOnStart: true, poolSize: 2, connectTimeoutMs: 2000, retryAfterSeconds: 1, transactionTries: 1, retryDelayMs: 0,
-        writeFaultSeconds: 1, debug: false, bootRetrySeconds: 0, createDatabase: false, markPingSeconds: 60, sqlMode: '' },
+        writeFaultSeconds: 1, debug: false, bootRetrySeconds: 0, createDatabase: false, markPingSeconds: 60, sqlMode: '', migrationLockSeconds: 60 },
       entities, migrations: existing,
     });
     try {

@@ -31,7 +31,7 @@ try {
       for (const m of pending) console.log(`pending\t${m.name}`);
       console.log(`${applied.length} applied, ${pending.length} pending.`);
     } else {
-      const done = await migrate(db);
+      const done = await migrate(db, { leaseSeconds: config.database.migrationLockSeconds, say: console.error });
       console.log(done.length ? `Applied ${done.length} migration(s):\n${done.join('\n')}` : 'The database is up to date.');
     }
   } finally {

@@ -2,6 +2,7 @@
 import { compareCodeUnits } from '../format.ts';
 import { raw, sql } from '../sql.ts';
 import type { Database } from './database.ts';
+import { MigrationLock, type MigrationLockOptions } from './migration-lock.ts';
 import type { Dialect } from './url.ts';
 
 /**
@@ -54,9 +55,22 @@ async function upToDate(db: Database): Promise<boolean> {
   return db.migrationNames.every((name) => applied.has(name));
 }
 
-export async function migrate(db: Database): Promise<string[]> {
-  // Every start but the first after an upgrade ends here, without loading MikroORM.
+/**
+ * Applies the pending migrations. Instances started together take turns through the migration
+ * lock (migration-lock.ts): one migrates, the others wait for it and then find nothing to do.
+ */
+export async function migrate(db: Database, options: Partial<MigrationLockOptions> = {}): Promise<string[]> {
+  // Every start but the first after an upgrade ends here, without loading MikroORM or locking.
   if (await upToDate(db)) return [];
-  const done = await (await db.orm()).migrator.up();
-  return done.map((m) => m.name);
+  const lock = await MigrationLock.take(db, { leaseSeconds: options.leaseSeconds ?? 60, say: options.say ?? ((line) => process.stderr.write(`${line}\n`)) },
+    () => upToDate(db));
+  if (!lock) return [];
+  try {
+    // The instance that held the lock before may have migrated while this one looked.
+    if (await upToDate(db)) return [];
+    const done = await (await db.orm()).migrator.up();
+    return done.map((m) => m.name);
+  } finally {
+    await lock.release();
+  }
 }
