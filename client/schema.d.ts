@@ -1039,7 +1039,7 @@ export interface paths {
         put?: never;
         /**
          * Buy products with the credit balance
-         * @description HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md's 201. A product granting a privileged role (one that opens the staff console) is not for sale: FORBIDDEN, nothing charged. Each unit costs the lower of the product's own price (its discountedPrice while it runs) and a running sale's price (the sale's percent off its list price); they never stack. `coupon` and `giftCard` (with the promotions feature) take their share off; `total` is what the balance paid, `discount` what the sale, the product's own discount and the coupon took off (a gift card pays, it does not discount). A code that does not apply is PROMOTION_INVALID; one whose last use or balance went to another buyer meanwhile is PROMOTION_USED_UP.
+         * @description HTTP 200 by default, the only success the official game plugin accepts; the site setting buyResponseStatus switches it to api.md's 201. A product granting a privileged role (one that opens the staff console) is not for sale: FORBIDDEN, nothing charged. Each unit costs the lower of the product's own price (its discountedPrice while it runs) and a running sale's price (the sale's percent off its list price); they never stack. `coupon` and `giftCard` (with the promotions feature) take their share off; `total` is what the balance paid, `discount` what the sale, the product's own discount and the coupon took off (a gift card pays, it does not discount). A code that does not apply is PROMOTION_INVALID; one whose last use or balance went to another buyer meanwhile is PROMOTION_USED_UP. Codes refused count per player and per API client (plugins.promotions.wrongCodes): past the limit, RATE_LIMITED until the window ends.
          *
          *     Scope: `api` or `store` or `store:buy`.
          *
@@ -1233,7 +1233,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a purchase paid from the balance
-         * @description In one transaction: the price back to the balance, the cashback taken back, the stock restored, the roles it granted shortened or revoked, status `refunded`. A second refund is CONFLICT.
+         * @description In one transaction: the price back to the balance, the cashback taken back, the stock restored, the roles it granted shortened or revoked, status `refunded`. A second refund is CONFLICT. A refund command that would carry a control character (a variable stored before they were refused) is refused with INVALID_VARIABLE, and nothing is refunded.
          *
          *     Scope: `admin`.
          */
@@ -6832,7 +6832,13 @@ export interface operations {
     postBazaarStoragesByUserIdItems: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path: {
                 user_id: string;
             };
@@ -6935,6 +6941,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -6946,6 +6961,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6976,7 +7000,13 @@ export interface operations {
     deleteBazaarStoragesByUserIdItemsById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path: {
                 user_id: string;
                 id: string;
@@ -7026,6 +7056,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -7037,6 +7076,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8430,7 +8478,13 @@ export interface operations {
     postCreditsAdd: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8514,6 +8568,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -8525,6 +8588,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8555,7 +8627,13 @@ export interface operations {
     postCreditsByUserAdd: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description target username, used when the body has no target_username */
                 user: string;
@@ -8642,6 +8720,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -8653,6 +8740,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8683,7 +8779,13 @@ export interface operations {
     postCreditsRemove: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8767,6 +8869,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -8778,6 +8889,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8808,7 +8928,13 @@ export interface operations {
     postCreditsByUserRemove: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description target username, used when the body has no target_username */
                 user: string;
@@ -8895,6 +9021,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -8906,6 +9041,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8936,7 +9080,13 @@ export interface operations {
     postCreditsSend: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9033,6 +9183,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -9044,6 +9203,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9074,7 +9242,13 @@ export interface operations {
     postCreditsByUserSend: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description target username, used when the body has no target_username */
                 user: string;
@@ -9174,6 +9348,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -9185,6 +9368,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9215,7 +9407,13 @@ export interface operations {
     postCreditsSet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9299,6 +9497,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -9310,6 +9517,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9340,7 +9556,13 @@ export interface operations {
     postCreditsByUserSet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description target username, used when the body has no target_username */
                 user: string;
@@ -9427,6 +9649,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -9438,6 +9669,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10318,7 +10558,13 @@ export interface operations {
     postStoreBuy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10504,7 +10750,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The request cannot be carried out: PROMOTION_USED_UP */
+            /** @description The request cannot be carried out: PROMOTION_USED_UP, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10524,6 +10770,24 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12433,7 +12697,13 @@ export interface operations {
     postAdminPayments: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -12582,7 +12852,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The request cannot be carried out: CONFLICT */
+            /** @description The request cannot be carried out: CONFLICT, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12602,6 +12872,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12632,7 +12911,13 @@ export interface operations {
     postAdminStoreOrdersByIdRefund: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -12714,7 +12999,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INVALID_AMOUNT, INVALID_VARIABLE */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12750,7 +13035,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The request cannot be carried out: CONFLICT */
+            /** @description The request cannot be carried out: CONFLICT, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12770,6 +13055,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15230,7 +15524,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         status: true;
-                        /** @description the rows settled; a row missing here had lost its lease */
+                        /** @description the rows settled: every row asked for */
                         ids: string[];
                     };
                 };
@@ -15269,6 +15563,25 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Some rows were not settled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: false;
+                        /** @enum {string} */
+                        error: "DELIVERY_NOT_SETTLED";
+                        message: string;
+                        /** @description the rows settled by this ack */
+                        ids: string[];
+                        /** @description the rows not settled: not claimed by this server, or their lease had lapsed (they may go out again) */
+                        unsettled: string[];
+                    };
                 };
             };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
@@ -18136,7 +18449,13 @@ export interface operations {
     postPaymentsCheckout: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -18229,6 +18548,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -18240,6 +18568,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18371,7 +18708,13 @@ export interface operations {
     postPaymentsPurchase: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -18507,6 +18850,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
             413: {
                 headers: {
@@ -18518,6 +18870,24 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18957,6 +19327,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
                 headers: {
@@ -18980,7 +19359,13 @@ export interface operations {
     postPromotionsGiftCardsRedeem: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -19059,7 +19444,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The request cannot be carried out: PROMOTION_USED_UP */
+            /** @description The request cannot be carried out: PROMOTION_USED_UP, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19079,6 +19464,24 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: RATE_LIMITED */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20232,7 +20635,13 @@ export interface operations {
     postAdminPromotionsGiftCards: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -20345,7 +20754,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The request cannot be carried out: CONFLICT */
+            /** @description The request cannot be carried out: CONFLICT, IDEMPOTENCY_IN_PROGRESS */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -20365,6 +20774,15 @@ export interface operations {
             };
             /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -33,6 +33,11 @@ with the HTTP status listed for its code.
 default); \`1000-01-01 00:00:00\` means "never" or "permanent". Money is exact: two decimals, never
 a float inside the server.
 
+**Retries.** Calls that move money, credits or items take an \`Idempotency-Key\` header (Stripe's
+semantics): a repeat with the same key and request answers the first answer again, marked
+\`Idempotent-Replayed: true\`, and moves nothing twice; the key with another request is 422
+\`IDEMPOTENCY_KEY_REUSED\`, a repeat while the first still runs 409 \`IDEMPOTENCY_IN_PROGRESS\`.
+
 **Request ids.** Send \`X-Request-Id\` to have your id echoed back and logged; otherwise one is made.`;
 
 declare module 'fastify' {

@@ -26,7 +26,7 @@ export async function bazaarRoutes(fastify: FastifyInstance, bazaar: BazaarServi
   }, async (request) => bazaar.itemsOf(Number(request.params.user_id), request.query.serverID));
 
   app.post('/api/bazaar/storages/:user_id/items', {
-    config: { clientErrors: gamePlugin({ otherwise: 'INSERT_ERROR' }) },
+    config: { idempotent: 'transaction', clientErrors: gamePlugin({ otherwise: 'INSERT_ERROR' }) },
     schema: { tags, summary: 'Store an item', params: UserParams, body: AddItemBody, response: { 200: Success },
       errors: ['USER_NOT_FOUND', 'SERVER_NOT_FOUND', 'INSERT_ERROR'] },
   }, async (request) => {
@@ -36,7 +36,7 @@ export async function bazaarRoutes(fastify: FastifyInstance, bazaar: BazaarServi
   });
 
   app.delete('/api/bazaar/storages/:user_id/items/:id', {
-    config: { clientErrors: gamePlugin({ otherwise: 'DELETE_ERROR' }) },
+    config: { idempotent: 'transaction', clientErrors: gamePlugin({ otherwise: 'DELETE_ERROR' }) },
     schema: { tags, summary: 'Remove a stored item', params: ItemParams, response: { 200: Success }, errors: ['DELETE_ERROR'] },
   }, async (request) => {
     await bazaar.deleteItem(Number(request.params.user_id), Number(request.params.id));

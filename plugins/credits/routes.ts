@@ -74,10 +74,11 @@ export async function creditsRoutes(fastify: FastifyInstance, credits: DbCredits
   for (const [action, sign, summary] of [['add', 1, 'Add credits to a balance'], ['remove', -1, 'Take credits from a balance']] as const) {
     const run = change(action, sign);
     app.post(`/api/credits/${action}`, {
-      config: { clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
+      config: { idempotent: 'transaction', clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
       schema: { tags, summary, body: ChangeBody, response: { 200: ChangeResponse }, errors: CHANGE_ERRORS[action] },
     }, async (request) => run(request.body.target_username, request.body.amount, request.apiKey?.name));
     app.post(`/api/credits/:user/${action}`, {
+      config: { idempotent: 'transaction' },
       schema: {
         tags, summary: `${summary}; \`<user>\` names the target when the body has no target_username (the older path form)`,
         params: SetParams, body: SetBody, response: { 200: ChangeResponse }, errors: CHANGE_ERRORS[action],
@@ -104,10 +105,11 @@ export async function creditsRoutes(fastify: FastifyInstance, credits: DbCredits
     };
   };
   app.post('/api/credits/send', {
-    config: { clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT', target_username: 'TARGET_USER_NOT_FOUND' } }) },
+    config: { idempotent: 'transaction', clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT', target_username: 'TARGET_USER_NOT_FOUND' } }) },
     schema: { tags, summary: 'Move credits from one user to another', body: SendBody, response: { 200: SendResponse }, errors: SEND_ERRORS },
   }, async (request) => send(request.body.sender_username, request.body.target_username, request.body.amount, request.apiKey?.name));
   app.post('/api/credits/:user/send', {
+    config: { idempotent: 'transaction' },
     schema: {
       tags, summary: 'Move credits from `<user>` (unless the body names a sender_username) to another user (the older path form)',
       params: SetParams, body: SendAliasBody, response: { 200: SendResponse }, errors: SEND_ERRORS,
@@ -125,10 +127,11 @@ export async function creditsRoutes(fastify: FastifyInstance, credits: DbCredits
   };
   const setSchema = { tags, body: SetBody, response: { 200: ChangeResponse } };
   app.post('/api/credits/set', {
-    config: { clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
+    config: { idempotent: 'transaction', clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
     schema: { ...setSchema, summary: 'Set a balance', errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
   }, async (request) => set(request.body.target_username, request.body.amount, request.apiKey?.name));
   app.post('/api/credits/:user/set', {
+    config: { idempotent: 'transaction' },
     schema: { ...setSchema, params: SetParams, summary: 'Set a balance; `<user>` names the target when the body has no target_username',
       errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
   }, async (request) => {

@@ -6,13 +6,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import t from 'tap';
+import { rootDir } from '../../core/config.ts';
 import { MariaDbServer, freePort, haveMariaDb } from '../mariadb-server.ts';
 import { CANNOT_MOUNT, fill, smallDisk, unmount } from '../small-disk.ts';
 import { SLOW_HEADERS } from '../sockets.ts';
 import { EXAMPLEPAY_SECRET, checkoutConfig, checkoutState, holdStock, paidWebhook, seedShop, startPurchase } from './checkout.ts';
 import { checkDeliveries, pollers, queueDrained, seedDelivery } from './delivery.ts';
 import { flood, healthUntil } from './floods.ts';
+import { keyedSend, transfers } from './idempotency.ts';
 import { KEY, LISTED, ServerProcess, api, checkInvariants, seed, storm, type Outcome } from './storm.ts';
 import { startReceiver } from '../receiver.ts';
 import { WEBHOOK_CONFIG, ledgerMark, owed, subscribe } from './webhooks.ts';
@@ -312,6 +315,30 @@ if (!haveMariaDb()) {
     t.strictSame(rounds.map((id) => [state.orders[id], state.statuses[id]]), rounds.map(() => [1, 'completed']), 'each purchase has one order');
     t.equal(state.commands, rounds.length, 'one command queued per purchase');
     t.equal(state.stock, 10 - rounds.length, 'one unit taken per purchase');
+  });
+
+  t.test('SIGKILL between the commit of a send with an Idempotency-Key and its answer: the retry replays it, nothing is sent twice', async (t) => {
+    const url = await db.database('idempotency');
+    const port = await freePort();
+    // This server kills itself right after the commit that records a key's answer (test/faults/crash-after-commit.ts).
+    const crashing = new ServerProcess(port, url, { NODE_OPTIONS: `--import=${join(rootDir, 'test/faults/crash-after-commit.ts')}` });
+    t.teardown(() => crashing.stop('SIGKILL'));
+    await crashing.start();
+    const { users: [alice, bob] } = await seed(crashing.url, 2);
+    const key = randomUUID();
+    t.equal(await keyedSend(crashing.url, key, alice!, bob!, '7.00').then(() => 'answered', () => 'cut off'), 'cut off', 'the client got no answer');
+    const committed = await transfers(url);
+    t.strictSame(committed, { transfers: 1, balances: { [alice!]: 9300, [bob!]: 10_700 } }, 'the send committed before the kill');
+
+    const server = new ServerProcess(port, url);
+    t.teardown(() => server.stop('SIGKILL'));
+    await server.start();
+    const retry = await keyedSend(server.url, key, alice!, bob!, '7.00');
+    t.equal(retry.status, 200);
+    t.equal(retry.replayed, 'true', 'the answer the first client never got');
+    t.match(retry.json, { status: true, current_credits: '93.00 USD', target_current_credits: '107.00 USD' });
+    t.strictSame(await transfers(url), committed, 'nothing sent again');
+    t.equal((await keyedSend(server.url, key, alice!, bob!, '8.00')).status, 422, 'the key stays bound to its send');
   });
 
   t.test('SIGKILL with webhook deliveries pending and in flight: after the restart every event reaches both endpoints', async (t) => {
