@@ -15565,7 +15565,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Some rows were not settled */
+            /** @description Some rows were not settled: DELIVERY_NOT_SETTLED */
             409: {
                 headers: {
                     [name: string]: unknown;

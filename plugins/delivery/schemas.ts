@@ -54,7 +54,7 @@ export const AckNotSettled = Type.Object({
   message: Type.String(),
   ids: Type.Array(S.idStr(), { description: 'the rows settled by this ack' }),
   unsettled: Type.Array(S.idStr(), { description: 'the rows not settled: not claimed by this server, or their lease had lapsed (they may go out again)' }),
-}, { description: 'Some rows were not settled' });
+}, { description: 'Some rows were not settled: DELIVERY_NOT_SETTLED' });
 export const StreamQuery = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) });
 export const QueueQuery = Type.Object({
   server: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
