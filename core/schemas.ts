@@ -43,7 +43,19 @@ export const success = <T extends TProperties>(props: T = {} as T) => Type.Objec
 /** A numeric id in a path: digits only, kept as a string so big ids stay exact. */
 export const idParam = <K extends string = 'id'>(name: K = 'id' as K) =>
   Type.Object({ [name]: Type.String({ pattern: '^[0-9]{1,18}$' }) } as Record<K, TString>);
-/** A body field that may arrive as a number or a string from a form. */
+/** A decimal as text: plain digits, an optional `-` and fraction; no `+`, exponent, hex, space or comma. */
+const DECIMAL_TEXT = '^-?[0-9]{1,15}(\\.[0-9]{1,15})?$';
+/** A whole number as text, in the same plain digits. */
+const INTEGER_TEXT = '^-?[0-9]{1,15}$';
+/** A body field taking a decimal as a JSON number or as a form's text (decisions.md §8): other text (`abc`) is VALIDATION_ERROR naming it. */
+export const decimalText = (opts: object = {}) => Type.Union([Type.String({ pattern: DECIMAL_TEXT }), Type.Number()], opts);
+/** The same for a whole number. */
+export const integerText = (opts: object = {}) => Type.Union([Type.String({ pattern: INTEGER_TEXT }), Type.Integer()], opts);
+/**
+ * A number field whose handler reads any text itself and answers the error the API names for a
+ * malformed value (INVALID_AMOUNT, INVALID_QUANTITY, WRONG_CODE, a not-found code for an id): the
+ * schema lets every text through to it. A field without such a code takes decimalText or integerText.
+ */
 export const numeric = (opts: object = {}) => Type.Union([Type.String(), Type.Number()], opts);
 /** A boolean that forms send as `true`/`false`/`1`/`0`. */
 export const boolish = () => Type.Union([Type.Boolean(), Type.String({ enum: ['true', 'false', '1', '0', ''] }), Type.Number({ enum: [0, 1] })]);

@@ -11,6 +11,7 @@
  * API shows it.
  */
 import type { Database } from './db.ts';
+import { DomainError } from './errors.ts';
 import { Sql, identifier, join, raw, sql, toSql, type SqlSource, type Value } from './sql.ts';
 
 type Kind = 'integer' | 'bigint' | 'string' | 'text' | 'boolean';
@@ -236,13 +237,20 @@ export class Table<P extends Properties> implements SqlSource {
     return rows.map(this.#readArray) as RecordOf<P>[];
   }
 
-  /** The values of the properties given (undefined ones left out), keyed by quoted column. */
+  /**
+   * The values of the properties given (undefined ones left out), keyed by quoted column. NaN or an
+   * infinity is refused (VALIDATION_ERROR naming the column): no column holds one, and the drivers
+   * would store NULL, 0 or an error of their own instead.
+   */
   toRow(values: Partial<RecordOf<P>>): DbRow {
     const row: DbRow = {};
     for (const property in values) {
       const value = values[property];
       const column = this.#quoted.get(property);
       if (value === undefined || column === undefined) continue;
+      if (typeof value === 'number' && !Number.isFinite(value)) {
+        throw new DomainError('VALIDATION_ERROR', `${property} must be a finite number (${this.tableName}.${this.columnOf[property]} cannot hold ${value}).`);
+      }
       row[column] = typeof value === 'boolean' ? Number(value) : value;
     }
     return row;

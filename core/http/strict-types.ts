@@ -8,6 +8,7 @@ export const PLAIN_DECIMAL = /^-?[0-9]+(\.[0-9]+)?$/;
 
 interface JsonSchema {
   type?: string | string[];
+  pattern?: string;
   enum?: unknown[];
   const?: unknown;
   anyOf?: JsonSchema[];
@@ -41,15 +42,26 @@ function typesIn(schema: JsonSchema): Set<string> | undefined {
   return new Set(Array.isArray(schema.type) ? schema.type : [schema.type]);
 }
 
+/** A string branch's pattern, compiled once. */
+const patterns = new WeakMap<JsonSchema, RegExp>();
+
+function matches(branch: JsonSchema, text: string): boolean {
+  if (branch.pattern === undefined) return true;
+  let pattern = patterns.get(branch);
+  if (!pattern) patterns.set(branch, pattern = new RegExp(branch.pattern, 'u'));
+  return pattern.test(text);
+}
+
 /**
- * True when a branch other than a number takes this text as it is: a free string, one of a string
- * enum, or `true`/`false`. (A number branch of the same union would otherwise read `" "` as 0.)
+ * True when a branch other than a number takes this text as it is: a free string, one matching a
+ * string's pattern, one of a string enum, or `true`/`false`. (A number branch of the same union
+ * would otherwise read `" "` as 0; text a string's pattern refuses is a number written wrongly.)
  */
 function textAccepted(schema: JsonSchema, text: string): boolean {
   return (schema.anyOf ?? [schema]).some((branch) => {
     const types = acceptedTypes(branch);
     if (types?.has('boolean') && (text === 'true' || text === 'false')) return true;
-    if (!types?.has('string')) return false;
+    if (!types?.has('string') || !matches(branch, text)) return false;
     if (branch.enum) return branch.enum.includes(text);
     return branch.const === undefined || branch.const === text;
   });

@@ -83,7 +83,7 @@ export const BuyResponse = S.ok({
 
 /** Where api.md names the error for a bad value (INVALID_QUANTITY, INVALID_VARIABLE…), the schema stays loose and the service decides. */
 export const BuyBody = Type.Object({
-  userID: S.numeric(),
+  userID: S.integerText(),
   products: Type.Unknown({ description: 'product ids (`products[]=5`) or objects ' +
     '(`products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu`)' }),
   ...promotionCodes,
@@ -95,7 +95,7 @@ const int = (minimum: number, maximum = 2_147_483_647) => Type.Integer({ minimum
 const text = (maxLength: number) => Type.String({ maxLength });
 /** A text column holds 64 KiB on MySQL: 16,000 characters fit in any encoding. */
 const longText = () => text(16_000);
-const money = () => S.numeric({ description: 'decimal with at most two places' });
+const money = () => S.decimalText({ description: 'decimal with at most two places' });
 /** A timestamp in the site's time zone, or the sentinel `1000-01-01 00:00:00`. */
 const timestamp = () => Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$' });
 
