@@ -1,6 +1,7 @@
-import { readdirSync, existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { readdirSync, existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import fp from 'fastify-plugin';
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Registry } from 'prom-client';
@@ -74,7 +75,7 @@ export function defineFeature<S extends TSchema, Own = void>(def: FeatureDefinit
 }
 
 /** A module's feature definition: its default export (or the module itself) when it has a name and a register function. */
-function definitionOf(mod: unknown): FeatureDefinition | undefined {
+export function definitionOf(mod: unknown): FeatureDefinition | undefined {
   const candidate = ((mod as { default?: unknown })?.default ?? mod) as Partial<FeatureDefinition> | undefined;
   return typeof candidate?.name === 'string' && typeof candidate.register === 'function' ? candidate as FeatureDefinition : undefined;
 }
@@ -138,10 +139,14 @@ export async function discoverFeatures(config: AppConfig): Promise<LoadedFeature
   for (const [name, setting] of Object.entries(config.plugins)) {
     if (!setting.package || !setting.enabled) continue;
     const spec = setting.package.startsWith('.') ? pathToFileURL(resolve(rootDir, setting.package)).href : setting.package;
+    // A package's `@community-platform/sdk` import reads the host's objects from here.
+    const { sdkVersion, sdkRange } = await import('./host-objects.ts');
     let mod: unknown;
     try {
+      checkSdkRange(name, import.meta.resolve(spec), sdkVersion, sdkRange);
       mod = await import(spec);
     } catch (err) {
+      if (err instanceof ConfigError) throw err;
       throw new ConfigError(`plugins.${name}.package: cannot import "${setting.package}": ${(err as Error).message}`);
     }
     const def = definitionOf(mod);
@@ -152,6 +157,35 @@ export async function discoverFeatures(config: AppConfig): Promise<LoadedFeature
   }
   return found;
 }
+
+/**
+ * Refuses a package built against an SDK range this host's SDK version is outside of: it would
+ * otherwise fail later on a missing or changed export. The range is the package's dependency on
+ * `@community-platform/sdk` (a peer dependency, or a plain one), in the package.json above its entry.
+ */
+function checkSdkRange(name: string, entryURL: string, sdkVersion: string, sdkRange: string): void {
+  if (!entryURL.startsWith('file:')) return;
+  for (let dir = dirname(fileURLToPath(entryURL)); dir !== dirname(dir); dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (!existsSync(manifest)) continue;
+    const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as PackageManifest;
+    const wanted = pkg.peerDependencies?.[SDK] ?? pkg.dependencies?.[SDK];
+    if (wanted && !satisfies(sdkVersion, wanted)) {
+      throw new ConfigError(`The "${name}" plugin (${pkg.name ?? dir}) is built for ${SDK} ${wanted}, but this host provides ${SDK} ${sdkVersion}, ` +
+        `which takes plugins built for ${sdkRange}.`);
+    }
+    return;
+  }
+}
+
+const SDK = '@community-platform/sdk';
+interface PackageManifest {
+  name?: string;
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+}
+/** npm's own range matching (semver, a dependency of the host). */
+const { satisfies } = createRequire(import.meta.url)('semver') as { satisfies(version: string, range: string): boolean };
 
 /**
  * The features whose site settings this server has: the running ones, and the disabled built-in

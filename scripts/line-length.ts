@@ -8,8 +8,8 @@ import { join, relative } from 'node:path';
 const rootDir = join(import.meta.dirname, '..');
 
 const LIMIT = 160;
-const FOLDERS = ['core', 'plugins', 'test', 'bench', 'scripts', 'examples', 'client'];
-const SKIP = (path: string) => /(^|\/)(node_modules|migrations)(\/|$)/.test(path) || path === 'client/schema.d.ts';
+const FOLDERS = ['core', 'plugins', 'test', 'bench', 'scripts', 'examples', 'packages', 'client'];
+const SKIP = (path: string) => /(^|\/)(node_modules|migrations|dist)(\/|$)/.test(path) || path === 'client/schema.d.ts';
 
 const long: string[] = [];
 for (const folder of FOLDERS) {

@@ -1,4 +1,5 @@
 /** Migrations: written once per dialect by each feature, applied in order by MikroORM's migrator. */
+import type { MigrationObject } from '@mikro-orm/core';
 import { compareCodeUnits } from '../format.ts';
 import { raw, sql } from '../sql.ts';
 import type { Database } from './database.ts';
@@ -22,7 +23,8 @@ export function defineMigration(def: MigrationDef): MigrationDef {
 
 export const MIGRATIONS_TABLE = 'core_migrations';
 
-export async function buildMigrationList(defs: MigrationDef[], dialect: Dialect) {
+// Typed for the SDK's declaration build, which cannot name the class made inside.
+export async function buildMigrationList(defs: MigrationDef[], dialect: Dialect): Promise<MigrationObject[]> {
   const { Migration } = await import('@mikro-orm/migrations');
   const seen = new Set<string>();
   return [...defs]

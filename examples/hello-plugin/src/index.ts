@@ -1,14 +1,13 @@
 /**
- * A third-party feature. It needs the host only for types, so it never loads a second copy of it:
- * the host hands it the registry, events, database and its options at registration.
+ * A third-party feature, shipped as an npm package built against @community-platform/sdk: what it
+ * imports from there is the host's own (one registry, one DomainError), and the host hands it the
+ * database, settings and its options at registration.
  * Enable it in config: "plugins": { "hello": { "enabled": true, "package": "community-plugin-hello" } }
  */
-import { defineEntity, p } from '../../core/table.ts';
-import { Type } from '@sinclair/typebox';
-import type { ConsoleSection, FeatureDefinition, SettingValues, SiteSetting } from 'community-platform/core';
-import { DomainError } from '../../core/errors.ts';
-import { sql } from '../../core/sql.ts';
-import { init } from './migrations/init.ts';
+import {
+  defineEntity, defineFeature, DomainError, p, sql, Type, type ConsoleSection, type SettingValues, type SiteSetting,
+} from '@community-platform/sdk';
+import { migrations } from './migrations/index.ts';
 
 const HelloGreeting = defineEntity({
   name: 'HelloGreeting',
@@ -37,7 +36,7 @@ const settings = {
   },
 } satisfies Record<string, SiteSetting>;
 
-declare module 'community-platform/core' {
+declare module '@community-platform/sdk' {
   interface SiteSettings extends SettingValues<typeof settings> {}
 }
 
@@ -72,14 +71,14 @@ const greetingsSection: ConsoleSection = {
   },
 };
 
-const hello: FeatureDefinition<typeof options> = {
+export default defineFeature({
   name: 'hello',
   options,
   settings,
   // Its own error codes with their HTTP status; core has only the generic ones (VALIDATION_ERROR, NOT_FOUND, …).
   errors: { GREETING_NOT_FOUND: 404 },
   entities: [HelloGreeting],
-  migrations: [init],
+  migrations,
   async register(app, { db, options: opts, settings: site }) {
     const text = (name: string) => `${opts.greeting}, ${name}${site.get().helloPunctuation}`;
     app.get('/api/hello/greetings', {
@@ -109,6 +108,4 @@ const hello: FeatureDefinition<typeof options> = {
     });
   },
   console: [greetingsSection],
-};
-
-export default hello;
+});

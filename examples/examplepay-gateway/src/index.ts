@@ -7,14 +7,10 @@
  * `{id, type, paymentID, amount, currency}` (amount in cents) signed with HMAC-SHA256 over the raw
  * body in `X-ExamplePay-Signature`. Its secret comes from the environment: EXAMPLEPAY_SECRET.
  * Enable it in config: "plugins": { "examplepay": { "enabled": true, "package": "community-plugin-examplepay" } }
+ * Everything it imports comes from @community-platform/sdk, the host's own objects at run time.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { Type } from '@sinclair/typebox';
-import type { FeatureDefinition, ServiceRef } from 'community-platform/core';
-import type { GatewayAdapter, GatewayEvent, PaymentsService } from 'community-platform/payments';
-
-/** The registry matches refs by id, so a package names the payments service without loading its code. */
-const paymentsRef: ServiceRef<PaymentsService> = { id: 'payments', feature: 'payments' };
+import { defineFeature, paymentsRef, Type, type Payments } from '@community-platform/sdk';
 
 const options = Type.Object({
   payURL: Type.String({ default: 'https://pay.example.com/checkout', pattern: '^https?://' }),
@@ -23,9 +19,11 @@ const options = Type.Object({
 /** A refusal the payments feature answers with a 400 of this code (GatewayAdapter.parseWebhook). */
 const refusal = (code: 'INVALID_SIGNATURE' | 'INVALID_WEBHOOK', message: string) => Object.assign(new Error(message), { code });
 
-const KINDS: Record<string, GatewayEvent['kind']> = { 'payment.succeeded': 'completed', 'payment.refunded': 'refunded', 'payment.disputed': 'disputed' };
+const KINDS: Record<string, Payments.GatewayEvent['kind']> = {
+  'payment.succeeded': 'completed', 'payment.refunded': 'refunded', 'payment.disputed': 'disputed',
+};
 
-function examplePay(secret: string, payURL: string): GatewayAdapter {
+function examplePay(secret: string, payURL: string): Payments.GatewayAdapter {
   return {
     name: 'examplepay',
     async createCheckout({ paymentId, amount, currency, returnURL, cancelURL }) {
@@ -57,7 +55,7 @@ function examplePay(secret: string, payURL: string): GatewayAdapter {
   };
 }
 
-const examplepay: FeatureDefinition<typeof options> = {
+export default defineFeature({
   name: 'examplepay',
   requires: [paymentsRef],
   options,
@@ -68,6 +66,4 @@ const examplepay: FeatureDefinition<typeof options> = {
     }
     services.get(paymentsRef).registerGateway(examplePay(env.EXAMPLEPAY_SECRET, opts.payURL));
   },
-};
-
-export default examplepay;
+});
