@@ -75,4 +75,22 @@ export const PaymentsEvent = defineEntity({
   },
 });
 
-export const entities = [PaymentsPackage, PaymentsPayment, PaymentsEvent];
+/**
+ * The checkout a request started, by the request's fingerprint (what is bought, by whom, at which
+ * gateway): the key is unique, so of two copies of one request (a form posted twice, on two
+ * instances) one inserts it and calls the gateway, and the other finds it and answers the same payment.
+ */
+export const PaymentsCheckout = defineEntity({
+  name: 'PaymentsCheckout',
+  tableName: 'payments_checkouts',
+  properties: {
+    /** SHA-256, hex, of the request's fingerprint. */
+    fingerprint: p.string().length(64).primary(),
+    /** The payment it started, or is starting: chosen before the gateway is called. */
+    paymentId: p.string().length(32),
+    /** When the request claimed it: a claim whose payment never came (its instance died) is taken over after a while. */
+    creationDate: p.string().length(19).index(),
+  },
+});
+
+export const entities = [PaymentsPackage, PaymentsPayment, PaymentsEvent, PaymentsCheckout];

@@ -33,6 +33,12 @@ const options = Type.Object({
   /** Minutes a direct purchase waits for its payment before it is `expired` (a later payment still completes it). */
   purchaseExpiryMinutes: Type.Integer({ default: 60, minimum: 1 }),
   /**
+   * A checkout being created at its gateway holds its request's fingerprint for this long at most: a
+   * copy of the request (a form posted twice) waits for it, and takes over after this if the
+   * instance creating it died. Above the gateways' timeouts, retries included.
+   */
+  checkoutClaimSeconds: Type.Integer({ default: 90, minimum: 1 }),
+  /**
    * A top-up charged back (refunded or disputed at its gateway) also refunds the balance purchases
    * the player made since it: what they bought with the money is taken back, its credits first cover the debt.
    */
@@ -63,7 +69,7 @@ export default defineFeature({
     const payments = new DbPaymentsService({
       db, events, settings, log, users: services.get(usersRef), credits: services.get(creditsRef), store: services.get(storeRef),
       maxAmount: opts.maxAmount * 100, guestCheckout: opts.guestCheckout, purchaseExpirySeconds: opts.purchaseExpiryMinutes * 60,
-      chargebackRefundsOrders: opts.chargebackRefundsOrders,
+      chargebackRefundsOrders: opts.chargebackRefundsOrders, checkoutClaimSeconds: opts.checkoutClaimSeconds,
     });
     const stripeMissing = missing(env, ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
     if (stripeMissing.length === 0) {
@@ -90,6 +96,7 @@ export default defineFeature({
     app.addHook('onReady', async () => {
       sweeper = setInterval(() => {
         payments.expirePending().catch((err: unknown) => log.error({ err }, 'payments: expiring unpaid purchases failed'));
+        payments.forgetCheckouts().catch((err: unknown) => log.error({ err }, 'payments: forgetting past checkouts failed'));
       }, opts.expirySweepSeconds * 1000);
       sweeper.unref();
     });

@@ -10,7 +10,7 @@
  * the store's buy, also from `expired`, or, no longer possible, settles as `credited`, `refunded`
  * or `refund-due` (docs/payments.md).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { countParam, isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
@@ -26,7 +26,7 @@ import {
   WEBHOOK_REFUSALS, type GatewayAdapter, type GatewayEvent, type PaymentsService, type PurchaseRequest, type PurchaseStatus, type TopUpPackage,
   type WebhookRequest,
 } from './contract.ts';
-import { PaymentsEvent, PaymentsPackage, PaymentsPayment } from './entities.ts';
+import { PaymentsCheckout, PaymentsEvent, PaymentsPackage, PaymentsPayment } from './entities.ts';
 
 export type Package = TableRecord<typeof PaymentsPackage>;
 export type Payment = TableRecord<typeof PaymentsPayment>;
@@ -71,9 +71,12 @@ export interface PaymentsDeps {
   purchaseExpirySeconds: number;
   /** A charged-back top-up refunds the balance purchases made since it. */
   chargebackRefundsOrders: boolean;
+  /** Seconds a checkout being created at its gateway holds its request's fingerprint at most. */
+  checkoutClaimSeconds: number;
 }
 
 const P = PaymentsPayment.c;
+const C = PaymentsCheckout.c;
 
 /** A guest's in-game name: what the game accepts as a player name. */
 const GUEST_NAME = /^[A-Za-z0-9_]{3,16}$/;
@@ -148,6 +151,19 @@ function urlOf(value: string, field: string): string {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new DomainError('INVALID_URL', `${field} must be an absolute http(s) URL.`);
   return url.toString();
 }
+
+/**
+ * What makes two checkout requests the same one (a form posted twice): everything the payment is
+ * made of, as a SHA-256. A basket changed in any way, another price, buyer or gateway is another.
+ */
+function fingerprintOf(parts: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+}
+
+/** A purchase's lines in one order of their variables, whichever order they came in. */
+const linesKey = (lines: RequestedLine[]) => lines.map((l) => [l.productId, l.quantity, [...l.variables].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The event id a rejected webhook claims, for the log line only: it is not trusted for anything. */
 function claimedEventId(raw: Buffer): string | undefined {
@@ -284,7 +300,8 @@ export class DbPaymentsService implements PaymentsService {
       const { currency } = this.#deps.settings.get();
       what = { packageId: null, amount, currency, credits: amount, bonus: 0, description: `${formatMoney(amount)} ${currency} of credits` };
     }
-    return this.#open(adapter, { ...what, userId: user.id, guestName: null, purchaseLines: null }, returnURL, cancelURL);
+    const fingerprint = fingerprintOf(['top-up', adapter.name, user.id, what.packageId, what.amount, what.currency, returnURL, cancelURL]);
+    return this.#open(adapter, { ...what, userId: user.id, guestName: null, purchaseLines: null }, returnURL, cancelURL, fingerprint);
   }
 
   async startTopUp(request: { gateway: string; userId: number; packageId: number; returnURL: string; cancelURL: string }):
@@ -311,7 +328,8 @@ export class DbPaymentsService implements PaymentsService {
     const returnURL = urlOf(request.returnURL, 'returnURL');
     const cancelURL = urlOf(request.cancelURL, 'cancelURL');
     const buyer = await this.#purchaseBuyer(request);
-    const quote = await this.#deps.store.quote(buyer, requestedLines(request.lines), request.codes);
+    const lines = requestedLines(request.lines);
+    const quote = await this.#deps.store.quote(buyer, lines, request.codes);
     if (quote.total < 1) throw new DomainError('INVALID_AMOUNT', 'This basket costs nothing: there is nothing to pay at a gateway.');
     if (quote.total > MAX_CENTS) throw new DomainError('INVALID_AMOUNT', `A purchase must cost at most ${formatMoney(MAX_CENTS)}.`);
     const payment = await this.#open(adapter, {
@@ -319,32 +337,95 @@ export class DbPaymentsService implements PaymentsService {
       amount: quote.total, currency: quote.currency, credits: 0, bonus: 0,
       purchaseLines: JSON.stringify({ lines: quote.lines, adjustments: quote.adjustments } satisfies PricedBasket),
       description: quote.lines.map((l) => `${l.productName} x${l.quantity}`).join(', ').slice(0, 127),
-    }, returnURL, cancelURL);
+    }, returnURL, cancelURL, fingerprintOf(['purchase', adapter.name,
+      // A guest is one browser (its session) as well as a name: two guests typing one name buy apart.
+      'userId' in buyer ? buyer.userId : [buyer.guestName, request.codes?.sender?.session ?? null],
+      linesKey(lines), request.codes?.coupon?.toLowerCase() ?? null, request.codes?.giftCard?.toLowerCase() ?? null, quote.total, quote.currency,
+      returnURL, cancelURL]));
     return { paymentId: payment.id, checkoutURL: payment.checkoutUrl, amount: payment.amount, currency: payment.currency };
   }
 
-  /** A pending payment and its checkout at the gateway; nothing is stored when the gateway refuses. */
+  /**
+   * A pending payment and its checkout at the gateway; nothing is stored when the gateway refuses.
+   * Idempotent by `fingerprint` while the payment is pending and younger than a purchase's expiry:
+   * a copy of the request, on any instance, answers the same payment and checkout address, and the
+   * gateway is called once. A copy that arrives while the first is still at the gateway waits for it.
+   */
   async #open(adapter: GatewayAdapter, what: Pick<Payment,
     'userId' | 'guestName' | 'packageId' | 'amount' | 'currency' | 'credits' | 'bonus' | 'purchaseLines'> & { description: string },
-    returnURL: string, cancelURL: string): Promise<Payment> {
-    const id = randomBytes(16).toString('hex');
-    let session: Awaited<ReturnType<typeof adapter.createCheckout>>;
-    try {
-      session = await adapter.createCheckout({ paymentId: id, amount: what.amount, currency: what.currency, description: what.description, returnURL,
-        cancelURL });
-    } catch (err) {
-      if (err instanceof DomainError) throw err;
-      this.#deps.log.error({ err, gateway: adapter.name, paymentId: id }, 'the gateway refused the checkout');
-      throw new DomainError('GATEWAY_ERROR', `The gateway ${adapter.name} did not create the checkout; try again later.`);
+    returnURL: string, cancelURL: string, fingerprint: string): Promise<Payment> {
+    for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
+      const id = randomBytes(16).toString('hex');
+      const claim = await this.#claim(fingerprint, id);
+      if (claim === 'ours') return this.#create(adapter, what, returnURL, cancelURL, id, fingerprint);
+      if (claim !== 'wait') return claim;
+      await sleep(wait);
     }
+  }
+
+  /**
+   * Claims `fingerprint` for a new payment `id` (`ours`: call the gateway), or finds the pending
+   * payment a copy of the request started, or `wait` while that one is still at its gateway.
+   */
+  async #claim(fingerprint: string, id: string): Promise<'ours' | 'wait' | Payment> {
+    const { db, purchaseExpirySeconds, checkoutClaimSeconds } = this.#deps;
     const stamp = now();
-    const { description: _, ...values } = what;
-    const payment: Payment = {
-      ...values, id, gateway: adapter.name, checkoutRef: session.checkoutRef, chargeRef: null, status: 'pending',
-      orderId: null, reclaimed: 0, debt: 0, checkoutUrl: session.checkoutURL, creationDate: stamp, updateDate: stamp,
-    };
-    await PaymentsPayment.insert(this.#deps.db, payment);
-    return payment;
+    try {
+      // In a transaction for its retries: on Galera two nodes' inserts meet at certification, and the loser's retry finds the key taken.
+      await db.transaction(() => PaymentsCheckout.insert(db, { fingerprint, paymentId: id, creationDate: stamp }));
+      return 'ours';
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+    const [held] = await PaymentsCheckout.select(db, sql`where ${C.fingerprint} = ${fingerprint}`);
+    // Let go a moment ago (its gateway refused): the next look claims it.
+    if (!held) return 'wait';
+    const payment = await PaymentsPayment.find(db, held.paymentId);
+    if (payment?.status === 'pending' && payment.creationDate >= addSeconds(stamp, -purchaseExpirySeconds)) return payment;
+    if (!payment && held.creationDate >= addSeconds(stamp, -checkoutClaimSeconds)) return 'wait';
+    // Paid, expired or old, or abandoned at its gateway by an instance that died: this request starts
+    // a new checkout, unless another copy took the claim over first.
+    const { affectedRows } = await db.transaction(() => db.run(sql`update ${PaymentsCheckout} set ${C.paymentId} = ${id}, ${C.creationDate} = ${stamp}
+      where ${C.fingerprint} = ${fingerprint} and ${C.paymentId} = ${held.paymentId}`));
+    return affectedRows === 1 ? 'ours' : 'wait';
+  }
+
+  /** The gateway's checkout for the claimed payment `id`, and the payment; the claim is let go when either fails. */
+  async #create(adapter: GatewayAdapter, what: Pick<Payment,
+    'userId' | 'guestName' | 'packageId' | 'amount' | 'currency' | 'credits' | 'bonus' | 'purchaseLines'> & { description: string },
+    returnURL: string, cancelURL: string, id: string, fingerprint: string): Promise<Payment> {
+    try {
+      let session: Awaited<ReturnType<typeof adapter.createCheckout>>;
+      try {
+        session = await adapter.createCheckout({ paymentId: id, amount: what.amount, currency: what.currency, description: what.description, returnURL,
+          cancelURL });
+      } catch (err) {
+        if (err instanceof DomainError) throw err;
+        this.#deps.log.error({ err, gateway: adapter.name, paymentId: id }, 'the gateway refused the checkout');
+        throw new DomainError('GATEWAY_ERROR', `The gateway ${adapter.name} did not create the checkout; try again later.`);
+      }
+      const stamp = now();
+      const { description: _, ...values } = what;
+      const payment: Payment = {
+        ...values, id, gateway: adapter.name, checkoutRef: session.checkoutRef, chargeRef: null, status: 'pending',
+        orderId: null, reclaimed: 0, debt: 0, checkoutUrl: session.checkoutURL, creationDate: stamp, updateDate: stamp,
+      };
+      await PaymentsPayment.insert(this.#deps.db, payment);
+      return payment;
+    } catch (err) {
+      // A copy of the request waiting on the claim then tries the gateway itself. Should this fail
+      // too, the error above is the answer, and the claim lapses after checkoutClaimSeconds.
+      await this.#deps.db.run(sql`delete from ${PaymentsCheckout} where ${C.fingerprint} = ${fingerprint} and ${C.paymentId} = ${id}`).catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Claims older than any payment they could still answer: their requests are over. */
+  async forgetCheckouts(at = now()): Promise<number> {
+    const { purchaseExpirySeconds, checkoutClaimSeconds } = this.#deps;
+    const { affectedRows } = await this.#deps.db.run(sql`delete from ${PaymentsCheckout}
+      where ${C.creationDate} < ${addSeconds(at, -Math.max(purchaseExpirySeconds, checkoutClaimSeconds))}`);
+    return affectedRows;
   }
 
   async purchaseStatus(paymentId: string): Promise<PurchaseStatus> {

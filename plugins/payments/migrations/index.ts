@@ -2,5 +2,6 @@
 import m0 from './20261123075932_payments_init.ts';
 import m1 from './20261123110906_payments_payment_date_index.ts';
 import m2 from './20261125183955_payments_direct_purchases.ts';
+import m3 from './20261128085657_payments_checkouts.ts';
 
-export const migrations = [m0, m1, m2];
+export const migrations = [m0, m1, m2, m3];
