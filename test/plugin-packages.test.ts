@@ -71,7 +71,8 @@ t.test('migration:create writes a plugin package\'s next migration, both dialect
   const pkg = join(scratch, 'hello');
   cpSync(join(rootDir, 'examples', 'hello-plugin'), pkg, { recursive: true, filter: (from) => !/\/(dist|test)$/.test(from) });
   const index = join(pkg, 'src', 'index.ts');
-  const withMood = readFileSync(index, 'utf8').replace('name: p.string().length(64),', 'name: p.string().length(64),\n    mood: p.string().length(16).nullable(),');
+  const column = 'name: p.string().length(64),';
+  const withMood = readFileSync(index, 'utf8').replace(column, `${column}\n    mood: p.string().length(16).nullable(),`);
   writeFileSync(index, withMood);
 
   const { stdout } = await promisify(execFile)(process.execPath, [join(rootDir, 'core/cli/make-migration.ts'), pkg, 'add_mood'],

@@ -125,4 +125,5 @@ ${files.map((f, i) => `import m${i} from './${f}';`).join('\n')}
 
 export const migrations = [${files.map((_f, i) => `m${i}`).join(', ')}];
 `);
-console.log(`Wrote ${relative(fromPackage ? process.env.INIT_CWD ?? process.cwd() : rootDir, join(dir, `${migration}.ts`))} (${sqlite.length} SQLite and ${mysql.length} MySQL statements).`);
+const shownFrom = fromPackage ? process.env.INIT_CWD ?? process.cwd() : rootDir;
+console.log(`Wrote ${relative(shownFrom, join(dir, `${migration}.ts`))} (${sqlite.length} SQLite and ${mysql.length} MySQL statements).`);
