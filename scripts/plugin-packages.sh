@@ -14,18 +14,19 @@ KEY="plugin-packages-admin-key-0123456789"
 
 echo "== packing the example plugins"
 for example in hello-plugin examplepay-gateway; do
-  (cd "examples/$example" && npm pack --silent --pack-destination "$WORK" >/dev/null)
+  (cd "examples/$example" && npm pack --pack-destination "$WORK" --loglevel=warn >/dev/null)
 done
 
-echo "== a fresh copy of the host, the tarballs installed with plain npm install"
+echo "== a fresh copy of the host, installed as an operator does (npm ci builds the SDK), then the tarballs with plain npm install"
 mkdir "$HOST"
 git archive HEAD | tar -x -C "$HOST"
 cd "$HOST"
+npm ci --no-audit --no-fund
 npm install --no-audit --no-fund "$WORK/community-plugin-hello-1.0.0.tgz" "$WORK/community-plugin-examplepay-1.0.0.tgz"
 
 echo "== a package made by the starter, packed and installed the same way"
 npm run --silent plugin:new -- bans
-(cd community-plugin-bans && npm pack --silent --pack-destination "$WORK" >/dev/null)
+(cd community-plugin-bans && npm pack --pack-destination "$WORK" --loglevel=warn >/dev/null)
 npm install --no-audit --no-fund "$WORK/community-plugin-bans-0.1.0.tgz"
 
 echo "== the host started with the three packages enabled"
