@@ -80,7 +80,7 @@ function variants(schema: JsonSchema, limits: Limits): unknown[] {
   const out: unknown[] = [
     ['1', '2'], [], '', ' ', 'abc', '-1', '0', '1.5', '1e3', '1e999', '0x1F', ' 7', '9'.repeat(25), UNKNOWN_IDS[1],
     'true', 'null', true, false, null, -1, 0, 1.5, 1e308, 2 ** 53 + 2, -(2 ** 31) - 1, 2 ** 31,
-    'é😀', 'a\u0000b', 'a\r\nb', '\' or \'1\'=\'1', '<script>alert(1)</script>', '../../etc/passwd', '%zz', '{username}',
+    '\' or \'1\'=\'1', '<script>alert(1)</script>', '../../etc/passwd', '%zz', '{username}',
     // at the field limit, one byte over, and over it in bytes while under it in characters
     'y'.repeat(limits.field), 'y'.repeat(limits.field + 1), 'é'.repeat(limits.field / 2 + 1),
   ];
@@ -104,6 +104,27 @@ function variants(schema: JsonSchema, limits: Limits): unknown[] {
   return out;
 }
 
+/** Control characters of each kind (C0, DEL, C1, the line and paragraph separators): in a game command, a line break starts another one. */
+const CONTROL_TEXT = ['x\nop fuzz', 'x\r\nop fuzz', 'x\rop fuzz', 'x\u2028op fuzz', 'x\u2029op fuzz', 'x\u0085op fuzz', 'a\u0000b', 'x\u007f',
+  'x\u009b', '\u001b[31mx', 'x\top', 'x\vx\f'];
+/**
+ * Text a person may type that must never reach a game command, a URL or a header as it is
+ * (issue 44): control characters, non-ASCII, and very long values. Every text field and
+ * parameter gets one of them each round.
+ */
+function hostileText(limits: Limits): string[] {
+  return [
+    ...CONTROL_TEXT, 'é😀', 'e\u0301\u202eİ\ufeff', '日本'.repeat(500),
+    // long, its line break past where a check that reads only the start would stop; at the field limit in 4-byte characters
+    `${'y'.repeat(4096)}\nop fuzz`, '😀'.repeat(limits.field / 4),
+  ];
+}
+/** Text values take one of the VARIANTS_PER_FIELD slots, so a run sends as many requests as before. */
+const takesText = (schema: JsonSchema) => (schema.anyOf ?? [schema]).some((branch) => branch.type === 'string');
+
+/** For a report line: non-ASCII escaped, so a line separator cannot break the TAP stream. */
+const ascii = (text: string) => text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 /**
  * Values strict types refuse wherever a number is expected (issue 16): booleans, null, a sign,
  * hex, an exponent, spaces, a list. Every field of every route gets some of them each round.
@@ -123,7 +144,9 @@ const VARIANTS_PER_FIELD = 4;
 
 /** Path parameter values: odd numbers, dot segments, encoded slashes, bad encodings, length. */
 const PATH_TRICKS = ['-1', '1.5', '1e3', '0x10', '+1', '%201', '99999999999999999999999', 'abc', '..', '.', '%2e%2e',
-  '%2F', '1%2F..%2F1', '%zz', '%ff%fe', '%00', '%C3%A9', '', 'x'.repeat(10_000)];
+  '%2F', '1%2F..%2F1', '%zz', '%ff%fe', '%00', '%C3%A9', '', 'x'.repeat(10_000),
+  // control characters and non-ASCII, percent-encoded as a URL carries them
+  '1%0Aop', '1%0D%0Aop', '%E2%80%A8', '%C2%85', '%7F', '%1B', '%F0%9F%98%80', '%ED%A0%80'];
 
 /** Bodies no encoding of a value gives; the boundary is fixed so the bytes are the same every run. */
 function rawBodies(base: Record<string, unknown>, limits: Limits): (RawBody & { label: string })[] {
@@ -260,6 +283,11 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
     if (keep(required.has(name)) && value !== undefined) baseBody[name] = value;
   }
   const encoding = () => rng.pick(ENCODINGS);
+  const hostile = hostileText(limits);
+  /** A field's odd values for this round: one of them hostile text when the field takes text. */
+  const fieldValues = (schema: JsonSchema) => takesText(schema)
+    ? [...rng.sample(variants(schema, limits), VARIANTS_PER_FIELD - 1), rng.pick(hostile)]
+    : rng.sample(variants(schema, limits), VARIANTS_PER_FIELD);
   const withBody = (value: unknown) => ({ value, as: encoding() });
 
   const render = (d: Draft): FuzzCase => {
@@ -341,12 +369,12 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
   }
 
   for (const p of op.query) {
-    const values = rng.sample(variants(p.schema, limits), VARIANTS_PER_FIELD)
+    const values = fieldValues(p.schema)
       .filter((v) => v !== null && (typeof v !== 'object' || (Array.isArray(v) && v.length > 0)));
     // the query cannot carry an object, so a repeated key is its wrong type that is always tried
     for (const v of [['1', '2'], ...values]) {
       const value = Array.isArray(v) ? v.map(String) : String(v);
-      drafts.push({ label: `query ${p.name}=${JSON.stringify(value).slice(0, 60)}`, query: { ...baseQuery, [p.name]: value } });
+      drafts.push({ label: `query ${p.name}=${ascii(JSON.stringify(value).slice(0, 60))}`, query: { ...baseQuery, [p.name]: value } });
     }
     for (const v of rng.sample(STRICT.filter((x) => typeof x === 'string'), STRICT_PER_FIELD)) {
       drafts.push({ label: `strict: query ${p.name}=${JSON.stringify(v)}`, query: { ...baseQuery, [p.name]: String(v) } });
@@ -362,8 +390,8 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
       drafts.push({ label: `body without ${name}`, body: withBody(rest) });
     }
     for (const [name, schema] of Object.entries(bodySchema.properties ?? {})) {
-      for (const value of [WRONG_TYPE, ...rng.sample(variants(schema, limits), VARIANTS_PER_FIELD)]) {
-        drafts.push({ label: `body ${name}=${JSON.stringify(value).slice(0, 60)}`, body: withBody({ ...baseBody, [name]: value }) });
+      for (const value of [WRONG_TYPE, ...fieldValues(schema)]) {
+        drafts.push({ label: `body ${name}=${ascii(JSON.stringify(value).slice(0, 60))}`, body: withBody({ ...baseBody, [name]: value }) });
       }
     }
     for (const name of Object.keys(bodySchema.properties ?? {})) {
@@ -381,7 +409,20 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
     const pair = rng.sample(Object.entries(bodySchema.properties ?? {}), 2);
     if (pair.length === 2) {
       const changed = Object.fromEntries(pair.map(([name, schema]) => [name, rng.pick(variants(schema, limits))]));
-      drafts.push({ label: `body ${JSON.stringify(changed).slice(0, 120)}`, body: withBody({ ...baseBody, ...changed }) });
+      drafts.push({ label: `body ${ascii(JSON.stringify(changed).slice(0, 120))}`, body: withBody({ ...baseBody, ...changed }) });
+    }
+    // A product line's free-text variable is rendered into a game command: the seeded product's line with a control character in it
+    // (the final check of openapi.fuzz.ts finds any that was queued).
+    const lineField = ['products', 'lines'].find((name) => bodySchema.properties?.[name]);
+    const seededLine = lineField && (ctx.known(lineField) as unknown[] | undefined)?.[0];
+    if (lineField && seededLine !== undefined) {
+      const value = rng.pick(CONTROL_TEXT);
+      const variables = { name: value };
+      const line = typeof seededLine === 'object' ? { ...seededLine, variables } : { id: seededLine, quantity: '1', variables };
+      // The required fields and the seeded buyer only: an optional code or a second buyer would be refused first.
+      const plain = Object.fromEntries(Object.entries(baseBody).filter(([name]) => required.has(name)));
+      drafts.push({ label: `body ${lineField}[0].variables.name=${ascii(JSON.stringify(value).slice(0, 60))}`,
+        body: withBody({ ...plain, userID: ctx.known('userID'), [lineField]: [line] }) });
     }
     const extraFields = Object.fromEntries(Array.from({ length: limits.fields + 1 }, (_, i) => [`f${i}`, '1']));
     drafts.push({ label: `${limits.fields + 1} extra fields`, body: withBody({ ...baseBody, ...extraFields }) });

@@ -1,7 +1,8 @@
 /**
  * `npm run test:fuzz`: every route of the OpenAPI document gets malformed requests (cases.ts) and
  * must answer each with a 2xx or a 4xx of the documented error shape, never a 5xx, in time, and
- * change nothing when it refuses (run.ts). Seeded and bounded:
+ * change nothing when it refuses (run.ts); whatever text it sent, no queued game command holds a
+ * control character. Seeded and bounded:
  *   FUZZ_ROUNDS  rounds, each with fresh seeded data and freshly drawn values (default 3)
  *   FUZZ_SEED    the generator's seed (default 1); a failure repeats with the same seed
  *   FUZZ_TIMEOUT_MS  longest wait for one answer (default 10000)
@@ -9,6 +10,7 @@
  */
 import nock from 'nock';
 import t from 'tap';
+import { hasControlCharacter } from '../../core/format.ts';
 import { ADMIN_KEY, apiKey, build } from '../helper.ts';
 import { casesFor } from './cases.ts';
 import { Random } from './random.ts';
@@ -75,6 +77,12 @@ t.test('every documented route refuses malformed requests cleanly and changes no
     const shown = found.length > SHOWN ? [...found.slice(0, SHOWN), `… and ${found.length - SHOWN} more`] : found;
     t.same(shown, [], `${name(op)}: ${sent.get(name(op))} fuzzed requests`);
   }
+  // Whatever was bought with whatever text, no command a game server fetches holds a control character (issue 44).
+  const commands = await app.db.query<{ command: string }>('select command from delivery_queue');
+  t.ok(commands.length > 0, 'commands were queued');
+  const escaped = (text: string) => JSON.stringify(text.slice(0, 200)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  t.same(commands.map((c) => c.command).filter(hasControlCharacter).map(escaped), [],
+    'no queued command holds a control character');
   const health = await app.inject({ url: '/health' });
   t.equal(health.statusCode, 200, 'the server still answers');
   t.same(Object.keys(Object.prototype), [], 'no request polluted Object.prototype');

@@ -68,11 +68,12 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
   const storeCategoryId = (await must(app, '/api/admin/store/categories', { name: `${tag} seed category` })).id;
   const productId = (await must(app, '/api/admin/store/products', {
     categoryID: storeCategoryId, name: `${tag} seed product`, price: '1.00', giveRoleID: roleId, duration: 30,
-    variables: [{ name: 'server', required: false, values: ['eu', 'us'] }],
+    // `name` is free text, and the purchase command carries it: typed text reaches a game command.
+    variables: [{ name: 'server', required: false, values: ['eu', 'us'] }, { name: 'name', required: false, values: [] }],
   })).id;
   const deliveryServerId = (await must(app, '/api/admin/delivery/servers', { name: `${tag} seed game server` })).id;
   const commandId = (await must(app, `/api/admin/store/products/${productId}/commands`,
-    { serverID: deliveryServerId, command: 'give {username} x', trigger: 'purchase' })).id;
+    { serverID: deliveryServerId, command: 'give {username} x {var:name}', trigger: 'purchase' })).id;
   await must(app, '/api/admin/payments', { username, amount: '5.00' });
   const orderId = String((await must(app, '/api/store/buy', { userID: userId, products: [productId] })).orderID);
   const [queued] = await must(app, `/api/admin/delivery/queue?order=${orderId}`);
@@ -161,6 +162,7 @@ export function knownValue(seeded: Seeded, path: string, name: string): unknown 
     case 'chatUserID': return seeded.chatUserId;
     case 'token': return seeded.token;
     case 'products': return [seeded.productId];
+    case 'lines': return [{ productID: seeded.productId, quantity: 1 }];
     case 'packageID': return seeded.packageId;
     case 'paymentID': return seeded.paymentId;
     // the gateway the fuzz app enables (its API mocked): webhooks reach the signature check
