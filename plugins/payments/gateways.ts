@@ -1,0 +1,43 @@
+/** The gateway adapters registry: the gateways registered, and the built-in ones left out for want of secrets. */
+import type { FastifyBaseLogger } from 'fastify';
+import { DomainError } from '../../core/errors.ts';
+import type { GatewayAdapter } from './contract.ts';
+
+export class Gateways {
+  readonly #log: FastifyBaseLogger;
+  readonly #adapters = new Map<string, GatewayAdapter>();
+  /** Built-in gateways left out for want of secrets, with the reason the checkout error names. */
+  readonly #disabled = new Map<string, string>();
+
+  constructor(log: FastifyBaseLogger) {
+    this.#log = log;
+  }
+
+  register(adapter: GatewayAdapter): void {
+    if (!/^[a-z0-9-]{1,32}$/.test(adapter.name)) throw new Error(`Payment gateway name "${adapter.name}" must match [a-z0-9-]{1,32}.`);
+    if (this.#adapters.has(adapter.name)) throw new Error(`Payment gateway "${adapter.name}" is registered twice.`);
+    this.#adapters.set(adapter.name, adapter);
+  }
+
+  disable(name: string, reason: string): void {
+    this.#disabled.set(name, reason);
+    this.#log.info({ gateway: name }, `payment gateway ${name} disabled: ${reason}`);
+  }
+
+  /** Every gateway known: the registered ones, and the built-in ones left out with the reason. */
+  all(): { name: string; reason?: string }[] {
+    return [...[...this.#adapters.keys()].map((name) => ({ name })), ...[...this.#disabled].map(([name, reason]) => ({ name, reason }))];
+  }
+
+  available(): string[] {
+    return [...this.#adapters.keys()];
+  }
+
+  /** GATEWAY_UNAVAILABLE, naming why, when there is no such gateway or it is disabled. */
+  require(name: string): GatewayAdapter {
+    const adapter = this.#adapters.get(name);
+    if (adapter) return adapter;
+    const reason = this.#disabled.get(name);
+    throw new DomainError('GATEWAY_UNAVAILABLE', reason ? `The gateway ${name} is disabled: ${reason}.` : `There is no payment gateway ${name}.`);
+  }
+}
