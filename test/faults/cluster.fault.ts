@@ -3,8 +3,9 @@
  * ships. Three Galera nodes, two server instances behind HAProxy (docs/deployment/haproxy.cfg) that
  * write through one node at a time, game servers claiming deliveries; players pay, and each
  * payment's webhook arrives three times at once over both instances. Both instances start at
- * once on an empty database. Then either the writer node and one instance are SIGKILLed mid-storm,
- * or the writer node is cut off from the others (Galera's gmcast.isolate) and must leave rotation.
+ * once on an empty database (the first test also starts two more at once, each through a node of
+ * its own). Then either the writer node and one instance are SIGKILLed mid-storm, or the writer
+ * node is cut off from the others (Galera's gmcast.isolate) and must leave rotation.
  * FAULT_SECONDS as in faults.fault.ts.
  */
 import { writeFileSync } from 'node:fs';
@@ -62,7 +63,21 @@ async function deploy(t: Test) {
     await sleep(100);
   }
   t.same([...servedBy].sort(), ['app1', 'app2'], 'both instances started at once and serve behind HAProxy');
+  t.same(await migratedTwice(`mysql://app:app@${cluster.address(1)}/cluster`), [], 'every migration applied once, the migration lock let go');
   return { cluster, instances, front, clusterMs, started };
+}
+
+/** Migrations recorded more than once, and a migration lock left held, read causally on the node `url` names. */
+async function migratedTwice(url: string): Promise<unknown[]> {
+  const conn = await createConnection({ uri: url });
+  try {
+    await conn.query('set session wsrep_sync_wait = 1');
+    const [twice] = await conn.query('select name from core_migrations group by name having count(*) > 1');
+    const [held] = await conn.query('select owner from core_migration_lock');
+    return [...twice as unknown[], ...held as unknown[]];
+  } finally {
+    await conn.end();
+  }
 }
 
 /** Waits until the node behind `url` has applied every commit made anywhere (a causal read), so the checks after it see it all. */
@@ -90,6 +105,15 @@ if (!haveCluster()) {
   t.test('the writer node and an instance SIGKILLed mid-storm: every 2xx durable, the books balance, commands and payments once, no 503 from a hot row',
     async (t) => {
       const { cluster, instances, front, clusterMs, started } = await deploy(t);
+      // Two more instances at once on another empty database, each straight to a node of its own: their
+      // migration lock rows meet across nodes (in certification when inserted at the same moment); the
+      // instance that lost waits and finds nothing to do.
+      const racing = [new ServerProcess(await freePort(), await cluster.database(1, 'racing')), new ServerProcess(await freePort(),
+        await cluster.database(2, 'racing'))];
+      t.teardown(async () => { for (const s of racing) await s.stop('SIGKILL'); });
+      await Promise.all(racing.map((s) => s.start()));
+      t.same(await migratedTwice(`mysql://app:app@${cluster.address(0)}/racing`), [], 'through two nodes at once: every migration applied once');
+      for (const s of racing) await s.stop();
       // The checks read on node 2, which survives; node 1, the writer, is the one killed.
       const checkUrl = `mysql://app:app@${cluster.address(1)}/cluster`;
       const world = await seed(instances[0]!.url, 6, 400);

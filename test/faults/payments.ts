@@ -9,8 +9,8 @@ import { createConnection } from 'mysql2/promise';
 import { api, type World } from './storm.ts';
 
 export const EXAMPLEPAY_SECRET = 'fault-suite-examplepay-secret';
-/** The config that turns the example gateway on (its secret goes in EXAMPLEPAY_SECRET). */
-export const EXAMPLEPAY_PLUGIN = { examplepay: { enabled: true, package: './examples/examplepay-gateway/index.ts' } };
+/** The config that turns the example gateway on (its secret goes in EXAMPLEPAY_SECRET); a package of the workspace, found by its name. */
+export const EXAMPLEPAY_PLUGIN = { examplepay: { enabled: true } };
 
 export interface PaymentOutcome {
   paymentID: string;
