@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import { errorsFor, idOf, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
 import { counted } from '../../core/format.ts';
 import { toBool } from '../../core/schemas.ts';
-import { storeRef } from '../store/contract.ts';
+import { catalogueRef } from '../store/contract.ts';
 import { QUEUE_STATUSES, type CommandInput } from './contract.ts';
 import { commandInput } from './routes.ts';
 import { ChargebackBody, CreateCommandBody, CreateServerBody } from './schemas.ts';
@@ -19,7 +19,7 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
   title: 'Delivery',
   order: 60,
   pages(pages, ctx, delivery) {
-    const store = ctx.services.get(storeRef);
+    const store = ctx.services.get(catalogueRef);
     pages.dashboard(async () => {
       const { backlog, silentServers, silentMinutes } = await delivery.health();
       return [

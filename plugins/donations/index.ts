@@ -9,7 +9,7 @@
  * are not on the boards.
  */
 import { defineFeature } from '../../core/features.ts';
-import { storeRef } from '../store/contract.ts';
+import { ordersRef } from '../store/contract.ts';
 import { donationsSection } from './console.ts';
 import { donationsRef } from './contract.ts';
 import { entities } from './entities.ts';
@@ -19,7 +19,7 @@ import { DbDonationsService } from './service.ts';
 
 export default defineFeature({
   name: 'donations',
-  requires: [storeRef],
+  requires: [ordersRef],
   entities,
   migrations,
   errors: { INVALID_TYPE: 400, INVALID_LIMIT: 400 },

@@ -7,7 +7,7 @@ import { formatMoney, requireMoney } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
-import type { Adjustment, PricedLine, StoreService } from '../store/contract.ts';
+import type { Adjustment, PricedLine, StoreCheckout, StoreOrders } from '../store/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { PaymentsPackage, PaymentsPayment } from './entities.ts';
 
@@ -44,7 +44,7 @@ export interface PaymentsDeps {
   settings: SettingsService;
   users: UsersService;
   credits: CreditsService;
-  store: StoreService;
+  store: StoreCheckout & StoreOrders;
   log: FastifyBaseLogger;
   /** Largest top-up without a package, in cents. */
   maxAmount: number;

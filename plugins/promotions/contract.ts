@@ -1,6 +1,6 @@
 /**
  * The promotions feature's contract: coupons, gift cards, sales and the community goal. It takes
- * part in the store's prices through the store contract's PriceAdjuster; peers read its figures here.
+ * part in every buy as a participant of the store's checkout (BuyParticipant); peers read its figures here.
  */
 import { Type } from '@sinclair/typebox';
 import type { SettingValues, SiteSetting } from '../../core/config.ts';

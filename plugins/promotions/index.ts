@@ -2,8 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { everyRound } from '../../core/background.ts';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
-import { storeRef } from '../store/contract.ts';
+import { catalogueRef, checkoutRef, ordersRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
+import { PromotionsInBuy } from './buy.ts';
 import { promotionsSections } from './console.ts';
 import { promotionsRef, promotionsSettings } from './contract.ts';
 import { entities } from './entities.ts';
@@ -29,25 +30,25 @@ const options = Type.Object({
 
 export default defineFeature({
   name: 'promotions',
-  requires: [storeRef, usersRef, creditsRef],
+  requires: [catalogueRef, checkoutRef, ordersRef, usersRef, creditsRef],
   options,
   entities,
   migrations,
   settings: promotionsSettings,
   errors: { COUPON_NOT_FOUND: 404, GIFT_CARD_NOT_FOUND: 404, SALE_NOT_FOUND: 404 },
   async register(app, { db, events, services, settings, options: opts, log }) {
-    const store = services.get(storeRef);
     const wrongCodes = new WrongCodes(db, opts.wrongCodes);
-    const promotions = new DbPromotionsService({ db, settings, store, credits: services.get(creditsRef), codeLength: opts.codeLength, wrongCodes });
-    services.provide(promotionsRef, promotions);
-    store.addPriceAdjuster(promotions);
-    // A gift card bought is issued with its order; an order refunded gives back what its promotions took.
-    events.onCommitting('store.order.completed', async (e) => {
-      if (e.items.some((i) => promotions.giftProduct(i.productId) !== undefined)) await promotions.issueBought(e.orderId, e.userId, e.items);
+    // What promotions do during a buy enters it by the checkout's one door; a refund gives it back.
+    const inBuy = new PromotionsInBuy({ db, codeLength: opts.codeLength, wrongCodes });
+    services.get(checkoutRef).addParticipant(inBuy);
+    events.onCommitting('store.order.refunded', (e) => inBuy.refunded(e.orderId, e.userId));
+    const promotions = new DbPromotionsService({
+      db, settings, catalogue: services.get(catalogueRef), orders: services.get(ordersRef), credits: services.get(creditsRef), inBuy,
+      codeLength: opts.codeLength,
     });
-    events.onCommitting('store.order.refunded', (e) => promotions.refunded(e.orderId, e.userId));
-    app.addHook('onReady', () => promotions.reload());
-    everyRound(app, log, 'promotions cache', opts.cacheSeconds * 1000, () => promotions.reload());
+    services.provide(promotionsRef, promotions);
+    app.addHook('onReady', () => inBuy.reload());
+    everyRound(app, log, 'promotions cache', opts.cacheSeconds * 1000, () => inBuy.reload());
     await promotionsRoutes(app, promotions, services.get(usersRef), settings, wrongCodes);
     return promotions;
   },

@@ -3,7 +3,8 @@
  * (`GET /api/store/community-goal`), a gift card's balance, its redemption onto the credit
  * balance, a player's gift cards, and the admin API for coupons, gift cards and sales.
  */
-import type { FastifyInstance } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { DomainError } from '../../core/errors.ts';
 import { formatMoney, now } from '../../core/format.ts';
@@ -23,10 +24,26 @@ const pathId = (id: string) => (/^[0-9]{1,15}$/.test(id) ? Number(id) : 0);
 
 export async function promotionsRoutes(host: FastifyInstance, promotions: DbPromotionsService, users: UsersService, settings: SettingsService,
   wrongCodes: WrongCodes): Promise<void> {
-  const app = host.withTypeProvider<S.TypeBoxProvider>();
-  const tz = () => settings.get().timezone;
-  const done = { status: true as const };
+  const routes: PromotionRoutes = { app: host.withTypeProvider<S.TypeBoxProvider>(), promotions, tz: () => settings.get().timezone };
+  publicRoutes(routes, users, wrongCodes);
+  couponRoutes(routes);
+  giftCardRoutes(routes);
+  giftProductRoutes(routes);
+  saleRoutes(routes);
+}
 
+/** What each group of routes works with. */
+interface PromotionRoutes {
+  app: FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, S.TypeBoxProvider>;
+  promotions: DbPromotionsService;
+  tz: () => string;
+}
+
+const admin = ['admin'];
+const done = { status: true as const };
+
+/** The community goal, a gift card's balance and its redemption, and a player's gift cards. */
+function publicRoutes({ app, promotions, tz }: PromotionRoutes, users: UsersService, wrongCodes: WrongCodes): void {
   app.get('/api/store/community-goal', {
     schema: {
       tags: ['promotions'], summary: 'The community goal: real money received this period against its target',
@@ -74,10 +91,10 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
     const figures = await promotions.figures('card');
     return (await promotions.cardsOf(user.id)).map((c) => giftCardRow(c, figures.get(c.id), tz()));
   });
+}
 
-  // ---- admin
-  const admin = ['admin'];
-
+/** Admin: coupons. */
+function couponRoutes({ app, promotions, tz }: PromotionRoutes): void {
   app.get('/api/admin/promotions/coupons', {
     schema: { tags: admin, summary: 'Coupons, newest first, with their uses and revenue', response: { 200: Type.Array(CouponRow) } },
   }, async () => {
@@ -115,7 +132,10 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
     await promotions.deleteCoupon(pathId(params.id));
     return done;
   });
+}
 
+/** Admin: gift cards. */
+function giftCardRoutes({ app, promotions, tz }: PromotionRoutes): void {
   app.get('/api/admin/promotions/gift-cards', {
     schema: { tags: admin, summary: 'Gift cards, newest first', response: { 200: Type.Array(GiftCardRow) } },
   }, async () => {
@@ -155,7 +175,10 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
     await promotions.deleteCard(pathId(params.id));
     return done;
   });
+}
 
+/** Admin: the store products that sell a gift card. */
+function giftProductRoutes({ app, promotions }: PromotionRoutes): void {
   app.get('/api/admin/promotions/gift-card-products', {
     schema: { tags: admin, summary: 'Store products that sell a gift card, and what a unit puts on it', response: { 200: Type.Array(GiftProductRow) } },
   }, async () => (await promotions.giftProducts()).map((p) => ({ productID: String(p.productId), amount: formatMoney(p.amount) })));
@@ -176,7 +199,10 @@ export async function promotionsRoutes(host: FastifyInstance, promotions: DbProm
     await promotions.removeGiftProduct(pathId(params.id));
     return done;
   });
+}
 
+/** Admin: sales. */
+function saleRoutes({ app, promotions, tz }: PromotionRoutes): void {
   app.get('/api/admin/promotions/sales', {
     schema: { tags: admin, summary: 'Sales, newest first, with what they took off and brought', response: { 200: Type.Array(SaleRow) } },
   }, async () => {

@@ -8,7 +8,8 @@ import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, flag, formatMoney, moneyNumber, parseClientTimestamp, requireMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
 import type { CommunityGoal } from './contract.ts';
-import type { Coupon, CouponInput, Figures, GiftCard, LedgerRow, Sale, SaleInput } from './service.ts';
+import type { Coupon, GiftCard, LedgerRow, Sale } from './gift-cards.ts';
+import type { CouponInput, Figures, SaleInput } from './service.ts';
 
 const NONE: Figures = { uses: 0, amount: 0, revenue: 0 };
 const int = (minimum: number, maximum = 2_147_483_647) => Type.Integer({ minimum, maximum });

@@ -1,32 +1,21 @@
 /**
- * The store's sections of the staff console: the catalogue (categories and products) and the
- * orders (filter, view, refund). Forms are checked with the admin API's own body schemas and
+ * The store's Catalogue section of the staff console (categories and products; the Orders section
+ * is orders-console.ts). Forms are checked with the admin API's own body schemas and
  * call the same catalogue and order code, so a page refuses exactly what the API refuses.
  */
 import type { Static } from '@sinclair/typebox';
 import {
-  errorsFor, playerCell, type ConsoleBlock, type ConsoleCell, type ConsoleField, type ConsolePage, type ConsolePages, type ConsoleRequest,
-  type ConsoleSection, idOf,
+  errorsFor, type ConsoleCell, type ConsoleField, type ConsolePage, type ConsolePages, type ConsoleSection, idOf,
 } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
-import { counted, displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
+import { displayTimestamp, formatMoney, now } from '../../core/format.ts';
 import { toBool } from '../../core/schemas.ts';
-import { deliveryRef } from '../delivery/contract.ts';
 import { usersRef, type UsersService } from '../users/contract.ts';
 import { CategoryCreateBody, CategoryPatchBody, ProductCreateBody, ProductPatchBody, RulesPatchBody, categoryInput, productInput } from './schemas.ts';
 import { storedImage, type Category, type Product, type Variable } from './contract.ts';
 import { IMAGE_ACCEPT, type ProductImages } from './images.ts';
-import type { DbStoreService } from './service.ts';
+import type { DbCatalogue } from './catalogue.ts';
 
-/** What the store's register function hands its console sections. */
-export interface StoreInternals {
-  store: DbStoreService;
-  images: ProductImages;
-}
-
-const PAGE = 50;
-/** The dashboard's charts: one bar a day for this many days. */
-const CHART_DAYS = 30;
 
 /** Lines `name: value, value` (a `*` after the name: required) to the API's variables. */
 function parseVariables(text: string): Static<typeof ProductPatchBody>['variables'] {
@@ -66,21 +55,22 @@ type Shown = { values: Record<string, string>; errors: Record<string, string> };
 /** What the catalogue's pages work with. */
 interface CataloguePages {
   pages: ConsolePages;
-  store: DbStoreService;
+  store: DbCatalogue;
   images: ProductImages;
   users: UsersService;
   tz: () => string;
 }
 
-export const catalogueSection: ConsoleSection<unknown, StoreInternals> = {
+export const catalogueSection: ConsoleSection<unknown, { catalogue: DbCatalogue; images: ProductImages }> = {
   id: 'catalogue',
   title: 'Catalogue',
   order: 20,
-  pages(pages, ctx, { store, images }) {
-    const cp: CataloguePages = { pages, store, images, users: ctx.services.get(usersRef), tz: () => ctx.settings.get().timezone };
+  pages(pages, ctx, { catalogue, images }) {
+    const cp: CataloguePages = { pages, store: catalogue, images, users: ctx.services.get(usersRef), tz: () => ctx.settings.get().timezone };
     pages.get('', async () => overviewPage(cp));
     categoryRoutes(cp);
     productRoutes(cp);
+    productPartRoutes(cp);
   },
 };
 
@@ -300,15 +290,16 @@ function categoryRoutes(cp: CataloguePages): void {
   });
 }
 
-/** The product pages' handlers: create, edit, image, purchase rules, delete. */
+/** The product's form fields sent as the API would get them: variables as a list, unticked boxes as false. */
+const productBody = (form: Record<string, string>) => ({
+  ...form, isActive: checkbox(form, 'isActive'), isFeaturedProduct: checkbox(form, 'isFeaturedProduct'),
+});
+const productErrors = (err: unknown) => errorsFor(err, Object.keys(ProductCreateBody.properties),
+  { CATEGORY_NOT_FOUND: 'categoryID', ROLE_NOT_FOUND: 'giveRoleID', INVALID_AMOUNT: 'price' });
+
+/** The product pages' handlers: create, show, edit and delete (its image and rules: productPartRoutes). */
 function productRoutes(cp: CataloguePages): void {
-  const { pages, store, images, tz } = cp;
-  /** The product's form fields sent as the API would get them: variables as a list, unticked boxes as false. */
-  const productBody = (form: Record<string, string>) => ({
-    ...form, isActive: checkbox(form, 'isActive'), isFeaturedProduct: checkbox(form, 'isFeaturedProduct'),
-  });
-  const productErrors = (err: unknown) => errorsFor(err, Object.keys(ProductCreateBody.properties),
-    { CATEGORY_NOT_FOUND: 'categoryID', ROLE_NOT_FOUND: 'giveRoleID', INVALID_AMOUNT: 'price' });
+  const { pages, store, tz } = cp;
 
   pages.post('/products', async ({ body, invalid, form }) => {
     const values = productBody(form);
@@ -346,6 +337,16 @@ function productRoutes(cp: CataloguePages): void {
     }
   }, { body: ProductPatchBody });
 
+  pages.post('/products/:id/delete', async ({ params }) => {
+    const p = await store.requireProduct(Number(params.id));
+    await store.deleteProduct(p.id);
+    return { redirect: pages.base, notice: `Product ${p.name} deleted.` };
+  });
+}
+
+/** A product's image upload and its purchase rules. */
+function productPartRoutes(cp: CataloguePages): void {
+  const { pages, store, images } = cp;
   pages.post('/products/:id/image', async ({ params, upload }) => {
     const p = await store.requireProduct(idOf(params.id));
     if (!upload?.data.length) return productPage(cp, p, undefined, undefined, 'Choose an image file to upload.');
@@ -373,186 +374,4 @@ function productRoutes(cp: CataloguePages): void {
       return productPage(cp, p, undefined, { values, errors: errorsFor(err, ['requiredProductID'], { PRODUCT_NOT_FOUND: 'requiredProductID' }) });
     }
   }, { body: RulesPatchBody });
-
-  pages.post('/products/:id/delete', async ({ params }) => {
-    const p = await store.requireProduct(Number(params.id));
-    await store.deleteProduct(p.id);
-    return { redirect: pages.base, notice: `Product ${p.name} deleted.` };
-  });
 }
-
-export const ordersSection: ConsoleSection<unknown, StoreInternals> = {
-  id: 'orders',
-  title: 'Orders',
-  order: 50,
-  pages(pages, ctx, { store }) {
-    const { settings } = ctx;
-    const users = ctx.services.get(usersRef);
-    /** The start of today and of this month in the site's time zone, as stored UTC times. */
-    const periodStarts = () => {
-      const local = displayTimestamp(now(), settings.get().timezone);
-      const tz = settings.get().timezone;
-      return { today: parseClientTimestamp(`${local.slice(0, 10)} 00:00:00`, tz)!, month: parseClientTimestamp(`${local.slice(0, 8)}01 00:00:00`, tz)! };
-    };
-    pages.dashboard(async () => {
-      const { today, month } = periodStarts();
-      const [day, mon] = await Promise.all([store.salesSince(today), store.salesSince(month)]);
-      const sum = (rows: { type: string; orders: number; total: number }[], type: string) => rows.find((r) => r.type === type) ?? { orders: 0, total: 0 };
-      const currency = settings.get().currency;
-      return [
-        { label: `credit sales today (${counted(sum(day, 'credit').orders, 'order')})`, value: formatMoney(sum(day, 'credit').total), href: pages.base },
-        { label: `credit sales this month (${counted(sum(mon, 'credit').orders, 'order')})`, value: formatMoney(sum(mon, 'credit').total), href: pages.base },
-        { label: `${currency} received today`, value: formatMoney(sum(day, 'payment').total), href: `${pages.base}?type=payment` },
-        { label: `${currency} received this month`, value: formatMoney(sum(mon, 'payment').total), href: `${pages.base}?type=payment` },
-      ];
-    });
-
-    // Sales and top-ups of the last 30 days in the site's time zone, one bar a day.
-    pages.charts(async () => {
-      const tz = settings.get().timezone;
-      const today = displayTimestamp(now(), tz).slice(0, 10);
-      const days = Array.from({ length: CHART_DAYS }, (_,
-        i) => new Date(Date.parse(`${today}T00:00:00Z`) - (CHART_DAYS - 1 - i) * 86_400_000).toISOString().slice(0, 10));
-      const hours = await store.salesByHour(parseClientTimestamp(`${days[0]} 00:00:00`, tz)!);
-      const byDay = (type: string) => {
-        const sums = new Map(days.map((d) => [d, 0]));
-        for (const h of hours) {
-          const day = displayTimestamp(`${h.hour}:00:00`, tz).slice(0, 10);
-          if (h.type === type && sums.has(day)) sums.set(day, sums.get(day)! + h.total);
-        }
-        return [...sums.values()];
-      };
-      return [
-        { heading: `Credit sales, last ${CHART_DAYS} days`, labels: days, values: byDay('credit'), money: true },
-        { heading: `${settings.get().currency} received (top-ups and purchases), last ${CHART_DAYS} days`, labels: days, values: byDay('payment'),
-          money: true },
-      ];
-    });
-
-    pages.get('', async ({ query }) => {
-      const filter = { status: query.status || undefined, type: query.type || undefined };
-      const errors: Record<string, string> = {};
-      let userId: number | undefined;
-      if (filter.status && !['completed', 'refunded', 'disputed'].includes(filter.status)) errors.status = 'status must be completed, refunded or disputed';
-      if (filter.type && !['credit', 'payment'].includes(filter.type)) errors.type = 'type must be credit or payment';
-      if (query.username) {
-        const user = await users.findByUsername(query.username);
-        if (user) userId = user.id;
-        else errors.username = `No user is named ${query.username}.`;
-      }
-      const before = /^[0-9]{1,15}$/.test(query.before ?? '') ? Number(query.before) : undefined;
-      const rows = Object.keys(errors).length ? [] : await store.listOrders({ ...filter, userId, before, limit: PAGE });
-      const keep = new URLSearchParams(Object.entries({ status: query.status ?? '', type: query.type ?? '',
-        username: query.username ?? '' }).filter(([, v]) => v));
-      const link = (extra: Record<string, string>) => `${pages.base}?${new URLSearchParams([...keep, ...Object.entries(extra)])}`;
-      const names = await users.usernames(rows.map((o) => Number(o.accountID)));
-      return {
-        title: 'Orders', status: Object.keys(errors).length ? 422 : 200,
-        blocks: [
-          {
-            kind: 'form', id: 'order-filter', title: 'Filter', method: 'get', action: pages.base, submit: 'Show orders', errors,
-            values: { status: query.status ?? '', type: query.type ?? '', username: query.username ?? '' },
-            fields: [
-              { name: 'status', label: 'Status', type: 'select',
-                options: [{ value: '', label: 'any' }, ...['completed', 'refunded', 'disputed'].map((s) => ({ value: s, label: s }))] },
-              { name: 'type', label: 'Paid with', type: 'select',
-                options: [{ value: '', label: 'any' }, { value: 'credit', label: 'credits' }, { value: 'payment', label: 'real money' }] },
-              { name: 'username', label: 'Player', type: 'search', hint: 'Exact username.' },
-            ],
-          },
-          {
-            kind: 'table', caption: 'Orders, newest first', empty: 'No order matches.',
-            columns: [{ key: 'id', label: 'Order' }, { key: 'date', label: 'Date' }, { key: 'player', label: 'Player' }, { key: 'type', label: 'Type' },
-              { key: 'total', label: 'Total', numeric: true }, { key: 'status', label: 'Status' }],
-            rows: rows.map((o) => ({
-              id: { text: `#${o.id}`, href: `${pages.base}/${o.id}` }, date: o.creationDate,
-              player: playerCell(pages, o.accountID, names),
-              type: o.type, total: o.total, status: o.status,
-            })),
-            next: rows.length === PAGE ? link({ before: rows.at(-1)!.id }) : undefined,
-            first: before !== undefined ? link({}) : undefined,
-          },
-        ],
-      };
-    });
-
-    pages.get('/:id', async ({ params }) => {
-      const { order, items } = await store.getOrder(/^[0-9]{1,15}$/.test(params.id!) ? Number(params.id) : 0);
-      const refundable = order.type === 'credit' && order.status === 'completed';
-      const player = playerCell(pages, order.accountID, await users.usernames([Number(order.accountID)]));
-      return {
-        title: `Order #${order.id}`,
-        blocks: [
-          {
-            kind: 'stats', items: [
-              { label: 'status', value: order.status }, { label: 'total', value: order.total }, { label: 'type', value: order.type },
-              { label: 'date', value: order.creationDate }, typeof player === 'string' ? { label: 'player', value: player } : { label: 'player',
-                value: player.text, href: player.href },
-              { label: 'cashback', value: order.cashback },
-            ],
-          },
-          {
-            kind: 'table', caption: 'Items', empty: 'A payment: no items.',
-            columns: [{ key: 'product', label: 'Product' }, { key: 'quantity', label: 'Quantity', numeric: true }, { key: 'variables', label: 'Variables' }],
-            rows: items.map((i) => ({ product: i.productName, quantity: String(i.quantity),
-              variables: Object.entries(i.variables).map(([k, v]) => `${k}=${v}`).join(', ') })),
-          },
-          ...(refundable ? [{
-            kind: 'form' as const, id: 'refund', title: 'Refund', action: `${pages.base}/${order.id}/refund`, submit: 'Refund order', fields: [],
-            confirm: `Refund order #${order.id}? The price goes back to the balance, the cashback is taken back and granted roles are shortened.`,
-          }] : []),
-          ...await deliveries(Number(order.id)),
-        ],
-      };
-    });
-
-    /** The order's commands on game servers and whether each ran, with redeliver, when the delivery feature runs. */
-    const deliveries = async (orderId: number): Promise<ConsoleBlock[]> => {
-      const delivery = ctx.services.find(deliveryRef);
-      if (!delivery) return [];
-      const [rows, servers] = await Promise.all([delivery.listQueue({ orderId, page: 1, perPage: 200 }), delivery.listServers()]);
-      const serverNames = new Map(servers.map((s) => [s.id, s.name]));
-      return [{
-        kind: 'table', caption: 'Delivery', empty: 'No command was queued for this order.',
-        columns: [
-          { key: 'server', label: 'Game server' }, { key: 'command', label: 'Command' }, { key: 'trigger', label: 'On' }, { key: 'status', label: 'Status' },
-          { key: 'tries', label: 'Tries', numeric: true }, { key: 'error', label: 'Last error' }, { key: 'updated', label: 'Updated' }, { key: 'action',
-            label: 'Action' },
-        ],
-        rows: rows.map((r) => ({
-          server: serverNames.get(r.serverID) ?? `#${r.serverID}`, command: r.command, trigger: r.trigger, status: r.status, tries: r.tries,
-          error: r.lastError ?? '', updated: r.updatedDate,
-          action: ['done', 'failed', 'cancelled'].includes(r.status)
-            ? { action: `${pages.base}/${orderId}/deliveries/${r.id}/redeliver`, label: `Redeliver command ${r.id}`,
-              confirm: `Run "${r.command}" on ${serverNames.get(r.serverID) ?? 'its server'} again?` }
-            : '',
-        })),
-      }];
-    };
-
-    pages.post('/:id/deliveries/:queueId/redeliver', async ({ params }) => {
-      const orderId = idOf(params.id);
-      const delivery = ctx.services.find(deliveryRef);
-      const row = delivery ? (await delivery.listQueue({ orderId, page: 1, perPage: 200 })).find((r) => r.id === params.queueId) : undefined;
-      if (!delivery || !row) throw new DomainError('ORDER_NOT_FOUND', `Order ${orderId} has no queued command ${params.queueId}.`);
-      try {
-        await delivery.redeliver(Number(row.id));
-      } catch (err) {
-        if (err instanceof DomainError && err.code === 'CONFLICT') return { redirect: `${pages.base}/${orderId}`, notice: `Not redelivered: ${err.message}` };
-        throw err;
-      }
-      return { redirect: `${pages.base}/${orderId}`, notice: `Command ${row.id} is waiting to be delivered again.` };
-    });
-
-    pages.post('/:id/refund', async ({ params, staff }: ConsoleRequest) => {
-      const id = /^[0-9]{1,15}$/.test(params.id!) ? Number(params.id) : 0;
-      try {
-        await store.refund(id, `console:${staff.username}`);
-      } catch (err) {
-        if (err instanceof DomainError && err.code !== 'ORDER_NOT_FOUND') return { redirect: `${pages.base}/${id}`, notice: `Not refunded: ${err.message}` };
-        throw err;
-      }
-      return { redirect: `${pages.base}/${id}`, notice: `Order #${id} refunded.` };
-    });
-  },
-};

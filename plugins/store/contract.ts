@@ -1,4 +1,8 @@
-/** The store feature's contract: a user's orders, and real-money payment orders for the payments feature. */
+/**
+ * The store feature's contract: its three parts, each with its interface and ref so a peer depends on
+ * the part it uses (the catalogue, the checkout and its participants, the orders), the types they
+ * serve, and the store's events and settings.
+ */
 import { Type } from '@sinclair/typebox';
 import type { SettingValues, SiteSetting } from '../../core/config.ts';
 import { createServiceRef } from '../../core/registry.ts';
@@ -130,7 +134,7 @@ export interface Quote {
   currency: string;
 }
 
-/** Who sends codes, for a price adjuster's limit on guessing them (plugins.promotions.wrongCodes). */
+/** Who sends codes, for a participant's limit on guessing them (plugins.promotions.wrongCodes). */
 export interface CodeSender {
   /** The client's address as this server sees it. */
   address: string;
@@ -140,7 +144,7 @@ export interface CodeSender {
   session?: string;
 }
 
-/** Codes a buyer sends with a buy (`coupon`, `giftCard`), for the price adjusters to judge. */
+/** Codes a buyer sends with a buy (`coupon`, `giftCard`), for the buy's participants to judge. */
 export interface PromotionCodes {
   coupon?: string;
   giftCard?: string;
@@ -157,7 +161,7 @@ export const promotionCodes = {
 /** What a product's price is judged on: its list price, its own discount, and where it sits. */
 export type PricedProduct = Pick<Product, 'id' | 'categoryId' | 'price' | 'discountedPrice' | 'discountExpiryDate'>;
 
-/** A line of a basket as a price adjuster sees it; cents a unit. */
+/** A line of a basket as a buy's participant sees it; cents a unit. */
 export interface PricingLine {
   productId: number;
   categoryId: number;
@@ -166,11 +170,11 @@ export interface PricingLine {
   unitPrice: number;
   /** The product's own price now (its discount while it runs). */
   ownPrice: number;
-  /** What a unit costs now: the lower of its own price and an adjuster's sale price. */
+  /** What a unit costs now: the lower of its own price and a participant's sale price. */
   unitTotal: number;
 }
 
-/** A basket at checkout, as the price adjusters see it. */
+/** A basket at checkout, as the buy's participants see it. */
 export interface Checkout {
   /** The buyer's account; 0 for a guest. */
   userId: number;
@@ -193,10 +197,13 @@ export interface Adjustment {
 }
 
 /**
- * A peer taking part in pricing (the promotions feature), registered with `addPriceAdjuster`.
- * Refunds reach it through `store.order.refunded` (inside the refund's transaction).
+ * A peer taking part in every buy (the promotions feature; a subscriptions feature would join the
+ * same way), registered with `addParticipant` on the checkout. This is the one door a peer enters a
+ * buy by: it prices (`salePrice`, `price`, within `judging`) and then, inside the order's
+ * transaction, commits what the order used or bought (`take`). Refunds reach it through
+ * `store.order.refunded` (inside the refund's transaction).
  */
-export interface PriceAdjuster {
+export interface BuyParticipant {
   /**
    * A product's sale price at `at`, or undefined when no sale covers it. Asked for every product a
    * listing or a buy shows, synchronously: answer from memory. The lower of it and the product's own
@@ -204,25 +211,28 @@ export interface PriceAdjuster {
    */
   salePrice(p: PricedProduct, at: string): number | undefined;
   /**
-   * What the buyer's codes take off the basket (`checkout.total` is what remains after the adjusters
+   * What the buyer's codes take off the basket (`checkout.total` is what remains after the participants
    * before this one), without writing: a code that does not apply is its DomainError. Asked only when
    * the buyer sent a code.
    */
   price(checkout: Checkout): Promise<Adjustment[]>;
   /**
-   * Inside every order's transaction (with no adjustment too: a sale's figures): takes for good what `price` offered (a coupon's use, a gift card's
-   * amount), decided by the database; a DomainError (used up, spent meanwhile) rolls the order back.
+   * Inside every order's transaction, once the order and its lines are written (with no adjustment
+   * too): takes for good what `price` offered (a coupon's use, a gift card's amount) and what the
+   * lines bought that is the participant's to hand out (a gift card, a sale's figures), decided by the
+   * database; a DomainError (used up, spent meanwhile) rolls the order back.
    */
   take(checkout: Checkout, orderId: number, adjustments: Adjustment[]): Promise<void>;
   /**
    * Around a buy or a quote that judges codes sent by a client, outside any transaction (a rollback
-   * would undo what it writes): an adjuster limiting guesses counts the attempt, and refuses it
+   * would undo what it writes): a participant limiting guesses counts the attempt, and refuses it
    * (RATE_LIMITED) while its sender is over the limit.
    */
   judging?<T>(codes: PromotionCodes, buyer: PurchaseBuyer, fn: () => Promise<T>): Promise<T>;
 }
 
-export interface StoreService {
+/** The catalogue as peers read it (`catalogueRef`): categories, products for sale, purchase rules. */
+export interface StoreCatalogue {
   /**
    * Categories nested to any depth with their products, ordered by priority then id. `activeOnly`
    * hides inactive categories (with all they contain) and inactive products; `rootId` returns that
@@ -246,6 +256,12 @@ export interface StoreService {
   productsById(ids: number[], onSaleOnly: boolean): Promise<Map<number, Product>>;
   /** A product's purchase rules; PRODUCT_NOT_FOUND when there is no such product. */
   rulesOf(productId: number): Promise<PurchaseRules>;
+  /** A product's name, active or not; undefined when there is no such product. */
+  productName(productId: number): Promise<string | undefined>;
+}
+
+/** Prices and the two buys (`checkoutRef`): what a basket costs, and the order it becomes. */
+export interface StoreCheckout {
   /**
    * The buy paid from the balance, as `POST /api/store/buy` runs it (its rules, stock, roles, delivery,
    * the codes' adjustments), in one transaction.
@@ -266,15 +282,18 @@ export interface StoreService {
    */
   buyPaid(buyer: PurchaseBuyer, offered: PricedLine[], payment: { paymentApi: string; paymentId: string; currency: string },
     adjustments?: Adjustment[]): Promise<{ orderId: number }>;
-  /** Adds a peer to every price: sale prices in listings and buys, codes at checkout (see PriceAdjuster). */
-  addPriceAdjuster(adjuster: PriceAdjuster): void;
-  /** What a unit of the product costs at `at`: the lower of its own price and the adjusters' sale prices. */
+  /** Adds a peer to every buy: sale prices in listings and buys, codes at checkout, its part of each order (see BuyParticipant). */
+  addParticipant(participant: BuyParticipant): void;
+  /** What a unit of the product costs at `at`: the lower of its own price and the participants' sale prices. */
   unitPrice(p: PricedProduct, at: string): number;
+}
+
+/** Orders once placed (`ordersRef`): listing, refunds, real-money payments recorded, figures. */
+export interface StoreOrders {
   /** Real money received (completed `payment` orders' earnings) from `from` to before `to`, stored UTC times, in cents. */
   revenueBetween(from: string, to: string): Promise<number>;
   /** One order, what was bought and what codes took off; ORDER_NOT_FOUND when there is none. */
   getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[]; adjustments: Adjustment[] }>;
-
   /** A user's orders, newest first, with the guest orders placed under the username before the account existed. */
   ordersOf(userId: number): Promise<OrderRow[]>;
   /**
@@ -295,14 +314,15 @@ export interface StoreService {
   refund(orderId: number, keyName?: string): Promise<OrderRow>;
   /** The ids of a user's completed balance purchases made after order `afterOrderId`, oldest first. */
   creditOrdersAfter(userId: number, afterOrderId: number): Promise<number[]>;
-  /** A product's name, active or not; undefined when there is no such product. */
-  productName(productId: number): Promise<string | undefined>;
   /**
    * The user's latest completed balance purchase of a product that grants `roleId`, with only
    * those lines: what a role's expiry undoes.
    */
   lastPurchaseGranting(userId: number, roleId: number): Promise<{ orderId: number; items: OrderItemEvent[] } | undefined>;
 }
+
+/** The whole store, the three parts in one (`storeRef`): a peer should ask for the part it uses instead. */
+export type StoreService = StoreCatalogue & StoreCheckout & StoreOrders;
 
 /** A real-money payment with its values checked, in cents. */
 export interface PaymentOrderInput {
@@ -328,6 +348,10 @@ export interface OrderItemEvent {
   variables: Record<string, string>;
 }
 
+export const catalogueRef = createServiceRef<StoreCatalogue>('store.catalogue');
+export const checkoutRef = createServiceRef<StoreCheckout>('store.checkout');
+export const ordersRef = createServiceRef<StoreOrders>('store.orders');
+/** The three parts as one service, for plugin packages written before the store was split: prefer the part's own ref. */
 export const storeRef = createServiceRef<StoreService>('store');
 
 /** Where the store serves the images uploaded in the console: `<PRODUCT_IMAGE_PATH><imageID>.<imageType>`. */

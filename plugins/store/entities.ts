@@ -121,7 +121,7 @@ export const StoreOrderItem = defineEntity({
   },
 });
 
-/** What a price adjuster's code took off an order (a coupon, a gift card), as the order records it. */
+/** What a buy participant's code took off an order (a coupon, a gift card), as the order records it. */
 export const StoreOrderAdjustment = defineEntity({
   name: 'StoreOrderAdjustment',
   tableName: 'store_order_adjustments',
@@ -136,7 +136,7 @@ export const StoreOrderAdjustment = defineEntity({
   },
 });
 
-/** Purchase rules (DbStoreService.rulesOf and setRules); a product without a row has none. */
+/** Purchase rules (DbCatalogue.rulesOf and setRules); a product without a row has none. */
 export const StoreProductRule = defineEntity({
   name: 'StoreProductRule',
   tableName: 'store_product_rules',

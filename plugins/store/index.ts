@@ -4,18 +4,40 @@ import { auditRef } from '../../core/audit.ts';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { usersRef } from '../users/contract.ts';
-import { catalogueSection, ordersSection } from './console.ts';
-import { storeRef, storeSettings } from './contract.ts';
+import { catalogueSection } from './console.ts';
+import { DbCatalogue } from './catalogue.ts';
+import { DbCheckout } from './checkout.ts';
+import {
+  catalogueRef, checkoutRef, ordersRef, storeRef, storeSettings, type StoreCatalogue, type StoreCheckout, type StoreOrders, type StoreService,
+} from './contract.ts';
 import { entities } from './entities.ts';
 import { ProductImages, imageOptions } from './images.ts';
 import { migrations } from './migrations/index.ts';
 import { storeRoutes } from './routes.ts';
-import { DbStoreService } from './service.ts';
+import { DbOrders } from './orders.ts';
+import { ordersSection } from './orders-console.ts';
 
-export default defineFeature({
+/** The three parts as one object (`storeRef`, for packages written before the split): each method its part's own, bound to it. */
+function wholeStore(catalogue: StoreCatalogue, checkout: StoreCheckout, orders: StoreOrders): StoreService {
+  const whole: Record<string, unknown> = {};
+  for (const part of [catalogue, checkout, orders]) {
+    for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(part))) {
+      const method: unknown = Reflect.get(part, name);
+      if (name !== 'constructor' && typeof method === 'function') whole[name] = method.bind(part);
+    }
+  }
+  return whole as unknown as StoreService;
+}
+
+const options = Type.Object({ images: imageOptions });
+
+/** What register hands the console sections: each takes the parts it shows. */
+type Internals = { catalogue: DbCatalogue; orders: DbOrders; images: ProductImages };
+
+export default defineFeature<typeof options, Internals>({
   name: 'store',
   requires: [usersRef, creditsRef],
-  options: Type.Object({ images: imageOptions }),
+  options,
   entities,
   migrations,
   settings: storeSettings,
@@ -27,20 +49,25 @@ export default defineFeature({
     PRODUCT_NOT_FOUND: 404, CATEGORY_NOT_FOUND: 404, ORDER_NOT_FOUND: 404, INVALID_QUANTITY: 400, INSUFFICIENT_BALANCE: 400,
     OUT_OF_STOCK: 400, INVALID_VARIABLE: 400, REQUIRED_PRODUCT: 400, REQUIRED_LINKED_ACCOUNT: 400, DOWNGRADE_NOT_ALLOWED: 400,
     ACCOUNT_REQUIRED: 400,
-    // Thrown by a price adjuster (the promotions feature) for a code sent with a buy.
+    // Thrown by a buy's participant (the promotions feature) for a code sent with a buy.
     PROMOTION_INVALID: 400, PROMOTION_USED_UP: 409,
   },
   async register(app, { db, events, services, settings, metrics, options }) {
-    const users = services.get(usersRef);
-    const store = new DbStoreService({ db, events, settings, users, credits: services.get(creditsRef), audit: services.get(auditRef) });
-    services.provide(storeRef, store);
+    const [users, credits, audit] = [services.get(usersRef), services.get(creditsRef), services.get(auditRef)];
+    const catalogue = new DbCatalogue({ db, users, audit });
+    const checkout = new DbCheckout({ db, events, settings, users, credits, catalogue });
+    const orders = new DbOrders({ db, events, settings, users, credits, audit, catalogue });
+    services.provide(catalogueRef, catalogue);
+    services.provide(checkoutRef, checkout);
+    services.provide(ordersRef, orders);
+    services.provide(storeRef, wholeStore(catalogue, checkout, orders));
     const completed = new Counter({ name: 'store_orders_total', help: 'Completed orders by type (credit: paid from the balance, payment: real money).',
       labelNames: ['type'] as const, registers: [metrics] });
     events.on('store.order.completed', (e) => completed.inc({ type: e.type }));
-    storeRoutes(app, store, users, settings);
+    storeRoutes(app, { catalogue, checkout, orders }, users, settings);
     const images = new ProductImages(options.images, db);
     images.routes(app);
-    return { store, images };
+    return { catalogue, orders, images };
   },
   console: [catalogueSection, ordersSection],
 });

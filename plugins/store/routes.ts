@@ -12,7 +12,9 @@ import type { SettingsService } from '../../core/settings.ts';
 import { UserRefParams, type UsersService } from '../users/contract.ts';
 import { OrderRow } from './contract.ts';
 import type { PricedProduct, Product, RequestedLine } from './contract.ts';
-import type { DbStoreService } from './service.ts';
+import type { DbCatalogue } from './catalogue.ts';
+import type { DbCheckout } from './checkout.ts';
+import type { DbOrders } from './orders.ts';
 import {
   BuyBody, BuyResponse, PRICE_RULE, CategoryCreateBody, CategoryPatchBody, CategoryRow, CategoryTree, IdParam, ListingCategory, ListingQuery,
   PaymentBody, ProductCreateBody, ProductPatchBody, ProductRow, ReorderBody, RulesPatchBody, RulesRow,
@@ -86,20 +88,27 @@ const tags = ['store'];
 const admin = ['admin'];
 const done = { status: true as const };
 
-export function storeRoutes(app: FastifyInstance, store: DbStoreService, users: UsersService, settings: SettingsService): void {
+/** The store's three parts, each route group using the one it needs. */
+export interface StoreParts {
+  catalogue: DbCatalogue;
+  checkout: DbCheckout;
+  orders: DbOrders;
+}
+
+export function storeRoutes(app: FastifyInstance, { catalogue, checkout, orders }: StoreParts, users: UsersService, settings: SettingsService): void {
   // Shared, so its recursive reference to itself resolves in the serializer and the document.
   app.addSchema(CategoryTree);
-  orderRoutes(app, store, users);
-  catalogueRoutes(app, store, users, settings);
-  buyRoute(app, store, settings);
-  adminCategoryRoutes(app, store);
-  adminProductRoutes(app, store, settings);
-  adminPaymentRoutes(app, store, settings);
-  adminRuleRoutes(app, store);
+  orderRoutes(app, orders, users);
+  catalogueRoutes(app, catalogue, checkout, users, settings);
+  buyRoute(app, checkout, settings);
+  adminCategoryRoutes(app, catalogue);
+  adminProductRoutes(app, catalogue, settings);
+  adminPaymentRoutes(app, orders, settings);
+  adminRuleRoutes(app, catalogue);
 }
 
 /** A user's orders. */
-function orderRoutes(host: FastifyInstance, store: DbStoreService, users: UsersService): void {
+function orderRoutes(host: FastifyInstance, store: DbOrders, users: UsersService): void {
   const app = host.withTypeProvider<S.TypeBoxProvider>();
   // The game plugin's shop: it reads `error` into its enum (docs/clients.md).
   app.get('/api/users/:userId/orders', {
@@ -111,7 +120,7 @@ function orderRoutes(host: FastifyInstance, store: DbStoreService, users: UsersS
 }
 
 /** The catalogue as players and game servers read it: the in-game listing, products and categories. */
-function catalogueRoutes(host: FastifyInstance, store: DbStoreService, users: UsersService, settings: SettingsService): void {
+function catalogueRoutes(host: FastifyInstance, store: DbCatalogue, checkout: DbCheckout, users: UsersService, settings: SettingsService): void {
   const app = host.withTypeProvider<S.TypeBoxProvider>();
   app.get('/api/store/listing', {
     config: { clientErrors: gamePlugin(), plainJson: true },
@@ -131,7 +140,7 @@ function catalogueRoutes(host: FastifyInstance, store: DbStoreService, users: Us
       for (const role of await users.rolesOf(user.id)) if (role.expiryDate === PERMANENT) permanentRoles.add(role.id);
     }
     const { timezone, currency } = settings.get();
-    const ctx = { timeZone: timezone, currency, at: now(), permanentRoles, unitPrice: (p: PricedProduct, at: string) => store.unitPrice(p, at) };
+    const ctx = { timeZone: timezone, currency, at: now(), permanentRoles, unitPrice: (p: PricedProduct, at: string) => checkout.unitPrice(p, at) };
     return { categories: treeRows(await store.tree({ activeOnly: true }), (p) => listingProduct(p, ctx)) };
   });
 
@@ -162,7 +171,7 @@ function catalogueRoutes(host: FastifyInstance, store: DbStoreService, users: Us
 }
 
 /** A buy with the credit balance. */
-function buyRoute(host: FastifyInstance, store: DbStoreService, settings: SettingsService): void {
+function buyRoute(host: FastifyInstance, store: DbCheckout, settings: SettingsService): void {
   const app = host.withTypeProvider<S.TypeBoxProvider>();
   app.post('/api/store/buy', {
     // A key that may buy for players need not write anything else of the store.
@@ -202,7 +211,7 @@ function buyRoute(host: FastifyInstance, store: DbStoreService, settings: Settin
 }
 
 /** Admin: the store's categories. */
-function adminCategoryRoutes(host: FastifyInstance, store: DbStoreService): void {
+function adminCategoryRoutes(host: FastifyInstance, store: DbCatalogue): void {
   const app = host.withTypeProvider<S.TypeBoxProvider>();
   app.get('/api/admin/store/categories', {
     schema: { tags: admin, summary: 'Store categories, flat', response: { 200: Type.Array(CategoryRow) } },
@@ -236,7 +245,7 @@ function adminCategoryRoutes(host: FastifyInstance, store: DbStoreService): void
 }
 
 /** Admin: the store's products. */
-function adminProductRoutes(host: FastifyInstance, store: DbStoreService, settings: SettingsService): void {
+function adminProductRoutes(host: FastifyInstance, store: DbCatalogue, settings: SettingsService): void {
   const app = host.withTypeProvider<S.TypeBoxProvider>();
   const tz = () => settings.get().timezone;
   const showProduct = (p: Product) => productRow(p, tz());
@@ -282,7 +291,7 @@ function adminProductRoutes(host: FastifyInstance, store: DbStoreService, settin
 }
 
 /** Admin: real-money payments recorded, and refunds. */
-function adminPaymentRoutes(host: FastifyInstance, store: DbStoreService, settings: SettingsService): void {
+function adminPaymentRoutes(host: FastifyInstance, store: DbOrders, settings: SettingsService): void {
   const app = host.withTypeProvider<S.TypeBoxProvider>();
   app.post('/api/admin/payments', {
     config: { idempotent: 'transaction' },
@@ -317,7 +326,7 @@ function adminPaymentRoutes(host: FastifyInstance, store: DbStoreService, settin
 }
 
 /** Admin: a product's purchase rules. */
-function adminRuleRoutes(host: FastifyInstance, store: DbStoreService): void {
+function adminRuleRoutes(host: FastifyInstance, store: DbCatalogue): void {
   const app = host.withTypeProvider<S.TypeBoxProvider>();
   app.get('/api/admin/store/products/:id/rules', {
     schema: { tags: admin, summary: 'A product\'s purchase rules', params: IdParam, response: { 200: RulesRow }, errors: ['PRODUCT_NOT_FOUND'] },

@@ -8,7 +8,7 @@ import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, flag, formatMoney, moneyNumber, parseClientTimestamp, requireMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
 import { promotionCodes, type Category, type CategoryNode, type PricedProduct, type Product, type PurchaseRules } from './contract.ts';
-import { MAX_PRICE, type CategoryInput, type ProductInput } from './service.ts';
+import { MAX_PRICE, type CategoryInput, type ProductInput } from './catalogue.ts';
 
 const VariableRow = Type.Object({ name: S.example('server'), required: S.flagStr(), values: Type.Array(S.example('eu')) });
 

@@ -7,7 +7,7 @@ import type { CreditsService } from '../credits/contract.ts';
 import type { DeliveryService, QueueRow } from '../delivery/contract.ts';
 import type { EmailService } from '../email/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
-import type { OrderRow, StoreService } from '../store/contract.ts';
+import type { OrderRow, StoreOrders } from '../store/contract.ts';
 import type { SupportService } from '../support/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { MessageKey } from './messages.ts';
@@ -17,7 +17,7 @@ import { SESSION_COOKIE, type Site, type Visit } from './site.ts';
 export interface AccountPeers {
   auth: AuthService;
   users: UsersService;
-  store: StoreService;
+  store: StoreOrders;
   credits: () => CreditsService | undefined;
   delivery: () => DeliveryService | undefined;
   support: () => SupportService | undefined;

@@ -5,7 +5,7 @@ import { hasControlCharacter } from '../../core/format.ts';
 import { formOf } from '../../core/pages.ts';
 import type { DonationsService } from '../donations/contract.ts';
 import type { CreditsService } from '../credits/contract.ts';
-import type { CodeSender, RequestedLine, ShownProduct, StoreService } from '../store/contract.ts';
+import type { CodeSender, RequestedLine, ShownProduct, StoreCatalogue, StoreCheckout } from '../store/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
 import type { PromotionsService } from '../promotions/contract.ts';
 import type { VotesService } from '../votes/contract.ts';
@@ -23,7 +23,7 @@ export interface RateLimit {
 }
 
 export interface Peers {
-  store: StoreService;
+  store: StoreCatalogue & StoreCheckout;
   payments: () => PaymentsService | undefined;
   pay: Payments;
   credits?: () => CreditsService | undefined;
