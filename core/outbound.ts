@@ -21,6 +21,8 @@ const REFUSED: [kind: string, list: BlockList][] = [
   ['a multicast', addressList(['224.0.0.0/4', 'ff00::/8'])],
   // 240/4 holds the broadcast address; ::/96 the deprecated IPv4-compatible forms (`::127.0.0.1`).
   ['a reserved', addressList(['240.0.0.0/4', '::/96'])],
+  // NAT64 and 6to4 carry an IPv4 address inside (64:ff9b::7f00:1 is 127.0.0.1 through a NAT64 gateway).
+  ['an IPv4-embedding (NAT64, 6to4)', addressList(['64:ff9b::/96', '64:ff9b:1::/48', '2002::/16'])],
 ];
 
 /** A name that resolved only to refused addresses: the connection is not made. */

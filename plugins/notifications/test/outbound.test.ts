@@ -61,6 +61,8 @@ t.test('an endpoint at an address inside is refused when it is set, naming the f
     ['http://[fe80::1]/', /link-local/],
     ['http://224.0.0.1/', /multicast/],
     ['http://[::ffff:169.254.169.254]/', /link-local/],
+    ['http://[64:ff9b::7f00:1]/', /IPv4-embedding/],
+    ['http://[2002:7f00:1::1]/', /IPv4-embedding/],
   ];
   await expectErrors(t, a, inside.map(([url, message]) => ({
     url: ENDPOINTS, body: { name: 'x', url, events: ['credits.changed'] }, status: 400, error: 'VALIDATION_ERROR', message,
