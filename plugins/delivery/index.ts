@@ -10,7 +10,8 @@ import { deliveryRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { deliveryRoutes } from './routes.ts';
-import { DbDeliveryService, Wakeups } from './service.ts';
+import { DbDeliveryService } from './service.ts';
+import { Wakeups } from './wakeups.ts';
 
 const options = Type.Object({
   /** How long a claimer has to ack before the row is handed out again. */

@@ -11,7 +11,7 @@ import {
   PluginQueue, QueueList, QueueQuery, QueueRow, ServerList, ServerRow, ServerWithToken, StreamQuery, TokenParams, UpdateCommandBody,
   UpdateServerBody, ValidateBody, Validated,
 } from './schemas.ts';
-import type { Wakeups } from './service.ts';
+import type { Wakeups } from './wakeups.ts';
 
 export interface StreamOptions {
   wakeups: Wakeups;
