@@ -7,8 +7,10 @@ import swaggerUi from '@fastify/swagger-ui';
 import { lazySchemaCompilers, plainJsonAnswers } from './schema-compilers.ts';
 import { Type } from '@sinclair/typebox';
 import { ApiKeys, apiKeyCheck, apiKeysRef } from './api-keys.ts';
-import { AuditLog, actAsStaff, auditRef, auditRoutes } from './audit.ts';
+import { AuditLog, actAsStaff, auditRef } from './audit.ts';
+import { auditRoutes } from './audit-routes.ts';
 import { connectAtBoot } from './boot.ts';
+import { installClock, type Clock } from './clock.ts';
 import { capConnections } from './connections.ts';
 import { loadConfig, type AppConfig, type SiteSetting, type SiteSettings } from './config.ts';
 import type { Database } from './db/database.ts';
@@ -17,7 +19,9 @@ import { openDatabase } from './db/open.ts';
 import { coreEntities } from './entities.ts';
 import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
-import { discoverFeatures, registerFeatures, selectEnabled, settingOwners, type FeatureContext, type LoadedFeature } from './features.ts';
+import { discoverFeatures } from './discover.ts';
+import type { FeatureContext } from './feature-context.ts';
+import { registerFeatures, selectEnabled, settingOwners, type LoadedFeature } from './features.ts';
 import { bodyParsing } from './http/body.ts';
 import { clientError, errorHandling, routerErrors, send } from './http/error-answers.ts';
 import { serializeError } from './http/error-log.ts';
@@ -68,6 +72,8 @@ export interface BuildOptions {
    * its schema's serializer would write.
    */
   selfChecks?: boolean;
+  /** The clock time-bound code reads (tests move one forward); the system's when omitted. Installed until the app closes. */
+  clock?: Clock;
 }
 
 /** Log redaction: never secrets, passwords, tokens or keys. */
@@ -126,11 +132,15 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
     entities: [...coreEntities, ...features.flatMap((f) => f.def.entities ?? [])],
     migrations: [...coreMigrations, ...features.flatMap((f) => f.def.migrations ?? [])],
   }), say);
+  const restoreClock = options.clock ? installClock(options.clock) : undefined;
   try {
     if (config.database.migrateOnStart) await migrate(db, { leaseSeconds: config.database.migrationLockSeconds, say });
-    return await assemble(config, features, { declared, site }, db, env,
+    const app = await assemble(config, features, { declared, site }, db, env,
       options.logger === false ? undefined : hostLogger(config, options.logStream), options.selfChecks);
+    if (restoreClock) app.addHook('onClose', async () => restoreClock());
+    return app;
   } catch (err) {
+    restoreClock?.();
     await db.close();
     throw err;
   }

@@ -2,6 +2,7 @@
  * Formats at the edge of the API. Inside, money is integer cents and time is a UTC timestamp
  * string `YYYY-MM-DD HH:MM:SS` (sortable, identical on SQLite and MySQL, safe in raw SQL).
  */
+import { clockNow } from './clock.ts';
 import { DomainError } from './errors.ts';
 
 /** The "never / permanent" value clients compare byte for byte. */
@@ -51,9 +52,9 @@ export function toTimestamp(date: Date): string {
     `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`;
 }
 
-/** The current time as a stored UTC timestamp. */
+/** The current time (the host's clock) as a stored UTC timestamp. */
 export function now(): string {
-  return toTimestamp(new Date());
+  return toTimestamp(new Date(clockNow()));
 }
 
 /** A stored UTC timestamp plus some seconds (negative to go back). */

@@ -9,6 +9,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createConnection } from 'mysql2/promise';
 import qs from 'qs';
 import { buildApp } from './app.ts';
+import type { Clock } from './clock.ts';
 import { merge } from './config.ts';
 import { builtinNames } from './features.ts';
 
@@ -49,6 +50,8 @@ export interface BuildTestOptions {
   features?: string[];
   /** Where the server's log lines go, from level info; by default it logs nothing. */
   logStream?: { write(line: string): void };
+  /** A clock the test moves forward (core/clock.ts TestClock) instead of sleeping. */
+  clock?: Clock;
 }
 
 /** Builds the app on a fresh database; closed when the test ends. */
@@ -61,6 +64,7 @@ export async function build(t: TestLike, opts: BuildTestOptions = {}): Promise<F
     logger: opts.logStream ? undefined : false,
     logStream: opts.logStream,
     selfChecks: true,
+    clock: opts.clock,
   });
   t.teardown(() => app.close());
   await app.ready();

@@ -11,6 +11,7 @@ import { chromium, type BrowserContext, type BrowserContextOptions, type Page } 
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { rootDir } from '../core/config.ts';
+import type { Clock } from '../core/clock.ts';
 import { build, call, scratchDir, type TestLike } from './helper.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -20,8 +21,9 @@ export const skipReason = `${CHROMIUM} is missing: install Debian's chromium pac
 export const PASSWORD = 'correct horse 1';
 
 /** The app on a fresh database, listening on 127.0.0.1 and a free port; closed when the test ends. */
-export async function serve(t: TestLike, config: unknown = {}, env: Record<string, string> = {}): Promise<{ app: FastifyInstance; base: string }> {
-  const app = await build(t, { config, env });
+export async function serve(t: TestLike, config: unknown = {}, env: Record<string, string> = {}, clock?: Clock):
+  Promise<{ app: FastifyInstance; base: string }> {
+  const app = await build(t, { config, env, clock });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }

@@ -7,6 +7,7 @@
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
+import { clockNow } from '../core/clock.ts';
 import { creditsRef } from '../plugins/credits/contract.ts';
 import { usersRef, type UserAccount } from '../plugins/users/contract.ts';
 import { call, JAVA_AGENT, type CallOptions, type Encoding } from './helper.ts';
@@ -153,7 +154,7 @@ export function totpAt(secret: string, unixSeconds: number): string {
   return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
 }
 
-/** The code an authenticator app shows `offsetSeconds` from now. */
+/** The code an authenticator app shows `offsetSeconds` from now (the host's clock: a test's, when it installed one). */
 export function totp(secret: string, offsetSeconds = 0): string {
-  return totpAt(secret, Date.now() / 1000 + offsetSeconds);
+  return totpAt(secret, clockNow() / 1000 + offsetSeconds);
 }

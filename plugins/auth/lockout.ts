@@ -3,6 +3,7 @@
  * counted on the account's own row, whatever ip, session or pending login they came through, and
  * the row locks for a while once the cap is reached.
  */
+import { clockNow } from '../../core/clock.ts';
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now, parseTimestamp } from '../../core/format.ts';
@@ -49,7 +50,7 @@ export class Lockout {
     const [row] = await this.#db.query<{ locked_until: string | null }>(sql`select ${until} as locked_until from ${T} where ${T.c.userId} = ${userId}`);
     if (!row) return;
     // No lock time yet: the attempt that reached the cap is still being checked.
-    const seconds = row.locked_until ? Math.ceil((parseTimestamp(row.locked_until).getTime() - Date.now()) / 1000) : this.#opts.lockSeconds;
+    const seconds = row.locked_until ? Math.ceil((parseTimestamp(row.locked_until).getTime() - clockNow()) / 1000) : this.#opts.lockSeconds;
     throw new DomainError('RATE_LIMITED', `Too many wrong ${this.#what} for this account; retry after the time in Retry-After.`,
       { retryAfterSeconds: Math.max(1, seconds) });
   }

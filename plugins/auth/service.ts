@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { NobleCryptoPlugin, ScureBase32Plugin, TOTP, generateSecret, generateURI } from 'otplib';
+import { clockNow } from '../../core/clock.ts';
 import type { Database } from '../../core/db.ts';
 import { ConfigError } from '../../core/config.ts';
 import { DomainError } from '../../core/errors.ts';
@@ -271,7 +272,7 @@ export class DbAuthService implements AuthService {
   async #verifyCode(userId: number, secret: string, code: string): Promise<CodeCheck> {
     const digits = code.replace(/\s+/g, '');
     if (!/^[0-9]{6}$/.test(digits)) return 'wrong';
-    const result = await TOTP_CHECK.verify(digits, { secret, epochTolerance: 30 });
+    const result = await TOTP_CHECK.verify(digits, { secret, epoch: Math.floor(clockNow() / 1000), epochTolerance: 30 });
     if (!result.valid) return 'wrong';
     const { affectedRows } = await this.#db.run(
       sql`update ${AuthTotp} set ${O.lastStep} = ${result.timeStep} where ${O.userId} = ${userId} and ${O.lastStep} < ${result.timeStep}`);

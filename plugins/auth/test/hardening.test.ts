@@ -2,6 +2,7 @@
 import t from 'tap';
 import { readFileSync, statSync } from 'node:fs';
 import { buildApp } from '../../../core/app.ts';
+import { TestClock } from '../../../core/clock.ts';
 import { builtinNames } from '../../../core/features.ts';
 import { ADMIN_KEY, AS_JAVA, TOTP_KEY, apiKey, build, call, freshDatabaseUrl, onMysql, scratchDir, type TestLike } from '../../../test/helper.ts';
 import { NO_RATE_LIMIT, login, register, sessionStatus, totp, wrongCode } from './fixtures.ts';
@@ -22,7 +23,8 @@ const LOCKOUT = { plugins: { auth: { tfaMaxAttempts: 5, rateLimit: { login: { ma
   lockout: { password: { maxFailures: 4, lockSeconds: 2 }, code: { maxFailures: 6, lockSeconds: 2 } } } } };
 
 t.test('wrong two-factor codes are capped per account across every pending login', async (t) => {
-  const app = await build(t, { features: ['users', 'auth'], config: LOCKOUT });
+  const clock = new TestClock();
+  const app = await build(t, { features: ['users', 'auth'], config: LOCKOUT, clock });
   const { id } = await register(app, 'Steve', 'correct horse');
   const { secret } = (await call(app, '/api/auth/tfa/setup', { body: { userID: id } })).json().data;
   t.equal((await call(app, '/api/auth/tfa/enable', { body: { userID: id, code: totp(secret) } })).statusCode, 200);
@@ -38,13 +40,14 @@ t.test('wrong two-factor codes are capped per account across every pending login
   t.equal(res.json().code, 'RATE_LIMITED');
   t.ok(Number(res.headers['retry-after']) >= 1 && Number(res.headers['retry-after']) <= 2, 'Retry-After says when');
   t.equal(await sessionStatus(app, tokens[0]!), 404);
-  await new Promise((r) => setTimeout(r, 2100));
+  clock.advance(2100);
   const after = await call(app, '/api/auth/tfa/verify', { body: { token: tokens[0]!, code: totp(secret, 30) } });
   t.equal(after.statusCode, 200, 'once the lock is over the right code works');
 });
 
 t.test('wrong passwords are capped per account whatever the ip', async (t) => {
-  const app = await build(t, { features: ['users', 'auth'], config: LOCKOUT });
+  const clock = new TestClock();
+  const app = await build(t, { features: ['users', 'auth'], config: LOCKOUT, clock });
   await register(app, 'Alex', 'correct horse');
   const answers = await Promise.all(['1', '2', '3', '4'].map((n) => login(app, 'Alex', 'wrong horse', { ip: `10.1.0.${n}` })));
   t.strictSame(answers.map((r) => r.json().error), Array(4).fill('WRONG_PASSWORD'));
@@ -53,7 +56,7 @@ t.test('wrong passwords are capped per account whatever the ip', async (t) => {
   t.equal(locked.json().error, 'UNKNOWN_ERROR', 'the auth plugin has no code for it');
   t.equal(locked.json().code, 'RATE_LIMITED');
   t.ok(Number(locked.headers['retry-after']) >= 1);
-  await new Promise((r) => setTimeout(r, 2100));
+  clock.advance(2100);
   t.equal((await login(app, 'Alex', 'correct horse')).statusCode, 200, 'the right password works once the lock is over');
   // A right password starts the count again.
   for (const n of [1, 2, 3]) t.equal((await login(app, 'Alex', 'wrong horse')).json().error, 'WRONG_PASSWORD', `wrong ${n}`);

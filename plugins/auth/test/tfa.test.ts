@@ -1,18 +1,20 @@
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { build, call } from '../../../test/helper.ts';
+import { TestClock } from '../../../core/clock.ts';
 import { addSeconds, now, parseTimestamp } from '../../../core/format.ts';
 import { expectErrors, missingFields, newUser, snapshot } from '../../../test/fixtures.ts';
 import { NO_RATE_LIMIT, TABLES, failedAttempts, login, register, sessionStatus, sha256, snapshotExceptCounts, totp, totpAt, wrongCode } from './fixtures.ts';
 
+const frozen = () => new TestClock({ frozen: true });
 const verify = (app: FastifyInstance, token: string, code: string) => call(app, '/api/auth/tfa/verify', { body: { token, code } });
 
-/** A registered user with two-factor enrolled; the code used to enable it is spent. */
+/**
+ * A registered user with two-factor enrolled; the code used to enable it is spent. Tests compare
+ * codes of the current 30 s step with the one enrolment used, so their apps run on a frozen clock
+ * (a busy machine cannot carry a test into the next step half way).
+ */
 async function enrolled(app: FastifyInstance, name = 'Steve'): Promise<{ id: number; secret: string }> {
-  // Tests compare codes of the current 30 s step with the one enrolment used: start early in a
-  // step, so a busy machine does not carry the test into the next one half way.
-  const into = (Date.now() / 1000) % 30;
-  if (into > 15) await new Promise((r) => setTimeout(r, (30 - into) * 1000 + 50));
   const { id } = await register(app, name, 'correct horse');
   const setup = await call(app, '/api/auth/tfa/setup', { body: { userID: id } });
   const { secret } = setup.json().data;
@@ -31,6 +33,19 @@ t.test('the test TOTP generator matches RFC 6238', async (t) => {
   // RFC 6238 appendix B, SHA-1 key "12345678901234567890": 94287082 at T=59, 07081804 at T=1111111109 (last 6 digits).
   t.equal(totpAt('GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ', 59), '287082');
   t.equal(totpAt('GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ', 1111111109), '081804');
+});
+
+t.test('codes are checked against the host\'s clock, so a test moves it instead of waiting for a step', async (t) => {
+  const clock = new TestClock({ frozen: true, at: Date.now() + 3600_000 });
+  const app = await build(t, { features: ['users', 'auth'], clock });
+  const { id } = await register(app, 'Steve', 'correct horse');
+  const { secret } = (await call(app, '/api/auth/tfa/setup', { body: { userID: id } })).json().data;
+  const hourAhead = totpAt(secret, clock.now() / 1000);
+  t.notOk([-30, 0, 30].some((offset) => totpAt(secret, Date.now() / 1000 + offset) === hourAhead), 'not a code of the real time');
+  t.equal((await call(app, '/api/auth/tfa/enable', { body: { userID: id, code: hourAhead } })).statusCode, 200, 'the clock\'s code enables');
+  clock.advance(90_000);
+  const token = await pendingLogin(app);
+  t.equal((await verify(app, token, totpAt(secret, clock.now() / 1000 - 30))).statusCode, 200, 'and the step before the moved clock\'s verifies');
 });
 
 t.test('enrolment: setup, enable with a real code, authStatus "1"', async (t) => {
@@ -61,7 +76,7 @@ t.test('enrolment: setup, enable with a real code, authStatus "1"', async (t) =>
 });
 
 t.test('login with two-factor: pending token, wrong code, right code, replay', async (t) => {
-  const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
+  const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT, clock: frozen() });
   const { secret } = await enrolled(app);
   const token = await pendingLogin(app);
   t.match(token, /^[0-9a-f]{32}$/);
@@ -96,7 +111,7 @@ t.test('login with two-factor: pending token, wrong code, right code, replay', a
 });
 
 t.test('one code, two logins at the same moment: exactly one succeeds', async (t) => {
-  const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
+  const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT, clock: frozen() });
   const { secret } = await enrolled(app);
   const tokens = [await pendingLogin(app), await pendingLogin(app), await pendingLogin(app)];
   const code = totp(secret, 30);
@@ -108,7 +123,8 @@ t.test('one code, two logins at the same moment: exactly one succeeds', async (t
 });
 
 t.test('two-factor verify: unknown and expired tokens, too many wrong codes', async (t) => {
-  const app = await build(t, { features: ['users', 'auth'], config: { plugins: { auth: { tfaMaxAttempts: 3, rateLimit: { login: { max: 0 } } } } } });
+  const app = await build(t, { features: ['users', 'auth'], config: { plugins: { auth: { tfaMaxAttempts: 3, rateLimit: { login: { max: 0 } } } } },
+    clock: frozen() });
   const { secret } = await enrolled(app);
   let res = await verify(app, '0'.repeat(32), totp(secret, 30));
   t.equal(res.statusCode, 404);
@@ -135,7 +151,8 @@ t.test('two-factor verify: unknown and expired tokens, too many wrong codes', as
 });
 
 t.test('wrong codes sent at once each count against the pending login', async (t) => {
-  const app = await build(t, { features: ['users', 'auth'], config: { plugins: { auth: { tfaMaxAttempts: 3, rateLimit: { login: { max: 0 } } } } } });
+  const app = await build(t, { features: ['users', 'auth'], config: { plugins: { auth: { tfaMaxAttempts: 3, rateLimit: { login: { max: 0 } } } } },
+    clock: frozen() });
   const { secret } = await enrolled(app);
   const guessed = await pendingLogin(app);
   const answers = await Promise.all(Array.from({ length: 6 }, () => verify(app, guessed, wrongCode(secret))));
@@ -146,7 +163,7 @@ t.test('wrong codes sent at once each count against the pending login', async (t
 });
 
 t.test('two-factor off: by the site setting, or by disable with a code', async (t) => {
-  const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
+  const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT, clock: frozen() });
   const { id, secret } = await enrolled(app);
   await call(app, '/api/admin/settings', { method: 'PATCH', body: { twoFactorEnabled: false }, as: 'json' });
   let res = await login(app, 'Steve', 'correct horse');
