@@ -154,6 +154,14 @@ export function totpAt(secret: string, unixSeconds: number): string {
   return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
 }
 
+/**
+ * Waits until `condition` holds, looking again every few milliseconds: for work a timer does (a
+ * sweep, a heartbeat), with no fixed duration; tap's timeout bounds it.
+ */
+export async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 /** The code an authenticator app shows `offsetSeconds` from now (the host's clock: a test's, when it installed one). */
 export function totp(secret: string, offsetSeconds = 0): string {
   return totpAt(secret, clockNow() / 1000 + offsetSeconds);

@@ -2,7 +2,8 @@ import { request } from 'node:http';
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { now } from '../../../core/format.ts';
-import { expectErrors, read } from '../../../test/fixtures.ts';
+import { TestClock } from '../../../core/clock.ts';
+import { expectErrors, read, until } from '../../../test/fixtures.ts';
 import { ADMIN_KEY, build, call } from '../../../test/helper.ts';
 import { DELIVERY_FEATURES, addCommand, buy, makeCategory, makeProduct, makeServer, makeUser, pollQueue, validate } from './fixtures.ts';
 
@@ -22,7 +23,8 @@ async function shop(app: FastifyInstance) {
 }
 
 t.test('claim and ack: leases, requireOnline, retries up to maxTries', async (t) => {
-  const app = await build(t, { features: DELIVERY_FEATURES, config: { plugins: { delivery: { leaseSeconds: 1, maxTries: 2, sweepMs: 50 } } } });
+  const clock = new TestClock();
+  const app = await build(t, { features: DELIVERY_FEATURES, config: { plugins: { delivery: { leaseSeconds: 1, maxTries: 2, sweepMs: 50 } } }, clock });
   const { server, sword, rank, steve } = await shop(app);
   await buy(app, { userID: steve, products: [sword, rank] });
 
@@ -44,8 +46,10 @@ t.test('claim and ack: leases, requireOnline, retries up to maxTries', async (t)
   t.equal(res.statusCode, 409, 'a second ack settles nothing, and is no success');
   t.match(res.json(), { status: false, error: 'DELIVERY_NOT_SETTLED', ids: [], unsettled: [rankRow.id] });
 
-  // The sword's claimer never acks: after the lease it is waiting again, one try counted, listed as an error.
-  await sleep(2300);
+  // The sword's claimer never acks: after the lease (the clock moved past it, then a sweep) it is waiting again,
+  // one try counted, listed as an error.
+  clock.advance(2300);
+  await until(async () => (await app.db.query<{ status: string }>('select status from delivery_queue where id = ?', [rows[0].id]))[0]?.status === 'waiting');
   res = await ack(app, { token: server.token, ids: [rows[0].id, rankRow.id], result: 'done' });
   t.equal(res.statusCode, 409, 'a late ack is refused');
   t.match(res.json(), { error: 'DELIVERY_NOT_SETTLED', ids: [], unsettled: [rows[0].id, rankRow.id] }, 'naming every row it did not settle');
@@ -109,7 +113,7 @@ t.test('the SSE stream wakes a real client within a second of a committed buy', 
   req.end();
   t.teardown(() => req.destroy());
   await opened;
-  await sleep(1300);
+  await until(() => events.some((e) => e.kind === 'heartbeat'));
   t.ok(events.some((e) => e.kind === 'heartbeat'), 'heartbeats on an idle stream');
   const before = events.filter((e) => e.kind === 'work').length;
 
@@ -185,7 +189,8 @@ t.test('a failed ack is handed out again only after a delay that grows with each
 });
 
 t.test('a command that fails for good, by a failed ack or a lapsed lease, emits delivery.failed once', async (t) => {
-  const app = await build(t, { features: DELIVERY_FEATURES, config: { plugins: { delivery: { leaseSeconds: 1, maxTries: 1, sweepMs: 50 } } } });
+  const clock = new TestClock();
+  const app = await build(t, { features: DELIVERY_FEATURES, config: { plugins: { delivery: { leaseSeconds: 1, maxTries: 1, sweepMs: 50 } } }, clock });
   const { server, sword, rank, steve } = await shop(app);
   const failed: unknown[] = [];
   app.events.on('delivery.failed', (e) => { failed.push(e); });
@@ -193,7 +198,8 @@ t.test('a command that fails for good, by a failed ack or a lapsed lease, emits 
   const [swordRow, rankRow] = (await claim(app, { token: server.token, online: ['steve'] })).json().commands;
   await ack(app, { token: server.token, ids: [swordRow.id], result: 'failed', message: 'Unknown command' });
   await ack(app, { token: server.token, ids: [swordRow.id], result: 'failed', message: 'Unknown command' });
-  await sleep(2300);
+  clock.advance(2300);
+  await until(() => failed.length >= 2);
   t.match(failed, [
     { queueId: Number(swordRow.id), serverId: Number(server.id), userId: steve, username: 'steve', command: 'give steve sword', error: 'Unknown command' },
     { queueId: Number(rankRow.id), command: 'rank steve', error: 'the lease ran out before an ack' },
