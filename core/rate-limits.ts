@@ -8,6 +8,7 @@ import { hash } from 'node:crypto';
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import { everyRound } from './background.ts';
+import { clockNow } from './clock.ts';
 import type { Database } from './db.ts';
 import { sql } from './sql.ts';
 import { defineEntity, p } from './table.ts';
@@ -71,7 +72,7 @@ class RateCounter {
 
   /** Counts one request against `bucket` and answers the count with the time left of its window. */
   async hit(bucket: string, windowMs: number, max: number, counting: Counting): Promise<RateWindow> {
-    const at = Date.now();
+    const at = clockNow();
     const end = at + windowMs;
     const { insert, reset } = count(bucket, at, end);
     // A transaction on both: on SQLite, counts arriving together share one commit; on MySQL, which
@@ -102,12 +103,12 @@ class RateCounter {
   /** Takes back one request counted in `bucket`'s current window (one that turned out not to count). */
   async giveBack(bucket: string): Promise<void> {
     await this.#db.run(sql`update ${CoreRateLimit} set ${L.hits} = ${L.hits} - 1
-      where ${L.bucket} = ${bucket} and ${L.hits} > 0 and ${L.expiresAt} > ${Date.now()}`);
+      where ${L.bucket} = ${bucket} and ${L.hits} > 0 and ${L.expiresAt} > ${clockNow()}`);
   }
 
   /** Deletes the windows that have ended: a later request starts a new one either way. */
   async sweep(): Promise<void> {
-    await this.#db.run(sql`delete from ${CoreRateLimit} where ${L.expiresAt} <= ${Date.now()}`);
+    await this.#db.run(sql`delete from ${CoreRateLimit} where ${L.expiresAt} <= ${clockNow()}`);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
+import { TestClock } from '../core/clock.ts';
 import { login, register } from '../plugins/auth/test/fixtures.ts';
 import { register as registerPlayer, signInByForm } from '../plugins/console/test/browser.ts';
 import { Visitor } from './visitor.ts';
@@ -102,12 +103,13 @@ t.test('any route\'s own limit: counted per route across instances, exact under 
 
 t.test('a window ends on every instance at once, and the sweep deletes it', async (t) => {
   const echo = { plugins: { ...ECHO_PLUGIN, echo: { ...ECHO_PLUGIN.echo, limit: { max: 1, windowMs: 1000 } } } };
-  const [a, b] = await twoInstances(t, { features: [], config: { ...echo, rateLimits: { sweepSeconds: 1 } } });
+  const clock = new TestClock();
+  const [a, b] = await twoInstances(t, { features: [], config: { ...echo, rateLimits: { sweepSeconds: 1 } }, clock });
   t.equal((await call(a, '/api/echo/limited', { method: 'POST' })).statusCode, 200);
   const refused = await call(b, '/api/echo/limited', { method: 'POST' });
   t.equal(refused.statusCode, 429);
   t.equal(retryAfter(refused), 1);
-  await new Promise((r) => setTimeout(r, 1100));
+  clock.advance(1100);
   t.equal((await call(b, '/api/echo/limited', { method: 'POST' })).statusCode, 200, 'a new window after the first one ends');
   const deadline = Date.now() + 5000;
   while (await rowCount(a, 'core_rate_limits') > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
