@@ -9,14 +9,11 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
 import { countParam, type Database } from './db.ts';
-import { displayTimestamp, now } from './format.ts';
-import { dateStr, idStr, str, strOrNull } from './schemas.ts';
+import { now } from './format.ts';
 import { type Sql, sql, where } from './sql.ts';
 import type { Step } from './http/stages.ts';
 import { createServiceRef } from './registry.ts';
-import type { SettingsService } from './settings.ts';
 import { defineEntity, p, type TableRecord } from './table.ts';
 
 export const CoreAuditLog = defineEntity({
@@ -146,7 +143,7 @@ export const actAsStaff: Step = (request, done) => {
   else done();
 };
 
-const AuditQuery = Type.Object({
+export const AuditQuery = Type.Object({
   actor: Type.Optional(Type.String({ maxLength: 64, description: 'a username or API key name' })),
   action: Type.Optional(Type.String({ maxLength: 64, description: 'an action (`store.order.refund`) or the start of one ending in a dot (`store.`)' })),
   targetType: Type.Optional(Type.String({ maxLength: 32, description: 'what kind of record (`order`, `product`, `user`)' })),
@@ -155,31 +152,9 @@ const AuditQuery = Type.Object({
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: '1 to 200, default 50' })),
 });
 
-const AuditEntryRow = Type.Object({
-  id: Type.Integer({ examples: [42] }), at: dateStr(), actorKind: str('staff (console), key (API key) or cli (command line)', 'staff'),
-  actor: str('the username or the key\'s name', 'Alice'), action: str('feature.record.verb', 'store.order.refund'),
-  targetType: str('what kind of record', 'order'), targetID: idStr(), summary: str('one line for people', 'Refunded order 42 of Steve (4.99)'),
-  before: Type.Unknown({ description: 'the record before the change, when kept', examples: [{ status: 'completed' }] }),
-  after: Type.Unknown({ description: 'the record after the change, when kept', examples: [{ status: 'refunded' }] }),
-  requestID: strOrNull('the request that made the change (its X-Request-Id)', '2b1f0c4e-8d52-4f0e-9a57-3c0e6f1d2a9b'),
-});
-
 /** The query of the admin API and the console's filter form, as a filter. */
 export function auditFilter(q: Static<typeof AuditQuery>, maxLimit: number): AuditFilter {
   const limit = q.limit === undefined ? 50 : Math.min(Math.max(Number(q.limit), 1), maxLimit);
   const before = q.before === undefined ? undefined : Number(q.before);
   return { actor: q.actor, action: q.action, targetType: q.targetType, targetId: q.targetID, before, limit };
-}
-
-export async function auditRoutes(app: FastifyInstance, audit: AuditLog, settings: SettingsService): Promise<void> {
-  app.get('/api/admin/audit', {
-    schema: {
-      tags: ['admin'], summary: 'The audit log: what staff changed, newest first, filtered and paged with `before`',
-      querystring: AuditQuery, response: { 200: Type.Array(AuditEntryRow) },
-    },
-  }, async (request) => (await audit.list(auditFilter(request.query as Static<typeof AuditQuery>, 200))).map((r) => ({
-    id: r.id, at: displayTimestamp(r.at, settings.get().timezone), actorKind: r.actorKind, actor: r.actor, action: r.action,
-    targetType: r.targetType, targetID: r.targetId, summary: r.summary, requestID: r.requestId,
-    before: r.before === null ? null : JSON.parse(r.before), after: r.after === null ? null : JSON.parse(r.after),
-  })));
 }

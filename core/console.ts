@@ -10,7 +10,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from './errors.ts';
 import type { UploadedFile } from './http/body.ts';
-import type { FeatureContext } from './features.ts';
+import type { FeatureContext } from './feature-context.ts';
 import { createServiceRef } from './registry.ts';
 
 /** `admin`: every section; `support`: the support desk and player lookup (sections that admit it). */

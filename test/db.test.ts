@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { DatabaseSync } from 'node:sqlite';
 import { loadConfig } from '../core/config.ts';
 import { coreEntities } from '../core/entities.ts';
-import { discoverFeatures } from '../core/features.ts';
+import { discoverFeatures } from '../core/discover.ts';
 import { Table } from '../core/table.ts';
 import { sql } from '../core/sql.ts';
 import type { Database } from '../core/db.ts';

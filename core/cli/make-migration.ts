@@ -16,7 +16,8 @@ import { migrate, type MigrationDef } from '../db/migrations.ts';
 import { openDatabase } from '../db/open.ts';
 import type { Dialect } from '../db/url.ts';
 import { coreEntities } from '../entities.ts';
-import { builtinNames, definitionOf, discoverFeatures } from '../features.ts';
+import { discoverFeatures } from '../discover.ts';
+import { builtinNames, definitionOf } from '../features.ts';
 import { migrations as coreMigrations } from '../migrations/index.ts';
 import { commandLine, usage } from './args.ts';
 

@@ -8,7 +8,8 @@ import { loadConfig, ConfigError } from '../config.ts';
 import { migrate } from '../db/migrations.ts';
 import { openDatabase } from '../db/open.ts';
 import { coreEntities } from '../entities.ts';
-import { discoverFeatures, selectEnabled } from '../features.ts';
+import { discoverFeatures } from '../discover.ts';
+import { selectEnabled } from '../features.ts';
 import { migrations } from '../migrations/index.ts';
 
 const USAGE = 'usage: npm run migrate [-- status]';

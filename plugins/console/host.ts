@@ -15,7 +15,7 @@ import type {
 import { DomainError, errorStatus } from '../../core/errors.ts';
 import { validationMessage } from '../../core/http/error-answers.ts';
 import { strictTypeProblem } from '../../core/http/strict-types.ts';
-import type { FeatureContext } from '../../core/features.ts';
+import type { FeatureContext } from '../../core/feature-context.ts';
 import type { UsersService } from '../users/contract.ts';
 import { formOf, pageHeaders, pagesOnly, sameToken } from '../../core/pages.ts';
 import { drawChart } from './chart.ts';

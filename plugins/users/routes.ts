@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
-import type { FeatureContext } from '../../core/features.ts';
+import type { FeatureContext } from '../../core/feature-context.ts';
 import { boolish, idParam, ok, toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import { UserRefParams, type Grantor, type RoleAssignment } from './contract.ts';
 import { ProfileRow, RoleCreateBody, RolePatchBody, RoleRow, UserRoleRow, newRole, parseExpiry, patchOf, profileRow, roleRow, userRoleRow } from './schemas.ts';

@@ -5,12 +5,13 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type * as Kit from '../../../core/testing.ts';
-import { host } from './host.ts';
+import { hostRoot } from './host.ts';
 
-const kit: typeof Kit = await host.testing();
+// The kit builds a host, so it is no object a running host hands out: it is read from the host this package is installed in.
+const kit: typeof Kit = await import(pathToFileURL(join(hostRoot(), 'core', 'testing.ts')).href);
 
 export const { ADMIN_KEY, call, encode } = kit;
 export type { CallOptions, Encoding } from '../../../core/testing.ts';
