@@ -22,7 +22,8 @@ import { allProducts, Catalogue } from './catalogue.ts';
 import { storefrontRef, storefrontSettings } from './contract.ts';
 import { paymentRoutes, Payments } from './payments.ts';
 import { recoveryRoutes } from './recovery.ts';
-import { catalogueRoutes, pageRouter } from './routes.ts';
+import { pageRouter } from './router.ts';
+import { catalogueRoutes } from './routes.ts';
 import { Site, Theme, type Visit } from './site.ts';
 
 const limit = (max: number, windowSeconds: number) => Type.Object({

@@ -7,9 +7,9 @@
 import { DomainError } from '../../core/errors.ts';
 import type { DeliveryService } from '../delivery/contract.ts';
 import type { PaymentsService, PurchaseStatus } from '../payments/contract.ts';
-import { deliveryRows, LIVE, stateOf } from './account.ts';
+import { deliveryRows, LIVE, stateOf } from './orders.ts';
 import type { MessageKey } from './messages.ts';
-import { refusal, refused, type PageRouter, type RateLimit } from './routes.ts';
+import { refusal, refused, type PageRouter, type RateLimit } from './router.ts';
 import type { Site, Visit } from './site.ts';
 
 /** The payments a browser started (a guest has no account to find them by), newest first. */

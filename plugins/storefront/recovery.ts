@@ -5,7 +5,7 @@
  */
 import type { EmailService } from '../email/contract.ts';
 import type { AuthService } from '../auth/contract.ts';
-import { refusal, refused, type PageRouter, type RateLimit } from './routes.ts';
+import { refusal, refused, type PageRouter, type RateLimit } from './router.ts';
 import type { Site, Visit } from './site.ts';
 
 export interface RecoveryPeers {

@@ -1,8 +1,6 @@
 /** The storefront's pages: browsing, the basket and paying from the balance. */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, errorStatus } from '../../core/errors.ts';
+import type { DomainError } from '../../core/errors.ts';
 import { hasControlCharacter } from '../../core/format.ts';
-import { formOf } from '../../core/pages.ts';
 import type { DonationsService } from '../donations/contract.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { CodeSender, RequestedLine, ShownProduct, StoreCatalogue, StoreCheckout } from '../store/contract.ts';
@@ -13,14 +11,9 @@ import {
   addLine, BASKET_COOKIE, CODES_COOKIE, codeOf, MAX_QUANTITY, parseQuantity, readCodes, writeBasket, writeCodes, type BasketCodes, type BasketLine,
 } from './basket.ts';
 import { allProducts, pathTo, plainText, rulesText, visibleCategories, type Catalogue } from './catalogue.ts';
-import { LANGUAGES, type MessageKey } from './messages.ts';
 import { gatewayName, payRefused, type Payments } from './payments.ts';
+import { refusal, refused, type PageRouter, type RateLimit } from './router.ts';
 import type { Site, Visit } from './site.ts';
-
-export interface RateLimit {
-  max: number;
-  windowSeconds: number;
-}
 
 export interface Peers {
   store: StoreCatalogue & StoreCheckout;
@@ -32,52 +25,6 @@ export interface Peers {
   promotions?: () => PromotionsService | undefined;
 }
 
-type Handler = (visit: Visit, form: Record<string, string>) => Promise<FastifyReply>;
-
-export interface PageRouter {
-  get(path: string, handler: Handler, opts?: { signedIn?: boolean }): void;
-  post(path: string, handler: Handler, opts?: { signedIn?: boolean; limit?: { name: string; rate: RateLimit } }): void;
-}
-
-/**
- * Pages as routes: the visit made first; a post must carry the visit's CSRF token; a page for
- * players only sends others to sign in and back. A per-route rate limit counts per address.
- */
-export function pageRouter(app: FastifyInstance, site: Site): PageRouter {
-  const route = (method: 'GET' | 'POST') => (path: string, handler: Handler, opts: { signedIn?: boolean; limit?: { name: string; rate: RateLimit } } = {}) => {
-    const url = path === '/' ? site.u('/') : site.u(path);
-    app.route({
-      method, url,
-      config: opts.limit ? {
-        rateLimit: {
-          max: opts.limit.rate.max,
-          timeWindow: opts.limit.rate.windowSeconds * 1000,
-          keyGenerator: (request: FastifyRequest) => `storefront-${opts.limit!.name}:${request.ip}`,
-          errorResponseBuilder: (_request: FastifyRequest, ctx: { after: string }) => Object.assign(new DomainError('RATE_LIMITED', ctx.after),
-            { after: ctx.after }),
-        },
-      } : {},
-      handler: async (request, reply) => {
-        const visit = await site.visit(request, reply);
-        const form = method === 'POST' ? formOf(request.body) : formOf(request.query);
-        if (method === 'POST' && !site.checkCsrf(visit, form)) return site.message(visit, 403, visit.t('error.title'), visit.t('error.csrf'));
-        if (opts.signedIn && !visit.player) {
-          const next = method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
-          return site.redirect(visit, `${site.u('/login')}${next}`, visit.t('signIn.required'));
-        }
-        return handler(visit, form);
-      },
-    });
-  };
-  return { get: route('GET'), post: route('POST') };
-}
-
-/** A refusal said in the player's language when the catalogue has words for its code, else in the service's. */
-export function refusal(visit: Visit, err: DomainError, values: Record<string, string | number> = {}): string {
-  const key = `error.${err.code}`;
-  return Object.hasOwn(LANGUAGES.en, key) ? visit.t(key as MessageKey, { detail: err.message, max: MAX_QUANTITY, ...values }) : err.message;
-}
-
 /** A refusal of the player's codes: too many wrong ones says how long to wait. */
 function codeRefusal(visit: Visit, err: DomainError): string {
   if (err.code !== 'RATE_LIMITED') return refusal(visit, err);
@@ -87,16 +34,47 @@ function codeRefusal(visit: Visit, err: DomainError): string {
 /** Who sends the basket's codes, for the limits on wrong ones: the address, and a guest's session (a player counts by account). */
 const senderOf = (visit: Visit): CodeSender => ({ address: visit.request.ip, session: visit.player ? undefined : visit.csrf });
 
-/** A refusal the page can show (a client's mistake), not a fault. */
-export function refused(err: unknown): err is DomainError {
-  return err instanceof DomainError && (errorStatus[err.code] ?? 500) < 500;
+
+export interface CatalogueOptions {
+  basketMaxLines: number;
+  searchMinLength: number;
+  checkoutLimit: RateLimit;
 }
 
-export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalogue, peers: Peers,
-  opts: { basketMaxLines: number; searchMinLength: number; checkoutLimit: RateLimit }): void {
+/** What the catalogue's, basket's and checkout's pages share. */
+interface Shop {
+  site: Site;
+  catalogue: Catalogue;
+  peers: Peers;
+  opts: CatalogueOptions;
+}
+
+type BasketView = Awaited<ReturnType<typeof basketView>>;
+
+export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalogue, peers: Peers, opts: CatalogueOptions): void {
+  const shop: Shop = { site, catalogue, peers, opts };
+  browseRoutes(pages, shop);
+  basketRoutes(pages, shop);
+  checkoutRoutes(pages, shop);
+}
+
+const notFound = (site: Site, visit: Visit) => site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
+const idOf = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
+
+function productPage({ site, catalogue }: Shop, visit: Visit, product: ShownProduct, path: { id: number; name: string }[], rules: string[],
+  alert?: string) {
+  const view = catalogue.product(visit, product, true);
+  const summary = plainText(product.details, 155);
+  return site.page(visit, 'product', { title: product.name, description: summary || product.name, canonical: `/product/${product.id}`, alert,
+    status: alert ? 422 : 200 }, {
+    p: view, rules, crumbs: path.map((c) => ({ id: c.id, name: c.name })), maxQuantity: MAX_QUANTITY,
+  });
+}
+
+/** The home page, a category, a product and the search. */
+function browseRoutes(pages: PageRouter, shop: Shop): void {
+  const { site, catalogue, peers, opts } = shop;
   const { store } = peers;
-  const notFound = (visit: Visit) => site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
-  const id = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
 
   pages.get('/', async (visit) => {
     const donations = peers.donations?.();
@@ -124,11 +102,11 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
   });
 
   pages.get('/category/:id', async (visit) => {
-    const categoryId = id((visit.request.params as { id: string }).id);
+    const categoryId = idOf((visit.request.params as { id: string }).id);
     const [categories, products] = await Promise.all([store.shownCategories(), store.shownProducts({ categoryIds: [categoryId] })]);
     const visible = visibleCategories(categories);
     const path = pathTo(visible, categoryId);
-    if (!path) return notFound(visit);
+    if (!path) return notFound(site, visit);
     const category = path.at(-1)!;
     return site.page(visit, 'category', {
       title: category.name, description: category.gameDescription || `${category.name} · ${site.settings().storefrontTitle}`,
@@ -141,23 +119,14 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
   });
 
   pages.get('/product/:id', async (visit) => {
-    const productId = id((visit.request.params as { id: string }).id);
+    const productId = idOf((visit.request.params as { id: string }).id);
     const [categories, [product], rules] = await Promise.all([store.shownCategories(), store.shownProducts({ ids: [productId] }), store.rulesFor([productId])]);
     const path = product && pathTo(visibleCategories(categories), product.categoryId);
-    if (!product || !path) return notFound(visit);
+    if (!product || !path) return notFound(site, visit);
     const own = rules.get(productId);
     const required = own && own.requiredProductId > 0 ? await store.productName(own.requiredProductId) : undefined;
-    return productPage(visit, product, path, own ? rulesText(visit.t, own, required) : []);
+    return productPage(shop, visit, product, path, own ? rulesText(visit.t, own, required) : []);
   });
-
-  const productPage = (visit: Visit, product: ShownProduct, path: { id: number; name: string }[], rules: string[], alert?: string) => {
-    const view = catalogue.product(visit, product, true);
-    const summary = plainText(product.details, 155);
-    return site.page(visit, 'product', { title: product.name, description: summary || product.name, canonical: `/product/${product.id}`, alert,
-      status: alert ? 422 : 200 }, {
-      p: view, rules, crumbs: path.map((c) => ({ id: c.id, name: c.name })), maxQuantity: MAX_QUANTITY,
-    });
-  };
 
   pages.get('/search', async (visit, query) => {
     const q = (query.q ?? '').trim().slice(0, 100);
@@ -168,142 +137,159 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
       q, short: short ? opts.searchMinLength : 0, products: products.map((p) => catalogue.product(visit, p)),
     });
   });
+}
 
-  // ---- the basket
+// ---- the basket
 
-  const saveBasket = (visit: Visit, lines: BasketLine[]) => site.setCookie(visit.request, visit.reply, BASKET_COOKIE, writeBasket(lines),
-    lines.length ? 30 * 86400 : 0);
+const saveBasket = (site: Site, visit: Visit, lines: BasketLine[]) => site.setCookie(visit.request, visit.reply, BASKET_COOKIE, writeBasket(lines),
+  lines.length ? 30 * 86400 : 0);
 
-  const codesOf = (visit: Visit) => readCodes(visit.request.cookies[CODES_COOKIE]);
-  const saveCodes = (visit: Visit, codes: BasketCodes) =>
-    site.setCookie(visit.request, visit.reply, CODES_COOKIE, writeCodes(codes), codes.coupon || codes.giftCard ? 86400 : 0);
-  const requestedOf = (lines: BasketLine[]): RequestedLine[] => lines.map((l) => ({
-    productId: l.productId, sentId: String(l.productId), quantity: l.quantity, variables: new Map(Object.entries(l.variables)),
-  }));
+const codesOf = (visit: Visit) => readCodes(visit.request.cookies[CODES_COOKIE]);
+const saveCodes = (site: Site, visit: Visit, codes: BasketCodes) =>
+  site.setCookie(visit.request, visit.reply, CODES_COOKIE, writeCodes(codes), codes.coupon || codes.giftCard ? 86400 : 0);
+const requestedOf = (lines: BasketLine[]): RequestedLine[] => lines.map((l) => ({
+  productId: l.productId, sentId: String(l.productId), quantity: l.quantity, variables: new Map(Object.entries(l.variables)),
+}));
 
-  /**
-   * What the codes take off the basket (the store's quote: its sale prices, then the coupon, then
-   * the gift card) and what is left to pay; a code that does not apply is said instead.
-   */
-  const withCodes = async (visit: Visit, kept: BasketLine[], total: number, codes: BasketCodes) => {
-    if (!(codes.coupon || codes.giftCard) || !kept.length) return { adjustments: [], toPay: total };
-    try {
-      // A guest's name is typed at payment; the coupon's per-player count is checked again then.
-      const quote = await store.quote(visit.player ? { userId: visit.player.user.id } : { guestName: 'guest' }, requestedOf(kept),
-        { ...codes, sender: senderOf(visit) });
-      return {
-        toPay: quote.total,
-        adjustments: quote.adjustments.map((a) => ({
-          label: visit.t(a.kind === 'coupon' ? 'codes.couponLine' : 'codes.giftCardLine', { code: a.code }), amount: `−${visit.money(a.amount)}`,
-        })),
-      };
-    } catch (err) {
-      if (!refused(err)) throw err;
-      return { adjustments: [], toPay: total, codeError: codeRefusal(visit, err), limited: err.code === 'RATE_LIMITED' };
+/**
+ * What the codes take off the basket (the store's quote: its sale prices, then the coupon, then
+ * the gift card) and what is left to pay; a code that does not apply is said instead.
+ */
+async function withCodes({ peers: { store } }: Shop, visit: Visit, kept: BasketLine[], total: number, codes: BasketCodes) {
+  if (!(codes.coupon || codes.giftCard) || !kept.length) return { adjustments: [], toPay: total };
+  try {
+    // A guest's name is typed at payment; the coupon's per-player count is checked again then.
+    const quote = await store.quote(visit.player ? { userId: visit.player.user.id } : { guestName: 'guest' }, requestedOf(kept),
+      { ...codes, sender: senderOf(visit) });
+    return {
+      toPay: quote.total,
+      adjustments: quote.adjustments.map((a) => ({
+        label: visit.t(a.kind === 'coupon' ? 'codes.couponLine' : 'codes.giftCardLine', { code: a.code }), amount: `−${visit.money(a.amount)}`,
+      })),
+    };
+  } catch (err) {
+    if (!refused(err)) throw err;
+    return { adjustments: [], toPay: total, codeError: codeRefusal(visit, err), limited: err.code === 'RATE_LIMITED' };
+  }
+}
+
+/** The basket's lines with the catalogue's current products; lines whose product is gone are dropped (and said). */
+async function basketView(shop: Shop, visit: Visit, codes = codesOf(visit)) {
+  const { site, catalogue, peers: { store } } = shop;
+  const products = new Map((visit.basket.length ? await store.shownProducts({ ids: visit.basket.map((l) => l.productId) }) : []).map((p) => [p.id, p]));
+  const kept = visit.basket.filter((l) => products.has(l.productId));
+  if (kept.length !== visit.basket.length) saveBasket(site, visit, kept);
+  let total = 0;
+  const lines = kept.map((l) => {
+    const view = catalogue.product(visit, products.get(l.productId)!);
+    total += view.cents * l.quantity;
+    return {
+      id: l.productId, name: view.name, unit: view.price, quantity: l.quantity, total: visit.money(view.cents * l.quantity),
+      variables: Object.entries(l.variables).map(([name, value]) => ({ name, value })),
+    };
+  });
+  return { lines, kept, total, gone: kept.length !== visit.basket.length, codes, ...await withCodes(shop, visit, kept, total, codes) };
+}
+
+/** The basket page; `view` when the request has judged its codes already (judged again, a wrong one would count twice). */
+async function basketPage(shop: Shop, visit: Visit, alert?: string, status?: number, guest: { guestName?: string; guestError?: string } = {},
+  typed?: BasketCodes, view?: BasketView) {
+  const { site, peers } = shop;
+  const { lines, total, gone, codes, adjustments, toPay, codeError } = view ?? await basketView(shop, visit, typed);
+  const credits = peers.credits?.();
+  const balance = visit.player && credits ? visit.money(await credits.balance(visit.player.user.id)) : undefined;
+  const gateways = (peers.payments()?.availableGateways() ?? []).map((id) => ({ id, name: gatewayName(id) }));
+  return site.page(visit, 'basket', { title: visit.t('basket.title'), alert: alert ?? (gone ? visit.t('basket.gone') : undefined), status }, {
+    lines, subtotal: visit.money(total), total: visit.money(toPay), adjustments, codes, codeError, balance, maxQuantity: MAX_QUANTITY, gateways, ...guest,
+  });
+}
+
+/** A product line put in the basket: its quantity and variables checked, or the product page saying what is wrong. */
+async function addToBasket(shop: Shop, visit: Visit, form: Record<string, string>) {
+  const { site, peers: { store }, opts } = shop;
+  const productId = idOf(form.product);
+  const [product] = productId ? await store.shownProducts({ ids: [productId] }) : [];
+  if (!product) return notFound(site, visit);
+  const back = (alert: string) => productPage(shop, visit, product, [], [], alert);
+  const quantity = parseQuantity(form.quantity ?? '1');
+  if (!quantity) return back(visit.t('error.INVALID_QUANTITY', { max: MAX_QUANTITY }));
+  const variables: Record<string, string> = {};
+  for (const v of product.variables) {
+    const sent = form[`var_${v.name}`] ?? '';
+    // A value may be rendered into a game command, where a line break starts a command of its own.
+    if (hasControlCharacter(sent)) return back(visit.t('error.INVALID_VARIABLE', { detail: `${v.name}: ${visit.t('error.controlCharacter')}` }));
+    const value = sent.trim().slice(0, 255);
+    if (!value) {
+      if (v.required) return back(visit.t('error.INVALID_VARIABLE', { detail: `${v.name}: ${visit.t('error.required')}` }));
+      continue;
     }
-  };
+    if (v.values.length && !v.values.includes(value)) return back(visit.t('error.INVALID_VARIABLE', { detail: v.name }));
+    variables[v.name] = value;
+  }
+  const lines = addLine(visit.basket, { productId, quantity, variables }, opts.basketMaxLines);
+  if (!lines) return back(visit.t('basket.full'));
+  saveBasket(site, visit, lines);
+  return site.redirect(visit, site.u('/basket'), visit.t('basket.added', { name: product.name }));
+}
 
-  /** The basket's lines with the catalogue's current products; lines whose product is gone are dropped (and said). */
-  const basketView = async (visit: Visit, codes = codesOf(visit)) => {
-    const products = new Map((visit.basket.length ? await store.shownProducts({ ids: visit.basket.map((l) => l.productId) }) : []).map((p) => [p.id, p]));
-    const kept = visit.basket.filter((l) => products.has(l.productId));
-    if (kept.length !== visit.basket.length) saveBasket(visit, kept);
-    let total = 0;
-    const lines = kept.map((l) => {
-      const view = catalogue.product(visit, products.get(l.productId)!);
-      total += view.cents * l.quantity;
-      return {
-        id: l.productId, name: view.name, unit: view.price, quantity: l.quantity, total: visit.money(view.cents * l.quantity),
-        variables: Object.entries(l.variables).map(([name, value]) => ({ name, value })),
-      };
-    });
-    return { lines, kept, total, gone: kept.length !== visit.basket.length, codes, ...await withCodes(visit, kept, total, codes) };
-  };
-
-  /** The basket page; `view` when the request has judged its codes already (judged again, a wrong one would count twice). */
-  const basketPage = async (visit: Visit, alert?: string, status?: number, guest: { guestName?: string; guestError?: string } = {}, typed?: BasketCodes,
-    view?: Awaited<ReturnType<typeof basketView>>) => {
-    const { lines, total, gone, codes, adjustments, toPay, codeError } = view ?? await basketView(visit, typed);
-    const credits = peers.credits?.();
-    const balance = visit.player && credits ? visit.money(await credits.balance(visit.player.user.id)) : undefined;
-    const gateways = (peers.payments()?.availableGateways() ?? []).map((id) => ({ id, name: gatewayName(id) }));
-    return site.page(visit, 'basket', { title: visit.t('basket.title'), alert: alert ?? (gone ? visit.t('basket.gone') : undefined), status }, {
-      lines, subtotal: visit.money(total), total: visit.money(toPay), adjustments, codes, codeError, balance, maxQuantity: MAX_QUANTITY, gateways, ...guest,
-    });
-  };
+/** The basket, its codes and its lines. */
+function basketRoutes(pages: PageRouter, shop: Shop): void {
+  const { site } = shop;
 
   pages.post('/basket/codes', async (visit, form) => {
     const typed = { coupon: codeOf(form.coupon), giftCard: codeOf(form.giftCard) };
-    const view = await basketView(visit, typed);
+    const view = await basketView(shop, visit, typed);
     const { codeError, kept, limited } = view;
     const unreadable = (['coupon', 'giftCard'] as const).some((f) => (form[f] ?? '').trim() !== '' && !typed[f]);
     if (codeError || unreadable) {
       const shown = { coupon: form.coupon?.trim().slice(0, 64), giftCard: form.giftCard?.trim().slice(0, 64) };
-      return basketPage(visit, undefined, limited ? 429 : 422, {}, shown, codeError ? { ...view, codes: shown } : undefined);
+      return basketPage(shop, visit, undefined, limited ? 429 : 422, {}, shown, codeError ? { ...view, codes: shown } : undefined);
     }
     const any = Boolean(typed.coupon || typed.giftCard) && kept.length > 0;
-    saveCodes(visit, any ? typed : {});
+    saveCodes(site, visit, any ? typed : {});
     return site.redirect(visit, site.u('/basket'), visit.t(any ? 'codes.applied' : 'codes.removed'));
   });
 
-  pages.get('/basket', async (visit) => basketPage(visit));
+  pages.get('/basket', async (visit) => basketPage(shop, visit));
 
-  pages.post('/basket/add', async (visit, form) => {
-    const productId = id(form.product);
-    const [product] = productId ? await store.shownProducts({ ids: [productId] }) : [];
-    if (!product) return notFound(visit);
-    const back = (alert: string) => productPage(visit, product, [], [], alert);
-    const quantity = parseQuantity(form.quantity ?? '1');
-    if (!quantity) return back(visit.t('error.INVALID_QUANTITY', { max: MAX_QUANTITY }));
-    const variables: Record<string, string> = {};
-    for (const v of product.variables) {
-      const sent = form[`var_${v.name}`] ?? '';
-      // A value may be rendered into a game command, where a line break starts a command of its own.
-      if (hasControlCharacter(sent)) return back(visit.t('error.INVALID_VARIABLE', { detail: `${v.name}: ${visit.t('error.controlCharacter')}` }));
-      const value = sent.trim().slice(0, 255);
-      if (!value) {
-        if (v.required) return back(visit.t('error.INVALID_VARIABLE', { detail: `${v.name}: ${visit.t('error.required')}` }));
-        continue;
-      }
-      if (v.values.length && !v.values.includes(value)) return back(visit.t('error.INVALID_VARIABLE', { detail: v.name }));
-      variables[v.name] = value;
-    }
-    const lines = addLine(visit.basket, { productId, quantity, variables }, opts.basketMaxLines);
-    if (!lines) return back(visit.t('basket.full'));
-    saveBasket(visit, lines);
-    return site.redirect(visit, site.u('/basket'), visit.t('basket.added', { name: product.name }));
-  });
+  pages.post('/basket/add', async (visit, form) => addToBasket(shop, visit, form));
 
   pages.post('/basket/update', async (visit, form) => {
     const line = Number(form.line);
     const quantity = parseQuantity(form.quantity);
     if (!Number.isInteger(line) || !visit.basket[line]) return site.redirect(visit, site.u('/basket'));
-    if (!quantity) return basketPage(visit, visit.t('error.INVALID_QUANTITY', { max: MAX_QUANTITY }), 422);
-    saveBasket(visit, visit.basket.map((l, i) => (i === line ? { ...l, quantity } : l)));
+    if (!quantity) return basketPage(shop, visit, visit.t('error.INVALID_QUANTITY', { max: MAX_QUANTITY }), 422);
+    saveBasket(site, visit, visit.basket.map((l, i) => (i === line ? { ...l, quantity } : l)));
     return site.redirect(visit, site.u('/basket'), visit.t('basket.updated'));
   });
 
   pages.post('/basket/remove', async (visit, form) => {
     const line = Number(form.line);
-    saveBasket(visit, visit.basket.filter((_l, i) => i !== line));
+    saveBasket(site, visit, visit.basket.filter((_l, i) => i !== line));
     return site.redirect(visit, site.u('/basket'), visit.t('basket.removed'));
   });
+}
+
+/** Paying for the basket: from the balance, or at a gateway. */
+function checkoutRoutes(pages: PageRouter, shop: Shop): void {
+  const { site, peers, opts } = shop;
+  const limit = { name: 'checkout', rate: opts.checkoutLimit };
 
   pages.post('/checkout', async (visit) => {
-    const view = await basketView(visit);
+    const view = await basketView(shop, visit);
     if (!view.kept.length) return site.redirect(visit, site.u('/basket'));
-    if (view.codeError) return basketPage(visit, view.codeError, view.limited ? 429 : 409, {}, undefined, view);
+    if (view.codeError) return basketPage(shop, visit, view.codeError, view.limited ? 429 : 409, {}, undefined, view);
     const { kept } = view;
     try {
-      const result = await store.buy(visit.player!.user.id, requestedOf(kept), 'storefront', { ...codesOf(visit), sender: senderOf(visit) });
-      saveBasket(visit, []);
-      saveCodes(visit, {});
+      const result = await peers.store.buy(visit.player!.user.id, requestedOf(kept), 'storefront', { ...codesOf(visit), sender: senderOf(visit) });
+      saveBasket(site, visit, []);
+      saveCodes(site, visit, {});
       return site.redirect(visit, site.u(`/account/orders/${result.orderId}`), visit.t('checkout.done', { id: result.orderId }));
     } catch (err) {
       if (!refused(err)) throw err;
-      return basketPage(visit, codeRefusal(visit, err), err.code === 'RATE_LIMITED' ? 429 : 409);
+      return basketPage(shop, visit, codeRefusal(visit, err), err.code === 'RATE_LIMITED' ? 429 : 409);
     }
-  }, { signedIn: true, limit: { name: 'checkout', rate: opts.checkoutLimit } });
+  }, { signedIn: true, limit });
 
   // Paid at a gateway: by the signed-in player, or by a guest for the in-game name typed.
   pages.post('/checkout/gateway', async (visit, form) => {
@@ -317,15 +303,15 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
         lines: visit.basket.map((l) => ({ productId: l.productId, quantity: l.quantity, variables: l.variables })), ...peers.pay.urls(visit, '/basket'),
         codes: { ...codesOf(visit), sender: senderOf(visit) },
       });
-      saveBasket(visit, []);
-      saveCodes(visit, {});
+      saveBasket(site, visit, []);
+      saveCodes(site, visit, {});
       return peers.pay.onward(visit, started, gateway);
     } catch (err) {
       if (!payRefused(err)) throw err;
       const message = codeRefusal(visit, err);
       return err.code === 'INVALID_GUEST_NAME'
-        ? basketPage(visit, undefined, 422, { guestName, guestError: message })
-        : basketPage(visit, message, err.code === 'GATEWAY_ERROR' ? 502 : err.code === 'RATE_LIMITED' ? 429 : 409, { guestName });
+        ? basketPage(shop, visit, undefined, 422, { guestName, guestError: message })
+        : basketPage(shop, visit, message, err.code === 'GATEWAY_ERROR' ? 502 : err.code === 'RATE_LIMITED' ? 429 : 409, { guestName });
     }
-  }, { limit: { name: 'checkout', rate: opts.checkoutLimit } });
+  }, { limit });
 }
