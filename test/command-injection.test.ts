@@ -36,7 +36,7 @@ async function shop(app: FastifyInstance) {
   const server = await created(app, '/api/admin/delivery/servers', { name: 'Survival' }, 'json');
   await command(app, sword, { serverID: server.id, trigger: 'purchase', command: 'give {username} sword named {var:name}' });
   const alice = await newUser(app, 'alice', { cents: 10_000 });
-  return { sword, server: String(server.id), alice };
+  return { sword, server: String(server.id), serverToken: String(server.token), alice };
 }
 
 const queued = async (app: FastifyInstance) => (await app.db.query<{ command: string }>('select command from delivery_queue order by id'))
@@ -119,16 +119,16 @@ t.test(`the storefront: a variable with a line break is the product form's error
   t.strictSame(await snapshot(app, TABLES), before, 'no payment started, nothing ordered or queued');
 });
 
-t.test(`the renderer refuses a command with a control character, from any value: the buy or refund rolls back whole (${DB})`, async (t) => {
+t.test(`the renderer refuses a command with a control character, from any value: a buy rolls back whole, a refund keeps it failed (${DB})`, async (t) => {
   const app = await build(t);
-  const { sword, server, alice } = await shop(app);
+  const { sword, server, serverToken, alice } = await shop(app);
   const categoryID = await makeCategory(app, { name: 'Named by staff' });
 
   // A product name is the admin's text: a line break in it reaches {productName}.
   const badge = await makeProduct(app, { categoryID, name: 'Badge', price: '1.00' });
   await command(app, badge, { serverID: server, trigger: 'purchase', command: 'give {username} {productName}' });
   t.equal((await call(app, `/api/admin/store/products/${badge}`, { method: 'PATCH', body: { name: 'Badge\nop mallory' }, as: 'json' })).statusCode, 200);
-  let before = await snapshot(app, TABLES);
+  const before = await snapshot(app, TABLES);
   let res = await call(app, '/api/store/buy', { body: { userID: alice.id, products: [badge] }, as: 'json' });
   t.equal(res.statusCode, 400, res.body);
   t.match(res.json(), { error: 'VALIDATION_ERROR', message: /^productName: .*product \d+.*\{productName\} holds a line break/ });
@@ -145,19 +145,23 @@ t.test(`the renderer refuses a command with a control character, from any value:
   t.match(res.json(), { error: 'VALIDATION_ERROR', message: `command: the command of product ${sword} holds a line break` });
   t.strictSame(await snapshot(app, TABLES), before, 'still nothing ordered or queued');
 
-  // A variable value stored before the buy checked it: the refund that would render it is refused.
+  // A variable value stored before the buy checked it: the refund goes through (staff must be able to
+  // refund), its command kept failed with the line break written as an escape, never handed out as it is.
   await app.db.run('update delivery_commands set command = ? where product_id = ?', ['give {username} sword named {var:name}', sword]);
   await command(app, sword, { serverID: server, trigger: 'refund', command: 'clear {username} sword {var:name}' });
   res = await call(app, '/api/store/buy', { body: { userID: alice.id, products: [{ id: sword, variables: { name: 'Excalibur' } }] }, as: 'json' });
   t.equal(res.json().status, true, res.body);
   const { orderID } = res.json();
   await app.db.run('update store_order_items set variables = ? where order_id = ?', [JSON.stringify({ name: 'x\nop mallory' }), orderID]);
-  before = await snapshot(app, TABLES);
   res = await call(app, `/api/admin/store/orders/${orderID}/refund`, { method: 'POST' });
-  t.equal(res.statusCode, 400, res.body);
-  t.match(res.json(), { error: 'INVALID_VARIABLE', message: `Invalid variable for product ${sword}: "name" holds a line break` });
-  t.strictSame(await snapshot(app, TABLES), before, 'the order stays as it was, no refund command queued');
-  t.strictSame(await queued(app), ['give alice sword named Excalibur']);
+  t.equal(res.statusCode, 200, res.body);
+  const rows = await app.db.query<{ command: string; status: string; last_error: string }>(
+    "select command, status, last_error from delivery_queue where run_on = 'refund'");
+  t.same(rows, [{ command: 'clear alice sword x\\u000aop mallory', status: 'failed',
+    last_error: `Invalid variable for product ${sword}: "name" holds a line break or another control character: a game server would run what follows ` +
+      'it as a command of its own.' }], 'the refund command is kept failed, escaped, with the reason');
+  t.same((await call(app, `/api/delivery/claim`, { body: { token: serverToken, limit: '10' }, as: 'json' })).json().commands, [],
+    'and is not handed out');
 });
 
 t.test(`names a command carries: usernames were refused already, a linked chat ID is refused now (${DB})`, async (t) => {

@@ -12,7 +12,7 @@ import { chargebackCommands } from './admin.ts';
 import type { Trigger } from './contract.ts';
 import { DeliveryCommand, DeliveryQueue, DeliveryServer } from './entities.ts';
 import { CHARGEBACK_PRODUCT, type DeliveryDeps, type OrderDelivery, type Queued } from './model.ts';
-import { render } from './render.ts';
+import { render, renderOrRefuse } from './render.ts';
 import type { Wakeups } from './wakeups.ts';
 
 const Q = DeliveryQueue.c;
@@ -35,7 +35,9 @@ export class DeliveryEnqueue {
 
   /**
    * Queues the commands of `trigger` for what an order bought. Called inside the order's (or the
-   * refund's, or the expiry's) transaction: the rows commit or roll back with it.
+   * refund's, or the expiry's) transaction: the rows commit or roll back with it. A purchase whose
+   * command the renderer refuses is refused whole; a refund or an expiry goes through, that command
+   * kept as a failed row (renderOrRefuse).
    */
   async enqueue(trigger: Trigger, order: OrderDelivery): Promise<void> {
     const productIds = [...new Set(order.items.map((i) => i.productId))];
@@ -49,13 +51,13 @@ export class DeliveryEnqueue {
     const rows: Omit<Queued, 'id' | 'leaseUntil'>[] = [];
     for (const item of order.items) {
       for (const c of commands.filter((c) => c.productId === item.productId)) {
-        const text = render(c.command, { username: order.username, userId: order.userId, orderId: order.orderId, chatUserId, item,
-          quantity: c.perUnit ? 1 : item.quantity });
+        const context = { username: order.username, userId: order.userId, orderId: order.orderId, chatUserId, item, quantity: c.perUnit ? 1 : item.quantity };
+        const { text, refused } = trigger === 'purchase' ? { text: render(c.command, context), refused: undefined } : renderOrRefuse(c.command, context);
         for (let n = c.perUnit ? item.quantity : 1; n > 0; n--) {
           rows.push({
             serverId: c.serverId, userId: order.userId, username: order.username, orderId: order.orderId, productId: item.productId,
-            command: text, runOn: trigger, requireOnline: c.requireOnline, status: 'waiting', tries: 0, notBefore: null, lastError: null,
-            creationDate: at, updatedDate: at,
+            command: text, runOn: trigger, requireOnline: c.requireOnline, status: refused ? 'failed' : 'waiting', tries: 0, notBefore: null,
+            lastError: refused ?? null, creationDate: at, updatedDate: at,
           });
         }
       }
@@ -94,13 +96,15 @@ export class DeliveryEnqueue {
     if (commands.length === 0) return;
     const at = now();
     const item = { productId: CHARGEBACK_PRODUCT, productName: '', quantity: 1, variables: {} };
-    const rows = commands.map((c) => ({
-      serverId: Number(c.serverID), userId: player.userId, username: player.username, orderId: player.orderId, productId: CHARGEBACK_PRODUCT,
-      command: render(c.command, { username: player.username, userId: player.userId, orderId: player.orderId, chatUserId: player.linkedAccounts.chat ?? '',
-        item, quantity: 1 }),
-      runOn: 'chargeback' as const, requireOnline: false, status: 'waiting' as const, tries: 0, notBefore: null, lastError: null,
-      creationDate: at, updatedDate: at,
-    }));
+    const rows = commands.map((c) => {
+      const { text, refused } = renderOrRefuse(c.command, { username: player.username, userId: player.userId, orderId: player.orderId,
+        chatUserId: player.linkedAccounts.chat ?? '', item, quantity: 1 });
+      return {
+        serverId: Number(c.serverID), userId: player.userId, username: player.username, orderId: player.orderId, productId: CHARGEBACK_PRODUCT,
+        command: text, runOn: 'chargeback' as const, requireOnline: false, status: refused ? 'failed' as const : 'waiting' as const, tries: 0,
+        notBefore: null, lastError: refused ?? null, creationDate: at, updatedDate: at,
+      };
+    });
     await DeliveryQueue.insertMany(this.#db, rows);
     this.#db.afterCommit(() => this.#wakeups.wake(rows.map((r) => r.serverId)));
   }

@@ -55,3 +55,25 @@ export function render(command: string, c: RenderContext): string {
     return value;
   });
 }
+
+/** Every control character written as its `\uXXXX` escape: text that shows what was there and runs as one line. */
+function escapeControls(text: string): string {
+  return text.replace(/[\p{Cc}\u2028\u2029]/gu, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * For what staff or a sweep set going (a refund, a role's expiry, a chargeback), which data stored
+ * before the checks must not block: a command the renderer refuses comes back with its control
+ * characters escaped and the refusal, to be kept as a failed row staff see, never handed out as it is.
+ */
+export function renderOrRefuse(command: string, c: RenderContext): { text: string; refused?: string } {
+  try {
+    return { text: render(command, c) };
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    const variables = Object.fromEntries(Object.entries(c.item.variables).map(([k, v]) => [k, escapeControls(v)]));
+    const escaped = { ...c, username: escapeControls(c.username), chatUserId: escapeControls(c.chatUserId),
+      item: { ...c.item, productName: escapeControls(c.item.productName), variables } };
+    return { text: render(escapeControls(command), escaped), refused: err.message };
+  }
+}
