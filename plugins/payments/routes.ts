@@ -16,37 +16,47 @@ const tags = ['payments'];
 const WEBHOOK_BODY_LIMIT = 256 * 1024;
 
 export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPaymentsService, settings: SettingsService): Promise<void> {
-  const app = fastify.withTypeProvider<S.TypeBoxProvider>();
   const tz = () => settings.get().timezone;
+  adminRoutes(fastify, payments, tz);
+  playerRoutes(fastify, payments, tz);
+  await webhookRoutes(fastify, payments);
+}
 
-  const showPackage = (p: Package) => ({
+function showPackage(p: Package, tz: string) {
+  return {
     id: String(p.id), name: p.name, price: formatMoney(p.price), currency: p.currency, credits: formatMoney(p.credits),
-    bonus: formatMoney(p.bonus), creationDate: displayTimestamp(p.creationDate, tz()),
-  });
-  const showPayment = (p: Payment) => ({
+    bonus: formatMoney(p.bonus), creationDate: displayTimestamp(p.creationDate, tz),
+  };
+}
+
+function showPayment(p: Payment, tz: string) {
+  return {
     paymentID: p.id, kind: p.purchaseLines === null ? 'top-up' : 'purchase', userID: String(p.userId), guestName: p.guestName, gateway: p.gateway,
     status: p.status, amount: formatMoney(p.amount),
     currency: p.currency, credits: formatMoney(p.credits), bonus: formatMoney(p.bonus),
     packageID: p.packageId === null ? null : String(p.packageId), orderID: p.orderId === null ? null : String(p.orderId),
     checkoutURL: p.checkoutUrl, reclaimed: formatMoney(p.reclaimed), debt: formatMoney(p.debt),
-    creationDate: displayTimestamp(p.creationDate, tz()), updateDate: displayTimestamp(p.updateDate, tz()),
-  });
+    creationDate: displayTimestamp(p.creationDate, tz), updateDate: displayTimestamp(p.updateDate, tz),
+  };
+}
 
-  // ---- admin: top-up packages, debts
+/** Admin: top-up packages, and the debts refunds and disputes left. */
+function adminRoutes(fastify: FastifyInstance, payments: DbPaymentsService, tz: () => string): void {
+  const app = fastify.withTypeProvider<S.TypeBoxProvider>();
   app.get('/api/admin/payments/packages', {
     schema: { tags, summary: 'Top-up packages', response: { 200: Type.Array(PackageRow) } },
-  }, async () => (await payments.packages()).map(showPackage));
+  }, async () => (await payments.packages()).map((p) => showPackage(p, tz())));
   app.post('/api/admin/payments/packages', {
     schema: { tags, summary: 'Create a top-up package', body: PackageCreateBody, response: { 201: PackageRow },
       errors: ['INVALID_AMOUNT', 'INVALID_CURRENCY'] },
-  }, async (request, reply) => reply.code(201).send(showPackage(await payments.createPackage(request.body))));
+  }, async (request, reply) => reply.code(201).send(showPackage(await payments.createPackage(request.body), tz())));
   app.get('/api/admin/payments/packages/:id', {
     schema: { tags, summary: 'A top-up package', params: PackageParams, response: { 200: PackageRow }, errors: ['PACKAGE_NOT_FOUND'] },
-  }, async (request) => showPackage(await payments.requirePackage(Number(request.params.id))));
+  }, async (request) => showPackage(await payments.requirePackage(Number(request.params.id)), tz()));
   app.patch('/api/admin/payments/packages/:id', {
     schema: { tags, summary: 'Change a top-up package', params: PackageParams, body: PackagePatchBody, response: { 200: PackageRow },
       errors: ['PACKAGE_NOT_FOUND', 'INVALID_AMOUNT', 'INVALID_CURRENCY'] },
-  }, async (request) => showPackage(await payments.updatePackage(Number(request.params.id), request.body)));
+  }, async (request) => showPackage(await payments.updatePackage(Number(request.params.id), request.body), tz()));
   app.delete('/api/admin/payments/packages/:id', {
     schema: { tags, summary: 'Delete a top-up package (payments made keep their amounts)', params: PackageParams, response: { 200: S.ok() },
       errors: ['PACKAGE_NOT_FOUND'] },
@@ -60,9 +70,12 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
       description: '`debt` is what could not be taken back: balances never go negative.',
       response: { 200: Type.Array(PaymentRow) },
     },
-  }, async () => (await payments.debts()).map(showPayment));
+  }, async () => (await payments.debts()).map((p) => showPayment(p, tz())));
+}
 
-  // ---- the player's side
+/** The player's side: a top-up's checkout, the packages on offer, a direct purchase, a payment's state. */
+function playerRoutes(fastify: FastifyInstance, payments: DbPaymentsService, tz: () => string): void {
+  const app = fastify.withTypeProvider<S.TypeBoxProvider>();
   app.post('/api/payments/checkout', {
     // The gateway is called out to: no transaction may be held meanwhile.
     config: { idempotent: 'own-commit' },
@@ -78,7 +91,7 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
   });
   app.get('/api/payments/packages', {
     schema: { tags, summary: 'Top-up packages on offer, cheapest first', response: { 200: Type.Array(PackageRow) } },
-  }, async () => (await payments.packages()).map(showPackage));
+  }, async () => (await payments.packages()).map((p) => showPackage(p, tz())));
   app.post('/api/payments/purchase', {
     config: { idempotent: 'own-commit' },
     schema: {
@@ -107,10 +120,14 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
   });
   app.get('/api/payments/:paymentID', {
     schema: { tags, summary: 'A payment and its state', params: PaymentParams, response: { 200: PaymentRow }, errors: ['PAYMENT_NOT_FOUND'] },
-  }, async (request) => showPayment(await payments.requirePayment(request.params.paymentID)));
+  }, async (request) => showPayment(await payments.requirePayment(request.params.paymentID), tz()));
+}
 
-  // ---- gateways' webhooks: the signature over the exact bytes sent is the authentication, so
-  // this route alone takes its body raw (whatever the content type) and needs no API key.
+/**
+ * Gateways' webhooks: the signature over the exact bytes sent is the authentication, so this
+ * route alone takes its body raw (whatever the content type) and needs no API key.
+ */
+async function webhookRoutes(app: FastifyInstance, payments: DbPaymentsService): Promise<void> {
   await app.register(async (webhooks) => {
     webhooks.removeAllContentTypeParsers();
     webhooks.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) => done(null, body));
