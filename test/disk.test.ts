@@ -10,6 +10,7 @@ import t from 'tap';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
+import { TestClock } from '../core/clock.ts';
 import { build, call, onMysql, scratchDir } from './helper.ts';
 import { newUser } from './fixtures.ts';
 import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
@@ -20,7 +21,8 @@ import { CANNOT_MOUNT, fill, readOnlyView, smallDisk, unmount } from './small-di
  * refusal is a 503 with Retry-After, and once space is back the next add lands exactly once.
  */
 async function fullDisk(t: Test, dir: string, databaseUrl: string, tries: number): Promise<void> {
-  const app = await build(t, { databaseUrl, features: ['users', 'credits'], config: { database: { writeFaultSeconds: 1 } } });
+  const clock = new TestClock();
+  const app = await build(t, { databaseUrl, features: ['users', 'credits'], config: { database: { writeFaultSeconds: 1 } }, clock });
   await newUser(app, 'Steve', { cents: 1000 });
   const add = () => call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '1.00' }, as: 'urlencoded' });
   t.equal((await add()).statusCode, 200);
@@ -45,7 +47,7 @@ async function fullDisk(t: Test, dir: string, databaseUrl: string, tries: number
   t.equal(health.statusCode, 503, '/health says so');
   t.same(health.json(), { status: false, error: 'SERVICE_UNAVAILABLE', message: 'The disk is full.' });
   t.ok(health.headers['retry-after'], 'Retry-After on /health');
-  await new Promise((r) => setTimeout(r, 1100));
+  clock.advance(1100);
   t.equal((await call(app, '/health')).statusCode, 200, 'writeFaultSeconds after the last refusal, /health no longer says so on its own');
   t.equal((await add()).statusCode, 503);
   t.equal((await call(app, '/health')).statusCode, 503, 'until the next write is refused');

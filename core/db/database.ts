@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { MikroORM } from '@mikro-orm/core';
 import type { Pool } from 'mysql2/promise';
+import { clockNow } from '../clock.ts';
 import type { Sql } from '../sql.ts';
 import { isRetryable, lastingWriteFault } from './errors.ts';
 import { galeraUnready, isGalera, mysqlPoolStats, mysqlRunner, mysqlTransaction } from './mysql.ts';
@@ -140,7 +141,7 @@ export class Database implements TransactionScope {
 
   readonly #refused = (err: unknown): never => {
     const why = lastingWriteFault(err);
-    if (why) this.#writeFault = { why, at: Date.now() };
+    if (why) this.#writeFault = { why, at: clockNow() };
     throw err;
   };
 
@@ -278,7 +279,7 @@ export class Database implements TransactionScope {
       return lastingWriteFault(err) ?? 'The database does not answer.';
     }
     const fault = this.#writeFault;
-    return fault && Date.now() - fault.at < this.#writeFaultMs ? fault.why : undefined;
+    return fault && clockNow() - fault.at < this.#writeFaultMs ? fault.why : undefined;
   }
 
   async close(): Promise<void> {
