@@ -138,13 +138,15 @@ export const ProductPatchBody = Type.Partial(Type.Object(productBody));
 
 export const ReorderBody = Type.Object({ ids: Type.Array(int(1), { minItems: 1, maxItems: 1000 }) });
 
+/** A recorded payment's amounts stay loose: the service answers INVALID_AMOUNT for a malformed one, as credits do (decisions.md §6). */
+const amount = () => S.numeric({ description: 'decimal with at most two places' });
 export const PaymentBody = Type.Object({
   username: Type.String({ minLength: 1, maxLength: 64 }),
-  amount: money(),
+  amount: amount(),
   currency: Type.Optional(Type.String({ pattern: '^[A-Za-z]{3}$' })),
   paymentAPI: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   paymentID: Type.Optional(Type.String({ maxLength: 128 })),
-  credit: Type.Optional(money()),
+  credit: Type.Optional(amount()),
 });
 
 /** A path id kept loose: an id that is not a number is simply not found (PRODUCT_NOT_FOUND, not a validation error). */
