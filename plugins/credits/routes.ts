@@ -27,27 +27,45 @@ const present = (value: string | undefined): value is string => value !== undefi
 const CHANGE_ERRORS = { add: ['USER_NOT_FOUND', 'INVALID_AMOUNT'], remove: ['USER_NOT_FOUND', 'INVALID_AMOUNT', 'NOT_ENOUGH_CREDITS'] };
 const SEND_ERRORS = ['USER_NOT_FOUND', 'TARGET_USER_NOT_FOUND', 'INVALID_TARGET', 'INVALID_AMOUNT', 'NOT_ENOUGH_CREDITS'];
 
+/** What each group of routes works with. */
+interface CreditsRoutes {
+  fastify: FastifyInstance;
+  credits: DbCreditsService;
+  users: UsersService;
+  settings: SettingsService;
+}
+
 export async function creditsRoutes(fastify: FastifyInstance, credits: DbCreditsService, users: UsersService, settings: SettingsService): Promise<void> {
-  const app = fastify.withTypeProvider<TypeBoxProvider>();
-
-  /** `"12.50 USD"` and `12.5`, in the currency of the site settings. */
-  const shown = (cents: number, currency: string) => ({ text: `${formatMoney(cents)} ${currency}`, raw: moneyNumber(cents) });
-
-  function changed(balance: number) {
-    const { currency } = settings.get();
-    const { text, raw } = shown(balance, currency);
-    return { status: true as const, current_credits: text, current_raw_credits: raw, currency };
-  }
-
-  async function queriedUser(query: { username?: string; id?: string }): Promise<UserAccount> {
-    const { username, id } = query;
-    if (present(username) === present(id)) throw new DomainError('VALIDATION_ERROR', 'Give exactly one of the query parameters username and id.');
-    if (present(username)) return users.requireByUsername(username);
-    if (!/^[0-9]+$/.test(id!)) throw new DomainError('VALIDATION_ERROR', 'id must be a user ID (digits only).');
-    return users.requireById(Number(id));
-  }
-
+  const routes: CreditsRoutes = { fastify, credits, users, settings };
   // The game plugin calls show, add, remove, send and set, and reads `error` into its enum (docs/clients.md).
+  balanceRoutes(routes);
+  changeRoutes(routes);
+  sendRoutes(routes);
+  setRoutes(routes);
+  historyRoute(routes);
+}
+
+/** `"12.50 USD"` and `12.5`, in the currency of the site settings. */
+const shown = (cents: number, currency: string) => ({ text: `${formatMoney(cents)} ${currency}`, raw: moneyNumber(cents) });
+
+/** The answer to a change of a balance: the balance now. */
+function changed(settings: SettingsService, balance: number) {
+  const { currency } = settings.get();
+  const { text, raw } = shown(balance, currency);
+  return { status: true as const, current_credits: text, current_raw_credits: raw, currency };
+}
+
+async function queriedUser(users: UsersService, query: { username?: string; id?: string }): Promise<UserAccount> {
+  const { username, id } = query;
+  if (present(username) === present(id)) throw new DomainError('VALIDATION_ERROR', 'Give exactly one of the query parameters username and id.');
+  if (present(username)) return users.requireByUsername(username);
+  if (!/^[0-9]+$/.test(id!)) throw new DomainError('VALIDATION_ERROR', 'id must be a user ID (digits only).');
+  return users.requireById(Number(id));
+}
+
+/** A user's balance, by query or by the older path form. */
+function balanceRoutes({ fastify, credits, users, settings }: CreditsRoutes): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   const balanceOf = async (user: UserAccount) => {
     const { currency } = settings.get();
     const { text, raw } = shown(await credits.balance(user.id), currency);
@@ -57,7 +75,7 @@ export async function creditsRoutes(fastify: FastifyInstance, credits: DbCredits
     config: { clientErrors: gamePlugin() },
     schema: { tags, summary: 'A user\'s balance, by username or by id', querystring: UserQuery, response: { 200: BalanceResponse },
       errors: ['USER_NOT_FOUND'] },
-  }, async (request) => balanceOf(await queriedUser(request.query)));
+  }, async (request) => balanceOf(await queriedUser(users, request.query)));
   // The older path form (still called by the Kotlin wrapper): the path names the user, by ID or by username.
   app.get('/api/credits/:user', {
     schema: {
@@ -65,11 +83,15 @@ export async function creditsRoutes(fastify: FastifyInstance, credits: DbCredits
       params: UserParams, response: { 200: BalanceResponse }, errors: ['USER_NOT_FOUND'],
     },
   }, async (request) => balanceOf(await users.requireByIdOrUsername(request.params.user)));
+}
 
+/** Credits added to or taken from a balance, and their older path forms. */
+function changeRoutes({ fastify, credits, users, settings }: CreditsRoutes): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   const change = (action: 'add' | 'remove', sign: 1 | -1) => async (username: string, amount: string | number, keyName: string | undefined) => {
     const cents = amountOf(amount, 1);
     const user = await users.requireByUsername(username);
-    return changed(await credits.change(user.id, sign * cents, { reason: action, keyName }));
+    return changed(settings, await credits.change(user.id, sign * cents, { reason: action, keyName }));
   };
   for (const [action, sign, summary] of [['add', 1, 'Add credits to a balance'], ['remove', -1, 'Take credits from a balance']] as const) {
     const run = change(action, sign);
@@ -88,7 +110,11 @@ export async function creditsRoutes(fastify: FastifyInstance, credits: DbCredits
       return run(present(named) ? named : request.params.user, amount, request.apiKey?.name);
     });
   }
+}
 
+/** Credits moved from one user to another, and the older path form. */
+function sendRoutes({ fastify, credits, users, settings }: CreditsRoutes): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   const send = async (senderName: string, targetName: string, amount: string | number, keyName: string | undefined) => {
     const cents = amountOf(amount, 1);
     // Both users in one read; the sender's absence is reported first.
@@ -118,12 +144,16 @@ export async function creditsRoutes(fastify: FastifyInstance, credits: DbCredits
     const { sender_username: named, target_username: target, amount } = request.body;
     return send(present(named) ? named : request.params.user, target, amount, request.apiKey?.name);
   });
+}
 
+/** A balance set outright, and the older path form. */
+function setRoutes({ fastify, credits, users, settings }: CreditsRoutes): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   const set = async (username: string | undefined, amount: string | number, keyName: string | undefined) => {
     if (!present(username)) throw new DomainError('VALIDATION_ERROR', 'target_username is required');
     const cents = amountOf(amount, 0);
     const user = await users.requireByUsername(username);
-    return changed(await credits.set(user.id, cents, { reason: 'set', keyName }));
+    return changed(settings, await credits.set(user.id, cents, { reason: 'set', keyName }));
   };
   const setSchema = { tags, body: SetBody, response: { 200: ChangeResponse } };
   app.post('/api/credits/set', {
@@ -138,12 +168,16 @@ export async function creditsRoutes(fastify: FastifyInstance, credits: DbCredits
     const { target_username: named, amount } = request.body;
     return set(present(named) ? named : request.params.user, amount, request.apiKey?.name);
   });
+}
 
+/** A user's ledger. */
+function historyRoute({ fastify, credits, users, settings }: CreditsRoutes): void {
+  const app = fastify.withTypeProvider<TypeBoxProvider>();
   app.get('/api/credits/history', {
     schema: { tags, summary: 'A user\'s ledger, newest first (page with `before`)', querystring: HistoryQuery, response: { 200: Type.Array(LedgerRow) },
       errors: ['USER_NOT_FOUND'] },
   }, async (request) => {
-    const user = await queriedUser(request.query);
+    const user = await queriedUser(users, request.query);
     const entries = await credits.history(user.id, { limit: request.query.limit, before: request.query.before });
     const { timezone } = settings.get();
     return entries.map((e) => ({

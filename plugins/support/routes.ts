@@ -19,10 +19,20 @@ function authorOf(body: { accountID?: string; userID?: string; chatUserID?: stri
   return { accountId: account ? Number(account) : undefined, chatUserId: body.chatUserID || undefined };
 }
 
-export async function supportRoutes(app: FastifyInstance, support: SupportService, users: UsersService): Promise<void> {
-  const r = app.withTypeProvider<TypeBoxProvider>();
-  const tags = ['support'];
+const tags = ['support'];
+const admin = ['admin'];
+const deleted = { status: true as const };
 
+export async function supportRoutes(app: FastifyInstance, support: SupportService, users: UsersService): Promise<void> {
+  ticketRoutes(app, support, users);
+  messageRoutes(app, support);
+  categoryAndAnswerRoutes(app, support);
+  adminRoutes(app, support);
+}
+
+/** Tickets: a user's, the list, one, opened and closed. */
+function ticketRoutes(app: FastifyInstance, support: SupportService, users: UsersService): void {
+  const r = app.withTypeProvider<TypeBoxProvider>();
   r.get('/api/users/:userId/tickets', {
     schema: {
       tags, summary: 'A user\'s tickets, newest first; `<userId>` may also be a username', params: UserRefParams,
@@ -67,7 +77,11 @@ export async function supportRoutes(app: FastifyInstance, support: SupportServic
     await support.closeTicket(id);
     return { success: true as const, data: { id: String(id) } };
   });
+}
 
+/** A ticket's messages: listed, one, and a reply. */
+function messageRoutes(app: FastifyInstance, support: SupportService): void {
+  const r = app.withTypeProvider<TypeBoxProvider>();
   r.get('/api/support/tickets/:ticketId/messages', {
     schema: {
       tags, summary: "A ticket's messages, oldest first; optional accountID filter and paging",
@@ -89,7 +103,11 @@ export async function supportRoutes(app: FastifyInstance, support: SupportServic
     const id = await support.postMessage(Number(params.ticketId), { author: authorOf(body), message: body.message, isAdmin: toBool(body.isAdmin) });
     return { success: true as const, data: { id: String(id) } };
   });
+}
 
+/** Support categories and quick answers as players and bots read them. */
+function categoryAndAnswerRoutes(app: FastifyInstance, support: SupportService): void {
+  const r = app.withTypeProvider<TypeBoxProvider>();
   r.get('/api/support/categories', {
     schema: { tags, summary: 'Support categories', querystring: Paging, response: { 200: Type.Array(CategoryRow) } },
   }, async ({ query }) => support.listCategories(query));
@@ -108,11 +126,11 @@ export async function supportRoutes(app: FastifyInstance, support: SupportServic
       schema: { tags, summary: 'One quick answer', params: IdParams, response: { 200: AnswerRow }, errors: ['ANSWER_NOT_FOUND'] },
     }, async ({ params }) => support.getAnswer(Number(params.id)));
   }
+}
 
-  // ---- admin (decisions.md §8)
-  const admin = ['admin'];
-  const deleted = { status: true as const };
-
+/** Admin (decisions.md §8): support categories and quick answers kept. */
+function adminRoutes(app: FastifyInstance, support: SupportService): void {
+  const r = app.withTypeProvider<TypeBoxProvider>();
   r.get('/api/admin/support/categories', {
     schema: { tags: admin, summary: 'List support categories', querystring: Paging, response: { 200: Type.Array(CategoryRow) } },
   }, async ({ query }) => support.listCategories(query));
