@@ -7,7 +7,7 @@ import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';
 import { now } from './format.ts';
 import { createServiceRef } from './registry.ts';
-import { sql } from './sql.ts';
+import { fields, sql } from './sql.ts';
 
 export const CoreApiKey = defineEntity({
   name: 'CoreApiKey',
@@ -111,8 +111,8 @@ export class ApiKeys {
 
   async #refresh(): Promise<void> {
     const changes = this.#changes;
-    const rows = await this.#db.query<{ name: string; key_hash: string; scopes: string; client_codes: unknown }>(sql`select ${K.name} as name,
-      ${K.keyHash} as key_hash, ${K.scopes} as scopes, ${K.clientCodes} as client_codes from ${CoreApiKey} where ${K.revokedAt} is null`);
+    const rows = await this.#db.query(sql`select ${fields({ name: K.name, key_hash: K.keyHash, scopes: K.scopes, client_codes: K.clientCodes })}
+      from ${CoreApiKey} where ${K.revokedAt} is null`);
     this.#cache = rows.map((r) => ({
       hash: Buffer.from(r.key_hash, 'hex'),
       identity: { name: r.name, scopes: r.scopes.split(' ').filter(isScope), clientCodes: marked(r.client_codes) },
@@ -204,11 +204,10 @@ export class ApiKeys {
   }
 
   async list(): Promise<{ name: string; scopes: string; createdAt: string; revokedAt: string | null; lastUsedAt: string | null; clientCodes: boolean }[]> {
-    const rows = await this.#db.query<{
-      name: string; scopes: string; created_at: string; revoked_at: string | null; last_used_at: string | null; client_codes: unknown;
-    }>(
-      sql`select ${K.name} as name, ${K.scopes} as scopes, ${K.createdAt} as created_at, ${K.revokedAt} as revoked_at, ${K.lastUsedAt} as last_used_at,
-        ${K.clientCodes} as client_codes from ${CoreApiKey} order by ${K.id}`);
+    const listed = fields({
+      name: K.name, scopes: K.scopes, created_at: K.createdAt, revoked_at: K.revokedAt, last_used_at: K.lastUsedAt, client_codes: K.clientCodes,
+    });
+    const rows = await this.#db.query(sql`select ${listed} from ${CoreApiKey} order by ${K.id}`);
     return rows.map((r) => ({
       name: r.name, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at, clientCodes: marked(r.client_codes),
     }));

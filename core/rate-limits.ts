@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { everyRound } from './background.ts';
 import { clockNow } from './clock.ts';
 import type { Database } from './db.ts';
-import { sql } from './sql.ts';
+import { fields, sql } from './sql.ts';
 import { defineEntity, p } from './table.ts';
 
 export const CoreRateLimit = defineEntity({
@@ -52,6 +52,8 @@ interface RouteLimit extends Counting {
 type Callback = (err: Error | null, res?: RateWindow) => void;
 
 const L = CoreRateLimit.c;
+/** A bucket's count and when its window ends, as the increment left them. */
+const COUNTED = fields({ hits: L.hits, expires_at: L.expiresAt });
 /**
  * One request counted: a window past its end starts again at 1. Both dialects evaluate the
  * conditions on the row as it was: SQLite assigns from the old row, MySQL left to right, and
@@ -81,12 +83,10 @@ class RateCounter {
     return this.#db.transaction(async () => {
       let row: { hits: number; expires_at: number };
       if (this.#db.dialect === 'sqlite') {
-        row = (await this.#db.query<typeof row>(
-          sql`${insert} on conflict (${L.bucket}) do update set ${reset} returning ${L.hits} as hits, ${L.expiresAt} as expires_at`))[0]!;
+        row = (await this.#db.query(sql`${insert} on conflict (${L.bucket}) do update set ${reset} returning ${COUNTED}`))[0]!;
       } else {
         await this.#db.run(sql`${insert} on duplicate key update ${reset}`);
-        row = (await this.#db.query<typeof row>(
-          sql`select ${L.hits} as hits, ${L.expiresAt} as expires_at from ${CoreRateLimit} where ${L.bucket} = ${bucket}`))[0]!;
+        row = (await this.#db.query(sql`select ${COUNTED} from ${CoreRateLimit} where ${L.bucket} = ${bucket}`))[0]!;
       }
       const current = Number(row.hits);
       let expiresAt = Number(row.expires_at);

@@ -21,10 +21,18 @@ export interface SqlSource {
 export const toSql: unique symbol = Symbol('sql');
 
 /** What a template takes between its strings. */
-export type Part = Value | readonly Value[] | Sql | SqlSource;
+export type Part = Value | readonly Value[] | Sql<unknown> | SqlSource;
 
-/** A statement or a piece of one: its text with `?` for each value, and the values in order. */
-export class Sql {
+/** A row of a statement whose select list does not say what it holds. */
+export type Row = Record<string, unknown>;
+
+/**
+ * A statement or a piece of one: its text with `?` for each value, and the values in order.
+ * `R` is the row it reads: a template with a `fields({...})` select list carries that list's row,
+ * so `db.query(statement)` returns it without a type written at the call.
+ */
+export class Sql<R = Row> {
+  declare readonly __row: R;
   readonly text: string;
   readonly values: Value[];
 
@@ -49,21 +57,25 @@ interface Shape {
 const SHAPES_PER_SITE = 4;
 const shapes = new WeakMap<TemplateStringsArray, Shape[]>();
 
-function fragmentOf(part: Part): Sql | undefined {
+function fragmentOf(part: Part): Sql<unknown> | undefined {
   if (typeof part !== 'object' || part === null || part instanceof Uint8Array) return undefined;
-  if (part instanceof Sql) return part;
+  if (part instanceof Sql) return part as Sql<unknown>;
   return toSql in part ? (part as SqlSource)[toSql] : undefined;
 }
 
-export function sql(strings: TemplateStringsArray, ...parts: Part[]): Sql {
+/** The row of the `fields` select list among a template's parts, or any row where there is none. */
+type RowIn<X> = X extends Fields<infer R> ? R : never;
+export type RowOf<P extends readonly unknown[]> = [RowIn<P[number]>] extends [never] ? Row : RowIn<P[number]>;
+
+export function sql<P extends Part[]>(strings: TemplateStringsArray, ...parts: P): Sql<RowOf<P>> {
   const seen = shapes.get(strings);
   if (seen !== undefined) {
     for (const shape of seen) {
       const values = reuse(shape, parts);
-      if (values) return new Sql(shape.text, values);
+      if (values) return new Sql<RowOf<P>>(shape.text, values);
     }
   }
-  return build(strings, parts, seen);
+  return build(strings, parts, seen) as Sql<RowOf<P>>;
 }
 
 /** The values of a call that fits its site's shape, or undefined when it does not. */
@@ -136,8 +148,8 @@ export function raw(text: string): Sql {
 export const empty: Sql = raw('');
 
 /** The fragments with `separator` between them (`join(conditions, ' and ')`). */
-export function join(fragments: readonly Sql[], separator: string): Sql {
-  if (fragments.length === 1) return fragments[0]!;
+export function join(fragments: readonly Sql<unknown>[], separator: string): Sql {
+  if (fragments.length === 1) return fragments[0]! as Sql;
   return new Sql(fragments.map((f) => f.text).join(separator), fragments.flatMap((f) => f.values));
 }
 
@@ -145,14 +157,64 @@ export function join(fragments: readonly Sql[], separator: string): Sql {
  * `where a and b` of the conditions given, or nothing when none is (optional filters):
  * `where(status && sql\`${T.c.status} = ${status}\`, sql\`${T.c.isActive} = 1\`)`.
  */
-export function where(...conditions: (Sql | false | undefined | null | '' | 0)[]): Sql {
-  const given = conditions.filter((c): c is Sql => c instanceof Sql && c.text !== '');
+export function where(...conditions: (Sql<unknown> | false | undefined | null | '' | 0)[]): Sql {
+  const given = conditions.filter((c): c is Sql<unknown> => c instanceof Sql && c.text !== '');
   if (given.length === 0) return empty;
   const all = join(given, ' and ');
   return new Sql(`where ${all.text}`, all.values);
 }
 
 /** A quoted identifier (column or table name) from the code's own table descriptions. */
-export function identifier(name: string): Sql {
-  return raw(`\`${name}\``);
+export function identifier<V = unknown>(name: string): Expr<V> {
+  return new Expr<V>(`\`${name}\``, NO_VALUES);
+}
+
+/**
+ * An expression whose value reads back as `V` (what the driver gives: a boolean column is 0 or
+ * 1): a table's columns (`T.c.stock`), `count()`, `sum()`, or any fragment given a type by `typed`.
+ */
+export class Expr<V> extends Sql<never> {
+  declare readonly __value: V;
+}
+
+/** A fragment whose value the code knows: `typed<string | null>(sql\`max(${T.c.day})\`)`. */
+export function typed<V>(fragment: Sql<unknown>): Expr<V> {
+  return new Expr<V>(fragment.text, fragment.values);
+}
+
+/** `count(*)`, or `count(expression)`: a number on both drivers. */
+export function count(of?: Sql<unknown>): Expr<number> {
+  return of === undefined ? COUNT_ALL : new Expr<number>(`count(${of.text})`, of.values);
+}
+const COUNT_ALL = new Expr<number>('count(*)', NO_VALUES);
+
+/** `sum(expression)`: MySQL gives a decimal as text, SQLite a number, both null over no row: read it with Number(). */
+export function sum(of: Sql<unknown>): Expr<number | string | null> {
+  return new Expr<number | string | null>(`sum(${of.text})`, of.values);
+}
+
+/** A select list whose rows have the names and value types of its expressions. */
+export class Fields<R> extends Sql<never> {
+  declare readonly __fields: R;
+}
+
+/** What a select list names: expressions with a known value type. */
+type Named = Record<string, Expr<unknown>>;
+type FieldsRow<F extends Named> = { [K in keyof F]: F[K] extends Expr<infer V> ? V : never };
+
+/**
+ * The select list `<expression> as name, …` of a read whose rows are objects
+ * (`db.query(sql\`select ${fields({ userId: W.c.userId, n: count() })} from ${W} …\`)`): the rows'
+ * names and value types come from this one declaration, and a statement holding it returns them.
+ * A hot statement keeps its list in a constant of its module, so its text is made once.
+ */
+export function fields<F extends Named>(named: F): Fields<FieldsRow<F>> {
+  const parts: string[] = [];
+  const values: Value[] = [];
+  for (const [name, expr] of Object.entries(named)) {
+    if (!/^[a-z_][a-z0-9_]*$/i.test(name)) throw new TypeError(`Not a field name: ${name}`);
+    parts.push(`${expr.text} as \`${name}\``);
+    for (const v of expr.values) values.push(v);
+  }
+  return new Fields<FieldsRow<F>>(parts.join(', '), values);
 }

@@ -12,7 +12,7 @@
  */
 import type { Database } from './db.ts';
 import { DomainError } from './errors.ts';
-import { Sql, identifier, join, raw, sql, toSql, type SqlSource, type Value } from './sql.ts';
+import { type Expr, Sql, identifier, join, raw, sql, toSql, typed, type SqlSource, type Value } from './sql.ts';
 
 type Kind = 'integer' | 'bigint' | 'string' | 'text' | 'boolean';
 type Call = [method: string, args: unknown[]];
@@ -69,8 +69,13 @@ export const p = {
 
 type Properties = Record<string, Column<unknown>>;
 export type RecordOf<P extends Properties> = { [K in keyof P]: P[K]['__type'] };
-/** A table's columns by property, each as its quoted name (qualified by an alias in `as(alias).c`). */
-export type ColumnsOf<P extends Properties> = { readonly [K in keyof P]: Sql };
+/** What a driver gives for a value of the record type `T` in a row read as an object: a boolean is 0 or 1. */
+export type Stored<T> = T extends boolean ? number : T;
+/**
+ * A table's columns by property, each as its quoted name (qualified by an alias in `as(alias).c`),
+ * typed by what a read gives for it, so `fields({ stock: T.c.stock })` types its row.
+ */
+export type ColumnsOf<P extends Properties> = { readonly [K in keyof P]: Expr<Stored<P[K]['__type']>> };
 /** The record type of a table: `TableRecord<typeof StoreProduct>`. */
 export type TableRecord<T> = T extends Table<infer P> ? RecordOf<P> : never;
 
@@ -86,6 +91,7 @@ export interface TableOptions<P extends Properties> {
 }
 
 type DbRow = Record<string, unknown>;
+const NOTHING = raw('');
 
 /** A property's column name, as MikroORM's default naming strategy makes it: `parentId` → `parent_id`. */
 function columnName(property: string): string {
@@ -150,7 +156,7 @@ export class Table<P extends Properties> implements SqlSource {
     const entries = Object.entries(options.properties).map(([k, c]) => [k, columnName(k), c] as const);
     this.columnOf = Object.fromEntries(entries.map(([k, name]) => [k, name])) as { [K in keyof P]: string };
     this.#quoted = new Map(entries.map(([k, name]) => [k, `\`${name}\``]));
-    this.c = Object.fromEntries(entries.map(([k, name]) => [k, identifier(name)])) as ColumnsOf<P>;
+    this.c = Object.fromEntries(entries.map(([k, name]) => [k, identifier(name)])) as unknown as ColumnsOf<P>;
     this[toSql] = identifier(options.tableName);
     this.columns = raw([...this.#quoted.values()].join(', '));
     this.width = entries.length;
@@ -230,10 +236,8 @@ export class Table<P extends Properties> implements SqlSource {
    * where, order and limit clauses, its values bound: `T.select(db, sql\`where ${T.c.x} = ${x}\`)`.
    * The rows travel as arrays and are read by position, cheaper than objects (docs/performance.md).
    */
-  async select(db: Database, rest: Sql | string = '', params: unknown[] = []): Promise<RecordOf<P>[]> {
-    const rows = typeof rest === 'string'
-      ? await db.queryArrays(this.#selectAll + rest, params)
-      : await db.queryArrays(new Sql(this.#selectAll + rest.text, rest.values));
+  async select(db: Database, rest: Sql<unknown> = NOTHING): Promise<RecordOf<P>[]> {
+    const rows = await db.queryArrays(new Sql(this.#selectAll + rest.text, rest.values));
     return rows.map(this.#readArray) as RecordOf<P>[];
   }
 
@@ -321,8 +325,8 @@ export class Alias<P extends Properties> implements SqlSource {
   constructor(table: Table<P>, alias: string) {
     if (!/^[a-z_][a-z0-9_]*$/i.test(alias)) throw new TypeError(`Not an alias: ${alias}`);
     this.table = table;
-    this.c = Object.fromEntries(Object.entries<string>(table.columnOf).map(([k, name]) => [k, raw(`${alias}.\`${name}\``)])) as ColumnsOf<P>;
-    this.columns = raw(Object.values<Sql>(this.c).map((c) => c.text).join(', '));
+    this.c = Object.fromEntries(Object.entries<string>(table.columnOf).map(([k, name]) => [k, typed(raw(`${alias}.\`${name}\``))])) as ColumnsOf<P>;
+    this.columns = raw(Object.values<Sql<unknown>>(this.c).map((c) => c.text).join(', '));
     this[toSql] = raw(`${table[toSql].text} ${alias}`);
   }
 

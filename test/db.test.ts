@@ -126,36 +126,36 @@ t.test('transactions: all or nothing, nested calls join, events wait for the com
   events.on('users.created', (p) => { seen.push(p.userId); });
 
   await t.rejects(db.transaction(async () => {
-    await db.run("insert into hello_greetings (name) values ('rolled back')");
+    await db.unchecked.run("insert into hello_greetings (name) values ('rolled back')");
     await db.transaction(async () => {
-      await db.run("insert into hello_greetings (name) values ('inner')");
+      await db.unchecked.run("insert into hello_greetings (name) values ('inner')");
       await events.emit('users.created', { userId: 1, username: 'x' });
     });
     throw new Error('boom');
   }), { message: 'boom' });
-  let rows = await db.query('select name from hello_greetings');
+  let rows = await db.unchecked.query('select name from hello_greetings');
   t.same(rows, [], 'the inner call joined the outer transaction and rolled back with it');
   await settle();
   t.same(seen, [], 'no event for work that rolled back');
 
   await db.transaction(async () => {
-    await db.run("insert into hello_greetings (name) values ('kept')");
+    await db.unchecked.run("insert into hello_greetings (name) values ('kept')");
     await events.emit('users.created', { userId: 2, username: 'y' });
     t.same(seen, [], 'listeners wait for the commit');
   });
   await settle();
   t.same(seen, [2]);
-  rows = await db.query('select name from hello_greetings');
+  rows = await db.unchecked.query('select name from hello_greetings');
   t.same(rows, [{ name: 'kept' }]);
 
   const inside: number[] = [];
   events.onCommitting('users.created', (p) => { inside.push(p.userId); throw new Error('outbox write failed'); });
   await t.rejects(db.transaction(async () => {
-    await db.run("insert into hello_greetings (name) values ('lost')");
+    await db.unchecked.run("insert into hello_greetings (name) values ('lost')");
     await events.emit('users.created', { userId: 3, username: 'z' });
   }), { message: 'outbox write failed' });
   t.same(inside, [3]);
-  t.same(await db.query('select name from hello_greetings'), [{ name: 'kept' }], 'a failing in-transaction listener rolls back the cause');
+  t.same(await db.unchecked.query('select name from hello_greetings'), [{ name: 'kept' }], 'a failing in-transaction listener rolls back the cause');
 });
 
 /** A flush that writes greetings and keeps what each call was given. */
@@ -163,7 +163,7 @@ function greetingsFlush(db: Database) {
   const flushes: string[][] = [];
   const flush = async (names: string[]) => {
     flushes.push(names);
-    for (const name of names) await db.run('insert into hello_greetings (name) values (?)', [name]);
+    for (const name of names) await db.unchecked.run('insert into hello_greetings (name) values (?)', [name]);
   };
   return { flushes, flush };
 }
@@ -179,7 +179,7 @@ t.test('collect: a transaction\'s items are written by one flush just before its
     t.same(flushes, [], 'nothing is written before the transaction ends');
   });
   t.same(flushes, [['a', 'b']], 'one flush with every item, nested calls included');
-  t.same(await db.query('select name from hello_greetings order by name'), [{ name: 'a' }, { name: 'b' }]);
+  t.same(await db.unchecked.query('select name from hello_greetings order by name'), [{ name: 'a' }, { name: 'b' }]);
 
   await t.rejects(db.transaction(async () => {
     await db.collect(key, 'c', flush);
@@ -189,7 +189,7 @@ t.test('collect: a transaction\'s items are written by one flush just before its
   t.same(flushes, [['a', 'b']], 'a transaction that fails before its commit flushes nothing');
   await db.collect(key, 'e', flush);
   t.same(flushes, [['a', 'b'], ['e']], 'outside a transaction the flush runs at once');
-  t.same((await db.query<{ name: string }>('select name from hello_greetings order by name')).map((r) => r.name), ['a', 'b', 'e']);
+  t.same((await db.unchecked.query<{ name: string }>('select name from hello_greetings order by name')).map((r) => r.name), ['a', 'b', 'e']);
 });
 
 t.test('collect on SQLite: the transactions sharing a commit share one flush; one that fails adds nothing; a failed flush fails them all',
@@ -198,7 +198,7 @@ t.test('collect on SQLite: the transactions sharing a commit share one flush; on
   const { db } = app;
   const key = {};
   const { flushes, flush } = greetingsFlush(db);
-  const names = async () => (await db.query<{ name: string }>('select name from hello_greetings order by name')).map((r) => r.name);
+  const names = async () => (await db.unchecked.query<{ name: string }>('select name from hello_greetings order by name')).map((r) => r.name);
   let open!: () => void;
   const gate = new Promise<void>((r) => { open = r; });
   // A holds the connection until the gate opens; B, C and D queue behind it and join its commit.
@@ -215,7 +215,7 @@ t.test('collect on SQLite: the transactions sharing a commit share one flush; on
 
   let open2!: () => void;
   const gate2 = new Promise<void>((r) => { open2 = r; });
-  const e = db.transaction(async () => { await db.run('insert into hello_greetings (name) values (?)', ['e']); await gate2; });
+  const e = db.transaction(async () => { await db.unchecked.run('insert into hello_greetings (name) values (?)', ['e']); await gate2; });
   await settle();
   const f = db.transaction(() => db.collect(key, 'f', async () => { throw new Error('flush failed'); }));
   open2();
@@ -233,7 +233,7 @@ t.test('SQLite groups commits: transactions that arrive together share one, none
   const other = new DatabaseSync(url.slice('sqlite:'.length));
   t.teardown(() => other.close());
   const committed = () => (other.prepare('select name from hello_greetings order by id').all() as { name: string }[]).map((r) => r.name);
-  const insert = (name: string) => db.run('insert into hello_greetings (name) values (?)', [name]);
+  const insert = (name: string) => db.unchecked.run('insert into hello_greetings (name) values (?)', [name]);
   let open!: () => void;
   const gate = new Promise<void>((r) => { open = r; });
   const answered: string[] = [];
@@ -251,7 +251,7 @@ t.test('SQLite groups commits: transactions that arrive together share one, none
   open();
   await bStarted;
   // A is done, but its commit is B's too: nobody outside sees A's row, and A has no answer yet.
-  const read = db.query<{ name: string }>('select name from hello_greetings order by id');
+  const read = db.unchecked.query<{ name: string }>('select name from hello_greetings order by id');
   await settle();
   t.same(committed(), [], 'A\'s row is not committed while B runs in its batch');
   t.same(answered, [], 'A is not answered before the commit it shares');
@@ -268,7 +268,7 @@ t.test('SQLite groups commits: transactions that arrive together share one, none
   const gate2 = new Promise<void>((r) => { open2 = r; });
   const e = db.transaction(async () => { await insert('e'); await gate2; });
   await settle();
-  const f = db.transaction(async () => { await insert('f'); await db.run('rollback'); });
+  const f = db.transaction(async () => { await insert('f'); await db.unchecked.run('rollback'); });
   const g = db.transaction(async () => { await insert('g'); });
   open2();
   await t.rejects(e, 'a member that finished fails with the batch it was in');
@@ -277,13 +277,13 @@ t.test('SQLite groups commits: transactions that arrive together share one, none
   t.same(committed(), ['a', 'b', 'd', 'g'], 'nothing of the lost batch is kept; the next batch commits');
 
   // A full batch (16) leaves the rest queued; a read that waited outside runs before their batch.
-  await db.run('delete from hello_greetings');
+  await db.unchecked.run('delete from hello_greetings');
   let open3!: () => void;
   const gate3 = new Promise<void>((r) => { open3 = r; });
   const first = db.transaction(async () => { await insert('w0'); await gate3; });
   await settle();
   const writes = Array.from({ length: 19 }, (_, i) => db.transaction(async () => { await insert(`w${i + 1}`); }));
-  const waitingRead = db.query<{ n: number }>('select count(*) as n from hello_greetings');
+  const waitingRead = db.unchecked.query<{ n: number }>('select count(*) as n from hello_greetings');
   open3();
   t.equal(Number((await waitingRead)[0]!.n), 16, 'the read saw the first batch, and ran before the next one');
   await Promise.all([first, ...writes]);
@@ -298,7 +298,7 @@ t.test('a transaction that loses to another, or its connection before the commit
   const { db, events } = app;
   const seen: number[] = [];
   events.on('users.created', (p) => { seen.push(p.userId); });
-  await db.run("insert into hello_greetings (id, name) values (1, 'a'), (2, 'b')");
+  await db.unchecked.run("insert into hello_greetings (id, name) values (1, 'a'), (2, 'b')");
 
   // A real deadlock: the other client holds row 2 and has written more, so MariaDB rolls back
   // ours (the cheaper one) once it asks for row 1 that ours holds.
@@ -311,19 +311,19 @@ t.test('a transaction that loses to another, or its connection before the commit
   let otherDone: Promise<unknown> | undefined;
   await db.transaction(async () => {
     tries++;
-    await db.run("update hello_greetings set name = 'ours' where id = 1");
+    await db.unchecked.run("update hello_greetings set name = 'ours' where id = 1");
     await events.emit('users.created', { userId: tries, username: 'x' });
     if (tries === 1) {
       otherDone = other.query("update hello_greetings set name = 'other' where id = 1").then(() => other.query('commit'));
       await new Promise((r) => setTimeout(r, 200));
     }
-    await db.run("update hello_greetings set name = 'ours' where id = 2");
+    await db.unchecked.run("update hello_greetings set name = 'ours' where id = 2");
   });
   await otherDone;
   await settle();
   t.equal(tries, 2, 'the deadlock victim ran again');
   t.same(seen, [2], "only the committed try's event reached its listeners");
-  t.same(await db.query('select name from hello_greetings where id in (1, 2) order by id'), [{ name: 'ours' }, { name: 'ours' }]);
+  t.same(await db.unchecked.query('select name from hello_greetings where id in (1, 2) order by id'), [{ name: 'ours' }, { name: 'ours' }]);
 
   // Galera's refusals, which a single server never gives: a certification conflict comes as the
   // same 1213; a node outside the primary component answers 1047.
@@ -346,35 +346,35 @@ t.test('a transaction that loses to another, or its connection before the commit
   const killer = await createConnection(url);
   t.teardown(() => killer.end());
   const killOwnConnection = async () => {
-    const [row] = await db.query<{ id: number }>('select connection_id() as id');
+    const [row] = await db.unchecked.query<{ id: number }>('select connection_id() as id');
     await killer.query('kill ?', [row!.id]);
     await new Promise((r) => setTimeout(r, 100));
   };
   tries = 0;
   await db.transaction(async () => {
     if (++tries === 1) await killOwnConnection();
-    await db.run("update hello_greetings set name = 'after the loss' where id = 1");
+    await db.unchecked.run("update hello_greetings set name = 'after the loss' where id = 1");
   });
   t.equal(tries, 2, 'lost before its commit: run again');
-  t.same(await db.query('select name from hello_greetings where id = 1'), [{ name: 'after the loss' }]);
+  t.same(await db.unchecked.query('select name from hello_greetings where id = 1'), [{ name: 'after the loss' }]);
   tries = 0;
   await t.rejects(db.transaction(async () => {
     tries++;
-    await db.run("update hello_greetings set name = 'lost at commit' where id = 1");
+    await db.unchecked.run("update hello_greetings set name = 'lost at commit' where id = 1");
     await killOwnConnection();
   }));
   t.equal(tries, 1, 'lost at its commit: not run again');
-  t.same(await db.query('select name from hello_greetings where id = 1'), [{ name: 'after the loss' }]);
+  t.same(await db.unchecked.query('select name from hello_greetings where id = 1'), [{ name: 'after the loss' }]);
   t.equal(db.retries, 5, 'each run again is counted (db_transaction_retries_total)');
 });
 
 t.test('every table has a primary key (Galera replicates rows by it)', async (t) => {
   const app = await build(t, { config: { plugins: { hello: { enabled: true }, examplepay: { enabled: true } } } });
   const tables = app.db.dialect === 'mysql'
-    ? await app.db.query<{ name: string; pk: number }>(`select t.table_name as name, (select count(*) from information_schema.table_constraints c
+    ? await app.db.unchecked.query<{ name: string; pk: number }>(`select t.table_name as name, (select count(*) from information_schema.table_constraints c
         where c.table_schema = t.table_schema and c.table_name = t.table_name and c.constraint_type = 'PRIMARY KEY') as pk
         from information_schema.tables t where t.table_schema = database() and t.table_type = 'BASE TABLE'`)
-    : await app.db.query<{ name: string; pk: number }>(`select m.name, (select count(*) from pragma_table_info(m.name) p where p.pk > 0) as pk
+    : await app.db.unchecked.query<{ name: string; pk: number }>(`select m.name, (select count(*) from pragma_table_info(m.name) p where p.pk > 0) as pk
         from sqlite_master m where m.type = 'table' and m.name not like 'sqlite_%'`);
   t.ok(tables.length >= 30, `${tables.length} tables`);
   t.same(tables.filter((r) => Number(r.pk) === 0).map((r) => r.name), [], 'none without one');
@@ -384,7 +384,7 @@ t.test('lock conflicts that outlast the retries: 503 with Retry-After, and nothi
   { skip: onMysql ? false : 'needs MariaDB (run with TEST_MYSQL_URL)' }, async (t) => {
   const url = await freshDatabaseUrl(t);
   const app = await build(t, { features: [], databaseUrl: url, config: { plugins: ECHO_PLUGIN } });
-  await app.db.run("insert into core_settings (`key`, value) values ('echo.lock', 'before')");
+  await app.db.unchecked.run("insert into core_settings (`key`, value) values ('echo.lock', 'before')");
   // Another client holds the row for the whole request: every try waits out its second.
   const holder = await createConnection(url);
   t.teardown(() => holder.end());
@@ -395,7 +395,7 @@ t.test('lock conflicts that outlast the retries: 503 with Retry-After, and nothi
   t.equal(res.statusCode, 503);
   t.same(res.json(), { status: false, error: 'SERVICE_UNAVAILABLE', message: 'The database is busy with other writes; retry shortly.' });
   t.equal(res.headers['retry-after'], '2');
-  t.same(await app.db.query("select value from core_settings where `key` = 'echo.lock'"), [{ value: 'before' }]);
+  t.same(await app.db.unchecked.query("select value from core_settings where `key` = 'echo.lock'"), [{ value: 'before' }]);
   t.equal((await call(app, '/api/echo/locked-write', { body: {} })).statusCode, 200, 'the lock gone, the same request passes');
 });
 

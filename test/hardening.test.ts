@@ -21,7 +21,7 @@ t.test('a failing statement is logged with its error code, never its SQL, parame
     logStream: { write: (line: string) => { lines.push(line); } },
   });
   t.teardown(() => app.close());
-  await app.db.run('drop table auth_credentials');
+  await app.db.unchecked.run('drop table auth_credentials');
   const res = await call(app, '/api/auth/register',
     { body: { username: 'Sentinel_77', password: 'hunter22', email: 'sentinel@example.com', ip: '10.0.0.1', useragent: 'x' } });
   t.equal(res.statusCode, 500);

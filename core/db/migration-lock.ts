@@ -10,7 +10,7 @@
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { raw, sql } from '../sql.ts';
+import { fields, raw, sql, typed } from '../sql.ts';
 import type { Database } from './database.ts';
 import { isLockConflict, isUniqueViolation, sqliteCode } from './errors.ts';
 
@@ -98,8 +98,8 @@ export class MigrationLock {
       if (!lostRace(err)) throw err;
     }
     try {
-      const [held] = await db.query<{ owner: string; stale: number | string }>(
-        sql`select owner, case when expires_at < ${now} then 1 else 0 end as stale from ${raw(MIGRATION_LOCK_TABLE)} where id = 1`);
+      const lock = fields({ owner: typed<string>(raw('owner')), stale: typed<number | string>(sql`case when expires_at < ${now} then 1 else 0 end`) });
+      const [held] = await db.query(sql`select ${lock} from ${raw(MIGRATION_LOCK_TABLE)} where id = 1`);
       // Released between the two statements: the next try inserts it.
       if (!held) return 'just released';
       if (Number(held.stale) !== 1) return held.owner;

@@ -1,7 +1,7 @@
 /** Migrations: written once per dialect by each feature, applied in order by MikroORM's migrator. */
 import type { MigrationObject } from '@mikro-orm/core';
 import { compareCodeUnits } from '../format.ts';
-import { raw, sql } from '../sql.ts';
+import { fields, raw, sql, typed } from '../sql.ts';
 import type { Database } from './database.ts';
 import { MigrationLock, type MigrationLockOptions } from './migration-lock.ts';
 import type { Dialect } from './url.ts';
@@ -47,7 +47,7 @@ export async function buildMigrationList(defs: MigrationDef[], dialect: Dialect)
 async function upToDate(db: Database): Promise<boolean> {
   let rows: { name: string }[];
   try {
-    rows = await db.query<{ name: string }>(sql`select name from ${raw(MIGRATIONS_TABLE)}`);
+    rows = await db.query(sql`select ${fields({ name: typed<string>(raw('name')) })} from ${raw(MIGRATIONS_TABLE)}`);
   } catch (err) {
     // No migrations table yet (SQLite "no such table", MySQL ER_NO_SUCH_TABLE): a new database.
     if ((err as { errno?: number }).errno === 1146 || /no such table/.test(String((err as Error).message))) return false;

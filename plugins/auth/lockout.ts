@@ -7,7 +7,7 @@ import { clockNow } from '../../core/clock.ts';
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now, parseTimestamp } from '../../core/format.ts';
-import { sql } from '../../core/sql.ts';
+import { fields, sql } from '../../core/sql.ts';
 import type { AuthCredential, AuthTotp } from './entities.ts';
 
 export interface LockoutOptions {
@@ -47,7 +47,7 @@ export class Lockout {
          ${until} = case when ${until} is not null and ${until} <= ${at} then null else ${until} end
        where ${T.c.userId} = ${userId} and (${failures} < ${this.#opts.maxFailures} or (${until} is not null and ${until} <= ${at}))`);
     if (affectedRows > 0) return;
-    const [row] = await this.#db.query<{ locked_until: string | null }>(sql`select ${until} as locked_until from ${T} where ${T.c.userId} = ${userId}`);
+    const [row] = await this.#db.query(sql`select ${fields({ locked_until: until })} from ${T} where ${T.c.userId} = ${userId}`);
     if (!row) return;
     // No lock time yet: the attempt that reached the cap is still being checked.
     const seconds = row.locked_until ? Math.ceil((parseTimestamp(row.locked_until).getTime() - clockNow()) / 1000) : this.#opts.lockSeconds;

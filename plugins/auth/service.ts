@@ -10,7 +10,7 @@ import { ConfigError } from '../../core/config.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import { sql } from '../../core/sql.ts';
+import { fields, sql } from '../../core/sql.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { AuthService, ClientInfo, CredentialCheck, NewAccount } from './contract.ts';
 import { AuthCredential, AuthRegisterLock, AuthSession, AuthTotp } from './entities.ts';
@@ -215,8 +215,8 @@ export class DbAuthService implements AuthService {
   }
 
   async sessionUser(token: string): Promise<number | undefined> {
-    const [row] = await this.#db.query<{ user_id: number }>(
-      sql`select ${S.userId} as user_id from ${AuthSession} where ${S.tokenHash} = ${tokenHash(token)} and ${S.verified} = 1 and ${S.expiresAt} > ${now()}`);
+    const [row] = await this.#db.query(
+      sql`select ${fields({ user_id: S.userId })} from ${AuthSession} where ${S.tokenHash} = ${tokenHash(token)} and ${S.verified} = 1 and ${S.expiresAt} > ${now()}`);
     return row ? Number(row.user_id) : undefined;
   }
 
@@ -237,7 +237,7 @@ export class DbAuthService implements AuthService {
     const realname = user.username;
     if (realname !== username) return { state: 'USERNAME_CASE_MISMATCH', realname };
     if (!user.isVerified) return { state: 'EMAIL_NOT_VERIFIED', realname };
-    const [live] = await this.#db.query<{ verified: number }>(sql`select ${S.verified} as verified from ${AuthSession}
+    const [live] = await this.#db.query(sql`select ${fields({ verified: S.verified })} from ${AuthSession}
       where ${S.userId} = ${user.id} and ${S.ip} = ${client.ip} and ${S.userAgent} = ${client.useragent} and ${S.expiresAt} > ${now()}
       order by ${S.verified} desc limit 1`);
     if (!live) return { state: 'LOGIN_REQUIRED', realname };

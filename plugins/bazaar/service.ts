@@ -2,7 +2,7 @@ import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, flag, formatMoney, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import { empty, sql, where } from '../../core/sql.ts';
+import { count, empty, fields, sql, where } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { BazaarService, ItemRow, NewItem, ServerInput, ServerRow } from './contract.ts';
@@ -103,8 +103,8 @@ export class DbBazaarService implements BazaarService {
 
   async deleteItem(userId: number, itemId: number): Promise<void> {
     await this.#db.transaction(async () => {
-      const [item] = await this.#db.query<{ server_id: number }>(
-        sql`select ${I.serverId} as server_id from ${BazaarItem} where ${I.id} = ${itemId} and ${I.owner} = ${userId}`);
+      const [item] = await this.#db.query(
+        sql`select ${fields({ server_id: I.serverId })} from ${BazaarItem} where ${I.id} = ${itemId} and ${I.owner} = ${userId}`);
       // The delete's own count decides: another delete of the item may have come in between.
       const gone = item && (await this.#db.run(sql`delete from ${BazaarItem} where ${I.id} = ${itemId} and ${I.owner} = ${userId}`)).affectedRows > 0;
       if (!gone) throw new DomainError('DELETE_ERROR', `User ${userId} has no stored item with ID ${itemId}.`);
@@ -152,7 +152,7 @@ export class DbBazaarService implements BazaarService {
   async deleteServer(id: number): Promise<void> {
     await this.#db.transaction(async () => {
       await this.#server(id, true);
-      const [stored] = await this.#db.query<{ n: number }>(sql`select count(*) as n from ${BazaarItem} where ${I.serverId} = ${id}`);
+      const [stored] = await this.#db.query(sql`select ${fields({ n: count() })} from ${BazaarItem} where ${I.serverId} = ${id}`);
       const n = Number(stored?.n ?? 0);
       if (n > 0) throw new DomainError('CONFLICT', `Bazaar server ${id} still stores ${n} items; set isActive to 0 instead.`);
       await this.#db.run(sql`delete from ${BazaarItemCount} where ${C.serverId} = ${id}`);

@@ -13,7 +13,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { RoundLog } from '../../core/background.ts';
 import { countParam, type Database } from '../../core/db.ts';
 import { now } from '../../core/format.ts';
-import { sql } from '../../core/sql.ts';
+import { count, fields, sql, typed } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
 import { ChatIntegrationRoleSync } from './entities.ts';
@@ -148,7 +148,7 @@ export class RoleSync {
 
   /** Rows still to deliver; failed ones wait for an operator, not for the worker. */
   async backlog(): Promise<number> {
-    const [row] = await this.#db.query<{ n: number }>(sql`select count(*) as n from ${ChatIntegrationRoleSync} where ${R.failedAt} is null`);
+    const [row] = await this.#db.query(sql`select ${fields({ n: count() })} from ${ChatIntegrationRoleSync} where ${R.failedAt} is null`);
     return Number(row!.n);
   }
 
@@ -192,8 +192,8 @@ export class RoleSync {
       }
       if (this.#stopping) return this.#opts.pollMs;
     }
-    const [next] = await this.#db.query<{ due: number | string | null }>(
-      sql`select min(${R.dueAt}) as due from ${ChatIntegrationRoleSync} where ${R.failedAt} is null`);
+    const [next] = await this.#db.query(
+      sql`select ${fields({ due: typed<number | string | null>(sql`min(${R.dueAt})`) })} from ${ChatIntegrationRoleSync} where ${R.failedAt} is null`);
     if (next?.due == null) return this.#opts.pollMs; // nothing pending: poll for other processes' work
     return Math.min(Math.max(Number(next.due) - Date.now(), 0), this.#opts.pollMs);
   }

@@ -4,11 +4,13 @@ import { countParam, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { formatMoney, now } from '../../core/format.ts';
-import { empty, join, raw, sql } from '../../core/sql.ts';
+import { empty, fields, join, raw, sql, sum } from '../../core/sql.ts';
 import type { CreditsService, LedgerEntry, LedgerEntryInput } from './contract.ts';
 import { CreditsLedgerEntry, CreditsWallet } from './entities.ts';
 
 const W = CreditsWallet.c;
+// Select lists of the buy's and a transfer's statements, made once so they reuse their text.
+const BALANCE = fields({ balance: W.balance });
 const E = CreditsLedgerEntry.c;
 
 interface Movement {
@@ -51,8 +53,8 @@ export class DbCreditsService implements CreditsService {
     const ids = [...new Set(userIds)];
     const result = new Map(ids.map((id) => [id, 0]));
     if (ids.length === 0) return result;
-    const rows = await this.#db.query<{ user_id: number; balance: number | string }>(
-      sql`select ${W.userId} as user_id, ${W.balance} as balance from ${CreditsWallet} where ${W.userId} in ${ids}`);
+    const rows = await this.#db.query(
+      sql`select ${fields({ user_id: W.userId, balance: W.balance })} from ${CreditsWallet} where ${W.userId} in ${ids}`);
     for (const row of rows) result.set(Number(row.user_id), Number(row.balance));
     return result;
   }
@@ -107,7 +109,7 @@ export class DbCreditsService implements CreditsService {
   }
 
   async inCirculation(): Promise<number> {
-    const [row] = await this.#db.query<{ total: number | string | null }>(sql`select sum(${W.balance}) as total from ${CreditsWallet}`);
+    const [row] = await this.#db.query(sql`select ${fields({ total: sum(W.balance) })} from ${CreditsWallet}`);
     return Number(row?.total ?? 0);
   }
 
@@ -138,8 +140,8 @@ export class DbCreditsService implements CreditsService {
    * transaction (a store purchase) may see the snapshot taken before another request's commit.
    */
   async #read(userId: number): Promise<number> {
-    const [row] = await this.#db.query<{ balance: number | string }>(
-      sql`select ${W.balance} as balance from ${CreditsWallet} where ${W.userId} = ${userId}${raw(this.#db.forUpdate)}`);
+    const [row] = await this.#db.query(
+      sql`select ${BALANCE} from ${CreditsWallet} where ${W.userId} = ${userId}${raw(this.#db.forUpdate)}`);
     return Number(row!.balance);
   }
 
@@ -160,8 +162,8 @@ export class DbCreditsService implements CreditsService {
         sql`update ${CreditsWallet} set ${W.balance} = last_insert_id(${W.balance} + ${delta}) where ${W.userId} = ${userId} and ${bound}`);
       if (affectedRows === 1) after = insertId;
     } else {
-      const [row] = await this.#db.query<{ balance: number }>(
-        sql`update ${CreditsWallet} set ${W.balance} = ${W.balance} + ${delta} where ${W.userId} = ${userId} and ${bound} returning ${W.balance} as balance`);
+      const [row] = await this.#db.query(
+        sql`update ${CreditsWallet} set ${W.balance} = ${W.balance} + ${delta} where ${W.userId} = ${userId} and ${bound} returning ${BALANCE}`);
       if (row) after = Number(row.balance);
     }
     if (after !== undefined) return after;

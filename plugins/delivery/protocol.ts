@@ -10,7 +10,7 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import { empty, join, raw, sql, type Sql } from '../../core/sql.ts';
+import { count, empty, fields, join, raw, sql, sum, type Sql } from '../../core/sql.ts';
 import { hashToken } from './admin.ts';
 import type { ClaimedRow, HandedOut, PluginQueueRow } from './contract.ts';
 import { DeliveryQueue, DeliveryServer, SERVER_QUEUE_INDEX } from './entities.ts';
@@ -21,6 +21,12 @@ import type { Wakeups } from './wakeups.ts';
 const PLUGIN_QUEUE_LIMIT = 500;
 const S = DeliveryServer.c;
 const Q = DeliveryQueue.c;
+// The poll's select lists, made once: its statements reuse their text (core/sql.ts).
+const SERVER_ID = fields({ id: S.id });
+const CLAIMED = fields({ id: Q.id, username: Q.username, command: Q.command });
+const QUEUE_ID = fields({ id: Q.id });
+const QUEUE_SERVER = fields({ server_id: Q.serverId });
+const WAITING = fields({ server_id: Q.serverId, n: count(), ids: sum(Q.id) });
 /** "Seen" is for staff spotting a server that stopped polling: to the nearest 10 s is plenty. */
 const SEEN_RESOLUTION_MS = 10_000;
 
@@ -56,8 +62,8 @@ export class DeliveryProtocol {
 
   /** The active server a token belongs to, seen now. */
   async serverByToken(token: string): Promise<number> {
-    const [row] = await this.#db.query<{ id: number }>(
-      sql`select ${S.id} as id from ${DeliveryServer} where ${S.tokenHash} = ${hashToken(token)} and ${S.isActive} = ${true}`);
+    const [row] = await this.#db.query(
+      sql`select ${SERVER_ID} from ${DeliveryServer} where ${S.tokenHash} = ${hashToken(token)} and ${S.isActive} = ${true}`);
     if (!row) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', 'No active game server has this token.');
     const id = Number(row.id);
     const at = Date.now();
@@ -89,8 +95,8 @@ export class DeliveryProtocol {
     const wanted = [...new Set(ids)].slice(0, PLUGIN_QUEUE_LIMIT);
     if (wanted.length === 0) return [];
     return this.#db.transaction(async () => {
-      const rows = await this.#db.query<{ id: number; username: string; command: string }>(
-        sql`select ${Q.id} as id, ${Q.username} as username, ${Q.command} as command from ${DeliveryQueue}
+      const rows = await this.#db.query(
+        sql`select ${CLAIMED} from ${DeliveryQueue}
          where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} and ${Q.id} in ${wanted} order by ${Q.id}${raw(this.#db.forUpdate)}`);
       // The plugin runs the whole answer under its first username: one player per call.
       const player = rows[0]?.username.toLowerCase();
@@ -191,7 +197,7 @@ export class DeliveryProtocol {
     const at = now();
     const { affectedRows } = await this.#db.transaction(async () => {
       // Locked, so that of two instances sweeping at once only the one that fails a row tells of it.
-      const failing = await this.#db.query<{ id: number }>(sql`select ${Q.id} as id from ${DeliveryQueue}
+      const failing = await this.#db.query(sql`select ${QUEUE_ID} from ${DeliveryQueue}
         where ${Q.status} = 'claimed' and ${Q.leaseUntil} < ${at} and ${Q.tries} + 1 >= ${this.#lease.maxTries}${raw(this.#db.forUpdate)}`);
       const swept = await this.#db.run(sql`update ${DeliveryQueue}
         set ${Q.status} = case when ${Q.tries} + 1 >= ${this.#lease.maxTries} then 'failed' else 'waiting' end, ${Q.tries} = ${Q.tries} + 1,
@@ -202,7 +208,7 @@ export class DeliveryProtocol {
     });
     if (affectedRows > 0) this.#wakeups.wakeAll();
     if (at > this.#dueSince) {
-      const came = await this.#db.query<{ server_id: number }>(sql`select distinct ${Q.serverId} as server_id from ${DeliveryQueue}
+      const came = await this.#db.query(sql`select distinct ${QUEUE_SERVER} from ${DeliveryQueue}
         where ${Q.status} = 'waiting' and ${Q.notBefore} >= ${this.#dueSince} and ${Q.notBefore} < ${at}`);
       this.#dueSince = at;
       this.#wakeups.wake(came.map((r) => Number(r.server_id)));
@@ -220,7 +226,7 @@ export class DeliveryProtocol {
     const servers = this.#wakeups.servers();
     for (const id of this.#waitingSeen.keys()) if (!servers.includes(id)) this.#waitingSeen.delete(id);
     if (servers.length === 0) return;
-    const rows = await this.#db.query<{ server_id: number; n: number; ids: number }>(sql`select ${Q.serverId} as server_id, count(*) as n, sum(${Q.id}) as ids
+    const rows = await this.#db.query(sql`select ${WAITING}
       from ${DeliveryQueue} where ${due()} and ${Q.serverId} in ${servers} group by ${Q.serverId}`);
     const current = new Map(rows.map((r) => [Number(r.server_id), `${r.n}:${r.ids}`]));
     const changed = servers.filter((id) => (current.get(id) ?? '0') !== (this.#waitingSeen.get(id) ?? '0'));

@@ -4,7 +4,7 @@ import { countParam, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import { sql, where, type Sql } from '../../core/sql.ts';
+import { count, fields, sql, sum, typed, where, type Sql } from '../../core/sql.ts';
 import type { QueueFilter, QueueRow } from './contract.ts';
 import { DeliveryQueue, DeliveryServer } from './entities.ts';
 import type { DeliveryDeps, Queued } from './model.ts';
@@ -45,8 +45,8 @@ export class DeliveryViews {
    */
   async backlog(): Promise<{ serverId: number; waiting: number; claimed: number }[]> {
     const q = DeliveryQueue.as('q');
-    const rows = await this.#db.query<{ server_id: number; status: string | null; n: number }>(
-      sql`select ${s.c.id} as server_id, ${q.c.status} as status, count(${q.c.id}) as n
+    const rows = await this.#db.query(
+      sql`select ${fields({ server_id: s.c.id, status: typed<string | null>(q.c.status), n: count(q.c.id) })}
       from ${s} left join ${q} on ${q.c.serverId} = ${s.c.id} and ${q.c.status} in ('waiting', 'claimed')
       group by ${s.c.id}, ${q.c.status} order by ${s.c.id}`);
     const byServer = new Map<number, { serverId: number; waiting: number; claimed: number }>();
@@ -67,12 +67,14 @@ export class DeliveryViews {
     const { silentMinutes, stuckMinutes } = this.#watch;
     const at = now();
     const pending = ['waiting', 'claimed'];
-    const [queue] = await this.#db.query<{ backlog: number | string; stuck: number | string | null; failed: number | string | null }>(sql`
-      select sum(case when ${Q.status} in ${pending} then 1 else 0 end) as backlog,
-             sum(case when ${Q.status} in ${pending} and ${Q.updatedDate} < ${addSeconds(at, -stuckMinutes * 60)} then 1 else 0 end) as stuck,
-             sum(case when ${Q.status} = 'failed' then 1 else 0 end) as failed
+    const [queue] = await this.#db.query(sql`
+      select ${fields({
+        backlog: sum(sql`case when ${Q.status} in ${pending} then 1 else 0 end`),
+        stuck: sum(sql`case when ${Q.status} in ${pending} and ${Q.updatedDate} < ${addSeconds(at, -stuckMinutes * 60)} then 1 else 0 end`),
+        failed: sum(sql`case when ${Q.status} = 'failed' then 1 else 0 end`),
+      })}
       from ${DeliveryQueue} where ${Q.status} in ${[...pending, 'failed']}`);
-    const [silent] = await this.#db.query<{ n: number | string }>(sql`select count(*) as n from ${DeliveryServer}
+    const [silent] = await this.#db.query(sql`select ${fields({ n: count() })} from ${DeliveryServer}
       where ${S.isActive} = ${true} and (${S.lastSeenDate} is null or ${S.lastSeenDate} < ${addSeconds(at, -silentMinutes * 60)})`);
     return {
       backlog: Number(queue?.backlog ?? 0), stuck: Number(queue?.stuck ?? 0), failed: Number(queue?.failed ?? 0), silentServers: Number(silent!.n),

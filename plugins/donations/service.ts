@@ -1,7 +1,7 @@
 /** The donation boards: ranked sums over a calendar period, or the latest single payments. */
 import { countParam, type Database } from '../../core/db.ts';
 import { displayTimestamp, now, parseClientTimestamp } from '../../core/format.ts';
-import { sql, where } from '../../core/sql.ts';
+import { fields, sql, sum, typed, where } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { Donation, DonationsService, DonationType } from './contract.ts';
 import { DonationsEntry } from './entities.ts';
@@ -55,8 +55,11 @@ export class DbDonationsService implements DonationsService {
       });
     }
     const since = periodStart(type, timeZone);
-    const rows = await this.#db.query<{ username: string; amount: number; currency: string; last: string }>(
-      sql`select max(${E.username}) as username, sum(${E.amount}) as amount, ${E.currency} as currency, max(${E.creationDate}) as last
+    const summed = fields({
+      username: typed<string>(sql`max(${E.username})`), amount: sum(E.amount), currency: E.currency, last: typed<string>(sql`max(${E.creationDate})`),
+    });
+    const rows = await this.#db.query(
+      sql`select ${summed}
        from ${DonationsEntry} ${where(since !== undefined && sql`${E.creationDate} >= ${since}`)}
        group by ${E.userId}, ${GUEST}, ${E.currency} order by sum(${E.amount}) desc, max(${E.creationDate}), ${E.userId} limit ${countParam(limit)}`);
     return rows.map((r) => ({ username: r.username, amount: Number(r.amount), currency: r.currency, date: r.last }));

@@ -8,7 +8,7 @@
 import { countParam } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
-import { sql, where } from '../../core/sql.ts';
+import { fields, sql, sum, where } from '../../core/sql.ts';
 import { Checkouts } from './checkout.ts';
 import type { GatewayAdapter, PaymentsService, PurchaseRequest, PurchaseStatus, TopUpPackage, WebhookRequest } from './contract.ts';
 import { PaymentsPayment } from './entities.ts';
@@ -148,7 +148,7 @@ export class DbPaymentsService implements PaymentsService {
   async list(options: { status?: Payment['status']; before?: string; limit: number }): Promise<Payment[]> {
     const { status, before } = options;
     const [after] = before
-      ? await this.#deps.db.query<{ creation_date: string }>(sql`select ${P.creationDate} as creation_date from ${PaymentsPayment} where ${P.id} = ${before}`)
+      ? await this.#deps.db.query(sql`select ${fields({ creation_date: P.creationDate })} from ${PaymentsPayment} where ${P.id} = ${before}`)
       : [];
     const older = after && sql`(${P.creationDate} < ${after.creation_date} or (${P.creationDate} = ${after.creation_date} and ${P.id} < ${before}))`;
     return PaymentsPayment.select(this.#deps.db,
@@ -157,9 +157,11 @@ export class DbPaymentsService implements PaymentsService {
 
   /** What needs staff: open disputes, guests' refunds to make by hand, and the players who owe (with how much in all). */
   async trouble(): Promise<{ disputed: number; refundDue: number; debtors: number; debt: number }> {
-    const [row] = await this.#deps.db.query<Record<'disputed' | 'refund_due' | 'debtors' | 'debt', number | string | null>>(sql`
-      select sum(case when ${P.status} = 'disputed' then 1 else 0 end) as disputed, sum(case when ${P.status} = 'refund-due' then 1 else 0 end) as refund_due,
-             sum(case when ${P.debt} > 0 then 1 else 0 end) as debtors, sum(${P.debt}) as debt
+    const [row] = await this.#deps.db.query(sql`
+      select ${fields({
+        disputed: sum(sql`case when ${P.status} = 'disputed' then 1 else 0 end`), refund_due: sum(sql`case when ${P.status} = 'refund-due' then 1 else 0 end`),
+        debtors: sum(sql`case when ${P.debt} > 0 then 1 else 0 end`), debt: sum(P.debt),
+      })}
       from ${PaymentsPayment} where ${P.status} in ${['disputed', 'refund-due']} or ${P.debt} > 0`);
     return { disputed: Number(row?.disputed ?? 0), refundDue: Number(row?.refund_due ?? 0), debtors: Number(row?.debtors ?? 0), debt: Number(row?.debt ?? 0) };
   }

@@ -5,7 +5,7 @@
  * gift-card product) reloads it at once.
  */
 import { isUniqueViolation, type Database } from '../../core/db.ts';
-import { sql } from '../../core/sql.ts';
+import { count, fields, raw, sql, sum, typed } from '../../core/sql.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, displayTimestamp, now, parseClientTimestamp } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
@@ -212,16 +212,15 @@ export class DbPromotionsService implements PromotionsService {
 
   /** Uses, money off and revenue of each promotion of a kind, by its id: orders not refunded. */
   async figures(kind: 'coupon' | 'sale' | 'card'): Promise<Map<number, Figures>> {
-    type Row = { id: number; n: number | string; amount: number | string | null; revenue: number | string | null };
     const statement = kind === 'card'
-      ? sql`select ${Led.cardId} as id, count(*) as n, -sum(${Led.delta}) as amount, 0 as revenue from ${PromotionsGiftCardLedger}
-          where ${Led.reason} in ('spend', 'redeem', 'refund') group by ${Led.cardId}`
+      ? sql`select ${fields({ id: Led.cardId, n: count(), amount: typed<number | string | null>(sql`-sum(${Led.delta})`), revenue: typed<number>(raw('0')) })}
+          from ${PromotionsGiftCardLedger} where ${Led.reason} in ('spend', 'redeem', 'refund') group by ${Led.cardId}`
       : kind === 'coupon'
-        ? sql`select ${Use.couponId} as id, count(*) as n, sum(${Use.amount}) as amount, sum(${Use.revenue}) as revenue from ${PromotionsCouponUse}
+        ? sql`select ${fields({ id: Use.couponId, n: count(), amount: sum(Use.amount), revenue: sum(Use.revenue) })} from ${PromotionsCouponUse}
             where ${Use.status} = 'used' group by ${Use.couponId}`
-        : sql`select ${SaUse.saleId} as id, count(*) as n, sum(${SaUse.amount}) as amount, sum(${SaUse.revenue}) as revenue from ${PromotionsSaleUse}
+        : sql`select ${fields({ id: SaUse.saleId, n: count(), amount: sum(SaUse.amount), revenue: sum(SaUse.revenue) })} from ${PromotionsSaleUse}
             where ${SaUse.status} = 'used' group by ${SaUse.saleId}`;
-    const rows = await this.#db.query<Row>(statement);
+    const rows = await this.#db.query(statement);
     return new Map(rows.map((r) => [Number(r.id), { uses: Number(r.n), amount: Number(r.amount ?? 0), revenue: Number(r.revenue ?? 0) }]));
   }
 

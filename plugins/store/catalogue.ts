@@ -7,7 +7,7 @@ import type { AuditLog } from '../../core/audit.ts';
 import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, now } from '../../core/format.ts';
-import { sql, where, type Sql } from '../../core/sql.ts';
+import { fields, sql, typed, where, type Sql } from '../../core/sql.ts';
 import { joined } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { Category, CategoryNode, Product, PurchaseRules, ShownCategory, ShownProduct, StoreCatalogue, Variable } from './contract.ts';
@@ -141,9 +141,9 @@ export class DbCatalogue implements StoreCatalogue {
   async deleteCategory(id: number): Promise<void> {
     await this.#db.transaction(async () => {
       await this.requireCategory(id);
-      const [children] = await this.#db.query<{ n: number }>(
-        sql`select (select count(*) from ${StoreCategory} where ${C.parentId} = ${id})
-          + (select count(*) from ${StoreProduct} where ${P.categoryId} = ${id}) as n`);
+      const held = typed<number>(sql`(select count(*) from ${StoreCategory} where ${C.parentId} = ${id})
+          + (select count(*) from ${StoreProduct} where ${P.categoryId} = ${id})`);
+      const [children] = await this.#db.query(sql`select ${fields({ n: held })}`);
       if (Number(children?.n) > 0) throw new DomainError('CONFLICT', `Store category ${id} still holds subcategories or products; move or delete them first.`);
       await this.#db.run(sql`delete from ${StoreCategory} where ${C.id} = ${id}`);
     });

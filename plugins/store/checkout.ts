@@ -10,7 +10,7 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { hasControlCharacter, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import { sql } from '../../core/sql.ts';
+import { fields, sql } from '../../core/sql.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { DbCatalogue } from './catalogue.ts';
@@ -216,8 +216,8 @@ export class DbCheckout implements StoreCheckout {
   async #checkDowngrade(user: Buyer, product: Product): Promise<void> {
     const role = await this.#users.getRole(product.giveRoleId);
     if (!role) return;
-    const ranks = await this.#db.query<{ give_role_id: number }>(
-      sql`select distinct ${P.giveRoleId} as give_role_id from ${StoreProduct} where ${P.categoryId} = ${product.categoryId} and ${P.giveRoleId} > 0`);
+    const ranks = await this.#db.query(
+      sql`select distinct ${fields({ give_role_id: P.giveRoleId })} from ${StoreProduct} where ${P.categoryId} = ${product.categoryId} and ${P.giveRoleId} > 0`);
     const sameCategory = new Set(ranks.map((r) => Number(r.give_role_id)));
     const higher = (await this.#users.rolesOf(user.id)).find((r) => sameCategory.has(r.id) && r.priority > role.priority);
     if (higher) {

@@ -10,7 +10,7 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, displayTimestamp, formatMoney, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import { sql, where } from '../../core/sql.ts';
+import { count, fields, sql, sum, typed, where } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
@@ -101,7 +101,7 @@ export class DbOrders implements StoreOrders {
   }
 
   async revenueBetween(from: string, to: string): Promise<number> {
-    const [row] = await this.#db.query<{ total: number | string | null }>(sql`select sum(${O.earnings}) as total from ${StoreOrder}
+    const [row] = await this.#db.query(sql`select ${fields({ total: sum(O.earnings) })} from ${StoreOrder}
       where ${O.type} = 'payment' and ${O.status} = 'completed' and ${O.creationDate} >= ${from} and ${O.creationDate} < ${to}`);
     return Number(row?.total ?? 0);
   }
@@ -241,23 +241,23 @@ export class DbOrders implements StoreOrders {
 
   /** The ids of a user's completed balance purchases made after order `afterOrderId`, oldest first. */
   async creditOrdersAfter(userId: number, afterOrderId: number): Promise<number[]> {
-    const rows = await this.#db.query<{ id: number }>(sql`select ${O.id} as id from ${StoreOrder}
+    const rows = await this.#db.query(sql`select ${fields({ id: O.id })} from ${StoreOrder}
       where ${O.accountId} = ${userId} and ${O.type} = 'credit' and ${O.status} = 'completed' and ${O.id} > ${afterOrderId} order by ${O.id}`);
     return rows.map((r) => Number(r.id));
   }
 
   /** Completed orders' totals since `since`, by UTC hour (`2026-11-25 14`) and type: at most 24 rows a day per type, whatever the sales. */
   async salesByHour(since: string): Promise<{ hour: string; type: string; total: number }[]> {
-    const rows = await this.#db.query<{ hour: string; type: string; total: number | string | null }>(sql`
-      select substr(${O.creationDate}, 1, 13) as hour, ${O.type} as type, sum(${O.total}) as total from ${StoreOrder}
+    const rows = await this.#db.query(sql`
+      select ${fields({ hour: typed<string>(sql`substr(${O.creationDate}, 1, 13)`), type: O.type, total: sum(O.total) })} from ${StoreOrder}
       where ${O.status} = 'completed' and ${O.creationDate} >= ${since} group by substr(${O.creationDate}, 1, 13), ${O.type}`);
     return rows.map((r) => ({ hour: r.hour, type: r.type, total: Number(r.total ?? 0) }));
   }
 
   /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */
   async salesSince(since: string): Promise<{ type: string; orders: number; total: number }[]> {
-    const rows = await this.#db.query<{ type: string; n: number | string; total: number | string | null }>(
-      sql`select ${O.type} as type, count(*) as n, sum(${O.total}) as total
+    const rows = await this.#db.query(
+      sql`select ${fields({ type: O.type, n: count(), total: sum(O.total) })}
       from ${StoreOrder} where ${O.status} = 'completed' and ${O.creationDate} >= ${since} group by ${O.type} order by ${O.type}`);
     return rows.map((r) => ({ type: r.type, orders: Number(r.n), total: Number(r.total ?? 0) }));
   }

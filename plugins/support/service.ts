@@ -3,7 +3,7 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { displayTimestamp, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import { empty, raw, sql, where, type Sql } from '../../core/sql.ts';
+import { count, empty, fields, raw, sql, where, type Sql } from '../../core/sql.ts';
 import { joined, type TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
 import type {
@@ -131,13 +131,13 @@ export class DbSupportService implements SupportService {
 
   /** Tickets not closed. */
   async awaitingAnswerCount(): Promise<number> {
-    const [row] = await this.#db.query<{ n: number }>(
-      sql`select count(*) as n from ${SupportTicket} where ${SupportTicket.c.statusId} in ${[Status.OPEN, Status.USER_REPLY]}`);
+    const [row] = await this.#db.query(
+      sql`select ${fields({ n: count() })} from ${SupportTicket} where ${SupportTicket.c.statusId} in ${[Status.OPEN, Status.USER_REPLY]}`);
     return Number(row!.n);
   }
 
   async openTicketCount(): Promise<number> {
-    const [row] = await this.#db.query<{ n: number }>(sql`select count(*) as n from ${SupportTicket} where ${T.statusId} <> ${Status.CLOSED}`);
+    const [row] = await this.#db.query(sql`select ${fields({ n: count() })} from ${SupportTicket} where ${T.statusId} <> ${Status.CLOSED}`);
     return Number(row!.n);
   }
 
@@ -183,8 +183,8 @@ export class DbSupportService implements SupportService {
    */
   async #ticketStatus(id: number, lock = false): Promise<number> {
     const [row] = isId(id)
-      ? await this.#db.query<{ status_id: number }>(
-        sql`select ${T.statusId} as status_id from ${SupportTicket} where ${T.id} = ${id}${raw(lock ? this.#db.forUpdate : '')}`)
+      ? await this.#db.query(
+        sql`select ${fields({ status_id: T.statusId })} from ${SupportTicket} where ${T.id} = ${id}${raw(lock ? this.#db.forUpdate : '')}`)
       : [];
     if (!row) throw new DomainError('TICKET_NOT_FOUND', `No ticket with ID ${id}.`);
     return Number(row.status_id);

@@ -3,7 +3,7 @@ import { countParam, isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, hasControlCharacter, now } from '../../core/format.ts';
-import { empty, raw, sql, type Sql } from '../../core/sql.ts';
+import { count, empty, fields, raw, sql, type Sql } from '../../core/sql.ts';
 import { joined, type TableRecord } from '../../core/table.ts';
 import {
   lookupKey, type Grantor, type NewAccount, type PlayerPanel, type Profile, type ProfileField, type Role, type RoleAssignment, type UserAccount,
@@ -231,7 +231,7 @@ export class DbUsersService implements UsersService {
   }
 
   async countCreatedFrom(ip: string): Promise<number> {
-    const [row] = await this.#db.query<{ n: number }>(sql`select count(*) as n from ${UsersAccount} where ${A.creationIp} = ${ip}`);
+    const [row] = await this.#db.query(sql`select ${fields({ n: count() })} from ${UsersAccount} where ${A.creationIp} = ${ip}`);
     return Number(row?.n ?? 0);
   }
 
@@ -323,8 +323,8 @@ export class DbUsersService implements UsersService {
 
   /** The expiry of the user's live assignment of a role, locked for the rest of the transaction. */
   async #held(userId: number, roleId: number): Promise<string | undefined> {
-    const [held] = await this.#db.query<{ expiry_date: string }>(
-      sql`select ${RA.expiryDate} as expiry_date from ${UsersRoleAssignment}
+    const [held] = await this.#db.query(
+      sql`select ${fields({ expiry_date: RA.expiryDate })} from ${UsersRoleAssignment}
         where ${RA.userId} = ${userId} and ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}${raw(this.#db.forUpdate)}`);
     return held && String(held.expiry_date);
   }
@@ -455,8 +455,8 @@ export class DbUsersService implements UsersService {
   async deleteRole(roleId: number): Promise<boolean> {
     if (!Number.isSafeInteger(roleId) || roleId <= 0) return false;
     return this.#db.transaction(async () => {
-      const holders = await this.#db.query<{ user_id: number }>(
-        sql`select ${RA.userId} as user_id from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}${raw(this.#db.forUpdate)}`);
+      const holders = await this.#db.query(
+        sql`select ${fields({ user_id: RA.userId })} from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}${raw(this.#db.forUpdate)}`);
       const before = await this.getRole(roleId);
       await this.#db.run(sql`delete from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId}`);
       const { affectedRows } = await this.#db.run(sql`delete from ${UsersRole} where ${R.id} = ${roleId}`);

@@ -31,7 +31,7 @@ async function statementsFor(db: Database): Promise<string[]> {
   if (known) return known;
   let sql: string[];
   if (db.dialect === 'mysql') {
-    const columns = await db.query<{ t: string; c: string }>('select table_name as t, column_name as c from information_schema.columns where table_schema = ' +
+    const columns = await db.unchecked.query<{ t: string; c: string }>('select table_name as t, column_name as c from information_schema.columns where table_schema = ' +
       'database() order by table_name, ordinal_position');
     const byTable = new Map<string, string[]>();
     for (const { t, c } of columns) if (!BOOKKEEPING_TABLES.has(t)) byTable.set(t, [...byTable.get(t) ?? [], c]);
@@ -45,10 +45,10 @@ async function statementsFor(db: Database): Promise<string[]> {
       }).join(' union all '));
     }
   } else {
-    const tables = await db.query<{ name: string }>("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name");
+    const tables = await db.unchecked.query<{ name: string }>("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name");
     const parts: string[] = [];
     for (const { name } of tables.filter((t) => !BOOKKEEPING_TABLES.has(t.name))) {
-      const columns = (await db.query<{ name: string }>('select name from pragma_table_info(?)', [name])).filter((c) => !BOOKKEEPING.has(c.name));
+      const columns = (await db.unchecked.query<{ name: string }>('select name from pragma_table_info(?)', [name])).filter((c) => !BOOKKEEPING.has(c.name));
       const row = columns.map((c) => `quote("${c.name}")`).join(` || ',' || `);
       parts.push(`select '${name}' as name, (select group_concat(r, char(10) order by r) from (select ${row} as r from "${name}")) as content`);
     }
@@ -60,7 +60,7 @@ async function statementsFor(db: Database): Promise<string[]> {
 
 export async function digest(db: Database): Promise<Digest> {
   const rows: Record<string, unknown>[] = [];
-  for (const sql of await statementsFor(db)) rows.push(...await db.query<Record<string, unknown>>(sql));
+  for (const sql of await statementsFor(db)) rows.push(...await db.unchecked.query(sql));
   const out: Digest = new Map();
   for (const row of rows) {
     // CHECKSUM TABLE answers `Table` (as `schema.table`) and `Checksum`

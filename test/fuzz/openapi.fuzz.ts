@@ -78,7 +78,7 @@ t.test('every documented route refuses malformed requests cleanly and changes no
     t.same(shown, [], `${name(op)}: ${sent.get(name(op))} fuzzed requests`);
   }
   // Whatever was bought with whatever text, no command a game server fetches holds a control character (issue 44).
-  const commands = await app.db.query<{ command: string }>('select command from delivery_queue');
+  const commands = await app.db.unchecked.query<{ command: string }>('select command from delivery_queue');
   t.ok(commands.length > 0, 'commands were queued');
   const escaped = (text: string) => JSON.stringify(text.slice(0, 200)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   t.same(commands.map((c) => c.command).filter(hasControlCharacter).map(escaped), [],

@@ -30,7 +30,7 @@ export async function snapshotExceptCounts(app: FastifyInstance): Promise<Record
 
 /** Wrong passwords (`auth_credentials`) or codes (`auth_totp`) counted for a user. */
 export async function failedAttempts(app: FastifyInstance, table: 'auth_credentials' | 'auth_totp', userId: number): Promise<number> {
-  const [row] = await app.db.query<{ n: number }>(`select failed_attempts as n from ${table} where user_id = ?`, [userId]);
+  const [row] = await app.db.unchecked.query<{ n: number }>(`select failed_attempts as n from ${table} where user_id = ?`, [userId]);
   return Number(row?.n);
 }
 

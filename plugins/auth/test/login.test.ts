@@ -18,7 +18,7 @@ t.test('login: a session token, case-insensitive usernames, every encoding', asy
     t.match(body.data.token, /^[0-9a-f]{32}$/);
     t.equal(await sessionStatus(app, body.data.token), 200, 'the token is a live session');
   }
-  const hashes = await app.db.query<{ token_hash: string }>('select token_hash from auth_sessions');
+  const hashes = await app.db.unchecked.query<{ token_hash: string }>('select token_hash from auth_sessions');
   t.equal(hashes.length, 4, 'one session per login (and the one of registering)');
   t.ok(hashes.every((h) => /^[0-9a-f]{64}$/.test(h.token_hash)));
 });
@@ -73,8 +73,8 @@ t.test('imported bcrypt and AuthMe hashes work once, then become argon2id', asyn
   ];
   for (const [name, stored] of imported) {
     const user = await newUser(app, name);
-    await app.db.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, stored, '2020-01-01 00:00:00']);
-    const row = async () => (await app.db.query<{ password_hash: string }>('select password_hash from auth_credentials where user_id = ?',
+    await app.db.unchecked.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, stored, '2020-01-01 00:00:00']);
+    const row = async () => (await app.db.unchecked.query<{ password_hash: string }>('select password_hash from auth_credentials where user_id = ?',
       [user.id]))[0]!.password_hash;
 
     let res = await login(app, name, 'wrong secret');
@@ -88,17 +88,17 @@ t.test('imported bcrypt and AuthMe hashes work once, then become argon2id', asyn
     t.equal((await login(app, name, 'wrong secret')).statusCode, 401, `${name}: and still refuses a wrong password`);
   }
 
-  const current = (await app.db.query<{ password_hash: string }>('select password_hash from auth_credentials order by id')).map((r) => r.password_hash);
+  const current = (await app.db.unchecked.query<{ password_hash: string }>('select password_hash from auth_credentials order by id')).map((r) => r.password_hash);
   const again = await newUser(app, 'Current');
-  await app.db.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [again.id, current[0], '2020-01-01 00:00:00']);
+  await app.db.unchecked.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [again.id, current[0], '2020-01-01 00:00:00']);
   t.equal((await login(app, 'Current', 'old secret')).statusCode, 200);
-  const [kept] = await app.db.query<{ password_hash: string; updated_at: string }>('select password_hash, updated_at from auth_credentials where user_id = ?',
+  const [kept] = await app.db.unchecked.query<{ password_hash: string; updated_at: string }>('select password_hash, updated_at from auth_credentials where user_id = ?',
     [again.id]);
   t.strictSame({ ...kept }, { password_hash: current[0], updated_at: '2020-01-01 00:00:00' }, 'a current argon2id hash is left alone');
 
   for (const [name, stored] of [['Broken', '$argon2id$v=19$m=19456,t=2,p=1$bad'], ['Odd', '$SHA$nohash'], ['Plain', 'old secret'], ['Cut', '$2y$10$short']]) {
     const user = await newUser(app, name!);
-    await app.db.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, stored, '2020-01-01 00:00:00']);
+    await app.db.unchecked.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, stored, '2020-01-01 00:00:00']);
     const res = await login(app, name!, 'old secret');
     t.equal(res.statusCode, 401, `${name}: a damaged or unknown hash is a wrong password, not a fault`);
     t.equal(res.json().error, 'WRONG_PASSWORD');

@@ -157,6 +157,6 @@ t.test('chat settings: defaults come from the feature options; a hand-broken sto
     config: { plugins: { 'chat-integration': { settings: { ticketStatus: true, ticketStaffRoleIDs: ['42'] } } } },
   });
   t.same((await call(app, '/api/integrations/chat/settings')).json(), { ...DEFAULT_SETTINGS, ticketStatus: true, ticketStaffRoleIDs: ['42'] });
-  await app.db.run("insert into chat_integration_settings (name, `value`) values ('ticketCategoryID', '12'), ('syncedRoleID', 'not json')");
+  await app.db.unchecked.run("insert into chat_integration_settings (name, `value`) values ('ticketCategoryID', '12'), ('syncedRoleID', 'not json')");
   t.same((await call(app, '/api/integrations/chat/settings')).json(), { ...DEFAULT_SETTINGS, ticketStatus: true, ticketStaffRoleIDs: ['42'] });
 });

@@ -61,7 +61,7 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 }
 
 interface OutboxRow { id: number; attempts: number; failed_at: string | null; last_error: string | null }
-const outbox = (app: FastifyInstance) => app.db.query<OutboxRow>('select * from chat_integration_role_sync order by id');
+const outbox = (app: FastifyInstance) => app.db.unchecked.query<OutboxRow>('select * from chat_integration_role_sync order by id');
 const outboxEmpty = async (app: FastifyInstance) => (await outbox(app)).length === 0;
 
 async function turnSync(app: FastifyInstance, on: boolean): Promise<void> {

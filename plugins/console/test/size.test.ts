@@ -21,7 +21,7 @@ async function bulkInsert(app: FastifyInstance, table: string, columns: string[]
     for (let start = 0; start < count; start += BATCH) {
       const n = Math.min(BATCH, count - start);
       const tuple = `(${columns.map(() => '?').join(', ')})`;
-      await app.db.run(`insert into ${table} (${columns.join(', ')}) values ${Array(n).fill(tuple).join(', ')}`,
+      await app.db.unchecked.run(`insert into ${table} (${columns.join(', ')}) values ${Array(n).fill(tuple).join(', ')}`,
         Array.from({ length: n }, (_, k) => row(start + k)).flat());
     }
   });
@@ -32,17 +32,16 @@ async function tracedOnce(app: FastifyInstance, url: string, cookie: string) {
   const reads: { sql: string; params: unknown[] }[] = [];
   const query = app.db.query.bind(app.db);
   const queryArrays = app.db.queryArrays.bind(app.db);
-  const note = (statement: Sql | string, params: unknown[]) => {
-    const [sql, values] = typeof statement === 'string' ? [statement, params] : [statement.text, statement.values];
-    if (/\bfrom `?(users_accounts|credits_ledger|store_orders)\b/.test(sql)) reads.push({ sql, params: values });
+  const note = (statement: Sql<unknown>) => {
+    if (/\bfrom `?(users_accounts|credits_ledger|store_orders)\b/.test(statement.text)) reads.push({ sql: statement.text, params: statement.values });
   };
-  app.db.query = (async (sql: Sql | string, params: unknown[] = []) => {
-    note(sql, params);
-    return query(sql, params);
+  app.db.query = (async (sql: Sql<unknown>) => {
+    note(sql);
+    return query(sql);
   }) as typeof app.db.query;
-  app.db.queryArrays = (sql, params = []) => {
-    note(sql, params);
-    return queryArrays(sql, params);
+  app.db.queryArrays = (sql) => {
+    note(sql);
+    return queryArrays(sql);
   };
   const before = app.db.statements;
   try {
@@ -70,10 +69,10 @@ async function traced(app: FastifyInstance, url: string, cookie: string) {
 /** A plan line that reads a whole big table, or sorts, instead of walking an index. */
 async function badPlan(app: FastifyInstance, sql: string, params: unknown[]): Promise<string | undefined> {
   if (app.db.dialect === 'sqlite') {
-    const plan = await app.db.query<{ detail: string }>(`explain query plan ${sql}`, params);
+    const plan = await app.db.unchecked.query<{ detail: string }>(`explain query plan ${sql}`, params);
     return plan.map((r) => r.detail).find((d) => /^SCAN (\w+ AS )?(a|users_accounts|credits_ledger)$/.test(d) || /TEMP B-TREE/.test(d));
   }
-  const plan = await app.db.query<{ table: string; type: string; key: string | null; Extra: string | null }>(`explain ${sql}`, params);
+  const plan = await app.db.unchecked.query<{ table: string; type: string; key: string | null; Extra: string | null }>(`explain ${sql}`, params);
   const bad = plan.find((r) => /^(a|users_accounts|credits_ledger)$/.test(r.table)
     && (r.type === 'ALL' || r.type === 'index' || !r.key || /filesort/.test(r.Extra ?? '')));
   return bad && JSON.stringify(bad);
@@ -87,11 +86,11 @@ async function openRange(app: FastifyInstance, sql: string, params: unknown[]): 
   if (app.db.dialect === 'sqlite') {
     // Of two lower bounds on one column SQLite ranges over one it picks, not the greater.
     if ((sql.match(/username_key`? >=? \?/g) ?? []).length > 1) return 'two lower bounds on username_key';
-    const plan = await app.db.query<{ detail: string }>(`explain query plan ${sql}`, params);
+    const plan = await app.db.unchecked.query<{ detail: string }>(`explain query plan ${sql}`, params);
     return plan.map((r) => r.detail)
       .find((d) => /^SEARCH (\w+ AS )?(a|users_accounts) USING .*\((username|email)_key>\?\)$/.test(d) || /^SCAN (\w+ AS )?(a|users_accounts)\b/.test(d));
   }
-  const plan = await app.db.query<{ table: string; rows: number | string }>(`explain ${sql}`, params);
+  const plan = await app.db.unchecked.query<{ table: string; rows: number | string }>(`explain ${sql}`, params);
   const bad = plan.find((r) => /^(a|users_accounts)$/.test(r.table) && Number(r.rows) > PLAYERS / 10);
   return bad && JSON.stringify(bad);
 }
@@ -99,10 +98,10 @@ async function openRange(app: FastifyInstance, sql: string, params: unknown[]): 
 /** A read of the orders that walks the whole table (or its whole primary key) and tests each row. */
 async function ordersScan(app: FastifyInstance, sql: string, params: unknown[]): Promise<string | undefined> {
   if (app.db.dialect === 'sqlite') {
-    const plan = await app.db.query<{ detail: string }>(`explain query plan ${sql}`, params);
+    const plan = await app.db.unchecked.query<{ detail: string }>(`explain query plan ${sql}`, params);
     return plan.map((r) => r.detail).find((d) => /^SCAN store_orders\b/.test(d));
   }
-  const plan = await app.db.query<{ table: string; type: string }>(`explain ${sql}`, params);
+  const plan = await app.db.unchecked.query<{ table: string; type: string }>(`explain ${sql}`, params);
   const bad = plan.find((r) => r.table === 'store_orders' && (r.type === 'ALL' || r.type === 'index'));
   return bad && JSON.stringify(bad);
 }
@@ -121,8 +120,8 @@ t.test('players list and ledger at size use keyset pages through indexes', async
     (i) => [name(i), name(i), `${name(i)}@example.org`, `${name(i)}@example.org`, 1, 0, '10.9.0.1', '2026-01-01 00:00:00']);
   await bulkInsert(app, 'credits_ledger', ['user_id', 'delta', 'balance', 'reason', 'key_name', 'order_id', 'transfer_id', 'created_at'], LEDGER,
     (i) => [steveId, 100, (i + 1) * 100, `seed ${i}`, null, null, null, '2026-01-01 00:00:00']);
-  const [players] = await app.db.query<{ n: number }>('select count(*) as n from users_accounts');
-  const [ledger] = await app.db.query<{ n: number }>('select count(*) as n from credits_ledger where user_id = ?', [steveId]);
+  const [players] = await app.db.unchecked.query<{ n: number }>('select count(*) as n from users_accounts');
+  const [ledger] = await app.db.unchecked.query<{ n: number }>('select count(*) as n from credits_ledger where user_id = ?', [steveId]);
   t.equal(Number(players?.n), PLAYERS + 2, 'players seeded');
   t.equal(Number(ledger?.n), LEDGER, 'ledger rows seeded');
 
@@ -167,7 +166,7 @@ t.test('players list and ledger at size use keyset pages through indexes', async
     t.equal(first.res.statusCode, 200);
     t.equal(first.res.body.match(/data-label="Reason"/g)?.length, 50, 'a page of 50');
     t.match(first.res.body, new RegExp(`>seed ${LEDGER - 1}<`), 'newest first');
-    const [deepest] = await app.db.query<{ id: number }>('select id from credits_ledger where user_id = ? order by id limit 1 offset 1000', [steveId]);
+    const [deepest] = await app.db.unchecked.query<{ id: number }>('select id from credits_ledger where user_id = ? order by id limit 1 offset 1000', [steveId]);
     const deep = await traced(app, `/console/players/${steveId}?before=${deepest!.id}`, cookie);
     t.match(deep.res.body, />seed 999</, 'the row just before the key');
     t.notMatch(deep.res.body, />seed 1000</);

@@ -19,8 +19,8 @@ async function users(app: FastifyInstance, names: string[]): Promise<void> {
 }
 
 async function totals(app: FastifyInstance): Promise<{ balances: number; deltas: number; wallets: number }> {
-  const [w] = await app.db.query<{ s: number | null; n: number }>('select sum(balance) as s, count(*) as n from credits_wallets');
-  const [l] = await app.db.query<{ s: number | null }>('select sum(delta) as s from credits_ledger');
+  const [w] = await app.db.unchecked.query<{ s: number | null; n: number }>('select sum(balance) as s, count(*) as n from credits_wallets');
+  const [l] = await app.db.unchecked.query<{ s: number | null }>('select sum(delta) as s from credits_ledger');
   return { balances: Number(w!.s ?? 0), deltas: Number(l!.s ?? 0), wallets: Number(w!.n) };
 }
 

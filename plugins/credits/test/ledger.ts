@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 
 export async function ledgerProblems(app: FastifyInstance): Promise<string[]> {
   const problems: string[] = [];
-  const wallets = await app.db.query<{ user_id: number; balance: number }>('select user_id, balance from credits_wallets');
-  const rows = await app.db.query<{ id: number; user_id: number; delta: number; balance: number }>('select id, user_id, delta, balance from credits_ledger ' +
+  const wallets = await app.db.unchecked.query<{ user_id: number; balance: number }>('select user_id, balance from credits_wallets');
+  const rows = await app.db.unchecked.query<{ id: number; user_id: number; delta: number; balance: number }>('select id, user_id, delta, balance from credits_ledger ' +
     'order by id');
   const running = new Map<number, number>();
   for (const r of rows) {

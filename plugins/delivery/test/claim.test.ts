@@ -49,7 +49,7 @@ t.test('claim and ack: leases, requireOnline, retries up to maxTries', async (t)
   // The sword's claimer never acks: after the lease (the clock moved past it, then a sweep) it is waiting again,
   // one try counted, listed as an error.
   clock.advance(2300);
-  await until(async () => (await app.db.query<{ status: string }>('select status from delivery_queue where id = ?', [rows[0].id]))[0]?.status === 'waiting');
+  await until(async () => (await app.db.unchecked.query<{ status: string }>('select status from delivery_queue where id = ?', [rows[0].id]))[0]?.status === 'waiting');
   res = await ack(app, { token: server.token, ids: [rows[0].id, rankRow.id], result: 'done' });
   t.equal(res.statusCode, 409, 'a late ack is refused');
   t.match(res.json(), { error: 'DELIVERY_NOT_SETTLED', ids: [], unsettled: [rows[0].id, rankRow.id] }, 'naming every row it did not settle');
@@ -158,11 +158,11 @@ t.test('a failed ack is handed out again only after a delay that grows with each
     t.same((await ack(app, { token: server.token, ids: [row.id], result: 'failed', message: 'Unknown command' })).json().ids, [row.id]);
     const failed = Date.now();
     const ackedBy = now();
-    const [stamp] = await app.db.query<{ not_before: string }>('select not_before from delivery_queue where id = ?', [row.id]);
+    const [stamp] = await app.db.unchecked.query<{ not_before: string }>('select not_before from delivery_queue where id = ?', [row.id]);
     const stored = (Date.parse(`${String(stamp!.not_before).replace(' ', 'T')}Z`) - Date.parse(`${ackedBy.replace(' ', 'T')}Z`)) / 1000;
     t.same((await claim(app, { token: server.token })).json(), { commands: [] }, `after try ${Number(tries) + 1}: not handed out again at once`);
     t.same((await pollQueue(app, server.token)).json(), [], 'nor listed to the HTTP mode');
-    while (Date.now() - failed < 5000 && (await app.db.query("select id from delivery_queue where status = 'waiting' and not_before < ?",
+    while (Date.now() - failed < 5000 && (await app.db.unchecked.query("select id from delivery_queue where status = 'waiting' and not_before < ?",
       [now()])).length === 0) await sleep(50);
     const waited = Date.now() - failed;
     // Generous: a loaded machine may run the sweep late. What is checked is that a wake comes once the row is due; a

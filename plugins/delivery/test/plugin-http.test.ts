@@ -21,8 +21,8 @@ t.test('a buy queues its rendered purchase commands; a failed buy queues nothing
 
   let res = await buy(app, { userID: steve, products: [{ id: sword, quantity: 3, variables: { color: 'red' } }] });
   t.ok([200, 201].includes(res.statusCode), res.body);
-  const orderId = res.json().orderID ?? (await app.db.query<{ id: number }>('select id from store_orders'))[0]!.id;
-  const rows = await app.db.query<{ server_id: number; command: string; status: string; order_id: number }>(
+  const orderId = res.json().orderID ?? (await app.db.unchecked.query<{ id: number }>('select id from store_orders'))[0]!.id;
+  const rows = await app.db.unchecked.query<{ server_id: number; command: string; status: string; order_id: number }>(
     'select server_id, command, status, order_id from delivery_queue order by id');
   t.same(rows.map((r) => [String(r.server_id), r.command, r.status, Number(r.order_id)]), [
     [server.id, `give steve sword 3 red #${orderId} p${sword} Sword u${steve} c4242`, 'waiting', Number(orderId)],
@@ -77,7 +77,7 @@ t.test('the plugin HTTP mode: queue listing, one player per validate, each row o
   t.same(res.json(), { commands: [] }, 'a second validate of the same ids hands out nothing');
   t.same((await pollQueue(app, server.token)).json(), [], 'nothing left for this mode');
   t.equal((await pollQueue(app, other.token)).json().length, 3, 'the other server\'s rows were left alone');
-  const statuses = await app.db.query<{ status: string; n: number }>('select status, count(*) as n from delivery_queue group by status order by status');
+  const statuses = await app.db.unchecked.query<{ status: string; n: number }>('select status, count(*) as n from delivery_queue group by status order by status');
   t.same(statuses.map((s) => [s.status, Number(s.n)]), [['done', 3], ['waiting', 4]]);
 
   // The game plugin reads `error` into its enum: its general code, ours in `code`.
@@ -102,9 +102,9 @@ t.test('the plugin\'s poll reads one index alone: no row looked up, no sort, how
   t.equal((await buy(app, { userID: steve, products: [sword] })).statusCode, 200);
   const seen: { text: string; values: unknown[] }[] = [];
   const queryArrays = app.db.queryArrays.bind(app.db);
-  app.db.queryArrays = (statement, params = []) => {
-    if (typeof statement !== 'string' && /from `delivery_queue`/.test(statement.text)) seen.push(statement);
-    return queryArrays(statement, params);
+  app.db.queryArrays = (statement) => {
+    if (/from `delivery_queue`/.test(statement.text)) seen.push(statement);
+    return queryArrays(statement);
   };
   const res = await pollQueue(app, server.token);
   app.db.queryArrays = queryArrays;
@@ -112,10 +112,10 @@ t.test('the plugin\'s poll reads one index alone: no row looked up, no sort, how
   t.equal(seen.length, 1, 'the poll reads the queue once');
   const { text, values } = seen[0]!;
   if (app.db.dialect === 'sqlite') {
-    const plan = (await app.db.query<{ detail: string }>(`explain query plan ${text}`, values)).map((r) => r.detail);
+    const plan = (await app.db.unchecked.query<{ detail: string }>(`explain query plan ${text}`, values)).map((r) => r.detail);
     t.match(plan.join('; '), /^SEARCH delivery_queue USING COVERING INDEX delivery_queue_server_queue_index \(server_id=\? AND status=\?\)$/, plan.join('; '));
   } else {
-    const [plan] = await app.db.query<{ key: string; Extra: string | null }>(`explain ${text}`, values);
+    const [plan] = await app.db.unchecked.query<{ key: string; Extra: string | null }>(`explain ${text}`, values);
     t.equal(plan?.key, 'delivery_queue_server_queue_index');
     t.match(plan?.Extra, /Using index/, 'read from the index alone');
     t.notMatch(plan?.Extra, /filesort/, 'already in id order');

@@ -16,15 +16,15 @@ t.test('a refund undoes the purchase and queues the refund commands, once', asyn
   await addCommand(app, rank, { serverID: server.id, trigger: 'refund', command: 'lp user {username} parent remove vip #{orderID}' });
   const steve = await makeUser(app, 'steve', 10_000);
   const users = app.services.get(usersRef);
-  const lastOrder = async () => Number((await app.db.query<{ id: number }>('select max(id) as id from store_orders'))[0]!.id);
+  const lastOrder = async () => Number((await app.db.unchecked.query<{ id: number }>('select max(id) as id from store_orders'))[0]!.id);
 
   // An earlier VIP purchase stays: the refund takes back only the second one's 60 days.
   t.ok([200, 201].includes((await buy(app, { userID: steve, products: [rank] })).statusCode));
   const before = {
     balance: await balanceOf(app, steve),
     roles: await users.rolesOf(steve),
-    stock: await app.db.query('select id, stock from store_products order by id'),
-    ledger: await app.db.query('select * from credits_ledger order by id'),
+    stock: await app.db.unchecked.query('select id, stock from store_products order by id'),
+    ledger: await app.db.unchecked.query('select * from credits_ledger order by id'),
   };
   let res = await buy(app, { userID: steve, products: [{ id: rank, quantity: 2 }, crown] });
   t.ok([200, 201].includes(res.statusCode), res.body);
@@ -36,21 +36,21 @@ t.test('a refund undoes the purchase and queues the refund commands, once', asyn
   t.match(res.json(), { id: String(orderId), status: 'refunded', total: '25.00', cashback: '2.50' });
   t.equal(await balanceOf(app, steve), before.balance, 'price back, cashback taken back');
   t.same(await users.rolesOf(steve), before.roles, 'the timed role shortened by what it added, the permanent one revoked');
-  t.same(await app.db.query('select id, stock from store_products order by id'), before.stock, 'stock restored');
-  const ledger = await app.db.query<{ id: number; delta: number; reason: string }>('select * from credits_ledger order by id');
+  t.same(await app.db.unchecked.query('select id, stock from store_products order by id'), before.stock, 'stock restored');
+  const ledger = await app.db.unchecked.query<{ id: number; delta: number; reason: string }>('select * from credits_ledger order by id');
   t.same(ledger.slice(0, before.ledger.length), before.ledger, 'earlier ledger rows untouched');
   t.same(ledger.slice(-2).map((r) => [Number(r.delta), r.reason]), [[2500, 'refund'], [-250, 'refund']], 'plus the refund rows');
-  const queued = await app.db.query<{ command: string; run_on: string }>("select command, run_on from delivery_queue where run_on = 'refund'");
+  const queued = await app.db.unchecked.query<{ command: string; run_on: string }>("select command, run_on from delivery_queue where run_on = 'refund'");
   t.same(queued, [{ command: `lp user steve parent remove vip #${orderId}`, run_on: 'refund' }], 'the refund commands queued');
 
-  const snapshot = await app.db.query('select * from credits_ledger order by id');
+  const snapshot = await app.db.unchecked.query('select * from credits_ledger order by id');
   await expectErrors(t, app, [
     { url: `/api/admin/store/orders/${orderId}/refund`, method: 'POST', status: 409, error: 'CONFLICT', message: /refunded/ },
     { url: '/api/admin/store/orders/999/refund', method: 'POST', status: 404, error: 'ORDER_NOT_FOUND' },
     { url: '/api/admin/store/orders/abc/refund', method: 'POST', status: 404, error: 'ORDER_NOT_FOUND' },
   ]);
-  t.same(await app.db.query('select * from credits_ledger order by id'), snapshot, 'a second refund changes nothing');
-  t.equal((await app.db.query("select id from delivery_queue where run_on = 'refund'")).length, 1);
+  t.same(await app.db.unchecked.query('select * from credits_ledger order by id'), snapshot, 'a second refund changes nothing');
+  t.equal((await app.db.unchecked.query("select id from delivery_queue where run_on = 'refund'")).length, 1);
 
   // Two refunds at once: exactly one happens.
   res = await buy(app, { userID: steve, products: [rank] });
@@ -78,7 +78,7 @@ t.test('a purchased role that expires queues the product\'s expiry commands once
   const steve = await makeUser(app, 'steve', 1000);
   const users = app.services.get(usersRef);
   t.ok([200, 201].includes((await buy(app, { userID: steve, products: [{ id: rank, quantity: 2 }] })).statusCode));
-  t.equal((await app.db.query("select id from delivery_queue where run_on = 'expiry'")).length, 0, 'nothing before it expires');
+  t.equal((await app.db.unchecked.query("select id from delivery_queue where run_on = 'expiry'")).length, 0, 'nothing before it expires');
 
   const past = '2020-01-01 00:00:00';
   await users.grantRole(steve, vip, past);
@@ -86,11 +86,11 @@ t.test('a purchased role that expires queues the product\'s expiry commands once
   let rows: { command: string }[] = [];
   for (let i = 0; i < 40 && rows.length === 0; i++) {
     await new Promise((r) => setTimeout(r, 100));
-    rows = await app.db.query<{ command: string }>("select command from delivery_queue where run_on = 'expiry'");
+    rows = await app.db.unchecked.query<{ command: string }>("select command from delivery_queue where run_on = 'expiry'");
   }
   t.same(rows, [{ command: 'lp user steve parent remove vip 2' }], 'only the purchased role\'s product, once');
   await new Promise((r) => setTimeout(r, 1200));
-  t.equal((await app.db.query("select id from delivery_queue where run_on = 'expiry'")).length, 1, 'the next sweep adds nothing');
+  t.equal((await app.db.unchecked.query("select id from delivery_queue where run_on = 'expiry'")).length, 1, 'the next sweep adds nothing');
 });
 
 t.test('a refund cancels the purchase commands no game server has taken, decided row by row against concurrent hand-outs', async (t) => {
@@ -103,12 +103,12 @@ t.test('a refund cancels the purchase commands no game server has taken, decided
   const steve = await makeUser(app, 'steve', 100_000);
   const order = async () => {
     t.ok([200, 201].includes((await buy(app, { userID: steve, products: [rank] })).statusCode));
-    const [row] = await app.db.query<{ id: number; order_id: number }>("select id, order_id from delivery_queue where run_on = 'purchase' order by id desc " +
+    const [row] = await app.db.unchecked.query<{ id: number; order_id: number }>("select id, order_id from delivery_queue where run_on = 'purchase' order by id desc " +
       "limit 1");
     return { id: String(row!.id), order: Number(row!.order_id) };
   };
   const refund = (orderId: number) => call(app, `/api/admin/store/orders/${orderId}/refund`, { method: 'POST' });
-  const statusOf = async (id: string) => (await app.db.query<{ status: string }>('select status from delivery_queue where id = ?', [Number(id)]))[0]!.status;
+  const statusOf = async (id: string) => (await app.db.unchecked.query<{ status: string }>('select status from delivery_queue where id = ?', [Number(id)]))[0]!.status;
 
   // Refunded before the server polled: the purchase command never goes out, the refund command does.
   const early = await order();

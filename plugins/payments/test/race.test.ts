@@ -29,7 +29,7 @@ t.test(`racing completions and refunds credit once (${onMysql ? 'MySQL/MariaDB: 
   t.equal(refundResults.filter((r) => r === 'refunded').length, 1, `one reversal: ${refundResults.join(', ')}`);
   t.equal(await balanceOf(app, 'steve'), 0);
   t.match(await read(app, `/api/payments/${paymentID}`), { status: 'refunded', reclaimed: '10.00', debt: '0.00' });
-  const refundRows = await app.db.query("select id from credits_ledger where reason = 'refund'");
+  const refundRows = await app.db.unchecked.query("select id from credits_ledger where reason = 'refund'");
   t.equal(refundRows.length, 1, 'one ledger row takes the credits back');
 });
 

@@ -9,9 +9,9 @@ import { desk, openTicket, type Desk } from './fixtures.ts';
 async function statements(app: FastifyInstance, fn: () => Promise<unknown>): Promise<string[]> {
   const seen: string[] = [];
   const { query, queryArrays, run } = app.db;
-  app.db.query = (sql, params) => { seen.push(typeof sql === 'string' ? sql : sql.text); return query.call(app.db, sql, params) as never; };
-  app.db.queryArrays = (sql, params) => { seen.push(typeof sql === 'string' ? sql : sql.text); return queryArrays.call(app.db, sql, params); };
-  app.db.run = (sql, params) => { seen.push(typeof sql === 'string' ? sql : sql.text); return run.call(app.db, sql, params); };
+  app.db.query = (sql) => { seen.push(sql.text); return query.call(app.db, sql) as never; };
+  app.db.queryArrays = (sql) => { seen.push(sql.text); return queryArrays.call(app.db, sql); };
+  app.db.run = (sql) => { seen.push(sql.text); return run.call(app.db, sql); };
   try {
     await fn();
   } finally {
@@ -60,7 +60,7 @@ t.test('a list of more tickets than one statement binds still carries every tick
   await SupportTicket.insertMany(d.app.db, Array.from({ length: count }, (_, i) => ({
     accountId: d.player.id, categoryId: Number(d.categoryId), title: `T${i}`, statusId: 1, readStatus: 1, updateDate: at, creationDate: at,
   })));
-  const ids = (await d.app.db.query<{ id: number }>('select id from support_tickets order by id')).map((r) => Number(r.id));
+  const ids = (await d.app.db.unchecked.query<{ id: number }>('select id from support_tickets order by id')).map((r) => Number(r.id));
   await SupportMessage.insertMany(d.app.db, ids.flatMap((id, i) => [
     { ticketId: id, accountId: d.player.id, message: `first of T${i}`, writeLocation: 1, creationDate: at },
     { ticketId: id, accountId: d.staff.id, message: `answer to T${i}`, writeLocation: 2, creationDate: at },

@@ -40,7 +40,7 @@ t.test('grant, list, re-grant, move and revoke roles', async (t) => {
   const later = inDays(60);
   res = await call(app, url, { key, body: { roleID: mvp.id, expiryDate: later }, as: 'urlencoded' });
   t.strictSame(res.json(), [held(mvp, later), held(vip)], 'posting a held role sets its expiry');
-  t.equal((await app.db.query('select id from users_role_assignments')).length, 2, 'still one assignment per role');
+  t.equal((await app.db.unchecked.query('select id from users_role_assignments')).length, 2, 'still one assignment per role');
 
   res = await call(app, url, { key, body: { roleID: mvp.id, expiryDate: PERMANENT } });
   t.strictSame(res.json(), [held(mvp), held(vip)], 'the sentinel makes it permanent');
@@ -91,7 +91,7 @@ t.test('expiryDate is read and shown in the site time zone', async (t) => {
   await call(app, '/api/admin/settings', { method: 'PATCH', body: { timezone: 'America/New_York' }, as: 'json' });
   const res = await call(app, `/api/users/${steve.id}/roles`, { body: { roleID: vip.id, expiryDate: '2031-01-15 12:00:00' } });
   t.strictSame(res.json(), [held(vip, '2031-01-15 12:00:00')]);
-  const [row] = await app.db.query<{ expiry_date: string }>('select expiry_date from users_role_assignments');
+  const [row] = await app.db.unchecked.query<{ expiry_date: string }>('select expiry_date from users_role_assignments');
   t.equal(row!.expiry_date, '2031-01-15 17:00:00', 'stored in UTC (New York is UTC-5 in January)');
 });
 
@@ -140,7 +140,7 @@ t.test('role expiry: gone from answers at once, deleted by the sweep, announced 
   await call(app, `/api/users/${steve.id}/roles`, { body: { roleID: old.id, expiryDate: until } });
   await call(app, `/api/users/${alex.id}/roles`, { body: { roleID: old.id, expiryDate: until } });
   // Time passes for the Old role: its assignments now lie a second in the past.
-  await app.db.run('update users_role_assignments set expiry_date = ? where role_id = ?', [addSeconds(now(), -1), Number(old.id)]);
+  await app.db.unchecked.run('update users_role_assignments set expiry_date = ? where role_id = ?', [addSeconds(now(), -1), Number(old.id)]);
 
   let res = await call(app, `/api/users/${steve.id}/roles`);
   t.strictSame(res.json(), [held(vip), held(mvp, until)].sort((a, b) => Number(a.id) - Number(b.id)), 'the expired role is not shown');
@@ -159,11 +159,11 @@ t.test('role expiry: gone from answers at once, deleted by the sweep, announced 
     { userId: steve.id, roleId: Number(old.id), reason: 'expired' },
     { userId: alex.id, roleId: Number(old.id), reason: 'expired' },
   ]);
-  const rows = await app.db.query<{ role_id: number }>('select role_id from users_role_assignments order by role_id');
+  const rows = await app.db.unchecked.query<{ role_id: number }>('select role_id from users_role_assignments order by role_id');
   t.strictSame(rows.map((r) => Number(r.role_id)), [Number(vip.id), Number(mvp.id)], 'permanent and future assignments stay');
   t.equal(await usersService(app).sweepExpired(), 0, 'nothing left to sweep');
 
-  await app.db.run('update users_role_assignments set expiry_date = ? where role_id = ?', [addSeconds(now(), -1), Number(mvp.id)]);
+  await app.db.unchecked.run('update users_role_assignments set expiry_date = ? where role_id = ?', [addSeconds(now(), -1), Number(mvp.id)]);
   res = await call(app, `/api/users/${steve.id}/roles`, { body: { roleID: mvp.id, expiryDate: until } });
   t.strictSame(res.json(), [held(vip), held(mvp, until)].sort((a, b) => Number(a.id) - Number(b.id)), 'an expired assignment can be granted again');
 });
