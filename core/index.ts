@@ -10,7 +10,7 @@ export { everyRound, RoundLog } from './background.ts';
 export { defineMigration, isUniqueViolation, Database, type Dialect, type MigrationDef } from './db.ts';
 export { settingsRef, type SettingsService } from './settings.ts';
 export { OutboundPolicy, OutboundRefused } from './outbound.ts';
-export { empty, join, raw, sql, where, Sql } from './sql.ts';
+export { count, empty, fields, join, raw, sql, sum, typed, where, Expr, Sql } from './sql.ts';
 export { defineEntity, joined, p, type TableRecord } from './table.ts';
 export type { AppConfig, SettingValues, SiteSetting, SiteSettings } from './config.ts';
 export * from './format.ts';

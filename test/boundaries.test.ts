@@ -10,6 +10,9 @@ import t from 'tap';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { rootDir } from '../core/config.ts';
+import type { Database } from '../core/db.ts';
+import { count, fields, sql } from '../core/sql.ts';
+import { VotesLink } from '../plugins/votes/entities.ts';
 import { scratchDir } from './helper.ts';
 
 function sources(dir: string): string[] {
@@ -50,8 +53,11 @@ function importViolations(pluginsDir: string, ground: string[] = GROUND): { chec
   return { checked, violations };
 }
 
-/** A statement given to the database as a hand-written string instead of a `sql` template. */
-const STRING_STATEMENT = /\.(?:query|queryArrays|run)(?:<[^>]*>)?\(\s*['"`]|\.select\([^,()]+,\s*['"`]/g;
+/**
+ * A statement given to the database as a hand-written string instead of a `sql` template, or
+ * through `db.unchecked`, the text-taking methods kept for tests and tools.
+ */
+const STRING_STATEMENT = /\.(?:query|queryArrays|run)(?:<[^>]*>)?\(\s*['"`]|\.select\([^,()]+,\s*['"`]|\.unchecked\b/g;
 const STATEMENT = /\.(?:query|queryArrays|run|select)(?:<[^>]*>)?\(/g;
 
 /** Statements of features written as strings, and how many statements were looked at. */
@@ -105,6 +111,43 @@ t.test('SQL names only tables of the feature it is in, through the sql tag', asy
   t.ok(checked > 100, `${checked} statements checked`);
 });
 
+/**
+ * What features get of the database takes a `sql` statement and nothing else, and the rows'
+ * type comes from the statement. Checked by `npm run typecheck`, which covers this file: each
+ * `@ts-expect-error` fails it once the call it marks compiles.
+ */
+export async function onlyTheTag(db: Database): Promise<number> {
+  // @ts-expect-error a plain string is no statement
+  await db.query('select 1');
+  // @ts-expect-error
+  await db.queryArrays('select 1');
+  // @ts-expect-error
+  await db.run('delete from votes_links');
+  // @ts-expect-error
+  await VotesLink.select(db, 'where id = 1');
+  // @ts-expect-error a row type written at the call is not the statement's
+  await db.query<{ n: number }>(sql`select count(*) as n from ${VotesLink}`);
+  const [row] = await db.query(sql`select ${fields({ n: count(), name: VotesLink.c.name })} from ${VotesLink}`);
+  // @ts-expect-error the row has only the fields its select list names
+  void row?.link;
+  const name: string | undefined = row?.name;
+  return (row?.n ?? 0) + (name?.length ?? 0);
+}
+
+t.test('no query method features use takes a plain string, and no feature, example or package uses the unchecked ones', async (t) => {
+  t.type(onlyTheTag, 'function', 'the type-level checks above compile (npm run typecheck)');
+  let checked = 0;
+  const violations: string[] = [];
+  for (const dir of ['examples', 'packages/sdk/src']) {
+    for (const file of sources(join(rootDir, dir))) {
+      checked++;
+      for (const [found] of readFileSync(file, 'utf8').matchAll(STRING_STATEMENT)) violations.push(`${relative(rootDir, file)}: ${found}`);
+    }
+  }
+  t.same(violations, []);
+  t.ok(checked > 5, `${checked} files of examples and packages checked`);
+});
+
 t.test('the checks find a planted violation', async (t) => {
   const dir = scratchDir(t);
   mkdirSync(join(dir, 'alpha'));
@@ -116,10 +159,11 @@ t.test('the checks find a planted violation', async (t) => {
     "import { BetaService } from '../beta/service.ts';",
     "const sql = 'select id from beta_items join alpha_things on 1 = 1';",
     "await db.query('select id from alpha_things where id = ?', [1]);",
+    "await db.unchecked.run('delete from alpha_things');",
   ].join('\n'));
   t.same(importViolations(dir).violations, ['alpha/service.ts imports ../beta/service.ts']);
   t.same(tableViolations(dir).violations, ['alpha/service.ts names beta_items']);
-  t.same(stringStatements(dir).violations, ["alpha/service.ts: .query('"]);
+  t.same(stringStatements(dir).violations, ["alpha/service.ts: .query('", 'alpha/service.ts: .unchecked', "alpha/service.ts: .run('"]);
 });
 
 t.test('users importing a peer contract is found', async (t) => {

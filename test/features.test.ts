@@ -13,8 +13,8 @@ t.test('a disabled feature is never registered: no routes, no service, no tables
   t.equal(res.json().error, 'NOT_FOUND');
   const tables = app.db.dialect === 'sqlite'
     ? await app.db.unchecked.query<{ name: string }>("select name from sqlite_master where type = 'table' and name like 'users%'")
-    : await app.db.unchecked.query<{ name: string }>("select table_name as name from information_schema.tables where table_schema = database() and table_name like " +
-      "'users%'");
+    : await app.db.unchecked.query<{ name: string }>(
+      "select table_name as name from information_schema.tables where table_schema = database() and table_name like 'users%'");
   t.same(tables, [], 'the users tables were not created');
 });
 

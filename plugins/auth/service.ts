@@ -216,7 +216,8 @@ export class DbAuthService implements AuthService {
 
   async sessionUser(token: string): Promise<number | undefined> {
     const [row] = await this.#db.query(
-      sql`select ${fields({ user_id: S.userId })} from ${AuthSession} where ${S.tokenHash} = ${tokenHash(token)} and ${S.verified} = 1 and ${S.expiresAt} > ${now()}`);
+      sql`select ${fields({ user_id: S.userId })}
+        from ${AuthSession} where ${S.tokenHash} = ${tokenHash(token)} and ${S.verified} = 1 and ${S.expiresAt} > ${now()}`);
     return row ? Number(row.user_id) : undefined;
   }
 

@@ -36,7 +36,7 @@ export const Validated = Type.Object({
 });
 export const ClaimBody = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 128 }),
-  limit: Type.Optional(S.numeric({ description: '1-100, default 20' })),
+  limit: Type.Optional(S.integerText({ description: '1-100, default 20' })),
   online: Type.Optional(Type.Array(Type.String({ maxLength: 64 }),
     { maxItems: 1000, description: 'usernames online now: their requireOnline rows may be claimed' })),
 });

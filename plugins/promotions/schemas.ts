@@ -13,7 +13,7 @@ import type { CouponInput, Figures, SaleInput } from './service.ts';
 
 const NONE: Figures = { uses: 0, amount: 0, revenue: 0 };
 const int = (minimum: number, maximum = 2_147_483_647) => Type.Integer({ minimum, maximum });
-const money = (description = 'decimal with at most two places') => S.numeric({ description });
+const money = (description = 'decimal with at most two places') => S.decimalText({ description });
 /** A time in the site's zone; empty leaves the window open on that side. */
 const time = () => Type.String({ pattern: '^$|^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}(:\\d{2})?$', description: 'YYYY-MM-DD HH:MM[:SS] in the site time zone' });
 /** Ids as a list, or as a form's text `3, 5`; empty = none. */
@@ -39,7 +39,7 @@ export const CouponBody = Type.Object({
   value: money('a percent from 1 to 100, or a decimal amount for fixed'),
   minBasket: Type.Optional(money()),
   startDate: Type.Optional(time()), endDate: Type.Optional(time()),
-  maxUses: Type.Optional(S.numeric({ description: '0 = unlimited' })), perPlayer: Type.Optional(S.numeric({ description: '0 = unlimited' })),
+  maxUses: Type.Optional(S.integerText({ description: '0 = unlimited' })), perPlayer: Type.Optional(S.integerText({ description: '0 = unlimited' })),
   productIDs: Type.Optional(idList('products it lowers; empty = any')), categoryIDs: Type.Optional(idList('categories it lowers; empty = any')),
   stacksWithSale: Type.Optional(S.boolish()), isActive: Type.Optional(S.boolish()),
 });
@@ -52,7 +52,7 @@ export const SaleRow = Type.Object({
 });
 export const SaleBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 128 }),
-  percent: S.numeric({ description: 'off the list price, 1 to 100' }),
+  percent: S.integerText({ description: 'off the list price, 1 to 100' }),
   categoryIDs: Type.Optional(idList('categories on sale (their own products); empty = the whole store')),
   startDate: Type.String({ minLength: 1, maxLength: 19 }), endDate: Type.String({ minLength: 1, maxLength: 19 }),
   isActive: Type.Optional(S.boolish()),
@@ -78,7 +78,7 @@ export const GiftCardBody = Type.Object({
 export const GiftCardPatchBody = Type.Object({ isActive: Type.Optional(S.boolish()), note: Type.Optional(Type.String({ maxLength: 255 })) });
 export const GiftProductBody = Type.Object({ productID: int(1), amount: money('decimal: what a unit puts on the card') });
 export const GiftProductRow = Type.Object({ productID: S.idStr(), amount: S.moneyStr() });
-export const RedeemBody = Type.Object({ userID: S.numeric(), code: Type.String({ minLength: 1, maxLength: 64 }) });
+export const RedeemBody = Type.Object({ userID: S.integerText(), code: Type.String({ minLength: 1, maxLength: 64 }) });
 
 /** What the LeaderOS game plugin reads (`GET store/community-goal`): snake_case numbers. */
 export const CommunityGoalRow = Type.Object({

@@ -217,7 +217,8 @@ export class DbCheckout implements StoreCheckout {
     const role = await this.#users.getRole(product.giveRoleId);
     if (!role) return;
     const ranks = await this.#db.query(
-      sql`select distinct ${fields({ give_role_id: P.giveRoleId })} from ${StoreProduct} where ${P.categoryId} = ${product.categoryId} and ${P.giveRoleId} > 0`);
+      sql`select distinct ${fields({ give_role_id: P.giveRoleId })}
+        from ${StoreProduct} where ${P.categoryId} = ${product.categoryId} and ${P.giveRoleId} > 0`);
     const sameCategory = new Set(ranks.map((r) => Number(r.give_role_id)));
     const higher = (await this.#users.rolesOf(user.id)).find((r) => sameCategory.has(r.id) && r.priority > role.priority);
     if (higher) {

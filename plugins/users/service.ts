@@ -456,7 +456,8 @@ export class DbUsersService implements UsersService {
     if (!Number.isSafeInteger(roleId) || roleId <= 0) return false;
     return this.#db.transaction(async () => {
       const holders = await this.#db.query(
-        sql`select ${fields({ user_id: RA.userId })} from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}${raw(this.#db.forUpdate)}`);
+        sql`select ${fields({ user_id: RA.userId })}
+          from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}${raw(this.#db.forUpdate)}`);
       const before = await this.getRole(roleId);
       await this.#db.run(sql`delete from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId}`);
       const { affectedRows } = await this.#db.run(sql`delete from ${UsersRole} where ${R.id} = ${roleId}`);

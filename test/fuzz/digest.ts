@@ -31,8 +31,8 @@ async function statementsFor(db: Database): Promise<string[]> {
   if (known) return known;
   let sql: string[];
   if (db.dialect === 'mysql') {
-    const columns = await db.unchecked.query<{ t: string; c: string }>('select table_name as t, column_name as c from information_schema.columns where table_schema = ' +
-      'database() order by table_name, ordinal_position');
+    const columns = await db.unchecked.query<{ t: string; c: string }>(
+      'select table_name as t, column_name as c from information_schema.columns where table_schema = database() order by table_name, ordinal_position');
     const byTable = new Map<string, string[]>();
     for (const { t, c } of columns) if (!BOOKKEEPING_TABLES.has(t)) byTable.set(t, [...byTable.get(t) ?? [], c]);
     const counted = [...byTable].filter(([, cols]) => cols.some((c) => BOOKKEEPING.has(c)));

@@ -13,7 +13,7 @@ export const sdkRange: string = host.sdkRange;
 
 export const {
   defineFeature, createServiceRef, DomainError, defineMigration, isUniqueViolation, settingsRef, OutboundRefused,
-  sql, join, raw, empty, where, Sql, defineEntity, joined, p, everyRound, RoundLog, errorsFor, field, S,
+  sql, join, raw, empty, where, Sql, fields, count, sum, typed, defineEntity, joined, p, everyRound, RoundLog, errorsFor, field, S,
   PERMANENT, formatMoney, moneyNumber, parseMoney, requireMoney, toTimestamp, now, addSeconds, parseTimestamp, displayTimestamp,
   parseClientTimestamp, isTimeZone, hasControlCharacter, compareCodeUnits,
 }: Omit<typeof Core, 'buildApp' | 'registerErrorCodes' | 'ServiceRegistry' | 'EventBus' | 'Database' | 'OutboundPolicy'> = host;

@@ -88,11 +88,14 @@ t.test('imported bcrypt and AuthMe hashes work once, then become argon2id', asyn
     t.equal((await login(app, name, 'wrong secret')).statusCode, 401, `${name}: and still refuses a wrong password`);
   }
 
-  const current = (await app.db.unchecked.query<{ password_hash: string }>('select password_hash from auth_credentials order by id')).map((r) => r.password_hash);
+  const current = (await app.db.unchecked.query<{ password_hash: string }>(
+    'select password_hash from auth_credentials order by id')).map((r) => r.password_hash);
   const again = await newUser(app, 'Current');
-  await app.db.unchecked.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [again.id, current[0], '2020-01-01 00:00:00']);
+  await app.db.unchecked.run(
+    'insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [again.id, current[0], '2020-01-01 00:00:00']);
   t.equal((await login(app, 'Current', 'old secret')).statusCode, 200);
-  const [kept] = await app.db.unchecked.query<{ password_hash: string; updated_at: string }>('select password_hash, updated_at from auth_credentials where user_id = ?',
+  const [kept] = await app.db.unchecked.query<{ password_hash: string; updated_at: string }>(
+    'select password_hash, updated_at from auth_credentials where user_id = ?',
     [again.id]);
   t.strictSame({ ...kept }, { password_hash: current[0], updated_at: '2020-01-01 00:00:00' }, 'a current argon2id hash is left alone');
 

@@ -20,8 +20,8 @@ t.test('register: an account, an argon2id hash, and a live session', async (t) =
   const [cred] = await app.db.unchecked.query<{ user_id: number; password_hash: string }>('select user_id, password_hash from auth_credentials');
   t.equal(Number(cred!.user_id), Number(profile.id));
   t.match(cred!.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
-  const sessions = await app.db.unchecked.query<{ token_hash: string; ip: string; user_agent: string; verified: unknown }>('select token_hash, ip, user_agent, ' +
-    'verified from auth_sessions');
+  const sessions = await app.db.unchecked.query<{ token_hash: string; ip: string; user_agent: string; verified: unknown }>(
+    'select token_hash, ip, user_agent, verified from auth_sessions');
   t.equal(sessions.length, 1);
   t.equal(sessions[0]!.token_hash, sha256(body.data.token), 'only the hash of the token is stored');
   t.strictSame([sessions[0]!.ip, sessions[0]!.user_agent, Number(sessions[0]!.verified)], [CLIENT.ip, CLIENT.useragent, 1]);

@@ -81,8 +81,8 @@ t.test('login with two-factor: pending token, wrong code, right code, replay', a
   const token = await pendingLogin(app);
   t.match(token, /^[0-9a-f]{32}$/);
   t.equal(await sessionStatus(app, token), 404, 'a pending token is not a session yet');
-  const [pending] = await app.db.unchecked.query<{ created_at: string; expires_at: string }>('select created_at, expires_at from auth_sessions where token_hash = ?',
-    [sha256(token)]);
+  const [pending] = await app.db.unchecked.query<{ created_at: string; expires_at: string }>(
+    'select created_at, expires_at from auth_sessions where token_hash = ?', [sha256(token)]);
   t.equal((parseTimestamp(pending!.expires_at).getTime() - parseTimestamp(pending!.created_at).getTime()) / 1000, 300, 'it waits 5 minutes for the code');
 
   let res = await verify(app, token, wrongCode(secret));

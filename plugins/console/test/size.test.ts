@@ -166,7 +166,8 @@ t.test('players list and ledger at size use keyset pages through indexes', async
     t.equal(first.res.statusCode, 200);
     t.equal(first.res.body.match(/data-label="Reason"/g)?.length, 50, 'a page of 50');
     t.match(first.res.body, new RegExp(`>seed ${LEDGER - 1}<`), 'newest first');
-    const [deepest] = await app.db.unchecked.query<{ id: number }>('select id from credits_ledger where user_id = ? order by id limit 1 offset 1000', [steveId]);
+    const [deepest] = await app.db.unchecked.query<{ id: number }>(
+      'select id from credits_ledger where user_id = ? order by id limit 1 offset 1000', [steveId]);
     const deep = await traced(app, `/console/players/${steveId}?before=${deepest!.id}`, cookie);
     t.match(deep.res.body, />seed 999</, 'the row just before the key');
     t.notMatch(deep.res.body, />seed 1000</);

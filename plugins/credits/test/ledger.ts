@@ -1,11 +1,15 @@
 /** Test helper: what is wrong with the credits tables, as sentences (none when the books balance). */
 import type { FastifyInstance } from 'fastify';
+import { fields, sql } from '../../../core/sql.ts';
+import { CreditsLedgerEntry, CreditsWallet } from '../entities.ts';
 
 export async function ledgerProblems(app: FastifyInstance): Promise<string[]> {
   const problems: string[] = [];
-  const wallets = await app.db.unchecked.query<{ user_id: number; balance: number }>('select user_id, balance from credits_wallets');
-  const rows = await app.db.unchecked.query<{ id: number; user_id: number; delta: number; balance: number }>('select id, user_id, delta, balance from credits_ledger ' +
-    'order by id');
+  const W = CreditsWallet.c;
+  const L = CreditsLedgerEntry.c;
+  const wallets = await app.db.query(sql`select ${fields({ user_id: W.userId, balance: W.balance })} from ${CreditsWallet}`);
+  const rows = await app.db.query(
+    sql`select ${fields({ id: L.id, user_id: L.userId, delta: L.delta, balance: L.balance })} from ${CreditsLedgerEntry} order by ${L.id}`);
   const running = new Map<number, number>();
   for (const r of rows) {
     const after = (running.get(Number(r.user_id)) ?? 0) + Number(r.delta);

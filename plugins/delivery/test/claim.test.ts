@@ -1,5 +1,7 @@
 import { request } from 'node:http';
 import t from 'tap';
+import { fields, sql } from '../../../core/sql.ts';
+import { DeliveryQueue } from '../entities.ts';
 import type { FastifyInstance } from 'fastify';
 import { now } from '../../../core/format.ts';
 import { TestClock } from '../../../core/clock.ts';
@@ -49,7 +51,10 @@ t.test('claim and ack: leases, requireOnline, retries up to maxTries', async (t)
   // The sword's claimer never acks: after the lease (the clock moved past it, then a sweep) it is waiting again,
   // one try counted, listed as an error.
   clock.advance(2300);
-  await until(async () => (await app.db.unchecked.query<{ status: string }>('select status from delivery_queue where id = ?', [rows[0].id]))[0]?.status === 'waiting');
+  const Q = DeliveryQueue.c;
+  const statusOf = async (id: number) =>
+    (await app.db.query(sql`select ${fields({ status: Q.status })} from ${DeliveryQueue} where ${Q.id} = ${id}`))[0]?.status;
+  await until(async () => await statusOf(rows[0].id) === 'waiting');
   res = await ack(app, { token: server.token, ids: [rows[0].id, rankRow.id], result: 'done' });
   t.equal(res.statusCode, 409, 'a late ack is refused');
   t.match(res.json(), { error: 'DELIVERY_NOT_SETTLED', ids: [], unsettled: [rows[0].id, rankRow.id] }, 'naming every row it did not settle');

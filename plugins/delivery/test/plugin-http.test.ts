@@ -1,4 +1,6 @@
 import t from 'tap';
+import { count, fields, sql } from '../../../core/sql.ts';
+import { DeliveryQueue } from '../entities.ts';
 import { read, rowCount } from '../../../test/fixtures.ts';
 import { build } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
@@ -77,7 +79,8 @@ t.test('the plugin HTTP mode: queue listing, one player per validate, each row o
   t.same(res.json(), { commands: [] }, 'a second validate of the same ids hands out nothing');
   t.same((await pollQueue(app, server.token)).json(), [], 'nothing left for this mode');
   t.equal((await pollQueue(app, other.token)).json().length, 3, 'the other server\'s rows were left alone');
-  const statuses = await app.db.unchecked.query<{ status: string; n: number }>('select status, count(*) as n from delivery_queue group by status order by status');
+  const Q = DeliveryQueue.c;
+  const statuses = await app.db.query(sql`select ${fields({ status: Q.status, n: count() })} from ${DeliveryQueue} group by ${Q.status} order by ${Q.status}`);
   t.same(statuses.map((s) => [s.status, Number(s.n)]), [['done', 3], ['waiting', 4]]);
 
   // The game plugin reads `error` into its enum: its general code, ours in `code`.

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { expectErrors, read } from '../../../test/fixtures.ts';
 import { build, call } from '../../../test/helper.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { DeliveryQueue } from '../entities.ts';
 import { usersRef } from '../../users/contract.ts';
 import { DELIVERY_FEATURES, addCommand, balanceOf, buy, makeCategory, makeProduct, makeRole, makeServer, makeUser, pollQueue, validate } from './fixtures.ts';
 
@@ -103,12 +105,15 @@ t.test('a refund cancels the purchase commands no game server has taken, decided
   const steve = await makeUser(app, 'steve', 100_000);
   const order = async () => {
     t.ok([200, 201].includes((await buy(app, { userID: steve, products: [rank] })).statusCode));
-    const [row] = await app.db.unchecked.query<{ id: number; order_id: number }>("select id, order_id from delivery_queue where run_on = 'purchase' order by id desc " +
-      "limit 1");
+    const Q = DeliveryQueue.c;
+    const [row] = await app.db.query(sql`select ${fields({ id: Q.id, order_id: Q.orderId })} from ${DeliveryQueue}
+      where ${Q.runOn} = 'purchase' order by ${Q.id} desc limit 1`);
     return { id: String(row!.id), order: Number(row!.order_id) };
   };
   const refund = (orderId: number) => call(app, `/api/admin/store/orders/${orderId}/refund`, { method: 'POST' });
-  const statusOf = async (id: string) => (await app.db.unchecked.query<{ status: string }>('select status from delivery_queue where id = ?', [Number(id)]))[0]!.status;
+  const statusOf = async (id: string) =>
+    (await app.db.query(sql`select ${fields({ status: DeliveryQueue.c.status })} from ${DeliveryQueue}
+      where ${DeliveryQueue.c.id} = ${Number(id)}`))[0]!.status;
 
   // Refunded before the server polled: the purchase command never goes out, the refund command does.
   const early = await order();

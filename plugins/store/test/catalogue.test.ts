@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import t from 'tap';
+import { fields, sql } from '../../../core/sql.ts';
 import { apiKey, call } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
+import { StoreProduct } from '../entities.ts';
 import { makeCategory, makeProduct, makeRole, makeUser, storeApp } from './fixtures.ts';
 
 const CATEGORY_KEYS = ['id', 'parentID', 'name', 'slug', 'imageID', 'imageType', 'priority', 'gameStatus', 'gameTitle', 'gameDescription', 'gameItem',
@@ -103,8 +105,9 @@ t.test('products: every field, variables, validation, delete', async (t) => {
   t.match(product, { ...sent, price: '9.99', discountedPrice: '7.50', isFeaturedProduct: '1', gameStatus: '0' });
   t.same(product.variables, [{ name: 'server', required: '1', values: ['eu', 'na'] }, { name: 'note', required: '0', values: [] }]);
   t.match(product.creationDate, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
-  const [stored] = await app.db.unchecked.query<{ discount_expiry_date: string; price: number }>('select discount_expiry_date, price from store_products where id = ?',
-    [Number(product.id)]);
+  const P = StoreProduct.c;
+  const [stored] = await app.db.query(
+    sql`select ${fields({ discount_expiry_date: P.discountExpiryDate, price: P.price })} from ${StoreProduct} where ${P.id} = ${Number(product.id)}`);
   t.equal(stored!.discount_expiry_date, '2031-06-01 10:00:00', 'times are stored in UTC, shown in the site time zone');
   t.equal(Number(stored!.price), 999, 'money is stored in cents');
 
