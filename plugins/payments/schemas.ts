@@ -13,10 +13,10 @@ export const PackageRow = S.row({
 
 const packageFields = {
   name: Type.String({ minLength: 1, maxLength: 64 }),
-  price: S.decimalText({ description: 'decimal, at least 0.01' }),
+  price: S.numeric({ description: 'decimal, at least 0.01' }),
   currency: Type.String({ description: 'three letters; the site currency when omitted' }),
-  credits: S.decimalText({ description: 'decimal' }),
-  bonus: S.decimalText({ description: 'decimal; 0 when omitted' }),
+  credits: S.numeric({ description: 'decimal' }),
+  bonus: S.numeric({ description: 'decimal; 0 when omitted' }),
 };
 
 export const PackageCreateBody = Type.Object({
