@@ -67,9 +67,10 @@ export default defineFeature({
 
 /**
  * The key for two-factor secrets, the name a boot error gives it, and the line the start says
- * about it (README: two-factor secrets). TOTP_ENCRYPTION_KEY wins; without it a SQLite file keeps
- * a key of its own beside it, made at first start, so two-factor works on a default install. It
- * is not made where secrets sealed with another key are stored already: that key is missing.
+ * about it (docs/features/users-auth.md: two-factor secrets). TOTP_ENCRYPTION_KEY wins; without
+ * it a SQLite file keeps a key of its own beside it, made at first start, so two-factor works on
+ * a default install. It is not made where secrets sealed with another key are stored already:
+ * that key is missing.
  */
 async function twoFactorKey(env: NodeJS.ProcessEnv, db: Database): Promise<{ key?: Buffer; name: string; said?: { level: 'info' | 'warn'; msg: string } }> {
   const name = 'TOTP_ENCRYPTION_KEY';
@@ -91,5 +92,5 @@ async function twoFactorKey(env: NodeJS.ProcessEnv, db: Database): Promise<{ key
     }
   }
   return { name, said: { level: 'warn', msg: `${name} is not set: two-factor enrolment is refused, whatever the twoFactorEnabled site setting says, until it ` +
-    `is (README: two-factor secrets).` } };
+    `is (docs/features/users-auth.md: two-factor secrets).` } };
 }

@@ -2,8 +2,8 @@
  * TOTP secrets at rest: AES-256-GCM under TOTP_ENCRYPTION_KEY (32 bytes, base64 or hex), bound to
  * the row they belong to, so a secret copied to another account does not decrypt. A stored value
  * without the `v1:` prefix is a secret from before encryption; the auth feature re-encrypts those
- * when it starts with a key (README: two-factor secrets). Without the variable, a SQLite file's
- * server keeps a key of its own beside the database.
+ * when it starts with a key (docs/features/users-auth.md: two-factor secrets). Without the
+ * variable, a SQLite file's server keeps a key of its own beside the database.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
