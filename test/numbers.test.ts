@@ -6,7 +6,7 @@
 import t from 'tap';
 import { StoreProduct } from '../plugins/store/entities.ts';
 import { makeCategory, makeProduct, makeUser, rowCount } from './fixtures.ts';
-import { ENCODINGS, build, call, onMysql } from './helper.ts';
+import { ADMIN_KEY, ENCODINGS, build, call, onMysql } from './helper.ts';
 import { grant, register, role, signInByForm } from './browser.ts';
 
 const db = onMysql ? 'MariaDB' : 'SQLite';
@@ -39,6 +39,23 @@ t.test(`the admin API refuses a number field's text that is not a number, naming
   const good = await call(app, '/api/admin/store/products', { body: { categoryID: category, name: 'Kit', price: '4.50', discountedPrice: 3 }, as: 'json' });
   t.equal(good.statusCode, 201, `a decimal as text and a JSON number are numbers: ${good.body}`);
   t.equal((await call(app, '/api/store/buy', { body: { userID: String(steve), products: [product] } })).statusCode, 200, 'a form\'s id as text');
+});
+
+t.test(`a list of ids that also takes text (\`1,2\`) holds each id to plain digits, given alone or in a list (${db})`, async (t) => {
+  const app = await build(t, { features: ['users', 'credits', 'store', 'promotions'] });
+  for (const productIDs of ['1e2', ['1e2'], ['5', '0x10']]) {
+    const res = await call(app, '/api/admin/promotions/coupons', { body: { code: 'SUMMER', kind: 'percent', value: '10', productIDs }, as: 'json' });
+    t.equal(res.statusCode, 400, `${JSON.stringify(productIDs)}: ${res.body}`);
+    t.match(res.json(), { error: 'VALIDATION_ERROR', message: /^productIDs(\.\d)? must be a number written in plain digits/ });
+  }
+  const raw = await app.inject({ method: 'POST', url: '/api/admin/promotions/coupons', headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+    payload: '{"code":"SUMMER","kind":"percent","value":"10","productIDs":1e2}' });
+  t.equal(raw.statusCode, 400, `a JSON number in exponent notation: ${raw.body}`);
+  t.equal(await rowCount(app, 'promotions_coupons'), 0, 'no coupon made');
+  for (const [i, productIDs] of (['1, 2', ['1', '2'], 7] as const).entries()) {
+    const res = await call(app, '/api/admin/promotions/coupons', { body: { code: `CODE${i}`, kind: 'percent', value: '10', productIDs }, as: 'json' });
+    t.equal(res.statusCode, 201, `${JSON.stringify(productIDs)} is a list of ids: ${res.body}`);
+  }
 });
 
 t.test(`a console form with a number field that is not a number shows the error beside it, every field at once (${db})`, async (t) => {

@@ -94,11 +94,16 @@ export function strictTypeProblem(schema: JsonSchema | undefined, value: unknown
     if (typeof value === 'string' && numeric && !(types.has('number') ? PLAIN_DECIMAL : PLAIN_INTEGER).test(value) && !textAccepted(schema, value)) {
       return `${field} must be a number written in plain digits`;
     }
-    // A single value where a list is expected becomes a list of one (coerceTypes: 'array'): its item rules apply.
-    if (!Array.isArray(value) && types.size === 1 && types.has('array')) return strictTypeProblem(schema.items, value, path);
+    // A single value where a list is expected becomes a list of one (coerceTypes: 'array'): its item rules apply,
+    // in a union too, unless another branch takes the text as it is (a pattern's list of ids, say).
+    if (!Array.isArray(value) && types.has('array')) {
+      if (types.size === 1) return strictTypeProblem(schema.items, value, path);
+      const list = schema.anyOf?.find((branch) => acceptedTypes(branch)?.has('array'));
+      if (list && !(typeof value === 'string' && textAccepted(schema, value))) return strictTypeProblem(list.items, value, path);
+    }
   }
   if (Array.isArray(value)) {
-    const items = schema.items;
+    const items = schema.items ?? schema.anyOf?.find((branch) => acceptedTypes(branch)?.has('array'))?.items;
     for (let i = 0; i < value.length; i++) {
       const problem = strictTypeProblem(items, value[i], `${field}.${i}`);
       if (problem) return problem;
