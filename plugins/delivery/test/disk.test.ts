@@ -7,6 +7,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { TestClock } from '../../../core/clock.ts';
 import { build, call, onMysql, scratchDir } from '../../../test/helper.ts';
 import { CANNOT_MOUNT, fill, readOnlyView, smallDisk, unmount } from '../../../test/small-disk.ts';
 import { DELIVERY_FEATURES, addCommand, buy, makeCategory, makeProduct, makeServer, makeUser } from './fixtures.ts';
@@ -29,8 +30,12 @@ t.test('a full disk under the lease sweep: logged once, and once when space is b
   if (!dir) return t.plan(0, CANNOT_MOUNT);
   t.teardown(() => unmount(dir));
   const lines: string[] = [];
-  const app = await build(t, { databaseUrl: `sqlite:${join(dir, 'db.sqlite')}`, features: DELIVERY_FEATURES, config,
-    logStream: { write: (l) => { lines.push(l); } } });
+  // The leases lapse when the test moves the clock, after the disk is full: every sweep round then
+  // has rows to write, and none succeeds by having nothing to do (a real 1 s lease could lapse
+  // before or after the fill, by the machine's load).
+  const clock = new TestClock();
+  const app = await build(t, { databaseUrl: `sqlite:${join(dir, 'db.sqlite')}`, features: DELIVERY_FEATURES,
+    config: { plugins: { delivery: { leaseSeconds: 60, sweepMs: 50 } } }, clock, logStream: { write: (l) => { lines.push(l); } } });
   const server = await makeServer(app);
   const sword = await makeProduct(app, { categoryID: await makeCategory(app, { name: 'Items' }), name: 'Sword', price: '1' });
   // Long commands spread the claimed rows over many pages: handing them back is a bigger write
@@ -42,10 +47,11 @@ t.test('a full disk under the lease sweep: logged once, and once when space is b
   t.equal((await claim()).json().commands.length, 20, 'claimed, and never acked: the sweep must hand them back');
 
   const filler = fill(dir);
+  clock.advance(61_000);
+  await until(() => sweepLog(lines).length > 0);
   let refused = 0;
   for (let i = 0; refused < 3 && i < 200; i++) if ((await buy(app, { userID: steve, products: [sword] })).statusCode === 503) refused++;
   t.equal(refused, 3, 'buys are refused: the disk is full');
-  await until(() => sweepLog(lines).length > 0);
   await sleep(300);
   t.same(sweepLog(lines), [{ level: 50, msg: 'delivery lease sweep paused: The disk is full. It resumes by itself once the database serves again.',
     stack: false }],
