@@ -47,9 +47,23 @@ const profile: Scenario = {
       const linkedAccounts: Record<string, string> = {};
       for (const r of rows) if (r.platform && r.external_id) linkedAccounts[r.platform] = r.external_id;
       return {
-        id: String(user.id), username: user.username, realname: user.username, email: user.email ?? '', credit: money(Number(user.balance ?? 0)),
-        isVerified: String(user.is_verified), authStatus: String(user.auth_status), creationIP: user.creation_ip,
-        creationDate: user.creation_date, linkedAccounts, uuid: '', lastlogin: '', x: '', y: '', z: '', world: '', isLogged: '0',
+        id: String(user.id),
+        username: user.username,
+        realname: user.username,
+        email: user.email ?? '',
+        credit: money(Number(user.balance ?? 0)),
+        isVerified: String(user.is_verified),
+        authStatus: String(user.auth_status),
+        creationIP: user.creation_ip,
+        creationDate: user.creation_date,
+        linkedAccounts,
+        uuid: '',
+        lastlogin: '',
+        x: '',
+        y: '',
+        z: '',
+        world: '',
+        isLogged: '0',
       };
     },
   },
@@ -62,7 +76,9 @@ const login: Scenario = {
     await Api.batched(players, 10, (i) => api.player(1000 + i, `gamer${i}`, 0));
     // Many username+ip pairs, so the per-pair login limit (10 a minute) is never what is measured.
     return everyPlayer(100, players, (i, round) => ({
-      method: 'POST', path: '/api/auth/login', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      path: '/api/auth/login',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ username: round % 2 ? `GAMER${i}` : `gamer${i}`, password: PASSWORD, ip: `10.2.${round}.${i}`, useragent: USERAGENT }),
     }));
   },
@@ -73,15 +89,15 @@ const login: Scenario = {
       const body = request.body as { username: string; password: string; ip: string; useragent: string };
       const [user] = await db.all('select id from users_accounts where username_key = ?', [body.username.toLowerCase()]);
       if (!user) return reply.code(404).send(notFound);
-      const [credential] = await db.all('select password_hash from auth_credentials where user_id = ?', [user.id]) as Row[];
-      if (!credential || !await verify(credential.password_hash as string, body.password)) {
+      const [credential] = (await db.all('select password_hash from auth_credentials where user_id = ?', [user.id])) as Row[];
+      if (!credential || !(await verify(credential.password_hash as string, body.password))) {
         return reply.code(401).send({ status: false, error: 'WRONG_PASSWORD', message: 'The password is wrong.' });
       }
       const token = randomBytes(16).toString('hex');
       const created = now();
       const values = [createHash('sha256').update(token).digest('hex'), user.id, body.ip, body.useragent, created, addSeconds(created, 30 * 86400)];
-      const sql = 'insert into auth_sessions (token_hash, user_id, ip, user_agent, verified, failed_codes, created_at, expires_at) values (?, ?, ?, ?, 1, 0, ' +
-        '?, ?)';
+      const sql =
+        'insert into auth_sessions (token_hash, user_id, ip, user_agent, verified, failed_codes, created_at, expires_at) values (?, ?, ?, ?, 1, 0, ' + '?, ?)';
       if (db.sqlite) db.sqlite.run(sql, ...values);
       else await db.pool!.execute(sql, values);
       return { status: true, data: { token, isTfaRequired: false } };

@@ -23,7 +23,7 @@ export class SqliteBase {
 
   #stmt(sql: string): StatementSync {
     let stmt = this.#statements.get(sql);
-    if (!stmt) this.#statements.set(sql, stmt = this.#db.prepare(sql));
+    if (!stmt) this.#statements.set(sql, (stmt = this.#db.prepare(sql)));
     return stmt;
   }
 
@@ -51,7 +51,10 @@ export class SqliteBase {
 }
 
 /** An event a write tells of, as the webhook outbox keeps it. */
-export interface OutboxEvent { name: string; payload: unknown }
+export interface OutboxEvent {
+  name: string;
+  payload: unknown;
+}
 
 /** Subscriptions are read again after this, as the server's cache does (`endpointsCacheSeconds`, shorter here for the bench's switching). */
 export const SUBSCRIPTIONS_MS = 1000;
@@ -68,7 +71,14 @@ export class BaseDb {
       this.sqlite = new SqliteBase(url.slice('sqlite:'.length));
     } else {
       this.pool = createPool({
-        uri: url, connectionLimit: 10, maxIdle: 10, enableKeepAlive: true, timezone: 'Z', supportBigNumbers: true, dateStrings: true, jsonStrings: true,
+        uri: url,
+        connectionLimit: 10,
+        maxIdle: 10,
+        enableKeepAlive: true,
+        timezone: 'Z',
+        supportBigNumbers: true,
+        dateStrings: true,
+        jsonStrings: true,
       });
     }
   }

@@ -25,5 +25,7 @@ for (const { baseline } of await loadScenarios()) {
 }
 app.addHook('onClose', () => db.close());
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
-process.on('SIGTERM', () => { app.close().then(() => process.exit(0)); });
+process.on('SIGTERM', () => {
+  app.close().then(() => process.exit(0));
+});
 console.log('ready');

@@ -30,8 +30,16 @@ const HISTORY = 200;
 /** Refunded orders on the small database: more than the console's page of 50. */
 const REFUNDED = 60;
 const OLD = '2025-06-01 12:00:00';
-const GROWN = ['users_accounts',
-  'credits_wallets', 'credits_ledger', 'store_orders', 'store_order_items', 'store_products', 'delivery_queue', 'users_linked_accounts'];
+const GROWN = [
+  'users_accounts',
+  'credits_wallets',
+  'credits_ledger',
+  'store_orders',
+  'store_order_items',
+  'store_products',
+  'delivery_queue',
+  'users_linked_accounts',
+];
 
 /** Runs statements on one of the two kinds of database; values always bound. */
 interface Sql {
@@ -45,9 +53,15 @@ async function open(url: string): Promise<Sql> {
     const db = new DatabaseSync(url.slice('sqlite:'.length));
     db.exec('pragma journal_mode = wal; pragma synchronous = off');
     return {
-      async run(sql, params = []) { db.prepare(sql).run(...params); },
-      async one(sql, params = []) { return db.prepare(sql).get(...params) as Record<string, unknown>; },
-      async close() { db.close(); },
+      async run(sql, params = []) {
+        db.prepare(sql).run(...params);
+      },
+      async one(sql, params = []) {
+        return db.prepare(sql).get(...params) as Record<string, unknown>;
+      },
+      async close() {
+        db.close();
+      },
     };
   }
   const conn: Connection = await createConnection({ uri: url, multipleStatements: false });
@@ -55,9 +69,15 @@ async function open(url: string): Promise<Sql> {
   // Numbering a million rows is a million steps of the recursive query below.
   await conn.query('set session max_recursive_iterations = ?', [2 * LEDGER]);
   return {
-    async run(sql, params = []) { await conn.query(sql, params); },
-    async one(sql, params = []) { return ((await conn.query(sql, params))[0] as Record<string, unknown>[])[0]!; },
-    async close() { await conn.end(); },
+    async run(sql, params = []) {
+      await conn.query(sql, params);
+    },
+    async one(sql, params = []) {
+      return ((await conn.query(sql, params))[0] as Record<string, unknown>[])[0]!;
+    },
+    async close() {
+      await conn.end();
+    },
   };
 }
 
@@ -76,7 +96,7 @@ async function copy(kind: string, from: string, to: string): Promise<void> {
   const target = new URL(to).pathname.slice(1);
   const sql = await open(to);
   const conn = await createConnection({ uri: to });
-  const [tables] = await conn.query('select table_name as t from information_schema.tables where table_schema = ?', [source]) as unknown as [{ t: string }[]];
+  const [tables] = (await conn.query('select table_name as t from information_schema.tables where table_schema = ?', [source])) as unknown as [{ t: string }[]];
   await conn.end();
   for (const { t } of tables) {
     await sql.run(`create table \`${target}\`.\`${t}\` like \`${source}\`.\`${t}\``);
@@ -91,51 +111,74 @@ async function grow(url: string): Promise<string> {
   const sql = await open(url);
   try {
     await sql.run('begin');
-    const { first } = await sql.one('select coalesce(max(id), 0) + 1 as first from users_accounts') as { first: number };
-    await sql.run(`insert into users_accounts (username, username_key, email, email_key, is_verified, auth_status, creation_ip, creation_date)
+    const { first } = (await sql.one('select coalesce(max(id), 0) + 1 as first from users_accounts')) as { first: number };
+    await sql.run(
+      `insert into users_accounts (username, username_key, email, email_key, is_verified, auth_status, creation_ip, creation_date)
       ${numbers} select concat('Filler', i), concat('filler', i), concat('filler', i, '@example.com'),
       concat('filler', i, '@example.com'), 1, 0, '10.9.0.1', ? from n`,
-    [PLAYERS, OLD]);
+      [PLAYERS, OLD],
+    );
     await sql.run('insert into credits_wallets (user_id, balance) select id, 100000 from users_accounts where id >= ?', [first]);
-    await sql.run(`insert into users_linked_accounts (user_id, platform, external_id)
-      select id, 'chat', concat('9', id) from users_accounts where id >= ? and id % 2 = 0`, [first]);
+    await sql.run(
+      `insert into users_linked_accounts (user_id, platform, external_id)
+      select id, 'chat', concat('9', id) from users_accounts where id >= ? and id % 2 = 0`,
+      [first],
+    );
 
-    const { product, server, orderFrom } = await sql.one(`select (select min(id)
+    const { product, server, orderFrom } = (await sql.one(`select (select min(id)
       from store_products) as product, (select min(id) from delivery_servers) as server,
-      (select coalesce(max(id), 0) + 1 from store_orders) as orderFrom`) as { product: number; server: number; orderFrom: number };
-    await sql.run(`insert into store_orders (account_id, type, status, subtotal, discount, total, earnings, cashback, credit, currency, payment_api, payment_id,
+      (select coalesce(max(id), 0) + 1 from store_orders) as orderFrom`)) as { product: number; server: number; orderFrom: number };
+    await sql.run(
+      `insert into store_orders (account_id, type, status, subtotal, discount, total, earnings, cashback, credit, currency, payment_api, payment_id,
       creation_date)
       ${numbers} select ? + i % ?, case when i % 10 = 0 then 'payment' else 'credit' end, case when i % 100 = 0 then 'refunded' else 'completed' end,
       500, 0, 500, 0, 0, 0, 'USD', case when i % 10 = 0 then 'paypal' else 'credits' end, case when i % 10 = 0 then
       concat('filler-', i) else null end, ? from n`,
-    [ORDERS, first, PLAYERS, OLD]);
-    await sql.run(`insert into store_order_items (order_id, product_id, product_name, quantity, unit_price, unit_total, variables)
-      select id, ?, 'Retired kit', 1, 500, 500, '{}' from store_orders where id >= ?`, [product, orderFrom]);
-    await sql.run(`insert into delivery_queue (server_id, user_id, username, order_id, product_id, command, run_on, require_online, status, tries,
+      [ORDERS, first, PLAYERS, OLD],
+    );
+    await sql.run(
+      `insert into store_order_items (order_id, product_id, product_name, quantity, unit_price, unit_total, variables)
+      select id, ?, 'Retired kit', 1, 500, 500, '{}' from store_orders where id >= ?`,
+      [product, orderFrom],
+    );
+    await sql.run(
+      `insert into delivery_queue (server_id, user_id, username, order_id, product_id, command, run_on, require_online, status, tries,
       creation_date, updated_date)
       select ?, account_id, 'Filler', id, ?, 'say thanks', 'purchase', 0, 'done', 1, creation_date, creation_date
-      from store_orders where id >= ?`, [server, product, orderFrom]);
+      from store_orders where id >= ?`,
+      [server, product, orderFrom],
+    );
 
     // A purchase row for each credit order, the rest admin grants: ten rows a player on average.
-    await sql.run(`insert into credits_ledger (user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at)
-      select account_id, -500, 100000, 'purchase', null, id, null, creation_date from store_orders where id >= ? and type = 'credit'`, [orderFrom]);
-    const { ledger } = await sql.one('select count(*) as ledger from credits_ledger') as { ledger: number };
-    await sql.run(`insert into credits_ledger (user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at)
-      ${numbers} select ? + i % ?, 100, 100000, 'grant', 'filler', null, null, ? from n`, [LEDGER - Number(ledger), first, PLAYERS, OLD]);
+    await sql.run(
+      `insert into credits_ledger (user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at)
+      select account_id, -500, 100000, 'purchase', null, id, null, creation_date from store_orders where id >= ? and type = 'credit'`,
+      [orderFrom],
+    );
+    const { ledger } = (await sql.one('select count(*) as ledger from credits_ledger')) as { ledger: number };
+    await sql.run(
+      `insert into credits_ledger (user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at)
+      ${numbers} select ? + i % ?, 100, 100000, 'grant', 'filler', null, null, ? from n`,
+      [LEDGER - Number(ledger), first, PLAYERS, OLD],
+    );
 
-    const { products, category } = await sql.one(`select (select count(*) from store_products) as products,
-      (select id from store_categories where name = 'Archive') as category`) as { products: number; category: number };
-    await sql.run(`insert into store_products (category_id, give_role_id, name, image_id, image_type, details, price, discounted_price, discount_expiry_date,
+    const { products, category } = (await sql.one(`select (select count(*) from store_products) as products,
+      (select id from store_categories where name = 'Archive') as category`)) as { products: number; category: number };
+    await sql.run(
+      `insert into store_products (category_id, give_role_id, name, image_id, image_type, details, price, discounted_price, discount_expiry_date,
       duration, stock,
       priority, is_featured, game_status, game_title, game_description, game_item, is_active, creation_date)
       ${numbers} select ?, 0, concat('Retired ', i), '', '', '<p>No longer sold.</p>', 199, 0, '1000-01-01 00:00:00', 0, -1, i, 0, 1, '', '', '', 0, ? from n`,
-    [PRODUCTS - Number(products), category, OLD]);
+      [PRODUCTS - Number(products), category, OLD],
+    );
     await sql.run('commit');
     if (url.startsWith('sqlite:')) await sql.run('analyze');
     else for (const t of GROWN) await sql.run(`analyze table ${t}`);
     const counts = await sql.one(`select (select count(*) from users_accounts) as players, (select count(*) from credits_ledger) as ledger,
       (select count(*) from store_orders) as orders, (select count(*) from store_products) as products`);
-    const listed = Object.entries(counts).map(([k, v]) => `${Number(v).toLocaleString('en')} ${k}`).join(', ');
+    const listed = Object.entries(counts)
+      .map(([k, v]) => `${Number(v).toLocaleString('en')} ${k}`)
+      .join(', ');
     return `${listed} in ${((performance.now() - started) / 1000).toFixed(0)} s`;
   } finally {
     await sql.close();
@@ -156,29 +199,41 @@ async function seedConsole(api: Api, url: string): Promise<{ cookie: string; pla
   const product = await api.create('/api/admin/store/products', { categoryID: category, name: 'Returnable', price: '0.01' });
   await Api.batched(REFUNDED, 10, async (i) => {
     const buyer = await api.player(7100 + i, `returner${i}`, 100);
-    const { orderID } = await api.send('POST', '/api/store/buy', { userID: buyer, products: [{ id: product, quantity: 1 }] }) as { orderID: string };
+    const { orderID } = (await api.send('POST', '/api/store/buy', { userID: buyer, products: [{ id: product, quantity: 1 }] })) as { orderID: string };
     await api.send('POST', `/api/admin/store/orders/${orderID}/refund`, {});
   });
   const form = await fetch(`${api.base}/console/login`);
   const token = String(form.headers.get('set-cookie')).split(';')[0]!;
   const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(await form.text())![1]!;
   const signed = await fetch(`${api.base}/console/login`, {
-    method: 'POST', redirect: 'manual', headers: { cookie: token, 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: token, 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ _csrf: csrf, username: 'staffer', password: PASSWORD }).toString(),
   });
-  const cookie = signed.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ') || token;
+  const cookie =
+    signed.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ') || token;
   const sql = await open(url);
   try {
-    const { middle } = await sql.one('select id as middle from credits_ledger where user_id = ? order by id limit 1 offset ?',
-      [Number(player), HISTORY / 2]) as { middle: number };
-    const { last } = await sql.one('select max(id) as last from store_orders') as { last: number };
+    const { middle } = (await sql.one('select id as middle from credits_ledger where user_id = ? order by id limit 1 offset ?', [
+      Number(player),
+      HISTORY / 2,
+    ])) as { middle: number };
+    const { last } = (await sql.one('select max(id) as last from store_orders')) as { last: number };
     return { cookie, player, middle: String(middle), order: String(last) };
   } finally {
     await sql.close();
   }
 }
 
-interface Row { name: string; small?: Measure; large?: Measure }
+interface Row {
+  name: string;
+  small?: Measure;
+  large?: Measure;
+}
 
 /**
  * Seeds the small database through a server on it, copies it into the large one and grows that;
@@ -229,7 +284,10 @@ async function benchDatabase(kind: string, [smallUrl, largeUrl]: string[], name:
     for (const row of rows) {
       for (let round = 0; round < rounds; round++) {
         // Alternating which goes first, so neither side always follows the other's writes.
-        const pair = [['small', small, smallPort], ['large', large, largePort]] as const;
+        const pair = [
+          ['small', small, smallPort],
+          ['large', large, largePort],
+        ] as const;
         const sides = round % 2 ? [pair[1], pair[0]] : pair;
         for (const [side, proc, port] of sides) row[side] = best(row[side], await measure(`http://127.0.0.1:${port}`, requests.get(row.name)!, proc.pid!));
       }
@@ -250,12 +308,15 @@ ${rows.map(line).join('\n')}
 }
 
 const line = ({ name, small: s, large: l }: Row) =>
-  `| ${name} | ${s!.rps.toFixed(0)} | ${s!.p50} / ${s!.p99} | ${s!.cpuUs.toFixed(0)} | ${l!.rps.toFixed(0)} | ${l!.p50} / ${l!.p99} | ${l!.cpuUs.toFixed(0)} `
-  + `| **${(l!.rps / s!.rps).toFixed(2)}** | **${(s!.cpuUs / l!.cpuUs).toFixed(2)}** | ${s!.non2xx}/${l!.non2xx} |`;
+  `| ${name} | ${s!.rps.toFixed(0)} | ${s!.p50} / ${s!.p99} | ${s!.cpuUs.toFixed(0)} | ${l!.rps.toFixed(0)} | ${l!.p50} / ${l!.p99} | ${l!.cpuUs.toFixed(0)} ` +
+  `| **${(l!.rps / s!.rps).toFixed(2)}** | **${(s!.cpuUs / l!.cpuUs).toFixed(2)}** | ${s!.non2xx}/${l!.non2xx} |`;
 
 export async function runDataSize(): Promise<void> {
   const parts: string[] = [];
-  for (const kind of databases) await onDatabases(kind, 2, async (urls, name, version) => { parts.push(await benchDatabase(kind, urls, name, version)); });
+  for (const kind of databases)
+    await onDatabases(kind, 2, async (urls, name, version) => {
+      parts.push(await benchDatabase(kind, urls, name, version));
+    });
   const when = new Date().toISOString().slice(0, 16).replace('T', ' ');
   console.log(`\n# Data size: ${when} UTC, ${rounds} rounds of ${seconds} s a side, ${connections} connections\n${parts.join('')}`);
 }

@@ -10,43 +10,53 @@ import { Api, type BenchNote, type Scenario } from './scenario.ts';
 
 const WAITING = 200;
 
-export const scenarios: Scenario[] = [{
-  name: 'delivery/plugin-queue',
-  readOnly: true,
-  async seed(api: Api) {
-    const server = await api.send('POST', '/api/admin/delivery/servers', { name: 'Survival' }) as { id: string; token: string };
-    const categoryID = await api.create('/api/admin/store/categories', { name: 'Ranks' });
-    const productID = await api.create('/api/admin/store/products', { categoryID, name: 'VIP', price: '1.00' });
-    await api.send('POST', `/api/admin/store/products/${productID}/commands`,
-      { serverID: server.id, command: 'lp user {username} parent add vip', trigger: 'purchase' });
-    const buyer = await api.player(5000, 'collector', 1_000_00);
-    await Api.batched(WAITING, 10, () => api.send('POST', '/api/store/buy', { userID: buyer, products: [{ id: productID }] }));
-    return [{ method: 'GET', path: `/api/command-logs/${server.token}/queue` }];
-  },
-  baseline: {
-    method: 'GET',
-    url: '/api/command-logs/:token/queue',
-    async handler(db: BaseDb, request, reply) {
-      const token = (request.params as { token: string }).token;
-      const [server] = await db.all('select id from delivery_servers where token_hash = ? and is_active = 1',
-        [createHash('sha256').update(token).digest('hex')]);
-      if (!server) return reply.code(404).send({ status: false, error: 'DELIVERY_SERVER_NOT_FOUND', message: 'No active game server has this token.' });
-      const rows = await db.all(
-        "select id, tries, updated_date from delivery_queue where server_id = ? and status = 'waiting' and require_online = 0 order by id limit 500",
-        [server.id]);
-      return rows.map((r) => ({ id: String(r.id), status: Number(r.tries) > 0 ? 'error' : 'sending', retry: String(r.tries), updatedAt: r.updated_date }));
+export const scenarios: Scenario[] = [
+  {
+    name: 'delivery/plugin-queue',
+    readOnly: true,
+    async seed(api: Api) {
+      const server = (await api.send('POST', '/api/admin/delivery/servers', { name: 'Survival' })) as { id: string; token: string };
+      const categoryID = await api.create('/api/admin/store/categories', { name: 'Ranks' });
+      const productID = await api.create('/api/admin/store/products', { categoryID, name: 'VIP', price: '1.00' });
+      await api.send('POST', `/api/admin/store/products/${productID}/commands`, {
+        serverID: server.id,
+        command: 'lp user {username} parent add vip',
+        trigger: 'purchase',
+      });
+      const buyer = await api.player(5000, 'collector', 1_000_00);
+      await Api.batched(WAITING, 10, () => api.send('POST', '/api/store/buy', { userID: buyer, products: [{ id: productID }] }));
+      return [{ method: 'GET', path: `/api/command-logs/${server.token}/queue` }];
+    },
+    baseline: {
+      method: 'GET',
+      url: '/api/command-logs/:token/queue',
+      async handler(db: BaseDb, request, reply) {
+        const token = (request.params as { token: string }).token;
+        const [server] = await db.all('select id from delivery_servers where token_hash = ? and is_active = 1', [
+          createHash('sha256').update(token).digest('hex'),
+        ]);
+        if (!server) return reply.code(404).send({ status: false, error: 'DELIVERY_SERVER_NOT_FOUND', message: 'No active game server has this token.' });
+        const rows = await db.all(
+          "select id, tries, updated_date from delivery_queue where server_id = ? and status = 'waiting' and require_online = 0 order by id limit 500",
+          [server.id],
+        );
+        return rows.map((r) => ({ id: String(r.id), status: Number(r.tries) > 0 ? 'error' : 'sending', retry: String(r.tries), updatedAt: r.updated_date }));
+      },
     },
   },
-}];
+];
 
-interface ClaimedCommand { id: string; command: string }
+interface ClaimedCommand {
+  id: string;
+  command: string;
+}
 
 /** Percentile of sorted values. */
 const at = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
 /** A game server with its own product and command, so the note's rows stay out of the scenario's queue. */
 async function serverWithProduct(api: Api, name: string) {
-  const server = await api.send('POST', '/api/admin/delivery/servers', { name }) as { id: string; token: string };
+  const server = (await api.send('POST', '/api/admin/delivery/servers', { name })) as { id: string; token: string };
   const categoryID = await api.create('/api/admin/store/categories', { name: `${name} kits`, isActive: false });
   const productID = await api.create('/api/admin/store/products', { categoryID, name: `${name} kit`, price: '0.01' });
   await api.send('POST', `/api/admin/store/products/${productID}/commands`, { serverID: server.id, command: 'give {username} diamond 1', trigger: 'purchase' });
@@ -77,7 +87,7 @@ async function latency(api: Api): Promise<string> {
       buffer += decoder.decode(value, { stream: true });
     }
   };
-  const claim = async () => (await api.request('POST', '/api/delivery/claim', { token, limit: 100 }) as { commands: ClaimedCommand[] }).commands;
+  const claim = async () => ((await api.request('POST', '/api/delivery/claim', { token, limit: 100 })) as { commands: ClaimedCommand[] }).commands;
   // The connect-time wake-up, on an empty queue.
   await nextWork();
   await claim();
@@ -93,8 +103,10 @@ async function latency(api: Api): Promise<string> {
   }
   await events.cancel();
   samples.sort((a, b) => a - b);
-  return `delivery: a buy's answer to its command claimed by a stream-woken claimer, 200 buys one at a time: ` +
-    `p50 **${at(samples, 0.5).toFixed(1)} ms**, p99 **${at(samples, 0.99).toFixed(1)} ms**.`;
+  return (
+    `delivery: a buy's answer to its command claimed by a stream-woken claimer, 200 buys one at a time: ` +
+    `p50 **${at(samples, 0.5).toFixed(1)} ms**, p99 **${at(samples, 0.99).toFixed(1)} ms**.`
+  );
 }
 
 /** Claim-and-ack throughput: 2,000 waiting commands drained by four claimers taking 20 at a time. */
@@ -103,18 +115,22 @@ async function drain(api: Api): Promise<string> {
   await Api.batched(2000, 10, () => buy());
   const started = performance.now();
   let settled = 0;
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    for (;;) {
-      const { commands } = await api.request('POST', '/api/delivery/claim', { token, limit: 20 }) as { commands: ClaimedCommand[] };
-      if (commands.length === 0) return;
-      const { ids } = await api.request('POST', '/api/delivery/ack', { token, ids: commands.map((c) => c.id), result: 'done' }) as { ids: string[] };
-      settled += ids.length;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (;;) {
+        const { commands } = (await api.request('POST', '/api/delivery/claim', { token, limit: 20 })) as { commands: ClaimedCommand[] };
+        if (commands.length === 0) return;
+        const { ids } = (await api.request('POST', '/api/delivery/ack', { token, ids: commands.map((c) => c.id), result: 'done' })) as { ids: string[] };
+        settled += ids.length;
+      }
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   if (settled !== 2000) throw new Error(`${settled} of 2000 commands settled`);
-  return `delivery: claim + ack, 4 claimers of 20 draining 2,000 commands: **${Math.round(settled / seconds)} commands/s** ` +
-    `(each handed out once: ${settled} acks).`;
+  return (
+    `delivery: claim + ack, 4 claimers of 20 draining 2,000 commands: **${Math.round(settled / seconds)} commands/s** ` +
+    `(each handed out once: ${settled} acks).`
+  );
 }
 
 export const notes: BenchNote[] = [

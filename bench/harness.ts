@@ -21,11 +21,20 @@ export const pinned = cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'tr
 export const SERVER_CORE = 0;
 export const LOAD_CORE = 1;
 
-export interface Measure { rps: number; requests: number; p50: number; p99: number; non2xx: number; cpuUs: number }
+export interface Measure {
+  rps: number;
+  requests: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  cpuUs: number;
+}
 
 /** Every process started here, so none outlives a failed run. */
 export const children = new Set<ChildProcess>();
-process.on('exit', () => { for (const child of children) child.kill('SIGKILL'); });
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
 /** `node <args>` in a process of its own, on `core` when the machine has two. */
@@ -64,7 +73,9 @@ export async function healthy(proc: ChildProcess, url: string): Promise<void> {
     if (proc.exitCode !== null) throw new Error(`the process exited (${proc.exitCode}) before ${url} answered`);
     try {
       if ((await fetch(url)).ok) return;
-    } catch { /* not listening yet */ }
+    } catch {
+      /* not listening yet */
+    }
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -88,7 +99,9 @@ export async function load(url: string, requests: BenchRequest[], duration: numb
   const proc = spawnNode(LOAD_CORE, ['bench/load.ts'], {});
   proc.stdin!.end(JSON.stringify({ url, requests, connections, seconds: duration }));
   let out = '';
-  proc.stdout!.on('data', (d: Buffer) => { out += d; });
+  proc.stdout!.on('data', (d: Buffer) => {
+    out += d;
+  });
   const code = await new Promise((r) => proc.once('exit', r));
   if (code !== 0) throw new Error(`the load generator failed (${code})`);
   return JSON.parse(out) as Omit<Measure, 'cpuUs'>;
@@ -105,7 +118,6 @@ export async function measure(url: string, requests: BenchRequest[], pid: number
   return { ...result, cpuUs: (cpuTime(pid) - cpu) / Math.max(1, result.requests) };
 }
 
-
 /**
  * `count` empty databases of `kind` (sqlite or mariadb) for `work`, removed after it: SQLite files
  * in a temporary folder; MariaDB databases on BENCH_MYSQL_URL's server, else on a private one.
@@ -114,7 +126,11 @@ export async function onDatabases(kind: string, count: number, work: (urls: stri
   if (kind === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'bench-'));
     try {
-      await work(Array.from({ length: count }, (_, i) => `sqlite:${join(dir, `bench${i}.db`)}`), 'SQLite', `node:sqlite ${process.versions.sqlite}`);
+      await work(
+        Array.from({ length: count }, (_, i) => `sqlite:${join(dir, `bench${i}.db`)}`),
+        'SQLite',
+        `node:sqlite ${process.versions.sqlite}`,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -131,9 +147,16 @@ export async function onDatabases(kind: string, count: number, work: (urls: stri
   const admin = await createConnection({ uri: root.toString() });
   const names = Array.from({ length: count }, () => `bench_${randomBytes(4).toString('hex')}`);
   try {
-    const [[row]] = await admin.query('select version() as v') as unknown as [{ v: string }[]];
+    const [[row]] = (await admin.query('select version() as v')) as unknown as [{ v: string }[]];
     for (const name of names) await admin.query(`create database ${name}`);
-    await work(names.map((name) => { root.pathname = `/${name}`; return root.toString(); }), 'MariaDB', String(row?.v));
+    await work(
+      names.map((name) => {
+        root.pathname = `/${name}`;
+        return root.toString();
+      }),
+      'MariaDB',
+      String(row?.v),
+    );
   } finally {
     for (const name of names) await admin.query(`drop database if exists ${name}`);
     await admin.end();

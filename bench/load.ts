@@ -13,10 +13,17 @@ const job = JSON.parse(await text(process.stdin)) as { url: string; requests: Be
 // repeat the same requests: logins would run into the per-player limit.
 let next = Math.floor(Math.random() * job.requests.length);
 const result = await autocannon({
-  url: job.url, connections: job.connections, duration: job.seconds,
+  url: job.url,
+  connections: job.connections,
+  duration: job.seconds,
   requests: [{ setupRequest: (request) => ({ ...request, ...job.requests[next++ % job.requests.length] }) }],
 });
-console.log(JSON.stringify({
-  rps: result.requests.average, requests: result.requests.total, p50: result.latency.p50, p99: result.latency.p99,
-  non2xx: result.non2xx + result.errors + result.timeouts,
-}));
+console.log(
+  JSON.stringify({
+    rps: result.requests.average,
+    requests: result.requests.total,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx + result.errors + result.timeouts,
+  }),
+);

@@ -40,58 +40,76 @@ async function drained(receivers: Receiver[]): Promise<number> {
   }
 }
 
-export const notes: BenchNote[] = [{
-  name: 'notifications/webhooks',
-  async measure(api, load, bare) {
-    const ids: string[] = [];
-    await Api.batched(PLAYERS, 10, async (i) => { ids[i] = await api.player(6000 + i, `hooked${i}`, 1_000_000_00); });
-    const category = await api.create('/api/admin/store/categories', { name: 'Hooked' });
-    const product = await api.create('/api/admin/store/products', { categoryID: category, name: 'Hook', price: '0.01' });
-    const buys: BenchRequest[] = ids.map((userID) => ({
-      method: 'POST', path: '/api/store/buy', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ userID, products: [{ id: product, quantity: 1 }] }),
-    }));
-    const sends: BenchRequest[] = ids.map((_, i) => ({
-      method: 'POST', path: '/api/credits/send', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: `sender_username=hooked${i}&target_username=hooked${(i + 1) % PLAYERS}&amount=0.01`,
-    }));
-    const receivers = [await startReceiver(), await startReceiver()];
-    try {
-      const endpoints: string[] = [];
-      for (const [i, r] of receivers.entries()) {
-        endpoints.push(await api.create('/api/admin/notifications/endpoints', {
-          name: `receiver ${i}`, url: r.url, events: ['store.order.completed', 'credits.changed'], active: false,
-        }));
-      }
-      const switched = (active: boolean) => Promise.all(endpoints.map((id) => api.send('PATCH', `/api/admin/notifications/endpoints/${id}`, { active })));
-      const lines: string[] = [];
-      // Past the baseline's subscription cache, so it sees a switch before its run.
-      const settle = () => new Promise((r) => setTimeout(r, SUBSCRIPTIONS_MS + 500));
-      for (const [name, requests] of [['store/buy', buys], ['credits/send', sends]] as const) {
-        const runs: Record<'off' | 'on' | 'bareOff' | 'bareOn', Measured[]> = { off: [], on: [], bareOff: [], bareOn: [] };
-        const deliveries: number[] = [];
-        const drains: number[] = [];
-        // The endpoints are off at each round's start: made inactive, and switched off for the baseline's last run.
-        for (let round = 0; round < ROUNDS; round++) {
-          runs.off.push(await load(requests));
-          await switched(true);
-          const before = receivers.reduce((n, r) => n + r.received.length, 0);
-          runs.on.push(await load(requests));
-          deliveries.push(receivers.reduce((n, r) => n + r.received.length, 0) - before);
-          drains.push(await drained(receivers));
-          await settle();
-          runs.bareOn.push(await bare(requests));
-          await switched(false);
-          await settle();
-          runs.bareOff.push(await bare(requests));
+export const notes: BenchNote[] = [
+  {
+    name: 'notifications/webhooks',
+    async measure(api, load, bare) {
+      const ids: string[] = [];
+      await Api.batched(PLAYERS, 10, async (i) => {
+        ids[i] = await api.player(6000 + i, `hooked${i}`, 1_000_000_00);
+      });
+      const category = await api.create('/api/admin/store/categories', { name: 'Hooked' });
+      const product = await api.create('/api/admin/store/products', { categoryID: category, name: 'Hook', price: '0.01' });
+      const buys: BenchRequest[] = ids.map((userID) => ({
+        method: 'POST',
+        path: '/api/store/buy',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ userID, products: [{ id: product, quantity: 1 }] }),
+      }));
+      const sends: BenchRequest[] = ids.map((_, i) => ({
+        method: 'POST',
+        path: '/api/credits/send',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `sender_username=hooked${i}&target_username=hooked${(i + 1) % PLAYERS}&amount=0.01`,
+      }));
+      const receivers = [await startReceiver(), await startReceiver()];
+      try {
+        const endpoints: string[] = [];
+        for (const [i, r] of receivers.entries()) {
+          endpoints.push(
+            await api.create('/api/admin/notifications/endpoints', {
+              name: `receiver ${i}`,
+              url: r.url,
+              events: ['store.order.completed', 'credits.changed'],
+              active: false,
+            }),
+          );
         }
-        lines.push(`${name} with two endpoints on ÷ off: server ${ratio(runs.on, runs.off)}, baseline ${ratio(runs.bareOn, runs.bareOff)}; `
-          + `server on ÷ baseline on ${ratio(runs.on, runs.bareOn)}; ${deliveries.join(', ')} deliveries during the server's "on" runs, `
-          + `backlog drained ${drains.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s after each`);
+        const switched = (active: boolean) => Promise.all(endpoints.map((id) => api.send('PATCH', `/api/admin/notifications/endpoints/${id}`, { active })));
+        const lines: string[] = [];
+        // Past the baseline's subscription cache, so it sees a switch before its run.
+        const settle = () => new Promise((r) => setTimeout(r, SUBSCRIPTIONS_MS + 500));
+        for (const [name, requests] of [
+          ['store/buy', buys],
+          ['credits/send', sends],
+        ] as const) {
+          const runs: Record<'off' | 'on' | 'bareOff' | 'bareOn', Measured[]> = { off: [], on: [], bareOff: [], bareOn: [] };
+          const deliveries: number[] = [];
+          const drains: number[] = [];
+          // The endpoints are off at each round's start: made inactive, and switched off for the baseline's last run.
+          for (let round = 0; round < ROUNDS; round++) {
+            runs.off.push(await load(requests));
+            await switched(true);
+            const before = receivers.reduce((n, r) => n + r.received.length, 0);
+            runs.on.push(await load(requests));
+            deliveries.push(receivers.reduce((n, r) => n + r.received.length, 0) - before);
+            drains.push(await drained(receivers));
+            await settle();
+            runs.bareOn.push(await bare(requests));
+            await switched(false);
+            await settle();
+            runs.bareOff.push(await bare(requests));
+          }
+          lines.push(
+            `${name} with two endpoints on ÷ off: server ${ratio(runs.on, runs.off)}, baseline ${ratio(runs.bareOn, runs.bareOff)}; ` +
+              `server on ÷ baseline on ${ratio(runs.on, runs.bareOn)}; ${deliveries.join(', ')} deliveries during the server's "on" runs, ` +
+              `backlog drained ${drains.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s after each`,
+          );
+        }
+        return `notifications: ${lines.join('. ')}.`;
+      } finally {
+        await Promise.all(receivers.map((r) => r.close()));
       }
-      return `notifications: ${lines.join('. ')}.`;
-    } finally {
-      await Promise.all(receivers.map((r) => r.close()));
-    }
+    },
   },
-}];
+];

@@ -23,7 +23,20 @@ import { merge, rootDir } from '../core/config.ts';
 import { RECEIVERS } from '../test/receiver.ts';
 import { freePort } from '../test/mariadb-server.ts';
 import {
-  connections, databases, measure, memory, onDatabases, pinned, rounds, seconds, SERVER_CORE, spawnNode, startScript, startServer, stop, type Measure,
+  connections,
+  databases,
+  measure,
+  memory,
+  onDatabases,
+  pinned,
+  rounds,
+  seconds,
+  SERVER_CORE,
+  spawnNode,
+  startScript,
+  startServer,
+  stop,
+  type Measure,
 } from './harness.ts';
 import { runDataSize } from './datasize.ts';
 import { Api, type BenchRequest } from './scenario.ts';
@@ -67,7 +80,12 @@ function firstDifference(a: unknown, b: unknown, path = '$'): string | undefined
   return `${path}: server ${show(a)}, baseline ${show(b)}`;
 }
 
-interface DbReport { name: string; version: string; rows: string[]; facts: string[] }
+interface DbReport {
+  name: string;
+  version: string;
+  rows: string[];
+  facts: string[];
+}
 
 /**
  * The CONFIG the server is started with: the one the bench was given, if any, with the webhooks
@@ -92,7 +110,10 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   const api = new Api(base, key);
   const requests = new Map<string, BenchRequest[]>();
   for (const s of scenarios) {
-    requests.set(s.name, (await s.seed(api)).map((r) => ({ ...r, headers: { 'x-api-key': key, ...r.headers } })));
+    requests.set(
+      s.name,
+      (await s.seed(api)).map((r) => ({ ...r, headers: { 'x-api-key': key, ...r.headers } })),
+    );
   }
   // Startup on an existing database, the usual case: the median of three.
   const starts: number[] = [];
@@ -131,11 +152,14 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
         b = best(b, await measure(baseUrl, requests.get(s.name)!, baseline.pid!));
       }
       const same = !s.readOnly ? 'n/a (writes)' : differences.get(s.name) ? 'NO' : 'yes';
-      const row = `| ${s.name} | ${o!.rps.toFixed(0)} | ${o!.p50} | ${o!.p99} | ${b!.rps.toFixed(0)} | ${b!.p50} | ${b!.p99} | ` +
+      const row =
+        `| ${s.name} | ${o!.rps.toFixed(0)} | ${o!.p50} | ${o!.p99} | ${b!.rps.toFixed(0)} | ${b!.p50} | ${b!.p99} | ` +
         `**${(o!.rps / b!.rps).toFixed(2)}** | ${same} | ${o!.non2xx}/${b!.non2xx} |`;
       console.log(row);
-      console.log(`  after ${s.name}: RSS server ${memory(server.proc.pid!).now} MiB, baseline ${memory(baseline.pid!).now} MiB;`
-        + ` CPU per request (best rounds) server ${o!.cpuUs.toFixed(0)} µs, baseline ${b!.cpuUs.toFixed(0)} µs`);
+      console.log(
+        `  after ${s.name}: RSS server ${memory(server.proc.pid!).now} MiB, baseline ${memory(baseline.pid!).now} MiB;` +
+          ` CPU per request (best rounds) server ${o!.cpuUs.toFixed(0)} µs, baseline ${b!.cpuUs.toFixed(0)} µs`,
+      );
       rows.push(row);
     }
     serverMemory = memory(server.proc.pid!);
@@ -153,8 +177,13 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   try {
     const withKey = (list: BenchRequest[]) => list.map((r) => ({ ...r, headers: { 'x-api-key': key, ...r.headers } }));
     for (const note of await loadNotes()) {
-      notes.push(await note.measure(api, (list) => measure(base, withKey(list), server.proc.pid!),
-        (list) => measure(baseUrl, withKey(list), noteBaseline.pid!)));
+      notes.push(
+        await note.measure(
+          api,
+          (list) => measure(base, withKey(list), server.proc.pid!),
+          (list) => measure(baseUrl, withKey(list), noteBaseline.pid!),
+        ),
+      );
       console.log(`${kind} ${notes.at(-1)}`);
     }
   } finally {
@@ -182,7 +211,9 @@ if (process.env.BENCH_ONLY === 'datasize') {
 
 const reports: DbReport[] = [];
 for (const kind of databases) {
-  await onDatabases(kind, 1, async ([url], name, version) => { reports.push(await benchDatabase(name, url!, version)); });
+  await onDatabases(kind, 1, async ([url], name, version) => {
+    reports.push(await benchDatabase(name, url!, version));
+  });
 }
 
 const cpu = cpus();
@@ -190,13 +221,18 @@ const measuredAt = new Date().toISOString().slice(0, 16).replace('T', ' ');
 const report = `# Benchmark results
 
 Measured ${measuredAt} UTC on ${cpu.length} × ${cpu[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}.
-The server as shipped (default config, every feature on) ${pinned ? 'pinned to core 0, the load generator (autocannon) in its own process on core 1' : 'and ' +
-  'the load generator in separate processes (one core: not pinned)'};
+The server as shipped (default config, every feature on) ${
+  pinned
+    ? 'pinned to core 0, the load generator (autocannon) in its own process on core 1'
+    : 'and ' + 'the load generator in separate processes (one core: not pinned)'
+};
 and beside it the bare Fastify + driver baseline (bench/baseline.ts), pinned the same way, on the same database, doing the same database work by hand.
 Each scenario runs on the server then on the baseline, ${rounds} rounds; each side's best round is shown.
 ${connections} connections, ${seconds} s per measurement after 1 s of warm-up. Latencies in ms. "ratio" = server req/s ÷ baseline req/s.
 "same answer": the baseline's JSON for the first request equals the server's. "non-2xx" = server / baseline.
-${reports.map((r) => `
+${reports
+  .map(
+    (r) => `
 ## ${r.name} (${r.version})
 
 | scenario | req/s | p50 | p99 | baseline req/s | baseline p50 | baseline p99 | ratio | same answer | non-2xx |
@@ -204,7 +240,9 @@ ${reports.map((r) => `
 ${r.rows.join('\n')}
 
 ${r.facts.map((f) => `- ${f}`).join('\n')}
-`).join('')}`;
+`,
+  )
+  .join('')}`;
 // A narrowed run (one database, some scenarios) prints its figures but keeps the full report.
 if (databases.length === 2 && !process.env.BENCH_ONLY) writeFileSync(join(rootDir, 'bench/results.md'), report);
 console.log(`\n${report}`);

@@ -68,7 +68,9 @@ export class Api {
   /** Sends a JSON body; anything but a 2xx stops the run. Returns the parsed answer. */
   async send(method: 'POST' | 'PUT' | 'PATCH', path: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
     const res = await fetch(this.base + path, {
-      method, headers: { 'x-api-key': this.#key, 'content-type': 'application/json' }, body: JSON.stringify(body),
+      method,
+      headers: { 'x-api-key': this.#key, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`seeding ${method} ${path}: ${res.status} ${text}`);
@@ -77,24 +79,30 @@ export class Api {
 
   /** Makes a thing and returns its id (`id`, or `data.id` where the answer is `{ status, data }`). */
   async create(path: string, body: Record<string, unknown>): Promise<string> {
-    const json = await this.send('POST', path, body) as { id?: string; data?: { id: string } };
+    const json = (await this.send('POST', path, body)) as { id?: string; data?: { id: string } };
     return json.data?.id ?? json.id!;
   }
 
   /** Registers a player (each on an address of its own, so the per-address limit never refuses the seed) with `cents` credits. */
   async player(i: number, username: string, cents: number, password = PASSWORD): Promise<string> {
     await this.send('POST', '/api/auth/register', {
-      username, password, email: `${username.toLowerCase()}@example.com`, ip: `10.${(i >> 8) & 255}.${i & 255}.1`, useragent: USERAGENT,
+      username,
+      password,
+      email: `${username.toLowerCase()}@example.com`,
+      ip: `10.${(i >> 8) & 255}.${i & 255}.1`,
+      useragent: USERAGENT,
     });
     if (cents) await this.send('POST', '/api/credits/set', { target_username: username, amount: (cents / 100).toFixed(2) });
     const profile = await fetch(`${this.base}/api/users?username=${encodeURIComponent(username)}`, { headers: { 'x-api-key': this.#key } });
-    return (await profile.json() as { id: string }).id;
+    return ((await profile.json()) as { id: string }).id;
   }
 
   /** A request with the key; the answer parsed, anything but a 2xx stops the run. */
   async request(method: 'GET' | 'POST', path: string, body?: Record<string, unknown>): Promise<unknown> {
     const res = await fetch(this.base + path, {
-      method, headers: { 'x-api-key': this.#key, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+      method,
+      headers: { 'x-api-key': this.#key, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);

@@ -8,7 +8,9 @@ const HARNESS = new Set(['run.ts', 'scenario.ts', 'scenarios.ts', 'baseline.ts',
 
 async function modules(): Promise<{ scenarios?: Scenario[]; notes?: BenchNote[] }[]> {
   const dir = import.meta.dirname;
-  const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !HARNESS.has(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts') && !HARNESS.has(f))
+    .sort();
   return Promise.all(files.map((f) => import(pathToFileURL(join(dir, f)).href)));
 }
 

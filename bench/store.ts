@@ -22,16 +22,23 @@ export async function seedCatalogue(api: Api, categories: number, perCategory: n
     const parentID = c % 2 ? await api.create('/api/admin/store/categories', { name: `Group ${c}`, priority: c }) : '0';
     const categoryID = await api.create('/api/admin/store/categories', { name: `Category ${c}`, parentID, priority: c, gameItem: 'CHEST' });
     categoryIds.push(categoryID);
-    await Api.batched(perCategory, 25, async (p) => { productIds[c * perCategory + p] = await api.create('/api/admin/store/products', {
-      categoryID, name: `Product ${c}-${p}`, price: `${1 + (p % 40)}.99`, priority: p,
-      details: `<p>Product ${p} of category ${c}: a <b>fine</b> item for your adventures.</p>`,
-      gameTitle: `&6Product ${p}`, gameDescription: 'Line one\nLine two', gameItem: 'DIAMOND',
-      ...(p % 3 === 0 ? { discountedPrice: '0.99' } : {}),
-      ...(p % 4 === 0 ? { stock: 1000 } : {}),
-      ...(p % 5 === 0 ? { variables: [{ name: 'server', required: true, values: ['eu', 'na'] }] } : {}),
-      ...(p % 10 === 9 ? { isActive: false } : {}),
-      ...(p % 8 === 1 ? { isFeaturedProduct: true } : {}),
-    }); });
+    await Api.batched(perCategory, 25, async (p) => {
+      productIds[c * perCategory + p] = await api.create('/api/admin/store/products', {
+        categoryID,
+        name: `Product ${c}-${p}`,
+        price: `${1 + (p % 40)}.99`,
+        priority: p,
+        details: `<p>Product ${p} of category ${c}: a <b>fine</b> item for your adventures.</p>`,
+        gameTitle: `&6Product ${p}`,
+        gameDescription: 'Line one\nLine two',
+        gameItem: 'DIAMOND',
+        ...(p % 3 === 0 ? { discountedPrice: '0.99' } : {}),
+        ...(p % 4 === 0 ? { stock: 1000 } : {}),
+        ...(p % 5 === 0 ? { variables: [{ name: 'server', required: true, values: ['eu', 'na'] }] } : {}),
+        ...(p % 10 === 9 ? { isActive: false } : {}),
+        ...(p % 8 === 1 ? { isFeaturedProduct: true } : {}),
+      });
+    });
   }
   return { categoryIds, productIds };
 }
@@ -44,14 +51,17 @@ const liveDiscount = (p: Row, at: string) => Number(p.discounted_price) > 0 && (
 async function listingHandler(db: BaseDb) {
   const categories = await db.all(
     'select id, parent_id, name, slug, image_id, image_type, priority, game_status, game_title, game_description, game_item, is_active from store_categories ' +
-      'where is_active = 1 order by priority, id');
+      'where is_active = 1 order by priority, id',
+  );
   const products = await db.all(
     'select id, category_id, give_role_id, name, image_id, image_type, details, price, discounted_price, discount_expiry_date, duration, stock, priority, ' +
       'is_featured, game_status, game_title, game_description, game_item, is_active, creation_date from store_products where is_active = 1 order by ' +
-      'priority, id');
+      'priority, id',
+  );
   const variables = await db.all(
     'select product_id, name, `required`, allowed_values from store_product_variables where product_id in (select id from store_products where is_active = ' +
-      '1) order by product_id, `position`');
+      '1) order by product_id, `position`',
+  );
   const at = now();
   const varsOf = new Map<number, object[]>();
   for (const v of variables) {
@@ -62,9 +72,22 @@ async function listingHandler(db: BaseDb) {
   const nodes = new Map<number, { subcategories: object[]; products: object[] } & Record<string, unknown>>();
   for (const c of categories) {
     nodes.set(Number(c.id), {
-      id: String(c.id), parentID: String(c.parent_id), name: c.name, slug: c.slug, imageID: c.image_id, imageType: c.image_type,
-      priority: String(c.priority), gameStatus: String(c.game_status), gameTitle: c.game_title, gameDescription: c.game_description,
-      gameItem: c.game_item, isActive: String(c.is_active), gameItemModelID: '0', isCumulative: '0', subcategories: [], products: [],
+      id: String(c.id),
+      parentID: String(c.parent_id),
+      name: c.name,
+      slug: c.slug,
+      imageID: c.image_id,
+      imageType: c.image_type,
+      priority: String(c.priority),
+      gameStatus: String(c.game_status),
+      gameTitle: c.game_title,
+      gameDescription: c.game_description,
+      gameItem: c.game_item,
+      isActive: String(c.is_active),
+      gameItemModelID: '0',
+      isCumulative: '0',
+      subcategories: [],
+      products: [],
     });
   }
   const roots: object[] = [];
@@ -73,14 +96,36 @@ async function listingHandler(db: BaseDb) {
     const price = Number(p.price);
     const total = liveDiscount(p, at) ? Number(p.discounted_price) : price;
     nodes.get(Number(p.category_id))?.products.push({
-      id: String(p.id), categoryID: String(p.category_id), giveRoleID: String(p.give_role_id), name: p.name, imageID: p.image_id,
-      imageType: p.image_type, details: p.details, price: money(price), discountedPrice: money(Number(p.discounted_price)),
-      discountExpiryDate: p.discount_expiry_date, duration: String(p.duration), stock: String(p.stock), priority: String(p.priority),
-      isFeaturedProduct: String(p.is_featured), gameStatus: String(p.game_status), gameTitle: p.game_title,
-      gameDescription: p.game_description, gameItem: p.game_item, isActive: String(p.is_active), creationDate: p.creation_date,
-      gameItemModelID: '0', requireOnlyOneProduct: '0', variables: varsOf.get(Number(p.id)) ?? [], total: total / 100, originalPrice: price / 100,
-      discount: (price - total) / 100, discountPercent: Math.round(((price - total) * 100) / price), restricted: false,
-      totalFormatted: `${money(total)} USD`, originalPriceFormatted: `${money(price)} USD`,
+      id: String(p.id),
+      categoryID: String(p.category_id),
+      giveRoleID: String(p.give_role_id),
+      name: p.name,
+      imageID: p.image_id,
+      imageType: p.image_type,
+      details: p.details,
+      price: money(price),
+      discountedPrice: money(Number(p.discounted_price)),
+      discountExpiryDate: p.discount_expiry_date,
+      duration: String(p.duration),
+      stock: String(p.stock),
+      priority: String(p.priority),
+      isFeaturedProduct: String(p.is_featured),
+      gameStatus: String(p.game_status),
+      gameTitle: p.game_title,
+      gameDescription: p.game_description,
+      gameItem: p.game_item,
+      isActive: String(p.is_active),
+      creationDate: p.creation_date,
+      gameItemModelID: '0',
+      requireOnlyOneProduct: '0',
+      variables: varsOf.get(Number(p.id)) ?? [],
+      total: total / 100,
+      originalPrice: price / 100,
+      discount: (price - total) / 100,
+      discountPercent: Math.round(((price - total) * 100) / price),
+      restricted: false,
+      totalFormatted: `${money(total)} USD`,
+      originalPriceFormatted: `${money(price)} USD`,
     });
   }
   return { categories: roots };
@@ -92,36 +137,82 @@ async function seedBuyers(api: Api): Promise<BenchRequest[]> {
   const categoryID = await api.create('/api/admin/store/categories', { name: 'Shop' });
   const limited = await api.create('/api/admin/store/products', { categoryID, name: 'Limited', price: '2.50', stock: 100_000_000 });
   const unlimited = await api.create('/api/admin/store/products', {
-    categoryID, name: 'Kit', price: '1.00', discountedPrice: '0.75', variables: [{ name: 'server', required: true, values: ['eu', 'na'] }],
+    categoryID,
+    name: 'Kit',
+    price: '1.00',
+    discountedPrice: '0.75',
+    variables: [{ name: 'server', required: true, values: ['eu', 'na'] }],
   });
   const ids: string[] = [];
-  await Api.batched(BUYERS, 10, async (i) => { ids[i] = await api.player(3000 + i, `buyer${i}`, 100_000_000_00); });
+  await Api.batched(BUYERS, 10, async (i) => {
+    ids[i] = await api.player(3000 + i, `buyer${i}`, 100_000_000_00);
+  });
   return ids.map((userID) => ({
-    method: 'POST', path: '/api/store/buy', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ userID, products: [{ id: limited, quantity: 2 }, { id: unlimited, variables: { server: 'eu' } }] }),
+    method: 'POST',
+    path: '/api/store/buy',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      userID,
+      products: [
+        { id: limited, quantity: 2 },
+        { id: unlimited, variables: { server: 'eu' } },
+      ],
+    }),
   }));
 }
 
-interface BuyBody { userID: string; products: { id: string; quantity?: number; variables?: Record<string, string> }[] }
+interface BuyBody {
+  userID: string;
+  products: { id: string; quantity?: number; variables?: Record<string, string> }[];
+}
 
 const BUY_USER = 'select id, username from users_accounts where id = ?';
-const BUY_PRODUCTS = (n: number) => `select id, name, price, discounted_price, discount_expiry_date, stock from store_products where id in ` +
+const BUY_CATEGORIES = 'select id, parent_id, is_active from store_categories';
+const BUY_PRODUCTS = (n: number) =>
+  `select id, category_id, name, price, discounted_price, discount_expiry_date, stock from store_products where id in ` +
   `(${placeholders(n)}) and is_active = 1`;
-const BUY_VARIABLES = (n: number) => `select product_id, name, \`required\`, allowed_values from store_product_variables where product_id in ` +
-  `(${placeholders(n)})`;
-const BUY_RULES = (n: number) => `select product_id, required_product_id, require_linked_account, prevent_downgrade from store_product_rules where ` +
-  `product_id in (${placeholders(n)})`;
+const BUY_VARIABLES = (n: number) =>
+  `select product_id, name, \`required\`, allowed_values from store_product_variables where product_id in (${placeholders(n)})`;
+const BUY_RULES = (n: number) =>
+  `select product_id, required_product_id, require_linked_account, prevent_downgrade from store_product_rules where product_id in (${placeholders(n)})`;
 const BUY_ORDER = `insert into store_orders (account_id, type, status, subtotal, discount, total, earnings, cashback, credit, currency, payment_api, payment_id,
   creation_date)
   values (?, 'credit', 'completed', ?, ?, ?, 0, 0, 0, 'USD', 'credits', null, ?)`;
-const BUY_ITEMS = (n: number) => `insert into store_order_items (order_id, product_id, product_name, quantity, unit_price, unit_total, variables) values ` +
+const BUY_ITEMS = (n: number) =>
+  `insert into store_order_items (order_id, product_id, product_name, quantity, unit_price, unit_total, variables) values ` +
   `${Array(n).fill('(?, ?, ?, ?, ?, ?, ?)').join(', ')}`;
-const BUY_LEDGER = `insert into credits_ledger (user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at) values (?, ?, ?, 'purchase', ` +
+const BUY_LEDGER =
+  `insert into credits_ledger (user_id, delta, balance, reason, key_name, order_id, transfer_id, created_at) values (?, ?, ?, 'purchase', ` +
   `'bench', ?, null, ?)`;
 const BUY_STOCK = 'update store_products set stock = stock - ? where id = ? and stock >= ?';
 const BUY_COMMANDS = (n: number) => `select c.id, c.product_id, c.server_id, c.command, c.run_on, c.require_online, c.per_unit
   from delivery_commands c join delivery_servers s on s.id = c.server_id
   where c.run_on = 'purchase' and s.is_active = 1 and c.product_id in (${placeholders(n)})`;
+
+/** The ids of the categories on show: active, and every category above them active too, as the server decides. */
+function shownCategories(rows: Row[]): Set<number> {
+  const byId = new Map(rows.map((row) => [Number(row.id), row]));
+  const shown = new Set<number>();
+  for (const row of rows) {
+    let at: Row | undefined = row;
+    for (let depth = 0; at && Number(at.is_active) === 1 && depth <= rows.length; depth++) {
+      if (Number(at.parent_id) === 0) {
+        shown.add(Number(row.id));
+        break;
+      }
+      at = byId.get(Number(at.parent_id));
+    }
+  }
+  return shown;
+}
+
+/** The products named that are for sale: a product under a hidden category is refused as if inactive. */
+function onShow(products: Row[], categories: Row[]): Row[] {
+  const shown = shownCategories(categories);
+  const found = products.filter((p) => shown.has(Number(p.category_id)));
+  if (found.length < products.length) throw new Refused('product not found');
+  return found;
+}
 
 function placeholders(n: number): string {
   return Array(n).fill('?').join(', ');
@@ -132,8 +223,13 @@ function price(body: BuyBody, products: Row[], at: string) {
   const byId = new Map(products.map((p) => [Number(p.id), p]));
   const lines = body.products.map((line) => {
     const p = byId.get(Number(line.id))!;
-    return { p, id: Number(p.id), quantity: line.quantity ?? 1, unit: liveDiscount(p, at) ? Number(p.discounted_price) : Number(p.price),
-      variables: line.variables ?? {} };
+    return {
+      p,
+      id: Number(p.id),
+      quantity: line.quantity ?? 1,
+      unit: liveDiscount(p, at) ? Number(p.discounted_price) : Number(p.price),
+      variables: line.variables ?? {},
+    };
   });
   const subtotal = lines.reduce((sum, l) => sum + Number(l.p.price) * l.quantity, 0);
   const total = lines.reduce((sum, l) => sum + l.unit * l.quantity, 0);
@@ -145,9 +241,14 @@ function price(body: BuyBody, products: Row[], at: string) {
 
 function answer(orderId: number, balance: number, order: ReturnType<typeof price>) {
   return {
-    status: true, orderID: String(orderId), credits: money(balance),
+    status: true,
+    orderID: String(orderId),
+    credits: money(balance),
     products: order.lines.map((l) => ({ id: l.id, quantity: l.quantity, variables: Object.entries(l.variables).map(([name, value]) => ({ name, value })) })),
-    cashback: '0.00', total: money(order.total), subtotal: money(order.subtotal), discount: money(order.subtotal - order.total),
+    cashback: '0.00',
+    total: money(order.total),
+    subtotal: money(order.subtotal),
+    discount: money(order.subtotal - order.total),
     data: { orderID: String(orderId), credits: balance / 100 },
   };
 }
@@ -159,10 +260,20 @@ const BUY_EVENTS = ['store.order.completed', 'credits.changed'];
 /** The buy's events that an endpoint subscribes to (`told`), as one insert for its transaction. */
 function outbox(told: string[], user: Row, orderId: number, order: ReturnType<typeof price>, at: string, balance: number) {
   const events: OutboxEvent[] = [
-    { name: 'store.order.completed', payload: {
-      orderId, userId: Number(user.id), username: user.username, linkedAccounts: {}, type: 'credit', total: order.total, currency: 'USD', creationDate: at,
-      items: order.lines.map((l) => ({ productId: l.id, productName: l.p.name, quantity: l.quantity, variables: l.variables })),
-    } },
+    {
+      name: 'store.order.completed',
+      payload: {
+        orderId,
+        userId: Number(user.id),
+        username: user.username,
+        linkedAccounts: {},
+        type: 'credit',
+        total: order.total,
+        currency: 'USD',
+        creationDate: at,
+        items: order.lines.map((l) => ({ productId: l.id, productName: l.p.name, quantity: l.quantity, variables: l.variables })),
+      },
+    },
     { name: 'credits.changed', payload: { userId: Number(user.id), delta: -order.total, balance, reason: 'purchase', orderId } },
   ];
   return BaseDb.outbox(events.filter((e) => told.includes(e.name)));
@@ -175,14 +286,18 @@ function buySqlite(db: BaseDb, body: BuyBody, told: string[]) {
     const at = now();
     const [user] = sqlite.all(BUY_USER, Number(body.userID));
     if (!user) throw new Refused('no such user');
-    const order = price(body, sqlite.all(BUY_PRODUCTS(ids.length), ...ids), at);
+    const order = price(body, onShow(sqlite.all(BUY_PRODUCTS(ids.length), ...ids), sqlite.all(BUY_CATEGORIES)), at);
     sqlite.all(BUY_VARIABLES(ids.length), ...ids);
     sqlite.all(BUY_RULES(ids.length), ...ids);
     const orderId = sqlite.run(BUY_ORDER, user.id, order.subtotal, order.subtotal - order.total, order.total, at).lastId;
     sqlite.run(BUY_ITEMS(order.lines.length), ...order.items(orderId));
     sqlite.run('insert into credits_wallets (user_id, balance) values (?, 0) on conflict (user_id) do nothing', user.id);
-    const [debited] = sqlite.all('update credits_wallets set balance = balance - ? where user_id = ? and balance >= ? returning balance', order.total, user.id,
-      order.total);
+    const [debited] = sqlite.all(
+      'update credits_wallets set balance = balance - ? where user_id = ? and balance >= ? returning balance',
+      order.total,
+      user.id,
+      order.total,
+    );
     if (!debited) throw new Refused('insufficient balance');
     sqlite.run(BUY_LEDGER, user.id, -order.total, debited.balance, orderId, at);
     for (const l of order.stocked) if (sqlite.run(BUY_STOCK, l.quantity, l.id, l.quantity).changes === 0) throw new Refused('out of stock');
@@ -201,14 +316,18 @@ function buyMysql(db: BaseDb, body: BuyBody, told: string[]) {
     const at = now();
     const [user] = await all(BUY_USER, [Number(body.userID)]);
     if (!user) throw new Refused('no such user');
-    const order = price(body, await all(BUY_PRODUCTS(ids.length), ids), at);
+    const [products, categories] = await Promise.all([all(BUY_PRODUCTS(ids.length), ids), all(BUY_CATEGORIES, [])]);
+    const order = price(body, onShow(products, categories), at);
     await all(BUY_VARIABLES(ids.length), ids);
     await all(BUY_RULES(ids.length), ids);
     const orderId = (await run(BUY_ORDER, [user.id, order.subtotal, order.subtotal - order.total, order.total, at])).insertId;
     await run(BUY_ITEMS(order.lines.length), order.items(orderId));
     await run('insert into credits_wallets (user_id, balance) values (?, 0) on duplicate key update balance = balance', [user.id]);
-    const debit = await run('update credits_wallets set balance = last_insert_id(balance - ?) where user_id = ? and balance >= ?',
-      [order.total, user.id, order.total]);
+    const debit = await run('update credits_wallets set balance = last_insert_id(balance - ?) where user_id = ? and balance >= ?', [
+      order.total,
+      user.id,
+      order.total,
+    ]);
     if (debit.affectedRows === 0) throw new Refused('insufficient balance');
     await run(BUY_LEDGER, [user.id, -order.total, debit.insertId, orderId, at]);
     for (const l of order.stocked) if ((await run(BUY_STOCK, [l.quantity, l.id, l.quantity])).affectedRows === 0) throw new Refused('out of stock');

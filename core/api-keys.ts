@@ -27,7 +27,6 @@ export const CoreApiKey = defineEntity({
   },
 });
 
-
 const K = CoreApiKey.c;
 /**
  * `api`: every public route; `admin`: also `/api/admin/…`; `<feature>`: every public route of one
@@ -140,7 +139,9 @@ export class ApiKeys {
       // Again while a create or revoke came during the read (#refresh left the list stale): a
       // revoke holds for every request after it, even one that joined a read begun before it.
       do {
-        this.#loading ??= this.#refresh().finally(() => { this.#loading = undefined; });
+        this.#loading ??= this.#refresh().finally(() => {
+          this.#loading = undefined;
+        });
         await this.#loading;
       } while (this.#loadedAt === 0);
     }
@@ -175,16 +176,20 @@ export class ApiKeys {
   async create(name: string, scopes: Scope[], { clientCodes = false } = {}): Promise<string> {
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new DomainError('VALIDATION_ERROR', 'name: 1-64 characters of A-Z a-z 0-9 _ . -');
     const bad = scopes.find((s) => !isScope(s));
-    if (bad !== undefined || scopes.length === 0) throw new DomainError('VALIDATION_ERROR',
-      `scope: "${bad ?? ''}" is not a scope (api, admin, <feature> or <feature>:<action>)`);
+    if (bad !== undefined || scopes.length === 0)
+      throw new DomainError('VALIDATION_ERROR', `scope: "${bad ?? ''}" is not a scope (api, admin, <feature> or <feature>:<action>)`);
     if (scopes.join(' ').length > 255) throw new DomainError('VALIDATION_ERROR', 'scope: at most 255 characters in all');
     const key = `ck_${randomBytes(24).toString('hex')}`;
     const existing = await this.#db.query(sql`select ${K.id} from ${CoreApiKey} where ${K.name} = ${name}`);
     if (existing.length) throw new DomainError('CONFLICT', `an API key named "${name}" exists already`);
     await this.#db.transaction(async () => {
       await CoreApiKey.insert(this.#db, { name, keyHash: sha256(key).toString('hex'), scopes: scopes.join(' '), createdAt: now(), clientCodes });
-      await this.#audit.record({ action: 'core.apikey.create', target: { type: 'apikey', id: name },
-        summary: `Created API key ${name} (${scopes.join(' ')})`, after: { scopes, clientCodes } });
+      await this.#audit.record({
+        action: 'core.apikey.create',
+        target: { type: 'apikey', id: name },
+        summary: `Created API key ${name} (${scopes.join(' ')})`,
+        after: { scopes, clientCodes },
+      });
     });
     this.#changed();
     return key;
@@ -193,7 +198,8 @@ export class ApiKeys {
   /** Marks (or unmarks) an active key for the Java clients' error codes; false when no active key has the name. */
   async setClientCodes(name: string, clientCodes: boolean): Promise<boolean> {
     const { affectedRows } = await this.#db.run(
-      sql`update ${CoreApiKey} set ${K.clientCodes} = ${clientCodes} where ${K.name} = ${name} and ${K.revokedAt} is null`);
+      sql`update ${CoreApiKey} set ${K.clientCodes} = ${clientCodes} where ${K.name} = ${name} and ${K.revokedAt} is null`,
+    );
     this.#changed();
     return affectedRows > 0;
   }
@@ -205,11 +211,21 @@ export class ApiKeys {
 
   async list(): Promise<{ name: string; scopes: string; createdAt: string; revokedAt: string | null; lastUsedAt: string | null; clientCodes: boolean }[]> {
     const listed = fields({
-      name: K.name, scopes: K.scopes, created_at: K.createdAt, revoked_at: K.revokedAt, last_used_at: K.lastUsedAt, client_codes: K.clientCodes,
+      name: K.name,
+      scopes: K.scopes,
+      created_at: K.createdAt,
+      revoked_at: K.revokedAt,
+      last_used_at: K.lastUsedAt,
+      client_codes: K.clientCodes,
     });
     const rows = await this.#db.query(sql`select ${listed} from ${CoreApiKey} order by ${K.id}`);
     return rows.map((r) => ({
-      name: r.name, scopes: r.scopes, createdAt: r.created_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at, clientCodes: marked(r.client_codes),
+      name: r.name,
+      scopes: r.scopes,
+      createdAt: r.created_at,
+      revokedAt: r.revoked_at,
+      lastUsedAt: r.last_used_at,
+      clientCodes: marked(r.client_codes),
     }));
   }
 

@@ -29,7 +29,15 @@ import { requestStages } from './http/stages.ts';
 import { idempotencyKeys } from './idempotency.ts';
 import { strictTypesError, unstorableError } from './http/strict-types.ts';
 import {
-  RequestLog, completionLog, corsPolicy, databaseMetrics, metricsRegistry, metricsRoutes, requestId, requestLoggers, type Pino,
+  RequestLog,
+  completionLog,
+  corsPolicy,
+  databaseMetrics,
+  metricsRegistry,
+  metricsRoutes,
+  requestId,
+  requestLoggers,
+  type Pino,
 } from './observability.ts';
 import { migrations as coreMigrations } from './migrations/index.ts';
 import { checkDeclaredErrors, openapiOptions } from './openapi.ts';
@@ -77,10 +85,7 @@ export interface BuildOptions {
 }
 
 /** Log redaction: never secrets, passwords, tokens or keys. */
-const redact = [
-  'req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie',
-  '*.password', '*.token', '*.secret', '*.apiKey',
-];
+const redact = ['req.headers["x-api-key"]', 'req.headers.authorization', 'req.headers.cookie', '*.password', '*.token', '*.secret', '*.apiKey'];
 
 /**
  * Some secrets travel in URLs (api.md puts session tokens in `/api/auth/sessions/<token>`, the
@@ -127,16 +132,28 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   const site = siteDefaults(declared, config.site);
 
   const say = options.bootLog ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const db = await connectAtBoot(config.database, () => openDatabase({
-    config: config.database,
-    entities: [...coreEntities, ...features.flatMap((f) => f.def.entities ?? [])],
-    migrations: [...coreMigrations, ...features.flatMap((f) => f.def.migrations ?? [])],
-  }), say);
+  const db = await connectAtBoot(
+    config.database,
+    () =>
+      openDatabase({
+        config: config.database,
+        entities: [...coreEntities, ...features.flatMap((f) => f.def.entities ?? [])],
+        migrations: [...coreMigrations, ...features.flatMap((f) => f.def.migrations ?? [])],
+      }),
+    say,
+  );
   const restoreClock = options.clock ? installClock(options.clock) : undefined;
   try {
     if (config.database.migrateOnStart) await migrate(db, { leaseSeconds: config.database.migrationLockSeconds, say });
-    const app = await assemble(config, features, { declared, site }, db, env,
-      options.logger === false ? undefined : hostLogger(config, options.logStream), options.selfChecks);
+    const app = await assemble(
+      config,
+      features,
+      { declared, site },
+      db,
+      env,
+      options.logger === false ? undefined : hostLogger(config, options.logStream),
+      options.selfChecks,
+    );
     if (restoreClock) app.addHook('onClose', async () => restoreClock());
     return app;
   } catch (err) {
@@ -152,8 +169,15 @@ interface SiteSetup {
   site: SiteSettings;
 }
 
-async function assemble(config: AppConfig, features: LoadedFeature[], { declared, site }: SiteSetup, db: Database, env: NodeJS.ProcessEnv,
-  logger: Pino | undefined, selfChecks = false): Promise<FastifyInstance> {
+async function assemble(
+  config: AppConfig,
+  features: LoadedFeature[],
+  { declared, site }: SiteSetup,
+  db: Database,
+  env: NodeJS.ProcessEnv,
+  logger: Pino | undefined,
+  selfChecks = false,
+): Promise<FastifyInstance> {
   const app = Fastify({
     bodyLimit: config.server.bodyLimit,
     trustProxy: config.server.trustProxy,
@@ -208,12 +232,24 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
   app.decorate('db', db);
   app.decorate('settings', settings);
   app.decorate('apiKeys', apiKeys);
-  app.decorate('features', features.map((f) => f.def.name));
-  app.decorate('featureContext', (name: string): FeatureContext<unknown> => ({
-    options: featureOptions.get(name),
-    services, events, db, settings, env, metrics, outbound,
-    log: app.log.child({ plugin: name }),
-  }));
+  app.decorate(
+    'features',
+    features.map((f) => f.def.name),
+  );
+  app.decorate(
+    'featureContext',
+    (name: string): FeatureContext<unknown> => ({
+      options: featureOptions.get(name),
+      services,
+      events,
+      db,
+      settings,
+      env,
+      metrics,
+      outbound,
+      log: app.log.child({ plugin: name }),
+    }),
+  );
   app.addHook('onClose', async () => {
     settings.stop();
     await db.close();
@@ -240,18 +276,27 @@ async function assemble(config: AppConfig, features: LoadedFeature[], { declared
     await app.register(swaggerUi, { routePrefix: '/docs' });
   }
 
-  app.get('/health', {
-    schema: { tags: ['operations'], summary: 'Liveness and database check (no key needed)', security: [],
-      response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String({ examples: ['up'] }) }) } },
-  }, async (_request, reply) => {
-    const unavailable = await db.unavailableReason();
-    if (!unavailable) return { status: true as const, database: 'up' };
-    reply.header('Retry-After', String(config.database.retryAfterSeconds));
-    return send(reply, 'SERVICE_UNAVAILABLE', unavailable);
-  });
+  app.get(
+    '/health',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Liveness and database check (no key needed)',
+        security: [],
+        response: { 200: Type.Object({ status: Type.Literal(true), database: Type.String({ examples: ['up'] }) }) },
+      },
+    },
+    async (_request, reply) => {
+      const unavailable = await db.unavailableReason();
+      if (!unavailable) return { status: true as const, database: 'up' };
+      reply.header('Retry-After', String(config.database.retryAfterSeconds));
+      return send(reply, 'SERVICE_UNAVAILABLE', unavailable);
+    },
+  );
   // Browsers ask for it on every site; an icon beats a 404 in every log.
   app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(FAVICON));
+    reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(FAVICON),
+  );
   await app.register(async (admin) => settingsRoutes(admin, settings));
   await app.register(async (admin) => auditRoutes(admin, audit, settings));
   if (config.metrics.enabled) {

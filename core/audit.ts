@@ -105,9 +105,16 @@ export class AuditLog {
     // A function when the entry needs reads (names for the summary): none are made when no one acts.
     const entry = typeof what === 'function' ? await what() : what;
     await CoreAuditLog.insert(this.#db, {
-      at: now(), actorKind: store.actor.kind, actor: clip(store.actor.name, 64), action: entry.action,
-      targetType: entry.target.type, targetId: String(entry.target.id), summary: clip(entry.summary, 255),
-      before: json(entry.before), after: json(entry.after), requestId: store.requestId ?? null,
+      at: now(),
+      actorKind: store.actor.kind,
+      actor: clip(store.actor.name, 64),
+      action: entry.action,
+      targetType: entry.target.type,
+      targetId: String(entry.target.id),
+      summary: clip(entry.summary, 255),
+      before: json(entry.before),
+      after: json(entry.after),
+      requestId: store.requestId ?? null,
     });
   }
 
@@ -118,10 +125,16 @@ export class AuditLog {
     const action = filter.action?.endsWith('.')
       ? sql`${c.action} like ${`${filter.action.replace(/[!%_]/g, '!$&')}%`} escape '!'`
       : is(c.action, filter.action);
-    return CoreAuditLog.select(this.#db, sql`${where(
-      is(c.actor, filter.actor), is(c.targetType, filter.targetType), is(c.targetId, filter.targetId), action,
-      filter.before !== undefined && sql`${c.id} < ${filter.before}`,
-    )} order by ${c.id} desc limit ${countParam(filter.limit)}`);
+    return CoreAuditLog.select(
+      this.#db,
+      sql`${where(
+        is(c.actor, filter.actor),
+        is(c.targetType, filter.targetType),
+        is(c.targetId, filter.targetId),
+        action,
+        filter.before !== undefined && sql`${c.id} < ${filter.before}`,
+      )} order by ${c.id} desc limit ${countParam(filter.limit)}`,
+    );
   }
 }
 
@@ -137,8 +150,9 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * parsed (its stream events would lose the context).
  */
 export const actAsStaff: Step = (request, done) => {
-  const actor = SAFE_METHODS.has(request.method) ? undefined
-    : request.actor ?? (request.apiKey ? { kind: 'key' as const, name: request.apiKey.name } : undefined);
+  const actor = SAFE_METHODS.has(request.method)
+    ? undefined
+    : (request.actor ?? (request.apiKey ? { kind: 'key' as const, name: request.apiKey.name } : undefined));
   if (actor) acting.run({ actor, requestId: request.id }, done);
   else done();
 };
@@ -147,7 +161,7 @@ export const AuditQuery = Type.Object({
   actor: Type.Optional(Type.String({ maxLength: 64, description: 'a username or API key name' })),
   action: Type.Optional(Type.String({ maxLength: 64, description: 'an action (`store.order.refund`) or the start of one ending in a dot (`store.`)' })),
   targetType: Type.Optional(Type.String({ maxLength: 32, description: 'what kind of record (`order`, `product`, `user`)' })),
-  targetID: Type.Optional(Type.String({ maxLength: 64, description: 'the record\'s id' })),
+  targetID: Type.Optional(Type.String({ maxLength: 64, description: "the record's id" })),
   before: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'entries older than this id (the next page)' })),
   limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: '1 to 200, default 50' })),
 });

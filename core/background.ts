@@ -49,7 +49,14 @@ export function everyRound(app: FastifyInstance, log: FastifyBaseLogger, what: s
     timer = setInterval(() => {
       if (running) return;
       running = true;
-      round().then(() => rounds.succeeded(), (err: unknown) => rounds.failed(err)).finally(() => { running = false; });
+      round()
+        .then(
+          () => rounds.succeeded(),
+          (err: unknown) => rounds.failed(err),
+        )
+        .finally(() => {
+          running = false;
+        });
     }, ms);
     timer.unref();
   });

@@ -38,8 +38,10 @@ async function ensureMysqlDatabase(config: AppConfig['database'], say: (line: st
     const [rows] = await conn.query('select schema_name from information_schema.schemata where schema_name = ?', [target.dbName]);
     if ((rows as unknown[]).length) return;
     if (!config.createDatabase) {
-      throw new ConfigError(`The database "${target.dbName}" named by DATABASE_URL (${displayUrl(config.url)}) does not exist: create it (CREATE DATABASE ` +
-        `\`${target.dbName}\` CHARACTER SET utf8mb4) or set database.createDatabase to true.`);
+      throw new ConfigError(
+        `The database "${target.dbName}" named by DATABASE_URL (${displayUrl(config.url)}) does not exist: create it (CREATE DATABASE ` +
+          `\`${target.dbName}\` CHARACTER SET utf8mb4) or set database.createDatabase to true.`,
+      );
     }
     await conn.query(`create database \`${target.dbName!.replaceAll('`', '``')}\` character set utf8mb4`);
     say(`Created the database "${target.dbName}" named by DATABASE_URL (database.createDatabase is on).`);
@@ -63,14 +65,16 @@ export async function connectAtBoot<T>(config: AppConfig['database'], open: () =
       const code = reason(err);
       // Retrying cannot fix credentials: say so at once, in a sentence, not a stack trace.
       if (code === 'ER_ACCESS_DENIED_ERROR' || code === 'ER_DBACCESS_DENIED_ERROR') {
-        throw new ConfigError(`The database named by DATABASE_URL (${displayUrl(config.url)}) refused the user name or password (${code}); check them in ` +
-          `DATABASE_URL.`);
+        throw new ConfigError(
+          `The database named by DATABASE_URL (${displayUrl(config.url)}) refused the user name or password (${code}); check them in DATABASE_URL.`,
+        );
       }
       if (!isDatabaseUnavailable(err)) throw err;
       const left = deadline - Date.now();
       if (left <= 0) {
-        throw new ConfigError(`The database named by DATABASE_URL (${displayUrl(config.url)}) cannot be reached (${code}); gave up after ` +
-          `${config.bootRetrySeconds} s.`);
+        throw new ConfigError(
+          `The database named by DATABASE_URL (${displayUrl(config.url)}) cannot be reached (${code}); gave up after ` + `${config.bootRetrySeconds} s.`,
+        );
       }
       const pause = Math.min(wait, left);
       say(`The database named by DATABASE_URL (${displayUrl(config.url)}) cannot be reached (${code}); retrying in ${(pause / 1000).toFixed(1)} s.`);

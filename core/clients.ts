@@ -49,10 +49,20 @@ function clientErrors<Code extends string>(client: string, known: readonly Code[
 
 /** The game auth plugin's `ErrorCode` enum, 12 codes (docs/clients.md). */
 export const AUTH_PLUGIN_CODES = [
-  'USER_NOT_FOUND', 'WRONG_PASSWORD', 'USERNAME_ALREADY_EXIST', 'EMAIL_ALREADY_EXIST', 'REGISTER_LIMIT', 'INVALID_USERNAME',
-  'INVALID_EMAIL', 'INVALID_PASSWORD', 'WRONG_CODE', 'SESSION_NOT_FOUND', 'TFA_VERIFICATION_FAILED', 'UNKNOWN_ERROR',
+  'USER_NOT_FOUND',
+  'WRONG_PASSWORD',
+  'USERNAME_ALREADY_EXIST',
+  'EMAIL_ALREADY_EXIST',
+  'REGISTER_LIMIT',
+  'INVALID_USERNAME',
+  'INVALID_EMAIL',
+  'INVALID_PASSWORD',
+  'WRONG_CODE',
+  'SESSION_NOT_FOUND',
+  'TFA_VERIFICATION_FAILED',
+  'UNKNOWN_ERROR',
 ] as const;
-export type AuthPluginCode = typeof AUTH_PLUGIN_CODES[number];
+export type AuthPluginCode = (typeof AUTH_PLUGIN_CODES)[number];
 
 /**
  * The auth plugin's codes for one route. Its register sends no email by default and names no
@@ -62,21 +72,33 @@ export type AuthPluginCode = typeof AUTH_PLUGIN_CODES[number];
 export function authPlugin({ codes, otherwise = 'UNKNOWN_ERROR' }: Partial<Nearest<AuthPluginCode>> = {}): ClientErrors {
   return clientErrors('the game auth plugin', AUTH_PLUGIN_CODES, {
     fields: { email: 'INVALID_EMAIL', username: 'INVALID_USERNAME', password: 'INVALID_PASSWORD', code: 'WRONG_CODE', token: 'SESSION_NOT_FOUND' },
-    codes, otherwise,
+    codes,
+    otherwise,
   });
 }
 
 /** The official game plugin's `Error` enum, 18 codes (docs/clients.md). */
 export const GAME_PLUGIN_CODES = [
   'USER_NOT_FOUND',
-  'INVALID_QUANTITY', 'INSUFFICIENT_BALANCE', 'OUT_OF_STOCK', 'PRODUCT_NOT_FOUND', 'REQUIRED_PRODUCT', 'REQUIRED_LINKED_ACCOUNT',
-  'DOWNGRADE_NOT_ALLOWED', 'INVALID_VARIABLE',
-  'INVALID_LIMIT', 'INVALID_TYPE',
-  'INSERT_ERROR', 'DELETE_ERROR',
+  'INVALID_QUANTITY',
+  'INSUFFICIENT_BALANCE',
+  'OUT_OF_STOCK',
+  'PRODUCT_NOT_FOUND',
+  'REQUIRED_PRODUCT',
+  'REQUIRED_LINKED_ACCOUNT',
+  'DOWNGRADE_NOT_ALLOWED',
+  'INVALID_VARIABLE',
+  'INVALID_LIMIT',
+  'INVALID_TYPE',
+  'INSERT_ERROR',
+  'DELETE_ERROR',
   'TICKET_NOT_FOUND',
-  'INVALID_AMOUNT', 'NOT_ENOUGH_CREDITS', 'INVALID_TARGET', 'TARGET_USER_NOT_FOUND',
+  'INVALID_AMOUNT',
+  'NOT_ENOUGH_CREDITS',
+  'INVALID_TARGET',
+  'TARGET_USER_NOT_FOUND',
 ] as const;
-export type GamePluginCode = typeof GAME_PLUGIN_CODES[number];
+export type GamePluginCode = (typeof GAME_PLUGIN_CODES)[number];
 
 /**
  * The game plugin's codes for one route. Its enum has no generic failure; USER_NOT_FOUND is the

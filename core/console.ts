@@ -67,21 +67,30 @@ export type ConsoleBlock =
   | { kind: 'text'; heading?: string; text: string }
   | { kind: 'links'; heading?: string; items: { label: string; href: string }[] }
   | {
-    kind: 'table'; caption: string; columns: { key: string; label: string; numeric?: boolean }[];
-    rows: Record<string, ConsoleCell>[]; empty?: string;
-    /** Link to the next page (keyset paging) and back to the first. */
-    next?: string; first?: string;
-  }
+      kind: 'table';
+      caption: string;
+      columns: { key: string; label: string; numeric?: boolean }[];
+      rows: Record<string, ConsoleCell>[];
+      empty?: string;
+      /** Link to the next page (keyset paging) and back to the first. */
+      next?: string;
+      first?: string;
+    }
   | {
-    kind: 'form'; id: string; title: string; action: string; fields: ConsoleField[]; submit: string;
-    /** `get` for search and filter forms (no CSRF token, values land in the URL). */
-    method?: 'get' | 'post';
-    values?: Record<string, string>;
-    /** Errors by field name, shown beside the field; `_form` for one that names no field. */
-    errors?: Record<string, string>;
-    /** Ask before posting (destructive changes). */
-    confirm?: string;
-  }
+      kind: 'form';
+      id: string;
+      title: string;
+      action: string;
+      fields: ConsoleField[];
+      submit: string;
+      /** `get` for search and filter forms (no CSRF token, values land in the URL). */
+      method?: 'get' | 'post';
+      values?: Record<string, string>;
+      /** Errors by field name, shown beside the field; `_form` for one that names no field. */
+      errors?: Record<string, string>;
+      /** Ask before posting (destructive changes). */
+      confirm?: string;
+    }
   | { kind: 'thread'; heading: string; messages: { author: string; date: string; text: string; staff: boolean }[] }
   /** What staff must act on: each item a sentence, linked to where to act. */
   | { kind: 'attention'; heading: string; items: { text: string; href?: string }[]; empty: string }
@@ -250,63 +259,92 @@ export function recordPages<R>(pages: ConsolePages, spec: RecordPages<R>): void 
   const fail = (err: unknown) => errorsFor(err, names, spec.errorFields);
 
   const listPage = async (add?: ShownForm): Promise<ConsolePage> => ({
-    title: spec.title, status: add ? 422 : 200,
+    title: spec.title,
+    status: add ? 422 : 200,
     blocks: [
-      ...spec.above ?? [],
+      ...(spec.above ?? []),
       {
-        kind: 'table', caption: spec.title, empty: `No ${spec.noun} yet.`,
-        columns: [{ key: 'name', label: 'Name' }, ...spec.columns ?? [], { key: 'delete', label: 'Delete' }],
+        kind: 'table',
+        caption: spec.title,
+        empty: `No ${spec.noun} yet.`,
+        columns: [{ key: 'name', label: 'Name' }, ...(spec.columns ?? []), { key: 'delete', label: 'Delete' }],
         rows: (await spec.list()).map((r) => ({
-          name: { text: spec.nameOf(r), href: `${base}/${spec.idOf(r)}` }, ...spec.cells?.(r),
+          name: { text: spec.nameOf(r), href: `${base}/${spec.idOf(r)}` },
+          ...spec.cells?.(r),
           delete: { action: `${base}/${spec.idOf(r)}/delete`, label: `Delete ${spec.nameOf(r)}`, confirm: `Delete the ${spec.noun} ${spec.nameOf(r)}?` },
         })),
       },
       {
-        kind: 'form', id: `new-${spec.noun.replace(/ /g, '-')}`, title: `New ${spec.noun}`, action: base, submit: `Create ${spec.noun}`,
-        values: add?.values, errors: add?.errors, fields: spec.fields,
+        kind: 'form',
+        id: `new-${spec.noun.replace(/ /g, '-')}`,
+        title: `New ${spec.noun}`,
+        action: base,
+        submit: `Create ${spec.noun}`,
+        values: add?.values,
+        errors: add?.errors,
+        fields: spec.fields,
       },
     ],
   });
 
   const editPage = (r: R, edit?: ShownForm): ConsolePage => ({
-    title: spec.nameOf(r), status: edit ? 422 : 200,
+    title: spec.nameOf(r),
+    status: edit ? 422 : 200,
     blocks: [
       { kind: 'links', items: [{ label: spec.title, href: base }] },
       {
-        kind: 'form', id: `edit-${spec.noun.replace(/ /g, '-')}`, title: `Edit ${spec.noun}`, action: `${base}/${spec.idOf(r)}`, submit: `Save ${spec.noun}`,
-        values: edit?.values ?? spec.values(r), errors: edit?.errors, fields: spec.editFields ?? spec.fields,
+        kind: 'form',
+        id: `edit-${spec.noun.replace(/ /g, '-')}`,
+        title: `Edit ${spec.noun}`,
+        action: `${base}/${spec.idOf(r)}`,
+        submit: `Save ${spec.noun}`,
+        values: edit?.values ?? spec.values(r),
+        errors: edit?.errors,
+        fields: spec.editFields ?? spec.fields,
       },
     ],
   });
 
   pages.get(spec.path, async () => listPage(), { access: spec.access });
 
-  pages.post(spec.path, async (request) => {
-    if (request.invalid) return listPage({ values: request.form, errors: request.invalid });
-    try {
-      const r = await spec.create(request);
-      return { redirect: base, notice: `${Noun} ${spec.nameOf(r)} created.` };
-    } catch (err) {
-      return listPage({ values: request.form, errors: fail(err) });
-    }
-  }, options(spec.createBody));
+  pages.post(
+    spec.path,
+    async (request) => {
+      if (request.invalid) return listPage({ values: request.form, errors: request.invalid });
+      try {
+        const r = await spec.create(request);
+        return { redirect: base, notice: `${Noun} ${spec.nameOf(r)} created.` };
+      } catch (err) {
+        return listPage({ values: request.form, errors: fail(err) });
+      }
+    },
+    options(spec.createBody),
+  );
 
   pages.get(`${spec.path}/:id`, async ({ params }) => editPage(await spec.get(idOf(params.id))), { access: spec.access });
 
-  pages.post(`${spec.path}/:id`, async (request) => {
-    const r = await spec.get(idOf(request.params.id));
-    if (request.invalid) return editPage(r, { values: request.form, errors: request.invalid });
-    try {
-      const saved = await spec.update(spec.idOf(r), request);
-      return { redirect: base, notice: `${Noun} ${spec.nameOf(saved)} saved.` };
-    } catch (err) {
-      return editPage(r, { values: request.form, errors: fail(err) });
-    }
-  }, options(spec.editBody));
+  pages.post(
+    `${spec.path}/:id`,
+    async (request) => {
+      const r = await spec.get(idOf(request.params.id));
+      if (request.invalid) return editPage(r, { values: request.form, errors: request.invalid });
+      try {
+        const saved = await spec.update(spec.idOf(r), request);
+        return { redirect: base, notice: `${Noun} ${spec.nameOf(saved)} saved.` };
+      } catch (err) {
+        return editPage(r, { values: request.form, errors: fail(err) });
+      }
+    },
+    options(spec.editBody),
+  );
 
-  pages.post(`${spec.path}/:id/delete`, async ({ params }) => {
-    const r = await spec.get(idOf(params.id));
-    await spec.remove(spec.idOf(r));
-    return { redirect: base, notice: `${Noun} ${spec.nameOf(r)} deleted.` };
-  }, { access: spec.access });
+  pages.post(
+    `${spec.path}/:id/delete`,
+    async ({ params }) => {
+      const r = await spec.get(idOf(params.id));
+      await spec.remove(spec.idOf(r));
+      return { redirect: base, notice: `${Noun} ${spec.nameOf(r)} deleted.` };
+    },
+    { access: spec.access },
+  );
 }

@@ -24,8 +24,10 @@ export async function discoverFeatures(config: AppConfig): Promise<LoadedFeature
   // A misspelled feature would otherwise boot silently without the feature it meant to set.
   for (const [name, setting] of Object.entries(config.plugins)) {
     if (builtins.includes(name) || setting.package) continue;
-    throw new ConfigError(`plugins.${name}: there is no built-in feature of that name (built-in: ${builtins.join(', ')}); a third-party feature needs ` +
-      `plugins.${name}.package.`);
+    throw new ConfigError(
+      `plugins.${name}: there is no built-in feature of that name (built-in: ${builtins.join(', ')}); a third-party feature needs ` +
+        `plugins.${name}.package.`,
+    );
   }
   for (const name of builtins) {
     if (config.plugins[name]?.enabled === false) continue;
@@ -67,8 +69,10 @@ function checkSdkRange(name: string, entryURL: string, sdkVersion: string, sdkRa
     const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as PackageManifest;
     const wanted = pkg.peerDependencies?.[SDK] ?? pkg.dependencies?.[SDK];
     if (wanted && !satisfies(sdkVersion, wanted)) {
-      throw new ConfigError(`The "${name}" plugin (${pkg.name ?? dir}) is built for ${SDK} ${wanted}, but this host provides ${SDK} ${sdkVersion}, ` +
-        `which takes plugins built for ${sdkRange}.`);
+      throw new ConfigError(
+        `The "${name}" plugin (${pkg.name ?? dir}) is built for ${SDK} ${wanted}, but this host provides ${SDK} ${sdkVersion}, ` +
+          `which takes plugins built for ${sdkRange}.`,
+      );
     }
     return;
   }

@@ -56,7 +56,7 @@ export function defineFeature<S extends TSchema, Own = void>(def: FeatureDefinit
 /** A module's feature definition: its default export (or the module itself) when it has a name and a register function. */
 export function definitionOf(mod: unknown): FeatureDefinition | undefined {
   const candidate = ((mod as { default?: unknown })?.default ?? mod) as Partial<FeatureDefinition> | undefined;
-  return typeof candidate?.name === 'string' && typeof candidate.register === 'function' ? candidate as FeatureDefinition : undefined;
+  return typeof candidate?.name === 'string' && typeof candidate.register === 'function' ? (candidate as FeatureDefinition) : undefined;
 }
 
 /**
@@ -65,13 +65,16 @@ export function definitionOf(mod: unknown): FeatureDefinition | undefined {
  */
 function featurePlugin(f: LoadedFeature): FastifyPluginAsync {
   const { def } = f;
-  return fp(async (app: FastifyInstance) => {
-    const ctx = app.featureContext(def.name);
-    app.addHook('onRoute', (route) => {
-      route.config = { ...route.config, feature: def.name };
-    });
-    f.own = await def.register(app, ctx);
-  }, { name: def.name, fastify: '5.x', encapsulate: true });
+  return fp(
+    async (app: FastifyInstance) => {
+      const ctx = app.featureContext(def.name);
+      app.addHook('onRoute', (route) => {
+        route.config = { ...route.config, feature: def.name };
+      });
+      f.own = await def.register(app, ctx);
+    },
+    { name: def.name, fastify: '5.x', encapsulate: true },
+  );
 }
 
 export interface LoadedFeature {
@@ -122,10 +125,12 @@ export function selectEnabled(loaded: LoadedFeature[], config: AppConfig): Loade
   for (const f of loaded) {
     for (const ref of f.def.requires ?? []) {
       if (names.has(ref.feature)) continue;
-      throw new ConfigError(installed.has(ref.feature)
-        ? `The "${f.def.name}" feature requires the "${ref.feature}" feature, which is disabled (plugins.${ref.feature}.enabled = false). Enable ` +
-          `"${ref.feature}" or disable "${f.def.name}".`
-        : `The "${f.def.name}" feature requires the "${ref.feature}" feature, which is not installed.`);
+      throw new ConfigError(
+        installed.has(ref.feature)
+          ? `The "${f.def.name}" feature requires the "${ref.feature}" feature, which is disabled (plugins.${ref.feature}.enabled = false). Enable ` +
+              `"${ref.feature}" or disable "${f.def.name}".`
+          : `The "${f.def.name}" feature requires the "${ref.feature}" feature, which is not installed.`,
+      );
     }
     for (const event of Object.keys(f.def.events ?? {})) {
       if (event.startsWith(`${f.def.name}.`)) continue;

@@ -86,8 +86,8 @@ const KEY_PATTERN = '^[\\x20-\\x7E]{1,255}$';
 const HEADER = 'idempotency-key';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-const reused = () => new DomainError('IDEMPOTENCY_KEY_REUSED',
-  'This Idempotency-Key was used with another request (route, parameters or body); use a new key for a new request.');
+const reused = () =>
+  new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with another request (route, parameters or body); use a new key for a new request.');
 const inProgress = (message: string) => new DomainError('IDEMPOTENCY_IN_PROGRESS', message, { retryAfterSeconds: 1 });
 
 /** JSON with object keys sorted, so a body's field order does not change its fingerprint. */
@@ -95,15 +95,18 @@ function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object' && !Buffer.isBuffer(value)) {
     const o = value as Record<string, unknown>;
-    return `{${Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+    return `{${Object.keys(o)
+      .sort()
+      .filter((k) => o[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
 
 /** The request as the key is bound to it: method, route, API key, and what validation made of its parameters and body. */
 function fingerprint(request: FastifyRequest): string {
-  return hash('sha256', canonical([request.method, request.routeOptions.url, request.apiKey?.name ?? '', request.params, request.query, request.body]),
-    'hex');
+  return hash('sha256', canonical([request.method, request.routeOptions.url, request.apiKey?.name ?? '', request.params, request.query, request.body]), 'hex');
 }
 
 export class IdempotencyStore {
@@ -205,8 +208,9 @@ function sendAnswer(reply: FastifyReply, answer: Answer): FastifyReply {
 
 const IDEMPOTENCY_HEADER = Type.String({
   pattern: KEY_PATTERN,
-  description: 'Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and '
-    + 'moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).',
+  description:
+    'Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and ' +
+    'moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).',
   examples: ['5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93'],
 });
 
@@ -246,7 +250,7 @@ export function idempotencyKeys(app: FastifyInstance, db: Database, options: Ide
     const schema = route.schema ?? {};
     const headers = schema.headers as TObject | undefined;
     schema.headers = Type.Object({ ...headers?.properties, [HEADER]: Type.Optional(IDEMPOTENCY_HEADER) });
-    schema.errors = [...schema.errors ?? [], 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS'];
+    schema.errors = [...(schema.errors ?? []), 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_IN_PROGRESS'];
     route.schema = schema;
     route.onSend = [...[route.onSend ?? []].flat(), settleError];
     const handler = route.handler as Handler;

@@ -25,7 +25,11 @@ export function memoryReducingGc(): (() => void) | undefined {
   return typeof gc === 'function' ? () => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }) : undefined;
 }
 
-export interface Reclaimed { heapBefore: number; heapAfter: number; ms: number }
+export interface Reclaimed {
+  heapBefore: number;
+  heapAfter: number;
+  ms: number;
+}
 
 /**
  * Once the event loop has been idle for `idleMs` on end and the heap grew since the last reclaim,

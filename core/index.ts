@@ -1,8 +1,18 @@
 /** The host's public surface: what a feature (built-in or third-party) imports. */
 export { defineFeature, type FeatureDefinition } from './features.ts';
 export type { FeatureContext } from './feature-context.ts';
-export { errorsFor, field, type ConsoleAccess, type ConsoleBlock, type ConsoleField, type ConsolePage, type ConsolePages, type ConsoleRequest,
-  type ConsoleResult, type ConsoleSection } from './console.ts';
+export {
+  errorsFor,
+  field,
+  type ConsoleAccess,
+  type ConsoleBlock,
+  type ConsoleField,
+  type ConsolePage,
+  type ConsolePages,
+  type ConsoleRequest,
+  type ConsoleResult,
+  type ConsoleSection,
+} from './console.ts';
 export { createServiceRef, ServiceRegistry, type ServiceRef } from './registry.ts';
 export { EventBus, type EventMap, type EventName } from './events.ts';
 export { DomainError, registerErrorCodes } from './errors.ts';

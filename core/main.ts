@@ -20,10 +20,14 @@ try {
   await app.listen({ host, port });
 } catch (err) {
   const code = (err as NodeJS.ErrnoException).code;
-  const why = code === 'EADDRINUSE' ? `${host}:${port} is already in use. Set PORT (or server.port) to a free port, or stop the process that holds it.`
-    : code === 'EACCES' ? `no permission to listen on ${host}:${port}. Use a port above 1023 (PORT or server.port).`
-    : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' ? `${host} is not an address of this machine. Set HOST (or server.host), e.g. 127.0.0.1 or 0.0.0.0.`
-    : undefined;
+  const why =
+    code === 'EADDRINUSE'
+      ? `${host}:${port} is already in use. Set PORT (or server.port) to a free port, or stop the process that holds it.`
+      : code === 'EACCES'
+        ? `no permission to listen on ${host}:${port}. Use a port above 1023 (PORT or server.port).`
+        : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND'
+          ? `${host} is not an address of this machine. Set HOST (or server.host), e.g. 127.0.0.1 or 0.0.0.0.`
+          : undefined;
   if (!why) throw err;
   console.error(`Cannot start: ${why}`);
   await app.close();
@@ -34,8 +38,10 @@ if (!process.env.API_KEY && !(await app.apiKeys.list()).some((k) => !k.revokedAt
 }
 const gc = idleReclaimSeconds > 0 ? memoryReducingGc() : undefined;
 if (gc) reclaimWhenIdle(gc, idleReclaimSeconds * 1000, (r) => app.log.debug(r, 'memory handed back while idle'));
-else if (idleReclaimSeconds > 0) app.log.warn('server.idleReclaimSeconds needs node --expose-gc on the command line (npm start and the image pass it): ' +
-  'memory is not handed back while idle.');
+else if (idleReclaimSeconds > 0)
+  app.log.warn(
+    'server.idleReclaimSeconds needs node --expose-gc on the command line (npm start and the image pass it): ' + 'memory is not handed back while idle.',
+  );
 
 let closing = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -45,6 +51,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     app.log.info({ signal }, 'shutting down');
     // In-flight requests finish; a hung one cannot keep the process alive past the grace period.
     setTimeout(() => process.exit(1), shutdownGraceMs).unref();
-    app.close().then(() => process.exit(0), () => process.exit(1));
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   });
 }

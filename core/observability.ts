@@ -45,7 +45,9 @@ export class RequestLog extends LogController {
   }
 
   /** Called only while an onResponse hook (metrics) makes Fastify listen for the end; `completionLog` has written the line. */
-  override requestCompleted(): void { /* written at send */ }
+  override requestCompleted(): void {
+    /* written at send */
+  }
 }
 
 type LogMethod = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
@@ -85,15 +87,33 @@ class RequestLogger implements FastifyBaseLogger {
     if (this.#levels.isLevelEnabled(level)) (this.#logger[level] as (...a: unknown[]) => void)(...args);
   }
 
-  get level(): LevelWithSilent | string { return this.#levels.level; }
-  set level(level: string) { this.#logger.level = level; }
-  fatal(...args: unknown[]): void { this.#log('fatal', args); }
-  error(...args: unknown[]): void { this.#log('error', args); }
-  warn(...args: unknown[]): void { this.#log('warn', args); }
-  info(...args: unknown[]): void { this.#log('info', args); }
-  debug(...args: unknown[]): void { this.#log('debug', args); }
-  trace(...args: unknown[]): void { this.#log('trace', args); }
-  silent(): void { /* nothing, at any level */ }
+  get level(): LevelWithSilent | string {
+    return this.#levels.level;
+  }
+  set level(level: string) {
+    this.#logger.level = level;
+  }
+  fatal(...args: unknown[]): void {
+    this.#log('fatal', args);
+  }
+  error(...args: unknown[]): void {
+    this.#log('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.#log('warn', args);
+  }
+  info(...args: unknown[]): void {
+    this.#log('info', args);
+  }
+  debug(...args: unknown[]): void {
+    this.#log('debug', args);
+  }
+  trace(...args: unknown[]): void {
+    this.#log('trace', args);
+  }
+  silent(): void {
+    /* nothing, at any level */
+  }
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     return this.#logger.child(bindings, options);
   }
@@ -149,7 +169,10 @@ export function metricsRegistry(enabled: boolean): Registry {
  */
 export function databaseMetrics(registry: Registry, db: Database): void {
   new Gauge({
-    name: 'db_pool_connections', help: 'Database connections by state (in_use, idle).', labelNames: ['state'] as const, registers: [registry],
+    name: 'db_pool_connections',
+    help: 'Database connections by state (in_use, idle).',
+    labelNames: ['state'] as const,
+    registers: [registry],
     collect() {
       const { inUse, idle } = db.poolStats();
       this.set({ state: 'in_use' }, inUse);
@@ -157,14 +180,21 @@ export function databaseMetrics(registry: Registry, db: Database): void {
     },
   });
   new Gauge({
-    name: 'db_pool_waiting', help: 'Statements and transactions waiting for a database connection.', registers: [registry],
-    collect() { this.set(db.poolStats().waiting); },
+    name: 'db_pool_waiting',
+    help: 'Statements and transactions waiting for a database connection.',
+    registers: [registry],
+    collect() {
+      this.set(db.poolStats().waiting);
+    },
   });
   // A gauge read from the database's own count at scrape time: rate() reads it as a counter.
   new Gauge({
-    name: 'db_transaction_retries_total', help: 'Transactions run again: lost to another (a deadlock; a certification conflict on Galera), or their ' +
-      'connection before the commit.', registers: [registry],
-    collect() { this.set(db.retries); },
+    name: 'db_transaction_retries_total',
+    help: 'Transactions run again: lost to another (a deadlock; a certification conflict on Galera), or their ' + 'connection before the commit.',
+    registers: [registry],
+    collect() {
+      this.set(db.retries);
+    },
   });
 }
 
@@ -184,23 +214,27 @@ export function metricsRoutes(app: FastifyInstance, registry: Registry, config: 
     done();
   });
 
-  app.get('/metrics', {
-    schema: {
-      tags: ['operations'],
-      summary: 'Prometheus metrics (an admin key in X-Api-Key or Authorization: Bearer, unless metrics.public)',
-      security: [],
-      // Not under /api, so the key check below is its own: its two codes are listed here.
-      errors: config.public ? [] : ['INVALID_API_KEY', 'FORBIDDEN'],
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Prometheus metrics (an admin key in X-Api-Key or Authorization: Bearer, unless metrics.public)',
+        security: [],
+        // Not under /api, so the key check below is its own: its two codes are listed here.
+        errors: config.public ? [] : ['INVALID_API_KEY', 'FORBIDDEN'],
+      },
     },
-  }, async (request, reply) => {
-    if (!config.public) {
-      const identity = await presentedKey(request, keys);
-      if (!identity) return send(reply, 'INVALID_API_KEY', 'GET /metrics needs an API key with the admin scope (X-Api-Key or Authorization: Bearer).');
-      if (!identity.scopes.includes('admin')) return send(reply, 'FORBIDDEN', 'This API key lacks the admin scope.');
-    }
-    reply.header('Content-Type', registry.contentType);
-    return registry.metrics();
-  });
+    async (request, reply) => {
+      if (!config.public) {
+        const identity = await presentedKey(request, keys);
+        if (!identity) return send(reply, 'INVALID_API_KEY', 'GET /metrics needs an API key with the admin scope (X-Api-Key or Authorization: Bearer).');
+        if (!identity.scopes.includes('admin')) return send(reply, 'FORBIDDEN', 'This API key lacks the admin scope.');
+      }
+      reply.header('Content-Type', registry.contentType);
+      return registry.metrics();
+    },
+  );
 }
 
 function presentedKey(request: FastifyRequest, keys: ApiKeys): Promise<ApiKeyIdentity | undefined> {

@@ -51,21 +51,33 @@ const BODY_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'mu
 
 /** `GET /api/users/{id}/roles` → `getUsersByIdRoles`: stable, unique per method and path. */
 export function operationId(method: string, url: string): string {
-  const words = url.split('/').filter((s) => s && s !== 'api').map((segment) => {
-    const param = /^[:{](\w+)\}?$/.exec(segment)?.[1];
-    const name = param ? `by-${param}` : segment;
-    return name.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
-  });
+  const words = url
+    .split('/')
+    .filter((s) => s && s !== 'api')
+    .map((segment) => {
+      const param = /^[:{](\w+)\}?$/.exec(segment)?.[1];
+      const name = param ? `by-${param}` : segment;
+      return name
+        .split(/[^A-Za-z0-9]+/)
+        .filter(Boolean)
+        .map((w) => w[0]!.toUpperCase() + w.slice(1))
+        .join('');
+    });
   return method.toLowerCase() + words.join('');
 }
 
 const SUCCESS_DESCRIPTIONS: Record<string, string> = {
-  200: 'Success', 201: 'Created', 204: 'No content',
+  200: 'Success',
+  201: 'Created',
+  204: 'No content',
 };
 
 type RouteSchema = Record<string, unknown> & { response?: Record<string, unknown>; body?: unknown; consumes?: string[]; errors?: readonly string[] };
 
-interface ErrorDoc { why: string; codes: string[] }
+interface ErrorDoc {
+  why: string;
+  codes: string[];
+}
 
 /**
  * The errors a route can answer: those of what it is (a key check, an admin scope, input to
@@ -119,7 +131,8 @@ export function checkDeclaredErrors(app: FastifyInstance): void {
     const code = String(body.code ?? body.error);
     const documented = errorsOf(method, url, schema as RouteSchema, config).get(reply.statusCode)?.codes ?? [];
     if (documented.includes(code)) return payload;
-    const message = `${method} ${url} answered ${reply.statusCode} ${code}, which its OpenAPI document does not list for that status: add it to the route's ` +
+    const message =
+      `${method} ${url} answered ${reply.statusCode} ${code}, which its OpenAPI document does not list for that status: add it to the route's ` +
       `schema.errors.`;
     process.stderr.write(`${message}\n`);
     reply.code(500);
@@ -142,9 +155,11 @@ function transform({ schema, url, route }: { schema: RouteSchema; url: string; r
   out.operationId ??= operationId(method, url);
   const scope = scopeNote(url, method, route.config);
   const client = route.config?.clientErrors;
-  const codes = client && `Errors: called by ${client.client}, which reads only its own codes: to a caller whose User-Agent is \`Java/<version>\` `
-    + '(or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; '
-    + 'everyone else gets ours in `error` (docs/clients.md).';
+  const codes =
+    client &&
+    `Errors: called by ${client.client}, which reads only its own codes: to a caller whose User-Agent is \`Java/<version>\` ` +
+      '(or whose key is marked for client codes), `error` carries the nearest one it knows, and `code` ours, when they differ; ' +
+      'everyone else gets ours in `error` (docs/clients.md).';
   if (scope || codes) out.description = [schema.description, scope, codes].filter(Boolean).join('\n\n');
   if (schema.body && !schema.consumes) out.consumes = BODY_TYPES;
   const response: Record<string, unknown> = {};

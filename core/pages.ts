@@ -56,7 +56,8 @@ export function localPath(next: unknown, base: string): string | undefined {
 export function pageHeaders(opts: { cache: string; images?: string }): Record<string, string> {
   return {
     'cache-control': opts.cache,
-    'content-security-policy': `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:${opts.images ? ` ${opts.images}` : ''}; ` +
+    'content-security-policy':
+      `default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:${opts.images ? ` ${opts.images}` : ''}; ` +
       `frame-ancestors 'none'; form-action 'self'; base-uri 'none'`,
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'same-origin',

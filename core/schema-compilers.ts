@@ -84,8 +84,8 @@ export function plainJsonAnswers(app: FastifyInstance, check: boolean): void {
         const plain = JSON.stringify(data);
         compiled ??= fastJson(schema as Parameters<typeof fastJson>[0], { schema: app.getSchemas() as Record<string, Parameters<typeof fastJson>[0]> });
         const expected = compiled(data);
-        if (plain !== expected) throw new Error(`${route.method} ${route.url}: the plain answer differs from the schema's: ` +
-          `${firstDifference(plain, expected)}`);
+        if (plain !== expected)
+          throw new Error(`${route.method} ${route.url}: the plain answer differs from the schema's: ` + `${firstDifference(plain, expected)}`);
         return plain;
       };
     };

@@ -75,7 +75,9 @@ export async function markServer(config: AppConfig['database'], log: Log): Promi
       for (const name of lockNames(target.dbName!)) {
         const [rows] = await c.query('select get_lock(?, 0) as got', [name]);
         if ((rows as { got: number | null }[])[0]?.got === 1) {
-          ping = () => { c.ping().catch(onLost); };
+          ping = () => {
+            c.ping().catch(onLost);
+          };
           return;
         }
       }
@@ -120,7 +122,10 @@ export async function markHolders(target: DatabaseUrl): Promise<number[]> {
   const conn = await createConnection({ uri: target.url! });
   try {
     const names = lockNames(target.dbName!);
-    const { text, values } = sql`select ${join(names.map((name) => sql`is_used_lock(${name})`), ', ')}`;
+    const { text, values } = sql`select ${join(
+      names.map((name) => sql`is_used_lock(${name})`),
+      ', ',
+    )}`;
     const [rows] = await conn.query({ sql: text, rowsAsArray: true }, values);
     return (rows as (number | null)[][])[0]!.filter((id) => id !== null).map(Number);
   } finally {

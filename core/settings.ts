@@ -86,7 +86,9 @@ export class DbSettings implements SettingsService {
 
   /** Polls the table so that several server processes on one database agree. */
   startRefresh(seconds: number): void {
-    this.#timer = setInterval(() => { this.load().catch(() => undefined); }, seconds * 1000);
+    this.#timer = setInterval(() => {
+      this.load().catch(() => undefined);
+    }, seconds * 1000);
     this.#timer.unref();
   }
 
@@ -112,8 +114,11 @@ export class DbSettings implements SettingsService {
       const changed = keys.filter((k) => JSON.stringify(this.#current[k]) !== JSON.stringify(next[k]));
       if (changed.length) {
         await this.#audit.record({
-          action: 'core.settings.update', target: { type: 'settings', id: 'site' }, summary: `Changed site settings: ${changed.join(', ')}`,
-          before: Object.fromEntries(changed.map((k) => [k, this.#current[k]])), after: Object.fromEntries(changed.map((k) => [k, next[k]])),
+          action: 'core.settings.update',
+          target: { type: 'settings', id: 'site' },
+          summary: `Changed site settings: ${changed.join(', ')}`,
+          before: Object.fromEntries(changed.map((k) => [k, this.#current[k]])),
+          after: Object.fromEntries(changed.map((k) => [k, next[k]])),
         });
       }
     });
@@ -134,9 +139,15 @@ export function settingsBody(settings: SettingsService) {
 export async function settingsRoutes(app: FastifyInstance, settings: SettingsService): Promise<void> {
   const body = settingsBody(settings);
   const response = { 200: Type.Object({ status: Type.Literal(true), data: body }) };
-  app.get('/api/admin/settings', { schema: { tags: ['admin'], summary: 'Site settings', response } },
-    async () => ({ status: true as const, data: settings.get() }));
-  app.patch('/api/admin/settings', {
-    schema: { tags: ['admin'], summary: 'Change site settings', body: Type.Partial(body, { additionalProperties: false }), response },
-  }, async (request) => ({ status: true as const, data: await settings.update(request.body as Partial<SiteSettings>) }));
+  app.get('/api/admin/settings', { schema: { tags: ['admin'], summary: 'Site settings', response } }, async () => ({
+    status: true as const,
+    data: settings.get(),
+  }));
+  app.patch(
+    '/api/admin/settings',
+    {
+      schema: { tags: ['admin'], summary: 'Change site settings', body: Type.Partial(body, { additionalProperties: false }), response },
+    },
+    async (request) => ({ status: true as const, data: await settings.update(request.body as Partial<SiteSettings>) }),
+  );
 }

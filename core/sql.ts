@@ -150,7 +150,10 @@ export const empty: Sql = raw('');
 /** The fragments with `separator` between them (`join(conditions, ' and ')`). */
 export function join(fragments: readonly Sql<unknown>[], separator: string): Sql {
   if (fragments.length === 1) return fragments[0]! as Sql;
-  return new Sql(fragments.map((f) => f.text).join(separator), fragments.flatMap((f) => f.values));
+  return new Sql(
+    fragments.map((f) => f.text).join(separator),
+    fragments.flatMap((f) => f.values),
+  );
 }
 
 /**

@@ -36,16 +36,32 @@ export class Column<T> {
     return new Column<T>(this.kind, [...this.calls, [method, args]], this.isNullable, this.isPrimary || method === 'primary');
   }
 
-  length(n: number): Column<T> { return this.#with('length', [n]); }
-  primary(): Column<T> { return this.#with('primary', []); }
-  autoincrement(on = true): Column<T> { return this.#with('autoincrement', [on]); }
-  index(): Column<T> { return this.#with('index', []); }
-  unique(): Column<T> { return this.#with('unique', []); }
-  default(value: T): Column<T> { return this.#with('default', [value]); }
+  length(n: number): Column<T> {
+    return this.#with('length', [n]);
+  }
+  primary(): Column<T> {
+    return this.#with('primary', []);
+  }
+  autoincrement(on = true): Column<T> {
+    return this.#with('autoincrement', [on]);
+  }
+  index(): Column<T> {
+    return this.#with('index', []);
+  }
+  unique(): Column<T> {
+    return this.#with('unique', []);
+  }
+  default(value: T): Column<T> {
+    return this.#with('default', [value]);
+  }
   /** The column's SQL type where the builder's own is not the one wanted (e.g. `mediumtext`). */
-  columnType(type: string): Column<T> { return this.#with('columnType', [type]); }
+  columnType(type: string): Column<T> {
+    return this.#with('columnType', [type]);
+  }
   /** Schema checks ignore these differences (a type migrated by hand per dialect, say). */
-  ignoreSchemaChanges(...what: string[]): Column<T> { return this.#with('ignoreSchemaChanges', what); }
+  ignoreSchemaChanges(...what: string[]): Column<T> {
+    return this.#with('ignoreSchemaChanges', what);
+  }
 
   /** Narrows the record type, e.g. to a union of the strings a column may hold; the column itself stays as it is. */
   $type<U extends T>(): Column<U> {
@@ -175,7 +191,7 @@ export class Table<P extends Properties> implements SqlSource {
    */
   as(alias: string): Alias<P> {
     let aliased = this.#aliases.get(alias);
-    if (!aliased) this.#aliases.set(alias, aliased = new Alias(this, alias));
+    if (!aliased) this.#aliases.set(alias, (aliased = new Alias(this, alias)));
     return aliased;
   }
 
@@ -184,7 +200,11 @@ export class Table<P extends Properties> implements SqlSource {
     let read = this.#readAt.get(from);
     if (!read) {
       const all = this.options.properties;
-      read = compileReader<unknown[]>(Object.keys(all).map((k) => [k, this.columnOf[k]!, all[k]!.kind, all[k]!.isNullable]), true, from);
+      read = compileReader<unknown[]>(
+        Object.keys(all).map((k) => [k, this.columnOf[k]!, all[k]!.kind, all[k]!.isNullable]),
+        true,
+        from,
+      );
       this.#readAt.set(from, read);
     }
     return read(row) as RecordOf<P>;
@@ -278,7 +298,10 @@ export class Table<P extends Properties> implements SqlSource {
     for (const row of rows) {
       if (Object.keys(row).join() !== columns.join()) throw new Error(`${this.tableName}: insertMany needs the same properties in every record`);
     }
-    const tuples = join(rows.map((row) => sql`${Object.values(row) as Value[]}`), ', ');
+    const tuples = join(
+      rows.map((row) => sql`${Object.values(row) as Value[]}`),
+      ', ',
+    );
     await db.run(sql`insert into ${this} (${raw(columns.join(', '))}) values ${tuples}`);
   }
 
@@ -294,18 +317,21 @@ export class Table<P extends Properties> implements SqlSource {
     const columns = Object.keys(row);
     if (columns.length === 0) return 0;
     const { affectedRows } = await db.run(
-      new Sql(`update ${this[toSql].text} set ${columns.map((c) => `${c} = ?`).join(', ')} ${this.#byKey}`, [...Object.values(row) as Value[], id]));
+      new Sql(`update ${this[toSql].text} set ${columns.map((c) => `${c} = ?`).join(', ')} ${this.#byKey}`, [...(Object.values(row) as Value[]), id]),
+    );
     return affectedRows;
   }
 
   /** The MikroORM entity of this table, for migrations and schema checks: the same builder calls, replayed. */
   entity(): Promise<object> {
     this.#entity ??= import('@mikro-orm/core').then(({ defineEntity, p: orm }) => {
-      const properties = Object.fromEntries(Object.entries(this.options.properties).map(([k, column]) => {
-        let builder: unknown = orm;
-        for (const [method, args] of column.calls) builder = (builder as Record<string, (...a: unknown[]) => unknown>)[method]!(...args);
-        return [k, builder];
-      }));
+      const properties = Object.fromEntries(
+        Object.entries(this.options.properties).map(([k, column]) => {
+          let builder: unknown = orm;
+          for (const [method, args] of column.calls) builder = (builder as Record<string, (...a: unknown[]) => unknown>)[method]!(...args);
+          return [k, builder];
+        }),
+      );
       return defineEntity({ ...this.options, properties } as never) as object;
     });
     return this.#entity;
@@ -326,7 +352,11 @@ export class Alias<P extends Properties> implements SqlSource {
     if (!/^[a-z_][a-z0-9_]*$/i.test(alias)) throw new TypeError(`Not an alias: ${alias}`);
     this.table = table;
     this.c = Object.fromEntries(Object.entries<string>(table.columnOf).map(([k, name]) => [k, typed(raw(`${alias}.\`${name}\``))])) as ColumnsOf<P>;
-    this.columns = raw(Object.values<Sql<unknown>>(this.c).map((c) => c.text).join(', '));
+    this.columns = raw(
+      Object.values<Sql<unknown>>(this.c)
+        .map((c) => c.text)
+        .join(', '),
+    );
     this[toSql] = raw(`${table[toSql].text} ${alias}`);
   }
 
@@ -336,7 +366,9 @@ export class Alias<P extends Properties> implements SqlSource {
   }
 }
 
-interface Optional<P extends Properties> { readonly optional: Alias<P> }
+interface Optional<P extends Properties> {
+  readonly optional: Alias<P>;
+}
 
 /** What a `joined` select list holds (each table's own type is inferred below). */
 type Selected = Sql | { readonly columns: Sql; readonly c: object } | { readonly optional: { readonly c: object } };
@@ -351,7 +383,9 @@ type JoinedRecord<S extends Record<string, Selected>> = {
  *   sql`select ${FOR_SALE.columns} from ...` → FOR_SALE.read(row).rules (undefined where no rules row joined).
  * An `Sql` expression (`sql\`coalesce(c.name, '')\``) is read as the value the driver gives.
  */
-export function joined<S extends Record<string, Selected>>(select: S): {
+export function joined<S extends Record<string, Selected>>(
+  select: S,
+): {
   columns: Sql;
   read(row: unknown[]): JoinedRecord<S>;
   /** One part of the row, without reading the others. */
@@ -372,9 +406,10 @@ export function joined<S extends Record<string, Selected>>(select: S): {
     const table = alias.table;
     parts.push(alias.columns);
     const key = from + table.keyIndex;
-    readers.push([name, item instanceof Alias
-      ? (row) => table.fromArrayAt(row, from)
-      : (row) => (row[key] == null ? undefined : table.fromArrayAt(row, from))]);
+    readers.push([
+      name,
+      item instanceof Alias ? (row) => table.fromArrayAt(row, from) : (row) => (row[key] == null ? undefined : table.fromArrayAt(row, from)),
+    ]);
     at += table.width;
   }
   const byName = new Map(readers);

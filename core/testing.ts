@@ -56,7 +56,7 @@ export interface BuildTestOptions {
 
 /** Builds the app on a fresh database; closed when the test ends. */
 export async function build(t: TestLike, opts: BuildTestOptions = {}): Promise<FastifyInstance> {
-  const url = opts.databaseUrl ?? await freshDatabaseUrl(t);
+  const url = opts.databaseUrl ?? (await freshDatabaseUrl(t));
   const only = opts.features ? { plugins: Object.fromEntries(builtinNames().map((n) => [n, { enabled: opts.features!.includes(n) }])) } : {};
   const app = await buildApp({
     env: { API_KEY: ADMIN_KEY, TOTP_ENCRYPTION_KEY: TOTP_KEY, DATABASE_URL: url, ...opts.env },
@@ -80,10 +80,12 @@ export function encode(body: Record<string, unknown>, as: Encoding): { payload: 
   const form = qs.stringify(body, { arrayFormat: 'indices', encodeValuesOnly: false });
   if (as === 'urlencoded') return { payload: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
   const boundary = `----test${randomBytes(8).toString('hex')}`;
-  const parts = form ? form.split('&').map((pair) => {
-    const [k, v = ''] = pair.split('=');
-    return `--${boundary}\r\nContent-Disposition: form-data; name="${decodeURIComponent(k!)}"\r\n\r\n${decodeURIComponent(v.replaceAll('+', ' '))}\r\n`;
-  }) : [];
+  const parts = form
+    ? form.split('&').map((pair) => {
+        const [k, v = ''] = pair.split('=');
+        return `--${boundary}\r\nContent-Disposition: form-data; name="${decodeURIComponent(k!)}"\r\n\r\n${decodeURIComponent(v.replaceAll('+', ' '))}\r\n`;
+      })
+    : [];
   return { payload: `${parts.join('')}--${boundary}--\r\n`, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
@@ -112,7 +114,6 @@ export async function call(app: FastifyInstance, url: string, opts: CallOptions 
   }
   return app.inject({ method, url, headers, payload, remoteAddress: opts.remoteAddress });
 }
-
 
 /** Whether the host resolves a package of this name (installed beside it in node_modules), as it does `plugins.<name>.package`. */
 export function hostResolves(name: string): boolean {

@@ -27,8 +27,12 @@ try {
   execFileSync(process.execPath, [join(rootDir, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8' });
 } catch (err) {
   const out = String((err as { stdout?: string }).stdout ?? err);
-  console.error(out.replace(/(?:\S*\/)?line-(\d+)\.ts\((\d+),(\d+)\)/g, (_m, start: string, row: string, col: string) =>
-    `${GUIDE}:${Number(start) + Number(row) - 1}:${col}`));
+  console.error(
+    out.replace(
+      /(?:\S*\/)?line-(\d+)\.ts\((\d+),(\d+)\)/g,
+      (_m, start: string, row: string, col: string) => `${GUIDE}:${Number(start) + Number(row) - 1}:${col}`,
+    ),
+  );
   process.exit(1);
 }
 console.log(`${GUIDE}: ${files.length} code blocks type-check against @community-platform/sdk.`);

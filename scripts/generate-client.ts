@@ -13,7 +13,10 @@ import { commandLine, usage } from '../core/cli/args.ts';
 import { rootDir } from '../core/config.ts';
 
 const USAGE = 'usage: npm run client:generate [-- --check]';
-const { values: { check }, positionals } = commandLine(USAGE, { check: { type: 'boolean' } });
+const {
+  values: { check },
+  positionals,
+} = commandLine(USAGE, { check: { type: 'boolean' } });
 if (positionals.length) usage(USAGE);
 const target = join(rootDir, 'client/schema.d.ts');
 const generator = join(rootDir, 'tools/openapi-typescript/node_modules/.bin/openapi-typescript');

@@ -23,21 +23,28 @@ if (existsSync(dir)) {
 const sdk = JSON.parse(readFileSync(join(rootDir, 'packages/sdk/package.json'), 'utf8')) as { version: string };
 const prefix = name.replaceAll('-', '_');
 const table = `${prefix}_entries`;
-const Entity = `${name.split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}Entry`;
+const Entity = `${name
+  .split('-')
+  .map((w) => w[0]!.toUpperCase() + w.slice(1))
+  .join('')}Entry`;
 const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
 const migration = `${stamp}_${prefix}_init`;
 
 const files: Record<string, string> = {
-  'package.json': `${JSON.stringify({
-    name: pkgName,
-    version: '0.1.0',
-    description: `The ${name} feature for community-platform.`,
-    type: 'module',
-    exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' }, './package.json': './package.json' },
-    files: ['dist'],
-    scripts: { build: 'tsc -p .', prepack: 'tsc -p .', test: 'node --test "test/**/*.test.ts"' },
-    peerDependencies: { '@community-platform/sdk': `^${sdk.version}` },
-  }, null, 2)}\n`,
+  'package.json': `${JSON.stringify(
+    {
+      name: pkgName,
+      version: '0.1.0',
+      description: `The ${name} feature for community-platform.`,
+      type: 'module',
+      exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' }, './package.json': './package.json' },
+      files: ['dist'],
+      scripts: { build: 'tsc -p .', prepack: 'tsc -p .', test: 'node --test "test/**/*.test.ts"' },
+      peerDependencies: { '@community-platform/sdk': `^${sdk.version}` },
+    },
+    null,
+    2,
+  )}\n`,
   'tsconfig.json': readFileSync(join(rootDir, 'examples/hello-plugin/tsconfig.json'), 'utf8'),
   'src/index.ts': `/**
  * The ${name} feature: entries in its own table (${table}), served under /api/${name}/entries,

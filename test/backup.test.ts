@@ -17,8 +17,10 @@ import { newUser, rowCount } from './fixtures.ts';
 const run = promisify(execFile);
 
 function cli(script: string, databaseUrl: string, ...args: string[]) {
-  return run(process.execPath, [join(rootDir, 'core/cli', script), ...args],
-    { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, cwd: rootDir });
+  return run(process.execPath, [join(rootDir, 'core/cli', script), ...args], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+    cwd: rootDir,
+  });
 }
 
 /** Every table's rows, in a stable order, to compare a database before and after. */
@@ -52,8 +54,10 @@ t.test('a backup taken under load restores every row written before it, consiste
   let sent = 0;
   const load = (async () => {
     for (let i = 0; !stop; i++) {
-      const res = await call(app, '/api/credits/send',
-        { body: { sender_username: `player${i % 5}`, target_username: `player${(i + 1) % 5}`, amount: '0.01' }, as: 'urlencoded' });
+      const res = await call(app, '/api/credits/send', {
+        body: { sender_username: `player${i % 5}`, target_username: `player${(i + 1) % 5}`, amount: '0.01' },
+        as: 'urlencoded',
+      });
       if (res.statusCode !== 200) throw new Error(`send answered ${res.statusCode}: ${res.body}`);
       sent++;
     }
@@ -115,7 +119,11 @@ t.test('npm run migrate -- status lists applied and pending migrations', async (
   await cli('migrate.ts', url);
   const after = await cli('migrate.ts', url, 'status');
   const applied = after.stdout.split('\n').filter((l) => l.startsWith('applied\t'));
-  t.strictSame(applied.map((l) => l.slice('applied\t'.length)), pending.map((l) => l.slice('pending\t'.length)), 'the same migrations, now applied, in order');
+  t.strictSame(
+    applied.map((l) => l.slice('applied\t'.length)),
+    pending.map((l) => l.slice('pending\t'.length)),
+    'the same migrations, now applied, in order',
+  );
   t.match(after.stdout, new RegExp(`${applied.length} applied, 0 pending\\.`));
   await t.rejects(cli('migrate.ts', url, 'sideways'), { code: 2, stderr: /usage/ });
 });
@@ -123,50 +131,63 @@ t.test('npm run migrate -- status lists applied and pending migrations', async (
 t.test('restore refuses while a server has the database open, changes nothing, and works once the server stopped', async (t) => {
   const url = await sharedDatabaseUrl(t);
   const env = { DATABASE_URL: url, API_KEY: 'restore-test-key', CONFIG: '' };
-  const keeperFound = async (address: string) => (await fetch(`${address}/api/users?username=keeper`,
-    { headers: { 'x-api-key': env.API_KEY } })).status === 200;
+  const keeperFound = async (address: string) =>
+    (await fetch(`${address}/api/users?username=keeper`, { headers: { 'x-api-key': env.API_KEY } })).status === 200;
   let server = await startServer(t, env);
   const file = join(scratchDir(t), 'backup');
   await cli('backup.ts', url, 'backup', file);
   const registered = await fetch(`${server.address}/api/auth/register`, {
-    method: 'POST', headers: { 'x-api-key': env.API_KEY },
+    method: 'POST',
+    headers: { 'x-api-key': env.API_KEY },
     body: new URLSearchParams({ username: 'keeper', password: 'hunter22', email: 'keeper@example.com', ip: '10.0.0.1', useragent: 'test' }),
   });
   t.equal(registered.status, 200, `a write after the backup: ${await registered.text()}`);
 
-  const refused = await cli('backup.ts', url, 'restore', file).then(() => undefined, (e: { code: number; stdout: string; stderr: string }) => e);
+  const refused = await cli('backup.ts', url, 'restore', file).then(
+    () => undefined,
+    (e: { code: number; stdout: string; stderr: string }) => e,
+  );
   t.equal(refused?.code, 1, 'a non-zero exit');
   t.match(refused?.stderr, /^A server has this database open: stop it, then restore\.\n$/, 'said in one sentence');
   t.equal(refused?.stdout, '', 'never "Restored"');
   t.ok(await keeperFound(server.address), 'the server still serves its data');
 
-  await new Promise<void>((done) => { server.child.once('exit', () => done()); server.child.kill('SIGTERM'); });
+  await new Promise<void>((done) => {
+    server.child.once('exit', () => done());
+    server.child.kill('SIGTERM');
+  });
   t.match((await cli('backup.ts', url, 'restore', file)).stdout, /Restored from /, 'once the server stopped');
   server = await startServer(t, env);
   t.notOk(await keeperFound(server.address), 'the backup is what the next start serves');
 
   // A killed server leaves no mark behind: the database (MySQL) or the kernel (SQLite) drops it with the process.
-  await new Promise<void>((done) => { server.child.once('exit', () => done()); server.child.kill('SIGKILL'); });
+  await new Promise<void>((done) => {
+    server.child.once('exit', () => done());
+    server.child.kill('SIGKILL');
+  });
   t.match((await cli('backup.ts', url, 'restore', file)).stdout, /Restored from /, 'after SIGKILL too');
 });
 
-t.test('MySQL: the marking connection is kept busy, and taken again when lost (a database restart, a kill)', { skip: !onMysql && 'needs TEST_MYSQL_URL' },
+t.test(
+  'MySQL: the marking connection is kept busy, and taken again when lost (a database restart, a kill)',
+  { skip: !onMysql && 'needs TEST_MYSQL_URL' },
   async (t) => {
-  const url = await sharedDatabaseUrl(t);
-  const target = parseDatabaseUrl(url);
-  await build(t, { databaseUrl: url, features: [], config: { database: { markPingSeconds: 1 } } });
-  const [holder] = await markHolders(target);
-  t.ok(holder, 'the server holds its mark');
-  const conn = await createConnection({ uri: url });
-  await new Promise((r) => setTimeout(r, 2500));
-  const [[idle]] = await conn.query('select time from information_schema.processlist where id = ?', [holder]) as unknown as [{ time: number }[]];
-  t.ok(Number(idle!.time) <= 1, `pinged every second, so no proxy or wait_timeout finds it idle (idle ${idle!.time} s)`);
-  await conn.query('kill ?', [holder]);
-  await conn.end();
-  let again: number[] = [];
-  for (const deadline = Date.now() + 5000; Date.now() < deadline && !(again.length && again[0] !== holder); await new Promise((r) => setTimeout(r, 100))) {
-    again = await markHolders(target);
-  }
-  t.equal(again.length, 1, 'held again');
-  t.not(again[0], holder, 'by a new connection');
-});
+    const url = await sharedDatabaseUrl(t);
+    const target = parseDatabaseUrl(url);
+    await build(t, { databaseUrl: url, features: [], config: { database: { markPingSeconds: 1 } } });
+    const [holder] = await markHolders(target);
+    t.ok(holder, 'the server holds its mark');
+    const conn = await createConnection({ uri: url });
+    await new Promise((r) => setTimeout(r, 2500));
+    const [[idle]] = (await conn.query('select time from information_schema.processlist where id = ?', [holder])) as unknown as [{ time: number }[]];
+    t.ok(Number(idle!.time) <= 1, `pinged every second, so no proxy or wait_timeout finds it idle (idle ${idle!.time} s)`);
+    await conn.query('kill ?', [holder]);
+    await conn.end();
+    let again: number[] = [];
+    for (const deadline = Date.now() + 5000; Date.now() < deadline && !(again.length && again[0] !== holder); await new Promise((r) => setTimeout(r, 100))) {
+      again = await markHolders(target);
+    }
+    t.equal(again.length, 1, 'held again');
+    t.not(again[0], holder, 'by a new connection');
+  },
+);

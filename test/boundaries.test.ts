@@ -154,13 +154,16 @@ t.test('the checks find a planted violation', async (t) => {
   mkdirSync(join(dir, 'beta'));
   writeFileSync(join(dir, 'beta', 'contract.ts'), 'export const betaRef = 1;\n');
   writeFileSync(join(dir, 'beta', 'service.ts'), 'export class BetaService {}\n');
-  writeFileSync(join(dir, 'alpha', 'service.ts'), [
-    "import { betaRef } from '../beta/contract.ts';",
-    "import { BetaService } from '../beta/service.ts';",
-    "const sql = 'select id from beta_items join alpha_things on 1 = 1';",
-    "await db.query('select id from alpha_things where id = ?', [1]);",
-    "await db.unchecked.run('delete from alpha_things');",
-  ].join('\n'));
+  writeFileSync(
+    join(dir, 'alpha', 'service.ts'),
+    [
+      "import { betaRef } from '../beta/contract.ts';",
+      "import { BetaService } from '../beta/service.ts';",
+      "const sql = 'select id from beta_items join alpha_things on 1 = 1';",
+      "await db.query('select id from alpha_things where id = ?', [1]);",
+      "await db.unchecked.run('delete from alpha_things');",
+    ].join('\n'),
+  );
   t.same(importViolations(dir).violations, ['alpha/service.ts imports ../beta/service.ts']);
   t.same(tableViolations(dir).violations, ['alpha/service.ts names beta_items']);
   t.same(stringStatements(dir).violations, ["alpha/service.ts: .query('", 'alpha/service.ts: .unchecked', "alpha/service.ts: .run('"]);
@@ -187,12 +190,13 @@ t.test('the host imports no feature', async (t) => {
   t.ok(checked > 10, `${checked} host files checked`);
 });
 
-t.test('tests import no other feature\'s tests and nothing of the bench', async (t) => {
-  const testFiles = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return name === 'node_modules' ? [] : testFiles(path);
-    return name.endsWith('.ts') ? [path] : [];
-  });
+t.test("tests import no other feature's tests and nothing of the bench", async (t) => {
+  const testFiles = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return name === 'node_modules' ? [] : testFiles(path);
+      return name.endsWith('.ts') ? [path] : [];
+    });
   const pluginsDir = join(rootDir, 'plugins');
   let checked = 0;
   for (const feature of featuresIn(pluginsDir)) {

@@ -21,8 +21,12 @@ export const skipReason = `${CHROMIUM} is missing: install Debian's chromium pac
 export const PASSWORD = 'correct horse 1';
 
 /** The app on a fresh database, listening on 127.0.0.1 and a free port; closed when the test ends. */
-export async function serve(t: TestLike, config: unknown = {}, env: Record<string, string> = {}, clock?: Clock):
-  Promise<{ app: FastifyInstance; base: string }> {
+export async function serve(
+  t: TestLike,
+  config: unknown = {},
+  env: Record<string, string> = {},
+  clock?: Clock,
+): Promise<{ app: FastifyInstance; base: string }> {
   const app = await build(t, { config, env, clock });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
@@ -37,7 +41,10 @@ export async function notice(page: Page, text: RegExp): Promise<string> {
   try {
     await status.waitFor();
   } catch (err) {
-    const shown = await page.locator('[role=status], [role=alert], .error').allTextContents().catch(() => []);
+    const shown = await page
+      .locator('[role=status], [role=alert], .error')
+      .allTextContents()
+      .catch(() => []);
     throw new Error(`no notice ${text} at ${page.url()}; the page shows: ${JSON.stringify(shown)}`, { cause: err });
   }
   return (await status.textContent()) ?? '';
@@ -48,8 +55,15 @@ export async function browse(t: TestLike, options: BrowserContextOptions = {}): 
   const context = await chromium.launchPersistentContext(scratchDir(t), {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport: { width: 1280, height: 860 },
     ...options,
   });
@@ -64,7 +78,7 @@ let registered = 0;
 /** Registers a player through the API (each from an ip of its own: the register limit counts per ip); returns their id. */
 export async function register(app: FastifyInstance, username: string, email = `${username.toLowerCase()}@example.org`): Promise<number> {
   registered++;
-  const ip = `10.0.${registered >> 8 & 255}.${registered & 255}`;
+  const ip = `10.0.${(registered >> 8) & 255}.${registered & 255}`;
   const res = await call(app, '/api/auth/register', { body: { username, password: PASSWORD, email, ip, useragent: 'test' } });
   if (res.statusCode !== 200) throw new Error(`register ${username}: ${res.body}`);
   const profile = await call(app, `/api/users?username=${username}`);
@@ -89,7 +103,9 @@ export async function signInByForm(app: FastifyInstance, username: string) {
   const cookie = String(form.headers['set-cookie']).split(';')[0]!;
   const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(form.body)![1]!;
   return app.inject({
-    method: 'POST', url: '/console/login', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST',
+    url: '/console/login',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
     payload: new URLSearchParams({ _csrf: csrf, username, password: PASSWORD }).toString(),
   });
 }
@@ -122,9 +138,11 @@ const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.mi
 export async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE);
   const found = await page.evaluate(async () => {
-    const result = await (globalThis as unknown as {
-      axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-    }).axe.run();
+    const result = await (
+      globalThis as unknown as {
+        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
+      }
+    ).axe.run();
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }));
   });
   return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id}: ${v.targets.slice(0, 3).join(', ')}`);

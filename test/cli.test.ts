@@ -20,8 +20,11 @@ t.test('npm run keys: create, list, revoke; the server honours them', async (t) 
   const server = await build(t, { databaseUrl: env.DATABASE_URL, features: [] });
   t.equal((await server.inject({ method: 'GET', url: '/api/admin/settings', headers: { 'x-api-key': key! } })).statusCode, 200);
   await server.close();
-  t.match((await keys('list')).stdout, /^lobby\tapi admin\tcreated [\d :-]{19}\tlast used \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n$/,
-    'list shows when the key was last used');
+  t.match(
+    (await keys('list')).stdout,
+    /^lobby\tapi admin\tcreated [\d :-]{19}\tlast used \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n$/,
+    'list shows when the key was last used',
+  );
   await t.rejects(keys('create', 'lobby'), 'a name is used once');
   t.match((await keys('revoke', 'lobby')).stdout, /Revoked "lobby"/);
   t.match((await keys('list')).stdout, /revoked/);

@@ -29,8 +29,11 @@ t.test('one failing request: our code to a browser or no User-Agent, the mapped 
   const noKey = { http: 401, status: false, error: 'INVALID_API_KEY', message: 'The X-Api-Key header is missing.' };
   t.strictSame(await answer(url, null, BROWSER), noKey, 'a browser: ours');
   t.strictSame(await answer(url, null), noKey, 'no User-Agent: ours');
-  t.strictSame(await answer(url, null, JAVA), { ...noKey, error: 'USER_NOT_FOUND', code: 'INVALID_API_KEY' },
-    'HttpURLConnection: the game plugin\'s nearest, ours in code');
+  t.strictSame(
+    await answer(url, null, JAVA),
+    { ...noKey, error: 'USER_NOT_FOUND', code: 'INVALID_API_KEY' },
+    "HttpURLConnection: the game plugin's nearest, ours in code",
+  );
   t.match(await answer(url, null, 'Java/21.0.5'), { error: 'USER_NOT_FOUND', code: 'INVALID_API_KEY' }, 'any Java version');
   t.strictSame(await answer(url, null, 'NotJava/17 Java/17.0.2'), noKey, 'only an agent that starts with Java/');
 
@@ -47,12 +50,16 @@ t.test('one failing request: our code to a browser or no User-Agent, the mapped 
   // A code the client knows reads the same for everyone.
   const missing = await answer('/api/users?username=Nobody', plain);
   t.match(missing, { http: 404, error: 'USER_NOT_FOUND' });
-  for (const [key, agent] of [[plain, BROWSER], [plain, JAVA], [marked, undefined]] as const) {
+  for (const [key, agent] of [
+    [plain, BROWSER],
+    [plain, JAVA],
+    [marked, undefined],
+  ] as const) {
     t.strictSame(await answer('/api/users?username=Nobody', key, agent), missing, `${agent ?? 'no agent'}: USER_NOT_FOUND as it is`);
   }
 });
 
-t.test('npm run keys marks a key for the clients\' codes, at creation or later', async (t) => {
+t.test("npm run keys marks a key for the clients' codes, at creation or later", async (t) => {
   const env = { ...process.env, DATABASE_URL: await sharedDatabaseUrl(t), LOG_LEVEL: 'silent' };
   const keys = (...args: string[]) => promisify(execFile)(process.execPath, [join(rootDir, 'core/cli/keys.ts'), ...args], { env, cwd: rootDir });
   const created = await keys('create', 'auth-plugin', '--scope', 'users', '--client-codes');
@@ -65,7 +72,7 @@ t.test('npm run keys marks a key for the clients\' codes, at creation or later',
     await app.close();
     return body;
   };
-  t.match(await refused(), { error: 'USER_NOT_FOUND', code: 'VALIDATION_ERROR' }, 'the marked key reads the game plugin\'s code');
+  t.match(await refused(), { error: 'USER_NOT_FOUND', code: 'VALIDATION_ERROR' }, "the marked key reads the game plugin's code");
   t.match((await keys('client-codes', 'auth-plugin', 'off')).stdout, /now answers errors with our own codes/);
   t.notMatch((await keys('list')).stdout, /client codes/);
   t.match(await refused(), { error: 'VALIDATION_ERROR', code: undefined }, 'unmarked: ours again');

@@ -100,15 +100,35 @@ export class GaleraCluster {
       const peers = nodes.map((n) => `127.0.0.1:${n.port + 1}`).join(',');
       for (const [i, node] of nodes.entries()) {
         mkdirSync(node.dir);
-        writeFileSync(join(node.dir, 'my.cnf'), fillTemplate('galera.cnf', {
-          datadir: join(node.dir, 'data'), socket: join(node.dir, 'sock'), pidfile: join(node.dir, 'pid'), host: '127.0.0.1',
-          port: node.port, gcomm: node.port + 1, ist: node.port + 2, sst: node.port + 3, cluster: 'test', peers,
-        }));
+        writeFileSync(
+          join(node.dir, 'my.cnf'),
+          fillTemplate('galera.cnf', {
+            datadir: join(node.dir, 'data'),
+            socket: join(node.dir, 'sock'),
+            pidfile: join(node.dir, 'pid'),
+            host: '127.0.0.1',
+            port: node.port,
+            gcomm: node.port + 1,
+            ist: node.port + 2,
+            sst: node.port + 3,
+            cluster: 'test',
+            peers,
+          }),
+        );
         if (asRootUser) chownSync(node.dir, uidOf('mysql'), uidOf('mysql'));
         // Only the first node is installed: the others receive its state when they join.
-        if (i === 0) execFileSync('mariadb-install-db',
-          [`--defaults-file=${join(node.dir, 'my.cnf')}`, ...(asRootUser ? ['--user=mysql'] : []), '--auth-root-authentication-method=normal', '--skip-test-db',
-            '--wsrep-on=OFF'], { stdio: 'ignore' });
+        if (i === 0)
+          execFileSync(
+            'mariadb-install-db',
+            [
+              `--defaults-file=${join(node.dir, 'my.cnf')}`,
+              ...(asRootUser ? ['--user=mysql'] : []),
+              '--auth-root-authentication-method=normal',
+              '--skip-test-db',
+              '--wsrep-on=OFF',
+            ],
+            { stdio: 'ignore' },
+          );
         else mkdirSync(join(node.dir, 'data'));
         if (asRootUser) chownSync(join(node.dir, 'data'), uidOf('mysql'), uidOf('mysql'));
       }
@@ -150,8 +170,9 @@ export class GaleraCluster {
   #spawn(i: number, args: string[] = []): void {
     const node = this.nodes[i]!;
     const log = openSync(join(node.dir, 'server.log'), 'a');
-    node.child = spawn('mariadbd', [`--defaults-file=${join(node.dir, 'my.cnf')}`, ...(process.getuid?.() === 0 ? ['--user=mysql'] : []), ...SMALL, ...args],
-      { stdio: ['ignore', log, log] });
+    node.child = spawn('mariadbd', [`--defaults-file=${join(node.dir, 'my.cnf')}`, ...(process.getuid?.() === 0 ? ['--user=mysql'] : []), ...SMALL, ...args], {
+      stdio: ['ignore', log, log],
+    });
     closeSync(log);
   }
 
@@ -174,7 +195,9 @@ export class GaleraCluster {
         const s = await this.status(i);
         if (s.wsrep_ready === 'ON' && Number(s.wsrep_cluster_size) === size && s.wsrep_local_state_comment === 'Synced') return;
         last = `ready ${s.wsrep_ready}, size ${s.wsrep_cluster_size}, ${s.wsrep_local_state_comment}`;
-      } catch { /* still starting or receiving its state */ }
+      } catch {
+        /* still starting or receiving its state */
+      }
       await sleep(200);
     }
     throw new Error(`node ${i + 1} did not join: ${last}`);

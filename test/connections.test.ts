@@ -19,28 +19,33 @@ t.test('connections over the per-address cap are closed at accept; other address
   const { port } = app.server.address() as AddressInfo;
 
   const flood = await Promise.all(Array.from({ length: 10 }, () => rawSocket(port, '127.0.0.2', SLOW_HEADERS)));
-  t.teardown(() => { for (const s of flood) s.socket.destroy(); });
+  t.teardown(() => {
+    for (const s of flood) s.socket.destroy();
+  });
   await sleep(200);
-  t.equal(flood.filter((s) => s.isClosed()).length, 7, 'all but 3 of one address\'s slow-header connections closed at once');
+  t.equal(flood.filter((s) => s.isClosed()).length, 7, "all but 3 of one address's slow-header connections closed at once");
   t.equal(flood.filter((s) => s.isClosed() && s.received() !== '').length, 0, 'closed without an answer: nothing was asked yet');
   t.equal(await getFrom(port, '/health', '127.0.0.3'), 200, 'another address is served meanwhile');
 
   const proxied = await Promise.all(Array.from({ length: 6 }, (_, i) => rawSocket(port, i % 2 ? '127.0.0.1' : '127.0.10.7', SLOW_HEADERS)));
-  t.teardown(() => { for (const s of proxied) s.socket.destroy(); });
+  t.teardown(() => {
+    for (const s of proxied) s.socket.destroy();
+  });
   await sleep(200);
-  t.equal(proxied.filter((s) => s.isClosed()).length, 0, 'the proxies\' addresses and range have no per-address cap');
+  t.equal(proxied.filter((s) => s.isClosed()).length, 0, "the proxies' addresses and range have no per-address cap");
 
   flood.find((s) => !s.isClosed())!.socket.destroy();
   await sleep(100);
   const again = await rawSocket(port, '127.0.0.2', SLOW_HEADERS);
   t.teardown(() => again.socket.destroy());
   await sleep(200);
-  t.notOk(again.isClosed(), 'a closed connection frees its address\'s slot');
+  t.notOk(again.isClosed(), "a closed connection frees its address's slot");
   const refused = await rawSocket(port, '127.0.0.2', SLOW_HEADERS);
   t.ok(await Promise.race([refused.closed.then(() => true), sleep(500).then(() => false)]), 'and the cap holds again');
 });
 
 t.test('a proxy address that is neither an address nor a range stops boot with a sentence naming it', async (t) => {
-  await t.rejects(build(t, { features: ['users'], config: { server: { proxyAddresses: ['localhost'] } } }),
-    { message: 'Invalid setting server.proxyAddresses: "localhost" is not an IP address or CIDR range.' });
+  await t.rejects(build(t, { features: ['users'], config: { server: { proxyAddresses: ['localhost'] } } }), {
+    message: 'Invalid setting server.proxyAddresses: "localhost" is not an IP address or CIDR range.',
+  });
 });

@@ -81,31 +81,34 @@ t.test('MariaDB: a full disk answers 503 and writes nothing, then serves again b
   await fullDisk(t, dir, await server.database('disk'), 5000);
 });
 
-t.test('SQLite: a read-only database boots, /health says it is read-only, reads answer and writes get 503', { skip: onMysql && 'the SQLite run does this one' },
+t.test(
+  'SQLite: a read-only database boots, /health says it is read-only, reads answer and writes get 503',
+  { skip: onMysql && 'the SQLite run does this one' },
   async (t) => {
-  const dir = scratchDir(t);
-  // The writer that made the database stays open, as another process would: its -wal and -shm
-  // files let a read-only connection read the file (SQLite cannot create them on a read-only mount).
-  const writer = await build(t, { databaseUrl: `sqlite:${join(dir, 'db.sqlite')}`, features: ['users', 'credits'] });
-  await newUser(writer, 'Steve', { cents: 1000 });
-  const view = readOnlyView(dir);
-  if (!view) return t.plan(0, CANNOT_MOUNT);
-  t.teardown(() => unmount(view));
-  const app = await build(t, { databaseUrl: `sqlite:${join(view, 'db.sqlite')}`, features: ['users', 'credits'] });
+    const dir = scratchDir(t);
+    // The writer that made the database stays open, as another process would: its -wal and -shm
+    // files let a read-only connection read the file (SQLite cannot create them on a read-only mount).
+    const writer = await build(t, { databaseUrl: `sqlite:${join(dir, 'db.sqlite')}`, features: ['users', 'credits'] });
+    await newUser(writer, 'Steve', { cents: 1000 });
+    const view = readOnlyView(dir);
+    if (!view) return t.plan(0, CANNOT_MOUNT);
+    t.teardown(() => unmount(view));
+    const app = await build(t, { databaseUrl: `sqlite:${join(view, 'db.sqlite')}`, features: ['users', 'credits'] });
 
-  const health = await call(app, '/health');
-  t.equal(health.statusCode, 503);
-  t.same(health.json(), { status: false, error: 'SERVICE_UNAVAILABLE', message: 'The database is read-only.' });
-  t.ok(health.headers['retry-after'], 'Retry-After on /health');
-  t.equal((await call(app, '/api/credits?username=Steve')).json().raw_credits, 10, 'reads answer');
+    const health = await call(app, '/health');
+    t.equal(health.statusCode, 503);
+    t.same(health.json(), { status: false, error: 'SERVICE_UNAVAILABLE', message: 'The database is read-only.' });
+    t.ok(health.headers['retry-after'], 'Retry-After on /health');
+    t.equal((await call(app, '/api/credits?username=Steve')).json().raw_credits, 10, 'reads answer');
 
-  for (const as of ['urlencoded', 'json'] as const) {
-    const res = await call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '1.00' }, as });
-    t.equal(res.statusCode, 503, res.body);
-    t.strictSame(Object.keys(res.json()), ['status', 'error', 'message']);
-    t.match(res.json(), { status: false, error: 'SERVICE_UNAVAILABLE' }, 'our code to a caller that is no Java client');
-    t.ok(res.headers['retry-after'], 'Retry-After on a write');
-  }
-  t.equal((await call(writer, '/api/credits?username=Steve')).json().raw_credits, 10, 'nothing was written');
-  t.equal((await call(writer, '/health')).json().database, 'up', 'the writable connection is healthy: the probe left nothing behind');
-});
+    for (const as of ['urlencoded', 'json'] as const) {
+      const res = await call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '1.00' }, as });
+      t.equal(res.statusCode, 503, res.body);
+      t.strictSame(Object.keys(res.json()), ['status', 'error', 'message']);
+      t.match(res.json(), { status: false, error: 'SERVICE_UNAVAILABLE' }, 'our code to a caller that is no Java client');
+      t.ok(res.headers['retry-after'], 'Retry-After on a write');
+    }
+    t.equal((await call(writer, '/api/credits?username=Steve')).json().raw_credits, 10, 'nothing was written');
+    t.equal((await call(writer, '/health')).json().database, 'up', 'the writable connection is healthy: the probe left nothing behind');
+  },
+);

@@ -11,11 +11,12 @@ import { scratchDir } from './helper.ts';
 
 /** The markdown pages checked: README.md and every .md under docs/ and bench/. */
 function pages(root: string): string[] {
-  const under = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir) : []).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return under(path);
-    return name.endsWith('.md') ? [path] : [];
-  });
+  const under = (dir: string): string[] =>
+    (existsSync(dir) ? readdirSync(dir) : []).flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return under(path);
+      return name.endsWith('.md') ? [path] : [];
+    });
   return [join(root, 'README.md'), ...under(join(root, 'docs')), ...under(join(root, 'bench'))].filter((p) => existsSync(p));
 }
 
@@ -34,7 +35,11 @@ function prose(text: string): string[] {
 /** GitHub's anchor for a heading: its text lower-cased, punctuation dropped, spaces as hyphens. */
 function slug(heading: string): string {
   const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/`/g, '');
-  return text.trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** The anchors a page offers: its headings' (a repeated one gets -1, -2, …) and explicit `<a id|name>`. */
@@ -89,12 +94,18 @@ t.test('the check finds a missing page, a missing anchor and a link beside code,
   const root = scratchDir(t);
   mkdirSync(join(root, 'docs', 'reference'), { recursive: true });
   writeFileSync(join(root, 'docs', 'reference', 'events.md'), '# Events\n\n## `credits.changed`\n\n## Same\n\n## Same\n');
-  writeFileSync(join(root, 'README.md'), [
-    '# Title', '',
-    '[ok](docs/reference/events.md#creditschanged) [ok](docs/reference/events.md#same-1) [ok](#title) [web](https://example.org/x)',
-    '[gone](docs/gone.md) [no anchor](docs/reference/events.md#nothing) `[code](not/a/link.md)`',
-    '```', '[fenced](not/a/link.md)', '```',
-  ].join('\n'));
+  writeFileSync(
+    join(root, 'README.md'),
+    [
+      '# Title',
+      '',
+      '[ok](docs/reference/events.md#creditschanged) [ok](docs/reference/events.md#same-1) [ok](#title) [web](https://example.org/x)',
+      '[gone](docs/gone.md) [no anchor](docs/reference/events.md#nothing) `[code](not/a/link.md)`',
+      '```',
+      '[fenced](not/a/link.md)',
+      '```',
+    ].join('\n'),
+  );
   const { checked, broken } = brokenLinks(root);
   t.equal(checked, 5);
   t.same(broken, [

@@ -11,10 +11,12 @@ t.test('a disabled feature is never registered: no routes, no service, no tables
   const res = await call(app, '/api/users/?userID=1');
   t.equal(res.statusCode, 404);
   t.equal(res.json().error, 'NOT_FOUND');
-  const tables = app.db.dialect === 'sqlite'
-    ? await app.db.unchecked.query<{ name: string }>("select name from sqlite_master where type = 'table' and name like 'users%'")
-    : await app.db.unchecked.query<{ name: string }>(
-      "select table_name as name from information_schema.tables where table_schema = database() and table_name like 'users%'");
+  const tables =
+    app.db.dialect === 'sqlite'
+      ? await app.db.unchecked.query<{ name: string }>("select name from sqlite_master where type = 'table' and name like 'users%'")
+      : await app.db.unchecked.query<{ name: string }>(
+          "select table_name as name from information_schema.tables where table_schema = database() and table_name like 'users%'",
+        );
   t.same(tables, [], 'the users tables were not created');
 });
 
@@ -28,47 +30,80 @@ t.test('a feature that requires a disabled one stops boot with a sentence naming
   const url = await freshDatabaseUrl(t);
   const plugins: Record<string, unknown> = Object.fromEntries(builtinNames().map((n) => [n, { enabled: false }]));
   plugins['needs-users'] = { enabled: true, package: './test/fixtures/needs-users.ts' };
-  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { log: { level: 'silent' }, plugins }, logger: false }),
-    { message: 'The "needs-users" feature requires the "users" feature, which is disabled (plugins.users.enabled = false). Enable "users" or disable ' +
-      '"needs-users".' });
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { log: { level: 'silent' }, plugins }, logger: false }), {
+    message:
+      'The "needs-users" feature requires the "users" feature, which is disabled (plugins.users.enabled = false). Enable "users" or disable ' +
+      '"needs-users".',
+  });
 });
 
 t.test('bad settings stop boot naming the setting', async (t) => {
   const url = await freshDatabaseUrl(t);
   await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { server: { port: 'eighty' } }, logger: false }), { message: /server\.port/ });
   await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { currency: 'dollars' } }, logger: false }), { message: /site\.currency/ });
-  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { plugins: { users: { sweepSeconds: 0 } } }, logger: false }),
-    { message: /plugins\.users\.sweepSeconds/ });
+  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { plugins: { users: { sweepSeconds: 0 } } }, logger: false }), {
+    message: /plugins\.users\.sweepSeconds/,
+  });
   await t.rejects(buildApp({ env: { DATABASE_URL: 'postgres://x/y' }, logger: false }), { message: /DATABASE_URL/ });
 });
 
 t.test("site settings are the features' own: checked at boot, kept while a built-in feature is disabled", async (t) => {
   const url = await freshDatabaseUrl(t);
-  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { cashbackPercnt: 5 } }, logger: false }),
-    { message: 'Invalid setting site.cashbackPercnt: unknown setting (misspelled?)' }, 'a key no feature declares');
-  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { buyResponseStatus: 202 } }, logger: false }),
-    { message: 'Invalid setting site.buyResponseStatus: must be one of 200, 201' }, "a feature's setting is checked like core's");
+  await t.rejects(
+    buildApp({ env: { DATABASE_URL: url }, config: { site: { cashbackPercnt: 5 } }, logger: false }),
+    { message: 'Invalid setting site.cashbackPercnt: unknown setting (misspelled?)' },
+    'a key no feature declares',
+  );
+  await t.rejects(
+    buildApp({ env: { DATABASE_URL: url }, config: { site: { buyResponseStatus: 202 } }, logger: false }),
+    { message: 'Invalid setting site.buyResponseStatus: must be one of 200, 201' },
+    "a feature's setting is checked like core's",
+  );
 
   const app = await build(t, { features: ['users'], config: { site: { cashbackPercent: 7 } } });
   t.same(app.features, ['users'], 'store and auth are disabled');
   let res = await call(app, '/api/admin/settings');
-  t.same(Object.keys(res.json().data), [
-    'currency', 'timezone', 'registerLimit', 'twoFactorEnabled', 'registrationEmailRequired', 'promotionsGoalAmount', 'promotionsGoalStart',
+  t.same(
+    Object.keys(res.json().data),
+    [
+      'currency',
+      'timezone',
+      'registerLimit',
+      'twoFactorEnabled',
+      'registrationEmailRequired',
+      'promotionsGoalAmount',
+      'promotionsGoalStart',
       'promotionsGoalEnd',
-    'cashbackPercent', 'buyResponseStatus',
-    'storefrontTitle', 'storefrontDescription', 'storefrontLogo', 'storefrontAccent', 'storefrontAccentText', 'storefrontFooterLinks', 'storefrontLanguage',
-  ],
-    "core's, then each built-in feature's by name, running or not");
+      'cashbackPercent',
+      'buyResponseStatus',
+      'storefrontTitle',
+      'storefrontDescription',
+      'storefrontLogo',
+      'storefrontAccent',
+      'storefrontAccentText',
+      'storefrontFooterLinks',
+      'storefrontLanguage',
+    ],
+    "core's, then each built-in feature's by name, running or not",
+  );
   t.equal(res.json().data.cashbackPercent, 7, 'the config default of a disabled feature is kept');
   res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { buyResponseStatus: 201 }, as: 'json' });
   t.equal(res.json().data.buyResponseStatus, 201, 'and it can be set before the feature is enabled');
 
   const { declareSettings } = await import('../core/settings.ts');
   const flag = { schema: Type.Boolean({ default: false }), label: 'A flag' };
-  t.throws(() => declareSettings([{ name: 'alpha', settings: { timezone: flag } }]),
-    { message: 'The site setting timezone is declared by both core and the "alpha" feature.' });
-  t.throws(() => declareSettings([{ name: 'beta', settings: { shared: flag } }, { name: 'alpha', settings: { shared: flag } }]),
-    { message: 'The site setting shared is declared by both the "alpha" feature and the "beta" feature.' }, 'a setting has one owner');
+  t.throws(() => declareSettings([{ name: 'alpha', settings: { timezone: flag } }]), {
+    message: 'The site setting timezone is declared by both core and the "alpha" feature.',
+  });
+  t.throws(
+    () =>
+      declareSettings([
+        { name: 'beta', settings: { shared: flag } },
+        { name: 'alpha', settings: { shared: flag } },
+      ]),
+    { message: 'The site setting shared is declared by both the "alpha" feature and the "beta" feature.' },
+    'a setting has one owner',
+  );
 });
 
 t.test('a third-party feature package loads, migrates and serves', async (t) => {
@@ -82,7 +117,10 @@ t.test('a third-party feature package loads, migrates and serves', async (t) => 
   res = await call(app, '/api/hello/greetings', { key: null });
   t.equal(res.statusCode, 401, 'the host guards its routes too');
   const done = await app.db.unchecked.query<{ name: string }>('select name from core_migrations order by id');
-  t.ok(done.some((m) => m.name.endsWith('_hello_init')), 'its migration ran');
+  t.ok(
+    done.some((m) => m.name.endsWith('_hello_init')),
+    'its migration ran',
+  );
 });
 
 t.test('a third-party feature declares its own error codes and site settings', async (t) => {
@@ -91,13 +129,30 @@ t.test('a third-party feature declares its own error codes and site settings', a
   let res = await call(app, '/api/hello/greetings/1');
   t.same(res.json(), { id: '1', text: 'Hello, Steve.' }, 'its setting from config');
   res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { helloPunctuation: '!' }, as: 'json' });
-  t.same(res.json().data, {
-    currency: 'USD', timezone: 'UTC', registerLimit: 3, twoFactorEnabled: true, registrationEmailRequired: true,
-    promotionsGoalAmount: 0, promotionsGoalStart: '', promotionsGoalEnd: '', cashbackPercent: 0, buyResponseStatus: 200,
-    storefrontTitle: 'Community Store', storefrontDescription: 'Ranks, items and more for our game server.', storefrontLogo: '',
-    storefrontAccent: '#0b4ea2', storefrontAccentText: '#ffffff', storefrontFooterLinks: '', storefrontLanguage: 'en', helloPunctuation: '!',
-  },
-    'after core and the built-in features');
+  t.same(
+    res.json().data,
+    {
+      currency: 'USD',
+      timezone: 'UTC',
+      registerLimit: 3,
+      twoFactorEnabled: true,
+      registrationEmailRequired: true,
+      promotionsGoalAmount: 0,
+      promotionsGoalStart: '',
+      promotionsGoalEnd: '',
+      cashbackPercent: 0,
+      buyResponseStatus: 200,
+      storefrontTitle: 'Community Store',
+      storefrontDescription: 'Ranks, items and more for our game server.',
+      storefrontLogo: '',
+      storefrontAccent: '#0b4ea2',
+      storefrontAccentText: '#ffffff',
+      storefrontFooterLinks: '',
+      storefrontLanguage: 'en',
+      helloPunctuation: '!',
+    },
+    'after core and the built-in features',
+  );
   t.same((await call(app, '/api/hello/greetings/1')).json(), { id: '1', text: 'Hello, Steve!' }, 'changed at run time');
   res = await call(app, '/api/hello/greetings/2');
   t.equal(res.statusCode, 404, 'its code has the status it declared');
@@ -105,19 +160,28 @@ t.test('a third-party feature declares its own error codes and site settings', a
   res = await call(app, '/api/admin/settings', { method: 'PATCH', body: { helloPunctuation: '?' }, as: 'json' });
   t.equal(res.json().error, 'VALIDATION_ERROR', 'its setting is checked');
   const url = await freshDatabaseUrl(t);
-  await t.rejects(buildApp({ env: { DATABASE_URL: url }, config: { site: { helloPunctuation: '.' } }, logger: false }),
-    { message: 'Invalid setting site.helloPunctuation: unknown setting (misspelled?)' }, 'a disabled package is not read: its setting is unknown');
+  await t.rejects(
+    buildApp({ env: { DATABASE_URL: url }, config: { site: { helloPunctuation: '.' } }, logger: false }),
+    { message: 'Invalid setting site.helloPunctuation: unknown setting (misspelled?)' },
+    'a disabled package is not read: its setting is unknown',
+  );
 });
 
 t.test('migrations run once: a restart on the same database keeps the data', async (t) => {
   const url = process.env.TEST_MYSQL_URL ? await freshDatabaseUrl(t) : `sqlite:${t.testdirName}/db.sqlite`;
   if (!process.env.TEST_MYSQL_URL) t.testdir({});
-  const first = await buildApp({ env: { DATABASE_URL: url, API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' }, plugins: { hello: { enabled: true } } },
-    logger: false });
+  const first = await buildApp({
+    env: { DATABASE_URL: url, API_KEY: ADMIN_KEY },
+    config: { log: { level: 'silent' }, plugins: { hello: { enabled: true } } },
+    logger: false,
+  });
   await call(first, '/api/hello/greetings', { body: { name: 'Alex' } });
   await first.close();
-  const second = await buildApp({ env: { DATABASE_URL: url, API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' }, plugins: { hello: { enabled: true } } },
-    logger: false });
+  const second = await buildApp({
+    env: { DATABASE_URL: url, API_KEY: ADMIN_KEY },
+    config: { log: { level: 'silent' }, plugins: { hello: { enabled: true } } },
+    logger: false,
+  });
   t.teardown(() => second.close());
   const res = await call(second, '/api/hello/greetings');
   t.same(res.json(), [{ id: '1', text: 'Hello, Alex!' }]);
@@ -128,7 +192,9 @@ t.test('features load once each, after the features they require; a circle stops
   const { createServiceRef } = await import('../core/registry.ts');
   const { loadConfig } = await import('../core/config.ts');
   const def = (name: string, requires: string[]) => ({
-    def: { name, requires: requires.map((r) => createServiceRef(r)), register: async () => {} }, source: 'package' as const, options: undefined,
+    def: { name, requires: requires.map((r) => createServiceRef(r)), register: async () => {} },
+    source: 'package' as const,
+    options: undefined,
   });
   const config = loadConfig({}, { plugins: Object.fromEntries(['a', 'b', 'c'].map((n) => [n, { enabled: true, package: n }])) });
   const order = selectEnabled([def('a', ['c']), def('b', []), def('c', ['b'])], config).map((f) => f.def.name);
@@ -136,6 +202,10 @@ t.test('features load once each, after the features they require; a circle stops
   t.throws(() => selectEnabled([def('a', ['b']), def('b', ['a'])], config), { message: 'Features require each other in a circle: a → b → a.' });
 
   const app = await build(t);
-  t.strictSame(app.features, [...app.features].filter((n, i, all) => all.indexOf(n) === i), 'each feature once');
+  t.strictSame(
+    app.features,
+    [...app.features].filter((n, i, all) => all.indexOf(n) === i),
+    'each feature once',
+  );
   t.ok(app.features.indexOf('users') < app.features.indexOf('store'), 'users before store, which requires it');
 });

@@ -22,8 +22,11 @@ export const ECHO_PLUGIN = { echo: { enabled: true, package: './test/fixtures/ec
  * An account made through the users service, with `<name>@example.com` unless told otherwise.
  * With `cents`, it also gets that balance through the credits service (the credits feature must run).
  */
-export async function newUser(app: FastifyInstance, username: string,
-  fields: { email?: string | null; creationIP?: string; cents?: number } = {}): Promise<UserAccount> {
+export async function newUser(
+  app: FastifyInstance,
+  username: string,
+  fields: { email?: string | null; creationIP?: string; cents?: number } = {},
+): Promise<UserAccount> {
   const user = await app.services.get(usersRef).createAccount({
     username,
     email: fields.email === undefined ? `${username.toLowerCase()}@example.com` : fields.email,
@@ -112,8 +115,11 @@ export async function expectErrors(t: Test, app: FastifyInstance, cases: ErrorCa
     const label = `${c.method ?? (c.body ? 'POST' : 'GET')} ${c.url} ${JSON.stringify(c.body ?? {}).slice(0, 80)}`;
     t.equal(res.statusCode, c.status, label);
     const body = res.json();
-    t.strictSame(Object.keys(body), c.code === undefined ? ['status', 'error', 'message'] : ['status', 'error', 'message', 'code'],
-      `${label}: the error shape`);
+    t.strictSame(
+      Object.keys(body),
+      c.code === undefined ? ['status', 'error', 'message'] : ['status', 'error', 'message', 'code'],
+      `${label}: the error shape`,
+    );
     t.equal(body.status, false, label);
     t.equal(body.error, c.error, label);
     if (c.code !== undefined) t.equal(body.code, c.code, `${label}: our code`);
@@ -130,8 +136,9 @@ export function missingFields(url: string, body: Record<string, unknown>, fields
   return fields.map((field) => {
     const { [field]: _left, ...rest } = body;
     const message = `${field} is required`;
-    return nearest ? { url, body: rest, status: 400, error: nearest(field), code: 'VALIDATION_ERROR', message } : { url, body: rest, status: 400,
-      error: 'VALIDATION_ERROR', message };
+    return nearest
+      ? { url, body: rest, status: 400, error: nearest(field), code: 'VALIDATION_ERROR', message }
+      : { url, body: rest, status: 400, error: 'VALIDATION_ERROR', message };
   });
 }
 

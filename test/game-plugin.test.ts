@@ -12,9 +12,24 @@ import { ADMIN_KEY, build, JAVA_AGENT, type TestLike } from './helper.ts';
 
 /** The plugin's `Error` enum, as docs/clients.md lists it ("Error codes a Java client can read"). */
 const PLUGIN_ERRORS = new Set([
-  'USER_NOT_FOUND', 'INVALID_QUANTITY', 'INSUFFICIENT_BALANCE', 'OUT_OF_STOCK', 'PRODUCT_NOT_FOUND', 'REQUIRED_PRODUCT',
-  'REQUIRED_LINKED_ACCOUNT', 'DOWNGRADE_NOT_ALLOWED', 'INVALID_VARIABLE', 'INVALID_LIMIT', 'INVALID_TYPE', 'INSERT_ERROR',
-  'DELETE_ERROR', 'TICKET_NOT_FOUND', 'INVALID_AMOUNT', 'NOT_ENOUGH_CREDITS', 'INVALID_TARGET', 'TARGET_USER_NOT_FOUND',
+  'USER_NOT_FOUND',
+  'INVALID_QUANTITY',
+  'INSUFFICIENT_BALANCE',
+  'OUT_OF_STOCK',
+  'PRODUCT_NOT_FOUND',
+  'REQUIRED_PRODUCT',
+  'REQUIRED_LINKED_ACCOUNT',
+  'DOWNGRADE_NOT_ALLOWED',
+  'INVALID_VARIABLE',
+  'INVALID_LIMIT',
+  'INVALID_TYPE',
+  'INSERT_ERROR',
+  'DELETE_ERROR',
+  'TICKET_NOT_FOUND',
+  'INVALID_AMOUNT',
+  'NOT_ENOUGH_CREDITS',
+  'INVALID_TARGET',
+  'TARGET_USER_NOT_FOUND',
 ]);
 
 interface PluginResponse {
@@ -28,20 +43,32 @@ interface PluginResponse {
 }
 
 /** The plugin's `Request`: what it sends and how it reads the answer; throws where the plugin's response would be null. */
-async function pluginRequest(app: FastifyInstance, method: 'GET' | 'POST' | 'DELETE', api: string, form?: Record<string, string>,
-  key = ADMIN_KEY): Promise<PluginResponse> {
+async function pluginRequest(
+  app: FastifyInstance,
+  method: 'GET' | 'POST' | 'DELETE',
+  api: string,
+  form?: Record<string, string>,
+  key = ADMIN_KEY,
+): Promise<PluginResponse> {
   const res = await app.inject({
-    method, url: `/api/${api}`,
+    method,
+    url: `/api/${api}`,
     headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': JAVA_AGENT },
-    ...(form ? { payload: Object.entries(form).map(([k, v]) => `${k}=${v}`).join('&') } : {}),
+    ...(form
+      ? {
+          payload: Object.entries(form)
+            .map(([k, v]) => `${k}=${v}`)
+            .join('&'),
+        }
+      : {}),
   });
   const status = [200, 201, 202].includes(res.statusCode);
   const parsed = JSON.parse(res.body) as unknown;
   const body = (Array.isArray(parsed) ? { array: parsed } : parsed) as Record<string, any>;
   let error: string | null = null;
   if ('error' in body) {
-    if (!PLUGIN_ERRORS.has(body.error)) throw new Error(`getEnum fails on ${JSON.stringify(body.error)}: the plugin's response is null (${method} ${api}: ` +
-      `${res.body})`);
+    if (!PLUGIN_ERRORS.has(body.error))
+      throw new Error(`getEnum fails on ${JSON.stringify(body.error)}: the plugin's response is null (${method} ${api}: ` + `${res.body})`);
     error = body.error;
   }
   return { responseCode: res.statusCode, status, body, error, code: body.code };
@@ -72,12 +99,20 @@ async function setup(t: TestLike): Promise<Setup> {
 /** The plugin's AddBazaarItemRequest body for one item. */
 function bazaarItem(serverId: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
-    name: 'Diamond Sword', amount: '1', maxDurability: '1561', durability: '1561', base64: 'rO0ABXNyABpvcmcuYnVra2l0', price: javaDouble(0),
-    creationDate: '2026-01-01 10:00:00', serverID: serverId, itemID: 'DIAMOND_SWORD', ...extra,
+    name: 'Diamond Sword',
+    amount: '1',
+    maxDurability: '1561',
+    durability: '1561',
+    base64: 'rO0ABXNyABpvcmcuYnVra2l0',
+    price: javaDouble(0),
+    creationDate: '2026-01-01 10:00:00',
+    serverID: serverId,
+    itemID: 'DIAMOND_SWORD',
+    ...extra,
   };
 }
 
-t.test('each route answers the plugin\'s checks when it succeeds', async (t) => {
+t.test("each route answers the plugin's checks when it succeeds", async (t) => {
   const { app, steve, product, serverID, token } = await setup(t);
 
   // cache/LoginListener: GetUserRequest, then getString("id"), Double.parseDouble(getString("credit")), ...
@@ -126,7 +161,7 @@ t.test('each route answers the plugin\'s checks when it succeeds', async (t) => 
   t.ok(res.status);
 });
 
-t.test('every failure carries a code of the plugin\'s enum, ours beside it when they differ', async (t) => {
+t.test("every failure carries a code of the plugin's enum, ours beside it when they differ", async (t) => {
   const { app, steve, product, serverID, token } = await setup(t);
   const buyForm = (fields: Record<string, string>) => ({ userID: String(steve), 'products[0][id]': String(product), 'products[0][quantity]': '1', ...fields });
   // [what, method, api, form, error the plugin reads, our code (undefined: the same)]
@@ -144,8 +179,14 @@ t.test('every failure carries a code of the plugin\'s enum, ours beside it when 
     ['send to nobody', 'POST', 'credits/send', { sender_username: 'Steve', target_username: 'Nobody', amount: '1.0' }, 'TARGET_USER_NOT_FOUND'],
     ['send with no target', 'POST', 'credits/send', { sender_username: 'Steve', amount: '1.0' }, 'TARGET_USER_NOT_FOUND', 'VALIDATION_ERROR'],
     ['send with no sender', 'POST', 'credits/send', { target_username: 'Alex', amount: '1.0' }, 'USER_NOT_FOUND', 'VALIDATION_ERROR'],
-    ['send a list of amounts', 'POST', 'credits/send', { sender_username: 'Steve', target_username: 'Alex', 'amount[0]': '1.0' }, 'INVALID_AMOUNT',
-      'VALIDATION_ERROR'],
+    [
+      'send a list of amounts',
+      'POST',
+      'credits/send',
+      { sender_username: 'Steve', target_username: 'Alex', 'amount[0]': '1.0' },
+      'INVALID_AMOUNT',
+      'VALIDATION_ERROR',
+    ],
     ['set with no amount', 'POST', 'credits/set', { target_username: 'Steve' }, 'INVALID_AMOUNT', 'VALIDATION_ERROR'],
     ['set for nobody', 'POST', 'credits/set', { target_username: 'Nobody', amount: '1.0' }, 'USER_NOT_FOUND'],
     ['buy for nobody', 'POST', 'store/buy', buyForm({ userID: '999999' }), 'USER_NOT_FOUND'],
@@ -177,18 +218,25 @@ t.test('every failure carries a code of the plugin\'s enum, ours beside it when 
 t.test('a wrong API key on every route the plugin calls: its general code, INVALID_API_KEY beside it', async (t) => {
   const { app, steve } = await setup(t);
   const routes: ['GET' | 'POST' | 'DELETE', string, Record<string, string>?][] = [
-    ['GET', 'users?username=Steve'], ['GET', 'credits?username=Steve'],
-    ['POST', 'credits/add', { target_username: 'Steve', amount: '1.0' }], ['POST', 'credits/remove', { target_username: 'Steve', amount: '1.0' }],
+    ['GET', 'users?username=Steve'],
+    ['GET', 'credits?username=Steve'],
+    ['POST', 'credits/add', { target_username: 'Steve', amount: '1.0' }],
+    ['POST', 'credits/remove', { target_username: 'Steve', amount: '1.0' }],
     ['POST', 'credits/send', { sender_username: 'Steve', target_username: 'Alex', amount: '1.0' }],
     ['POST', 'credits/set', { target_username: 'Steve', amount: '1.0' }],
-    ['GET', 'store/listing?username=Steve'], ['POST', 'store/buy', { userID: String(steve), 'products[0][id]': '1', 'products[0][quantity]': '1' }],
+    ['GET', 'store/listing?username=Steve'],
+    ['POST', 'store/buy', { userID: String(steve), 'products[0][id]': '1', 'products[0][quantity]': '1' }],
     ['GET', 'store/donations/?type=latest&limit=10'],
-    ['GET', `bazaar/storages/${steve}/items?serverID=1`], ['POST', `bazaar/storages/${steve}/items`, bazaarItem('1')],
+    ['GET', `bazaar/storages/${steve}/items?serverID=1`],
+    ['POST', `bazaar/storages/${steve}/items`, bazaarItem('1')],
     ['DELETE', `bazaar/storages/${steve}/items/1`, {}],
-    ['GET', 'command-logs/token/queue'], ['POST', 'command-logs/validate', { token: 'token', 'commands[0]': '1' }],
+    ['GET', 'command-logs/token/queue'],
+    ['POST', 'command-logs/validate', { token: 'token', 'commands[0]': '1' }],
   ];
-  const nearest: Record<string, string> = { [`POST bazaar/storages/${steve}/items`]: 'INSERT_ERROR',
-    [`DELETE bazaar/storages/${steve}/items/1`]: 'DELETE_ERROR' };
+  const nearest: Record<string, string> = {
+    [`POST bazaar/storages/${steve}/items`]: 'INSERT_ERROR',
+    [`DELETE bazaar/storages/${steve}/items/1`]: 'DELETE_ERROR',
+  };
   for (const [method, api, form] of routes) {
     const res = await pluginRequest(app, method, api, form, 'wrong-key');
     t.equal(res.responseCode, 401, `${method} ${api}`);
@@ -204,7 +252,7 @@ t.test('routes the plugin does not call keep our codes', async (t) => {
   t.equal(res.json().error, 'INVALID_API_KEY');
 });
 
-t.test('the OpenAPI document lists each mapped route\'s domain codes and says whose codes `error` carries', async (t) => {
+t.test("the OpenAPI document lists each mapped route's domain codes and says whose codes `error` carries", async (t) => {
   const app = await build(t);
   const doc = (await app.inject({ url: '/docs/json' })).json();
   const buy = doc.paths['/api/store/buy'].post;

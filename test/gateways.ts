@@ -16,10 +16,12 @@ const stripe = new Stripe('sk_test_signer');
 
 /** Stripe's answer to a Checkout Session create. */
 export function mockStripeSession(sessionId: string, asked?: (body: string) => void): nock.Scope {
-  return nock('https://api.stripe.com').post('/v1/checkout/sessions', (body) => {
-    asked?.(new URLSearchParams(body as string).toString());
-    return true;
-  }).reply(200, { id: sessionId, object: 'checkout.session', url: `https://checkout.stripe.com/c/pay/${sessionId}` });
+  return nock('https://api.stripe.com')
+    .post('/v1/checkout/sessions', (body) => {
+      asked?.(new URLSearchParams(body as string).toString());
+      return true;
+    })
+    .reply(200, { id: sessionId, object: 'checkout.session', url: `https://checkout.stripe.com/c/pay/${sessionId}` });
 }
 
 /** Posts a Stripe event signed the way Stripe signs (or with another secret). */
@@ -27,29 +29,42 @@ export function stripeWebhook(app: FastifyInstance, event: Record<string, unknow
   const payload = JSON.stringify({ object: 'event', api_version: '2025-01-01', ...event });
   const signature = stripe.webhooks.generateTestHeaderString({ payload, secret });
   return app.inject({
-    method: 'POST', url: '/api/payments/webhooks/stripe', payload,
+    method: 'POST',
+    url: '/api/payments/webhooks/stripe',
+    payload,
     headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': signature },
   });
 }
 
 export const sessionCompleted = (eventId: string, paymentId: string, sessionId: string, amount: number, currency = 'usd') => ({
-  id: eventId, type: 'checkout.session.completed',
+  id: eventId,
+  type: 'checkout.session.completed',
   data: {
     object: {
-      id: sessionId, object: 'checkout.session', client_reference_id: paymentId, payment_status: 'paid', amount_total: amount,
-      currency, payment_intent: `pi_${sessionId}`, metadata: { paymentID: paymentId },
+      id: sessionId,
+      object: 'checkout.session',
+      client_reference_id: paymentId,
+      payment_status: 'paid',
+      amount_total: amount,
+      currency,
+      payment_intent: `pi_${sessionId}`,
+      metadata: { paymentID: paymentId },
     },
   },
 });
 
 const PAYPAL_HEADERS = {
-  'paypal-auth-algo': 'SHA256withRSA', 'paypal-cert-url': 'https://api.sandbox.paypal.com/v1/notifications/certs/CERT-1',
-  'paypal-transmission-id': 'tx-1', 'paypal-transmission-sig': 'c2lnbmF0dXJl', 'paypal-transmission-time': '2026-11-23T08:00:00Z',
+  'paypal-auth-algo': 'SHA256withRSA',
+  'paypal-cert-url': 'https://api.sandbox.paypal.com/v1/notifications/certs/CERT-1',
+  'paypal-transmission-id': 'tx-1',
+  'paypal-transmission-sig': 'c2lnbmF0dXJl',
+  'paypal-transmission-time': '2026-11-23T08:00:00Z',
 };
 
 /** PayPal's OAuth token, asked once per app (it is cached until it expires). */
 export function mockPayPalToken(): nock.Scope {
-  return nock(PAYPAL_API).post('/v1/oauth2/token', 'grant_type=client_credentials')
+  return nock(PAYPAL_API)
+    .post('/v1/oauth2/token', 'grant_type=client_credentials')
     .basicAuth({ user: PAYPAL_ENV.PAYPAL_CLIENT_ID, pass: PAYPAL_ENV.PAYPAL_CLIENT_SECRET })
     .reply(200, { access_token: 'A21-token', token_type: 'Bearer', expires_in: 32400 });
 }
@@ -57,14 +72,19 @@ export function mockPayPalToken(): nock.Scope {
 /** PayPal's answer to the verify-webhook-signature call for the next webhook. */
 export function mockPayPalVerify(status: 'SUCCESS' | 'FAILURE', seen?: (body: Record<string, unknown>) => void): nock.Scope {
   return nock(PAYPAL_API, { reqheaders: { authorization: 'Bearer A21-token' } })
-    .post('/v1/notifications/verify-webhook-signature', (body: Record<string, unknown>) => { seen?.(body); return true; })
+    .post('/v1/notifications/verify-webhook-signature', (body: Record<string, unknown>) => {
+      seen?.(body);
+      return true;
+    })
     .reply(200, { verification_status: status });
 }
 
 /** Posts a PayPal webhook (an event, or the JSON text as PayPal wrote it) with PayPal's transmission headers (or without them). */
 export function paypalWebhook(app: FastifyInstance, event: Record<string, unknown> | string, headers: Record<string, string> = PAYPAL_HEADERS) {
   return app.inject({
-    method: 'POST', url: '/api/payments/webhooks/paypal', payload: typeof event === 'string' ? event : JSON.stringify(event),
+    method: 'POST',
+    url: '/api/payments/webhooks/paypal',
+    payload: typeof event === 'string' ? event : JSON.stringify(event),
     headers: { 'content-type': 'application/json', ...headers },
   });
 }

@@ -18,12 +18,17 @@ t.test('a failing statement is logged with its error code, never its SQL, parame
   const app = await buildApp({
     env: { DATABASE_URL: await freshDatabaseUrl(t), API_KEY: ADMIN_KEY },
     config: { log: { level: 'info' }, plugins: { auth: { rateLimit: { register: { max: 0 } } } } },
-    logStream: { write: (line: string) => { lines.push(line); } },
+    logStream: {
+      write: (line: string) => {
+        lines.push(line);
+      },
+    },
   });
   t.teardown(() => app.close());
   await app.db.unchecked.run('drop table auth_credentials');
-  const res = await call(app, '/api/auth/register',
-    { body: { username: 'Sentinel_77', password: 'hunter22', email: 'sentinel@example.com', ip: '10.0.0.1', useragent: 'x' } });
+  const res = await call(app, '/api/auth/register', {
+    body: { username: 'Sentinel_77', password: 'hunter22', email: 'sentinel@example.com', ip: '10.0.0.1', useragent: 'x' },
+  });
   t.equal(res.statusCode, 500);
   const failure = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request failed');
   t.ok(failure, 'the failure was logged');
@@ -51,8 +56,13 @@ t.test('strict types: no boolean, null or list for a number, only plain digits, 
   await refuse('/api/auth/sessions', { userID: null, ip: '10.0.0.1' }, 'VALIDATION_ERROR', ['json']);
   await refuse('/api/auth/sessions', { userID: [steve.id], ip: '10.0.0.1' }, 'VALIDATION_ERROR');
   for (const amount of ['0x10', '1e2', '+5', ' 5', '5 ', '1_0', true]) {
-    await refuse(`/api/bazaar/storages/${steve.id}/items`, item(amount), 'INSERT_ERROR', typeof amount === 'boolean' ? ['json'] : ENCODINGS,
-      'VALIDATION_ERROR');
+    await refuse(
+      `/api/bazaar/storages/${steve.id}/items`,
+      item(amount),
+      'INSERT_ERROR',
+      typeof amount === 'boolean' ? ['json'] : ENCODINGS,
+      'VALIDATION_ERROR',
+    );
   }
   await refuse(`/api/bazaar/storages/${steve.id}/items`, item(['1']), 'INSERT_ERROR', ENCODINGS, 'VALIDATION_ERROR');
   for (const amount of [' 5', '5 ', '+5', '0x10', '1e2']) await refuse('/api/credits/add', { target_username: 'Steve', amount }, 'INVALID_AMOUNT');
@@ -62,11 +72,19 @@ t.test('strict types: no boolean, null or list for a number, only plain digits, 
   t.equal((await call(app, '/api/credits?username=Steve')).json().credits, '10.00 USD', 'no balance changed');
 
   // A JSON number written with an exponent is taken as written: the same answer as the string.
-  const exp = await app.inject({ method: 'POST', url: '/api/credits/add', headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' },
-    payload: '{"target_username":"Steve","amount":1e2}' });
+  const exp = await app.inject({
+    method: 'POST',
+    url: '/api/credits/add',
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+    payload: '{"target_username":"Steve","amount":1e2}',
+  });
   t.equal(exp.json().error, 'INVALID_AMOUNT', 'JSON 1e2 is refused like "1e2"');
-  const plain = await app.inject({ method: 'POST', url: '/api/credits/add', headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' },
-    payload: '{"target_username":"Steve","amount":2.5}' });
+  const plain = await app.inject({
+    method: 'POST',
+    url: '/api/credits/add',
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+    payload: '{"target_username":"Steve","amount":2.5}',
+  });
   t.equal(plain.statusCode, 200, 'a plain JSON number is fine');
   for (const as of ENCODINGS) {
     const res = await call(app, `/api/bazaar/storages/${steve.id}/items`, { body: item('16'), as });
@@ -80,8 +98,12 @@ function rawSocket(port: number): Promise<{ socket: Socket; received: () => stri
     const socket = connect(port, '127.0.0.1');
     let data = '';
     const opened = Date.now();
-    socket.on('data', (chunk) => { data += chunk.toString(); });
-    socket.on('error', () => { /* a reset is a close too */ });
+    socket.on('data', (chunk) => {
+      data += chunk.toString();
+    });
+    socket.on('error', () => {
+      /* a reset is a close too */
+    });
     const closed = new Promise<number>((r) => socket.on('close', () => r(Date.now() - opened)));
     socket.once('connect', () => resolve({ socket, received: () => data, closed }));
     socket.once('error', reject);
@@ -126,8 +148,10 @@ t.test('slow and idle sockets are closed: headers, body progress, unauthenticate
   keepAlive.socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
   const keepAliveMs = await keepAlive.closed;
   t.match(keepAlive.received(), /^HTTP\/1\.1 200/);
-  t.ok(keepAliveMs >= 600 && keepAliveMs < 2500,
-    `an idle keep-alive connection (Node adds a second to the keep-alive timeout): closed after ${keepAliveMs} ms`);
+  t.ok(
+    keepAliveMs >= 600 && keepAliveMs < 2500,
+    `an idle keep-alive connection (Node adds a second to the keep-alive timeout): closed after ${keepAliveMs} ms`,
+  );
 
   const held = await Promise.all(Array.from({ length: 6 }, () => rawSocket(port)));
   const extra = await rawSocket(port);
@@ -138,7 +162,7 @@ t.test('slow and idle sockets are closed: headers, body progress, unauthenticate
   t.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200, 'and the server serves again');
 });
 
-t.test('Node\'s own refusals come in the API\'s error shape: 431 oversized headers, 400 malformed request line', async (t) => {
+t.test("Node's own refusals come in the API's error shape: 431 oversized headers, 400 malformed request line", async (t) => {
   const app = await buildApp({ env: { DATABASE_URL: await freshDatabaseUrl(t), API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' } } });
   t.teardown(() => app.close());
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -167,13 +191,18 @@ t.test('boot: an unreachable database is retried with one line per attempt namin
     env: { DATABASE_URL: `mysql://app:hunter2@127.0.0.1:${port}/community`, API_KEY: ADMIN_KEY },
     config: { log: { level: 'silent' }, database: { bootRetrySeconds: 2, connectTimeoutMs: 500 } },
     bootLog: (line) => lines.push(line),
-  }).then(() => undefined, (e: unknown) => e);
+  }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   t.ok(err instanceof ConfigError, 'a one-line boot error, not a stack trace');
   t.match((err as Error).message, /DATABASE_URL \(mysql:\/\/app:\*\*\*@127\.0\.0\.1:\d+\/community\) cannot be reached \(ECONNREFUSED\); gave up after 2 s/);
   t.ok(Date.now() - started >= 1900, 'after retrying for the configured time');
   t.ok(lines.length >= 2, `${lines.length} retries announced`);
-  t.ok(lines.every((l) => /^The database named by DATABASE_URL .* cannot be reached \(ECONNREFUSED\); retrying in \d\.\d s\.$/.test(l) && !l.includes('\n')),
-    'one line each');
+  t.ok(
+    lines.every((l) => /^The database named by DATABASE_URL .* cannot be reached \(ECONNREFUSED\); retrying in \d\.\d s\.$/.test(l) && !l.includes('\n')),
+    'one line each',
+  );
   t.notOk(lines.join('').includes('hunter2'), 'never the password');
 });
 
@@ -191,50 +220,71 @@ t.test('boot: the database comes up while the server waits for it', { skip: !onM
   setTimeout(() => proxy.listen(port, '127.0.0.1'), 1200);
   const viaProxy = new URL(real);
   viaProxy.port = String(port);
-  const app = await buildApp({ env: { DATABASE_URL: viaProxy.toString(), API_KEY: ADMIN_KEY },
-    config: { log: { level: 'silent' }, database: { connectTimeoutMs: 500 } }, bootLog: (line) => lines.push(line) });
+  const app = await buildApp({
+    env: { DATABASE_URL: viaProxy.toString(), API_KEY: ADMIN_KEY },
+    config: { log: { level: 'silent' }, database: { connectTimeoutMs: 500 } },
+    bootLog: (line) => lines.push(line),
+  });
   t.teardown(() => app.close());
   t.ok(lines.length >= 1, 'it waited');
   t.equal((await app.inject({ url: '/health' })).statusCode, 200, 'and serves once the database is there');
 });
 
-t.test('boot: a MySQL database that does not exist is not created unless database.createDatabase says so', { skip: !onMysql && 'needs TEST_MYSQL_URL' },
+t.test(
+  'boot: a MySQL database that does not exist is not created unless database.createDatabase says so',
+  { skip: !onMysql && 'needs TEST_MYSQL_URL' },
   async (t) => {
-  const name = `t_missing_${randomBytes(4).toString('hex')}`;
-  const url = new URL(process.env.TEST_MYSQL_URL!);
-  url.pathname = `/${name}`;
-  const root = new URL(process.env.TEST_MYSQL_URL!);
-  root.pathname = '/';
-  const exists = async () => {
-    const conn = await createConnection({ uri: root.toString() });
-    const [rows] = await conn.query('select schema_name from information_schema.schemata where schema_name = ?', [name]);
-    await conn.end();
-    return (rows as unknown[]).length > 0;
-  };
-  t.teardown(async () => {
-    const conn = await createConnection({ uri: root.toString() });
-    await conn.query(`drop database if exists ${name}`);
-    await conn.end();
-  });
-  await t.rejects(buildApp({ env: { DATABASE_URL: url.toString(), API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' } } }),
-    new RegExp(`The database "${name}" named by DATABASE_URL .* does not exist: create it .* or set database.createDatabase to true`));
-  t.equal(await exists(), false, 'nothing was created');
-  const lines: string[] = [];
-  const app = await buildApp({ env: { DATABASE_URL: url.toString(), API_KEY: ADMIN_KEY },
-    config: { log: { level: 'silent' }, database: { createDatabase: true } }, bootLog: (line) => lines.push(line) });
-  t.teardown(() => app.close());
-  t.equal(await exists(), true, 'created when allowed');
-  t.match(lines.join('\n'), /Created the database/, 'and said so');
-});
+    const name = `t_missing_${randomBytes(4).toString('hex')}`;
+    const url = new URL(process.env.TEST_MYSQL_URL!);
+    url.pathname = `/${name}`;
+    const root = new URL(process.env.TEST_MYSQL_URL!);
+    root.pathname = '/';
+    const exists = async () => {
+      const conn = await createConnection({ uri: root.toString() });
+      const [rows] = await conn.query('select schema_name from information_schema.schemata where schema_name = ?', [name]);
+      await conn.end();
+      return (rows as unknown[]).length > 0;
+    };
+    t.teardown(async () => {
+      const conn = await createConnection({ uri: root.toString() });
+      await conn.query(`drop database if exists ${name}`);
+      await conn.end();
+    });
+    await t.rejects(
+      buildApp({ env: { DATABASE_URL: url.toString(), API_KEY: ADMIN_KEY }, config: { log: { level: 'silent' } } }),
+      new RegExp(`The database "${name}" named by DATABASE_URL .* does not exist: create it .* or set database.createDatabase to true`),
+    );
+    t.equal(await exists(), false, 'nothing was created');
+    const lines: string[] = [];
+    const app = await buildApp({
+      env: { DATABASE_URL: url.toString(), API_KEY: ADMIN_KEY },
+      config: { log: { level: 'silent' }, database: { createDatabase: true } },
+      bootLog: (line) => lines.push(line),
+    });
+    t.teardown(() => app.close());
+    t.equal(await exists(), true, 'created when allowed');
+    t.match(lines.join('\n'), /Created the database/, 'and said so');
+  },
+);
 
 t.test('boot: a wrong database password stops `npm start` with one sentence, no stack', { skip: !onMysql && 'needs TEST_MYSQL_URL' }, async (t) => {
   const url = new URL(await freshDatabaseUrl(t));
   url.password = 'not-the-password';
   const started = await promisify(execFile)(process.execPath, [join(rootDir, 'core/server.js')], {
-    env: { ...process.env, DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }, cwd: rootDir,
-  }).then(() => ({ code: 0, stderr: '' }), (e: { code: number; stderr: string }) => e);
+    env: { ...process.env, DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    cwd: rootDir,
+  }).then(
+    () => ({ code: 0, stderr: '' }),
+    (e: { code: number; stderr: string }) => e,
+  );
   t.equal(started.code, 1, 'a non-zero exit');
-  t.match(started.stderr, new RegExp(String.raw`^Cannot start: The database named by DATABASE_URL \(mysql://[^:]+:\*\*\*@[^)]+\) ` +
-    String.raw`refused the user name or password \(ER_ACCESS_DENIED_ERROR\); check them in DATABASE_URL\.\n$`), 'one sentence');
+  t.match(
+    started.stderr,
+    new RegExp(
+      String.raw`^Cannot start: The database named by DATABASE_URL \(mysql://[^:]+:\*\*\*@[^)]+\) ` +
+        String.raw`refused the user name or password \(ER_ACCESS_DENIED_ERROR\); check them in DATABASE_URL\.\n$`,
+    ),
+    'one sentence',
+  );
   t.notOk(started.stderr.includes('not-the-password'), 'never the password');
 });

@@ -13,7 +13,17 @@ import { rootDir } from '../core/config.ts';
 import { freshDatabaseUrl, type TestLike } from '../core/testing.ts';
 
 export {
-  ADMIN_KEY, TOTP_KEY, build, call, encode, ENCODINGS, freshDatabaseUrl, type BuildTestOptions, type CallOptions, type Encoding, type TestLike,
+  ADMIN_KEY,
+  TOTP_KEY,
+  build,
+  call,
+  encode,
+  ENCODINGS,
+  freshDatabaseUrl,
+  type BuildTestOptions,
+  type CallOptions,
+  type Encoding,
+  type TestLike,
 } from '../core/testing.ts';
 export const onMysql = Boolean(process.env.TEST_MYSQL_URL);
 /**
@@ -42,12 +52,22 @@ export async function sharedDatabaseUrl(t: TestLike): Promise<string> {
  * at once; the answers in the calls' order. On SQLite each instance gets its share as a burst in
  * turn: two connections in one process would wait on each other's write lock with the event loop blocked.
  */
-export async function overBoth<T>(apps: readonly [FastifyInstance, FastifyInstance], calls: number,
-  fn: (app: FastifyInstance, i: number) => Promise<T>): Promise<T[]> {
+export async function overBoth<T>(
+  apps: readonly [FastifyInstance, FastifyInstance],
+  calls: number,
+  fn: (app: FastifyInstance, i: number) => Promise<T>,
+): Promise<T[]> {
   const indices = Array.from({ length: calls }, (_, i) => i);
   if (apps[0].db.dialect !== 'sqlite') return Promise.all(indices.map((i) => fn(apps[i % 2]!, i)));
   const out: T[] = [];
-  for (const k of [0, 1]) await Promise.all(indices.filter((i) => i % 2 === k).map(async (i) => { out[i] = await fn(apps[k]!, i); }));
+  for (const k of [0, 1])
+    await Promise.all(
+      indices
+        .filter((i) => i % 2 === k)
+        .map(async (i) => {
+          out[i] = await fn(apps[k]!, i);
+        }),
+    );
   return out;
 }
 
@@ -70,9 +90,13 @@ export interface StartedServer {
  */
 export async function startServer(t: TestLike, env: Record<string, string>): Promise<StartedServer> {
   const child = spawn(process.execPath, [join(rootDir, 'core/server.js')], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }, cwd: rootDir, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    cwd: rootDir,
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  t.teardown(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
   let out = '';
   const address = await new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {

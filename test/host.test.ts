@@ -46,9 +46,13 @@ t.test('API key: a revoke holds for a request that joins a key list read begun b
   // revoke below is done, so it is the list as it was before the revoke.
   const query = app.db.query.bind(app.db);
   let reading!: () => void;
-  const read = new Promise<void>((resolve) => { reading = resolve; });
+  const read = new Promise<void>((resolve) => {
+    reading = resolve;
+  });
   let release!: () => void;
-  const released = new Promise<void>((resolve) => { release = resolve; });
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   app.db.query = (async (statement: Sql<unknown>) => {
     const rows = await query(statement);
     if (/from `core_api_keys` where `revoked_at` is null/.test(statement.text)) {
@@ -125,8 +129,11 @@ t.test('site settings: defaults from config, changed at run time, validated', as
   let res = await call(app, '/api/admin/settings');
   t.equal(res.json().data.currency, 'EUR');
   t.equal(res.json().data.registerLimit, 3);
-  res = await call(app, '/api/admin/settings',
-    { method: 'PATCH', body: { registerLimit: '5', twoFactorEnabled: 'false', timezone: 'Europe/Berlin' }, as: 'urlencoded' });
+  res = await call(app, '/api/admin/settings', {
+    method: 'PATCH',
+    body: { registerLimit: '5', twoFactorEnabled: 'false', timezone: 'Europe/Berlin' },
+    as: 'urlencoded',
+  });
   t.equal(res.statusCode, 200);
   t.match(res.json().data, { registerLimit: 5, twoFactorEnabled: false, timezone: 'Europe/Berlin', currency: 'EUR' });
   t.equal(app.settings.get().registerLimit, 5, 'features read the new value through the registry');
@@ -137,7 +144,10 @@ t.test('site settings: defaults from config, changed at run time, validated', as
   }
   t.equal(app.settings.get().timezone, 'Europe/Berlin', 'a refused change changes nothing');
   const rows = await app.db.unchecked.query<{ key: string; value: string }>('select `key`, `value` from core_settings order by `key`');
-  t.same(rows.map((r) => r.key), ['registerLimit', 'timezone', 'twoFactorEnabled']);
+  t.same(
+    rows.map((r) => r.key),
+    ['registerLimit', 'timezone', 'twoFactorEnabled'],
+  );
 });
 
 t.test('tokens in URLs never reach the log', async (t) => {
@@ -146,7 +156,11 @@ t.test('tokens in URLs never reach the log', async (t) => {
   const app = await buildApp({
     env: { DATABASE_URL: url, API_KEY: ADMIN_KEY },
     config: { log: { level: 'info' }, plugins: Object.fromEntries(builtinNames().map((n) => [n, { enabled: false }])) },
-    logStream: { write: (line: string) => { lines.push(line); } },
+    logStream: {
+      write: (line: string) => {
+        lines.push(line);
+      },
+    },
   });
   t.teardown(() => app.close());
   t.equal(logSafeUrl('/api/auth/sessions/0123456789abcdef0123456789abcdef?x=1'), '/api/auth/sessions/[redacted]?x=1');
@@ -162,9 +176,15 @@ t.test('every credential the server issues is masked in a logged URL, whatever i
   const lines: string[] = [];
   const app = await buildApp({
     env: { DATABASE_URL: await freshDatabaseUrl(t), API_KEY: ADMIN_KEY },
-    config: { log: { level: 'info' }, plugins: Object.fromEntries(builtinNames().map((n) => [n,
-      { enabled: ['delivery', 'store', 'users', 'credits'].includes(n) }])) },
-    logStream: { write: (line: string) => { lines.push(line); } },
+    config: {
+      log: { level: 'info' },
+      plugins: Object.fromEntries(builtinNames().map((n) => [n, { enabled: ['delivery', 'store', 'users', 'credits'].includes(n) }])),
+    },
+    logStream: {
+      write: (line: string) => {
+        lines.push(line);
+      },
+    },
   });
   t.teardown(() => app.close());
   const created = await app.inject({ method: 'POST', url: '/api/admin/delivery/servers', headers: { 'x-api-key': ADMIN_KEY }, payload: { name: 'Lobby' } });
@@ -183,6 +203,9 @@ t.test('every credential the server issues is masked in a logged URL, whatever i
   for (const secret of [`ck_${'ab12'.repeat(12)}`, '0123456789abcdef'.repeat(2), 'f0'.repeat(32), 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP']) {
     t.equal(logSafeUrl(`/x/${secret}?k=${secret}`), '/x/[redacted]?k=[redacted]', secret.slice(0, 6));
   }
-  t.equal(logSafeUrl('/api/users/069a79f4-44e9-4726-a5be-fca90e38aaf5?name=Steve_the_builder'),
-    '/api/users/069a79f4-44e9-4726-a5be-fca90e38aaf5?name=Steve_the_builder', 'a player UUID and a name stay readable');
+  t.equal(
+    logSafeUrl('/api/users/069a79f4-44e9-4726-a5be-fca90e38aaf5?name=Steve_the_builder'),
+    '/api/users/069a79f4-44e9-4726-a5be-fca90e38aaf5?name=Steve_the_builder',
+    'a player UUID and a name stay readable',
+  );
 });

@@ -14,12 +14,18 @@ t.test('multipart, urlencoded and JSON bodies mean the same, bracket keys includ
     t.equal(res.statusCode, 200, as);
     t.same(res.json().body, body, `${as} body`);
   }
-  const raw = (payload: string) => app.inject({ method: 'POST', url: '/api/echo', payload,
-    headers: { 'x-api-key': 'test-admin-key-0123456789abcdef', 'content-type': 'application/x-www-form-urlencoded' } });
+  const raw = (payload: string) =>
+    app.inject({
+      method: 'POST',
+      url: '/api/echo',
+      payload,
+      headers: { 'x-api-key': 'test-admin-key-0123456789abcdef', 'content-type': 'application/x-www-form-urlencoded' },
+    });
   t.same((await raw('products[]=5&products[]=6')).json().body, { products: ['5', '6'] }, 'products[] form');
   t.same((await raw('products=1&products=2')).json().body, { products: ['1', '2'] }, 'repeated plain keys form an array');
-  t.same((await raw('products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu')).json().body,
-    { products: [{ id: '5', quantity: '2', variables: { server: 'eu' } }] });
+  t.same((await raw('products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu')).json().body, {
+    products: [{ id: '5', quantity: '2', variables: { server: 'eu' } }],
+  });
   t.same((await raw('__proto__[x]=1&a=1')).json().body, { a: '1' }, 'no prototype keys');
 });
 
@@ -83,13 +89,17 @@ t.test('size limits: 413, never a silent truncation', async (t) => {
     t.equal(res.json().error, 'PAYLOAD_TOO_LARGE');
   }
   const huge = encode({ a: 'z'.repeat(1024 * 1024 + 10) }, 'urlencoded');
-  const res = await app.inject({ method: 'POST', url: '/api/echo', payload: huge.payload,
-    headers: { ...huge.headers, 'x-api-key': 'test-admin-key-0123456789abcdef' } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/echo',
+    payload: huge.payload,
+    headers: { ...huge.headers, 'x-api-key': 'test-admin-key-0123456789abcdef' },
+  });
   t.equal(res.statusCode, 413, 'whole body over 1 MiB');
   t.equal(res.json().error, 'PAYLOAD_TOO_LARGE');
 });
 
-t.test('the router\'s own refusals come in the error shape: bad percent-encoding, over-long path parameters', async (t) => {
+t.test("the router's own refusals come in the error shape: bad percent-encoding, over-long path parameters", async (t) => {
   const app = await build(t, { features: ['users'] });
   for (const url of ['/api/users%zz', '/api/users/%ff/roles', `/api/users/${'9'.repeat(200)}/roles`]) {
     const res = await call(app, url);
@@ -109,8 +119,12 @@ t.test('values the database cannot carry are refused: NUL characters, non-finite
   let res = await call(app, '/api/users?username=a%00b');
   t.equal(res.statusCode, 400, 'NUL in a query parameter');
   t.equal(res.json().message, 'username must not contain a NUL character');
-  res = await app.inject({ method: 'POST', url: '/api/echo', payload: '{"n":[1e999]}',
-    headers: { 'x-api-key': 'test-admin-key-0123456789abcdef', 'content-type': 'application/json' } });
+  res = await app.inject({
+    method: 'POST',
+    url: '/api/echo',
+    payload: '{"n":[1e999]}',
+    headers: { 'x-api-key': 'test-admin-key-0123456789abcdef', 'content-type': 'application/json' },
+  });
   t.strictSame(res.json().body, { n: ['1e999'] }, 'a JSON number in exponent notation stays the text it was written as, never Infinity');
   // AJV coerces a long enough string of digits to Infinity and then skips its minimum/maximum checks.
   res = await call(app, '/api/users/1/roles', { body: { roleID: '9'.repeat(400) }, as: 'urlencoded' });

@@ -100,13 +100,21 @@ t.test(`the same key with another request answers 422 IDEMPOTENCY_KEY_REUSED and
 t.test(`the header is 1–255 printable ASCII characters, else 400 naming it, nothing moved (${db})`, async (t) => {
   const a = await app(t);
   await makeUser(a, 'steve');
-  for (const [what, key] of [['empty', ''], ['256 characters', 'k'.repeat(256)], ['a tab', 'a\tb'], ['beyond ASCII', 'clé']] as const) {
+  for (const [what, key] of [
+    ['empty', ''],
+    ['256 characters', 'k'.repeat(256)],
+    ['a tab', 'a\tb'],
+    ['beyond ASCII', 'clé'],
+  ] as const) {
     const res = await keyed(a, '/api/credits/add', key, { body: { target_username: 'steve', amount: '1.00' } });
     t.equal(res.statusCode, 400, what);
     t.match(res.json(), { error: 'VALIDATION_ERROR', message: /idempotency-key/ }, what);
   }
-  t.equal((await keyed(a, '/api/credits/add', `${'k'.repeat(253)} ~`, { body: { target_username: 'steve', amount: '1.00' } })).statusCode, 200,
-    '255 printable characters pass');
+  t.equal(
+    (await keyed(a, '/api/credits/add', `${'k'.repeat(253)} ~`, { body: { target_username: 'steve', amount: '1.00' } })).statusCode,
+    200,
+    '255 printable characters pass',
+  );
   t.equal(await count(a, 'credits_ledger'), 1);
 });
 
@@ -139,8 +147,10 @@ t.test(`a 4xx the route raised is replayed too; a key still running answers 409 
   t.equal(taken.headers[REPLAYED], undefined);
   t.equal(await balanceOf(a, steve), 100);
   const store = new IdempotencyStore(a.db, { ttlHours: 24, leaseSeconds: 60 });
-  t.notOk(await store.record({ id: row!.id, token: row!.token, settled: false }, { status: 200, contentType: 'application/json', body: '{}' }),
-    'the first holder can no longer record its answer (in its transaction, that rolls its move back)');
+  t.notOk(
+    await store.record({ id: row!.id, token: row!.token, settled: false }, { status: 200, contentType: 'application/json', body: '{}' }),
+    'the first holder can no longer record its answer (in its transaction, that rolls its move back)',
+  );
 });
 
 t.test(`concurrent repeats over two instances of one database move once (${db})`, async (t) => {
@@ -152,7 +162,10 @@ t.test(`concurrent repeats over two instances of one database move once (${db})`
   const body = { sender_username: 'steve', target_username: 'alex', amount: '7.00' };
   const answers = await overBoth(apps, 8, (a) => keyed(a, '/api/credits/send', key, { body }));
   const statuses = answers.map((r) => r.statusCode);
-  t.ok(statuses.every((s) => s === 200 || s === 409), `each is the answer or "in progress" (${statuses})`);
+  t.ok(
+    statuses.every((s) => s === 200 || s === 409),
+    `each is the answer or "in progress" (${statuses})`,
+  );
   t.ok(statuses.includes(200));
   t.equal(new Set(answers.filter((r) => r.statusCode === 200).map((r) => r.body)).size, 1, 'every 200 is the one answer');
   t.equal(await balanceOf(apps[0], steve), 9300, 'sent once');
@@ -213,7 +226,11 @@ t.test(`a checkout start (own commit): a repeat replays without calling the gate
   await makeUser(a, 'steve');
   const key = randomUUID();
   const body = {
-    gateway: 'stripe', username: 'steve', amount: '5.00', returnURL: 'https://play.example.com/thanks', cancelURL: 'https://play.example.com/shop',
+    gateway: 'stripe',
+    username: 'steve',
+    amount: '5.00',
+    returnURL: 'https://play.example.com/thanks',
+    cancelURL: 'https://play.example.com/shop',
   };
   mockStripeSession('cs_idem_1');
   const first = await keyed(a, '/api/payments/checkout', key, { body });
@@ -285,20 +302,51 @@ t.test(`every family: concurrent repeats over two instances move once, another r
   const checkout = { gateway: 'stripe', username: 'steve', returnURL: 'https://play.example.com/thanks', cancelURL: 'https://play.example.com/shop' };
   const rows = (table: string) => async () => count(a, table);
   const families: Record<string, Family> = {
-    credits: { url: '/api/credits/remove', body: { target_username: 'steve', amount: '1.00' }, other: { url: '/api/credits/remove',
-      body: { target_username: 'steve', amount: '2.00' } }, moved: rows('credits_ledger') },
-    buy: { url: '/api/store/buy', body: { userID: String(steve), products: [String(product)] }, other: { url: '/api/store/buy',
-      body: { userID: String(steve), products: [String(product), String(product)] } }, moved: rows('store_orders') },
-    'payments start': { url: '/api/payments/checkout', body: { ...checkout, amount: '5.00' }, other: { url: '/api/payments/checkout',
-      body: { ...checkout, amount: '6.00' } }, moved: rows('payments_payments') },
-    refund: { url: `/api/admin/store/orders/${bought}/refund`, method: 'POST', other: { url: '/api/admin/store/orders/999/refund', method: 'POST' },
-      moved: rows('credits_ledger') },
-    'gift card issue': { url: '/api/admin/promotions/gift-cards', body: { amount: '4.00' }, other: { url: '/api/admin/promotions/gift-cards',
-      body: { amount: '5.00' } }, moved: rows('promotions_gift_cards') },
-    'gift card redeem': { url: '/api/promotions/gift-cards/redeem', body: { userID: String(steve), code: card }, other: {
-      url: '/api/promotions/gift-cards/redeem', body: { userID: String(steve), code: `${card}x` } }, moved: rows('promotions_gift_card_ledger') },
-    'bazaar add': { url: `/api/bazaar/storages/${steve}/items`, body: item, other: { url: `/api/bazaar/storages/${steve}/items`,
-      body: { ...item, amount: '2' } }, moved: rows('bazaar_items') },
+    credits: {
+      url: '/api/credits/remove',
+      body: { target_username: 'steve', amount: '1.00' },
+      other: { url: '/api/credits/remove', body: { target_username: 'steve', amount: '2.00' } },
+      moved: rows('credits_ledger'),
+    },
+    buy: {
+      url: '/api/store/buy',
+      body: { userID: String(steve), products: [String(product)] },
+      other: { url: '/api/store/buy', body: { userID: String(steve), products: [String(product), String(product)] } },
+      moved: rows('store_orders'),
+    },
+    'payments start': {
+      url: '/api/payments/checkout',
+      body: { ...checkout, amount: '5.00' },
+      other: { url: '/api/payments/checkout', body: { ...checkout, amount: '6.00' } },
+      moved: rows('payments_payments'),
+    },
+    refund: {
+      url: `/api/admin/store/orders/${bought}/refund`,
+      method: 'POST',
+      other: { url: '/api/admin/store/orders/999/refund', method: 'POST' },
+      moved: rows('credits_ledger'),
+    },
+    'gift card issue': {
+      url: '/api/admin/promotions/gift-cards',
+      body: { amount: '4.00' },
+      other: { url: '/api/admin/promotions/gift-cards', body: { amount: '5.00' } },
+      moved: rows('promotions_gift_cards'),
+    },
+    'gift card redeem': {
+      url: '/api/promotions/gift-cards/redeem',
+      body: { userID: String(steve), code: card },
+      other: {
+        url: '/api/promotions/gift-cards/redeem',
+        body: { userID: String(steve), code: `${card}x` },
+      },
+      moved: rows('promotions_gift_card_ledger'),
+    },
+    'bazaar add': {
+      url: `/api/bazaar/storages/${steve}/items`,
+      body: item,
+      other: { url: `/api/bazaar/storages/${steve}/items`, body: { ...item, amount: '2' } },
+      moved: rows('bazaar_items'),
+    },
   };
   for (const [name, f] of Object.entries(families)) {
     const key = randomUUID();
@@ -309,7 +357,10 @@ t.test(`every family: concurrent repeats over two instances move once, another r
     const ran = answers.filter((r) => r.headers[REPLAYED] === undefined && r.statusCode !== 409);
     t.equal(ran.length, 1, `${name}: one of them ran (${answers.map((r) => r.statusCode)})`);
     t.ok(ran[0]!.statusCode < 300, `${name}: ${ran[0]!.body}`);
-    t.ok(answers.every((r) => r.statusCode === 409 || r.body === ran[0]!.body), `${name}: the others replayed it or were told to wait`);
+    t.ok(
+      answers.every((r) => r.statusCode === 409 || r.body === ran[0]!.body),
+      `${name}: the others replayed it or were told to wait`,
+    );
     t.ok(Number(await f.moved()) > before, `${name}: it moved`);
     const moved = await f.moved();
     const reused = await keyed(a, f.other.url, key, { method: f.other.method, body: f.other.body });
@@ -327,16 +378,32 @@ t.test('the OpenAPI document carries the header and its errors on each route tha
   const a = await app(t);
   const doc = (await a.inject({ method: 'GET', url: '/docs/json' })).json();
   const routes = [
-    ['post', '/api/credits/add'], ['post', '/api/credits/{user}/remove'], ['post', '/api/credits/send'], ['post', '/api/credits/set'],
-    ['post', '/api/store/buy'], ['post', '/api/admin/store/orders/{id}/refund'], ['post', '/api/admin/payments'], ['post', '/api/payments/checkout'],
-    ['post', '/api/payments/purchase'], ['post', '/api/admin/promotions/gift-cards'], ['post', '/api/promotions/gift-cards/redeem'],
-    ['post', '/api/bazaar/storages/{user_id}/items'], ['delete', '/api/bazaar/storages/{user_id}/items/{id}'],
+    ['post', '/api/credits/add'],
+    ['post', '/api/credits/{user}/remove'],
+    ['post', '/api/credits/send'],
+    ['post', '/api/credits/set'],
+    ['post', '/api/store/buy'],
+    ['post', '/api/admin/store/orders/{id}/refund'],
+    ['post', '/api/admin/payments'],
+    ['post', '/api/payments/checkout'],
+    ['post', '/api/payments/purchase'],
+    ['post', '/api/admin/promotions/gift-cards'],
+    ['post', '/api/promotions/gift-cards/redeem'],
+    ['post', '/api/bazaar/storages/{user_id}/items'],
+    ['delete', '/api/bazaar/storages/{user_id}/items/{id}'],
   ];
   for (const [method, path] of routes) {
     const op = doc.paths[path!]?.[method!];
-    t.match(op?.parameters?.filter((p: { in: string }) => p.in === 'header'), [{ name: 'idempotency-key', required: false }], `${method} ${path}: the header`);
+    t.match(
+      op?.parameters?.filter((p: { in: string }) => p.in === 'header'),
+      [{ name: 'idempotency-key', required: false }],
+      `${method} ${path}: the header`,
+    );
     t.match(op?.responses['422']?.description, /IDEMPOTENCY_KEY_REUSED/, `${method} ${path}: 422`);
     t.match(op?.responses['409']?.description, /IDEMPOTENCY_IN_PROGRESS/, `${method} ${path}: 409`);
   }
-  t.notOk(doc.paths['/api/credits'].get.parameters.some((p: { in: string }) => p.in === 'header'), 'a read takes no key');
+  t.notOk(
+    doc.paths['/api/credits'].get.parameters.some((p: { in: string }) => p.in === 'header'),
+    'a read takes no key',
+  );
 });

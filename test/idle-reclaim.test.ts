@@ -22,7 +22,9 @@ async function busyFor(ms: number): Promise<void> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     const slice = Date.now() + 5;
-    while (Date.now() < slice) { /* busy */ }
+    while (Date.now() < slice) {
+      /* busy */
+    }
     await new Promise((r) => setImmediate(r));
   }
 }

@@ -8,8 +8,23 @@ import { build, call, onMysql } from './helper.ts';
 import { newUser, rowCount } from './fixtures.ts';
 
 const PAYLOADS = [
-  "'", "''", "\\'", '\\', "\\\\'; drop table users_accounts; -- ", "' or '1'='1", '" or ""="', "x' union select key_hash, name from core_api_keys -- ",
-  "admin'/*", '*/ or 1=1 /*', '-- comment', '%_%', "¿'", '縷\\\'', "😀' or 1=1 #", "\u00a0'\u2028\u2029", 'a\r\nb\tc',
+  "'",
+  "''",
+  "\\'",
+  '\\',
+  "\\\\'; drop table users_accounts; -- ",
+  "' or '1'='1",
+  '" or ""="',
+  "x' union select key_hash, name from core_api_keys -- ",
+  "admin'/*",
+  '*/ or 1=1 /*',
+  '-- comment',
+  '%_%',
+  "¿'",
+  "縷\\'",
+  "😀' or 1=1 #",
+  "\u00a0'\u2028\u2029",
+  'a\r\nb\tc',
   `${"'\\".repeat(4000)}`,
 ];
 
@@ -18,8 +33,9 @@ async function scenario(t: Test, config: unknown) {
   const steve = await newUser(app, 'Steve', { cents: 1000 });
   await newUser(app, 'Alex', { cents: 1000 });
   const category = (await call(app, '/api/admin/support/categories', { body: { name: 'Help' }, as: 'json' })).json();
-  const server = (await call(app, '/api/admin/bazaar/servers',
-    { body: { name: 'Lobby', slug: 'lobby', imageID: '', imageType: '', priority: 0, isActive: '1' }, as: 'json' })).json();
+  const server = (
+    await call(app, '/api/admin/bazaar/servers', { body: { name: 'Lobby', slug: 'lobby', imageID: '', imageType: '', priority: 0, isActive: '1' }, as: 'json' })
+  ).json();
   t.ok(category.id && server.id, 'set-up');
   const accounts = await rowCount(app, 'users_accounts');
   const keys = await rowCount(app, 'core_api_keys');
@@ -30,8 +46,10 @@ async function scenario(t: Test, config: unknown) {
     const label = `payload ${i} (${ascii}${evil.length > 24 ? '...' : ''})`;
     for (const as of ['json', 'urlencoded', 'multipart'] as const) {
       // Stored and read back unchanged.
-      const created = await call(app, '/api/support/tickets',
-        { body: { accountID: String(steve.id), categoryID: category.id, title: evil.slice(0, 200), message: evil }, as });
+      const created = await call(app, '/api/support/tickets', {
+        body: { accountID: String(steve.id), categoryID: category.id, title: evil.slice(0, 200), message: evil },
+        as,
+      });
       t.equal(created.statusCode, 200, `${label} ${as}: ticket made`);
       const ticket = (await call(app, `/api/support/tickets/${created.json().data.id}`)).json();
       t.equal(ticket.title, evil.slice(0, 200), `${label} ${as}: title byte for byte`);
@@ -46,8 +64,11 @@ async function scenario(t: Test, config: unknown) {
     t.equal(items.at(-1)!.lore, evil, `${label}: lore byte for byte`);
 
     // Lookups by a crafted value find nothing and reveal nothing.
-    for (const url of [`/api/users?username=${encodeURIComponent(evil)}`, `/api/credits?username=${encodeURIComponent(evil)}`,
-      `/api/integrations/chat/users/${encodeURIComponent(evil.slice(0, 60)) || 'x'}`]) {
+    for (const url of [
+      `/api/users?username=${encodeURIComponent(evil)}`,
+      `/api/credits?username=${encodeURIComponent(evil)}`,
+      `/api/integrations/chat/users/${encodeURIComponent(evil.slice(0, 60)) || 'x'}`,
+    ]) {
       const res = await call(app, url);
       t.ok([400, 404].includes(res.statusCode), `${label}: ${url.slice(0, 40)} finds nothing (${res.statusCode})`);
       t.notMatch(res.body, /\$argon2|[0-9a-f]{64}|ck_/, `${label}: nothing leaks`);
@@ -71,4 +92,5 @@ async function scenario(t: Test, config: unknown) {
 t.test('crafted values are data, never SQL', (t) => scenario(t, {}));
 
 t.test('the same with NO_BACKSLASH_ESCAPES in sql_mode', { skip: !onMysql && 'MySQL/MariaDB only' }, (t) =>
-  scenario(t, { database: { sqlMode: 'STRICT_TRANS_TABLES,NO_BACKSLASH_ESCAPES' } }));
+  scenario(t, { database: { sqlMode: 'STRICT_TRANS_TABLES,NO_BACKSLASH_ESCAPES' } }),
+);

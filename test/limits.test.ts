@@ -88,9 +88,7 @@ t.test(`the limited routes bind their limits as integers (${onMysql ? 'MariaDB' 
   ];
   for (const [url, body] of routes) {
     const from = seen.length;
-    const res = url.startsWith('/console/')
-      ? await app.inject({ url, headers: { cookie } })
-      : await call(app, url, body ? { body, as: 'json' } : {});
+    const res = url.startsWith('/console/') ? await app.inject({ url, headers: { cookie } }) : await call(app, url, body ? { body, as: 'json' } : {});
     t.equal(res.statusCode, 200, `${url} answers 200`);
     const limited = seen.slice(from).filter((s) => /\blimit\b(?!\s+1\b)|\boffset\b/i.test(s.sql));
     t.ok(limited.length > 0, `${url} reads with a limit`);

@@ -65,8 +65,11 @@ export class MariaDbServer {
     const args = opts.args ?? [];
     const asRoot = process.getuid?.() === 0;
     if (asRoot) chownSync(dir, uidOf('mysql'), uidOf('mysql'));
-    execFileSync('mariadb-install-db', [...(asRoot ? ['--user=mysql'] : []), `--datadir=${dir}/data`, '--auth-root-authentication-method=normal',
-      '--skip-test-db', ...args], { stdio: 'ignore' });
+    execFileSync(
+      'mariadb-install-db',
+      [...(asRoot ? ['--user=mysql'] : []), `--datadir=${dir}/data`, '--auth-root-authentication-method=normal', '--skip-test-db', ...args],
+      { stdio: 'ignore' },
+    );
     const server = new MariaDbServer(dir, await freePort(), args, !opts.dir);
     try {
       await server.start();
@@ -83,9 +86,22 @@ export class MariaDbServer {
 
   async start(): Promise<void> {
     const asRoot = process.getuid?.() === 0;
-    this.#child = spawn('mariadbd', ['--no-defaults', ...(asRoot ? ['--user=mysql'] : []), `--datadir=${this.dir}/data`, `--socket=${this.dir}/sock`,
-      `--port=${this.port}`, '--bind-address=127.0.0.1', `--pid-file=${this.dir}/pid`, '--skip-name-resolve', '--innodb-flush-log-at-trx-commit=2',
-      ...this.#args], { stdio: 'ignore' });
+    this.#child = spawn(
+      'mariadbd',
+      [
+        '--no-defaults',
+        ...(asRoot ? ['--user=mysql'] : []),
+        `--datadir=${this.dir}/data`,
+        `--socket=${this.dir}/sock`,
+        `--port=${this.port}`,
+        '--bind-address=127.0.0.1',
+        `--pid-file=${this.dir}/pid`,
+        '--skip-name-resolve',
+        '--innodb-flush-log-at-trx-commit=2',
+        ...this.#args,
+      ],
+      { stdio: 'ignore' },
+    );
     for (let i = 0; i < 200; i++) {
       try {
         const conn = await createConnection({ socketPath: `${this.dir}/sock`, user: 'root' });

@@ -65,26 +65,40 @@ t.test('three server processes started at once on one empty database all serve; 
   t.same(await outside(url, ['select * from core_migration_lock']), [], 'the lock is let go');
 });
 
-t.test('apps built at once in one process: one migrates, the others wait for it and find nothing to do',
-  { skip: onMysql ? false : 'SQLite connections in one process block each other\'s event loop; the processes above cover SQLite' }, async (t) => {
-  const url = await sharedDatabaseUrl(t);
-  const lines: string[] = [];
-  const apps = await Promise.all([0, 1, 2, 3].map(() => boot(t, url, (line) => lines.push(line))));
-  for (const app of apps) t.equal((await app.inject('/health')).statusCode, 200);
-  const applied = await outside(url, ['select count(*) as n from core_migrations']);
-  t.equal(Number(applied[0]!.n), apps[0]!.db.migrationNames.length, 'every migration recorded');
-  t.same(await twice(url), [], 'none twice');
-  t.ok(lines.some((l) => /^Another instance \(.+\) is migrating the database; waiting for it to finish\.$/.test(l)), 'a waiting instance says so');
-});
+t.test(
+  'apps built at once in one process: one migrates, the others wait for it and find nothing to do',
+  { skip: onMysql ? false : "SQLite connections in one process block each other's event loop; the processes above cover SQLite" },
+  async (t) => {
+    const url = await sharedDatabaseUrl(t);
+    const lines: string[] = [];
+    const apps = await Promise.all([0, 1, 2, 3].map(() => boot(t, url, (line) => lines.push(line))));
+    for (const app of apps) t.equal((await app.inject('/health')).statusCode, 200);
+    const applied = await outside(url, ['select count(*) as n from core_migrations']);
+    t.equal(Number(applied[0]!.n), apps[0]!.db.migrationNames.length, 'every migration recorded');
+    t.same(await twice(url), [], 'none twice');
+    t.ok(
+      lines.some((l) => /^Another instance \(.+\) is migrating the database; waiting for it to finish\.$/.test(l)),
+      'a waiting instance says so',
+    );
+  },
+);
 
 t.test('a lock held by a live instance makes a new one wait until it is let go', async (t) => {
   const url = await sharedDatabaseUrl(t);
   await outside(url, lockRow(url, 'other-host:7:live', 600));
   const lines: string[] = [];
   let said!: () => void;
-  const waiting = new Promise<void>((r) => { said = r; });
+  const waiting = new Promise<void>((r) => {
+    said = r;
+  });
   let built = false;
-  const app = boot(t, url, (line) => { lines.push(line); said(); }).then((a) => { built = true; return a; });
+  const app = boot(t, url, (line) => {
+    lines.push(line);
+    said();
+  }).then((a) => {
+    built = true;
+    return a;
+  });
   await waiting;
   t.same(lines, ['Another instance (other-host:7:live) is migrating the database; waiting for it to finish.'], 'it says whom it waits for');
   t.notOk(built, 'and has not started');
@@ -119,8 +133,11 @@ t.test('the holder renews its lease while it migrates', async (t) => {
   }
   t.ok(later > first, `the expiry moved on (${first} → ${later})`);
   const lines: string[] = [];
-  t.equal(await MigrationLock.take(app.db, { leaseSeconds: 3, say: (l) => lines.push(l) }, async () => lines.length > 0), undefined,
-    'another taker waits rather than take over');
+  t.equal(
+    await MigrationLock.take(app.db, { leaseSeconds: 3, say: (l) => lines.push(l) }, async () => lines.length > 0),
+    undefined,
+    'another taker waits rather than take over',
+  );
   await lock!.release();
   t.same(await app.db.unchecked.query('select * from core_migration_lock'), [], 'released');
 });

@@ -38,7 +38,7 @@ t.test(`the admin API refuses a number field's text that is not a number, naming
   t.equal(await rowCount(app, 'store_orders'), 0, 'nothing bought');
   const good = await call(app, '/api/admin/store/products', { body: { categoryID: category, name: 'Kit', price: '4.50', discountedPrice: 3 }, as: 'json' });
   t.equal(good.statusCode, 201, `a decimal as text and a JSON number are numbers: ${good.body}`);
-  t.equal((await call(app, '/api/store/buy', { body: { userID: String(steve), products: [product] } })).statusCode, 200, 'a form\'s id as text');
+  t.equal((await call(app, '/api/store/buy', { body: { userID: String(steve), products: [product] } })).statusCode, 200, "a form's id as text");
 });
 
 t.test(`a list of ids that also takes text (\`1,2\`) holds each id to plain digits, given alone or in a list (${db})`, async (t) => {
@@ -48,8 +48,12 @@ t.test(`a list of ids that also takes text (\`1,2\`) holds each id to plain digi
     t.equal(res.statusCode, 400, `${JSON.stringify(productIDs)}: ${res.body}`);
     t.match(res.json(), { error: 'VALIDATION_ERROR', message: /^productIDs(\.\d)? must be a number written in plain digits/ });
   }
-  const raw = await app.inject({ method: 'POST', url: '/api/admin/promotions/coupons', headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' },
-    payload: '{"code":"SUMMER","kind":"percent","value":"10","productIDs":1e2}' });
+  const raw = await app.inject({
+    method: 'POST',
+    url: '/api/admin/promotions/coupons',
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+    payload: '{"code":"SUMMER","kind":"percent","value":"10","productIDs":1e2}',
+  });
   t.equal(raw.statusCode, 400, `a JSON number in exponent notation: ${raw.body}`);
   t.equal(await rowCount(app, 'promotions_coupons'), 0, 'no coupon made');
   for (const [i, productIDs] of (['1, 2', ['1', '2'], 7] as const).entries()) {
@@ -66,7 +70,9 @@ t.test(`a console form with a number field that is not a number shows the error 
   const page = await app.inject({ url: '/console/catalogue', headers: { cookie } });
   const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(page.body)![1]!;
   const res = await app.inject({
-    method: 'POST', url: '/console/catalogue/products', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST',
+    url: '/console/catalogue/products',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
     payload: new URLSearchParams({ _csrf: csrf, name: 'Kit', categoryID: String(category), price: 'abc', discountedPrice: 'Infinity' }).toString(),
   });
   t.equal(res.statusCode, 422, 'the form again, not a fault');
@@ -80,7 +86,11 @@ t.test(`the table layer refuses NaN and infinities with VALIDATION_ERROR naming 
   const category = await makeCategory(app, { name: 'Ranks' });
   const product = await makeProduct(app, { categoryID: category, name: 'VIP', price: '5.00' });
   const base = { categoryId: category, name: 'Kit', price: 100, creationDate: '2026-11-28 00:00:00' };
-  for (const [property, value] of [['price', Number.NaN], ['stock', Number.POSITIVE_INFINITY], ['priority', Number.NEGATIVE_INFINITY]] as const) {
+  for (const [property, value] of [
+    ['price', Number.NaN],
+    ['stock', Number.POSITIVE_INFINITY],
+    ['priority', Number.NEGATIVE_INFINITY],
+  ] as const) {
     const message = new RegExp(`^${property} must be a finite number \\(store_products\\.${property} cannot hold`);
     await t.rejects(StoreProduct.insert(app.db, { ...base, [property]: value }), { code: 'VALIDATION_ERROR', message }, `insert ${property}`);
   }

@@ -20,7 +20,11 @@ t.test('X-Request-Id: made or kept, returned on every answer, in 500 bodies and 
   const app = await buildApp({
     env: { API_KEY: ADMIN_KEY, DATABASE_URL: 'sqlite::memory:' },
     config: { log: { level: 'info' }, plugins: { ...ECHO_PLUGIN, ...Object.fromEntries(builtinNames().map((n) => [n, { enabled: false }])) } },
-    logStream: { write: (line) => { lines.push(line); } },
+    logStream: {
+      write: (line) => {
+        lines.push(line);
+      },
+    },
   });
   t.teardown(() => app.close());
   const first = await app.inject({ method: 'GET', url: '/health' });
@@ -38,20 +42,32 @@ t.test('X-Request-Id: made or kept, returned on every answer, in 500 bodies and 
   t.equal(failed.statusCode, 500);
   t.same(failed.json(), { status: false, error: 'INTERNAL_ERROR', message: 'An internal error occurred (request trace-500).' });
   const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.reqId === 'trace-500');
-  t.ok(logged.some((l) => l.msg === 'request failed'), 'the failure is logged under the same id');
+  t.ok(
+    logged.some((l) => l.msg === 'request failed'),
+    'the failure is logged under the same id',
+  );
   t.ok(logged.length >= 2, 'every log line of the request carries it');
 });
 
 t.test('the line a request gets: a failure at info with its status and time, a success only at debug; once, metrics on or off', async (t) => {
-  for (const [level, metrics] of [['info', false], ['info', true], ['debug', false]] as const) {
+  for (const [level, metrics] of [
+    ['info', false],
+    ['info', true],
+    ['debug', false],
+  ] as const) {
     const lines: { msg: string; reqId: string; level: number; res?: { statusCode: number }; responseTime?: number }[] = [];
     const app = await buildApp({
       env: { API_KEY: ADMIN_KEY, DATABASE_URL: 'sqlite::memory:' },
       config: {
-        log: { level }, metrics: { enabled: metrics },
+        log: { level },
+        metrics: { enabled: metrics },
         plugins: { ...ECHO_PLUGIN, ...Object.fromEntries(builtinNames().map((n) => [n, { enabled: false }])) },
       },
-      logStream: { write: (line) => { lines.push(JSON.parse(line) as (typeof lines)[number]); } },
+      logStream: {
+        write: (line) => {
+          lines.push(JSON.parse(line) as (typeof lines)[number]);
+        },
+      },
     });
     t.teardown(() => app.close());
     const ask = (url: string, id: string) => app.inject({ method: 'GET', url, headers: { 'x-api-key': ADMIN_KEY, 'x-request-id': id } });
@@ -60,7 +76,10 @@ t.test('the line a request gets: a failure at info with its status and time, a s
     t.equal((await ask('/api/echo/fail', 'broken')).statusCode, 500);
     const completed = (id: string) => lines.filter((l) => l.reqId === id && l.msg === 'request completed');
     const at = `${level}${metrics ? ', metrics on' : ''}`;
-    for (const [id, status] of [['missing', 404], ['broken', 500]] as const) {
+    for (const [id, status] of [
+      ['missing', 404],
+      ['broken', 500],
+    ] as const) {
       const [line, ...more] = completed(id);
       t.equal(more.length, 0, `${at}: one line for ${status}`);
       t.equal(line?.level, 30, `${at}: ${status} at info`);
@@ -74,8 +93,11 @@ t.test('the line a request gets: a failure at info with its status and time, a s
 
 t.test('CORS: off by default, then only for the configured origins', async (t) => {
   const closed = await build(t, { features: [] });
-  const preflight = { method: 'OPTIONS' as const, url: '/api/admin/settings',
-    headers: { origin: 'https://shop.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'x-api-key' } };
+  const preflight = {
+    method: 'OPTIONS' as const,
+    url: '/api/admin/settings',
+    headers: { origin: 'https://shop.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'x-api-key' },
+  };
   let res = await closed.inject(preflight);
   t.notOk(res.headers['access-control-allow-origin'], 'no CORS unless configured');
 
@@ -106,8 +128,10 @@ t.test('GET /metrics: off by default; admin only; HTTP, process and business ser
 
   await newUser(app, 'Alice', { cents: 1500 });
   await newUser(app, 'Bob');
-  t.equal((await call(app, '/api/credits/send', { body: { sender_username: 'Alice', target_username: 'Bob', amount: '2.50' }, as: 'urlencoded' })).statusCode,
-    200);
+  t.equal(
+    (await call(app, '/api/credits/send', { body: { sender_username: 'Alice', target_username: 'Bob', amount: '2.50' }, as: 'urlencoded' })).statusCode,
+    200,
+  );
   const category = (await call(app, '/api/admin/support/categories', { body: { name: 'Help' } })).json();
   t.equal((await call(app, '/api/support/tickets', { body: { accountID: '1', categoryID: category.id, title: 'Help', message: 'Please' } })).statusCode, 200);
   await app.inject({ method: 'GET', url: '/health' });
@@ -130,21 +154,36 @@ t.test('GET /metrics: off by default; admin only; HTTP, process and business ser
 
 t.test('GET /metrics: database connections in use and idle, and callers waiting for one', async (t) => {
   // Keys cached for the whole test: each request then waits for the database on its own account.
-  const app = await build(t, { features: ['users', 'credits'],
-    config: { metrics: { enabled: true, public: true }, database: { poolSize: 3 }, apiKeys: { cacheSeconds: 3600 } } });
+  const app = await build(t, {
+    features: ['users', 'credits'],
+    config: { metrics: { enabled: true, public: true }, database: { poolSize: 3 }, apiKeys: { cacheSeconds: 3600 } },
+  });
   await newUser(app, 'Steve');
   t.equal((await call(app, '/api/credits?username=Steve')).statusCode, 200);
   const scrape = async () => {
     const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
-    const value = (series: string) => Number(text.split('\n').find((line) => line.startsWith(`${series} `))?.slice(series.length + 1));
+    const value = (series: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((line) => line.startsWith(`${series} `))
+          ?.slice(series.length + 1),
+      );
     return { inUse: value('db_pool_connections{state="in_use"}'), idle: value('db_pool_connections{state="idle"}'), waiting: value('db_pool_waiting') };
   };
   // SQLite has one connection; the MySQL pool has poolSize.
   const connections = app.db.dialect === 'sqlite' ? 1 : 3;
   let open!: () => void;
-  const gate = new Promise<void>((resolve) => { open = resolve; });
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
   let holding = 0;
-  const held = Array.from({ length: connections }, () => app.db.transaction(async () => { holding++; await gate; }));
+  const held = Array.from({ length: connections }, () =>
+    app.db.transaction(async () => {
+      holding++;
+      await gate;
+    }),
+  );
   for (let i = 0; i < 500 && holding < connections; i++) await new Promise((r) => setTimeout(r, 5));
   t.equal(holding, connections, 'every connection is held by a transaction');
 
@@ -158,7 +197,11 @@ t.test('GET /metrics: database connections in use and idle, and callers waiting 
 
   open();
   await Promise.all(held);
-  t.same((await Promise.all(writes)).map((r) => r.statusCode), [200, 200, 200], 'the waiting requests went through');
+  t.same(
+    (await Promise.all(writes)).map((r) => r.statusCode),
+    [200, 200, 200],
+    'the waiting requests went through',
+  );
   t.same(await scrape(), { inUse: 0, idle: connections, waiting: 0 }, 'all idle again, nobody waiting');
 });
 
@@ -175,11 +218,12 @@ t.test('boot refuses a wrong configuration with one sentence naming the setting'
   t.equal(refused({ server: { prot: 8080 } }), 'Invalid setting server.prot: unknown setting (misspelled?)');
   t.equal(refused({ site: { timezone: 'Berlin' } }), 'Invalid setting site.timezone: unknown time zone "Berlin" (use an IANA name such as "Europe/Berlin").');
   t.equal(refused({ site: { timezone: 'Europe/Berlin' } }), 'booted');
-  await t.rejects(buildApp({ env: { DATABASE_URL: 'sqlite::memory:' }, config: { log: { level: 'silent' }, plugins: { suport: { enabled: true } } } }),
-    {
-      message: new RegExp('^plugins\\.suport: there is no built-in feature of that name \\(built-in: .*support.*\\); ' +
-        'a third-party feature needs plugins\\.suport\\.package\\.$'),
-    });
+  await t.rejects(buildApp({ env: { DATABASE_URL: 'sqlite::memory:' }, config: { log: { level: 'silent' }, plugins: { suport: { enabled: true } } } }), {
+    message: new RegExp(
+      '^plugins\\.suport: there is no built-in feature of that name \\(built-in: .*support.*\\); ' +
+        'a third-party feature needs plugins\\.suport\\.package\\.$',
+    ),
+  });
 });
 
 t.test('a taken port stops npm start with one sentence, no stack trace', async (t) => {
@@ -194,7 +238,9 @@ t.test('a taken port stops npm start with one sentence, no stack trace', async (
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   t.equal(code, 1);
   t.equal(stderr, `Cannot start: 127.0.0.1:${port} is already in use. Set PORT (or server.port) to a free port, or stop the process that holds it.\n`);

@@ -13,8 +13,12 @@ import { buildApp } from '../core/app.ts';
 import { rootDir } from '../core/config.ts';
 import { operationId } from '../core/openapi.ts';
 
-type Operation = { operationId?: string; security?: unknown[]; requestBody?: { content: Record<string, unknown> }; responses: Record<string,
-  { description?: string }> };
+type Operation = {
+  operationId?: string;
+  security?: unknown[];
+  requestBody?: { content: Record<string, unknown> };
+  responses: Record<string, { description?: string }>;
+};
 
 t.test('the document passes the recommended lint and the parser, with every feature on', async (t) => {
   const app = await build(t);
@@ -38,8 +42,11 @@ t.test('the document passes the recommended lint and the parser, with every feat
       t.ok(op.operationId && !ids.has(op.operationId), `${where}: a unique operationId`);
       ids.add(op.operationId!);
       if (op.requestBody) {
-        t.strictSame(Object.keys(op.requestBody.content).sort(), ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'],
-          `${where}: the three body encodings`);
+        t.strictSame(
+          Object.keys(op.requestBody.content).sort(),
+          ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'],
+          `${where}: the three body encodings`,
+        );
       }
       for (const [status, response] of Object.entries(op.responses)) {
         t.notMatch(response.description ?? '', /^Default Response$/, `${where} ${status}: described`);
@@ -59,8 +66,15 @@ t.test('operationIds read as the method and the path', async (t) => {
 });
 
 type SchemaNode = {
-  $ref?: string; type?: string; examples?: unknown[]; enum?: unknown[]; const?: unknown;
-  anyOf?: SchemaNode[]; oneOf?: SchemaNode[]; properties?: Record<string, SchemaNode>; items?: SchemaNode;
+  $ref?: string;
+  type?: string;
+  examples?: unknown[];
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: SchemaNode[];
+  oneOf?: SchemaNode[];
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
 };
 
 t.test('every value a success carries shows a realistic example, in the format the server sends', async (t) => {
@@ -86,8 +100,9 @@ t.test('every value a success carries shows a realistic example, in the format t
       missing.push(where);
     }
   };
-  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string,
-    { responses: Record<string, { content?: Record<string, { schema: SchemaNode }> }> }>>)) {
+  for (const [path, item] of Object.entries(
+    doc.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: SchemaNode }> }> }>>,
+  )) {
     for (const [method, op] of Object.entries(item)) {
       for (const [status, response] of Object.entries(op.responses)) {
         const schema = response.content?.['application/json']?.schema;
@@ -125,7 +140,9 @@ t.test('under tests, an error answer its route does not document fails loudly', 
 
   // A server as operators run it answers the code itself.
   const plain = await buildApp({
-    env: { API_KEY: ADMIN_KEY, DATABASE_URL: await freshDatabaseUrl(t) }, config: { log: { level: 'silent' }, plugins: ECHO_PLUGIN }, logger: false,
+    env: { API_KEY: ADMIN_KEY, DATABASE_URL: await freshDatabaseUrl(t) },
+    config: { log: { level: 'silent' }, plugins: ECHO_PLUGIN },
+    logger: false,
   });
   t.teardown(() => plain.close());
   res = await call(plain, '/api/echo/undeclared');

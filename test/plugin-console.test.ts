@@ -9,7 +9,7 @@ import { call } from './helper.ts';
 
 const hello = { enabled: true, ...(process.env.HELLO_PACKAGE ? { package: process.env.HELLO_PACKAGE } : {}) };
 
-t.test('a plugin package\'s console section renders and its form works', { skip: hasChromium ? false : skipReason }, async (t) => {
+t.test("a plugin package's console section renders and its form works", { skip: hasChromium ? false : skipReason }, async (t) => {
   const { app, base } = await serve(t, { plugins: { hello } });
   await grant(app, await register(app, 'Alice'), await role(app, 'Admin'));
   const page = await (await browse(t)).newPage();

@@ -21,10 +21,19 @@ function pluginPackage(t: Parameters<typeof scratchDir>[0], name: string, range:
   cpSync(join(rootDir, 'packages', 'sdk'), sdk, { recursive: true, filter: (from) => !from.includes('types') && !from.includes('node_modules') });
   const dir = join(scratch, 'node_modules', `community-plugin-${name}`);
   mkdirSync(dir);
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({
-    name: `community-plugin-${name}`, version: '1.0.0', type: 'module', exports: './index.js', peerDependencies: { '@community-platform/sdk': range },
-  }));
-  writeFileSync(join(dir, 'index.js'), `import { defineFeature, DomainError } from '@community-platform/sdk';
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({
+      name: `community-plugin-${name}`,
+      version: '1.0.0',
+      type: 'module',
+      exports: './index.js',
+      peerDependencies: { '@community-platform/sdk': range },
+    }),
+  );
+  writeFileSync(
+    join(dir, 'index.js'),
+    `import { defineFeature, DomainError } from '@community-platform/sdk';
 export default defineFeature({
   name: '${name}',
   errors: { ${name.toUpperCase()}_FAILED: 409 },
@@ -32,14 +41,15 @@ export default defineFeature({
     app.get('/api/${name}/fail', async () => { throw new DomainError('${name.toUpperCase()}_FAILED', 'It failed.'); });
   },
 });
-`);
+`,
+  );
   return join(dir, 'index.js');
 }
 
-t.test('the SDK hands a package the host\'s own objects', async (t) => {
+t.test("the SDK hands a package the host's own objects", async (t) => {
   // Imported by name as a package does; a variable keeps its declarations (core's, built) out of this program.
   const name = '@community-platform/sdk';
-  const sdk = await import(name) as typeof core & { sdkVersion: string; sdkRange: string };
+  const sdk = (await import(name)) as typeof core & { sdkVersion: string; sdkRange: string };
   t.equal(sdk.DomainError, core.DomainError, 'one DomainError class');
   t.equal(sdk.sql, core.sql);
   t.equal(sdk.defineEntity, core.defineEntity);
@@ -47,7 +57,7 @@ t.test('the SDK hands a package the host\'s own objects', async (t) => {
   t.equal(sdk.sdkRange, '^0.1.0');
 });
 
-t.test('a package built for this SDK range loads; its DomainError is answered as the host\'s', async (t) => {
+t.test("a package built for this SDK range loads; its DomainError is answered as the host's", async (t) => {
   const app = await build(t, { features: [], config: { plugins: { current: { enabled: true, package: pluginPackage(t, 'current', '^0.1.0') } } } });
   const res = await call(app, '/api/current/fail');
   t.equal(res.statusCode, 409, res.body);
@@ -57,13 +67,14 @@ t.test('a package built for this SDK range loads; its DomainError is answered as
 t.test('a package built for another SDK range is refused at boot, naming it and both ranges', async (t) => {
   const spec = pluginPackage(t, 'future', '^2.0.0');
   await t.rejects(build(t, { features: [], config: { plugins: { future: { enabled: true, package: spec } } } }), {
-    message: 'The "future" plugin (community-plugin-future) is built for @community-platform/sdk ^2.0.0, but this host provides @community-platform/sdk ' +
+    message:
+      'The "future" plugin (community-plugin-future) is built for @community-platform/sdk ^2.0.0, but this host provides @community-platform/sdk ' +
       '0.1.0, which takes plugins built for ^0.1.0.',
   });
 });
 
 const needsMysql = { skip: !onMysql && 'migration:create needs TEST_MYSQL_URL' };
-t.test('migration:create writes a plugin package\'s next migration, both dialects, importing the SDK', needsMysql, async (t) => {
+t.test("migration:create writes a plugin package's next migration, both dialects, importing the SDK", needsMysql, async (t) => {
   // The hello example's source in a folder outside the host, which reaches the SDK as an installed package does.
   const scratch = scratchDir(t);
   mkdirSync(join(scratch, 'node_modules', '@community-platform'), { recursive: true });
@@ -75,8 +86,10 @@ t.test('migration:create writes a plugin package\'s next migration, both dialect
   const withMood = readFileSync(index, 'utf8').replace(column, `${column}\n    mood: p.string().length(16).nullable(),`);
   writeFileSync(index, withMood);
 
-  const { stdout } = await promisify(execFile)(process.execPath, [join(rootDir, 'core/cli/make-migration.ts'), pkg, 'add_mood'],
-    { cwd: scratch, env: { ...process.env, INIT_CWD: scratch } });
+  const { stdout } = await promisify(execFile)(process.execPath, [join(rootDir, 'core/cli/make-migration.ts'), pkg, 'add_mood'], {
+    cwd: scratch,
+    env: { ...process.env, INIT_CWD: scratch },
+  });
   const [file] = readdirSync(join(pkg, 'src', 'migrations')).filter((f) => f.endsWith('_hello_add_mood.ts'));
   t.equal(stdout.trim(), `Wrote hello/src/migrations/${file} (1 SQLite and 1 MySQL statements).`);
   const written = readFileSync(join(pkg, 'src', 'migrations', file!), 'utf8');

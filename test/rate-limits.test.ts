@@ -39,8 +39,10 @@ t.test('the login limit counts across instances: 2 tries on A, the 3rd and 4th o
 });
 
 t.test('the register limit counts across instances', async (t) => {
-  const [a, b] = await twoInstances(t, { features: ['users', 'auth'],
-    config: { plugins: { auth: { rateLimit: { register: { max: 2, windowSeconds: 60 } } } } } });
+  const [a, b] = await twoInstances(t, {
+    features: ['users', 'auth'],
+    config: { plugins: { auth: { rateLimit: { register: { max: 2, windowSeconds: 60 } } } } },
+  });
   const body = { username: 'Neo', password: 'correct horse', email: 'neo@example.com', ip: '198.51.100.7', useragent: 'GameServer/1.0' };
   t.equal((await call(a, '/api/auth/register', { body })).statusCode, 200);
   t.equal((await call(b, '/api/auth/register', { body })).json().error, 'USERNAME_ALREADY_EXIST');
@@ -54,7 +56,12 @@ t.test('the account lockout counts across instances', async (t) => {
   const lockout = { plugins: { auth: { rateLimit: { login: { max: 0 }, register: { max: 0 } }, lockout: { password: { maxFailures: 4, lockSeconds: 30 } } } } };
   const [a, b] = await twoInstances(t, { features: ['users', 'auth'], config: lockout });
   await register(a, 'Alex', 'correct horse');
-  for (const [app, ip] of [[a, '10.1.0.1'], [a, '10.1.0.2'], [a, '10.1.0.3'], [b, '10.1.0.4']] as const) {
+  for (const [app, ip] of [
+    [a, '10.1.0.1'],
+    [a, '10.1.0.2'],
+    [a, '10.1.0.3'],
+    [b, '10.1.0.4'],
+  ] as const) {
     t.equal((await login(app, 'Alex', 'wrong horse', { ip })).json().error, 'WRONG_PASSWORD');
   }
   for (const app of [b, a]) {
@@ -66,8 +73,10 @@ t.test('the account lockout counts across instances', async (t) => {
 });
 
 t.test('the console sign-in limit counts across instances', async (t) => {
-  const [a, b] = await twoInstances(t, { features: ['users', 'auth', 'console'],
-    config: { plugins: { console: { signInRateLimit: { max: 2, windowSeconds: 60 } } } } });
+  const [a, b] = await twoInstances(t, {
+    features: ['users', 'auth', 'console'],
+    config: { plugins: { console: { signInRateLimit: { max: 2, windowSeconds: 60 } } } },
+  });
   await registerPlayer(a, 'Morgan');
   t.equal((await signInByForm(a, 'nobody')).statusCode, 401);
   t.equal((await signInByForm(b, 'nobody')).statusCode, 401);
@@ -77,7 +86,7 @@ t.test('the console sign-in limit counts across instances', async (t) => {
   t.ok(retryAfter(res) >= 1 && retryAfter(res) <= 60);
 });
 
-t.test('the storefront\'s sign-in limit counts across instances', async (t) => {
+t.test("the storefront's sign-in limit counts across instances", async (t) => {
   const [a, b] = await twoInstances(t, { config: { plugins: { storefront: { rateLimit: { signIn: { max: 2 } } } } } });
   for (const app of [a, b]) t.equal((await new Visitor(app).post('/login', { username: 'Steve', password: 'wrong' })).statusCode, 401);
   const res = await new Visitor(b).post('/login', { username: 'Steve', password: 'wrong' });
@@ -85,7 +94,7 @@ t.test('the storefront\'s sign-in limit counts across instances', async (t) => {
   t.match(res.body, /Too many attempts/);
 });
 
-t.test('any route\'s own limit: counted per route across instances, exact under parallel calls', async (t) => {
+t.test("any route's own limit: counted per route across instances, exact under parallel calls", async (t) => {
   const echo = { plugins: { ...ECHO_PLUGIN, echo: { ...ECHO_PLUGIN.echo, limit: { max: 10, windowMs: 60_000 } } } };
   const [a, b] = await twoInstances(t, { features: [], config: echo });
   // A burst at each instance in turn: two SQLite connections in one process (unlike two servers)
@@ -112,11 +121,11 @@ t.test('a window ends on every instance at once, and the sweep deletes it', asyn
   clock.advance(1100);
   t.equal((await call(b, '/api/echo/limited', { method: 'POST' })).statusCode, 200, 'a new window after the first one ends');
   const deadline = Date.now() + 5000;
-  while (await rowCount(a, 'core_rate_limits') > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  while ((await rowCount(a, 'core_rate_limits')) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   t.equal(await rowCount(a, 'core_rate_limits'), 0, 'windows past their end are deleted');
 });
 
-t.test('a route\'s exponential backoff is counted in the database too: each refusal doubles the wait', async (t) => {
+t.test("a route's exponential backoff is counted in the database too: each refusal doubles the wait", async (t) => {
   const echo = { plugins: { ...ECHO_PLUGIN, echo: { ...ECHO_PLUGIN.echo, limit: { max: 1, windowMs: 2000, exponentialBackoff: true } } } };
   const [a, b] = await twoInstances(t, { features: [], config: echo });
   t.equal((await call(a, '/api/echo/limited', { method: 'POST' })).statusCode, 200);
@@ -154,8 +163,8 @@ t.test('a revoked API key is refused on every instance within apiKeys.cacheSecon
     return (performance.now() - started) / 1000;
   };
   // Both instances use the key, so each holds it as known in its cache.
-  t.ok(await until(a, 404) < 1.5, 'the new key works on A');
-  t.ok(await until(b, 404) < 1.5, 'and on B within the bound');
+  t.ok((await until(a, 404)) < 1.5, 'the new key works on A');
+  t.ok((await until(b, 404)) < 1.5, 'and on B within the bound');
   for (let i = 0; i < 3; i++) t.equal((await profile(b)).statusCode, 404);
   t.ok(await a.apiKeys.revoke('game-server'));
   t.equal((await profile(a)).statusCode, 401, 'refused at once on the instance that revoked it');

@@ -39,8 +39,11 @@ t.test('a scoped key reaches its feature or action and nothing else', async (t) 
   t.equal((await as(wallet, '/api/credits/add', { target_username: 'Steve', amount: '1' })).statusCode, 200, 'the feature scope covers its actions');
   t.equal((await as(wallet, '/api/credits?username=Steve')).statusCode, 200);
   t.equal((await as(wallet, '/api/admin/settings')).statusCode, 403, 'admin routes need admin');
-  t.equal((await as(await app.apiKeys.create('plain', ['api']), '/api/credits/add', { target_username: 'Steve', amount: '1' })).statusCode, 200,
-    '`api` still reaches every public route');
+  t.equal(
+    (await as(await app.apiKeys.create('plain', ['api']), '/api/credits/add', { target_username: 'Steve', amount: '1' })).statusCode,
+    200,
+    '`api` still reaches every public route',
+  );
 
   await t.rejects(app.apiKeys.create('bad', ['credits:']), { code: 'VALIDATION_ERROR' });
   await t.rejects(app.apiKeys.create('none', []), { code: 'VALIDATION_ERROR' });
@@ -58,8 +61,10 @@ t.test('the document names the scopes of each route', async (t) => {
 t.test('npm run keys -- create NAME --scope …', async (t) => {
   const env = { ...process.env, DATABASE_URL: `sqlite:${join(scratchDir(t), 'db.sqlite')}`, LOG_LEVEL: 'silent' };
   const keys = (...args: string[]) => run(process.execPath, [join(rootDir, 'core/cli/keys.ts'), ...args], { env, cwd: rootDir });
-  t.match((await keys('create', 'lobby', '--scope', 'credits:read,store:buy', '--scope', 'delivery')).stdout,
-    /Created key "lobby" \(credits:read, store:buy, delivery\)/);
+  t.match(
+    (await keys('create', 'lobby', '--scope', 'credits:read,store:buy', '--scope', 'delivery')).stdout,
+    /Created key "lobby" \(credits:read, store:buy, delivery\)/,
+  );
   t.match((await keys('list')).stdout, /^lobby\tcredits:read store:buy delivery\t/m);
   await t.rejects(keys('create', 'odd', '--scope', 'Credits'), { code: 1, stderr: /"Credits" is not a scope/ });
 });

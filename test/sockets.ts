@@ -22,9 +22,18 @@ export function rawSocket(port: number, from = '127.0.0.1', send = ''): Promise<
     let data = '';
     let ended = false;
     const opened = Date.now();
-    socket.on('data', (chunk) => { data += chunk.toString(); });
-    socket.on('error', () => { /* a reset is a close too */ });
-    const closed = new Promise<number>((r) => socket.once('close', () => { ended = true; r(Date.now() - opened); }));
+    socket.on('data', (chunk) => {
+      data += chunk.toString();
+    });
+    socket.on('error', () => {
+      /* a reset is a close too */
+    });
+    const closed = new Promise<number>((r) =>
+      socket.once('close', () => {
+        ended = true;
+        r(Date.now() - opened);
+      }),
+    );
     const made = { socket, received: () => data, isClosed: () => ended, closed };
     socket.once('connect', () => {
       if (send) socket.write(send);

@@ -59,8 +59,10 @@ t.test('an alias qualifies the columns, and a joined row is read by name', async
   const a = L.as('a');
   const b = L.as('b');
   t.equal(L.as('a'), a, 'made once per alias');
-  t.equal(sql`select ${a.c.name} from ${a} join ${b} on ${b.c.id} = ${a.c.id}`.text,
-    'select a.`name` from `votes_links` a join `votes_links` b on b.`id` = a.`id`');
+  t.equal(
+    sql`select ${a.c.name} from ${a} join ${b} on ${b.c.id} = ${a.c.id}`.text,
+    'select a.`name` from `votes_links` a join `votes_links` b on b.`id` = a.`id`',
+  );
   t.throws(() => L.as('a; drop table x'));
   const pair = joined({ first: a, second: b.optional(), label: sql`upper(${a.c.name})` });
   t.equal(pair.columns.text, 'a.`id`, a.`name`, a.`link`, b.`id`, b.`name`, b.`link`, upper(a.`name`)');
@@ -76,12 +78,25 @@ t.test('on the database: lists, an empty list, a bound limit and offset, a join 
   t.same(await names(sql`select ${L.c.name} from ${L} where ${L.c.name} in ${['a', 'c', 'zz']} order by ${L.c.id}`), ['a', 'c']);
   t.same(await names(sql`select ${L.c.name} from ${L} where ${L.c.name} in ${[]}`), []);
   t.same(await names(sql`select ${L.c.name} from ${L} order by ${L.c.id} limit ${countParam(1)} offset ${countParam(1)}`), ['b']);
-  t.same((await L.select(db, sql`where ${L.c.name} <> ${'b'} order by ${L.c.id} desc`)).map((r) => r.name), ['c', 'a']);
+  t.same(
+    (await L.select(db, sql`where ${L.c.name} <> ${'b'} order by ${L.c.id} desc`)).map((r) => r.name),
+    ['c', 'a'],
+  );
   const a = L.as('a');
   const b = L.as('b');
   const pair = joined({ first: a, next: b.optional() });
   const rows = await db.queryArrays(sql`select ${pair.columns} from ${a} left join ${b} on ${b.c.id} = ${a.c.id} + 1 order by ${a.c.id}`);
-  t.same(rows.map((r) => { const { first, next } = pair.read(r); return [first.name, next?.name]; }), [['a', 'b'], ['b', 'c'], ['c', undefined]]);
+  t.same(
+    rows.map((r) => {
+      const { first, next } = pair.read(r);
+      return [first.name, next?.name];
+    }),
+    [
+      ['a', 'b'],
+      ['b', 'c'],
+      ['c', undefined],
+    ],
+  );
   const { affectedRows } = await db.run(sql`update ${L} set ${L.c.link} = ${'https://changed.test/'} where ${L.c.id} in ${[1, 2]}`);
   t.equal(affectedRows, 2);
 });
@@ -91,20 +106,34 @@ t.test('a statement naming a column its table no longer has fails the typecheck'
   const dir = mkdtempSync(joinPath(tmpdir(), 'sqltag-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const core = resolve(import.meta.dirname, '../core');
-  writeFileSync(joinPath(dir, 'renamed.mts'), `import { sql } from '${core}/sql.ts';
+  writeFileSync(
+    joinPath(dir, 'renamed.mts'),
+    `import { sql } from '${core}/sql.ts';
 import { defineEntity, p } from '${core}/table.ts';
 const Link = defineEntity({ name: 'Link', tableName: 'links', properties: { id: p.integer().primary(), title: p.string() } });
 export const read = sql\`select \${Link.c.title} from \${Link} where \${Link.c.name} = \${'x'}\`;
-`);
+`,
+  );
   const root = resolve(import.meta.dirname, '..');
-  writeFileSync(joinPath(dir, 'tsconfig.json'), JSON.stringify({
-    extends: joinPath(root, 'tsconfig.json'), compilerOptions: { typeRoots: [joinPath(root, 'node_modules/@types')] }, include: [], files: ['renamed.mts'],
-  }));
+  writeFileSync(
+    joinPath(dir, 'tsconfig.json'),
+    JSON.stringify({
+      extends: joinPath(root, 'tsconfig.json'),
+      compilerOptions: { typeRoots: [joinPath(root, 'node_modules/@types')] },
+      include: [],
+      files: ['renamed.mts'],
+    }),
+  );
   // The compiler's own executable, as `npm run typecheck` finds it: the test runner's loaders
   // would follow a node child and trip over its launcher.
   const tsc = joinPath(root, `node_modules/@typescript/typescript-${process.platform}-${process.arch}/lib/tsc`);
-  const failed = await promisify(execFile)(tsc, ['-p', dir]).then(() => 'compiled', (err: { stdout: string; stderr: string }) => err.stdout || err.stderr);
+  const failed = await promisify(execFile)(tsc, ['-p', dir]).then(
+    () => 'compiled',
+    (err: { stdout: string; stderr: string }) => err.stdout || err.stderr,
+  );
   // The one error is the statement's: everything else the fixture imports compiles.
-  t.match(failed,
-    /^\S*renamed\.mts\(4,\d+\): error TS2339: Property 'name' does not exist on type 'ColumnsOf<\{ id: Column<number>; title: Column<string>; \}>'\.\s*$/);
+  t.match(
+    failed,
+    /^\S*renamed\.mts\(4,\d+\): error TS2339: Property 'name' does not exist on type 'ColumnsOf<\{ id: Column<number>; title: Column<string>; \}>'\.\s*$/,
+  );
 });

@@ -40,7 +40,9 @@ export class Visitor {
   async post(url: string, form: Record<string, string>, { csrf = true } = {}) {
     if (csrf && !this.csrf) await this.get('/');
     const res = await this.#app.inject({
-      method: 'POST', url, headers: { ...this.#headers, cookie: this.#cookie(), 'content-type': 'application/x-www-form-urlencoded' },
+      method: 'POST',
+      url,
+      headers: { ...this.#headers, cookie: this.#cookie(), 'content-type': 'application/x-www-form-urlencoded' },
       payload: new URLSearchParams({ ...(csrf ? { _csrf: this.csrf } : {}), ...form }).toString(),
     });
     this.#remember(res.headers['set-cookie']);

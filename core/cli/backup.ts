@@ -20,7 +20,9 @@ import { commandLine, usage } from './args.ts';
 class UsageError extends Error {}
 
 const USAGE = 'usage: npm run backup [-- FILE] | npm run restore -- FILE';
-const { positionals: [command, fileArg, ...extra] } = commandLine(USAGE, {});
+const {
+  positionals: [command, fileArg, ...extra],
+} = commandLine(USAGE, {});
 if (!(command === 'backup' || (command === 'restore' && fileArg)) || extra.length) usage(USAGE);
 
 try {
@@ -113,7 +115,9 @@ async function tool(names: string[]): Promise<string> {
 async function runTool(cmd: string, args: string[], env: NodeJS.ProcessEnv, stdin?: string, stdout?: string): Promise<void> {
   const child = spawn(cmd, args, { env, stdio: [stdin ? 'pipe' : 'ignore', stdout ? 'pipe' : 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   const exited = new Promise<number | null>((done, fail) => {
     child.once('error', fail);
     child.once('exit', done);

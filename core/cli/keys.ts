@@ -19,15 +19,23 @@ import { coreEntities } from '../entities.ts';
 import { migrations } from '../migrations/index.ts';
 import { commandLine, usage } from './args.ts';
 
-const USAGE = 'usage: npm run keys -- create <name> [--admin | --scope <feature>[:<action>] …] [--client-codes] | client-codes <name> on|off | list | revoke ' +
-  '<name>';
-const { positionals: [command, name, ...rest], values } = commandLine(USAGE, {
-  admin: { type: 'boolean' }, scope: { type: 'string', multiple: true }, 'client-codes': { type: 'boolean' },
+const USAGE =
+  'usage: npm run keys -- create <name> [--admin | --scope <feature>[:<action>] …] [--client-codes] | client-codes <name> on|off | list | revoke ' + '<name>';
+const {
+  positionals: [command, name, ...rest],
+  values,
+} = commandLine(USAGE, {
+  admin: { type: 'boolean' },
+  scope: { type: 'string', multiple: true },
+  'client-codes': { type: 'boolean' },
 });
 const onOff = rest[0] === 'on' || rest[0] === 'off';
-const valid = command === 'list' ? !name && !rest.length
-  : command === 'client-codes' ? !!name && rest.length === 1 && onOff
-  : (command === 'create' || command === 'revoke') && !!name && !rest.length;
+const valid =
+  command === 'list'
+    ? !name && !rest.length
+    : command === 'client-codes'
+      ? !!name && rest.length === 1 && onOff
+      : (command === 'create' || command === 'revoke') && !!name && !rest.length;
 if (!valid || (command !== 'create' && Object.keys(values).length)) usage(USAGE);
 
 function noActiveKey(): void {
@@ -48,13 +56,18 @@ try {
     console.log(`Created key "${name}" (${scopes.join(', ')}${clientCodes ? '; client codes' : ''}). It is shown only now:\n${key}`);
   } else if (command === 'client-codes') {
     if (await keys.setClientCodes(name!, rest[0] === 'on')) {
-      console.log(`Key "${name}" now answers errors with ${rest[0] === 'on' ? 'the Java clients\' codes' : 'our own codes (the Java clients\' only to a ' +
-        'Java/<version> User-Agent)'}.`);
+      console.log(
+        `Key "${name}" now answers errors with ${
+          rest[0] === 'on' ? "the Java clients' codes" : "our own codes (the Java clients' only to a " + 'Java/<version> User-Agent)'
+        }.`,
+      );
     } else noActiveKey();
   } else if (command === 'list') {
     for (const k of await keys.list()) {
-      console.log(`${k.name}\t${k.scopes}${k.clientCodes ? '\tclient codes' : ''}\tcreated ${k.createdAt}\tlast used ` +
-        `${k.lastUsedAt ?? 'never'}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}`);
+      console.log(
+        `${k.name}\t${k.scopes}${k.clientCodes ? '\tclient codes' : ''}\tcreated ${k.createdAt}\tlast used ` +
+          `${k.lastUsedAt ?? 'never'}${k.revokedAt ? `\trevoked ${k.revokedAt}` : ''}`,
+      );
     }
   } else if (await keys.revoke(name!)) {
     console.log(`Revoked "${name}".`);

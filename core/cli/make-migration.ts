@@ -22,7 +22,9 @@ import { migrations as coreMigrations } from '../migrations/index.ts';
 import { commandLine, usage } from './args.ts';
 
 const USAGE = 'usage: npm run migration:create -- <feature|core|path/to/plugin-package> <what, e.g. init or add_stock>';
-const { positionals: [feature, what, ...extra] } = commandLine(USAGE, {});
+const {
+  positionals: [feature, what, ...extra],
+} = commandLine(USAGE, {});
 if (!feature || !what || !/^[a-z0-9_]+$/.test(what) || extra.length) usage(USAGE);
 
 let entities: object[];
@@ -75,18 +77,40 @@ async function diff(dialect: Dialect): Promise<string[]> {
     const u = new URL(server);
     u.pathname = `/${scratch}`;
     url = u.toString();
-    cleanup = async () => { await admin.query(`drop database ${scratch}`); await admin.end(); };
+    cleanup = async () => {
+      await admin.query(`drop database ${scratch}`);
+      await admin.end();
+    };
   }
   try {
     const db = await openDatabase({
-      config: { url, migrateOnStart: true, poolSize: 2, connectTimeoutMs: 2000, retryAfterSeconds: 1, transactionTries: 1, retryDelayMs: 0,
-        writeFaultSeconds: 1, debug: false, bootRetrySeconds: 0, createDatabase: false, markPingSeconds: 60, sqlMode: '', migrationLockSeconds: 60 },
-      entities, migrations: existing,
+      config: {
+        url,
+        migrateOnStart: true,
+        poolSize: 2,
+        connectTimeoutMs: 2000,
+        retryAfterSeconds: 1,
+        transactionTries: 1,
+        retryDelayMs: 0,
+        writeFaultSeconds: 1,
+        debug: false,
+        bootRetrySeconds: 0,
+        createDatabase: false,
+        markPingSeconds: 60,
+        sqlMode: '',
+        migrationLockSeconds: 60,
+      },
+      entities,
+      migrations: existing,
     });
     try {
       await migrate(db);
       const sql = await (await db.orm()).schema.getUpdateSchemaSQL({ wrap: false, safe: false, dropTables: false });
-      return sql.split(/;\n/).map((s) => s.trim()).filter(Boolean).filter((s) => !/core_migrations/.test(s));
+      return sql
+        .split(/;\n/)
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .filter((s) => !/core_migrations/.test(s));
     } finally {
       await db.close();
     }
@@ -107,7 +131,9 @@ mkdirSync(dir, { recursive: true });
 const coreImport = relative(dir, join(rootDir, 'core/db.ts')).replaceAll('\\', '/');
 const from = fromPackage ? '@community-platform/sdk' : coreImport.startsWith('.') ? coreImport : `./${coreImport}`;
 const list = (items: string[]) => items.map((s) => `    ${JSON.stringify(s)},`).join('\n');
-writeFileSync(join(dir, `${migration}.ts`), `import { defineMigration } from '${from}';
+writeFileSync(
+  join(dir, `${migration}.ts`),
+  `import { defineMigration } from '${from}';
 
 export default defineMigration({
   name: '${migration}',
@@ -118,13 +144,19 @@ ${list(sqlite)}
 ${list(mysql)}
   ],
 });
-`);
+`,
+);
 // migrations/index.ts lists every file of the folder in order, so nothing is forgotten.
-const files = readdirSync(dir).filter((f) => /^\d{14}_.*\.ts$/.test(f)).sort();
-writeFileSync(join(dir, 'index.ts'), `// Written by npm run migration:create; lists every migration of this folder in order.
+const files = readdirSync(dir)
+  .filter((f) => /^\d{14}_.*\.ts$/.test(f))
+  .sort();
+writeFileSync(
+  join(dir, 'index.ts'),
+  `// Written by npm run migration:create; lists every migration of this folder in order.
 ${files.map((f, i) => `import m${i} from './${f}';`).join('\n')}
 
 export const migrations = [${files.map((_f, i) => `m${i}`).join(', ')}];
-`);
-const shownFrom = fromPackage ? process.env.INIT_CWD ?? process.cwd() : rootDir;
+`,
+);
+const shownFrom = fromPackage ? (process.env.INIT_CWD ?? process.cwd()) : rootDir;
 console.log(`Wrote ${relative(shownFrom, join(dir, `${migration}.ts`))} (${sqlite.length} SQLite and ${mysql.length} MySQL statements).`);

@@ -13,17 +13,24 @@ import { selectEnabled } from '../features.ts';
 import { migrations } from '../migrations/index.ts';
 
 const USAGE = 'usage: npm run migrate [-- status]';
-const { positionals: [command, ...extra] } = commandLine(USAGE, {});
+const {
+  positionals: [command, ...extra],
+} = commandLine(USAGE, {});
 if ((command !== undefined && command !== 'status') || extra.length) usage(USAGE);
 
 try {
   const config = loadConfig();
   const features = selectEnabled(await discoverFeatures(config), config);
-  const db = await connectAtBoot(config.database, () => openDatabase({
-    config: config.database,
-    entities: [...coreEntities, ...features.flatMap((f) => f.def.entities ?? [])],
-    migrations: [...migrations, ...features.flatMap((f) => f.def.migrations ?? [])],
-  }), console.error);
+  const db = await connectAtBoot(
+    config.database,
+    () =>
+      openDatabase({
+        config: config.database,
+        entities: [...coreEntities, ...features.flatMap((f) => f.def.entities ?? [])],
+        migrations: [...migrations, ...features.flatMap((f) => f.def.migrations ?? [])],
+      }),
+    console.error,
+  );
   try {
     if (command === 'status') {
       const applied = await (await db.orm()).migrator.getExecuted();

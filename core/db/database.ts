@@ -24,7 +24,10 @@ interface TxState {
 }
 
 /** How often a transaction that lost to another is run again (database.transactionTries, retryDelayMs). */
-export interface RetryOptions { tries: number; delayMs: number }
+export interface RetryOptions {
+  tries: number;
+  delayMs: number;
+}
 
 /**
  * The database as features see it: bound statements on the current transaction (or outside
@@ -55,8 +58,14 @@ export class Database implements TransactionScope {
   #isGalera?: Promise<boolean>;
   readonly #onConnectionFlushes = new WeakMap<(items: unknown[]) => Promise<void>, (items: unknown[]) => Promise<void>>();
 
-  constructor(dialect: Dialect, driver: { sqlite?: SqliteConnection; pool?: Pool; file?: string }, migrationNames: string[], makeOrm: () => Promise<MikroORM>,
-    retry: RetryOptions, writeFaultSeconds: number) {
+  constructor(
+    dialect: Dialect,
+    driver: { sqlite?: SqliteConnection; pool?: Pool; file?: string },
+    migrationNames: string[],
+    makeOrm: () => Promise<MikroORM>,
+    retry: RetryOptions,
+    writeFaultSeconds: number,
+  ) {
     this.dialect = dialect;
     this.file = driver.file;
     this.#retry = retry;
@@ -206,16 +215,17 @@ export class Database implements TransactionScope {
    */
   async transaction<T>(fn: () => Promise<T>, options: { causal?: boolean } = {}): Promise<T> {
     if (this.#tx.getStore()) return fn();
-    const causal = options.causal === true && this.#pool !== undefined && await this.#galera();
+    const causal = options.causal === true && this.#pool !== undefined && (await this.#galera());
     for (let attempt = 1; ; attempt++) {
       try {
         const afterCommit: (() => void)[] = [];
         let tx: TxState | undefined;
-        const inTx = (runner: Runner) => this.#tx.run(tx = { runner, afterCommit, wrote: false }, async () => {
-          const result = await fn();
-          for (const { items, flush } of tx!.batches?.values() ?? []) await flush(items);
-          return result;
-        });
+        const inTx = (runner: Runner) =>
+          this.#tx.run((tx = { runner, afterCommit, wrote: false }), async () => {
+            const result = await fn();
+            for (const { items, flush } of tx!.batches?.values() ?? []) await flush(items);
+            return result;
+          });
         const result = this.#sqlite ? await this.#sqlite.transaction(inTx) : await mysqlTransaction(this.#pool!, inTx, causal);
         if (tx?.wrote) this.#writeFault = undefined;
         for (const cb of afterCommit) cb();

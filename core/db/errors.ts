@@ -64,7 +64,6 @@ export function isUniqueViolation(err: unknown): boolean {
   return e?.errno === 1062 || e?.errcode === 2067 || e?.errcode === 1555 || /unique|duplicate/i.test(String(e?.message));
 }
 
-
 const SQLITE_READONLY = 8;
 const SQLITE_FULL = 13;
 const MYSQL_DISK_FULL = new Set([1021, 1114]); // ER_DISK_FULL, ER_RECORD_FILE_FULL
@@ -89,8 +88,17 @@ export function sqliteCode(err: unknown): number | undefined {
   return typeof code === 'number' ? code & 0xff : undefined;
 }
 
-const UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'PROTOCOL_CONNECTION_LOST', 'ER_CON_COUNT_ERROR', 'ENOTFOUND', 'EHOSTUNREACH',
-  'PROTOCOL_SEQUENCE_TIMEOUT']);
+const UNAVAILABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'ER_CON_COUNT_ERROR',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+]);
 /**
  * A database that answers but cannot take writes for now — a full disk, a read-only file, an
  * I/O error, a lock held too long by another process — is unavailable too: the request changed
@@ -103,15 +111,21 @@ const MYSQL_UNAVAILABLE = new Set([1021, 1114, 1041, 1290]);
 
 /** True for errors that mean "the database cannot be reached", however deep the driver wrapped them. */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e = err as { code?: string; cause?: unknown; name?: string; message?: string } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e,
-    depth++) {
+  for (
+    let e = err as { code?: string; cause?: unknown; name?: string; message?: string } | undefined, depth = 0;
+    e && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
     if (e.code && UNAVAILABLE.has(e.code)) return true;
     const errno = (e as { errno?: number }).errno;
     if (SQLITE_UNAVAILABLE.has(sqliteCode(e) ?? -1)) return true;
     if (typeof errno === 'number' && MYSQL_UNAVAILABLE.has(errno)) return true;
     if (e.name === 'ConnectionException') return true;
-    if (typeof e.message === 'string'
-      && /connection (is in closed state|lost)|Pool is closed|Can't add new command when connection is in closed state/i.test(e.message)) return true;
+    if (
+      typeof e.message === 'string' &&
+      /connection (is in closed state|lost)|Pool is closed|Can't add new command when connection is in closed state/i.test(e.message)
+    )
+      return true;
   }
   return false;
 }

@@ -19,7 +19,8 @@ export const MIGRATION_LOCK_TABLE = 'core_migration_lock';
 /** Made before any migration runs (so not by one), by every instance: `if not exists` makes that idempotent. */
 export const CREATE_LOCK_TABLE = {
   sqlite: `create table if not exists ${MIGRATION_LOCK_TABLE} (id integer not null primary key, owner text not null, expires_at integer not null)`,
-  mysql: `create table if not exists ${MIGRATION_LOCK_TABLE} (id int not null primary key, owner varchar(200) not null, expires_at bigint not null) ` +
+  mysql:
+    `create table if not exists ${MIGRATION_LOCK_TABLE} (id int not null primary key, owner varchar(200) not null, expires_at bigint not null) ` +
     'engine = InnoDB',
 };
 
@@ -59,11 +60,14 @@ export class MigrationLock {
     this.#owner = owner;
     const now = NOW[db.dialect];
     // A migration may outlast the lease (a big table altered): renewed, it is not taken over.
-    this.#renewal = setInterval(() => {
-      db.run(sql`update ${raw(MIGRATION_LOCK_TABLE)} set expires_at = ${now} + ${leaseSeconds} where id = 1 and owner = ${owner}`)
-        .catch((err: unknown) => say(`Could not renew the migration lock (${(err as Error).message}); it lapses in ${leaseSeconds} s unless a ` +
-          'renewal succeeds.'));
-    }, leaseSeconds * 1000 / 3);
+    this.#renewal = setInterval(
+      () => {
+        db.run(sql`update ${raw(MIGRATION_LOCK_TABLE)} set expires_at = ${now} + ${leaseSeconds} where id = 1 and owner = ${owner}`).catch((err: unknown) =>
+          say(`Could not renew the migration lock (${(err as Error).message}); it lapses in ${leaseSeconds} s unless a renewal succeeds.`),
+        );
+      },
+      (leaseSeconds * 1000) / 3,
+    );
     this.#renewal.unref();
   }
 

@@ -64,8 +64,11 @@ async function upToDate(db: Database): Promise<boolean> {
 export async function migrate(db: Database, options: Partial<MigrationLockOptions> = {}): Promise<string[]> {
   // Every start but the first after an upgrade ends here, without loading MikroORM or locking.
   if (await upToDate(db)) return [];
-  const lock = await MigrationLock.take(db, { leaseSeconds: options.leaseSeconds ?? 60, say: options.say ?? ((line) => process.stderr.write(`${line}\n`)) },
-    () => upToDate(db));
+  const lock = await MigrationLock.take(
+    db,
+    { leaseSeconds: options.leaseSeconds ?? 60, say: options.say ?? ((line) => process.stderr.write(`${line}\n`)) },
+    () => upToDate(db),
+  );
   if (!lock) return [];
   try {
     // The instance that held the lock before may have migrated while this one looked.

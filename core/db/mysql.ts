@@ -23,8 +23,8 @@ export function mysqlRunner(conn: Pool | PoolConnection): Runner {
   // Reads and statements with values are prepared (the binary protocol parses big results with
   // less work: docs/performance.md); other statements without values (DDL, CHECKSUM TABLE) go as
   // text: some cannot be prepared, and there is nothing to bind.
-  const send = (sql: string, params: unknown[]) => params.length || /^\s*select\b/i.test(sql) ? conn.execute(sql,
-    params.map(mysqlValue) as never[]) : conn.query(sql);
+  const send = (sql: string, params: unknown[]) =>
+    params.length || /^\s*select\b/i.test(sql) ? conn.execute(sql, params.map(mysqlValue) as never[]) : conn.query(sql);
   return {
     all: async (sql, params) => (await send(sql, params))[0] as Record<string, unknown>[],
     arrays: async (sql, params) => (await conn.execute({ sql, rowsAsArray: true }, params.map(mysqlValue) as never[]))[0] as unknown[][],

@@ -26,7 +26,7 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
     const { Migrator } = await import('@mikro-orm/migrations');
     return {
       // Tables described with core/table.ts become MikroORM entities here, and only here.
-      entities: await Promise.all(entities.map((e) => (e instanceof Table ? e.entity() : e))) as EntitySchema[],
+      entities: (await Promise.all(entities.map((e) => (e instanceof Table ? e.entity() : e)))) as EntitySchema[],
       extensions: [Migrator],
       debug: config.debug,
       discovery: { warnWhenNoEntities: false },
@@ -46,36 +46,64 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
     // WAL lets readers in other processes work while one writer commits; busy_timeout waits for
     // another process's write lock instead of failing.
     sqlite.exec('pragma journal_mode = wal; pragma busy_timeout = 5000; pragma foreign_keys = on');
-    return new Database('sqlite', { sqlite: new SqliteConnection(sqlite), file: target.file }, names, async () => {
-      const { SqliteDriver } = await import('@mikro-orm/sql');
-      const { MikroORM } = await import('@mikro-orm/core');
-      return MikroORM.init({ ...await ormOptions(), driver: SqliteDriver, dbName: target.file, driverOptions: await sharedSqliteDialect(sqlite) } as Options);
-    }, retry, config.writeFaultSeconds);
+    return new Database(
+      'sqlite',
+      { sqlite: new SqliteConnection(sqlite), file: target.file },
+      names,
+      async () => {
+        const { SqliteDriver } = await import('@mikro-orm/sql');
+        const { MikroORM } = await import('@mikro-orm/core');
+        return MikroORM.init({
+          ...(await ormOptions()),
+          driver: SqliteDriver,
+          dbName: target.file,
+          driverOptions: await sharedSqliteDialect(sqlite),
+        } as Options);
+      },
+      retry,
+      config.writeFaultSeconds,
+    );
   }
   // Types as the features read them: dates as text, big integers exactly, JSON as text.
   // `trace: false`: mysql2 would capture a stack trace on every statement, in case it fails, to
   // decorate the error, a share of every statement's time (docs/performance.md). A failed
   // statement's error still has its code and message, which is what the error handler and the log use.
   const connection = {
-    connectTimeout: config.connectTimeoutMs, enableKeepAlive: true, timezone: 'Z', supportBigNumbers: true, dateStrings: true, jsonStrings: true, trace: false,
+    connectTimeout: config.connectTimeoutMs,
+    enableKeepAlive: true,
+    timezone: 'Z',
+    supportBigNumbers: true,
+    dateStrings: true,
+    jsonStrings: true,
+    trace: false,
   } as const;
   const { createPool } = await import('mysql2/promise');
   const pool = createPool({ uri: target.url!, connectionLimit: config.poolSize, maxIdle: config.poolSize, ...connection });
   // A connection runs its commands in order, so this comes before any statement of a request.
-  if (config.sqlMode) pool.pool.on('connection', (conn) => { conn.execute('set session sql_mode = ?', [config.sqlMode]); });
-  return new Database('mysql', { pool }, names, async () => {
-    const driver = await isMariaDb(target.url!, config.connectTimeoutMs)
-      ? (await import('@mikro-orm/mariadb')).MariaDbDriver
-      : (await import('@mikro-orm/mysql')).MySqlDriver;
-    const { MikroORM } = await import('@mikro-orm/core');
-    return MikroORM.init({
-      ...await ormOptions(),
-      driver,
-      clientUrl: target.url,
-      // Migrations and schema checks only: one connection, closed when idle.
-      pool: { min: 0, max: 1, idleTimeoutMillis: 1000 },
-      forceUtcTimezone: true,
-      driverOptions: connection,
-    } as Options);
-  }, retry, config.writeFaultSeconds);
+  if (config.sqlMode)
+    pool.pool.on('connection', (conn) => {
+      conn.execute('set session sql_mode = ?', [config.sqlMode]);
+    });
+  return new Database(
+    'mysql',
+    { pool },
+    names,
+    async () => {
+      const driver = (await isMariaDb(target.url!, config.connectTimeoutMs))
+        ? (await import('@mikro-orm/mariadb')).MariaDbDriver
+        : (await import('@mikro-orm/mysql')).MySqlDriver;
+      const { MikroORM } = await import('@mikro-orm/core');
+      return MikroORM.init({
+        ...(await ormOptions()),
+        driver,
+        clientUrl: target.url,
+        // Migrations and schema checks only: one connection, closed when idle.
+        pool: { min: 0, max: 1, idleTimeoutMillis: 1000 },
+        forceUtcTimezone: true,
+        driverOptions: connection,
+      } as Options);
+    },
+    retry,
+    config.writeFaultSeconds,
+  );
 }

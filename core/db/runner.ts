@@ -1,9 +1,16 @@
 /** What the facade needs of a connection, whichever the database: statements run with their values bound. */
 
-export interface RunResult { affectedRows: number; insertId: number }
+export interface RunResult {
+  affectedRows: number;
+  insertId: number;
+}
 
 /** How busy the connections are, for the metrics: in use, idle, and callers waiting for one. */
-export interface PoolStats { inUse: number; idle: number; waiting: number }
+export interface PoolStats {
+  inUse: number;
+  idle: number;
+  waiting: number;
+}
 
 /**
  * One connection's way of running a bound statement. Values travel apart from the SQL text on
@@ -16,4 +23,3 @@ export interface Runner {
   arrays(sql: string, params: unknown[]): Promise<unknown[][]>;
   run(sql: string, params: unknown[]): Promise<RunResult>;
 }
-

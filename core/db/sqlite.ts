@@ -137,15 +137,15 @@ export class SqliteConnection {
   }
 
   #all(sql: string, params: unknown[]): Record<string, unknown>[] {
-    return this.#statements.get(sql).all(...params.map(sqliteValue) as never[]) as Record<string, unknown>[];
+    return this.#statements.get(sql).all(...(params.map(sqliteValue) as never[])) as Record<string, unknown>[];
   }
 
   #arrays(sql: string, params: unknown[]): unknown[][] {
-    return this.#arrayStatements.get(sql).all(...params.map(sqliteValue) as never[]) as unknown as unknown[][];
+    return this.#arrayStatements.get(sql).all(...(params.map(sqliteValue) as never[])) as unknown as unknown[][];
   }
 
   #run(sql: string, params: unknown[]): RunResult {
-    const res = this.#statements.get(sql).run(...params.map(sqliteValue) as never[]);
+    const res = this.#statements.get(sql).run(...(params.map(sqliteValue) as never[]));
     return { affectedRows: Number(res.changes), insertId: Number(res.lastInsertRowid) };
   }
 
@@ -184,7 +184,9 @@ export class SqliteConnection {
       }
     }
     let release!: () => void;
-    this.#holder = new Promise((r) => { release = r; });
+    this.#holder = new Promise((r) => {
+      release = r;
+    });
     try {
       // IMMEDIATE takes the write lock now: another process writing the same file makes this
       // wait (busy_timeout) instead of failing halfway through.
@@ -195,7 +197,9 @@ export class SqliteConnection {
       throw err;
     }
     let settle!: (err?: unknown) => void;
-    const committed = new Promise<void>((resolve, reject) => { settle = (err) => (err === undefined ? resolve() : reject(err)); });
+    const committed = new Promise<void>((resolve, reject) => {
+      settle = (err) => (err === undefined ? resolve() : reject(err));
+    });
     const batch: Batch = { queue: [], members: 1, waited: false, committed, settle, release, gathered: new Map() };
     this.#batch = batch;
     return this.#member(batch, fn);
@@ -271,7 +275,9 @@ export class SqliteConnection {
       // Run from the event loop, so nothing may escape: a connection closed under it fails the batch only.
       try {
         if (this.db.isTransaction) this.db.exec('rollback');
-      } catch { /* the failure above is what the members get */ }
+      } catch {
+        /* the failure above is what the members get */
+      }
     }
     this.#batch = undefined;
     this.#holder = undefined;
@@ -279,7 +285,10 @@ export class SqliteConnection {
     // Those left out of a full batch start the next one a turn later, after the statements that
     // waited outside: a stream of writes cannot starve the reads.
     const left = batch.queue.splice(0);
-    if (left.length) setImmediate(() => { for (const resume of left) resume(false); });
+    if (left.length)
+      setImmediate(() => {
+        for (const resume of left) resume(false);
+      });
     batch.settle(failure);
   }
 
@@ -304,17 +313,18 @@ export class SqliteConnection {
 export async function sharedSqliteDialect(db: DatabaseSync): Promise<SqliteDialect> {
   const { SqliteDialect } = await import('kysely');
   return new SqliteDialect({
-    database: () => ({
-      prepare(sql: string) {
-        const stmt = db.prepare(sql);
-        return {
-          reader: stmt.columns().length > 0,
-          all: (params: readonly unknown[]) => stmt.all(...params.map(sqliteValue) as never[]),
-          run: (params: readonly unknown[]) => stmt.run(...params.map(sqliteValue) as never[]),
-          iterate: (params: readonly unknown[]) => stmt.iterate(...params.map(sqliteValue) as never[]),
-        };
-      },
-      close() {},
-    }) as never,
+    database: () =>
+      ({
+        prepare(sql: string) {
+          const stmt = db.prepare(sql);
+          return {
+            reader: stmt.columns().length > 0,
+            all: (params: readonly unknown[]) => stmt.all(...(params.map(sqliteValue) as never[])),
+            run: (params: readonly unknown[]) => stmt.run(...(params.map(sqliteValue) as never[])),
+            iterate: (params: readonly unknown[]) => stmt.iterate(...(params.map(sqliteValue) as never[])),
+          };
+        },
+        close() {},
+      }) as never,
   });
 }

@@ -42,7 +42,8 @@ function parseJson(text: string): unknown {
   // (in strings too) has none, and a parse without the reviver is several times cheaper.
   if (!/[0-9][eE]/.test(text)) return JSON.parse(text);
   return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
-    typeof value === 'number' && context?.source !== undefined && !PLAIN_DECIMAL.test(context.source) ? context.source : value);
+    typeof value === 'number' && context?.source !== undefined && !PLAIN_DECIMAL.test(context.source) ? context.source : value,
+  );
 }
 
 function tooLarge(message: string): DomainError {
@@ -136,8 +137,9 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
     const upload = request.routeOptions.config?.fileUpload;
     // An upload route cuts files at its own limit instead of refusing the request, so the form
     // that sent one too big can say so beside its field.
-    const parts = upload ? request.parts({ limits: { ...partLimits, fileSize: upload.maxBytes },
-      throwFileSizeLimit: false } as FastifyMultipartBaseOptions) : request.parts();
+    const parts = upload
+      ? request.parts({ limits: { ...partLimits, fileSize: upload.maxBytes }, throwFileSizeLimit: false } as FastifyMultipartBaseOptions)
+      : request.parts();
     try {
       for await (const part of parts) {
         let value: string;
@@ -169,13 +171,16 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
   // Called back, not awaited: most requests are not multipart and pass at no cost.
   return (request, done) => {
     const bodiless = () => {
-      if ((request.body === undefined || request.body === null)
-        && (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT')) request.body = {};
+      if ((request.body === undefined || request.body === null) && (request.method === 'POST' || request.method === 'PATCH' || request.method === 'PUT'))
+        request.body = {};
     };
     if (!request.isMultipart()) {
       bodiless();
       return done();
     }
-    readMultipart(request).then(() => { bodiless(); done(); }, done);
+    readMultipart(request).then(() => {
+      bodiless();
+      done();
+    }, done);
   };
 }

@@ -8,12 +8,15 @@ import { isCommitUnknown, isDatabaseUnavailable, isLockConflict } from '../db/er
 import { DomainError, errorStatus } from '../errors.ts';
 
 /** The error body every failure answers with (decisions.md §2). */
-export const ErrorResponse = Type.Object({
-  status: Type.Literal(false),
-  error: Type.String(),
-  message: Type.String(),
-  code: Type.Optional(Type.String({ description: 'our precise code, where `error` carries the nearest one a game plugin knows (docs/clients.md)' })),
-}, { $id: 'ErrorResponse' });
+export const ErrorResponse = Type.Object(
+  {
+    status: Type.Literal(false),
+    error: Type.String(),
+    message: Type.String(),
+    code: Type.Optional(Type.String({ description: 'our precise code, where `error` carries the nearest one a game plugin knows (docs/clients.md)' })),
+  },
+  { $id: 'ErrorResponse' },
+);
 
 const FASTIFY_CODES: Record<string, [string, string?]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'The body is larger than allowed.'],
@@ -55,8 +58,11 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     socket.destroy();
     return;
   }
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ` +
-    `${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ` +
+      `${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
 }
 
 /**
@@ -124,8 +130,12 @@ export function errorHandling(app: FastifyInstance, retryAfterSeconds: number): 
     if (isCommitUnknown(err)) {
       request.log.error({ err }, 'commit outcome unknown');
       reply.header('Retry-After', String(retryAfterSeconds));
-      return send(reply, 'SERVICE_UNAVAILABLE', 'The database was lost while this change was committing: it may or may not have been made. ' +
-        'Check before sending it again, or send it again with the same Idempotency-Key.');
+      return send(
+        reply,
+        'SERVICE_UNAVAILABLE',
+        'The database was lost while this change was committing: it may or may not have been made. ' +
+          'Check before sending it again, or send it again with the same Idempotency-Key.',
+      );
     }
     if (isDatabaseUnavailable(err)) {
       request.log.warn({ err }, 'database unavailable');

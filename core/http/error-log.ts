@@ -1,14 +1,28 @@
 /** The log's view of an error: a database error's values stay out of it. */
 interface ErrorLike {
-  name?: string; message?: string; stack?: string; code?: unknown; errno?: unknown; sqlState?: unknown;
-  errcode?: unknown; statusCode?: unknown; cause?: unknown; sql?: unknown; sqlMessage?: unknown;
+  name?: string;
+  message?: string;
+  stack?: string;
+  code?: unknown;
+  errno?: unknown;
+  sqlState?: unknown;
+  errcode?: unknown;
+  statusCode?: unknown;
+  cause?: unknown;
+  sql?: unknown;
+  sqlMessage?: unknown;
 }
 
 /** Errors of the database drivers (mysql2, node:sqlite) and MikroORM's wrappers of them. */
 function isDatabaseError(e: ErrorLike): boolean {
-  return e.sql !== undefined || e.sqlMessage !== undefined || e.sqlState !== undefined || e.errcode !== undefined
-    || (typeof e.code === 'string' && /^(ER_|ERR_SQLITE|SQLITE_)/.test(e.code))
-    || (typeof e.name === 'string' && /(Driver|Constraint|Violation|Syntax|Lock|Deadlock|Connection|Table|Field|Database)\w*Exception$/.test(e.name));
+  return (
+    e.sql !== undefined ||
+    e.sqlMessage !== undefined ||
+    e.sqlState !== undefined ||
+    e.errcode !== undefined ||
+    (typeof e.code === 'string' && /^(ER_|ERR_SQLITE|SQLITE_)/.test(e.code)) ||
+    (typeof e.name === 'string' && /(Driver|Constraint|Violation|Syntax|Lock|Deadlock|Connection|Table|Field|Database)\w*Exception$/.test(e.name))
+  );
 }
 
 /**
@@ -24,7 +38,12 @@ export function serializeError(err: unknown, depth = 0): { type: string; message
   const out = {
     type: e.name ?? typeof err,
     message: database ? `database error ${[e.code, e.errno, e.errcode].filter((v) => v !== undefined).join(' ')}`.trim() : String(e.message ?? err),
-    stack: database ? (e.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).join('\n') : e.stack ?? '',
+    stack: database
+      ? (e.stack ?? '')
+          .split('\n')
+          .filter((line) => /^\s+at /.test(line))
+          .join('\n')
+      : (e.stack ?? ''),
   } as { type: string; message: string; stack: string; [key: string]: unknown };
   for (const key of ['code', 'errno', 'sqlState', 'errcode', 'statusCode'] as const) {
     if (typeof e[key] === 'string' || typeof e[key] === 'number') out[key] = e[key];

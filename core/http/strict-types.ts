@@ -48,7 +48,7 @@ const patterns = new WeakMap<JsonSchema, RegExp>();
 function matches(branch: JsonSchema, text: string): boolean {
   if (branch.pattern === undefined) return true;
   let pattern = patterns.get(branch);
-  if (!pattern) patterns.set(branch, pattern = new RegExp(branch.pattern, 'u'));
+  if (!pattern) patterns.set(branch, (pattern = new RegExp(branch.pattern, 'u')));
   return pattern.test(text);
 }
 
@@ -127,8 +127,11 @@ export function strictTypeProblem(schema: JsonSchema | undefined, value: unknown
  */
 export function strictTypesError(request: FastifyRequest): DomainError | undefined {
   const schema = request.routeOptions.schema as Record<string, JsonSchema | undefined> | undefined;
-  const problem = schema && (strictTypeProblem(schema.params, request.params, '') ?? strictTypeProblem(schema.querystring, request.query, '')
-    ?? strictTypeProblem(schema.body, request.body, ''));
+  const problem =
+    schema &&
+    (strictTypeProblem(schema.params, request.params, '') ??
+      strictTypeProblem(schema.querystring, request.query, '') ??
+      strictTypeProblem(schema.body, request.body, ''));
   return problem ? new DomainError('VALIDATION_ERROR', problem) : undefined;
 }
 

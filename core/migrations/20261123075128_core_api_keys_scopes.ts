@@ -4,7 +4,5 @@ export default defineMigration({
   name: '20261123075128_core_api_keys_scopes',
   // SQLite's text has no length to widen.
   sqlite: [],
-  mysql: [
-    "alter table `core_api_keys` modify `scopes` varchar(255) not null",
-  ],
+  mysql: ['alter table `core_api_keys` modify `scopes` varchar(255) not null'],
 });

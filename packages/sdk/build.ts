@@ -13,8 +13,7 @@ const dist = join(here, 'dist');
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 for (const file of readdirSync(join(here, 'src')).filter((f) => f.endsWith('.ts'))) {
-  const js = stripTypeScriptTypes(readFileSync(join(here, 'src', file), 'utf8'))
-    .replace(/(from\s+'\.\.?\/[^']+)\.ts'/g, "$1.js'");
+  const js = stripTypeScriptTypes(readFileSync(join(here, 'src', file), 'utf8')).replace(/(from\s+'\.\.?\/[^']+)\.ts'/g, "$1.js'");
   writeFileSync(join(dist, file.replace(/\.ts$/, '.js')), js);
 }
 if (!process.argv.includes('--js-only')) {

@@ -71,7 +71,8 @@ export const authRef = createServiceRef<AuthService>('auth');
 export const authSettings = {
   registerLimit: {
     schema: Type.Integer({ minimum: 0, default: 3, description: 'accounts one IP may register; 0 = no limit', examples: [3] }),
-    label: 'Accounts per IP', hint: '0 = no limit.',
+    label: 'Accounts per IP',
+    hint: '0 = no limit.',
   },
   twoFactorEnabled: { schema: Type.Boolean({ default: true }), label: 'Players may turn on two-factor sign-in' },
   registrationEmailRequired: { schema: Type.Boolean({ default: true }), label: 'An email is required to register' },

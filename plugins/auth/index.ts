@@ -12,18 +12,26 @@ import { authRoutes } from './routes.ts';
 import { keyFileOf, makeKeyFile, parseKey, readKeyFile, SecretBox } from './secrets.ts';
 import { DbAuthService } from './service.ts';
 
-const rateLimit = (max: number) => Type.Object({
-  /** Attempts per window for one username and ip; 0 = no limit. */
-  max: Type.Integer({ minimum: 0, default: max }),
-  windowSeconds: Type.Integer({ minimum: 1, default: 60 }),
-}, { default: {} });
+const rateLimit = (max: number) =>
+  Type.Object(
+    {
+      /** Attempts per window for one username and ip; 0 = no limit. */
+      max: Type.Integer({ minimum: 0, default: max }),
+      windowSeconds: Type.Integer({ minimum: 1, default: 60 }),
+    },
+    { default: {} },
+  );
 
-const lockout = (maxFailures: number, lockSeconds: number) => Type.Object({
-  /** Wrong attempts in a row, from any ip or login, after which the account is locked. */
-  maxFailures: Type.Integer({ minimum: 1, default: maxFailures }),
-  /** How long the lock lasts (RATE_LIMITED with Retry-After meanwhile). */
-  lockSeconds: Type.Integer({ minimum: 1, default: lockSeconds }),
-}, { default: {} });
+const lockout = (maxFailures: number, lockSeconds: number) =>
+  Type.Object(
+    {
+      /** Wrong attempts in a row, from any ip or login, after which the account is locked. */
+      maxFailures: Type.Integer({ minimum: 1, default: maxFailures }),
+      /** How long the lock lasts (RATE_LIMITED with Retry-After meanwhile). */
+      lockSeconds: Type.Integer({ minimum: 1, default: lockSeconds }),
+    },
+    { default: {} },
+  );
 
 const options = Type.Object({
   /** Lifetime of a session made by login, register or POST /api/auth/sessions without `expires`. */
@@ -49,8 +57,13 @@ export default defineFeature({
   migrations,
   settings: authSettings,
   errors: {
-    WRONG_PASSWORD: 401, REGISTER_LIMIT: 400, INVALID_USERNAME: 400, INVALID_EMAIL: 400, INVALID_PASSWORD: 400,
-    WRONG_CODE: 400, SESSION_NOT_FOUND: 404,
+    WRONG_PASSWORD: 401,
+    REGISTER_LIMIT: 400,
+    INVALID_USERNAME: 400,
+    INVALID_EMAIL: 400,
+    INVALID_PASSWORD: 400,
+    WRONG_CODE: 400,
+    SESSION_NOT_FOUND: 404,
   },
   async register(app, { db, services, settings, options: opts, log, env }) {
     const { key, name, said } = await twoFactorKey(env, db);
@@ -82,15 +95,25 @@ async function twoFactorKey(env: NodeJS.ProcessEnv, db: Database): Promise<{ key
     const file = keyFileOf(db.sqliteFile);
     const instead = `(${name}, when set, takes its place)`;
     const kept = readKeyFile(file);
-    if (kept) return { key: kept, name: `The key in ${file}`,
-      said: { level: 'info', msg: `Two-factor secrets are encrypted with the key in ${file} ${instead}.` } };
+    if (kept)
+      return { key: kept, name: `The key in ${file}`, said: { level: 'info', msg: `Two-factor secrets are encrypted with the key in ${file} ${instead}.` } };
     const { secret, pendingSecret } = AuthTotp.c;
     const [sealed] = await db.query(sql`select 1 as found from ${AuthTotp} where ${secret} like 'v1:%' or ${pendingSecret} like 'v1:%' limit 1`);
     if (!sealed) {
-      return { key: makeKeyFile(file), name: `The key in ${file}`,
-        said: { level: 'info', msg: `Made a key for two-factor secrets in ${file}, readable by its owner only: back it up with the database ${instead}.` } };
+      return {
+        key: makeKeyFile(file),
+        name: `The key in ${file}`,
+        said: { level: 'info', msg: `Made a key for two-factor secrets in ${file}, readable by its owner only: back it up with the database ${instead}.` },
+      };
     }
   }
-  return { name, said: { level: 'warn', msg: `${name} is not set: two-factor enrolment is refused, whatever the twoFactorEnabled site setting says, until it ` +
-    `is (docs/features/users-auth.md: two-factor secrets).` } };
+  return {
+    name,
+    said: {
+      level: 'warn',
+      msg:
+        `${name} is not set: two-factor enrolment is refused, whatever the twoFactorEnabled site setting says, until it ` +
+        `is (docs/features/users-auth.md: two-factor secrets).`,
+    },
+  };
 }

@@ -51,8 +51,9 @@ export class Lockout {
     if (!row) return;
     // No lock time yet: the attempt that reached the cap is still being checked.
     const seconds = row.locked_until ? Math.ceil((parseTimestamp(row.locked_until).getTime() - clockNow()) / 1000) : this.#opts.lockSeconds;
-    throw new DomainError('RATE_LIMITED', `Too many wrong ${this.#what} for this account; retry after the time in Retry-After.`,
-      { retryAfterSeconds: Math.max(1, seconds) });
+    throw new DomainError('RATE_LIMITED', `Too many wrong ${this.#what} for this account; retry after the time in Retry-After.`, {
+      retryAfterSeconds: Math.max(1, seconds),
+    });
   }
 
   /** A right secret: the count starts again. */

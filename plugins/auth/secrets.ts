@@ -22,8 +22,9 @@ export function parseKey(text: string | undefined): Buffer | undefined {
   const value = text.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
   if (key.length !== 32 || (!/^[0-9a-fA-F]{64}$/.test(value) && key.toString('base64') !== value)) {
-    throw new ConfigError('TOTP_ENCRYPTION_KEY must be 32 random bytes written as base64 (44 characters) or hex (64 characters); make one with `openssl rand ' +
-      '-base64 32`.');
+    throw new ConfigError(
+      'TOTP_ENCRYPTION_KEY must be 32 random bytes written as base64 (44 characters) or hex (64 characters); make one with `openssl rand ' + '-base64 32`.',
+    );
   }
   return key;
 }

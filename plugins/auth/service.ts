@@ -27,7 +27,6 @@ export interface AuthOptions {
   lockout: { password: LockoutOptions; code: LockoutOptions };
 }
 
-
 /** A login awaiting its two-factor code lives this long (decisions.md §3). */
 const TFA_PENDING_SECONDS = 300;
 
@@ -87,7 +86,14 @@ export class DbAuthService implements AuthService {
   async #newSession(userId: number, client: ClientInfo, verified: boolean, expiresAt: string): Promise<string> {
     const token = randomBytes(16).toString('hex');
     await AuthSession.insert(this.#db, {
-      tokenHash: tokenHash(token), userId, ip: client.ip, userAgent: client.useragent ?? null, verified, failedCodes: 0, createdAt: now(), expiresAt,
+      tokenHash: tokenHash(token),
+      userId,
+      ip: client.ip,
+      userAgent: client.useragent ?? null,
+      verified,
+      failedCodes: 0,
+      createdAt: now(),
+      expiresAt,
     });
     return token;
   }
@@ -171,8 +177,9 @@ export class DbAuthService implements AuthService {
     const settings = this.#settings.get();
     if (email === '') {
       if (settings.registrationEmailRequired) {
-        throw fields.email === undefined ? new DomainError('VALIDATION_ERROR', 'email is required') : new DomainError('INVALID_EMAIL',
-          'The email address is empty.');
+        throw fields.email === undefined
+          ? new DomainError('VALIDATION_ERROR', 'email is required')
+          : new DomainError('INVALID_EMAIL', 'The email address is empty.');
       }
     } else if (email.length > 191 || !EMAIL.test(email)) {
       throw new DomainError('INVALID_EMAIL', 'The email address is not valid.');
@@ -185,7 +192,10 @@ export class DbAuthService implements AuthService {
       // Only a player's own registration waits for the mailed link; the operator's command line vouches for the address.
       const isEmailVerificationRequired = Boolean(client && email && this.#verifyEmails);
       const user = await this.#users.createAccount({
-        username, email: email || null, creationIP: client?.ip ?? '127.0.0.1', isVerified: !isEmailVerificationRequired,
+        username,
+        email: email || null,
+        creationIP: client?.ip ?? '127.0.0.1',
+        isVerified: !isEmailVerificationRequired,
       });
       await AuthCredential.insert(this.#db, { userId: user.id, passwordHash, updatedAt: now() });
       return client ? { token: await this.#newSession(user.id, client, true, this.#sessionEnd()), isEmailVerificationRequired } : { userId: user.id };
@@ -200,24 +210,27 @@ export class DbAuthService implements AuthService {
   async #checkRegisterLimit(ip: string, limit: number): Promise<void> {
     const { ip: ipColumn, lockedAt } = AuthRegisterLock.c;
     const at = now();
-    await this.#db.run(this.#db.dialect === 'mysql'
-      ? sql`insert into ${AuthRegisterLock} (${ipColumn}, ${lockedAt}) values (${ip}, ${at}) on duplicate key update ${lockedAt} = values(${lockedAt})`
-      : sql`insert into ${AuthRegisterLock} (${ipColumn}, ${lockedAt}) values (${ip}, ${at})
-        on conflict (${ipColumn}) do update set ${lockedAt} = excluded.${lockedAt}`);
-    if (await this.#users.countCreatedFrom(ip) >= limit) {
+    await this.#db.run(
+      this.#db.dialect === 'mysql'
+        ? sql`insert into ${AuthRegisterLock} (${ipColumn}, ${lockedAt}) values (${ip}, ${at}) on duplicate key update ${lockedAt} = values(${lockedAt})`
+        : sql`insert into ${AuthRegisterLock} (${ipColumn}, ${lockedAt}) values (${ip}, ${at})
+        on conflict (${ipColumn}) do update set ${lockedAt} = excluded.${lockedAt}`,
+    );
+    if ((await this.#users.countCreatedFrom(ip)) >= limit) {
       throw new DomainError('REGISTER_LIMIT', `At most ${limit} accounts may be registered from one IP address.`);
     }
   }
 
   /** Throws SESSION_NOT_FOUND unless the token is a live, verified, unexpired session. */
   async checkSession(token: string): Promise<void> {
-    if (await this.sessionUser(token) === undefined) throw new DomainError('SESSION_NOT_FOUND', 'No live session has this token.');
+    if ((await this.sessionUser(token)) === undefined) throw new DomainError('SESSION_NOT_FOUND', 'No live session has this token.');
   }
 
   async sessionUser(token: string): Promise<number | undefined> {
     const [row] = await this.#db.query(
       sql`select ${fields({ user_id: S.userId })}
-        from ${AuthSession} where ${S.tokenHash} = ${tokenHash(token)} and ${S.verified} = 1 and ${S.expiresAt} > ${now()}`);
+        from ${AuthSession} where ${S.tokenHash} = ${tokenHash(token)} and ${S.verified} = 1 and ${S.expiresAt} > ${now()}`,
+    );
     return row ? Number(row.user_id) : undefined;
   }
 
@@ -276,7 +289,8 @@ export class DbAuthService implements AuthService {
     const result = await TOTP_CHECK.verify(digits, { secret, epoch: Math.floor(clockNow() / 1000), epochTolerance: 30 });
     if (!result.valid) return 'wrong';
     const { affectedRows } = await this.#db.run(
-      sql`update ${AuthTotp} set ${O.lastStep} = ${result.timeStep} where ${O.userId} = ${userId} and ${O.lastStep} < ${result.timeStep}`);
+      sql`update ${AuthTotp} set ${O.lastStep} = ${result.timeStep} where ${O.userId} = ${userId} and ${O.lastStep} < ${result.timeStep}`,
+    );
     return affectedRows > 0 ? 'ok' : 'used';
   }
 
@@ -290,7 +304,8 @@ export class DbAuthService implements AuthService {
       // count is kept by the database: wrong codes sent at once each count.
       await this.#db.run(sql`update ${AuthSession} set ${S.failedCodes} = ${S.failedCodes} + 1 where ${S.id} = ${session.id}`);
       const { affectedRows: ended } = await this.#db.run(
-        sql`delete from ${AuthSession} where ${S.id} = ${session.id} and ${S.failedCodes} >= ${this.#opts.tfaMaxAttempts}`);
+        sql`delete from ${AuthSession} where ${S.id} = ${session.id} and ${S.failedCodes} >= ${this.#opts.tfaMaxAttempts}`,
+      );
       throw wrongCode(check, ended > 0 ? ' Too many wrong codes: log in again.' : '');
     }
     await AuthSession.update(this.#db, session.id, { verified: true, expiresAt: this.#sessionEnd() });
@@ -351,7 +366,7 @@ export class DbAuthService implements AuthService {
     }
     const rows = await AuthTotp.select(this.#db, sql`where ${O.secret} not like 'v1:%' or ${O.pendingSecret} not like 'v1:%'`);
     for (const { id, userId, secret, pendingSecret } of rows) {
-      const seal = (value: string | null) => value === null || isSealed(value) ? value : this.#secrets.seal(value, userId);
+      const seal = (value: string | null) => (value === null || isSealed(value) ? value : this.#secrets.seal(value, userId));
       await AuthTotp.update(this.#db, id, { secret: seal(secret), pendingSecret: seal(pendingSecret) });
     }
     return rows.length;

@@ -7,17 +7,33 @@ import { createServiceRef } from '../../core/registry.ts';
 import { dateStr, example, flagStr, idStr, moneyStr, str, strOrNull } from '../../core/schemas.ts';
 
 export const ItemRow = Type.Object({
-  id: idStr(), owner: str('user ID', '7'), serverID: str(undefined, '1'), itemID: str('item identifier, e.g. DIAMOND_SWORD', 'DIAMOND_SWORD'),
-  modelID: strOrNull(undefined, null), name: example('&bExcalibur'), lore: strOrNull(undefined, 'Forged in the Nether'), amount: example('1'),
-  durability: example('1561'), maxDurability: example('1561'), enchantments: strOrNull(undefined, null),
-  base64: str('the serialized item, as the game sent it', 'rO0ABXNyABpvcmcuYnVra2l0LnV0aWwuaW8uV3JhcHBlcg=='), description: strOrNull(undefined, null),
-  price: moneyStr(), sold: flagStr(), creationDate: dateStr(),
+  id: idStr(),
+  owner: str('user ID', '7'),
+  serverID: str(undefined, '1'),
+  itemID: str('item identifier, e.g. DIAMOND_SWORD', 'DIAMOND_SWORD'),
+  modelID: strOrNull(undefined, null),
+  name: example('&bExcalibur'),
+  lore: strOrNull(undefined, 'Forged in the Nether'),
+  amount: example('1'),
+  durability: example('1561'),
+  maxDurability: example('1561'),
+  enchantments: strOrNull(undefined, null),
+  base64: str('the serialized item, as the game sent it', 'rO0ABXNyABpvcmcuYnVra2l0LnV0aWwuaW8uV3JhcHBlcg=='),
+  description: strOrNull(undefined, null),
+  price: moneyStr(),
+  sold: flagStr(),
+  creationDate: dateStr(),
 });
 export type ItemRow = typeof ItemRow.static;
 
 export const ServerRow = Type.Object({
-  id: str(undefined, '1'), name: example('Survival'), slug: example('survival'), imageID: example('survival'), imageType: example('png'),
-  priority: example('10'), isActive: flagStr(),
+  id: str(undefined, '1'),
+  name: example('Survival'),
+  slug: example('survival'),
+  imageID: example('survival'),
+  imageType: example('png'),
+  priority: example('10'),
+  isActive: flagStr(),
 });
 export type ServerRow = typeof ServerRow.static;
 

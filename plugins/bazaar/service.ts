@@ -17,14 +17,25 @@ type Server = TableRecord<typeof BazaarServer>;
 
 function toServerRow(s: Server): ServerRow {
   return {
-    id: String(s.id), name: s.name, slug: s.slug, imageID: s.imageId, imageType: s.imageType,
-    priority: String(s.priority), isActive: flag(s.isActive),
+    id: String(s.id),
+    name: s.name,
+    slug: s.slug,
+    imageID: s.imageId,
+    imageType: s.imageType,
+    priority: String(s.priority),
+    isActive: flag(s.isActive),
   };
 }
 
 /** A slug from a name: `EU Survival #1` → `eu-survival-1`. */
 function slugify(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64) || 'server';
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 64) || 'server'
+  );
 }
 
 export interface BazaarOptions {
@@ -47,18 +58,31 @@ export class DbBazaarService implements BazaarService {
 
   #toItemRow(i: Item): ItemRow {
     return {
-      id: String(i.id), owner: String(i.owner), serverID: String(i.serverId), itemID: i.itemId,
-      modelID: i.modelId === null ? null : String(i.modelId), name: i.name, lore: i.lore, amount: String(i.amount),
-      durability: String(i.durability), maxDurability: String(i.maxDurability), enchantments: i.enchantments,
-      base64: i.base64, description: i.description, price: formatMoney(i.price), sold: flag(i.sold),
+      id: String(i.id),
+      owner: String(i.owner),
+      serverID: String(i.serverId),
+      itemID: i.itemId,
+      modelID: i.modelId === null ? null : String(i.modelId),
+      name: i.name,
+      lore: i.lore,
+      amount: String(i.amount),
+      durability: String(i.durability),
+      maxDurability: String(i.maxDurability),
+      enchantments: i.enchantments,
+      base64: i.base64,
+      description: i.description,
+      price: formatMoney(i.price),
+      sold: flag(i.sold),
       creationDate: displayTimestamp(i.creationDate, this.#settings.get().timezone),
     };
   }
 
   async itemsOf(userId: number, serverId?: number): Promise<ItemRow[]> {
     await this.#users.requireById(userId);
-    const rows = await BazaarItem.select(this.#db,
-      sql`${where(sql`${I.owner} = ${userId}`, serverId !== undefined && sql`${I.serverId} = ${serverId}`)} order by ${I.id}`);
+    const rows = await BazaarItem.select(
+      this.#db,
+      sql`${where(sql`${I.owner} = ${userId}`, serverId !== undefined && sql`${I.serverId} = ${serverId}`)} order by ${I.id}`,
+    );
     return rows.map((r) => this.#toItemRow(r));
   }
 
@@ -68,13 +92,25 @@ export class DbBazaarService implements BazaarService {
       // The server's row lock puts adds to one server in a line (no deadlocks between them), and a
       // server cannot be deleted under a new item.
       await this.#server(item.serverID, true);
-      if (!await this.#countIn(userId, item.serverID)) {
+      if (!(await this.#countIn(userId, item.serverID))) {
         throw new DomainError('INSERT_ERROR', `The storage is full: at most ${this.#opts.maxItemsPerServer} items per server.`);
       }
       await BazaarItem.insert(this.#db, {
-        owner: userId, serverId: item.serverID, itemId: item.itemID, modelId: item.modelID ?? null, name: item.name ?? '',
-        lore: item.lore ?? null, amount: item.amount, durability: item.durability, maxDurability: item.maxDurability,
-        enchantments: item.enchantments ?? null, base64: item.base64, description: null, price: 0, sold: false, creationDate: now(),
+        owner: userId,
+        serverId: item.serverID,
+        itemId: item.itemID,
+        modelId: item.modelID ?? null,
+        name: item.name ?? '',
+        lore: item.lore ?? null,
+        amount: item.amount,
+        durability: item.durability,
+        maxDurability: item.maxDurability,
+        enchantments: item.enchantments ?? null,
+        base64: item.base64,
+        description: null,
+        price: 0,
+        sold: false,
+        creationDate: now(),
       });
     });
   }
@@ -87,8 +123,11 @@ export class DbBazaarService implements BazaarService {
    */
   async #countIn(owner: number, serverId: number): Promise<boolean> {
     const cap = this.#opts.maxItemsPerServer;
-    const increment = async () => (await this.#db.run(sql`update ${BazaarItemCount} set ${C.items} = ${C.items} + 1
-      where ${C.owner} = ${owner} and ${C.serverId} = ${serverId}${cap > 0 ? sql` and ${C.items} < ${cap}` : empty}`)).affectedRows > 0;
+    const increment = async () =>
+      (
+        await this.#db.run(sql`update ${BazaarItemCount} set ${C.items} = ${C.items} + 1
+      where ${C.owner} = ${owner} and ${C.serverId} = ${serverId}${cap > 0 ? sql` and ${C.items} < ${cap}` : empty}`)
+      ).affectedRows > 0;
     if (await increment()) return true;
     try {
       await BazaarItemCount.insert(this.#db, { owner, serverId, items: 1 });
@@ -104,7 +143,8 @@ export class DbBazaarService implements BazaarService {
   async deleteItem(userId: number, itemId: number): Promise<void> {
     await this.#db.transaction(async () => {
       const [item] = await this.#db.query(
-        sql`select ${fields({ server_id: I.serverId })} from ${BazaarItem} where ${I.id} = ${itemId} and ${I.owner} = ${userId}`);
+        sql`select ${fields({ server_id: I.serverId })} from ${BazaarItem} where ${I.id} = ${itemId} and ${I.owner} = ${userId}`,
+      );
       // The delete's own count decides: another delete of the item may have come in between.
       const gone = item && (await this.#db.run(sql`delete from ${BazaarItem} where ${I.id} = ${itemId} and ${I.owner} = ${userId}`)).affectedRows > 0;
       if (!gone) throw new DomainError('DELETE_ERROR', `User ${userId} has no stored item with ID ${itemId}.`);
@@ -130,10 +170,16 @@ export class DbBazaarService implements BazaarService {
   async createServer(input: ServerInput): Promise<ServerRow> {
     return this.#db.transaction(async () => {
       const slug = input.slug ?? slugify(input.name);
-      const id = await this.#uniqueSlug(slug, () => BazaarServer.insert(this.#db, {
-        name: input.name, slug, imageId: input.imageID ?? '', imageType: input.imageType ?? '', priority: input.priority ?? 0,
-        isActive: input.isActive ?? true,
-      }));
+      const id = await this.#uniqueSlug(slug, () =>
+        BazaarServer.insert(this.#db, {
+          name: input.name,
+          slug,
+          imageId: input.imageID ?? '',
+          imageType: input.imageType ?? '',
+          priority: input.priority ?? 0,
+          isActive: input.isActive ?? true,
+        }),
+      );
       return this.getServer(id);
     });
   }
@@ -142,7 +188,12 @@ export class DbBazaarService implements BazaarService {
     return this.#db.transaction(async () => {
       await this.#server(id, true);
       const changes = {
-        name: patch.name, slug: patch.slug, imageId: patch.imageID, imageType: patch.imageType, priority: patch.priority, isActive: patch.isActive,
+        name: patch.name,
+        slug: patch.slug,
+        imageId: patch.imageID,
+        imageType: patch.imageType,
+        priority: patch.priority,
+        isActive: patch.isActive,
       };
       await this.#uniqueSlug(patch.slug ?? '', () => BazaarServer.update(this.#db, id, changes));
       return this.getServer(id);

@@ -26,22 +26,38 @@ export const ChatSettings = Type.Object({
 export type ChatSettings = typeof ChatSettings.static;
 
 export const ChatUserRole = Type.Object({
-  id: idStr(), name: example('VIP'), slug: example('vip'), chatRoleID: example(CHAT_ID), expiryDate: dateStr('site time zone; 1000-01-01 00:00:00 = permanent'),
+  id: idStr(),
+  name: example('VIP'),
+  slug: example('vip'),
+  chatRoleID: example(CHAT_ID),
+  expiryDate: dateStr('site time zone; 1000-01-01 00:00:00 = permanent'),
 });
 
 export const ChatUserRow = Type.Object({
-  id: str(undefined, '7'), username: usernameStr(), realname: usernameStr(), email: str('empty when none', EXAMPLE.email), credit: moneyStr('balance, decimal'),
-  avatar: str('image URL', 'https://mc-heads.net/avatar/Steve/100'), isVerified: flagStr(), authStatus: str('1 = two-factor on', '0'),
-  creationIP: str(undefined, EXAMPLE.ip), creationDate: dateStr(), chatUserID: example('223456789012345678'),
+  id: str(undefined, '7'),
+  username: usernameStr(),
+  realname: usernameStr(),
+  email: str('empty when none', EXAMPLE.email),
+  credit: moneyStr('balance, decimal'),
+  avatar: str('image URL', 'https://mc-heads.net/avatar/Steve/100'),
+  isVerified: flagStr(),
+  authStatus: str('1 = two-factor on', '0'),
+  creationIP: str(undefined, EXAMPLE.ip),
+  creationDate: dateStr(),
+  chatUserID: example('223456789012345678'),
   roles: Type.Array(ChatUserRole),
   ...GameFields,
 });
 export type ChatUserRow = typeof ChatUserRow.static;
 
 export const ChatRoleRow = Type.Object({
-  id: idStr(), name: example('VIP'), slug: example('vip'), usernameCSS: strOrNull(undefined, 'color: #55ffff;'),
+  id: idStr(),
+  name: example('VIP'),
+  slug: example('vip'),
+  usernameCSS: strOrNull(undefined, 'color: #55ffff;'),
   badgeCSS: strOrNull(undefined, 'background: #55ffff;'),
-  priority: example('10'), chatRoleID: example(CHAT_ID),
+  priority: example('10'),
+  chatRoleID: example(CHAT_ID),
 });
 export type ChatRoleRow = typeof ChatRoleRow.static;
 

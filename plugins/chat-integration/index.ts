@@ -15,27 +15,33 @@ const options = Type.Object({
   /** The chat user's `avatar`: `{username}` (URL-encoded) and `{id}` are filled in. */
   avatarUrl: Type.String({ default: 'https://mc-heads.net/avatar/{username}/100' }),
   /** Settings until an admin changes them (PATCH /api/admin/integrations/chat/settings). */
-  settings: Type.Object({
-    roleSyncingStatus: Type.Boolean({ default: false }),
-    syncedRoleID: Type.String({ default: '' }),
-    ticketStatus: Type.Boolean({ default: false }),
-    ticketCategoryID: Type.String({ default: '' }),
-    ticketStaffRoleIDs: Type.Array(Type.String(), { default: [] }),
-    guildID: Type.String({ default: '' }),
-    setNicknameStatus: Type.Boolean({ default: false }),
-  }, { default: {} }),
-  roleSync: Type.Object({
-    apiBaseUrl: Type.String({ default: 'https://discord.com/api/v10' }),
-    /** The chat server (guild) whose member roles are synced; role sync is off while empty. */
-    guildId: Type.String({ default: '' }),
-    /** The environment variable holding the bot token (a secret: never in config files). */
-    botTokenEnv: Type.String({ default: 'CHAT_BOT_TOKEN' }),
-    pollMs: Type.Integer({ minimum: 5, default: 5000 }),
-    retryBaseMs: Type.Integer({ minimum: 1, default: 1000 }),
-    retryMaxMs: Type.Integer({ minimum: 1, default: 15 * 60 * 1000 }),
-    maxAttempts: Type.Integer({ minimum: 1, default: 20 }),
-    requestTimeoutMs: Type.Integer({ minimum: 100, default: 10000 }),
-  }, { default: {} }),
+  settings: Type.Object(
+    {
+      roleSyncingStatus: Type.Boolean({ default: false }),
+      syncedRoleID: Type.String({ default: '' }),
+      ticketStatus: Type.Boolean({ default: false }),
+      ticketCategoryID: Type.String({ default: '' }),
+      ticketStaffRoleIDs: Type.Array(Type.String(), { default: [] }),
+      guildID: Type.String({ default: '' }),
+      setNicknameStatus: Type.Boolean({ default: false }),
+    },
+    { default: {} },
+  ),
+  roleSync: Type.Object(
+    {
+      apiBaseUrl: Type.String({ default: 'https://discord.com/api/v10' }),
+      /** The chat server (guild) whose member roles are synced; role sync is off while empty. */
+      guildId: Type.String({ default: '' }),
+      /** The environment variable holding the bot token (a secret: never in config files). */
+      botTokenEnv: Type.String({ default: 'CHAT_BOT_TOKEN' }),
+      pollMs: Type.Integer({ minimum: 5, default: 5000 }),
+      retryBaseMs: Type.Integer({ minimum: 1, default: 1000 }),
+      retryMaxMs: Type.Integer({ minimum: 1, default: 15 * 60 * 1000 }),
+      maxAttempts: Type.Integer({ minimum: 1, default: 20 }),
+      requestTimeoutMs: Type.Integer({ minimum: 100, default: 10000 }),
+    },
+    { default: {} },
+  ),
 });
 
 export default defineFeature({
@@ -59,8 +65,12 @@ export default defineFeature({
     }
     const sync = new RoleSync(db, users, store, new ChatRoleClient(roleSync.apiBaseUrl, roleSync.guildId, token, roleSync.requestTimeoutMs), roleSync, log);
     new Gauge({
-      name: 'chat_integration_role_sync_backlog', help: 'Role changes waiting to reach the chat platform (failed ones excluded).', registers: [metrics],
-      async collect() { this.set(await sync.backlog()); },
+      name: 'chat_integration_role_sync_backlog',
+      help: 'Role changes waiting to reach the chat platform (failed ones excluded).',
+      registers: [metrics],
+      async collect() {
+        this.set(await sync.backlog());
+      },
     });
     for (const event of ['users.role.granted', 'users.role.revoked'] as const) {
       events.onCommitting(event, (e) => sync.enqueue(e.userId, e.roleId));

@@ -131,7 +131,12 @@ export class RoleSync {
     const chatUserId = (await this.#users.findById(userId))?.linkedAccounts.chat;
     if (!chatUserId) return;
     await ChatIntegrationRoleSync.insert(this.#db, {
-      userId, chatUserId, chatRoleId: role.chatRoleID, attempts: 0, dueAt: Date.now(), createdAt: now(),
+      userId,
+      chatUserId,
+      chatRoleId: role.chatRoleID,
+      attempts: 0,
+      dueAt: Date.now(),
+      createdAt: now(),
     });
   }
 
@@ -183,8 +188,10 @@ export class RoleSync {
     for (;;) {
       const paused = this.#pausedUntil - Date.now();
       if (paused > 0) return paused;
-      const rows = await ChatIntegrationRoleSync.select(this.#db,
-        sql`where ${R.failedAt} is null and ${R.dueAt} <= ${Date.now()} order by ${R.id} limit ${countParam(BATCH)}`);
+      const rows = await ChatIntegrationRoleSync.select(
+        this.#db,
+        sql`where ${R.failedAt} is null and ${R.dueAt} <= ${Date.now()} order by ${R.id} limit ${countParam(BATCH)}`,
+      );
       if (rows.length === 0) break;
       for (const row of rows) {
         if (this.#stopping || this.#pausedUntil > Date.now()) break;
@@ -193,7 +200,8 @@ export class RoleSync {
       if (this.#stopping) return this.#opts.pollMs;
     }
     const [next] = await this.#db.query(
-      sql`select ${fields({ due: typed<number | string | null>(sql`min(${R.dueAt})`) })} from ${ChatIntegrationRoleSync} where ${R.failedAt} is null`);
+      sql`select ${fields({ due: typed<number | string | null>(sql`min(${R.dueAt})`) })} from ${ChatIntegrationRoleSync} where ${R.failedAt} is null`,
+    );
     if (next?.due == null) return this.#opts.pollMs; // nothing pending: poll for other processes' work
     return Math.min(Math.max(Number(next.due) - Date.now(), 0), this.#opts.pollMs);
   }
@@ -238,8 +246,7 @@ export class RoleSync {
 
   /** Hands the claimed row back, due at `dueAt`; a failed attempt is counted and its error kept. */
   async #reschedule(row: OutboxRow, dueAt: number, failure?: { attempts: number; error: string }): Promise<void> {
-    await ChatIntegrationRoleSync.update(this.#db, row.id,
-      failure ? { dueAt, attempts: failure.attempts, lastError: failure.error.slice(0, 255) } : { dueAt });
+    await ChatIntegrationRoleSync.update(this.#db, row.id, failure ? { dueAt, attempts: failure.attempts, lastError: failure.error.slice(0, 255) } : { dueAt });
   }
 
   async #fail(row: OutboxRow, error: string, what: object): Promise<void> {

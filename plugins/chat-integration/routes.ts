@@ -19,23 +19,43 @@ export async function chatRoutes(fastify: FastifyInstance, chat: ChatIntegration
   const app = fastify.withTypeProvider<TypeBoxProvider>();
   const tags = ['chat integration'];
 
-  app.get('/api/integrations/chat/users/:chatUserID', {
-    schema: { tags, summary: 'The user linked to a chat user ID', params: ChatUserParams, response: { 200: ChatUserRow }, errors: ['USER_NOT_FOUND'] },
-  }, async (request) => chat.userByChatId(request.params.chatUserID));
+  app.get(
+    '/api/integrations/chat/users/:chatUserID',
+    {
+      schema: { tags, summary: 'The user linked to a chat user ID', params: ChatUserParams, response: { 200: ChatUserRow }, errors: ['USER_NOT_FOUND'] },
+    },
+    async (request) => chat.userByChatId(request.params.chatUserID),
+  );
 
-  app.get('/api/integrations/chat/settings', {
-    schema: { tags, summary: 'Chat integration settings', response: { 200: ChatSettings } },
-  }, async () => chat.settings());
+  app.get(
+    '/api/integrations/chat/settings',
+    {
+      schema: { tags, summary: 'Chat integration settings', response: { 200: ChatSettings } },
+    },
+    async () => chat.settings(),
+  );
 
-  app.get('/api/integrations/chat/roles', {
-    schema: { tags, summary: 'Roles with their chat role IDs and styles', response: { 200: RoleList } },
-  }, async () => chat.roles());
+  app.get(
+    '/api/integrations/chat/roles',
+    {
+      schema: { tags, summary: 'Roles with their chat role IDs and styles', response: { 200: RoleList } },
+    },
+    async () => chat.roles(),
+  );
 
-  app.get('/api/admin/integrations/chat/settings', {
-    schema: { tags: ['admin'], summary: 'Chat integration settings', response: { 200: SettingsEnvelope } },
-  }, async () => ({ status: true as const, data: await chat.settings() }));
+  app.get(
+    '/api/admin/integrations/chat/settings',
+    {
+      schema: { tags: ['admin'], summary: 'Chat integration settings', response: { 200: SettingsEnvelope } },
+    },
+    async () => ({ status: true as const, data: await chat.settings() }),
+  );
 
-  app.patch('/api/admin/integrations/chat/settings', {
-    schema: { tags: ['admin'], summary: 'Change chat integration settings', body: SettingsPatch, response: { 200: SettingsEnvelope } },
-  }, async (request) => ({ status: true as const, data: await chat.updateSettings(toSettings(request.body)) }));
+  app.patch(
+    '/api/admin/integrations/chat/settings',
+    {
+      schema: { tags: ['admin'], summary: 'Change chat integration settings', body: SettingsPatch, response: { 200: SettingsEnvelope } },
+    },
+    async (request) => ({ status: true as const, data: await chat.updateSettings(toSettings(request.body)) }),
+  );
 }

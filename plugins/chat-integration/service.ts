@@ -36,12 +36,23 @@ export class DbChatIntegrationService implements ChatIntegrationService {
     const [roles, balance] = await Promise.all([users.rolesOf(user.id), credits ? credits.balance(user.id) : 0]);
     const timezone = site.get().timezone;
     return {
-      id: String(user.id), username: user.username, realname: user.username, email: user.email ?? '',
-      credit: formatMoney(balance), avatar: this.#avatar(user), isVerified: flag(user.isVerified),
-      authStatus: String(user.authStatus), creationIP: user.creationIP, creationDate: displayTimestamp(user.creationDate, timezone),
+      id: String(user.id),
+      username: user.username,
+      realname: user.username,
+      email: user.email ?? '',
+      credit: formatMoney(balance),
+      avatar: this.#avatar(user),
+      isVerified: flag(user.isVerified),
+      authStatus: String(user.authStatus),
+      creationIP: user.creationIP,
+      creationDate: displayTimestamp(user.creationDate, timezone),
       chatUserID: user.linkedAccounts.chat ?? chatUserId,
       roles: roles.map((r) => ({
-        id: String(r.id), name: r.name, slug: r.slug, chatRoleID: r.chatRoleID, expiryDate: displayTimestamp(r.expiryDate, timezone),
+        id: String(r.id),
+        name: r.name,
+        slug: r.slug,
+        chatRoleID: r.chatRoleID,
+        expiryDate: displayTimestamp(r.expiryDate, timezone),
       })),
       ...NO_GAME_FIELDS,
     };
@@ -49,8 +60,13 @@ export class DbChatIntegrationService implements ChatIntegrationService {
 
   async roles(): Promise<ChatRoleRow[]> {
     return (await this.#deps.users.listRoles()).map((r) => ({
-      id: String(r.id), name: r.name, slug: r.slug, usernameCSS: r.usernameCSS, badgeCSS: r.badgeCSS,
-      priority: String(r.priority), chatRoleID: r.chatRoleID,
+      id: String(r.id),
+      name: r.name,
+      slug: r.slug,
+      usernameCSS: r.usernameCSS,
+      badgeCSS: r.badgeCSS,
+      priority: String(r.priority),
+      chatRoleID: r.chatRoleID,
     }));
   }
 

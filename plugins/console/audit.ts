@@ -30,11 +30,20 @@ export const auditSection: ConsoleSection = {
 
     /** A record's cell: a player by name, linked to their page; anything else as its kind and id. */
     const targetCell = (r: AuditRow, names: ReadonlyMap<number, string>): ConsoleCell =>
-      (r.targetType === 'user' && names.has(Number(r.targetId)) ? playerCell(pages, r.targetId, names) : `${r.targetType} ${r.targetId}`);
+      r.targetType === 'user' && names.has(Number(r.targetId)) ? playerCell(pages, r.targetId, names) : `${r.targetType} ${r.targetId}`;
 
     pages.get('', async ({ query }) => {
-      const filter = auditFilter({ actor: query.actor, action: query.action, targetType: query.targetType, targetID: query.targetID,
-        before: /^[0-9]{1,15}$/.test(query.before ?? '') ? query.before : undefined, limit: String(PAGE) }, PAGE);
+      const filter = auditFilter(
+        {
+          actor: query.actor,
+          action: query.action,
+          targetType: query.targetType,
+          targetID: query.targetID,
+          before: /^[0-9]{1,15}$/.test(query.before ?? '') ? query.before : undefined,
+          limit: String(PAGE),
+        },
+        PAGE,
+      );
       const rows = await audit.list(filter);
       const names = await users.usernames(rows.filter((r) => r.targetType === 'user').map((r) => Number(r.targetId)));
       const tz = settings.get().timezone;
@@ -44,25 +53,42 @@ export const auditSection: ConsoleSection = {
         title: 'Audit log',
         blocks: [
           {
-            kind: 'form', id: 'audit-filter', title: 'Filter', action: pages.base, method: 'get', submit: 'Filter', values: kept,
+            kind: 'form',
+            id: 'audit-filter',
+            title: 'Filter',
+            action: pages.base,
+            method: 'get',
+            submit: 'Filter',
+            values: kept,
             fields: [
-              { name: 'actor', label: 'Who', type: 'search', hint: 'A staff username or an API key\'s name.' },
+              { name: 'actor', label: 'Who', type: 'search', hint: "A staff username or an API key's name." },
               { name: 'action', label: 'Action', type: 'search', hint: 'store.order.refund, or the start of one ending in a dot: store.' },
               { name: 'targetType', label: 'Record kind', type: 'search', hint: 'order, product, user, role, apikey, settings' },
               { name: 'targetID', label: 'Record ID', type: 'search' },
             ],
           },
           {
-            kind: 'table', caption: 'Changes by staff', empty: 'No change recorded yet.',
+            kind: 'table',
+            caption: 'Changes by staff',
+            empty: 'No change recorded yet.',
             columns: [
-              { key: 'at', label: 'When' }, { key: 'actor', label: 'Who' }, { key: 'action', label: 'Action' },
-              { key: 'target', label: 'Record' }, { key: 'summary', label: 'What' }, { key: 'changes', label: 'Values' },
+              { key: 'at', label: 'When' },
+              { key: 'actor', label: 'Who' },
+              { key: 'action', label: 'Action' },
+              { key: 'target', label: 'Record' },
+              { key: 'summary', label: 'What' },
+              { key: 'changes', label: 'Values' },
             ],
             rows: rows.map((r) => ({
-              at: displayTimestamp(r.at, tz), actor: `${r.actor}${r.actorKind === 'key' ? ' (API key)' : ''}`, action: r.action,
-              target: targetCell(r, names), summary: r.summary, changes: changes(r.before, r.after),
+              at: displayTimestamp(r.at, tz),
+              actor: `${r.actor}${r.actorKind === 'key' ? ' (API key)' : ''}`,
+              action: r.action,
+              target: targetCell(r, names),
+              summary: r.summary,
+              changes: changes(r.before, r.after),
             })),
-            next, first: filter.before === undefined ? undefined : `${pages.base}${Object.keys(kept).length ? `?${new URLSearchParams(kept)}` : ''}`,
+            next,
+            first: filter.before === undefined ? undefined : `${pages.base}${Object.keys(kept).length ? `?${new URLSearchParams(kept)}` : ''}`,
           },
         ],
       };

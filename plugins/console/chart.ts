@@ -48,8 +48,11 @@ export function drawChart(chart: ConsoleChart, index: number): DrawnChart {
     width: WIDTH,
     height: HEIGHT,
     bars: chart.values.map((v, i) => ({
-      x: Math.round((LEFT + i * slot + slot * 0.15) * 10) / 10, y: Math.round(y(v) * 10) / 10,
-      w: Math.round(slot * 0.7 * 10) / 10, h: Math.round((TOP + plotH - y(v)) * 10) / 10, title: `${chart.labels[i]}: ${show(v)}`,
+      x: Math.round((LEFT + i * slot + slot * 0.15) * 10) / 10,
+      y: Math.round(y(v) * 10) / 10,
+      w: Math.round(slot * 0.7 * 10) / 10,
+      h: Math.round((TOP + plotH - y(v)) * 10) / 10,
+      title: `${chart.labels[i]}: ${show(v)}`,
     })),
     grid: [0, 0.5, 1].map((f) => ({ y: Math.round(y(top * f) * 10) / 10, label: show(Math.round(top * f)) })),
     ticks: chart.labels.flatMap((label, i) => (i % every === 0 ? [{ x: Math.round((LEFT + i * slot + slot / 2) * 10) / 10, label: label.slice(5) }] : [])),

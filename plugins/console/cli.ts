@@ -21,8 +21,8 @@ import { usersRef } from '../users/contract.ts';
 const USAGE = 'usage: npm run console -- admin <username> [--email <address>] | support <username> [--email <address>] | revoke <username> <role-slug>';
 const args = commandLine(USAGE, { email: { type: 'string' } });
 const [level, username, slugArg, ...rest] = args.positionals;
-const valid = level === 'revoke' ? !!slugArg && !rest.length && args.values.email === undefined
-  : (level === 'admin' || level === 'support') && slugArg === undefined;
+const valid =
+  level === 'revoke' ? !!slugArg && !rest.length && args.values.email === undefined : (level === 'admin' || level === 'support') && slugArg === undefined;
 if (!valid || !username) usage(USAGE);
 
 /** One line from the terminal without echoing it, or from piped stdin. */
@@ -71,7 +71,7 @@ try {
       const user = await users.requireByUsername(username);
       const role = await users.findRoleBySlug(slugArg!);
       if (!role) throw new ConfigError(`No role has the slug "${slugArg}".`);
-      if (!await users.revokeRole(user.id, role.id)) throw new ConfigError(`${user.username} does not hold the role "${role.slug}".`);
+      if (!(await users.revokeRole(user.id, role.id))) throw new ConfigError(`${user.username} does not hold the role "${role.slug}".`);
       console.log(`${user.username} no longer holds the role "${role.slug}".`);
     } else {
       const opts = app.featureContext('console').options as { adminRoles: string[]; supportRoles: string[] };
@@ -84,9 +84,16 @@ try {
         user = await users.requireById(userId);
         console.log(`Made the account "${user.username}".`);
       }
-      const role = await users.findRoleBySlug(slug) ?? await users.createRole({
-        name: level === 'admin' ? 'Console admin' : 'Console support', slug, priority: 0, chatRoleID: '', usernameCSS: null, badgeCSS: null,
-      });
+      const role =
+        (await users.findRoleBySlug(slug)) ??
+        (await users.createRole({
+          name: level === 'admin' ? 'Console admin' : 'Console support',
+          slug,
+          priority: 0,
+          chatRoleID: '',
+          usernameCSS: null,
+          badgeCSS: null,
+        }));
       // The operator at the server's command line is the first admin.
       await users.grantRole(user.id, role.id, undefined, { admin: true });
       console.log(`${user.username} now holds the role "${role.slug}": they may sign in to /console as ${level}.`);

@@ -9,8 +9,17 @@ import { Eta } from 'eta';
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type {
-  ConsoleAccess, ConsoleAttention, ConsoleChart, ConsoleHandler, ConsoleHost, ConsolePage, ConsolePages, ConsoleResult, ConsoleRouteOptions,
-  ConsoleSection, ConsoleStaff,
+  ConsoleAccess,
+  ConsoleAttention,
+  ConsoleChart,
+  ConsoleHandler,
+  ConsoleHost,
+  ConsolePage,
+  ConsolePages,
+  ConsoleResult,
+  ConsoleRouteOptions,
+  ConsoleSection,
+  ConsoleStaff,
 } from '../../core/console.ts';
 import { DomainError, errorStatus } from '../../core/errors.ts';
 import { validationMessage } from '../../core/http/error-answers.ts';
@@ -69,8 +78,14 @@ function plainError(name: string, error: { keyword: string; message?: string }, 
  * once per route: its strict type, then its schema), so every field's error shows at once rather
  * than the first; then the whole body. An empty field counts as not sent.
  */
-function validateForm(request: FastifyRequest, schema: TSchema, fields: [string, TSchema][], form: Record<string, string>): {
-  body?: unknown; invalid?: Record<string, string>;
+function validateForm(
+  request: FastifyRequest,
+  schema: TSchema,
+  fields: [string, TSchema][],
+  form: Record<string, string>,
+): {
+  body?: unknown;
+  invalid?: Record<string, string>;
 } {
   const body: Record<string, string> = Object.fromEntries(Object.entries(form).filter(([, v]) => v !== ''));
   const invalid: Record<string, string> = {};
@@ -135,7 +150,11 @@ export class Console implements ConsoleHost {
   /** Console cookies: HttpOnly, SameSite=Strict, for /console only, and Secure when the request came over TLS. */
   setCookie(request: FastifyRequest, reply: FastifyReply, name: string, value: string, maxAge?: number): void {
     reply.setCookie(name, value, {
-      path: '/console', httpOnly: true, sameSite: 'strict', secure: request.protocol === 'https', ...(maxAge === undefined ? {} : { maxAge }),
+      path: '/console',
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: request.protocol === 'https',
+      ...(maxAge === undefined ? {} : { maxAge }),
     });
   }
 
@@ -158,7 +177,8 @@ export class Console implements ConsoleHost {
     if (!staff) return [];
     return [
       { href: '/console', title: 'Dashboard', current: current === '' },
-      ...[...this.sections].sort((a, b) => a.order - b.order || a.title.localeCompare(b.title))
+      ...[...this.sections]
+        .sort((a, b) => a.order - b.order || a.title.localeCompare(b.title))
         .filter((s) => Console.allows(staff, s.access))
         .map((s) => ({ href: `/console/${s.id}`, title: s.title, current: current === s.id })),
     ];
@@ -169,11 +189,18 @@ export class Console implements ConsoleHost {
     const notice = page.notice ?? this.cookie(request, NOTICE_COOKIE);
     if (this.cookie(request, NOTICE_COOKIE) !== undefined) this.setCookie(request, reply, NOTICE_COOKIE, '', 0);
     const html = this.#eta.render('layout', {
-      title: page.title, notice, staff: signed?.staff, menu: this.menu(signed?.staff, current),
+      title: page.title,
+      notice,
+      staff: signed?.staff,
+      menu: this.menu(signed?.staff, current),
       blocks: page.blocks.map((b, i) => (b.kind === 'chart' ? { ...b, drawn: drawChart(b, i) } : b)),
       csrf: csrf ?? signed?.session.csrfToken ?? '',
     });
-    return reply.code(page.status ?? 200).headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(html);
+    return reply
+      .code(page.status ?? 200)
+      .headers(SECURITY_HEADERS)
+      .type('text/html; charset=utf-8')
+      .send(html);
   }
 
   redirect(request: FastifyRequest, reply: FastifyReply, to: string, notice?: string): FastifyReply {
@@ -190,13 +217,21 @@ export class Console implements ConsoleHost {
   errorHandler(current: string) {
     return async (err: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply) => {
       const code = err instanceof DomainError ? err.code : err.code === 'FST_ERR_RATE_LIMIT_EXCEEDED' ? 'RATE_LIMITED' : undefined;
-      const status = code ? errorStatus[code] ?? 400
-        : (err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500 ? (err as FastifyError).statusCode! : 500;
+      const status = code
+        ? (errorStatus[code] ?? 400)
+        : (err as FastifyError).statusCode && (err as FastifyError).statusCode! < 500
+          ? (err as FastifyError).statusCode!
+          : 500;
       if (status >= 500) request.log.error({ err }, 'console page failed');
       const signed = await this.signedIn(request).catch(() => undefined);
       const text = status >= 500 ? `Something went wrong on the server (request ${request.id}). Nothing was changed.` : err.message;
-      return this.send(request, reply, { title: status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : 'Error', blocks: [{ kind: 'text', text }],
-        status }, signed, current);
+      return this.send(
+        request,
+        reply,
+        { title: status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : 'Error', blocks: [{ kind: 'text', text }], status },
+        signed,
+        current,
+      );
     };
   }
 
@@ -204,13 +239,21 @@ export class Console implements ConsoleHost {
    * A console route: signed in, allowed, and for a change the session's CSRF token, all checked
    * before the body is validated against `body` (the API's schema and messages).
    */
-  route(scope: FastifyInstance, method: 'GET' | 'POST', url: string, access: ConsoleAccess, current: string, handler: ConsoleHandler,
-    { body, upload }: ConsoleRouteOptions = {}): void {
+  route(
+    scope: FastifyInstance,
+    method: 'GET' | 'POST',
+    url: string,
+    access: ConsoleAccess,
+    current: string,
+    handler: ConsoleHandler,
+    { body, upload }: ConsoleRouteOptions = {},
+  ): void {
     const fields = fieldSchemas(body);
     const refuse = (request: FastifyRequest, reply: FastifyReply, signed: Signed, text: string) =>
       this.send(request, reply, { title: 'Not allowed', status: 403, blocks: [{ kind: 'text', text }] }, signed, current);
     scope.route({
-      method, url,
+      method,
+      url,
       config: upload ? { fileUpload: upload } : {},
       preValidation: async (request, reply) => {
         const signed = await this.signedIn(request);
@@ -220,8 +263,12 @@ export class Console implements ConsoleHost {
         }
         const form = formOf(request.body);
         if (method === 'POST' && !sameToken(form._csrf ?? '', signed.session.csrfToken)) {
-          return refuse(request, reply, signed, 'This form has expired or did not come from this console (CSRF check failed). Nothing was changed; open the ' +
-            'page again and retry.');
+          return refuse(
+            request,
+            reply,
+            signed,
+            'This form has expired or did not come from this console (CSRF check failed). Nothing was changed; open the ' + 'page again and retry.',
+          );
         }
         if (!Console.allows(signed.staff, access)) return refuse(request, reply, signed, 'Your console role does not open this page; an admin can.');
         delete form._csrf;
@@ -235,8 +282,14 @@ export class Console implements ConsoleHost {
       handler: async (request, reply) => {
         const { signed, form } = consoleState.get(request)!;
         const checked = body && method === 'POST' ? validateForm(request, body, fields, form) : {};
-        const result = await handler({ params: request.params as Record<string, string>, query: formOf(request.query), form,
-          upload: request.upload?.filename ? request.upload : undefined, staff: signed.staff, ...checked });
+        const result = await handler({
+          params: request.params as Record<string, string>,
+          query: formOf(request.query),
+          form,
+          upload: request.upload?.filename ? request.upload : undefined,
+          staff: signed.staff,
+          ...checked,
+        });
         return this.result(request, reply, result, signed, current);
       },
     });
@@ -252,17 +305,25 @@ export class Console implements ConsoleHost {
     pagesOnly(scope);
     scope.setErrorHandler(this.errorHandler(section.id));
     const base = `/console/${section.id}`;
-    const add = (method: 'GET' | 'POST') => (path: string, handler: ConsoleHandler, options: ConsoleRouteOptions = {}) => {
-      const access = options.access === 'admin' || menu.access === 'admin' ? 'admin' : 'support';
-      this.route(scope, method, `${base}${path}`, access, section.id, handler, options);
-    };
+    const add =
+      (method: 'GET' | 'POST') =>
+      (path: string, handler: ConsoleHandler, options: ConsoleRouteOptions = {}) => {
+        const access = options.access === 'admin' || menu.access === 'admin' ? 'admin' : 'support';
+        this.route(scope, method, `${base}${path}`, access, section.id, handler, options);
+      };
     const pages: ConsolePages = {
       base,
       get: add('GET'),
       post: add('POST'),
-      dashboard: (tiles) => { this.tiles.push({ section: menu, tiles }); },
-      attention: (check) => { this.attention.push({ section: menu, check }); },
-      charts: (draw) => { this.charts.push({ section: menu, draw }); },
+      dashboard: (tiles) => {
+        this.tiles.push({ section: menu, tiles });
+      },
+      attention: (check) => {
+        this.attention.push({ section: menu, check });
+      },
+      charts: (draw) => {
+        this.charts.push({ section: menu, draw });
+      },
       href: (id, path = '') => (this.sections.some((s) => s.id === id) ? `/console/${id}${path}` : undefined),
     };
     await section.pages(pages, ctx, own);

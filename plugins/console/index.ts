@@ -29,10 +29,13 @@ const options = Type.Object({
   /** A session with no request for this long is signed out. */
   idleMinutes: Type.Integer({ minimum: 1, default: 30 }),
   /** Sign-in attempts per ip and window (wrong passwords also count against the account's lockout). */
-  signInRateLimit: Type.Object({
-    max: Type.Integer({ minimum: 1, default: 10 }),
-    windowSeconds: Type.Integer({ minimum: 1, default: 60 }),
-  }, { default: {} }),
+  signInRateLimit: Type.Object(
+    {
+      max: Type.Integer({ minimum: 1, default: 10 }),
+      windowSeconds: Type.Integer({ minimum: 1, default: 60 }),
+    },
+    { default: {} },
+  ),
   /** How often sessions idle past the timeout are deleted. */
   sweepSeconds: Type.Integer({ minimum: 1, default: 600 }),
 });
@@ -91,17 +94,24 @@ export default defineFeature({
       ]);
       const trouble = [
         ...(fault ? [{ text: `Database: ${fault}` }] : []),
-        ...checks.flat().filter((a) => a.count > 0).map((a) => ({ text: a.text, ...(a.href ? { href: a.href } : {}) })),
+        ...checks
+          .flat()
+          .filter((a) => a.count > 0)
+          .map((a) => ({ text: a.text, ...(a.href ? { href: a.href } : {}) })),
       ];
       return {
         title: 'Dashboard',
         blocks: [
-          { kind: 'attention', heading: 'Needs attention', items: trouble,
-            empty: 'Nothing needs attention: deliveries, payments, tickets and the database are fine.' },
+          {
+            kind: 'attention',
+            heading: 'Needs attention',
+            items: trouble,
+            empty: 'Nothing needs attention: deliveries, payments, tickets and the database are fine.',
+          },
           ...charts.flat().map((c) => ({ kind: 'chart' as const, ...c })),
-          ...groups.length
+          ...(groups.length
             ? groups.map((g) => ({ kind: 'stats' as const, heading: g.heading, items: g.items }))
-            : [{ kind: 'text' as const, text: 'No section has figures to show yet.' }],
+            : [{ kind: 'text' as const, text: 'No section has figures to show yet.' }]),
         ],
       };
     });
@@ -125,17 +135,30 @@ function assetRoute(app: FastifyInstance): void {
 /** The sign-in form, with the values sent back and the errors beside their fields. */
 function loginPage(values: Record<string, string>, errors: Record<string, string> = {}, status = 200): ConsolePage {
   return {
-    title: 'Sign in', status,
-    blocks: [{
-      kind: 'form', id: 'signin', title: 'Staff sign-in', action: `/console/login${values.next ? `?next=${encodeURIComponent(values.next)}` : ''}`,
-      submit: 'Sign in', values, errors,
-      fields: [
-        { name: 'username', label: 'Username', required: true, autocomplete: 'username' },
-        { name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'current-password' },
-        { name: 'code', label: 'Two-factor code', hint: 'Only when your account has two-factor sign-in: the 6 digits your authenticator app shows.',
-          autocomplete: 'one-time-code', inputmode: 'numeric' },
-      ],
-    }],
+    title: 'Sign in',
+    status,
+    blocks: [
+      {
+        kind: 'form',
+        id: 'signin',
+        title: 'Staff sign-in',
+        action: `/console/login${values.next ? `?next=${encodeURIComponent(values.next)}` : ''}`,
+        submit: 'Sign in',
+        values,
+        errors,
+        fields: [
+          { name: 'username', label: 'Username', required: true, autocomplete: 'username' },
+          { name: 'password', label: 'Password', type: 'password', required: true, autocomplete: 'current-password' },
+          {
+            name: 'code',
+            label: 'Two-factor code',
+            hint: 'Only when your account has two-factor sign-in: the 6 digits your authenticator app shows.',
+            autocomplete: 'one-time-code',
+            inputmode: 'numeric',
+          },
+        ],
+      },
+    ],
   };
 }
 
@@ -150,60 +173,70 @@ function showLogin(host: Console, request: FastifyRequest, reply: FastifyReply, 
 }
 
 /** Sign-in (password, then the two-factor code where the account has it) and sign-out. */
-function signInRoutes(app: FastifyInstance, host: Console, auth: AuthService, sessions: ConsoleSessions, opts: Static<typeof options>,
-  log: FastifyBaseLogger): void {
+function signInRoutes(
+  app: FastifyInstance,
+  host: Console,
+  auth: AuthService,
+  sessions: ConsoleSessions,
+  opts: Static<typeof options>,
+  log: FastifyBaseLogger,
+): void {
   app.get('/console/login', async (request: FastifyRequest<{ Querystring: { next?: string } }>, reply) => {
     if (await host.signedIn(request)) return host.redirect(request, reply, '/console');
     return showLogin(host, request, reply, loginPage({ next: request.query.next ?? '' }));
   });
 
-  app.post('/console/login', {
-    config: {
-      rateLimit: {
-        max: opts.signInRateLimit.max,
-        timeWindow: opts.signInRateLimit.windowSeconds * 1000,
-        keyGenerator: (request: FastifyRequest) => `console-login:${request.ip}`,
-        errorResponseBuilder: (_request: FastifyRequest, ctx: { after: string }) => new DomainError('RATE_LIMITED',
-          `Too many sign-in attempts from this address; try again in ${ctx.after}.`),
+  app.post(
+    '/console/login',
+    {
+      config: {
+        rateLimit: {
+          max: opts.signInRateLimit.max,
+          timeWindow: opts.signInRateLimit.windowSeconds * 1000,
+          keyGenerator: (request: FastifyRequest) => `console-login:${request.ip}`,
+          errorResponseBuilder: (_request: FastifyRequest, ctx: { after: string }) =>
+            new DomainError('RATE_LIMITED', `Too many sign-in attempts from this address; try again in ${ctx.after}.`),
+        },
       },
     },
-  }, async (request: FastifyRequest<{ Querystring: { next?: string } }>, reply) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const text = (name: string) => (typeof body[name] === 'string' ? field(body as Record<string, string>, name) : '');
-    const values = { username: text('username'), next: request.query.next ?? '' };
-    const expected = host.cookie(request, LOGIN_COOKIE);
-    if (!expected || !sameToken(text('_csrf'), expected)) {
-      return showLogin(host, request, reply, loginPage(values, { _form: 'The sign-in form expired; it has been renewed. Sign in again.' }, 403));
-    }
-    const refuse = (errors: Record<string, string>, status: number) => showLogin(host, request, reply, loginPage(values, errors, status));
-    if (!values.username) return refuse({ username: 'Enter your username.' }, 422);
-    if (!text('password')) return refuse({ password: 'Enter your password.' }, 422);
-    let userId: number;
-    try {
-      const check = await auth.checkPassword(values.username, typeof body.password === 'string' ? body.password : '');
-      userId = check.userId;
-      if (check.codeRequired) {
-        if (!text('code')) return refuse({ code: 'This account signs in with two-factor: enter the code from your authenticator app.' }, 422);
-        await auth.checkCode(userId, text('code'));
+    async (request: FastifyRequest<{ Querystring: { next?: string } }>, reply) => {
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const text = (name: string) => (typeof body[name] === 'string' ? field(body as Record<string, string>, name) : '');
+      const values = { username: text('username'), next: request.query.next ?? '' };
+      const expected = host.cookie(request, LOGIN_COOKIE);
+      if (!expected || !sameToken(text('_csrf'), expected)) {
+        return showLogin(host, request, reply, loginPage(values, { _form: 'The sign-in form expired; it has been renewed. Sign in again.' }, 403));
       }
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      if (err.code === 'USER_NOT_FOUND' || err.code === 'WRONG_PASSWORD') return refuse({ _form: 'Wrong username or password.' }, 401);
-      if (err.code === 'WRONG_CODE') return refuse({ code: err.message }, 401);
-      if (err.code === 'RATE_LIMITED') return refuse({ _form: err.message }, 429);
-      throw err;
-    }
-    const access = await host.accessOf(userId);
-    if (!access) {
-      log.info({ userId }, 'console sign-in refused: no console role');
-      return refuse({ _form: 'This account has no console role. An admin can grant one (plugins.console.adminRoles or supportRoles).' }, 403);
-    }
-    const { token } = await sessions.open(userId, request.ip);
-    host.setCookie(request, reply, SESSION_COOKIE, token);
-    host.setCookie(request, reply, LOGIN_COOKIE, '', 0);
-    log.info({ userId, access }, 'console sign-in');
-    return host.redirect(request, reply, safeNext(request.query.next));
-  });
+      const refuse = (errors: Record<string, string>, status: number) => showLogin(host, request, reply, loginPage(values, errors, status));
+      if (!values.username) return refuse({ username: 'Enter your username.' }, 422);
+      if (!text('password')) return refuse({ password: 'Enter your password.' }, 422);
+      let userId: number;
+      try {
+        const check = await auth.checkPassword(values.username, typeof body.password === 'string' ? body.password : '');
+        userId = check.userId;
+        if (check.codeRequired) {
+          if (!text('code')) return refuse({ code: 'This account signs in with two-factor: enter the code from your authenticator app.' }, 422);
+          await auth.checkCode(userId, text('code'));
+        }
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        if (err.code === 'USER_NOT_FOUND' || err.code === 'WRONG_PASSWORD') return refuse({ _form: 'Wrong username or password.' }, 401);
+        if (err.code === 'WRONG_CODE') return refuse({ code: err.message }, 401);
+        if (err.code === 'RATE_LIMITED') return refuse({ _form: err.message }, 429);
+        throw err;
+      }
+      const access = await host.accessOf(userId);
+      if (!access) {
+        log.info({ userId }, 'console sign-in refused: no console role');
+        return refuse({ _form: 'This account has no console role. An admin can grant one (plugins.console.adminRoles or supportRoles).' }, 403);
+      }
+      const { token } = await sessions.open(userId, request.ip);
+      host.setCookie(request, reply, SESSION_COOKIE, token);
+      host.setCookie(request, reply, LOGIN_COOKIE, '', 0);
+      log.info({ userId, access }, 'console sign-in');
+      return host.redirect(request, reply, safeNext(request.query.next));
+    },
+  );
 
   app.post('/console/logout', async (request, reply) => {
     const signed = await host.signedIn(request);
@@ -211,8 +244,17 @@ function signInRoutes(app: FastifyInstance, host: Console, auth: AuthService, se
     if (signed && typeof body._csrf === 'string' && sameToken(body._csrf, signed.session.csrfToken)) {
       await sessions.close(signed.session.id);
     } else if (signed) {
-      return host.send(request, reply, { title: 'Not allowed', status: 403,
-        blocks: [{ kind: 'text', text: 'This form did not come from this console (CSRF check failed); you are still signed in.' }] }, signed, '');
+      return host.send(
+        request,
+        reply,
+        {
+          title: 'Not allowed',
+          status: 403,
+          blocks: [{ kind: 'text', text: 'This form did not come from this console (CSRF check failed); you are still signed in.' }],
+        },
+        signed,
+        '',
+      );
     }
     host.setCookie(request, reply, SESSION_COOKIE, '', 0);
     return host.redirect(request, reply, '/console/login', 'You are signed out.');
@@ -221,9 +263,22 @@ function signInRoutes(app: FastifyInstance, host: Console, auth: AuthService, se
 
 /** Unknown console paths answer in the console's look, with its menu, not with the API's JSON. */
 async function notFoundPage(app: FastifyInstance, host: Console): Promise<void> {
-  await app.register(async (scope) => {
-    scope.setNotFoundHandler(async (request, reply) => host.send(request, reply, {
-      title: 'Not found', status: 404, blocks: [{ kind: 'text', text: 'There is no console page at this address.' }],
-    }, await host.signedIn(request), ''));
-  }, { prefix: '/console' });
+  await app.register(
+    async (scope) => {
+      scope.setNotFoundHandler(async (request, reply) =>
+        host.send(
+          request,
+          reply,
+          {
+            title: 'Not found',
+            status: 404,
+            blocks: [{ kind: 'text', text: 'There is no console page at this address.' }],
+          },
+          await host.signedIn(request),
+          '',
+        ),
+      );
+    },
+    { prefix: '/console' },
+  );
 }

@@ -31,22 +31,51 @@ export function creditsPanel(credits: CreditsService, settings: SettingsService)
       return {
         stats: [{ label: 'credits', value: formatMoney(balance) }],
         blocks: [
-          ...(staff.access === 'admin' ? [{
-            kind: 'form' as const, id: 'adjust-credits', title: 'Adjust credits', action: `${href}/credits`, submit: 'Adjust credits',
-            values: failed?.values ?? { direction: 'add' }, errors: failed?.errors,
-            fields: [
-              { name: 'direction', label: 'Change', type: 'select' as const, options: [{ value: 'add', label: 'add' }, { value: 'remove', label: 'remove' }] },
-              { name: 'amount', label: 'Amount', type: 'number' as const, required: true, hint: 'e.g. 2.50' },
-              { name: 'reason', label: 'Reason', required: true, hint: 'Kept in the ledger; at most 32 characters.' },
-            ],
-          }] : []),
+          ...(staff.access === 'admin'
+            ? [
+                {
+                  kind: 'form' as const,
+                  id: 'adjust-credits',
+                  title: 'Adjust credits',
+                  action: `${href}/credits`,
+                  submit: 'Adjust credits',
+                  values: failed?.values ?? { direction: 'add' },
+                  errors: failed?.errors,
+                  fields: [
+                    {
+                      name: 'direction',
+                      label: 'Change',
+                      type: 'select' as const,
+                      options: [
+                        { value: 'add', label: 'add' },
+                        { value: 'remove', label: 'remove' },
+                      ],
+                    },
+                    { name: 'amount', label: 'Amount', type: 'number' as const, required: true, hint: 'e.g. 2.50' },
+                    { name: 'reason', label: 'Reason', required: true, hint: 'Kept in the ledger; at most 32 characters.' },
+                  ],
+                },
+              ]
+            : []),
           {
-            kind: 'table' as const, caption: 'Ledger, newest first', empty: 'No credit movement.',
-            columns: [{ key: 'date', label: 'Date' }, { key: 'delta', label: 'Change', numeric: true }, { key: 'balance', label: 'Balance', numeric: true },
-              { key: 'reason', label: 'Reason' }, { key: 'by', label: 'By' }, { key: 'order', label: 'Order' }],
+            kind: 'table' as const,
+            caption: 'Ledger, newest first',
+            empty: 'No credit movement.',
+            columns: [
+              { key: 'date', label: 'Date' },
+              { key: 'delta', label: 'Change', numeric: true },
+              { key: 'balance', label: 'Balance', numeric: true },
+              { key: 'reason', label: 'Reason' },
+              { key: 'by', label: 'By' },
+              { key: 'order', label: 'Order' },
+            ],
             rows: ledger.map((e) => ({
-              date: displayTimestamp(e.createdAt, tz()), delta: `${e.delta > 0 ? '+' : '-'}${formatMoney(Math.abs(e.delta))}`, balance: formatMoney(e.balance),
-              reason: e.reason, by: e.keyName ?? '', order: e.orderId === null ? '' : `#${e.orderId}`,
+              date: displayTimestamp(e.createdAt, tz()),
+              delta: `${e.delta > 0 ? '+' : '-'}${formatMoney(Math.abs(e.delta))}`,
+              balance: formatMoney(e.balance),
+              reason: e.reason,
+              by: e.keyName ?? '',
+              order: e.orderId === null ? '' : `#${e.orderId}`,
             })),
             next: ledger.length === PAGE ? ledgerLink({ before: String(ledger.at(-1)!.id) }) : undefined,
             first: before !== undefined ? ledgerLink({}) : undefined,
@@ -55,20 +84,22 @@ export function creditsPanel(credits: CreditsService, settings: SettingsService)
       };
     },
 
-    actions: [{
-      path: 'credits',
-      body: CreditsBody,
-      async run(player, { body, staff }) {
-        const b = body as Static<typeof CreditsBody>;
-        try {
-          const cents = requireMoney(b.amount, 'INVALID_AMOUNT', 'amount');
-          if (cents <= 0) throw new DomainError('INVALID_AMOUNT', 'amount must be at least 0.01');
-          const after = await credits.change(player.id, b.direction === 'add' ? cents : -cents, { reason: b.reason, keyName: `console:${staff.username}` });
-          return { notice: `${b.direction === 'add' ? 'Added' : 'Removed'} ${formatMoney(cents)}: ${player.username} now has ${formatMoney(after)}.` };
-        } catch (err) {
-          return { errors: errorsFor(err, ['amount', 'reason'], { NOT_ENOUGH_CREDITS: 'amount' }) };
-        }
+    actions: [
+      {
+        path: 'credits',
+        body: CreditsBody,
+        async run(player, { body, staff }) {
+          const b = body as Static<typeof CreditsBody>;
+          try {
+            const cents = requireMoney(b.amount, 'INVALID_AMOUNT', 'amount');
+            if (cents <= 0) throw new DomainError('INVALID_AMOUNT', 'amount must be at least 0.01');
+            const after = await credits.change(player.id, b.direction === 'add' ? cents : -cents, { reason: b.reason, keyName: `console:${staff.username}` });
+            return { notice: `${b.direction === 'add' ? 'Added' : 'Removed'} ${formatMoney(cents)}: ${player.username} now has ${formatMoney(after)}.` };
+          } catch (err) {
+            return { errors: errorsFor(err, ['amount', 'reason'], { NOT_ENOUGH_CREDITS: 'amount' }) };
+          }
+        },
       },
-    }],
+    ],
   };
 }

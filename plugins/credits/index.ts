@@ -33,8 +33,12 @@ export default defineFeature({
     if (maxBalance === undefined) throw new ConfigError('plugins.credits.maxBalance must be a decimal with at most two places, e.g. "1000000.00".');
     const credits = new DbCreditsService(db, events, maxBalance, services.get(auditRef));
     services.provide(creditsRef, credits);
-    const moved = new Counter({ name: 'credits_moved_cents_total', help: 'Credits added to (in) and taken from (out) balances, in cents.',
-      labelNames: ['direction'] as const, registers: [metrics] });
+    const moved = new Counter({
+      name: 'credits_moved_cents_total',
+      help: 'Credits added to (in) and taken from (out) balances, in cents.',
+      labelNames: ['direction'] as const,
+      registers: [metrics],
+    });
     events.on('credits.changed', (e) => moved.inc({ direction: e.delta > 0 ? 'in' : 'out' }, Math.abs(e.delta)));
     const users = services.get(usersRef);
     const w = CreditsWallet.as('w');

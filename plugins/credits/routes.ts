@@ -8,7 +8,18 @@ import type { TypeBoxProvider } from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
 import {
-  BalanceResponse, ChangeBody, ChangeResponse, HistoryQuery, LedgerRow, SendAliasBody, SendBody, SendResponse, SetBody, SetParams, UserParams, UserQuery,
+  BalanceResponse,
+  ChangeBody,
+  ChangeResponse,
+  HistoryQuery,
+  LedgerRow,
+  SendAliasBody,
+  SendBody,
+  SendResponse,
+  SetBody,
+  SetParams,
+  UserParams,
+  UserQuery,
 } from './schemas.ts';
 import type { DbCreditsService } from './service.ts';
 
@@ -71,18 +82,34 @@ function balanceRoutes({ fastify, credits, users, settings }: CreditsRoutes): vo
     const { text, raw } = shown(await credits.balance(user.id), currency);
     return { status: true as const, credits: text, raw_credits: raw, currency };
   };
-  app.get('/api/credits', {
-    config: { clientErrors: gamePlugin() },
-    schema: { tags, summary: 'A user\'s balance, by username or by id', querystring: UserQuery, response: { 200: BalanceResponse },
-      errors: ['USER_NOT_FOUND'] },
-  }, async (request) => balanceOf(await queriedUser(users, request.query)));
-  // The older path form (still called by the Kotlin wrapper): the path names the user, by ID or by username.
-  app.get('/api/credits/:user', {
-    schema: {
-      tags, summary: 'A user\'s balance; `<user>` is a user ID or a username (the older path form of GET /api/credits)',
-      params: UserParams, response: { 200: BalanceResponse }, errors: ['USER_NOT_FOUND'],
+  app.get(
+    '/api/credits',
+    {
+      config: { clientErrors: gamePlugin() },
+      schema: {
+        tags,
+        summary: "A user's balance, by username or by id",
+        querystring: UserQuery,
+        response: { 200: BalanceResponse },
+        errors: ['USER_NOT_FOUND'],
+      },
     },
-  }, async (request) => balanceOf(await users.requireByIdOrUsername(request.params.user)));
+    async (request) => balanceOf(await queriedUser(users, request.query)),
+  );
+  // The older path form (still called by the Kotlin wrapper): the path names the user, by ID or by username.
+  app.get(
+    '/api/credits/:user',
+    {
+      schema: {
+        tags,
+        summary: "A user's balance; `<user>` is a user ID or a username (the older path form of GET /api/credits)",
+        params: UserParams,
+        response: { 200: BalanceResponse },
+        errors: ['USER_NOT_FOUND'],
+      },
+    },
+    async (request) => balanceOf(await users.requireByIdOrUsername(request.params.user)),
+  );
 }
 
 /** Credits added to or taken from a balance, and their older path forms. */
@@ -93,22 +120,37 @@ function changeRoutes({ fastify, credits, users, settings }: CreditsRoutes): voi
     const user = await users.requireByUsername(username);
     return changed(settings, await credits.change(user.id, sign * cents, { reason: action, keyName }));
   };
-  for (const [action, sign, summary] of [['add', 1, 'Add credits to a balance'], ['remove', -1, 'Take credits from a balance']] as const) {
+  for (const [action, sign, summary] of [
+    ['add', 1, 'Add credits to a balance'],
+    ['remove', -1, 'Take credits from a balance'],
+  ] as const) {
     const run = change(action, sign);
-    app.post(`/api/credits/${action}`, {
-      config: { idempotent: 'transaction', clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
-      schema: { tags, summary, body: ChangeBody, response: { 200: ChangeResponse }, errors: CHANGE_ERRORS[action] },
-    }, async (request) => run(request.body.target_username, request.body.amount, request.apiKey?.name));
-    app.post(`/api/credits/:user/${action}`, {
-      config: { idempotent: 'transaction' },
-      schema: {
-        tags, summary: `${summary}; \`<user>\` names the target when the body has no target_username (the older path form)`,
-        params: SetParams, body: SetBody, response: { 200: ChangeResponse }, errors: CHANGE_ERRORS[action],
+    app.post(
+      `/api/credits/${action}`,
+      {
+        config: { idempotent: 'transaction', clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
+        schema: { tags, summary, body: ChangeBody, response: { 200: ChangeResponse }, errors: CHANGE_ERRORS[action] },
       },
-    }, async (request) => {
-      const { target_username: named, amount } = request.body;
-      return run(present(named) ? named : request.params.user, amount, request.apiKey?.name);
-    });
+      async (request) => run(request.body.target_username, request.body.amount, request.apiKey?.name),
+    );
+    app.post(
+      `/api/credits/:user/${action}`,
+      {
+        config: { idempotent: 'transaction' },
+        schema: {
+          tags,
+          summary: `${summary}; \`<user>\` names the target when the body has no target_username (the older path form)`,
+          params: SetParams,
+          body: SetBody,
+          response: { 200: ChangeResponse },
+          errors: CHANGE_ERRORS[action],
+        },
+      },
+      async (request) => {
+        const { target_username: named, amount } = request.body;
+        return run(present(named) ? named : request.params.user, amount, request.apiKey?.name);
+      },
+    );
   }
 }
 
@@ -126,24 +168,40 @@ function sendRoutes({ fastify, credits, users, settings }: CreditsRoutes): void 
     const mine = shown(from, currency);
     const theirs = shown(to, currency);
     return {
-      status: true as const, current_credits: mine.text, current_raw_credits: mine.raw,
-      target_current_credits: theirs.text, target_current_raw_credits: theirs.raw, currency,
+      status: true as const,
+      current_credits: mine.text,
+      current_raw_credits: mine.raw,
+      target_current_credits: theirs.text,
+      target_current_raw_credits: theirs.raw,
+      currency,
     };
   };
-  app.post('/api/credits/send', {
-    config: { idempotent: 'transaction', clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT', target_username: 'TARGET_USER_NOT_FOUND' } }) },
-    schema: { tags, summary: 'Move credits from one user to another', body: SendBody, response: { 200: SendResponse }, errors: SEND_ERRORS },
-  }, async (request) => send(request.body.sender_username, request.body.target_username, request.body.amount, request.apiKey?.name));
-  app.post('/api/credits/:user/send', {
-    config: { idempotent: 'transaction' },
-    schema: {
-      tags, summary: 'Move credits from `<user>` (unless the body names a sender_username) to another user (the older path form)',
-      params: SetParams, body: SendAliasBody, response: { 200: SendResponse }, errors: SEND_ERRORS,
+  app.post(
+    '/api/credits/send',
+    {
+      config: { idempotent: 'transaction', clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT', target_username: 'TARGET_USER_NOT_FOUND' } }) },
+      schema: { tags, summary: 'Move credits from one user to another', body: SendBody, response: { 200: SendResponse }, errors: SEND_ERRORS },
     },
-  }, async (request) => {
-    const { sender_username: named, target_username: target, amount } = request.body;
-    return send(present(named) ? named : request.params.user, target, amount, request.apiKey?.name);
-  });
+    async (request) => send(request.body.sender_username, request.body.target_username, request.body.amount, request.apiKey?.name),
+  );
+  app.post(
+    '/api/credits/:user/send',
+    {
+      config: { idempotent: 'transaction' },
+      schema: {
+        tags,
+        summary: 'Move credits from `<user>` (unless the body names a sender_username) to another user (the older path form)',
+        params: SetParams,
+        body: SendAliasBody,
+        response: { 200: SendResponse },
+        errors: SEND_ERRORS,
+      },
+    },
+    async (request) => {
+      const { sender_username: named, target_username: target, amount } = request.body;
+      return send(present(named) ? named : request.params.user, target, amount, request.apiKey?.name);
+    },
+  );
 }
 
 /** A balance set outright, and the older path form. */
@@ -156,34 +214,61 @@ function setRoutes({ fastify, credits, users, settings }: CreditsRoutes): void {
     return changed(settings, await credits.set(user.id, cents, { reason: 'set', keyName }));
   };
   const setSchema = { tags, body: SetBody, response: { 200: ChangeResponse } };
-  app.post('/api/credits/set', {
-    config: { idempotent: 'transaction', clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
-    schema: { ...setSchema, summary: 'Set a balance', errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
-  }, async (request) => set(request.body.target_username, request.body.amount, request.apiKey?.name));
-  app.post('/api/credits/:user/set', {
-    config: { idempotent: 'transaction' },
-    schema: { ...setSchema, params: SetParams, summary: 'Set a balance; `<user>` names the target when the body has no target_username',
-      errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
-  }, async (request) => {
-    const { target_username: named, amount } = request.body;
-    return set(present(named) ? named : request.params.user, amount, request.apiKey?.name);
-  });
+  app.post(
+    '/api/credits/set',
+    {
+      config: { idempotent: 'transaction', clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
+      schema: { ...setSchema, summary: 'Set a balance', errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
+    },
+    async (request) => set(request.body.target_username, request.body.amount, request.apiKey?.name),
+  );
+  app.post(
+    '/api/credits/:user/set',
+    {
+      config: { idempotent: 'transaction' },
+      schema: {
+        ...setSchema,
+        params: SetParams,
+        summary: 'Set a balance; `<user>` names the target when the body has no target_username',
+        errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'],
+      },
+    },
+    async (request) => {
+      const { target_username: named, amount } = request.body;
+      return set(present(named) ? named : request.params.user, amount, request.apiKey?.name);
+    },
+  );
 }
 
 /** A user's ledger. */
 function historyRoute({ fastify, credits, users, settings }: CreditsRoutes): void {
   const app = fastify.withTypeProvider<TypeBoxProvider>();
-  app.get('/api/credits/history', {
-    schema: { tags, summary: 'A user\'s ledger, newest first (page with `before`)', querystring: HistoryQuery, response: { 200: Type.Array(LedgerRow) },
-      errors: ['USER_NOT_FOUND'] },
-  }, async (request) => {
-    const user = await queriedUser(users, request.query);
-    const entries = await credits.history(user.id, { limit: request.query.limit, before: request.query.before });
-    const { timezone } = settings.get();
-    return entries.map((e) => ({
-      id: String(e.id), userID: String(e.userId), delta: formatMoney(e.delta), balance: formatMoney(e.balance), reason: e.reason,
-      keyName: e.keyName, orderID: e.orderId === null ? null : String(e.orderId), transferID: e.transferId,
-      creationDate: displayTimestamp(e.createdAt, timezone),
-    }));
-  });
+  app.get(
+    '/api/credits/history',
+    {
+      schema: {
+        tags,
+        summary: "A user's ledger, newest first (page with `before`)",
+        querystring: HistoryQuery,
+        response: { 200: Type.Array(LedgerRow) },
+        errors: ['USER_NOT_FOUND'],
+      },
+    },
+    async (request) => {
+      const user = await queriedUser(users, request.query);
+      const entries = await credits.history(user.id, { limit: request.query.limit, before: request.query.before });
+      const { timezone } = settings.get();
+      return entries.map((e) => ({
+        id: String(e.id),
+        userID: String(e.userId),
+        delta: formatMoney(e.delta),
+        balance: formatMoney(e.balance),
+        reason: e.reason,
+        keyName: e.keyName,
+        orderID: e.orderId === null ? null : String(e.orderId),
+        transferID: e.transferId,
+        creationDate: displayTimestamp(e.createdAt, timezone),
+      }));
+    },
+  );
 }

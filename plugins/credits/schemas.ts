@@ -29,7 +29,7 @@ export const SendBody = Type.Object({
 
 export const SetBody = Type.Object({
   // Empty counts as absent: the legacy path names the user instead.
-  target_username: Type.Optional(username('the user whose balance is set; defaults to the path\'s <user>', 0)),
+  target_username: Type.Optional(username("the user whose balance is set; defaults to the path's <user>", 0)),
   amount,
 });
 
@@ -40,7 +40,7 @@ const currency = () => str(undefined, EXAMPLE.currency);
 
 /** The older `<user>/send` form: the path names the sender unless the body does. */
 export const SendAliasBody = Type.Object({
-  sender_username: Type.Optional(username('the user who pays; defaults to the path\'s <user>', 0)),
+  sender_username: Type.Optional(username("the user who pays; defaults to the path's <user>", 0)),
   target_username: username('the user who receives'),
   amount,
 });
@@ -52,16 +52,22 @@ export const BalanceResponse = ok({ credits: str('`12.50 USD`', '12.50 USD'), ra
 export const ChangeResponse = ok({ current_credits: str('`12.50 USD`', '12.50 USD'), current_raw_credits: raw(), currency: currency() });
 
 export const SendResponse = ok({
-  current_credits: str('the sender\'s balance, `12.50 USD`', '12.50 USD'), current_raw_credits: raw(),
-  target_current_credits: str('the target\'s balance', '7.50 USD'), target_current_raw_credits: Type.Number({ examples: [7.5] }),
+  current_credits: str("the sender's balance, `12.50 USD`", '12.50 USD'),
+  current_raw_credits: raw(),
+  target_current_credits: str("the target's balance", '7.50 USD'),
+  target_current_raw_credits: Type.Number({ examples: [7.5] }),
   currency: currency(),
 });
 
 /** One ledger row; `delta` and `balance` (after the change) as two-decimal strings. */
 export const LedgerRow = row({
-  id: idStr(), userID: str(undefined, '7'), delta: str('decimal, negative when taken', '-2.50'), balance: str('decimal', '12.50'),
+  id: idStr(),
+  userID: str(undefined, '7'),
+  delta: str('decimal, negative when taken', '-2.50'),
+  balance: str('decimal', '12.50'),
   reason: str('why the balance changed, e.g. add, send, receive, purchase', 'send'),
   keyName: strOrNull('name of the API key that made the change', 'game-server'),
-  orderID: strOrNull('the store order of a purchase or refund', null), transferID: strOrNull('shared by both rows of a send', '9'),
+  orderID: strOrNull('the store order of a purchase or refund', null),
+  transferID: strOrNull('shared by both rows of a send', '9'),
   creationDate: dateStr(),
 });

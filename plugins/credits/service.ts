@@ -40,8 +40,11 @@ export class DbCreditsService implements CreditsService {
   #recordAdjustment(userId: number, entry: LedgerEntryInput, before: number, after: number): Promise<void> {
     if (entry.orderId !== undefined) return Promise.resolve();
     return this.#audit.record({
-      action: entry.reason === 'set' ? 'credits.set' : 'credits.adjust', target: { type: 'user', id: userId },
-      summary: `Balance ${formatMoney(before)} → ${formatMoney(after)} (${entry.reason})`, before: { balance: before }, after: { balance: after },
+      action: entry.reason === 'set' ? 'credits.set' : 'credits.adjust',
+      target: { type: 'user', id: userId },
+      summary: `Balance ${formatMoney(before)} → ${formatMoney(after)} (${entry.reason})`,
+      before: { balance: before },
+      after: { balance: after },
     });
   }
 
@@ -53,8 +56,7 @@ export class DbCreditsService implements CreditsService {
     const ids = [...new Set(userIds)];
     const result = new Map(ids.map((id) => [id, 0]));
     if (ids.length === 0) return result;
-    const rows = await this.#db.query(
-      sql`select ${fields({ user_id: W.userId, balance: W.balance })} from ${CreditsWallet} where ${W.userId} in ${ids}`);
+    const rows = await this.#db.query(sql`select ${fields({ user_id: W.userId, balance: W.balance })} from ${CreditsWallet} where ${W.userId} in ${ids}`);
     for (const row of rows) result.set(Number(row.user_id), Number(row.balance));
     return result;
   }
@@ -87,10 +89,13 @@ export class DbCreditsService implements CreditsService {
     if (fromId === toId) throw new DomainError('INVALID_TARGET', 'The sender and the target are the same user.');
     return this.#db.transaction(async () => {
       await this.#lock([fromId, toId]);
-      const [from, to] = await this.#apply([
-        { userId: fromId, delta: -cents, reason: 'send' },
-        { userId: toId, delta: cents, reason: 'receive' },
-      ], { ...entry, transferId: randomUUID() });
+      const [from, to] = await this.#apply(
+        [
+          { userId: fromId, delta: -cents, reason: 'send' },
+          { userId: toId, delta: cents, reason: 'receive' },
+        ],
+        { ...entry, transferId: randomUUID() },
+      );
       return { from: from!, to: to! };
     });
   }
@@ -115,8 +120,10 @@ export class DbCreditsService implements CreditsService {
 
   /** A user's ledger, newest first; `before` (a ledger id) pages back. */
   async history(userId: number, { limit, before }: { limit: number; before?: number }): Promise<LedgerEntry[]> {
-    return CreditsLedgerEntry.select(this.#db,
-      sql`where ${E.userId} = ${userId}${before === undefined ? empty : sql` and ${E.id} < ${before}`} order by ${E.id} desc limit ${countParam(limit)}`);
+    return CreditsLedgerEntry.select(
+      this.#db,
+      sql`where ${E.userId} = ${userId}${before === undefined ? empty : sql` and ${E.id} < ${before}`} order by ${E.id} desc limit ${countParam(limit)}`,
+    );
   }
 
   /**
@@ -129,10 +136,15 @@ export class DbCreditsService implements CreditsService {
    */
   async #lock(userIds: number[]): Promise<void> {
     const ids = [...new Set(userIds)].sort((a, b) => a - b);
-    const values = join(ids.map((id) => sql`(${id}, 0)`), ', ');
-    await this.#db.run(this.#db.dialect === 'mysql'
-      ? sql`insert into ${CreditsWallet} (${W.userId}, ${W.balance}) values ${values} on duplicate key update ${W.balance} = ${W.balance}`
-      : sql`insert into ${CreditsWallet} (${W.userId}, ${W.balance}) values ${values} on conflict (${W.userId}) do nothing`);
+    const values = join(
+      ids.map((id) => sql`(${id}, 0)`),
+      ', ',
+    );
+    await this.#db.run(
+      this.#db.dialect === 'mysql'
+        ? sql`insert into ${CreditsWallet} (${W.userId}, ${W.balance}) values ${values} on duplicate key update ${W.balance} = ${W.balance}`
+        : sql`insert into ${CreditsWallet} (${W.userId}, ${W.balance}) values ${values} on conflict (${W.userId}) do nothing`,
+    );
   }
 
   /**
@@ -140,8 +152,7 @@ export class DbCreditsService implements CreditsService {
    * transaction (a store purchase) may see the snapshot taken before another request's commit.
    */
   async #read(userId: number): Promise<number> {
-    const [row] = await this.#db.query(
-      sql`select ${BALANCE} from ${CreditsWallet} where ${W.userId} = ${userId}${raw(this.#db.forUpdate)}`);
+    const [row] = await this.#db.query(sql`select ${BALANCE} from ${CreditsWallet} where ${W.userId} = ${userId}${raw(this.#db.forUpdate)}`);
     return Number(row!.balance);
   }
 
@@ -159,11 +170,13 @@ export class DbCreditsService implements CreditsService {
     let after: number | undefined;
     if (this.#db.dialect === 'mysql') {
       const { affectedRows, insertId } = await this.#db.run(
-        sql`update ${CreditsWallet} set ${W.balance} = last_insert_id(${W.balance} + ${delta}) where ${W.userId} = ${userId} and ${bound}`);
+        sql`update ${CreditsWallet} set ${W.balance} = last_insert_id(${W.balance} + ${delta}) where ${W.userId} = ${userId} and ${bound}`,
+      );
       if (affectedRows === 1) after = insertId;
     } else {
       const [row] = await this.#db.query(
-        sql`update ${CreditsWallet} set ${W.balance} = ${W.balance} + ${delta} where ${W.userId} = ${userId} and ${bound} returning ${BALANCE}`);
+        sql`update ${CreditsWallet} set ${W.balance} = ${W.balance} + ${delta} where ${W.userId} = ${userId} and ${bound} returning ${BALANCE}`,
+      );
       if (row) after = Number(row.balance);
     }
     if (after !== undefined) return after;
@@ -179,13 +192,27 @@ export class DbCreditsService implements CreditsService {
     const orderId = entry.orderId ?? null;
     const transferId = entry.transferId ?? null;
     // One statement for both rows of a send.
-    await CreditsLedgerEntry.insertMany(this.#db, movements.map((m, i) => ({
-      userId: m.userId, delta: m.delta, balance: balances[i]!, reason: m.reason, keyName: entry.keyName ?? null, orderId, transferId, createdAt,
-    })));
+    await CreditsLedgerEntry.insertMany(
+      this.#db,
+      movements.map((m, i) => ({
+        userId: m.userId,
+        delta: m.delta,
+        balance: balances[i]!,
+        reason: m.reason,
+        keyName: entry.keyName ?? null,
+        orderId,
+        transferId,
+        createdAt,
+      })),
+    );
     for (const [i, m] of movements.entries()) {
       await this.#events.emit('credits.changed', {
-        userId: m.userId, delta: m.delta, balance: balances[i]!, reason: m.reason,
-        ...(orderId === null ? {} : { orderId }), ...(transferId === null ? {} : { transferId }),
+        userId: m.userId,
+        delta: m.delta,
+        balance: balances[i]!,
+        reason: m.reason,
+        ...(orderId === null ? {} : { orderId }),
+        ...(transferId === null ? {} : { transferId }),
       });
     }
     return balances;

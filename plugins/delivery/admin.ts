@@ -25,8 +25,13 @@ function newToken(): string {
 /** A command as the API names it, as the table does. */
 function commandRow(c: Command): CommandRow {
   return {
-    id: String(c.id), productID: String(c.productId), serverID: String(c.serverId), command: c.command, trigger: c.runOn,
-    requireOnline: c.requireOnline, perUnit: c.perUnit,
+    id: String(c.id),
+    productID: String(c.productId),
+    serverID: String(c.serverId),
+    command: c.command,
+    trigger: c.runOn,
+    requireOnline: c.requireOnline,
+    perUnit: c.perUnit,
   };
 }
 
@@ -37,8 +42,7 @@ function commandColumns(c: Partial<CommandInput>): Partial<Omit<Command, 'id' | 
 
 /** The commands every chargeback runs (a payment refunded or disputed at the gateway), per game server. */
 export async function chargebackCommands(db: Database): Promise<CommandRow[]> {
-  return (await DeliveryCommand.select(db, sql`where ${C.productId} = ${CHARGEBACK_PRODUCT} and ${C.runOn} = 'chargeback' order by ${C.id}`))
-    .map(commandRow);
+  return (await DeliveryCommand.select(db, sql`where ${C.productId} = ${CHARGEBACK_PRODUCT} and ${C.runOn} = 'chargeback' order by ${C.id}`)).map(commandRow);
 }
 
 export class DeliveryAdmin {
@@ -59,7 +63,9 @@ export class DeliveryAdmin {
   #serverRow(s: Server): ServerRow {
     const { timezone } = this.#settings.get();
     return {
-      id: String(s.id), name: s.name, isActive: s.isActive,
+      id: String(s.id),
+      name: s.name,
+      isActive: s.isActive,
       lastSeenDate: s.lastSeenDate === null ? null : displayTimestamp(s.lastSeenDate, timezone),
       creationDate: displayTimestamp(s.creationDate, timezone),
     };
@@ -82,9 +88,13 @@ export class DeliveryAdmin {
   async createServer(input: { name: string; isActive: boolean }): Promise<ServerRow & { token: string }> {
     const token = newToken();
     const id = await DeliveryServer.insert(this.#db, {
-      name: input.name, tokenHash: hashToken(token), isActive: input.isActive, lastSeenDate: null, creationDate: now(),
+      name: input.name,
+      tokenHash: hashToken(token),
+      isActive: input.isActive,
+      lastSeenDate: null,
+      creationDate: now(),
     });
-    return { ...await this.getServer(id), token };
+    return { ...(await this.getServer(id)), token };
   }
 
   async updateServer(id: number, patch: { name?: string; isActive?: boolean }): Promise<ServerRow> {
@@ -108,15 +118,15 @@ export class DeliveryAdmin {
 
   async rotateToken(id: number): Promise<ServerRow & { token: string }> {
     const token = newToken();
-    if (await DeliveryServer.update(this.#db, id, { tokenHash: hashToken(token) }) === 0) throw new DomainError('DELIVERY_SERVER_NOT_FOUND',
-      `No game server with ID ${id}.`);
-    return { ...await this.getServer(id), token };
+    if ((await DeliveryServer.update(this.#db, id, { tokenHash: hashToken(token) })) === 0)
+      throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
+    return { ...(await this.getServer(id)), token };
   }
 
   // ---- products' commands
 
   async #requireProduct(productId: number): Promise<void> {
-    if (await this.#store.productName(productId) === undefined) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${productId}.`);
+    if ((await this.#store.productName(productId)) === undefined) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${productId}.`);
   }
 
   async listCommands(productId: number): Promise<CommandRow[]> {
@@ -153,8 +163,10 @@ export class DeliveryAdmin {
     return this.#db.transaction(async () => {
       const current = await this.#command(productId, commandId);
       const next: CommandInput = {
-        serverID: patch.serverID ?? current.serverId, command: patch.command ?? current.command,
-        trigger: patch.trigger ?? (current.runOn as Trigger), requireOnline: patch.requireOnline ?? current.requireOnline,
+        serverID: patch.serverID ?? current.serverId,
+        command: patch.command ?? current.command,
+        trigger: patch.trigger ?? (current.runOn as Trigger),
+        requireOnline: patch.requireOnline ?? current.requireOnline,
         perUnit: patch.perUnit ?? current.perUnit,
       };
       await this.#check(next);
@@ -174,10 +186,19 @@ export class DeliveryAdmin {
     return this.#db.transaction(async () => {
       await this.#check({ serverID: serverId, command, trigger: 'purchase', requireOnline: false, perUnit: false });
       const id = await DeliveryCommand.insert(this.#db, {
-        productId: CHARGEBACK_PRODUCT, serverId, command, runOn: 'chargeback', requireOnline: false, perUnit: false,
+        productId: CHARGEBACK_PRODUCT,
+        serverId,
+        command,
+        runOn: 'chargeback',
+        requireOnline: false,
+        perUnit: false,
       });
-      await this.#audit.record({ action: 'delivery.chargeback.create', target: { type: 'command', id }, summary: `Chargebacks run "${command}"`,
-        after: { serverId, command } });
+      await this.#audit.record({
+        action: 'delivery.chargeback.create',
+        target: { type: 'command', id },
+        summary: `Chargebacks run "${command}"`,
+        after: { serverId, command },
+      });
       return this.#getCommand(CHARGEBACK_PRODUCT, id);
     });
   }
@@ -187,9 +208,12 @@ export class DeliveryAdmin {
       const [current] = await DeliveryCommand.select(this.#db, sql`where ${C.id} = ${id} and ${C.productId} = ${CHARGEBACK_PRODUCT}`);
       if (!current) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `No chargeback command with ID ${id}.`);
       await this.#db.run(sql`delete from ${DeliveryCommand} where ${DeliveryCommand.c.id} = ${id}`);
-      await this.#audit.record({ action: 'delivery.chargeback.delete', target: { type: 'command', id },
+      await this.#audit.record({
+        action: 'delivery.chargeback.delete',
+        target: { type: 'command', id },
         summary: `Chargebacks no longer run "${current.command}"`,
-        before: { serverId: current.serverId, command: current.command } });
+        before: { serverId: current.serverId, command: current.command },
+      });
     });
   }
 }

@@ -10,16 +10,22 @@ export type RunOn = Trigger | 'chargeback';
 export const QUEUE_STATUSES = ['waiting', 'claimed', 'done', 'failed', 'cancelled'] as const;
 
 export const ServerRow = Type.Object({
-  id: str(undefined, '1'), name: example('Survival'), isActive: Type.Boolean(),
+  id: str(undefined, '1'),
+  name: example('Survival'),
+  isActive: Type.Boolean(),
   lastSeenDate: strOrNull('last poll, claim or stream, site time', EXAMPLE.timestamp),
   creationDate: dateStr(),
 });
 export type ServerRow = typeof ServerRow.static;
 
 export const CommandRow = Type.Object({
-  id: idStr(), productID: str(undefined, '5'), serverID: str(undefined, '1'), command: example('lp user {username} parent add vip'),
+  id: idStr(),
+  productID: str(undefined, '5'),
+  serverID: str(undefined, '1'),
+  command: example('lp user {username} parent add vip'),
   trigger: str('purchase | expiry | refund', 'purchase'),
-  requireOnline: Type.Boolean(), perUnit: Type.Boolean(),
+  requireOnline: Type.Boolean(),
+  perUnit: Type.Boolean(),
 });
 export type CommandRow = typeof CommandRow.static;
 
@@ -37,24 +43,44 @@ export type HandedOut = typeof HandedOut.static;
 
 /** A row of the plugin's queue listing: every field a string. */
 export const PluginQueueRow = Type.Object({
-  id: idStr(), status: str('sending (never tried) or error (tried before)', 'sending'), retry: str('tries so far', '0'), updatedAt: dateStr(),
+  id: idStr(),
+  status: str('sending (never tried) or error (tried before)', 'sending'),
+  retry: str('tries so far', '0'),
+  updatedAt: dateStr(),
 });
 export type PluginQueueRow = typeof PluginQueueRow.static;
 
 /** A row handed to a claimer under a lease. */
 export const ClaimedRow = Type.Object({
-  id: idStr(), command: example('lp user Steve parent add vip'), username: usernameStr(), userID: str(undefined, '7'), orderID: str(undefined, '310'),
-  productID: str(undefined, '5'), trigger: str('purchase | expiry | refund', 'purchase'),
-  tries: str('failed tries before this one', '0'), leaseUntil: str('ack before this (site time) or the row is handed out again', EXAMPLE.timestamp),
+  id: idStr(),
+  command: example('lp user Steve parent add vip'),
+  username: usernameStr(),
+  userID: str(undefined, '7'),
+  orderID: str(undefined, '310'),
+  productID: str(undefined, '5'),
+  trigger: str('purchase | expiry | refund', 'purchase'),
+  tries: str('failed tries before this one', '0'),
+  leaseUntil: str('ack before this (site time) or the row is handed out again', EXAMPLE.timestamp),
 });
 export type ClaimedRow = typeof ClaimedRow.static;
 
 /** A queued command as the admin sees it. */
 export const QueueRow = Type.Object({
-  id: idStr(), serverID: str(undefined, '1'), userID: str(undefined, '7'), username: usernameStr(), orderID: str(undefined, '310'),
-  productID: str(undefined, '5'), command: example('lp user Steve parent add vip'), trigger: str('purchase | expiry | refund', 'purchase'),
-  requireOnline: Type.Boolean(), status: str('waiting | claimed | done | failed | cancelled', 'waiting'), tries: example('0'),
-  leaseUntil: strOrNull('while claimed', null), lastError: strOrNull(undefined, null), creationDate: dateStr(), updatedDate: dateStr(),
+  id: idStr(),
+  serverID: str(undefined, '1'),
+  userID: str(undefined, '7'),
+  username: usernameStr(),
+  orderID: str(undefined, '310'),
+  productID: str(undefined, '5'),
+  command: example('lp user Steve parent add vip'),
+  trigger: str('purchase | expiry | refund', 'purchase'),
+  requireOnline: Type.Boolean(),
+  status: str('waiting | claimed | done | failed | cancelled', 'waiting'),
+  tries: example('0'),
+  leaseUntil: strOrNull('while claimed', null),
+  lastError: strOrNull(undefined, null),
+  creationDate: dateStr(),
+  updatedDate: dateStr(),
 });
 export type QueueRow = typeof QueueRow.static;
 

@@ -42,9 +42,10 @@ export class DeliveryEnqueue {
   async enqueue(trigger: Trigger, order: OrderDelivery): Promise<void> {
     const productIds = [...new Set(order.items.map((i) => i.productId))];
     if (productIds.length === 0) return;
-    const commands = (await this.#db.queryArrays(sql`select ${c.columns} from ${c} join ${s} on ${s.c.id} = ${c.c.serverId}
-       where ${c.c.runOn} = ${trigger} and ${s.c.isActive} = ${true} and ${c.c.productId} in ${productIds} order by ${c.c.id}`))
-      .map((row) => DeliveryCommand.fromArray(row));
+    const commands = (
+      await this.#db.queryArrays(sql`select ${c.columns} from ${c} join ${s} on ${s.c.id} = ${c.c.serverId}
+       where ${c.c.runOn} = ${trigger} and ${s.c.isActive} = ${true} and ${c.c.productId} in ${productIds} order by ${c.c.id}`)
+    ).map((row) => DeliveryCommand.fromArray(row));
     if (commands.length === 0) return;
     const chatUserId = order.linkedAccounts.chat ?? '';
     const at = now();
@@ -55,9 +56,20 @@ export class DeliveryEnqueue {
         const { text, refused } = trigger === 'purchase' ? { text: render(c.command, context), refused: undefined } : renderOrRefuse(c.command, context);
         for (let n = c.perUnit ? item.quantity : 1; n > 0; n--) {
           rows.push({
-            serverId: c.serverId, userId: order.userId, username: order.username, orderId: order.orderId, productId: item.productId,
-            command: text, runOn: trigger, requireOnline: c.requireOnline, status: refused ? 'failed' : 'waiting', tries: 0, notBefore: null,
-            lastError: refused ?? null, creationDate: at, updatedDate: at,
+            serverId: c.serverId,
+            userId: order.userId,
+            username: order.username,
+            orderId: order.orderId,
+            productId: item.productId,
+            command: text,
+            runOn: trigger,
+            requireOnline: c.requireOnline,
+            status: refused ? 'failed' : 'waiting',
+            tries: 0,
+            notBefore: null,
+            lastError: refused ?? null,
+            creationDate: at,
+            updatedDate: at,
           });
         }
       }
@@ -82,9 +94,9 @@ export class DeliveryEnqueue {
   /** A role a purchase granted ran out: the `expiry` commands of the products that granted it. */
   async roleExpired(userId: number, roleId: number): Promise<void> {
     const purchase = await this.#store.lastPurchaseGranting(userId, roleId);
-    const user = purchase && await this.#users.findById(userId);
-    if (purchase && user) await this.enqueue('expiry',
-      { orderId: purchase.orderId, userId, username: user.username, linkedAccounts: user.linkedAccounts, items: purchase.items });
+    const user = purchase && (await this.#users.findById(userId));
+    if (purchase && user)
+      await this.enqueue('expiry', { orderId: purchase.orderId, userId, username: user.username, linkedAccounts: user.linkedAccounts, items: purchase.items });
   }
 
   /**
@@ -97,12 +109,29 @@ export class DeliveryEnqueue {
     const at = now();
     const item = { productId: CHARGEBACK_PRODUCT, productName: '', quantity: 1, variables: {} };
     const rows = commands.map((c) => {
-      const { text, refused } = renderOrRefuse(c.command, { username: player.username, userId: player.userId, orderId: player.orderId,
-        chatUserId: player.linkedAccounts.chat ?? '', item, quantity: 1 });
+      const { text, refused } = renderOrRefuse(c.command, {
+        username: player.username,
+        userId: player.userId,
+        orderId: player.orderId,
+        chatUserId: player.linkedAccounts.chat ?? '',
+        item,
+        quantity: 1,
+      });
       return {
-        serverId: Number(c.serverID), userId: player.userId, username: player.username, orderId: player.orderId, productId: CHARGEBACK_PRODUCT,
-        command: text, runOn: 'chargeback' as const, requireOnline: false, status: refused ? 'failed' as const : 'waiting' as const, tries: 0,
-        notBefore: null, lastError: refused ?? null, creationDate: at, updatedDate: at,
+        serverId: Number(c.serverID),
+        userId: player.userId,
+        username: player.username,
+        orderId: player.orderId,
+        productId: CHARGEBACK_PRODUCT,
+        command: text,
+        runOn: 'chargeback' as const,
+        requireOnline: false,
+        status: refused ? ('failed' as const) : ('waiting' as const),
+        tries: 0,
+        notBefore: null,
+        lastError: refused ?? null,
+        creationDate: at,
+        updatedDate: at,
       };
     });
     await DeliveryQueue.insertMany(this.#db, rows);

@@ -50,7 +50,15 @@ export default defineFeature({
     const wakeups = new Wakeups();
     const users = services.get(usersRef);
     const delivery = new DbDeliveryService({
-      db, events, settings, store: services.get(storeRef), users, audit: services.get(auditRef), wakeups, lease: opts, watch: opts,
+      db,
+      events,
+      settings,
+      store: services.get(storeRef),
+      users,
+      audit: services.get(auditRef),
+      wakeups,
+      lease: opts,
+      watch: opts,
     });
     services.provide(deliveryRef, delivery);
     // Inside the buy's transaction: a buy that rolls back leaves no command behind.
@@ -63,11 +71,16 @@ export default defineFeature({
     });
     events.onCommitting('users.role.revoked', (e) => (e.reason === 'expired' ? delivery.roleExpired(e.userId, e.roleId) : undefined));
     deliveryRoutes(app, delivery, {
-      wakeups, heartbeatSeconds: opts.heartbeatSeconds, perServer: opts.streamsPerServer, maxSeconds: opts.streamMaxSeconds,
+      wakeups,
+      heartbeatSeconds: opts.heartbeatSeconds,
+      perServer: opts.streamsPerServer,
+      maxSeconds: opts.streamMaxSeconds,
     });
     new Gauge({
-      name: 'delivery_backlog', help: 'Commands not delivered yet, by game server ID and status (waiting: not handed out; claimed: not acked).',
-      labelNames: ['server', 'status'] as const, registers: [metrics],
+      name: 'delivery_backlog',
+      help: 'Commands not delivered yet, by game server ID and status (waiting: not handed out; claimed: not acked).',
+      labelNames: ['server', 'status'] as const,
+      registers: [metrics],
       async collect() {
         // A deleted server's series goes rather than freezing at its last value.
         this.reset();
@@ -79,7 +92,7 @@ export default defineFeature({
     });
 
     everyRound(app, log, 'delivery lease sweep', opts.sweepMs, () => delivery.expireLeases());
-    if (opts.crossWakeMs > 0) everyRound(app, log, 'delivery wake-up for other instances\' work', opts.crossWakeMs, () => delivery.wakeForOthers());
+    if (opts.crossWakeMs > 0) everyRound(app, log, "delivery wake-up for other instances' work", opts.crossWakeMs, () => delivery.wakeForOthers());
     return delivery;
   },
   console: [deliverySection],

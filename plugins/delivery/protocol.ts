@@ -55,15 +55,16 @@ export class DeliveryProtocol {
   #retryAt(at: string): Sql {
     const { maxTries, retryBaseSeconds, retryFactor, retryMaxSeconds } = this.#lease;
     if (maxTries <= 1) return raw('null');
-    const whens = Array.from({ length: maxTries - 1 }, (_, tries) =>
-      sql`when ${tries} then ${addSeconds(at, Math.min(retryBaseSeconds * retryFactor ** tries, retryMaxSeconds))}`);
+    const whens = Array.from(
+      { length: maxTries - 1 },
+      (_, tries) => sql`when ${tries} then ${addSeconds(at, Math.min(retryBaseSeconds * retryFactor ** tries, retryMaxSeconds))}`,
+    );
     return sql`case ${Q.tries} ${join(whens, ' ')} else null end`;
   }
 
   /** The active server a token belongs to, seen now. */
   async serverByToken(token: string): Promise<number> {
-    const [row] = await this.#db.query(
-      sql`select ${SERVER_ID} from ${DeliveryServer} where ${S.tokenHash} = ${hashToken(token)} and ${S.isActive} = ${true}`);
+    const [row] = await this.#db.query(sql`select ${SERVER_ID} from ${DeliveryServer} where ${S.tokenHash} = ${hashToken(token)} and ${S.isActive} = ${true}`);
     if (!row) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', 'No active game server has this token.');
     const id = Number(row.id);
     const at = Date.now();
@@ -86,7 +87,10 @@ export class DeliveryProtocol {
       where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} order by ${Q.id} limit ${countParam(PLUGIN_QUEUE_LIMIT)}`);
     const { timezone } = this.#settings.get();
     return rows.map(([id, tries, updatedDate]) => ({
-      id: String(id), status: Number(tries) > 0 ? 'error' : 'sending', retry: String(tries), updatedAt: displayTimestamp(String(updatedDate), timezone),
+      id: String(id),
+      status: Number(tries) > 0 ? 'error' : 'sending',
+      retry: String(tries),
+      updatedAt: displayTimestamp(String(updatedDate), timezone),
     }));
   }
 
@@ -94,23 +98,28 @@ export class DeliveryProtocol {
     const serverId = await this.serverByToken(token);
     const wanted = [...new Set(ids)].slice(0, PLUGIN_QUEUE_LIMIT);
     if (wanted.length === 0) return [];
-    return this.#db.transaction(async () => {
-      const rows = await this.#db.query(
-        sql`select ${CLAIMED} from ${DeliveryQueue}
-         where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} and ${Q.id} in ${wanted} order by ${Q.id}${raw(this.#db.forUpdate)}`);
-      // The plugin runs the whole answer under its first username: one player per call.
-      const player = rows[0]?.username.toLowerCase();
-      const out: HandedOut[] = [];
-      const at = now();
-      for (const r of rows.filter((r) => r.username.toLowerCase() === player)) {
-        // The conditional update is what makes a row go out once: a concurrent validate or claim
-        // that got it first leaves nothing to update here.
-        const { affectedRows } = await this.#db.run(
-          sql`update ${DeliveryQueue} set ${Q.status} = 'done', ${Q.updatedDate} = ${at} where ${Q.id} = ${r.id} and ${Q.status} = 'waiting'`);
-        if (affectedRows === 1) out.push({ command: r.command, username: r.username });
-      }
-      return out;
-    }, { causal: true });
+    return this.#db.transaction(
+      async () => {
+        const rows = await this.#db.query(
+          sql`select ${CLAIMED} from ${DeliveryQueue}
+         where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} and ${Q.id} in ${wanted} order by ${Q.id}${raw(this.#db.forUpdate)}`,
+        );
+        // The plugin runs the whole answer under its first username: one player per call.
+        const player = rows[0]?.username.toLowerCase();
+        const out: HandedOut[] = [];
+        const at = now();
+        for (const r of rows.filter((r) => r.username.toLowerCase() === player)) {
+          // The conditional update is what makes a row go out once: a concurrent validate or claim
+          // that got it first leaves nothing to update here.
+          const { affectedRows } = await this.#db.run(
+            sql`update ${DeliveryQueue} set ${Q.status} = 'done', ${Q.updatedDate} = ${at} where ${Q.id} = ${r.id} and ${Q.status} = 'waiting'`,
+          );
+          if (affectedRows === 1) out.push({ command: r.command, username: r.username });
+        }
+        return out;
+      },
+      { causal: true },
+    );
   }
 
   // ---- a claimer: claim rows under a lease, then ack them done or failed
@@ -118,60 +127,81 @@ export class DeliveryProtocol {
   async claim(token: string, limit: number, online: string[]): Promise<ClaimedRow[]> {
     const serverId = await this.serverByToken(token);
     const players = [...new Set(online.map((n) => n.toLowerCase()))].slice(0, 1000);
-    return this.#db.transaction(async () => {
-      const online = players.length ? sql` or lower(${Q.username}) in ${players}` : empty;
-      const rows = await DeliveryQueue.select(this.#db, sql`where ${Q.serverId} = ${serverId} and ${due()} and (${Q.requireOnline} = ${false}${online})
-        order by ${Q.id} limit ${countParam(limit)}${raw(this.#db.forUpdate)}`);
-      const at = now();
-      const leaseUntil = addSeconds(at, this.#lease.leaseSeconds);
-      const out: ClaimedRow[] = [];
-      const { timezone } = this.#settings.get();
-      for (const r of rows) {
-        // Conditional: a validate or another claimer that took the row first leaves nothing to update.
-        const { affectedRows } = await this.#db.run(sql`update ${DeliveryQueue}
+    return this.#db.transaction(
+      async () => {
+        const online = players.length ? sql` or lower(${Q.username}) in ${players}` : empty;
+        const rows = await DeliveryQueue.select(
+          this.#db,
+          sql`where ${Q.serverId} = ${serverId} and ${due()} and (${Q.requireOnline} = ${false}${online})
+        order by ${Q.id} limit ${countParam(limit)}${raw(this.#db.forUpdate)}`,
+        );
+        const at = now();
+        const leaseUntil = addSeconds(at, this.#lease.leaseSeconds);
+        const out: ClaimedRow[] = [];
+        const { timezone } = this.#settings.get();
+        for (const r of rows) {
+          // Conditional: a validate or another claimer that took the row first leaves nothing to update.
+          const { affectedRows } = await this.#db.run(sql`update ${DeliveryQueue}
           set ${Q.status} = 'claimed', ${Q.leaseUntil} = ${leaseUntil}, ${Q.updatedDate} = ${at}
           where ${Q.id} = ${r.id} and ${Q.status} = 'waiting'`);
-        if (affectedRows === 1) {
-          out.push({
-            id: String(r.id), command: r.command, username: r.username, userID: String(r.userId), orderID: String(r.orderId),
-            productID: String(r.productId), trigger: r.runOn, tries: String(r.tries), leaseUntil: displayTimestamp(leaseUntil, timezone),
-          });
+          if (affectedRows === 1) {
+            out.push({
+              id: String(r.id),
+              command: r.command,
+              username: r.username,
+              userID: String(r.userId),
+              orderID: String(r.orderId),
+              productID: String(r.productId),
+              trigger: r.runOn,
+              tries: String(r.tries),
+              leaseUntil: displayTimestamp(leaseUntil, timezone),
+            });
+          }
         }
-      }
-      return out;
-    }, { causal: true });
+        return out;
+      },
+      { causal: true },
+    );
   }
 
   async ack(token: string, ids: number[], result: 'done' | 'failed', message: string): Promise<string[]> {
     const serverId = await this.serverByToken(token);
     const wanted = [...new Set(ids)];
     if (wanted.length === 0) return [];
-    const settled = await this.#db.transaction(async () => {
-      const at = now();
-      const settled: string[] = [];
-      for (const id of wanted) {
-        // Only while the lease holds: once it lapsed the row may be someone else's claim.
-        const { affectedRows } = result === 'done'
-          ? await this.#db.run(sql`update ${DeliveryQueue} set ${Q.status} = 'done', ${Q.leaseUntil} = null, ${Q.lastError} = null, ${Q.updatedDate} = ${at}
+    const settled = await this.#db.transaction(
+      async () => {
+        const at = now();
+        const settled: string[] = [];
+        for (const id of wanted) {
+          // Only while the lease holds: once it lapsed the row may be someone else's claim.
+          const { affectedRows } =
+            result === 'done'
+              ? await this.#db.run(sql`update ${DeliveryQueue} set ${Q.status} = 'done', ${Q.leaseUntil} = null, ${Q.lastError} = null, ${Q.updatedDate} = ${at}
             where ${Q.id} = ${id} and ${Q.serverId} = ${serverId} and ${Q.status} = 'claimed' and ${Q.leaseUntil} >= ${at}`)
-          // Handed out again only after a delay that grows with each try (the sweep wakes the server
-          // then): a command that fails at once would otherwise use up its tries within a second.
-          // not_before is set before tries changes: MySQL evaluates the assignments in order.
-          : await this.#db.run(sql`update ${DeliveryQueue}
+              : // Handed out again only after a delay that grows with each try (the sweep wakes the server
+                // then): a command that fails at once would otherwise use up its tries within a second.
+                // not_before is set before tries changes: MySQL evaluates the assignments in order.
+                await this.#db.run(sql`update ${DeliveryQueue}
             set ${Q.status} = case when ${Q.tries} + 1 >= ${this.#lease.maxTries} then 'failed' else 'waiting' end, ${Q.notBefore} = ${this.#retryAt(at)},
              ${Q.tries} = ${Q.tries} + 1, ${Q.leaseUntil} = null, ${Q.lastError} = ${message.slice(0, 2000)}, ${Q.updatedDate} = ${at}
              where ${Q.id} = ${id} and ${Q.serverId} = ${serverId} and ${Q.status} = 'claimed' and ${Q.leaseUntil} >= ${at}`);
-        if (affectedRows === 1) settled.push(String(id));
-      }
-      if (result === 'failed') await this.#toldFailed(settled.map(Number));
-      return settled;
-    }, { causal: true });
+          if (affectedRows === 1) settled.push(String(id));
+        }
+        if (result === 'failed') await this.#toldFailed(settled.map(Number));
+        return settled;
+      },
+      { causal: true },
+    );
     // Not a success unless every row was settled: a plugin that reads only the status must not take
     // a row whose lease had lapsed (and may go to another claimer) for one it reported.
     if (settled.length < wanted.length) {
       const unsettled = wanted.map(String).filter((id) => !settled.includes(id));
-      throw new DomainError('DELIVERY_NOT_SETTLED', `${unsettled.length} of ${wanted.length} rows were not settled: not claimed by this server or their ` +
-        `lease had lapsed (${unsettled.slice(0, 10).join(', ')}${unsettled.length > 10 ? ', …' : ''}).`, { details: { ids: settled, unsettled } });
+      throw new DomainError(
+        'DELIVERY_NOT_SETTLED',
+        `${unsettled.length} of ${wanted.length} rows were not settled: not claimed by this server or their ` +
+          `lease had lapsed (${unsettled.slice(0, 10).join(', ')}${unsettled.length > 10 ? ', …' : ''}).`,
+        { details: { ids: settled, unsettled } },
+      );
     }
     return settled;
   }
@@ -181,7 +211,13 @@ export class DeliveryProtocol {
     if (ids.length === 0) return;
     for (const q of await DeliveryQueue.select(this.#db, sql`where ${Q.id} in ${ids} and ${Q.status} = 'failed'`)) {
       await this.#events.emit('delivery.failed', {
-        queueId: q.id, serverId: q.serverId, orderId: q.orderId, userId: q.userId, username: q.username, command: q.command, error: q.lastError ?? '',
+        queueId: q.id,
+        serverId: q.serverId,
+        orderId: q.orderId,
+        userId: q.userId,
+        username: q.username,
+        command: q.command,
+        error: q.lastError ?? '',
       });
     }
   }

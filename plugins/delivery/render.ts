@@ -13,8 +13,10 @@ export const CONTROL_WHY = 'holds a line break or another control character: a g
 export function checkPlaceholders(command: string): void {
   for (const [, name] of command.matchAll(/\{([^{}]*)\}/g)) {
     if (!PLACEHOLDERS.has(name!) && !VARIABLE.test(name!)) {
-      throw new DomainError('VALIDATION_ERROR', `command: unknown placeholder {${name}}; use ${[...PLACEHOLDERS].map((p) => `{${p}}`).join(', ')} or ` +
-        `{var:<name>}.`);
+      throw new DomainError(
+        'VALIDATION_ERROR',
+        `command: unknown placeholder {${name}}; use ${[...PLACEHOLDERS].map((p) => `{${p}}`).join(', ')} or {var:<name>}.`,
+      );
     }
   }
 }
@@ -36,8 +38,13 @@ export interface RenderContext {
  */
 export function render(command: string, c: RenderContext): string {
   const values: Record<string, string> = {
-    username: c.username, userID: String(c.userId), quantity: String(c.quantity), orderID: String(c.orderId),
-    productID: String(c.item.productId), productName: c.item.productName, chatUserID: c.chatUserId,
+    username: c.username,
+    userID: String(c.userId),
+    quantity: String(c.quantity),
+    orderID: String(c.orderId),
+    productID: String(c.item.productId),
+    productName: c.item.productName,
+    chatUserID: c.chatUserId,
   };
   const of = c.item.productId === CHARGEBACK_PRODUCT ? 'a chargeback command' : `the command of product ${c.item.productId}`;
   if (hasControlCharacter(command)) throw new DomainError('VALIDATION_ERROR', `command: ${of} ${CONTROL_WHY}.`);
@@ -72,8 +79,12 @@ export function renderOrRefuse(command: string, c: RenderContext): { text: strin
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     const variables = Object.fromEntries(Object.entries(c.item.variables).map(([k, v]) => [k, escapeControls(v)]));
-    const escaped = { ...c, username: escapeControls(c.username), chatUserId: escapeControls(c.chatUserId),
-      item: { ...c.item, productName: escapeControls(c.item.productName), variables } };
+    const escaped = {
+      ...c,
+      username: escapeControls(c.username),
+      chatUserId: escapeControls(c.chatUserId),
+      item: { ...c.item, productName: escapeControls(c.item.productName), variables },
+    };
     return { text: render(escapeControls(command), escaped), refused: err.message };
   }
 }

@@ -32,10 +32,21 @@ export class DeliveryViews {
   #queueRow(q: Queued): QueueRow {
     const { timezone } = this.#settings.get();
     return {
-      id: String(q.id), serverID: String(q.serverId), userID: String(q.userId), username: q.username, orderID: String(q.orderId),
-      productID: String(q.productId), command: q.command, trigger: q.runOn, requireOnline: q.requireOnline, status: q.status,
-      tries: String(q.tries), leaseUntil: q.leaseUntil === null ? null : displayTimestamp(q.leaseUntil, timezone), lastError: q.lastError,
-      creationDate: displayTimestamp(q.creationDate, timezone), updatedDate: displayTimestamp(q.updatedDate, timezone),
+      id: String(q.id),
+      serverID: String(q.serverId),
+      userID: String(q.userId),
+      username: q.username,
+      orderID: String(q.orderId),
+      productID: String(q.productId),
+      command: q.command,
+      trigger: q.runOn,
+      requireOnline: q.requireOnline,
+      status: q.status,
+      tries: String(q.tries),
+      leaseUntil: q.leaseUntil === null ? null : displayTimestamp(q.leaseUntil, timezone),
+      lastError: q.lastError,
+      creationDate: displayTimestamp(q.creationDate, timezone),
+      updatedDate: displayTimestamp(q.updatedDate, timezone),
     };
   }
 
@@ -48,7 +59,8 @@ export class DeliveryViews {
     const rows = await this.#db.query(
       sql`select ${fields({ server_id: s.c.id, status: typed<string | null>(q.c.status), n: count(q.c.id) })}
       from ${s} left join ${q} on ${q.c.serverId} = ${s.c.id} and ${q.c.status} in ('waiting', 'claimed')
-      group by ${s.c.id}, ${q.c.status} order by ${s.c.id}`);
+      group by ${s.c.id}, ${q.c.status} order by ${s.c.id}`,
+    );
     const byServer = new Map<number, { serverId: number; waiting: number; claimed: number }>();
     for (const r of rows) {
       const id = Number(r.server_id);
@@ -77,14 +89,23 @@ export class DeliveryViews {
     const [silent] = await this.#db.query(sql`select ${fields({ n: count() })} from ${DeliveryServer}
       where ${S.isActive} = ${true} and (${S.lastSeenDate} is null or ${S.lastSeenDate} < ${addSeconds(at, -silentMinutes * 60)})`);
     return {
-      backlog: Number(queue?.backlog ?? 0), stuck: Number(queue?.stuck ?? 0), failed: Number(queue?.failed ?? 0), silentServers: Number(silent!.n),
-      silentMinutes, stuckMinutes,
+      backlog: Number(queue?.backlog ?? 0),
+      stuck: Number(queue?.stuck ?? 0),
+      failed: Number(queue?.failed ?? 0),
+      silentServers: Number(silent!.n),
+      silentMinutes,
+      stuckMinutes,
     };
   }
 
   async listQueue(f: QueueFilter): Promise<QueueRow[]> {
     const conditions: Sql[] = [];
-    for (const [column, value] of [[Q.serverId, f.serverId], [Q.status, f.status], [Q.userId, f.userId], [Q.orderId, f.orderId]] as const) {
+    for (const [column, value] of [
+      [Q.serverId, f.serverId],
+      [Q.status, f.status],
+      [Q.userId, f.userId],
+      [Q.orderId, f.orderId],
+    ] as const) {
       if (value !== undefined) conditions.push(sql`${column} = ${value}`);
     }
     if (f.orderIds) {
@@ -92,8 +113,10 @@ export class DeliveryViews {
       if (ids.length === 0) return [];
       conditions.push(sql`${Q.orderId} in ${ids}`);
     }
-    const rows = await DeliveryQueue.select(this.#db,
-      sql`${where(...conditions)} order by ${Q.id} desc limit ${countParam(f.perPage)} offset ${countParam((f.page - 1) * f.perPage)}`);
+    const rows = await DeliveryQueue.select(
+      this.#db,
+      sql`${where(...conditions)} order by ${Q.id} desc limit ${countParam(f.perPage)} offset ${countParam((f.page - 1) * f.perPage)}`,
+    );
     return rows.map((r) => this.#queueRow(r));
   }
 
@@ -105,9 +128,11 @@ export class DeliveryViews {
 
   #recordQueueChange(row: Queued, status: 'waiting' | 'cancelled'): Promise<void> {
     return this.#audit.record({
-      action: status === 'waiting' ? 'delivery.command.redeliver' : 'delivery.command.cancel', target: { type: 'delivery', id: row.id },
+      action: status === 'waiting' ? 'delivery.command.redeliver' : 'delivery.command.cancel',
+      target: { type: 'delivery', id: row.id },
       summary: `${status === 'waiting' ? 'Queued again' : 'Cancelled'} "${row.command}" for ${row.username} (order ${row.orderId})`,
-      before: { status: row.status }, after: { status },
+      before: { status: row.status },
+      after: { status },
     });
   }
 

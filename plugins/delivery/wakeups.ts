@@ -4,7 +4,7 @@ export class Wakeups {
 
   listen(serverId: number, fn: () => void): () => void {
     let set = this.#listeners.get(serverId);
-    if (!set) this.#listeners.set(serverId, set = new Set());
+    if (!set) this.#listeners.set(serverId, (set = new Set()));
     set.add(fn);
     return () => set.delete(fn);
   }

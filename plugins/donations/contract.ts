@@ -2,7 +2,7 @@
 import { createServiceRef } from '../../core/registry.ts';
 
 export const DONATION_TYPES = ['top-alltime', 'top-annual', 'top-monthly', 'top-daily', 'latest'] as const;
-export type DonationType = typeof DONATION_TYPES[number];
+export type DonationType = (typeof DONATION_TYPES)[number];
 
 /** Lines of a board when the client names no limit, and the most it may ask for. */
 export const DEFAULT_LIMIT = 10;

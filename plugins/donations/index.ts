@@ -28,8 +28,12 @@ export default defineFeature({
     events.onCommitting('store.order.completed', async (order) => {
       if (order.type !== 'payment') return;
       await donations.record({
-        orderId: order.orderId, userId: order.userId, username: order.username, amount: order.total,
-        currency: order.currency, creationDate: order.creationDate,
+        orderId: order.orderId,
+        userId: order.userId,
+        username: order.username,
+        amount: order.total,
+        currency: order.currency,
+        creationDate: order.creationDate,
       });
     });
 

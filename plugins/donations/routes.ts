@@ -22,25 +22,35 @@ function parseLimit(value: unknown): number {
 }
 
 export async function donationsRoutes(fastify: FastifyInstance, donations: DonationsService, settings: SettingsService): Promise<void> {
-  fastify.withTypeProvider<TypeBoxProvider>().get('/api/store/donations', {
-    // The game plugin's donation boards: it reads `error` into its enum (docs/clients.md).
-    config: { clientErrors: gamePlugin() },
-    schema: {
-      tags: ['store'], summary: 'Donation boards',
-      description: `type: ${DONATION_TYPES.join(', ')}. The top boards rank users by the sum of their payments in the current `
-        + `calendar year, month or day (site time zone), one line per user and currency; latest lists single payments, `
-        + `newest first. limit: 1–${MAX_LIMIT}, default ${DEFAULT_LIMIT}.`,
-      querystring: DonationsQuery,
-      response: { 200: Type.Array(DonationEntry) },
-      errors: ['INVALID_TYPE', 'INVALID_LIMIT'],
+  fastify.withTypeProvider<TypeBoxProvider>().get(
+    '/api/store/donations',
+    {
+      // The game plugin's donation boards: it reads `error` into its enum (docs/clients.md).
+      config: { clientErrors: gamePlugin() },
+      schema: {
+        tags: ['store'],
+        summary: 'Donation boards',
+        description:
+          `type: ${DONATION_TYPES.join(', ')}. The top boards rank users by the sum of their payments in the current ` +
+          `calendar year, month or day (site time zone), one line per user and currency; latest lists single payments, ` +
+          `newest first. limit: 1–${MAX_LIMIT}, default ${DEFAULT_LIMIT}.`,
+        querystring: DonationsQuery,
+        response: { 200: Type.Array(DonationEntry) },
+        errors: ['INVALID_TYPE', 'INVALID_LIMIT'],
+      },
     },
-  }, async ({ query }) => {
-    const type = parseType(query.type);
-    const limit = parseLimit(query.limit);
-    const { timezone } = settings.get();
-    return (await donations.board(type, limit, timezone)).map((d) => ({
-      display_name: d.username, username: d.username, total: `${formatMoney(d.amount)} ${d.currency}`,
-      raw_total: formatMoney(d.amount), currency: d.currency, date: displayTimestamp(d.date, timezone),
-    }));
-  });
+    async ({ query }) => {
+      const type = parseType(query.type);
+      const limit = parseLimit(query.limit);
+      const { timezone } = settings.get();
+      return (await donations.board(type, limit, timezone)).map((d) => ({
+        display_name: d.username,
+        username: d.username,
+        total: `${formatMoney(d.amount)} ${d.currency}`,
+        raw_total: formatMoney(d.amount),
+        currency: d.currency,
+        date: displayTimestamp(d.date, timezone),
+      }));
+    },
+  );
 }

@@ -48,7 +48,8 @@ export class DbDonationsService implements DonationsService {
   async board(type: DonationType, limit: number, timeZone: string): Promise<Donation[]> {
     if (type === 'latest') {
       const rows = await this.#db.queryArrays(
-        sql`select ${LATEST.columns} from ${DonationsEntry} order by ${E.creationDate} desc, ${E.id} desc limit ${countParam(limit)}`);
+        sql`select ${LATEST.columns} from ${DonationsEntry} order by ${E.creationDate} desc, ${E.id} desc limit ${countParam(limit)}`,
+      );
       return rows.map((row) => {
         const { username, amount, currency, creationDate } = LATEST.fromArray(row);
         return { username, amount, currency, date: creationDate };
@@ -56,12 +57,16 @@ export class DbDonationsService implements DonationsService {
     }
     const since = periodStart(type, timeZone);
     const summed = fields({
-      username: typed<string>(sql`max(${E.username})`), amount: sum(E.amount), currency: E.currency, last: typed<string>(sql`max(${E.creationDate})`),
+      username: typed<string>(sql`max(${E.username})`),
+      amount: sum(E.amount),
+      currency: E.currency,
+      last: typed<string>(sql`max(${E.creationDate})`),
     });
     const rows = await this.#db.query(
       sql`select ${summed}
        from ${DonationsEntry} ${where(since !== undefined && sql`${E.creationDate} >= ${since}`)}
-       group by ${E.userId}, ${GUEST}, ${E.currency} order by sum(${E.amount}) desc, max(${E.creationDate}), ${E.userId} limit ${countParam(limit)}`);
+       group by ${E.userId}, ${GUEST}, ${E.currency} order by sum(${E.amount}) desc, max(${E.creationDate}), ${E.userId} limit ${countParam(limit)}`,
+    );
     return rows.map((r) => ({ username: r.username, amount: Number(r.amount), currency: r.currency, date: r.last }));
   }
 }

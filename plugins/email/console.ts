@@ -31,20 +31,27 @@ export const emailSection: ConsoleSection<Options, DbEmailService> = {
       if (!email.configured) {
         return {
           title: 'Email',
-          blocks: [{
-            kind: 'text', heading: 'Email is off',
-            text: 'No SMTP server is set, so no mail is queued or sent: no receipts, no ticket answers, no password reset or verification links. '
-              + 'Set plugins.email.smtp.host and plugins.email.smtp.from in the configuration (the password goes in the environment '
-              + 'variable named by plugins.email.smtp.passwordEnv) and restart.',
-          }],
+          blocks: [
+            {
+              kind: 'text',
+              heading: 'Email is off',
+              text:
+                'No SMTP server is set, so no mail is queued or sent: no receipts, no ticket answers, no password reset or verification links. ' +
+                'Set plugins.email.smtp.host and plugins.email.smtp.from in the configuration (the password goes in the environment ' +
+                'variable named by plugins.email.smtp.passwordEnv) and restart.',
+            },
+          ],
         };
       }
       const rows = await email.outbox.recent(opts.recentShown);
       return {
-        title: 'Email', status: test ? 422 : 200,
+        title: 'Email',
+        status: test ? 422 : 200,
         blocks: [
           {
-            kind: 'stats', heading: 'SMTP', items: [
+            kind: 'stats',
+            heading: 'SMTP',
+            items: [
               { label: 'server', value: `${smtp.host}:${smtp.port}${smtp.secure ? ' (TLS)' : ''}` },
               { label: 'sender', value: smtp.from },
               { label: 'sign-in', value: smtp.user ? `${smtp.user}, password ${env[smtp.passwordEnv] ? 'set' : `missing (${smtp.passwordEnv})`}` : 'none' },
@@ -52,20 +59,39 @@ export const emailSection: ConsoleSection<Options, DbEmailService> = {
             ],
           },
           {
-            kind: 'form', id: 'email-test', title: 'Send a test message', action: `${pages.base}/test`, submit: 'Send test message',
-            values: test?.values, errors: test?.errors, fields: [{ name: 'to', label: 'To', required: true, autocomplete: 'email' }],
+            kind: 'form',
+            id: 'email-test',
+            title: 'Send a test message',
+            action: `${pages.base}/test`,
+            submit: 'Send test message',
+            values: test?.values,
+            errors: test?.errors,
+            fields: [{ name: 'to', label: 'To', required: true, autocomplete: 'email' }],
           },
           {
-            kind: 'table', caption: 'Recent messages', empty: 'No message yet.',
+            kind: 'table',
+            caption: 'Recent messages',
+            empty: 'No message yet.',
             columns: [
-              { key: 'id', label: 'ID', numeric: true }, { key: 'created', label: 'Queued' }, { key: 'kind', label: 'Kind' }, { key: 'to', label: 'To' },
-              { key: 'subject', label: 'Subject' }, { key: 'state', label: 'State' }, { key: 'attempts', label: 'Attempts', numeric: true },
-              { key: 'error', label: 'Last error' }, { key: 'again', label: 'Send again' },
+              { key: 'id', label: 'ID', numeric: true },
+              { key: 'created', label: 'Queued' },
+              { key: 'kind', label: 'Kind' },
+              { key: 'to', label: 'To' },
+              { key: 'subject', label: 'Subject' },
+              { key: 'state', label: 'State' },
+              { key: 'attempts', label: 'Attempts', numeric: true },
+              { key: 'error', label: 'Last error' },
+              { key: 'again', label: 'Send again' },
             ],
             rows: rows.map((m) => ({
-              id: String(m.id), created: m.createdAt.slice(0, 16), kind: m.kind, to: m.recipient, subject: m.subject ?? '',
+              id: String(m.id),
+              created: m.createdAt.slice(0, 16),
+              kind: m.kind,
+              to: m.recipient,
+              subject: m.subject ?? '',
               state: stateOf(m),
-              attempts: String(m.attempts), error: m.lastError ?? '',
+              attempts: String(m.attempts),
+              error: m.lastError ?? '',
               again: { action: `${pages.base}/${m.id}/again`, label: `Send message ${m.id} again` },
             })),
           },
@@ -75,12 +101,16 @@ export const emailSection: ConsoleSection<Options, DbEmailService> = {
 
     pages.get('', async () => overview());
 
-    pages.post('/test', async ({ body, invalid, form }) => {
-      if (!email.configured) return overview();
-      if (invalid) return overview({ values: form, errors: { to: 'Enter an email address.' } });
-      const id = await email.queueTest((body as { to: string }).to);
-      return { redirect: pages.base, notice: `Test message ${id} queued for ${field(form, 'to')}.` };
-    }, { body: TestBody });
+    pages.post(
+      '/test',
+      async ({ body, invalid, form }) => {
+        if (!email.configured) return overview();
+        if (invalid) return overview({ values: form, errors: { to: 'Enter an email address.' } });
+        const id = await email.queueTest((body as { to: string }).to);
+        return { redirect: pages.base, notice: `Test message ${id} queued for ${field(form, 'to')}.` };
+      },
+      { body: TestBody },
+    );
 
     pages.post('/:id/again', async ({ params }) => {
       const id = email.configured ? await email.sendAgain(idOf(params.id)) : undefined;

@@ -22,26 +22,33 @@ import { Outbox } from './outbox.ts';
 import { emailRoutes, mailLimits } from './routes.ts';
 import { DbEmailService } from './service.ts';
 
-const limit = (max: number, windowSeconds: number) => Type.Object({
-  max: Type.Integer({ minimum: 0, default: max }),
-  windowSeconds: Type.Integer({ minimum: 1, default: windowSeconds }),
-}, { default: {} });
+const limit = (max: number, windowSeconds: number) =>
+  Type.Object(
+    {
+      max: Type.Integer({ minimum: 0, default: max }),
+      windowSeconds: Type.Integer({ minimum: 1, default: windowSeconds }),
+    },
+    { default: {} },
+  );
 
 const options = Type.Object({
-  smtp: Type.Object({
-    /** The SMTP server; empty: no mail is queued or sent, and the console says so. */
-    host: Type.String({ default: '' }),
-    port: Type.Integer({ minimum: 1, maximum: 65535, default: 587 }),
-    /** TLS from the first byte (usually port 465); otherwise STARTTLS when the server offers it. */
-    secure: Type.Boolean({ default: false }),
-    /** Empty: no SMTP authentication. The password comes from the environment variable passwordEnv. */
-    user: Type.String({ default: '' }),
-    passwordEnv: Type.String({ minLength: 1, default: 'SMTP_PASSWORD' }),
-    /** The sender: `Store <store@example.org>`. Required with a host. */
-    from: Type.String({ default: '' }),
-    /** Connecting, the greeting and each reply must come within this. */
-    timeoutMs: Type.Integer({ minimum: 100, default: 15000 }),
-  }, { default: {} }),
+  smtp: Type.Object(
+    {
+      /** The SMTP server; empty: no mail is queued or sent, and the console says so. */
+      host: Type.String({ default: '' }),
+      port: Type.Integer({ minimum: 1, maximum: 65535, default: 587 }),
+      /** TLS from the first byte (usually port 465); otherwise STARTTLS when the server offers it. */
+      secure: Type.Boolean({ default: false }),
+      /** Empty: no SMTP authentication. The password comes from the environment variable passwordEnv. */
+      user: Type.String({ default: '' }),
+      passwordEnv: Type.String({ minLength: 1, default: 'SMTP_PASSWORD' }),
+      /** The sender: `Store <store@example.org>`. Required with a host. */
+      from: Type.String({ default: '' }),
+      /** Connecting, the greeting and each reply must come within this. */
+      timeoutMs: Type.Integer({ minimum: 100, default: 15000 }),
+    },
+    { default: {} },
+  ),
   /** A folder whose mail templates (`<kind>.eta`, as in plugins/email/templates) replace the shipped ones. Relative to the install. */
   themeDir: Type.String({ default: '' }),
   /** With SMTP set: accounts registered with an email must open the link mailed to them before they sign in. */
@@ -76,13 +83,32 @@ export default defineFeature({
     const configured = smtp.host !== '';
     if (configured && !smtp.from) throw new ConfigError('plugins.email.smtp.from: the sender address is required when plugins.email.smtp.host is set.');
     const mailer = configured ? new Mailer(smtp, env[smtp.passwordEnv]) : undefined;
-    const outbox = new Outbox(db, { ...opts, leaseMs: smtp.timeoutMs * 4 + 1000 }, (row) => email.compose(row), (mail) => mailer!.send(mail));
+    const outbox = new Outbox(
+      db,
+      { ...opts, leaseMs: smtp.timeoutMs * 4 + 1000 },
+      (row) => email.compose(row),
+      (mail) => mailer!.send(mail),
+    );
     const limits = mailLimits(app, opts.rateLimit);
-    const email: DbEmailService = new DbEmailService({
-      db, audit: services.get(auditRef), settings, users: services.get(usersRef), auth: services.get(authRef), storefront: () => services.find(storefrontRef),
-    }, {
-      configured, requireVerification: opts.requireVerification, resetMinutes: opts.resetMinutes, verifyHours: opts.verifyHours, themeDir: opts.themeDir,
-    }, outbox, limits.perAccount);
+    const email: DbEmailService = new DbEmailService(
+      {
+        db,
+        audit: services.get(auditRef),
+        settings,
+        users: services.get(usersRef),
+        auth: services.get(authRef),
+        storefront: () => services.find(storefrontRef),
+      },
+      {
+        configured,
+        requireVerification: opts.requireVerification,
+        resetMinutes: opts.resetMinutes,
+        verifyHours: opts.verifyHours,
+        themeDir: opts.themeDir,
+      },
+      outbox,
+      limits.perAccount,
+    );
     services.provide(emailRef, email);
     await emailRoutes(app, email, limits);
     everyRound(app, log, 'email token sweep', opts.sweepSeconds * 1000, () => email.sweepTokens());
@@ -93,13 +119,27 @@ export default defineFeature({
     if (email.verificationRequired) services.get(authRef).requireEmailVerification();
 
     // Inside the transactions that cause them: a mail commits or rolls back with its cause.
-    events.onCommitting('store.order.completed', (order) => (order.items.length === 0 ? undefined : email.queueFor('order-receipt', order.userId, {
-      orderId: order.orderId, total: order.total, currency: order.currency, date: order.creationDate,
-      items: order.items.map((i) => ({ productName: i.productName, quantity: i.quantity })),
-    })));
-    events.onCommitting('payments.completed', (payment) => (payment.credits <= 0 ? undefined : email.queueFor('topup-receipt', payment.userId, {
-      paymentId: payment.paymentId, amount: payment.amount, currency: payment.currency, credits: payment.credits,
-    })));
+    events.onCommitting('store.order.completed', (order) =>
+      order.items.length === 0
+        ? undefined
+        : email.queueFor('order-receipt', order.userId, {
+            orderId: order.orderId,
+            total: order.total,
+            currency: order.currency,
+            date: order.creationDate,
+            items: order.items.map((i) => ({ productName: i.productName, quantity: i.quantity })),
+          }),
+    );
+    events.onCommitting('payments.completed', (payment) =>
+      payment.credits <= 0
+        ? undefined
+        : email.queueFor('topup-receipt', payment.userId, {
+            paymentId: payment.paymentId,
+            amount: payment.amount,
+            currency: payment.currency,
+            credits: payment.credits,
+          }),
+    );
     events.onCommitting('support.ticket.replied', async (reply) => {
       const support = services.find(supportRef);
       if (!reply.isAdmin || !support) return;

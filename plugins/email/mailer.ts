@@ -32,9 +32,13 @@ export class Mailer {
   constructor(smtp: SmtpOptions, password: string | undefined) {
     this.#from = smtp.from;
     this.#transport = nodemailer.createTransport({
-      host: smtp.host, port: smtp.port, secure: smtp.secure,
+      host: smtp.host,
+      port: smtp.port,
+      secure: smtp.secure,
       auth: smtp.user ? { user: smtp.user, pass: password ?? '' } : undefined,
-      connectionTimeout: smtp.timeoutMs, greetingTimeout: smtp.timeoutMs, socketTimeout: smtp.timeoutMs,
+      connectionTimeout: smtp.timeoutMs,
+      greetingTimeout: smtp.timeoutMs,
+      socketTimeout: smtp.timeoutMs,
     });
   }
 

@@ -6,8 +6,8 @@
 import type { MailLanguage } from './contract.ts';
 
 const en = {
-  'greeting': 'Hello {name},',
-  'signature': '— {site}',
+  greeting: 'Hello {name},',
+  signature: '— {site}',
   'order.subject': 'Your order #{id} at {site}',
   'order.intro': 'thank you for your order #{id} of {date}.',
   'order.items': 'What you bought:',
@@ -32,8 +32,8 @@ const en = {
 };
 
 const de: Record<keyof typeof en, string> = {
-  'greeting': 'Hallo {name},',
-  'signature': '— {site}',
+  greeting: 'Hallo {name},',
+  signature: '— {site}',
   'order.subject': 'Deine Bestellung #{id} bei {site}',
   'order.intro': 'danke für deine Bestellung #{id} vom {date}.',
   'order.items': 'Was du gekauft hast:',

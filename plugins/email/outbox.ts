@@ -54,11 +54,20 @@ export class Outbox {
   /** Queues a message; inside a transaction it commits or rolls back with it, and is sent once that commits. */
   async add(message: NewMessage): Promise<number> {
     const id = await EmailOutbox.insert(this.#db, {
-      ...message, params: JSON.stringify(message.params), subject: null, state: 'queued', attempts: 0, dueAt: Date.now(), lastError: null,
-      createdAt: now(), sentAt: null,
+      ...message,
+      params: JSON.stringify(message.params),
+      subject: null,
+      state: 'queued',
+      attempts: 0,
+      dueAt: Date.now(),
+      lastError: null,
+      createdAt: now(),
+      sentAt: null,
     });
     // A failing pass is logged by the next round of the poll.
-    this.#db.afterCommit(() => { this.kick().catch(() => undefined); });
+    this.#db.afterCommit(() => {
+      this.kick().catch(() => undefined);
+    });
     return id;
   }
 
@@ -86,7 +95,9 @@ export class Outbox {
         this.#again = false;
         await this.#pass();
       } while (this.#again && !this.#stopping);
-    })().finally(() => { this.#running = undefined; });
+    })().finally(() => {
+      this.#running = undefined;
+    });
     return this.#running;
   }
 
@@ -98,8 +109,10 @@ export class Outbox {
 
   async #pass(): Promise<void> {
     while (!this.#stopping) {
-      const rows = await EmailOutbox.select(this.#db,
-        sql`where ${O.state} = ${'queued'} and ${O.dueAt} <= ${Date.now()} order by ${O.dueAt}, ${O.id} limit ${countParam(BATCH)}`);
+      const rows = await EmailOutbox.select(
+        this.#db,
+        sql`where ${O.state} = ${'queued'} and ${O.dueAt} <= ${Date.now()} order by ${O.dueAt}, ${O.id} limit ${countParam(BATCH)}`,
+      );
       if (rows.length === 0) return;
       for (const row of rows) {
         if (this.#stopping) return;

@@ -45,8 +45,10 @@ const refused = (seconds: number) =>
  * instance shares the count. The account's count is one for every way in (both routes here, the
  * storefront's forms: `EmailService.countMailLink`), as all of them mail the same address.
  */
-export function mailLimits(app: FastifyInstance, limits: MailLimits): { perAccount: (request: FastifyRequest, login: string) => Promise<void>;
-  perClient: (request: FastifyRequest) => Promise<void> } {
+export function mailLimits(
+  app: FastifyInstance,
+  limits: MailLimits,
+): { perAccount: (request: FastifyRequest, login: string) => Promise<void>; perClient: (request: FastifyRequest) => Promise<void> } {
   const perAddress = limiter(app, limits.perAddress);
   const perIp = limiter(app, limits.perIp);
   return {
@@ -74,47 +76,75 @@ export async function emailRoutes(fastify: FastifyInstance, email: DbEmailServic
     await limits.perClient(request);
   };
 
-  app.post('/api/email/password-reset', {
-    schema: {
-      tags, summary: 'Mail a password reset link to an account', body: MailLinkBody, response: { 200: Done },
-      errors: ['NOT_FOUND', 'RATE_LIMITED'],
+  app.post(
+    '/api/email/password-reset',
+    {
+      schema: {
+        tags,
+        summary: 'Mail a password reset link to an account',
+        body: MailLinkBody,
+        response: { 200: Done },
+        errors: ['NOT_FOUND', 'RATE_LIMITED'],
+      },
+      preHandler,
     },
-    preHandler,
-  }, async ({ body }) => {
-    mailing();
-    await email.requestPasswordReset(body.login, mailLanguage(body.lang ?? email.siteLanguage()));
-    return { status: true as const };
-  });
+    async ({ body }) => {
+      mailing();
+      await email.requestPasswordReset(body.login, mailLanguage(body.lang ?? email.siteLanguage()));
+      return { status: true as const };
+    },
+  );
 
-  app.post('/api/email/password-reset/confirm', {
-    schema: {
-      tags, summary: 'Set a new password with a reset link\'s token (once)', body: ResetBody, response: { 200: Done },
-      errors: ['EMAIL_TOKEN_INVALID', 'INVALID_PASSWORD'],
+  app.post(
+    '/api/email/password-reset/confirm',
+    {
+      schema: {
+        tags,
+        summary: "Set a new password with a reset link's token (once)",
+        body: ResetBody,
+        response: { 200: Done },
+        errors: ['EMAIL_TOKEN_INVALID', 'INVALID_PASSWORD'],
+      },
     },
-  }, async ({ body }) => {
-    await email.resetPassword(body.token, body.password);
-    return { status: true as const };
-  });
+    async ({ body }) => {
+      await email.resetPassword(body.token, body.password);
+      return { status: true as const };
+    },
+  );
 
-  app.post('/api/email/verify', {
-    schema: {
-      tags, summary: 'Confirm an account\'s email with a verification link\'s token (once)', body: TokenBody, response: { 200: Done },
-      errors: ['EMAIL_TOKEN_INVALID'],
+  app.post(
+    '/api/email/verify',
+    {
+      schema: {
+        tags,
+        summary: "Confirm an account's email with a verification link's token (once)",
+        body: TokenBody,
+        response: { 200: Done },
+        errors: ['EMAIL_TOKEN_INVALID'],
+      },
     },
-  }, async ({ body }) => {
-    await email.verifyEmail(body.token);
-    return { status: true as const };
-  });
+    async ({ body }) => {
+      await email.verifyEmail(body.token);
+      return { status: true as const };
+    },
+  );
 
-  app.post('/api/email/verify/resend', {
-    schema: {
-      tags, summary: 'Mail a new verification link to an account still unverified', body: MailLinkBody, response: { 200: Done },
-      errors: ['NOT_FOUND', 'RATE_LIMITED'],
+  app.post(
+    '/api/email/verify/resend',
+    {
+      schema: {
+        tags,
+        summary: 'Mail a new verification link to an account still unverified',
+        body: MailLinkBody,
+        response: { 200: Done },
+        errors: ['NOT_FOUND', 'RATE_LIMITED'],
+      },
+      preHandler,
     },
-    preHandler,
-  }, async ({ body }) => {
-    mailing();
-    await email.resendVerification(body.login, mailLanguage(body.lang ?? email.siteLanguage()));
-    return { status: true as const };
-  });
+    async ({ body }) => {
+      mailing();
+      await email.resendVerification(body.login, mailLanguage(body.lang ?? email.siteLanguage()));
+      return { status: true as const };
+    },
+  );
 }

@@ -100,7 +100,10 @@ export class DbEmailService implements EmailService {
       const copy = await this.outbox.again(id);
       if (copy !== undefined) {
         await this.#peers.audit.record({
-          action: 'email.again', target: { type: 'email', id }, summary: `Queued message ${id} again as ${copy}`, after: { copy },
+          action: 'email.again',
+          target: { type: 'email', id },
+          summary: `Queued message ${id} again as ${copy}`,
+          after: { copy },
         });
       }
       return copy;
@@ -138,8 +141,10 @@ export class DbEmailService implements EmailService {
 
   async resetTokenLive(token: string): Promise<boolean> {
     if (!TOKEN.test(token)) return false;
-    const [row] = await EmailToken.select(this.#peers.db,
-      sql`where ${T.tokenHash} = ${hashOf(token)} and ${T.purpose} = ${'reset-password'} and ${T.usedAt} is null and ${T.expiresAt} > ${now()}`);
+    const [row] = await EmailToken.select(
+      this.#peers.db,
+      sql`where ${T.tokenHash} = ${hashOf(token)} and ${T.purpose} = ${'reset-password'} and ${T.usedAt} is null and ${T.expiresAt} > ${now()}`,
+    );
     return row !== undefined;
   }
 
@@ -177,7 +182,12 @@ export class DbEmailService implements EmailService {
   async #newToken(userId: number, purpose: TokenPurpose, seconds: number): Promise<string> {
     const token = randomBytes(32).toString('hex');
     await EmailToken.insert(this.#peers.db, {
-      tokenHash: hashOf(token), userId, purpose, expiresAt: addSeconds(now(), seconds), usedAt: null, createdAt: now(),
+      tokenHash: hashOf(token),
+      userId,
+      purpose,
+      expiresAt: addSeconds(now(), seconds),
+      usedAt: null,
+      createdAt: now(),
     });
     return token;
   }
@@ -198,7 +208,9 @@ export class DbEmailService implements EmailService {
     switch (kind) {
       case 'order-receipt':
         Object.assign(data, {
-          id: params.orderId, total: money(params.total, String(params.currency)), link: pages?.orderPage(Number(params.orderId)),
+          id: params.orderId,
+          total: money(params.total, String(params.currency)),
+          link: pages?.orderPage(Number(params.orderId)),
           date: displayTimestamp(String(params.date), settings.timezone).slice(0, 16),
         });
         break;

@@ -17,12 +17,16 @@ const here = dirname(fileURLToPath(import.meta.url));
 export type MailKind = 'order-receipt' | 'topup-receipt' | 'ticket-reply' | 'verify-email' | 'reset-password' | 'test';
 
 const SUBJECTS: Record<MailKind, MailKey> = {
-  'order-receipt': 'order.subject', 'topup-receipt': 'topup.subject', 'ticket-reply': 'ticket.subject',
-  'verify-email': 'verify.subject', 'reset-password': 'reset.subject', test: 'test.subject',
+  'order-receipt': 'order.subject',
+  'topup-receipt': 'topup.subject',
+  'ticket-reply': 'ticket.subject',
+  'verify-email': 'verify.subject',
+  'reset-password': 'reset.subject',
+  test: 'test.subject',
 };
 
 export function mailLanguage(lang: string): MailLanguage {
-  return Object.hasOwn(MAIL_LANGUAGES, lang) ? lang as MailLanguage : 'en';
+  return Object.hasOwn(MAIL_LANGUAGES, lang) ? (lang as MailLanguage) : 'en';
 }
 
 export class Templates {
@@ -50,10 +54,12 @@ export class Templates {
    */
   #htmlText(lang: MailLanguage, key: MailKey, values: Record<string, string | number>): string {
     const toHtml = this.#html.config.escapeFunction;
-    const escaped = Object.fromEntries(Object.entries(values).map(([name, value]) => {
-      const s = toHtml(value);
-      return [name, name === 'link' ? `<a href="${s}">${s}</a>` : s];
-    }));
+    const escaped = Object.fromEntries(
+      Object.entries(values).map(([name, value]) => {
+        const s = toHtml(value);
+        return [name, name === 'link' ? `<a href="${s}">${s}</a>` : s];
+      }),
+    );
     return fill(toHtml(MAIL_LANGUAGES[lang][key]), escaped);
   }
 
@@ -61,7 +67,10 @@ export class Templates {
   render(kind: MailKind, lang: MailLanguage, data: Record<string, unknown>): { subject: string; text: string; html?: string } {
     const t = (key: MailKey, values?: Record<string, string | number>) => mailText(lang, key, values);
     const subject = t(SUBJECTS[kind], data as Record<string, string | number>);
-    const text = `${this.#text.render(`@${kind}`, { ...data, t }).replace(/\n{3,}/g, '\n\n').trim()}\n`;
+    const text = `${this.#text
+      .render(`@${kind}`, { ...data, t })
+      .replace(/\n{3,}/g, '\n\n')
+      .trim()}\n`;
     if (this.#textOnly.has(kind)) return { subject, text };
     const h = (key: MailKey, values: Record<string, string | number> = {}) => this.#htmlText(lang, key, values);
     const body = this.#html.render(`@${kind}`, { ...data, t: h });

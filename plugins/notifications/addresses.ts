@@ -20,8 +20,10 @@ export function endpointUrlProblem(kind: EndpointKind, url: string, outbound: Ou
     return 'url: an http or https address is needed.';
   }
   if (target.protocol !== 'https:' && target.protocol !== 'http:') return 'url: an http or https address is needed.';
-  if (kind === 'discord' && (target.protocol !== 'https:' || target.port !== '' || !DISCORD_HOSTS.has(target.hostname)
-    || !DISCORD_PATH.test(target.pathname))) {
+  if (
+    kind === 'discord' &&
+    (target.protocol !== 'https:' || target.port !== '' || !DISCORD_HOSTS.has(target.hostname) || !DISCORD_PATH.test(target.pathname))
+  ) {
     return 'url: a Discord announcement goes to a Discord webhook address (https://discord.com/api/webhooks/<id>/<token>).';
   }
   const refused = outbound.literalRefusal(target);

@@ -5,7 +5,16 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import {
-  type ConsoleBlock, type ConsoleField, type ConsolePage, type ConsolePages, type ConsoleSection, type ShownForm, errorsFor, field, idOf, recordPages,
+  type ConsoleBlock,
+  type ConsoleField,
+  type ConsolePage,
+  type ConsolePages,
+  type ConsoleSection,
+  type ShownForm,
+  errorsFor,
+  field,
+  idOf,
+  recordPages,
 } from '../../core/console.ts';
 import type { EventBus } from '../../core/events.ts';
 import { DomainError } from '../../core/errors.ts';
@@ -35,9 +44,15 @@ export const notificationsSection: ConsoleSection<unknown, DbNotificationsServic
   order: 85,
   pages(pages, ctx, notifications) {
     const np: NotificationPages = {
-      pages, notifications, shown: (ts: string) => displayTimestamp(ts, ctx.settings.get().timezone),
+      pages,
+      notifications,
+      shown: (ts: string) => displayTimestamp(ts, ctx.settings.get().timezone),
       links: {
-        kind: 'links', items: [{ label: 'Endpoints', href: pages.base }, { label: 'Announcement wording', href: `${pages.base}/templates` }],
+        kind: 'links',
+        items: [
+          { label: 'Endpoints', href: pages.base },
+          { label: 'Announcement wording', href: `${pages.base}/templates` },
+        ],
       },
     };
     endpointPages(np, ctx.events);
@@ -55,13 +70,22 @@ interface NotificationPages {
 }
 
 /** An endpoint's form; its events' hint names every event the features declare. */
-const names = (events: EventBus) => events.declared().map((e) => e.name).join(', ');
+const names = (events: EventBus) =>
+  events
+    .declared()
+    .map((e) => e.name)
+    .join(', ');
 const fields = (events: EventBus): ConsoleField[] => [
   { name: 'name', label: 'Name', required: true },
   {
-    name: 'kind', label: 'Kind', type: 'select',
-    hint: 'Discord: a channel\'s webhook URL, sent readable announcements; webhook: signed JSON for your systems.',
-    options: [{ value: 'webhook', label: 'Signed webhook' }, { value: 'discord', label: 'Discord announcement' }],
+    name: 'kind',
+    label: 'Kind',
+    type: 'select',
+    hint: "Discord: a channel's webhook URL, sent readable announcements; webhook: signed JSON for your systems.",
+    options: [
+      { value: 'webhook', label: 'Signed webhook' },
+      { value: 'discord', label: 'Discord announcement' },
+    ],
   },
   { name: 'url', label: 'URL', required: true, hint: 'Where the events are posted (http or https).' },
   { name: 'events', label: 'Events', hint: `Names separated by spaces: ${names(events)}.` },
@@ -71,19 +95,31 @@ const fields = (events: EventBus): ConsoleField[] => [
 /** The endpoints: listed, added, changed and deleted with the record pages every list uses. */
 function endpointPages({ pages, notifications, links }: NotificationPages, events: EventBus): void {
   recordPages<EndpointView>(pages, {
-    path: '', title: 'Endpoints', noun: 'endpoint', above: [links], fields: fields(events),
+    path: '',
+    title: 'Endpoints',
+    noun: 'endpoint',
+    above: [links],
+    fields: fields(events),
     columns: [
-      { key: 'kind', label: 'Kind' }, { key: 'events', label: 'Events' }, { key: 'active', label: 'Active' }, { key: 'deliveries', label: 'Deliveries' },
+      { key: 'kind', label: 'Kind' },
+      { key: 'events', label: 'Events' },
+      { key: 'active', label: 'Active' },
+      { key: 'deliveries', label: 'Deliveries' },
     ],
-    createBody: EndpointForm, editBody: EndpointForm,
-    list: () => notifications.endpoints(), get: (id) => notifications.endpoint(id),
+    createBody: EndpointForm,
+    editBody: EndpointForm,
+    list: () => notifications.endpoints(),
+    get: (id) => notifications.endpoint(id),
     create: ({ body }) => notifications.createEndpoint(input(body)),
     update: (id, { body }) => notifications.updateEndpoint(id, input(body)),
     remove: (id) => notifications.deleteEndpoint(id),
-    idOf: (e) => e.id, nameOf: (e) => e.name,
+    idOf: (e) => e.id,
+    nameOf: (e) => e.name,
     values: (e) => ({ name: e.name, kind: e.kind, url: e.url, events: e.events.join(' '), ...(e.active ? { active: 'true' } : {}) }),
     cells: (e) => ({
-      kind: e.kind, events: e.events.join(' ') || 'none', active: e.active ? 'yes' : 'no',
+      kind: e.kind,
+      events: e.events.join(' ') || 'none',
+      active: e.active ? 'yes' : 'no',
       deliveries: { text: `Deliveries of ${e.name}`, href: `${pages.base}/${e.id}/deliveries` },
     }),
     errorFields: { NOTIFICATION_UNKNOWN_EVENT: 'events' },
@@ -105,17 +141,35 @@ function deliveryPages({ pages, notifications, shown, links }: NotificationPages
       title: `Deliveries of ${e.name}`,
       blocks: [
         links,
-        { kind: 'stats', items: [{ label: 'URL', value: e.url }, { label: 'kind', value: e.kind }, { label: 'signing secret', value: e.secret }] },
+        {
+          kind: 'stats',
+          items: [
+            { label: 'URL', value: e.url },
+            { label: 'kind', value: e.kind },
+            { label: 'signing secret', value: e.secret },
+          ],
+        },
         { kind: 'form', id: 'send-test', title: 'Test', action: `${pages.base}/${e.id}/test`, submit: 'Send a test message', fields: [] },
         {
-          kind: 'table', caption: 'Recent deliveries, newest first', empty: 'Nothing sent to this endpoint yet.',
-          columns: [{ key: 'created', label: 'Queued' }, { key: 'event', label: 'Event' }, { key: 'status', label: 'Status' },
-            { key: 'attempts', label: 'Attempts' }, { key: 'redeliver', label: 'Redeliver' }],
+          kind: 'table',
+          caption: 'Recent deliveries, newest first',
+          empty: 'Nothing sent to this endpoint yet.',
+          columns: [
+            { key: 'created', label: 'Queued' },
+            { key: 'event', label: 'Event' },
+            { key: 'status', label: 'Status' },
+            { key: 'attempts', label: 'Attempts' },
+            { key: 'redeliver', label: 'Redeliver' },
+          ],
           rows: list.map((d) => ({
-            created: shown(d.createdDate), event: { text: d.event, href: `${pages.base}/deliveries/${d.id}` }, status: d.status,
+            created: shown(d.createdDate),
+            event: { text: d.event, href: `${pages.base}/deliveries/${d.id}` },
+            status: d.status,
             attempts: attemptsOf(d),
-            redeliver: d.status === 'delivered' || d.status === 'failed'
-              ? { action: `${pages.base}/deliveries/${d.id}/redeliver`, label: `Redeliver ${d.event} #${d.id}` } : '',
+            redeliver:
+              d.status === 'delivered' || d.status === 'failed'
+                ? { action: `${pages.base}/deliveries/${d.id}/redeliver`, label: `Redeliver ${d.event} #${d.id}` }
+                : '',
           })),
         },
       ],
@@ -136,24 +190,44 @@ function deliveryPages({ pages, notifications, shown, links }: NotificationPages
       blocks: [
         { kind: 'links', items: [{ label: `Deliveries of ${e.name}`, href: `${pages.base}/${e.id}/deliveries` }] },
         {
-          kind: 'stats', items: [{ label: 'status', value: d.status }, { label: 'webhook-id', value: d.messageId },
+          kind: 'stats',
+          items: [
+            { label: 'status', value: d.status },
+            { label: 'webhook-id', value: d.messageId },
             { label: 'queued', value: shown(d.createdDate) },
-            { label: 'next attempt', value: d.status === 'pending' ? shown(d.nextAttemptDate) : '–' }],
+            { label: 'next attempt', value: d.status === 'pending' ? shown(d.nextAttemptDate) : '–' },
+          ],
         },
         {
-          kind: 'table', caption: 'Attempts', empty: 'Not tried yet.',
-          columns: [{ key: 'started', label: 'Started' }, { key: 'ms', label: 'Time (ms)', numeric: true }, { key: 'status', label: 'Answer' },
-            { key: 'response', label: 'Body (start)' }, { key: 'error', label: 'Error' }],
+          kind: 'table',
+          caption: 'Attempts',
+          empty: 'Not tried yet.',
+          columns: [
+            { key: 'started', label: 'Started' },
+            { key: 'ms', label: 'Time (ms)', numeric: true },
+            { key: 'status', label: 'Answer' },
+            { key: 'response', label: 'Body (start)' },
+            { key: 'error', label: 'Error' },
+          ],
           rows: d.attempts.map((a) => ({
-            started: shown(a.startedDate), ms: String(a.durationMs), status: a.status === null ? 'none' : String(a.status),
-            response: a.response, error: a.error ?? '',
+            started: shown(a.startedDate),
+            ms: String(a.durationMs),
+            status: a.status === null ? 'none' : String(a.status),
+            response: a.response,
+            error: a.error ?? '',
           })),
         },
         ...(d.status === 'delivered' || d.status === 'failed'
-          ? [{
-            kind: 'form' as const, id: 'redeliver', title: 'Redeliver', action: `${pages.base}/deliveries/${d.id}/redeliver`,
-            submit: 'Send again', fields: [],
-          }]
+          ? [
+              {
+                kind: 'form' as const,
+                id: 'redeliver',
+                title: 'Redeliver',
+                action: `${pages.base}/deliveries/${d.id}/redeliver`,
+                submit: 'Send again',
+                fields: [],
+              },
+            ]
           : []),
       ],
     };
@@ -177,18 +251,29 @@ function templatePages({ pages, notifications, links }: NotificationPages): void
     const template = (await notifications.templates()).find((t) => t.event === event);
     if (!template) throw new DomainError('NOTIFICATION_UNKNOWN_EVENT', `No feature declares the event "${event}".`);
     return {
-      title: `Announcement of ${event}`, status: edit ? 422 : 200,
+      title: `Announcement of ${event}`,
+      status: edit ? 422 : 200,
       blocks: [
         links,
         {
-          kind: 'text', heading: 'Placeholders',
-          text: 'Name a value of the event between double braces, e.g. {{username}} or {{total}}; money shows as a decimal, lists '
-            + 'joined. Nothing else in the text runs. Leave both empty for the built-in wording.',
+          kind: 'text',
+          heading: 'Placeholders',
+          text:
+            'Name a value of the event between double braces, e.g. {{username}} or {{total}}; money shows as a decimal, lists ' +
+            'joined. Nothing else in the text runs. Leave both empty for the built-in wording.',
         },
         {
-          kind: 'form', id: 'template', title: 'Wording', action: `${pages.base}/templates/${encodeURIComponent(event)}`, submit: 'Save wording',
-          values: edit?.values ?? { title: template.title, body: template.body }, errors: edit?.errors,
-          fields: [{ name: 'title', label: 'Title' }, { name: 'body', label: 'Text', type: 'textarea' }],
+          kind: 'form',
+          id: 'template',
+          title: 'Wording',
+          action: `${pages.base}/templates/${encodeURIComponent(event)}`,
+          submit: 'Save wording',
+          values: edit?.values ?? { title: template.title, body: template.body },
+          errors: edit?.errors,
+          fields: [
+            { name: 'title', label: 'Title' },
+            { name: 'body', label: 'Text', type: 'textarea' },
+          ],
         },
       ],
     };
@@ -199,10 +284,17 @@ function templatePages({ pages, notifications, links }: NotificationPages): void
     blocks: [
       links,
       {
-        kind: 'table', caption: 'Announcements by event',
-        columns: [{ key: 'event', label: 'Event' }, { key: 'title', label: 'Title' }, { key: 'custom', label: 'Changed' }],
+        kind: 'table',
+        caption: 'Announcements by event',
+        columns: [
+          { key: 'event', label: 'Event' },
+          { key: 'title', label: 'Title' },
+          { key: 'custom', label: 'Changed' },
+        ],
         rows: (await notifications.templates()).map((t) => ({
-          event: { text: t.event, href: `${pages.base}/templates/${encodeURIComponent(t.event)}` }, title: t.title, custom: t.custom ? 'yes' : 'no',
+          event: { text: t.event, href: `${pages.base}/templates/${encodeURIComponent(t.event)}` },
+          title: t.title,
+          custom: t.custom ? 'yes' : 'no',
         })),
       },
     ],
@@ -210,14 +302,18 @@ function templatePages({ pages, notifications, links }: NotificationPages): void
 
   pages.get('/templates/:event', async ({ params }) => templatePage(params.event ?? ''));
 
-  pages.post('/templates/:event', async ({ params, form, invalid }) => {
-    const event = params.event ?? '';
-    if (invalid) return templatePage(event, { values: form, errors: invalid });
-    try {
-      await notifications.setTemplate(event, field(form, 'title'), field(form, 'body'));
-      return { redirect: `${pages.base}/templates`, notice: `The announcement of ${event} is saved.` };
-    } catch (err) {
-      return templatePage(event, { values: form, errors: errorsFor(err, ['title', 'body']) });
-    }
-  }, { body: Type.Partial(TemplateBody) });
+  pages.post(
+    '/templates/:event',
+    async ({ params, form, invalid }) => {
+      const event = params.event ?? '';
+      if (invalid) return templatePage(event, { values: form, errors: invalid });
+      try {
+        await notifications.setTemplate(event, field(form, 'title'), field(form, 'body'));
+        return { redirect: `${pages.base}/templates`, notice: `The announcement of ${event} is saved.` };
+      } catch (err) {
+        return templatePage(event, { values: form, errors: errorsFor(err, ['title', 'body']) });
+      }
+    },
+    { body: Type.Partial(TemplateBody) },
+  );
 }

@@ -61,7 +61,12 @@ export function render(template: string, values: Record<string, string>): string
 /** Discord's webhook body; mentions are off so a player's name cannot ping a channel. */
 export function discordMessage(event: string, payload: Record<string, unknown>, wording: Wording, createdIso: string): string {
   const values = templateValues(event, payload);
-  const body = wording.body || Object.entries(values).filter(([k]) => k !== 'event').map(([k, v]) => `**${k}**: ${v}`).join('\n');
+  const body =
+    wording.body ||
+    Object.entries(values)
+      .filter(([k]) => k !== 'event')
+      .map(([k, v]) => `**${k}**: ${v}`)
+      .join('\n');
   return JSON.stringify({
     allowed_mentions: { parse: [] },
     embeds: [{ title: render(wording.title, values).slice(0, 256), description: render(body, values).slice(0, 4096), timestamp: createdIso, color: 0x5865f2 }],

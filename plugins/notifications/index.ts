@@ -54,8 +54,14 @@ export default defineFeature({
     // Announcements name the player an event is about; users is optional, looked up when it runs.
     const nameOf = async (id: number) => (await services.find(usersRef)?.findById(id))?.username;
     const notifications = new DbNotificationsService(db, services.get(auditRef), declared, opts.endpointsCacheSeconds, nameOf, outbound);
-    const worker = new DeliveryWorker(db, opts, log, (event, payload, created) => notifications.announcement(event, payload, created),
-      (event) => notifications.subscribers(event), outbound);
+    const worker = new DeliveryWorker(
+      db,
+      opts,
+      log,
+      (event, payload, created) => notifications.announcement(event, payload, created),
+      (event) => notifications.subscribers(event),
+      outbound,
+    );
     notifications.onQueued = () => worker.queued();
     services.provide(notificationsRef, notifications);
     // Inside the emitting transaction: the event is queued with the change it tells of, or not at all.

@@ -8,17 +8,21 @@ export const DeliveriesQuery = Type.Object({ limit: Type.Optional(Type.Integer({
 const endpointFields = {
   name: Type.String({ minLength: 1, maxLength: 64 }),
   kind: Type.Union([Type.Literal('webhook'), Type.Literal('discord')], {
-    description: 'webhook: signed JSON (Standard Webhooks); discord: an embed for a Discord webhook URL', default: 'webhook',
+    description: 'webhook: signed JSON (Standard Webhooks); discord: an embed for a Discord webhook URL',
+    default: 'webhook',
   }),
   url: Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) address the events are posted to' }),
   events: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
-    maxItems: 100, description: 'declared event names (GET /api/admin/notifications/events)',
+    maxItems: 100,
+    description: 'declared event names (GET /api/admin/notifications/events)',
   }),
   active: S.boolish(),
 };
 export const CreateEndpointBody = Type.Object({
   ...endpointFields,
-  kind: Type.Optional(endpointFields.kind), active: Type.Optional(endpointFields.active), events: Type.Optional(endpointFields.events),
+  kind: Type.Optional(endpointFields.kind),
+  active: Type.Optional(endpointFields.active),
+  events: Type.Optional(endpointFields.events),
 });
 export const UpdateEndpointBody = Type.Partial(Type.Object(endpointFields));
 
@@ -40,7 +44,7 @@ const Attempt = Type.Object({
   startedDate: S.dateStr(),
   durationMs: S.example('87', 'milliseconds until the answer or the failure'),
   status: S.strOrNull('the HTTP status, null when nothing came back', '500'),
-  response: S.example('internal error', 'the start of the answer\'s body'),
+  response: S.example('internal error', "the start of the answer's body"),
   error: S.strOrNull('why the attempt failed, null when it did not', 'The endpoint answered 500.'),
 });
 export const DeliveryRow = Type.Object({

@@ -12,7 +12,12 @@ import { BUILT_IN, discordMessage, wordingFor } from './discord.ts';
 import { type Sql, sql } from '../../core/sql.ts';
 import { joined, type TableRecord } from '../../core/table.ts';
 import {
-  NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint as E, NotificationsEvent, NotificationsTemplate as T, pendingDelivery,
+  NotificationsAttempt,
+  NotificationsDelivery as D,
+  NotificationsEndpoint as E,
+  NotificationsEvent,
+  NotificationsTemplate as T,
+  pendingDelivery,
 } from './entities.ts';
 
 type Endpoint = TableRecord<typeof E>;
@@ -52,8 +57,14 @@ export class DbNotificationsService implements NotificationsService {
   /** Called after a commit that queued events (or a delivery by hand): the worker looks at the queue soon. */
   onQueued: () => void = () => undefined;
 
-  constructor(db: Database, audit: AuditLog, declared: () => DeclaredEvent[], cacheSeconds: number, nameOf: (userId: number) => Promise<string | undefined>,
-    outbound: OutboundPolicy) {
+  constructor(
+    db: Database,
+    audit: AuditLog,
+    declared: () => DeclaredEvent[],
+    cacheSeconds: number,
+    nameOf: (userId: number) => Promise<string | undefined>,
+    outbound: OutboundPolicy,
+  ) {
     this.#db = db;
     this.#outbound = outbound;
     this.#audit = audit;
@@ -71,7 +82,9 @@ export class DbNotificationsService implements NotificationsService {
       for (const e of active) for (const name of view(e).events) next.set(name, [...(next.get(name) ?? []), e.id]);
       this.#subscribers = next;
       this.#loadedAt = Date.now();
-    })().finally(() => { this.#loading = undefined; });
+    })().finally(() => {
+      this.#loading = undefined;
+    });
     await this.#loading;
   }
 
@@ -119,7 +132,10 @@ export class DbNotificationsService implements NotificationsService {
       if (problem) throw new DomainError('VALIDATION_ERROR', problem);
     }
     return {
-      name: input.name, kind: input.kind, url: input.url, active: input.active,
+      name: input.name,
+      kind: input.kind,
+      url: input.url,
+      active: input.active,
       events: input.events === undefined ? undefined : [...new Set(input.events)].join(' '),
     };
   }
@@ -130,7 +146,10 @@ export class DbNotificationsService implements NotificationsService {
       const id = await E.insert(this.#db, { ...checked, secret: `whsec_${randomBytes(24).toString('base64')}`, createdDate: now() });
       const after = await this.endpoint(id);
       await this.#audit.record({
-        action: 'notifications.endpoint.create', target: { type: 'endpoint', id }, summary: `Added webhook endpoint ${after.name}`, after: audited(after),
+        action: 'notifications.endpoint.create',
+        target: { type: 'endpoint', id },
+        summary: `Added webhook endpoint ${after.name}`,
+        after: audited(after),
       });
       return after;
     });
@@ -144,8 +163,11 @@ export class DbNotificationsService implements NotificationsService {
       await E.update(this.#db, id, this.#checked(input, before));
       const after = await this.endpoint(id);
       await this.#audit.record({
-        action: 'notifications.endpoint.update', target: { type: 'endpoint', id }, summary: `Changed webhook endpoint ${after.name}`,
-        before: audited(before), after: audited(after),
+        action: 'notifications.endpoint.update',
+        target: { type: 'endpoint', id },
+        summary: `Changed webhook endpoint ${after.name}`,
+        before: audited(before),
+        after: audited(after),
       });
       return after;
     });
@@ -161,7 +183,10 @@ export class DbNotificationsService implements NotificationsService {
       await this.#db.run(sql`delete from ${D} where ${D.c.endpointId} = ${id}`);
       await this.#db.run(sql`delete from ${E} where ${E.c.id} = ${id}`);
       await this.#audit.record({
-        action: 'notifications.endpoint.delete', target: { type: 'endpoint', id }, summary: `Deleted webhook endpoint ${before.name}`, before: audited(before),
+        action: 'notifications.endpoint.delete',
+        target: { type: 'endpoint', id },
+        summary: `Deleted webhook endpoint ${before.name}`,
+        before: audited(before),
       });
     });
     await this.refresh(true);
@@ -182,8 +207,14 @@ export class DbNotificationsService implements NotificationsService {
       byDelivery.set(a.deliveryId, list);
     }
     return deliveries.map(({ d, e }) => ({
-      id: d.id, endpointId: d.endpointId, messageId: e.messageId, event: e.name, status: d.status,
-      attempts: byDelivery.get(d.id) ?? [], nextAttemptDate: d.nextAttemptDate, createdDate: e.createdDate,
+      id: d.id,
+      endpointId: d.endpointId,
+      messageId: e.messageId,
+      event: e.name,
+      status: d.status,
+      attempts: byDelivery.get(d.id) ?? [],
+      nextAttemptDate: d.nextAttemptDate,
+      createdDate: e.createdDate,
     }));
   }
 
@@ -207,8 +238,11 @@ export class DbNotificationsService implements NotificationsService {
         where ${D.c.id} = ${id} and ${D.c.status} in ('delivered', 'failed')`);
       if (affectedRows === 0) throw new DomainError('NOTIFICATION_DELIVERY_QUEUED', `Delivery ${id} is already queued; it goes out by itself.`);
       await this.#audit.record({
-        action: 'notifications.delivery.redeliver', target: { type: 'delivery', id }, summary: `Queued ${before.event} again for endpoint ${before.endpointId}`,
-        before: { status: before.status }, after: { status: 'pending' },
+        action: 'notifications.delivery.redeliver',
+        target: { type: 'delivery', id },
+        summary: `Queued ${before.event} again for endpoint ${before.endpointId}`,
+        before: { status: before.status },
+        after: { status: 'pending' },
       });
     });
     this.onQueued();
@@ -232,7 +266,7 @@ export class DbNotificationsService implements NotificationsService {
   /** A chat announcement's body in the wording `event` has now, naming the player when the event gives only an id. */
   async announcement(event: string, payload: Record<string, unknown>, createdIso: string): Promise<string> {
     const [custom] = await T.select(this.#db, sql`where ${T.c.event} = ${event}`);
-    const who = payload.username === undefined ? payload.accountId ?? payload.userId : undefined;
+    const who = payload.username === undefined ? (payload.accountId ?? payload.userId) : undefined;
     const username = typeof who === 'number' ? await this.#nameOf(who) : undefined;
     return discordMessage(event, username === undefined ? payload : { ...payload, username }, custom ?? wordingFor(event), createdIso);
   }
@@ -256,9 +290,11 @@ export class DbNotificationsService implements NotificationsService {
       const custom = title !== '' || body !== '';
       if (custom) await T.insert(this.#db, { event, title, body });
       await this.#audit.record({
-        action: 'notifications.template.update', target: { type: 'template', id: event },
+        action: 'notifications.template.update',
+        target: { type: 'template', id: event },
         summary: custom ? `Changed the wording of ${event}` : `Restored the built-in wording of ${event}`,
-        before: before && { title: before.title, body: before.body }, after: custom ? { title, body } : undefined,
+        before: before && { title: before.title, body: before.body },
+        after: custom ? { title, body } : undefined,
       });
     });
     return (await this.templates()).find((t) => t.event === event)!;

@@ -57,7 +57,10 @@ interface Claimed {
 }
 
 /** A send that ended: its try, or none when shutdown cut it (the row goes back untried). */
-interface Outcome { c: Claimed; attempt?: Attempt }
+interface Outcome {
+  c: Claimed;
+  attempt?: Attempt;
+}
 
 /** Events fanned out per look at most. */
 const FAN_OUT_BATCH = 500;
@@ -112,7 +115,9 @@ export class DeliveryWorker {
   #opening = false;
 
   constructor(
-    db: Database, opts: WorkerOptions, log: FastifyBaseLogger,
+    db: Database,
+    opts: WorkerOptions,
+    log: FastifyBaseLogger,
     announcement: (event: string, payload: Record<string, unknown>, createdIso: string) => Promise<string>,
     subscribers: (event: string) => number[],
     outbound: OutboundPolicy,
@@ -128,11 +133,16 @@ export class DeliveryWorker {
 
   start(): void {
     this.#timer = setInterval(() => {
-      this.#releaseLapsed().then(() => this.wake(), (err: unknown) => this.#rounds.failed(err));
+      this.#releaseLapsed().then(
+        () => this.wake(),
+        (err: unknown) => this.#rounds.failed(err),
+      );
     }, this.#opts.pollMs);
     this.#timer.unref();
     if (this.#opts.retentionDays > 0) {
-      const sweep = () => { this.#sweep().catch((err: unknown) => this.#rounds.failed(err)); };
+      const sweep = () => {
+        this.#sweep().catch((err: unknown) => this.#rounds.failed(err));
+      };
       this.#sweepTimer = setInterval(sweep, SWEEP_MS);
       this.#sweepTimer.unref();
       sweep();
@@ -171,7 +181,7 @@ export class DeliveryWorker {
 
   /** Sends a busy window starts at most. */
   #share(): number {
-    return Math.ceil(this.#opts.busySendsPerSecond * WINDOW_MS / 1000);
+    return Math.ceil((this.#opts.busySendsPerSecond * WINDOW_MS) / 1000);
   }
 
   /**
@@ -323,7 +333,11 @@ export class DeliveryWorker {
     await this.#db.run(sql`update ${D} set ${D.c.status} = 'sending', ${D.c.leaseUntil} = ${leaseUntil}, ${D.c.claim} = ${token},
       ${D.c.updatedDate} = ${at} where ${D.c.id} in ${picked} and ${D.c.status} = 'pending'`);
     const claimed: Claimed[] = (await D.select(this.#db, sql`where ${D.c.id} in ${picked} and ${D.c.claim} = ${token}`)).map((d) => ({
-      id: d.id, endpointId: d.endpointId, eventId: d.eventId, attempts: d.attempts, token,
+      id: d.id,
+      endpointId: d.endpointId,
+      eventId: d.eventId,
+      attempts: d.attempts,
+      token,
     }));
     if (claimed.length === 0) return picked.length;
     for (const c of claimed) this.#inFlight.set(c.endpointId, (this.#inFlight.get(c.endpointId) ?? 0) + 1);
@@ -370,9 +384,10 @@ export class DeliveryWorker {
   async #message(event: EventRecord, endpoint: Endpoint): Promise<{ body: string; headers: Record<string, string> }> {
     const created = parseTimestamp(event.createdDate).toISOString();
     const payload = JSON.parse(event.payload) as Record<string, unknown>;
-    const body = endpoint.kind === 'discord'
-      ? await this.#announcement(event.name, payload, created)
-      : JSON.stringify({ type: event.name, timestamp: created, data: payload });
+    const body =
+      endpoint.kind === 'discord'
+        ? await this.#announcement(event.name, payload, created)
+        : JSON.stringify({ type: event.name, timestamp: created, data: payload });
     const sentAt = new Date();
     return {
       body,
@@ -398,8 +413,13 @@ export class DeliveryWorker {
     const groups = new Map<string, { status: string; next: string; lastStatus: number | null; tried: boolean; token: string; ids: number[] }>();
     for (const { c, attempt } of done) {
       const tries = c.attempts + 1;
-      const [status, next] = !attempt ? ['pending', at] : attempt.error === null ? ['delivered', at]
-        : tries > delays.length ? ['failed', at] : ['pending', notBefore(delays[tries - 1]!)];
+      const [status, next] = !attempt
+        ? ['pending', at]
+        : attempt.error === null
+          ? ['delivered', at]
+          : tries > delays.length
+            ? ['failed', at]
+            : ['pending', notBefore(delays[tries - 1]!)];
       const group = { status, next, lastStatus: attempt?.status ?? null, tried: attempt !== undefined, token: c.token };
       const key = JSON.stringify(group);
       const known = groups.get(key) ?? { ...group, ids: [] };
@@ -440,14 +460,25 @@ function notBefore(seconds: number): string {
   return toTimestamp(new Date(Date.now() + seconds * 1000 + 999));
 }
 
-interface Agents { http: HttpAgent; https: HttpsAgent }
+interface Agents {
+  http: HttpAgent;
+  https: HttpsAgent;
+}
 
 /**
  * Posts `body` and reads at most `max` bytes of the answer (the rest is not read). node:http
  * rather than fetch: a delivery runs on the cores that serve requests, and fetch costs more per call.
  */
-function post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal, max: number, agents: Agents): Promise<{
-  status: number; response: string;
+function post(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+  max: number,
+  agents: Agents,
+): Promise<{
+  status: number;
+  response: string;
 }> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);

@@ -35,16 +35,20 @@ function requestedLines(lines: unknown): RequestedLine[] {
   if (lines.length > MAX_LINES) throw new DomainError('VALIDATION_ERROR', `lines: at most ${MAX_LINES} lines in one purchase.`);
   return lines.map((line: Partial<Record<keyof PurchaseRequest['lines'][number], unknown>>, i) => {
     const { productId, quantity, variables = {} } = line ?? {};
-    if (!Number.isSafeInteger(productId) || (productId as number) < 1) throw new DomainError('PRODUCT_NOT_FOUND',
-      `lines[${i}]: no product with ID ${String(productId)}.`);
+    if (!Number.isSafeInteger(productId) || (productId as number) < 1)
+      throw new DomainError('PRODUCT_NOT_FOUND', `lines[${i}]: no product with ID ${String(productId)}.`);
     if (!Number.isInteger(quantity) || (quantity as number) < 1 || (quantity as number) > MAX_LINES) {
       throw new DomainError('INVALID_QUANTITY', `lines[${i}].quantity must be a whole number from 1 to ${MAX_LINES}.`);
     }
     if (typeof variables !== 'object' || variables === null || Object.values(variables).some((v) => typeof v !== 'string')) {
       throw new DomainError('INVALID_VARIABLE', `lines[${i}].variables must map names to text.`);
     }
-    return { productId: productId as number, sentId: String(productId), quantity: quantity as number,
-      variables: new Map(Object.entries(variables as Record<string, string>)) };
+    return {
+      productId: productId as number,
+      sentId: String(productId),
+      quantity: quantity as number,
+      variables: new Map(Object.entries(variables as Record<string, string>)),
+    };
   });
 }
 
@@ -140,16 +144,38 @@ export class Checkouts {
     const quote = await this.#deps.store.quote(buyer, lines, request.codes);
     if (quote.total < 1) throw new DomainError('INVALID_AMOUNT', 'This basket costs nothing: there is nothing to pay at a gateway.');
     if (quote.total > MAX_CENTS) throw new DomainError('INVALID_AMOUNT', `A purchase must cost at most ${formatMoney(MAX_CENTS)}.`);
-    return this.#open(adapter, {
-      userId: 'userId' in buyer ? buyer.userId : 0, guestName: 'guestName' in buyer ? buyer.guestName : null, packageId: null,
-      amount: quote.total, currency: quote.currency, credits: 0, bonus: 0,
-      purchaseLines: JSON.stringify({ lines: quote.lines, adjustments: quote.adjustments } satisfies PricedBasket),
-      description: quote.lines.map((l) => `${l.productName} x${l.quantity}`).join(', ').slice(0, 127),
-    }, returnURL, cancelURL, fingerprintOf(['purchase', adapter.name,
-      // A guest is one browser (its session) as well as a name: two guests typing one name buy apart.
-      'userId' in buyer ? buyer.userId : [buyer.guestName, request.codes?.sender?.session ?? null],
-      linesKey(lines), request.codes?.coupon?.toLowerCase() ?? null, request.codes?.giftCard?.toLowerCase() ?? null, quote.total, quote.currency,
-      returnURL, cancelURL]));
+    return this.#open(
+      adapter,
+      {
+        userId: 'userId' in buyer ? buyer.userId : 0,
+        guestName: 'guestName' in buyer ? buyer.guestName : null,
+        packageId: null,
+        amount: quote.total,
+        currency: quote.currency,
+        credits: 0,
+        bonus: 0,
+        purchaseLines: JSON.stringify({ lines: quote.lines, adjustments: quote.adjustments } satisfies PricedBasket),
+        description: quote.lines
+          .map((l) => `${l.productName} x${l.quantity}`)
+          .join(', ')
+          .slice(0, 127),
+      },
+      returnURL,
+      cancelURL,
+      fingerprintOf([
+        'purchase',
+        adapter.name,
+        // A guest is one browser (its session) as well as a name: two guests typing one name buy apart.
+        'userId' in buyer ? buyer.userId : [buyer.guestName, request.codes?.sender?.session ?? null],
+        linesKey(lines),
+        request.codes?.coupon?.toLowerCase() ?? null,
+        request.codes?.giftCard?.toLowerCase() ?? null,
+        quote.total,
+        quote.currency,
+        returnURL,
+        cancelURL,
+      ]),
+    );
   }
 
   /**
@@ -190,8 +216,10 @@ export class Checkouts {
     if (!payment && held.creationDate >= addSeconds(stamp, -checkoutClaimSeconds)) return 'wait';
     // Paid, expired or old, or abandoned at its gateway by an instance that died: this request starts
     // a new checkout, unless another copy took the claim over first.
-    const { affectedRows } = await db.transaction(() => db.run(sql`update ${PaymentsCheckout} set ${C.paymentId} = ${id}, ${C.creationDate} = ${stamp}
-      where ${C.fingerprint} = ${fingerprint} and ${C.paymentId} = ${held.paymentId}`));
+    const { affectedRows } = await db.transaction(() =>
+      db.run(sql`update ${PaymentsCheckout} set ${C.paymentId} = ${id}, ${C.creationDate} = ${stamp}
+      where ${C.fingerprint} = ${fingerprint} and ${C.paymentId} = ${held.paymentId}`),
+    );
     return affectedRows === 1 ? 'ours' : 'wait';
   }
 
@@ -200,8 +228,14 @@ export class Checkouts {
     try {
       let session: Awaited<ReturnType<typeof adapter.createCheckout>>;
       try {
-        session = await adapter.createCheckout({ paymentId: id, amount: what.amount, currency: what.currency, description: what.description, returnURL,
-          cancelURL });
+        session = await adapter.createCheckout({
+          paymentId: id,
+          amount: what.amount,
+          currency: what.currency,
+          description: what.description,
+          returnURL,
+          cancelURL,
+        });
       } catch (err) {
         if (err instanceof DomainError) throw err;
         this.#deps.log.error({ err, gateway: adapter.name, paymentId: id }, 'the gateway refused the checkout');
@@ -210,8 +244,18 @@ export class Checkouts {
       const stamp = now();
       const { description: _, ...values } = what;
       const payment: Payment = {
-        ...values, id, gateway: adapter.name, checkoutRef: session.checkoutRef, chargeRef: null, status: 'pending',
-        orderId: null, reclaimed: 0, debt: 0, checkoutUrl: session.checkoutURL, creationDate: stamp, updateDate: stamp,
+        ...values,
+        id,
+        gateway: adapter.name,
+        checkoutRef: session.checkoutRef,
+        chargeRef: null,
+        status: 'pending',
+        orderId: null,
+        reclaimed: 0,
+        debt: 0,
+        checkoutUrl: session.checkoutURL,
+        creationDate: stamp,
+        updateDate: stamp,
       };
       await PaymentsPayment.insert(this.#deps.db, payment);
       return payment;

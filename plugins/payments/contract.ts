@@ -130,8 +130,13 @@ export interface PaymentsService {
   /** The top-up packages on offer, cheapest first. */
   topUpPackages(): Promise<TopUpPackage[]>;
   /** A top-up of a package at a gateway for a user: a pending payment and where to pay it. */
-  startTopUp(request: { gateway: string; userId: number; packageId: number; returnURL: string; cancelURL: string }):
-    Promise<{ paymentId: string; checkoutURL: string }>;
+  startTopUp(request: {
+    gateway: string;
+    userId: number;
+    packageId: number;
+    returnURL: string;
+    cancelURL: string;
+  }): Promise<{ paymentId: string; checkoutURL: string }>;
   /**
    * A basket paid directly at a gateway: the prices are read from the catalogue now (never from the
    * caller) and kept with the pending payment; the gateway's verified webhook completes it through
@@ -150,7 +155,13 @@ declare module '../../core/events.ts' {
     'payments.completed': { paymentId: string; userId: number; orderId: number; gateway: string; amount: number; currency: string; credits: number };
     /** A refund or dispute took back `reclaimed` credits; `debt` could not be taken (already spent). */
     'payments.reversed': {
-      paymentId: string; userId: number; orderId: number; gateway: string; kind: 'refunded' | 'disputed'; reclaimed: number; debt: number;
+      paymentId: string;
+      userId: number;
+      orderId: number;
+      gateway: string;
+      kind: 'refunded' | 'disputed';
+      reclaimed: number;
+      debt: number;
     };
   }
 }

@@ -61,30 +61,60 @@ export default defineFeature({
     'payments.reversed': 'A payment was refunded or disputed (kind), its credits taken back.',
   },
   errors: {
-    GATEWAY_UNAVAILABLE: 400, GATEWAY_ERROR: 502, INVALID_SIGNATURE: 400, INVALID_WEBHOOK: 400, UNKNOWN_PAYMENT: 400,
-    AMOUNT_MISMATCH: 400, PACKAGE_NOT_FOUND: 404, PAYMENT_NOT_FOUND: 404, INVALID_CURRENCY: 400, INVALID_URL: 400,
-    GUEST_CHECKOUT_DISABLED: 403, INVALID_GUEST_NAME: 400,
+    GATEWAY_UNAVAILABLE: 400,
+    GATEWAY_ERROR: 502,
+    INVALID_SIGNATURE: 400,
+    INVALID_WEBHOOK: 400,
+    UNKNOWN_PAYMENT: 400,
+    AMOUNT_MISMATCH: 400,
+    PACKAGE_NOT_FOUND: 404,
+    PAYMENT_NOT_FOUND: 404,
+    INVALID_CURRENCY: 400,
+    INVALID_URL: 400,
+    GUEST_CHECKOUT_DISABLED: 403,
+    INVALID_GUEST_NAME: 400,
   },
   async register(app, { db, events, services, settings, env, log, options: opts }) {
     const payments = new DbPaymentsService({
-      db, events, settings, log, users: services.get(usersRef), credits: services.get(creditsRef), store: services.get(storeRef),
-      maxAmount: opts.maxAmount * 100, guestCheckout: opts.guestCheckout, purchaseExpirySeconds: opts.purchaseExpiryMinutes * 60,
-      chargebackRefundsOrders: opts.chargebackRefundsOrders, checkoutClaimSeconds: opts.checkoutClaimSeconds,
+      db,
+      events,
+      settings,
+      log,
+      users: services.get(usersRef),
+      credits: services.get(creditsRef),
+      store: services.get(storeRef),
+      maxAmount: opts.maxAmount * 100,
+      guestCheckout: opts.guestCheckout,
+      purchaseExpirySeconds: opts.purchaseExpiryMinutes * 60,
+      chargebackRefundsOrders: opts.chargebackRefundsOrders,
+      checkoutClaimSeconds: opts.checkoutClaimSeconds,
     });
     const stripeMissing = missing(env, ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
     if (stripeMissing.length === 0) {
       // The Stripe SDK is loaded only when it is configured: it is the biggest module we have.
       const { stripeGateway } = await import('./stripe.ts');
-      payments.registerGateway(stripeGateway({ secretKey: env.STRIPE_SECRET_KEY!, webhookSecret: env.STRIPE_WEBHOOK_SECRET! },
-        { timeoutMs: opts.stripeTimeoutMs, networkRetries: opts.stripeNetworkRetries }));
+      payments.registerGateway(
+        stripeGateway(
+          { secretKey: env.STRIPE_SECRET_KEY!, webhookSecret: env.STRIPE_WEBHOOK_SECRET! },
+          { timeoutMs: opts.stripeTimeoutMs, networkRetries: opts.stripeNetworkRetries },
+        ),
+      );
     } else {
       payments.disableGateway('stripe', `${stripeMissing.join(', ')} not set`);
     }
     const paypalMissing = missing(env, ['PAYPAL_CLIENT_ID', 'PAYPAL_CLIENT_SECRET', 'PAYPAL_WEBHOOK_ID']);
     if (paypalMissing.length === 0) {
-      payments.registerGateway(paypalGateway({
-        clientId: env.PAYPAL_CLIENT_ID!, clientSecret: env.PAYPAL_CLIENT_SECRET!, webhookId: env.PAYPAL_WEBHOOK_ID!, apiBase: opts.paypalApiBase,
-      }, { timeoutMs: opts.paypalTimeoutMs }));
+      payments.registerGateway(
+        paypalGateway(
+          {
+            clientId: env.PAYPAL_CLIENT_ID!,
+            clientSecret: env.PAYPAL_CLIENT_SECRET!,
+            webhookId: env.PAYPAL_WEBHOOK_ID!,
+            apiBase: opts.paypalApiBase,
+          },
+          { timeoutMs: opts.paypalTimeoutMs },
+        ),
+      );
     } else {
       payments.disableGateway('paypal', `${paypalMissing.join(', ')} not set`);
     }

@@ -37,9 +37,9 @@ export class Packages {
     return {
       name: name.trim(),
       price: input.price === undefined && old ? old.price : centsOf(input.price, 'price', 1),
-      currency: input.currency === undefined ? old?.currency ?? this.#settings.get().currency : currencyOf(input.currency),
+      currency: input.currency === undefined ? (old?.currency ?? this.#settings.get().currency) : currencyOf(input.currency),
       credits: input.credits === undefined && old ? old.credits : centsOf(input.credits, 'credits', 0),
-      bonus: input.bonus === undefined ? old?.bonus ?? 0 : centsOf(input.bonus, 'bonus', 0),
+      bonus: input.bonus === undefined ? (old?.bonus ?? 0) : centsOf(input.bonus, 'bonus', 0),
     };
   }
 

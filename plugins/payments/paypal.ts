@@ -15,9 +15,22 @@ export interface PayPalSecrets {
   apiBase: string;
 }
 
-interface Money { currency_code: string; value: string }
-interface Capture { id: string; status?: string; amount?: Money; custom_id?: string; supplementary_data?: { related_ids?: { order_id?: string } } }
-interface PayPalWebhook { id?: unknown; event_type?: unknown; resource?: Record<string, unknown> }
+interface Money {
+  currency_code: string;
+  value: string;
+}
+interface Capture {
+  id: string;
+  status?: string;
+  amount?: Money;
+  custom_id?: string;
+  supplementary_data?: { related_ids?: { order_id?: string } };
+}
+interface PayPalWebhook {
+  id?: unknown;
+  event_type?: unknown;
+  resource?: Record<string, unknown>;
+}
 
 const VERIFY_HEADERS = ['paypal-auth-algo', 'paypal-cert-url', 'paypal-transmission-id', 'paypal-transmission-sig', 'paypal-transmission-time'] as const;
 
@@ -48,7 +61,7 @@ export function paypalGateway(secrets: PayPalSecrets, { timeoutMs }: PayPalOptio
       headers: { authorization: `Bearer ${await accessToken()}`, 'content-type': 'application/json', ...extraHeaders },
       body: body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body),
     });
-    return { status: res.status, body: await res.json() as T };
+    return { status: res.status, body: (await res.json()) as T };
   }
 
   async function accessToken(): Promise<string> {
@@ -62,7 +75,7 @@ export function paypalGateway(secrets: PayPalSecrets, { timeoutMs }: PayPalOptio
       body: 'grant_type=client_credentials',
     });
     if (!res.ok) throw new Error(`PayPal refused the OAuth token (HTTP ${res.status}).`);
-    const answer = await res.json() as { access_token: string; expires_in: number };
+    const answer = (await res.json()) as { access_token: string; expires_in: number };
     // A minute early, so a token never expires between the check and PayPal reading it.
     token = { value: answer.access_token, expires: Date.now() + (answer.expires_in - 60) * 1000 };
     return token.value;
@@ -71,29 +84,47 @@ export function paypalGateway(secrets: PayPalSecrets, { timeoutMs }: PayPalOptio
   /** The approved order is captured here; PayPal's idempotency key makes a redelivered approval capture once. */
   async function capture(eventId: string, orderId: string): Promise<GatewayEvent> {
     const res = await api<{ status?: string; purchase_units?: { custom_id?: string; payments?: { captures?: Capture[] } }[]; details?: { issue?: string }[] }>(
-      'POST', `/v2/checkout/orders/${encodeURIComponent(orderId)}/capture`, {}, { 'paypal-request-id': `capture-${orderId}` });
+      'POST',
+      `/v2/checkout/orders/${encodeURIComponent(orderId)}/capture`,
+      {},
+      { 'paypal-request-id': `capture-${orderId}` },
+    );
     // Captured before (by an earlier delivery): PAYMENT.CAPTURE.COMPLETED completes the payment.
     if (res.status === 422 && res.body.details?.some((d) => d.issue === 'ORDER_ALREADY_CAPTURED')) return { eventId, kind: 'ignored' };
     if (res.status >= 300) throw new Error(`PayPal refused to capture order ${orderId} (HTTP ${res.status}).`);
     const unit = res.body.purchase_units?.[0];
     const captured = unit?.payments?.captures?.[0];
     if (res.body.status !== 'COMPLETED' || !captured || captured.status !== 'COMPLETED') return { eventId, kind: 'ignored' };
-    return { eventId, kind: 'completed', paymentId: unit?.custom_id, checkoutRef: orderId, chargeRef: captured.id,
-      ...centsOf(captured.amount, `Capture ${captured.id}`) };
+    return {
+      eventId,
+      kind: 'completed',
+      paymentId: unit?.custom_id,
+      checkoutRef: orderId,
+      chargeRef: captured.id,
+      ...centsOf(captured.amount, `Capture ${captured.id}`),
+    };
   }
 
   return {
     name: 'paypal',
 
     async createCheckout(request) {
-      const res = await api<{ id?: string; links?: { rel: string; href: string }[] }>('POST', '/v2/checkout/orders', {
-        intent: 'CAPTURE',
-        purchase_units: [{
-          custom_id: request.paymentId, description: request.description.slice(0, 127),
-          amount: { currency_code: request.currency, value: formatMoney(request.amount) },
-        }],
-        payment_source: { paypal: { experience_context: { return_url: request.returnURL, cancel_url: request.cancelURL, user_action: 'PAY_NOW' } } },
-      }, { 'paypal-request-id': `order-${request.paymentId}` });
+      const res = await api<{ id?: string; links?: { rel: string; href: string }[] }>(
+        'POST',
+        '/v2/checkout/orders',
+        {
+          intent: 'CAPTURE',
+          purchase_units: [
+            {
+              custom_id: request.paymentId,
+              description: request.description.slice(0, 127),
+              amount: { currency_code: request.currency, value: formatMoney(request.amount) },
+            },
+          ],
+          payment_source: { paypal: { experience_context: { return_url: request.returnURL, cancel_url: request.cancelURL, user_action: 'PAY_NOW' } } },
+        },
+        { 'paypal-request-id': `order-${request.paymentId}` },
+      );
       const approve = res.body.links?.find((l) => l.rel === 'payer-action' || l.rel === 'approve');
       if (res.status >= 300 || !res.body.id || !approve) throw new Error(`PayPal refused the order (HTTP ${res.status}).`);
       return { checkoutRef: res.body.id, checkoutURL: approve.href };
@@ -112,11 +143,21 @@ export function paypalGateway(secrets: PayPalSecrets, { timeoutMs }: PayPalOptio
       } catch {
         throw new DomainError('INVALID_SIGNATURE', 'The body is not the JSON PayPal signs.');
       }
-      const verdict = await api<{ verification_status?: string }>('POST', '/v1/notifications/verify-webhook-signature', verificationBody({
-        auth_algo: transmission['paypal-auth-algo'], cert_url: transmission['paypal-cert-url'],
-        transmission_id: transmission['paypal-transmission-id'], transmission_sig: transmission['paypal-transmission-sig'],
-        transmission_time: transmission['paypal-transmission-time'], webhook_id: secrets.webhookId,
-      }, rawBody));
+      const verdict = await api<{ verification_status?: string }>(
+        'POST',
+        '/v1/notifications/verify-webhook-signature',
+        verificationBody(
+          {
+            auth_algo: transmission['paypal-auth-algo'],
+            cert_url: transmission['paypal-cert-url'],
+            transmission_id: transmission['paypal-transmission-id'],
+            transmission_sig: transmission['paypal-transmission-sig'],
+            transmission_time: transmission['paypal-transmission-time'],
+            webhook_id: secrets.webhookId,
+          },
+          rawBody,
+        ),
+      );
       if (verdict.status >= 300) throw new Error(`PayPal could not verify the webhook (HTTP ${verdict.status}).`);
       if (verdict.body.verification_status !== 'SUCCESS') throw new DomainError('INVALID_SIGNATURE', 'PayPal did not confirm the webhook signature.');
       if (typeof webhook.id !== 'string' || typeof webhook.event_type !== 'string' || !webhook.resource) {
@@ -127,8 +168,12 @@ export function paypalGateway(secrets: PayPalSecrets, { timeoutMs }: PayPalOptio
 
     async refund({ paymentId, chargeRef }) {
       // No amount: the whole capture. PayPal-Request-Id makes a retried refund the same one.
-      const res = await api<{ details?: { issue?: string }[] }>('POST', `/v2/payments/captures/${encodeURIComponent(chargeRef)}/refund`, {},
-        { 'paypal-request-id': `refund-${paymentId}` });
+      const res = await api<{ details?: { issue?: string }[] }>(
+        'POST',
+        `/v2/payments/captures/${encodeURIComponent(chargeRef)}/refund`,
+        {},
+        { 'paypal-request-id': `refund-${paymentId}` },
+      );
       if (res.status === 422 && res.body.details?.some((d) => d.issue === 'CAPTURE_FULLY_REFUNDED')) return;
       if (res.status >= 300) throw new Error(`PayPal refused to refund capture ${chargeRef} (HTTP ${res.status}).`);
     },
@@ -152,8 +197,12 @@ function upCapture(resource: Record<string, unknown>): string | undefined {
   return up?.href?.split('/captures/')[1]?.split(/[/?]/)[0];
 }
 
-async function readEvent(eventId: string, type: string, resource: Record<string, unknown>,
-  capture: (eventId: string, orderId: string) => Promise<GatewayEvent>): Promise<GatewayEvent> {
+async function readEvent(
+  eventId: string,
+  type: string,
+  resource: Record<string, unknown>,
+  capture: (eventId: string, orderId: string) => Promise<GatewayEvent>,
+): Promise<GatewayEvent> {
   switch (type) {
     case 'CHECKOUT.ORDER.APPROVED':
       if (typeof resource.id !== 'string') throw new DomainError('INVALID_WEBHOOK', 'The approved order has no id.');
@@ -161,7 +210,11 @@ async function readEvent(eventId: string, type: string, resource: Record<string,
     case 'PAYMENT.CAPTURE.COMPLETED': {
       const c = resource as unknown as Capture;
       return {
-        eventId, kind: 'completed', paymentId: c.custom_id, checkoutRef: c.supplementary_data?.related_ids?.order_id, chargeRef: c.id,
+        eventId,
+        kind: 'completed',
+        paymentId: c.custom_id,
+        checkoutRef: c.supplementary_data?.related_ids?.order_id,
+        chargeRef: c.id,
         ...centsOf(c.amount, `Capture ${c.id}`),
       };
     }

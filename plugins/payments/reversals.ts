@@ -38,14 +38,20 @@ export async function reverse(deps: PaymentsDeps, payment: Payment, kind: 'refun
     for (const bought of await store.creditOrdersAfter(payment.userId, orderId)) await store.refund(bought);
   }
   // A direct purchase added no credits: its order's refund takes back what it gave (roles, refund commands).
-  const reclaimed = payment.credits === 0 ? 0
-    : await credits.takeUpTo(payment.userId, payment.credits, { reason: kind === 'refunded' ? 'refund' : 'dispute', orderId });
+  const reclaimed =
+    payment.credits === 0 ? 0 : await credits.takeUpTo(payment.userId, payment.credits, { reason: kind === 'refunded' ? 'refund' : 'dispute', orderId });
   const debt = payment.credits - reclaimed;
   await store.markPaymentRefunded(orderId);
   await db.run(sql`update ${PaymentsPayment} set ${P.status} = ${kind}, ${P.reclaimed} = ${reclaimed}, ${P.debt} = ${debt}, ${P.updateDate} = ${now()}
     where ${P.id} = ${payment.id}`);
   await events.emit('payments.reversed', {
-    paymentId: payment.id, userId: payment.userId, orderId, gateway: payment.gateway, kind, reclaimed, debt,
+    paymentId: payment.id,
+    userId: payment.userId,
+    orderId,
+    gateway: payment.gateway,
+    kind,
+    reclaimed,
+    debt,
   });
   return kind;
 }

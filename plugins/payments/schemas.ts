@@ -7,8 +7,13 @@ const PAYMENT_ID = '9b2f4c7d1e6a48f0b3c5d7e9a1f2b4c6';
 const CHECKOUT_URL = 'https://checkout.stripe.com/c/pay/cs_test_a1B2c3D4e5F6';
 
 export const PackageRow = S.row({
-  id: S.idStr(), name: S.example('1000 credits'), price: S.moneyStr(), currency: S.str(undefined, S.EXAMPLE.currency), credits: S.str('decimal', '10.00'),
-  bonus: S.str('decimal: credits added on top', '1.00'), creationDate: S.dateStr(),
+  id: S.idStr(),
+  name: S.example('1000 credits'),
+  price: S.moneyStr(),
+  currency: S.str(undefined, S.EXAMPLE.currency),
+  credits: S.str('decimal', '10.00'),
+  bonus: S.str('decimal: credits added on top', '1.00'),
+  creationDate: S.dateStr(),
 });
 
 const packageFields = {
@@ -20,8 +25,11 @@ const packageFields = {
 };
 
 export const PackageCreateBody = Type.Object({
-  name: packageFields.name, price: packageFields.price, credits: packageFields.credits,
-  currency: Type.Optional(packageFields.currency), bonus: Type.Optional(packageFields.bonus),
+  name: packageFields.name,
+  price: packageFields.price,
+  credits: packageFields.credits,
+  currency: Type.Optional(packageFields.currency),
+  bonus: Type.Optional(packageFields.bonus),
 });
 
 export const PackagePatchBody = Type.Partial(Type.Object(packageFields));
@@ -40,14 +48,17 @@ export const CheckoutBody = Type.Object({
 
 export const PurchaseBody = Type.Object({
   gateway: Type.String({ minLength: 1, maxLength: 32 }),
-  userID: Type.Optional(S.numeric({ description: 'the buyer\'s account; or username; or guestName' })),
+  userID: Type.Optional(S.numeric({ description: "the buyer's account; or username; or guestName" })),
   username: Type.Optional(Type.String({ maxLength: 64 })),
-  guestName: Type.Optional(Type.String({ maxLength: 64, description: 'a guest\'s in-game name (3 to 16 of A-Z a-z 0-9 _): the commands run for it' })),
-  lines: Type.Array(Type.Object({
-    productID: S.numeric(),
-    quantity: Type.Optional(S.numeric({ description: '1 to 100; 1 when omitted' })),
-    variables: Type.Optional(Type.Record(Type.String(), Type.String())),
-  }), { minItems: 1, maxItems: 100 }),
+  guestName: Type.Optional(Type.String({ maxLength: 64, description: "a guest's in-game name (3 to 16 of A-Z a-z 0-9 _): the commands run for it" })),
+  lines: Type.Array(
+    Type.Object({
+      productID: S.numeric(),
+      quantity: Type.Optional(S.numeric({ description: '1 to 100; 1 when omitted' })),
+      variables: Type.Optional(Type.Record(Type.String(), Type.String())),
+    }),
+    { minItems: 1, maxItems: 100 },
+  ),
   ...promotionCodes,
   returnURL: Type.String({ minLength: 1, maxLength: 2000 }),
   cancelURL: Type.String({ minLength: 1, maxLength: 2000 }),
@@ -55,23 +66,36 @@ export const PurchaseBody = Type.Object({
 
 export const PurchaseResponse = S.ok({
   data: Type.Object({
-    paymentID: S.str(undefined, PAYMENT_ID), checkoutURL: S.str(undefined, CHECKOUT_URL),
-    amount: S.moneyStr('decimal: the basket\'s price from the catalogue'), currency: S.str(undefined, S.EXAMPLE.currency),
+    paymentID: S.str(undefined, PAYMENT_ID),
+    checkoutURL: S.str(undefined, CHECKOUT_URL),
+    amount: S.moneyStr("decimal: the basket's price from the catalogue"),
+    currency: S.str(undefined, S.EXAMPLE.currency),
   }),
 });
 
 export const PaymentParams = Type.Object({ paymentID: Type.String({ pattern: '^[0-9a-f]{32}$' }) });
 
 export const PaymentRow = S.row({
-  paymentID: S.str(undefined, PAYMENT_ID), kind: S.str('top-up or purchase (a basket paid directly)', 'top-up'), userID: S.str('0 for a guest', '7'),
-  guestName: S.strOrNull('a guest\'s in-game name', null), gateway: S.example('stripe'),
-  status: S.str('pending, completed, credited (a purchase no longer possible, its money on the balance), refund-due, refunded, disputed or expired',
-    'completed'),
-  amount: S.moneyStr(), currency: S.str(undefined, S.EXAMPLE.currency), credits: S.str('decimal, bonus included', '11.00'), bonus: S.str('decimal', '1.00'),
-  packageID: S.strOrNull(undefined, '3'), orderID: S.strOrNull('the store order, once completed', '310'), checkoutURL: S.str(undefined, CHECKOUT_URL),
+  paymentID: S.str(undefined, PAYMENT_ID),
+  kind: S.str('top-up or purchase (a basket paid directly)', 'top-up'),
+  userID: S.str('0 for a guest', '7'),
+  guestName: S.strOrNull("a guest's in-game name", null),
+  gateway: S.example('stripe'),
+  status: S.str(
+    'pending, completed, credited (a purchase no longer possible, its money on the balance), refund-due, refunded, disputed or expired',
+    'completed',
+  ),
+  amount: S.moneyStr(),
+  currency: S.str(undefined, S.EXAMPLE.currency),
+  credits: S.str('decimal, bonus included', '11.00'),
+  bonus: S.str('decimal', '1.00'),
+  packageID: S.strOrNull(undefined, '3'),
+  orderID: S.strOrNull('the store order, once completed', '310'),
+  checkoutURL: S.str(undefined, CHECKOUT_URL),
   reclaimed: S.str('decimal: credits taken back by a refund or dispute', '0.00'),
   debt: S.str('decimal: credits a refund or dispute could not take back (already spent)', '0.00'),
-  creationDate: S.dateStr(), updateDate: S.dateStr(),
+  creationDate: S.dateStr(),
+  updateDate: S.dateStr(),
 });
 
 export const CheckoutResponse = S.ok({ data: Type.Object({ paymentID: S.str(undefined, PAYMENT_ID), checkoutURL: S.str(undefined, CHECKOUT_URL) }) });
@@ -80,7 +104,10 @@ export const WebhookParams = Type.Object({ gateway: Type.String({ maxLength: 32 
 
 export const WebhookResponse = S.ok({
   data: Type.Object({
-    result: S.str('completed, credited or refund-due (a purchase no longer possible), refunded, disputed, reinstated (a dispute won), '
-      + 'ignored (no payment event), duplicate (seen before) or unchanged', 'completed'),
+    result: S.str(
+      'completed, credited or refund-due (a purchase no longer possible), refunded, disputed, reinstated (a dispute won), ' +
+        'ignored (no payment event), duplicate (seen before) or unchanged',
+      'completed',
+    ),
   }),
 });

@@ -92,8 +92,13 @@ export class DbPaymentsService implements PaymentsService {
     return this.#checkouts.topUp(input);
   }
 
-  async startTopUp(request: { gateway: string; userId: number; packageId: number; returnURL: string; cancelURL: string }):
-    Promise<{ paymentId: string; checkoutURL: string }> {
+  async startTopUp(request: {
+    gateway: string;
+    userId: number;
+    packageId: number;
+    returnURL: string;
+    cancelURL: string;
+  }): Promise<{ paymentId: string; checkoutURL: string }> {
     const payment = await this.checkout({ ...request, userID: request.userId, packageID: request.packageId });
     return { paymentId: payment.id, checkoutURL: payment.checkoutUrl };
   }
@@ -119,8 +124,14 @@ export class DbPaymentsService implements PaymentsService {
   async purchaseStatus(paymentId: string): Promise<PurchaseStatus> {
     const p = await this.requirePayment(paymentId);
     return {
-      paymentId: p.id, kind: p.purchaseLines === null ? 'top-up' : 'purchase', status: p.status, userId: p.userId === 0 ? null : p.userId,
-      guestName: p.guestName, amount: p.amount, currency: p.currency, orderId: p.orderId,
+      paymentId: p.id,
+      kind: p.purchaseLines === null ? 'top-up' : 'purchase',
+      status: p.status,
+      userId: p.userId === 0 ? null : p.userId,
+      guestName: p.guestName,
+      amount: p.amount,
+      currency: p.currency,
+      orderId: p.orderId,
     };
   }
 
@@ -151,16 +162,20 @@ export class DbPaymentsService implements PaymentsService {
       ? await this.#deps.db.query(sql`select ${fields({ creation_date: P.creationDate })} from ${PaymentsPayment} where ${P.id} = ${before}`)
       : [];
     const older = after && sql`(${P.creationDate} < ${after.creation_date} or (${P.creationDate} = ${after.creation_date} and ${P.id} < ${before}))`;
-    return PaymentsPayment.select(this.#deps.db,
-      sql`${where(status && sql`${P.status} = ${status}`, older)} order by ${P.creationDate} desc, ${P.id} desc limit ${countParam(options.limit)}`);
+    return PaymentsPayment.select(
+      this.#deps.db,
+      sql`${where(status && sql`${P.status} = ${status}`, older)} order by ${P.creationDate} desc, ${P.id} desc limit ${countParam(options.limit)}`,
+    );
   }
 
   /** What needs staff: open disputes, guests' refunds to make by hand, and the players who owe (with how much in all). */
   async trouble(): Promise<{ disputed: number; refundDue: number; debtors: number; debt: number }> {
     const [row] = await this.#deps.db.query(sql`
       select ${fields({
-        disputed: sum(sql`case when ${P.status} = 'disputed' then 1 else 0 end`), refund_due: sum(sql`case when ${P.status} = 'refund-due' then 1 else 0 end`),
-        debtors: sum(sql`case when ${P.debt} > 0 then 1 else 0 end`), debt: sum(P.debt),
+        disputed: sum(sql`case when ${P.status} = 'disputed' then 1 else 0 end`),
+        refund_due: sum(sql`case when ${P.status} = 'refund-due' then 1 else 0 end`),
+        debtors: sum(sql`case when ${P.debt} > 0 then 1 else 0 end`),
+        debt: sum(P.debt),
       })}
       from ${PaymentsPayment} where ${P.status} in ${['disputed', 'refund-due']} or ${P.debt} > 0`);
     return { disputed: Number(row?.disputed ?? 0), refundDue: Number(row?.refund_due ?? 0), debtors: Number(row?.debtors ?? 0), debt: Number(row?.debt ?? 0) };
@@ -168,8 +183,10 @@ export class DbPaymentsService implements PaymentsService {
 
   /** A player's chargebacks that flag them: payments disputed and not won, or reversed leaving a debt. */
   async chargebacksOf(userId: number): Promise<Payment[]> {
-    return PaymentsPayment.select(this.#deps.db,
-      sql`where ${P.userId} = ${userId} and (${P.status} = 'disputed' or ${P.debt} > 0) order by ${P.updateDate} desc, ${P.id}`);
+    return PaymentsPayment.select(
+      this.#deps.db,
+      sql`where ${P.userId} = ${userId} and (${P.status} = 'disputed' or ${P.debt} > 0) order by ${P.updateDate} desc, ${P.id}`,
+    );
   }
 
   /** Reversed payments whose credits were partly spent: what each player still owes. */

@@ -30,10 +30,12 @@ export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets, { tim
     async createCheckout(request) {
       const session = await stripe.checkout.sessions.create({
         mode: 'payment',
-        line_items: [{
-          quantity: 1,
-          price_data: { currency: request.currency.toLowerCase(), unit_amount: request.amount, product_data: { name: request.description } },
-        }],
+        line_items: [
+          {
+            quantity: 1,
+            price_data: { currency: request.currency.toLowerCase(), unit_amount: request.amount, product_data: { name: request.description } },
+          },
+        ],
         success_url: request.returnURL,
         cancel_url: request.cancelURL,
         client_reference_id: request.paymentId,
@@ -77,14 +79,23 @@ function readEvent(event: Stripe.Event): GatewayEvent {
       if (session.payment_status !== 'paid') return { eventId, kind: 'ignored' };
       if (session.amount_total === null || !session.currency) throw new DomainError('INVALID_WEBHOOK', `Session ${session.id} has no amount.`);
       return {
-        eventId, kind: 'completed', paymentId: session.client_reference_id ?? undefined, checkoutRef: session.id,
-        chargeRef: idOf(session.payment_intent), amount: session.amount_total, currency: session.currency,
+        eventId,
+        kind: 'completed',
+        paymentId: session.client_reference_id ?? undefined,
+        checkoutRef: session.id,
+        chargeRef: idOf(session.payment_intent),
+        amount: session.amount_total,
+        currency: session.currency,
       };
     }
     case 'charge.refunded': {
       const charge = event.data.object;
       return {
-        eventId, kind: 'refunded', paymentId: charge.metadata.paymentID, chargeRef: idOf(charge.payment_intent), refundedTotal: charge.amount_refunded,
+        eventId,
+        kind: 'refunded',
+        paymentId: charge.metadata.paymentID,
+        chargeRef: idOf(charge.payment_intent),
+        refundedTotal: charge.amount_refunded,
       };
     }
     case 'charge.dispute.created': {

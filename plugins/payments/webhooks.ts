@@ -89,7 +89,11 @@ export class Webhooks {
 
   async #lockPayment(gateway: string, event: GatewayEvent): Promise<Payment> {
     const { db } = this.#deps;
-    const by = [[P.id, event.paymentId], [P.checkoutRef, event.checkoutRef], [P.chargeRef, event.chargeRef]] as const;
+    const by = [
+      [P.id, event.paymentId],
+      [P.checkoutRef, event.checkoutRef],
+      [P.chargeRef, event.chargeRef],
+    ] as const;
     for (const [column, value] of by) {
       if (!value) continue;
       const [payment] = await PaymentsPayment.select(db, sql`where ${P.gateway} = ${gateway} and ${column} = ${value}${raw(db.forUpdate)}`);
@@ -104,9 +108,11 @@ export class Webhooks {
     const gateway = adapter.name;
     const payment = await this.#lockPayment(gateway, event);
     if (event.kind === 'completed' && (event.amount !== payment.amount || event.currency.toUpperCase() !== payment.currency)) {
-      throw new DomainError('AMOUNT_MISMATCH',
+      throw new DomainError(
+        'AMOUNT_MISMATCH',
         `Event ${event.eventId} paid ${formatMoney(event.amount)} ${event.currency.toUpperCase()}, the payment asks ${formatMoney(payment.amount)} ` +
-          `${payment.currency}.`);
+          `${payment.currency}.`,
+      );
     }
     try {
       await PaymentsEvent.insert(db, { gateway, eventId: event.eventId, paymentId: payment.id, kind: event.kind, creationDate: now() });
@@ -134,7 +140,12 @@ export class Webhooks {
   /** The money of a payment as a `payment` order adding `credits` to the user's balance (ledger reason `payment`). */
   async #recordCredits(payment: Payment, username: string, credits: number): Promise<number> {
     const order = await this.#deps.store.recordPayment({
-      username, amount: payment.amount, credit: credits, currency: payment.currency, paymentApi: payment.gateway, paymentId: payment.id,
+      username,
+      amount: payment.amount,
+      credit: credits,
+      currency: payment.currency,
+      paymentApi: payment.gateway,
+      paymentId: payment.id,
     });
     return Number(order.id);
   }
@@ -143,7 +154,13 @@ export class Webhooks {
     await this.#deps.db.run(sql`update ${PaymentsPayment} set ${P.status} = ${status}, ${P.orderId} = ${orderId},
       ${P.chargeRef} = ${chargeRef ?? payment.chargeRef}, ${P.credits} = ${credits}, ${P.updateDate} = ${now()} where ${P.id} = ${payment.id}`);
     await this.#deps.events.emit('payments.completed', {
-      paymentId: payment.id, userId: payment.userId, orderId, gateway: payment.gateway, amount: payment.amount, currency: payment.currency, credits,
+      paymentId: payment.id,
+      userId: payment.userId,
+      orderId,
+      gateway: payment.gateway,
+      amount: payment.amount,
+      currency: payment.currency,
+      credits,
     });
     return status;
   }
@@ -154,9 +171,16 @@ export class Webhooks {
     let orderId: number;
     try {
       const { lines, adjustments } = pricedBasket(payment.purchaseLines!);
-      ({ orderId } = await this.#deps.store.buyPaid(buyerOf(payment), lines, {
-        paymentApi: payment.gateway, paymentId: payment.id, currency: payment.currency,
-      }, adjustments));
+      ({ orderId } = await this.#deps.store.buyPaid(
+        buyerOf(payment),
+        lines,
+        {
+          paymentApi: payment.gateway,
+          paymentId: payment.id,
+          currency: payment.currency,
+        },
+        adjustments,
+      ));
     } catch (err) {
       if (err instanceof DomainError && err.code !== 'CONFLICT') throw new Unfulfillable(err);
       throw err;
@@ -175,7 +199,7 @@ export class Webhooks {
     const why = { paymentId: payment.id, gateway: adapter.name, code: reason.code, reason: reason.message };
     const user = payment.userId === 0 ? undefined : await users.findById(payment.userId);
     if (user) {
-      log.warn(why, 'a paid purchase could no longer be made: its money is credited to the buyer\'s balance');
+      log.warn(why, "a paid purchase could no longer be made: its money is credited to the buyer's balance");
       return this.#settle(payment, 'credited', await this.#recordCredits(payment, user.username, payment.amount), chargeRef, payment.amount);
     }
     const charge = chargeRef ?? payment.chargeRef;
@@ -189,9 +213,9 @@ export class Webhooks {
         throw new DomainError('GATEWAY_ERROR', `The gateway ${adapter.name} did not refund payment ${payment.id}; try again later.`);
       }
       status = 'refunded';
-      log.warn(why, 'a guest\'s paid purchase could no longer be made: refunded through the gateway');
+      log.warn(why, "a guest's paid purchase could no longer be made: refunded through the gateway");
     } else {
-      log.error(why, 'a guest\'s paid purchase could no longer be made and the gateway cannot refund it: refund it by hand');
+      log.error(why, "a guest's paid purchase could no longer be made and the gateway cannot refund it: refund it by hand");
     }
     await db.run(sql`update ${PaymentsPayment} set ${P.status} = ${status}, ${P.chargeRef} = ${charge}, ${P.updateDate} = ${now()}
       where ${P.id} = ${payment.id}`);

@@ -13,8 +13,14 @@ import { formatMoney, now } from '../../core/format.ts';
 import { sql } from '../../core/sql.ts';
 import type { Adjustment, BuyParticipant, Checkout, PricedProduct, PricingLine, PromotionCodes, PurchaseBuyer } from '../store/contract.ts';
 import {
-  PromotionsCoupon, PromotionsCouponPlayer, PromotionsCouponUse, PromotionsGiftCard, PromotionsGiftCardLedger, PromotionsGiftCardProduct,
-  PromotionsSale, PromotionsSaleUse,
+  PromotionsCoupon,
+  PromotionsCouponPlayer,
+  PromotionsCouponUse,
+  PromotionsGiftCard,
+  PromotionsGiftCardLedger,
+  PromotionsGiftCardProduct,
+  PromotionsSale,
+  PromotionsSaleUse,
 } from './entities.ts';
 import { findCard, invalid, issueCard, usedUp, writeLedger, type Coupon, type Sale } from './gift-cards.ts';
 import { holderOf, type WrongCodes } from './wrong-codes.ts';
@@ -40,8 +46,7 @@ const ids = (json: string) => JSON.parse(json) as number[];
  * coupon limited per player is for accounts only.
  */
 const buyerKey = (checkout: Checkout) => (checkout.userId === 0 ? `guest:${checkout.username.toLowerCase()}` : checkout.username.toLowerCase());
-const perPlayerNeedsAccount = (coupon: Coupon) =>
-  invalid(`coupon: the coupon ${coupon.code} counts its uses per player: sign in to use it.`);
+const perPlayerNeedsAccount = (coupon: Coupon) => invalid(`coupon: the coupon ${coupon.code} counts its uses per player: sign in to use it.`);
 
 /** Whether `at` is within an optional window (start included, end excluded). */
 function within(at: string, start: string | null, end: string | null): boolean {
@@ -76,7 +81,6 @@ export class PromotionsInBuy implements BuyParticipant {
     this.#sales = sales.map((s) => ({ ...s, categories: ids(s.categoryIds) }));
     this.#giftProducts = new Map(products.map((p) => [p.productId, p.amount]));
   }
-
 
   // ---- pricing
 
@@ -139,9 +143,12 @@ export class PromotionsInBuy implements BuyParticipant {
     }
     const products = ids(coupon.productIds);
     const categories = ids(coupon.categoryIds);
-    const eligible = checkout.lines.filter((l) => (products.length === 0 || products.includes(l.productId))
-      && (categories.length === 0 || categories.includes(l.categoryId))
-      && (coupon.stacksWithSale || l.unitTotal >= l.ownPrice));
+    const eligible = checkout.lines.filter(
+      (l) =>
+        (products.length === 0 || products.includes(l.productId)) &&
+        (categories.length === 0 || categories.includes(l.categoryId)) &&
+        (coupon.stacksWithSale || l.unitTotal >= l.ownPrice),
+    );
     const base = lineTotal(eligible);
     const onSale = coupon.stacksWithSale ? '' : ' (it does not apply to products on sale)';
     if (base === 0) throw invalid(`coupon: the coupon ${coupon.code} applies to nothing in the basket${onSale}.`);
@@ -174,14 +181,21 @@ export class PromotionsInBuy implements BuyParticipant {
       throw usedUp(`coupon: ${checkout.username} has used the coupon ${a.code} ${coupon!.perPlayer} times, the most it allows.`);
     }
     await PromotionsCouponUse.insert(this.#db, {
-      couponId: coupon!.id, orderId, buyerKey: buyer, amount: a.amount, revenue: checkout.total - a.amount, status: 'used', creationDate: at,
+      couponId: coupon!.id,
+      orderId,
+      buyerKey: buyer,
+      amount: a.amount,
+      revenue: checkout.total - a.amount,
+      status: 'used',
+      creationDate: at,
     });
   }
 
   /** One more use by the player, unless it would pass the coupon's limit; the player's first use makes the row (its unique key decides a race). */
   async #countPlayer(coupon: Coupon, buyer: string): Promise<boolean> {
     const limit = coupon.perPlayer > 0 ? sql` and ${Pl.uses} < ${coupon.perPlayer}` : sql``;
-    const step = () => this.#db.run(sql`update ${PromotionsCouponPlayer} set ${Pl.uses} = ${Pl.uses} + 1
+    const step = () =>
+      this.#db.run(sql`update ${PromotionsCouponPlayer} set ${Pl.uses} = ${Pl.uses} + 1
       where ${Pl.couponId} = ${coupon.id} and ${Pl.buyerKey} = ${buyer}${limit}`);
     if ((await step()).affectedRows > 0) return true;
     try {
@@ -216,7 +230,10 @@ export class PromotionsInBuy implements BuyParticipant {
       bySale.set(best.sale.id, figures);
     }
     if (bySale.size === 0) return;
-    await PromotionsSaleUse.insertMany(this.#db, [...bySale].map(([saleId, f]) => ({ saleId, orderId, ...f, status: 'used', creationDate: at })));
+    await PromotionsSaleUse.insertMany(
+      this.#db,
+      [...bySale].map(([saleId, f]) => ({ saleId, orderId, ...f, status: 'used', creationDate: at })),
+    );
   }
 
   /** A refunded order gives its coupon's use back, its gift cards' amounts back, and voids what is left of a card it bought. */

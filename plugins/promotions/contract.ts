@@ -34,16 +34,26 @@ const DAY = '^$|^\\d{4}-\\d{2}-\\d{2}$';
 export const promotionsSettings = {
   promotionsGoalAmount: {
     schema: Type.Integer({ minimum: 0, maximum: 100_000_000, default: 0, description: 'whole units of the site currency; 0 = no goal', examples: [500] }),
-    label: 'Community goal (whole currency units)', hint: 'Money from real sales the community aims for in the period; 0 hides the goal.',
+    label: 'Community goal (whole currency units)',
+    hint: 'Money from real sales the community aims for in the period; 0 hides the goal.',
   },
   promotionsGoalStart: {
-    schema: Type.String({ pattern: DAY, default: '', description: 'YYYY-MM-DD in the site time zone; empty = the first day of this month',
-      examples: ['2026-12-01'] }),
-    label: 'Community goal from (YYYY-MM-DD)', hint: 'Empty: the goal runs over each calendar month.',
+    schema: Type.String({
+      pattern: DAY,
+      default: '',
+      description: 'YYYY-MM-DD in the site time zone; empty = the first day of this month',
+      examples: ['2026-12-01'],
+    }),
+    label: 'Community goal from (YYYY-MM-DD)',
+    hint: 'Empty: the goal runs over each calendar month.',
   },
   promotionsGoalEnd: {
-    schema: Type.String({ pattern: DAY, default: '', description: 'YYYY-MM-DD, the last day counted; empty = the last day of this month',
-      examples: ['2026-12-31'] }),
+    schema: Type.String({
+      pattern: DAY,
+      default: '',
+      description: 'YYYY-MM-DD, the last day counted; empty = the last day of this month',
+      examples: ['2026-12-31'],
+    }),
     label: 'Community goal until (YYYY-MM-DD, included)',
   },
 } satisfies Record<string, SiteSetting>;

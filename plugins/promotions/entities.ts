@@ -143,6 +143,12 @@ export const PromotionsSaleUse = defineEntity({
 });
 
 export const entities = [
-  PromotionsCoupon, PromotionsCouponPlayer, PromotionsCouponUse, PromotionsGiftCard, PromotionsGiftCardLedger, PromotionsGiftCardProduct,
-  PromotionsSale, PromotionsSaleUse,
+  PromotionsCoupon,
+  PromotionsCouponPlayer,
+  PromotionsCouponUse,
+  PromotionsGiftCard,
+  PromotionsGiftCardLedger,
+  PromotionsGiftCardProduct,
+  PromotionsSale,
+  PromotionsSaleUse,
 ];

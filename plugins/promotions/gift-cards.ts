@@ -27,8 +27,15 @@ export async function findCard(db: Database, code: string): Promise<GiftCard | u
 }
 
 /** A movement of a card's balance (`balance`: the card's after it). */
-export async function writeLedger(db: Database, card: GiftCard, delta: number, reason: string, orderId: number | null, userId: number,
-  at: string): Promise<void> {
+export async function writeLedger(
+  db: Database,
+  card: GiftCard,
+  delta: number,
+  reason: string,
+  orderId: number | null,
+  userId: number,
+  at: string,
+): Promise<void> {
   await PromotionsGiftCardLedger.insert(db, { cardId: card.id, delta, balance: card.balance, reason, orderId, userId, creationDate: at });
 }
 
@@ -39,12 +46,22 @@ function newCode(length: number): string {
 }
 
 /** A new card and its first ledger line; without `code` one of `codeLength` characters is made. CONFLICT when the code is taken. */
-export async function issueCard(db: Database, codeLength: number,
-  input: { amount: number; code?: string; note: string; ownerId: number; orderId: number; reason: string }): Promise<GiftCard> {
+export async function issueCard(
+  db: Database,
+  codeLength: number,
+  input: { amount: number; code?: string; note: string; ownerId: number; orderId: number; reason: string },
+): Promise<GiftCard> {
   const code = input.code ?? newCode(codeLength);
   const card = {
-    code, codeKey: code.toLowerCase(), balance: input.amount, initialAmount: input.amount, isActive: true,
-    ownerId: input.ownerId, orderId: input.orderId, note: input.note, creationDate: now(),
+    code,
+    codeKey: code.toLowerCase(),
+    balance: input.amount,
+    initialAmount: input.amount,
+    isActive: true,
+    ownerId: input.ownerId,
+    orderId: input.orderId,
+    note: input.note,
+    creationDate: now(),
   };
   let id: number;
   try {

@@ -13,11 +13,15 @@ import { promotionsRoutes } from './routes.ts';
 import { DbPromotionsService } from './service.ts';
 import { WrongCodes } from './wrong-codes.ts';
 
-const limit = (max: number, windowSeconds: number) => Type.Object({
-  /** Wrong codes per window; 0 = no limit. */
-  max: Type.Integer({ minimum: 0, default: max }),
-  windowSeconds: Type.Integer({ minimum: 1, default: windowSeconds }),
-}, { default: {} });
+const limit = (max: number, windowSeconds: number) =>
+  Type.Object(
+    {
+      /** Wrong codes per window; 0 = no limit. */
+      max: Type.Integer({ minimum: 0, default: max }),
+      windowSeconds: Type.Integer({ minimum: 1, default: windowSeconds }),
+    },
+    { default: {} },
+  );
 
 const options = Type.Object({
   /** Sales and gift-card products are read into memory this often (and at once after a change on this instance). */
@@ -43,7 +47,12 @@ export default defineFeature({
     services.get(checkoutRef).addParticipant(inBuy);
     events.onCommitting('store.order.refunded', (e) => inBuy.refunded(e.orderId, e.userId));
     const promotions = new DbPromotionsService({
-      db, settings, catalogue: services.get(catalogueRef), orders: services.get(ordersRef), credits: services.get(creditsRef), inBuy,
+      db,
+      settings,
+      catalogue: services.get(catalogueRef),
+      orders: services.get(ordersRef),
+      credits: services.get(creditsRef),
+      inBuy,
       codeLength: opts.codeLength,
     });
     services.provide(promotionsRef, promotions);

@@ -17,20 +17,32 @@ const money = (description = 'decimal with at most two places') => S.decimalText
 /** A time in the site's zone; empty leaves the window open on that side. */
 const time = () => Type.String({ pattern: '^$|^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}(:\\d{2})?$', description: 'YYYY-MM-DD HH:MM[:SS] in the site time zone' });
 /** Ids as a list, or as a form's text `3, 5`; empty = none. */
-const idList = (description: string) => Type.Union([Type.Array(int(1), { maxItems: 500 }), Type.String({ pattern: '^[0-9, ]*$', maxLength: 4000 })],
-  { description });
+const idList = (description: string) =>
+  Type.Union([Type.Array(int(1), { maxItems: 500 }), Type.String({ pattern: '^[0-9, ]*$', maxLength: 4000 })], { description });
 
 const figures = {
-  orders: S.str('orders that used it, refunds left out', '12'), discountGiven: S.moneyStr('decimal: what it took off those orders'),
+  orders: S.str('orders that used it, refunds left out', '12'),
+  discountGiven: S.moneyStr('decimal: what it took off those orders'),
   revenue: S.moneyStr('decimal: what those orders brought'),
 };
 
 export const CouponRow = Type.Object({
-  id: S.idStr(), code: S.example('SUMMER10'), kind: S.str('percent or fixed', 'percent'), value: S.str('percent, or a decimal amount for fixed', '10'),
-  minBasket: S.str('decimal; 0.00 = any basket', '0.00'), startDate: S.str('empty = from its creation', ''), endDate: S.str('empty = never ends', ''),
-  maxUses: S.str('0 = unlimited', '100'), perPlayer: S.str('0 = unlimited', '1'), uses: S.str('uses taken', '3'),
-  productIDs: Type.Array(S.idStr(), { description: 'empty: any product' }), categoryIDs: Type.Array(S.idStr(), { description: 'empty: any category' }),
-  stacksWithSale: S.flagStr('1: it also lowers lines a sale lowers'), isActive: S.flagStr('0: paused'), creationDate: S.dateStr(), ...figures,
+  id: S.idStr(),
+  code: S.example('SUMMER10'),
+  kind: S.str('percent or fixed', 'percent'),
+  value: S.str('percent, or a decimal amount for fixed', '10'),
+  minBasket: S.str('decimal; 0.00 = any basket', '0.00'),
+  startDate: S.str('empty = from its creation', ''),
+  endDate: S.str('empty = never ends', ''),
+  maxUses: S.str('0 = unlimited', '100'),
+  perPlayer: S.str('0 = unlimited', '1'),
+  uses: S.str('uses taken', '3'),
+  productIDs: Type.Array(S.idStr(), { description: 'empty: any product' }),
+  categoryIDs: Type.Array(S.idStr(), { description: 'empty: any category' }),
+  stacksWithSale: S.flagStr('1: it also lowers lines a sale lowers'),
+  isActive: S.flagStr('0: paused'),
+  creationDate: S.dateStr(),
+  ...figures,
 });
 
 export const CouponBody = Type.Object({
@@ -38,37 +50,59 @@ export const CouponBody = Type.Object({
   kind: Type.Union([Type.Literal('percent'), Type.Literal('fixed')]),
   value: money('a percent from 1 to 100, or a decimal amount for fixed'),
   minBasket: Type.Optional(money()),
-  startDate: Type.Optional(time()), endDate: Type.Optional(time()),
-  maxUses: Type.Optional(S.integerText({ description: '0 = unlimited' })), perPlayer: Type.Optional(S.integerText({ description: '0 = unlimited' })),
-  productIDs: Type.Optional(idList('products it lowers; empty = any')), categoryIDs: Type.Optional(idList('categories it lowers; empty = any')),
-  stacksWithSale: Type.Optional(S.boolish()), isActive: Type.Optional(S.boolish()),
+  startDate: Type.Optional(time()),
+  endDate: Type.Optional(time()),
+  maxUses: Type.Optional(S.integerText({ description: '0 = unlimited' })),
+  perPlayer: Type.Optional(S.integerText({ description: '0 = unlimited' })),
+  productIDs: Type.Optional(idList('products it lowers; empty = any')),
+  categoryIDs: Type.Optional(idList('categories it lowers; empty = any')),
+  stacksWithSale: Type.Optional(S.boolish()),
+  isActive: Type.Optional(S.boolish()),
 });
 export const CouponPatchBody = Type.Partial(CouponBody);
 
 export const SaleRow = Type.Object({
-  id: S.idStr(), name: S.example('Summer sale'), percent: S.example('20'), categoryIDs: Type.Array(S.idStr(), { description: 'empty: the whole store' }),
-  startDate: S.dateStr(), endDate: S.dateStr(), isActive: S.flagStr('0: paused'), running: Type.Boolean({ description: 'active and between its dates now' }),
-  creationDate: S.dateStr(), ...figures,
+  id: S.idStr(),
+  name: S.example('Summer sale'),
+  percent: S.example('20'),
+  categoryIDs: Type.Array(S.idStr(), { description: 'empty: the whole store' }),
+  startDate: S.dateStr(),
+  endDate: S.dateStr(),
+  isActive: S.flagStr('0: paused'),
+  running: Type.Boolean({ description: 'active and between its dates now' }),
+  creationDate: S.dateStr(),
+  ...figures,
 });
 export const SaleBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 128 }),
   percent: S.integerText({ description: 'off the list price, 1 to 100' }),
   categoryIDs: Type.Optional(idList('categories on sale (their own products); empty = the whole store')),
-  startDate: Type.String({ minLength: 1, maxLength: 19 }), endDate: Type.String({ minLength: 1, maxLength: 19 }),
+  startDate: Type.String({ minLength: 1, maxLength: 19 }),
+  endDate: Type.String({ minLength: 1, maxLength: 19 }),
   isActive: Type.Optional(S.boolish()),
 });
 export const SalePatchBody = Type.Partial(SaleBody);
 
 export const GiftCardRow = Type.Object({
-  id: S.idStr(), code: S.example('K7M2QX9RT4WB6PZA'), balance: S.moneyStr(), initialAmount: S.moneyStr(), isActive: S.flagStr('0: paused'),
-  ownerID: S.str('the account that bought it; 0 = issued by staff', '0'), orderID: S.str('the order that bought it; 0 = none', '0'),
-  note: S.example('prize of the build contest'), creationDate: S.dateStr(),
-  uses: S.str('spends and redeems, refunds left out', '2'), spent: S.moneyStr('decimal: what left it, net of refunds'),
+  id: S.idStr(),
+  code: S.example('K7M2QX9RT4WB6PZA'),
+  balance: S.moneyStr(),
+  initialAmount: S.moneyStr(),
+  isActive: S.flagStr('0: paused'),
+  ownerID: S.str('the account that bought it; 0 = issued by staff', '0'),
+  orderID: S.str('the order that bought it; 0 = none', '0'),
+  note: S.example('prize of the build contest'),
+  creationDate: S.dateStr(),
+  uses: S.str('spends and redeems, refunds left out', '2'),
+  spent: S.moneyStr('decimal: what left it, net of refunds'),
 });
 export const LedgerEntry = Type.Object({
-  delta: S.str('decimal, negative when it left the card', '-5.00'), balance: S.moneyStr('decimal: after the movement'),
-  reason: S.str('issue, purchase, spend, refund, redeem or void', 'spend'), orderID: S.strOrNull(undefined, '310'), userID: S.str(undefined, '7'),
-    creationDate: S.dateStr(),
+  delta: S.str('decimal, negative when it left the card', '-5.00'),
+  balance: S.moneyStr('decimal: after the movement'),
+  reason: S.str('issue, purchase, spend, refund, redeem or void', 'spend'),
+  orderID: S.strOrNull(undefined, '310'),
+  userID: S.str(undefined, '7'),
+  creationDate: S.dateStr(),
 });
 export const GiftCardBody = Type.Object({
   amount: money(),
@@ -99,41 +133,76 @@ const figureCells = (f: Figures = NONE) => ({ orders: String(f.uses), discountGi
 
 export function couponRow(c: Coupon, f: Figures | undefined, timeZone: string): Static<typeof CouponRow> {
   return {
-    id: String(c.id), code: c.code, kind: c.kind, value: c.kind === 'percent' ? String(c.value) : formatMoney(c.value), minBasket: formatMoney(c.minBasket),
-    startDate: shownTime(c.startDate, timeZone), endDate: shownTime(c.endDate, timeZone), maxUses: String(c.maxUses), perPlayer: String(c.perPlayer),
-    uses: String(c.uses), productIDs: idStrings(c.productIds), categoryIDs: idStrings(c.categoryIds), stacksWithSale: flag(c.stacksWithSale),
-    isActive: flag(c.isActive), creationDate: displayTimestamp(c.creationDate, timeZone), ...figureCells(f),
+    id: String(c.id),
+    code: c.code,
+    kind: c.kind,
+    value: c.kind === 'percent' ? String(c.value) : formatMoney(c.value),
+    minBasket: formatMoney(c.minBasket),
+    startDate: shownTime(c.startDate, timeZone),
+    endDate: shownTime(c.endDate, timeZone),
+    maxUses: String(c.maxUses),
+    perPlayer: String(c.perPlayer),
+    uses: String(c.uses),
+    productIDs: idStrings(c.productIds),
+    categoryIDs: idStrings(c.categoryIds),
+    stacksWithSale: flag(c.stacksWithSale),
+    isActive: flag(c.isActive),
+    creationDate: displayTimestamp(c.creationDate, timeZone),
+    ...figureCells(f),
   };
 }
 
 export function saleRow(s: Sale, f: Figures | undefined, timeZone: string, at: string): Static<typeof SaleRow> {
   return {
-    id: String(s.id), name: s.name, percent: String(s.percent), categoryIDs: idStrings(s.categoryIds), startDate: displayTimestamp(s.startDate, timeZone),
-    endDate: displayTimestamp(s.endDate, timeZone), isActive: flag(s.isActive), running: s.isActive && s.startDate <= at && at < s.endDate,
-    creationDate: displayTimestamp(s.creationDate, timeZone), ...figureCells(f),
+    id: String(s.id),
+    name: s.name,
+    percent: String(s.percent),
+    categoryIDs: idStrings(s.categoryIds),
+    startDate: displayTimestamp(s.startDate, timeZone),
+    endDate: displayTimestamp(s.endDate, timeZone),
+    isActive: flag(s.isActive),
+    running: s.isActive && s.startDate <= at && at < s.endDate,
+    creationDate: displayTimestamp(s.creationDate, timeZone),
+    ...figureCells(f),
   };
 }
 
 export function giftCardRow(c: GiftCard, f: Figures | undefined, timeZone: string): Static<typeof GiftCardRow> {
   return {
-    id: String(c.id), code: c.code, balance: formatMoney(c.balance), initialAmount: formatMoney(c.initialAmount), isActive: flag(c.isActive),
-    ownerID: String(c.ownerId), orderID: String(c.orderId), note: c.note, creationDate: displayTimestamp(c.creationDate, timeZone),
-    uses: String(f?.uses ?? 0), spent: formatMoney(f?.amount ?? 0),
+    id: String(c.id),
+    code: c.code,
+    balance: formatMoney(c.balance),
+    initialAmount: formatMoney(c.initialAmount),
+    isActive: flag(c.isActive),
+    ownerID: String(c.ownerId),
+    orderID: String(c.orderId),
+    note: c.note,
+    creationDate: displayTimestamp(c.creationDate, timeZone),
+    uses: String(f?.uses ?? 0),
+    spent: formatMoney(f?.amount ?? 0),
   };
 }
 
 export function ledgerEntry(l: LedgerRow, timeZone: string): Static<typeof LedgerEntry> {
   return {
-    delta: formatMoney(l.delta), balance: formatMoney(l.balance), reason: l.reason, orderID: l.orderId === null ? null : String(l.orderId),
-    userID: String(l.userId), creationDate: displayTimestamp(l.creationDate, timeZone),
+    delta: formatMoney(l.delta),
+    balance: formatMoney(l.balance),
+    reason: l.reason,
+    orderID: l.orderId === null ? null : String(l.orderId),
+    userID: String(l.userId),
+    creationDate: displayTimestamp(l.creationDate, timeZone),
   };
 }
 
 export function goalRow(g: CommunityGoal, timeZone: string): Static<typeof CommunityGoalRow> {
   return {
-    is_active: g.isActive, currency: g.currency, total_raised: moneyNumber(g.raised), goal_amount: moneyNumber(g.target),
+    is_active: g.isActive,
+    currency: g.currency,
+    total_raised: moneyNumber(g.raised),
+    goal_amount: moneyNumber(g.target),
     percentage_achieved: g.target > 0 ? Math.round((g.raised * 10_000) / g.target) / 100 : 0,
-    start_date: displayTimestamp(g.start, timeZone), end_date: displayTimestamp(g.end, timeZone),
+    start_date: displayTimestamp(g.start, timeZone),
+    end_date: displayTimestamp(g.end, timeZone),
   };
 }
 
@@ -180,15 +249,32 @@ export function couponInput(b: Static<typeof CouponPatchBody>, timeZone: string,
     } else value = cents(b.value, 'value', 1);
   }
   return {
-    code: b.code, kind: b.kind, value, minBasket: b.minBasket === undefined || b.minBasket === '' ? undefined : cents(b.minBasket, 'minBasket'),
-    startDate: storedTime(b.startDate, 'startDate', timeZone), endDate: storedTime(b.endDate, 'endDate', timeZone),
-    maxUses: count(b.maxUses, 'maxUses'), perPlayer: count(b.perPlayer, 'perPlayer'),
-    productIds: idsJson(b.productIDs), categoryIds: idsJson(b.categoryIDs), stacksWithSale: bool(b.stacksWithSale), isActive: bool(b.isActive),
+    code: b.code,
+    kind: b.kind,
+    value,
+    minBasket: b.minBasket === undefined || b.minBasket === '' ? undefined : cents(b.minBasket, 'minBasket'),
+    startDate: storedTime(b.startDate, 'startDate', timeZone),
+    endDate: storedTime(b.endDate, 'endDate', timeZone),
+    maxUses: count(b.maxUses, 'maxUses'),
+    perPlayer: count(b.perPlayer, 'perPlayer'),
+    productIds: idsJson(b.productIDs),
+    categoryIds: idsJson(b.categoryIDs),
+    stacksWithSale: bool(b.stacksWithSale),
+    isActive: bool(b.isActive),
   };
 }
 
-export const COUPON_DEFAULTS = { minBasket: 0, startDate: null, endDate: null, maxUses: 0, perPlayer: 0, productIds: '[]', categoryIds: '[]',
-  stacksWithSale: false, isActive: true };
+export const COUPON_DEFAULTS = {
+  minBasket: 0,
+  startDate: null,
+  endDate: null,
+  maxUses: 0,
+  perPlayer: 0,
+  productIds: '[]',
+  categoryIds: '[]',
+  stacksWithSale: false,
+  isActive: true,
+};
 
 export function saleInput(b: Static<typeof SalePatchBody>, timeZone: string): Partial<SaleInput> {
   let percent: number | undefined;
@@ -202,7 +288,11 @@ export function saleInput(b: Static<typeof SalePatchBody>, timeZone: string): Pa
     return stored;
   };
   return {
-    name: b.name, percent, categoryIds: idsJson(b.categoryIDs), startDate: when(b.startDate, 'startDate'), endDate: when(b.endDate, 'endDate'),
-      isActive: bool(b.isActive),
+    name: b.name,
+    percent,
+    categoryIds: idsJson(b.categoryIDs),
+    startDate: when(b.startDate, 'startDate'),
+    endDate: when(b.endDate, 'endDate'),
+    isActive: bool(b.isActive),
   };
 }

@@ -14,8 +14,14 @@ import type { StoreCatalogue, StoreOrders } from '../store/contract.ts';
 import type { PromotionsInBuy } from './buy.ts';
 import type { CommunityGoal, PromotionsService } from './contract.ts';
 import {
-  PromotionsCoupon, PromotionsCouponPlayer, PromotionsCouponUse, PromotionsGiftCard, PromotionsGiftCardLedger, PromotionsGiftCardProduct,
-  PromotionsSale, PromotionsSaleUse,
+  PromotionsCoupon,
+  PromotionsCouponPlayer,
+  PromotionsCouponUse,
+  PromotionsGiftCard,
+  PromotionsGiftCardLedger,
+  PromotionsGiftCardProduct,
+  PromotionsSale,
+  PromotionsSaleUse,
 } from './entities.ts';
 import { findCard, invalid, issueCard, usedUp, writeLedger, type Coupon, type GiftCard, type LedgerRow, type Sale } from './gift-cards.ts';
 
@@ -77,9 +83,16 @@ export class DbPromotionsService implements PromotionsService {
 
   async issueCard(input: { amount: number; code?: string; note?: string }): Promise<GiftCard> {
     if (input.code !== undefined && !CODE.test(input.code)) throw new DomainError('VALIDATION_ERROR', 'code: 3 to 64 letters, digits, _ or -.');
-    return this.#db.transaction(() => issueCard(this.#db, this.#codeLength, {
-      amount: input.amount, code: input.code, note: input.note ?? '', ownerId: 0, orderId: 0, reason: 'issue',
-    }));
+    return this.#db.transaction(() =>
+      issueCard(this.#db, this.#codeLength, {
+        amount: input.amount,
+        code: input.code,
+        note: input.note ?? '',
+        ownerId: 0,
+        orderId: 0,
+        reason: 'issue',
+      }),
+    );
   }
 
   async cards(): Promise<GiftCard[]> {
@@ -212,13 +225,14 @@ export class DbPromotionsService implements PromotionsService {
 
   /** Uses, money off and revenue of each promotion of a kind, by its id: orders not refunded. */
   async figures(kind: 'coupon' | 'sale' | 'card'): Promise<Map<number, Figures>> {
-    const statement = kind === 'card'
-      ? sql`select ${fields({ id: Led.cardId, n: count(), amount: typed<number | string | null>(sql`-sum(${Led.delta})`), revenue: typed<number>(raw('0')) })}
+    const statement =
+      kind === 'card'
+        ? sql`select ${fields({ id: Led.cardId, n: count(), amount: typed<number | string | null>(sql`-sum(${Led.delta})`), revenue: typed<number>(raw('0')) })}
           from ${PromotionsGiftCardLedger} where ${Led.reason} in ('spend', 'redeem', 'refund') group by ${Led.cardId}`
-      : kind === 'coupon'
-        ? sql`select ${fields({ id: Use.couponId, n: count(), amount: sum(Use.amount), revenue: sum(Use.revenue) })} from ${PromotionsCouponUse}
+        : kind === 'coupon'
+          ? sql`select ${fields({ id: Use.couponId, n: count(), amount: sum(Use.amount), revenue: sum(Use.revenue) })} from ${PromotionsCouponUse}
             where ${Use.status} = 'used' group by ${Use.couponId}`
-        : sql`select ${fields({ id: SaUse.saleId, n: count(), amount: sum(SaUse.amount), revenue: sum(SaUse.revenue) })} from ${PromotionsSaleUse}
+          : sql`select ${fields({ id: SaUse.saleId, n: count(), amount: sum(SaUse.amount), revenue: sum(SaUse.revenue) })} from ${PromotionsSaleUse}
             where ${SaUse.status} = 'used' group by ${SaUse.saleId}`;
     const rows = await this.#db.query(statement);
     return new Map(rows.map((r) => [Number(r.id), { uses: Number(r.n), amount: Number(r.amount ?? 0), revenue: Number(r.revenue ?? 0) }]));

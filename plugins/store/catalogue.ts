@@ -37,23 +37,60 @@ const ACTIVE_PRODUCT = sql`${P.isActive} = 1`;
 const VARIABLE = StoreProductVariable.pick('productId', 'name', 'required', 'allowedValues');
 /** The columns a page of the catalogue shows (the storefront's): its pages read no others. */
 const SHOWN_CATEGORY = StoreCategory.pick('id', 'parentId', 'name', 'gameDescription');
-const SHOWN_PRODUCT = StoreProduct.pick('id', 'categoryId', 'name', 'imageId', 'imageType', 'details', 'price', 'discountedPrice', 'discountExpiryDate',
-  'stock');
+const SHOWN_PRODUCT = StoreProduct.pick(
+  'id',
+  'categoryId',
+  'name',
+  'imageId',
+  'imageType',
+  'details',
+  'price',
+  'discountedPrice',
+  'discountExpiryDate',
+  'stock',
+);
 
 /** A slug from a name: `VIP Ranks!` → `vip-ranks`. */
 function slugify(name: string): string {
-  return name.normalize('NFKD').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 128) || 'category';
+  return (
+    name
+      .normalize('NFKD')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 128) || 'category'
+  );
 }
 
 const CATEGORY_DEFAULTS: Omit<Category, 'id' | 'name' | 'slug'> = {
-  parentId: 0, imageId: '', imageType: '', priority: 0, gameStatus: true, gameTitle: '', gameDescription: '',
-  gameItem: '', isActive: true,
+  parentId: 0,
+  imageId: '',
+  imageType: '',
+  priority: 0,
+  gameStatus: true,
+  gameTitle: '',
+  gameDescription: '',
+  gameItem: '',
+  isActive: true,
 };
 
 const PRODUCT_DEFAULTS: Omit<Product, 'id' | 'categoryId' | 'name' | 'price' | 'creationDate'> = {
-  giveRoleId: 0, imageId: '', imageType: '', details: '', discountedPrice: 0, discountExpiryDate: PERMANENT,
-  duration: 0, stock: -1, priority: 0, isFeatured: false, gameStatus: true, gameTitle: '', gameDescription: '',
-  gameItem: '', isActive: true, variables: [],
+  giveRoleId: 0,
+  imageId: '',
+  imageType: '',
+  details: '',
+  discountedPrice: 0,
+  discountExpiryDate: PERMANENT,
+  duration: 0,
+  stock: -1,
+  priority: 0,
+  isFeatured: false,
+  gameStatus: true,
+  gameTitle: '',
+  gameDescription: '',
+  gameItem: '',
+  isActive: true,
+  variables: [],
 };
 
 function invalid(message: string): DomainError {
@@ -120,7 +157,7 @@ export class DbCatalogue implements StoreCatalogue {
   async updateCategory(id: number, patch: CategoryInput): Promise<Category> {
     return this.#db.transaction(async () => {
       const changes = defined(patch);
-      const category = { ...await this.requireCategory(id), ...changes };
+      const category = { ...(await this.requireCategory(id)), ...changes };
       await this.#checkParent(id, category.parentId);
       await StoreCategory.update(this.#db, id, changes);
       return category;
@@ -177,7 +214,8 @@ export class DbCatalogue implements StoreCatalogue {
   /** The variables of the products matching `condition` (on store_product_variables), by product, in their order. */
   async #variables(condition: Sql): Promise<Map<number, Variable[]>> {
     const rows = await this.#db.queryArrays(
-      sql`select ${VARIABLE.columns} from ${StoreProductVariable} where ${condition} order by ${V.productId}, ${V.position}`);
+      sql`select ${VARIABLE.columns} from ${StoreProductVariable} where ${condition} order by ${V.productId}, ${V.position}`,
+    );
     const byProduct = new Map<number, Variable[]>();
     for (const row of rows) {
       const { productId, name, required, allowedValues } = VARIABLE.fromArray(row);
@@ -215,13 +253,17 @@ export class DbCatalogue implements StoreCatalogue {
   }
 
   shownCategories(): Promise<ShownCategory[]> {
-    return this.#db.queryArrays(sql`select ${SHOWN_CATEGORY.columns} from ${StoreCategory} where ${C.isActive} = 1 ${CATEGORY_ORDER}`)
+    return this.#db
+      .queryArrays(sql`select ${SHOWN_CATEGORY.columns} from ${StoreCategory} where ${C.isActive} = 1 ${CATEGORY_ORDER}`)
       .then((rows) => rows.map(SHOWN_CATEGORY.fromArray));
   }
 
   async shownProducts(filter: { categoryIds?: number[]; ids?: number[]; featuredOnly?: boolean }): Promise<ShownProduct[]> {
     const conditions: Sql[] = [];
-    for (const [column, list] of [[P.categoryId, filter.categoryIds], [P.id, filter.ids]] as const) {
+    for (const [column, list] of [
+      [P.categoryId, filter.categoryIds],
+      [P.id, filter.ids],
+    ] as const) {
       if (!list) continue;
       const ids = productIds(list);
       if (ids.length === 0) return [];
@@ -235,7 +277,10 @@ export class DbCatalogue implements StoreCatalogue {
       this.#variables(sql`${V.productId} in (select ${P.id} from ${StoreProduct} ${clause})`),
       this.#shownCategoryIds(),
     ]);
-    return rows.map(SHOWN_PRODUCT.fromArray).filter((product) => shown.has(product.categoryId)).map((product) => withVariables(product, variables));
+    return rows
+      .map(SHOWN_PRODUCT.fromArray)
+      .filter((product) => shown.has(product.categoryId))
+      .map((product) => withVariables(product, variables));
   }
 
   /** The products of the given ids that exist (and are for sale, if asked), in one round of queries. */
@@ -259,8 +304,12 @@ export class DbCatalogue implements StoreCatalogue {
       await this.#checkProduct(product);
       const id = await StoreProduct.insert(this.#db, product);
       await this.#writeVariables(id, product.variables);
-      await this.#audit.record({ action: 'store.product.create', target: { type: 'product', id }, summary: `Created product ${product.name}`, after: { id,
-        ...product } });
+      await this.#audit.record({
+        action: 'store.product.create',
+        target: { type: 'product', id },
+        summary: `Created product ${product.name}`,
+        after: { id, ...product },
+      });
       return { id, ...product };
     });
   }
@@ -313,7 +362,11 @@ export class DbCatalogue implements StoreCatalogue {
   async #writeVariables(productId: number, variables: Variable[]): Promise<void> {
     for (const [position, v] of variables.entries()) {
       await StoreProductVariable.insert(this.#db, {
-        productId, name: v.name, required: v.required, allowedValues: JSON.stringify([...new Set(v.values)]), position,
+        productId,
+        name: v.name,
+        required: v.required,
+        allowedValues: JSON.stringify([...new Set(v.values)]),
+        position,
       });
     }
   }
@@ -345,7 +398,8 @@ export class DbCatalogue implements StoreCatalogue {
     // The whole catalogue's products are read beside its categories; a subtree's products come
     // after them, since the categories say which ids the subtree holds.
     const [read, allProducts] = await Promise.all([
-      this.categories(opts.activeOnly), opts.rootId === undefined ? this.#products(false, opts.activeOnly && ACTIVE_PRODUCT) : undefined,
+      this.categories(opts.activeOnly),
+      opts.rootId === undefined ? this.#products(false, opts.activeOnly && ACTIVE_PRODUCT) : undefined,
     ]);
     const categories = opts.activeOnly ? [...shownCategoryMap(read).values()] : read;
     if (opts.rootId !== undefined && !categories.some((c) => c.id === opts.rootId)) {
@@ -362,14 +416,17 @@ export class DbCatalogue implements StoreCatalogue {
         nodes.get(node.parentId)?.subcategories.push(node);
       }
     }
-    const products = allProducts ?? await this.#subtreeProducts(roots[0]!, opts.activeOnly);
+    const products = allProducts ?? (await this.#subtreeProducts(roots[0]!, opts.activeOnly));
     for (const p of products) nodes.get(p.categoryId)?.products.push(p);
     return roots;
   }
 
   #subtreeProducts(root: CategoryNode, onSaleOnly: boolean): Promise<Product[]> {
     const ids: number[] = [];
-    const walk = (n: CategoryNode) => { ids.push(n.id); n.subcategories.forEach(walk); };
+    const walk = (n: CategoryNode) => {
+      ids.push(n.id);
+      n.subcategories.forEach(walk);
+    };
     walk(root);
     return this.#products(false, sql`${P.categoryId} in ${ids}`, onSaleOnly && ACTIVE_PRODUCT);
   }
@@ -393,7 +450,7 @@ export class DbCatalogue implements StoreCatalogue {
       await this.requireProduct(productId);
       const changes = defined(patch);
       const stored = (await this.rulesFor([productId])).get(productId);
-      const next = { ...stored ?? NONE, ...changes };
+      const next = { ...(stored ?? NONE), ...changes };
       if (next.requiredProductId === productId) throw new DomainError('VALIDATION_ERROR', 'requiredProductID: a product cannot require itself.');
       if (next.requiredProductId > 0 && !(await this.productsById([next.requiredProductId], false)).has(next.requiredProductId)) {
         throw new DomainError('PRODUCT_NOT_FOUND', `requiredProductID: no product with ID ${next.requiredProductId}.`);

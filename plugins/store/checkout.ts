@@ -15,8 +15,21 @@ import type { CreditsService } from '../credits/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { DbCatalogue } from './catalogue.ts';
 import type {
-  Adjustment, BuyLine, BuyParticipant, BuyResult, Checkout, OrderItemEvent, PricedLine, PricedProduct, Product, PromotionCodes, PurchaseBuyer,
-  PurchaseRules, Quote, RequestedLine, StoreCheckout,
+  Adjustment,
+  BuyLine,
+  BuyParticipant,
+  BuyResult,
+  Checkout,
+  OrderItemEvent,
+  PricedLine,
+  PricedProduct,
+  Product,
+  PromotionCodes,
+  PurchaseBuyer,
+  PurchaseRules,
+  Quote,
+  RequestedLine,
+  StoreCheckout,
 } from './contract.ts';
 import { effectivePrice } from './contract.ts';
 import { StoreOrder, StoreOrderAdjustment, StoreOrderItem, StoreProduct } from './entities.ts';
@@ -89,8 +102,10 @@ const sum = (adjustments: Adjustment[]) => adjustments.reduce((total, a) => tota
  * An order's amounts: the list prices (`subtotal`), what was taken off them (the products' own
  * discounts, sales, coupons: `discount`) and what is paid (`total`, a gift card's share left out).
  */
-function amounts(lines: { unitPrice: number; unitTotal: number; quantity: number }[],
-  adjustments: Adjustment[]): { subtotal: number; discount: number; total: number } {
+function amounts(
+  lines: { unitPrice: number; unitTotal: number; quantity: number }[],
+  adjustments: Adjustment[],
+): { subtotal: number; discount: number; total: number } {
   const subtotal = lines.reduce((total, l) => total + l.unitPrice * l.quantity, 0);
   const priced = lines.reduce((total, l) => total + l.unitTotal * l.quantity, 0);
   const lowered = sum(adjustments.filter((a) => !a.paid));
@@ -134,10 +149,16 @@ export class DbCheckout implements StoreCheckout {
   /** The basket as the participants see it, priced at `at`. */
   #checkout(user: Buyer, lines: CheckedLine[], codes: PromotionCodes, at: string): Checkout {
     return {
-      userId: user.id, username: user.username, codes,
+      userId: user.id,
+      username: user.username,
+      codes,
       lines: lines.map((l) => ({
-        productId: l.product.id, categoryId: l.product.categoryId, quantity: l.quantity, unitPrice: l.product.price,
-        ownPrice: effectivePrice(l.product, at), unitTotal: l.unitTotal,
+        productId: l.product.id,
+        categoryId: l.product.categoryId,
+        quantity: l.quantity,
+        unitPrice: l.product.price,
+        ownPrice: effectivePrice(l.product, at),
+        unitTotal: l.unitTotal,
       })),
       total: lines.reduce((sum, l) => sum + l.unitTotal * l.quantity, 0),
     };
@@ -174,7 +195,12 @@ export class DbCheckout implements StoreCheckout {
       if (!found) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${line.sentId}.`);
       const { product, rules } = found;
       return {
-        product, rules, quantity: line.quantity, variables: checkVariables(line, product), unitPrice: product.price, unitTotal: this.unitPrice(product, at),
+        product,
+        rules,
+        quantity: line.quantity,
+        variables: checkVariables(line, product),
+        unitPrice: product.price,
+        unitTotal: this.unitPrice(product, at),
       };
     });
     await this.#checkRules(user, lines);
@@ -201,8 +227,10 @@ export class DbCheckout implements StoreCheckout {
            where ${o.c.accountId} = ${user.id} and ${o.c.status} = 'completed' and ${oi.c.productId} = ${rules.requiredProductId} limit 1`);
         if (!bought) {
           const required = (await this.#catalogue.productsById([rules.requiredProductId], false)).get(rules.requiredProductId);
-          throw new DomainError('REQUIRED_PRODUCT', `${product.name} (product ${product.id}) requires buying ${required?.name ?? `product ` +
-            `${rules.requiredProductId}`} first.`);
+          throw new DomainError(
+            'REQUIRED_PRODUCT',
+            `${product.name} (product ${product.id}) requires buying ${required?.name ?? `product ${rules.requiredProductId}`} first.`,
+          );
         }
       }
       if (rules.requireLinkedAccount && !user.linkedAccounts.chat) {
@@ -218,7 +246,8 @@ export class DbCheckout implements StoreCheckout {
     if (!role) return;
     const ranks = await this.#db.query(
       sql`select distinct ${fields({ give_role_id: P.giveRoleId })}
-        from ${StoreProduct} where ${P.categoryId} = ${product.categoryId} and ${P.giveRoleId} > 0`);
+        from ${StoreProduct} where ${P.categoryId} = ${product.categoryId} and ${P.giveRoleId} > 0`,
+    );
     const sameCategory = new Set(ranks.map((r) => Number(r.give_role_id)));
     const higher = (await this.#users.rolesOf(user.id)).find((r) => sameCategory.has(r.id) && r.priority > role.priority);
     if (higher) {
@@ -233,25 +262,32 @@ export class DbCheckout implements StoreCheckout {
    * grant roles, credit the cashback, take the stock. Any failure rolls all of it back.
    */
   async buy(userId: number, requested: RequestedLine[], keyName?: string, codes: PromotionCodes = {}): Promise<BuyResult> {
-    return this.#judged(codes, { userId }, () => this.#db.transaction(async () => {
-      const user = await this.#users.requireById(userId);
-      const lines = await this.#checked(user, requested);
-      const at = now();
-      const checkout = this.#checkout(user, lines, codes, at);
-      const adjustments = await this.#adjustments(checkout);
-      const settings = this.#settings.get();
-      const { order, settled: balance } = await this.#place(user, lines, checkout, adjustments, at, {
-        fields: ({ total }) => {
-          const cashback = percentOf(total, settings.cashbackPercent);
-          return { type: 'credit', earnings: 0, cashback, credit: cashback, currency: settings.currency, paymentApi: 'credits', paymentId: null };
-        },
-        settle: (placed) => this.#pay(placed, keyName),
-      });
-      return {
-        orderId: order.id, balance, subtotal: order.subtotal, discount: order.discount, total: order.total, cashback: order.cashback,
-        lines: lines.map((l) => ({ productId: l.product.id, quantity: l.quantity, variables: l.variables })),
-      };
-    }));
+    return this.#judged(codes, { userId }, () =>
+      this.#db.transaction(async () => {
+        const user = await this.#users.requireById(userId);
+        const lines = await this.#checked(user, requested);
+        const at = now();
+        const checkout = this.#checkout(user, lines, codes, at);
+        const adjustments = await this.#adjustments(checkout);
+        const settings = this.#settings.get();
+        const { order, settled: balance } = await this.#place(user, lines, checkout, adjustments, at, {
+          fields: ({ total }) => {
+            const cashback = percentOf(total, settings.cashbackPercent);
+            return { type: 'credit', earnings: 0, cashback, credit: cashback, currency: settings.currency, paymentApi: 'credits', paymentId: null };
+          },
+          settle: (placed) => this.#pay(placed, keyName),
+        });
+        return {
+          orderId: order.id,
+          balance,
+          subtotal: order.subtotal,
+          discount: order.discount,
+          total: order.total,
+          cashback: order.cashback,
+          lines: lines.map((l) => ({ productId: l.product.id, quantity: l.quantity, variables: l.variables })),
+        };
+      }),
+    );
   }
 
   async quote(buyer: PurchaseBuyer, requested: RequestedLine[], codes: PromotionCodes = {}): Promise<Quote> {
@@ -259,8 +295,12 @@ export class DbCheckout implements StoreCheckout {
     const lines = await this.#checked(user, requested);
     const adjustments = await this.#judged(codes, buyer, () => this.#adjustments(this.#checkout(user, lines, codes, now())));
     const priced = lines.map((l) => ({
-      productId: l.product.id, productName: l.product.name, quantity: l.quantity,
-      variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])), unitPrice: l.unitPrice, unitTotal: l.unitTotal,
+      productId: l.product.id,
+      productName: l.product.name,
+      quantity: l.quantity,
+      variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])),
+      unitPrice: l.unitPrice,
+      unitTotal: l.unitTotal,
     }));
     const { subtotal, total } = amounts(priced, adjustments);
     return { lines: priced, currency: this.#settings.get().currency, subtotal, total, adjustments };
@@ -271,19 +311,35 @@ export class DbCheckout implements StoreCheckout {
    * the buyer was offered (and paid), no balance moved; the order is of type `payment` and records
    * the gateway's payment, unique, so a second completion of one payment is a CONFLICT.
    */
-  async buyPaid(buyer: PurchaseBuyer, offered: PricedLine[],
-    payment: { paymentApi: string; paymentId: string; currency: string }, adjustments: Adjustment[] = []): Promise<{ orderId: number }> {
+  async buyPaid(
+    buyer: PurchaseBuyer,
+    offered: PricedLine[],
+    payment: { paymentApi: string; paymentId: string; currency: string },
+    adjustments: Adjustment[] = [],
+  ): Promise<{ orderId: number }> {
     return this.#db.transaction(async () => {
       const user = await this.#buyer(buyer);
-      const checked = await this.#checked(user, offered.map((l) => ({
-        productId: l.productId, sentId: String(l.productId), quantity: l.quantity, variables: new Map(Object.entries(l.variables)),
-      })));
+      const checked = await this.#checked(
+        user,
+        offered.map((l) => ({
+          productId: l.productId,
+          sentId: String(l.productId),
+          quantity: l.quantity,
+          variables: new Map(Object.entries(l.variables)),
+        })),
+      );
       // At the prices the buyer was offered and paid, not today's.
       const lines = checked.map((l, i) => ({ ...l, unitPrice: offered[i]!.unitPrice, unitTotal: offered[i]!.unitTotal }));
       const at = now();
       const { order } = await this.#place(user, lines, this.#checkout(user, lines, {}, at), adjustments, at, {
         fields: ({ total }) => ({
-          type: 'payment', earnings: total, cashback: 0, credit: 0, currency: payment.currency, paymentApi: payment.paymentApi, paymentId: payment.paymentId,
+          type: 'payment',
+          earnings: total,
+          cashback: 0,
+          credit: 0,
+          currency: payment.currency,
+          paymentApi: payment.paymentApi,
+          paymentId: payment.paymentId,
         }),
         settle: () => Promise.resolve(),
       });
@@ -296,16 +352,31 @@ export class DbCheckout implements StoreCheckout {
    * the adjustments and each participant's part (`take`), the payment, the roles, then
    * `store.order.completed` (its listeners, delivery's commands, run here) and the stock last.
    */
-  async #place<T>(user: Buyer, lines: CheckedLine[], checkout: Checkout, adjustments: Adjustment[], at: string,
-    payment: Payment<T>): Promise<{ order: Order; settled: T }> {
+  async #place<T>(
+    user: Buyer,
+    lines: CheckedLine[],
+    checkout: Checkout,
+    adjustments: Adjustment[],
+    at: string,
+    payment: Payment<T>,
+  ): Promise<{ order: Order; settled: T }> {
     const figures = amounts(lines, adjustments);
     const guest = user.id === 0;
     const order = await insertOrder(this.#db, {
-      accountId: user.id, status: 'completed', ...figures, ...payment.fields(figures),
-      guestName: guest ? user.username : null, guestKey: guest ? user.username.toLowerCase() : null, creationDate: at,
+      accountId: user.id,
+      status: 'completed',
+      ...figures,
+      ...payment.fields(figures),
+      guestName: guest ? user.username : null,
+      guestKey: guest ? user.username.toLowerCase() : null,
+      creationDate: at,
     });
     const items = await this.#insertItems(order.id, lines);
-    if (adjustments.length > 0) await StoreOrderAdjustment.insertMany(this.#db, adjustments.map((a) => ({ orderId: order.id, ...a })));
+    if (adjustments.length > 0)
+      await StoreOrderAdjustment.insertMany(
+        this.#db,
+        adjustments.map((a) => ({ orderId: order.id, ...a })),
+      );
     for (const participant of this.#participants) await participant.take(checkout, order.id, adjustments);
     const settled = await payment.settle(order);
     if (!guest) await this.#grantRoles(user.id, lines);
@@ -319,13 +390,23 @@ export class DbCheckout implements StoreCheckout {
   /** Every line in one statement; the lines as the order's event carries them. */
   async #insertItems(orderId: number, lines: CheckedLine[]): Promise<OrderItemEvent[]> {
     const items = lines.map((l) => ({
-      productId: l.product.id, productName: l.product.name, quantity: l.quantity,
+      productId: l.product.id,
+      productName: l.product.name,
+      quantity: l.quantity,
       variables: Object.fromEntries(l.variables.map((v) => [v.name, v.value])),
     }));
-    await StoreOrderItem.insertMany(this.#db, lines.map((l, i) => ({
-      orderId, productId: l.product.id, productName: l.product.name, quantity: l.quantity, unitPrice: l.unitPrice,
-      unitTotal: l.unitTotal, variables: JSON.stringify(items[i]!.variables),
-    })));
+    await StoreOrderItem.insertMany(
+      this.#db,
+      lines.map((l, i) => ({
+        orderId,
+        productId: l.product.id,
+        productName: l.product.name,
+        quantity: l.quantity,
+        unitPrice: l.unitPrice,
+        unitTotal: l.unitTotal,
+        variables: JSON.stringify(items[i]!.variables),
+      })),
+    );
     return items;
   }
 
@@ -355,8 +436,8 @@ export class DbCheckout implements StoreCheckout {
         await this.#users.extendRole(userId, l.product.giveRoleId, l.product.duration * l.quantity);
       } catch (err) {
         // A product saved before its role became privileged: refused, and the rollback undoes the payment.
-        if (err instanceof DomainError && err.code === 'FORBIDDEN') throw new DomainError('FORBIDDEN',
-          `${l.product.name} (product ${l.product.id}) is not for sale: ${err.message}`);
+        if (err instanceof DomainError && err.code === 'FORBIDDEN')
+          throw new DomainError('FORBIDDEN', `${l.product.name} (product ${l.product.id}) is not for sale: ${err.message}`);
         throw err;
       }
     }
@@ -378,7 +459,8 @@ export class DbCheckout implements StoreCheckout {
     for (const line of [...lines].sort((a, b) => a.product.id - b.product.id)) {
       if (line.product.stock === -1) continue;
       const { affectedRows } = await this.#db.run(
-        sql`update ${StoreProduct} set ${P.stock} = ${P.stock} - ${line.quantity} where ${P.id} = ${line.product.id} and ${P.stock} >= ${line.quantity}`);
+        sql`update ${StoreProduct} set ${P.stock} = ${P.stock} - ${line.quantity} where ${P.id} = ${line.product.id} and ${P.stock} >= ${line.quantity}`,
+      );
       if (affectedRows === 0) throw outOfStock(line.product.id);
     }
   }

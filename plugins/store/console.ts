@@ -4,62 +4,27 @@
  * call the same catalogue and order code, so a page refuses exactly what the API refuses.
  */
 import type { Static } from '@sinclair/typebox';
-import {
-  errorsFor, type ConsoleCell, type ConsoleField, type ConsolePage, type ConsolePages, type ConsoleSection, idOf,
-} from '../../core/console.ts';
+import { errorsFor, type ConsoleCell, type ConsolePage, type ConsoleSection, idOf } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, formatMoney, now } from '../../core/format.ts';
 import { toBool } from '../../core/schemas.ts';
-import { usersRef, type UsersService } from '../users/contract.ts';
+import { usersRef } from '../users/contract.ts';
 import { CategoryCreateBody, CategoryPatchBody, ProductCreateBody, ProductPatchBody, RulesPatchBody, categoryInput, productInput } from './schemas.ts';
-import { storedImage, type Category, type Product, type Variable } from './contract.ts';
+import { storedImage, type Category, type Product } from './contract.ts';
 import { IMAGE_ACCEPT, type ProductImages } from './images.ts';
 import type { DbCatalogue } from './catalogue.ts';
-
-
-/** Lines `name: value, value` (a `*` after the name: required) to the API's variables. */
-function parseVariables(text: string): Static<typeof ProductPatchBody>['variables'] {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
-  if (!lines.length) return '';
-  return lines.map((line) => {
-    const [head = '', rest = ''] = line.split(/:(.*)/s);
-    const required = head.trim().endsWith('*');
-    const values = rest.split(',').map((v) => v.trim()).filter(Boolean);
-    return { name: head.trim().replace(/\*$/, ''), required: required ? 'true' : 'false', values };
-  });
-}
-
-function showVariables(variables: Variable[]): string {
-  return variables.map((v) => `${v.name}${v.required ? '*' : ''}: ${v.values.join(', ')}`).join('\n');
-}
-
-/** The categories as a tree, each name indented by its depth. */
-function treeOrder(categories: Category[]): { category: Category; depth: number }[] {
-  const out: { category: Category; depth: number }[] = [];
-  const walk = (parentId: number, depth: number) => {
-    for (const c of categories.filter((x) => x.parentId === parentId)) {
-      out.push({ category: c, depth });
-      if (depth < 20) walk(c.id, depth + 1);
-    }
-  };
-  walk(0, 0);
-  return out;
-}
-
-const sizeText = (bytes: number) => (bytes < 1048576 ? `${Number((bytes / 1024).toFixed(1))} KiB` : `${Number((bytes / 1048576).toFixed(2))} MiB`);
-const yes = (v: boolean) => (v ? 'yes' : 'no');
-const checkbox = (form: Record<string, string>, name: string) => (toBool(form[name]) ? 'true' : 'false');
-
-type Shown = { values: Record<string, string>; errors: Record<string, string> };
-
-/** What the catalogue's pages work with. */
-interface CataloguePages {
-  pages: ConsolePages;
-  store: DbCatalogue;
-  images: ProductImages;
-  users: UsersService;
-  tz: () => string;
-}
+import {
+  type CataloguePages,
+  type Shown,
+  categoryFields,
+  checkbox,
+  parseVariables,
+  productFields,
+  showVariables,
+  sizeText,
+  treeOrder,
+  yes,
+} from './console-forms.ts';
 
 export const catalogueSection: ConsoleSection<unknown, { catalogue: DbCatalogue; images: ProductImages }> = {
   id: 'catalogue',
@@ -74,45 +39,6 @@ export const catalogueSection: ConsoleSection<unknown, { catalogue: DbCatalogue;
   },
 };
 
-/** The category form's fields; `except` leaves a category out of its own parent list. */
-function categoryFields(categories: Category[], except?: number): ConsoleField[] {
-  return [
-    { name: 'name', label: 'Name', required: true },
-    { name: 'slug', label: 'Slug', hint: 'Letters, digits, - and _; made from the name when empty.' },
-    {
-      name: 'parentID', label: 'Parent', type: 'select',
-      options: [{ value: '0', label: 'none (top level)' },
-        ...treeOrder(categories).filter(({ category }) => category.id !== except).map(({ category, depth }) => ({ value: String(category.id),
-          label: `${'— '.repeat(depth)}${category.name}` }))],
-    },
-    { name: 'priority', label: 'Priority', type: 'number', hint: 'Low first among categories of the same parent.' },
-    { name: 'isActive', label: 'Active', type: 'checkbox' },
-  ];
-}
-
-/** The product form's fields. */
-async function productFields({ users, tz }: CataloguePages, categories: Category[]): Promise<ConsoleField[]> {
-  return [
-    { name: 'name', label: 'Name', required: true },
-    { name: 'categoryID', label: 'Category', type: 'select', required: true,
-      options: treeOrder(categories).map(({ category, depth }) => ({ value: String(category.id), label: `${'— '.repeat(depth)}${category.name}` })) },
-    { name: 'price', label: 'Price', type: 'number', required: true, hint: 'In credits, e.g. 4.99.' },
-    { name: 'discountedPrice', label: 'Discounted price', type: 'number', hint: 'Charged instead of the price until the discount expires.' },
-    { name: 'discountExpiryDate', label: 'Discount expires', type: 'datetime', hint: `Site time (${tz()}).` },
-    { name: 'stock', label: 'Stock', type: 'number', hint: '-1 = unlimited.' },
-    { name: 'giveRoleID', label: 'Role granted', type: 'select',
-      options: [{ value: '0', label: 'none' }, ...(await users.listRoles()).filter((r) => !users.privilegeOf(r)).map((r) => ({ value: String(r.id),
-        label: r.name }))], hint: 'Privileged roles (those that open this console) are never sold.' },
-    { name: 'duration', label: 'Role duration (days)', type: 'number', hint: '0 = permanent, -1 = no role.' },
-    { name: 'variables', label: 'Variables', type: 'textarea',
-      hint: 'One per line: name: value, value (a * after the name makes it required; no values = any text).' },
-    { name: 'details', label: 'Details', type: 'textarea' },
-    { name: 'priority', label: 'Priority', type: 'number' },
-    { name: 'isActive', label: 'On sale', type: 'checkbox' },
-    { name: 'isFeaturedProduct', label: 'Featured', type: 'checkbox' },
-  ];
-}
-
 /** The catalogue: categories and products listed, and the forms that create them. */
 async function overviewPage(cp: CataloguePages, extra: { category?: Shown; product?: Shown } = {}): Promise<ConsolePage> {
   const { pages, store, tz } = cp;
@@ -120,17 +46,29 @@ async function overviewPage(cp: CataloguePages, extra: { category?: Shown; produ
   const names = new Map(categories.map((c) => [c.id, c.name]));
   const at = now();
   return {
-    title: 'Catalogue', status: extra.category || extra.product ? 422 : 200,
+    title: 'Catalogue',
+    status: extra.category || extra.product ? 422 : 200,
     blocks: [
       {
-        kind: 'table', caption: 'Categories', empty: 'No category yet: create the first one below.',
-        columns: [{ key: 'name', label: 'Name' }, { key: 'slug', label: 'Slug' }, { key: 'products', label: 'Products', numeric: true },
-          { key: 'active', label: 'Active' }, { key: 'up', label: 'Move up' }, { key: 'down', label: 'Move down' }, { key: 'delete', label: 'Delete' }],
+        kind: 'table',
+        caption: 'Categories',
+        empty: 'No category yet: create the first one below.',
+        columns: [
+          { key: 'name', label: 'Name' },
+          { key: 'slug', label: 'Slug' },
+          { key: 'products', label: 'Products', numeric: true },
+          { key: 'active', label: 'Active' },
+          { key: 'up', label: 'Move up' },
+          { key: 'down', label: 'Move down' },
+          { key: 'delete', label: 'Delete' },
+        ],
         rows: treeOrder(categories).map(({ category: c, depth }) => {
           const siblings = categories.filter((x) => x.parentId === c.parentId);
           const at = siblings.indexOf(c);
           return {
-            name: { text: `${'— '.repeat(depth)}${c.name}`, href: `${pages.base}/categories/${c.id}` }, slug: c.slug, active: yes(c.isActive),
+            name: { text: `${'— '.repeat(depth)}${c.name}`, href: `${pages.base}/categories/${c.id}` },
+            slug: c.slug,
+            active: yes(c.isActive),
             products: String(products.filter((p) => p.categoryId === c.id).length),
             up: at > 0 ? { action: `${pages.base}/categories/${c.id}/move?to=up`, label: `Move ${c.name} up` } : '',
             down: at < siblings.length - 1 ? { action: `${pages.base}/categories/${c.id}/move?to=down`, label: `Move ${c.name} down` } : '',
@@ -139,25 +77,49 @@ async function overviewPage(cp: CataloguePages, extra: { category?: Shown; produ
         }),
       },
       {
-        kind: 'table', caption: 'Products', empty: 'No product yet.',
-        columns: [{ key: 'name', label: 'Name' }, { key: 'category', label: 'Category' }, { key: 'price', label: 'Price', numeric: true },
-          { key: 'discount', label: 'Discount', numeric: true }, { key: 'stock', label: 'Stock', numeric: true }, { key: 'active', label: 'On sale' }],
-        rows: products.map((p): Record<string, ConsoleCell> => ({
-          name: { text: p.name, href: `${pages.base}/products/${p.id}` }, category: names.get(p.categoryId) ?? String(p.categoryId),
-          price: formatMoney(p.price),
-          discount: p.discountedPrice > 0 && p.discountExpiryDate > at ? `${formatMoney(p.discountedPrice)} until ` +
-            `${displayTimestamp(p.discountExpiryDate, tz())}` : '',
-          stock: p.stock === -1 ? 'unlimited' : String(p.stock), active: yes(p.isActive),
-        })),
+        kind: 'table',
+        caption: 'Products',
+        empty: 'No product yet.',
+        columns: [
+          { key: 'name', label: 'Name' },
+          { key: 'category', label: 'Category' },
+          { key: 'price', label: 'Price', numeric: true },
+          { key: 'discount', label: 'Discount', numeric: true },
+          { key: 'stock', label: 'Stock', numeric: true },
+          { key: 'active', label: 'On sale' },
+        ],
+        rows: products.map(
+          (p): Record<string, ConsoleCell> => ({
+            name: { text: p.name, href: `${pages.base}/products/${p.id}` },
+            category: names.get(p.categoryId) ?? String(p.categoryId),
+            price: formatMoney(p.price),
+            discount:
+              p.discountedPrice > 0 && p.discountExpiryDate > at
+                ? `${formatMoney(p.discountedPrice)} until ` + `${displayTimestamp(p.discountExpiryDate, tz())}`
+                : '',
+            stock: p.stock === -1 ? 'unlimited' : String(p.stock),
+            active: yes(p.isActive),
+          }),
+        ),
       },
       {
-        kind: 'form', id: 'new-category', title: 'New category', action: `${pages.base}/categories`, submit: 'Create category',
-        values: extra.category?.values ?? { isActive: 'true', parentID: '0' }, errors: extra.category?.errors,
+        kind: 'form',
+        id: 'new-category',
+        title: 'New category',
+        action: `${pages.base}/categories`,
+        submit: 'Create category',
+        values: extra.category?.values ?? { isActive: 'true', parentID: '0' },
+        errors: extra.category?.errors,
         fields: categoryFields(categories),
       },
       {
-        kind: 'form', id: 'new-product', title: 'New product', action: `${pages.base}/products`, submit: 'Create product',
-        values: extra.product?.values ?? { isActive: 'true', stock: '-1', duration: '-1', giveRoleID: '0' }, errors: extra.product?.errors,
+        kind: 'form',
+        id: 'new-product',
+        title: 'New product',
+        action: `${pages.base}/products`,
+        submit: 'Create product',
+        values: extra.product?.values ?? { isActive: 'true', stock: '-1', duration: '-1', giveRoleID: '0' },
+        errors: extra.product?.errors,
         fields: await productFields(cp, categories),
       },
     ],
@@ -167,13 +129,19 @@ async function overviewPage(cp: CataloguePages, extra: { category?: Shown; produ
 /** A category's edit form. */
 async function categoryPage({ pages, store }: CataloguePages, c: Category, edit?: Shown): Promise<ConsolePage> {
   return {
-    title: c.name, status: edit ? 422 : 200,
+    title: c.name,
+    status: edit ? 422 : 200,
     blocks: [
       { kind: 'links', items: [{ label: 'Back to the catalogue', href: pages.base }] },
       {
-        kind: 'form', id: 'edit-category', title: 'Edit category', action: `${pages.base}/categories/${c.id}`, submit: 'Save category',
+        kind: 'form',
+        id: 'edit-category',
+        title: 'Edit category',
+        action: `${pages.base}/categories/${c.id}`,
+        submit: 'Save category',
         values: edit?.values ?? { name: c.name, slug: c.slug, parentID: String(c.parentId), priority: String(c.priority), isActive: String(c.isActive) },
-        errors: edit?.errors, fields: categoryFields(await store.categories(), c.id),
+        errors: edit?.errors,
+        fields: categoryFields(await store.categories(), c.id),
       },
     ],
   };
@@ -185,41 +153,73 @@ async function productPage(cp: CataloguePages, p: Product, edit?: Shown, rulesEd
   const commands = pages.href('delivery', `/products/${p.id}`);
   const [current, products] = await Promise.all([store.rulesOf(p.id), store.products()]);
   return {
-    title: p.name, status: edit || rulesEdit || imageError ? 422 : 200,
+    title: p.name,
+    status: edit || rulesEdit || imageError ? 422 : 200,
     blocks: [
       ...(commands ? [{ kind: 'links' as const, items: [{ label: 'Commands run on game servers when this product is bought', href: commands }] }] : []),
       {
-        kind: 'form', id: 'edit-product', title: 'Edit product', action: `${pages.base}/products/${p.id}`, submit: 'Save product',
+        kind: 'form',
+        id: 'edit-product',
+        title: 'Edit product',
+        action: `${pages.base}/products/${p.id}`,
+        submit: 'Save product',
         values: edit?.values ?? {
-          name: p.name, categoryID: String(p.categoryId), price: formatMoney(p.price),
+          name: p.name,
+          categoryID: String(p.categoryId),
+          price: formatMoney(p.price),
           discountedPrice: p.discountedPrice ? formatMoney(p.discountedPrice) : '',
-          discountExpiryDate: p.discountedPrice ? displayTimestamp(p.discountExpiryDate, tz()) : '', stock: String(p.stock),
+          discountExpiryDate: p.discountedPrice ? displayTimestamp(p.discountExpiryDate, tz()) : '',
+          stock: String(p.stock),
           giveRoleID: String(p.giveRoleId),
-          duration: String(p.duration), variables: showVariables(p.variables), details: p.details, priority: String(p.priority),
-          isActive: String(p.isActive), isFeaturedProduct: String(p.isFeatured), stockShown: String(p.stock),
+          duration: String(p.duration),
+          variables: showVariables(p.variables),
+          details: p.details,
+          priority: String(p.priority),
+          isActive: String(p.isActive),
+          isFeaturedProduct: String(p.isFeatured),
+          stockShown: String(p.stock),
         },
         errors: edit?.errors,
-        fields: [...await productFields(cp, await store.categories()), { name: 'stockShown', label: 'Stock shown', type: 'hidden' }],
+        fields: [...(await productFields(cp, await store.categories())), { name: 'stockShown', label: 'Stock shown', type: 'hidden' }],
       },
-      ...(storedImage(p) ? [{ kind: 'links' as const, heading: 'Image',
-        items: [{ label: `Current image (${p.imageType.toUpperCase()})`, href: storedImage(p)! }] }] : []),
+      ...(storedImage(p)
+        ? [{ kind: 'links' as const, heading: 'Image', items: [{ label: `Current image (${p.imageType.toUpperCase()})`, href: storedImage(p)! }] }]
+        : []),
       {
-        kind: 'form', id: 'product-image', title: storedImage(p) ? 'Replace the image' : 'Upload an image', action: `${pages.base}/products/${p.id}/image`,
+        kind: 'form',
+        id: 'product-image',
+        title: storedImage(p) ? 'Replace the image' : 'Upload an image',
+        action: `${pages.base}/products/${p.id}/image`,
         submit: 'Upload image',
         errors: imageError ? { image: imageError } : undefined,
-        fields: [{ name: 'image', label: 'Image file', type: 'file', required: true, accept: IMAGE_ACCEPT,
-          hint: `PNG, JPEG, WebP or GIF, at most ${sizeText(images.maxBytes)}.` }],
+        fields: [
+          {
+            name: 'image',
+            label: 'Image file',
+            type: 'file',
+            required: true,
+            accept: IMAGE_ACCEPT,
+            hint: `PNG, JPEG, WebP or GIF, at most ${sizeText(images.maxBytes)}.`,
+          },
+        ],
       },
       {
-        kind: 'form', id: 'product-rules', title: 'Purchase rules', action: `${pages.base}/products/${p.id}/rules`, submit: 'Save rules',
+        kind: 'form',
+        id: 'product-rules',
+        title: 'Purchase rules',
+        action: `${pages.base}/products/${p.id}/rules`,
+        submit: 'Save rules',
         values: rulesEdit?.values ?? {
-          requiredProductID: String(current.requiredProductId), requireLinkedAccount: String(current.requireLinkedAccount),
+          requiredProductID: String(current.requiredProductId),
+          requireLinkedAccount: String(current.requireLinkedAccount),
           preventDowngrade: String(current.preventDowngrade),
         },
         errors: rulesEdit?.errors,
         fields: [
           {
-            name: 'requiredProductID', label: 'Requires having bought', type: 'select',
+            name: 'requiredProductID',
+            label: 'Requires having bought',
+            type: 'select',
             options: [{ value: '0', label: 'nothing' }, ...products.filter((x) => x.id !== p.id).map((x) => ({ value: String(x.id), label: x.name }))],
           },
           { name: 'requireLinkedAccount', label: 'Requires a linked chat account', type: 'checkbox' },
@@ -227,8 +227,13 @@ async function productPage(cp: CataloguePages, p: Product, edit?: Shown, rulesEd
         ],
       },
       {
-        kind: 'form', id: 'delete-product', title: 'Delete product', action: `${pages.base}/products/${p.id}/delete`, submit: 'Delete product',
-        fields: [], confirm: `Delete ${p.name}? Its orders keep what was bought.`,
+        kind: 'form',
+        id: 'delete-product',
+        title: 'Delete product',
+        action: `${pages.base}/products/${p.id}/delete`,
+        submit: 'Delete product',
+        fields: [],
+        confirm: `Delete ${p.name}? Its orders keep what was bought.`,
       },
     ],
   };
@@ -237,17 +242,23 @@ async function productPage(cp: CataloguePages, p: Product, edit?: Shown, rulesEd
 /** The category pages' handlers: create, delete, edit, and move among siblings. */
 function categoryRoutes(cp: CataloguePages): void {
   const { pages, store } = cp;
-  pages.post('/categories', async ({ body, invalid, form }) => {
-    const values = { ...form, isActive: checkbox(form, 'isActive') };
-    if (invalid) return overviewPage(cp, { category: { values, errors: invalid } });
-    const b = body as Static<typeof CategoryCreateBody>;
-    try {
-      const c = await store.createCategory({ ...categoryInput(b), name: b.name, isActive: toBool(values.isActive) });
-      return { redirect: pages.base, notice: `Category ${c.name} created.` };
-    } catch (err) {
-      return overviewPage(cp, { category: { values, errors: errorsFor(err, Object.keys(CategoryCreateBody.properties), { CATEGORY_NOT_FOUND: 'parentID' }) } });
-    }
-  }, { body: CategoryCreateBody });
+  pages.post(
+    '/categories',
+    async ({ body, invalid, form }) => {
+      const values = { ...form, isActive: checkbox(form, 'isActive') };
+      if (invalid) return overviewPage(cp, { category: { values, errors: invalid } });
+      const b = body as Static<typeof CategoryCreateBody>;
+      try {
+        const c = await store.createCategory({ ...categoryInput(b), name: b.name, isActive: toBool(values.isActive) });
+        return { redirect: pages.base, notice: `Category ${c.name} created.` };
+      } catch (err) {
+        return overviewPage(cp, {
+          category: { values, errors: errorsFor(err, Object.keys(CategoryCreateBody.properties), { CATEGORY_NOT_FOUND: 'parentID' }) },
+        });
+      }
+    },
+    { body: CategoryCreateBody },
+  );
 
   pages.post('/categories/:id/delete', async ({ params }) => {
     const c = await store.requireCategory(idOf(params.id));
@@ -262,20 +273,26 @@ function categoryRoutes(cp: CataloguePages): void {
 
   pages.get('/categories/:id', async ({ params }) => categoryPage(cp, await store.requireCategory(idOf(params.id))));
 
-  pages.post('/categories/:id', async ({ params, body, invalid, form }) => {
-    const c = await store.requireCategory(idOf(params.id));
-    const values = { ...form, isActive: checkbox(form, 'isActive') };
-    if (invalid) return categoryPage(cp, c, { values, errors: invalid });
-    const b = body as Static<typeof CategoryPatchBody>;
-    try {
-      // An emptied slug (or priority) keeps the current one.
-      const saved = await store.updateCategory(c.id, { ...categoryInput(b), isActive: toBool(values.isActive) });
-      return { redirect: pages.base, notice: `Category ${saved.name} saved.` };
-    } catch (err) {
-      return categoryPage(cp, c, { values, errors: errorsFor(err, Object.keys(CategoryPatchBody.properties),
-        { CATEGORY_NOT_FOUND: 'parentID', CONFLICT: 'slug' }) });
-    }
-  }, { body: CategoryPatchBody });
+  pages.post(
+    '/categories/:id',
+    async ({ params, body, invalid, form }) => {
+      const c = await store.requireCategory(idOf(params.id));
+      const values = { ...form, isActive: checkbox(form, 'isActive') };
+      if (invalid) return categoryPage(cp, c, { values, errors: invalid });
+      const b = body as Static<typeof CategoryPatchBody>;
+      try {
+        // An emptied slug (or priority) keeps the current one.
+        const saved = await store.updateCategory(c.id, { ...categoryInput(b), isActive: toBool(values.isActive) });
+        return { redirect: pages.base, notice: `Category ${saved.name} saved.` };
+      } catch (err) {
+        return categoryPage(cp, c, {
+          values,
+          errors: errorsFor(err, Object.keys(CategoryPatchBody.properties), { CATEGORY_NOT_FOUND: 'parentID', CONFLICT: 'slug' }),
+        });
+      }
+    },
+    { body: CategoryPatchBody },
+  );
 
   /** One step up or down among its siblings: the siblings get their new places as priorities (the API's reorder). */
   pages.post('/categories/:id/move', async ({ params, query }) => {
@@ -292,50 +309,64 @@ function categoryRoutes(cp: CataloguePages): void {
 
 /** The product's form fields sent as the API would get them: variables as a list, unticked boxes as false. */
 const productBody = (form: Record<string, string>) => ({
-  ...form, isActive: checkbox(form, 'isActive'), isFeaturedProduct: checkbox(form, 'isFeaturedProduct'),
+  ...form,
+  isActive: checkbox(form, 'isActive'),
+  isFeaturedProduct: checkbox(form, 'isFeaturedProduct'),
 });
-const productErrors = (err: unknown) => errorsFor(err, Object.keys(ProductCreateBody.properties),
-  { CATEGORY_NOT_FOUND: 'categoryID', ROLE_NOT_FOUND: 'giveRoleID', INVALID_AMOUNT: 'price' });
+const productErrors = (err: unknown) =>
+  errorsFor(err, Object.keys(ProductCreateBody.properties), { CATEGORY_NOT_FOUND: 'categoryID', ROLE_NOT_FOUND: 'giveRoleID', INVALID_AMOUNT: 'price' });
 
 /** The product pages' handlers: create, show, edit and delete (its image and rules: productPartRoutes). */
 function productRoutes(cp: CataloguePages): void {
   const { pages, store, tz } = cp;
 
-  pages.post('/products', async ({ body, invalid, form }) => {
-    const values = productBody(form);
-    if (invalid) return overviewPage(cp, { product: { values, errors: invalid } });
-    try {
-      const b = { ...(body as Static<typeof ProductCreateBody>), variables: parseVariables(form.variables ?? '') };
-      const input = productInput(b, tz());
-      const p = await store.createProduct({
-        ...input, categoryId: b.categoryID, name: b.name, price: input.price!, isActive: toBool(values.isActive),
-        isFeatured: toBool(values.isFeaturedProduct),
-      });
-      return { redirect: `${pages.base}/products/${p.id}`, notice: `Product ${p.name} created.` };
-    } catch (err) {
-      return overviewPage(cp, { product: { values, errors: productErrors(err) } });
-    }
-  }, { body: ProductCreateBody });
+  pages.post(
+    '/products',
+    async ({ body, invalid, form }) => {
+      const values = productBody(form);
+      if (invalid) return overviewPage(cp, { product: { values, errors: invalid } });
+      try {
+        const b = { ...(body as Static<typeof ProductCreateBody>), variables: parseVariables(form.variables ?? '') };
+        const input = productInput(b, tz());
+        const p = await store.createProduct({
+          ...input,
+          categoryId: b.categoryID,
+          name: b.name,
+          price: input.price!,
+          isActive: toBool(values.isActive),
+          isFeatured: toBool(values.isFeaturedProduct),
+        });
+        return { redirect: `${pages.base}/products/${p.id}`, notice: `Product ${p.name} created.` };
+      } catch (err) {
+        return overviewPage(cp, { product: { values, errors: productErrors(err) } });
+      }
+    },
+    { body: ProductCreateBody },
+  );
 
   pages.get('/products/:id', async ({ params }) => productPage(cp, await store.requireProduct(Number(params.id))));
 
-  pages.post('/products/:id', async ({ params, body, invalid, form }) => {
-    const p = await store.requireProduct(Number(params.id));
-    const values = productBody(form);
-    if (invalid) return productPage(cp, p, { values, errors: invalid });
-    try {
-      const b = { ...(body as Static<typeof ProductPatchBody>), variables: parseVariables(form.variables ?? '') };
-      const input = productInput(b, tz());
-      // An emptied discount field clears the discount, as the form shows no discount then.
-      if (!form.discountedPrice) input.discountedPrice = 0;
-      // A stock left as the page showed it is not sent: buys since then have taken from it.
-      if (form.stock === form.stockShown) delete input.stock;
-      await store.updateProduct(p.id, { ...input, isActive: toBool(values.isActive), isFeatured: toBool(values.isFeaturedProduct) });
-      return { redirect: `${pages.base}/products/${p.id}`, notice: `Product ${b.name ?? p.name} saved.` };
-    } catch (err) {
-      return productPage(cp, p, { values, errors: productErrors(err) });
-    }
-  }, { body: ProductPatchBody });
+  pages.post(
+    '/products/:id',
+    async ({ params, body, invalid, form }) => {
+      const p = await store.requireProduct(Number(params.id));
+      const values = productBody(form);
+      if (invalid) return productPage(cp, p, { values, errors: invalid });
+      try {
+        const b = { ...(body as Static<typeof ProductPatchBody>), variables: parseVariables(form.variables ?? '') };
+        const input = productInput(b, tz());
+        // An emptied discount field clears the discount, as the form shows no discount then.
+        if (!form.discountedPrice) input.discountedPrice = 0;
+        // A stock left as the page showed it is not sent: buys since then have taken from it.
+        if (form.stock === form.stockShown) delete input.stock;
+        await store.updateProduct(p.id, { ...input, isActive: toBool(values.isActive), isFeatured: toBool(values.isFeaturedProduct) });
+        return { redirect: `${pages.base}/products/${p.id}`, notice: `Product ${b.name ?? p.name} saved.` };
+      } catch (err) {
+        return productPage(cp, p, { values, errors: productErrors(err) });
+      }
+    },
+    { body: ProductPatchBody },
+  );
 
   pages.post('/products/:id/delete', async ({ params }) => {
     const p = await store.requireProduct(Number(params.id));
@@ -347,31 +378,40 @@ function productRoutes(cp: CataloguePages): void {
 /** A product's image upload and its purchase rules. */
 function productPartRoutes(cp: CataloguePages): void {
   const { pages, store, images } = cp;
-  pages.post('/products/:id/image', async ({ params, upload }) => {
-    const p = await store.requireProduct(idOf(params.id));
-    if (!upload?.data.length) return productPage(cp, p, undefined, undefined, 'Choose an image file to upload.');
-    if (upload.tooLarge) return productPage(cp, p, undefined, undefined, `The file is larger than ${sizeText(images.maxBytes)}; nothing was changed.`);
-    try {
-      await store.updateProduct(p.id, await images.save(upload.data));
-    } catch (err) {
-      return productPage(cp, p, undefined, undefined, errorsFor(err, ['image']).image ?? (err as Error).message);
-    }
-    return { redirect: `${pages.base}/products/${p.id}`, notice: `Image of ${p.name} saved.` };
-  }, { upload: { field: 'image', maxBytes: images.maxBytes } });
+  pages.post(
+    '/products/:id/image',
+    async ({ params, upload }) => {
+      const p = await store.requireProduct(idOf(params.id));
+      if (!upload?.data.length) return productPage(cp, p, undefined, undefined, 'Choose an image file to upload.');
+      if (upload.tooLarge) return productPage(cp, p, undefined, undefined, `The file is larger than ${sizeText(images.maxBytes)}; nothing was changed.`);
+      try {
+        await store.updateProduct(p.id, await images.save(upload.data));
+      } catch (err) {
+        return productPage(cp, p, undefined, undefined, errorsFor(err, ['image']).image ?? (err as Error).message);
+      }
+      return { redirect: `${pages.base}/products/${p.id}`, notice: `Image of ${p.name} saved.` };
+    },
+    { upload: { field: 'image', maxBytes: images.maxBytes } },
+  );
 
-  pages.post('/products/:id/rules', async ({ params, body, invalid, form }) => {
-    const p = await store.requireProduct(idOf(params.id));
-    const values = { ...form, requireLinkedAccount: checkbox(form, 'requireLinkedAccount'), preventDowngrade: checkbox(form, 'preventDowngrade') };
-    if (invalid) return productPage(cp, p, undefined, { values, errors: invalid });
-    const b = body as Static<typeof RulesPatchBody>;
-    try {
-      await store.setRules(p.id, {
-        requiredProductId: b.requiredProductID ?? 0, requireLinkedAccount: toBool(values.requireLinkedAccount),
-        preventDowngrade: toBool(values.preventDowngrade),
-      });
-      return { redirect: `${pages.base}/products/${p.id}`, notice: `Purchase rules of ${p.name} saved.` };
-    } catch (err) {
-      return productPage(cp, p, undefined, { values, errors: errorsFor(err, ['requiredProductID'], { PRODUCT_NOT_FOUND: 'requiredProductID' }) });
-    }
-  }, { body: RulesPatchBody });
+  pages.post(
+    '/products/:id/rules',
+    async ({ params, body, invalid, form }) => {
+      const p = await store.requireProduct(idOf(params.id));
+      const values = { ...form, requireLinkedAccount: checkbox(form, 'requireLinkedAccount'), preventDowngrade: checkbox(form, 'preventDowngrade') };
+      if (invalid) return productPage(cp, p, undefined, { values, errors: invalid });
+      const b = body as Static<typeof RulesPatchBody>;
+      try {
+        await store.setRules(p.id, {
+          requiredProductId: b.requiredProductID ?? 0,
+          requireLinkedAccount: toBool(values.requireLinkedAccount),
+          preventDowngrade: toBool(values.preventDowngrade),
+        });
+        return { redirect: `${pages.base}/products/${p.id}`, notice: `Purchase rules of ${p.name} saved.` };
+      } catch (err) {
+        return productPage(cp, p, undefined, { values, errors: errorsFor(err, ['requiredProductID'], { PRODUCT_NOT_FOUND: 'requiredProductID' }) });
+      }
+    },
+    { body: RulesPatchBody },
+  );
 }

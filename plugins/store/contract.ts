@@ -13,11 +13,20 @@ import type { StoreCategory, StoreProduct, StoreProductRule } from './entities.t
 
 /** An order as the API shows it (money already formatted `"12.50"`, time in the site's zone). */
 export const OrderRow = Type.Object({
-  id: str(undefined, '310'), accountID: str(undefined, '7'), coupon: strOrNull('the coupon code used, if any', null),
-  total: moneyStr('decimal: what was paid'), discount: str('decimal', '0.00'), subtotal: moneyStr(), earnings: str('decimal: real money received', '0.00'),
-  cashback: str('decimal', '0.25'), credit: str('decimal: credits given', '0.25'),
-  type: str('credit (paid from the balance) or payment (real money)', 'credit'), status: str('completed or refunded', 'completed'),
-  paymentAPI: str('credits, or the gateway of a payment', 'credits'), paymentID: str('empty for credit orders', ''), creationDate: dateStr(),
+  id: str(undefined, '310'),
+  accountID: str(undefined, '7'),
+  coupon: strOrNull('the coupon code used, if any', null),
+  total: moneyStr('decimal: what was paid'),
+  discount: str('decimal', '0.00'),
+  subtotal: moneyStr(),
+  earnings: str('decimal: real money received', '0.00'),
+  cashback: str('decimal', '0.25'),
+  credit: str('decimal: credits given', '0.25'),
+  type: str('credit (paid from the balance) or payment (real money)', 'credit'),
+  status: str('completed or refunded', 'completed'),
+  paymentAPI: str('credits, or the gateway of a payment', 'credits'),
+  paymentID: str('empty for credit orders', ''),
+  creationDate: dateStr(),
 });
 export type OrderRow = typeof OrderRow.static;
 
@@ -56,8 +65,14 @@ export function shownCategoryMap<C extends { id: number; parentId: number; isAct
     let visible = true;
     while (at) {
       const known = decided.get(at.id);
-      if (known !== undefined) { visible = known; break; }
-      if (at.isActive === false || path.includes(at)) { visible = false; break; }
+      if (known !== undefined) {
+        visible = known;
+        break;
+      }
+      if (at.isActive === false || path.includes(at)) {
+        visible = false;
+        break;
+      }
       path.push(at);
       if (at.parentId === 0) break;
       at = byId.get(at.parentId);
@@ -73,8 +88,10 @@ export function shownCategoryMap<C extends { id: number; parentId: number; isAct
 export type ShownCategory = Pick<Category, 'id' | 'parentId' | 'name' | 'gameDescription'>;
 
 /** What a page of the catalogue shows of a product: its card, its page and its price. */
-export type ShownProduct = Pick<Product, 'id' | 'categoryId' | 'name' | 'imageId' | 'imageType'
-  | 'details' | 'price' | 'discountedPrice' | 'discountExpiryDate' | 'stock' | 'variables'>;
+export type ShownProduct = Pick<
+  Product,
+  'id' | 'categoryId' | 'name' | 'imageId' | 'imageType' | 'details' | 'price' | 'discountedPrice' | 'discountExpiryDate' | 'stock' | 'variables'
+>;
 
 export interface CategoryNode extends Category {
   subcategories: CategoryNode[];
@@ -280,8 +297,12 @@ export interface StoreCheckout {
    * adjustments are taken for good (a coupon used up meanwhile refuses). A refusal (stock, rules, a
    * product gone or off sale, its category hidden, a promotion) is its DomainError.
    */
-  buyPaid(buyer: PurchaseBuyer, offered: PricedLine[], payment: { paymentApi: string; paymentId: string; currency: string },
-    adjustments?: Adjustment[]): Promise<{ orderId: number }>;
+  buyPaid(
+    buyer: PurchaseBuyer,
+    offered: PricedLine[],
+    payment: { paymentApi: string; paymentId: string; currency: string },
+    adjustments?: Adjustment[],
+  ): Promise<{ orderId: number }>;
   /** Adds a peer to every buy: sale prices in listings and buys, codes at checkout, its part of each order (see BuyParticipant). */
   addParticipant(participant: BuyParticipant): void;
   /** What a unit of the product costs at `at`: the lower of its own price and the participants' sale prices. */
@@ -401,7 +422,8 @@ declare module '../../core/events.ts' {
 export const storeSettings = {
   cashbackPercent: {
     schema: Type.Number({ minimum: 0, maximum: 100, default: 0, examples: [5] }),
-    label: 'Cashback (%)', hint: 'Credits given back on each purchase, 0 to 100.',
+    label: 'Cashback (%)',
+    hint: 'Credits given back on each purchase, 0 to 100.',
   },
   /** 200 by default, the only success the official game plugin accepts (docs/clients.md); api.md says 201. */
   buyResponseStatus: { schema: Type.Union([Type.Literal(200), Type.Literal(201)], { default: 200 }), label: 'Status of a successful buy' },

@@ -12,12 +12,15 @@ import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { PRODUCT_IMAGE_PATH, PRODUCT_IMAGE_TYPES, storedImage } from './contract.ts';
 
-export const imageOptions = Type.Object({
-  /** Where uploaded images are kept; empty: `images/` beside the SQLite file, `data/images` on MySQL. Relative to the install. */
-  folder: Type.String({ default: '' }),
-  /** Largest image the console takes, in bytes. */
-  maxBytes: Type.Integer({ minimum: 1024, default: 2 * 1024 * 1024 }),
-}, { default: {} });
+export const imageOptions = Type.Object(
+  {
+    /** Where uploaded images are kept; empty: `images/` beside the SQLite file, `data/images` on MySQL. Relative to the install. */
+    folder: Type.String({ default: '' }),
+    /** Largest image the console takes, in bytes. */
+    maxBytes: Type.Integer({ minimum: 1024, default: 2 * 1024 * 1024 }),
+  },
+  { default: {} },
+);
 
 /** The types taken, told by their first bytes, not by the name or type the browser sends. */
 const TYPES: { ext: keyof typeof PRODUCT_IMAGE_TYPES; is: (b: Buffer) => boolean }[] = [

@@ -8,7 +8,15 @@ import { catalogueSection } from './console.ts';
 import { DbCatalogue } from './catalogue.ts';
 import { DbCheckout } from './checkout.ts';
 import {
-  catalogueRef, checkoutRef, ordersRef, storeRef, storeSettings, type StoreCatalogue, type StoreCheckout, type StoreOrders, type StoreService,
+  catalogueRef,
+  checkoutRef,
+  ordersRef,
+  storeRef,
+  storeSettings,
+  type StoreCatalogue,
+  type StoreCheckout,
+  type StoreOrders,
+  type StoreService,
 } from './contract.ts';
 import { entities } from './entities.ts';
 import { ProductImages, imageOptions } from './images.ts';
@@ -46,11 +54,20 @@ export default defineFeature<typeof options, Internals>({
     'store.order.refunded': 'An order was refunded.',
   },
   errors: {
-    PRODUCT_NOT_FOUND: 404, CATEGORY_NOT_FOUND: 404, ORDER_NOT_FOUND: 404, INVALID_QUANTITY: 400, INSUFFICIENT_BALANCE: 400,
-    OUT_OF_STOCK: 400, INVALID_VARIABLE: 400, REQUIRED_PRODUCT: 400, REQUIRED_LINKED_ACCOUNT: 400, DOWNGRADE_NOT_ALLOWED: 400,
+    PRODUCT_NOT_FOUND: 404,
+    CATEGORY_NOT_FOUND: 404,
+    ORDER_NOT_FOUND: 404,
+    INVALID_QUANTITY: 400,
+    INSUFFICIENT_BALANCE: 400,
+    OUT_OF_STOCK: 400,
+    INVALID_VARIABLE: 400,
+    REQUIRED_PRODUCT: 400,
+    REQUIRED_LINKED_ACCOUNT: 400,
+    DOWNGRADE_NOT_ALLOWED: 400,
     ACCOUNT_REQUIRED: 400,
     // Thrown by a buy's participant (the promotions feature) for a code sent with a buy.
-    PROMOTION_INVALID: 400, PROMOTION_USED_UP: 409,
+    PROMOTION_INVALID: 400,
+    PROMOTION_USED_UP: 409,
   },
   async register(app, { db, events, services, settings, metrics, options }) {
     const [users, credits, audit] = [services.get(usersRef), services.get(creditsRef), services.get(auditRef)];
@@ -61,8 +78,12 @@ export default defineFeature<typeof options, Internals>({
     services.provide(checkoutRef, checkout);
     services.provide(ordersRef, orders);
     services.provide(storeRef, wholeStore(catalogue, checkout, orders));
-    const completed = new Counter({ name: 'store_orders_total', help: 'Completed orders by type (credit: paid from the balance, payment: real money).',
-      labelNames: ['type'] as const, registers: [metrics] });
+    const completed = new Counter({
+      name: 'store_orders_total',
+      help: 'Completed orders by type (credit: paid from the balance, payment: real money).',
+      labelNames: ['type'] as const,
+      registers: [metrics],
+    });
     events.on('store.order.completed', (e) => completed.inc({ type: e.type }));
     storeRoutes(app, { catalogue, checkout, orders }, users, settings);
     const images = new ProductImages(options.images, db);

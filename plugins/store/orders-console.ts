@@ -3,9 +3,7 @@
  * charts, the orders filtered and paged, one order with its deliveries, redelivery and refund.
  * Each group of pages is registered by a function of its own.
  */
-import {
-  playerCell, type ConsoleBlock, type ConsolePage, type ConsolePages, type ConsoleRequest, type ConsoleSection, idOf,
-} from '../../core/console.ts';
+import { playerCell, type ConsoleBlock, type ConsolePage, type ConsolePages, type ConsoleRequest, type ConsoleSection, idOf } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { counted, displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
@@ -34,7 +32,11 @@ export const ordersSection: ConsoleSection<unknown, { orders: DbOrders }> = {
   order: 50,
   pages(pages, ctx, { orders }) {
     const op: OrderPages = {
-      pages, orders, users: ctx.services.get(usersRef), settings: ctx.settings, delivery: () => ctx.services.find(deliveryRef),
+      pages,
+      orders,
+      users: ctx.services.get(usersRef),
+      settings: ctx.settings,
+      delivery: () => ctx.services.find(deliveryRef),
     };
     salesFigures(op);
     pages.get('', async ({ query }) => orderListPage(op, query));
@@ -69,8 +71,9 @@ function salesFigures({ pages, orders, settings }: OrderPages): void {
   pages.charts(async () => {
     const tz = settings.get().timezone;
     const today = displayTimestamp(now(), tz).slice(0, 10);
-    const days = Array.from({ length: CHART_DAYS }, (_,
-      i) => new Date(Date.parse(`${today}T00:00:00Z`) - (CHART_DAYS - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+    const days = Array.from({ length: CHART_DAYS }, (_, i) =>
+      new Date(Date.parse(`${today}T00:00:00Z`) - (CHART_DAYS - 1 - i) * 86_400_000).toISOString().slice(0, 10),
+    );
     const hours = await orders.salesByHour(parseClientTimestamp(`${days[0]} 00:00:00`, tz)!);
     const byDay = (type: string) => {
       const sums = new Map(days.map((d) => [d, 0]));
@@ -82,8 +85,7 @@ function salesFigures({ pages, orders, settings }: OrderPages): void {
     };
     return [
       { heading: `Credit sales, last ${CHART_DAYS} days`, labels: days, values: byDay('credit'), money: true },
-      { heading: `${settings.get().currency} received (top-ups and purchases), last ${CHART_DAYS} days`, labels: days, values: byDay('payment'),
-        money: true },
+      { heading: `${settings.get().currency} received (top-ups and purchases), last ${CHART_DAYS} days`, labels: days, values: byDay('payment'), money: true },
     ];
   });
 }
@@ -102,32 +104,56 @@ async function orderListPage({ pages, orders, users }: OrderPages, query: Record
   }
   const before = /^[0-9]{1,15}$/.test(query.before ?? '') ? Number(query.before) : undefined;
   const rows = Object.keys(errors).length ? [] : await orders.listOrders({ ...filter, userId, before, limit: PAGE });
-  const keep = new URLSearchParams(Object.entries({ status: query.status ?? '', type: query.type ?? '',
-    username: query.username ?? '' }).filter(([, v]) => v));
+  const keep = new URLSearchParams(Object.entries({ status: query.status ?? '', type: query.type ?? '', username: query.username ?? '' }).filter(([, v]) => v));
   const link = (extra: Record<string, string>) => `${pages.base}?${new URLSearchParams([...keep, ...Object.entries(extra)])}`;
   const names = await users.usernames(rows.map((o) => Number(o.accountID)));
   return {
-    title: 'Orders', status: Object.keys(errors).length ? 422 : 200,
+    title: 'Orders',
+    status: Object.keys(errors).length ? 422 : 200,
     blocks: [
       {
-        kind: 'form', id: 'order-filter', title: 'Filter', method: 'get', action: pages.base, submit: 'Show orders', errors,
+        kind: 'form',
+        id: 'order-filter',
+        title: 'Filter',
+        method: 'get',
+        action: pages.base,
+        submit: 'Show orders',
+        errors,
         values: { status: query.status ?? '', type: query.type ?? '', username: query.username ?? '' },
         fields: [
-          { name: 'status', label: 'Status', type: 'select',
-            options: [{ value: '', label: 'any' }, ...STATUSES.map((s) => ({ value: s, label: s }))] },
-          { name: 'type', label: 'Paid with', type: 'select',
-            options: [{ value: '', label: 'any' }, { value: 'credit', label: 'credits' }, { value: 'payment', label: 'real money' }] },
+          { name: 'status', label: 'Status', type: 'select', options: [{ value: '', label: 'any' }, ...STATUSES.map((s) => ({ value: s, label: s }))] },
+          {
+            name: 'type',
+            label: 'Paid with',
+            type: 'select',
+            options: [
+              { value: '', label: 'any' },
+              { value: 'credit', label: 'credits' },
+              { value: 'payment', label: 'real money' },
+            ],
+          },
           { name: 'username', label: 'Player', type: 'search', hint: 'Exact username.' },
         ],
       },
       {
-        kind: 'table', caption: 'Orders, newest first', empty: 'No order matches.',
-        columns: [{ key: 'id', label: 'Order' }, { key: 'date', label: 'Date' }, { key: 'player', label: 'Player' }, { key: 'type', label: 'Type' },
-          { key: 'total', label: 'Total', numeric: true }, { key: 'status', label: 'Status' }],
+        kind: 'table',
+        caption: 'Orders, newest first',
+        empty: 'No order matches.',
+        columns: [
+          { key: 'id', label: 'Order' },
+          { key: 'date', label: 'Date' },
+          { key: 'player', label: 'Player' },
+          { key: 'type', label: 'Type' },
+          { key: 'total', label: 'Total', numeric: true },
+          { key: 'status', label: 'Status' },
+        ],
         rows: rows.map((o) => ({
-          id: { text: `#${o.id}`, href: `${pages.base}/${o.id}` }, date: o.creationDate,
+          id: { text: `#${o.id}`, href: `${pages.base}/${o.id}` },
+          date: o.creationDate,
           player: playerCell(pages, o.accountID, names),
-          type: o.type, total: o.total, status: o.status,
+          type: o.type,
+          total: o.total,
+          status: o.status,
         })),
         next: rows.length === PAGE ? link({ before: rows.at(-1)!.id }) : undefined,
         first: before !== undefined ? link({}) : undefined,
@@ -146,24 +172,47 @@ async function orderPage(op: OrderPages, id: number): Promise<ConsolePage> {
     title: `Order #${order.id}`,
     blocks: [
       {
-        kind: 'stats', items: [
-          { label: 'status', value: order.status }, { label: 'total', value: order.total }, { label: 'type', value: order.type },
-          { label: 'date', value: order.creationDate }, typeof player === 'string' ? { label: 'player', value: player } : { label: 'player',
-            value: player.text, href: player.href },
+        kind: 'stats',
+        items: [
+          { label: 'status', value: order.status },
+          { label: 'total', value: order.total },
+          { label: 'type', value: order.type },
+          { label: 'date', value: order.creationDate },
+          typeof player === 'string' ? { label: 'player', value: player } : { label: 'player', value: player.text, href: player.href },
           { label: 'cashback', value: order.cashback },
         ],
       },
       {
-        kind: 'table', caption: 'Items', empty: 'A payment: no items.',
-        columns: [{ key: 'product', label: 'Product' }, { key: 'quantity', label: 'Quantity', numeric: true }, { key: 'variables', label: 'Variables' }],
-        rows: items.map((i) => ({ product: i.productName, quantity: String(i.quantity),
-          variables: Object.entries(i.variables).map(([k, v]) => `${k}=${v}`).join(', ') })),
+        kind: 'table',
+        caption: 'Items',
+        empty: 'A payment: no items.',
+        columns: [
+          { key: 'product', label: 'Product' },
+          { key: 'quantity', label: 'Quantity', numeric: true },
+          { key: 'variables', label: 'Variables' },
+        ],
+        rows: items.map((i) => ({
+          product: i.productName,
+          quantity: String(i.quantity),
+          variables: Object.entries(i.variables)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(', '),
+        })),
       },
-      ...(refundable ? [{
-        kind: 'form' as const, id: 'refund', title: 'Refund', action: `${pages.base}/${order.id}/refund`, submit: 'Refund order', fields: [],
-        confirm: `Refund order #${order.id}? The price goes back to the balance, the cashback is taken back and granted roles are shortened.`,
-      }] : []),
-      ...await deliveries(op, Number(order.id)),
+      ...(refundable
+        ? [
+            {
+              kind: 'form' as const,
+              id: 'refund',
+              title: 'Refund',
+              action: `${pages.base}/${order.id}/refund`,
+              submit: 'Refund order',
+              fields: [],
+              confirm: `Refund order #${order.id}? The price goes back to the balance, the cashback is taken back and granted roles are shortened.`,
+            },
+          ]
+        : []),
+      ...(await deliveries(op, Number(order.id))),
     ],
   };
 }
@@ -174,22 +223,39 @@ async function deliveries({ pages, delivery: find }: OrderPages, orderId: number
   if (!delivery) return [];
   const [rows, servers] = await Promise.all([delivery.listQueue({ orderId, page: 1, perPage: 200 }), delivery.listServers()]);
   const serverNames = new Map(servers.map((s) => [s.id, s.name]));
-  return [{
-    kind: 'table', caption: 'Delivery', empty: 'No command was queued for this order.',
-    columns: [
-      { key: 'server', label: 'Game server' }, { key: 'command', label: 'Command' }, { key: 'trigger', label: 'On' }, { key: 'status', label: 'Status' },
-      { key: 'tries', label: 'Tries', numeric: true }, { key: 'error', label: 'Last error' }, { key: 'updated', label: 'Updated' }, { key: 'action',
-        label: 'Action' },
-    ],
-    rows: rows.map((r) => ({
-      server: serverNames.get(r.serverID) ?? `#${r.serverID}`, command: r.command, trigger: r.trigger, status: r.status, tries: r.tries,
-      error: r.lastError ?? '', updated: r.updatedDate,
-      action: ['done', 'failed', 'cancelled'].includes(r.status)
-        ? { action: `${pages.base}/${orderId}/deliveries/${r.id}/redeliver`, label: `Redeliver command ${r.id}`,
-          confirm: `Run "${r.command}" on ${serverNames.get(r.serverID) ?? 'its server'} again?` }
-        : '',
-    })),
-  }];
+  return [
+    {
+      kind: 'table',
+      caption: 'Delivery',
+      empty: 'No command was queued for this order.',
+      columns: [
+        { key: 'server', label: 'Game server' },
+        { key: 'command', label: 'Command' },
+        { key: 'trigger', label: 'On' },
+        { key: 'status', label: 'Status' },
+        { key: 'tries', label: 'Tries', numeric: true },
+        { key: 'error', label: 'Last error' },
+        { key: 'updated', label: 'Updated' },
+        { key: 'action', label: 'Action' },
+      ],
+      rows: rows.map((r) => ({
+        server: serverNames.get(r.serverID) ?? `#${r.serverID}`,
+        command: r.command,
+        trigger: r.trigger,
+        status: r.status,
+        tries: r.tries,
+        error: r.lastError ?? '',
+        updated: r.updatedDate,
+        action: ['done', 'failed', 'cancelled'].includes(r.status)
+          ? {
+              action: `${pages.base}/${orderId}/deliveries/${r.id}/redeliver`,
+              label: `Redeliver command ${r.id}`,
+              confirm: `Run "${r.command}" on ${serverNames.get(r.serverID) ?? 'its server'} again?`,
+            }
+          : '',
+      })),
+    },
+  ];
 }
 
 /** An order's actions: a delivered command run again, and the refund. */

@@ -38,10 +38,19 @@ function itemEvent(i: OrderItem): OrderItemEvent {
 
 function orderRow(o: Order, timeZone: string, coupon: string | null = null): OrderRow {
   return {
-    id: String(o.id), accountID: String(o.accountId), coupon,
-    total: formatMoney(o.total), discount: formatMoney(o.discount), subtotal: formatMoney(o.subtotal),
-    earnings: formatMoney(o.earnings), cashback: formatMoney(o.cashback), credit: formatMoney(o.credit),
-    type: o.type, status: o.status, paymentAPI: o.paymentApi, paymentID: o.paymentId ?? '',
+    id: String(o.id),
+    accountID: String(o.accountId),
+    coupon,
+    total: formatMoney(o.total),
+    discount: formatMoney(o.discount),
+    subtotal: formatMoney(o.subtotal),
+    earnings: formatMoney(o.earnings),
+    cashback: formatMoney(o.cashback),
+    credit: formatMoney(o.credit),
+    type: o.type,
+    status: o.status,
+    paymentAPI: o.paymentApi,
+    paymentID: o.paymentId ?? '',
     creationDate: displayTimestamp(o.creationDate, timeZone),
   };
 }
@@ -61,8 +70,15 @@ export async function insertOrder(db: Database, order: Omit<Order, 'id'>): Promi
 /** `store.order.completed`, inside the order's transaction: its `onCommitting` listeners (delivery, donations) commit with it. */
 export function orderCompleted(events: EventBus, order: Order, user: Buyer, items: OrderItemEvent[]): Promise<void> {
   return events.emit('store.order.completed', {
-    orderId: order.id, userId: order.accountId, username: user.username, linkedAccounts: user.linkedAccounts, type: order.type, total: order.total,
-    currency: order.currency, creationDate: order.creationDate, items,
+    orderId: order.id,
+    userId: order.accountId,
+    username: user.username,
+    linkedAccounts: user.linkedAccounts,
+    type: order.type,
+    total: order.total,
+    currency: order.currency,
+    creationDate: order.creationDate,
+    items,
   });
 }
 
@@ -76,7 +92,13 @@ export class DbOrders implements StoreOrders {
   readonly #catalogue: DbCatalogue;
 
   constructor(deps: {
-    db: Database; events: EventBus; settings: SettingsService; users: UsersService; credits: CreditsService; audit: AuditLog; catalogue: DbCatalogue;
+    db: Database;
+    events: EventBus;
+    settings: SettingsService;
+    users: UsersService;
+    credits: CreditsService;
+    audit: AuditLog;
+    catalogue: DbCatalogue;
   }) {
     this.#db = deps.db;
     this.#events = deps.events;
@@ -114,9 +136,21 @@ export class DbOrders implements StoreOrders {
     const order = await this.#db.transaction(async () => {
       const user = await this.#users.requireByUsername(payment.username);
       const created = await insertOrder(this.#db, {
-        accountId: user.id, type: 'payment', status: 'completed', subtotal: payment.amount, discount: 0, total: payment.amount,
-        earnings: payment.amount, cashback: 0, credit: payment.credit, currency: payment.currency.toUpperCase(),
-        paymentApi: payment.paymentApi, paymentId: payment.paymentId, guestName: null, guestKey: null, creationDate: now(),
+        accountId: user.id,
+        type: 'payment',
+        status: 'completed',
+        subtotal: payment.amount,
+        discount: 0,
+        total: payment.amount,
+        earnings: payment.amount,
+        cashback: 0,
+        credit: payment.credit,
+        currency: payment.currency.toUpperCase(),
+        paymentApi: payment.paymentApi,
+        paymentId: payment.paymentId,
+        guestName: null,
+        guestKey: null,
+        creationDate: now(),
       });
       if (payment.credit > 0) await this.#credits.change(user.id, payment.credit, { reason: 'payment', orderId: created.id, keyName: payment.keyName });
       await orderCompleted(this.#events, created, user, []);
@@ -133,7 +167,8 @@ export class DbOrders implements StoreOrders {
   async markPaymentRefunded(orderId: number): Promise<boolean> {
     return this.#db.transaction(async () => {
       const { affectedRows } = await this.#db.run(
-        sql`update ${StoreOrder} set ${O.status} = 'refunded' where ${O.id} = ${orderId} and ${O.type} = 'payment' and ${O.status} = 'completed'`);
+        sql`update ${StoreOrder} set ${O.status} = 'refunded' where ${O.id} = ${orderId} and ${O.type} = 'payment' and ${O.status} = 'completed'`,
+      );
       if (affectedRows === 0) return false;
       const order = (await StoreOrder.find(this.#db, orderId))!;
       const buyer = order.accountId === 0 ? { id: 0, username: order.guestName ?? '', linkedAccounts: {} } : await this.#users.requireById(order.accountId);
@@ -153,7 +188,8 @@ export class DbOrders implements StoreOrders {
       if (!current) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
       if (current.type !== 'credit') throw new DomainError('VALIDATION_ERROR', `Order ${orderId} is a payment: refund it through its payment gateway.`);
       const { affectedRows } = await this.#db.run(
-        sql`update ${StoreOrder} set ${O.status} = 'refunded' where ${O.id} = ${orderId} and ${O.status} = 'completed'`);
+        sql`update ${StoreOrder} set ${O.status} = 'refunded' where ${O.id} = ${orderId} and ${O.status} = 'completed'`,
+      );
       if (affectedRows === 0) throw new DomainError('CONFLICT', `Order ${orderId} is ${current.status}: it cannot be refunded.`);
       const user = await this.#users.requireById(current.accountId);
       // The price first: the balance then always covers the cashback (never more than the price).
@@ -161,9 +197,11 @@ export class DbOrders implements StoreOrders {
       if (current.cashback > 0) await this.#credits.change(user.id, -current.cashback, { reason: 'refund', orderId, keyName });
       await this.#undoItems(orderId, user);
       await this.#audit.record({
-        action: 'store.order.refund', target: { type: 'order', id: orderId },
-          summary: `Refunded order ${orderId} of ${user.username} (${formatMoney(current.total)})`,
-        before: { status: current.status }, after: { status: 'refunded' },
+        action: 'store.order.refund',
+        target: { type: 'order', id: orderId },
+        summary: `Refunded order ${orderId} of ${user.username} (${formatMoney(current.total)})`,
+        before: { status: current.status },
+        after: { status: 'refunded' },
       });
       return { ...current, status: 'refunded' };
     });
@@ -174,7 +212,10 @@ export class DbOrders implements StoreOrders {
   async #undoItems(orderId: number, user: Buyer): Promise<void> {
     const items = await this.#items(orderId);
     if (items.length === 0) return;
-    const products = await this.#catalogue.productsById(items.map((i) => i.productId), false);
+    const products = await this.#catalogue.productsById(
+      items.map((i) => i.productId),
+      false,
+    );
     for (const item of [...items].sort((a, b) => a.productId - b.productId)) {
       const product = products.get(item.productId);
       if (!product) continue;
@@ -184,7 +225,11 @@ export class DbOrders implements StoreOrders {
       }
     }
     await this.#events.emit('store.order.refunded', {
-      orderId, userId: user.id, username: user.username, linkedAccounts: user.linkedAccounts, items: items.map(itemEvent),
+      orderId,
+      userId: user.id,
+      username: user.username,
+      linkedAccounts: user.linkedAccounts,
+      items: items.map(itemEvent),
     });
   }
 
@@ -205,10 +250,12 @@ export class DbOrders implements StoreOrders {
 
   async lastPurchaseGranting(userId: number, roleId: number): Promise<{ orderId: number; items: OrderItemEvent[] } | undefined> {
     const [i, op] = [StoreOrderItem.as('i'), StoreProduct.as('op')];
-    const rows = (await this.#db.queryArrays(sql`select ${i.columns} from ${i} join ${p} on ${p.c.id} = ${i.c.productId}
+    const rows = (
+      await this.#db.queryArrays(sql`select ${i.columns} from ${i} join ${p} on ${p.c.id} = ${i.c.productId}
        where ${i.c.orderId} = (select max(${o.c.id}) from ${o} join ${oi} on ${oi.c.orderId} = ${o.c.id} join ${op} on ${op.c.id} = ${oi.c.productId}
                            where ${o.c.accountId} = ${userId} and ${o.c.type} = 'credit' and ${o.c.status} = 'completed' and ${op.c.giveRoleId} = ${roleId})
-         and ${p.c.giveRoleId} = ${roleId} order by ${i.c.id}`)).map((r) => StoreOrderItem.fromArray(r));
+         and ${p.c.giveRoleId} = ${roleId} order by ${i.c.id}`)
+    ).map((r) => StoreOrderItem.fromArray(r));
     if (rows.length === 0) return undefined;
     return { orderId: rows[0]!.orderId, items: rows.map(itemEvent) };
   }
@@ -219,10 +266,15 @@ export class DbOrders implements StoreOrders {
    */
   async listOrders(filter: { status?: string; type?: string; userId?: number; before?: number; limit: number }): Promise<OrderRow[]> {
     const { status, type, userId, before } = filter;
-    const rows = await StoreOrder.select(this.#db, sql`${where(
-      status !== undefined && sql`${O.status} = ${status}`, type !== undefined && sql`${O.type} = ${type}`,
-      userId !== undefined && sql`${O.accountId} = ${userId}`, before !== undefined && sql`${O.id} < ${before}`,
-    )} order by ${O.id} desc limit ${countParam(filter.limit)}`);
+    const rows = await StoreOrder.select(
+      this.#db,
+      sql`${where(
+        status !== undefined && sql`${O.status} = ${status}`,
+        type !== undefined && sql`${O.type} = ${type}`,
+        userId !== undefined && sql`${O.accountId} = ${userId}`,
+        before !== undefined && sql`${O.id} < ${before}`,
+      )} order by ${O.id} desc limit ${countParam(filter.limit)}`,
+    );
     return this.#orderRows(rows);
   }
 
@@ -258,15 +310,18 @@ export class DbOrders implements StoreOrders {
   async salesSince(since: string): Promise<{ type: string; orders: number; total: number }[]> {
     const rows = await this.#db.query(
       sql`select ${fields({ type: O.type, n: count(), total: sum(O.total) })}
-      from ${StoreOrder} where ${O.status} = 'completed' and ${O.creationDate} >= ${since} group by ${O.type} order by ${O.type}`);
+      from ${StoreOrder} where ${O.status} = 'completed' and ${O.creationDate} >= ${since} group by ${O.type} order by ${O.type}`,
+    );
     return rows.map((r) => ({ type: r.type, orders: Number(r.n), total: Number(r.total ?? 0) }));
   }
 
   /** With the guest orders placed under the account's username before it was registered (case-insensitive). */
   async ordersOf(userId: number): Promise<OrderRow[]> {
     const user = await this.#users.findById(userId);
-    const rows = await StoreOrder.select(this.#db,
-      sql`where ${O.accountId} = ${userId} or ${O.guestKey} = ${user?.username.toLowerCase() ?? ''} order by ${O.id} desc`);
+    const rows = await StoreOrder.select(
+      this.#db,
+      sql`where ${O.accountId} = ${userId} or ${O.guestKey} = ${user?.username.toLowerCase() ?? ''} order by ${O.id} desc`,
+    );
     return this.#orderRows(rows);
   }
 

@@ -13,22 +13,44 @@ import { MAX_PRICE, type CategoryInput, type ProductInput } from './catalogue.ts
 const VariableRow = Type.Object({ name: S.example('server'), required: S.flagStr(), values: Type.Array(S.example('eu')) });
 
 export const CategoryRow = S.row({
-  id: S.idStr(), parentID: S.str('0 for a top-level category', '0'), name: S.example('Ranks'), slug: S.example('ranks'), imageID: S.example('ranks'),
-  imageType: S.example('png'), priority: S.example('10'), gameStatus: S.flagStr(), gameTitle: S.example('&6Ranks'),
+  id: S.idStr(),
+  parentID: S.str('0 for a top-level category', '0'),
+  name: S.example('Ranks'),
+  slug: S.example('ranks'),
+  imageID: S.example('ranks'),
+  imageType: S.example('png'),
+  priority: S.example('10'),
+  gameStatus: S.flagStr(),
+  gameTitle: S.example('&6Ranks'),
   gameDescription: S.example('Ranks with kits and perks'),
-  gameItem: S.example('DIAMOND'), isActive: S.flagStr(),
+  gameItem: S.example('DIAMOND'),
+  isActive: S.flagStr(),
   // Read by the Kotlin wrapper's models (docs/clients.md); this store has neither feature.
   gameItemModelID: S.str('custom model data of the in-game icon; 0 = none (not offered: always 0)', '0'),
   isCumulative: S.str('flag: upgrade pricing within the category (not offered: always 0)', '0'),
 });
 
 const productFields = {
-  id: S.idStr(), categoryID: S.idStr(), giveRoleID: S.str('0 = none', '3'), name: S.example('VIP Rank'), imageID: S.example('vip'), imageType: S.example('png'),
-  details: S.str('HTML', '<p>Kits, a coloured name and <b>/fly</b>.</p>'), price: S.moneyStr(), discountedPrice: S.str('decimal; 0.00 = no discount', '3.99'),
+  id: S.idStr(),
+  categoryID: S.idStr(),
+  giveRoleID: S.str('0 = none', '3'),
+  name: S.example('VIP Rank'),
+  imageID: S.example('vip'),
+  imageType: S.example('png'),
+  details: S.str('HTML', '<p>Kits, a coloured name and <b>/fly</b>.</p>'),
+  price: S.moneyStr(),
+  discountedPrice: S.str('decimal; 0.00 = no discount', '3.99'),
   discountExpiryDate: S.str('timestamp; 1000-01-01 00:00:00 = never expires', '2026-12-31 23:59:59'),
-  duration: S.str('days the role is granted: 0 = permanent, -1 = no role', '30'), stock: S.str('-1 = unlimited', '-1'),
-  priority: S.example('10'), isFeaturedProduct: S.flagStr(), gameStatus: S.flagStr(), gameTitle: S.example('&bVIP Rank'),
-  gameDescription: S.example('30 days of VIP'), gameItem: S.example('DIAMOND'), isActive: S.flagStr(), creationDate: S.dateStr(),
+  duration: S.str('days the role is granted: 0 = permanent, -1 = no role', '30'),
+  stock: S.str('-1 = unlimited', '-1'),
+  priority: S.example('10'),
+  isFeaturedProduct: S.flagStr(),
+  gameStatus: S.flagStr(),
+  gameTitle: S.example('&bVIP Rank'),
+  gameDescription: S.example('30 days of VIP'),
+  gameItem: S.example('DIAMOND'),
+  isActive: S.flagStr(),
+  creationDate: S.dateStr(),
   // Read by the Kotlin wrapper's models (docs/clients.md); this store has neither feature.
   gameItemModelID: S.str('custom model data of the in-game icon; 0 = none (not offered: always 0)', '0'),
   requireOnlyOneProduct: S.str('flag (not offered: always 0)', '0'),
@@ -38,8 +60,9 @@ const productFields = {
 export const ProductRow = S.row(productFields);
 
 /** How a product's own discount and a running sale combine (docs and the OpenAPI document say it). */
-export const PRICE_RULE = 'the lower of the product\'s own price (its discountedPrice while it runs) and a running sale\'s price '
-  + '(the sale\'s percent off its list price); they never stack';
+export const PRICE_RULE =
+  "the lower of the product's own price (its discountedPrice while it runs) and a running sale's price " +
+  "(the sale's percent off its list price); they never stack";
 
 /**
  * A product in the listing: the row plus the computed fields the game plugin reads (typed, not
@@ -59,11 +82,15 @@ export const ListingProduct = Type.Object({
 
 /** A category with its subcategories (same shape, any depth) and its products. */
 function categoryTree(id: string, product: TSchema) {
-  return Type.Recursive((self) => Type.Object({
-    ...CategoryRow.properties,
-    subcategories: Type.Array(self),
-    products: Type.Array(product),
-  }), { $id: id });
+  return Type.Recursive(
+    (self) =>
+      Type.Object({
+        ...CategoryRow.properties,
+        subcategories: Type.Array(self),
+        products: Type.Array(product),
+      }),
+    { $id: id },
+  );
 }
 
 export const CategoryTree = categoryTree('StoreCategoryTree', ProductRow);
@@ -72,20 +99,26 @@ export const ListingCategory = categoryTree('StoreListingCategory', ListingProdu
 export const BuyResponse = S.ok({
   orderID: S.idStr(),
   credits: S.str('balance after the purchase', '95.01'),
-  products: Type.Array(Type.Object({
-    id: Type.Integer({ examples: [42] }),
-    quantity: Type.Integer({ examples: [1] }),
-    variables: Type.Array(Type.Object({ name: Type.String({ examples: ['server'] }), value: Type.String({ examples: ['eu'] }) })),
-  })),
-  cashback: S.str('credits given back', '0.25'), total: S.moneyStr(), subtotal: S.moneyStr(), discount: S.str('decimal', '0.00'),
+  products: Type.Array(
+    Type.Object({
+      id: Type.Integer({ examples: [42] }),
+      quantity: Type.Integer({ examples: [1] }),
+      variables: Type.Array(Type.Object({ name: Type.String({ examples: ['server'] }), value: Type.String({ examples: ['eu'] }) })),
+    }),
+  ),
+  cashback: S.str('credits given back', '0.25'),
+  total: S.moneyStr(),
+  subtotal: S.moneyStr(),
+  discount: S.str('decimal', '0.00'),
   data: Type.Object({ orderID: S.idStr(), credits: Type.Number({ examples: [95.01] }) }),
 });
 
 /** Where api.md names the error for a bad value (INVALID_QUANTITY, INVALID_VARIABLE…), the schema stays loose and the service decides. */
 export const BuyBody = Type.Object({
   userID: S.integerText(),
-  products: Type.Unknown({ description: 'product ids (`products[]=5`) or objects ' +
-    '(`products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu`)' }),
+  products: Type.Unknown({
+    description: 'product ids (`products[]=5`) or objects ' + '(`products[0][id]=5&products[0][quantity]=2&products[0][variables][server]=eu`)',
+  }),
   ...promotionCodes,
 });
 
@@ -103,8 +136,14 @@ const categoryBody = {
   parentID: int(0),
   name: Type.String({ minLength: 1, maxLength: 128 }),
   slug: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' }),
-  imageID: text(64), imageType: text(16), priority: int(-1_000_000, 1_000_000),
-  gameStatus: S.boolish(), gameTitle: text(255), gameDescription: longText(), gameItem: text(128), isActive: S.boolish(),
+  imageID: text(64),
+  imageType: text(16),
+  priority: int(-1_000_000, 1_000_000),
+  gameStatus: S.boolish(),
+  gameTitle: text(255),
+  gameDescription: longText(),
+  gameItem: text(128),
+  isActive: S.boolish(),
 };
 
 export const CategoryCreateBody = Type.Object({ ...Type.Partial(Type.Object(categoryBody)).properties, name: categoryBody.name });
@@ -121,18 +160,30 @@ const productBody = {
   categoryID: int(1),
   giveRoleID: int(0),
   name: Type.String({ minLength: 1, maxLength: 128 }),
-  imageID: text(64), imageType: text(16), details: longText(),
-  price: money(), discountedPrice: money(), discountExpiryDate: timestamp(),
-  duration: int(-1, 36500), stock: int(-1), priority: int(-1_000_000, 1_000_000),
-  isFeaturedProduct: S.boolish(), gameStatus: S.boolish(), gameTitle: text(255), gameDescription: longText(),
-  gameItem: text(128), isActive: S.boolish(),
+  imageID: text(64),
+  imageType: text(16),
+  details: longText(),
+  price: money(),
+  discountedPrice: money(),
+  discountExpiryDate: timestamp(),
+  duration: int(-1, 36500),
+  stock: int(-1),
+  priority: int(-1_000_000, 1_000_000),
+  isFeaturedProduct: S.boolish(),
+  gameStatus: S.boolish(),
+  gameTitle: text(255),
+  gameDescription: longText(),
+  gameItem: text(128),
+  isActive: S.boolish(),
   // A form cannot send an empty list: `variables=` (empty) clears them too.
   variables: Type.Union([Type.Array(VariableBody, { maxItems: 20 }), Type.Literal('')]),
 };
 
 export const ProductCreateBody = Type.Object({
   ...Type.Partial(Type.Object(productBody)).properties,
-  categoryID: productBody.categoryID, name: productBody.name, price: productBody.price,
+  categoryID: productBody.categoryID,
+  name: productBody.name,
+  price: productBody.price,
 });
 export const ProductPatchBody = Type.Partial(Type.Object(productBody));
 
@@ -158,28 +209,59 @@ export const RulesRow = Type.Object({
   requireLinkedAccount: Type.Boolean({ description: 'the buyer needs a linked chat account' }),
   preventDowngrade: Type.Boolean({ description: 'refused while the buyer holds a higher-priority role of a product of the same category' }),
 });
-export const RulesPatchBody = Type.Partial(Type.Object({
-  requiredProductID: int(0), requireLinkedAccount: S.boolish(), preventDowngrade: S.boolish(),
-}));
+export const RulesPatchBody = Type.Partial(
+  Type.Object({
+    requiredProductID: int(0),
+    requireLinkedAccount: S.boolish(),
+    preventDowngrade: S.boolish(),
+  }),
+);
 
 // ---- rows as the API shows them
 
 export function categoryRow(c: Category): Static<typeof CategoryRow> {
   return {
-    id: String(c.id), parentID: String(c.parentId), name: c.name, slug: c.slug, imageID: c.imageId, imageType: c.imageType,
-    priority: String(c.priority), gameStatus: flag(c.gameStatus), gameTitle: c.gameTitle, gameDescription: c.gameDescription,
-    gameItem: c.gameItem, isActive: flag(c.isActive), gameItemModelID: '0', isCumulative: '0',
+    id: String(c.id),
+    parentID: String(c.parentId),
+    name: c.name,
+    slug: c.slug,
+    imageID: c.imageId,
+    imageType: c.imageType,
+    priority: String(c.priority),
+    gameStatus: flag(c.gameStatus),
+    gameTitle: c.gameTitle,
+    gameDescription: c.gameDescription,
+    gameItem: c.gameItem,
+    isActive: flag(c.isActive),
+    gameItemModelID: '0',
+    isCumulative: '0',
   };
 }
 
 export function productRow(p: Product, timeZone: string): Static<typeof ProductRow> {
   return {
-    id: String(p.id), categoryID: String(p.categoryId), giveRoleID: String(p.giveRoleId), name: p.name,
-    imageID: p.imageId, imageType: p.imageType, details: p.details, price: formatMoney(p.price),
-    discountedPrice: formatMoney(p.discountedPrice), discountExpiryDate: displayTimestamp(p.discountExpiryDate, timeZone),
-    duration: String(p.duration), stock: String(p.stock), priority: String(p.priority), isFeaturedProduct: flag(p.isFeatured),
-    gameStatus: flag(p.gameStatus), gameTitle: p.gameTitle, gameDescription: p.gameDescription, gameItem: p.gameItem,
-    isActive: flag(p.isActive), creationDate: displayTimestamp(p.creationDate, timeZone), gameItemModelID: '0', requireOnlyOneProduct: '0',
+    id: String(p.id),
+    categoryID: String(p.categoryId),
+    giveRoleID: String(p.giveRoleId),
+    name: p.name,
+    imageID: p.imageId,
+    imageType: p.imageType,
+    details: p.details,
+    price: formatMoney(p.price),
+    discountedPrice: formatMoney(p.discountedPrice),
+    discountExpiryDate: displayTimestamp(p.discountExpiryDate, timeZone),
+    duration: String(p.duration),
+    stock: String(p.stock),
+    priority: String(p.priority),
+    isFeaturedProduct: flag(p.isFeatured),
+    gameStatus: flag(p.gameStatus),
+    gameTitle: p.gameTitle,
+    gameDescription: p.gameDescription,
+    gameItem: p.gameItem,
+    isActive: flag(p.isActive),
+    creationDate: displayTimestamp(p.creationDate, timeZone),
+    gameItemModelID: '0',
+    requireOnlyOneProduct: '0',
     variables: p.variables.map((v) => ({ name: v.name, required: flag(v.required), values: v.values })),
   };
 }
@@ -221,7 +303,9 @@ export function treeRows<P>(nodes: CategoryNode[], show: (p: Product) => P): Tre
 // ---- admin bodies as the service takes them
 
 export const rulesRow = (r: PurchaseRules): Static<typeof RulesRow> => ({
-  requiredProductID: String(r.requiredProductId), requireLinkedAccount: r.requireLinkedAccount, preventDowngrade: r.preventDowngrade,
+  requiredProductID: String(r.requiredProductId),
+  requireLinkedAccount: r.requireLinkedAccount,
+  preventDowngrade: r.preventDowngrade,
 });
 
 type CategoryBody = Static<typeof CategoryPatchBody>;
@@ -231,8 +315,16 @@ export const optionalBool = (v: unknown) => (v === undefined ? undefined : S.toB
 
 export function categoryInput(b: CategoryBody): CategoryInput {
   return {
-    parentId: b.parentID, name: b.name, slug: b.slug, imageId: b.imageID, imageType: b.imageType, priority: b.priority,
-    gameStatus: optionalBool(b.gameStatus), gameTitle: b.gameTitle, gameDescription: b.gameDescription, gameItem: b.gameItem,
+    parentId: b.parentID,
+    name: b.name,
+    slug: b.slug,
+    imageId: b.imageID,
+    imageType: b.imageType,
+    priority: b.priority,
+    gameStatus: optionalBool(b.gameStatus),
+    gameTitle: b.gameTitle,
+    gameDescription: b.gameDescription,
+    gameItem: b.gameItem,
     isActive: optionalBool(b.isActive),
   };
 }
@@ -251,13 +343,37 @@ export function productInput(b: ProductBody, timeZone: string): ProductInput {
     if (!discountExpiryDate) throw new DomainError('VALIDATION_ERROR', 'discountExpiryDate must be a date YYYY-MM-DD HH:MM:SS');
   }
   return {
-    categoryId: b.categoryID, giveRoleId: b.giveRoleID, name: b.name, imageId: b.imageID, imageType: b.imageType,
-    details: b.details, price: price(b.price, 'price'), discountedPrice: price(b.discountedPrice, 'discountedPrice'),
-    discountExpiryDate, duration: b.duration, stock: b.stock, priority: b.priority,
-    isFeatured: optionalBool(b.isFeaturedProduct), gameStatus: optionalBool(b.gameStatus), gameTitle: b.gameTitle,
-    gameDescription: b.gameDescription, gameItem: b.gameItem, isActive: optionalBool(b.isActive),
-    variables: b.variables === undefined ? undefined
-      : b.variables === '' ? []
-        : b.variables.map((v) => ({ name: v.name, required: S.toBool(v.required), values: v.values ?? [] })),
+    categoryId: b.categoryID,
+    giveRoleId: b.giveRoleID,
+    name: b.name,
+    imageId: b.imageID,
+    imageType: b.imageType,
+    details: b.details,
+    price: price(b.price, 'price'),
+    discountedPrice: price(b.discountedPrice, 'discountedPrice'),
+    discountExpiryDate,
+    duration: b.duration,
+    stock: b.stock,
+    priority: b.priority,
+    isFeatured: optionalBool(b.isFeaturedProduct),
+    gameStatus: optionalBool(b.gameStatus),
+    gameTitle: b.gameTitle,
+    gameDescription: b.gameDescription,
+    gameItem: b.gameItem,
+    isActive: optionalBool(b.isActive),
+    variables:
+      b.variables === undefined
+        ? undefined
+        : b.variables === ''
+          ? []
+          : b.variables.map((v) => ({ name: v.name, required: S.toBool(v.required), values: v.values ?? [] })),
   };
 }
+
+/** A path id: anything that is not a plain number names nothing (a not-found error, not a validation error). */
+export function pathId(id: string): number {
+  return /^[0-9]{1,15}$/.test(id) ? Number(id) : 0;
+}
+
+/** The answer of a change with nothing else to say. */
+export const done = { status: true as const };

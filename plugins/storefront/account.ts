@@ -56,40 +56,53 @@ const clientOf = (visit: Visit) => ({ ip: visit.request.ip, useragent: String(vi
 function signInRoutes(pages: PageRouter, site: Site, peers: AccountPeers, opts: AccountOptions): void {
   const { auth, users } = peers;
   const signInPage = (visit: Visit, values: Record<string, string>, errors: Record<string, string> = {}, status = 200, unverified = false) =>
-    site.page(visit, 'signin', { title: visit.t('signIn.title'), status, canonical: '/login' }, {
-      values, errors, next: values.next ?? '', mail: peers.email() !== undefined, unverified: unverified && peers.email()?.verificationRequired,
-    });
+    site.page(
+      visit,
+      'signin',
+      { title: visit.t('signIn.title'), status, canonical: '/login' },
+      {
+        values,
+        errors,
+        next: values.next ?? '',
+        mail: peers.email() !== undefined,
+        unverified: unverified && peers.email()?.verificationRequired,
+      },
+    );
 
   pages.get('/login', async (visit, query) => {
     if (visit.player) return site.redirect(visit, safeNext(site, query.next));
     return signInPage(visit, { next: query.next ?? '' });
   });
 
-  pages.post('/login', async (visit, form) => {
-    const sent = (visit.request.query as { next?: unknown }).next;
-    const next = typeof sent === 'string' ? sent : '';
-    const values = { username: (form.username ?? '').trim().slice(0, 64), next };
-    const refuse = (errors: Record<string, string>, status: number, unverified = false) => signInPage(visit, values, errors, status, unverified);
-    if (!values.username) return refuse({ username: visit.t('error.required') }, 422);
-    if (!form.password) return refuse({ password: visit.t('error.required') }, 422);
-    try {
-      const check = await auth.checkPassword(values.username, form.password);
-      if (check.codeRequired) {
-        if (!form.code?.trim()) return refuse({ code: visit.t('signIn.codeNeeded') }, 422);
-        await auth.checkCode(check.userId, form.code.trim());
+  pages.post(
+    '/login',
+    async (visit, form) => {
+      const sent = (visit.request.query as { next?: unknown }).next;
+      const next = typeof sent === 'string' ? sent : '';
+      const values = { username: (form.username ?? '').trim().slice(0, 64), next };
+      const refuse = (errors: Record<string, string>, status: number, unverified = false) => signInPage(visit, values, errors, status, unverified);
+      if (!values.username) return refuse({ username: visit.t('error.required') }, 422);
+      if (!form.password) return refuse({ password: visit.t('error.required') }, 422);
+      try {
+        const check = await auth.checkPassword(values.username, form.password);
+        if (check.codeRequired) {
+          if (!form.code?.trim()) return refuse({ code: visit.t('signIn.codeNeeded') }, 422);
+          await auth.checkCode(check.userId, form.code.trim());
+        }
+        const user = await users.requireById(check.userId);
+        if (!user.isVerified) return refuse({ _form: visit.t('signIn.unverified') }, 403, true);
+        site.setCookie(visit.request, visit.reply, SESSION_COOKIE, await auth.createSession(check.userId, clientOf(visit)));
+        return site.redirect(visit, safeNext(site, next), visit.t('signIn.done', { name: user.username }));
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        if (err.code === 'USER_NOT_FOUND' || err.code === 'WRONG_PASSWORD') return refuse({ _form: visit.t('signIn.wrong') }, 401);
+        if (err.code === 'WRONG_CODE') return refuse({ code: visit.t('signIn.codeWrong') }, 401);
+        if (err.code === 'RATE_LIMITED') return refuse({ _form: err.message }, 429);
+        throw err;
       }
-      const user = await users.requireById(check.userId);
-      if (!user.isVerified) return refuse({ _form: visit.t('signIn.unverified') }, 403, true);
-      site.setCookie(visit.request, visit.reply, SESSION_COOKIE, await auth.createSession(check.userId, clientOf(visit)));
-      return site.redirect(visit, safeNext(site, next), visit.t('signIn.done', { name: user.username }));
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err;
-      if (err.code === 'USER_NOT_FOUND' || err.code === 'WRONG_PASSWORD') return refuse({ _form: visit.t('signIn.wrong') }, 401);
-      if (err.code === 'WRONG_CODE') return refuse({ code: visit.t('signIn.codeWrong') }, 401);
-      if (err.code === 'RATE_LIMITED') return refuse({ _form: err.message }, 429);
-      throw err;
-    }
-  }, { limit: { name: 'sign-in', rate: opts.signInLimit } });
+    },
+    { limit: { name: 'sign-in', rate: opts.signInLimit } },
+  );
 
   pages.post('/logout', async (visit) => {
     if (visit.player) await auth.endSession(visit.player.token);
@@ -100,76 +113,126 @@ function signInRoutes(pages: PageRouter, site: Site, peers: AccountPeers, opts: 
 
 /** Which field a refused registration names. */
 const REGISTER_FIELD: Record<string, string> = {
-  USERNAME_ALREADY_EXIST: 'username', INVALID_USERNAME: 'username', EMAIL_ALREADY_EXIST: 'email', INVALID_EMAIL: 'email', INVALID_PASSWORD: 'password',
+  USERNAME_ALREADY_EXIST: 'username',
+  INVALID_USERNAME: 'username',
+  EMAIL_ALREADY_EXIST: 'email',
+  INVALID_EMAIL: 'email',
+  INVALID_PASSWORD: 'password',
 };
 
 function registerRoutes(pages: PageRouter, site: Site, { auth }: AccountPeers, opts: AccountOptions): void {
   const registerPage = (visit: Visit, values: Record<string, string>, errors: Record<string, string> = {}, status = 200) =>
-    site.page(visit, 'register', { title: visit.t('register.title'), status, canonical: '/register' }, {
-      values, errors, emailRequired: site.settings().registrationEmailRequired, passwordMin: auth.passwordLength.min, passwordMax: auth.passwordLength.max,
-    });
+    site.page(
+      visit,
+      'register',
+      { title: visit.t('register.title'), status, canonical: '/register' },
+      {
+        values,
+        errors,
+        emailRequired: site.settings().registrationEmailRequired,
+        passwordMin: auth.passwordLength.min,
+        passwordMax: auth.passwordLength.max,
+      },
+    );
 
   pages.get('/register', async (visit) => (visit.player ? site.redirect(visit, site.u('/account')) : registerPage(visit, {})));
 
-  pages.post('/register', async (visit, form) => {
-    const values = { username: (form.username ?? '').trim(), email: (form.email ?? '').trim() };
-    try {
-      const made = await auth.register({ username: values.username, password: form.password ?? '', email: values.email }, clientOf(visit));
-      if (made.isEmailVerificationRequired) {
-        // Signed in only once the mailed link is opened.
-        await auth.endSession(made.token);
-        return site.redirect(visit, site.u('/login'), visit.t('register.verify', { name: values.username }));
+  pages.post(
+    '/register',
+    async (visit, form) => {
+      const values = { username: (form.username ?? '').trim(), email: (form.email ?? '').trim() };
+      try {
+        const made = await auth.register({ username: values.username, password: form.password ?? '', email: values.email }, clientOf(visit));
+        if (made.isEmailVerificationRequired) {
+          // Signed in only once the mailed link is opened.
+          await auth.endSession(made.token);
+          return site.redirect(visit, site.u('/login'), visit.t('register.verify', { name: values.username }));
+        }
+        site.setCookie(visit.request, visit.reply, SESSION_COOKIE, made.token);
+        return site.redirect(visit, site.u('/account'), visit.t('register.done', { name: values.username }));
+      } catch (err) {
+        if (!refused(err)) throw err;
+        const message = err.code === 'VALIDATION_ERROR' ? visit.t('error.required') : refusal(visit, err, auth.passwordLength);
+        return registerPage(visit, values, { [REGISTER_FIELD[err.code] ?? (err.code === 'VALIDATION_ERROR' ? 'email' : '_form')]: message }, 422);
       }
-      site.setCookie(visit.request, visit.reply, SESSION_COOKIE, made.token);
-      return site.redirect(visit, site.u('/account'), visit.t('register.done', { name: values.username }));
-    } catch (err) {
-      if (!refused(err)) throw err;
-      const message = err.code === 'VALIDATION_ERROR' ? visit.t('error.required') : refusal(visit, err, auth.passwordLength);
-      return registerPage(visit, values, { [REGISTER_FIELD[err.code] ?? (err.code === 'VALIDATION_ERROR' ? 'email' : '_form')]: message }, 422);
-    }
-  }, { limit: { name: 'register', rate: opts.registerLimit } });
+    },
+    { limit: { name: 'register', rate: opts.registerLimit } },
+  );
 }
 
 function orderView(visit: Visit, order: OrderRow, rows: QueueRow[], names: Map<string, string>) {
   const { state, servers } = stateOf(order, rows, names);
   return {
-    id: order.id, state, status: visit.t(`order.status.${state}` as MessageKey, { servers }),
-    total: visit.money(parseMoney(order.total) ?? 0), date: order.creationDate.slice(0, 16),
+    id: order.id,
+    state,
+    status: visit.t(`order.status.${state}` as MessageKey, { servers }),
+    total: visit.money(parseMoney(order.total) ?? 0),
+    date: order.creationDate.slice(0, 16),
   };
 }
 
 /** The account page (balance, ledger, orders) and one order followed live. */
 function orderRoutes(pages: PageRouter, site: Site, peers: AccountPeers, opts: AccountOptions): void {
   const { store } = peers;
-  pages.get('/account', async (visit) => {
-    const user = visit.player!.user;
-    const credits = peers.credits();
-    const delivery = peers.delivery();
-    const [orders, balance, ledger] = await Promise.all([store.ordersOf(user.id), credits?.balance(user.id), credits?.history(user.id, { limit: 20 })]);
-    const latest = orders.slice(0, ORDERS_SHOWN);
-    // By the orders' ids, not the account's: a guest's order later joined to the account keeps its commands under no account.
-    const rows = delivery && latest.length ? await delivery.listQueue({ orderIds: latest.map((o) => Number(o.id)), page: 1, perPage: 1000 }) : [];
-    const names = await serverNames(delivery, rows);
-    const shown = latest.map((o) => orderView(visit, o, rows, names));
-    return site.page(visit, 'account', { title: visit.t('account.title') }, {
-      balance: balance === undefined ? undefined : visit.money(balance),
-      ledger: ledger?.map((e) => ({ date: visit.date(e.createdAt), reason: e.reason, delta: visit.money(e.delta), balance: visit.money(e.balance) })),
-      orders: shown, live: shown.some((o) => LIVE.includes(o.state)), pollSeconds: opts.pollSeconds,
-      chat: user.linkedAccounts.chat, twoFactor: user.authStatus === 1, supportOn: peers.support() !== undefined,
-      topUpOn: (peers.payments()?.availableGateways().length ?? 0) > 0,
-    });
-  }, { signedIn: true });
+  pages.get(
+    '/account',
+    async (visit) => {
+      const user = visit.player!.user;
+      const credits = peers.credits();
+      const delivery = peers.delivery();
+      const [orders, balance, ledger] = await Promise.all([store.ordersOf(user.id), credits?.balance(user.id), credits?.history(user.id, { limit: 20 })]);
+      const latest = orders.slice(0, ORDERS_SHOWN);
+      // By the orders' ids, not the account's: a guest's order later joined to the account keeps its commands under no account.
+      const rows = delivery && latest.length ? await delivery.listQueue({ orderIds: latest.map((o) => Number(o.id)), page: 1, perPage: 1000 }) : [];
+      const names = await serverNames(delivery, rows);
+      const shown = latest.map((o) => orderView(visit, o, rows, names));
+      return site.page(
+        visit,
+        'account',
+        { title: visit.t('account.title') },
+        {
+          balance: balance === undefined ? undefined : visit.money(balance),
+          ledger: ledger?.map((e) => ({ date: visit.date(e.createdAt), reason: e.reason, delta: visit.money(e.delta), balance: visit.money(e.balance) })),
+          orders: shown,
+          live: shown.some((o) => LIVE.includes(o.state)),
+          pollSeconds: opts.pollSeconds,
+          chat: user.linkedAccounts.chat,
+          twoFactor: user.authStatus === 1,
+          supportOn: peers.support() !== undefined,
+          topUpOn: (peers.payments()?.availableGateways().length ?? 0) > 0,
+        },
+      );
+    },
+    { signedIn: true },
+  );
 
-  pages.get('/account/orders/:id', async (visit) => {
-    const idText = (visit.request.params as { id: string }).id;
-    const orderId = /^[0-9]{1,15}$/.test(idText) ? Number(idText) : 0;
-    const found = orderId ? await store.getOrder(orderId).catch((err: unknown) => { if (refused(err)) return undefined; throw err; }) : undefined;
-    if (!found || Number(found.order.accountID) !== visit.player!.user.id) return site.message(visit, 404, visit.t('error.notFound'),
-      visit.t('error.notFoundText'));
-    const { rows, names } = await deliveryRows(peers.delivery(), orderId);
-    const order = orderView(visit, found.order, rows, names);
-    return site.page(visit, 'order', { title: visit.t('order.title', { id: order.id }) }, {
-      order, items: found.items, live: LIVE.includes(order.state), pollSeconds: opts.pollSeconds,
-    });
-  }, { signedIn: true });
+  pages.get(
+    '/account/orders/:id',
+    async (visit) => {
+      const idText = (visit.request.params as { id: string }).id;
+      const orderId = /^[0-9]{1,15}$/.test(idText) ? Number(idText) : 0;
+      const found = orderId
+        ? await store.getOrder(orderId).catch((err: unknown) => {
+            if (refused(err)) return undefined;
+            throw err;
+          })
+        : undefined;
+      if (!found || Number(found.order.accountID) !== visit.player!.user.id)
+        return site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
+      const { rows, names } = await deliveryRows(peers.delivery(), orderId);
+      const order = orderView(visit, found.order, rows, names);
+      return site.page(
+        visit,
+        'order',
+        { title: visit.t('order.title', { id: order.id }) },
+        {
+          order,
+          items: found.items,
+          live: LIVE.includes(order.state),
+          pollSeconds: opts.pollSeconds,
+        },
+      );
+    },
+    { signedIn: true },
+  );
 }

@@ -30,8 +30,8 @@ function lineOf(raw: unknown): BasketLine | undefined {
   if (typeof variables !== 'object' || variables === null || Array.isArray(variables)) return undefined;
   const entries = Object.entries(variables);
   // A control character never comes from the add form: such a line was written by hand.
-  if (entries.length > MAX_VARIABLES || entries.some(([k, v]) => typeof v !== 'string' || v.length > MAX_VALUE || k.length > 64
-    || hasControlCharacter(v))) return undefined;
+  if (entries.length > MAX_VARIABLES || entries.some(([k, v]) => typeof v !== 'string' || v.length > MAX_VALUE || k.length > 64 || hasControlCharacter(v)))
+    return undefined;
   return { productId: productId as number, quantity: quantity as number, variables: Object.fromEntries(entries) as Record<string, string> };
 }
 
@@ -40,7 +40,10 @@ export function readBasket(cookie: string | undefined, maxLines: number): Basket
   try {
     const raw: unknown = JSON.parse(Buffer.from(cookie, 'base64url').toString('utf8'));
     if (!Array.isArray(raw)) return [];
-    return raw.slice(0, maxLines).map(lineOf).filter((l): l is BasketLine => l !== undefined);
+    return raw
+      .slice(0, maxLines)
+      .map(lineOf)
+      .filter((l): l is BasketLine => l !== undefined);
   } catch {
     return [];
   }

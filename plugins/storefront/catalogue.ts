@@ -4,8 +4,16 @@
  */
 import sanitizeHtml from 'sanitize-html';
 import { PERMANENT } from '../../core/format.ts';
-import { effectivePrice, shownCategoryMap, type CategoryNode, type PricedProduct, type Product, type PurchaseRules, type ShownCategory,
-  type ShownProduct } from '../store/contract.ts';
+import {
+  effectivePrice,
+  shownCategoryMap,
+  type CategoryNode,
+  type PricedProduct,
+  type Product,
+  type PurchaseRules,
+  type ShownCategory,
+  type ShownProduct,
+} from '../store/contract.ts';
 import type { MessageKey, Translate } from './messages.ts';
 import type { Visit } from './site.ts';
 
@@ -74,7 +82,12 @@ export class Catalogue {
     // The end is the product's own discount's, when that is the price shown (a sale's page says its own).
     const ownDiscount = price === effectivePrice(p, visit.at) && p.discountExpiryDate !== PERMANENT;
     return {
-      id: p.id, name: p.name, cents: price, price: visit.money(price), soldOut: p.stock === 0, variables: p.variables,
+      id: p.id,
+      name: p.name,
+      cents: price,
+      price: visit.money(price),
+      soldOut: p.stock === 0,
+      variables: p.variables,
       ...(discounted ? { was: visit.money(p.price) } : {}),
       ...(discounted && ownDiscount ? { until: visit.date(p.discountExpiryDate) } : {}),
       ...(p.stock > 0 ? { stock: p.stock } : {}),

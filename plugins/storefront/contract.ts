@@ -24,28 +24,40 @@ const colour = (fallback: string) => Type.String({ pattern: '^#[0-9a-fA-F]{6}$',
 
 export const storefrontSettings = {
   storefrontTitle: {
-    schema: Type.String({ minLength: 1, maxLength: 100, default: 'Community Store', examples: ['Steve\'s Server Store'] }),
-    label: 'Storefront title', hint: 'In the header, the browser tab and search results.',
+    schema: Type.String({ minLength: 1, maxLength: 100, default: 'Community Store', examples: ["Steve's Server Store"] }),
+    label: 'Storefront title',
+    hint: 'In the header, the browser tab and search results.',
   },
   storefrontDescription: {
-    schema: Type.String({ maxLength: 300, default: 'Ranks, items and more for our game server.',
-      examples: ['Ranks, kits and cosmetics for Steve\'s survival server.'] }),
-    label: 'Storefront description', hint: 'What search engines show under the title of the home page.',
+    schema: Type.String({
+      maxLength: 300,
+      default: 'Ranks, items and more for our game server.',
+      examples: ["Ranks, kits and cosmetics for Steve's survival server."],
+    }),
+    label: 'Storefront description',
+    hint: 'What search engines show under the title of the home page.',
   },
   storefrontLogo: {
-    schema: Type.String({ maxLength: 500, pattern: '^(|/[^/\\\\]\\S*|https://[^/\\s]+(/\\S*)?)$', default: '',
-      examples: ['https://cdn.example.org/logo.png'] }),
-    label: 'Logo address', hint: 'A path on this site or an https:// address; empty shows the title only.',
+    schema: Type.String({
+      maxLength: 500,
+      pattern: '^(|/[^/\\\\]\\S*|https://[^/\\s]+(/\\S*)?)$',
+      default: '',
+      examples: ['https://cdn.example.org/logo.png'],
+    }),
+    label: 'Logo address',
+    hint: 'A path on this site or an https:// address; empty shows the title only.',
   },
   storefrontAccent: { schema: colour('#0b4ea2'), label: 'Accent colour', hint: '#rrggbb: the header, links and buttons.' },
   storefrontAccentText: { schema: colour('#ffffff'), label: 'Text on the accent colour', hint: '#rrggbb: keep it readable on the accent.' },
   storefrontFooterLinks: {
     schema: Type.String({ maxLength: 2000, default: '', examples: ['Rules=/rules | Discord=https://discord.gg/example'] }),
-    label: 'Footer links', hint: 'Label=address pairs separated by " | ", e.g. Rules=https://example.org/rules | Discord=https://discord.gg/abc',
+    label: 'Footer links',
+    hint: 'Label=address pairs separated by " | ", e.g. Rules=https://example.org/rules | Discord=https://discord.gg/abc',
   },
   storefrontLanguage: {
     schema: Type.Union([Type.Literal('en'), Type.Literal('de')], { default: 'en' }),
-    label: 'Storefront default language', hint: 'Players whose browser asks for none of the storefront\'s languages see this one.',
+    label: 'Storefront default language',
+    hint: "Players whose browser asks for none of the storefront's languages see this one.",
   },
 } satisfies Record<string, SiteSetting>;
 

@@ -45,41 +45,63 @@ export class Payments {
    * answering a form post may not leave the site under the page's CSP (form-action 'self').
    */
   onward(visit: Visit, started: { paymentId: string; checkoutURL: string }, gateway: string) {
-    this.#site.setCookie(visit.request, visit.reply, PAYMENTS_COOKIE,
-      [started.paymentId, ...this.mine(visit).filter((id) => id !== started.paymentId)].slice(0, KEPT).join('.'), 30 * 86400);
+    this.#site.setCookie(
+      visit.request,
+      visit.reply,
+      PAYMENTS_COOKIE,
+      [started.paymentId, ...this.mine(visit).filter((id) => id !== started.paymentId)].slice(0, KEPT).join('.'),
+      30 * 86400,
+    );
     const name = gatewayName(gateway);
     return this.#site.page(visit, 'pay', { title: visit.t('pay.title', { gateway: name }) }, { checkoutURL: started.checkoutURL, gateway: name });
   }
 }
 
-export function paymentRoutes(pages: PageRouter, site: Site, pay: Payments,
+export function paymentRoutes(
+  pages: PageRouter,
+  site: Site,
+  pay: Payments,
   peers: { payments: () => PaymentsService | undefined; delivery: () => DeliveryService | undefined },
-  opts: { pollSeconds: number; checkoutLimit: RateLimit }): void {
+  opts: { pollSeconds: number; checkoutLimit: RateLimit },
+): void {
   const notFound = (visit: Visit) => site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
 
-  pages.get('/account/top-up', async (visit) => {
-    const payments = peers.payments();
-    if (!payments) return notFound(visit);
-    const packages = await payments.topUpPackages();
-    return site.page(visit, 'topup', { title: visit.t('topup.title') }, {
-      packages: packages.map((p) => ({ id: p.id, name: p.name, price: visit.money(p.price), credits: visit.money(p.credits) })),
-      gateways: payments.availableGateways().map((g) => ({ id: g, name: gatewayName(g) })),
-    });
-  }, { signedIn: true });
+  pages.get(
+    '/account/top-up',
+    async (visit) => {
+      const payments = peers.payments();
+      if (!payments) return notFound(visit);
+      const packages = await payments.topUpPackages();
+      return site.page(
+        visit,
+        'topup',
+        { title: visit.t('topup.title') },
+        {
+          packages: packages.map((p) => ({ id: p.id, name: p.name, price: visit.money(p.price), credits: visit.money(p.credits) })),
+          gateways: payments.availableGateways().map((g) => ({ id: g, name: gatewayName(g) })),
+        },
+      );
+    },
+    { signedIn: true },
+  );
 
-  pages.post('/account/top-up', async (visit, form) => {
-    const payments = peers.payments();
-    const gateway = form.gateway ?? '';
-    const packageId = /^[0-9]{1,15}$/.test(form.package ?? '') ? Number(form.package) : 0;
-    if (!payments?.availableGateways().includes(gateway) || !packageId) return site.redirect(visit, site.u('/account/top-up'));
-    try {
-      const started = await payments.startTopUp({ gateway, userId: visit.player!.user.id, packageId, ...pay.urls(visit, '/account/top-up') });
-      return pay.onward(visit, started, gateway);
-    } catch (err) {
-      if (!payRefused(err)) throw err;
-      return site.message(visit, err.code === 'GATEWAY_ERROR' ? 502 : 422, visit.t('error.title'), refusal(visit, err));
-    }
-  }, { signedIn: true, limit: { name: 'checkout', rate: opts.checkoutLimit } });
+  pages.post(
+    '/account/top-up',
+    async (visit, form) => {
+      const payments = peers.payments();
+      const gateway = form.gateway ?? '';
+      const packageId = /^[0-9]{1,15}$/.test(form.package ?? '') ? Number(form.package) : 0;
+      if (!payments?.availableGateways().includes(gateway) || !packageId) return site.redirect(visit, site.u('/account/top-up'));
+      try {
+        const started = await payments.startTopUp({ gateway, userId: visit.player!.user.id, packageId, ...pay.urls(visit, '/account/top-up') });
+        return pay.onward(visit, started, gateway);
+      } catch (err) {
+        if (!payRefused(err)) throw err;
+        return site.message(visit, err.code === 'GATEWAY_ERROR' ? 502 : 422, visit.t('error.title'), refusal(visit, err));
+      }
+    },
+    { signedIn: true, limit: { name: 'checkout', rate: opts.checkoutLimit } },
+  );
 
   // The gateway sends the player back here: to the payment this browser started last.
   pages.get('/payment/return', async (visit) => {
@@ -90,8 +112,13 @@ export function paymentRoutes(pages: PageRouter, site: Site, pay: Payments,
   pages.get('/payment/:id', async (visit) => {
     const payments = peers.payments();
     const id = (visit.request.params as { id: string }).id;
-    const status: PurchaseStatus | undefined = payments && /^[0-9a-f]{32}$/.test(id)
-      ? await payments.purchaseStatus(id).catch((err: unknown) => { if (refused(err)) return undefined; throw err; }) : undefined;
+    const status: PurchaseStatus | undefined =
+      payments && /^[0-9a-f]{32}$/.test(id)
+        ? await payments.purchaseStatus(id).catch((err: unknown) => {
+            if (refused(err)) return undefined;
+            throw err;
+          })
+        : undefined;
     // Shown to the browser that started it and to the buyer's account, to nobody else.
     if (!status || !(pay.mine(visit).includes(id) || (visit.player !== undefined && status.userId === visit.player.user.id))) return notFound(visit);
     let text = visit.t(`payment.status.${status.status}` as MessageKey, { amount: visit.money(status.amount) });
@@ -104,9 +131,15 @@ export function paymentRoutes(pages: PageRouter, site: Site, pay: Payments,
       live = LIVE.includes(delivery.state);
       state = delivery.state;
     }
-    return site.page(visit, 'payment', { title: visit.t('payment.title') }, {
-      payment: { id, amount: visit.money(status.amount), text, state, guestName: status.guestName, signedUp: status.userId !== null && status.userId > 0 },
-      live, pollSeconds: opts.pollSeconds,
-    });
+    return site.page(
+      visit,
+      'payment',
+      { title: visit.t('payment.title') },
+      {
+        payment: { id, amount: visit.money(status.amount), text, state, guestName: status.guestName, signedUp: status.userId !== null && status.userId > 0 },
+        live,
+        pollSeconds: opts.pollSeconds,
+      },
+    );
   });
 }

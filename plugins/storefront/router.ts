@@ -26,31 +26,36 @@ export interface PageRouter {
  * players only sends others to sign in and back. A per-route rate limit counts per address.
  */
 export function pageRouter(app: FastifyInstance, site: Site): PageRouter {
-  const route = (method: 'GET' | 'POST') => (path: string, handler: Handler, opts: { signedIn?: boolean; limit?: { name: string; rate: RateLimit } } = {}) => {
-    const url = path === '/' ? site.u('/') : site.u(path);
-    app.route({
-      method, url,
-      config: opts.limit ? {
-        rateLimit: {
-          max: opts.limit.rate.max,
-          timeWindow: opts.limit.rate.windowSeconds * 1000,
-          keyGenerator: (request: FastifyRequest) => `storefront-${opts.limit!.name}:${request.ip}`,
-          errorResponseBuilder: (_request: FastifyRequest, ctx: { after: string }) => Object.assign(new DomainError('RATE_LIMITED', ctx.after),
-            { after: ctx.after }),
+  const route =
+    (method: 'GET' | 'POST') =>
+    (path: string, handler: Handler, opts: { signedIn?: boolean; limit?: { name: string; rate: RateLimit } } = {}) => {
+      const url = path === '/' ? site.u('/') : site.u(path);
+      app.route({
+        method,
+        url,
+        config: opts.limit
+          ? {
+              rateLimit: {
+                max: opts.limit.rate.max,
+                timeWindow: opts.limit.rate.windowSeconds * 1000,
+                keyGenerator: (request: FastifyRequest) => `storefront-${opts.limit!.name}:${request.ip}`,
+                errorResponseBuilder: (_request: FastifyRequest, ctx: { after: string }) =>
+                  Object.assign(new DomainError('RATE_LIMITED', ctx.after), { after: ctx.after }),
+              },
+            }
+          : {},
+        handler: async (request, reply) => {
+          const visit = await site.visit(request, reply);
+          const form = method === 'POST' ? formOf(request.body) : formOf(request.query);
+          if (method === 'POST' && !site.checkCsrf(visit, form)) return site.message(visit, 403, visit.t('error.title'), visit.t('error.csrf'));
+          if (opts.signedIn && !visit.player) {
+            const next = method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
+            return site.redirect(visit, `${site.u('/login')}${next}`, visit.t('signIn.required'));
+          }
+          return handler(visit, form);
         },
-      } : {},
-      handler: async (request, reply) => {
-        const visit = await site.visit(request, reply);
-        const form = method === 'POST' ? formOf(request.body) : formOf(request.query);
-        if (method === 'POST' && !site.checkCsrf(visit, form)) return site.message(visit, 403, visit.t('error.title'), visit.t('error.csrf'));
-        if (opts.signedIn && !visit.player) {
-          const next = method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
-          return site.redirect(visit, `${site.u('/login')}${next}`, visit.t('signIn.required'));
-        }
-        return handler(visit, form);
-      },
-    });
-  };
+      });
+    };
   return { get: route('GET'), post: route('POST') };
 }
 

@@ -8,7 +8,17 @@ import type { PaymentsService } from '../payments/contract.ts';
 import type { PromotionsService } from '../promotions/contract.ts';
 import type { VotesService } from '../votes/contract.ts';
 import {
-  addLine, BASKET_COOKIE, CODES_COOKIE, codeOf, MAX_QUANTITY, parseQuantity, readCodes, writeBasket, writeCodes, type BasketCodes, type BasketLine,
+  addLine,
+  BASKET_COOKIE,
+  CODES_COOKIE,
+  codeOf,
+  MAX_QUANTITY,
+  parseQuantity,
+  readCodes,
+  writeBasket,
+  writeCodes,
+  type BasketCodes,
+  type BasketLine,
 } from './basket.ts';
 import { allProducts, pathTo, plainText, rulesText, visibleCategories, type Catalogue } from './catalogue.ts';
 import { gatewayName, payRefused, type Payments } from './payments.ts';
@@ -33,7 +43,6 @@ function codeRefusal(visit: Visit, err: DomainError): string {
 
 /** Who sends the basket's codes, for the limits on wrong ones: the address, and a guest's session (a player counts by account). */
 const senderOf = (visit: Visit): CodeSender => ({ address: visit.request.ip, session: visit.player ? undefined : visit.csrf });
-
 
 export interface CatalogueOptions {
   basketMaxLines: number;
@@ -61,14 +70,20 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
 const notFound = (site: Site, visit: Visit) => site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
 const idOf = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
 
-function productPage({ site, catalogue }: Shop, visit: Visit, product: ShownProduct, path: { id: number; name: string }[], rules: string[],
-  alert?: string) {
+function productPage({ site, catalogue }: Shop, visit: Visit, product: ShownProduct, path: { id: number; name: string }[], rules: string[], alert?: string) {
   const view = catalogue.product(visit, product, true);
   const summary = plainText(product.details, 155);
-  return site.page(visit, 'product', { title: product.name, description: summary || product.name, canonical: `/product/${product.id}`, alert,
-    status: alert ? 422 : 200 }, {
-    p: view, rules, crumbs: path.map((c) => ({ id: c.id, name: c.name })), maxQuantity: MAX_QUANTITY,
-  });
+  return site.page(
+    visit,
+    'product',
+    { title: product.name, description: summary || product.name, canonical: `/product/${product.id}`, alert, status: alert ? 422 : 200 },
+    {
+      p: view,
+      rules,
+      crumbs: path.map((c) => ({ id: c.id, name: c.name })),
+      maxQuantity: MAX_QUANTITY,
+    },
+  );
 }
 
 /** The home page, a category, a product and the search. */
@@ -81,24 +96,37 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
     const votes = peers.votes?.();
     const tz = site.settings().timezone;
     const [categories, featured, top, latest, links, goal] = await Promise.all([
-      store.shownCategories(), store.shownProducts({ featuredOnly: true }),
-      donations?.board('top-monthly', 5, tz), donations?.board('latest', 5, tz), votes?.linksFor(visit.player?.user.username),
+      store.shownCategories(),
+      store.shownProducts({ featuredOnly: true }),
+      donations?.board('top-monthly', 5, tz),
+      donations?.board('latest', 5, tz),
+      votes?.linksFor(visit.player?.user.username),
       peers.promotions?.()?.communityGoal(),
     ]);
     const visible = visibleCategories(categories);
-    const board = (rows: { username: string; amount: number }[] | undefined) => (rows ?? []).map((d) => ({ username: d.username,
-      amount: visit.money(d.amount) }));
-    return site.page(visit, 'home', { title: visit.t('home.title'), description: site.settings().storefrontDescription, canonical: '/' }, {
-      featured: featured.filter((p) => visible.has(p.categoryId)).map((p) => catalogue.product(visit, p)),
-      categories: [...visible.values()].filter((c) => c.parentId === 0).map((c) => ({ id: c.id, name: c.name })),
-      boards: donations ? { top: board(top), latest: board(latest) } : undefined,
-      votes: links,
-      goal: goal?.isActive ? {
-        percent: Math.min(100, Math.floor((goal.raised * 100) / goal.target)),
-        text: visit.t('home.goalText', { raised: visit.money(goal.raised), target: visit.money(goal.target),
-          percent: Math.floor((goal.raised * 100) / goal.target) }),
-      } : undefined,
-    });
+    const board = (rows: { username: string; amount: number }[] | undefined) =>
+      (rows ?? []).map((d) => ({ username: d.username, amount: visit.money(d.amount) }));
+    return site.page(
+      visit,
+      'home',
+      { title: visit.t('home.title'), description: site.settings().storefrontDescription, canonical: '/' },
+      {
+        featured: featured.filter((p) => visible.has(p.categoryId)).map((p) => catalogue.product(visit, p)),
+        categories: [...visible.values()].filter((c) => c.parentId === 0).map((c) => ({ id: c.id, name: c.name })),
+        boards: donations ? { top: board(top), latest: board(latest) } : undefined,
+        votes: links,
+        goal: goal?.isActive
+          ? {
+              percent: Math.min(100, Math.floor((goal.raised * 100) / goal.target)),
+              text: visit.t('home.goalText', {
+                raised: visit.money(goal.raised),
+                target: visit.money(goal.target),
+                percent: Math.floor((goal.raised * 100) / goal.target),
+              }),
+            }
+          : undefined,
+      },
+    );
   });
 
   pages.get('/category/:id', async (visit) => {
@@ -108,14 +136,21 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
     const path = pathTo(visible, categoryId);
     if (!path) return notFound(site, visit);
     const category = path.at(-1)!;
-    return site.page(visit, 'category', {
-      title: category.name, description: category.gameDescription || `${category.name} · ${site.settings().storefrontTitle}`,
-      canonical: `/category/${category.id}`,
-    }, {
-      category: { id: category.id, name: category.name }, crumbs: path.slice(0, -1).map((c) => ({ id: c.id, name: c.name })),
-      subcategories: [...visible.values()].filter((c) => c.parentId === category.id).map((c) => ({ id: c.id, name: c.name })),
-      products: products.map((p) => catalogue.product(visit, p)),
-    });
+    return site.page(
+      visit,
+      'category',
+      {
+        title: category.name,
+        description: category.gameDescription || `${category.name} · ${site.settings().storefrontTitle}`,
+        canonical: `/category/${category.id}`,
+      },
+      {
+        category: { id: category.id, name: category.name },
+        crumbs: path.slice(0, -1).map((c) => ({ id: c.id, name: c.name })),
+        subcategories: [...visible.values()].filter((c) => c.parentId === category.id).map((c) => ({ id: c.id, name: c.name })),
+        products: products.map((p) => catalogue.product(visit, p)),
+      },
+    );
   });
 
   pages.get('/product/:id', async (visit) => {
@@ -132,24 +167,40 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
     const q = (query.q ?? '').trim().slice(0, 100);
     const short = q.length > 0 && q.length < opts.searchMinLength;
     const needle = q.toLowerCase();
-    const products = q && !short ? allProducts(await store.tree({ activeOnly: true })).filter((p) => p.name.toLowerCase().includes(needle)).slice(0, 60) : [];
-    return site.page(visit, 'search', { title: q ? visit.t('search.results', { q }) : visit.t('search.title') }, {
-      q, short: short ? opts.searchMinLength : 0, products: products.map((p) => catalogue.product(visit, p)),
-    });
+    const products =
+      q && !short
+        ? allProducts(await store.tree({ activeOnly: true }))
+            .filter((p) => p.name.toLowerCase().includes(needle))
+            .slice(0, 60)
+        : [];
+    return site.page(
+      visit,
+      'search',
+      { title: q ? visit.t('search.results', { q }) : visit.t('search.title') },
+      {
+        q,
+        short: short ? opts.searchMinLength : 0,
+        products: products.map((p) => catalogue.product(visit, p)),
+      },
+    );
   });
 }
 
 // ---- the basket
 
-const saveBasket = (site: Site, visit: Visit, lines: BasketLine[]) => site.setCookie(visit.request, visit.reply, BASKET_COOKIE, writeBasket(lines),
-  lines.length ? 30 * 86400 : 0);
+const saveBasket = (site: Site, visit: Visit, lines: BasketLine[]) =>
+  site.setCookie(visit.request, visit.reply, BASKET_COOKIE, writeBasket(lines), lines.length ? 30 * 86400 : 0);
 
 const codesOf = (visit: Visit) => readCodes(visit.request.cookies[CODES_COOKIE]);
 const saveCodes = (site: Site, visit: Visit, codes: BasketCodes) =>
   site.setCookie(visit.request, visit.reply, CODES_COOKIE, writeCodes(codes), codes.coupon || codes.giftCard ? 86400 : 0);
-const requestedOf = (lines: BasketLine[]): RequestedLine[] => lines.map((l) => ({
-  productId: l.productId, sentId: String(l.productId), quantity: l.quantity, variables: new Map(Object.entries(l.variables)),
-}));
+const requestedOf = (lines: BasketLine[]): RequestedLine[] =>
+  lines.map((l) => ({
+    productId: l.productId,
+    sentId: String(l.productId),
+    quantity: l.quantity,
+    variables: new Map(Object.entries(l.variables)),
+  }));
 
 /**
  * What the codes take off the basket (the store's quote: its sale prices, then the coupon, then
@@ -159,12 +210,15 @@ async function withCodes({ peers: { store } }: Shop, visit: Visit, kept: BasketL
   if (!(codes.coupon || codes.giftCard) || !kept.length) return { adjustments: [], toPay: total };
   try {
     // A guest's name is typed at payment; the coupon's per-player count is checked again then.
-    const quote = await store.quote(visit.player ? { userId: visit.player.user.id } : { guestName: 'guest' }, requestedOf(kept),
-      { ...codes, sender: senderOf(visit) });
+    const quote = await store.quote(visit.player ? { userId: visit.player.user.id } : { guestName: 'guest' }, requestedOf(kept), {
+      ...codes,
+      sender: senderOf(visit),
+    });
     return {
       toPay: quote.total,
       adjustments: quote.adjustments.map((a) => ({
-        label: visit.t(a.kind === 'coupon' ? 'codes.couponLine' : 'codes.giftCardLine', { code: a.code }), amount: `−${visit.money(a.amount)}`,
+        label: visit.t(a.kind === 'coupon' ? 'codes.couponLine' : 'codes.giftCardLine', { code: a.code }),
+        amount: `−${visit.money(a.amount)}`,
       })),
     };
   } catch (err) {
@@ -175,7 +229,11 @@ async function withCodes({ peers: { store } }: Shop, visit: Visit, kept: BasketL
 
 /** The basket's lines with the catalogue's current products; lines whose product is gone are dropped (and said). */
 async function basketView(shop: Shop, visit: Visit, codes = codesOf(visit)) {
-  const { site, catalogue, peers: { store } } = shop;
+  const {
+    site,
+    catalogue,
+    peers: { store },
+  } = shop;
   const products = new Map((visit.basket.length ? await store.shownProducts({ ids: visit.basket.map((l) => l.productId) }) : []).map((p) => [p.id, p]));
   const kept = visit.basket.filter((l) => products.has(l.productId));
   if (kept.length !== visit.basket.length) saveBasket(site, visit, kept);
@@ -184,29 +242,58 @@ async function basketView(shop: Shop, visit: Visit, codes = codesOf(visit)) {
     const view = catalogue.product(visit, products.get(l.productId)!);
     total += view.cents * l.quantity;
     return {
-      id: l.productId, name: view.name, unit: view.price, quantity: l.quantity, total: visit.money(view.cents * l.quantity),
+      id: l.productId,
+      name: view.name,
+      unit: view.price,
+      quantity: l.quantity,
+      total: visit.money(view.cents * l.quantity),
       variables: Object.entries(l.variables).map(([name, value]) => ({ name, value })),
     };
   });
-  return { lines, kept, total, gone: kept.length !== visit.basket.length, codes, ...await withCodes(shop, visit, kept, total, codes) };
+  return { lines, kept, total, gone: kept.length !== visit.basket.length, codes, ...(await withCodes(shop, visit, kept, total, codes)) };
 }
 
 /** The basket page; `view` when the request has judged its codes already (judged again, a wrong one would count twice). */
-async function basketPage(shop: Shop, visit: Visit, alert?: string, status?: number, guest: { guestName?: string; guestError?: string } = {},
-  typed?: BasketCodes, view?: BasketView) {
+async function basketPage(
+  shop: Shop,
+  visit: Visit,
+  alert?: string,
+  status?: number,
+  guest: { guestName?: string; guestError?: string } = {},
+  typed?: BasketCodes,
+  view?: BasketView,
+) {
   const { site, peers } = shop;
-  const { lines, total, gone, codes, adjustments, toPay, codeError } = view ?? await basketView(shop, visit, typed);
+  const { lines, total, gone, codes, adjustments, toPay, codeError } = view ?? (await basketView(shop, visit, typed));
   const credits = peers.credits?.();
   const balance = visit.player && credits ? visit.money(await credits.balance(visit.player.user.id)) : undefined;
   const gateways = (peers.payments()?.availableGateways() ?? []).map((id) => ({ id, name: gatewayName(id) }));
-  return site.page(visit, 'basket', { title: visit.t('basket.title'), alert: alert ?? (gone ? visit.t('basket.gone') : undefined), status }, {
-    lines, subtotal: visit.money(total), total: visit.money(toPay), adjustments, codes, codeError, balance, maxQuantity: MAX_QUANTITY, gateways, ...guest,
-  });
+  return site.page(
+    visit,
+    'basket',
+    { title: visit.t('basket.title'), alert: alert ?? (gone ? visit.t('basket.gone') : undefined), status },
+    {
+      lines,
+      subtotal: visit.money(total),
+      total: visit.money(toPay),
+      adjustments,
+      codes,
+      codeError,
+      balance,
+      maxQuantity: MAX_QUANTITY,
+      gateways,
+      ...guest,
+    },
+  );
 }
 
 /** A product line put in the basket: its quantity and variables checked, or the product page saying what is wrong. */
 async function addToBasket(shop: Shop, visit: Visit, form: Record<string, string>) {
-  const { site, peers: { store }, opts } = shop;
+  const {
+    site,
+    peers: { store },
+    opts,
+  } = shop;
   const productId = idOf(form.product);
   const [product] = productId ? await store.shownProducts({ ids: [productId] }) : [];
   if (!product) return notFound(site, visit);
@@ -259,13 +346,21 @@ function basketRoutes(pages: PageRouter, shop: Shop): void {
     const quantity = parseQuantity(form.quantity);
     if (!Number.isInteger(line) || !visit.basket[line]) return site.redirect(visit, site.u('/basket'));
     if (!quantity) return basketPage(shop, visit, visit.t('error.INVALID_QUANTITY', { max: MAX_QUANTITY }), 422);
-    saveBasket(site, visit, visit.basket.map((l, i) => (i === line ? { ...l, quantity } : l)));
+    saveBasket(
+      site,
+      visit,
+      visit.basket.map((l, i) => (i === line ? { ...l, quantity } : l)),
+    );
     return site.redirect(visit, site.u('/basket'), visit.t('basket.updated'));
   });
 
   pages.post('/basket/remove', async (visit, form) => {
     const line = Number(form.line);
-    saveBasket(site, visit, visit.basket.filter((_l, i) => i !== line));
+    saveBasket(
+      site,
+      visit,
+      visit.basket.filter((_l, i) => i !== line),
+    );
     return site.redirect(visit, site.u('/basket'), visit.t('basket.removed'));
   });
 }
@@ -275,43 +370,53 @@ function checkoutRoutes(pages: PageRouter, shop: Shop): void {
   const { site, peers, opts } = shop;
   const limit = { name: 'checkout', rate: opts.checkoutLimit };
 
-  pages.post('/checkout', async (visit) => {
-    const view = await basketView(shop, visit);
-    if (!view.kept.length) return site.redirect(visit, site.u('/basket'));
-    if (view.codeError) return basketPage(shop, visit, view.codeError, view.limited ? 429 : 409, {}, undefined, view);
-    const { kept } = view;
-    try {
-      const result = await peers.store.buy(visit.player!.user.id, requestedOf(kept), 'storefront', { ...codesOf(visit), sender: senderOf(visit) });
-      saveBasket(site, visit, []);
-      saveCodes(site, visit, {});
-      return site.redirect(visit, site.u(`/account/orders/${result.orderId}`), visit.t('checkout.done', { id: result.orderId }));
-    } catch (err) {
-      if (!refused(err)) throw err;
-      return basketPage(shop, visit, codeRefusal(visit, err), err.code === 'RATE_LIMITED' ? 429 : 409);
-    }
-  }, { signedIn: true, limit });
+  pages.post(
+    '/checkout',
+    async (visit) => {
+      const view = await basketView(shop, visit);
+      if (!view.kept.length) return site.redirect(visit, site.u('/basket'));
+      if (view.codeError) return basketPage(shop, visit, view.codeError, view.limited ? 429 : 409, {}, undefined, view);
+      const { kept } = view;
+      try {
+        const result = await peers.store.buy(visit.player!.user.id, requestedOf(kept), 'storefront', { ...codesOf(visit), sender: senderOf(visit) });
+        saveBasket(site, visit, []);
+        saveCodes(site, visit, {});
+        return site.redirect(visit, site.u(`/account/orders/${result.orderId}`), visit.t('checkout.done', { id: result.orderId }));
+      } catch (err) {
+        if (!refused(err)) throw err;
+        return basketPage(shop, visit, codeRefusal(visit, err), err.code === 'RATE_LIMITED' ? 429 : 409);
+      }
+    },
+    { signedIn: true, limit },
+  );
 
   // Paid at a gateway: by the signed-in player, or by a guest for the in-game name typed.
-  pages.post('/checkout/gateway', async (visit, form) => {
-    const payments = peers.payments();
-    const gateway = form.gateway ?? '';
-    if (!payments?.availableGateways().includes(gateway) || !visit.basket.length) return site.redirect(visit, site.u('/basket'));
-    const guestName = visit.player ? undefined : (form.guestName ?? '').trim().slice(0, 64);
-    try {
-      const started = await payments.startPurchase({
-        gateway, ...(visit.player ? { userId: visit.player.user.id } : { guestName }),
-        lines: visit.basket.map((l) => ({ productId: l.productId, quantity: l.quantity, variables: l.variables })), ...peers.pay.urls(visit, '/basket'),
-        codes: { ...codesOf(visit), sender: senderOf(visit) },
-      });
-      saveBasket(site, visit, []);
-      saveCodes(site, visit, {});
-      return peers.pay.onward(visit, started, gateway);
-    } catch (err) {
-      if (!payRefused(err)) throw err;
-      const message = codeRefusal(visit, err);
-      return err.code === 'INVALID_GUEST_NAME'
-        ? basketPage(shop, visit, undefined, 422, { guestName, guestError: message })
-        : basketPage(shop, visit, message, err.code === 'GATEWAY_ERROR' ? 502 : err.code === 'RATE_LIMITED' ? 429 : 409, { guestName });
-    }
-  }, { limit });
+  pages.post(
+    '/checkout/gateway',
+    async (visit, form) => {
+      const payments = peers.payments();
+      const gateway = form.gateway ?? '';
+      if (!payments?.availableGateways().includes(gateway) || !visit.basket.length) return site.redirect(visit, site.u('/basket'));
+      const guestName = visit.player ? undefined : (form.guestName ?? '').trim().slice(0, 64);
+      try {
+        const started = await payments.startPurchase({
+          gateway,
+          ...(visit.player ? { userId: visit.player.user.id } : { guestName }),
+          lines: visit.basket.map((l) => ({ productId: l.productId, quantity: l.quantity, variables: l.variables })),
+          ...peers.pay.urls(visit, '/basket'),
+          codes: { ...codesOf(visit), sender: senderOf(visit) },
+        });
+        saveBasket(site, visit, []);
+        saveCodes(site, visit, {});
+        return peers.pay.onward(visit, started, gateway);
+      } catch (err) {
+        if (!payRefused(err)) throw err;
+        const message = codeRefusal(visit, err);
+        return err.code === 'INVALID_GUEST_NAME'
+          ? basketPage(shop, visit, undefined, 422, { guestName, guestError: message })
+          : basketPage(shop, visit, message, err.code === 'GATEWAY_ERROR' ? 502 : err.code === 'RATE_LIMITED' ? 429 : 409, { guestName });
+      }
+    },
+    { limit },
+  );
 }

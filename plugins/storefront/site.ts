@@ -80,16 +80,22 @@ export interface SiteOptions {
   imageBaseUrl: string;
 }
 
-interface FooterLink { label: string; href: string }
+interface FooterLink {
+  label: string;
+  href: string;
+}
 
 /** `Label=address | Label=address` from the footer links setting; anything else in it is skipped. */
 export function footerLinks(text: string): FooterLink[] {
-  return text.split('|').map((part) => {
-    const at = part.indexOf('=');
-    const label = part.slice(0, at).trim();
-    const href = part.slice(at + 1).trim();
-    return { label, href };
-  }).filter((l) => l.label && /^(https?:\/\/\S+|\/\S*)$/i.test(l.href));
+  return text
+    .split('|')
+    .map((part) => {
+      const at = part.indexOf('=');
+      const label = part.slice(0, at).trim();
+      const href = part.slice(at + 1).trim();
+      return { label, href };
+    })
+    .filter((l) => l.label && /^(https?:\/\/\S+|\/\S*)$/i.test(l.href));
 }
 
 export class Site {
@@ -124,7 +130,11 @@ export class Site {
   /** Cookies for the storefront's paths only: HttpOnly, SameSite=Lax (a gateway's redirect back keeps the player signed in), Secure over TLS. */
   setCookie(request: FastifyRequest, reply: FastifyReply, name: string, value: string, maxAge?: number): void {
     reply.setCookie(name, value, {
-      path: this.base || '/', httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https', ...(maxAge === undefined ? {} : { maxAge }),
+      path: this.base || '/',
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: request.protocol === 'https',
+      ...(maxAge === undefined ? {} : { maxAge }),
     });
   }
 
@@ -146,7 +156,13 @@ export class Site {
       this.setCookie(request, reply, CSRF_COOKIE, csrf);
     }
     return {
-      request, reply, lang, t: translator(lang), csrf, player: request.cookies[SESSION_COOKIE] ? await this.player(request) : undefined, at: now(),
+      request,
+      reply,
+      lang,
+      t: translator(lang),
+      csrf,
+      player: request.cookies[SESSION_COOKIE] ? await this.player(request) : undefined,
+      at: now(),
       basket: readBasket(request.cookies[BASKET_COOKIE], this.#opts.basketMaxLines),
       money: this.#moneyFormat(lang, settings.currency),
       date: (ts) => displayTimestamp(ts, settings.timezone).slice(0, 16),
@@ -167,7 +183,7 @@ export class Site {
         let text = done.get(cents);
         if (text === undefined) {
           if (done.size >= MONEY_CACHE) done.clear();
-          done.set(cents, text = intl.format(cents / 100));
+          done.set(cents, (text = intl.format(cents / 100)));
         }
         return text;
       };
@@ -186,8 +202,11 @@ export class Site {
     const s = this.#settings.get();
     const key = `${s.storefrontAccent}|${s.storefrontAccentText}`;
     if (this.#themeCss?.key !== key) {
-      this.#themeCss = { key, body: `:root { --accent: ${s.storefrontAccent}; --accent-fg: ${s.storefrontAccentText}; }\n`,
-        version: Buffer.from(key).toString('base64url') };
+      this.#themeCss = {
+        key,
+        body: `:root { --accent: ${s.storefrontAccent}; --accent-fg: ${s.storefrontAccentText}; }\n`,
+        version: Buffer.from(key).toString('base64url'),
+      };
     }
     return this.#themeCss;
   }
@@ -204,17 +223,32 @@ export class Site {
     const stored = request.cookies[NOTICE_COOKIE];
     if (stored !== undefined) this.setCookie(request, reply, NOTICE_COOKIE, '', 0);
     const common = {
-      lang: visit.lang, t: visit.t, u: this.u, csrf: visit.csrf, user: visit.player?.user,
+      lang: visit.lang,
+      t: visit.t,
+      u: this.u,
+      csrf: visit.csrf,
+      user: visit.player?.user,
       site: { title: s.storefrontTitle, logo: s.storefrontLogo, links: this.#footerLinks(s.storefrontFooterLinks), currency: s.currency },
     };
     const body = this.theme.render(template, { ...common, ...data });
     const html = this.theme.render('layout', {
-      ...common, ...data, body, title: meta.title, description: meta.description, noindex: meta.canonical === undefined,
+      ...common,
+      ...data,
+      body,
+      title: meta.title,
+      description: meta.description,
+      noindex: meta.canonical === undefined,
       canonical: meta.canonical === undefined ? undefined : this.canonical(request, meta.canonical),
-      notice: meta.notice ?? (stored ? stored.slice(0, 300) : undefined), alert: meta.alert,
-      basketCount: visit.basket.reduce((n, l) => n + l.quantity, 0), themeVersion: this.themeCss().version,
+      notice: meta.notice ?? (stored ? stored.slice(0, 300) : undefined),
+      alert: meta.alert,
+      basketCount: visit.basket.reduce((n, l) => n + l.quantity, 0),
+      themeVersion: this.themeCss().version,
     });
-    return reply.code(meta.status ?? 200).headers(this.#pageHeaders(s.storefrontLogo)).type('text/html; charset=utf-8').send(html);
+    return reply
+      .code(meta.status ?? 200)
+      .headers(this.#pageHeaders(s.storefrontLogo))
+      .type('text/html; charset=utf-8')
+      .send(html);
   }
 
   #footerLinks(text: string): FooterLink[] {
@@ -224,7 +258,10 @@ export class Site {
 
   /** A page's headers; the logo's and the images' hosts may be shown. */
   #pageHeaders(logo: string): Record<string, string> {
-    const images = [logo, this.#opts.imageBaseUrl].map((url) => /^https:\/\/[^/]+/.exec(url)?.[0]).filter(Boolean).join(' ');
+    const images = [logo, this.#opts.imageBaseUrl]
+      .map((url) => /^https:\/\/[^/]+/.exec(url)?.[0])
+      .filter(Boolean)
+      .join(' ');
     if (this.#headers?.images !== images) {
       this.#headers = { images, headers: { ...pageHeaders({ cache: 'private, no-cache', images }), vary: 'Accept-Language, Cookie' } };
     }

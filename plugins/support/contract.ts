@@ -8,14 +8,23 @@ import { dateStr, example, flagStr, idStr, row, str } from '../../core/schemas.t
 
 /** A ticket as the per-user list shows it: without messages (api.md). */
 export const TicketSummaryRow = Type.Object({
-  id: idStr(), accountID: str('the user who opened it', '7'), categoryID: str(undefined, '2'), title: example('My rank is missing'),
-  statusID: str('1 open, 2 answered, 3 awaiting staff, 4 closed', '1'), readStatus: flagStr(),
-  updateDate: dateStr(), creationDate: dateStr(), categoryName: example('Store'),
+  id: idStr(),
+  accountID: str('the user who opened it', '7'),
+  categoryID: str(undefined, '2'),
+  title: example('My rank is missing'),
+  statusID: str('1 open, 2 answered, 3 awaiting staff, 4 closed', '1'),
+  readStatus: flagStr(),
+  updateDate: dateStr(),
+  creationDate: dateStr(),
+  categoryName: example('Store'),
 });
 export type TicketSummaryRow = typeof TicketSummaryRow.static;
 
 export const MessageRow = row({
-  id: idStr(), accountID: str('the author', '7'), message: example('I bought VIP but have no rank in game.'), writeLocation: example('1'),
+  id: idStr(),
+  accountID: str('the author', '7'),
+  message: example('I bought VIP but have no rank in game.'),
+  writeLocation: example('1'),
   creationDate: dateStr(),
 });
 export type MessageRow = Static<typeof MessageRow>;
@@ -32,7 +41,9 @@ export type CategoryRow = Static<typeof CategoryRow>;
 
 /** The single ticket carries its category as an object instead of categoryName (api.md). */
 export const TicketDetailRow = row({
-  ...Type.Omit(TicketSummaryRow, ['categoryName']).properties, category: CategoryRow, messages: Type.Array(MessageRow),
+  ...Type.Omit(TicketSummaryRow, ['categoryName']).properties,
+  category: CategoryRow,
+  messages: Type.Array(MessageRow),
 });
 export type TicketDetailRow = Static<typeof TicketDetailRow>;
 

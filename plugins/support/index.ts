@@ -24,9 +24,13 @@ export default defineFeature({
     const support = new DbSupportService(db, events, users, settings);
     services.provide(supportRef, support);
     new Gauge({
-      name: 'support_open_tickets', help: 'Tickets not closed (open, answered or awaiting staff).', registers: [metrics],
+      name: 'support_open_tickets',
+      help: 'Tickets not closed (open, answered or awaiting staff).',
+      registers: [metrics],
       // Counted when scraped, so the number is right whichever process changed a ticket.
-      async collect() { this.set(await support.openTicketCount()); },
+      async collect() {
+        this.set(await support.openTicketCount());
+      },
     });
     await supportRoutes(app, support, users);
     return support;

@@ -7,8 +7,21 @@ import { count, empty, fields, raw, sql, where, type Sql } from '../../core/sql.
 import { joined, type TableRecord } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
 import type {
-  AnswerInput, AnswerRow, Author, CategoryRow, MessageFilter, MessageRow, NewMessage, NewTicket, Page, SupportService, TicketDetailRow,
-  TicketFilter, TicketListRow, TicketMessageRow, TicketSummaryRow,
+  AnswerInput,
+  AnswerRow,
+  Author,
+  CategoryRow,
+  MessageFilter,
+  MessageRow,
+  NewMessage,
+  NewTicket,
+  Page,
+  SupportService,
+  TicketDetailRow,
+  TicketFilter,
+  TicketListRow,
+  TicketMessageRow,
+  TicketSummaryRow,
 } from './contract.ts';
 import { SupportAnswer, SupportCategory, SupportMessage, SupportTicket } from './entities.ts';
 
@@ -55,7 +68,10 @@ function isId(id: number): boolean {
 function pageClause(page: Page): Sql {
   const { limit, offset = 0 } = page;
   if (limit === undefined && offset === 0) return empty;
-  for (const [name, value, min] of [['limit', limit ?? 1, 1], ['offset', offset, 0]] as const) {
+  for (const [name, value, min] of [
+    ['limit', limit ?? 1, 1],
+    ['offset', offset, 0],
+  ] as const) {
     if (!Number.isSafeInteger(value) || value < min) throw new DomainError('VALIDATION_ERROR', `${name} must be an integer of at least ${min}`);
   }
   return sql` limit ${limit === undefined ? NO_LIMIT : countParam(limit)} offset ${countParam(offset)}`;
@@ -93,25 +109,37 @@ export class DbSupportService implements SupportService {
 
   #summary(t: Ticket, show: (ts: string) => string): TicketSummaryRow {
     return {
-      id: String(t.id), accountID: String(t.accountId), categoryID: String(t.categoryId), title: t.title,
-      statusID: String(t.statusId), readStatus: String(t.readStatus), updateDate: show(t.updateDate),
-      creationDate: show(t.creationDate), categoryName: t.categoryName,
+      id: String(t.id),
+      accountID: String(t.accountId),
+      categoryID: String(t.categoryId),
+      title: t.title,
+      statusID: String(t.statusId),
+      readStatus: String(t.readStatus),
+      updateDate: show(t.updateDate),
+      creationDate: show(t.creationDate),
+      categoryName: t.categoryName,
     };
   }
 
   #message(m: Message, show: (ts: string) => string): MessageRow {
     return {
-      id: String(m.id), accountID: String(m.accountId), message: m.message, writeLocation: String(m.writeLocation),
+      id: String(m.id),
+      accountID: String(m.accountId),
+      message: m.message,
+      writeLocation: String(m.writeLocation),
       creationDate: show(m.creationDate),
     };
   }
 
   async #tickets(filter: TicketFilter): Promise<Ticket[]> {
     const { statusId, accountId, categoryId } = filter;
-    const rows = await this.#db.queryArrays(sql`${TICKET_SELECT} ${where(
-      statusId !== undefined && sql`${t.c.statusId} = ${statusId}`, accountId !== undefined && sql`${t.c.accountId} = ${accountId}`,
-      categoryId !== undefined && sql`${t.c.categoryId} = ${categoryId}`,
-    )} order by ${t.c.id} desc${pageClause(filter)}`);
+    const rows = await this.#db.queryArrays(
+      sql`${TICKET_SELECT} ${where(
+        statusId !== undefined && sql`${t.c.statusId} = ${statusId}`,
+        accountId !== undefined && sql`${t.c.accountId} = ${accountId}`,
+        categoryId !== undefined && sql`${t.c.categoryId} = ${categoryId}`,
+      )} order by ${t.c.id} desc${pageClause(filter)}`,
+    );
     return rows.map(toTicket);
   }
 
@@ -122,17 +150,22 @@ export class DbSupportService implements SupportService {
   async inbox(filter: { statusId?: number; categoryId?: number; accountId?: number; before?: number; limit: number }): Promise<TicketSummaryRow[]> {
     const show = this.#clock();
     const { statusId, categoryId, accountId, before } = filter;
-    const rows = await this.#db.queryArrays(sql`${TICKET_SELECT} ${where(
-      statusId !== undefined && sql`${t.c.statusId} = ${statusId}`, categoryId !== undefined && sql`${t.c.categoryId} = ${categoryId}`,
-      accountId !== undefined && sql`${t.c.accountId} = ${accountId}`, before !== undefined && sql`${t.c.id} < ${before}`,
-    )} order by ${t.c.id} desc limit ${countParam(filter.limit)}`);
+    const rows = await this.#db.queryArrays(
+      sql`${TICKET_SELECT} ${where(
+        statusId !== undefined && sql`${t.c.statusId} = ${statusId}`,
+        categoryId !== undefined && sql`${t.c.categoryId} = ${categoryId}`,
+        accountId !== undefined && sql`${t.c.accountId} = ${accountId}`,
+        before !== undefined && sql`${t.c.id} < ${before}`,
+      )} order by ${t.c.id} desc limit ${countParam(filter.limit)}`,
+    );
     return rows.map((r) => this.#summary(toTicket(r), show));
   }
 
   /** Tickets not closed. */
   async awaitingAnswerCount(): Promise<number> {
     const [row] = await this.#db.query(
-      sql`select ${fields({ n: count() })} from ${SupportTicket} where ${SupportTicket.c.statusId} in ${[Status.OPEN, Status.USER_REPLY]}`);
+      sql`select ${fields({ n: count() })} from ${SupportTicket} where ${SupportTicket.c.statusId} in ${[Status.OPEN, Status.USER_REPLY]}`,
+    );
     return Number(row!.n);
   }
 
@@ -183,8 +216,7 @@ export class DbSupportService implements SupportService {
    */
   async #ticketStatus(id: number, lock = false): Promise<number> {
     const [row] = isId(id)
-      ? await this.#db.query(
-        sql`select ${fields({ status_id: T.statusId })} from ${SupportTicket} where ${T.id} = ${id}${raw(lock ? this.#db.forUpdate : '')}`)
+      ? await this.#db.query(sql`select ${fields({ status_id: T.statusId })} from ${SupportTicket} where ${T.id} = ${id}${raw(lock ? this.#db.forUpdate : '')}`)
       : [];
     if (!row) throw new DomainError('TICKET_NOT_FOUND', `No ticket with ID ${id}.`);
     return Number(row.status_id);
@@ -208,20 +240,23 @@ export class DbSupportService implements SupportService {
     throw new DomainError('VALIDATION_ERROR', 'accountID is required (or userID, or chatUserID)');
   }
 
-
   /** Opens a ticket with its first message, written by the player. */
   async createTicket(input: NewTicket): Promise<number> {
     return this.#db.transaction(async () => {
       const accountId = await this.#authorId(input.author);
       // A write, not a lock: a delete of the category writes the same row, and on Galera a lock
       // holds on its own node only while two writes of one row meet in certification.
-      const { affectedRows } = await this.#db.run(
-        sql`update ${SupportCategory} set ${K.tickets} = ${K.tickets} + 1 where ${K.id} = ${input.categoryId}`);
+      const { affectedRows } = await this.#db.run(sql`update ${SupportCategory} set ${K.tickets} = ${K.tickets} + 1 where ${K.id} = ${input.categoryId}`);
       if (affectedRows === 0) throw new DomainError('CATEGORY_NOT_FOUND', `No support category with ID ${input.categoryId}.`);
       const at = now();
       const ticketId = await SupportTicket.insert(this.#db, {
-        accountId, categoryId: input.categoryId, title: input.title, statusId: input.statusId ?? Status.OPEN, readStatus: 1,
-        updateDate: at, creationDate: at,
+        accountId,
+        categoryId: input.categoryId,
+        title: input.title,
+        statusId: input.statusId ?? Status.OPEN,
+        readStatus: 1,
+        updateDate: at,
+        creationDate: at,
       });
       await SupportMessage.insert(this.#db, { ticketId, accountId, message: input.message, writeLocation: WRITTEN_BY_USER, creationDate: at });
       await this.#events.emit('support.ticket.created', { ticketId, accountId, title: input.title });
@@ -232,7 +267,7 @@ export class DbSupportService implements SupportService {
   /** Closing a closed ticket changes nothing and is not an error. */
   async closeTicket(id: number): Promise<void> {
     await this.#db.transaction(async () => {
-      if (await this.#ticketStatus(id, true) === Status.CLOSED) return;
+      if ((await this.#ticketStatus(id, true)) === Status.CLOSED) return;
       await SupportTicket.update(this.#db, id, { statusId: Status.CLOSED, updateDate: now() });
       await this.#events.emit('support.ticket.closed', { ticketId: id });
     });
@@ -242,8 +277,10 @@ export class DbSupportService implements SupportService {
     const show = this.#clock();
     await this.#ticketStatus(ticketId);
     const { accountId } = filter;
-    const messages = await SupportMessage.select(this.#db,
-      sql`${where(sql`${M.ticketId} = ${ticketId}`, accountId !== undefined && sql`${M.accountId} = ${accountId}`)} order by ${M.id}${pageClause(filter)}`);
+    const messages = await SupportMessage.select(
+      this.#db,
+      sql`${where(sql`${M.ticketId} = ${ticketId}`, accountId !== undefined && sql`${M.accountId} = ${accountId}`)} order by ${M.id}${pageClause(filter)}`,
+    );
     return messages.map((m) => ({ ...this.#message(m, show), supportID: String(m.ticketId) }));
   }
 
@@ -258,14 +295,20 @@ export class DbSupportService implements SupportService {
   /** A staff message answers the ticket, a player's reopens it as User-Reply (decisions.md §7). */
   async postMessage(ticketId: number, input: NewMessage): Promise<number> {
     return this.#db.transaction(async () => {
-      if (await this.#ticketStatus(ticketId, true) === Status.CLOSED) throw new DomainError('TICKET_CLOSED', `Ticket ${ticketId} is closed.`);
+      if ((await this.#ticketStatus(ticketId, true)) === Status.CLOSED) throw new DomainError('TICKET_CLOSED', `Ticket ${ticketId} is closed.`);
       const accountId = await this.#authorId(input.author);
       const at = now();
       const messageId = await SupportMessage.insert(this.#db, {
-        ticketId, accountId, message: input.message, writeLocation: input.isAdmin ? WRITTEN_BY_STAFF : WRITTEN_BY_USER, creationDate: at,
+        ticketId,
+        accountId,
+        message: input.message,
+        writeLocation: input.isAdmin ? WRITTEN_BY_STAFF : WRITTEN_BY_USER,
+        creationDate: at,
       });
       await SupportTicket.update(this.#db, ticketId, {
-        statusId: input.isAdmin ? Status.ANSWERED : Status.USER_REPLY, readStatus: input.isAdmin ? 0 : 1, updateDate: at,
+        statusId: input.isAdmin ? Status.ANSWERED : Status.USER_REPLY,
+        readStatus: input.isAdmin ? 0 : 1,
+        updateDate: at,
       });
       await this.#events.emit('support.ticket.replied', { ticketId, messageId, accountId, isAdmin: input.isAdmin });
       return messageId;

@@ -222,9 +222,12 @@ export const usersRef = createServiceRef<UsersService>('users');
  * are empty, and `isLogged` is `0`.
  */
 export const GameFields = {
-  uuid: str('the player\'s game UUID; empty until a game reports it', ''),
+  uuid: str("the player's game UUID; empty until a game reports it", ''),
   lastlogin: str('the last login in game; empty until a game reports it', ''),
-  x: str('last position in game; empty until a game reports it', ''), y: str(undefined, ''), z: str(undefined, ''), world: str(undefined, ''),
+  x: str('last position in game; empty until a game reports it', ''),
+  y: str(undefined, ''),
+  z: str(undefined, ''),
+  world: str(undefined, ''),
   isLogged: str('flag: logged in in game now; 0 until a game reports it', '0'),
 };
 export const NO_GAME_FIELDS = { uuid: '', lastlogin: '', x: '', y: '', z: '', world: '', isLogged: '0' } satisfies { [K in keyof typeof GameFields]: string };

@@ -4,79 +4,43 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, hasControlCharacter, now } from '../../core/format.ts';
 import { count, empty, fields, raw, sql, type Sql } from '../../core/sql.ts';
-import { joined, type TableRecord } from '../../core/table.ts';
+import { joined } from '../../core/table.ts';
 import {
-  lookupKey, type Grantor, type NewAccount, type PlayerPanel, type Profile, type ProfileField, type Role, type RoleAssignment, type UserAccount,
+  lookupKey,
+  type Grantor,
+  type NewAccount,
+  type PlayerPanel,
+  type Profile,
+  type ProfileField,
+  type Role,
+  type RoleAssignment,
+  type UserAccount,
   type UsersService,
 } from './contract.ts';
 import { UsersAccount, UsersLinkedAccount, UsersRole, UsersRoleAssignment } from './entities.ts';
-
-/** The editable fields of a role (admin API). */
-export type RoleFields = Omit<Role, 'id'>;
-
-type Account = TableRecord<typeof UsersAccount>;
-type RoleRecord = TableRecord<typeof UsersRole>;
-
-const A = UsersAccount.c;
-const L = UsersLinkedAccount.c;
-const R = UsersRole.c;
-const RA = UsersRoleAssignment.c;
-const a = UsersAccount.as('a');
-const l = UsersLinkedAccount.as('l');
-const r = UsersRole.as('r');
-const ra = UsersRoleAssignment.as('ra');
-
-/**
- * An account with its linked accounts, by a left join: one row per link, or one whose platform is
- * null. Read as arrays: the account, the link's platform and external id, then any profile fields.
- */
-const ACCOUNT_PARTS = { account: a, platform: l.c.platform, externalId: l.c.externalId };
-const ACCOUNT = joined(ACCOUNT_PARTS);
-const ACCOUNT_FROM = sql`from ${a} left join ${l} on ${l.c.userId} = ${a.c.id}`;
-const ROLE = joined({ role: r, expiryDate: ra.c.expiryDate });
-
-/** The contract's account: the record in the contract's casing (creationIP), without the lookup keys. */
-function toUserAccount(a: Account, linkedAccounts: Record<string, string>): UserAccount {
-  return {
-    id: a.id, username: a.username, email: a.email, isVerified: a.isVerified, authStatus: a.authStatus,
-    creationIP: a.creationIp, creationDate: a.creationDate, linkedAccounts,
-  };
-}
-
-/** An account read with ACCOUNT (or a select list that begins like it): the first row's account, every row's link. */
-function joinedAccount(rows: unknown[][], account = ACCOUNT.one(rows[0]!, 'account')): UserAccount {
-  const links: Record<string, string> = {};
-  for (const row of rows) {
-    const platform = ACCOUNT.one(row, 'platform');
-    if (platform != null) links[String(platform)] = String(ACCOUNT.one(row, 'externalId'));
-  }
-  return toUserAccount(account, links);
-}
-
-/** The contract's role: the record in the contract's casing (chatRoleID, usernameCSS, badgeCSS). */
-function toRole(r: RoleRecord): Role {
-  return {
-    id: r.id, name: r.name, slug: r.slug, priority: r.priority, chatRoleID: r.chatRoleId, usernameCSS: r.usernameCss, badgeCSS: r.badgeCss,
-  };
-}
-
-/** A role's fields as the table's record; fields left out stay undefined, so updates leave them. */
-function roleRecord(f: Partial<RoleFields>): Partial<Omit<RoleRecord, 'id'>> {
-  return { name: f.name, slug: f.slug, priority: f.priority, chatRoleId: f.chatRoleID, usernameCss: f.usernameCSS, badgeCss: f.badgeCSS };
-}
-
-/** "Not expired" now: the sentinel sorts below every real timestamp, so it needs its own test. */
-const live = (expiry: Sql) => sql`(${expiry} = ${PERMANENT} or ${expiry} > ${now()})`;
-const expired = () => sql`${RA.expiryDate} <> ${PERMANENT} and ${RA.expiryDate} <= ${now()}`;
-
-/** A grant whose caller does not say it acts for an admin. */
-const NO_ADMIN: Grantor = { admin: false };
-
-/** Digits are tried as an ID, then as a username (a name may be all digits); anything else is a username. */
-async function byIdOrUsername<T>(ref: string, find: (by: { id: number } | { username: string }) => Promise<T | undefined>): Promise<T | undefined> {
-  const byId = /^[0-9]{1,15}$/.test(ref) ? await find({ id: Number(ref) }) : undefined;
-  return byId ?? find({ username: ref });
-}
+import {
+  type RoleFields,
+  type Account,
+  A,
+  L,
+  R,
+  RA,
+  a,
+  r,
+  ra,
+  ACCOUNT_PARTS,
+  ACCOUNT,
+  ACCOUNT_FROM,
+  ROLE,
+  toUserAccount,
+  joinedAccount,
+  toRole,
+  roleRecord,
+  live,
+  expired,
+  NO_ADMIN,
+  byIdOrUsername,
+} from './records.ts';
 
 export class DbUsersService implements UsersService {
   readonly #db: Database;
@@ -104,7 +68,8 @@ export class DbUsersService implements UsersService {
       const name = role?.name ?? `role ${roleId}`;
       const until = expiryDate === undefined ? '' : expiryDate === PERMANENT ? ' (permanent)' : ` until ${expiryDate}`;
       return {
-        action: `users.role.${action}`, target: { type: 'user', id: userId },
+        action: `users.role.${action}`,
+        target: { type: 'user', id: userId },
         summary: action === 'grant' ? `Granted ${name} to ${user?.username ?? userId}${until}` : `Took ${name} from ${user?.username ?? userId}`,
         ...(action === 'grant' ? { after: { roleId, expiryDate } } : { before: { roleId } }),
       };
@@ -152,10 +117,12 @@ export class DbUsersService implements UsersService {
     if (wanted.length === 0) return new Map();
     const { columns, fromArray } = UsersAccount.pick('id', 'username');
     const rows = await this.#db.queryArrays(sql`select ${columns} from ${UsersAccount} where ${UsersAccount.c.id} in ${wanted}`);
-    return new Map(rows.map((row) => {
-      const { id, username } = fromArray(row);
-      return [id, username];
-    }));
+    return new Map(
+      rows.map((row) => {
+        const { id, username } = fromArray(row);
+        return [id, username];
+      }),
+    );
   }
 
   findByUsername(username: string): Promise<UserAccount | undefined> {
@@ -214,14 +181,22 @@ export class DbUsersService implements UsersService {
       let insertId: number;
       try {
         insertId = await UsersAccount.insert(this.#db, {
-          username: account.username, usernameKey, email: account.email ?? null, emailKey, isVerified: account.isVerified ?? true,
-          authStatus: 0, creationIp: account.creationIP, creationDate: now(),
+          username: account.username,
+          usernameKey,
+          email: account.email ?? null,
+          emailKey,
+          isVerified: account.isVerified ?? true,
+          authStatus: 0,
+          creationIp: account.creationIP,
+          creationDate: now(),
         });
       } catch (err) {
         // Two registrations racing for one name: the unique index decides, the loser gets the API's error.
         if (isUniqueViolation(err)) {
-          throw new DomainError(/email/i.test(String((err as Error).message)) ? 'EMAIL_ALREADY_EXIST' : 'USERNAME_ALREADY_EXIST',
-            'The username or email is taken.');
+          throw new DomainError(
+            /email/i.test(String((err as Error).message)) ? 'EMAIL_ALREADY_EXIST' : 'USERNAME_ALREADY_EXIST',
+            'The username or email is taken.',
+          );
         }
         throw err;
       }
@@ -273,12 +248,14 @@ export class DbUsersService implements UsersService {
     const start = Buffer.compare(Buffer.from(after), Buffer.from(key)) >= 0 ? sql`${A.usernameKey} > ${after}` : sql`${A.usernameKey} >= ${key}`;
     // Three reads, each bounded by its own index, merged: one statement OR-ing them walks the
     // names from `after` to the end of the table, testing each row, until a page is full.
-    const found = !key ? [await byName(sql`${A.usernameKey} > ${after}`)] : await Promise.all([
-      byName(sql`${start} and ${A.usernameKey} < ${key + TOP}`),
-      byName(sql`${A.emailKey} >= ${key} and ${A.emailKey} < ${key + TOP} and ${A.usernameKey} > ${after}`, emailsFirst),
-      byName(sql`${A.id} in (select ${L.userId} from ${UsersLinkedAccount} where ${L.platform} = 'chat' and ${L.externalId} = ${text.trim()})
+    const found = !key
+      ? [await byName(sql`${A.usernameKey} > ${after}`)]
+      : await Promise.all([
+          byName(sql`${start} and ${A.usernameKey} < ${key + TOP}`),
+          byName(sql`${A.emailKey} >= ${key} and ${A.emailKey} < ${key + TOP} and ${A.usernameKey} > ${after}`, emailsFirst),
+          byName(sql`${A.id} in (select ${L.userId} from ${UsersLinkedAccount} where ${L.platform} = 'chat' and ${L.externalId} = ${text.trim()})
         and ${A.usernameKey} > ${after}`),
-    ]);
+        ]);
     const unique = new Map(found.flat().map((a) => [a.id, a]));
     // Byte order, as the keys sort in the database.
     const accounts = [...unique.values()].sort((a, b) => Buffer.compare(Buffer.from(a.usernameKey), Buffer.from(b.usernameKey))).slice(0, page.limit);
@@ -307,7 +284,8 @@ export class DbUsersService implements UsersService {
   async rolesOf(userId: number): Promise<RoleAssignment[]> {
     const rows = await this.#db.queryArrays(
       sql`select ${ROLE.columns} from ${ra} join ${r} on ${r.c.id} = ${ra.c.roleId}
-       where ${ra.c.userId} = ${userId} and ${live(ra.c.expiryDate)} order by ${r.c.priority} desc, ${r.c.id}`);
+       where ${ra.c.userId} = ${userId} and ${live(ra.c.expiryDate)} order by ${r.c.priority} desc, ${r.c.id}`,
+    );
     return rows.map((row) => {
       const { role, expiryDate } = ROLE.read(row);
       return { ...toRole(role), expiryDate: String(expiryDate) };
@@ -325,13 +303,15 @@ export class DbUsersService implements UsersService {
   async #held(userId: number, roleId: number): Promise<string | undefined> {
     const [held] = await this.#db.query(
       sql`select ${fields({ expiry_date: RA.expiryDate })} from ${UsersRoleAssignment}
-        where ${RA.userId} = ${userId} and ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}${raw(this.#db.forUpdate)}`);
+        where ${RA.userId} = ${userId} and ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}${raw(this.#db.forUpdate)}`,
+    );
     return held && String(held.expiry_date);
   }
 
   async #setExpiry(userId: number, roleId: number, expiryDate: string): Promise<void> {
     const { affectedRows } = await this.#db.run(
-      sql`update ${UsersRoleAssignment} set ${RA.expiryDate} = ${expiryDate} where ${RA.userId} = ${userId} and ${RA.roleId} = ${roleId}`);
+      sql`update ${UsersRoleAssignment} set ${RA.expiryDate} = ${expiryDate} where ${RA.userId} = ${userId} and ${RA.roleId} = ${roleId}`,
+    );
     if (affectedRows === 0) {
       await UsersRoleAssignment.insert(this.#db, { userId, roleId, expiryDate });
     }
@@ -400,7 +380,8 @@ export class DbUsersService implements UsersService {
     return this.#db.transaction(async () => {
       if (by) await this.#takeable(roleId, by);
       const { affectedRows } = await this.#db.run(
-        sql`delete from ${UsersRoleAssignment} where ${RA.userId} = ${userId} and ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}`);
+        sql`delete from ${UsersRoleAssignment} where ${RA.userId} = ${userId} and ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}`,
+      );
       if (affectedRows > 0) {
         await this.#events.emit('users.role.revoked', { userId, roleId, reason: 'revoked' });
         await this.#recordRole('revoke', userId, roleId);
@@ -445,8 +426,13 @@ export class DbUsersService implements UsersService {
       if (patch.slug !== undefined && patch.slug !== role.slug) await this.#requireFreeSlug(patch.slug);
       await UsersRole.update(this.#db, roleId, roleRecord(patch));
       const after = (await this.getRole(roleId))!;
-      await this.#audit.record({ action: 'users.role.update', target: { type: 'role', id: roleId }, summary: `Changed role ${after.name}`, before: role,
-        after });
+      await this.#audit.record({
+        action: 'users.role.update',
+        target: { type: 'role', id: roleId },
+        summary: `Changed role ${after.name}`,
+        before: role,
+        after,
+      });
       return after;
     });
   }
@@ -457,13 +443,18 @@ export class DbUsersService implements UsersService {
     return this.#db.transaction(async () => {
       const holders = await this.#db.query(
         sql`select ${fields({ user_id: RA.userId })}
-          from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}${raw(this.#db.forUpdate)}`);
+          from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId} and ${live(RA.expiryDate)}${raw(this.#db.forUpdate)}`,
+      );
       const before = await this.getRole(roleId);
       await this.#db.run(sql`delete from ${UsersRoleAssignment} where ${RA.roleId} = ${roleId}`);
       const { affectedRows } = await this.#db.run(sql`delete from ${UsersRole} where ${R.id} = ${roleId}`);
       if (affectedRows === 0) return false;
-      await this.#audit.record({ action: 'users.role.delete', target: { type: 'role', id: roleId }, summary: `Deleted role ${before?.name ?? roleId}`,
-        before });
+      await this.#audit.record({
+        action: 'users.role.delete',
+        target: { type: 'role', id: roleId },
+        summary: `Deleted role ${before?.name ?? roleId}`,
+        before,
+      });
       for (const h of holders) await this.#events.emit('users.role.revoked', { userId: Number(h.user_id), roleId, reason: 'revoked' });
       return true;
     });

@@ -3,8 +3,11 @@ import { Type } from '@sinclair/typebox';
 import { createServiceRef } from '../../core/registry.ts';
 import { example, idStr, str } from '../../core/schemas.ts';
 
-export const VoteLinkRow = Type.Object({ id: idStr(), name: example('Minecraft Server List'),
-  link: str('URL', 'https://minecraft-server-list.example/server/1234/vote?username=Steve') });
+export const VoteLinkRow = Type.Object({
+  id: idStr(),
+  name: example('Minecraft Server List'),
+  link: str('URL', 'https://minecraft-server-list.example/server/1234/vote?username=Steve'),
+});
 export type VoteLinkRow = typeof VoteLinkRow.static;
 
 export interface VoteLinkInput {

@@ -22,7 +22,7 @@ async function caughtUp(url: string): Promise<void> {
 if (!haveCluster()) {
   t.plan(0, 'needs mariadbd, galera-4 and haproxy (.ci/run installs them)');
 } else {
-  t.test('two instances on two Galera nodes: the bazaar cap, a server\'s delete and a category\'s delete hold against racing writes', async (t) => {
+  t.test("two instances on two Galera nodes: the bazaar cap, a server's delete and a category's delete hold against racing writes", async (t) => {
     const started = Date.now();
     const cluster = await GaleraCluster.start(2);
     t.teardown(() => cluster.destroy());
@@ -47,12 +47,19 @@ if (!haveCluster()) {
       const k = (i >> 1) % players.length;
       return call(app, `/api/bazaar/storages/${players[k]}/items`, { body: { ...item, serverID: servers[k % 2] }, as: 'json' });
     });
-    t.same(adds.filter((r) => r.statusCode !== 200 && !(r.statusCode === 400 && r.json().error === 'INSERT_ERROR')).map((r) => r.body), [],
-      'every add stored or refused as full');
+    t.same(
+      adds.filter((r) => r.statusCode !== 200 && !(r.statusCode === 400 && r.json().error === 'INSERT_ERROR')).map((r) => r.body),
+      [],
+      'every add stored or refused as full',
+    );
     for (const url of urls) await caughtUp(url);
     const stored: number[] = [];
     for (const id of players) stored.push((await call(a, `/api/bazaar/storages/${id}/items`)).json().length);
-    t.same(stored, players.map(() => 10), 'the cap of 10 holds for every player');
+    t.same(
+      stored,
+      players.map(() => 10),
+      'the cap of 10 holds for every player',
+    );
 
     // A server deleted on one node while players store their first item on it on the other.
     const stranded: number[] = [];
@@ -60,9 +67,11 @@ if (!haveCluster()) {
       const id = (await call(a, '/api/admin/bazaar/servers', { body: { name: `Round ${round}` } })).json().id;
       await caughtUp(urls[1]!);
       const at = (2 * round + 3) % 9;
-      await overBoth(apps, 9, (app, i) => i === at
-        ? call(app, `/api/admin/bazaar/servers/${id}`, { method: 'DELETE' })
-        : call(app, `/api/bazaar/storages/${players[i % players.length]}/items`, { body: { ...item, serverID: id }, as: 'json' }));
+      await overBoth(apps, 9, (app, i) =>
+        i === at
+          ? call(app, `/api/admin/bazaar/servers/${id}`, { method: 'DELETE' })
+          : call(app, `/api/bazaar/storages/${players[i % players.length]}/items`, { body: { ...item, serverID: id }, as: 'json' }),
+      );
       for (const url of urls) await caughtUp(url);
       if ((await call(b, `/api/admin/bazaar/servers/${id}`)).statusCode !== 404) continue;
       let left = 0;
@@ -78,9 +87,11 @@ if (!haveCluster()) {
       await caughtUp(urls[1]!);
       // Tickets opened on both nodes; the delete among them, on either node.
       const at = (2 * round + 3) % 9;
-      await overBoth(apps, 9, (app: FastifyInstance, i) => i === at
-        ? call(app, `/api/admin/support/categories/${category}`, { method: 'DELETE' })
-        : call(app, '/api/support/tickets', { as: 'json', body: { accountID: player, categoryID: category, title: 'Help', message: 'Hello' } }));
+      await overBoth(apps, 9, (app: FastifyInstance, i) =>
+        i === at
+          ? call(app, `/api/admin/support/categories/${category}`, { method: 'DELETE' })
+          : call(app, '/api/support/tickets', { as: 'json', body: { accountID: player, categoryID: category, title: 'Help', message: 'Hello' } }),
+      );
       for (const url of urls) await caughtUp(url);
       const gone = (await call(b, `/api/support/categories/${category}`)).statusCode === 404;
       const left = (await call(b, `/api/support/tickets?categoryID=${category}`)).json().length;
@@ -123,28 +134,35 @@ if (!haveCluster()) {
         busy++;
       }
     };
-    await Promise.all([0, 1, 2, 3].map(async () => {
-      for (;;) {
-        const claimed = await send(a, '/api/delivery/claim', { token: server.token, limit: '10' });
-        if (claimed.statusCode !== 200) throw new Error(`claim answered ${claimed.statusCode}: ${claimed.body}`);
-        const ids = (claimed.json().commands as { id: string }[]).map((c) => c.id);
-        if (ids.length === 0) return;
-        handed.push(...ids);
-        const acked = await send(b, '/api/delivery/ack', { token: server.token, ids, result: 'done' });
-        if (acked.statusCode !== 200 || acked.json().ids.length !== ids.length) refused.push(`${acked.statusCode} ${acked.body}`);
-      }
-    }));
+    await Promise.all(
+      [0, 1, 2, 3].map(async () => {
+        for (;;) {
+          const claimed = await send(a, '/api/delivery/claim', { token: server.token, limit: '10' });
+          if (claimed.statusCode !== 200) throw new Error(`claim answered ${claimed.statusCode}: ${claimed.body}`);
+          const ids = (claimed.json().commands as { id: string }[]).map((c) => c.id);
+          if (ids.length === 0) return;
+          handed.push(...ids);
+          const acked = await send(b, '/api/delivery/ack', { token: server.token, ids, result: 'done' });
+          if (acked.statusCode !== 200 || acked.json().ids.length !== ids.length) refused.push(`${acked.statusCode} ${acked.body}`);
+        }
+      }),
+    );
     for (const url of urls) await caughtUp(url);
     t.same(refused, [], 'every ack settled every row it named');
     t.equal(handed.length, buys * 100, 'every command was handed out');
     t.equal(new Set(handed).size, handed.length, 'none twice');
     const conn = await createConnection({ uri: urls[1]! });
-    const [rows] = await conn.query("select status, count(*) as n from delivery_queue group by status");
+    const [rows] = await conn.query('select status, count(*) as n from delivery_queue group by status');
     await conn.end();
-    t.same((rows as { status: string; n: number }[]).map((r) => `${r.status} ${r.n}`), [`done ${buys * 100}`],
-      'every row done: none left claimed, to go out again when its lease ends');
+    t.same(
+      (rows as { status: string; n: number }[]).map((r) => `${r.status} ${r.n}`),
+      [`done ${buys * 100}`],
+      'every row done: none left claimed, to go out again when its lease ends',
+    );
     const status = await cluster.status(1);
-    t.comment(`whole test ${Date.now() - started} ms; ${handed.length} commands, ${busy} calls answered 503 and sent again; node 2: ` +
-      `${status.wsrep_local_cert_failures} certification failures`);
+    t.comment(
+      `whole test ${Date.now() - started} ms; ${handed.length} commands, ${busy} calls answered 503 and sent again; node 2: ` +
+        `${status.wsrep_local_cert_failures} certification failures`,
+    );
   });
 }

@@ -36,23 +36,37 @@ async function deploy(t: Test) {
   const clusterMs = Date.now() - started;
   await cluster.database(0, 'cluster');
   const [http, app1, app2, db] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const proxy = await HaProxy.start(cluster.dir, fillTemplate('haproxy.cfg', {
-    http: `127.0.0.1:${http}`, app1: `127.0.0.1:${app1}`, app2: `127.0.0.1:${app2}`, db: `127.0.0.1:${db}`,
-    check: join(rootDir, 'docs/deployment/galera-check.sh'), errorfile: join(rootDir, 'docs/deployment/haproxy-503.http'),
-    node1: cluster.address(0), node2: cluster.address(1), node3: cluster.address(2),
-  }), async () => {
-    await (await createConnection({ host: '127.0.0.1', port: db, user: 'app', password: 'app' })).end();
-    return true;
-  });
+  const proxy = await HaProxy.start(
+    cluster.dir,
+    fillTemplate('haproxy.cfg', {
+      http: `127.0.0.1:${http}`,
+      app1: `127.0.0.1:${app1}`,
+      app2: `127.0.0.1:${app2}`,
+      db: `127.0.0.1:${db}`,
+      check: join(rootDir, 'docs/deployment/galera-check.sh'),
+      errorfile: join(rootDir, 'docs/deployment/haproxy-503.http'),
+      node1: cluster.address(0),
+      node2: cluster.address(1),
+      node3: cluster.address(2),
+    }),
+    async () => {
+      await (await createConnection({ host: '127.0.0.1', port: db, user: 'app', password: 'app' })).end();
+      return true;
+    },
+  );
   t.teardown(() => proxy.stop());
 
   // Short leases so the never-acking poller's rows come back within the test; enough tries that they never fail.
   const config = join(cluster.dir, 'config.json');
   writeFileSync(config, JSON.stringify({ plugins: { delivery: { enabled: true, leaseSeconds: 2, maxTries: 1000, sweepMs: 200 }, ...EXAMPLEPAY_PLUGIN } }));
   const env = { CONFIG: config, EXAMPLEPAY_SECRET };
-  const instances = [new ServerProcess(app1, `mysql://app:app@127.0.0.1:${db}/cluster`, env),
-    new ServerProcess(app2, `mysql://app:app@127.0.0.1:${db}/cluster`, env)];
-  t.teardown(async () => { for (const s of instances) await s.stop('SIGKILL'); });
+  const instances = [
+    new ServerProcess(app1, `mysql://app:app@127.0.0.1:${db}/cluster`, env),
+    new ServerProcess(app2, `mysql://app:app@127.0.0.1:${db}/cluster`, env),
+  ];
+  t.teardown(async () => {
+    for (const s of instances) await s.stop('SIGKILL');
+  });
   // As a process manager starts replicas: together, on an empty database. One migrates, the other waits for it.
   await Promise.all(instances.map((s) => s.start()));
   const front = `http://127.0.0.1:${http}`;
@@ -74,7 +88,7 @@ async function migratedTwice(url: string): Promise<unknown[]> {
     await conn.query('set session wsrep_sync_wait = 1');
     const [twice] = await conn.query('select name from core_migrations group by name having count(*) > 1');
     const [held] = await conn.query('select owner from core_migration_lock');
-    return [...twice as unknown[], ...held as unknown[]];
+    return [...(twice as unknown[]), ...(held as unknown[])];
   } finally {
     await conn.end();
   }
@@ -94,23 +108,30 @@ const failed = (o: Outcome) => o.status === 0 || o.status >= 500 || (o.status >=
 function summary(outcomes: Outcome[]): string {
   const ms = outcomes.map((o) => o.ms).sort((a, b) => a - b);
   const count = (f: (o: Outcome) => boolean) => outcomes.filter(f).length;
-  return `${outcomes.length} requests, ms median ${ms[ms.length >> 1]}, 90th ${ms[Math.floor(ms.length * 0.9)]}, max ${ms.at(-1)}; `
-    + `${count((o) => o.status === 0)} unanswered, ${count((o) => o.status === 503 && /busy/.test(o.message ?? ''))} × 503 busy, `
-    + `${count((o) => o.status === 503 && !/busy/.test(o.message ?? ''))} × 503 unavailable`;
+  return (
+    `${outcomes.length} requests, ms median ${ms[ms.length >> 1]}, 90th ${ms[Math.floor(ms.length * 0.9)]}, max ${ms.at(-1)}; ` +
+    `${count((o) => o.status === 0)} unanswered, ${count((o) => o.status === 503 && /busy/.test(o.message ?? ''))} × 503 busy, ` +
+    `${count((o) => o.status === 503 && !/busy/.test(o.message ?? ''))} × 503 unavailable`
+  );
 }
 
 if (!haveCluster()) {
   t.plan(0, 'needs mariadbd, galera-4 and haproxy (.ci/run installs them)');
 } else {
-  t.test('the writer node and an instance SIGKILLed mid-storm: every 2xx durable, the books balance, commands and payments once, no 503 from a hot row',
+  t.test(
+    'the writer node and an instance SIGKILLed mid-storm: every 2xx durable, the books balance, commands and payments once, no 503 from a hot row',
     async (t) => {
       const { cluster, instances, front, clusterMs, started } = await deploy(t);
       // Two more instances at once on another empty database, each straight to a node of its own: their
       // migration lock rows meet across nodes (in certification when inserted at the same moment); the
       // instance that lost waits and finds nothing to do.
-      const racing = [new ServerProcess(await freePort(), await cluster.database(1, 'racing')), new ServerProcess(await freePort(),
-        await cluster.database(2, 'racing'))];
-      t.teardown(async () => { for (const s of racing) await s.stop('SIGKILL'); });
+      const racing = [
+        new ServerProcess(await freePort(), await cluster.database(1, 'racing')),
+        new ServerProcess(await freePort(), await cluster.database(2, 'racing')),
+      ];
+      t.teardown(async () => {
+        for (const s of racing) await s.stop('SIGKILL');
+      });
       await Promise.all(racing.map((s) => s.start()));
       t.same(await migratedTwice(`mysql://app:app@${cluster.address(0)}/racing`), [], 'through two nodes at once: every migration applied once');
       for (const s of racing) await s.stop();
@@ -129,7 +150,12 @@ if (!haveCluster()) {
       })();
       const [outcomes, delivered, paid] = await Promise.all([
         storm(() => [front], world, 8, timeline, 53),
-        pollers(() => front, token, timeline, () => queueDrained(checkUrl)),
+        pollers(
+          () => front,
+          token,
+          timeline,
+          () => queueDrained(checkUrl),
+        ),
         payers(() => front, world, timeline),
       ]);
       await caughtUp(checkUrl);
@@ -137,12 +163,22 @@ if (!haveCluster()) {
       const cut = (o: Outcome) => o.status === 0 || o.status === 503;
       const ok = outcomes.filter((o) => o.status >= 200 && o.status < 300);
       t.ok(ok.length > 50, `the storm did work (${ok.length} of ${outcomes.length} answered 2xx)`);
-      t.same(outcomes.filter((o) => !cut(o) && failed(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [],
-        'every answer was a success, a listed refusal, or a request the kills cut off');
-      t.ok(outcomes.filter((o) => o.status === 503).every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'),
-        '503s carry SERVICE_UNAVAILABLE and Retry-After');
-      t.same(outcomes.filter((o) => o.status === 503 && /busy/.test(o.message ?? '') && (o.at < killedAt || o.at > killedAt + FAILOVER_MS))
-        .map((o) => `${o.op} at ${o.at - killedAt} ms`), [], 'one writer node: no hot row answers 503 outside the failover');
+      t.same(
+        outcomes.filter((o) => !cut(o) && failed(o)).map((o) => `${o.op} ${o.status} ${o.error}`),
+        [],
+        'every answer was a success, a listed refusal, or a request the kills cut off',
+      );
+      t.ok(
+        outcomes.filter((o) => o.status === 503).every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'),
+        '503s carry SERVICE_UNAVAILABLE and Retry-After',
+      );
+      t.same(
+        outcomes
+          .filter((o) => o.status === 503 && /busy/.test(o.message ?? '') && (o.at < killedAt || o.at > killedAt + FAILOVER_MS))
+          .map((o) => `${o.op} at ${o.at - killedAt} ms`),
+        [],
+        'one writer node: no hot row answers 503 outside the failover',
+      );
       t.ok(outcomes.filter((o) => o.op === 'buy' && o.status === 200).length > 10, 'purchases were made');
       t.equal((await fetch(`${instances[0]!.url}/health`)).status, 200, 'the instance serves on through another node');
       const { problems: books, counts } = await checkInvariants(checkUrl, world, outcomes);
@@ -154,9 +190,12 @@ if (!haveCluster()) {
       t.same(payments, [], `no payment credited twice (${JSON.stringify(paymentCounts)})`);
       const status = await cluster.status(1);
       t.equal(Number(status.wsrep_cluster_size), 2, 'the two nodes left form the cluster');
-      t.comment(`cluster up in ${clusterMs} ms, whole test ${Date.now() - started} ms; ${summary(outcomes)}; node 2: ${status.wsrep_local_cert_failures} ` +
-        `certification failures, ${status.wsrep_local_bf_aborts} local transactions aborted by replicated ones`);
-    });
+      t.comment(
+        `cluster up in ${clusterMs} ms, whole test ${Date.now() - started} ms; ${summary(outcomes)}; node 2: ${status.wsrep_local_cert_failures} ` +
+          `certification failures, ${status.wsrep_local_bf_aborts} local transactions aborted by replicated ones`,
+      );
+    },
+  );
 
   t.test('the writer node cut off from the others: it leaves rotation within seconds and no request fails after', async (t) => {
     const { cluster, instances, front, started } = await deploy(t);
@@ -177,9 +216,17 @@ if (!haveCluster()) {
     t.equal((await cluster.status(0)).wsrep_cluster_status, 'non-Primary', 'the cut-off node is outside the primary component');
     const after = outcomes.filter((o) => o.at > isolatedAt + FAILOVER_MS);
     t.ok(after.filter((o) => o.status === 200).length > 20, `the majority served after the cut (${after.length} requests)`);
-    t.same(after.filter(failed).map((o) => `${o.op} ${o.status} ${o.error} at ${o.at - isolatedAt} ms`), [], 'no request failed once the node was out');
+    t.same(
+      after.filter(failed).map((o) => `${o.op} ${o.status} ${o.error} at ${o.at - isolatedAt} ms`),
+      [],
+      'no request failed once the node was out',
+    );
     const lastFailure = Math.max(0, ...outcomes.filter(failed).map((o) => o.at + o.ms - isolatedAt));
-    t.same(outcomes.filter((o) => o.status === 500).map((o) => `${o.op} ${o.message}`), [], 'no 500, even for a commit the cut interrupted');
+    t.same(
+      outcomes.filter((o) => o.status === 500).map((o) => `${o.op} ${o.message}`),
+      [],
+      'no 500, even for a commit the cut interrupted',
+    );
     for (const s of instances) t.equal((await fetch(`${s.url}/health`)).status, 200, 'both instances healthy on the majority');
     const { problems: books, counts } = await checkInvariants(checkUrl, world, outcomes);
     t.same(books, [], `every 2xx durable, balances equal ledgers (${JSON.stringify(counts)})`);

@@ -16,7 +16,7 @@ IdempotencyStore.prototype.record = async function (this: IdempotencyStore, ...a
 const transaction = Database.prototype.transaction;
 Database.prototype.transaction = async function <T>(this: Database, ...args: Parameters<typeof transaction<T>>): Promise<T> {
   const joins = this.inTransaction;
-  const result = await transaction.apply(this, args) as T;
+  const result = (await transaction.apply(this, args)) as T;
   if (!joins && recorded) process.kill(process.pid, 'SIGKILL');
   return result;
 };

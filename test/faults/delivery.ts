@@ -32,21 +32,27 @@ type Mode = 'validate' | 'claim' | 'claim-no-ack';
 async function validateIds(base: string, token: string, ids: string[]) {
   const body = [`token=${encodeURIComponent(token)}`, ...ids.map((id, i) => `commands[${i}]=${id}`)].join('&');
   const res = await fetch(`${base}/api/command-logs/validate`, {
-    method: 'POST', body, signal: AbortSignal.timeout(10_000),
+    method: 'POST',
+    body,
+    signal: AbortSignal.timeout(10_000),
     headers: { 'x-api-key': KEY, 'content-type': 'application/x-www-form-urlencoded' },
   });
-  return { status: res.status, json: await res.json() as { commands: { command: string }[] } };
+  return { status: res.status, json: (await res.json()) as { commands: { command: string }[] } };
 }
 
 async function poll(base: string, token: string, mode: Mode, out: Deliveries): Promise<void> {
   if (mode === 'validate') {
     const queue = await fetch(`${base}/api/command-logs/${token}/queue`, {
-      headers: { 'x-api-key': KEY, 'content-type': 'application/x-www-form-urlencoded' }, signal: AbortSignal.timeout(10_000),
+      headers: { 'x-api-key': KEY, 'content-type': 'application/x-www-form-urlencoded' },
+      signal: AbortSignal.timeout(10_000),
     });
-    const rows = await queue.json() as { id: string; status: string }[];
+    const rows = (await queue.json()) as { id: string; status: string }[];
     const ids = rows.filter((r) => r.status === 'sending' || r.status === 'error').map((r) => r.id);
     if (ids.length === 0) return;
-    const res = await validateIds(base, token, ids).catch((err: unknown) => { for (const id of ids) out.uncertain.add(id); throw err; });
+    const res = await validateIds(base, token, ids).catch((err: unknown) => {
+      for (const id of ids) out.uncertain.add(id);
+      throw err;
+    });
     if (res.status === 200) for (const c of res.json.commands) out.ran.push(c.command);
     return;
   }
@@ -55,8 +61,13 @@ async function poll(base: string, token: string, mode: Mode, out: Deliveries): P
   const ids = (claimed.json.commands as { id: string }[]).map((c) => c.id);
   if (ids.length === 0) return;
   const form: Record<string, string> = { token, result: 'done' };
-  ids.forEach((id, i) => { form[`ids[${i}]`] = id; });
-  const acked = await api(base, '/api/delivery/ack', form).catch((err: unknown) => { for (const id of ids) out.uncertain.add(id); throw err; });
+  ids.forEach((id, i) => {
+    form[`ids[${i}]`] = id;
+  });
+  const acked = await api(base, '/api/delivery/ack', form).catch((err: unknown) => {
+    for (const id of ids) out.uncertain.add(id);
+    throw err;
+  });
   // Only what the server settled counts as run: a row whose lease lapsed goes to another poller.
   const settled = new Set<string>(acked.json.ids ?? []);
   for (const c of claimed.json.commands as { id: string; command: string }[]) if (settled.has(c.id)) out.ran.push(c.command);
@@ -66,24 +77,30 @@ async function poll(base: string, token: string, mode: Mode, out: Deliveries): P
 export async function pollers(base: () => string, token: string, until: Promise<unknown>, drained: () => Promise<boolean>): Promise<Deliveries> {
   const out: Deliveries = { ran: [], uncertain: new Set(), cutOff: 0 };
   let stormOver = false;
-  void until.then(() => { stormOver = true; });
+  void until.then(() => {
+    stormOver = true;
+  });
   const modes: Mode[] = ['validate', 'validate', 'claim', 'claim', 'claim-no-ack'];
   const deadline = () => stormOver && Date.now() > stopAt;
   let stopAt = Infinity;
-  void until.then(() => { stopAt = Date.now() + 30_000; });
-  await Promise.all(modes.map(async (mode) => {
-    while (!deadline()) {
-      if (stormOver && mode !== 'claim-no-ack' && await drained().catch(() => false)) return;
-      if (stormOver && mode === 'claim-no-ack') return;
-      try {
-        await poll(base(), token, mode, out);
-      } catch {
-        out.cutOff++;
-        await new Promise((r) => setTimeout(r, 50));
+  void until.then(() => {
+    stopAt = Date.now() + 30_000;
+  });
+  await Promise.all(
+    modes.map(async (mode) => {
+      while (!deadline()) {
+        if (stormOver && mode !== 'claim-no-ack' && (await drained().catch(() => false))) return;
+        if (stormOver && mode === 'claim-no-ack') return;
+        try {
+          await poll(base(), token, mode, out);
+        } catch {
+          out.cutOff++;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await new Promise((r) => setTimeout(r, 20));
       }
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }));
+    }),
+  );
   return out;
 }
 

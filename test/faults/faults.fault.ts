@@ -27,7 +27,9 @@ if (!haveMariaDb()) {
   t.plan(0, 'needs the mariadbd binary (scripts/mariadb.sh start installs it)');
 } else {
   let db: MariaDbServer;
-  t.before(async () => { db = await MariaDbServer.create(); });
+  t.before(async () => {
+    db = await MariaDbServer.create();
+  });
   t.teardown(() => db.destroy());
 
   const healthy = (o: Outcome) => (o.status >= 200 && o.status < 300) || (o.status === 400 && LISTED.has(o.error ?? ''));
@@ -48,9 +50,16 @@ if (!haveMariaDb()) {
     })();
     const outcomes = await storm(() => [server.url], world, 12, timeline, 7);
     const answered = outcomes.filter((o) => o.status !== 0);
-    t.ok(outcomes.some((o) => o.status === 0), 'the kill cut requests off');
+    t.ok(
+      outcomes.some((o) => o.status === 0),
+      'the kill cut requests off',
+    );
     t.ok(answered.filter((o) => o.status < 300).length > 50, `the storm did work (${answered.length} answers)`);
-    t.same(answered.filter((o) => !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [], 'every answer was a success or a listed refusal');
+    t.same(
+      answered.filter((o) => !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`),
+      [],
+      'every answer was a success or a listed refusal',
+    );
 
     const { problems, counts } = await checkInvariants(url, world, outcomes);
     t.same(problems, [], `invariants hold (${JSON.stringify(counts)})`);
@@ -83,8 +92,15 @@ if (!haveMariaDb()) {
     const outcomes = await storm(() => [server.url], world, 8, timeline, 11);
     const unavailable = outcomes.filter((o) => o.status === 503);
     t.ok(unavailable.length > 0, `the outage was noticed (${unavailable.length} × 503)`);
-    t.ok(unavailable.every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'), '503s carry SERVICE_UNAVAILABLE and Retry-After');
-    t.same(outcomes.filter((o) => o.status !== 503 && !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [], 'nothing else went wrong');
+    t.ok(
+      unavailable.every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'),
+      '503s carry SERVICE_UNAVAILABLE and Retry-After',
+    );
+    t.same(
+      outcomes.filter((o) => o.status !== 503 && !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`),
+      [],
+      'nothing else went wrong',
+    );
     const slowest = Math.max(...outcomes.map((o) => o.ms));
     t.ok(slowest < 5000, `no request hung (slowest ${slowest} ms)`);
     t.ok(recoveredMs < 2000, `serving again ${recoveredMs} ms after the database returned`);
@@ -143,8 +159,15 @@ if (!haveMariaDb()) {
     const outcomes = await storm(() => [server.url], world, 8, timeline, 41);
     const unavailable = outcomes.filter((o) => o.status === 503);
     t.ok(unavailable.length > 0, `the full disk was noticed (${unavailable.length} × 503)`);
-    t.ok(unavailable.every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'), '503s carry SERVICE_UNAVAILABLE and Retry-After');
-    t.same(outcomes.filter((o) => o.status !== 503 && !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [], 'nothing else went wrong');
+    t.ok(
+      unavailable.every((o) => o.error === 'SERVICE_UNAVAILABLE' && o.retryAfter === '2'),
+      '503s carry SERVICE_UNAVAILABLE and Retry-After',
+    );
+    t.same(
+      outcomes.filter((o) => o.status !== 503 && !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`),
+      [],
+      'nothing else went wrong',
+    );
     t.ok(recovered, 'a write succeeds again once space is back');
     t.equal((await fetch(`${server.url}/health`)).status, 200, 'and /health is up again');
     // The add that showed recovery counts as one more add, which checkInvariants allows (more, never less).
@@ -160,8 +183,8 @@ if (!haveMariaDb()) {
     t.teardown(() => server.stop());
     await server.start();
     const port = Number(new URL(server.url).port);
-    const body = (key: string) => `POST /api/credits/add HTTP/1.1\r\nHost: x\r\n${key}Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ` +
-      `100000\r\n\r\na`;
+    const body = (key: string) =>
+      `POST /api/credits/add HTTP/1.1\r\nHost: x\r\n${key}Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\na`;
     const kinds = [
       'GET /health HTTP/1.1\r\nHost: x\r\n', // headers never finished
       body(''), // no key, body trickling
@@ -173,12 +196,19 @@ if (!haveMariaDb()) {
     const timers: NodeJS.Timeout[] = [];
     for (let i = 0; i < 600; i++) {
       const socket = connect(port, '127.0.0.1');
-      socket.on('error', () => { /* a reset is a close */ });
+      socket.on('error', () => {
+        /* a reset is a close */
+      });
       socket.on('connect', () => {
         socket.write(kinds[i % kinds.length]!);
         timers.push(setInterval(() => socket.writable && socket.write('a'), 300));
       });
-      settled.push(new Promise((r) => { socket.once('connect', () => r()); socket.once('close', () => r()); }));
+      settled.push(
+        new Promise((r) => {
+          socket.once('connect', () => r());
+          socket.once('close', () => r());
+        }),
+      );
       closedAfter.push(new Promise((r) => socket.on('close', () => r(Date.now() - opened))));
     }
     // Every slow socket is connected (or already refused) before the server is asked for anything.
@@ -224,9 +254,13 @@ if (!haveMariaDb()) {
       const statuses = await healthUntil(port, '127.0.0.3', stopAt);
       await attack.done;
       t.ok(statuses.length >= seconds, `${f.name}: /health asked ${statuses.length} times, at least once a second`);
-      t.same(statuses.filter((s) => s !== 200), [], `${f.name}: every /health answered 200 within 2 s (${attack.connects} connections opened)`);
+      t.same(
+        statuses.filter((s) => s !== 200),
+        [],
+        `${f.name}: every /health answered 200 within 2 s (${attack.connects} connections opened)`,
+      );
       // A few the server has just ended may not have reached the client as closed yet.
-      if (f.send === stream) t.ok(await streaming <= 8, `${f.name}: ${await streaming} streams open near the end, not hundreds`);
+      if (f.send === stream) t.ok((await streaming) <= 8, `${f.name}: ${await streaming} streams open near the end, not hundreds`);
     }
   });
 
@@ -234,18 +268,25 @@ if (!haveMariaDb()) {
     const url = await db.database('pair');
     const a = new ServerProcess(await freePort(), url);
     const b = new ServerProcess(await freePort(), url);
-    t.teardown(async () => { await a.stop(); await b.stop(); });
+    t.teardown(async () => {
+      await a.stop();
+      await b.stop();
+    });
     await a.start();
     await b.start();
     const world = await seed(a.url);
     const outcomes = await storm(() => [a.url, b.url], world, 12, sleep(seconds * 1000), 23);
     t.ok(outcomes.filter((o) => o.status < 300).length > 50, `the storm did work (${outcomes.length} answers)`);
-    t.same(outcomes.filter((o) => !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`), [], 'every answer was a success or a listed refusal');
+    t.same(
+      outcomes.filter((o) => !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`),
+      [],
+      'every answer was a success or a listed refusal',
+    );
     const { problems, counts } = await checkInvariants(url, world, outcomes);
     t.same(problems, [], `invariants hold (${JSON.stringify(counts)})`);
   });
 
-  t.test('game servers fetch during a storm of buys and a SIGKILL: every purchase\'s commands handed out once', async (t) => {
+  t.test("game servers fetch during a storm of buys and a SIGKILL: every purchase's commands handed out once", async (t) => {
     const url = await db.database('delivery');
     // Short leases so the never-acking poller's rows come back within the test; enough tries that they never fail.
     const config = join(mkdtempSync(join(tmpdir(), 'faults-')), 'config.json');
@@ -265,9 +306,17 @@ if (!haveMariaDb()) {
     })();
     const [outcomes, delivered] = await Promise.all([
       storm(() => [server.url], world, 8, timeline, 31),
-      pollers(() => server.url, token, timeline, () => queueDrained(url)),
+      pollers(
+        () => server.url,
+        token,
+        timeline,
+        () => queueDrained(url),
+      ),
     ]);
-    t.ok(outcomes.some((o) => o.status === 0), 'the kill cut requests off');
+    t.ok(
+      outcomes.some((o) => o.status === 0),
+      'the kill cut requests off',
+    );
     t.ok(outcomes.filter((o) => o.op === 'buy' && o.status < 300 && o.status > 0).length > 20, 'purchases were made');
     const { problems: books } = await checkInvariants(url, world, outcomes);
     t.same(books, [], 'stock, ledger and orders agree');
@@ -275,7 +324,7 @@ if (!haveMariaDb()) {
     t.same(problems, [], `each command handed out once (${JSON.stringify(counts)})`);
   });
 
-  t.test('SIGKILL between a gateway\'s webhook and its answer: the retried webhook completes the purchase once', async (t) => {
+  t.test("SIGKILL between a gateway's webhook and its answer: the retried webhook completes the purchase once", async (t) => {
     const url = await db.database('checkout');
     const server = new ServerProcess(await freePort(), url, { CONFIG: checkoutConfig(mkdtempSync(join(tmpdir(), 'faults-'))), EXAMPLEPAY_SECRET });
     t.teardown(() => server.stop('SIGKILL'));
@@ -285,7 +334,10 @@ if (!haveMariaDb()) {
     // Killed mid-transaction: the order, its items and its commands written, the stock take waiting for a lock the test holds.
     const first = await startPurchase(server.url, productId, 'Crash_1');
     const lock = await holdStock(url, productId);
-    const cut = paidWebhook(server.url, 'ep_evt_1', first).then(() => 'answered', () => 'cut off');
+    const cut = paidWebhook(server.url, 'ep_evt_1', first).then(
+      () => 'answered',
+      () => 'cut off',
+    );
     const deadline = Date.now() + 10_000;
     while (!(await lock.waiting()) && Date.now() < deadline) await sleep(20);
     t.ok(await lock.waiting(), 'the webhook is inside its transaction, waiting at the stock');
@@ -312,7 +364,11 @@ if (!haveMariaDb()) {
       t.ok(retried.status === 200 && ['completed', 'duplicate'].includes(retried.result!), `round ${i + 1}: the retry answers ${retried.result}`);
     }
     const state = await checkoutState(url, productId);
-    t.strictSame(rounds.map((id) => [state.orders[id], state.statuses[id]]), rounds.map(() => [1, 'completed']), 'each purchase has one order');
+    t.strictSame(
+      rounds.map((id) => [state.orders[id], state.statuses[id]]),
+      rounds.map(() => [1, 'completed']),
+      'each purchase has one order',
+    );
     t.equal(state.commands, rounds.length, 'one command queued per purchase');
     t.equal(state.stock, 10 - rounds.length, 'one unit taken per purchase');
   });
@@ -324,9 +380,18 @@ if (!haveMariaDb()) {
     const crashing = new ServerProcess(port, url, { NODE_OPTIONS: `--import=${join(rootDir, 'test/faults/crash-after-commit.ts')}` });
     t.teardown(() => crashing.stop('SIGKILL'));
     await crashing.start();
-    const { users: [alice, bob] } = await seed(crashing.url, 2);
+    const {
+      users: [alice, bob],
+    } = await seed(crashing.url, 2);
     const key = randomUUID();
-    t.equal(await keyedSend(crashing.url, key, alice!, bob!, '7.00').then(() => 'answered', () => 'cut off'), 'cut off', 'the client got no answer');
+    t.equal(
+      await keyedSend(crashing.url, key, alice!, bob!, '7.00').then(
+        () => 'answered',
+        () => 'cut off',
+      ),
+      'cut off',
+      'the client got no answer',
+    );
     const committed = await transfers(url);
     t.strictSame(committed, { transfers: 1, balances: { [alice!]: 9300, [bob!]: 10_700 } }, 'the send committed before the kill');
 
@@ -363,7 +428,10 @@ if (!haveMariaDb()) {
       await sleep(seconds * 300);
     })();
     const outcomes = await storm(() => [server.url], world, 8, timeline, 41);
-    t.ok(outcomes.some((o) => o.status === 0), 'the kill cut requests off');
+    t.ok(
+      outcomes.some((o) => o.status === 0),
+      'the kill cut requests off',
+    );
     const before = await owed(url, since);
     t.ok(before.undelivered > 0, `deliveries were still owed when the storm ended (${before.undelivered})`);
 

@@ -22,10 +22,12 @@ async function deliver(base: string, event: Record<string, unknown>): Promise<st
   const payload = JSON.stringify(event);
   try {
     const res = await fetch(`${base}/api/payments/webhooks/examplepay`, {
-      method: 'POST', body: payload, signal: AbortSignal.timeout(10_000),
+      method: 'POST',
+      body: payload,
+      signal: AbortSignal.timeout(10_000),
       headers: { 'content-type': 'application/json', 'x-examplepay-signature': createHmac('sha256', EXAMPLEPAY_SECRET).update(payload).digest('hex') },
     });
-    const body = await res.json() as { data?: { result?: string } };
+    const body = (await res.json()) as { data?: { result?: string } };
     return res.status === 200 ? String(body.data?.result) : String(res.status);
   } catch {
     return '0';
@@ -36,27 +38,35 @@ async function deliver(base: string, event: Record<string, unknown>): Promise<st
 export async function payers(base: () => string, world: World, until: Promise<unknown>): Promise<PaymentOutcome[]> {
   const out: PaymentOutcome[] = [];
   let done = false;
-  void until.then(() => { done = true; });
-  await Promise.all([0, 1].map(async (w) => {
-    for (let i = 0; !done; i++) {
-      const username = world.users[(w + i) % world.users.length]!;
-      const checkout = await api(base(), '/api/payments/checkout', {
-        username, amount: '2.00', gateway: 'examplepay', returnURL: 'https://play.example.com/ok', cancelURL: 'https://play.example.com/no',
-      }).catch(() => undefined);
-      if (checkout?.status !== 200) {
-        await new Promise((r) => setTimeout(r, 50));
-        continue;
+  void until.then(() => {
+    done = true;
+  });
+  await Promise.all(
+    [0, 1].map(async (w) => {
+      for (let i = 0; !done; i++) {
+        const username = world.users[(w + i) % world.users.length]!;
+        const checkout = await api(base(), '/api/payments/checkout', {
+          username,
+          amount: '2.00',
+          gateway: 'examplepay',
+          returnURL: 'https://play.example.com/ok',
+          cancelURL: 'https://play.example.com/no',
+        }).catch(() => undefined);
+        if (checkout?.status !== 200) {
+          await new Promise((r) => setTimeout(r, 50));
+          continue;
+        }
+        const paymentID = String(checkout.json.data.paymentID);
+        const event = { type: 'payment.succeeded', paymentID, amount: 200, currency: 'USD' };
+        const answers = await Promise.all([
+          deliver(base(), { id: `evt_${paymentID}`, ...event }),
+          deliver(base(), { id: `evt_${paymentID}`, ...event }),
+          deliver(base(), { id: `evt_${paymentID}_again`, ...event }),
+        ]);
+        out.push({ paymentID, answers });
       }
-      const paymentID = String(checkout.json.data.paymentID);
-      const event = { type: 'payment.succeeded', paymentID, amount: 200, currency: 'USD' };
-      const answers = await Promise.all([
-        deliver(base(), { id: `evt_${paymentID}`, ...event }),
-        deliver(base(), { id: `evt_${paymentID}`, ...event }),
-        deliver(base(), { id: `evt_${paymentID}_again`, ...event }),
-      ]);
-      out.push({ paymentID, answers });
-    }
-  }));
+    }),
+  );
   return out;
 }
 
@@ -67,12 +77,12 @@ export async function checkPayments(databaseUrl: string, outcomes: PaymentOutcom
   const q = async (sql: string) => (await conn.query(sql))[0] as Record<string, any>[];
   try {
     for (const o of outcomes) {
-      if (o.answers.filter((a) => a === 'completed').length > 1) problems.push(`payment ${o.paymentID} answered completed ` +
-        `${o.answers.filter((a) => a === 'completed').length} times`);
+      if (o.answers.filter((a) => a === 'completed').length > 1)
+        problems.push(`payment ${o.paymentID} answered completed ` + `${o.answers.filter((a) => a === 'completed').length} times`);
     }
     const completed = new Set((await q("select id from payments_payments where status = 'completed'")).map((r) => String(r.id)));
-    for (const o of outcomes) if (o.answers.includes('completed') && !completed.has(o.paymentID)) problems.push(`payment ${o.paymentID} answered completed ` +
-      `but is not`);
+    for (const o of outcomes)
+      if (o.answers.includes('completed') && !completed.has(o.paymentID)) problems.push(`payment ${o.paymentID} answered completed but is not`);
     const orders = await q("select payment_id, count(*) as n from store_orders where type = 'payment' group by payment_id");
     for (const r of orders) if (Number(r.n) !== 1) problems.push(`payment ${r.payment_id} has ${r.n} orders`);
     const [credits] = await q("select count(*) as n from credits_ledger where reason = 'payment'");

@@ -39,7 +39,9 @@ export class ServerProcess {
       if (this.#child.exitCode !== null) throw new Error(`server exited with ${this.#child.exitCode}`);
       try {
         if ((await fetch(`${this.url}/health`)).ok) return;
-      } catch { /* not listening yet */ }
+      } catch {
+        /* not listening yet */
+      }
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error('server did not become healthy');
@@ -55,8 +57,12 @@ export class ServerProcess {
   }
 }
 
-export async function api(base: string, path: string, body?: Record<string, string>,
-  method = body ? 'POST' : 'GET'): Promise<{ status: number; json: any; retryAfter: string | null }> {
+export async function api(
+  base: string,
+  path: string,
+  body?: Record<string, string>,
+  method = body ? 'POST' : 'GET',
+): Promise<{ status: number; json: any; retryAfter: string | null }> {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: { 'x-api-key': KEY, ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
@@ -85,15 +91,25 @@ export async function seed(base: string, players = 6, stock = 150): Promise<Worl
   const ids: string[] = [];
   for (let i = 0; i < players; i++) {
     const username = `player${i}`;
-    ok(await api(base, '/api/auth/register', { username, password: 'correct horse', email: `${username}@example.com`, ip: '10.0.0.1',
-      useragent: 'fault-suite' }), 'register');
+    ok(
+      await api(base, '/api/auth/register', {
+        username,
+        password: 'correct horse',
+        email: `${username}@example.com`,
+        ip: '10.0.0.1',
+        useragent: 'fault-suite',
+      }),
+      'register',
+    );
     ok(await api(base, '/api/credits/add', { target_username: username, amount: '100.00' }), 'add');
     users.push(username);
     ids.push(String(ok(await api(base, `/api/users?username=${username}`), 'profile').id));
   }
   const category = ok(await api(base, '/api/admin/store/categories', { name: 'Ranks' }), 'category');
-  const product = ok(await api(base, '/api/admin/store/products',
-    { categoryID: category.id, name: 'Key', price: '1.50', stock: String(stock), duration: '-1' }), 'product');
+  const product = ok(
+    await api(base, '/api/admin/store/products', { categoryID: category.id, name: 'Key', price: '1.50', stock: String(stock), duration: '-1' }),
+    'product',
+  );
   return { users, ids, productId: String(product.id), stock };
 }
 
@@ -118,7 +134,9 @@ export interface Outcome {
 export async function storm(servers: () => string[], world: World, workers: number, until: Promise<unknown>, seedValue = 1): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   let done = false;
-  void until.then(() => { done = true; });
+  void until.then(() => {
+    done = true;
+  });
   const rnd = seeded(seedValue);
   const pick = <T>(list: T[]) => list[Math.floor(rnd() * list.length)]!;
   // Whole cents, formatted as the server does: float arithmetic would send amounts like 1.1500000000000001.
@@ -131,16 +149,27 @@ export async function storm(servers: () => string[], world: World, workers: numb
       const a = pick(world.users);
       let b = pick(world.users);
       while (b === a) b = pick(world.users);
-      const body: Record<string, string> = op === 'send' ? { sender_username: a, target_username: b, amount: amount() }
-        : op === 'buy' ? { userID: world.ids[world.users.indexOf(a)]!, 'products[0][id]': world.productId, 'products[0][quantity]': '1' }
-          : { target_username: a, amount: amount() };
+      const body: Record<string, string> =
+        op === 'send'
+          ? { sender_username: a, target_username: b, amount: amount() }
+          : op === 'buy'
+            ? { userID: world.ids[world.users.indexOf(a)]!, 'products[0][id]': world.productId, 'products[0][quantity]': '1' }
+            : { target_username: a, amount: amount() };
       const path = op === 'buy' ? '/api/store/buy' : `/api/credits/${op}`;
       const started = Date.now();
       try {
         const res = await api(base, path, body);
         // Our precise code: these routes answer the game plugin's nearest one in `error` (docs/clients.md).
-        outcomes.push({ op, status: res.status, error: res.json?.code ?? res.json?.error, message: res.json?.message, orderID: res.json?.orderID,
-          retryAfter: res.retryAfter, at: started, ms: Date.now() - started });
+        outcomes.push({
+          op,
+          status: res.status,
+          error: res.json?.code ?? res.json?.error,
+          message: res.json?.message,
+          orderID: res.json?.orderID,
+          retryAfter: res.retryAfter,
+          at: started,
+          ms: Date.now() - started,
+        });
       } catch (err) {
         outcomes.push({ op, status: 0, error: (err as Error).name, at: started, ms: Date.now() - started });
         await new Promise((r) => setTimeout(r, 20));
@@ -162,14 +191,17 @@ export async function checkInvariants(databaseUrl: string, world: World, outcome
   const problems: string[] = [];
   const q = async (sql: string, params: unknown[] = []) => (await conn.query(sql, params))[0] as Record<string, any>[];
   try {
-    const wallets = await q('select w.user_id, w.balance, coalesce(sum(l.delta), 0) as ledger from credits_wallets w left join credits_ledger l on l.user_id ' +
-      '= w.user_id group by w.user_id, w.balance');
+    const wallets = await q(
+      'select w.user_id, w.balance, coalesce(sum(l.delta), 0) as ledger from credits_wallets w left join credits_ledger l on l.user_id ' +
+        '= w.user_id group by w.user_id, w.balance',
+    );
     for (const w of wallets) {
       if (Number(w.balance) !== Number(w.ledger)) problems.push(`user ${w.user_id}: balance ${w.balance} but ledger sum ${w.ledger}`);
       if (Number(w.balance) < 0) problems.push(`user ${w.user_id}: negative balance ${w.balance}`);
     }
-    const [totals] = await q('select (select coalesce(sum(balance), 0) from credits_wallets) as balances, (select coalesce(sum(delta), 0) from ' +
-      'credits_ledger) as deltas');
+    const [totals] = await q(
+      'select (select coalesce(sum(balance), 0) from credits_wallets) as balances, (select coalesce(sum(delta), 0) from ' + 'credits_ledger) as deltas',
+    );
     if (Number(totals!.balances) !== Number(totals!.deltas)) problems.push(`sum of balances ${totals!.balances} ≠ sum of ledger deltas ${totals!.deltas}`);
 
     const ledgerBy = Object.fromEntries((await q('select reason, count(*) as n from credits_ledger group by reason')).map((r) => [r.reason, Number(r.n)]));
@@ -190,8 +222,8 @@ export async function checkInvariants(databaseUrl: string, world: World, outcome
     const [purchases] = await q("select count(*) as n from credits_ledger where reason = 'purchase'");
     const [orders] = await q("select count(*) as n from store_orders where type = 'credit'");
     if (Number(stock!.stock) < 0) problems.push(`negative stock ${stock!.stock}`);
-    if (world.stock - Number(stock!.stock) !== Number(sold!.n)) problems.push(`stock went from ${world.stock} to ${stock!.stock} but ${sold!.n} units are in ` +
-      `orders`);
+    if (world.stock - Number(stock!.stock) !== Number(sold!.n))
+      problems.push(`stock went from ${world.stock} to ${stock!.stock} but ${sold!.n} units are in orders`);
     if (Number(purchases!.n) !== Number(orders!.n)) problems.push(`${orders!.n} purchase orders but ${purchases!.n} purchase debits`);
     return { problems, counts: { wallets: wallets.length, sends: ledgerBy.send ?? 0, orders: Number(orders!.n), stockLeft: Number(stock!.stock) } };
   } finally {

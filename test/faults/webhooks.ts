@@ -21,7 +21,8 @@ export const WEBHOOK_CONFIG = {
 export async function subscribe(base: string, receivers: Receiver[]): Promise<void> {
   for (const [i, r] of receivers.entries()) {
     const res = await fetch(`${base}/api/admin/notifications/endpoints`, {
-      method: 'POST', body: JSON.stringify({ name: `receiver ${i}`, url: r.url, events: ['credits.changed'] }),
+      method: 'POST',
+      body: JSON.stringify({ name: `receiver ${i}`, url: r.url, events: ['credits.changed'] }),
       headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
     });
     if (res.status !== 201) throw new Error(`endpoint: ${res.status} ${await res.text()}`);
@@ -31,7 +32,7 @@ export async function subscribe(base: string, receivers: Receiver[]): Promise<vo
 /** Ledger rows written from now on are the events owed. */
 export async function ledgerMark(url: string): Promise<number> {
   const conn = await createConnection(url);
-  const [[row]] = await conn.query('select coalesce(max(id), 0) as id from credits_ledger') as unknown as [[{ id: number }]];
+  const [[row]] = (await conn.query('select coalesce(max(id), 0) as id from credits_ledger')) as unknown as [[{ id: number }]];
   await conn.end();
   return Number(row.id);
 }
@@ -42,8 +43,9 @@ export async function owed(url: string, since: number): Promise<{ ledger: number
   const result = {
     ledger: await count('select count(*) as n from credits_ledger where id > ?', [since]),
     events: await count("select count(*) as n from notifications_events where name = 'credits.changed'"),
-    undelivered: await count("select count(*) as n from notifications_deliveries where status <> 'delivered'")
-      + await count('select count(*) as n from notifications_events where fanned = 0'),
+    undelivered:
+      (await count("select count(*) as n from notifications_deliveries where status <> 'delivered'")) +
+      (await count('select count(*) as n from notifications_events where fanned = 0')),
     statuses: JSON.stringify((await conn.query('select status, count(*) as n, max(attempts) as tries from notifications_deliveries group by status'))[0]),
   };
   await conn.end();

@@ -78,17 +78,56 @@ const UNKNOWN_IDS = ['0', '987654321', '999999999999999999'];
 /** Values tried in place of a valid one: wrong types, edges, huge and odd values. */
 function variants(schema: JsonSchema, limits: Limits): unknown[] {
   const out: unknown[] = [
-    ['1', '2'], [], '', ' ', 'abc', '-1', '0', '1.5', '1e3', '1e999', '0x1F', ' 7', '9'.repeat(25), UNKNOWN_IDS[1],
-    'true', 'null', true, false, null, -1, 0, 1.5, 1e308, 2 ** 53 + 2, -(2 ** 31) - 1, 2 ** 31,
-    '\' or \'1\'=\'1', '<script>alert(1)</script>', '../../etc/passwd', '%zz', '{username}',
+    ['1', '2'],
+    [],
+    '',
+    ' ',
+    'abc',
+    '-1',
+    '0',
+    '1.5',
+    '1e3',
+    '1e999',
+    '0x1F',
+    ' 7',
+    '9'.repeat(25),
+    UNKNOWN_IDS[1],
+    'true',
+    'null',
+    true,
+    false,
+    null,
+    -1,
+    0,
+    1.5,
+    1e308,
+    2 ** 53 + 2,
+    -(2 ** 31) - 1,
+    2 ** 31,
+    "' or '1'='1",
+    '<script>alert(1)</script>',
+    '../../etc/passwd',
+    '%zz',
+    '{username}',
     // at the field limit, one byte over, and over it in bytes while under it in characters
-    'y'.repeat(limits.field), 'y'.repeat(limits.field + 1), 'é'.repeat(limits.field / 2 + 1),
+    'y'.repeat(limits.field),
+    'y'.repeat(limits.field + 1),
+    'é'.repeat(limits.field / 2 + 1),
   ];
   if (!schema.type && !schema.anyOf) {
     // A field the schema leaves open (the buy's `products`): the nested shapes bracket keys make,
     // with odd ids, quantities and variables inside.
-    out.push([{ id: UNKNOWN_IDS[1] }], [{ id: '1', quantity: '0' }], [{ id: '1', quantity: '101' }], [{ id: '1', quantity: '1e999' }],
-      [{ id: '1', variables: { x: ['a', 'b'] } }], [{ id: '1', variables: 'x' }], [[['1']]], { id: { id: '1' } }, ['1', { x: '1' }]);
+    out.push(
+      [{ id: UNKNOWN_IDS[1] }],
+      [{ id: '1', quantity: '0' }],
+      [{ id: '1', quantity: '101' }],
+      [{ id: '1', quantity: '1e999' }],
+      [{ id: '1', variables: { x: ['a', 'b'] } }],
+      [{ id: '1', variables: 'x' }],
+      [[['1']]],
+      { id: { id: '1' } },
+      ['1', { x: '1' }],
+    );
   }
   for (const branch of schema.anyOf ?? [schema]) {
     if (branch.minimum !== undefined) out.push(branch.minimum - 1, branch.minimum);
@@ -98,15 +137,30 @@ function variants(schema: JsonSchema, limits: Limits): unknown[] {
     if (branch.enum) out.push(`${String(branch.enum[0])}x`);
     if (branch.type === 'array') {
       const item = branch.items ? example(branch.items) : '1';
-      out.push([{ x: '1' }], Array.from({ length: (branch.maxItems ?? 5) + 1 }, () => item));
+      out.push(
+        [{ x: '1' }],
+        Array.from({ length: (branch.maxItems ?? 5) + 1 }, () => item),
+      );
     }
   }
   return out;
 }
 
 /** Control characters of each kind (C0, DEL, C1, the line and paragraph separators): in a game command, a line break starts another one. */
-const CONTROL_TEXT = ['x\nop fuzz', 'x\r\nop fuzz', 'x\rop fuzz', 'x\u2028op fuzz', 'x\u2029op fuzz', 'x\u0085op fuzz', 'a\u0000b', 'x\u007f',
-  'x\u009b', '\u001b[31mx', 'x\top', 'x\vx\f'];
+const CONTROL_TEXT = [
+  'x\nop fuzz',
+  'x\r\nop fuzz',
+  'x\rop fuzz',
+  'x\u2028op fuzz',
+  'x\u2029op fuzz',
+  'x\u0085op fuzz',
+  'a\u0000b',
+  'x\u007f',
+  'x\u009b',
+  '\u001b[31mx',
+  'x\top',
+  'x\vx\f',
+];
 /**
  * Text a person may type that must never reach a game command, a URL or a header as it is
  * (issue 44): control characters, non-ASCII, and very long values. Every text field and
@@ -114,9 +168,13 @@ const CONTROL_TEXT = ['x\nop fuzz', 'x\r\nop fuzz', 'x\rop fuzz', 'x\u2028op fuz
  */
 function hostileText(limits: Limits): string[] {
   return [
-    ...CONTROL_TEXT, 'é😀', 'e\u0301\u202eİ\ufeff', '日本'.repeat(500),
+    ...CONTROL_TEXT,
+    'é😀',
+    'e\u0301\u202eİ\ufeff',
+    '日本'.repeat(500),
     // long, its line break past where a check that reads only the start would stop; at the field limit in 4-byte characters
-    `${'y'.repeat(4096)}\nop fuzz`, '😀'.repeat(limits.field / 4),
+    `${'y'.repeat(4096)}\nop fuzz`,
+    '😀'.repeat(limits.field / 4),
   ];
 }
 /** Text values take one of the VARIANTS_PER_FIELD slots, so a run sends as many requests as before. */
@@ -135,7 +193,8 @@ const STRICT_PER_FIELD = 3;
 /** How the server reads a JSON body: a number not written in plain digits stays the text it was written as. */
 function parseJsonAsServer(text: string): unknown {
   return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
-    typeof value === 'number' && context?.source !== undefined && !/^-?[0-9]+(\.[0-9]+)?$/.test(context.source) ? context.source : value);
+    typeof value === 'number' && context?.source !== undefined && !/^-?[0-9]+(\.[0-9]+)?$/.test(context.source) ? context.source : value,
+  );
 }
 
 /** An object is no scalar, array or string under any coercion: always a wrong type for a field. */
@@ -143,20 +202,45 @@ const WRONG_TYPE = { x: '1' };
 const VARIANTS_PER_FIELD = 4;
 
 /** Path parameter values: odd numbers, dot segments, encoded slashes, bad encodings, length. */
-const PATH_TRICKS = ['-1', '1.5', '1e3', '0x10', '+1', '%201', '99999999999999999999999', 'abc', '..', '.', '%2e%2e',
-  '%2F', '1%2F..%2F1', '%zz', '%ff%fe', '%00', '%C3%A9', '', 'x'.repeat(10_000),
+const PATH_TRICKS = [
+  '-1',
+  '1.5',
+  '1e3',
+  '0x10',
+  '+1',
+  '%201',
+  '99999999999999999999999',
+  'abc',
+  '..',
+  '.',
+  '%2e%2e',
+  '%2F',
+  '1%2F..%2F1',
+  '%zz',
+  '%ff%fe',
+  '%00',
+  '%C3%A9',
+  '',
+  'x'.repeat(10_000),
   // control characters and non-ASCII, percent-encoded as a URL carries them
-  '1%0Aop', '1%0D%0Aop', '%E2%80%A8', '%C2%85', '%7F', '%1B', '%F0%9F%98%80', '%ED%A0%80'];
+  '1%0Aop',
+  '1%0D%0Aop',
+  '%E2%80%A8',
+  '%C2%85',
+  '%7F',
+  '%1B',
+  '%F0%9F%98%80',
+  '%ED%A0%80',
+];
 
 /** Bodies no encoding of a value gives; the boundary is fixed so the bytes are the same every run. */
 function rawBodies(base: Record<string, unknown>, limits: Limits): (RawBody & { label: string })[] {
   const json = JSON.stringify(base);
-  const withField = (field: string) => json === '{}' ? `{${field}}` : `${json.slice(0, -1)},${field}}`;
+  const withField = (field: string) => (json === '{}' ? `{${field}}` : `${json.slice(0, -1)},${field}}`);
   const form = encode(base, 'urlencoded').payload;
   const boundary = 'fuzzboundary';
   const mp = `multipart/form-data; boundary=${boundary}`;
-  const parts = [...new URLSearchParams(form)]
-    .map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`).join('');
+  const parts = [...new URLSearchParams(form)].map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`).join('');
   const depth = 100_000;
   // `\u0001` marks where bytes that are no UTF-8 go
   const badUtf8 = (text: string) => {
@@ -178,26 +262,53 @@ function rawBodies(base: Record<string, unknown>, limits: Limits): (RawBody & { 
     { label: 'text/plain', raw: json, contentType: 'text/plain', refused: true },
     { label: 'application/xml', raw: '<a>1</a>', contentType: 'application/xml', refused: true },
     { label: 'a body without content type', raw: form, refused: false },
-    { label: 'bad percent-encoding and broken brackets', raw: `${form}&%zz=%&%ff%fe=1&a[=1&b]]=1&&&==`, contentType: 'application/x-www-form-urlencoded',
-      refused: false },
-    { label: 'prototype keys', raw: `${form}&__proto__[polluted]=1&constructor[prototype][polluted]=1`, contentType: 'application/x-www-form-urlencoded',
-      refused: false },
-    { label: 'brackets nested past the depth limit', raw: `${form}&a[b][c][d][e][f][g][h]=1`, contentType: 'application/x-www-form-urlencoded',
-      refused: false },
+    {
+      label: 'bad percent-encoding and broken brackets',
+      raw: `${form}&%zz=%&%ff%fe=1&a[=1&b]]=1&&&==`,
+      contentType: 'application/x-www-form-urlencoded',
+      refused: false,
+    },
+    {
+      label: 'prototype keys',
+      raw: `${form}&__proto__[polluted]=1&constructor[prototype][polluted]=1`,
+      contentType: 'application/x-www-form-urlencoded',
+      refused: false,
+    },
+    {
+      label: 'brackets nested past the depth limit',
+      raw: `${form}&a[b][c][d][e][f][g][h]=1`,
+      contentType: 'application/x-www-form-urlencoded',
+      refused: false,
+    },
     { label: 'invalid UTF-8 in a form', raw: badUtf8(`${form}&extra=\u0001`), contentType: 'application/x-www-form-urlencoded', refused: false },
     { label: 'multipart without boundary', raw: parts, contentType: 'multipart/form-data', refused: true },
     { label: 'multipart cut off', raw: `${parts}--${boundary}\r\nContent-Disposition: form-data; name="extra"\r\n\r\nabc`, contentType: mp, refused: true },
     { label: 'multipart without parts', raw: 'garbage', contentType: mp, refused: false },
-    { label: 'multipart part without a name', raw: `${parts}--${boundary}\r\nContent-Disposition: form-data\r\n\r\nx\r\n--${boundary}--\r\n`, contentType: mp,
-      refused: false },
-    { label: 'multipart fields sent as files', raw: `${parts.replaceAll(/name="([^"]*)"/g, 'name="$1"; filename="$1.txt"')}--${boundary}--\r\n`,
-      contentType: mp, refused: false },
-    { label: 'invalid UTF-8 in multipart', raw: badUtf8(`${parts}--${boundary}\r\nContent-Disposition: form-data; ` +
-      `name="extra"\r\n\r\n\u0001\r\n--${boundary}--\r\n`), contentType: mp, refused: false },
+    {
+      label: 'multipart part without a name',
+      raw: `${parts}--${boundary}\r\nContent-Disposition: form-data\r\n\r\nx\r\n--${boundary}--\r\n`,
+      contentType: mp,
+      refused: false,
+    },
+    {
+      label: 'multipart fields sent as files',
+      raw: `${parts.replaceAll(/name="([^"]*)"/g, 'name="$1"; filename="$1.txt"')}--${boundary}--\r\n`,
+      contentType: mp,
+      refused: false,
+    },
+    {
+      label: 'invalid UTF-8 in multipart',
+      raw: badUtf8(`${parts}--${boundary}\r\nContent-Disposition: form-data; ` + `name="extra"\r\n\r\n\u0001\r\n--${boundary}--\r\n`),
+      contentType: mp,
+      refused: false,
+    },
     { label: 'multipart/mixed', raw: `${parts}--${boundary}--\r\n`, contentType: `multipart/mixed; boundary=${boundary}`, refused: false },
-    { label: 'a multipart file over the field limit',
+    {
+      label: 'a multipart file over the field limit',
       raw: `${parts}--${boundary}\r\nContent-Disposition: form-data; name="extra"; filename="x"\r\n\r\n${'f'.repeat(limits.field + 1)}\r\n--${boundary}--\r\n`,
-      contentType: mp, refused: true },
+      contentType: mp,
+      refused: true,
+    },
   ];
 }
 const RAW_BODIES_PER_ROUND = 8;
@@ -211,7 +322,9 @@ function asForm(value: unknown): unknown {
     return items.length ? items : undefined;
   }
   if (typeof value === 'object') {
-    const entries = Object.entries(value).map(([k, v]) => [k, asForm(v)] as const).filter(([, v]) => v !== undefined);
+    const entries = Object.entries(value)
+      .map(([k, v]) => [k, asForm(v)] as const)
+      .filter(([, v]) => v !== undefined);
     return entries.length ? Object.fromEntries(entries) : undefined;
   }
   return String(value);
@@ -239,8 +352,8 @@ const hasBody = (method: string) => method === 'POST' || method === 'PUT' || met
  * (`{platform}` and the `{user}` of credits/set are not, nor one documented as "Ignored", like the
  * id of the ticket-create path).
  */
-const isId = (p: Param) => (/(^id|Id|_id|ID)$/.test(p.name) || !accepts(p.schema, 'abc')) && !/^Ignored\b/.test(p.description ?? '')
-  && UNKNOWN_IDS.every((id) => accepts(p.schema, id));
+const isId = (p: Param) =>
+  (/(^id|Id|_id|ID)$/.test(p.name) || !accepts(p.schema, 'abc')) && !/^Ignored\b/.test(p.description ?? '') && UNKNOWN_IDS.every((id) => accepts(p.schema, id));
 
 function queryString(query: Query): string {
   const pairs: string[] = [];
@@ -285,9 +398,10 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
   const encoding = () => rng.pick(ENCODINGS);
   const hostile = hostileText(limits);
   /** A field's odd values for this round: one of them hostile text when the field takes text. */
-  const fieldValues = (schema: JsonSchema) => takesText(schema)
-    ? [...rng.sample(variants(schema, limits), VARIANTS_PER_FIELD - 1), rng.pick(hostile)]
-    : rng.sample(variants(schema, limits), VARIANTS_PER_FIELD);
+  const fieldValues = (schema: JsonSchema) =>
+    takesText(schema)
+      ? [...rng.sample(variants(schema, limits), VARIANTS_PER_FIELD - 1), rng.pick(hostile)]
+      : rng.sample(variants(schema, limits), VARIANTS_PER_FIELD);
   const withBody = (value: unknown) => ({ value, as: encoding() });
 
   const render = (d: Draft): FuzzCase => {
@@ -326,7 +440,7 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
       payload = encoded.payload;
       Object.assign(headers, encoded.headers);
       if (bodySchema) {
-        const seen = body.as === 'json' ? parseJsonAsServer(payload) : asForm(body.value) ?? {};
+        const seen = body.as === 'json' ? parseJsonAsServer(payload) : (asForm(body.value) ?? {});
         refused ||= !accepts(bodySchema, seen) || overLimits(seen, limits) || Buffer.byteLength(payload) > limits.body;
       }
     } else if (bodySchema) {
@@ -334,14 +448,23 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
     }
     const as = body && 'as' in body ? ` [${body.as}]` : '';
     return {
-      label: d.label + as, method, url, headers, payload,
+      label: d.label + as,
+      method,
+      url,
+      headers,
+      payload,
       mustReject: refused,
       mustNotChange: refused || method === 'GET' || Boolean(d.unknownId),
     };
   };
 
-  const drafts: Draft[] = [{ label: 'valid request with an extra field', query: { ...baseQuery, fuzzExtra: '1' },
-    body: bodySchema ? withBody({ ...baseBody, fuzzExtra: 'x' }) : undefined }];
+  const drafts: Draft[] = [
+    {
+      label: 'valid request with an extra field',
+      query: { ...baseQuery, fuzzExtra: '1' },
+      body: bodySchema ? withBody({ ...baseBody, fuzzExtra: 'x' }) : undefined,
+    },
+  ];
   drafts.push({ label: 'accepts only XML', headers: { accept: 'application/xml' } });
 
   if (isApi) {
@@ -369,18 +492,23 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
   }
 
   for (const p of op.query) {
-    const values = fieldValues(p.schema)
-      .filter((v) => v !== null && (typeof v !== 'object' || (Array.isArray(v) && v.length > 0)));
+    const values = fieldValues(p.schema).filter((v) => v !== null && (typeof v !== 'object' || (Array.isArray(v) && v.length > 0)));
     // the query cannot carry an object, so a repeated key is its wrong type that is always tried
     for (const v of [['1', '2'], ...values]) {
       const value = Array.isArray(v) ? v.map(String) : String(v);
       drafts.push({ label: `query ${p.name}=${ascii(JSON.stringify(value).slice(0, 60))}`, query: { ...baseQuery, [p.name]: value } });
     }
-    for (const v of rng.sample(STRICT.filter((x) => typeof x === 'string'), STRICT_PER_FIELD)) {
+    for (const v of rng.sample(
+      STRICT.filter((x) => typeof x === 'string'),
+      STRICT_PER_FIELD,
+    )) {
       drafts.push({ label: `strict: query ${p.name}=${JSON.stringify(v)}`, query: { ...baseQuery, [p.name]: String(v) } });
     }
-    drafts.push({ label: `query ${p.name} badly percent-encoded`, query: baseQuery,
-      rawQuery: `${p.name}=${rng.pick(['%zz', '%', '%ff%fe', '%00', '%C0%AF'])}` });
+    drafts.push({
+      label: `query ${p.name} badly percent-encoded`,
+      query: baseQuery,
+      rawQuery: `${p.name}=${rng.pick(['%zz', '%', '%ff%fe', '%00', '%C0%AF'])}`,
+    });
   }
 
   if (bodySchema) {
@@ -402,8 +530,10 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
       }
       // A JSON number in exponent notation, which JSON.stringify never writes.
       const raw = JSON.stringify({ ...baseBody, [name]: 0 }).replace(new RegExp(`"${name}":0([,}])`), `"${name}":1e2$1`);
-      drafts.push({ label: `strict: body ${name}=1e2 as a JSON number`,
-        body: { raw, contentType: 'application/json', refused: !accepts(bodySchema, parseJsonAsServer(raw)) } });
+      drafts.push({
+        label: `strict: body ${name}=1e2 as a JSON number`,
+        body: { raw, contentType: 'application/json', refused: !accepts(bodySchema, parseJsonAsServer(raw)) },
+      });
     }
     // Two fields broken at once, for checks that compare fields (a discount above the price).
     const pair = rng.sample(Object.entries(bodySchema.properties ?? {}), 2);
@@ -421,8 +551,10 @@ export function casesFor(op: Operation, ctx: CaseContext): FuzzCase[] {
       const line = typeof seededLine === 'object' ? { ...seededLine, variables } : { id: seededLine, quantity: '1', variables };
       // The required fields and the seeded buyer only: an optional code or a second buyer would be refused first.
       const plain = Object.fromEntries(Object.entries(baseBody).filter(([name]) => required.has(name)));
-      drafts.push({ label: `body ${lineField}[0].variables.name=${ascii(JSON.stringify(value).slice(0, 60))}`,
-        body: withBody({ ...plain, userID: ctx.known('userID'), [lineField]: [line] }) });
+      drafts.push({
+        label: `body ${lineField}[0].variables.name=${ascii(JSON.stringify(value).slice(0, 60))}`,
+        body: withBody({ ...plain, userID: ctx.known('userID'), [lineField]: [line] }),
+      });
     }
     const extraFields = Object.fromEntries(Array.from({ length: limits.fields + 1 }, (_, i) => [`f${i}`, '1']));
     drafts.push({ label: `${limits.fields + 1} extra fields`, body: withBody({ ...baseBody, ...extraFields }) });

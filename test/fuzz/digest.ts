@@ -32,17 +32,25 @@ async function statementsFor(db: Database): Promise<string[]> {
   let sql: string[];
   if (db.dialect === 'mysql') {
     const columns = await db.unchecked.query<{ t: string; c: string }>(
-      'select table_name as t, column_name as c from information_schema.columns where table_schema = database() order by table_name, ordinal_position');
+      'select table_name as t, column_name as c from information_schema.columns where table_schema = database() order by table_name, ordinal_position',
+    );
     const byTable = new Map<string, string[]>();
-    for (const { t, c } of columns) if (!BOOKKEEPING_TABLES.has(t)) byTable.set(t, [...byTable.get(t) ?? [], c]);
+    for (const { t, c } of columns) if (!BOOKKEEPING_TABLES.has(t)) byTable.set(t, [...(byTable.get(t) ?? []), c]);
     const counted = [...byTable].filter(([, cols]) => cols.some((c) => BOOKKEEPING.has(c)));
     const plain = [...byTable.keys()].filter((t) => !counted.some(([name]) => name === t));
     sql = [`checksum table ${plain.map((t) => `\`${t}\``).join(', ')}`];
     if (counted.length) {
-      sql.push(counted.map(([t, cols]) => {
-        const row = cols.filter((c) => !BOOKKEEPING.has(c)).map((c) => `coalesce(\`${c}\`, char(0))`).join(', ');
-        return `select '${t}' as name, concat(count(*), ':', coalesce(sum(crc32(concat_ws(char(31), ${row}))), 0)) as content from \`${t}\``;
-      }).join(' union all '));
+      sql.push(
+        counted
+          .map(([t, cols]) => {
+            const row = cols
+              .filter((c) => !BOOKKEEPING.has(c))
+              .map((c) => `coalesce(\`${c}\`, char(0))`)
+              .join(', ');
+            return `select '${t}' as name, concat(count(*), ':', coalesce(sum(crc32(concat_ws(char(31), ${row}))), 0)) as content from \`${t}\``;
+          })
+          .join(' union all '),
+      );
     }
   } else {
     const tables = await db.unchecked.query<{ name: string }>("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name");
@@ -60,12 +68,17 @@ async function statementsFor(db: Database): Promise<string[]> {
 
 export async function digest(db: Database): Promise<Digest> {
   const rows: Record<string, unknown>[] = [];
-  for (const sql of await statementsFor(db)) rows.push(...await db.unchecked.query(sql));
+  for (const sql of await statementsFor(db)) rows.push(...(await db.unchecked.query(sql)));
   const out: Digest = new Map();
   for (const row of rows) {
     // CHECKSUM TABLE answers `Table` (as `schema.table`) and `Checksum`
     const name = String(row.name ?? row.Table).replace(/^.*\./, '');
-    out.set(name, createHash('sha256').update(String(row.content ?? row.Checksum)).digest('hex'));
+    out.set(
+      name,
+      createHash('sha256')
+        .update(String(row.content ?? row.Checksum))
+        .digest('hex'),
+    );
   }
   return out;
 }

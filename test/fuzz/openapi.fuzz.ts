@@ -36,12 +36,18 @@ t.test('every documented route refuses malformed requests cleanly and changes no
   // Stripe enabled with test secrets and its API mocked, so checkouts succeed and webhooks get as
   // far as the signature check (which no fuzzed body passes).
   nock.disableNetConnect();
-  t.teardown(() => { nock.cleanAll(); nock.enableNetConnect(); });
-  let session = 0;
-  nock('https://api.stripe.com').persist().post('/v1/checkout/sessions').reply(200, () => {
-    const id = `cs_fuzz_${++session}`;
-    return { id, object: 'checkout.session', url: `https://checkout.stripe.com/c/pay/${id}` };
+  t.teardown(() => {
+    nock.cleanAll();
+    nock.enableNetConnect();
   });
+  let session = 0;
+  nock('https://api.stripe.com')
+    .persist()
+    .post('/v1/checkout/sessions')
+    .reply(200, () => {
+      const id = `cs_fuzz_${++session}`;
+      return { id, object: 'checkout.session', url: `https://checkout.stripe.com/c/pay/${id}` };
+    });
   const app = await build(t, { env: { STRIPE_SECRET_KEY: 'sk_test_fuzz', STRIPE_WEBHOOK_SECRET: 'whsec_fuzz' } });
   const docs = await app.inject({ url: '/docs/json' });
   t.equal(docs.statusCode, 200, 'the OpenAPI document');
@@ -64,10 +70,12 @@ t.test('every documented route refuses malformed requests cleanly and changes no
       const cases = casesFor(op, {
         rng: Random.for(SEED, round, op.method, op.path),
         known: (field) => knownValue(seeded, op.path, field),
-        keys, routes: ops, limits,
+        keys,
+        routes: ops,
+        limits,
       });
       const found = await runner.run(cases);
-      findings.set(name(op), [...findings.get(name(op)) ?? [], ...found]);
+      findings.set(name(op), [...(findings.get(name(op)) ?? []), ...found]);
       sent.set(name(op), (sent.get(name(op)) ?? 0) + cases.length);
     }
   }
@@ -81,8 +89,14 @@ t.test('every documented route refuses malformed requests cleanly and changes no
   const commands = await app.db.unchecked.query<{ command: string }>('select command from delivery_queue');
   t.ok(commands.length > 0, 'commands were queued');
   const escaped = (text: string) => JSON.stringify(text.slice(0, 200)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  t.same(commands.map((c) => c.command).filter(hasControlCharacter).map(escaped), [],
-    'no queued command holds a control character');
+  t.same(
+    commands
+      .map((c) => c.command)
+      .filter(hasControlCharacter)
+      .map(escaped),
+    [],
+    'no queued command holds a control character',
+  );
   const health = await app.inject({ url: '/health' });
   t.equal(health.statusCode, 200, 'the server still answers');
   t.same(Object.keys(Object.prototype), [], 'no request polluted Object.prototype');

@@ -45,10 +45,18 @@ function judge(c: FuzzCase, a: Answer): string[] {
   }
   // A route a game plugin calls may carry the nearest code that client knows in `error` and ours
   // in `code` (docs/clients.md): then ours decides the status.
-  const keys = Object.keys(e).filter((k) => k !== 'code' || typeof e.code === 'string').sort();
+  const keys = Object.keys(e)
+    .filter((k) => k !== 'code' || typeof e.code === 'string')
+    .sort();
   const ours = (e.code ?? e.error) as string;
-  if (JSON.stringify(keys.filter((k) => k !== 'code')) !== JSON.stringify(ERROR_KEYS) || e.status !== false || typeof e.message !== 'string'
-    || typeof e.error !== 'string' || !/^[A-Z][A-Z0-9_]*$/.test(e.error) || keys.length !== Object.keys(e).length) {
+  if (
+    JSON.stringify(keys.filter((k) => k !== 'code')) !== JSON.stringify(ERROR_KEYS) ||
+    e.status !== false ||
+    typeof e.message !== 'string' ||
+    typeof e.error !== 'string' ||
+    !/^[A-Z][A-Z0-9_]*$/.test(e.error) ||
+    keys.length !== Object.keys(e).length
+  ) {
     problems.push('the error body is not {status:false, error:CODE, message}');
   } else if (errorStatus[ours] !== a.status) {
     problems.push(`error ${ours} is HTTP ${errorStatus[ours] ?? 'unknown'} by its code, answered with ${a.status}`);
@@ -75,7 +83,9 @@ export class Runner {
 
   async #send(c: FuzzCase): Promise<Answer | undefined> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => { timer = setTimeout(resolve, this.#timeoutMs, undefined); });
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(resolve, this.#timeoutMs, undefined);
+    });
     try {
       const res = await Promise.race([this.#app.inject({ method: c.method as 'GET', url: c.url, headers: c.headers, payload: c.payload }), late]);
       return res && { status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), body: res.body };
@@ -109,7 +119,7 @@ export class Runner {
    */
   async run(cases: FuzzCase[]): Promise<Finding[]> {
     const findings: Finding[] = [];
-    let before = this.#baseline ?? await digest(this.#app.db);
+    let before = this.#baseline ?? (await digest(this.#app.db));
     const quiet = cases.filter((c) => c.mustNotChange);
     for (const c of quiet) {
       const answer = await this.#answer(c, findings);
@@ -124,7 +134,7 @@ export class Runner {
     const batch = await this.#since(before);
     before = batch.now;
     if (batch.changed.length) {
-      findings.push(...await this.#trace(quiet, batch.changed));
+      findings.push(...(await this.#trace(quiet, batch.changed)));
       before = await digest(this.#app.db);
     }
     for (const c of cases.filter((x) => !x.mustNotChange)) {
@@ -152,7 +162,7 @@ export class Runner {
   }
 }
 
-const clip = (text: string, n: number) => text.length > n ? `${text.slice(0, n)}…(${text.length} chars)` : text;
+const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n)}…(${text.length} chars)` : text);
 
 /** A finding as a line a developer can replay. */
 export function describe({ fuzzCase: c, answer, problem }: Finding): string {

@@ -42,10 +42,16 @@ export interface Operation {
 }
 
 interface OpenApiDoc {
-  paths: Record<string, Record<string, {
-    parameters?: (Param & { in: string })[];
-    requestBody?: { content: Record<string, { schema: JsonSchema }> };
-  }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: (Param & { in: string })[];
+        requestBody?: { content: Record<string, { schema: JsonSchema }> };
+      }
+    >
+  >;
 }
 
 export function operations(doc: OpenApiDoc): Operation[] {
@@ -213,9 +219,11 @@ export function example(schema: JsonSchema): unknown {
       return item === undefined ? [] : [item];
     }
     case 'object':
-      return Object.fromEntries(Object.entries(schema.properties ?? {})
-        .map(([name, sub]) => [name, example(sub)])
-        .filter(([, v]) => v !== undefined));
+      return Object.fromEntries(
+        Object.entries(schema.properties ?? {})
+          .map(([name, sub]) => [name, example(sub)])
+          .filter(([, v]) => v !== undefined),
+      );
     default:
       return '1';
   }

@@ -66,31 +66,52 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
   await must(app, `/api/users/${userId}/roles`, { roleID: roleId });
 
   const storeCategoryId = (await must(app, '/api/admin/store/categories', { name: `${tag} seed category` })).id;
-  const productId = (await must(app, '/api/admin/store/products', {
-    categoryID: storeCategoryId, name: `${tag} seed product`, price: '1.00', giveRoleID: roleId, duration: 30,
-    // `name` is free text, and the purchase command carries it: typed text reaches a game command.
-    variables: [{ name: 'server', required: false, values: ['eu', 'us'] }, { name: 'name', required: false, values: [] }],
-  })).id;
+  const productId = (
+    await must(app, '/api/admin/store/products', {
+      categoryID: storeCategoryId,
+      name: `${tag} seed product`,
+      price: '1.00',
+      giveRoleID: roleId,
+      duration: 30,
+      // `name` is free text, and the purchase command carries it: typed text reaches a game command.
+      variables: [
+        { name: 'server', required: false, values: ['eu', 'us'] },
+        { name: 'name', required: false, values: [] },
+      ],
+    })
+  ).id;
   const deliveryServerId = (await must(app, '/api/admin/delivery/servers', { name: `${tag} seed game server` })).id;
-  const commandId = (await must(app, `/api/admin/store/products/${productId}/commands`,
-    { serverID: deliveryServerId, command: 'give {username} x {var:name}', trigger: 'purchase' })).id;
+  const commandId = (
+    await must(app, `/api/admin/store/products/${productId}/commands`, {
+      serverID: deliveryServerId,
+      command: 'give {username} x {var:name}',
+      trigger: 'purchase',
+    })
+  ).id;
   await must(app, '/api/admin/payments', { username, amount: '5.00' });
   const orderId = String((await must(app, '/api/store/buy', { userID: userId, products: [productId] })).orderID);
   const [queued] = await must(app, `/api/admin/delivery/queue?order=${orderId}`);
-  const chargebackCommandId = (await must(app, '/api/admin/delivery/chargeback-commands',
-    { serverID: deliveryServerId, command: 'ban {username} chargeback' })).id;
+  const chargebackCommandId = (await must(app, '/api/admin/delivery/chargeback-commands', { serverID: deliveryServerId, command: 'ban {username} chargeback' }))
+    .id;
 
   const supportCategoryId = (await must(app, '/api/admin/support/categories', { name: `${tag} seed category` })).id;
   const answerId = (await must(app, '/api/admin/support/answers', { title: `${tag} seed answer`, content: 'Try again.' })).id;
-  const ticket = async () => (await must(app, '/api/support/tickets',
-    { accountID: userId, categoryID: supportCategoryId, title: `${tag} seed ticket`, message: 'Help.' })).data.id as string;
+  const ticket = async () =>
+    (await must(app, '/api/support/tickets', { accountID: userId, categoryID: supportCategoryId, title: `${tag} seed ticket`, message: 'Help.' })).data
+      .id as string;
   const ticketId = await ticket();
   const closableTicketId = await ticket();
   const messageId = (await must(app, `/api/support/tickets/${ticketId}/messages`, { accountID: userId, message: 'More help.' })).data.id;
 
   const serverId = (await must(app, '/api/admin/bazaar/servers', { name: `${tag} seed server` })).id;
-  await must(app, `/api/bazaar/storages/${userId}/items`,
-    { serverID: serverId, itemID: 'DIAMOND_SWORD', amount: 1, durability: 0, maxDurability: 0, base64: 'AAAA' });
+  await must(app, `/api/bazaar/storages/${userId}/items`, {
+    serverID: serverId,
+    itemID: 'DIAMOND_SWORD',
+    amount: 1,
+    durability: 0,
+    maxDurability: 0,
+    base64: 'AAAA',
+  });
   const items: { id: string }[] = await must(app, `/api/bazaar/storages/${userId}/items?serverID=${serverId}`);
 
   const voteLinkId = (await must(app, '/api/admin/vote-links', { name: `${tag} seed link`, link: 'https://example.com/vote?u={username}' })).id;
@@ -98,9 +119,15 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
   await must(app, `/api/admin/users/${userId}/linked-accounts/chat`, { externalID: chatUserId }, 'PUT');
   const { token } = await must(app, '/api/auth/sessions', { userID: userId, ip: '10.0.0.9' });
   const packageId = (await must(app, '/api/admin/payments/packages', { name: `${tag} seed package`, price: '5.00', credits: '5.00', bonus: '1.00' })).id;
-  const paymentId = (await must(app, '/api/payments/checkout', {
-    userID: userId, packageID: packageId, gateway: 'stripe', returnURL: 'https://example.com/ok', cancelURL: 'https://example.com/no',
-  })).data.paymentID;
+  const paymentId = (
+    await must(app, '/api/payments/checkout', {
+      userID: userId,
+      packageID: packageId,
+      gateway: 'stripe',
+      returnURL: 'https://example.com/ok',
+      cancelURL: 'https://example.com/no',
+    })
+  ).data.paymentID;
 
   // A name that resolves only inside the machine: the server refuses to call it, so the test delivery fails and waits for its retry.
   const endpointId = (await must(app, '/api/admin/notifications/endpoints', { name: `${tag} seed endpoint`, url: 'http://localhost:9/hook' })).id;
@@ -108,13 +135,44 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
   const couponId = (await must(app, '/api/admin/promotions/coupons', { code: `${tag}-seed`, kind: 'percent', value: '10' })).id;
   const giftCardId = (await must(app, '/api/admin/promotions/gift-cards', { amount: '5.00' })).id;
   // A sale in the future: it prices nothing the fuzzer buys.
-  const saleId = (await must(app, '/api/admin/promotions/sales',
-    { name: `${tag} seed sale`, percent: '10', startDate: '2030-01-01 00:00:00', endDate: '2030-02-01 00:00:00' })).id;
+  const saleId = (
+    await must(app, '/api/admin/promotions/sales', {
+      name: `${tag} seed sale`,
+      percent: '10',
+      startDate: '2030-01-01 00:00:00',
+      endDate: '2030-02-01 00:00:00',
+    })
+  ).id;
 
   return {
-    userId, username, otherUsername, roleId, storeCategoryId, productId, supportCategoryId, answerId,
-    ticketId, closableTicketId, messageId, serverId, itemId: items.at(-1)!.id, voteLinkId, chatUserId, token, packageId, paymentId,
-    orderId, deliveryServerId, commandId, queueId: queued.id, chargebackCommandId, endpointId, notificationDeliveryId, couponId, giftCardId, saleId,
+    userId,
+    username,
+    otherUsername,
+    roleId,
+    storeCategoryId,
+    productId,
+    supportCategoryId,
+    answerId,
+    ticketId,
+    closableTicketId,
+    messageId,
+    serverId,
+    itemId: items.at(-1)!.id,
+    voteLinkId,
+    chatUserId,
+    token,
+    packageId,
+    paymentId,
+    orderId,
+    deliveryServerId,
+    commandId,
+    queueId: queued.id,
+    chargebackCommandId,
+    endpointId,
+    notificationDeliveryId,
+    couponId,
+    giftCardId,
+    saleId,
   };
 }
 
@@ -123,25 +181,44 @@ function idFor(seeded: Seeded, path: string): string {
   const collection = /\/([^/{}]+)\/\{id\}/.exec(path)?.[1];
   const support = path.includes('/support/');
   switch (collection) {
-    case 'products': return seeded.productId;
-    case 'categories': return support ? seeded.supportCategoryId : seeded.storeCategoryId;
-    case 'answers': return seeded.answerId;
-    case 'servers': return path.includes('/delivery/') ? seeded.deliveryServerId : seeded.serverId;
-    case 'orders': return seeded.orderId;
-    case 'queue': return seeded.queueId;
-    case 'vote-links': return seeded.voteLinkId;
-    case 'tickets': return path.endsWith('/close') ? seeded.closableTicketId : seeded.ticketId;
-    case 'messages': return seeded.messageId;
-    case 'items': return seeded.itemId;
-    case 'packages': return seeded.packageId;
-    case 'chargeback-commands': return seeded.chargebackCommandId;
-    case 'endpoints': return seeded.endpointId;
-    case 'deliveries': return seeded.notificationDeliveryId;
-    case 'coupons': return seeded.couponId;
-    case 'gift-cards': return seeded.giftCardId;
-    case 'sales': return seeded.saleId;
-    case 'gift-card-products': return seeded.productId;
-    default: throw new Error(`no seeded thing for {id} in ${path}`);
+    case 'products':
+      return seeded.productId;
+    case 'categories':
+      return support ? seeded.supportCategoryId : seeded.storeCategoryId;
+    case 'answers':
+      return seeded.answerId;
+    case 'servers':
+      return path.includes('/delivery/') ? seeded.deliveryServerId : seeded.serverId;
+    case 'orders':
+      return seeded.orderId;
+    case 'queue':
+      return seeded.queueId;
+    case 'vote-links':
+      return seeded.voteLinkId;
+    case 'tickets':
+      return path.endsWith('/close') ? seeded.closableTicketId : seeded.ticketId;
+    case 'messages':
+      return seeded.messageId;
+    case 'items':
+      return seeded.itemId;
+    case 'packages':
+      return seeded.packageId;
+    case 'chargeback-commands':
+      return seeded.chargebackCommandId;
+    case 'endpoints':
+      return seeded.endpointId;
+    case 'deliveries':
+      return seeded.notificationDeliveryId;
+    case 'coupons':
+      return seeded.couponId;
+    case 'gift-cards':
+      return seeded.giftCardId;
+    case 'sales':
+      return seeded.saleId;
+    case 'gift-card-products':
+      return seeded.productId;
+    default:
+      throw new Error(`no seeded thing for {id} in ${path}`);
   }
 }
 
@@ -151,35 +228,76 @@ function idFor(seeded: Seeded, path: string): string {
  */
 export function knownValue(seeded: Seeded, path: string, name: string): unknown {
   switch (name) {
-    case 'userId': case 'user_id': case 'userID': case 'accountID': return seeded.userId;
-    case 'username': case 'target_username': case 'user': return seeded.username;
-    case 'sender_username': return seeded.otherUsername;
-    case 'roleId': case 'role': case 'roleID': case 'giveRoleID': return seeded.roleId;
-    case 'categoryID': return path.includes('/support/') ? seeded.supportCategoryId : seeded.storeCategoryId;
-    case 'serverID': return seeded.serverId;
-    case 'ticketId': return seeded.ticketId;
-    case 'commandId': return seeded.commandId;
-    case 'chatUserID': return seeded.chatUserId;
-    case 'token': return seeded.token;
-    case 'products': return [seeded.productId];
-    case 'lines': return [{ productID: seeded.productId, quantity: 1 }];
-    case 'packageID': return seeded.packageId;
-    case 'paymentID': return seeded.paymentId;
+    case 'userId':
+    case 'user_id':
+    case 'userID':
+    case 'accountID':
+      return seeded.userId;
+    case 'username':
+    case 'target_username':
+    case 'user':
+      return seeded.username;
+    case 'sender_username':
+      return seeded.otherUsername;
+    case 'roleId':
+    case 'role':
+    case 'roleID':
+    case 'giveRoleID':
+      return seeded.roleId;
+    case 'categoryID':
+      return path.includes('/support/') ? seeded.supportCategoryId : seeded.storeCategoryId;
+    case 'serverID':
+      return seeded.serverId;
+    case 'ticketId':
+      return seeded.ticketId;
+    case 'commandId':
+      return seeded.commandId;
+    case 'chatUserID':
+      return seeded.chatUserId;
+    case 'token':
+      return seeded.token;
+    case 'products':
+      return [seeded.productId];
+    case 'lines':
+      return [{ productID: seeded.productId, quantity: 1 }];
+    case 'packageID':
+      return seeded.packageId;
+    case 'paymentID':
+      return seeded.paymentId;
     // the gateway the fuzz app enables (its API mocked): webhooks reach the signature check
-    case 'gateway': return 'stripe';
-    case 'returnURL': case 'cancelURL': return 'https://example.com/back';
+    case 'gateway':
+      return 'stripe';
+    case 'returnURL':
+    case 'cancelURL':
+      return 'https://example.com/back';
     // a path `{id}` names a thing of the route's collection; the query `id` of /api/credits a user
-    case 'id': return path.includes('{id}') ? idFor(seeded, path) : seeded.userId;
-    case 'platform': return 'chat';
-    case 'amount': case 'price': case 'credit': return '1.00';
-    case 'discountedPrice': return '0.50';
-    case 'ip': return '10.0.0.9';
-    case 'email': return 'fuzz@example.com';
-    case 'password': return 'fuzz-password';
-    case 'timezone': return 'UTC';
-    case 'link': return 'https://example.com/{username}';
-    case 'expiryDate': case 'expires': case 'discountExpiryDate': return '2030-01-01 00:00:00';
-    case 'type': return 'latest';
-    default: return undefined;
+    case 'id':
+      return path.includes('{id}') ? idFor(seeded, path) : seeded.userId;
+    case 'platform':
+      return 'chat';
+    case 'amount':
+    case 'price':
+    case 'credit':
+      return '1.00';
+    case 'discountedPrice':
+      return '0.50';
+    case 'ip':
+      return '10.0.0.9';
+    case 'email':
+      return 'fuzz@example.com';
+    case 'password':
+      return 'fuzz-password';
+    case 'timezone':
+      return 'UTC';
+    case 'link':
+      return 'https://example.com/{username}';
+    case 'expiryDate':
+    case 'expires':
+    case 'discountExpiryDate':
+      return '2030-01-01 00:00:00';
+    case 'type':
+      return 'latest';
+    default:
+      return undefined;
   }
 }

@@ -20,7 +20,9 @@ const options = Type.Object({
 const refusal = (code: 'INVALID_SIGNATURE' | 'INVALID_WEBHOOK', message: string) => Object.assign(new Error(message), { code });
 
 const KINDS: Record<string, Payments.GatewayEvent['kind']> = {
-  'payment.succeeded': 'completed', 'payment.refunded': 'refunded', 'payment.disputed': 'disputed',
+  'payment.succeeded': 'completed',
+  'payment.refunded': 'refunded',
+  'payment.disputed': 'disputed',
 };
 
 function examplePay(secret: string, payURL: string): Payments.GatewayAdapter {
@@ -28,8 +30,8 @@ function examplePay(secret: string, payURL: string): Payments.GatewayAdapter {
     name: 'examplepay',
     async createCheckout({ paymentId, amount, currency, returnURL, cancelURL }) {
       const url = new URL(payURL);
-      for (const [k, v] of Object.entries({ payment: paymentId, amount: String(amount), currency, return: returnURL,
-        cancel: cancelURL })) url.searchParams.set(k, v);
+      for (const [k, v] of Object.entries({ payment: paymentId, amount: String(amount), currency, return: returnURL, cancel: cancelURL }))
+        url.searchParams.set(k, v);
       return { checkoutRef: `ep_${paymentId}`, checkoutURL: url.toString() };
     },
     async parseWebhook({ rawBody, headers }) {

@@ -15,7 +15,9 @@ const features = ['users', 'credits', 'store', 'donations', 'payments'];
 const webhook = (host: TestHost, event: Record<string, unknown>, secret = SECRET) => {
   const payload = JSON.stringify(event);
   return host.app.inject({
-    method: 'POST', url: '/api/payments/webhooks/examplepay', payload,
+    method: 'POST',
+    url: '/api/payments/webhooks/examplepay',
+    payload,
     headers: { 'content-type': 'application/json', 'x-examplepay-signature': createHmac('sha256', secret).update(payload).digest('hex') },
   });
 };

@@ -4,9 +4,7 @@
  * database, settings and its options at registration.
  * Enable it in config: "plugins": { "hello": { "enabled": true, "package": "community-plugin-hello" } }
  */
-import {
-  defineEntity, defineFeature, DomainError, p, sql, Type, type ConsoleSection, type SettingValues, type SiteSetting,
-} from '@community-platform/sdk';
+import { defineEntity, defineFeature, DomainError, p, sql, Type, type ConsoleSection, type SettingValues, type SiteSetting } from '@community-platform/sdk';
 import { migrations } from './migrations/index.ts';
 
 const HelloGreeting = defineEntity({
@@ -52,22 +50,37 @@ const greetingsSection: ConsoleSection = {
   order: 90,
   pages(pages, { db }) {
     const list = async (errors?: Record<string, string>, values?: Record<string, string>) => ({
-      title: 'Greetings', status: errors ? 422 : 200,
+      title: 'Greetings',
+      status: errors ? 422 : 200,
       blocks: [
         {
-          kind: 'table' as const, caption: 'Names greeted', columns: [{ key: 'name', label: 'Name' }],
+          kind: 'table' as const,
+          caption: 'Names greeted',
+          columns: [{ key: 'name', label: 'Name' }],
           rows: (await HelloGreeting.select(db, sql`order by ${G.id}`)).map((r) => ({ name: r.name })),
         },
-        { kind: 'form' as const, id: 'new-greeting', title: 'Greet someone', action: pages.base, submit: 'Add', errors, values,
-          fields: [{ name: 'name', label: 'Name', required: true }] },
+        {
+          kind: 'form' as const,
+          id: 'new-greeting',
+          title: 'Greet someone',
+          action: pages.base,
+          submit: 'Add',
+          errors,
+          values,
+          fields: [{ name: 'name', label: 'Name', required: true }],
+        },
       ],
     });
     pages.get('', async () => list());
-    pages.post('', async ({ body, invalid, form }) => {
-      if (invalid) return list(invalid, form);
-      await HelloGreeting.insert(db, { name: (body as { name: string }).name });
-      return { redirect: pages.base, notice: 'Greeting added.' };
-    }, { body: NewGreeting });
+    pages.post(
+      '',
+      async ({ body, invalid, form }) => {
+        if (invalid) return list(invalid, form);
+        await HelloGreeting.insert(db, { name: (body as { name: string }).name });
+        return { redirect: pages.base, notice: 'Greeting added.' };
+      },
+      { body: NewGreeting },
+    );
   },
 };
 
@@ -81,31 +94,43 @@ export default defineFeature({
   migrations,
   async register(app, { db, options: opts, settings: site }) {
     const text = (name: string) => `${opts.greeting}, ${name}${site.get().helloPunctuation}`;
-    app.get('/api/hello/greetings', {
-      schema: { tags: ['hello'], response: { 200: Type.Array(Greeting) } },
-    }, async () => {
-      const rows = await HelloGreeting.select(db, sql`order by ${G.id}`);
-      return rows.map((r) => ({ id: r.id, text: text(r.name) }));
-    });
-    app.get('/api/hello/greetings/:id', {
-      schema: { tags: ['hello'], params: Type.Object({ id: Type.Integer({ minimum: 1 }) }), response: { 200: Greeting }, errors: ['GREETING_NOT_FOUND'] },
-    }, async (request) => {
-      const { id } = request.params as { id: number };
-      const row = await HelloGreeting.find(db, id);
-      if (!row) throw new DomainError('GREETING_NOT_FOUND', `No greeting with ID ${id}.`);
-      return { id: row.id, text: text(row.name) };
-    });
-    app.post('/api/hello/greetings', {
-      schema: {
-        tags: ['hello'],
-        body: NewGreeting,
-        response: { 201: Type.Object({ status: Type.Literal(true), id: Type.String() }) },
+    app.get(
+      '/api/hello/greetings',
+      {
+        schema: { tags: ['hello'], response: { 200: Type.Array(Greeting) } },
       },
-    }, async (request, reply) => {
-      const { name } = request.body as { name: string };
-      const id = await HelloGreeting.insert(db, { name });
-      return reply.code(201).send({ status: true, id });
-    });
+      async () => {
+        const rows = await HelloGreeting.select(db, sql`order by ${G.id}`);
+        return rows.map((r) => ({ id: r.id, text: text(r.name) }));
+      },
+    );
+    app.get(
+      '/api/hello/greetings/:id',
+      {
+        schema: { tags: ['hello'], params: Type.Object({ id: Type.Integer({ minimum: 1 }) }), response: { 200: Greeting }, errors: ['GREETING_NOT_FOUND'] },
+      },
+      async (request) => {
+        const { id } = request.params as { id: number };
+        const row = await HelloGreeting.find(db, id);
+        if (!row) throw new DomainError('GREETING_NOT_FOUND', `No greeting with ID ${id}.`);
+        return { id: row.id, text: text(row.name) };
+      },
+    );
+    app.post(
+      '/api/hello/greetings',
+      {
+        schema: {
+          tags: ['hello'],
+          body: NewGreeting,
+          response: { 201: Type.Object({ status: Type.Literal(true), id: Type.String() }) },
+        },
+      },
+      async (request, reply) => {
+        const { name } = request.body as { name: string };
+        const id = await HelloGreeting.insert(db, { name });
+        return reply.code(201).send({ status: true, id });
+      },
+    );
   },
   console: [greetingsSection],
 });

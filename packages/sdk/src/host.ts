@@ -16,8 +16,12 @@ export function hostRoot(): string {
   if (process.env.COMMUNITY_PLATFORM_ROOT) return process.env.COMMUNITY_PLATFORM_ROOT;
   for (let dir = realpathSync(dirname(fileURLToPath(import.meta.url))); dir !== dirname(dir); dir = dirname(dir)) {
     const manifest = join(dir, 'package.json');
-    if (existsSync(join(dir, 'core', 'host-objects.ts')) && existsSync(manifest)
-      && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'community-platform') return dir;
+    if (
+      existsSync(join(dir, 'core', 'host-objects.ts')) &&
+      existsSync(manifest) &&
+      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'community-platform'
+    )
+      return dir;
   }
   throw new Error('@community-platform/sdk: no community-platform host around this package; install the plugin into a host or set COMMUNITY_PLATFORM_ROOT.');
 }

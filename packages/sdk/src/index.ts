@@ -12,10 +12,45 @@ export const sdkVersion: string = host.sdkVersion;
 export const sdkRange: string = host.sdkRange;
 
 export const {
-  defineFeature, createServiceRef, DomainError, defineMigration, isUniqueViolation, settingsRef, OutboundRefused,
-  sql, join, raw, empty, where, Sql, fields, count, sum, typed, defineEntity, joined, p, everyRound, RoundLog, errorsFor, field, S,
-  PERMANENT, formatMoney, moneyNumber, parseMoney, requireMoney, toTimestamp, now, addSeconds, parseTimestamp, displayTimestamp,
-  parseClientTimestamp, isTimeZone, hasControlCharacter, compareCodeUnits,
+  defineFeature,
+  createServiceRef,
+  DomainError,
+  defineMigration,
+  isUniqueViolation,
+  settingsRef,
+  OutboundRefused,
+  sql,
+  join,
+  raw,
+  empty,
+  where,
+  Sql,
+  fields,
+  count,
+  sum,
+  typed,
+  defineEntity,
+  joined,
+  p,
+  everyRound,
+  RoundLog,
+  errorsFor,
+  field,
+  S,
+  PERMANENT,
+  formatMoney,
+  moneyNumber,
+  parseMoney,
+  requireMoney,
+  toTimestamp,
+  now,
+  addSeconds,
+  parseTimestamp,
+  displayTimestamp,
+  parseClientTimestamp,
+  isTimeZone,
+  hasControlCharacter,
+  compareCodeUnits,
 }: Omit<typeof Core, 'buildApp' | 'registerErrorCodes' | 'ServiceRegistry' | 'EventBus' | 'Database' | 'OutboundPolicy'> = host;
 export type DomainError = Core.DomainError;
 export type OutboundRefused = Core.OutboundRefused;
@@ -28,9 +63,31 @@ export type { Static, TSchema, TObject } from '@sinclair/typebox';
 export type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 export type {
-  AppConfig, ConsoleAccess, ConsoleBlock, ConsoleField, ConsolePage, ConsolePages, ConsoleRequest, ConsoleResult, ConsoleSection, Database, Dialect,
-  EventBus, EventMap, EventName, FeatureContext, FeatureDefinition, MigrationDef, OutboundPolicy, ServiceRef, ServiceRegistry, SettingsService,
-  SettingValues, SiteSetting, SiteSettings, TableRecord,
+  AppConfig,
+  ConsoleAccess,
+  ConsoleBlock,
+  ConsoleField,
+  ConsolePage,
+  ConsolePages,
+  ConsoleRequest,
+  ConsoleResult,
+  ConsoleSection,
+  Database,
+  Dialect,
+  EventBus,
+  EventMap,
+  EventName,
+  FeatureContext,
+  FeatureDefinition,
+  MigrationDef,
+  OutboundPolicy,
+  ServiceRef,
+  ServiceRegistry,
+  SettingsService,
+  SettingValues,
+  SiteSetting,
+  SiteSettings,
+  TableRecord,
 } from '../../../core/index.ts';
 
 // The built-in features' service refs (the registry matches a ref by its id) and their contracts' types.
@@ -49,8 +106,23 @@ import type * as Storefront from '../../../plugins/storefront/contract.ts';
 import type * as Support from '../../../plugins/support/contract.ts';
 import type * as Users from '../../../plugins/users/contract.ts';
 import type * as Votes from '../../../plugins/votes/contract.ts';
-export type { Auth, Bazaar, ChatIntegration, Credits, Delivery, Donations, Email, Notifications, Payments, Promotions, Store, Storefront, Support, Users,
-  Votes };
+export type {
+  Auth,
+  Bazaar,
+  ChatIntegration,
+  Credits,
+  Delivery,
+  Donations,
+  Email,
+  Notifications,
+  Payments,
+  Promotions,
+  Store,
+  Storefront,
+  Support,
+  Users,
+  Votes,
+};
 
 const ref = createServiceRef;
 export const authRef: typeof Auth.authRef = ref('auth');

@@ -39,9 +39,14 @@ export interface TestHost {
 /** Starts the host with the plugins asked; it closes when the test ends. */
 export async function startTestHost(t: TestContextLike, opts: TestHostOptions): Promise<TestHost> {
   const teardown = (fn: () => unknown) => ('after' in t ? t.after(fn) : t.teardown(fn));
-  const app = await kit.build({ teardown }, {
-    features: opts.features ?? [], env: opts.env, config: { ...opts.config, plugins: opts.plugins },
-  });
+  const app = await kit.build(
+    { teardown },
+    {
+      features: opts.features ?? [],
+      env: opts.env,
+      config: { ...opts.config, plugins: opts.plugins },
+    },
+  );
   return { app, call: (url, callOpts) => kit.call(app, url, callOpts) };
 }
 

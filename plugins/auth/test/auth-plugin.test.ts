@@ -13,31 +13,51 @@ import { NO_RATE_LIMIT, register, totp, wrongCode } from './fixtures.ts';
 
 /** The plugin's `ErrorCode` enum, as docs/clients.md lists it ("Error codes a Java client can read"). */
 const PLUGIN_CODES = new Set([
-  'USER_NOT_FOUND', 'WRONG_PASSWORD', 'USERNAME_ALREADY_EXIST', 'EMAIL_ALREADY_EXIST', 'REGISTER_LIMIT', 'INVALID_USERNAME',
-  'INVALID_EMAIL', 'INVALID_PASSWORD', 'WRONG_CODE', 'SESSION_NOT_FOUND', 'TFA_VERIFICATION_FAILED', 'UNKNOWN_ERROR',
+  'USER_NOT_FOUND',
+  'WRONG_PASSWORD',
+  'USERNAME_ALREADY_EXIST',
+  'EMAIL_ALREADY_EXIST',
+  'REGISTER_LIMIT',
+  'INVALID_USERNAME',
+  'INVALID_EMAIL',
+  'INVALID_PASSWORD',
+  'WRONG_CODE',
+  'SESSION_NOT_FOUND',
+  'TFA_VERIFICATION_FAILED',
+  'UNKNOWN_ERROR',
 ]);
 
 const IP = '203.0.113.7';
 const AGENT = 'LeaderOS-Auth/1.0 (Paper 1.21)';
 
 /** Java's URLEncoder.encode: form encoding, a space as `+`, and `*` left alone. */
-const urlEncode = (value: string) => encodeURIComponent(value).replaceAll('%20', '+').replace(/[!'()~]/g,
-  (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const urlEncode = (value: string) =>
+  encodeURIComponent(value)
+    .replaceAll('%20', '+')
+    .replace(/[!'()~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** `AuthUtil`: success is HTTP 2xx with no `error` and a `data` object; otherwise the enum's code (UNKNOWN_ERROR when none). */
 async function pluginCall(app: FastifyInstance, api: string, form: Record<string, string>, key = ADMIN_KEY, ip?: string) {
   if (ip) form = { ...form, ip };
   const res = await app.inject({
-    method: 'POST', url: `/api/${api}`,
+    method: 'POST',
+    url: `/api/${api}`,
     headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': JAVA_AGENT },
-    payload: Object.entries(form).map(([k, v]) => `${k}=${urlEncode(v)}`).join('&'),
+    payload: Object.entries(form)
+      .map(([k, v]) => `${k}=${urlEncode(v)}`)
+      .join('&'),
   });
   const body = res.json();
-  if ('error' in body && !PLUGIN_CODES.has(body.error)) throw new Error(`getEnum fails on ${JSON.stringify(body.error)}: the plugin's response is null ` +
-    `(${api}: ${res.body})`);
+  if ('error' in body && !PLUGIN_CODES.has(body.error))
+    throw new Error(`getEnum fails on ${JSON.stringify(body.error)}: the plugin's response is null ` + `(${api}: ${res.body})`);
   const ok = [200, 201, 202].includes(res.statusCode) && !('error' in body);
-  return { ok, statusCode: res.statusCode, data: body.data, error: ok ? null : (body.error ?? 'UNKNOWN_ERROR') as string,
-    code: body.code as string | undefined };
+  return {
+    ok,
+    statusCode: res.statusCode,
+    data: body.data,
+    error: ok ? null : ((body.error ?? 'UNKNOWN_ERROR') as string),
+    code: body.code as string | undefined,
+  };
 }
 
 /** RegisterRequest: no email field unless the player typed one. */
@@ -63,7 +83,7 @@ t.test('register, login and the two-factor code as the plugin sends and reads th
   t.ok(verified.ok, 'VerifyTfaResponse: status true, no error');
 });
 
-t.test('every failure is a code of the plugin\'s ErrorCode, ours beside it when they differ', async (t) => {
+t.test("every failure is a code of the plugin's ErrorCode, ours beside it when they differ", async (t) => {
   const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
   await register(app, 'Taken', 'correct horse', IP);
   const done = (await pluginCall(app, 'auth/login', loginForm('Taken', 'correct horse'))).data.token as string;
@@ -73,8 +93,13 @@ t.test('every failure is a code of the plugin\'s ErrorCode, ours beside it when 
     ['register a taken name', 'auth/register', registerForm('taken', 'correct horse', 'new@example.com'), 'USERNAME_ALREADY_EXIST'],
     ['register a short password', 'auth/register', registerForm('Steve', '123', 'steve@example.com'), 'INVALID_PASSWORD'],
     ['register a bad name', 'auth/register', registerForm('no spaces!', 'correct horse', 'steve@example.com'), 'INVALID_USERNAME'],
-    ['register without an ip', 'auth/register', { username: 'Steve', password: 'correct horse', email: 's@example.com', useragent: AGENT }, 'UNKNOWN_ERROR',
-      'VALIDATION_ERROR'],
+    [
+      'register without an ip',
+      'auth/register',
+      { username: 'Steve', password: 'correct horse', email: 's@example.com', useragent: AGENT },
+      'UNKNOWN_ERROR',
+      'VALIDATION_ERROR',
+    ],
     ['login of nobody', 'auth/login', loginForm('Nobody', 'correct horse'), 'USER_NOT_FOUND'],
     ['login with a wrong password', 'auth/login', loginForm('Taken', 'wrong horse'), 'WRONG_PASSWORD'],
     ['login without a password', 'auth/login', { username: 'Taken', ip: IP, useragent: AGENT }, 'INVALID_PASSWORD', 'VALIDATION_ERROR'],
@@ -85,7 +110,11 @@ t.test('every failure is a code of the plugin\'s ErrorCode, ours beside it when 
     ['verify without a token', 'auth/tfa/verify', { code: '123456' }, 'SESSION_NOT_FOUND', 'VALIDATION_ERROR'],
   ];
   // No code of its own: UNKNOWN_ERROR, and on the two-factor route its failed verification.
-  for (const [route, error] of [['auth/register', 'UNKNOWN_ERROR'], ['auth/login', 'UNKNOWN_ERROR'], ['auth/tfa/verify', 'TFA_VERIFICATION_FAILED']] as const) {
+  for (const [route, error] of [
+    ['auth/register', 'UNKNOWN_ERROR'],
+    ['auth/login', 'UNKNOWN_ERROR'],
+    ['auth/tfa/verify', 'TFA_VERIFICATION_FAILED'],
+  ] as const) {
     cases.push([`${route} with a wrong API key`, route, {}, error, 'INVALID_API_KEY']);
   }
   for (const [what, api, form, error, ours] of cases) {
@@ -96,11 +125,17 @@ t.test('every failure is a code of the plugin\'s ErrorCode, ours beside it when 
   }
 });
 
-t.test('too many tries: each route\'s nearest code, RATE_LIMITED beside it, Retry-After kept', async (t) => {
+t.test("too many tries: each route's nearest code, RATE_LIMITED beside it, Retry-After kept", async (t) => {
   const app = await build(t, {
     features: ['users', 'auth'],
-    config: { plugins: { auth: { rateLimit: { login: { max: 1, windowSeconds: 60 }, register: { max: 1, windowSeconds: 60 } },
-      lockout: { code: { maxFailures: 1, lockSeconds: 60 } } } } },
+    config: {
+      plugins: {
+        auth: {
+          rateLimit: { login: { max: 1, windowSeconds: 60 }, register: { max: 1, windowSeconds: 60 } },
+          lockout: { code: { maxFailures: 1, lockSeconds: 60 } },
+        },
+      },
+    },
   });
   await register(app, 'Steve', 'correct horse', '10.0.0.1');
   t.equal((await pluginCall(app, 'auth/login', loginForm('Steve', 'wrong horse'))).error, 'WRONG_PASSWORD');
@@ -112,7 +147,7 @@ t.test('too many tries: each route\'s nearest code, RATE_LIMITED beside it, Retr
   t.equal((await pluginCall(app, 'auth/register', registerForm('Alex', '1', 'alex@example.com'))).error, 'INVALID_PASSWORD');
   res = await pluginCall(app, 'auth/register', registerForm('Alex', '1', 'alex@example.com'));
   t.equal(res.statusCode, 429);
-  t.equal(res.error, 'REGISTER_LIMIT', 'register: the plugin\'s limit on registrations');
+  t.equal(res.error, 'REGISTER_LIMIT', "register: the plugin's limit on registrations");
   t.equal(res.code, 'RATE_LIMITED');
 
   const { id } = (await call(app, '/api/users/?username=Steve')).json();
@@ -122,6 +157,6 @@ t.test('too many tries: each route\'s nearest code, RATE_LIMITED beside it, Retr
   t.equal((await pluginCall(app, 'auth/tfa/verify', { code: wrongCode(secret), token: pending })).error, 'WRONG_CODE');
   res = await pluginCall(app, 'auth/tfa/verify', { code: totp(secret, 30), token: pending });
   t.equal(res.statusCode, 429);
-  t.equal(res.error, 'TFA_VERIFICATION_FAILED', 'two-factor: the plugin\'s failed verification');
+  t.equal(res.error, 'TFA_VERIFICATION_FAILED', "two-factor: the plugin's failed verification");
   t.equal(res.code, 'RATE_LIMITED');
 });

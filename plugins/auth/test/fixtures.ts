@@ -36,8 +36,9 @@ export async function failedAttempts(app: FastifyInstance, table: 'auth_credenti
 
 /** Registers through the API (as the game plugin does) and returns the profile id and session token. */
 export async function register(app: FastifyInstance, username: string, password = 'correct horse', ip = CLIENT.ip): Promise<{ id: number; token: string }> {
-  const res = await call(app, '/api/auth/register',
-    { body: { username, password, email: `${username.toLowerCase()}@example.com`, ip, useragent: CLIENT.useragent } });
+  const res = await call(app, '/api/auth/register', {
+    body: { username, password, email: `${username.toLowerCase()}@example.com`, ip, useragent: CLIENT.useragent },
+  });
   if (res.statusCode !== 200) throw new Error(`register ${username}: ${res.statusCode} ${res.body}`);
   const profile = await call(app, `/api/users/?username=${username}`);
   return { id: Number(profile.json().id), token: res.json().data.token };
@@ -45,8 +46,11 @@ export async function register(app: FastifyInstance, username: string, password 
 
 /** Logs in as the game auth plugin does (its Java User-Agent included). */
 export function login(app: FastifyInstance, username: string, password: string, opts: Omit<CallOptions, 'body'> & { ip?: string } = {}) {
-  return call(app, '/api/auth/login', { ...opts, headers: { ...AS_JAVA, ...opts.headers },
-    body: { username, password, ip: opts.ip ?? CLIENT.ip, useragent: CLIENT.useragent } });
+  return call(app, '/api/auth/login', {
+    ...opts,
+    headers: { ...AS_JAVA, ...opts.headers },
+    body: { username, password, ip: opts.ip ?? CLIENT.ip, useragent: CLIENT.useragent },
+  });
 }
 
 export function sessionStatus(app: FastifyInstance, token: string): Promise<number> {

@@ -16,9 +16,12 @@ const AGENT = 'LeaderOS-Auth/1.0 (Paper 1.21; session)';
 /** The plugin's own encoding: `key=value` joined by `&`, nothing escaped. */
 function gameSession(app: FastifyInstance, fields: Record<string, string>, key = ADMIN_KEY) {
   return app.inject({
-    method: 'POST', url: '/api/auth/game-sessions',
+    method: 'POST',
+    url: '/api/auth/game-sessions',
     headers: { 'x-api-key': key, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': JAVA_AGENT },
-    payload: Object.entries(fields).map(([k, v]) => `${k}=${v}`).join('&'),
+    payload: Object.entries(fields)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('&'),
   });
 }
 
@@ -33,12 +36,16 @@ function asPlugin(res: { statusCode: number; json(): any }) {
 t.test('each state as the plugin acts on it', async (t) => {
   const app = await build(t, { config: NO_RATE_LIMIT });
 
-  t.strictSame(asPlugin(await gameSession(app, { username: 'Steve', ip: IP, useragent: AGENT })),
+  t.strictSame(
+    asPlugin(await gameSession(app, { username: 'Steve', ip: IP, useragent: AGENT })),
     { state: 'REGISTER_REQUIRED', token: undefined, realname: undefined },
-    'no account: the plugin asks the player to register');
+    'no account: the plugin asks the player to register',
+  );
 
-  const steve = await call(app, '/api/auth/register',
-    { body: { username: 'Steve', password: 'correct horse', email: 'steve@example.com', ip: IP, useragent: AGENT }, as: 'urlencoded' });
+  const steve = await call(app, '/api/auth/register', {
+    body: { username: 'Steve', password: 'correct horse', email: 'steve@example.com', ip: IP, useragent: AGENT },
+    as: 'urlencoded',
+  });
   t.equal(steve.statusCode, 200);
   const { id } = (await call(app, '/api/users/?username=Steve')).json();
 
@@ -73,11 +80,14 @@ t.test('each state as the plugin acts on it', async (t) => {
   await register(app, 'Alex', 'correct horse', IP);
   const alex = (await call(app, '/api/users/?username=Alex')).json();
   t.equal((await call(app, `/api/admin/users/${alex.id}`, { method: 'PATCH', body: { isVerified: '0' }, as: 'json' })).statusCode, 200);
-  t.strictSame(asPlugin(await gameSession(app, { username: 'Alex', ip: IP, useragent: AGENT })),
-    { state: 'EMAIL_NOT_VERIFIED', token: undefined, realname: 'Alex' });
+  t.strictSame(asPlugin(await gameSession(app, { username: 'Alex', ip: IP, useragent: AGENT })), {
+    state: 'EMAIL_NOT_VERIFIED',
+    token: undefined,
+    realname: 'Alex',
+  });
 });
 
-t.test('every error carries a code of the plugin\'s ErrorCode, and ours beside it', async (t) => {
+t.test("every error carries a code of the plugin's ErrorCode, and ours beside it", async (t) => {
   const app = await build(t, { config: NO_RATE_LIMIT });
   const known = new Set<string>(AUTH_PLUGIN_CODES);
   const cases: [string, Awaited<ReturnType<typeof gameSession>>, string, string][] = [

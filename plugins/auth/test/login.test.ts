@@ -28,8 +28,12 @@ t.test('login errors: codes, statuses, nothing written', async (t) => {
   const steve = await register(app, 'Steve', 'correct horse');
   await newUser(app, 'NoPassword');
   const before = await snapshotExceptCounts(app);
-  const attempt = (username: string, password: string, status: number, error: string): ErrorCase =>
-    ({ url: '/api/auth/login', body: { username, password, ...CLIENT }, status, error });
+  const attempt = (username: string, password: string, status: number, error: string): ErrorCase => ({
+    url: '/api/auth/login',
+    body: { username, password, ...CLIENT },
+    status,
+    error,
+  });
   await expectErrors(t, app, [
     attempt('Steve', 'Correct horse', 401, 'WRONG_PASSWORD'),
     attempt('Steve', '', 401, 'WRONG_PASSWORD'),
@@ -37,8 +41,12 @@ t.test('login errors: codes, statuses, nothing written', async (t) => {
     attempt('Herobrine', 'correct horse', 404, 'USER_NOT_FOUND'),
     attempt('', 'correct horse', 404, 'USER_NOT_FOUND'),
     // The game auth plugin reads `error` into its ErrorCode enum: a field of its own, else UNKNOWN_ERROR.
-    ...missingFields('/api/auth/login', { username: 'Steve', password: 'correct horse', ...CLIENT }, undefined,
-      (field) => ({ username: 'INVALID_USERNAME', password: 'INVALID_PASSWORD' })[field] ?? 'UNKNOWN_ERROR'),
+    ...missingFields(
+      '/api/auth/login',
+      { username: 'Steve', password: 'correct horse', ...CLIENT },
+      undefined,
+      (field) => ({ username: 'INVALID_USERNAME', password: 'INVALID_PASSWORD' })[field] ?? 'UNKNOWN_ERROR',
+    ),
   ]);
   t.strictSame(await snapshotExceptCounts(app), before, 'no failed login opened a session');
   t.equal(await failedAttempts(app, 'auth_credentials', steve.id), 2, 'only the wrong passwords were counted, against the account');
@@ -74,8 +82,8 @@ t.test('imported bcrypt and AuthMe hashes work once, then become argon2id', asyn
   for (const [name, stored] of imported) {
     const user = await newUser(app, name);
     await app.db.unchecked.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, stored, '2020-01-01 00:00:00']);
-    const row = async () => (await app.db.unchecked.query<{ password_hash: string }>('select password_hash from auth_credentials where user_id = ?',
-      [user.id]))[0]!.password_hash;
+    const row = async () =>
+      (await app.db.unchecked.query<{ password_hash: string }>('select password_hash from auth_credentials where user_id = ?', [user.id]))[0]!.password_hash;
 
     let res = await login(app, name, 'wrong secret');
     t.equal(res.json().error, 'WRONG_PASSWORD', `${name}: a wrong password fails`);
@@ -88,18 +96,28 @@ t.test('imported bcrypt and AuthMe hashes work once, then become argon2id', asyn
     t.equal((await login(app, name, 'wrong secret')).statusCode, 401, `${name}: and still refuses a wrong password`);
   }
 
-  const current = (await app.db.unchecked.query<{ password_hash: string }>(
-    'select password_hash from auth_credentials order by id')).map((r) => r.password_hash);
+  const current = (await app.db.unchecked.query<{ password_hash: string }>('select password_hash from auth_credentials order by id')).map(
+    (r) => r.password_hash,
+  );
   const again = await newUser(app, 'Current');
-  await app.db.unchecked.run(
-    'insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [again.id, current[0], '2020-01-01 00:00:00']);
+  await app.db.unchecked.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [
+    again.id,
+    current[0],
+    '2020-01-01 00:00:00',
+  ]);
   t.equal((await login(app, 'Current', 'old secret')).statusCode, 200);
   const [kept] = await app.db.unchecked.query<{ password_hash: string; updated_at: string }>(
     'select password_hash, updated_at from auth_credentials where user_id = ?',
-    [again.id]);
+    [again.id],
+  );
   t.strictSame({ ...kept }, { password_hash: current[0], updated_at: '2020-01-01 00:00:00' }, 'a current argon2id hash is left alone');
 
-  for (const [name, stored] of [['Broken', '$argon2id$v=19$m=19456,t=2,p=1$bad'], ['Odd', '$SHA$nohash'], ['Plain', 'old secret'], ['Cut', '$2y$10$short']]) {
+  for (const [name, stored] of [
+    ['Broken', '$argon2id$v=19$m=19456,t=2,p=1$bad'],
+    ['Odd', '$SHA$nohash'],
+    ['Plain', 'old secret'],
+    ['Cut', '$2y$10$short'],
+  ]) {
     const user = await newUser(app, name!);
     await app.db.unchecked.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, stored, '2020-01-01 00:00:00']);
     const res = await login(app, name!, 'old secret');

@@ -21,7 +21,8 @@ t.test('register: an account, an argon2id hash, and a live session', async (t) =
   t.equal(Number(cred!.user_id), Number(profile.id));
   t.match(cred!.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
   const sessions = await app.db.unchecked.query<{ token_hash: string; ip: string; user_agent: string; verified: unknown }>(
-    'select token_hash, ip, user_agent, verified from auth_sessions');
+    'select token_hash, ip, user_agent, verified from auth_sessions',
+  );
   t.equal(sessions.length, 1);
   t.equal(sessions[0]!.token_hash, sha256(body.data.token), 'only the hash of the token is stored');
   t.strictSame([sessions[0]!.ip, sessions[0]!.user_agent, Number(sessions[0]!.verified)], [CLIENT.ip, CLIENT.useragent, 1]);
@@ -40,8 +41,14 @@ t.test('register errors: codes and statuses, nothing written', async (t) => {
   const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
   await register(app, 'Taken', 'hunter22', '10.9.9.9');
   const before = await snapshot(app, TABLES);
-  const attempt = (fields: Record<string, string>, error: string, message?: RegExp, code?: string): ErrorCase =>
-    ({ url: '/api/auth/register', body: form(fields), status: 400, error, message, ...(code ? { code } : {}) });
+  const attempt = (fields: Record<string, string>, error: string, message?: RegExp, code?: string): ErrorCase => ({
+    url: '/api/auth/register',
+    body: form(fields),
+    status: 400,
+    error,
+    message,
+    ...(code ? { code } : {}),
+  });
   await expectErrors(t, app, [
     attempt({ username: 'tAKEN' }, 'USERNAME_ALREADY_EXIST'),
     attempt({ email: 'TAKEN@example.COM' }, 'EMAIL_ALREADY_EXIST'),
@@ -60,18 +67,28 @@ t.test('register errors: codes and statuses, nothing written', async (t) => {
     attempt({ ip: '' }, 'UNKNOWN_ERROR', /ip/, 'VALIDATION_ERROR'),
     attempt({ ip: 'x'.repeat(46) }, 'UNKNOWN_ERROR', /ip/, 'VALIDATION_ERROR'),
     attempt({ useragent: 'x'.repeat(513) }, 'UNKNOWN_ERROR', /useragent/, 'VALIDATION_ERROR'),
-    ...missingFields('/api/auth/register', form(), undefined,
-      (field) => ({ username: 'INVALID_USERNAME', password: 'INVALID_PASSWORD', email: 'INVALID_EMAIL' })[field] ?? 'UNKNOWN_ERROR'),
+    ...missingFields(
+      '/api/auth/register',
+      form(),
+      undefined,
+      (field) => ({ username: 'INVALID_USERNAME', password: 'INVALID_PASSWORD', email: 'INVALID_EMAIL' })[field] ?? 'UNKNOWN_ERROR',
+    ),
   ]);
   t.strictSame(await snapshot(app, TABLES), before, 'no failed registration wrote anything');
 });
 
 t.test('two registrations racing for one name: one account, one clear refusal', async (t) => {
   const app = await build(t, { features: ['users', 'auth'] });
-  const answers = await Promise.all(['10.0.1.1', '10.0.1.2', '10.0.1.3'].map((ip, i) =>
-    call(app, '/api/auth/register', { body: form({ username: ['Racer', 'racer', 'RACER'][i]!, email: `racer${i}@example.com`, ip }) })));
+  const answers = await Promise.all(
+    ['10.0.1.1', '10.0.1.2', '10.0.1.3'].map((ip, i) =>
+      call(app, '/api/auth/register', { body: form({ username: ['Racer', 'racer', 'RACER'][i]!, email: `racer${i}@example.com`, ip }) }),
+    ),
+  );
   t.strictSame(answers.map((r) => r.statusCode).sort(), [200, 400, 400]);
-  t.strictSame(answers.filter((r) => r.statusCode === 400).map((r) => r.json().error), ['USERNAME_ALREADY_EXIST', 'USERNAME_ALREADY_EXIST']);
+  t.strictSame(
+    answers.filter((r) => r.statusCode === 400).map((r) => r.json().error),
+    ['USERNAME_ALREADY_EXIST', 'USERNAME_ALREADY_EXIST'],
+  );
   t.equal((await app.db.unchecked.query('select id from users_accounts')).length, 1);
   t.equal((await app.db.unchecked.query('select id from auth_credentials')).length, 1, 'no credentials without an account');
 });
@@ -79,10 +96,18 @@ t.test('two registrations racing for one name: one account, one clear refusal', 
 t.test('many registrations at once, neighbours in the name index: every one an account, none a fault', async (t) => {
   // On MySQL, locking reads of names nobody has took gap locks that parallel inserts deadlocked on.
   const app = await build(t, { features: ['users', 'auth'] });
-  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) =>
-    call(app, '/api/auth/register', { body: form({ username: `crowd_${String(i).padStart(2, '0')}`, email: `crowd${i}@example.com`,
-      ip: `10.0.2.${i + 1}` }) })));
-  t.strictSame(answers.map((r) => r.statusCode), answers.map(() => 200), answers.find((r) => r.statusCode !== 200)?.body ?? 'all 200');
+  const answers = await Promise.all(
+    Array.from({ length: 40 }, (_, i) =>
+      call(app, '/api/auth/register', {
+        body: form({ username: `crowd_${String(i).padStart(2, '0')}`, email: `crowd${i}@example.com`, ip: `10.0.2.${i + 1}` }),
+      }),
+    ),
+  );
+  t.strictSame(
+    answers.map((r) => r.statusCode),
+    answers.map(() => 200),
+    answers.find((r) => r.statusCode !== 200)?.body ?? 'all 200',
+  );
   t.equal((await app.db.unchecked.query('select id from users_accounts')).length, 40);
   t.equal((await app.db.unchecked.query('select user_id from auth_credentials')).length, 40);
 });
@@ -123,7 +148,7 @@ t.test('register is rate limited per username and ip', async (t) => {
   }
   let res = await call(app, '/api/auth/register', { body: form({ username: 'SPAMMER' }), headers: AS_JAVA });
   t.equal(res.statusCode, 429, 'the third try within the window is refused, whatever the case of the name');
-  t.equal(res.json().error, 'REGISTER_LIMIT', 'the auth plugin\'s nearest code');
+  t.equal(res.json().error, 'REGISTER_LIMIT', "the auth plugin's nearest code");
   t.equal(res.json().code, 'RATE_LIMITED');
   t.match(res.headers['retry-after'], /^[0-9]+$/);
   t.equal((await app.db.unchecked.query('select id from users_accounts')).length, 0, 'a refused call writes nothing');

@@ -10,7 +10,9 @@ import { TABLES, sessionStatus, sha256 } from './fixtures.ts';
 
 async function storedSession(app: FastifyInstance, token: string) {
   const [row] = await app.db.unchecked.query<{ user_id: number; ip: string; user_agent: string | null; created_at: string; expires_at: string }>(
-    'select user_id, ip, user_agent, created_at, expires_at from auth_sessions where token_hash = ?', [sha256(token)]);
+    'select user_id, ip, user_agent, created_at, expires_at from auth_sessions where token_hash = ?',
+    [sha256(token)],
+  );
   return row!;
 }
 
@@ -31,8 +33,11 @@ t.test('POST /api/auth/sessions opens a session; GET checks it', async (t) => {
     t.equal(Number(row.user_id), steve.id);
     t.equal(seconds(row.created_at, row.expires_at), 30 * 86400, 'without expires a session lasts 30 days');
   }
-  let res = await call(app, '/api/auth/sessions',
-    { key, body: { userID: steve.id, ip: '::1', useragent: 'Bot/2', expires: '2031-06-01 12:00:00' }, as: 'json' });
+  let res = await call(app, '/api/auth/sessions', {
+    key,
+    body: { userID: steve.id, ip: '::1', useragent: 'Bot/2', expires: '2031-06-01 12:00:00' },
+    as: 'json',
+  });
   t.equal(res.statusCode, 201);
   t.match(await storedSession(app, res.json().token), { ip: '::1', user_agent: 'Bot/2', expires_at: '2031-06-01 12:00:00' });
 
@@ -58,12 +63,27 @@ t.test('session checks: unknown, expired and pending tokens are SESSION_NOT_FOUN
 
   const live = (await call(app, '/api/auth/sessions', { body: { userID: steve.id, ip: '::1' } })).json().token as string;
   // The periodic sweep's work, done now rather than waited for.
-  const auth = new DbAuthService(app.db, app.services.get(usersRef), app.settings,
-    { sessionDays: 30, passwordMinLength: 6, passwordMaxLength: 128, tfaIssuer: 'x', tfaMaxAttempts: 5,
-      lockout: { password: { maxFailures: 10, lockSeconds: 900 }, code: { maxFailures: 10, lockSeconds: 900 } } }, new SecretBox(undefined));
+  const auth = new DbAuthService(
+    app.db,
+    app.services.get(usersRef),
+    app.settings,
+    {
+      sessionDays: 30,
+      passwordMinLength: 6,
+      passwordMaxLength: 128,
+      tfaIssuer: 'x',
+      tfaMaxAttempts: 5,
+      lockout: { password: { maxFailures: 10, lockSeconds: 900 }, code: { maxFailures: 10, lockSeconds: 900 } },
+    },
+    new SecretBox(undefined),
+  );
   t.equal(await auth.sweepSessions(), 1, 'the sweep deletes the expired session');
   const left = await app.db.unchecked.query<{ token_hash: string }>('select token_hash from auth_sessions');
-  t.strictSame(left.map((r) => r.token_hash), [sha256(live)], 'and keeps the live one');
+  t.strictSame(
+    left.map((r) => r.token_hash),
+    [sha256(live)],
+    'and keeps the live one',
+  );
 });
 
 t.test('session create errors change nothing', async (t) => {

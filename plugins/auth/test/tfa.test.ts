@@ -35,17 +35,20 @@ t.test('the test TOTP generator matches RFC 6238', async (t) => {
   t.equal(totpAt('GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ', 1111111109), '081804');
 });
 
-t.test('codes are checked against the host\'s clock, so a test moves it instead of waiting for a step', async (t) => {
+t.test("codes are checked against the host's clock, so a test moves it instead of waiting for a step", async (t) => {
   const clock = new TestClock({ frozen: true, at: Date.now() + 3600_000 });
   const app = await build(t, { features: ['users', 'auth'], clock });
   const { id } = await register(app, 'Steve', 'correct horse');
   const { secret } = (await call(app, '/api/auth/tfa/setup', { body: { userID: id } })).json().data;
   const hourAhead = totpAt(secret, clock.now() / 1000);
-  t.notOk([-30, 0, 30].some((offset) => totpAt(secret, Date.now() / 1000 + offset) === hourAhead), 'not a code of the real time');
-  t.equal((await call(app, '/api/auth/tfa/enable', { body: { userID: id, code: hourAhead } })).statusCode, 200, 'the clock\'s code enables');
+  t.notOk(
+    [-30, 0, 30].some((offset) => totpAt(secret, Date.now() / 1000 + offset) === hourAhead),
+    'not a code of the real time',
+  );
+  t.equal((await call(app, '/api/auth/tfa/enable', { body: { userID: id, code: hourAhead } })).statusCode, 200, "the clock's code enables");
   clock.advance(90_000);
   const token = await pendingLogin(app);
-  t.equal((await verify(app, token, totpAt(secret, clock.now() / 1000 - 30))).statusCode, 200, 'and the step before the moved clock\'s verifies');
+  t.equal((await verify(app, token, totpAt(secret, clock.now() / 1000 - 30))).statusCode, 200, "and the step before the moved clock's verifies");
 });
 
 t.test('enrolment: setup, enable with a real code, authStatus "1"', async (t) => {
@@ -82,7 +85,9 @@ t.test('login with two-factor: pending token, wrong code, right code, replay', a
   t.match(token, /^[0-9a-f]{32}$/);
   t.equal(await sessionStatus(app, token), 404, 'a pending token is not a session yet');
   const [pending] = await app.db.unchecked.query<{ created_at: string; expires_at: string }>(
-    'select created_at, expires_at from auth_sessions where token_hash = ?', [sha256(token)]);
+    'select created_at, expires_at from auth_sessions where token_hash = ?',
+    [sha256(token)],
+  );
   t.equal((parseTimestamp(pending!.expires_at).getTime() - parseTimestamp(pending!.created_at).getTime()) / 1000, 300, 'it waits 5 minutes for the code');
 
   let res = await verify(app, token, wrongCode(secret));
@@ -117,14 +122,20 @@ t.test('one code, two logins at the same moment: exactly one succeeds', async (t
   const code = totp(secret, 30);
   const answers = await Promise.all(tokens.map((token) => verify(app, token, code)));
   t.strictSame(answers.map((r) => r.statusCode).sort(), [200, 400, 400]);
-  t.strictSame(answers.filter((r) => r.statusCode === 400).map((r) => r.json().error), ['WRONG_CODE', 'WRONG_CODE']);
+  t.strictSame(
+    answers.filter((r) => r.statusCode === 400).map((r) => r.json().error),
+    ['WRONG_CODE', 'WRONG_CODE'],
+  );
   const live = await Promise.all(tokens.map((token) => sessionStatus(app, token)));
   t.strictSame(live.sort(), [200, 404, 404], 'one live session');
 });
 
 t.test('two-factor verify: unknown and expired tokens, too many wrong codes', async (t) => {
-  const app = await build(t, { features: ['users', 'auth'], config: { plugins: { auth: { tfaMaxAttempts: 3, rateLimit: { login: { max: 0 } } } } },
-    clock: frozen() });
+  const app = await build(t, {
+    features: ['users', 'auth'],
+    config: { plugins: { auth: { tfaMaxAttempts: 3, rateLimit: { login: { max: 0 } } } } },
+    clock: frozen(),
+  });
   const { secret } = await enrolled(app);
   let res = await verify(app, '0'.repeat(32), totp(secret, 30));
   t.equal(res.statusCode, 404);
@@ -151,13 +162,23 @@ t.test('two-factor verify: unknown and expired tokens, too many wrong codes', as
 });
 
 t.test('wrong codes sent at once each count against the pending login', async (t) => {
-  const app = await build(t, { features: ['users', 'auth'], config: { plugins: { auth: { tfaMaxAttempts: 3, rateLimit: { login: { max: 0 } } } } },
-    clock: frozen() });
+  const app = await build(t, {
+    features: ['users', 'auth'],
+    config: { plugins: { auth: { tfaMaxAttempts: 3, rateLimit: { login: { max: 0 } } } } },
+    clock: frozen(),
+  });
   const { secret } = await enrolled(app);
   const guessed = await pendingLogin(app);
   const answers = await Promise.all(Array.from({ length: 6 }, () => verify(app, guessed, wrongCode(secret))));
-  t.same([...new Set(answers.map((res) => res.json().error))].filter((e) => e !== 'WRONG_CODE' && e !== 'SESSION_NOT_FOUND'), [], 'each one refused');
-  t.ok(answers.some((res) => /Too many wrong codes/.test(res.json().message)), 'one of them ended the login');
+  t.same(
+    [...new Set(answers.map((res) => res.json().error))].filter((e) => e !== 'WRONG_CODE' && e !== 'SESSION_NOT_FOUND'),
+    [],
+    'each one refused',
+  );
+  t.ok(
+    answers.some((res) => /Too many wrong codes/.test(res.json().message)),
+    'one of them ended the login',
+  );
   const res = await verify(app, guessed, totp(secret, 30));
   t.equal(res.json().error, 'SESSION_NOT_FOUND', 'the right code after them finds no login to complete');
 });
@@ -203,8 +224,12 @@ t.test('enrolment errors', async (t) => {
     { url: '/api/admin/auth/tfa/disable', body: { userID: 999 }, status: 404, error: 'USER_NOT_FOUND' },
     ...missingFields('/api/admin/auth/tfa/disable', { userID: plain.id }),
     // Called by the game auth plugin: its ErrorCode for each field.
-    ...missingFields(tfa('verify'), { token: '0'.repeat(32), code: '123456' }, undefined,
-      (field) => ({ token: 'SESSION_NOT_FOUND', code: 'WRONG_CODE' })[field]!),
+    ...missingFields(
+      tfa('verify'),
+      { token: '0'.repeat(32), code: '123456' },
+      undefined,
+      (field) => ({ token: 'SESSION_NOT_FOUND', code: 'WRONG_CODE' })[field]!,
+    ),
   ]);
   t.strictSame(await snapshot(app, TABLES), before);
 });

@@ -15,8 +15,17 @@ async function server(app: FastifyInstance, name: string, extra: Record<string, 
 
 function item(serverID: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    serverID, itemID: 'DIAMOND_SWORD', modelID: '7', name: '§bExcalibur', lore: 'Sharp\nVery sharp', amount: '1',
-    durability: '12', maxDurability: '1561', enchantments: 'SHARPNESS:5', base64: 'rO0ABXNy+/9=', ...extra,
+    serverID,
+    itemID: 'DIAMOND_SWORD',
+    modelID: '7',
+    name: '§bExcalibur',
+    lore: 'Sharp\nVery sharp',
+    amount: '1',
+    durability: '12',
+    maxDurability: '1561',
+    enchantments: 'SHARPNESS:5',
+    base64: 'rO0ABXNy+/9=',
+    ...extra,
   };
 }
 
@@ -36,12 +45,25 @@ t.test('items: add in every encoding, list with every field as a string', async 
     t.same(res.json(), { success: true, status: true }, `${as}: success and status, no error key`);
   }
   const list = await items(app, steve);
-  t.same(list.map((i) => i.itemID), ['ITEM_multipart', 'ITEM_urlencoded', 'ITEM_json']);
+  t.same(
+    list.map((i) => i.itemID),
+    ['ITEM_multipart', 'ITEM_urlencoded', 'ITEM_json'],
+  );
   const first = list[0]!;
   t.match(first, {
-    owner: String(steve), serverID: sid, modelID: '7', name: '§bExcalibur', lore: 'Sharp\nVery sharp', amount: '1',
-    durability: '12', maxDurability: '1561', enchantments: 'SHARPNESS:5', base64: 'rO0ABXNy+/9=', description: null,
-    price: '0.00', sold: '0',
+    owner: String(steve),
+    serverID: sid,
+    modelID: '7',
+    name: '§bExcalibur',
+    lore: 'Sharp\nVery sharp',
+    amount: '1',
+    durability: '12',
+    maxDurability: '1561',
+    enchantments: 'SHARPNESS:5',
+    base64: 'rO0ABXNy+/9=',
+    description: null,
+    price: '0.00',
+    sold: '0',
   });
   t.match(first.id, /^\d+$/);
   t.match(first.creationDate, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
@@ -53,7 +75,8 @@ t.test('items: optional fields may be left out; modelID then is null', async (t)
   const steve = await user(app, 'steve');
   const sid = await server(app, 'Survival');
   const res = await call(app, `/api/bazaar/storages/${steve}/items`, {
-    body: { serverID: sid, itemID: 'STONE', amount: 64, durability: 0, maxDurability: 0, base64: 'AAAA' }, as: 'json',
+    body: { serverID: sid, itemID: 'STONE', amount: 64, durability: 0, maxDurability: 0, base64: 'AAAA' },
+    as: 'json',
   });
   t.equal(res.statusCode, 200);
   t.match((await items(app, steve))[0], { itemID: 'STONE', amount: '64', modelID: null, name: '', lore: null, enchantments: null });
@@ -66,8 +89,10 @@ t.test('items: base64 is stored byte for byte; spaces from unencoded `+` become 
   // A game plugin that does not percent-encode: the raw `+` arrives as a space after form decoding.
   const raw = `serverID=${sid}&itemID=DIAMOND&amount=1&durability=0&maxDurability=0&base64=ab+cd/ef+==`;
   const res = await app.inject({
-    method: 'POST', url: `/api/bazaar/storages/${steve}/items`, payload: raw,
-    headers: { 'x-api-key': (await apiKey(app)), 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST',
+    url: `/api/bazaar/storages/${steve}/items`,
+    payload: raw,
+    headers: { 'x-api-key': await apiKey(app), 'content-type': 'application/x-www-form-urlencoded' },
   });
   t.equal(res.statusCode, 200, res.body);
   const lines = 'H4sIAAAAAAAA/+1YW2/bNhR+\r\nz9+f8Q==\n';
@@ -75,7 +100,10 @@ t.test('items: base64 is stored byte for byte; spaces from unencoded `+` become 
   const big = `${'QUJD+/'.repeat(65536 / 6)}QUJD`;
   t.equal(Buffer.byteLength(big), 65536, 'exactly the 64 KiB field limit');
   t.equal((await call(app, `/api/bazaar/storages/${steve}/items`, { body: item(sid, { base64: big }), as: 'urlencoded' })).statusCode, 200);
-  t.same((await items(app, steve)).map((i) => i.base64), ['ab+cd/ef+==', lines, big]);
+  t.same(
+    (await items(app, steve)).map((i) => i.base64),
+    ['ab+cd/ef+==', lines, big],
+  );
 });
 
 t.test('items: serverID filter', async (t) => {
@@ -83,13 +111,19 @@ t.test('items: serverID filter', async (t) => {
   const steve = await user(app, 'steve');
   const [a, b] = [await server(app, 'A'), await server(app, 'B')];
   for (const sid of [a, b, b]) await call(app, `/api/bazaar/storages/${steve}/items`, { body: item(sid) });
-  t.same((await items(app, steve, `?serverID=${a}`)).map((i) => i.serverID), [a]);
-  t.same((await items(app, steve, `?serverID=${b}`)).map((i) => i.serverID), [b, b]);
+  t.same(
+    (await items(app, steve, `?serverID=${a}`)).map((i) => i.serverID),
+    [a],
+  );
+  t.same(
+    (await items(app, steve, `?serverID=${b}`)).map((i) => i.serverID),
+    [b, b],
+  );
   t.same(await items(app, steve, '?serverID=999'), [], 'an unknown server holds nothing');
   t.equal((await items(app, steve)).length, 3);
   const bad = await call(app, `/api/bazaar/storages/${steve}/items?serverID=abc`, { headers: AS_JAVA });
   t.equal(bad.statusCode, 400);
-  t.equal(bad.json().error, 'USER_NOT_FOUND', 'the game plugin\'s general code');
+  t.equal(bad.json().error, 'USER_NOT_FOUND', "the game plugin's general code");
   t.equal(bad.json().code, 'VALIDATION_ERROR');
 });
 
@@ -168,13 +202,15 @@ t.test('items: 30 adds at once over two instances on one database store exactly 
   const add = (app: FastifyInstance) => call(app, `/api/bazaar/storages/${steve}/items`, { body: item(sid), as: 'json' });
   const results = await overBoth([a, b], 30, add);
   t.equal(results.filter((r) => r.statusCode === 200).length, 10, 'ten stored');
-  t.ok(results.every((r) => r.statusCode === 200 || (r.statusCode === 400 && r.json().error === 'INSERT_ERROR')), 'the rest refused as full');
+  t.ok(
+    results.every((r) => r.statusCode === 200 || (r.statusCode === 400 && r.json().error === 'INSERT_ERROR')),
+    'the rest refused as full',
+  );
   t.equal((await items(b, steve)).length, 10);
 
   // The deletes and adds keep the count right: two deletes at once free two places, no more.
   const [first, second] = await items(a, steve);
-  const deletes = await overBoth([a, b], 4, (app, i) => call(app, `/api/bazaar/storages/${steve}/items/${(i < 2 ? first : second)!.id}`,
-    { method: 'DELETE' }));
+  const deletes = await overBoth([a, b], 4, (app, i) => call(app, `/api/bazaar/storages/${steve}/items/${(i < 2 ? first : second)!.id}`, { method: 'DELETE' }));
   t.same(deletes.map((r) => r.statusCode).sort(), [200, 200, 400, 400], 'each item is deleted once');
   const again = await overBoth([a, b], 4, add);
   t.same(again.map((r) => r.statusCode).sort(), [200, 200, 400, 400]);
@@ -202,7 +238,7 @@ t.test('items: an upgrade counts the items stored before it against the cap', as
   for (const expected of [200, 200, 400]) t.equal((await call(after, `/api/bazaar/storages/${alex}/items`, { body: item(sid) })).statusCode, expected);
 });
 
-t.test('items: delete only the user\'s own existing item', async (t) => {
+t.test("items: delete only the user's own existing item", async (t) => {
   const app = await build(t, { features: FEATURES });
   const [steve, alex] = [await user(app, 'steve'), await user(app, 'alex')];
   const sid = await server(app, 'Survival');
@@ -215,8 +251,10 @@ t.test('items: delete only the user\'s own existing item', async (t) => {
   t.equal((await items(app, steve)).length, 1, "another user's delete leaves the item");
 
   // Clients may send a form content type with an empty body on DELETE (decisions.md §1).
-  const res = await call(app, `/api/bazaar/storages/${steve}/items/${id}`,
-    { method: 'DELETE', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const res = await call(app, `/api/bazaar/storages/${steve}/items/${id}`, {
+    method: 'DELETE',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   t.equal(res.statusCode, 200);
   t.same(res.json(), { success: true, status: true });
   t.same(await items(app, steve), []);
@@ -225,7 +263,7 @@ t.test('items: delete only the user\'s own existing item', async (t) => {
   t.equal(again.statusCode, 400);
   t.equal(again.json().error, 'DELETE_ERROR');
   const bad = await call(app, `/api/bazaar/storages/${steve}/items/abc`, { method: 'DELETE', headers: AS_JAVA });
-  t.equal(bad.json().error, 'DELETE_ERROR', 'the game plugin\'s nearest code');
+  t.equal(bad.json().error, 'DELETE_ERROR', "the game plugin's nearest code");
   t.equal(bad.json().code, 'VALIDATION_ERROR');
 });
 
@@ -253,8 +291,11 @@ t.test('admin servers: create, read, change, delete', async (t) => {
   t.same((await call(app, '/api/admin/bazaar/servers')).json(), [created.json()]);
   t.same((await call(app, `/api/admin/bazaar/servers/${id}`)).json(), created.json());
 
-  const patched = await call(app, `/api/admin/bazaar/servers/${id}`,
-    { method: 'PATCH', body: { priority: 3, isActive: false, imageType: 'webp' }, as: 'json' });
+  const patched = await call(app, `/api/admin/bazaar/servers/${id}`, {
+    method: 'PATCH',
+    body: { priority: 3, isActive: false, imageType: 'webp' },
+    as: 'json',
+  });
   t.equal(patched.statusCode, 200);
   t.match(patched.json(), { id, name: 'EU Survival #1', slug: 'eu-survival-1', priority: '3', isActive: '0', imageType: 'webp' });
 
@@ -283,7 +324,11 @@ t.test('admin servers: create, read, change, delete', async (t) => {
   t.same(gone.json(), { status: true });
   t.equal((await call(app, '/api/bazaar/servers')).json().length, 1);
 
-  for (const [method, body] of [['GET', undefined], ['PATCH', { name: 'y' }], ['DELETE', undefined]] as const) {
+  for (const [method, body] of [
+    ['GET', undefined],
+    ['PATCH', { name: 'y' }],
+    ['DELETE', undefined],
+  ] as const) {
     const res = await call(app, `/api/admin/bazaar/servers/${other}`, { method, body });
     t.equal(res.statusCode, 404, method);
     t.equal(res.json().error, 'SERVER_NOT_FOUND', method);

@@ -7,8 +7,15 @@ import { creditsRef } from '../../credits/contract.ts';
 import { usersRef } from '../../users/contract.ts';
 
 const FEATURES = ['users', 'chat-integration'];
-const DEFAULT_SETTINGS = { roleSyncingStatus: false, syncedRoleID: '', ticketStatus: false, ticketCategoryID: '', ticketStaffRoleIDs: [], guildID: '',
-  setNicknameStatus: false };
+const DEFAULT_SETTINGS = {
+  roleSyncingStatus: false,
+  syncedRoleID: '',
+  ticketStatus: false,
+  ticketCategoryID: '',
+  ticketStaffRoleIDs: [],
+  guildID: '',
+  setNicknameStatus: false,
+};
 
 async function role(app: FastifyInstance, body: Record<string, unknown>): Promise<number> {
   return Number((await created(app, '/api/admin/roles', body, 'json')).id);
@@ -27,10 +34,18 @@ t.test('chat user: profile, credit, avatar and live roles of the linked user', a
   app.services.replace(creditsRef, {
     balance: async (userId) => balances.get(userId) ?? 0,
     balances: async (ids) => new Map(ids.map((i) => [i, balances.get(i) ?? 0])),
-    change: async () => { throw new Error('not used'); },
-    takeUpTo: async () => { throw new Error('not used'); },
-    history: async () => { throw new Error('not used'); },
-    inCirculation: async () => { throw new Error('not used'); },
+    change: async () => {
+      throw new Error('not used');
+    },
+    takeUpTo: async () => {
+      throw new Error('not used');
+    },
+    history: async () => {
+      throw new Error('not used');
+    },
+    inCirculation: async () => {
+      throw new Error('not used');
+    },
   });
   const users = app.services.get(usersRef);
   const id = await linkedUser(app, 'Steve_1', '111111111111111111');
@@ -46,17 +61,35 @@ t.test('chat user: profile, credit, avatar and live roles of the linked user', a
   const res = await call(app, '/api/integrations/chat/users/111111111111111111', { key: await apiKey(app) });
   t.equal(res.statusCode, 200);
   const body = res.json();
-  t.same(body, {
-    id: String(id), username: 'Steve_1', realname: 'Steve_1', email: 'steve_1@example.com', credit: '12.50',
-    avatar: 'https://mc-heads.net/avatar/Steve_1/100', isVerified: '1', authStatus: '0', creationIP: '10.1.2.3',
-    creationDate: body.creationDate, chatUserID: '111111111111111111',
-    roles: [
-      { id: String(mvp), name: 'MVP', slug: 'mvp', chatRoleID: '900000000000000002', expiryDate: expiry },
-      { id: String(vip), name: 'VIP', slug: 'vip', chatRoleID: '900000000000000001', expiryDate: PERMANENT },
-    ],
-    // The Kotlin wrapper's `User` requires them, as on /api/users (docs/clients.md).
-    uuid: '', lastlogin: '', x: '', y: '', z: '', world: '', isLogged: '0',
-  }, 'expired roles are left out; the permanent sentinel is byte for byte');
+  t.same(
+    body,
+    {
+      id: String(id),
+      username: 'Steve_1',
+      realname: 'Steve_1',
+      email: 'steve_1@example.com',
+      credit: '12.50',
+      avatar: 'https://mc-heads.net/avatar/Steve_1/100',
+      isVerified: '1',
+      authStatus: '0',
+      creationIP: '10.1.2.3',
+      creationDate: body.creationDate,
+      chatUserID: '111111111111111111',
+      roles: [
+        { id: String(mvp), name: 'MVP', slug: 'mvp', chatRoleID: '900000000000000002', expiryDate: expiry },
+        { id: String(vip), name: 'VIP', slug: 'vip', chatRoleID: '900000000000000001', expiryDate: PERMANENT },
+      ],
+      // The Kotlin wrapper's `User` requires them, as on /api/users (docs/clients.md).
+      uuid: '',
+      lastlogin: '',
+      x: '',
+      y: '',
+      z: '',
+      world: '',
+      isLogged: '0',
+    },
+    'expired roles are left out; the permanent sentinel is byte for byte',
+  );
   t.match(body.creationDate, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
 });
 
@@ -101,10 +134,13 @@ t.test('chat roles: every role with its styles and chat role ID', async (t) => {
   const member = await role(app, { name: 'Member' });
   const res = await call(app, '/api/integrations/chat/roles', { key: await apiKey(app) });
   t.equal(res.statusCode, 200);
-  t.same(res.json().sort((a: { id: string }, b: { id: string }) => Number(a.id) - Number(b.id)), [
-    { id: String(vip), name: 'VIP', slug: 'vip', usernameCSS: 'color: gold', badgeCSS: 'background: #000', priority: '5', chatRoleID: '901' },
-    { id: String(member), name: 'Member', slug: 'member', usernameCSS: null, badgeCSS: null, priority: '0', chatRoleID: '' },
-  ]);
+  t.same(
+    res.json().sort((a: { id: string }, b: { id: string }) => Number(a.id) - Number(b.id)),
+    [
+      { id: String(vip), name: 'VIP', slug: 'vip', usernameCSS: 'color: gold', badgeCSS: 'background: #000', priority: '5', chatRoleID: '901' },
+      { id: String(member), name: 'Member', slug: 'member', usernameCSS: null, badgeCSS: null, priority: '0', chatRoleID: '' },
+    ],
+  );
 });
 
 t.test('chat settings: defaults, JSON types, admin changes in every encoding', async (t) => {
@@ -113,12 +149,18 @@ t.test('chat settings: defaults, JSON types, admin changes in every encoding', a
   t.same((await call(app, '/api/integrations/chat/settings', { key })).json(), DEFAULT_SETTINGS);
   t.same((await call(app, '/api/admin/integrations/chat/settings')).json(), { status: true, data: DEFAULT_SETTINGS });
 
-  const patches: [typeof ENCODINGS[number], Record<string, unknown>, Record<string, unknown>][] = [
+  const patches: [(typeof ENCODINGS)[number], Record<string, unknown>, Record<string, unknown>][] = [
     ['multipart', { roleSyncingStatus: 'true', ticketStaffRoleIDs: ['11', '12'] }, { roleSyncingStatus: true, ticketStaffRoleIDs: ['11', '12'] }],
-    ['urlencoded', { ticketStatus: '1', ticketCategoryID: '777', ticketStaffRoleIDs: '13' },
-      { ticketStatus: true, ticketCategoryID: '777', ticketStaffRoleIDs: ['13'] }],
-    ['json', { roleSyncingStatus: false, syncedRoleID: '555', ticketStaffRoleIDs: [] },
-      { roleSyncingStatus: false, syncedRoleID: '555', ticketStaffRoleIDs: [] }],
+    [
+      'urlencoded',
+      { ticketStatus: '1', ticketCategoryID: '777', ticketStaffRoleIDs: '13' },
+      { ticketStatus: true, ticketCategoryID: '777', ticketStaffRoleIDs: ['13'] },
+    ],
+    [
+      'json',
+      { roleSyncingStatus: false, syncedRoleID: '555', ticketStaffRoleIDs: [] },
+      { roleSyncingStatus: false, syncedRoleID: '555', ticketStaffRoleIDs: [] },
+    ],
     ['urlencoded', { ticketStatus: 'false', ticketStaffRoleIDs: '' }, { ticketStatus: false, ticketStaffRoleIDs: [] }],
     // What the chat bot needs to remove expired roles and to set nicknames (a JSON string and a JSON boolean).
     ['multipart', { guildID: '111111111111111111', setNicknameStatus: 'true' }, { guildID: '111111111111111111', setNicknameStatus: true }],
@@ -137,8 +179,15 @@ t.test('chat settings: defaults, JSON types, admin changes in every encoding', a
 t.test('chat settings: bad values are refused and change nothing; admin scope needed', async (t) => {
   const app = await build(t, { features: FEATURES });
   const key = await apiKey(app);
-  for (const body of [{ roleSyncingStatus: 'maybe' }, { setNicknameStatus: 'sometimes' }, { guildID: 'not a guild!' }, { syncedRoleID: 'has spaces' },
-    { ticketStaffRoleIDs: ['ok', 'not ok!'] }, { ticketCategoryID: 'x'.repeat(65) }, { ticketStatus: true, syncedRoleID: { a: 1 } }]) {
+  for (const body of [
+    { roleSyncingStatus: 'maybe' },
+    { setNicknameStatus: 'sometimes' },
+    { guildID: 'not a guild!' },
+    { syncedRoleID: 'has spaces' },
+    { ticketStaffRoleIDs: ['ok', 'not ok!'] },
+    { ticketCategoryID: 'x'.repeat(65) },
+    { ticketStatus: true, syncedRoleID: { a: 1 } },
+  ]) {
     const res = await call(app, '/api/admin/integrations/chat/settings', { method: 'PATCH', body, as: 'json' });
     t.equal(res.statusCode, 400, JSON.stringify(body));
     t.equal(res.json().error, 'VALIDATION_ERROR');

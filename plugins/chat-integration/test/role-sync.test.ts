@@ -27,8 +27,16 @@ function config(roleSync: Record<string, unknown> = {}) {
     plugins: {
       users: { sweepSeconds: 1 },
       'chat-integration': {
-        roleSync: { apiBaseUrl: `${API}/api/v10`, guildId: GUILD, botTokenEnv: 'CHAT_SYNC_TEST_TOKEN', pollMs: 20, retryBaseMs: 20, retryMaxMs: 200,
-          requestTimeoutMs: 1000, ...roleSync },
+        roleSync: {
+          apiBaseUrl: `${API}/api/v10`,
+          guildId: GUILD,
+          botTokenEnv: 'CHAT_SYNC_TEST_TOKEN',
+          pollMs: 20,
+          retryBaseMs: 20,
+          retryMaxMs: 200,
+          requestTimeoutMs: 1000,
+          ...roleSync,
+        },
       },
     },
   };
@@ -50,7 +58,9 @@ nock.emitter.on('no match', (req: { method?: string; path?: string; url?: string
 
 /** A network failure as fetch reports it (nock needs an Error instance for fetch to reject). */
 const netError = (code: string, message: string) => Object.assign(new Error(message), { code });
-t.beforeEach(() => { unexpected.length = 0; });
+t.beforeEach(() => {
+  unexpected.length = 0;
+});
 
 async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 8000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -60,7 +70,12 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
   }
 }
 
-interface OutboxRow { id: number; attempts: number; failed_at: string | null; last_error: string | null }
+interface OutboxRow {
+  id: number;
+  attempts: number;
+  failed_at: string | null;
+  last_error: string | null;
+}
 const outbox = (app: FastifyInstance) => app.db.unchecked.query<OutboxRow>('select * from chat_integration_role_sync order by id');
 const outboxEmpty = async (app: FastifyInstance) => (await outbox(app)).length === 0;
 
@@ -73,7 +88,9 @@ async function turnSync(app: FastifyInstance, on: boolean): Promise<void> {
 async function restartableDatabase(t: TestLike): Promise<string> {
   if (onMysql) return freshDatabaseUrl(t);
   const file = join(tmpdir(), `role-sync-${randomBytes(6).toString('hex')}.db`);
-  t.teardown(() => { for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true }); });
+  t.teardown(() => {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+  });
   return `sqlite:${file}`;
 }
 
@@ -94,18 +111,26 @@ async function setup(app: FastifyInstance, opts: { sync?: boolean; link?: boolea
 
 /** An interceptor for one member-role call that records when it came, with the bot token required. */
 function expectCall(method: 'put' | 'delete', status: number, body: unknown = '', seen: number[] = []) {
-  return nock(API, { reqheaders: { authorization: `Bot ${TOKEN}` } })[method](ROLE_PATH).reply(() => {
-    seen.push(Date.now());
-    return [status, body as string];
-  });
+  return nock(API, { reqheaders: { authorization: `Bot ${TOKEN}` } })
+    [method](ROLE_PATH)
+    .reply(() => {
+      seen.push(Date.now());
+      return [status, body as string];
+    });
 }
 
 /** Answers every member-role call with 204 and records the methods in order. */
 function recorder(): string[] {
   const calls: string[] = [];
   const scope = nock(API, { reqheaders: { authorization: `Bot ${TOKEN}` } }).persist();
-  scope.put(ROLE_PATH).reply(() => { calls.push('PUT'); return [204, '']; });
-  scope.delete(ROLE_PATH).reply(() => { calls.push('DELETE'); return [204, '']; });
+  scope.put(ROLE_PATH).reply(() => {
+    calls.push('PUT');
+    return [204, ''];
+  });
+  scope.delete(ROLE_PATH).reply(() => {
+    calls.push('DELETE');
+    return [204, ''];
+  });
   return calls;
 }
 
@@ -130,11 +155,15 @@ t.test('the role change does not wait for the chat API', async (t) => {
   const { userId, roleId } = await setup(app);
   // The chat API answers only when the test lets it (nock's .delay() does not hold back fetch).
   let answer!: () => void;
-  const answered = new Promise<void>((resolve) => { answer = resolve; });
-  const put = nock(API).put(ROLE_PATH).reply(async () => {
-    await answered;
-    return [204, ''];
+  const answered = new Promise<void>((resolve) => {
+    answer = resolve;
   });
+  const put = nock(API)
+    .put(ROLE_PATH)
+    .reply(async () => {
+      await answered;
+      return [204, ''];
+    });
   const res = await call(app, `/api/users/${userId}/roles`, { body: { roleID: String(roleId) } });
   t.equal(res.statusCode, 200, res.body);
   await until('the PUT to be on its way', () => put.isDone());
@@ -230,7 +259,7 @@ t.test('two site roles on one chat role: revoking one keeps the chat role', asyn
   await users.grantRole(userId, Number(other.json().id));
   await until('the outbox to drain', () => outboxEmpty(app));
   await users.revokeRole(userId, roleId);
-  await until('the revoke to be handled', async () => calls.length >= 2 && await outboxEmpty(app));
+  await until('the revoke to be handled', async () => calls.length >= 2 && (await outboxEmpty(app)));
   t.notOk(calls.includes('DELETE'), `the chat role was never removed (${calls.join(', ')})`);
 
   await users.revokeRole(userId, Number(other.json().id));
@@ -255,7 +284,10 @@ t.test('with sync switched off nothing is sent, and pending work waits until it 
   await new Promise((r) => setTimeout(r, 20 * 10));
   t.same(unexpected, [], 'nothing was sent while off');
   t.notOk(put.isDone());
-  t.same((await outbox(app)).map((r) => r.attempts), [0]);
+  t.same(
+    (await outbox(app)).map((r) => r.attempts),
+    [0],
+  );
 
   nock.cleanAll();
   const del = expectCall('delete', 204);
@@ -288,11 +320,14 @@ t.test('an unlinked user or a role without chatRoleID is skipped', async (t) => 
 t.test('the outbox row rolls back with the role change', async (t) => {
   const app = await syncApp(t);
   const { users, userId, roleId } = await setup(app);
-  await t.rejects(app.db.transaction(async () => {
-    await users.grantRole(userId, roleId);
-    t.equal((await outbox(app)).length, 1, 'written inside the transaction');
-    throw new Error('the purchase failed after the grant');
-  }), /purchase failed/);
+  await t.rejects(
+    app.db.transaction(async () => {
+      await users.grantRole(userId, roleId);
+      t.equal((await outbox(app)).length, 1, 'written inside the transaction');
+      throw new Error('the purchase failed after the grant');
+    }),
+    /purchase failed/,
+  );
   t.same(await outbox(app), []);
   t.same(await users.rolesOf(userId), []);
   const res = await call(app, `/api/users/${userId}/roles`, { body: { roleID: '999' } });
@@ -326,7 +361,9 @@ t.test('closing the app mid-delivery hands the row back at once for the next boo
   // A chat API that never answers: the close must abort the call, not wait out its timeout.
   const first = await syncApp(t, { requestTimeoutMs: 60000 }, url);
   const { users, userId, roleId } = await setup(first);
-  const hanging = nock(API).put(ROLE_PATH).reply(() => new Promise(() => {}));
+  const hanging = nock(API)
+    .put(ROLE_PATH)
+    .reply(() => new Promise(() => {}));
   await users.grantRole(userId, roleId);
   await until('the PUT to be in flight', () => hanging.isDone());
   const closing = Date.now();

@@ -23,8 +23,10 @@ t.test('the audit log page lists a refund made in the console', { skip: hasChrom
   await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor();
   const table = page.getByRole('table', { name: 'Changes by staff' });
   const refund = table.getByRole('row').filter({ hasText: 'store.order.refund' });
-  t.match(await refund.textContent(),
-    new RegExp(`Alice.*store\\.order\\.refund.*order ${orderId}.*Refunded order ${orderId} of Steve \\(5\\.00\\).*status: completed → refunded`));
+  t.match(
+    await refund.textContent(),
+    new RegExp(`Alice.*store\\.order\\.refund.*order ${orderId}.*Refunded order ${orderId} of Steve \\(5\\.00\\).*status: completed → refunded`),
+  );
   t.ok(await table.getByRole('link', { name: 'Steve' }).first().isVisible(), 'a player is named, linked to their page');
   t.same(await axeViolations(page), [], 'the audit page passes axe');
   await screenshot(page, 'audit-log');
@@ -34,14 +36,18 @@ t.test('the audit log page lists a refund made in the console', { skip: hasChrom
   await page.getByRole('button', { name: 'Filter' }).click();
   await page.waitForURL(/actor=Alice/);
   const actions = await table.locator('tbody tr td:nth-child(3)').allTextContents();
-  t.same(actions.map((a) => a.trim()), ['store.order.refund'], 'only Alice\'s store changes');
+  t.same(
+    actions.map((a) => a.trim()),
+    ['store.order.refund'],
+    "only Alice's store changes",
+  );
   t.equal(await page.getByLabel('Who').inputValue(), 'Alice', 'the filter stays in its form');
 
-  await t.test('the log is admins\' only', async (t) => {
+  await t.test("the log is admins' only", async (t) => {
     await page.context().clearCookies();
     await signIn(page, base, 'Bob');
     await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
-    t.equal(await menu.getByRole('link', { name: 'Audit log' }).count(), 0, 'not in a support helper\'s menu');
+    t.equal(await menu.getByRole('link', { name: 'Audit log' }).count(), 0, "not in a support helper's menu");
     const res = await page.goto(`${base}/console/audit`);
     t.equal(res?.status(), 403);
   });

@@ -8,7 +8,18 @@ import { call, type TestLike } from '../../../test/helper.ts';
 import { browse, grant, register, role, serve } from '../../../test/browser.ts';
 
 export {
-  browse, consoleSignIn as signIn, grant, hasChromium, notice, PASSWORD, register, role, screenshot, serve, signInByForm, skipReason,
+  browse,
+  consoleSignIn as signIn,
+  grant,
+  hasChromium,
+  notice,
+  PASSWORD,
+  register,
+  role,
+  screenshot,
+  serve,
+  signInByForm,
+  skipReason,
 } from '../../../test/browser.ts';
 
 /**
@@ -22,7 +33,9 @@ export async function staffBrowser(t: TestLike, env: Record<string, string> = {}
   await grant(app, adminId, await role(app, 'Admin'));
   await grant(app, helperId, await role(app, 'Support'));
   const page = await (await browse(t)).newPage();
-  page.on('dialog', (dialog) => { void dialog.accept(); });
+  page.on('dialog', (dialog) => {
+    void dialog.accept();
+  });
   return { app, base, page, adminId, helperId, menu: page.getByRole('navigation', { name: 'Sections' }) };
 }
 

@@ -6,12 +6,14 @@ import { call } from '../../../test/helper.ts';
 import { hasChromium, notice, register, signIn, skipReason, staffBrowser } from './browser.ts';
 
 const dispute = (type: 'created' | 'closed', eventId: string, session: string) => ({
-  id: eventId, type: `charge.dispute.${type}`,
-  data: { object: { id: `dp_${session}`, object: 'dispute', amount: 1000, status: type === 'closed' ? 'won' : 'needs_response',
-    payment_intent: `pi_${session}` } },
+  id: eventId,
+  type: `charge.dispute.${type}`,
+  data: {
+    object: { id: `dp_${session}`, object: 'dispute', amount: 1000, status: type === 'closed' ? 'won' : 'needs_response', payment_intent: `pi_${session}` },
+  },
 });
 
-t.test('a chargeback runs the owner\'s command and flags the player until the dispute is won', { skip: hasChromium ? false : skipReason }, async (t) => {
+t.test("a chargeback runs the owner's command and flags the player until the dispute is won", { skip: hasChromium ? false : skipReason }, async (t) => {
   const { app, base, page } = await staffBrowser(t, STRIPE_ENV);
   const steveId = await register(app, 'Steve');
   await call(app, '/api/admin/delivery/servers', { body: { name: 'Lobby' }, as: 'json' });
@@ -40,8 +42,11 @@ t.test('a chargeback runs the owner\'s command and flags the player until the di
   t.equal((await stripeWebhook(app, dispute('created', 'evt_dispute', 'cs_cb'))).json().data.result, 'disputed');
 
   await page.goto(`${base}/console/delivery`);
-  t.match(await page.getByRole('table', { name: 'Queued commands, newest first' }).textContent(), /Lobby.*Steve.*ban Steve chargeback.*waiting/,
-    'the command is queued');
+  t.match(
+    await page.getByRole('table', { name: 'Queued commands, newest first' }).textContent(),
+    /Lobby.*Steve.*ban Steve chargeback.*waiting/,
+    'the command is queued',
+  );
   await page.goto(`${base}/console/players/${steveId}`);
   t.match(await page.locator('ul.stats').textContent(), /flagged/, 'the player is flagged');
   t.match(await page.getByRole('table', { name: 'Chargebacks' }).textContent(), /stripe.*disputed.*10\.00 USD/);

@@ -12,8 +12,9 @@ const run = promisify(execFile);
 /** Runs the console CLI as a child process, `input` piped to its stdin; resolves with its exit code and output. */
 function cliWithInput(env: NodeJS.ProcessEnv, input: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, [join(rootDir, 'plugins/console/cli.ts'), ...args], { env, cwd: rootDir },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }));
+    const child = execFile(process.execPath, [join(rootDir, 'plugins/console/cli.ts'), ...args], { env, cwd: rootDir }, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
+    );
     child.on('error', reject);
     child.stdin!.end(input);
   });
@@ -37,10 +38,20 @@ t.test('npm run console -- admin makes the first admin', async (t) => {
 
   app = await build(t, { databaseUrl: env.DATABASE_URL });
   const roles = (await call(app, `/api/users/${id}/roles`)).json();
-  t.same(roles.map((r: { name: string }) => r.name), ['Console admin'], 'the API shows the role');
+  t.same(
+    roles.map((r: { name: string }) => r.name),
+    ['Console admin'],
+    'the API shows the role',
+  );
   const granted = (await call(app, '/api/admin/audit?action=users.role.grant')).json();
-  t.match(granted, [{ actorKind: 'cli', actor: /\(command line\)$/, summary: 'Granted Console admin to Dana (permanent)' },
-    { actorKind: 'cli', summary: 'Granted Console admin to Dana (permanent)' }], 'the audit log has both grants, by the command line');
+  t.match(
+    granted,
+    [
+      { actorKind: 'cli', actor: /\(command line\)$/, summary: 'Granted Console admin to Dana (permanent)' },
+      { actorKind: 'cli', summary: 'Granted Console admin to Dana (permanent)' },
+    ],
+    'the audit log has both grants, by the command line',
+  );
   const after = await signInByForm(app, 'Dana');
   t.equal(after.statusCode, 303);
   t.equal(after.headers.location, '/console');
@@ -93,7 +104,8 @@ t.test('the session cookie is Secure behind a TLS proxy', async (t) => {
   const cookie = String(form.headers['set-cookie']).split(';')[0]!;
   const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(form.body)![1]!;
   const res = await app.inject({
-    method: 'POST', url: '/console/login',
+    method: 'POST',
+    url: '/console/login',
     headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' },
     payload: new URLSearchParams({ _csrf: csrf, username: 'Erin', password: PASSWORD }).toString(),
   });
@@ -109,7 +121,9 @@ t.test('sign-in is rate limited per address', async (t) => {
     const cookie = String(form.headers['set-cookie']).split(';')[0]!;
     const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(form.body)![1]!;
     const res = await app.inject({
-      method: 'POST', url: '/console/login', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      method: 'POST',
+      url: '/console/login',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
       payload: new URLSearchParams({ _csrf: csrf, username: 'nobody', password: 'x' }).toString(),
     });
     statuses.push(res.statusCode);

@@ -12,26 +12,31 @@ t.test('console forms and layout', { skip: hasChromium ? false : skipReason }, a
   await signIn(page, base, 'Alice');
   await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
 
-  await t.test('every field\'s error shows at once, in plain words, and nothing is made', async (t) => {
+  await t.test("every field's error shows at once, in plain words, and nothing is made", async (t) => {
     await page.goto(`${base}/console/catalogue`);
     const form = page.locator('#new-product');
     await form.getByLabel('Name').fill('x'.repeat(200));
     await page.locator('#new-product-price').fill('5.00');
     await page.locator('#new-product-stock').fill('lots');
-    await page.locator('#new-product-discountExpiryDate').evaluate((input) => { (input as unknown as { type: string }).type = 'text'; });
+    await page.locator('#new-product-discountExpiryDate').evaluate((input) => {
+      (input as unknown as { type: string }).type = 'text';
+    });
     await page.locator('#new-product-discountExpiryDate').fill('next friday');
     await form.getByRole('button', { name: 'Create product' }).click();
     await page.locator('#new-product-stock-error').waitFor();
     const errorOf = (name: string) => page.locator(`#new-product-${name}-error`).textContent();
     t.equal(await errorOf('name'), 'name must NOT have more than 128 characters', 'the name');
     t.equal(await errorOf('stock'), 'stock must be a number written in plain digits', 'the stock');
-    t.equal(await errorOf('discountExpiryDate'), 'discountExpiryDate: use the form 2026-12-31 23:59 (the date picker writes it so)',
-      'a date in words, no pattern');
+    t.equal(
+      await errorOf('discountExpiryDate'),
+      'discountExpiryDate: use the form 2026-12-31 23:59 (the date picker writes it so)',
+      'a date in words, no pattern',
+    );
     t.same((await call(app, '/api/admin/store/products')).json(), [], 'no product was made');
     t.same(await axeViolations(page), [], 'the form with its errors passes axe');
   });
 
-  await t.test('a date picker sets the discount\'s end and a role\'s expiry', async (t) => {
+  await t.test("a date picker sets the discount's end and a role's expiry", async (t) => {
     await page.goto(`${base}/console/catalogue`);
     const form = page.locator('#new-product');
     await form.getByLabel('Name').fill('VIP');
@@ -57,13 +62,14 @@ t.test('console forms and layout', { skip: hasChromium ? false : skipReason }, a
     t.match(held, { name: 'VIP', expiryDate: '2031-01-15 12:30:00' }, 'through the API');
 
     type Sized = { scrollWidth: number; clientWidth: number };
-    const overflowing = await page.locator('ul.stats .value').evaluateAll((values) =>
-      values.filter((v) => (v as unknown as Sized).scrollWidth > (v as unknown as Sized).clientWidth).length);
+    const overflowing = await page
+      .locator('ul.stats .value')
+      .evaluateAll((values) => values.filter((v) => (v as unknown as Sized).scrollWidth > (v as unknown as Sized).clientWidth).length);
     t.equal(overflowing, 0, 'a long email stays inside its card');
     t.same(await axeViolations(page), [], 'the player page passes axe');
   });
 
-  await t.test('a checkbox\'s long label stays beside its box', async (t) => {
+  await t.test("a checkbox's long label stays beside its box", async (t) => {
     const [product] = (await call(app, '/api/admin/store/products')).json();
     await page.goto(`${base}/console/catalogue/products/${product.id}`);
     const box = (await page.locator('#product-rules-preventDowngrade').boundingBox())!;
@@ -80,8 +86,9 @@ t.test('console forms and layout', { skip: hasChromium ? false : skipReason }, a
     const phone = await (await browse(t, { viewport: { width: 375, height: 740 } })).newPage();
     await signIn(phone, base, 'Alice');
     await phone.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
-    const rows = await Promise.all((await phone.getByRole('navigation',
-      { name: 'Sections' }).getByRole('link').all()).map(async (l) => Math.round((await l.boundingBox())!.y)));
+    const rows = await Promise.all(
+      (await phone.getByRole('navigation', { name: 'Sections' }).getByRole('link').all()).map(async (l) => Math.round((await l.boundingBox())!.y)),
+    );
     t.equal(new Set(rows).size, 1, 'one row on a phone, scrolled sideways');
     t.same(await axeViolations(phone), [], 'the phone dashboard passes axe');
   });

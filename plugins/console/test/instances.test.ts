@@ -11,7 +11,9 @@ async function instance(t: TestLike, databaseUrl: string) {
   return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }
 
-t.test('signed in on one instance, the console works on the other, and signing out there ends it on both', { skip: hasChromium ? false : skipReason },
+t.test(
+  'signed in on one instance, the console works on the other, and signing out there ends it on both',
+  { skip: hasChromium ? false : skipReason },
   async (t) => {
     const url = await sharedDatabaseUrl(t);
     const a = await instance(t, url);
@@ -28,8 +30,9 @@ t.test('signed in on one instance, the console works on the other, and signing o
     // Signing out is a form sent with the page's CSRF token: B's page, B's check.
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
-    t.match(await page.getByRole('status').textContent(), /signed out/, 'B accepts the session\'s form');
+    t.match(await page.getByRole('status').textContent(), /signed out/, "B accepts the session's form");
 
     await page.goto(`${a.base}/console`);
     t.equal(new URL(page.url()).pathname, '/console/login', 'and A no longer knows the session');
-  });
+  },
+);

@@ -13,7 +13,9 @@ t.test('the sign-in form sends staff only to a path of the console', async (t) =
     const cookie = String(form.headers['set-cookie']).split(';')[0]!;
     const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(form.body)![1]!;
     return app.inject({
-      method: 'POST', url: `/console/login?${query}`, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      method: 'POST',
+      url: `/console/login?${query}`,
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
       payload: new URLSearchParams({ _csrf: csrf, username: 'Fay', password: PASSWORD }).toString(),
     });
   };

@@ -23,8 +23,11 @@ t.test('an order shows its player by name and its delivery, with redeliver', { s
 
   await orders.getByRole('link', { name: `#${orderId}` }).click();
   await page.getByRole('heading', { name: `Order #${orderId}` }).waitFor();
-  t.equal(await page.getByRole('link', { name: 'Steve player' }).getAttribute('href'), `/console/players/${steveId}`,
-    'the order names its player, linked to their page');
+  t.equal(
+    await page.getByRole('link', { name: 'Steve player' }).getAttribute('href'),
+    `/console/players/${steveId}`,
+    'the order names its player, linked to their page',
+  );
   const delivery = page.getByRole('table', { name: 'Delivery' });
   const row = delivery.getByRole('row').filter({ hasText: 'say thanks Steve' });
   t.match(await row.textContent(), /Lobby.*say thanks Steve.*purchase.*done/, 'the command, its server and that it ran');
@@ -38,8 +41,11 @@ t.test('an order shows its player by name and its delivery, with redeliver', { s
   const api = (await call(app, `/api/admin/delivery/queue?order=${orderId}`)).json();
   t.match(api, [{ status: 'waiting', tries: '0' }], 'through the API');
   const [entry] = (await call(app, '/api/admin/audit?action=delivery.')).json();
-  t.match(entry, { actor: 'Alice', action: 'delivery.command.redeliver', summary: `Queued again "say thanks Steve" for Steve (order ${orderId})` },
-    'and in the audit log');
+  t.match(
+    entry,
+    { actor: 'Alice', action: 'delivery.command.redeliver', summary: `Queued again "say thanks Steve" for Steve (order ${orderId})` },
+    'and in the audit log',
+  );
 
   await t.test('a command of another order cannot be redelivered from this one', async (t) => {
     const csrf = await page.locator('input[name="_csrf"]').first().inputValue();

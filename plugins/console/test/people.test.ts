@@ -14,7 +14,9 @@ t.test('players and the support desk in chromium', { skip: hasChromium ? false :
   await role(app, 'VIP');
   const context = await browse(t);
   const page = await context.newPage();
-  page.on('dialog', (dialog) => { void dialog.accept(); });
+  page.on('dialog', (dialog) => {
+    void dialog.accept();
+  });
 
   await t.test('an admin finds a player by email and gives credits with a reason', async (t) => {
     await signIn(page, base, 'Alice');
@@ -50,15 +52,22 @@ t.test('players and the support desk in chromium', { skip: hasChromium ? false :
     t.match(await notice(page, /holds VIP/), /Steve holds VIP/);
     t.ok(await page.getByRole('table', { name: 'Roles held' }).getByRole('cell', { name: 'VIP', exact: true }).isVisible());
     const roles = (await call(app, `/api/users/${steveId}/roles`)).json();
-    t.same(roles.map((r: { name: string }) => r.name), ['VIP'], 'through the API');
+    t.same(
+      roles.map((r: { name: string }) => r.name),
+      ['VIP'],
+      'through the API',
+    );
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
   });
 
   const categoryId = (await call(app, '/api/admin/support/categories', { body: { name: 'Payments' } })).json().id;
   await call(app, '/api/admin/support/answers', { body: { title: 'Refund on its way', content: 'Your refund is on its way: allow three days.' } });
-  const ticketId = (await call(app, '/api/support/tickets',
-    { body: { accountID: String(steveId), categoryID: categoryId, title: 'Charged twice', message: 'I paid twice for VIP.' } })).json().data.id;
+  const ticketId = (
+    await call(app, '/api/support/tickets', {
+      body: { accountID: String(steveId), categoryID: categoryId, title: 'Charged twice', message: 'I paid twice for VIP.' },
+    })
+  ).json().data.id;
 
   await t.test('support staff look a player up but cannot change credits', async (t) => {
     await signIn(page, base, 'Bob');
@@ -68,11 +77,17 @@ t.test('players and the support desk in chromium', { skip: hasChromium ? false :
     t.equal(await page.locator('#adjust-credits').count(), 0, 'no credits form');
     t.equal(await page.locator('#grant-role').count(), 0, 'no role form');
     const csrf = await page.locator('input[name=_csrf]').first().inputValue();
-    const res = await page.evaluate(async ([url, token]) => {
-      const r = await fetch(url!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: `_csrf=${token}&direction=add&amount=100&reason=x` });
-      return r.status;
-    }, [`/console/players/${steveId}/credits`, csrf]);
+    const res = await page.evaluate(
+      async ([url, token]) => {
+        const r = await fetch(url!, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `_csrf=${token}&direction=add&amount=100&reason=x`,
+        });
+        return r.status;
+      },
+      [`/console/players/${steveId}/credits`, csrf],
+    );
     t.equal(res, 403, 'a support role cannot post a credits change');
     t.match(JSON.stringify((await call(app, '/api/credits?username=Steve')).json()), /12\.50/, 'the balance did not move');
   });
@@ -113,8 +128,11 @@ t.test('players and the support desk in chromium', { skip: hasChromium ? false :
     const category = (await call(app, '/api/admin/store/categories', { body: { name: 'Ranks' } })).json();
     const product = (await call(app, '/api/admin/store/products', { body: { name: 'Tag', categoryID: category.id, price: '1.00' } })).json();
     t.equal((await call(app, '/api/store/buy', { body: { userID: String(steveId), products: [String(product.id)] } })).statusCode, 200);
-    t.equal((await call(app, '/api/store/buy', { body: { userID: String(adminId), products: [String(product.id)] } })).statusCode, 400,
-      'Alice has no credits: no order of hers');
+    t.equal(
+      (await call(app, '/api/store/buy', { body: { userID: String(adminId), products: [String(product.id)] } })).statusCode,
+      400,
+      'Alice has no credits: no order of hers',
+    );
     const orderId = (await call(app, `/api/users/${steveId}/orders`)).json()[0].id;
     await signIn(page, base, 'Alice');
     await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();

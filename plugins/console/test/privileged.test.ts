@@ -29,7 +29,9 @@ async function consoleSession(app: FastifyInstance, username: string): Promise<{
 
 function postForm(app: FastifyInstance, url: string, session: { cookie: string; csrf: string }, form: Record<string, string>) {
   return app.inject({
-    method: 'POST', url, headers: { cookie: session.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    method: 'POST',
+    url,
+    headers: { cookie: session.cookie, 'content-type': 'application/x-www-form-urlencoded' },
     payload: new URLSearchParams({ _csrf: session.csrf, ...form }).toString(),
   });
 }
@@ -48,7 +50,10 @@ t.test('privileged roles: granted only by an admin, never sold', async (t) => {
   await t.test('a key without the admin scope cannot grant or move to a console role', async (t) => {
     t.equal((await call(app, `/api/users/${steve}/roles`, { key: game, body: { roleID: String(vip) } })).statusCode, 200, 'an ordinary role: granted');
     const before = await state(app, steve);
-    for (const [name, key] of [['game server', game], ['chat bot', bot]] as const) {
+    for (const [name, key] of [
+      ['game server', game],
+      ['chat bot', bot],
+    ] as const) {
       for (const roleId of [admin, support]) {
         let res = await call(app, `/api/users/${steve}/roles`, { key, body: { roleID: String(roleId) } });
         t.equal(res.statusCode, 403, `${name}: POST role ${roleId}`);
@@ -57,25 +62,34 @@ t.test('privileged roles: granted only by an admin, never sold', async (t) => {
         t.equal(res.statusCode, 403, `${name}: PATCH VIP to role ${roleId}`);
         t.match(res.json(), { error: 'FORBIDDEN', message: /opens the staff console/ });
       }
-      const res = await call(app, `/api/users/${aliceId}/roles/${admin}`,
-        { key, method: 'PATCH', body: { roleID: String(admin), expiryDate: '2099-01-01 00:00:00' } });
+      const res = await call(app, `/api/users/${aliceId}/roles/${admin}`, {
+        key,
+        method: 'PATCH',
+        body: { roleID: String(admin), expiryDate: '2099-01-01 00:00:00' },
+      });
       t.equal(res.statusCode, 403, `${name}: nor change the expiry of a console role held`);
     }
     t.same(await state(app, steve), before, 'nothing changed');
-    t.same((await call(app, `/api/users/${aliceId}/roles`)).json().map((r: { expiryDate: string }) => r.expiryDate), ['1000-01-01 00:00:00'],
-      "Alice's role as it was");
+    t.same(
+      (await call(app, `/api/users/${aliceId}/roles`)).json().map((r: { expiryDate: string }) => r.expiryDate),
+      ['1000-01-01 00:00:00'],
+      "Alice's role as it was",
+    );
   });
 
   await t.test('nor take a console role away, or move it to another', async (t) => {
     const before = (await call(app, `/api/users/${aliceId}/roles`)).json();
-    for (const [name, key] of [['game server', game], ['chat bot', bot]] as const) {
+    for (const [name, key] of [
+      ['game server', game],
+      ['chat bot', bot],
+    ] as const) {
       let res = await call(app, `/api/users/${aliceId}/roles/${admin}`, { key, method: 'DELETE' });
       t.equal(res.statusCode, 403, `${name}: DELETE the admin role`);
       t.match(res.json(), { error: 'FORBIDDEN', message: /opens the staff console.*admin scope/ });
       res = await call(app, `/api/users/${aliceId}/roles/${admin}`, { key, method: 'PATCH', body: { roleID: String(vip) } });
       t.equal(res.statusCode, 403, `${name}: PATCH the admin role to VIP`);
     }
-    t.same((await call(app, `/api/users/${aliceId}/roles`)).json(), before, "Alice still holds what she held");
+    t.same((await call(app, `/api/users/${aliceId}/roles`)).json(), before, 'Alice still holds what she held');
     const res = await call(app, `/api/users/${steve}/roles/${vip}`, { key: game, method: 'DELETE' });
     t.equal(res.statusCode, 200, 'an ordinary role: taken away');
     t.equal((await call(app, `/api/users/${steve}/roles`, { key: game, body: { roleID: String(vip) } })).statusCode, 200, 'and given back');
@@ -86,9 +100,18 @@ t.test('privileged roles: granted only by an admin, never sold', async (t) => {
     t.equal(res.statusCode, 200);
     res = await call(app, `/api/users/${steve}/roles/${support}`, { method: 'PATCH', body: { roleID: String(admin) } });
     t.equal(res.statusCode, 200);
-    t.same(res.json().map((r: { name: string }) => r.name).sort(), ['Admin', 'VIP']);
+    t.same(
+      res
+        .json()
+        .map((r: { name: string }) => r.name)
+        .sort(),
+      ['Admin', 'VIP'],
+    );
     res = await call(app, `/api/users/${steve}/roles/${admin}`, { method: 'DELETE' });
-    t.same(res.json().map((r: { name: string }) => r.name), ['VIP']);
+    t.same(
+      res.json().map((r: { name: string }) => r.name),
+      ['VIP'],
+    );
   });
 
   const ranks = await makeCategory(app, { name: 'Ranks' });
@@ -109,8 +132,13 @@ t.test('privileged roles: granted only by an admin, never sold', async (t) => {
     const choices = /<select id="new-product-giveRoleID"[^>]*>([\s\S]*?)<\/select>/.exec(page.body)![1]!;
     t.match(choices, />VIP</, 'the console offers ordinary roles');
     t.notMatch(choices, />Admin<|>Support</, 'but not console roles');
-    const posted = await postForm(app, '/console/catalogue/products', session,
-      { name: 'Staff', categoryID: String(ranks), price: '1.00', giveRoleID: String(admin), duration: '0' });
+    const posted = await postForm(app, '/console/catalogue/products', session, {
+      name: 'Staff',
+      categoryID: String(ranks),
+      price: '1.00',
+      giveRoleID: String(admin),
+      duration: '0',
+    });
     t.equal(posted.statusCode, 422, 'a forged console form is refused');
     t.match(posted.body, /id="new-product-giveRoleID-error">giveRoleID: [^<]*opens the staff console/, 'the error beside the role');
     t.same(await state(app, steve), before, 'nothing made');
@@ -159,11 +187,18 @@ t.test('privileged roles: granted only by an admin, never sold', async (t) => {
     t.same((await call(app, `/api/users/${bob}/roles`)).json(), []);
     res = await postForm(app, `/console/players/${bob}/roles`, session, { roleID: String(support) });
     t.equal(res.statusCode, 303, 'an admin in the console grants a console role');
-    t.same((await call(app, `/api/users/${bob}/roles`)).json().map((r: { name: string }) => r.name), ['Support']);
+    t.same(
+      (await call(app, `/api/users/${bob}/roles`)).json().map((r: { name: string }) => r.name),
+      ['Support'],
+    );
 
     const helper = await consoleSession(app, 'Bob');
     res = await postForm(app, `/console/players/${bob}/roles`, helper, { roleID: String(admin) });
     t.equal(res.statusCode, 403, 'support staff cannot make themselves admin');
-    t.same((await call(app, `/api/users/${bob}/roles`)).json().map((r: { name: string }) => r.name), ['Support'], 'nothing granted');
+    t.same(
+      (await call(app, `/api/users/${bob}/roles`)).json().map((r: { name: string }) => r.name),
+      ['Support'],
+      'nothing granted',
+    );
   });
 });

@@ -36,8 +36,11 @@ t.test('roles, ticket categories and quick answers in chromium', { skip: hasChro
     await page.locator('#edit-role-usernameCSS').fill('');
     await page.getByRole('button', { name: 'Save role' }).click();
     await notice(page, /Role VIP Gold saved/);
-    t.match((await call(app, `/api/admin/roles/${made.id}`)).json(), { slug: 'vip', chatRoleID: '123456789012345678', usernameCSS: null },
-      'an emptied CSS field clears it');
+    t.match(
+      (await call(app, `/api/admin/roles/${made.id}`)).json(),
+      { slug: 'vip', chatRoleID: '123456789012345678', usernameCSS: null },
+      'an emptied CSS field clears it',
+    );
 
     await page.getByRole('button', { name: 'Delete VIP Gold' }).click();
     await notice(page, /Role VIP Gold deleted/);

@@ -19,8 +19,19 @@ t.test('the other sections in chromium', { skip: hasChromium ? false : skipReaso
     const titles = await menu.getByRole('link').allTextContents();
     for (const title of ADMIN_SECTIONS) t.notOk(titles.includes(title), `no ${title} in the menu`);
     t.ok(titles.includes('Support desk'), 'the support desk is there');
-    for (const path of ['api-keys', 'settings', 'payments/packages', 'vote-links', 'bazaar', 'chat', 'donations', 'roles', 'roles/1', 'support/categories',
-      'support/answers']) {
+    for (const path of [
+      'api-keys',
+      'settings',
+      'payments/packages',
+      'vote-links',
+      'bazaar',
+      'chat',
+      'donations',
+      'roles',
+      'roles/1',
+      'support/categories',
+      'support/answers',
+    ]) {
       const res = await page.goto(`${base}/console/${path}`);
       t.equal(res?.status(), 403, `/console/${path} is refused`);
     }
@@ -41,7 +52,11 @@ t.test('the other sections in chromium', { skip: hasChromium ? false : skipReaso
     await form.getByRole('button', { name: 'Create API key' }).click();
     await page.locator('#new-api-key-name-error').waitFor();
     t.match(await page.locator('#new-api-key-name-error').textContent(), /name: 1-64 characters/, 'the error beside the name');
-    t.same((await app.apiKeys.list()).map((k) => k.name), [], 'nothing was created');
+    t.same(
+      (await app.apiKeys.list()).map((k) => k.name),
+      [],
+      'nothing was created',
+    );
 
     await page.locator('#new-api-key-name').fill('lobby-server');
     await page.locator('#new-api-key').getByRole('button', { name: 'Create API key' }).click();
@@ -83,8 +98,11 @@ t.test('the other sections in chromium', { skip: hasChromium ? false : skipReaso
     await page.locator('#new-package').getByRole('button', { name: 'Create package' }).click();
     t.match(await notice(page, /created/), /Package Starter created: 4\.99 USD for 550\.00 credits/);
     t.ok(await page.getByRole('table', { name: 'Packages' }).getByRole('link', { name: 'Starter' }).isVisible());
-    t.match((await call(app, '/api/admin/payments/packages')).json(), [{ name: 'Starter', price: '4.99', currency: 'USD', credits: '500.00', bonus: '50.00' }],
-      'through the API');
+    t.match(
+      (await call(app, '/api/admin/payments/packages')).json(),
+      [{ name: 'Starter', price: '4.99', currency: 'USD', credits: '500.00', bonus: '50.00' }],
+      'through the API',
+    );
 
     await page.getByRole('link', { name: 'Starter' }).click();
     await page.locator('#edit-package-price').fill('3.99');
@@ -122,8 +140,11 @@ t.test('the other sections in chromium', { skip: hasChromium ? false : skipReaso
     await page.locator('#new-vote-link-link').fill('https://topservers.example/vote?user={username}');
     await page.locator('#new-vote-link').getByRole('button', { name: 'Add vote link' }).click();
     await notice(page, /added/);
-    t.match((await call(app, '/api/vote-links?username=Steve')).json(), [{ name: 'TopServers', link: 'https://topservers.example/vote?user=Steve' }],
-      'through the API');
+    t.match(
+      (await call(app, '/api/vote-links?username=Steve')).json(),
+      [{ name: 'TopServers', link: 'https://topservers.example/vote?user=Steve' }],
+      'through the API',
+    );
 
     await menu.getByRole('link', { name: 'Bazaar servers' }).click();
     await page.locator('#new-bazaar-server').getByLabel('Name').fill('Survival');
@@ -150,8 +171,15 @@ t.test('the other sections in chromium', { skip: hasChromium ? false : skipReaso
     await page.locator('#chat-settings-ticketStatus').check();
     await page.locator('#chat-settings').getByRole('button', { name: 'Save chat settings' }).click();
     await notice(page, /Chat settings saved/);
-    t.match((await call(app, '/api/admin/integrations/chat/settings')).json().data, {
-      guildID: '9001', syncedRoleID: '', ticketStatus: true, ticketStaffRoleIDs: ['11', '12'],
-    }, 'through the API');
+    t.match(
+      (await call(app, '/api/admin/integrations/chat/settings')).json().data,
+      {
+        guildID: '9001',
+        syncedRoleID: '',
+        ticketStatus: true,
+        ticketStaffRoleIDs: ['11', '12'],
+      },
+      'through the API',
+    );
   });
 });

@@ -66,17 +66,24 @@ t.test('sign-in, roles, CSRF and sign-out in chromium', { skip: hasChromium ? fa
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Greetings' }).click();
     await page.getByRole('button', { name: 'Add' }).click();
     await page.locator('#new-greeting-name-error').waitFor();
-    t.equal(await page.locator('#new-greeting-name-error').textContent(), 'name is required', 'the API\'s message beside the field');
+    t.equal(await page.locator('#new-greeting-name-error').textContent(), 'name is required', "the API's message beside the field");
     t.equal(await page.evaluate('document.activeElement && document.activeElement.id'), 'new-greeting-name', 'focus moves to the field in error');
     await page.getByRole('textbox', { name: 'Name' }).fill('World');
     await page.getByRole('button', { name: 'Add' }).click();
     await page.getByRole('status').waitFor();
     t.ok(await page.getByRole('cell', { name: 'World' }).isVisible());
-    t.same((await call(app, '/api/hello/greetings')).json().map((g: { text: string }) => g.text), ['Hello, World!'], 'through the API');
+    t.same(
+      (await call(app, '/api/hello/greetings')).json().map((g: { text: string }) => g.text),
+      ['Hello, World!'],
+      'through the API',
+    );
   });
 
   await t.test('the API sees the same accounts and roles', async (t) => {
     const roles = (await call(app, `/api/users/${helperId}/roles`)).json();
-    t.same(roles.map((r: { slug?: string; name: string }) => r.name), ['Support']);
+    t.same(
+      roles.map((r: { slug?: string; name: string }) => r.name),
+      ['Support'],
+    );
   });
 });

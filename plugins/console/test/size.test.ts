@@ -21,8 +21,10 @@ async function bulkInsert(app: FastifyInstance, table: string, columns: string[]
     for (let start = 0; start < count; start += BATCH) {
       const n = Math.min(BATCH, count - start);
       const tuple = `(${columns.map(() => '?').join(', ')})`;
-      await app.db.unchecked.run(`insert into ${table} (${columns.join(', ')}) values ${Array(n).fill(tuple).join(', ')}`,
-        Array.from({ length: n }, (_, k) => row(start + k)).flat());
+      await app.db.unchecked.run(
+        `insert into ${table} (${columns.join(', ')}) values ${Array(n).fill(tuple).join(', ')}`,
+        Array.from({ length: n }, (_, k) => row(start + k)).flat(),
+      );
     }
   });
 }
@@ -73,8 +75,9 @@ async function badPlan(app: FastifyInstance, sql: string, params: unknown[]): Pr
     return plan.map((r) => r.detail).find((d) => /^SCAN (\w+ AS )?(a|users_accounts|credits_ledger)$/.test(d) || /TEMP B-TREE/.test(d));
   }
   const plan = await app.db.unchecked.query<{ table: string; type: string; key: string | null; Extra: string | null }>(`explain ${sql}`, params);
-  const bad = plan.find((r) => /^(a|users_accounts|credits_ledger)$/.test(r.table)
-    && (r.type === 'ALL' || r.type === 'index' || !r.key || /filesort/.test(r.Extra ?? '')));
+  const bad = plan.find(
+    (r) => /^(a|users_accounts|credits_ledger)$/.test(r.table) && (r.type === 'ALL' || r.type === 'index' || !r.key || /filesort/.test(r.Extra ?? '')),
+  );
   return bad && JSON.stringify(bad);
 }
 
@@ -87,7 +90,8 @@ async function openRange(app: FastifyInstance, sql: string, params: unknown[]): 
     // Of two lower bounds on one column SQLite ranges over one it picks, not the greater.
     if ((sql.match(/username_key`? >=? \?/g) ?? []).length > 1) return 'two lower bounds on username_key';
     const plan = await app.db.unchecked.query<{ detail: string }>(`explain query plan ${sql}`, params);
-    return plan.map((r) => r.detail)
+    return plan
+      .map((r) => r.detail)
       .find((d) => /^SEARCH (\w+ AS )?(a|users_accounts) USING .*\((username|email)_key>\?\)$/.test(d) || /^SCAN (\w+ AS )?(a|users_accounts)\b/.test(d));
   }
   const plan = await app.db.unchecked.query<{ table: string; rows: number | string }>(`explain ${sql}`, params);
@@ -115,11 +119,23 @@ t.test('players list and ledger at size use keyset pages through indexes', async
   const cookie = String(signed.headers['set-cookie']).match(/console_session=[0-9a-f]{64}/)![0];
 
   const name = (i: number) => `player${String(i).padStart(5, '0')}`;
-  await bulkInsert(app, 'users_accounts', ['username', 'username_key', 'email', 'email_key', 'is_verified', 'auth_status', 'creation_ip', 'creation_date'],
+  await bulkInsert(
+    app,
+    'users_accounts',
+    ['username', 'username_key', 'email', 'email_key', 'is_verified', 'auth_status', 'creation_ip', 'creation_date'],
     PLAYERS,
-    (i) => [name(i), name(i), `${name(i)}@example.org`, `${name(i)}@example.org`, 1, 0, '10.9.0.1', '2026-01-01 00:00:00']);
-  await bulkInsert(app, 'credits_ledger', ['user_id', 'delta', 'balance', 'reason', 'key_name', 'order_id', 'transfer_id', 'created_at'], LEDGER,
-    (i) => [steveId, 100, (i + 1) * 100, `seed ${i}`, null, null, null, '2026-01-01 00:00:00']);
+    (i) => [name(i), name(i), `${name(i)}@example.org`, `${name(i)}@example.org`, 1, 0, '10.9.0.1', '2026-01-01 00:00:00'],
+  );
+  await bulkInsert(app, 'credits_ledger', ['user_id', 'delta', 'balance', 'reason', 'key_name', 'order_id', 'transfer_id', 'created_at'], LEDGER, (i) => [
+    steveId,
+    100,
+    (i + 1) * 100,
+    `seed ${i}`,
+    null,
+    null,
+    null,
+    '2026-01-01 00:00:00',
+  ]);
   const [players] = await app.db.unchecked.query<{ n: number }>('select count(*) as n from users_accounts');
   const [ledger] = await app.db.unchecked.query<{ n: number }>('select count(*) as n from credits_ledger where user_id = ?', [steveId]);
   t.equal(Number(players?.n), PLAYERS + 2, 'players seeded');
@@ -129,8 +145,11 @@ t.test('players list and ledger at size use keyset pages through indexes', async
     const first = await traced(app, '/console/players', cookie);
     t.equal(first.res.statusCode, 200);
     t.equal(first.res.body.match(/data-label="Username"/g)?.length, 50, 'a page of 50');
-    t.match(first.res.body, /href="\/console\/players\?after=player00048"/,
-      "the next page starts after the last name shown (Alice, then player00000 to player00048)");
+    t.match(
+      first.res.body,
+      /href="\/console\/players\?after=player00048"/,
+      'the next page starts after the last name shown (Alice, then player00000 to player00048)',
+    );
     const deep = await traced(app, `/console/players?after=${name(9_900)}`, cookie);
     t.equal(deep.res.statusCode, 200);
     t.match(deep.res.body, new RegExp(`>${name(9_901)}<`), 'the page after the key');
@@ -166,23 +185,51 @@ t.test('players list and ledger at size use keyset pages through indexes', async
     t.equal(first.res.statusCode, 200);
     t.equal(first.res.body.match(/data-label="Reason"/g)?.length, 50, 'a page of 50');
     t.match(first.res.body, new RegExp(`>seed ${LEDGER - 1}<`), 'newest first');
-    const [deepest] = await app.db.unchecked.query<{ id: number }>(
-      'select id from credits_ledger where user_id = ? order by id limit 1 offset 1000', [steveId]);
+    const [deepest] = await app.db.unchecked.query<{ id: number }>('select id from credits_ledger where user_id = ? order by id limit 1 offset 1000', [
+      steveId,
+    ]);
     const deep = await traced(app, `/console/players/${steveId}?before=${deepest!.id}`, cookie);
     t.match(deep.res.body, />seed 999</, 'the row just before the key');
     t.notMatch(deep.res.body, />seed 1000</);
     t.equal(deep.res.body.match(/data-label="Reason"/g)?.length, 50);
     t.equal(deep.statements, first.statements, `the same ${first.statements} statements at any depth`);
-    t.ok(deep.reads.some((r) => /credits_ledger/.test(r.sql)), 'the page reads the ledger');
+    t.ok(
+      deep.reads.some((r) => /credits_ledger/.test(r.sql)),
+      'the page reads the ledger',
+    );
     for (const { sql, params } of [...first.reads, ...deep.reads]) t.equal(await badPlan(app, sql, params), undefined, sql.replace(/\s+/g, ' ').slice(0, 120));
   });
 
   await t.test('orders: a page filtered by status or type reads its rows through an index', async (t) => {
-    const columns = ['account_id', 'type', 'status', 'subtotal', 'discount', 'total', 'earnings', 'cashback', 'credit', 'currency', 'payment_api', 'payment_id',
-      'creation_date'];
+    const columns = [
+      'account_id',
+      'type',
+      'status',
+      'subtotal',
+      'discount',
+      'total',
+      'earnings',
+      'cashback',
+      'credit',
+      'currency',
+      'payment_api',
+      'payment_id',
+      'creation_date',
+    ];
     await bulkInsert(app, 'store_orders', columns, ORDERS, (i) => [
-      steveId, i % 10 ? 'credit' : 'payment', i % 100 ? 'completed' : 'refunded', 500, 0, 500, 0, 0, 0, 'USD',
-      i % 10 ? 'credits' : 'paypal', i % 10 ? null : `p${i}`, '2026-01-01 00:00:00',
+      steveId,
+      i % 10 ? 'credit' : 'payment',
+      i % 100 ? 'completed' : 'refunded',
+      500,
+      0,
+      500,
+      0,
+      0,
+      0,
+      'USD',
+      i % 10 ? 'credits' : 'paypal',
+      i % 10 ? null : `p${i}`,
+      '2026-01-01 00:00:00',
     ]);
     for (const url of ['/console/orders?status=refunded', '/console/orders?type=payment', '/console/orders?status=refunded&type=payment']) {
       const page = await traced(app, url, cookie);

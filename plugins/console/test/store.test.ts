@@ -11,7 +11,9 @@ t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChrom
   await grant(app, adminId, await role(app, 'Admin'));
   const context = await browse(t);
   const page = await context.newPage();
-  page.on('dialog', (dialog) => { void dialog.accept(); });
+  page.on('dialog', (dialog) => {
+    void dialog.accept();
+  });
   await signIn(page, base, 'Alice');
   await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
 
@@ -25,7 +27,10 @@ t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChrom
     t.match(await page.getByRole('status').textContent(), /Category Ranks created/);
     t.ok(await page.getByRole('table', { name: 'Categories' }).getByRole('cell', { name: 'Ranks', exact: true }).isVisible());
     const api = (await call(app, '/api/admin/store/categories')).json();
-    t.same(api.map((c: { name: string; slug: string }) => [c.name, c.slug]), [['Ranks', 'ranks']]);
+    t.same(
+      api.map((c: { name: string; slug: string }) => [c.name, c.slug]),
+      [['Ranks', 'ranks']],
+    );
   });
 
   await t.test('the API error shows beside the field it names, and nothing is created', async (t) => {
@@ -69,8 +74,14 @@ t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChrom
     await shop.goto(`${base}/product/${productId}`);
     const img = shop.locator(`img[src="/images/${imageID}.png"]`);
     await img.waitFor();
-    t.equal(await img.evaluate((i) => { const el = i as unknown as { complete: boolean; naturalWidth: number }; return el.complete ? el.naturalWidth : 0; }), 1,
-      'the storefront shows the uploaded image');
+    t.equal(
+      await img.evaluate((i) => {
+        const el = i as unknown as { complete: boolean; naturalWidth: number };
+        return el.complete ? el.naturalWidth : 0;
+      }),
+      1,
+      'the storefront shows the uploaded image',
+    );
     await shop.close();
   });
 
@@ -117,8 +128,10 @@ t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChrom
 
   await t.test('categories are edited and reordered, and a product gets purchase rules', async (t) => {
     for (const name of ['Kits', 'Boosts']) t.equal((await call(app, '/api/admin/store/categories', { body: { name } })).statusCode, 201);
-    const byName = async () => new Map<string, { id: string; parentID: string; priority: string }>(
-      (await call(app, '/api/admin/store/categories')).json().map((c: { name: string }) => [c.name, c]));
+    const byName = async () =>
+      new Map<string, { id: string; parentID: string; priority: string }>(
+        (await call(app, '/api/admin/store/categories')).json().map((c: { name: string }) => [c.name, c]),
+      );
     await page.goto(`${base}/console/catalogue`);
     const categories = page.getByRole('table', { name: 'Categories' });
     const names = async () => (await categories.locator('tbody tr td:first-child').allTextContents()).map((n) => n.trim());
@@ -156,9 +169,15 @@ t.test('catalogue, delivery commands and a refund in chromium', { skip: hasChrom
     t.match(await notice(page, /Purchase rules/), /Purchase rules of VIP saved/);
     t.equal(await page.locator('#product-rules-requiredProductID').inputValue(), String(starter.id), 'on the page');
     t.ok(await page.locator('#product-rules-requireLinkedAccount').isChecked());
-    t.same((await call(app, `/api/admin/store/products/${productId}/rules`)).json(), {
-      requiredProductID: String(starter.id), requireLinkedAccount: true, preventDowngrade: false,
-    }, 'through the API');
+    t.same(
+      (await call(app, `/api/admin/store/products/${productId}/rules`)).json(),
+      {
+        requiredProductID: String(starter.id),
+        requireLinkedAccount: true,
+        preventDowngrade: false,
+      },
+      'through the API',
+    );
   });
 
   await t.test('a product edited while it sells keeps the stock the buys left; a stock typed in is set', async (t) => {

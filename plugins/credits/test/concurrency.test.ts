@@ -83,10 +83,18 @@ t.test('sends between the same two users in both directions at once all succeed'
   await users(app, ['ann', 'bob']);
   for (const name of ['ann', 'bob']) await call(app, '/api/credits/set', { body: { target_username: name, amount: '1000' } });
   const n = onMysql ? 300 : 100;
-  const responses = await Promise.all(Array.from({ length: n }, (_, i) => call(app, '/api/credits/send', {
-    body: i % 2 ? { sender_username: 'ann', target_username: 'bob', amount: '1.25' } : { sender_username: 'bob', target_username: 'ann', amount: '1.25' },
-  })));
-  t.same(responses.filter((r) => r.statusCode !== 200).map((r) => r.body), [], 'no deadlock or lock timeout reached a client');
+  const responses = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      call(app, '/api/credits/send', {
+        body: i % 2 ? { sender_username: 'ann', target_username: 'bob', amount: '1.25' } : { sender_username: 'bob', target_username: 'ann', amount: '1.25' },
+      }),
+    ),
+  );
+  t.same(
+    responses.filter((r) => r.statusCode !== 200).map((r) => r.body),
+    [],
+    'no deadlock or lock timeout reached a client',
+  );
   const balances = await Promise.all(['ann', 'bob'].map(async (u) => (await call(app, `/api/credits?username=${u}`)).json().raw_credits));
   t.same(balances, [1000, 1000], 'as many sends each way: both balances are back where they started');
   t.same(await ledgerProblems(app), []);
@@ -99,7 +107,11 @@ t.test('first credits for users without a wallet, all at once: each wallet is cr
   const random = seeded(7);
   const requests = Array.from({ length: onMysql ? 240 : 90 }, () => ({ target_username: names[Math.floor(random() * names.length)]!, amount: '0.10' }));
   const responses = await Promise.all(requests.map((body) => call(app, '/api/credits/add', { body })));
-  t.same(responses.filter((r) => r.statusCode !== 200).map((r) => r.body), [], 'every add succeeded');
+  t.same(
+    responses.filter((r) => r.statusCode !== 200).map((r) => r.body),
+    [],
+    'every add succeeded',
+  );
   const sum = await totals(app);
   t.equal(sum.wallets, new Set(requests.map((r) => r.target_username)).size, 'one wallet per user');
   t.equal(sum.balances, requests.length * 10);

@@ -16,7 +16,14 @@ async function balanceOf(app: FastifyInstance, username: string): Promise<number
 }
 
 interface Row {
-  id: string; userID: string; delta: string; balance: string; reason: string; keyName: string | null; orderID: string | null; transferID: string | null;
+  id: string;
+  userID: string;
+  delta: string;
+  balance: string;
+  reason: string;
+  keyName: string | null;
+  orderID: string | null;
+  transferID: string | null;
   creationDate: string;
 }
 
@@ -69,18 +76,29 @@ t.test('add, remove, set and send answer as api.md says, in every encoding', asy
     const res = await call(app, '/api/credits/add', { body: { target_username: 'steve', amount: '10.25' }, as });
     expected += 1025;
     t.equal(res.statusCode, 200, as);
-    t.same(res.json(), { status: true, current_credits: `${(expected / 100).toFixed(2)} USD`, current_raw_credits: expected / 100, currency: 'USD' },
-      `add (${as})`);
+    t.same(
+      res.json(),
+      { status: true, current_credits: `${(expected / 100).toFixed(2)} USD`, current_raw_credits: expected / 100, currency: 'USD' },
+      `add (${as})`,
+    );
   }
   let res = await call(app, '/api/credits/remove', { body: { target_username: 'Steve', amount: 5 }, as: 'json' });
   t.same(res.json(), { status: true, current_credits: '25.75 USD', current_raw_credits: 25.75, currency: 'USD' }, 'remove, a JSON number amount');
 
   res = await call(app, '/api/credits/send', { body: { sender_username: 'steve', target_username: 'ALEX', amount: '0.75' }, as: 'urlencoded' });
   t.equal(res.statusCode, 200);
-  t.same(res.json(), {
-    status: true, current_credits: '25.00 USD', current_raw_credits: 25, target_current_credits: '0.75 USD',
-    target_current_raw_credits: 0.75, currency: 'USD',
-  }, 'send: the sender\'s balance, then the target\'s');
+  t.same(
+    res.json(),
+    {
+      status: true,
+      current_credits: '25.00 USD',
+      current_raw_credits: 25,
+      target_current_credits: '0.75 USD',
+      target_current_raw_credits: 0.75,
+      currency: 'USD',
+    },
+    "send: the sender's balance, then the target's",
+  );
 
   res = await call(app, '/api/credits/set', { body: { target_username: 'alex', amount: '100' } });
   t.same(res.json(), { status: true, current_credits: '100.00 USD', current_raw_credits: 100, currency: 'USD' }, 'set');
@@ -102,7 +120,7 @@ t.test('the legacy <user>/set path: the path names the target unless the body do
   t.equal(await balanceOf(app, 'steve'), 43, 'an empty target_username falls back to the path');
   res = await call(app, '/api/credits/steve/set', { body: { target_username: 'alex', amount: '7.5' } });
   t.equal(res.statusCode, 200);
-  t.equal(await balanceOf(app, 'alex'), 7.5, 'the body\'s target_username wins');
+  t.equal(await balanceOf(app, 'alex'), 7.5, "the body's target_username wins");
   t.equal(await balanceOf(app, 'steve'), 43);
 
   res = await call(app, '/api/credits/nobody/set', { body: { amount: '1' } });
@@ -145,7 +163,13 @@ t.test('amounts: exact two-decimal values only; anything else is INVALID_AMOUNT 
   t.equal(await balanceOf(app, 'alex'), 0);
   t.equal(await rowCount(app, 'credits_ledger'), rowsBefore, 'no ledger row written');
 
-  for (const [amount, cents] of [['10', 1000], ['10.0', 1000], ['10.50', 1050], ['0.01', 1], ['007.5', 750]] as const) {
+  for (const [amount, cents] of [
+    ['10', 1000],
+    ['10.0', 1000],
+    ['10.50', 1050],
+    ['0.01', 1],
+    ['007.5', 750],
+  ] as const) {
     const before = await balanceOf(app, 'alex');
     const res = await call(app, '/api/credits/add', { body: { target_username: 'alex', amount } });
     t.equal(res.statusCode, 200, `add ${JSON.stringify(amount)}`);
@@ -156,7 +180,7 @@ t.test('amounts: exact two-decimal values only; anything else is INVALID_AMOUNT 
   t.match(res.json(), { error: 'INVALID_AMOUNT', code: 'VALIDATION_ERROR', message: /amount/ }, 'a missing amount names the field');
 });
 
-t.test('errors of api.md\'s table, each with its status, and nothing changes', async (t) => {
+t.test("errors of api.md's table, each with its status, and nothing changes", async (t) => {
   const app = await build(t, { features: FEATURES });
   await user(app, 'steve');
   await user(app, 'alex');
@@ -207,7 +231,7 @@ t.test('a balance cannot pass the configured maximum (INVALID_AMOUNT), and a sen
   await call(app, '/api/credits/set', { body: { target_username: 'alex', amount: '99.99' } });
   res = await call(app, '/api/credits/send', { body: { sender_username: 'steve', target_username: 'alex', amount: '0.02' } });
   t.equal(res.json().error, 'INVALID_AMOUNT', 'the target would pass the maximum');
-  t.equal(await balanceOf(app, 'steve'), 100, 'the sender\'s debit rolled back');
+  t.equal(await balanceOf(app, 'steve'), 100, "the sender's debit rolled back");
   t.equal(await balanceOf(app, 'alex'), 99.99);
   res = await call(app, '/api/credits/remove', { body: { target_username: 'steve', amount: '50' } });
   t.equal(res.statusCode, 200, 'taking credits works at the maximum');
@@ -231,14 +255,22 @@ t.test('the ledger: one row per change with reason, key name and transfer id; hi
   await call(app, '/api/credits/set', { body: { target_username: 'steve', amount: '3' } });
 
   const rows = await history(app, 'username=steve');
-  t.same(rows.map((r) => [r.reason, r.delta, r.balance]), [
-    ['set', '0.00', '3.00'],
-    ['set', '-7.25', '3.00'],
-    ['send', '-7.25', '10.25'],
-    ['remove', '-2.50', '17.50'],
-    ['add', '20.00', '20.00'],
-  ], 'newest first, each with its delta and the balance after');
-  t.same(rows.map((r) => r.keyName), ['bootstrap', 'bootstrap', 'survival-server', 'survival-server', 'survival-server'], 'the API key\'s name');
+  t.same(
+    rows.map((r) => [r.reason, r.delta, r.balance]),
+    [
+      ['set', '0.00', '3.00'],
+      ['set', '-7.25', '3.00'],
+      ['send', '-7.25', '10.25'],
+      ['remove', '-2.50', '17.50'],
+      ['add', '20.00', '20.00'],
+    ],
+    'newest first, each with its delta and the balance after',
+  );
+  t.same(
+    rows.map((r) => r.keyName),
+    ['bootstrap', 'bootstrap', 'survival-server', 'survival-server', 'survival-server'],
+    "the API key's name",
+  );
   for (const r of rows) {
     t.equal(r.userID, String(steve));
     t.match(r.id, /^\d+$/);
@@ -252,9 +284,16 @@ t.test('the ledger: one row per change with reason, key name and transfer id; hi
   t.equal(rows[0]!.transferID, null);
 
   const page1 = await history(app, 'username=steve&limit=2');
-  t.same(page1.map((r) => r.id), rows.slice(0, 2).map((r) => r.id));
+  t.same(
+    page1.map((r) => r.id),
+    rows.slice(0, 2).map((r) => r.id),
+  );
   const page2 = await history(app, `username=steve&limit=2&before=${page1[1]!.id}`);
-  t.same(page2.map((r) => r.id), rows.slice(2, 4).map((r) => r.id), 'before pages back');
+  t.same(
+    page2.map((r) => r.id),
+    rows.slice(2, 4).map((r) => r.id),
+    'before pages back',
+  );
   t.same(await history(app, `username=steve&before=${rows.at(-1)!.id}`), [], 'nothing before the first row');
 
   for (const q of ['username=steve&limit=0', 'username=steve&limit=101', 'username=steve&limit=x', 'username=steve&before=0', '']) {
@@ -266,29 +305,36 @@ t.test('the ledger: one row per change with reason, key name and transfer id; hi
   t.same(await ledgerProblems(app), [], 'each balance is its ledger sum');
 });
 
-t.test('the service: joins the caller\'s transaction, refuses an overdraft with its own code, links orders, tells listeners after commit', async (t) => {
+t.test("the service: joins the caller's transaction, refuses an overdraft with its own code, links orders, tells listeners after commit", async (t) => {
   const app = await build(t, { features: FEATURES });
   const steve = await user(app, 'steve');
   const alex = await user(app, 'alex');
   const credits = app.services.get(creditsRef);
   const seen: unknown[] = [];
-  app.events.on('credits.changed', (e) => { seen.push(e); });
+  app.events.on('credits.changed', (e) => {
+    seen.push(e);
+  });
 
   t.equal(await credits.change(steve, 1000, { reason: 'payment', orderId: 7 }), 1000);
   await settle();
   t.same(seen, [{ userId: steve, delta: 1000, balance: 1000, reason: 'payment', orderId: 7 }]);
 
-  await t.rejects(credits.change(steve, -1001, { reason: 'purchase', orderId: 8 }),
-    { code: 'NOT_ENOUGH_CREDITS', message: 'The balance is lower than 10.01.' });
+  await t.rejects(credits.change(steve, -1001, { reason: 'purchase', orderId: 8 }), {
+    code: 'NOT_ENOUGH_CREDITS',
+    message: 'The balance is lower than 10.01.',
+  });
   await t.rejects(credits.change(alex, -1, { reason: 'purchase' }), { code: 'NOT_ENOUGH_CREDITS' }, 'a user without a wallet has nothing to take');
   await t.rejects(credits.change(steve, 0.5, { reason: 'add' }), { code: 'INVALID_AMOUNT' }, 'cents are whole');
 
-  await t.rejects(app.db.transaction(async () => {
-    await credits.change(steve, -400, { reason: 'purchase', orderId: 9 });
-    await credits.change(steve, 40, { reason: 'cashback', orderId: 9 });
-    t.equal(await credits.balance(steve), 640, 'inside the transaction the balance moved');
-    throw new Error('the order failed');
-  }), { message: 'the order failed' });
+  await t.rejects(
+    app.db.transaction(async () => {
+      await credits.change(steve, -400, { reason: 'purchase', orderId: 9 });
+      await credits.change(steve, 40, { reason: 'cashback', orderId: 9 });
+      t.equal(await credits.balance(steve), 640, 'inside the transaction the balance moved');
+      throw new Error('the order failed');
+    }),
+    { message: 'the order failed' },
+  );
   await settle();
   t.equal(await credits.balance(steve), 1000, 'rolled back with the caller');
   t.equal(seen.length, 1, 'no event for changes that rolled back');
@@ -303,10 +349,25 @@ t.test('the service: joins the caller\'s transaction, refuses an overdraft with 
     { userId: steve, delta: 40, balance: 640, reason: 'cashback', orderId: 10 },
   ]);
   const res = await call(app, `/api/credits/history?id=${steve}`);
-  t.same(res.json().map((r: Row) => [r.reason, r.orderID]), [['cashback', '10'], ['purchase', '10'], ['payment', '7']]);
+  t.same(
+    res.json().map((r: Row) => [r.reason, r.orderID]),
+    [
+      ['cashback', '10'],
+      ['purchase', '10'],
+      ['payment', '7'],
+    ],
+  );
 
   const balances = await credits.balances([steve, alex, steve, 424242]);
-  t.same([...balances], [[steve, 640], [alex, 0], [424242, 0]], 'balances of several users, 0 for those without a wallet');
-  t.same([...await credits.balances([])], []);
+  t.same(
+    [...balances],
+    [
+      [steve, 640],
+      [alex, 0],
+      [424242, 0],
+    ],
+    'balances of several users, 0 for those without a wallet',
+  );
+  t.same([...(await credits.balances([]))], []);
   t.same(await ledgerProblems(app), [], 'each balance is its ledger sum');
 });

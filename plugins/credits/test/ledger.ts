@@ -9,7 +9,8 @@ export async function ledgerProblems(app: FastifyInstance): Promise<string[]> {
   const L = CreditsLedgerEntry.c;
   const wallets = await app.db.query(sql`select ${fields({ user_id: W.userId, balance: W.balance })} from ${CreditsWallet}`);
   const rows = await app.db.query(
-    sql`select ${fields({ id: L.id, user_id: L.userId, delta: L.delta, balance: L.balance })} from ${CreditsLedgerEntry} order by ${L.id}`);
+    sql`select ${fields({ id: L.id, user_id: L.userId, delta: L.delta, balance: L.balance })} from ${CreditsLedgerEntry} order by ${L.id}`,
+  );
   const running = new Map<number, number>();
   for (const r of rows) {
     const after = (running.get(Number(r.user_id)) ?? 0) + Number(r.delta);

@@ -53,8 +53,13 @@ t.test('product commands: placeholders checked at save, server and product must 
 
   const cmd = await addCommand(app, product, { serverID: server.id, command: 'give {username} sword {quantity} {var:color}', trigger: 'purchase' });
   t.same(cmd, {
-    id: cmd.id, productID: String(product), serverID: server.id, command: 'give {username} sword {quantity} {var:color}',
-    trigger: 'purchase', requireOnline: false, perUnit: false,
+    id: cmd.id,
+    productID: String(product),
+    serverID: server.id,
+    command: 'give {username} sword {quantity} {var:color}',
+    trigger: 'purchase',
+    requireOnline: false,
+    perUnit: false,
   });
   let res = await call(app, `${url}/${cmd.id}`, { method: 'PATCH', body: { requireOnline: '1', perUnit: 'true', trigger: 'refund' }, as: 'urlencoded' });
   t.equal(res.statusCode, 200);
@@ -63,15 +68,24 @@ t.test('product commands: placeholders checked at save, server and product must 
 
   const before = await app.db.unchecked.query('select * from delivery_commands order by id');
   await expectErrors(t, app, [
-    { url, body: { serverID: server.id, command: 'give {player} x', trigger: 'purchase' }, status: 400, error: 'VALIDATION_ERROR',
-      message: /unknown placeholder \{player\}/ },
+    {
+      url,
+      body: { serverID: server.id, command: 'give {player} x', trigger: 'purchase' },
+      status: 400,
+      error: 'VALIDATION_ERROR',
+      message: /unknown placeholder \{player\}/,
+    },
     { url, body: { serverID: server.id, command: 'x {var:}', trigger: 'purchase' }, status: 400, error: 'VALIDATION_ERROR', message: /\{var:\}/ },
     { url, body: { serverID: server.id, command: 'x', trigger: 'join' }, status: 400, error: 'VALIDATION_ERROR', message: /trigger/ },
     { url, body: { serverID: '999', command: 'x', trigger: 'purchase' }, status: 404, error: 'DELIVERY_SERVER_NOT_FOUND' },
     { url, body: { serverID: 'abc', command: 'x', trigger: 'purchase' }, status: 404, error: 'DELIVERY_SERVER_NOT_FOUND' },
     { url, body: { serverID: server.id, trigger: 'purchase' }, status: 400, error: 'VALIDATION_ERROR', message: /command/ },
-    { url: '/api/admin/store/products/999/commands', body: { serverID: server.id, command: 'x', trigger: 'purchase' }, status: 404,
-      error: 'PRODUCT_NOT_FOUND' },
+    {
+      url: '/api/admin/store/products/999/commands',
+      body: { serverID: server.id, command: 'x', trigger: 'purchase' },
+      status: 404,
+      error: 'PRODUCT_NOT_FOUND',
+    },
     { url: '/api/admin/store/products/999/commands', status: 404, error: 'PRODUCT_NOT_FOUND' },
     { url: `${url}/${cmd.id}`, method: 'PATCH', body: { command: '{nope}' }, status: 400, error: 'VALIDATION_ERROR', message: /\{nope\}/ },
     { url: `${url}/999`, method: 'PATCH', body: { command: 'x' }, status: 404, error: 'DELIVERY_COMMAND_NOT_FOUND' },

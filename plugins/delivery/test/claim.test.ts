@@ -33,7 +33,11 @@ t.test('claim and ack: leases, requireOnline, retries up to maxTries', async (t)
   let res = await claim(app, { token: server.token });
   t.equal(res.statusCode, 200, res.body);
   let rows = res.json().commands;
-  t.same(rows.map((r: { command: string }) => r.command), ['give steve sword'], 'the requireOnline row waits for its player');
+  t.same(
+    rows.map((r: { command: string }) => r.command),
+    ['give steve sword'],
+    'the requireOnline row waits for its player',
+  );
   t.match(rows[0], { username: 'steve', userID: String(steve), productID: String(sword), trigger: 'purchase', tries: '0' });
   t.same((await pollQueue(app, server.token)).json(), [], 'a claimed row is not listed to the HTTP mode');
   t.same((await validate(app, server.token, [rows[0].id])).json(), { commands: [] }, 'nor handed out by validate');
@@ -54,7 +58,7 @@ t.test('claim and ack: leases, requireOnline, retries up to maxTries', async (t)
   const Q = DeliveryQueue.c;
   const statusOf = async (id: number) =>
     (await app.db.query(sql`select ${fields({ status: Q.status })} from ${DeliveryQueue} where ${Q.id} = ${id}`))[0]?.status;
-  await until(async () => await statusOf(rows[0].id) === 'waiting');
+  await until(async () => (await statusOf(rows[0].id)) === 'waiting');
   res = await ack(app, { token: server.token, ids: [rows[0].id, rankRow.id], result: 'done' });
   t.equal(res.statusCode, 409, 'a late ack is refused');
   t.match(res.json(), { error: 'DELIVERY_NOT_SETTLED', ids: [], unsettled: [rows[0].id, rankRow.id] }, 'naming every row it did not settle');
@@ -102,24 +106,29 @@ t.test('the SSE stream wakes a real client within a second of a committed buy', 
   let text = '';
   const events: { at: number; kind: string }[] = [];
   const req = request(`${address}/api/delivery/stream?token=${server.token}`, { headers: { 'x-api-key': ADMIN_KEY } });
-  const opened = new Promise<void>((resolve) => req.on('response', (res) => {
-    t.equal(res.statusCode, 200);
-    t.match(res.headers['content-type'], /^text\/event-stream/);
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      text += chunk;
-      for (const block of chunk.split('\n\n')) {
-        if (block.startsWith('event: work')) events.push({ at: Date.now(), kind: 'work' });
-        else if (block.startsWith(': heartbeat')) events.push({ at: Date.now(), kind: 'heartbeat' });
-      }
-      resolve();
-    });
-  }));
+  const opened = new Promise<void>((resolve) =>
+    req.on('response', (res) => {
+      t.equal(res.statusCode, 200);
+      t.match(res.headers['content-type'], /^text\/event-stream/);
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+        for (const block of chunk.split('\n\n')) {
+          if (block.startsWith('event: work')) events.push({ at: Date.now(), kind: 'work' });
+          else if (block.startsWith(': heartbeat')) events.push({ at: Date.now(), kind: 'heartbeat' });
+        }
+        resolve();
+      });
+    }),
+  );
   req.end();
   t.teardown(() => req.destroy());
   await opened;
   await until(() => events.some((e) => e.kind === 'heartbeat'));
-  t.ok(events.some((e) => e.kind === 'heartbeat'), 'heartbeats on an idle stream');
+  t.ok(
+    events.some((e) => e.kind === 'heartbeat'),
+    'heartbeats on an idle stream',
+  );
   const before = events.filter((e) => e.kind === 'work').length;
 
   const bought = Date.now();
@@ -141,13 +150,20 @@ t.test('a failed ack is handed out again only after a delay that grows with each
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const works: number[] = [];
   const req = request(`${address}/api/delivery/stream?token=${server.token}`, { headers: { 'x-api-key': ADMIN_KEY } });
-  const opened = new Promise<void>((resolve) => req.on('response', (res) => {
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      works.push(...chunk.split('\n\n').filter((block) => block.startsWith('event: work')).map(() => Date.now()));
-      resolve();
-    });
-  }));
+  const opened = new Promise<void>((resolve) =>
+    req.on('response', (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        works.push(
+          ...chunk
+            .split('\n\n')
+            .filter((block) => block.startsWith('event: work'))
+            .map(() => Date.now()),
+        );
+        resolve();
+      });
+    }),
+  );
   req.end();
   t.teardown(() => req.destroy());
   await opened;
@@ -167,8 +183,11 @@ t.test('a failed ack is handed out again only after a delay that grows with each
     const stored = (Date.parse(`${String(stamp!.not_before).replace(' ', 'T')}Z`) - Date.parse(`${ackedBy.replace(' ', 'T')}Z`)) / 1000;
     t.same((await claim(app, { token: server.token })).json(), { commands: [] }, `after try ${Number(tries) + 1}: not handed out again at once`);
     t.same((await pollQueue(app, server.token)).json(), [], 'nor listed to the HTTP mode');
-    while (Date.now() - failed < 5000 && (await app.db.unchecked.query("select id from delivery_queue where status = 'waiting' and not_before < ?",
-      [now()])).length === 0) await sleep(50);
+    while (
+      Date.now() - failed < 5000 &&
+      (await app.db.unchecked.query("select id from delivery_queue where status = 'waiting' and not_before < ?", [now()])).length === 0
+    )
+      await sleep(50);
     const waited = Date.now() - failed;
     // Generous: a loaded machine may run the sweep late. What is checked is that a wake comes once the row is due; a
     // spare wake before it (the previous round's, late on a loaded machine) hands out nothing, as the claim above shows.
@@ -183,8 +202,10 @@ t.test('a failed ack is handed out again only after a delay that grows with each
   const first = await failThenWait('0');
   t.ok(first.waited >= 1000 && first.stored <= 1, `the first retry waits retryBaseSeconds (${first.waited} ms; stored ${first.stored} s)`);
   const second = await failThenWait('1');
-  t.ok(second.waited >= 2000 && second.stored <= 2,
-    `the second waits base × factor, capped at retryMaxSeconds (${second.waited} ms; stored ${second.stored} s)`);
+  t.ok(
+    second.waited >= 2000 && second.stored <= 2,
+    `the second waits base × factor, capped at retryMaxSeconds (${second.waited} ms; stored ${second.stored} s)`,
+  );
   const [last] = (await claim(app, { token: server.token })).json().commands;
   t.match(last, { tries: '2' });
   await ack(app, { token: server.token, ids: [last.id], result: 'failed', message: 'Unknown command' });
@@ -198,7 +219,9 @@ t.test('a command that fails for good, by a failed ack or a lapsed lease, emits 
   const app = await build(t, { features: DELIVERY_FEATURES, config: { plugins: { delivery: { leaseSeconds: 1, maxTries: 1, sweepMs: 50 } } }, clock });
   const { server, sword, rank, steve } = await shop(app);
   const failed: unknown[] = [];
-  app.events.on('delivery.failed', (e) => { failed.push(e); });
+  app.events.on('delivery.failed', (e) => {
+    failed.push(e);
+  });
   await buy(app, { userID: steve, products: [sword, rank] });
   const [swordRow, rankRow] = (await claim(app, { token: server.token, online: ['steve'] })).json().commands;
   await ack(app, { token: server.token, ids: [swordRow.id], result: 'failed', message: 'Unknown command' });

@@ -15,14 +15,17 @@ import { DELIVERY_FEATURES, addCommand, buy, makeCategory, makeProduct, makeServ
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Waits up to 5 s for `done`. */
 async function until(done: () => boolean): Promise<void> {
-  for (const start = Date.now(); !done() && Date.now() - start < 5000;) await sleep(20);
+  for (const start = Date.now(); !done() && Date.now() - start < 5000; ) await sleep(20);
 }
 const skip = onMysql && 'the SQLite run does this one';
 const config = { plugins: { delivery: { leaseSeconds: 1, sweepMs: 50 } } };
 
 /** The sweep's log lines: level and message, and whether a stack came with it. */
 function sweepLog(lines: string[]) {
-  return lines.map((l) => JSON.parse(l)).filter((l) => /lease/.test(l.msg)).map((l) => ({ level: l.level, msg: l.msg, stack: Boolean(l.err?.stack) }));
+  return lines
+    .map((l) => JSON.parse(l))
+    .filter((l) => /lease/.test(l.msg))
+    .map((l) => ({ level: l.level, msg: l.msg, stack: Boolean(l.err?.stack) }));
 }
 
 t.test('a full disk under the lease sweep: logged once, and once when space is back', { skip }, async (t) => {
@@ -34,8 +37,17 @@ t.test('a full disk under the lease sweep: logged once, and once when space is b
   // has rows to write, and none succeeds by having nothing to do (a real 1 s lease could lapse
   // before or after the fill, by the machine's load).
   const clock = new TestClock();
-  const app = await build(t, { databaseUrl: `sqlite:${join(dir, 'db.sqlite')}`, features: DELIVERY_FEATURES,
-    config: { plugins: { delivery: { leaseSeconds: 60, sweepMs: 50 } } }, clock, logStream: { write: (l) => { lines.push(l); } } });
+  const app = await build(t, {
+    databaseUrl: `sqlite:${join(dir, 'db.sqlite')}`,
+    features: DELIVERY_FEATURES,
+    config: { plugins: { delivery: { leaseSeconds: 60, sweepMs: 50 } } },
+    clock,
+    logStream: {
+      write: (l) => {
+        lines.push(l);
+      },
+    },
+  });
   const server = await makeServer(app);
   const sword = await makeProduct(app, { categoryID: await makeCategory(app, { name: 'Items' }), name: 'Sword', price: '1' });
   // Long commands spread the claimed rows over many pages: handing them back is a bigger write
@@ -53,9 +65,11 @@ t.test('a full disk under the lease sweep: logged once, and once when space is b
   for (let i = 0; refused < 3 && i < 200; i++) if ((await buy(app, { userID: steve, products: [sword] })).statusCode === 503) refused++;
   t.equal(refused, 3, 'buys are refused: the disk is full');
   await sleep(300);
-  t.same(sweepLog(lines), [{ level: 50, msg: 'delivery lease sweep paused: The disk is full. It resumes by itself once the database serves again.',
-    stack: false }],
-    'one line for the whole outage, no stack');
+  t.same(
+    sweepLog(lines),
+    [{ level: 50, msg: 'delivery lease sweep paused: The disk is full. It resumes by itself once the database serves again.', stack: false }],
+    'one line for the whole outage, no stack',
+  );
 
   rmSync(filler);
   await until(() => sweepLog(lines).length > 1);
@@ -71,8 +85,18 @@ t.test('a read-only database under the lease sweep: logged once', { skip }, asyn
   if (!view) return t.plan(0, CANNOT_MOUNT);
   t.teardown(() => unmount(view));
   const lines: string[] = [];
-  await build(t, { databaseUrl: `sqlite:${join(view, 'db.sqlite')}`, features: DELIVERY_FEATURES, config, logStream: { write: (l) => { lines.push(l); } } });
+  await build(t, {
+    databaseUrl: `sqlite:${join(view, 'db.sqlite')}`,
+    features: DELIVERY_FEATURES,
+    config,
+    logStream: {
+      write: (l) => {
+        lines.push(l);
+      },
+    },
+  });
   await sleep(600);
-  t.same(sweepLog(lines), [{ level: 50, msg: 'delivery lease sweep paused: The database is read-only. It resumes by itself once the database serves again.',
-    stack: false }]);
+  t.same(sweepLog(lines), [
+    { level: 50, msg: 'delivery lease sweep paused: The database is read-only. It resumes by itself once the database serves again.', stack: false },
+  ]);
 });

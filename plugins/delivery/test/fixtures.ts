@@ -22,7 +22,8 @@ export function addCommand(app: FastifyInstance, productId: number, body: Record
 /** The official plugin's queue poll: a GET that still carries the form content type of its HTTP client. */
 export function pollQueue(app: FastifyInstance, token: string) {
   return app.inject({
-    method: 'GET', url: `/api/command-logs/${token}/queue`,
+    method: 'GET',
+    url: `/api/command-logs/${token}/queue`,
     headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': JAVA_AGENT },
   });
 }
@@ -31,7 +32,9 @@ export function pollQueue(app: FastifyInstance, token: string) {
 export function validate(app: FastifyInstance, token: string, ids: string[]) {
   const payload = [`token=${encodeURIComponent(token)}`, ...ids.map((id, i) => `commands[${i}]=${id}`)].join('&');
   return app.inject({
-    method: 'POST', url: '/api/command-logs/validate', payload,
+    method: 'POST',
+    url: '/api/command-logs/validate',
+    payload,
     headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/x-www-form-urlencoded', 'user-agent': JAVA_AGENT },
   });
 }

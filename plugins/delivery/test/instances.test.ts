@@ -14,11 +14,13 @@ async function workEvents(t: TestLike, app: FastifyInstance, token: string): Pro
     for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
       for (let i = chunk.indexOf('event: work'); i >= 0; i = chunk.indexOf('event: work', i + 1)) at.push(Date.now());
     }
-  })().catch(() => { /* aborted at the end */ });
+  })().catch(() => {
+    /* aborted at the end */
+  });
   return at;
 }
 
-t.test('a buy on one instance wakes a game server\'s stream on another within a second', async (t) => {
+t.test("a buy on one instance wakes a game server's stream on another within a second", async (t) => {
   const url = await sharedDatabaseUrl(t);
   const config = { plugins: { delivery: { crossWakeMs: 200 } } };
   const a = await build(t, { features: DELIVERY_FEATURES, databaseUrl: url, config });

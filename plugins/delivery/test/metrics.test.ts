@@ -26,8 +26,11 @@ t.test('GET /metrics: commands not delivered yet, by game server and status', as
   const claimed = (await call(app, '/api/delivery/claim', { body: { token: survival.token }, as: 'urlencoded' })).json().commands;
   t.equal(claimed.length, 1);
   t.equal((await buy(app, { userID: steve, products: [sword] })).statusCode, 200);
-  t.same(await backlog(app), { ...empty, [`${survival.id}/waiting`]: 1, [`${survival.id}/claimed`]: 1 },
-    'one waiting, one claimed, on the server of the command');
+  t.same(
+    await backlog(app),
+    { ...empty, [`${survival.id}/waiting`]: 1, [`${survival.id}/claimed`]: 1 },
+    'one waiting, one claimed, on the server of the command',
+  );
 
   const acked = await call(app, '/api/delivery/ack', { body: { token: survival.token, ids: [claimed[0].id], result: 'done' }, as: 'urlencoded' });
   t.same(acked.json().ids, [claimed[0].id]);

@@ -12,10 +12,17 @@ t.test('a buy queues its rendered purchase commands; a failed buy queues nothing
   const other = await makeServer(app, 'Creative');
   const category = await makeCategory(app, { name: 'Items' });
   const sword = await makeProduct(app, {
-    categoryID: category, name: 'Sword', price: '1', stock: 5, variables: [{ name: 'color', required: true, values: ['red', 'blue'] }],
+    categoryID: category,
+    name: 'Sword',
+    price: '1',
+    stock: 5,
+    variables: [{ name: 'color', required: true, values: ['red', 'blue'] }],
   });
-  await addCommand(app, sword, { serverID: server.id, trigger: 'purchase',
-    command: 'give {username} sword {quantity} {var:color} #{orderID} p{productID} {productName} u{userID} c{chatUserID}' });
+  await addCommand(app, sword, {
+    serverID: server.id,
+    trigger: 'purchase',
+    command: 'give {username} sword {quantity} {var:color} #{orderID} p{productID} {productName} u{userID} c{chatUserID}',
+  });
   await addCommand(app, sword, { serverID: other.id, trigger: 'purchase', command: 'say {username} x{quantity}', perUnit: true });
   await addCommand(app, sword, { serverID: server.id, trigger: 'refund', command: 'take {username} sword' });
   const steve = await makeUser(app, 'steve', 1000);
@@ -25,13 +32,18 @@ t.test('a buy queues its rendered purchase commands; a failed buy queues nothing
   t.ok([200, 201].includes(res.statusCode), res.body);
   const orderId = res.json().orderID ?? (await app.db.unchecked.query<{ id: number }>('select id from store_orders'))[0]!.id;
   const rows = await app.db.unchecked.query<{ server_id: number; command: string; status: string; order_id: number }>(
-    'select server_id, command, status, order_id from delivery_queue order by id');
-  t.same(rows.map((r) => [String(r.server_id), r.command, r.status, Number(r.order_id)]), [
-    [server.id, `give steve sword 3 red #${orderId} p${sword} Sword u${steve} c4242`, 'waiting', Number(orderId)],
-    [other.id, 'say steve x1', 'waiting', Number(orderId)],
-    [other.id, 'say steve x1', 'waiting', Number(orderId)],
-    [other.id, 'say steve x1', 'waiting', Number(orderId)],
-  ], 'placeholders filled; perUnit once per unit; no refund command yet');
+    'select server_id, command, status, order_id from delivery_queue order by id',
+  );
+  t.same(
+    rows.map((r) => [String(r.server_id), r.command, r.status, Number(r.order_id)]),
+    [
+      [server.id, `give steve sword 3 red #${orderId} p${sword} Sword u${steve} c4242`, 'waiting', Number(orderId)],
+      [other.id, 'say steve x1', 'waiting', Number(orderId)],
+      [other.id, 'say steve x1', 'waiting', Number(orderId)],
+      [other.id, 'say steve x1', 'waiting', Number(orderId)],
+    ],
+    'placeholders filled; perUnit once per unit; no refund command yet',
+  );
 
   // Out of stock: the whole buy rolls back, its commands with it.
   res = await buy(app, { userID: steve, products: [{ id: sword, quantity: 3, variables: { color: 'blue' } }] });
@@ -52,14 +64,19 @@ t.test('the plugin HTTP mode: queue listing, one player per validate, each row o
   await addCommand(app, rank, { serverID: server.id, trigger: 'purchase', command: 'rank {username}', requireOnline: true });
   const alex = await makeUser(app, 'alex', 1000);
   const steve = await makeUser(app, 'steve', 1000);
-  for (const [user, product] of [[alex, sword], [steve, sword], [alex, sword], [steve, rank]] as const) {
+  for (const [user, product] of [
+    [alex, sword],
+    [steve, sword],
+    [alex, sword],
+    [steve, rank],
+  ] as const) {
     t.ok([200, 201].includes((await buy(app, { userID: user, products: [product] })).statusCode));
   }
 
   let res = await pollQueue(app, server.token);
   t.equal(res.statusCode, 200, res.body);
   const listed = res.json();
-  t.equal(listed.length, 3, 'the requireOnline row and the other server\'s rows are not listed');
+  t.equal(listed.length, 3, "the requireOnline row and the other server's rows are not listed");
   for (const row of listed) {
     t.strictSame(Object.keys(row), ['id', 'status', 'retry', 'updatedAt']);
     t.equal(row.status, 'sending');
@@ -72,16 +89,27 @@ t.test('the plugin HTTP mode: queue listing, one player per validate, each row o
   // The plugin posts every listed id (and here also another server's): one player's rows come back.
   res = await validate(app, server.token, [...ids, ...otherIds]);
   t.equal(res.statusCode, 200, res.body);
-  t.same(res.json(), { commands: [{ command: 'give alex sword', username: 'alex' }, { command: 'give alex sword', username: 'alex' }] });
+  t.same(res.json(), {
+    commands: [
+      { command: 'give alex sword', username: 'alex' },
+      { command: 'give alex sword', username: 'alex' },
+    ],
+  });
   res = await validate(app, server.token, ids);
   t.same(res.json(), { commands: [{ command: 'give steve sword', username: 'steve' }] }, 'the next player on the next call');
   res = await validate(app, server.token, ids);
   t.same(res.json(), { commands: [] }, 'a second validate of the same ids hands out nothing');
   t.same((await pollQueue(app, server.token)).json(), [], 'nothing left for this mode');
-  t.equal((await pollQueue(app, other.token)).json().length, 3, 'the other server\'s rows were left alone');
+  t.equal((await pollQueue(app, other.token)).json().length, 3, "the other server's rows were left alone");
   const Q = DeliveryQueue.c;
   const statuses = await app.db.query(sql`select ${fields({ status: Q.status, n: count() })} from ${DeliveryQueue} group by ${Q.status} order by ${Q.status}`);
-  t.same(statuses.map((s) => [s.status, Number(s.n)]), [['done', 3], ['waiting', 4]]);
+  t.same(
+    statuses.map((s) => [s.status, Number(s.n)]),
+    [
+      ['done', 3],
+      ['waiting', 4],
+    ],
+  );
 
   // The game plugin reads `error` into its enum: its general code, ours in `code`.
   for (const bad of [await pollQueue(app, 'x'.repeat(43)), await validate(app, 'nope', ids)]) {
@@ -95,7 +123,7 @@ t.test('the plugin HTTP mode: queue listing, one player per validate, each row o
   t.match((await read(app, `/api/admin/delivery/servers/${server.id}`)).lastSeenDate, /\d/);
 });
 
-t.test('the plugin\'s poll reads one index alone: no row looked up, no sort, however many rows the server has delivered', async (t) => {
+t.test("the plugin's poll reads one index alone: no row looked up, no sort, however many rows the server has delivered", async (t) => {
   const app = await build(t, { features: DELIVERY_FEATURES });
   const server = await makeServer(app);
   const category = await makeCategory(app, { name: 'Items' });

@@ -41,7 +41,14 @@ t.test('a refund undoes the purchase and queues the refund commands, once', asyn
   t.same(await app.db.unchecked.query('select id, stock from store_products order by id'), before.stock, 'stock restored');
   const ledger = await app.db.unchecked.query<{ id: number; delta: number; reason: string }>('select * from credits_ledger order by id');
   t.same(ledger.slice(0, before.ledger.length), before.ledger, 'earlier ledger rows untouched');
-  t.same(ledger.slice(-2).map((r) => [Number(r.delta), r.reason]), [[2500, 'refund'], [-250, 'refund']], 'plus the refund rows');
+  t.same(
+    ledger.slice(-2).map((r) => [Number(r.delta), r.reason]),
+    [
+      [2500, 'refund'],
+      [-250, 'refund'],
+    ],
+    'plus the refund rows',
+  );
   const queued = await app.db.unchecked.query<{ command: string; run_on: string }>("select command, run_on from delivery_queue where run_on = 'refund'");
   t.same(queued, [{ command: `lp user steve parent remove vip #${orderId}`, run_on: 'refund' }], 'the refund commands queued');
 
@@ -69,7 +76,7 @@ t.test('a refund undoes the purchase and queues the refund commands, once', asyn
   t.equal(await balanceOf(app, steve), before.balance + 500, 'a payment order is not refunded here');
 });
 
-t.test('a purchased role that expires queues the product\'s expiry commands once', async (t) => {
+t.test("a purchased role that expires queues the product's expiry commands once", async (t) => {
   const app = await build(t, { features: DELIVERY_FEATURES, config: { plugins: { users: { sweepSeconds: 1 } } } });
   const server = await makeServer(app);
   const category = await makeCategory(app, { name: 'Ranks' });
@@ -90,7 +97,7 @@ t.test('a purchased role that expires queues the product\'s expiry commands once
     await new Promise((r) => setTimeout(r, 100));
     rows = await app.db.unchecked.query<{ command: string }>("select command from delivery_queue where run_on = 'expiry'");
   }
-  t.same(rows, [{ command: 'lp user steve parent remove vip 2' }], 'only the purchased role\'s product, once');
+  t.same(rows, [{ command: 'lp user steve parent remove vip 2' }], "only the purchased role's product, once");
   await new Promise((r) => setTimeout(r, 1200));
   t.equal((await app.db.unchecked.query("select id from delivery_queue where run_on = 'expiry'")).length, 1, 'the next sweep adds nothing');
 });
@@ -112,8 +119,10 @@ t.test('a refund cancels the purchase commands no game server has taken, decided
   };
   const refund = (orderId: number) => call(app, `/api/admin/store/orders/${orderId}/refund`, { method: 'POST' });
   const statusOf = async (id: string) =>
-    (await app.db.query(sql`select ${fields({ status: DeliveryQueue.c.status })} from ${DeliveryQueue}
-      where ${DeliveryQueue.c.id} = ${Number(id)}`))[0]!.status;
+    (
+      await app.db.query(sql`select ${fields({ status: DeliveryQueue.c.status })} from ${DeliveryQueue}
+      where ${DeliveryQueue.c.id} = ${Number(id)}`)
+    )[0]!.status;
 
   // Refunded before the server polled: the purchase command never goes out, the refund command does.
   const early = await order();
@@ -125,7 +134,8 @@ t.test('a refund cancels the purchase commands no game server has taken, decided
   const handed = (await validate(app, server.token, listed)).json().commands;
   t.same(handed, [{ command: `lp user steve parent remove vip #${early.order}`, username: 'steve' }], 'only the refund command runs');
   t.match(await read(app, `/api/admin/delivery/queue?order=${early.order}`), [
-    { trigger: 'refund', status: 'done' }, { id: early.id, trigger: 'purchase', status: 'cancelled', lastError: /refunded/ },
+    { trigger: 'refund', status: 'done' },
+    { id: early.id, trigger: 'purchase', status: 'cancelled', lastError: /refunded/ },
   ]);
 
   // Taken before the refund: it stays delivered, and the refund command undoes it.
@@ -137,11 +147,18 @@ t.test('a refund cancels the purchase commands no game server has taken, decided
   // Refunds racing hand-outs: each purchase row is either handed out or cancelled, never both.
   const raced: { id: string; order: number }[] = [];
   for (let i = 0; i < 6; i++) raced.push(await order());
-  const [, ...outs] = await Promise.all([
-    Promise.all(raced.map((r) => refund(r.order))),
-    ...raced.map((r) => validate(app, server.token, [r.id])),
-  ]);
+  const [, ...outs] = await Promise.all([Promise.all(raced.map((r) => refund(r.order))), ...raced.map((r) => validate(app, server.token, [r.id]))]);
   const out = new Set(outs.flatMap((res, i) => (res.json().commands.length ? [raced[i]!.id] : [])));
   for (const r of raced) t.equal(await statusOf(r.id), out.has(r.id) ? 'done' : 'cancelled', `row ${r.id}: handed out XOR cancelled`);
-  t.same((await validate(app, server.token, raced.map((r) => r.id))).json(), { commands: [] }, 'nothing of a refunded order goes out afterwards');
+  t.same(
+    (
+      await validate(
+        app,
+        server.token,
+        raced.map((r) => r.id),
+      )
+    ).json(),
+    { commands: [] },
+    'nothing of a refunded order goes out afterwards',
+  );
 });

@@ -29,9 +29,13 @@ function open(address: string, token: string): Promise<Stream> {
         text += chunk;
         resolve({ req, text: () => text, ended: () => ended });
       });
-      res.on('close', () => { ended = true; });
+      res.on('close', () => {
+        ended = true;
+      });
     });
-    req.on('error', () => { ended = true; });
+    req.on('error', () => {
+      ended = true;
+    });
     req.end();
   });
 }
@@ -45,10 +49,16 @@ t.test('a new stream for a game server replaces its oldest past streamsPerServer
   const other = await open(address, lobby.token);
   const streams: Stream[] = [];
   for (let i = 0; i < 5; i++) streams.push(await open(address, survival.token));
-  t.teardown(() => { for (const s of [other, ...streams]) s.req.destroy(); });
+  t.teardown(() => {
+    for (const s of [other, ...streams]) s.req.destroy();
+  });
   await sleep(200);
-  t.same(streams.map((s) => s.ended()), [true, true, true, false, false], 'the three oldest were closed, the two newest stay');
-  t.notOk(other.ended(), 'another server\'s stream is untouched');
+  t.same(
+    streams.map((s) => s.ended()),
+    [true, true, true, false, false],
+    'the three oldest were closed, the two newest stay',
+  );
+  t.notOk(other.ended(), "another server's stream is untouched");
   t.match(streams[4]!.text(), /event: work/, 'the newest is a working stream');
 });
 

@@ -18,10 +18,12 @@ const skip = hasChromium ? false : skipReason;
 /** A port free now: the links in mails need the storefront's address before the server listens. */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const probe = createServer().once('error', reject).listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
+    const probe = createServer()
+      .once('error', reject)
+      .listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
   });
 }
 
@@ -57,7 +59,7 @@ t.test('forgotten password: request, mail, link, new password, signed in', { ski
   await accessible(t, page, 'the mail');
   await page.getByRole('link', { name: 'Choose a new password' }).click();
   await page.getByRole('heading', { name: 'Choose a new password', level: 1 }).waitFor();
-  t.equal(page.url(), link, 'the HTML mail\'s button opens the text\'s link');
+  t.equal(page.url(), link, "the HTML mail's button opens the text's link");
   await accessible(t, page, 'new password');
   await page.getByLabel('New password').fill('abc');
   await page.getByRole('button', { name: 'Save password' }).click();

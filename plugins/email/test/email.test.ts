@@ -19,8 +19,13 @@ import { TestSmtp } from './smtp.ts';
 
 const SITE = 'http://shop.example.org';
 
-async function mailApp(t: Test, smtp: TestSmtp, email: Record<string, unknown> = {}, env: Record<string, string> = {},
-  databaseUrl?: string): Promise<FastifyInstance> {
+async function mailApp(
+  t: Test,
+  smtp: TestSmtp,
+  email: Record<string, unknown> = {},
+  env: Record<string, string> = {},
+  databaseUrl?: string,
+): Promise<FastifyInstance> {
   return build(t, { config: { plugins: { email: smtp.config(email), storefront: { publicUrl: SITE } } }, env, databaseUrl });
 }
 
@@ -36,7 +41,10 @@ const linkIn = (text: string, path: string) => {
 
 t.test('an order receipt, a top-up receipt and a staff answer reach the player', async (t) => {
   nock.disableNetConnect();
-  t.teardown(() => { nock.cleanAll(); nock.enableNetConnect(); });
+  t.teardown(() => {
+    nock.cleanAll();
+    nock.enableNetConnect();
+  });
   const smtp = await new TestSmtp().start(t);
   const app = await mailApp(t, smtp, {}, STRIPE_ENV);
   const steve = await newUser(app, 'Steve', { cents: 5000 });
@@ -52,7 +60,7 @@ t.test('an order receipt, a top-up receipt and a staff answer reach the player',
   t.match(receipt.text, /Hello Steve,/);
   t.match(receipt.text, /2 × VIP rank/);
   t.match(receipt.text, /Total: \$25\.00/);
-  t.match(receipt.text, new RegExp(`${SITE}/account/orders/\\d+`), 'it links to the order\'s page');
+  t.match(receipt.text, new RegExp(`${SITE}/account/orders/\\d+`), "it links to the order's page");
 
   mockStripeSession('cs_mail');
   const checkout = await call(app, '/api/payments/checkout', {
@@ -65,7 +73,10 @@ t.test('an order receipt, a top-up receipt and a staff answer reach the player',
   t.same(topUp.to, ['steve@example.com']);
   t.match(topUp.text, /your payment of \$4\.20 has arrived/);
   t.match(topUp.text, /\$4\.20 were added to your balance/);
-  t.notOk(smtp.received.some((m) => m !== topUp && /order/i.test(m.subject) && m !== receipt), 'the top-up\'s payment order sends no order receipt');
+  t.notOk(
+    smtp.received.some((m) => m !== topUp && /order/i.test(m.subject) && m !== receipt),
+    "the top-up's payment order sends no order receipt",
+  );
 
   const category = (await call(app, '/api/admin/support/categories', { body: { name: 'Questions' } })).json();
   const staff = await newUser(app, 'Helper');
@@ -79,14 +90,16 @@ t.test('an order receipt, a top-up receipt and a staff answer reach the player',
   });
   t.equal(answered.statusCode, 200, answered.body);
   const reply = await smtp.waitFor((m) => /ticket/.test(m.subject));
-  t.same(reply.to, ['steve@example.com'], 'the ticket\'s owner is told, not the staff member');
+  t.same(reply.to, ['steve@example.com'], "the ticket's owner is told, not the staff member");
   t.equal(reply.subject, 'New answer to your ticket “Where is my rank?”');
   t.match(reply.text, /Rejoin the server, it is given on join\./);
   t.match(reply.text, `${SITE}/account/tickets/${ticket.id}`);
-  t.equal(smtp.received.length, 3, 'the player\'s own message sent nothing');
+  t.equal(smtp.received.length, 3, "the player's own message sent nothing");
   await waitUntil(async () => (await app.db.unchecked.query("select id from email_outbox where state = 'sent'")).length === 3);
   t.match(await app.db.unchecked.query('select state, attempts from email_outbox order by id'), [
-    { state: 'sent', attempts: 1 }, { state: 'sent', attempts: 1 }, { state: 'sent', attempts: 1 },
+    { state: 'sent', attempts: 1 },
+    { state: 'sent', attempts: 1 },
+    { state: 'sent', attempts: 1 },
   ]);
 });
 
@@ -103,13 +116,15 @@ t.test('each mail goes as HTML too: what players and staff wrote is escaped, add
   t.match(receipt.html, '<title>Your order #');
   t.match(receipt.html, 'Sword &lt;b&gt;&amp;&lt;/b&gt; &quot;Shield&quot;', 'the HTML part escapes it');
   t.notMatch(receipt.html, '<b>&</b>');
-  t.match(receipt.html, new RegExp(`<a href="${SITE}/account/orders/\\d+">${SITE}/account/orders/\\d+</a>`), 'the order\'s page is a link');
+  t.match(receipt.html, new RegExp(`<a href="${SITE}/account/orders/\\d+">${SITE}/account/orders/\\d+</a>`), "the order's page is a link");
 
   const category = (await call(app, '/api/admin/support/categories', { body: { name: 'Questions' } })).json();
   const staff = await newUser(app, 'Helper');
-  const ticket = (await call(app, '/api/support/tickets', {
-    body: { userID: steve.id, categoryID: category.id, title: 'A <i>title</i>', message: 'Hi' },
-  })).json().data;
+  const ticket = (
+    await call(app, '/api/support/tickets', {
+      body: { userID: steve.id, categoryID: category.id, title: 'A <i>title</i>', message: 'Hi' },
+    })
+  ).json().data;
   await call(app, `/api/support/tickets/${ticket.id}/messages`, {
     body: { userID: staff.id, message: '<script>alert(1)</script>\nSecond line', isAdmin: '1' },
   });
@@ -292,7 +307,9 @@ t.test('the API: a reset and a verification by token for other front ends; bad i
   const smtp = await new TestSmtp().start(t);
   const app = await mailApp(t, smtp, { requireVerification: true });
   await signUp(app, 'Steve', '10.4.0.1');
-  const verifyToken = linkIn((await smtp.waitFor((m) => /Confirm/.test(m.subject))).text, '/verify/').split('/').pop()!;
+  const verifyToken = linkIn((await smtp.waitFor((m) => /Confirm/.test(m.subject))).text, '/verify/')
+    .split('/')
+    .pop()!;
 
   const asked = await call(app, '/api/email/password-reset', { body: { login: 'steve', lang: 'de' }, as: 'json' });
   t.strictSame(asked.json(), { status: true });
@@ -383,14 +400,17 @@ async function twoLimited(t: Test, perIp: number) {
 const ask = (app: FastifyInstance, route: string, login: string, ip: string) =>
   call(app, `/api/email/${route}`, { body: { login }, as: 'json', remoteAddress: ip });
 
-t.test('the API\'s mailed links are limited per account and per client, counted across instances', async (t) => {
+t.test("the API's mailed links are limited per account and per client, counted across instances", async (t) => {
   const { smtp, one, two } = await twoLimited(t, 3);
   await newUser(one, 'Steve');
 
   t.equal((await ask(one, 'password-reset', 'Steve', '10.6.0.1')).statusCode, 200);
   t.equal((await ask(two, 'password-reset', 'steve', '10.6.0.2')).statusCode, 200, 'the other instance counts the same account');
   await waitUntil(() => smtp.received.length === 2);
-  for (const [app, route] of [[one, 'password-reset'], [two, 'verify/resend']] as const) {
+  for (const [app, route] of [
+    [one, 'password-reset'],
+    [two, 'verify/resend'],
+  ] as const) {
     const refused = await ask(app, route, 'STEVE', '10.6.0.3');
     t.equal(refused.statusCode, 429, route);
     t.equal(refused.json().error, 'RATE_LIMITED');
@@ -408,7 +428,7 @@ t.test('the API\'s mailed links are limited per account and per client, counted 
   t.equal(await rowCount(one, 'email_outbox'), 2);
 });
 
-t.test('the storefront\'s mail forms count against the account\'s limit the API counts, on every instance', async (t) => {
+t.test("the storefront's mail forms count against the account's limit the API counts, on every instance", async (t) => {
   const { smtp, one, two } = await twoLimited(t, 20);
   await newUser(one, 'Steve');
   await newUser(one, 'Alex');
@@ -422,7 +442,7 @@ t.test('the storefront\'s mail forms count against the account\'s limit the API 
   for (const path of ['/password/forgot', '/verify/resend']) {
     const refused = await shop.post(path, { login: 'STEVE ' });
     t.equal(refused.statusCode, 429, path);
-    t.match(refused.body, /Too many attempts; try again in 60 min\./, 'with the time left of the account\'s window');
+    t.match(refused.body, /Too many attempts; try again in 60 min\./, "with the time left of the account's window");
   }
   t.equal((await ask(two, 'password-reset', 'Steve', '10.8.0.3')).json().error, 'RATE_LIMITED', 'and the API refuses it too');
   t.equal(await rowCount(one, 'email_outbox'), 2, 'a refused request queues nothing');
@@ -432,7 +452,7 @@ t.test('the storefront\'s mail forms count against the account\'s limit the API 
   t.same(smtp.received[2]!.to, ['alex@example.com']);
 });
 
-t.test('an owner\'s template folder replaces the mails it has a file for', async (t) => {
+t.test("an owner's template folder replaces the mails it has a file for", async (t) => {
   const smtp = await new TestSmtp().start(t);
   const themeDir = join(scratchDir(t), 'mails');
   mkdirSync(themeDir);
@@ -447,8 +467,10 @@ t.test('an owner\'s template folder replaces the mails it has a file for', async
   t.match(reset.text, /^Hi Steve, the crew of Community Store sends your link:\n/);
   linkIn(reset.text, '/password/reset/');
   t.equal(reset.html, undefined, 'a mail whose text the owner wrote, without an HTML file of theirs, goes as their text alone');
-  t.match(verify.html, /Welcome, Steve: <a href="[^"]+\/verify\/[0-9a-f]+">confirm<\/a>/, 'an owner\'s HTML file replaces the shipped one');
+  t.match(verify.html, /Welcome, Steve: <a href="[^"]+\/verify\/[0-9a-f]+">confirm<\/a>/, "an owner's HTML file replaces the shipped one");
   t.match(verify.html, '<h1 style="margin:0 0 16px;font-size:20px">Community Store</h1>', 'inside the shipped frame');
-  await t.rejects(build(t, { config: { plugins: { email: smtp.config({ themeDir: join(themeDir, 'missing') }) } } }),
-    /plugins.email.themeDir: there is no folder/);
+  await t.rejects(
+    build(t, { config: { plugins: { email: smtp.config({ themeDir: join(themeDir, 'missing') }) } } }),
+    /plugins.email.themeDir: there is no folder/,
+  );
 });

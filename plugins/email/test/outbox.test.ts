@@ -47,7 +47,7 @@ t.test('two server processes on one database send each receipt once', async (t) 
   await until(async () => (await a.db.unchecked.query("select id from email_outbox where state = 'sent'")).length === ORDERS, 'every receipt sent');
   const subjects = smtp.received.map((m) => m.subject);
   t.equal(subjects.length, ORDERS, 'as many mails as orders');
-  t.equal(new Set(subjects).size, ORDERS, 'no order\'s receipt twice');
+  t.equal(new Set(subjects).size, ORDERS, "no order's receipt twice");
   t.same(await a.db.unchecked.query('select distinct attempts from email_outbox'), [{ attempts: 1 }], 'each claimed once');
 });
 
@@ -60,7 +60,8 @@ t.test('a server killed while sending: the message goes out from the next one af
   const config = { plugins: { email, storefront: { publicUrl: SITE } } };
   const server = await startServer(t, { DATABASE_URL: databaseUrl, CONFIG: configFile(t, config), API_KEY: ADMIN_KEY });
   const res = await fetch(`${server.address}/api/auth/register`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': ADMIN_KEY },
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': ADMIN_KEY },
     body: JSON.stringify({ username: 'Steve', password: PASSWORD, email: 'steve@example.org', ip: '10.9.0.1', useragent: 't' }),
   });
   t.equal(res.status, 200, await res.clone().text());

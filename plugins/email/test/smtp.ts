@@ -31,7 +31,9 @@ export class TestSmtp {
 
   constructor() {
     this.#server = new SMTPServer({
-      authOptional: true, disabledCommands: ['STARTTLS', 'AUTH'], logger: false,
+      authOptional: true,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      logger: false,
       onMailFrom: (_address, _session, callback) => {
         if (this.refuse <= 0) return callback();
         this.refuse--;
@@ -40,16 +42,23 @@ export class TestSmtp {
       onData: (stream, session, callback) => {
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => (this.stall ? this.stalled++ : setTimeout(async () => {
-          // Read as a mail program reads it: MIME words, transfer encodings and the alternative parts decoded.
-          const mail = await simpleParser(Buffer.concat(chunks));
-          this.received.push({
-            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address),
-            subject: mail.subject ?? '', text: mail.text ?? '', html: mail.html === false ? undefined : mail.html,
-          });
-          for (const wake of this.#waiting.splice(0)) wake();
-          callback();
-        }, this.delayMs)));
+        stream.on('end', () =>
+          this.stall
+            ? this.stalled++
+            : setTimeout(async () => {
+                // Read as a mail program reads it: MIME words, transfer encodings and the alternative parts decoded.
+                const mail = await simpleParser(Buffer.concat(chunks));
+                this.received.push({
+                  from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+                  to: session.envelope.rcptTo.map((r) => r.address),
+                  subject: mail.subject ?? '',
+                  text: mail.text ?? '',
+                  html: mail.html === false ? undefined : mail.html,
+                });
+                for (const wake of this.#waiting.splice(0)) wake();
+                callback();
+              }, this.delayMs),
+        );
       },
     });
   }

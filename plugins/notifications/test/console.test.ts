@@ -19,7 +19,9 @@ t.test('the Webhooks section in chromium', { skip: hasChromium ? false : skipRea
   t.teardown(() => receiver.close());
   await grant(app, await register(app, 'Alice'), await role(app, 'Admin'));
   const page = await (await browse(t)).newPage();
-  page.on('dialog', (dialog) => { void dialog.accept(); });
+  page.on('dialog', (dialog) => {
+    void dialog.accept();
+  });
   await consoleSignIn(page, base, 'Alice');
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Webhooks' }).click();
 
@@ -48,7 +50,7 @@ t.test('the Webhooks section in chromium', { skip: hasChromium ? false : skipRea
   await page.reload();
   await page.getByRole('link', { name: 'notifications.test' }).click();
   await page.getByRole('cell', { name: '200' }).waitFor();
-  t.same(await axeViolations(page), [], 'a delivery\'s attempts pass axe');
+  t.same(await axeViolations(page), [], "a delivery's attempts pass axe");
   await page.getByRole('button', { name: 'Send again' }).click();
   await shows(page, /queued again/);
   await receiver.waitFor(2);
@@ -61,14 +63,21 @@ t.test('the Webhooks section in chromium', { skip: hasChromium ? false : skipRea
   await page.locator('#edit-endpoint-active').uncheck();
   await page.getByRole('button', { name: 'Save endpoint' }).click();
   await page.locator('#edit-endpoint-url-error').filter({ hasText: 'Discord webhook address' }).waitFor();
-  t.match((await call(app, `/api/admin/notifications/endpoints/${made.id}`)).json(), { kind: 'webhook', url: receiver.url },
-    'a Discord announcement to an address that is not Discord\'s is refused, nothing changed');
+  t.match(
+    (await call(app, `/api/admin/notifications/endpoints/${made.id}`)).json(),
+    { kind: 'webhook', url: receiver.url },
+    "a Discord announcement to an address that is not Discord's is refused, nothing changed",
+  );
   const discord = 'https://discord.com/api/webhooks/123456789012345678/channel-token';
   await page.locator('#edit-endpoint-url').fill(discord);
   await page.getByRole('button', { name: 'Save endpoint' }).click();
   await shows(page, /Endpoint ERP saved/);
-  t.match((await call(app, `/api/admin/notifications/endpoints/${made.id}`)).json(),
-    { kind: 'discord', url: discord, active: false, events: ['credits.changed', 'users.created'] });
+  t.match((await call(app, `/api/admin/notifications/endpoints/${made.id}`)).json(), {
+    kind: 'discord',
+    url: discord,
+    active: false,
+    events: ['credits.changed', 'users.created'],
+  });
 
   await page.getByRole('link', { name: 'Announcement wording' }).click();
   await page.getByRole('link', { name: 'store.order.completed' }).click();
@@ -76,8 +85,10 @@ t.test('the Webhooks section in chromium', { skip: hasChromium ? false : skipRea
   await page.locator('#template-title').fill('{{username}} bought something');
   await page.getByRole('button', { name: 'Save wording' }).click();
   await shows(page, /announcement of store.order.completed is saved/);
-  t.match((await call(app, '/api/admin/notifications/templates')).json().find((x: { event: string }) => x.event === 'store.order.completed'),
-    { title: '{{username}} bought something', custom: true });
+  t.match(
+    (await call(app, '/api/admin/notifications/templates')).json().find((x: { event: string }) => x.event === 'store.order.completed'),
+    { title: '{{username}} bought something', custom: true },
+  );
   t.same(await axeViolations(page), [], 'the wording list passes axe');
 
   await page.getByRole('link', { name: 'Endpoints' }).first().click();

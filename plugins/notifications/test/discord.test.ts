@@ -13,7 +13,11 @@ import type { Received } from '../../../test/receiver.ts';
 
 offline(t);
 
-interface Embed { title: string; description: string; timestamp: string }
+interface Embed {
+  title: string;
+  description: string;
+  timestamp: string;
+}
 
 const WEBHOOK = '/api/webhooks/123456789012345678/channel-token';
 
@@ -35,7 +39,12 @@ function channel(): Channel {
   });
   return {
     received,
-    waitFor: (count) => (received.length >= count ? Promise.resolve() : new Promise((resolve) => { waiting.push({ count, resolve }); })),
+    waitFor: (count) =>
+      received.length >= count
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            waiting.push({ count, resolve });
+          }),
   };
 }
 
@@ -44,9 +53,17 @@ async function discord(t: Parameters<typeof build>[0]): Promise<{ app: FastifyIn
     features: ['users', 'credits', 'store', 'support', 'notifications'],
     config: { plugins: { notifications: { pollMs: 100 } }, site: { currency: 'EUR' } },
   });
-  await created(app, '/api/admin/notifications/endpoints', {
-    name: '#shop', kind: 'discord', url: `https://discord.com${WEBHOOK}`, events: ['store.order.completed', 'support.ticket.created'],
-  }, 'json');
+  await created(
+    app,
+    '/api/admin/notifications/endpoints',
+    {
+      name: '#shop',
+      kind: 'discord',
+      url: `https://discord.com${WEBHOOK}`,
+      events: ['store.order.completed', 'support.ticket.created'],
+    },
+    'json',
+  );
   return { app, channel: channel() };
 }
 
@@ -73,10 +90,11 @@ t.test('a purchase and a new ticket are announced as embeds: who, what, how much
   t.match(message(channel, 1).embeds[0], { title: /^New ticket #\d+$/, description: '**Steve** asks: Rank' });
 });
 
-t.test('an owner\'s template words the announcement; it names values and runs nothing', async (t) => {
+t.test("an owner's template words the announcement; it names values and runs nothing", async (t) => {
   const { app, channel } = await discord(t);
   const put = await call(app, '/api/admin/notifications/templates/store.order.completed', {
-    method: 'PUT', as: 'json',
+    method: 'PUT',
+    as: 'json',
     body: { title: '{{username}} supports us', body: '{{items}} · {{total}} {{currency}} {{constructor}}{{__proto__}}#{process.exit()} {{ orderId }}' },
   });
   t.equal(put.statusCode, 200);
@@ -97,9 +115,17 @@ t.test('an owner\'s template words the announcement; it names values and runs no
 
   const reset = await call(app, '/api/admin/notifications/templates/store.order.completed', { method: 'PUT', as: 'json', body: { title: '', body: '' } });
   t.match(reset.json(), { title: 'New purchase', custom: false }, 'empty goes back to the built-in wording');
-  t.match((await call(app, '/api/admin/audit?action=notifications.template.')).json(), [
-    { action: 'notifications.template.update', targetID: 'store.order.completed', summary: 'Restored the built-in wording of store.order.completed',
-      before: { title: '{{username}} supports us' } },
-    { action: 'notifications.template.update', summary: 'Changed the wording of store.order.completed', after: { title: '{{username}} supports us' } },
-  ], 'both changes are in the audit log, the refused one is not');
+  t.match(
+    (await call(app, '/api/admin/audit?action=notifications.template.')).json(),
+    [
+      {
+        action: 'notifications.template.update',
+        targetID: 'store.order.completed',
+        summary: 'Restored the built-in wording of store.order.completed',
+        before: { title: '{{username}} supports us' },
+      },
+      { action: 'notifications.template.update', summary: 'Changed the wording of store.order.completed', after: { title: '{{username}} supports us' } },
+    ],
+    'both changes are in the audit log, the refused one is not',
+  );
 });

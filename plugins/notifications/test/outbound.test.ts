@@ -64,9 +64,17 @@ t.test('an endpoint at an address inside is refused when it is set, naming the f
     ['http://[64:ff9b::7f00:1]/', /IPv4-embedding/],
     ['http://[2002:7f00:1::1]/', /IPv4-embedding/],
   ];
-  await expectErrors(t, a, inside.map(([url, message]) => ({
-    url: ENDPOINTS, body: { name: 'x', url, events: ['credits.changed'] }, status: 400, error: 'VALIDATION_ERROR', message,
-  })));
+  await expectErrors(
+    t,
+    a,
+    inside.map(([url, message]) => ({
+      url: ENDPOINTS,
+      body: { name: 'x', url, events: ['credits.changed'] },
+      status: 400,
+      error: 'VALIDATION_ERROR',
+      message,
+    })),
+  );
   for (const [url] of inside) {
     const res = await call(a, ENDPOINTS, { body: { name: 'x', url }, as: 'json' });
     t.match(res.json().message, /^url: .*outbound\.allow/, `${url}: the message names the field and the way out`);
@@ -95,7 +103,7 @@ t.test('a name that resolves to an address inside is refused when it is called: 
   t.equal(r.received.length, 0, 'still none');
 });
 
-t.test('outbound.allow lets an owner\'s receivers through: by address or range, named or not', async (t) => {
+t.test("outbound.allow lets an owner's receivers through: by address or range, named or not", async (t) => {
   const a = await app(t, { allow: ['127.0.0.0/8'] });
   const r = await receiver(t);
   const byName = await endpoint(a, r.url.replace('127.0.0.1', 'localhost'));
@@ -103,25 +111,49 @@ t.test('outbound.allow lets an owner\'s receivers through: by address or range, 
   const byAddress = await endpoint(a, r.url);
   t.match(await testTry(a, byAddress.id), { status: '200', error: null }, 'a listed address');
   t.equal(r.received.length, 2);
-  await expectErrors(t, a, [{
-    url: ENDPOINTS, body: { name: 'x', url: 'http://10.0.0.1/hook' }, status: 400, error: 'VALIDATION_ERROR', message: /10\.0\.0\.1 is a private address/,
-  }]);
+  await expectErrors(t, a, [
+    {
+      url: ENDPOINTS,
+      body: { name: 'x', url: 'http://10.0.0.1/hook' },
+      status: 400,
+      error: 'VALIDATION_ERROR',
+      message: /10\.0\.0\.1 is a private address/,
+    },
+  ]);
 
   const one = await app(t, RECEIVERS);
   t.equal((await call(one, ENDPOINTS, { body: { name: 'x', url: r.url }, as: 'json' })).statusCode, 201, 'a single listed address');
   t.equal((await call(one, ENDPOINTS, { body: { name: 'x', url: 'http://127.0.0.2/' }, as: 'json' })).statusCode, 400, 'only that one');
-  t.throws(() => loadConfig({}, { outbound: { allow: ['intranet'] } }), /outbound\.allow: "intranet" is not an IP address or CIDR range/,
-    'a bad entry stops boot');
+  t.throws(
+    () => loadConfig({}, { outbound: { allow: ['intranet'] } }),
+    /outbound\.allow: "intranet" is not an IP address or CIDR range/,
+    'a bad entry stops boot',
+  );
 });
 
 t.test('a Discord announcement goes only to a Discord webhook address', async (t) => {
   const a = await app(t, RECEIVERS);
   const r = await receiver(t);
-  const notDiscord = [r.url, 'https://erp.example/hook', 'http://discord.com/api/webhooks/1/x', 'https://discord.com:8443/api/webhooks/1/x',
-    'https://discord.com.evil.example/api/webhooks/1/x', 'https://discord.com/api/users/@me', 'https://evil.example/?https://discord.com/api/webhooks/1/x'];
-  await expectErrors(t, a, notDiscord.map((url) => ({
-    url: ENDPOINTS, body: { name: 'x', kind: 'discord', url }, status: 400, error: 'VALIDATION_ERROR', message: /^url: a Discord announcement goes to/,
-  })));
+  const notDiscord = [
+    r.url,
+    'https://erp.example/hook',
+    'http://discord.com/api/webhooks/1/x',
+    'https://discord.com:8443/api/webhooks/1/x',
+    'https://discord.com.evil.example/api/webhooks/1/x',
+    'https://discord.com/api/users/@me',
+    'https://evil.example/?https://discord.com/api/webhooks/1/x',
+  ];
+  await expectErrors(
+    t,
+    a,
+    notDiscord.map((url) => ({
+      url: ENDPOINTS,
+      body: { name: 'x', kind: 'discord', url },
+      status: 400,
+      error: 'VALIDATION_ERROR',
+      message: /^url: a Discord announcement goes to/,
+    })),
+  );
   for (const url of [DISCORD, 'https://discordapp.com/api/webhooks/1/abc', 'https://ptb.discord.com/api/v10/webhooks/1/abc?wait=true']) {
     t.equal((await call(a, ENDPOINTS, { body: { name: 'x', kind: 'discord', url }, as: 'json' })).statusCode, 201, url);
   }

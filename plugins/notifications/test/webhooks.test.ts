@@ -20,7 +20,10 @@ async function receiver(t: { teardown(fn: () => unknown): void }, answer?: Answe
 }
 
 async function endpoint(
-  a: FastifyInstance, url: string, events = ['credits.changed'], extra: Record<string, unknown> = {},
+  a: FastifyInstance,
+  url: string,
+  events = ['credits.changed'],
+  extra: Record<string, unknown> = {},
 ): Promise<{ id: string; secret: string }> {
   const res = await call(a, '/api/admin/notifications/endpoints', { body: { name: 'ERP', url, events, ...extra }, as: 'json' });
   if (res.statusCode !== 201) throw new Error(res.body);
@@ -51,8 +54,11 @@ t.test('the events registry lists what enabled features declare', async (t) => {
   t.equal(res.statusCode, 200);
   const names = res.json().map((e: { name: string }) => e.name);
   t.ok(names.includes('credits.changed') && names.includes('users.created') && names.includes('notifications.test'));
-  t.notOk(names.includes('store.order.completed'), 'a disabled feature\'s events are not offered');
-  t.match(res.json().find((e: { name: string }) => e.name === 'credits.changed'), { feature: 'credits', description: /Credits moved/ });
+  t.notOk(names.includes('store.order.completed'), "a disabled feature's events are not offered");
+  t.match(
+    res.json().find((e: { name: string }) => e.name === 'credits.changed'),
+    { feature: 'credits', description: /Credits moved/ },
+  );
 });
 
 t.test('endpoints: created with a secret, changed, listed, deleted; bad input changes nothing', async (t) => {
@@ -66,12 +72,18 @@ t.test('endpoints: created with a secret, changed, listed, deleted; bad input ch
 
   await expectErrors(t, a, [
     {
-      url: '/api/admin/notifications/endpoints', body: { name: 'x', url: 'https://x.example', events: ['store.nope'] },
-      status: 400, error: 'NOTIFICATION_UNKNOWN_EVENT', message: /store\.nope/,
+      url: '/api/admin/notifications/endpoints',
+      body: { name: 'x', url: 'https://x.example', events: ['store.nope'] },
+      status: 400,
+      error: 'NOTIFICATION_UNKNOWN_EVENT',
+      message: /store\.nope/,
     },
     {
-      url: '/api/admin/notifications/endpoints', body: { name: 'x', url: 'ftp://x.example', events: [] },
-      status: 400, error: 'VALIDATION_ERROR', message: /url/,
+      url: '/api/admin/notifications/endpoints',
+      body: { name: 'x', url: 'ftp://x.example', events: [] },
+      status: 400,
+      error: 'VALIDATION_ERROR',
+      message: /url/,
     },
     { url: '/api/admin/notifications/endpoints', body: { name: 'x', url: 'https://x.example', kind: 'slack' }, status: 400, error: 'VALIDATION_ERROR' },
     { url: '/api/admin/notifications/endpoints', body: { url: 'https://x.example' }, status: 400, error: 'VALIDATION_ERROR' },
@@ -92,7 +104,8 @@ t.test('endpoints: created with a secret, changed, listed, deleted; bad input ch
   t.match(entries, [
     { action: 'notifications.endpoint.delete', actor: 'bootstrap', targetType: 'endpoint', targetID: made.id, before: { name: 'ERP', active: false } },
     {
-      action: 'notifications.endpoint.update', before: { active: true, events: ['credits.changed', 'users.created'] },
+      action: 'notifications.endpoint.update',
+      before: { active: true, events: ['credits.changed', 'users.created'] },
       after: { active: false, events: ['users.created'] },
     },
     { action: 'notifications.endpoint.create', summary: 'Added webhook endpoint ERP', after: { url: 'https://erp.example/hook' } },
@@ -113,8 +126,11 @@ t.test('a delivery is signed the Standard Webhooks way: good verifies, tampered 
   t.equal(message.type, 'credits.changed');
   t.match(message.data, { delta: 1250, balance: 1250 });
   t.match(got!.headers['webhook-id'], /^msg_[0-9a-f]{32}$/);
-  const [stored] = await until(() => deliveries(a, id), (d) => d[0]?.status === 'delivered');
-  t.equal(stored.messageID, got!.headers['webhook-id'], 'the webhook-id is the event\'s stored id');
+  const [stored] = await until(
+    () => deliveries(a, id),
+    (d) => d[0]?.status === 'delivered',
+  );
+  t.equal(stored.messageID, got!.headers['webhook-id'], "the webhook-id is the event's stored id");
   t.match(stored.attempts, [{ status: '200', error: null }]);
 
   t.throws(() => verified(secret, { ...got!, body: got!.body.replace('1250', '9999') }), /signature/i, 'a tampered body is refused');
@@ -142,7 +158,10 @@ t.test('an endpoint failing on purpose: retried with growing delays, each answer
   const gaps = [tries[1]!.at - tries[0]!.at, tries[2]!.at - tries[1]!.at];
   t.ok(gaps[0]! >= 1000 && gaps[1]! >= 3000 && gaps[1]! > gaps[0]!, `the delays grow: ${gaps.join(' ms, ')} ms`);
   t.equal(flaky.ids().size, 1, 'every try carries the same webhook-id');
-  const [d] = await until(() => deliveries(a, ok.id), (x) => x[0]?.status === 'delivered');
+  const [d] = await until(
+    () => deliveries(a, ok.id),
+    (x) => x[0]?.status === 'delivered',
+  );
   t.match(d.attempts, [
     { status: '500', response: 'internal ser', error: /500/ },
     { status: '500', response: 'internal ser' },
@@ -150,7 +169,11 @@ t.test('an endpoint failing on purpose: retried with growing delays, each answer
   ]);
   for (const attempt of d.attempts) t.match(attempt.durationMs, /^\d+$/);
 
-  const [failed] = await until(() => deliveries(a, gone.id), (x) => x[0]?.status === 'failed', 20000);
+  const [failed] = await until(
+    () => deliveries(a, gone.id),
+    (x) => x[0]?.status === 'failed',
+    20000,
+  );
   t.equal(failed.attempts.length, 3, 'one try and the two retries configured');
   t.equal(dead.received.length, 3);
 
@@ -161,9 +184,12 @@ t.test('an endpoint failing on purpose: retried with growing delays, each answer
   t.equal(queuedTwice.statusCode, 409, 'a delivery already queued is not queued again');
   t.equal(queuedTwice.json().error, 'NOTIFICATION_DELIVERY_QUEUED');
   await dead.waitFor(4);
-  const [redelivered] = await until(() => deliveries(a, gone.id), (x) => x[0]?.status === 'delivered');
+  const [redelivered] = await until(
+    () => deliveries(a, gone.id),
+    (x) => x[0]?.status === 'delivered',
+  );
   t.equal(redelivered.attempts.length, 4);
-  t.equal(dead.ids().size, 1, 'the redelivery carries the event\'s webhook-id');
+  t.equal(dead.ids().size, 1, "the redelivery carries the event's webhook-id");
   const [logged, ...more] = (await call(a, '/api/admin/audit?action=notifications.delivery.')).json();
   t.match(logged, { action: 'notifications.delivery.redeliver', targetID: String(failed.id), before: { status: 'failed' }, after: { status: 'pending' } });
   t.equal(more.length, 0, 'the refused second redelivery is not logged');
@@ -201,7 +227,9 @@ t.test('while requests keep the process busy, sends yield to them; the backlog f
   let events = 0;
   while (Date.now() < until) {
     const spin = Date.now() + 20;
-    while (Date.now() < spin) { /* busy, as a saturated server is */ }
+    while (Date.now() < spin) {
+      /* busy, as a saturated server is */
+    }
     t.equal((await addCredits(a, 'steve')).statusCode, 200);
     events++;
   }
@@ -220,7 +248,9 @@ t.test('a machine kept busy by something else (a database beside the server) cou
   await makeUser(a, 'steve');
   // Every core spun by another process; this one's event loop mostly waits, as for a database's answers.
   const spinners = cpus().map(() => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
-  t.teardown(() => { for (const p of spinners) p.kill('SIGKILL'); });
+  t.teardown(() => {
+    for (const p of spinners) p.kill('SIGKILL');
+  });
   const until = Date.now() + 3000;
   let events = 0;
   while (Date.now() < until) {
@@ -263,7 +293,10 @@ t.test('an inactive endpoint and one not subscribed get nothing; a rolled-back c
   await addCredits(a, 'steve');
   await r.waitFor(1);
   await new Promise((resolve) => setTimeout(resolve, 300));
-  t.same(r.received.map((x) => JSON.parse(x.body).type), ['users.created']);
+  t.same(
+    r.received.map((x) => JSON.parse(x.body).type),
+    ['users.created'],
+  );
   t.equal(await rowCount(a, 'notifications_events'), 1);
 });
 
@@ -290,7 +323,10 @@ t.test('deliveries that ended past retentionDays go with their tries and events;
   const { id } = await endpoint(a, r.url);
   await makeUser(a, 'steve');
   for (let i = 0; i < 4; i++) await addCredits(a, 'steve');
-  await until(() => deliveries(a, id), (x) => x.length === 4 && x.every((d) => d.status === 'delivered'));
+  await until(
+    () => deliveries(a, id),
+    (x) => x.length === 4 && x.every((d) => d.status === 'delivered'),
+  );
   const ids = (await a.db.unchecked.query<{ id: number }>('select id from notifications_deliveries order by id')).map((d) => Number(d.id));
   // The two oldest ended 40 days ago; the third still waits for a retry since then; the fourth is recent.
   const old = '2020-01-01 00:00:00';
@@ -300,7 +336,10 @@ t.test('deliveries that ended past retentionDays go with their tries and events;
   await a.close();
 
   const b = await app(t, {}, url);
-  await until(() => rowCount(b, 'notifications_deliveries'), (n) => n === 2);
+  await until(
+    () => rowCount(b, 'notifications_deliveries'),
+    (n) => n === 2,
+  );
   const left = (await b.db.unchecked.query<{ id: number }>('select id from notifications_deliveries order by id')).map((d) => Number(d.id));
   t.same(left, [ids[2], ids[3]], 'the ended old ones went; one still retrying and a recent one stay');
   t.equal(await rowCount(b, 'notifications_attempts'), 2, 'their tries went with them (the pending one keeps its first try)');

@@ -5,11 +5,12 @@ import { call } from '../../../test/helper.ts';
 import { balanceOf, buildShop, chargeRefunded, disputeCreated, sessionCompleted, stripeCheckout, stripeWebhook } from './fixtures.ts';
 
 const disputeClosed = (eventId: string, sessionId: string, status: 'won' | 'lost') => ({
-  id: eventId, type: 'charge.dispute.closed',
+  id: eventId,
+  type: 'charge.dispute.closed',
   data: { object: { id: `dp_${sessionId}`, object: 'dispute', status, charge: `ch_${sessionId}`, payment_intent: `pi_${sessionId}` } },
 });
 
-t.test('a chargeback queues the owner\'s commands, flags the player, and a won dispute undoes it', async (t) => {
+t.test("a chargeback queues the owner's commands, flags the player, and a won dispute undoes it", async (t) => {
   const app = await buildShop(t);
   const steve = await newUser(app, 'steve');
   const server = (await call(app, '/api/admin/delivery/servers', { body: { name: 'Lobby' }, as: 'json' })).json();
@@ -18,11 +19,14 @@ t.test('a chargeback queues the owner\'s commands, flags the player, and a won d
     const bad = await call(app, '/api/admin/delivery/chargeback-commands', { as: 'json', body: { serverID: '999', command: 'ban {username}' } });
     t.equal(bad.statusCode, 404);
     t.equal(bad.json().error, 'DELIVERY_SERVER_NOT_FOUND');
-    const made = await call(app, '/api/admin/delivery/chargeback-commands', { as: 'json', body: { serverID: String(server.id),
-      command: 'ban {username} chargeback' } });
+    const made = await call(app, '/api/admin/delivery/chargeback-commands', {
+      as: 'json',
+      body: { serverID: String(server.id), command: 'ban {username} chargeback' },
+    });
     t.equal(made.statusCode, 201, made.body);
-    t.match(await read(app, '/api/admin/delivery/chargeback-commands'), [{ serverID: String(server.id), command: 'ban {username} chargeback',
-      trigger: 'chargeback' }]);
+    t.match(await read(app, '/api/admin/delivery/chargeback-commands'), [
+      { serverID: String(server.id), command: 'ban {username} chargeback', trigger: 'chargeback' },
+    ]);
   });
 
   const paymentID = await stripeCheckout(app, 'cs_cb', { username: 'steve', amount: '10.00' });
@@ -74,8 +78,15 @@ t.test('with chargebackRefundsOrders, the purchases made since the top-up are re
   const res = await stripeWebhook(app, chargeRefunded('evt_refund', 'cs_orders', 1000));
   t.strictSame(res.json(), { status: true, data: { result: 'refunded' } });
   const orders = await read(app, `/api/users/${steve.id}/orders`);
-  t.match(orders.find((o: { type: string }) => o.type === 'credit'), { status: 'refunded' }, 'the purchase is refunded');
+  t.match(
+    orders.find((o: { type: string }) => o.type === 'credit'),
+    { status: 'refunded' },
+    'the purchase is refunded',
+  );
   t.equal(await balanceOf(app, 'steve'), 0);
-  t.match(await read(app, `/api/payments/${paymentID}`), { status: 'refunded', reclaimed: '10.00', debt: '0.00' },
-    'no debt: the purchase gave its credits back first');
+  t.match(
+    await read(app, `/api/payments/${paymentID}`),
+    { status: 'refunded', reclaimed: '10.00', debt: '0.00' },
+    'no debt: the purchase gave its credits back first',
+  );
 });

@@ -4,37 +4,57 @@ import type { Test } from 'tap';
 import { build, call } from '../../../test/helper.ts';
 import { PAYPAL_API, PAYPAL_ENV, STRIPE_ENV, mockStripeSession } from '../../../test/gateways.ts';
 
-export { offline, STRIPE_ENV, PAYPAL_ENV, PAYPAL_API, mockStripeSession, stripeWebhook, sessionCompleted, mockPayPalToken, mockPayPalVerify,
-  paypalWebhook } from '../../../test/gateways.ts';
+export {
+  offline,
+  STRIPE_ENV,
+  PAYPAL_ENV,
+  PAYPAL_API,
+  mockStripeSession,
+  stripeWebhook,
+  sessionCompleted,
+  mockPayPalToken,
+  mockPayPalVerify,
+  paypalWebhook,
+} from '../../../test/gateways.ts';
 
 const FEATURES = ['users', 'credits', 'store', 'donations', 'payments'];
 
-
-export function buildPayments(t: Test, env: Record<string, string> = { ...STRIPE_ENV, ...PAYPAL_ENV }, payments: Record<string,
-  unknown> = {}): Promise<FastifyInstance> {
+export function buildPayments(
+  t: Test,
+  env: Record<string, string> = { ...STRIPE_ENV, ...PAYPAL_ENV },
+  payments: Record<string, unknown> = {},
+): Promise<FastifyInstance> {
   return build(t, { features: FEATURES, env, config: { plugins: { payments: { paypalApiBase: PAYPAL_API, ...payments } } } });
 }
 
 /** With the delivery feature too: a direct purchase's commands are queued. */
 export function buildShop(t: Test, payments: Record<string, unknown> = {}): Promise<FastifyInstance> {
   return build(t, {
-    features: [...FEATURES, 'delivery'], env: { ...STRIPE_ENV, ...PAYPAL_ENV },
+    features: [...FEATURES, 'delivery'],
+    env: { ...STRIPE_ENV, ...PAYPAL_ENV },
     config: { plugins: { payments: { paypalApiBase: PAYPAL_API, ...payments } } },
   });
 }
 
 export const chargeRefunded = (eventId: string, sessionId: string, amount: number, refunded = amount) => ({
-  id: eventId, type: 'charge.refunded',
+  id: eventId,
+  type: 'charge.refunded',
   data: {
     object: {
-      id: `ch_${sessionId}`, object: 'charge', amount, amount_refunded: refunded, refunded: refunded === amount, payment_intent: `pi_${sessionId}`,
+      id: `ch_${sessionId}`,
+      object: 'charge',
+      amount,
+      amount_refunded: refunded,
+      refunded: refunded === amount,
+      payment_intent: `pi_${sessionId}`,
       metadata: {} as Record<string, string>,
     },
   },
 });
 
 export const disputeCreated = (eventId: string, sessionId: string, amount: number) => ({
-  id: eventId, type: 'charge.dispute.created',
+  id: eventId,
+  type: 'charge.dispute.created',
   data: { object: { id: `dp_${sessionId}`, object: 'dispute', amount, charge: `ch_${sessionId}`, payment_intent: `pi_${sessionId}` } },
 });
 

@@ -17,7 +17,11 @@ t.test('log lines', async (t) => {
       log: { level: 'info' },
       plugins: { ...Object.fromEntries(builtinNames().map((n) => [n, { enabled: enabled.has(n) }])), payments: { enabled: true, paypalApiBase: PAYPAL_API } },
     },
-    logStream: { write: (line: string) => { lines.push(line); } },
+    logStream: {
+      write: (line: string) => {
+        lines.push(line);
+      },
+    },
   });
   t.teardown(() => app.close());
   await app.ready();
@@ -35,7 +39,10 @@ t.test('log lines', async (t) => {
     { gateway: 'stripe', eventId: 'evt_forged', code: 'INVALID_SIGNATURE' },
     { gateway: 'stripe', eventId: 'evt_short', code: 'AMOUNT_MISMATCH' },
   ]);
-  t.match(lines.find((l) => l.includes('webhook processed')), /"eventId":"evt_good".*"result":"completed"/);
+  t.match(
+    lines.find((l) => l.includes('webhook processed')),
+    /"eventId":"evt_good".*"result":"completed"/,
+  );
   const all = lines.join('\n');
   for (const secret of [STRIPE_ENV.STRIPE_SECRET_KEY, STRIPE_ENV.STRIPE_WEBHOOK_SECRET, 'paypal-secret-value']) {
     t.notOk(all.includes(secret), 'no secret in the log');

@@ -26,17 +26,22 @@ const URLS = { returnURL: 'https://play.example.com/thanks', cancelURL: 'https:/
 function stripeOnce(sessionId: string, release?: Promise<unknown>): { count: number } {
   const asked = { count: 0 };
   let again!: () => void;
-  const second = new Promise<void>((r) => { again = r; });
+  const second = new Promise<void>((r) => {
+    again = r;
+  });
   // The previous mock's unused second answer goes: this one counts the calls from now on.
   nock.cleanAll();
-  nock('https://api.stripe.com').post('/v1/checkout/sessions').times(2).reply(async () => {
-    if (++asked.count > 1) {
-      again();
-      return [500, { error: { type: 'api_error', message: 'a second session for one basket' } }];
-    }
-    await Promise.race([release, second]);
-    return [200, { id: sessionId, object: 'checkout.session', url: `https://checkout.stripe.com/c/pay/${sessionId}` }];
-  });
+  nock('https://api.stripe.com')
+    .post('/v1/checkout/sessions')
+    .times(2)
+    .reply(async () => {
+      if (++asked.count > 1) {
+        again();
+        return [500, { error: { type: 'api_error', message: 'a second session for one basket' } }];
+      }
+      await Promise.race([release, second]);
+      return [200, { id: sessionId, object: 'checkout.session', url: `https://checkout.stripe.com/c/pay/${sessionId}` }];
+    });
   return asked;
 }
 
@@ -59,10 +64,11 @@ function sameBrowser(app: FastifyInstance, v: Visitor): Visitor {
 function claimRefused(app: FastifyInstance): Promise<void> {
   const run = app.db.run.bind(app.db);
   return new Promise((resolve) => {
-    app.db.run = (statement) => run(statement).catch((err: unknown) => {
-      if (/insert into `?payments_checkouts/.test(statement.text)) resolve();
-      throw err;
-    });
+    app.db.run = (statement) =>
+      run(statement).catch((err: unknown) => {
+        if (/insert into `?payments_checkouts/.test(statement.text)) resolve();
+        throw err;
+      });
   });
 }
 
@@ -75,9 +81,15 @@ t.test(`the storefront's gateway checkout posted twice in a row: one Stripe sess
   await v.post('/basket/add', { product: String(vip), quantity: '2' });
   const [again, late] = [sameBrowser(app, v), sameBrowser(app, v)];
   const first = stripeOnce('cs_first');
-  const answers = [await v.post('/checkout/gateway', { gateway: 'stripe', guestName: 'Notch' }),
-    await again.post('/checkout/gateway', { gateway: 'stripe', guestName: 'Notch' })];
-  t.same(answers.map((a) => a.statusCode), [200, 200], 'both sent on');
+  const answers = [
+    await v.post('/checkout/gateway', { gateway: 'stripe', guestName: 'Notch' }),
+    await again.post('/checkout/gateway', { gateway: 'stripe', guestName: 'Notch' }),
+  ];
+  t.same(
+    answers.map((a) => a.statusCode),
+    [200, 200],
+    'both sent on',
+  );
   t.equal(first.count, 1, 'Stripe asked once');
   t.same(answers.map(onward), ['https://checkout.stripe.com/c/pay/cs_first', 'https://checkout.stripe.com/c/pay/cs_first'], 'both sent on to the same session');
   t.equal(v.cookies.get('storefront_payments'), again.cookies.get('storefront_payments'), 'the same payment followed');
@@ -93,8 +105,11 @@ t.test(`the storefront's gateway checkout posted twice in a row: one Stripe sess
   const sameBasket = new Visitor(app);
   await sameBasket.post('/basket/add', { product: String(vip), quantity: '2' });
   const third = stripeOnce('cs_other_guest');
-  t.equal(onward(await sameBasket.post('/checkout/gateway', { gateway: 'stripe', guestName: 'Notch' })), 'https://checkout.stripe.com/c/pay/cs_other_guest',
-    'another browser with the same basket and name is another guest');
+  t.equal(
+    onward(await sameBasket.post('/checkout/gateway', { gateway: 'stripe', guestName: 'Notch' })),
+    'https://checkout.stripe.com/c/pay/cs_other_guest',
+    'another browser with the same basket and name is another guest',
+  );
   t.equal(third.count, 1);
 
   // The first payment expired unpaid: posting its basket again starts a new one.
@@ -118,40 +133,53 @@ t.test(`the storefront's form posted twice at once, the second while the first i
   // Stripe answers the first once the second post has found its claim (or, without one, asked Stripe too).
   const asked = stripeOnce('cs_once', waiting);
   const answers = await Promise.all([firstPost, secondPost]);
-  t.same(answers.map((a) => a.statusCode), [200, 200], 'both sent on');
+  t.same(
+    answers.map((a) => a.statusCode),
+    [200, 200],
+    'both sent on',
+  );
   t.equal(asked.count, 1, 'Stripe asked once');
   t.same(answers.map(onward), ['https://checkout.stripe.com/c/pay/cs_once', 'https://checkout.stripe.com/c/pay/cs_once']);
   t.equal(await rowCount(app, 'payments_payments'), 1);
 });
 
-t.test(`POST /api/payments/purchase sent twice at once over two instances: one session, the same payment (${DB})`,
-  { skip: onMysql ? false : 'two SQLite connections in one process would block each other (the storefront case above covers one instance)' }, async (t) => {
-  const url = await sharedDatabaseUrl(t);
-  const apps = [await build(t, { env: STRIPE_ENV, databaseUrl: url }), await build(t, { env: STRIPE_ENV, databaseUrl: url })] as const;
-  const { vip } = await shop(apps[0]);
-  await newUser(apps[0], 'steve');
-  const key = await apiKey(apps[0], 'shop');
-  const body = { gateway: 'stripe', username: 'steve', lines: [{ productID: vip, quantity: 3 }], ...URLS };
-  const send = (app: FastifyInstance) => call(app, '/api/payments/purchase', { body, as: 'json', key });
-  const waiting = Promise.race(apps.map(claimRefused));
-  const first = send(apps[0]);
-  const second = send(apps[1]);
-  const asked = stripeOnce('cs_api', waiting);
-  const answers = await Promise.all([first, second]);
-  t.same(answers.map((a) => a.statusCode), [200, 200], answers.map((a) => a.body).join('\n'));
-  t.equal(asked.count, 1, 'Stripe asked once');
-  const [a, b] = answers.map((r) => r.json().data);
-  t.same(b, a, 'the same payment, address and amount');
-  t.equal(a.checkoutURL, 'https://checkout.stripe.com/c/pay/cs_api');
-  t.equal(await rowCount(apps[0], 'payments_payments'), 1);
-});
+t.test(
+  `POST /api/payments/purchase sent twice at once over two instances: one session, the same payment (${DB})`,
+  { skip: onMysql ? false : 'two SQLite connections in one process would block each other (the storefront case above covers one instance)' },
+  async (t) => {
+    const url = await sharedDatabaseUrl(t);
+    const apps = [await build(t, { env: STRIPE_ENV, databaseUrl: url }), await build(t, { env: STRIPE_ENV, databaseUrl: url })] as const;
+    const { vip } = await shop(apps[0]);
+    await newUser(apps[0], 'steve');
+    const key = await apiKey(apps[0], 'shop');
+    const body = { gateway: 'stripe', username: 'steve', lines: [{ productID: vip, quantity: 3 }], ...URLS };
+    const send = (app: FastifyInstance) => call(app, '/api/payments/purchase', { body, as: 'json', key });
+    const waiting = Promise.race(apps.map(claimRefused));
+    const first = send(apps[0]);
+    const second = send(apps[1]);
+    const asked = stripeOnce('cs_api', waiting);
+    const answers = await Promise.all([first, second]);
+    t.same(
+      answers.map((a) => a.statusCode),
+      [200, 200],
+      answers.map((a) => a.body).join('\n'),
+    );
+    t.equal(asked.count, 1, 'Stripe asked once');
+    const [a, b] = answers.map((r) => r.json().data);
+    t.same(b, a, 'the same payment, address and amount');
+    t.equal(a.checkoutURL, 'https://checkout.stripe.com/c/pay/cs_api');
+    t.equal(await rowCount(apps[0], 'payments_payments'), 1);
+  },
+);
 
 t.test(`a repeat after the gateway refused the first tries it again; one whose instance died at the gateway takes over (${DB})`, async (t) => {
   const app = await build(t, { env: STRIPE_ENV, config: { plugins: { payments: { checkoutClaimSeconds: 30 } } } });
   const { vip } = await shop(app);
   await newUser(app, 'steve');
   const body = { gateway: 'stripe', username: 'steve', lines: [{ productID: vip }], ...URLS };
-  nock('https://api.stripe.com').post('/v1/checkout/sessions').reply(500, { error: { type: 'api_error', message: 'down' } });
+  nock('https://api.stripe.com')
+    .post('/v1/checkout/sessions')
+    .reply(500, { error: { type: 'api_error', message: 'down' } });
   const refused = await call(app, '/api/payments/purchase', { body, as: 'json' });
   t.equal(refused.statusCode, 502, refused.body);
   t.equal(await rowCount(app, 'payments_checkouts'), 0, 'the refused checkout let its claim go');

@@ -12,7 +12,16 @@ import { created, makeCategory, makeProduct, makeRole, newUser, read, rowCount, 
 import { paymentsRef } from '../contract.ts';
 import type { DbPaymentsService } from '../service.ts';
 import {
-  balanceOf, buildShop, chargeRefunded, disputeCreated, mockPayPalToken, mockPayPalVerify, mockStripeSession, offline, PAYPAL_API, paypalWebhook,
+  balanceOf,
+  buildShop,
+  chargeRefunded,
+  disputeCreated,
+  mockPayPalToken,
+  mockPayPalVerify,
+  mockStripeSession,
+  offline,
+  PAYPAL_API,
+  paypalWebhook,
   sessionCompleted,
   stripeWebhook,
 } from './fixtures.ts';
@@ -27,65 +36,114 @@ async function shop(app: FastifyInstance, product: Record<string, unknown> = {})
   const categoryID = await makeCategory(app, { name: 'Items' });
   const id = await makeProduct(app, { categoryID, name: 'Diamonds', price: '5.00', ...product });
   const server = await created(app, '/api/admin/delivery/servers', { name: 'Survival' }, 'json');
-  await created(app, `/api/admin/store/products/${id}/commands`, { serverID: server.id, trigger: 'purchase', command: 'give {username} diamond {quantity}' },
-    'json');
-  await created(app, `/api/admin/store/products/${id}/commands`, { serverID: server.id, trigger: 'refund', command: 'clear {username} diamond {quantity}' },
-    'json');
+  await created(
+    app,
+    `/api/admin/store/products/${id}/commands`,
+    { serverID: server.id, trigger: 'purchase', command: 'give {username} diamond {quantity}' },
+    'json',
+  );
+  await created(
+    app,
+    `/api/admin/store/products/${id}/commands`,
+    { serverID: server.id, trigger: 'refund', command: 'clear {username} diamond {quantity}' },
+    'json',
+  );
   return id;
 }
 
 /** Starts a purchase through the public route, the gateway's checkout mocked by `mock`. */
-async function purchase(app: FastifyInstance, body: Record<string, unknown>,
-  mock = () => { mockStripeSession('cs_buy'); }): Promise<{ paymentID: string; amount: string }> {
+async function purchase(
+  app: FastifyInstance,
+  body: Record<string, unknown>,
+  mock = () => {
+    mockStripeSession('cs_buy');
+  },
+): Promise<{ paymentID: string; amount: string }> {
   mock();
-  const res = await call(app, '/api/payments/purchase',
-    { body: { gateway: 'stripe', ...URLS, ...body }, as: 'json', key: await apiKey(app, `shop-${Math.random()}`) });
+  const res = await call(app, '/api/payments/purchase', {
+    body: { gateway: 'stripe', ...URLS, ...body },
+    as: 'json',
+    key: await apiKey(app, `shop-${Math.random()}`),
+  });
   if (res.statusCode !== 200) throw new Error(`purchase answered ${res.statusCode}: ${res.body}`);
   return res.json().data;
 }
 
 const payments = (app: FastifyInstance) => app.services.get(paymentsRef) as DbPaymentsService;
-const commands = async (app: FastifyInstance, runOn = 'purchase') => (await app.db.unchecked.query<{ command: string; username: string; user_id: number }>(
-  'select command, username, user_id from delivery_queue where run_on = ? order by id', [runOn])).map((c) => ({ ...c, user_id: Number(c.user_id) }));
+const commands = async (app: FastifyInstance, runOn = 'purchase') =>
+  (
+    await app.db.unchecked.query<{ command: string; username: string; user_id: number }>(
+      'select command, username, user_id from delivery_queue where run_on = ? order by id',
+      [runOn],
+    )
+  ).map((c) => ({ ...c, user_id: Number(c.user_id) }));
 const orders = (app: FastifyInstance) => app.db.unchecked.query<Record<string, unknown>>('select * from store_orders order by id');
 const stockOf = async (app: FastifyInstance, id: number) => (await read(app, `/api/store/products/${id}`)).stock;
 
-t.test(`Stripe: the same completion 5 times at once, racing the expiry sweep: one order, one set of commands (${onMysql ? 'MariaDB' : 'SQLite'})`,
+t.test(
+  `Stripe: the same completion 5 times at once, racing the expiry sweep: one order, one set of commands (${onMysql ? 'MariaDB' : 'SQLite'})`,
   async (t) => {
-  const app = await buildShop(t);
-  const steve = await newUser(app, 'steve');
-  const product = await shop(app, { stock: '10' });
-  let asked = '';
-  const { paymentID, amount } = await purchase(app, { username: 'steve', lines: [{ productID: product, quantity: 2, price: '0.01' }], amount: '0.01' },
-    () => { mockStripeSession('cs_buy', (body) => { asked = body; }); });
-  t.equal(amount, '10.00', 'the price comes from the catalogue');
-  t.match(asked, /unit_amount%5D=1000/, 'Stripe is asked for 10.00');
-  t.match(await payments(app).purchaseStatus(paymentID),
-    { kind: 'purchase', status: 'pending', userId: steve.id, guestName: null, amount: 1000, currency: 'USD', orderId: null });
+    const app = await buildShop(t);
+    const steve = await newUser(app, 'steve');
+    const product = await shop(app, { stock: '10' });
+    let asked = '';
+    const { paymentID, amount } = await purchase(
+      app,
+      { username: 'steve', lines: [{ productID: product, quantity: 2, price: '0.01' }], amount: '0.01' },
+      () => {
+        mockStripeSession('cs_buy', (body) => {
+          asked = body;
+        });
+      },
+    );
+    t.equal(amount, '10.00', 'the price comes from the catalogue');
+    t.match(asked, /unit_amount%5D=1000/, 'Stripe is asked for 10.00');
+    t.match(await payments(app).purchaseStatus(paymentID), {
+      kind: 'purchase',
+      status: 'pending',
+      userId: steve.id,
+      guestName: null,
+      amount: 1000,
+      currency: 'USD',
+      orderId: null,
+    });
 
-  // Unpaid past its expiry: the sweep may flip it to expired before, between or after the webhooks.
-  await app.db.unchecked.run("update payments_payments set creation_date = '2020-01-01 00:00:00' where id = ?", [paymentID]);
-  const [answers, swept] = await Promise.all([
-    Promise.all(Array.from({ length: 5 }, () => stripeWebhook(app, sessionCompleted('evt_buy', paymentID, 'cs_buy', 1000)))),
-    Promise.all(Array.from({ length: 3 }, () => payments(app).expirePending())),
-  ]);
-  t.strictSame(answers.map((a) => a.statusCode), [200, 200, 200, 200, 200], answers.map((a) => a.body).join('\n'));
-  const results = answers.map((a) => a.json().data.result as string).sort();
-  t.strictSame(results, ['completed', 'duplicate', 'duplicate', 'duplicate', 'duplicate'], `swept ${swept.join(',')}`);
+    // Unpaid past its expiry: the sweep may flip it to expired before, between or after the webhooks.
+    await app.db.unchecked.run("update payments_payments set creation_date = '2020-01-01 00:00:00' where id = ?", [paymentID]);
+    const [answers, swept] = await Promise.all([
+      Promise.all(Array.from({ length: 5 }, () => stripeWebhook(app, sessionCompleted('evt_buy', paymentID, 'cs_buy', 1000)))),
+      Promise.all(Array.from({ length: 3 }, () => payments(app).expirePending())),
+    ]);
+    t.strictSame(
+      answers.map((a) => a.statusCode),
+      [200, 200, 200, 200, 200],
+      answers.map((a) => a.body).join('\n'),
+    );
+    const results = answers.map((a) => a.json().data.result as string).sort();
+    t.strictSame(results, ['completed', 'duplicate', 'duplicate', 'duplicate', 'duplicate'], `swept ${swept.join(',')}`);
 
-  const [order] = await orders(app);
-  const status = await payments(app).purchaseStatus(paymentID);
-  t.match(status, { status: 'completed', orderId: order!.id });
-  t.match(order, { account_id: steve.id, type: 'payment', status: 'completed', total: 1000, earnings: 1000, credit: 0, payment_api: 'stripe',
-    payment_id: paymentID });
-  t.equal(await rowCount(app, 'store_orders'), 1);
-  t.strictSame(await commands(app), [{ command: 'give steve diamond 2', username: 'steve', user_id: steve.id }], 'delivery queued once');
-  t.equal(await stockOf(app, product), '8');
-  t.equal(await balanceOf(app, 'steve'), 0, 'no credits moved');
-  t.match(await read(app, '/api/users/steve/orders'), [{ id: String(order!.id), type: 'payment', paymentAPI: 'stripe', paymentID, earnings: '10.00' }]);
-  t.match(await read(app, `/api/payments/${paymentID}`), { kind: 'purchase', status: 'completed', userID: String(steve.id), guestName: null });
-  t.equal(await payments(app).expirePending(), 0, 'a completed purchase never expires');
-});
+    const [order] = await orders(app);
+    const status = await payments(app).purchaseStatus(paymentID);
+    t.match(status, { status: 'completed', orderId: order!.id });
+    t.match(order, {
+      account_id: steve.id,
+      type: 'payment',
+      status: 'completed',
+      total: 1000,
+      earnings: 1000,
+      credit: 0,
+      payment_api: 'stripe',
+      payment_id: paymentID,
+    });
+    t.equal(await rowCount(app, 'store_orders'), 1);
+    t.strictSame(await commands(app), [{ command: 'give steve diamond 2', username: 'steve', user_id: steve.id }], 'delivery queued once');
+    t.equal(await stockOf(app, product), '8');
+    t.equal(await balanceOf(app, 'steve'), 0, 'no credits moved');
+    t.match(await read(app, '/api/users/steve/orders'), [{ id: String(order!.id), type: 'payment', paymentAPI: 'stripe', paymentID, earnings: '10.00' }]);
+    t.match(await read(app, `/api/payments/${paymentID}`), { kind: 'purchase', status: 'completed', userID: String(steve.id), guestName: null });
+    t.equal(await payments(app).expirePending(), 0, 'a completed purchase never expires');
+  },
+);
 
 t.test('an unpaid purchase expires; a payment arriving later still completes it', async (t) => {
   const app = await buildShop(t);
@@ -111,16 +169,23 @@ t.test('the last unit sold out while an account paid: the money goes to its bala
 
   const answers = await Promise.all(Array.from({ length: 3 }, () => stripeWebhook(app, sessionCompleted('evt_late', paymentID, 'cs_buy', 500))));
   t.strictSame(answers.map((a) => a.json().data.result).sort(), ['credited', 'duplicate', 'duplicate'], answers.map((a) => a.body).join('\n'));
-  t.equal(await balanceOf(app, 'steve'), 5, 'the 5.00 paid is on steve\'s balance');
+  t.equal(await balanceOf(app, 'steve'), 5, "the 5.00 paid is on steve's balance");
   t.match(await payments(app).purchaseStatus(paymentID), { status: 'credited' });
   t.match(await read(app, `/api/payments/${paymentID}`), { status: 'credited', credits: '5.00' });
   const steveOrders = (await orders(app)).filter((o) => o.payment_id === paymentID);
   t.match(steveOrders, [{ type: 'payment', total: 500, credit: 500, payment_api: 'stripe' }], 'a payment order records the money');
-  t.equal(await rowCount(app, 'store_order_items'), 1, 'only alex\'s line');
-  t.strictSame((await commands(app)).map((c) => c.username), ['alex'], 'nothing delivered to steve');
+  t.equal(await rowCount(app, 'store_order_items'), 1, "only alex's line");
+  t.strictSame(
+    (await commands(app)).map((c) => c.username),
+    ['alex'],
+    'nothing delivered to steve',
+  );
   t.equal(await stockOf(app, product), '0');
   const ledger = await app.db.unchecked.query<{ delta: number; reason: string }>("select delta, reason from credits_ledger where reason = 'payment'");
-  t.strictSame(ledger.map((l) => [Number(l.delta), l.reason]), [[500, 'payment']]);
+  t.strictSame(
+    ledger.map((l) => [Number(l.delta), l.reason]),
+    [[500, 'payment']],
+  );
 
   // A later refund of that payment takes the credits back as a top-up's would.
   const refund = await stripeWebhook(app, chargeRefunded('evt_refund', 'cs_buy', 500));
@@ -135,7 +200,9 @@ t.test('the last unit sold out while a guest paid: refunded through Stripe, once
   const { paymentID } = await purchase(app, { guestName: 'Notch_1', lines: [{ productID: product }] });
   t.equal((await call(app, '/api/store/buy', { body: { userID: alex.id, products: [product] }, as: 'json' })).statusCode, 200, 'alex buys the last one');
 
-  nock('https://api.stripe.com').post('/v1/refunds').reply(400, { error: { type: 'invalid_request_error', message: 'try later' } });
+  nock('https://api.stripe.com')
+    .post('/v1/refunds')
+    .reply(400, { error: { type: 'invalid_request_error', message: 'try later' } });
   const failed = await stripeWebhook(app, sessionCompleted('evt_paid', paymentID, 'cs_buy', 500));
   t.equal(failed.statusCode, 502, failed.body);
   t.equal(failed.json().error, 'GATEWAY_ERROR');
@@ -143,17 +210,30 @@ t.test('the last unit sold out while a guest paid: refunded through Stripe, once
 
   let refundBody = '';
   let idempotencyKey: string | undefined;
-  nock('https://api.stripe.com', { reqheaders: { 'idempotency-key': (v) => { idempotencyKey = v ?? undefined; return true; } } })
-    .post('/v1/refunds', (body) => { refundBody = new URLSearchParams(body as string).toString(); return true; })
+  nock('https://api.stripe.com', {
+    reqheaders: {
+      'idempotency-key': (v) => {
+        idempotencyKey = v ?? undefined;
+        return true;
+      },
+    },
+  })
+    .post('/v1/refunds', (body) => {
+      refundBody = new URLSearchParams(body as string).toString();
+      return true;
+    })
     .reply(200, { id: 're_1', object: 'refund', amount: 500, status: 'succeeded' });
   const retried = await stripeWebhook(app, sessionCompleted('evt_paid', paymentID, 'cs_buy', 500));
   t.strictSame(retried.json(), { status: true, data: { result: 'refunded' } }, retried.body);
   t.equal(refundBody, 'payment_intent=pi_cs_buy', 'the whole payment intent');
   t.equal(idempotencyKey, `refund-${paymentID}`, 'keyed by the payment: a retried refund is the same refund');
   t.match(await payments(app).purchaseStatus(paymentID), { status: 'refunded', guestName: 'Notch_1', orderId: null });
-  t.equal(await rowCount(app, 'store_orders'), 1, 'only alex\'s order');
-  t.strictSame((await stripeWebhook(app, chargeRefunded('evt_refund', 'cs_buy', 500))).json(), { status: true, data: { result: 'unchanged' } },
-    'Stripe\'s charge.refunded for our own refund changes nothing');
+  t.equal(await rowCount(app, 'store_orders'), 1, "only alex's order");
+  t.strictSame(
+    (await stripeWebhook(app, chargeRefunded('evt_refund', 'cs_buy', 500))).json(),
+    { status: true, data: { result: 'unchanged' } },
+    "Stripe's charge.refunded for our own refund changes nothing",
+  );
   t.strictSame((await stripeWebhook(app, sessionCompleted('evt_paid', paymentID, 'cs_buy', 500))).json(), { status: true, data: { result: 'duplicate' } });
 });
 
@@ -166,11 +246,18 @@ t.test('a guest buys by in-game name; the account registered later with that nam
   t.strictSame(done.json(), { status: true, data: { result: 'completed' } }, done.body);
   t.strictSame(await commands(app), [{ command: 'give Herobrine diamond 3', username: 'Herobrine', user_id: 0 }], 'the commands run for the name typed');
   t.match(await orders(app), [{ account_id: 0, guest_name: 'Herobrine', type: 'payment', total: 1500 }]);
-  const other = await purchase(app, { guestName: 'Dinnerbone', lines: [{ productID: product }] }, () => { mockStripeSession('cs_other'); });
+  const other = await purchase(app, { guestName: 'Dinnerbone', lines: [{ productID: product }] }, () => {
+    mockStripeSession('cs_other');
+  });
   await stripeWebhook(app, sessionCompleted('evt_o', other.paymentID, 'cs_other', 500));
-  t.match(await read(app, '/api/store/donations?type=top-alltime'),
-    [{ username: 'Herobrine', raw_total: '15.00' }, { username: 'Dinnerbone', raw_total: '5.00' }],
-    'each guest has a line of their own on the boards');
+  t.match(
+    await read(app, '/api/store/donations?type=top-alltime'),
+    [
+      { username: 'Herobrine', raw_total: '15.00' },
+      { username: 'Dinnerbone', raw_total: '5.00' },
+    ],
+    'each guest has a line of their own on the boards',
+  );
 
   await newUser(app, 'heroBRINE');
   await newUser(app, 'notch');
@@ -180,8 +267,11 @@ t.test('a guest buys by in-game name; the account registered later with that nam
 
   const disputed = await stripeWebhook(app, disputeCreated('evt_dispute', 'cs_buy', 1500));
   t.strictSame(disputed.json(), { status: true, data: { result: 'disputed' } }, disputed.body);
-  t.strictSame(await commands(app, 'refund'), [{ command: 'clear Herobrine diamond 3', username: 'Herobrine', user_id: 0 }],
-    'a dispute runs the refund commands for the guest');
+  t.strictSame(
+    await commands(app, 'refund'),
+    [{ command: 'clear Herobrine diamond 3', username: 'Herobrine', user_id: 0 }],
+    'a dispute runs the refund commands for the guest',
+  );
   t.match(await read(app, '/api/users/herobrine/orders'), [{ paymentID, status: 'refunded' }]);
 });
 
@@ -198,7 +288,11 @@ t.test('a refund webhook of a direct order refunds the order and runs its refund
   const answers = await Promise.all([0, 1, 0, 1].map((i) => stripeWebhook(app, chargeRefunded(`evt_r${i}`, 'cs_buy', 500))));
   t.strictSame(answers.map((a) => a.json().data.result).sort(), ['duplicate', 'duplicate', 'refunded', 'unchanged'], answers.map((a) => a.body).join('\n'));
   t.match(await orders(app), [{ status: 'refunded' }]);
-  t.strictSame((await commands(app, 'refund')).map((c) => c.command), ['clear steve diamond 1'], 'the refund command queued once');
+  t.strictSame(
+    (await commands(app, 'refund')).map((c) => c.command),
+    ['clear steve diamond 1'],
+    'the refund command queued once',
+  );
   t.equal(await stockOf(app, product), '5', 'the unit is back');
   t.strictSame(await read(app, `/api/users/${steve.id}/roles`), [], 'the role is taken back');
   t.match(await read(app, `/api/payments/${paymentID}`), { status: 'refunded', reclaimed: '0.00', debt: '0.00' });
@@ -211,39 +305,68 @@ t.test('PayPal: a purchase completed by the verified webhook, 5 deliveries at on
   let order: any;
   const { paymentID } = await purchase(app, { gateway: 'paypal', username: 'steve', lines: [{ productID: product, quantity: 2 }] }, () => {
     mockPayPalToken();
-    nock(PAYPAL_API).post('/v2/checkout/orders', (body) => { order = body; return true; }).reply(201, {
-      id: 'ORDER-9', status: 'PAYER_ACTION_REQUIRED', links: [{ rel: 'payer-action', href: 'https://www.sandbox.paypal.com/checkoutnow?token=ORDER-9' }],
-    });
+    nock(PAYPAL_API)
+      .post('/v2/checkout/orders', (body) => {
+        order = body;
+        return true;
+      })
+      .reply(201, {
+        id: 'ORDER-9',
+        status: 'PAYER_ACTION_REQUIRED',
+        links: [{ rel: 'payer-action', href: 'https://www.sandbox.paypal.com/checkoutnow?token=ORDER-9' }],
+      });
   });
   t.match(order.purchase_units[0], { custom_id: paymentID, amount: { currency_code: 'USD', value: '10.00' } });
   const captured = {
-    id: 'WH-BUY-1', event_type: 'PAYMENT.CAPTURE.COMPLETED',
-    resource: { id: 'CAP-9', status: 'COMPLETED', custom_id: paymentID, amount: { currency_code: 'USD', value: '10.00' },
-      supplementary_data: { related_ids: { order_id: 'ORDER-9' } } },
+    id: 'WH-BUY-1',
+    event_type: 'PAYMENT.CAPTURE.COMPLETED',
+    resource: {
+      id: 'CAP-9',
+      status: 'COMPLETED',
+      custom_id: paymentID,
+      amount: { currency_code: 'USD', value: '10.00' },
+      supplementary_data: { related_ids: { order_id: 'ORDER-9' } },
+    },
   };
   for (let i = 0; i < 5; i++) mockPayPalVerify('SUCCESS');
   const answers = await Promise.all(Array.from({ length: 5 }, () => paypalWebhook(app, captured)));
-  t.strictSame(answers.map((a) => a.json().data.result).sort(), ['completed', 'duplicate', 'duplicate', 'duplicate', 'duplicate'],
-    answers.map((a) => a.body).join('\n'));
-  t.strictSame((await commands(app)).map((c) => c.command), ['give steve diamond 2']);
+  t.strictSame(
+    answers.map((a) => a.json().data.result).sort(),
+    ['completed', 'duplicate', 'duplicate', 'duplicate', 'duplicate'],
+    answers.map((a) => a.body).join('\n'),
+  );
+  t.strictSame(
+    (await commands(app)).map((c) => c.command),
+    ['give steve diamond 2'],
+  );
   t.match(await orders(app), [{ type: 'payment', payment_api: 'paypal', payment_id: paymentID, earnings: 1000 }]);
 });
 
-t.test('PayPal: a guest\'s purchase no longer possible is refunded by its capture', async (t) => {
+t.test("PayPal: a guest's purchase no longer possible is refunded by its capture", async (t) => {
   const app = await buildShop(t);
   const product = await shop(app, { stock: '1' });
   const { paymentID } = await purchase(app, { gateway: 'paypal', guestName: 'Jeb_', lines: [{ productID: product }] }, () => {
     mockPayPalToken();
-    nock(PAYPAL_API).post('/v2/checkout/orders').reply(201,
-      { id: 'ORDER-8', links: [{ rel: 'payer-action', href: 'https://www.sandbox.paypal.com/checkoutnow?token=ORDER-8' }] });
+    nock(PAYPAL_API)
+      .post('/v2/checkout/orders')
+      .reply(201, { id: 'ORDER-8', links: [{ rel: 'payer-action', href: 'https://www.sandbox.paypal.com/checkoutnow?token=ORDER-8' }] });
   });
   await call(app, `/api/admin/store/products/${product}`, { method: 'PATCH', body: { isActive: false }, as: 'json' });
   mockPayPalVerify('SUCCESS');
   let requestId: string | undefined;
-  nock(PAYPAL_API, { reqheaders: { 'paypal-request-id': (v) => { requestId = v ?? undefined; return true; } } })
-    .post('/v2/payments/captures/CAP-8/refund').reply(201, { id: 'REF-1', status: 'COMPLETED' });
+  nock(PAYPAL_API, {
+    reqheaders: {
+      'paypal-request-id': (v) => {
+        requestId = v ?? undefined;
+        return true;
+      },
+    },
+  })
+    .post('/v2/payments/captures/CAP-8/refund')
+    .reply(201, { id: 'REF-1', status: 'COMPLETED' });
   const res = await paypalWebhook(app, {
-    id: 'WH-BUY-2', event_type: 'PAYMENT.CAPTURE.COMPLETED',
+    id: 'WH-BUY-2',
+    event_type: 'PAYMENT.CAPTURE.COMPLETED',
     resource: { id: 'CAP-8', status: 'COMPLETED', custom_id: paymentID, amount: { currency_code: 'USD', value: '5.00' } },
   });
   t.strictSame(res.json(), { status: true, data: { result: 'refunded' } }, res.body);
@@ -251,9 +374,10 @@ t.test('PayPal: a guest\'s purchase no longer possible is refunded by its captur
   t.equal(await rowCount(app, 'store_orders'), 0);
 });
 
-t.test('a guest\'s purchase no longer possible at a gateway that cannot refund: refund-due, listed for staff', async (t) => {
+t.test("a guest's purchase no longer possible at a gateway that cannot refund: refund-due, listed for staff", async (t) => {
   const app = await build(t, {
-    features: ['users', 'credits', 'store', 'donations', 'delivery', 'payments'], env: { EXAMPLEPAY_SECRET: 'ep-secret' },
+    features: ['users', 'credits', 'store', 'donations', 'delivery', 'payments'],
+    env: { EXAMPLEPAY_SECRET: 'ep-secret' },
     config: { plugins: { examplepay: { enabled: true } } },
   });
   const product = await shop(app);
@@ -261,7 +385,9 @@ t.test('a guest\'s purchase no longer possible at a gateway that cannot refund: 
   await call(app, `/api/admin/store/products/${product}`, { method: 'PATCH', body: { isActive: false }, as: 'json' });
   const payload = JSON.stringify({ id: 'ep_1', type: 'payment.succeeded', paymentID, amount: 500, currency: 'USD' });
   const res = await app.inject({
-    method: 'POST', url: '/api/payments/webhooks/examplepay', payload,
+    method: 'POST',
+    url: '/api/payments/webhooks/examplepay',
+    payload,
     headers: { 'content-type': 'application/json', 'x-examplepay-signature': createHmac('sha256', 'ep-secret').update(payload).digest('hex') },
   });
   t.strictSame(res.json(), { status: true, data: { result: 'refund-due' } }, res.body);
@@ -269,7 +395,7 @@ t.test('a guest\'s purchase no longer possible at a gateway that cannot refund: 
   t.equal(await rowCount(app, 'store_orders'), 0);
 });
 
-t.test('starting a purchase: bad input is a clear error and stores nothing; the price is never the caller\'s', async (t) => {
+t.test("starting a purchase: bad input is a clear error and stores nothing; the price is never the caller's", async (t) => {
   const app = await buildShop(t);
   const steve = await newUser(app, 'steve');
   const role = await makeRole(app, 'vip');
@@ -326,7 +452,10 @@ t.test('the contract: gateways, packages, a top-up and a purchase for a front en
   await call(app, '/api/admin/payments/packages', { body: { name: 'Gold', price: '10.00', credits: '10.00', bonus: '2.50' } });
   await call(app, '/api/admin/payments/packages', { body: { name: 'Iron', price: '2.00', credits: '2.00' } });
   const packages = await service.topUpPackages();
-  t.match(packages, [{ name: 'Iron', price: 200, credits: 200, currency: 'USD' }, { name: 'Gold', price: 1000, credits: 1250 }]);
+  t.match(packages, [
+    { name: 'Iron', price: 200, credits: 200, currency: 'USD' },
+    { name: 'Gold', price: 1000, credits: 1250 },
+  ]);
 
   mockStripeSession('cs_top');
   const topUp = await service.startTopUp({ gateway: 'stripe', userId: steve.id, packageId: packages[1]!.id, ...URLS });

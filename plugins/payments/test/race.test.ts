@@ -16,7 +16,11 @@ t.test(`racing completions and refunds credit once (${onMysql ? 'MySQL/MariaDB: 
     ...Array.from({ length: 4 }, (_, i) => sessionCompleted(`evt_other_${i}`, paymentID, 'cs_race', 1000)),
   ];
   const answers = await Promise.all(deliveries.map((event) => stripeWebhook(app, event)));
-  t.strictSame(answers.map((a) => a.statusCode), deliveries.map(() => 200), answers.map((a) => a.body).join('\n'));
+  t.strictSame(
+    answers.map((a) => a.statusCode),
+    deliveries.map(() => 200),
+    answers.map((a) => a.body).join('\n'),
+  );
   const results = answers.map((a) => a.json().data.result as string);
   t.equal(results.filter((r) => r === 'completed').length, 1, `one completion: ${results.join(', ')}`);
   t.equal(await balanceOf(app, 'steve'), 10);

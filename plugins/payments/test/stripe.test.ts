@@ -3,7 +3,15 @@ import t from 'tap';
 import { apiKey, call, ENCODINGS } from '../../../test/helper.ts';
 import { newUser, read, rowCount, snapshot } from '../../../test/fixtures.ts';
 import {
-  balanceOf, buildPayments, chargeRefunded, disputeCreated, mockStripeSession, offline, sessionCompleted, stripeCheckout, stripeWebhook,
+  balanceOf,
+  buildPayments,
+  chargeRefunded,
+  disputeCreated,
+  mockStripeSession,
+  offline,
+  sessionCompleted,
+  stripeCheckout,
+  stripeWebhook,
 } from './fixtures.ts';
 
 offline(t);
@@ -14,7 +22,9 @@ t.test('checkout → signed completion: a payment order, credits plus bonus, led
   const steve = await newUser(app, 'steve');
   const pkg = (await call(app, '/api/admin/payments/packages', { body: { name: 'Gold', price: '10.00', credits: '10.00', bonus: '2.50' } })).json();
   let sent = '';
-  mockStripeSession('cs_test_1', (body) => { sent = body; });
+  mockStripeSession('cs_test_1', (body) => {
+    sent = body;
+  });
   const res = await call(app, '/api/payments/checkout', {
     body: { userID: steve.id, packageID: pkg.id, gateway: 'stripe', returnURL: 'https://play.example.com/ok', cancelURL: 'https://play.example.com/no' },
   });
@@ -32,8 +42,15 @@ t.test('checkout → signed completion: a payment order, credits plus bonus, led
   const payment = await read(app, `/api/payments/${paymentID}`);
   t.match(payment, { status: 'completed', currency: 'USD' });
   const [order] = await app.db.unchecked.query<Record<string, unknown>>('select * from store_orders');
-  t.match(order, { id: Number(payment.orderID), type: 'payment', status: 'completed', total: 1000, credit: 1250, payment_api: 'stripe',
-    payment_id: paymentID });
+  t.match(order, {
+    id: Number(payment.orderID),
+    type: 'payment',
+    status: 'completed',
+    total: 1000,
+    credit: 1250,
+    payment_api: 'stripe',
+    payment_id: paymentID,
+  });
   t.equal(await rowCount(app, 'credits_ledger'), 1);
   const donations = await read(app, '/api/store/donations?type=latest');
   t.match(donations, [{ username: 'steve', raw_total: '10.00', currency: 'USD' }], 'the donation board shows it');
@@ -136,7 +153,9 @@ t.test('bad webhooks: 400 with a clear code, nothing changed', async (t) => {
   const signed = await stripeWebhook(app, { id: 'evt_6', type: 'customer.created', data: { object: {} } });
   t.strictSame(signed.json(), { status: true, data: { result: 'ignored' } }, 'an event of no interest is acknowledged');
   const tampered = await app.inject({
-    method: 'POST', url: '/api/payments/webhooks/stripe', payload,
+    method: 'POST',
+    url: '/api/payments/webhooks/stripe',
+    payload,
     headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
   });
   t.equal(tampered.statusCode, 400);
@@ -157,8 +176,11 @@ t.test('checkout errors', async (t) => {
     t.equal(res.statusCode, status, JSON.stringify(body));
     t.equal(res.json().error, code);
   }
-  t.match((await call(app, '/api/payments/checkout', { body: base })).json().message, /STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET not set/,
-    'a disabled gateway says why');
+  t.match(
+    (await call(app, '/api/payments/checkout', { body: base })).json().message,
+    /STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET not set/,
+    'a disabled gateway says why',
+  );
   t.equal((await stripeWebhook(app, sessionCompleted('evt', 'x', 'cs', 1))).statusCode, 400, 'and takes no webhooks');
   t.equal(await rowCount(app, 'payments_payments'), 0);
 });
@@ -168,7 +190,9 @@ t.test('a Stripe that does not answer in time: a clean 502 GATEWAY_ERROR within 
   await newUser(app, 'steve');
   const before = await snapshot(app, TABLES);
   // Stripe's answer two seconds late: past the 300 ms, well within the SDK's own 80 s.
-  nock('https://api.stripe.com').post('/v1/checkout/sessions').delay(2000)
+  nock('https://api.stripe.com')
+    .post('/v1/checkout/sessions')
+    .delay(2000)
     .reply(200, { id: 'cs_slow', object: 'checkout.session', url: 'https://checkout.stripe.com/c/pay/cs_slow' });
   const started = Date.now();
   const res = await call(app, '/api/payments/checkout', {
@@ -203,7 +227,9 @@ t.test('checkout input errors with the gateway enabled', async (t) => {
   t.equal((await call(app, `/api/payments/${'0'.repeat(32)}`)).json().error, 'PAYMENT_NOT_FOUND');
   t.equal((await call(app, '/api/payments/checkout', { body: base, key: null })).statusCode, 401, 'the checkout needs an API key');
 
-  nock('https://api.stripe.com').post('/v1/checkout/sessions').reply(400, { error: { type: 'invalid_request_error', message: 'No such price' } });
+  nock('https://api.stripe.com')
+    .post('/v1/checkout/sessions')
+    .reply(400, { error: { type: 'invalid_request_error', message: 'No such price' } });
   const refused = await call(app, '/api/payments/checkout', { body: base });
   t.equal(refused.statusCode, 502);
   t.equal(refused.json().error, 'GATEWAY_ERROR');
@@ -238,6 +264,9 @@ t.test('top-up packages: admin CRUD', async (t) => {
   t.equal((await call(app, '/api/admin/payments/packages', { key: await apiKey(app) })).statusCode, 403, 'admins only');
   t.strictSame((await call(app, `/api/admin/payments/packages/${pkg.id}`, { method: 'DELETE' })).json(), { status: true });
   t.equal((await call(app, `/api/admin/payments/packages/${pkg.id}`, { method: 'DELETE' })).statusCode, 404);
-  t.equal((await call(app, '/api/admin/payments', { body: { username: 'x', amount: '1' } })).json().error, 'USER_NOT_FOUND',
-    'the store\'s payment record beneath the same path still answers');
+  t.equal(
+    (await call(app, '/api/admin/payments', { body: { username: 'x', amount: '1' } })).json().error,
+    'USER_NOT_FOUND',
+    "the store's payment record beneath the same path still answers",
+  );
 });

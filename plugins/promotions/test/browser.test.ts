@@ -19,8 +19,12 @@ async function shop(t: Test) {
   const { app, base } = await serve(t, { plugins: { payments: { paypalApiBase: PAYPAL_API } } }, GATEWAY_ENV);
   const ranks = await makeCategory(app, { name: 'Ranks' });
   await makeProduct(app, { categoryID: ranks, name: 'VIP', price: '10.00' });
-  await created(app, '/api/admin/promotions/sales', { name: 'Rank week', percent: 25, categoryIDs: [ranks], startDate: '2020-01-01 00:00',
-    endDate: '2999-01-01 00:00' }, 'json');
+  await created(
+    app,
+    '/api/admin/promotions/sales',
+    { name: 'Rank week', percent: 25, categoryIDs: [ranks], startDate: '2020-01-01 00:00', endDate: '2999-01-01 00:00' },
+    'json',
+  );
   return { app, base };
 }
 
@@ -97,7 +101,9 @@ t.test('a guest pays a sale price less a coupon and a gift card at Stripe', { sk
   await applyCodes(page, 'HALF', card.code);
   t.match(await page.locator('table.basket').textContent(), /To pay\s*\$2\.75/, '7.50, half off, 1.00 from the card');
   let asked = '';
-  mockStripeSession('cs_promo', (body) => { asked = body; });
+  mockStripeSession('cs_promo', (body) => {
+    asked = body;
+  });
   await page.getByLabel('In-game name').fill('Jeb_');
   await page.getByRole('button', { name: 'Pay $2.75 with Stripe' }).click();
   await page.getByRole('heading', { name: 'Pay here' }).waitFor();

@@ -20,7 +20,9 @@ t.test('coupons, sales and gift cards made, watched and paused in the console', 
   const items = await makeCategory(app, { name: 'Items' });
   const sword = await makeProduct(app, { categoryID: items, name: 'Sword', price: '4.00' });
   const page = await (await browse(t)).newPage();
-  page.on('dialog', (dialog) => { void dialog.accept(); });
+  page.on('dialog', (dialog) => {
+    void dialog.accept();
+  });
   await consoleSignIn(page, base, 'Alice');
   await page.getByRole('heading', { name: 'Dashboard', level: 1 }).waitFor();
 

@@ -8,8 +8,17 @@ export { balanceOf, created, makeCategory, makeProduct, makeUser, read, rowCount
 export const FEATURES = ['users', 'credits', 'store', 'promotions'];
 /** Every table a refused buy or redeem must leave as it was. */
 export const TABLES = [
-  'store_orders', 'store_order_items', 'store_order_adjustments', 'store_products', 'credits_ledger', 'promotions_coupons', 'promotions_coupon_players',
-  'promotions_coupon_uses', 'promotions_gift_cards', 'promotions_gift_card_ledger', 'promotions_sale_uses',
+  'store_orders',
+  'store_order_items',
+  'store_order_adjustments',
+  'store_products',
+  'credits_ledger',
+  'promotions_coupons',
+  'promotions_coupon_players',
+  'promotions_coupon_uses',
+  'promotions_gift_cards',
+  'promotions_gift_card_ledger',
+  'promotions_sale_uses',
 ];
 
 export interface Shop {
@@ -42,4 +51,3 @@ export async function giftCard(app: FastifyInstance, amount: string, code?: stri
 export function buy(app: FastifyInstance, userID: number, products: unknown[], codes: { coupon?: string; giftCard?: string } = {}) {
   return call(app, '/api/store/buy', { body: { userID, products, ...codes }, as: 'json' });
 }
-

@@ -50,7 +50,14 @@ t.test(`a guest under a player's name spends none of that player's uses of a cou
     const again = await buy(app, alice, [sword], { coupon: code });
     t.equal(again.json().error, 'PROMOTION_INVALID', `alice's own second use of ${code} is refused`);
   }
-  t.match(await read(app, '/api/admin/promotions/coupons'), [{ code: 'LATER', uses: '1' }, { code: 'ONCE', uses: '1' }], 'one use each: alice\'s');
+  t.match(
+    await read(app, '/api/admin/promotions/coupons'),
+    [
+      { code: 'LATER', uses: '1' },
+      { code: 'ONCE', uses: '1' },
+    ],
+    "one use each: alice's",
+  );
 });
 
 t.test(`a coupon without a limit per player still serves guests, each use counted in its total (${db})`, async (t) => {

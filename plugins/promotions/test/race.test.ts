@@ -24,7 +24,11 @@ t.test(`50 buyers racing for a coupon of 10 uses: exactly 10 get it (${db})`, as
   const answers = await Promise.all(buyers.map((id) => buy(app, id, [sword], { coupon: 'rush' })));
   const seen = outcomes(answers);
   t.equal(seen['200'], 10, JSON.stringify(seen));
-  t.same(Object.keys(seen).filter((k) => !['200', '409 PROMOTION_USED_UP'].includes(k)), [], 'the others are told it is used up');
+  t.same(
+    Object.keys(seen).filter((k) => !['200', '409 PROMOTION_USED_UP'].includes(k)),
+    [],
+    'the others are told it is used up',
+  );
   t.match(await read(app, '/api/admin/promotions/coupons'), [{ uses: '10', orders: '10' }]);
   t.equal(await rowCount(app, 'store_orders'), 10, 'no order without its use');
 });
@@ -50,6 +54,10 @@ t.test(`buyers racing to spend one gift card never take more than it holds (${db
   t.ok(Number(shown.balance) >= 0, `never below zero: ${shown.balance}`);
   t.equal(Number(shown.balance) + spent, 10, 'every cent that left is in the ledger');
   t.equal(seen['200'], await rowCount(app, 'store_orders'), JSON.stringify(seen));
-  t.same(Object.keys(seen).filter((k) => !['200', '409 PROMOTION_USED_UP', '400 PROMOTION_INVALID'].includes(k)), [], JSON.stringify(seen));
+  t.same(
+    Object.keys(seen).filter((k) => !['200', '409 PROMOTION_USED_UP', '400 PROMOTION_INVALID'].includes(k)),
+    [],
+    JSON.stringify(seen),
+  );
   t.ok(seen['200']! >= 2 && seen['200']! <= 3, 'two full spends and at most one of what was left');
 });

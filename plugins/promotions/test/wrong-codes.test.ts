@@ -10,10 +10,15 @@ import { balanceOf, buy, coupon, giftCard, makeCategory, makeProduct, makeUser, 
 
 const db = onMysql ? 'MariaDB' : 'SQLite';
 const limits = (perAccount: number, perAddress: number, perApiClient: number) => ({
-  plugins: { promotions: { wrongCodes: {
-    perAccount: { max: perAccount, windowSeconds: 600 }, perAddress: { max: perAddress, windowSeconds: 600 },
-    perApiClient: { max: perApiClient, windowSeconds: 600 },
-  } } },
+  plugins: {
+    promotions: {
+      wrongCodes: {
+        perAccount: { max: perAccount, windowSeconds: 600 },
+        perAddress: { max: perAddress, windowSeconds: 600 },
+        perApiClient: { max: perApiClient, windowSeconds: 600 },
+      },
+    },
+  },
 });
 
 t.test(`the API: a player's wrong codes past the limit, then a right one, are refused with Retry-After; another player is not (${db})`, async (t) => {
@@ -45,7 +50,7 @@ t.test(`the API: a player's wrong codes past the limit, then a right one, are re
   // The API client's count: steve's three wrong codes and two refused attempts (alex's right ones were given back), and this one.
   t.equal((await call(app, '/api/promotions/gift-cards/NOPE-1')).statusCode, 404);
   const client = await call(app, `/api/promotions/gift-cards/${card.code}`);
-  t.equal(client.statusCode, 429, 'over the API client\'s own limit: a right card is refused');
+  t.equal(client.statusCode, 429, "over the API client's own limit: a right card is refused");
   t.ok(Number(client.headers['retry-after']) > 0);
   const elsewhere = await call(app, `/api/promotions/gift-cards/${card.code}`, { remoteAddress: '198.51.100.7' });
   t.match(elsewhere.json(), { balance: '5.00' }, 'another API client is not affected');
@@ -84,7 +89,7 @@ t.test(`the storefront: a guest's wrong codes past the limit are refused per add
     t.match(res.body, new RegExp(`This code does not apply: coupon: there is no coupon ${code} running`));
   }
   const refused = await codes(a, 'SUMMER10');
-  t.equal(refused.statusCode, 429, 'the right code past the session\'s limit');
+  t.equal(refused.statusCode, 429, "the right code past the session's limit");
   t.match(refused.body, /id="codes-error">Too many wrong codes: no code is accepted for now. Try again in 10 min./, 'the form says how long to wait');
 
   // The same session from another address: still its count.
@@ -95,7 +100,7 @@ t.test(`the storefront: a guest's wrong codes past the limit are refused per add
   // A new session from the first address: of its five, the address has had three wrong codes and one refused; one try is left.
   const b = guest('203.0.113.5');
   await b.post('/basket/add', { product: String(vip), quantity: '1' });
-  t.equal((await codes(b, 'WRONG1')).statusCode, 422, 'the address\'s fourth wrong code');
+  t.equal((await codes(b, 'WRONG1')).statusCode, 422, "the address's fourth wrong code");
   const byAddress = await codes(b, 'SUMMER10');
   t.equal(byAddress.statusCode, 429, 'a fresh session from the same address is refused');
   t.match(byAddress.body, /Too many wrong codes/);

@@ -9,10 +9,13 @@ import { balanceOf, makeCategory, makeProduct, makeRole, makeUser, snapshot, sto
 const buy = (app: FastifyInstance, body: Record<string, unknown>, as: Encoding = 'multipart', headers: Record<string, string> = {}) =>
   call(app, '/api/store/buy', { body, as, headers });
 
-const form = (app: FastifyInstance, payload: string) => app.inject({
-  method: 'POST', url: '/api/store/buy', payload,
-  headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/x-www-form-urlencoded' },
-});
+const form = (app: FastifyInstance, payload: string) =>
+  app.inject({
+    method: 'POST',
+    url: '/api/store/buy',
+    payload,
+    headers: { 'x-api-key': ADMIN_KEY, 'content-type': 'application/x-www-form-urlencoded' },
+  });
 
 /** Days between now and a stored expiry. */
 const daysLeft = (expiry: string) => (parseTimestamp(expiry).getTime() - Date.now()) / 86_400_000;
@@ -24,7 +27,9 @@ t.test('buy: ids or objects in every encoding; totals, balance, stock, order, ev
   const potion = await makeProduct(app, { categoryID: category, name: 'Potion', price: '5', discountedPrice: '4', stock: 20 });
   const steve = await makeUser(app, 'steve', 10_000);
   const events: unknown[] = [];
-  app.events.on('store.order.completed', (e) => { events.push(e); });
+  app.events.on('store.order.completed', (e) => {
+    events.push(e);
+  });
 
   let expected = 10_000;
   for (const as of ENCODINGS) {
@@ -32,31 +37,56 @@ t.test('buy: ids or objects in every encoding; totals, balance, stock, order, ev
     t.equal(res.statusCode, 200, as);
     expected -= 1000;
     const body = res.json();
-    t.same(body, {
-      status: true, orderID: body.orderID, credits: (expected / 100).toFixed(2),
-      products: [{ id: sword, quantity: 1, variables: [] }],
-      cashback: '0.00', total: '10.00', subtotal: '10.00', discount: '0.00',
-      data: { orderID: body.orderID, credits: expected / 100 },
-    }, `${as}: api.md's body plus the data mirror, ids and quantities as integers`);
+    t.same(
+      body,
+      {
+        status: true,
+        orderID: body.orderID,
+        credits: (expected / 100).toFixed(2),
+        products: [{ id: sword, quantity: 1, variables: [] }],
+        cashback: '0.00',
+        total: '10.00',
+        subtotal: '10.00',
+        discount: '0.00',
+        data: { orderID: body.orderID, credits: expected / 100 },
+      },
+      `${as}: api.md's body plus the data mirror, ids and quantities as integers`,
+    );
     t.match(body.orderID, /^\d+$/);
     t.notOk('error' in body);
   }
 
   let res = await buy(app, { userID: steve, products: [{ id: potion, quantity: 3 }, { id: sword }] }, 'json');
   t.equal(res.statusCode, 200);
-  t.match(res.json(), { subtotal: '25.00', discount: '3.00', total: '22.00', credits: '48.00',
-    products: [{ id: potion, quantity: 3 }, { id: sword, quantity: 1 }] });
+  t.match(res.json(), {
+    subtotal: '25.00',
+    discount: '3.00',
+    total: '22.00',
+    credits: '48.00',
+    products: [
+      { id: potion, quantity: 3 },
+      { id: sword, quantity: 1 },
+    ],
+  });
   t.equal(await balanceOf(app, steve), 4800);
 
   // The forms the game plugins send, written out by hand.
-  for (const payload of [`userID=${steve}&products[]=${potion}`, `userID=${steve}&products=${potion}`,
-    `userID=${steve}&products[0][id]=${potion}&products[0][quantity]=1`, `userID=${steve}&products[id]=${potion}`]) {
+  for (const payload of [
+    `userID=${steve}&products[]=${potion}`,
+    `userID=${steve}&products=${potion}`,
+    `userID=${steve}&products[0][id]=${potion}&products[0][quantity]=1`,
+    `userID=${steve}&products[id]=${potion}`,
+  ]) {
     res = await form(app, payload);
     t.equal(res.statusCode, 200, payload);
     t.same(res.json().products, [{ id: potion, quantity: 1, variables: [] }], payload);
   }
   res = await form(app, `userID=${steve}&products=${potion}&products=${sword}`);
-  t.same(res.json().products.map((p: { id: number }) => p.id), [potion, sword], 'repeated plain keys are several products');
+  t.same(
+    res.json().products.map((p: { id: number }) => p.id),
+    [potion, sword],
+    'repeated plain keys are several products',
+  );
   t.equal(await balanceOf(app, steve), 4800 - 4 * 400 - 400 - 1000);
 
   res = await call(app, `/api/store/products/${potion}`);
@@ -68,9 +98,20 @@ t.test('buy: ids or objects in every encoding; totals, balance, stock, order, ev
   t.equal(orders.length, 9);
   t.ok(Number(orders[0].id) > Number(orders[8].id), 'newest first');
   t.same(orders[5], {
-    id: orders[5].id, accountID: String(steve), coupon: null, total: '22.00', discount: '3.00', subtotal: '25.00',
-    earnings: '0.00', cashback: '0.00', credit: '0.00', type: 'credit', status: 'completed', paymentAPI: 'credits',
-    paymentID: '', creationDate: orders[5].creationDate,
+    id: orders[5].id,
+    accountID: String(steve),
+    coupon: null,
+    total: '22.00',
+    discount: '3.00',
+    subtotal: '25.00',
+    earnings: '0.00',
+    cashback: '0.00',
+    credit: '0.00',
+    type: 'credit',
+    status: 'completed',
+    paymentAPI: 'credits',
+    paymentID: '',
+    creationDate: orders[5].creationDate,
   });
   t.match(orders[5].creationDate, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
 
@@ -80,7 +121,7 @@ t.test('buy: ids or objects in every encoding; totals, balance, stock, order, ev
 
   await app.settings.update({ buyResponseStatus: 201 });
   res = await buy(app, { userID: steve, products: [potion] });
-  t.equal(res.statusCode, 201, 'the setting switches the status to api.md\'s 201');
+  t.equal(res.statusCode, 201, "the setting switches the status to api.md's 201");
   t.equal(res.json().status, true);
 });
 
@@ -91,7 +132,9 @@ t.test('every buy error, and a failed buy changes nothing', async (t) => {
   const rank = await makeProduct(app, { categoryID: category, name: 'VIP', price: '10', giveRoleID: vip, duration: 30 });
   const limited = await makeProduct(app, { categoryID: category, name: 'Limited', price: '1', stock: 2 });
   const withVars = await makeProduct(app, {
-    categoryID: category, name: 'Kit', price: '1',
+    categoryID: category,
+    name: 'Kit',
+    price: '1',
     variables: [{ name: 'server', required: true, values: ['eu', 'na'] }, { name: 'note' }],
   });
   const inactive = await makeProduct(app, { categoryID: category, name: 'Gone', price: '1', isActive: false });
@@ -100,8 +143,14 @@ t.test('every buy error, and a failed buy changes nothing', async (t) => {
 
   // The game plugin reads `error` into its enum: where it lacks ours, the nearest it knows, ours in `code`.
   type Case = [string, Record<string, unknown>, number, string, RegExp, string];
-  const malformed = (what: string, body: Record<string, unknown>, error: string, message: RegExp): Case =>
-    [what, body, 400, error, message, 'VALIDATION_ERROR'];
+  const malformed = (what: string, body: Record<string, unknown>, error: string, message: RegExp): Case => [
+    what,
+    body,
+    400,
+    error,
+    message,
+    'VALIDATION_ERROR',
+  ];
   const cases: [string, Record<string, unknown>, number, string, RegExp?, string?][] = [
     ['unknown user', { userID: 999, products: [rank] }, 404, 'USER_NOT_FOUND'],
     malformed('malformed user', { userID: 'abc', products: [rank] }, 'USER_NOT_FOUND', /userID/),
@@ -112,15 +161,30 @@ t.test('every buy error, and a failed buy changes nothing', async (t) => {
     ['unknown product after a good one', { userID: poor, products: [rank, 999] }, 404, 'PRODUCT_NOT_FOUND', /999/],
     ['product id not a number', { userID: poor, products: ['abc'] }, 404, 'PRODUCT_NOT_FOUND', /abc/],
     ['inactive product', { userID: poor, products: [inactive] }, 404, 'PRODUCT_NOT_FOUND', new RegExp(String(inactive))],
-    ...['0', '101', '1.5', '-1', 'abc', '1e2'].map((quantity): [string, Record<string, unknown>, number, string, RegExp] =>
-      [`quantity ${quantity}`, { userID: poor, products: [{ id: limited, quantity }] }, 400, 'INVALID_QUANTITY', /quantity/]),
+    ...['0', '101', '1.5', '-1', 'abc', '1e2'].map((quantity): [string, Record<string, unknown>, number, string, RegExp] => [
+      `quantity ${quantity}`,
+      { userID: poor, products: [{ id: limited, quantity }] },
+      400,
+      'INVALID_QUANTITY',
+      /quantity/,
+    ]),
     ['required variable missing', { userID: poor, products: [{ id: withVars }] }, 400, 'INVALID_VARIABLE', new RegExp(`product ${withVars}.*server`)],
-    ['value not allowed', { userID: poor, products: [{ id: withVars, variables: { server: 'asia' } }] }, 400, 'INVALID_VARIABLE',
-      new RegExp(`product ${withVars}`)],
+    [
+      'value not allowed',
+      { userID: poor, products: [{ id: withVars, variables: { server: 'asia' } }] },
+      400,
+      'INVALID_VARIABLE',
+      new RegExp(`product ${withVars}`),
+    ],
     ['undeclared variable', { userID: poor, products: [{ id: withVars, variables: { server: 'eu', color: 'red' } }] }, 400, 'INVALID_VARIABLE', /color/],
     ['free text too long', { userID: poor, products: [{ id: withVars, variables: { server: 'eu', note: 'x'.repeat(256) } }] }, 400, 'INVALID_VARIABLE', /note/],
-    ['variables on a product without any', { userID: poor, products: [{ id: rank, variables: { server: 'eu' } }] }, 400, 'INVALID_VARIABLE',
-      new RegExp(`product ${rank}`)],
+    [
+      'variables on a product without any',
+      { userID: poor, products: [{ id: rank, variables: { server: 'eu' } }] },
+      400,
+      'INVALID_VARIABLE',
+      new RegExp(`product ${rank}`),
+    ],
     ['more than the stock', { userID: poor, products: [{ id: limited, quantity: 3 }] }, 400, 'OUT_OF_STOCK', new RegExp(String(limited))],
     ['the stock over two lines, after a role', { userID: poor, products: [rank, { id: limited, quantity: 2 }, limited] }, 400, 'OUT_OF_STOCK'],
     ['balance too low, after taking stock and a role', { userID: poor, products: [{ id: limited, quantity: 2 }, rank] }, 400, 'INSUFFICIENT_BALANCE'],
@@ -139,7 +203,13 @@ t.test('every buy error, and a failed buy changes nothing', async (t) => {
   t.same(await snapshot(app, poor), before);
 
   // And the money was enough for exactly this: the checks were not simply refusing everything.
-  const ok = await buy(app, { userID: poor, products: [{ id: limited, quantity: 2 }, { id: withVars, variables: { server: 'na' } }] });
+  const ok = await buy(app, {
+    userID: poor,
+    products: [
+      { id: limited, quantity: 2 },
+      { id: withVars, variables: { server: 'na' } },
+    ],
+  });
   t.equal(ok.statusCode, 200);
   t.equal(ok.json().credits, '7.50');
 });
@@ -148,17 +218,35 @@ t.test('variables reach the answer and the order', async (t) => {
   const app = await storeApp(t);
   const category = await makeCategory(app, { name: 'Kits' });
   const kit = await makeProduct(app, {
-    categoryID: category, name: 'Kit', price: '1',
+    categoryID: category,
+    name: 'Kit',
+    price: '1',
     variables: [{ name: 'server', required: true, values: ['eu', 'na'] }, { name: 'note' }, { name: 'color', values: ['red'] }],
   });
   const steve = await makeUser(app, 'steve', 1000);
-  const res = await form(app, `userID=${steve}&products[0][id]=${kit}&products[0][quantity]=2&products[0][variables][server]=eu` +
-    `&products[0][variables][note]=for%20my%20base&products[0][variables][color]=`);
+  const res = await form(
+    app,
+    `userID=${steve}&products[0][id]=${kit}&products[0][quantity]=2&products[0][variables][server]=eu` +
+      `&products[0][variables][note]=for%20my%20base&products[0][variables][color]=`,
+  );
   t.equal(res.statusCode, 200, res.body);
-  t.same(res.json().products, [{ id: kit, quantity: 2, variables: [{ name: 'server', value: 'eu' }, { name: 'note', value: 'for my base' }] }],
-    'declared order; an empty optional value is left out');
-  const [item] = await app.db.unchecked.query<{ variables: string; quantity: number; unit_total: number }>('select variables, quantity, unit_total from ' +
-    'store_order_items');
+  t.same(
+    res.json().products,
+    [
+      {
+        id: kit,
+        quantity: 2,
+        variables: [
+          { name: 'server', value: 'eu' },
+          { name: 'note', value: 'for my base' },
+        ],
+      },
+    ],
+    'declared order; an empty optional value is left out',
+  );
+  const [item] = await app.db.unchecked.query<{ variables: string; quantity: number; unit_total: number }>(
+    'select variables, quantity, unit_total from ' + 'store_order_items',
+  );
   t.same(JSON.parse(item!.variables), { server: 'eu', note: 'for my base' });
   t.equal(Number(item!.quantity), 2);
   t.equal(Number(item!.unit_total), 100);
@@ -216,7 +304,7 @@ t.test('roles: granted for the duration, extended by a second purchase, permanen
   await call(app, `/api/admin/roles/${temp}`, { method: 'DELETE' });
   const before = await snapshot(app, steve);
   const failed = await buy(app, { userID: steve, products: [grants] }, 'multipart', AS_JAVA);
-  t.equal(failed.json().error, 'PRODUCT_NOT_FOUND', 'the game plugin\'s nearest code');
+  t.equal(failed.json().error, 'PRODUCT_NOT_FOUND', "the game plugin's nearest code");
   t.equal(failed.json().code, 'ROLE_NOT_FOUND');
   t.same(await snapshot(app, steve), before);
 });
@@ -246,7 +334,10 @@ t.test('a buy runs nine statements, whatever rules and variables its products ca
   const category = await makeCategory(app, { name: 'Items' });
   const plain = await makeProduct(app, { categoryID: category, name: 'Plain', price: '1', stock: 50 });
   const ruled = await makeProduct(app, {
-    categoryID: category, name: 'Ruled', price: '2', variables: [{ name: 'server', required: true, values: ['eu', 'na'] }],
+    categoryID: category,
+    name: 'Ruled',
+    price: '2',
+    variables: [{ name: 'server', required: true, values: ['eu', 'na'] }],
   });
   // Rules that need no further read (no required product, no role to compare): only reading them costs.
   const patched = await call(app, `/api/admin/store/products/${ruled}/rules`, { method: 'PATCH', body: { preventDowngrade: true }, as: 'json' });
@@ -262,6 +353,13 @@ t.test('a buy runs nine statements, whatever rules and variables its products ca
   // sale); the order; its lines; the debit; its ledger row; the stock. (Features listening to the
   // order, such as delivery, add their own.)
   t.equal(await counted([{ id: plain }]), 9, 'one product');
-  t.equal(await counted([{ id: plain, quantity: 2 }, { id: ruled, variables: { server: 'eu' } }]), 9, 'two products, one with rules and a variable');
+  t.equal(
+    await counted([
+      { id: plain, quantity: 2 },
+      { id: ruled, variables: { server: 'eu' } },
+    ]),
+    9,
+    'two products, one with rules and a variable',
+  );
   t.equal(await balanceOf(app, steve), 10_000 - 100 - 400);
 });

@@ -6,12 +6,47 @@ import { usersRef } from '../../users/contract.ts';
 import { StoreProduct } from '../entities.ts';
 import { makeCategory, makeProduct, makeRole, makeUser, storeApp } from './fixtures.ts';
 
-const CATEGORY_KEYS = ['id', 'parentID', 'name', 'slug', 'imageID', 'imageType', 'priority', 'gameStatus', 'gameTitle', 'gameDescription', 'gameItem',
+const CATEGORY_KEYS = [
+  'id',
+  'parentID',
+  'name',
+  'slug',
+  'imageID',
+  'imageType',
+  'priority',
+  'gameStatus',
+  'gameTitle',
+  'gameDescription',
+  'gameItem',
   'isActive',
-  'gameItemModelID', 'isCumulative'];
-const PRODUCT_KEYS = ['id', 'categoryID', 'giveRoleID', 'name', 'imageID', 'imageType', 'details', 'price', 'discountedPrice',
-  'discountExpiryDate', 'duration', 'stock', 'priority', 'isFeaturedProduct', 'gameStatus', 'gameTitle', 'gameDescription',
-  'gameItem', 'isActive', 'creationDate', 'variables', 'gameItemModelID', 'requireOnlyOneProduct'];
+  'gameItemModelID',
+  'isCumulative',
+];
+const PRODUCT_KEYS = [
+  'id',
+  'categoryID',
+  'giveRoleID',
+  'name',
+  'imageID',
+  'imageType',
+  'details',
+  'price',
+  'discountedPrice',
+  'discountExpiryDate',
+  'duration',
+  'stock',
+  'priority',
+  'isFeaturedProduct',
+  'gameStatus',
+  'gameTitle',
+  'gameDescription',
+  'gameItem',
+  'isActive',
+  'creationDate',
+  'variables',
+  'gameItemModelID',
+  'requireOnlyOneProduct',
+];
 
 /** Every value of a row is a JSON string (decisions.md §2), except the nested lists named. */
 function allStrings(t: { type(v: unknown, type: string, message: string): unknown }, row: Record<string, unknown>, except: string[] = []) {
@@ -27,8 +62,10 @@ t.test('categories: create, change, move, reorder, deactivate, delete', async (t
   allStrings(t, ranks);
   t.match(ranks, { parentID: '0', name: 'VIP Ranks!', slug: 'vip-ranks', priority: '0', isActive: '1', gameStatus: '1' });
 
-  res = await call(app, '/api/admin/store/categories',
-    { body: { name: 'Monthly', parentID: ranks.id, priority: '5', gameItem: 'DIAMOND', isActive: 'true' }, as: 'urlencoded' });
+  res = await call(app, '/api/admin/store/categories', {
+    body: { name: 'Monthly', parentID: ranks.id, priority: '5', gameItem: 'DIAMOND', isActive: 'true' },
+    as: 'urlencoded',
+  });
   t.equal(res.statusCode, 201);
   const monthly = res.json();
   t.match(monthly, { parentID: ranks.id, priority: '5', gameItem: 'DIAMOND', isActive: '1' });
@@ -57,8 +94,15 @@ t.test('categories: create, change, move, reorder, deactivate, delete', async (t
   t.equal(res.statusCode, 200);
   t.same(res.json(), { status: true });
   res = await call(app, '/api/store/categories');
-  t.same(res.json().map((c: { id: string; priority: string }) => [c.id, c.priority]), [[String(deep), '0'], [ranks.id, '1'], [monthly.id, '5']],
-    'flat list ordered by priority, then id; inactive ones included');
+  t.same(
+    res.json().map((c: { id: string; priority: string }) => [c.id, c.priority]),
+    [
+      [String(deep), '0'],
+      [ranks.id, '1'],
+      [monthly.id, '5'],
+    ],
+    'flat list ordered by priority, then id; inactive ones included',
+  );
   res = await call(app, '/api/admin/store/categories/reorder', { body: { ids: [ranks.id, '999'] } });
   t.equal(res.json().error, 'CATEGORY_NOT_FOUND');
   res = await call(app, `/api/admin/store/categories/${ranks.id}`);
@@ -90,11 +134,28 @@ t.test('products: every field, variables, validation, delete', async (t) => {
   const category = await makeCategory(app, { name: 'Ranks' });
   const role = await makeRole(app, 'VIP');
   const body = {
-    categoryID: String(category), name: 'VIP 30 days', giveRoleID: String(role), imageID: '12', imageType: 'png',
-    details: '<b>VIP</b> for a month', price: '9.99', discountedPrice: '7.5', discountExpiryDate: '2031-06-01 12:00:00',
-    duration: '30', stock: '10', priority: '2', isFeaturedProduct: '1', gameStatus: '0', gameTitle: '&6VIP',
-    gameDescription: 'Line 1\nLine 2', gameItem: 'GOLD_INGOT', isActive: '1',
-    variables: [{ name: 'server', required: '1', values: ['eu', 'na'] }, { name: 'note', required: 'false' }],
+    categoryID: String(category),
+    name: 'VIP 30 days',
+    giveRoleID: String(role),
+    imageID: '12',
+    imageType: 'png',
+    details: '<b>VIP</b> for a month',
+    price: '9.99',
+    discountedPrice: '7.5',
+    discountExpiryDate: '2031-06-01 12:00:00',
+    duration: '30',
+    stock: '10',
+    priority: '2',
+    isFeaturedProduct: '1',
+    gameStatus: '0',
+    gameTitle: '&6VIP',
+    gameDescription: 'Line 1\nLine 2',
+    gameItem: 'GOLD_INGOT',
+    isActive: '1',
+    variables: [
+      { name: 'server', required: '1', values: ['eu', 'na'] },
+      { name: 'note', required: 'false' },
+    ],
   };
   let res = await call(app, '/api/admin/store/products', { body });
   t.equal(res.statusCode, 201, res.body);
@@ -103,20 +164,34 @@ t.test('products: every field, variables, validation, delete', async (t) => {
   allStrings(t, product, ['variables']);
   const { variables: _v, ...sent } = body;
   t.match(product, { ...sent, price: '9.99', discountedPrice: '7.50', isFeaturedProduct: '1', gameStatus: '0' });
-  t.same(product.variables, [{ name: 'server', required: '1', values: ['eu', 'na'] }, { name: 'note', required: '0', values: [] }]);
+  t.same(product.variables, [
+    { name: 'server', required: '1', values: ['eu', 'na'] },
+    { name: 'note', required: '0', values: [] },
+  ]);
   t.match(product.creationDate, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
   const P = StoreProduct.c;
   const [stored] = await app.db.query(
-    sql`select ${fields({ discount_expiry_date: P.discountExpiryDate, price: P.price })} from ${StoreProduct} where ${P.id} = ${Number(product.id)}`);
+    sql`select ${fields({ discount_expiry_date: P.discountExpiryDate, price: P.price })} from ${StoreProduct} where ${P.id} = ${Number(product.id)}`,
+  );
   t.equal(stored!.discount_expiry_date, '2031-06-01 10:00:00', 'times are stored in UTC, shown in the site time zone');
   t.equal(Number(stored!.price), 999, 'money is stored in cents');
 
   const minimal = await makeProduct(app, { categoryID: category, name: 'Key', price: 1 });
   res = await call(app, `/api/store/products/${minimal}`);
-  t.match(res.json(), {
-    giveRoleID: '0', price: '1.00', discountedPrice: '0.00', discountExpiryDate: '1000-01-01 00:00:00', duration: '0',
-    stock: '-1', isActive: '1', variables: [],
-  }, 'defaults: no role, no discount, the sentinel, unlimited stock');
+  t.match(
+    res.json(),
+    {
+      giveRoleID: '0',
+      price: '1.00',
+      discountedPrice: '0.00',
+      discountExpiryDate: '1000-01-01 00:00:00',
+      duration: '0',
+      stock: '-1',
+      isActive: '1',
+      variables: [],
+    },
+    'defaults: no role, no discount, the sentinel, unlimited stock',
+  );
 
   const bad: [Record<string, unknown>, string, RegExp][] = [
     [{ price: 'abc' }, 'VALIDATION_ERROR', /price/],
@@ -144,8 +219,11 @@ t.test('products: every field, variables, validation, delete', async (t) => {
   res = await call(app, `/api/store/products/${product.id}`);
   t.same(res.json(), product, 'no bad change was stored');
 
-  res = await call(app, `/api/admin/store/products/${product.id}`,
-    { method: 'PATCH', body: { price: '12', variables: [{ name: 'color', values: ['red'] }] }, as: 'json' });
+  res = await call(app, `/api/admin/store/products/${product.id}`, {
+    method: 'PATCH',
+    body: { price: '12', variables: [{ name: 'color', values: ['red'] }] },
+    as: 'json',
+  });
   t.match(res.json(), { price: '12.00', name: 'VIP 30 days', discountedPrice: '7.50' });
   t.same(res.json().variables, [{ name: 'color', required: '0', values: ['red'] }], 'variables are replaced');
   res = await call(app, `/api/admin/store/products/${product.id}`, { method: 'PATCH', body: { name: 'Renamed' } });
@@ -156,7 +234,10 @@ t.test('products: every field, variables, validation, delete', async (t) => {
   res = await call(app, '/api/admin/store/products/reorder', { body: { ids: [minimal, product.id] } });
   t.equal(res.statusCode, 200);
   res = await call(app, '/api/admin/store/products');
-  t.same(res.json().map((p: { id: string }) => p.id), [String(minimal), product.id]);
+  t.same(
+    res.json().map((p: { id: string }) => p.id),
+    [String(minimal), product.id],
+  );
 
   res = await call(app, `/api/admin/store/categories/${category}`, { method: 'DELETE' });
   t.equal(res.json().error, 'CONFLICT', 'a category holding products is not deleted');
@@ -186,26 +267,47 @@ t.test('listing: active categories nested to any depth, products with computed f
   const stamp = (ms: number) => new Date(Date.now() + ms).toISOString().slice(0, 19).replace('T', ' ');
   const sale = await makeProduct(app, { categoryID: grandchild, name: 'Sale', price: '10', discountedPrice: '7.5' });
   const expired = await makeProduct(app, { categoryID: grandchild, name: 'Expired', price: '10', discountedPrice: '5', discountExpiryDate: stamp(-hour) });
-  const soon = await makeProduct(app, { categoryID: grandchild, name: 'Soon over', price: '3', discountedPrice: '1', discountExpiryDate: stamp(hour),
-    stock: 4 });
+  const soon = await makeProduct(app, {
+    categoryID: grandchild,
+    name: 'Soon over',
+    price: '3',
+    discountedPrice: '1',
+    discountExpiryDate: stamp(hour),
+    stock: 4,
+  });
   await makeProduct(app, { categoryID: grandchild, name: 'Off', price: '1', isActive: '0' });
 
   let res = await call(app, '/api/store/listing');
   t.equal(res.statusCode, 200);
   const { categories } = res.json();
-  t.same(categories.map((c: { id: string }) => c.id), [String(first), String(top)], 'top level: active only, by priority');
+  t.same(
+    categories.map((c: { id: string }) => c.id),
+    [String(first), String(top)],
+    'top level: active only, by priority',
+  );
   t.same(categories[0].subcategories, [], 'subcategories always present');
   t.same(categories[0].products, [], 'products always present');
   const leaf = categories[1].subcategories[0].subcategories[0];
   t.equal(leaf.id, String(grandchild), 'nested three deep');
   t.equal(leaf.parentID, String(child));
   allStrings(t, leaf, ['subcategories', 'products']);
-  t.same(leaf.products.map((p: { id: string }) => p.id), [sale, expired, soon].map(String), 'inactive products are left out');
+  t.same(
+    leaf.products.map((p: { id: string }) => p.id),
+    [sale, expired, soon].map(String),
+    'inactive products are left out',
+  );
 
   const [onSale, wasOnSale, endsSoon] = leaf.products;
   t.match(onSale, {
-    price: '10.00', discountedPrice: '7.50', total: 7.5, originalPrice: 10, discount: 2.5, discountPercent: 25,
-    restricted: false, totalFormatted: '7.50 USD', originalPriceFormatted: '10.00 USD',
+    price: '10.00',
+    discountedPrice: '7.50',
+    total: 7.5,
+    originalPrice: 10,
+    discount: 2.5,
+    discountPercent: 25,
+    restricted: false,
+    totalFormatted: '7.50 USD',
+    originalPriceFormatted: '10.00 USD',
   });
   // A string, as the Kotlin wrapper decodes it; the game plugin's getInt reads the digits.
   t.equal(onSale.stock, '-1');
@@ -226,10 +328,17 @@ t.test('listing: active categories nested to any depth, products with computed f
   // /categories/<id>: one category with everything under it, active or not
   res = await call(app, `/api/store/categories/${hidden}`);
   t.equal(res.statusCode, 200);
-  t.match(res.json(), { id: String(hidden), isActive: '0', subcategories: [{ name: 'Under hidden', subcategories: [], products: [] }],
-    products: [{ name: 'In hidden', price: '1.00', stock: '-1' }] });
+  t.match(res.json(), {
+    id: String(hidden),
+    isActive: '0',
+    subcategories: [{ name: 'Under hidden', subcategories: [], products: [] }],
+    products: [{ name: 'In hidden', price: '1.00', stock: '-1' }],
+  });
   res = await call(app, `/api/store/categories/${top}`);
-  t.same(res.json().subcategories[0].subcategories[0].products.map((p: { name: string }) => p.name), ['Sale', 'Expired', 'Soon over', 'Off']);
+  t.same(
+    res.json().subcategories[0].subcategories[0].products.map((p: { name: string }) => p.name),
+    ['Sale', 'Expired', 'Soon over', 'Off'],
+  );
 });
 
 t.test('listing ?username=: restricted marks products whose role the user holds for good', async (t) => {
@@ -251,8 +360,11 @@ t.test('listing ?username=: restricted marks products whose role the user holds 
     t.equal(res.statusCode, 200, query);
     return Object.fromEntries(res.json().categories[0].products.map((p: { id: string; restricted: boolean }) => [p.id, p.restricted]));
   };
-  t.same(await restricted('?username=steve'), { [foreverProduct]: true, [timedProduct]: false, [noRole]: false },
-    'a permanent role cannot be bought again usefully; a timed one can be extended (username case-insensitive)');
+  t.same(
+    await restricted('?username=steve'),
+    { [foreverProduct]: true, [timedProduct]: false, [noRole]: false },
+    'a permanent role cannot be bought again usefully; a timed one can be extended (username case-insensitive)',
+  );
   t.same(await restricted('?username=alex'), { [foreverProduct]: false, [timedProduct]: false, [noRole]: false });
   t.same(await restricted('?username=nobody'), { [foreverProduct]: false, [timedProduct]: false, [noRole]: false }, 'an unknown player still browses');
   t.same(await restricted(''), { [foreverProduct]: false, [timedProduct]: false, [noRole]: false });
@@ -271,13 +383,19 @@ async function listingQueryCount(app: FastifyInstance, products: number): Promis
   for (let c = 0; c < categories; c++) {
     const parentID = c % 2 ? await makeCategory(app, { name: `Group ${c}` }) : 0;
     const categoryID = await makeCategory(app, { name: `Category ${c}`, parentID });
-    await Promise.all(Array.from({ length: Math.ceil(products / categories) }, (_, p) => makeProduct(app, {
-      categoryID, name: `Product ${c}-${p}`, price: `${1 + (p % 40)}.99`,
-      ...(p % 3 === 0 ? { discountedPrice: '0.99' } : {}),
-      ...(p % 4 === 0 ? { stock: 1000 } : {}),
-      ...(p % 5 === 0 ? { variables: [{ name: 'server', required: true, values: ['eu', 'na'] }] } : {}),
-      ...(p % 10 === 9 ? { isActive: false } : {}),
-    })));
+    await Promise.all(
+      Array.from({ length: Math.ceil(products / categories) }, (_, p) =>
+        makeProduct(app, {
+          categoryID,
+          name: `Product ${c}-${p}`,
+          price: `${1 + (p % 40)}.99`,
+          ...(p % 3 === 0 ? { discountedPrice: '0.99' } : {}),
+          ...(p % 4 === 0 ? { stock: 1000 } : {}),
+          ...(p % 5 === 0 ? { variables: [{ name: 'server', required: true, values: ['eu', 'na'] }] } : {}),
+          ...(p % 10 === 9 ? { isActive: false } : {}),
+        }),
+      ),
+    );
   }
   return countQueries(app, () => call(app, '/api/store/listing'));
 }
@@ -292,8 +410,11 @@ t.test('the listing runs a fixed number of statements however big the catalogue'
   type Node = { products: unknown[]; subcategories: Node[] };
   const countProducts = (nodes: Node[]): number => nodes.reduce((n, c) => n + c.products.length + countProducts(c.subcategories), 0);
   const [active] = await large.db.unchecked.query<{ n: number }>('select count(*) as n from store_products where is_active = 1');
-  t.equal(countProducts((await call(large, '/api/store/listing')).json().categories), Number(active!.n),
-    'every active product of the seeded catalogue is listed');
+  t.equal(
+    countProducts((await call(large, '/api/store/listing')).json().categories),
+    Number(active!.n),
+    'every active product of the seeded catalogue is listed',
+  );
   t.ok(Number(active!.n) > 250);
 
   await makeUser(small, 'steve');

@@ -12,15 +12,26 @@ const GIF = Buffer.concat([Buffer.from('GIF89a', 'latin1'), randomBytes(64)]);
 const WEBP = Buffer.concat([Buffer.from('RIFF\x40\x00\x00\x00WEBPVP8 ', 'latin1'), randomBytes(64)]);
 const MAX = 4096;
 
-interface Upload { field?: string; filename: string; type?: string; data: Buffer }
+interface Upload {
+  field?: string;
+  filename: string;
+  type?: string;
+  data: Buffer;
+}
 
 /** A multipart body as a browser sends a form with a file input. */
 function multipart(fields: Record<string, string>, file?: Upload) {
   const boundary = `----test${randomBytes(8).toString('hex')}`;
   const parts: Buffer[] = Object.entries(fields).map(([k, v]) => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
   if (file) {
-    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.field ?? 'image'}"; filename="${file.filename}"\r\nContent-Type: ` +
-      `${file.type ?? 'application/octet-stream'}\r\n\r\n`), file.data, Buffer.from('\r\n'));
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${file.field ?? 'image'}"; filename="${file.filename}"\r\nContent-Type: ` +
+          `${file.type ?? 'application/octet-stream'}\r\n\r\n`,
+      ),
+      file.data,
+      Buffer.from('\r\n'),
+    );
   }
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
@@ -57,7 +68,12 @@ t.test('an image uploaded in the console is kept by hash, set on the product, se
   t.match(page.body, /<form id="product-image"[^>]*enctype="multipart\/form-data"/, 'the product page has the upload form');
   t.match(page.body, /type="file" accept="image\/png,image\/jpeg,image\/webp,image\/gif"/);
 
-  for (const [data, type, mime] of [[PNG, 'png', 'image/png'], [JPEG, 'jpg', 'image/jpeg'], [WEBP, 'webp', 'image/webp'], [GIF, 'gif', 'image/gif']] as const) {
+  for (const [data, type, mime] of [
+    [PNG, 'png', 'image/png'],
+    [JPEG, 'jpg', 'image/jpeg'],
+    [WEBP, 'webp', 'image/webp'],
+    [GIF, 'gif', 'image/gif'],
+  ] as const) {
     // The browser's name and type say nothing: the bytes decide.
     const res = await upload({ filename: 'picture.txt', type: 'text/plain', data });
     t.equal(res.statusCode, 303, `${type}: saved`);
@@ -69,11 +85,18 @@ t.test('an image uploaded in the console is kept by hash, set on the product, se
     t.equal(served.headers['x-content-type-options'], 'nosniff');
     t.ok(served.rawPayload.equals(data), `${type}: the same bytes`);
   }
-  t.same(files(folder), [`${sha(GIF)}.gif`, `${sha(JPEG)}.jpg`, `${sha(PNG)}.png`, `${sha(WEBP)}.webp`].sort(),
-    'one file per image, nothing half-written left');
+  t.same(
+    files(folder),
+    [`${sha(GIF)}.gif`, `${sha(JPEG)}.jpg`, `${sha(PNG)}.png`, `${sha(WEBP)}.webp`].sort(),
+    'one file per image, nothing half-written left',
+  );
 
   const again = await Promise.all([1, 2, 3].map(() => upload({ filename: 'a.png', data: PNG })));
-  t.same(again.map((r) => r.statusCode), [303, 303, 303], 'the same image again, three times at once');
+  t.same(
+    again.map((r) => r.statusCode),
+    [303, 303, 303],
+    'the same image again, three times at once',
+  );
   t.equal(files(folder).length, 4, 'is the same file');
 
   const listed = (await call(app, `/api/store/products/${product}`)).json();
@@ -115,17 +138,24 @@ t.test('bad uploads get an error beside the field and change nothing', async (t)
   // The API's own multipart bodies are read as before: a file part is its text, capped as any field.
   const product = (await call(app, '/api/admin/store/products')).json()[0].id;
   const api = multipart({}, { field: 'imageID', filename: 'id.txt', data: Buffer.from('vip') });
-  const patched = await app.inject({ method: 'PATCH', url: `/api/admin/store/products/${product}`, headers: { 'x-api-key': ADMIN_KEY, ...api.headers },
-    payload: api.payload });
+  const patched = await app.inject({
+    method: 'PATCH',
+    url: `/api/admin/store/products/${product}`,
+    headers: { 'x-api-key': ADMIN_KEY, ...api.headers },
+    payload: api.payload,
+  });
   t.equal(patched.statusCode, 200, patched.body);
   t.equal(patched.json().imageID, 'vip');
 });
 
-t.test('by default the images are beside the SQLite file, and imageBaseUrl still overrides the storefront', { skip: onMysql ? 'the SQLite file' : false },
+t.test(
+  'by default the images are beside the SQLite file, and imageBaseUrl still overrides the storefront',
+  { skip: onMysql ? 'the SQLite file' : false },
   async (t) => {
-  const url = await sharedDatabaseUrl(t);
-  const { app, product, upload } = await setUp(t, { plugins: { storefront: { imageBaseUrl: 'https://cdn.example.org/shop/' } } }, url);
-  t.equal((await upload({ filename: 'a.png', data: PNG })).statusCode, 303);
-  t.ok(existsSync(join(dirname(url.slice('sqlite:'.length)), 'images', `${sha(PNG)}.png`)), 'images/ beside the database');
-  t.match((await app.inject(`/product/${product}`)).body, `<img src="https://cdn.example.org/shop/${sha(PNG)}.png"`);
-});
+    const url = await sharedDatabaseUrl(t);
+    const { app, product, upload } = await setUp(t, { plugins: { storefront: { imageBaseUrl: 'https://cdn.example.org/shop/' } } }, url);
+    t.equal((await upload({ filename: 'a.png', data: PNG })).statusCode, 303);
+    t.ok(existsSync(join(dirname(url.slice('sqlite:'.length)), 'images', `${sha(PNG)}.png`)), 'images/ beside the database');
+    t.match((await app.inject(`/product/${product}`)).body, `<img src="https://cdn.example.org/shop/${sha(PNG)}.png"`);
+  },
+);

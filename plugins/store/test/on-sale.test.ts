@@ -32,8 +32,7 @@ const setActive = async (app: FastifyInstance, category: number, active: boolean
   if (res.statusCode !== 200) throw new Error(res.body);
 };
 
-const buy = (app: FastifyInstance, userID: number, product: number) =>
-  call(app, '/api/store/buy', { body: { userID, products: [product] }, as: 'json' });
+const buy = (app: FastifyInstance, userID: number, product: number) => call(app, '/api/store/buy', { body: { userID, products: [product] }, as: 'json' });
 
 const purchase = (app: FastifyInstance, body: Record<string, unknown>) =>
   call(app, '/api/payments/purchase', { body: { gateway: 'stripe', ...URLS, ...body }, as: 'json' });
@@ -52,7 +51,7 @@ for (const level of ['parent', 'grandparent'] as const) {
 
     await setActive(app, hide, false);
     const orders = await rowCount(app, 'store_orders');
-    t.notOk(await listed(app), 'not in the game plugin\'s listing');
+    t.notOk(await listed(app), "not in the game plugin's listing");
     const guest = new Visitor(app);
     t.equal((await guest.get(`/product/${vip}`)).statusCode, 404, 'its page is not found');
     const add = await guest.post('/basket/add', { product: String(vip) });
@@ -89,8 +88,7 @@ for (const level of ['parent', 'grandparent'] as const) {
   });
 }
 
-t.test(`hidden while the player paid: the completion refuses it as for a product switched off, the money goes to the balance (${db})`,
-  async (t) => {
+t.test(`hidden while the player paid: the completion refuses it as for a product switched off, the money goes to the balance (${db})`, async (t) => {
   const { app, top, vip, steve } = await shop(t);
   mockStripeSession('cs_hidden');
   const started = await purchase(app, { userID: steve.id, lines: [{ productID: vip }] });

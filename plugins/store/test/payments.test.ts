@@ -7,14 +7,27 @@ t.test('admin payments: a payment order, its credits, once per gateway id', asyn
   const app = await storeApp(t);
   const steve = await makeUser(app, 'Steve', 500);
   const events: unknown[] = [];
-  app.events.on('store.order.completed', (e) => { events.push(e); });
+  app.events.on('store.order.completed', (e) => {
+    events.push(e);
+  });
 
   let res = await call(app, '/api/admin/payments', { body: { username: 'steve', amount: '25', paymentAPI: 'paypal', paymentID: 'PAY-1' } });
   t.equal(res.statusCode, 201, res.body);
   t.same(res.json(), {
-    id: res.json().id, accountID: String(steve), coupon: null, total: '25.00', discount: '0.00', subtotal: '25.00',
-    earnings: '25.00', cashback: '0.00', credit: '25.00', type: 'payment', status: 'completed', paymentAPI: 'paypal',
-    paymentID: 'PAY-1', creationDate: res.json().creationDate,
+    id: res.json().id,
+    accountID: String(steve),
+    coupon: null,
+    total: '25.00',
+    discount: '0.00',
+    subtotal: '25.00',
+    earnings: '25.00',
+    cashback: '0.00',
+    credit: '25.00',
+    type: 'payment',
+    status: 'completed',
+    paymentAPI: 'paypal',
+    paymentID: 'PAY-1',
+    creationDate: res.json().creationDate,
   });
   t.equal(await balanceOf(app, steve), 3000, 'credit defaults to the amount');
 
@@ -24,11 +37,7 @@ t.test('admin payments: a payment order, its credits, once per gateway id', asyn
   t.match(res.json(), { earnings: '5.00', credit: '0.00' }, 'a donation that buys no credits');
   t.equal(await balanceOf(app, steve), 4200);
   await settle();
-  t.match(events, [
-    { userId: steve, username: 'Steve', type: 'payment', total: 2500, currency: 'USD' },
-    { total: 1050, currency: 'EUR' },
-    { total: 500 },
-  ]);
+  t.match(events, [{ userId: steve, username: 'Steve', type: 'payment', total: 2500, currency: 'USD' }, { total: 1050, currency: 'EUR' }, { total: 500 }]);
 
   const cases: [Record<string, unknown>, number, string, RegExp][] = [
     [{ username: 'steve', amount: '25', paymentAPI: 'paypal', paymentID: 'PAY-1' }, 409, 'CONFLICT', /PAY-1/],
@@ -51,5 +60,12 @@ t.test('admin payments: a payment order, its credits, once per gateway id', asyn
   t.equal(res.statusCode, 403, 'the admin scope is needed');
 
   res = await call(app, `/api/users/${steve}/orders`);
-  t.same(res.json().map((o: { type: string; earnings: string }) => [o.type, o.earnings]), [['payment', '5.00'], ['payment', '10.50'], ['payment', '25.00']]);
+  t.same(
+    res.json().map((o: { type: string; earnings: string }) => [o.type, o.earnings]),
+    [
+      ['payment', '5.00'],
+      ['payment', '10.50'],
+      ['payment', '25.00'],
+    ],
+  );
 });

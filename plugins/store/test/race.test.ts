@@ -31,8 +31,11 @@ t.test(`buyers racing for the last units sell exactly the stock and never overdr
     const key = res.statusCode === 200 ? '200' : `${res.statusCode} ${res.json().error}`;
     outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
   }
-  t.same([...outcomes.keys()].filter((k) => !['200', '400 OUT_OF_STOCK', '400 INSUFFICIENT_BALANCE'].includes(k)), [],
-    `only 200, OUT_OF_STOCK or INSUFFICIENT_BALANCE: ${JSON.stringify(Object.fromEntries(outcomes))}`);
+  t.same(
+    [...outcomes.keys()].filter((k) => !['200', '400 OUT_OF_STOCK', '400 INSUFFICIENT_BALANCE'].includes(k)),
+    [],
+    `only 200, OUT_OF_STOCK or INSUFFICIENT_BALANCE: ${JSON.stringify(Object.fromEntries(outcomes))}`,
+  );
   t.equal(outcomes.get('200'), STOCK, 'as many purchases as units (none of them could buy two)');
 
   const [row] = await app.db.unchecked.query<{ stock: number }>('select stock from store_products where id = ?', [product]);
@@ -41,11 +44,17 @@ t.test(`buyers racing for the last units sell exactly the stock and never overdr
   t.equal(Number(sold!.n), STOCK, 'exactly the stock was sold');
 
   const balances = await Promise.all(buyers.map((id) => balanceOf(app, id)));
-  t.ok(balances.every((b) => b === 0 || b === PRICE), `every balance is what was paid for: ${balances.join(' ')}`);
+  t.ok(
+    balances.every((b) => b === 0 || b === PRICE),
+    `every balance is what was paid for: ${balances.join(' ')}`,
+  );
   t.equal(balances.filter((b) => b === 0).length, STOCK, 'the ones who paid are the ones who got a unit');
   const orders = await app.db.unchecked.query<{ account_id: number }>('select account_id from store_orders');
-  t.same(orders.map((o) => Number(o.account_id)).sort((a, b) => a - b), buyers.filter((_, i) => balances[i] === 0).sort((a, b) => a - b),
-    'one order per paying buyer');
+  t.same(
+    orders.map((o) => Number(o.account_id)).sort((a, b) => a - b),
+    buyers.filter((_, i) => balances[i] === 0).sort((a, b) => a - b),
+    'one order per paying buyer',
+  );
 });
 
 // An admin's edit reads the product, then writes it: the write must carry only what the edit
@@ -88,7 +97,10 @@ t.test(`admins setting different purchase rules of a product at once both keep t
   const answers = await Promise.all(products.flatMap((id) => [patch(id, { requireLinkedAccount: true }), patch(id, { preventDowngrade: true })]));
   t.same([...new Set(answers.map((res) => res.statusCode))], [200], 'every change answered 200');
   for (const id of products) {
-    t.same((await call(app, `/api/admin/store/products/${id}/rules`)).json(), { requiredProductID: '0', requireLinkedAccount: true, preventDowngrade: true },
-      `product ${id} has both rules`);
+    t.same(
+      (await call(app, `/api/admin/store/products/${id}/rules`)).json(),
+      { requiredProductID: '0', requireLinkedAccount: true, preventDowngrade: true },
+      `product ${id} has both rules`,
+    );
   }
 });

@@ -19,19 +19,34 @@ t.test('purchase rules: required product, linked chat account, no downgrade; 400
 
   let res = await call(app, `/api/admin/store/products/${pro}/rules`);
   t.same(res.json(), { requiredProductID: '0', requireLinkedAccount: false, preventDowngrade: false }, 'none by default');
-  res = await call(app, `/api/admin/store/products/${pro}/rules`,
-    { method: 'PATCH', body: { requiredProductID: String(starter), requireLinkedAccount: '1' }, as: 'urlencoded' });
+  res = await call(app, `/api/admin/store/products/${pro}/rules`, {
+    method: 'PATCH',
+    body: { requiredProductID: String(starter), requireLinkedAccount: '1' },
+    as: 'urlencoded',
+  });
   t.same(res.json(), { requiredProductID: String(starter), requireLinkedAccount: true, preventDowngrade: false });
   res = await call(app, `/api/admin/store/products/${vipRank}/rules`, { method: 'PATCH', body: { preventDowngrade: true }, as: 'json' });
   t.same(res.json(), { requiredProductID: '0', requireLinkedAccount: false, preventDowngrade: true });
   t.same((await call(app, `/api/admin/store/products/${vipRank}/rules`)).json(), res.json(), 'stored');
 
   await expectErrors(t, app, [
-    { url: `/api/admin/store/products/${pro}/rules`, method: 'PATCH', body: { requiredProductID: String(pro) }, status: 400, error: 'VALIDATION_ERROR',
-      message: /itself/ },
+    {
+      url: `/api/admin/store/products/${pro}/rules`,
+      method: 'PATCH',
+      body: { requiredProductID: String(pro) },
+      status: 400,
+      error: 'VALIDATION_ERROR',
+      message: /itself/,
+    },
     { url: `/api/admin/store/products/${pro}/rules`, method: 'PATCH', body: { requiredProductID: '999' }, status: 404, error: 'PRODUCT_NOT_FOUND' },
-    { url: `/api/admin/store/products/${pro}/rules`, method: 'PATCH', body: { requiredProductID: 'x' }, status: 400, error: 'VALIDATION_ERROR',
-      message: /requiredProductID/ },
+    {
+      url: `/api/admin/store/products/${pro}/rules`,
+      method: 'PATCH',
+      body: { requiredProductID: 'x' },
+      status: 400,
+      error: 'VALIDATION_ERROR',
+      message: /requiredProductID/,
+    },
     { url: '/api/admin/store/products/999/rules', status: 404, error: 'PRODUCT_NOT_FOUND' },
   ]);
   t.same((await call(app, `/api/admin/store/products/${pro}/rules`)).json().requiredProductID, String(starter), 'refused changes left it');

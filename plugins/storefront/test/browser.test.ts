@@ -19,22 +19,36 @@ const CONFIG = { plugins: { storefront: { pollSeconds: 1 } } };
 async function shop(app: FastifyInstance) {
   const ranks = await makeCategory(app, { name: 'Ranks', slug: 'ranks' });
   const vip = await makeProduct(app, {
-    categoryID: ranks, name: 'VIP', price: '5.00', discountedPrice: '4.00', discountExpiryDate: '2999-12-31 23:59:59', stock: 10, isFeaturedProduct: '1',
-    details: '<p>A <b>coloured</b> name and /fly.</p>', variables: [{ name: 'server', required: '1', values: ['eu', 'us'] }],
+    categoryID: ranks,
+    name: 'VIP',
+    price: '5.00',
+    discountedPrice: '4.00',
+    discountExpiryDate: '2999-12-31 23:59:59',
+    stock: 10,
+    isFeaturedProduct: '1',
+    details: '<p>A <b>coloured</b> name and /fly.</p>',
+    variables: [{ name: 'server', required: '1', values: ['eu', 'us'] }],
   });
   const kit = await makeProduct(app, { categoryID: ranks, name: 'VIP Kit', price: '1.00' });
-  await call(app, `/api/admin/store/products/${kit}/rules`,
-    { method: 'PATCH', as: 'json', body: { requiredProductID: String(vip), requireLinkedAccount: '1' } });
+  await call(app, `/api/admin/store/products/${kit}/rules`, {
+    method: 'PATCH',
+    as: 'json',
+    body: { requiredProductID: String(vip), requireLinkedAccount: '1' },
+  });
   const server = await created(app, '/api/admin/delivery/servers', { name: 'Survival' }, 'json');
-  await created(app, `/api/admin/store/products/${vip}/commands`,
-    { serverID: server.id, command: 'lp user {username} parent add vip', trigger: 'purchase', requireOnline: false, perUnit: false }, 'json');
+  await created(
+    app,
+    `/api/admin/store/products/${vip}/commands`,
+    { serverID: server.id, command: 'lp user {username} parent add vip', trigger: 'purchase', requireOnline: false, perUnit: false },
+    'json',
+  );
   return { vip, kit, token: server.token as string };
 }
 
 /** The game server claims what is waiting and acks it done, as the official plugin does. */
 async function gameServerAcks(t: Test, app: FastifyInstance, token: string): Promise<void> {
   const claimed = (await call(app, '/api/delivery/claim', { body: { token }, as: 'json' })).json().commands as { id: string; command: string }[];
-  t.ok(claimed.length > 0, 'the game server got the purchase\'s command');
+  t.ok(claimed.length > 0, "the game server got the purchase's command");
   const res = await call(app, '/api/delivery/ack', { body: { token, ids: claimed.map((c) => c.id), result: 'done' }, as: 'json' });
   t.equal(res.statusCode, 200);
 }
@@ -89,7 +103,7 @@ t.test('browse, basket, pay from the balance, follow the order to delivered', { 
   t.match(buy, /was \$5\.00/);
   t.match(buy, /Offer ends 2999-12-31/, 'and when the offer ends');
   t.match(buy, /10 left/, 'the stock left');
-  t.match(await page.locator('.prose').innerHTML(), /<b>coloured<\/b>/, 'the description\'s formatting');
+  t.match(await page.locator('.prose').innerHTML(), /<b>coloured<\/b>/, "the description's formatting");
 
   await page.getByLabel('server').selectOption('eu');
   await page.getByLabel('Quantity').fill('2');
@@ -106,7 +120,7 @@ t.test('browse, basket, pay from the balance, follow the order to delivered', { 
   await page.getByRole('heading', { name: /Order #\d+/, level: 1 }).waitFor();
   t.match(await page.locator('#order-status').textContent(), /waiting for the game server/);
   await accessible(t, page, 'order');
-  t.equal(await app.services.get(creditsRef).balance(steve), 1600, 'the buy charged the catalogue\'s price');
+  t.equal(await app.services.get(creditsRef).balance(steve), 1600, "the buy charged the catalogue's price");
   await gameServerAcks(t, app, token);
   await page.locator('#order-status').filter({ hasText: 'Delivered to Survival' }).waitFor();
   t.pass('the order page turned delivered without a reload');
@@ -129,7 +143,10 @@ t.test('without JavaScript: browse, basket and checkout still work', { skip }, a
   await signUp(page, base, 'Alex');
   await app.services.get(creditsRef).change(Number((await call(app, '/api/users?username=Alex')).json().id), 1000, { reason: 'add' });
   await page.goto(base);
-  await page.getByRole('link', { name: /^VIP\b/ }).first().click();
+  await page
+    .getByRole('link', { name: /^VIP\b/ })
+    .first()
+    .click();
   await page.getByLabel('server').selectOption('us');
   await page.getByRole('button', { name: 'Add to basket' }).click();
   await page.getByRole('button', { name: /from my balance/ }).click();
@@ -156,8 +173,10 @@ t.test('a ticket opened by the player, answered by staff, the reply seen by the 
   await accessible(t, page, 'ticket');
   const ticketId = /\/account\/tickets\/(\d+)/.exec(page.url())![1];
   const staff = await register(app, 'Helper');
-  const res = await call(app, `/api/support/tickets/${ticketId}/messages`,
-    { body: { userID: String(staff), message: 'Rejoin the server, please.', isAdmin: 'true' }, as: 'json' });
+  const res = await call(app, `/api/support/tickets/${ticketId}/messages`, {
+    body: { userID: String(staff), message: 'Rejoin the server, please.', isAdmin: 'true' },
+    as: 'json',
+  });
   t.equal(res.statusCode, 200, res.body);
   await page.reload();
   t.match(await page.locator('.thread').textContent(), /Staff[\s\S]*Rejoin the server, please\./, 'the staff reply is there');
@@ -166,7 +185,7 @@ t.test('a ticket opened by the player, answered by staff, the reply seen by the 
   await page.getByRole('status').filter({ hasText: 'answer was sent' }).waitFor();
   await page.getByRole('button', { name: 'Close ticket' }).click();
   await page.getByRole('status').filter({ hasText: 'closed' }).waitFor();
-  t.equal((await call(app, `/api/support/tickets/${ticketId}`)).json().statusID, '4', 'closed through the API\'s eyes');
+  t.equal((await call(app, `/api/support/tickets/${ticketId}`)).json().statusID, '4', "closed through the API's eyes");
 });
 
 t.test('sign-in with two-factor, and a phone-sized screen', { skip }, async (t) => {
@@ -195,7 +214,7 @@ t.test('sign-in with two-factor, and a phone-sized screen', { skip }, async (t) 
 
   for (const path of ['/', '/product/1', '/basket', '/account']) {
     await page.goto(`${base}${path}`);
-    const [scroll, width] = await page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]') as [number, number];
+    const [scroll, width] = (await page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]')) as [number, number];
     t.ok(scroll <= width, `${path}: nothing wider than the phone (${scroll} <= ${width})`);
     await accessible(t, page, `${path} on a phone`);
   }

@@ -32,7 +32,10 @@ t.test('GET /login signed in, and the sign-in form, send a player only to a path
   }
   const raw = await v.get('/login?next=/%0d%0aSet-Cookie:x=1');
   t.equal(raw.headers.location, '/account', 'a line break sent unencoded in the address');
-  t.notOk([raw.headers['set-cookie']].flat().some((c) => String(c).startsWith('x=')), 'no header of the sender\'s');
+  t.notOk(
+    [raw.headers['set-cookie']].flat().some((c) => String(c).startsWith('x=')),
+    "no header of the sender's",
+  );
 
   for (const [next, landing] of CASES) {
     const fresh = new Visitor(app);
@@ -51,8 +54,12 @@ t.test('under a prefix, only paths under it', async (t) => {
   await v.get('/shop');
   await v.post('/shop/register', { username: 'Steve', password: PASSWORD, email: 'steve@example.org' });
   const cases: [string, string][] = [
-    ['/shop/basket', '/shop/basket'], ['/shop', '/shop'], ['/api/users', '/shop/account'], ['/shop/../api/users', '/shop/account'],
-    ['/shop/%2e%2e/api', '/shop/account'], ['/shop/\t/evil.example', '/shop/account'],
+    ['/shop/basket', '/shop/basket'],
+    ['/shop', '/shop'],
+    ['/api/users', '/shop/account'],
+    ['/shop/../api/users', '/shop/account'],
+    ['/shop/%2e%2e/api', '/shop/account'],
+    ['/shop/\t/evil.example', '/shop/account'],
   ];
   for (const [next, landing] of cases) t.equal((await v.get(`/shop/login?next=${encodeURIComponent(next)}`)).headers.location, landing, next);
 });

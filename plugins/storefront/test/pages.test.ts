@@ -14,14 +14,19 @@ async function catalogue(app: Awaited<ReturnType<typeof build>>) {
   const ranks = await makeCategory(app, { name: 'Ranks', slug: 'ranks' });
   const hidden = await makeCategory(app, { name: 'Secret', slug: 'secret', isActive: '0' });
   const under = await makeCategory(app, { name: 'Under secret', slug: 'under', parentID: String(hidden) });
-  const vip = await makeProduct(app, { categoryID: ranks, name: 'VIP', price: '5.00', isFeaturedProduct: '1',
-    details: '<p>Fly <script>alert(1)</script><b onclick="x()">now</b></p>' });
+  const vip = await makeProduct(app, {
+    categoryID: ranks,
+    name: 'VIP',
+    price: '5.00',
+    isFeaturedProduct: '1',
+    details: '<p>Fly <script>alert(1)</script><b onclick="x()">now</b></p>',
+  });
   const off = await makeProduct(app, { categoryID: ranks, name: 'Retired rank', price: '1.00', isActive: '0' });
   const inHidden = await makeProduct(app, { categoryID: under, name: 'Hidden gem', price: '1.00' });
   return { ranks, hidden, under, vip, off, inHidden };
 }
 
-t.test('switched off, the storefront\'s addresses answer 404 as before', async (t) => {
+t.test("switched off, the storefront's addresses answer 404 as before", async (t) => {
   const app = await build(t, { config: { plugins: { storefront: { enabled: false } } } });
   for (const url of ['/', '/login', '/basket', '/sitemap.xml', '/robots.txt']) {
     const res = await app.inject(url);
@@ -55,8 +60,13 @@ t.test('pages, SEO, security headers and what never shows', async (t) => {
   t.equal(product.statusCode, 200);
   t.match(product.body, /<p>Fly <b>now<\/b><\/p>/, 'the description sanitised: no script, no handler');
   t.match(product.body, /<meta name="description" content="Fly now">/, 'its meta description is its text');
-  const hidden: [string, string][] = [[`/product/${ids.off}`, 'an inactive product'], [`/product/${ids.inHidden}`, 'a product of a hidden category'],
-    [`/category/${ids.hidden}`, 'an inactive category'], [`/category/${ids.under}`, 'a category under an inactive one'], ['/product/abc', 'a bad id']];
+  const hidden: [string, string][] = [
+    [`/product/${ids.off}`, 'an inactive product'],
+    [`/product/${ids.inHidden}`, 'a product of a hidden category'],
+    [`/category/${ids.hidden}`, 'an inactive category'],
+    [`/category/${ids.under}`, 'a category under an inactive one'],
+    ['/product/abc', 'a bad id'],
+  ];
   for (const [url, what] of hidden) {
     const res = await v.get(url);
     t.equal(res.statusCode, 404, what);
@@ -89,17 +99,22 @@ t.test('a prefix, a theme folder and the site settings', async (t) => {
   t.equal((await app.inject('/')).statusCode, 404, 'nothing at the root');
   const res = await app.inject('/shop');
   t.equal(res.statusCode, 200);
-  t.match(res.body, /<h1>Our own home<\/h1>/, 'the theme\'s template wins');
+  t.match(res.body, /<h1>Our own home<\/h1>/, "the theme's template wins");
   t.match(res.body, /href="\/shop\/basket"/, 'the layout is the default one, links under the prefix');
   t.match(res.body, /<link rel="canonical" href="https:\/\/play.example.org\/shop">/);
-  t.equal((await app.inject('/shop/assets/storefront.css')).body, 'body { background: black; }', 'the theme\'s stylesheet wins');
+  t.equal((await app.inject('/shop/assets/storefront.css')).body, 'body { background: black; }', "the theme's stylesheet wins");
   t.equal((await app.inject('/shop/no-such-page')).statusCode, 404);
   t.match((await app.inject('/shop/no-such-page')).body, /<h1>Not found<\/h1>/, 'a page, not JSON, under the prefix');
 
   await call(app, '/api/admin/settings', {
-    method: 'PATCH', as: 'json',
-    body: { storefrontTitle: 'Steve\'s Store', storefrontAccent: '#aa0000',
-      storefrontFooterLinks: 'Rules=/rules | Discord=https://discord.gg/abc | bad=javascript:alert(1)', storefrontLogo: 'https://cdn.example.org/logo.png' },
+    method: 'PATCH',
+    as: 'json',
+    body: {
+      storefrontTitle: "Steve's Store",
+      storefrontAccent: '#aa0000',
+      storefrontFooterLinks: 'Rules=/rules | Discord=https://discord.gg/abc | bad=javascript:alert(1)',
+      storefrontLogo: 'https://cdn.example.org/logo.png',
+    },
   });
   await new Promise((r) => setTimeout(r, 20));
   const after = await app.inject('/shop/basket');
@@ -108,7 +123,7 @@ t.test('a prefix, a theme folder and the site settings', async (t) => {
   t.match(after.body, /<a href="https:\/\/discord.gg\/abc">Discord<\/a>/);
   t.notMatch(after.body, /javascript:/, 'a link that is no address is left out');
   t.match(after.body, /<img src="https:\/\/cdn.example.org\/logo.png"/);
-  t.match(String(after.headers['content-security-policy']), /img-src 'self' data: https:\/\/cdn.example.org;/, 'the logo\'s host is allowed, nothing else');
+  t.match(String(after.headers['content-security-policy']), /img-src 'self' data: https:\/\/cdn.example.org;/, "the logo's host is allowed, nothing else");
   t.match((await app.inject('/shop/assets/theme.css')).body, /--accent: #aa0000/, 'the colours as a stylesheet');
 
   await t.rejects(build(t, { config: { plugins: { storefront: { themeDir: join(theme, 'missing') } } } }), /plugins.storefront.themeDir: there is no folder/);
@@ -117,11 +132,16 @@ t.test('a prefix, a theme folder and the site settings', async (t) => {
 t.test('languages: complete catalogues, the browser picks, the setting sets the default', async (t) => {
   for (const [lang, catalogue] of Object.entries(LANGUAGES)) {
     t.same(Object.keys(catalogue).sort(), Object.keys(LANGUAGES.en).sort(), `${lang} has every message`);
-    t.notOk(Object.values(catalogue).some((m) => !m.trim()), `${lang}: none empty`);
+    t.notOk(
+      Object.values(catalogue).some((m) => !m.trim()),
+      `${lang}: none empty`,
+    );
   }
   const app = await build(t);
-  t.match((await app.inject({ url: '/basket', headers: { 'accept-language': 'de-AT,de;q=0.9,en;q=0.5' } })).body,
-    /<html lang="de">[\s\S]*Dein Warenkorb ist leer/);
+  t.match(
+    (await app.inject({ url: '/basket', headers: { 'accept-language': 'de-AT,de;q=0.9,en;q=0.5' } })).body,
+    /<html lang="de">[\s\S]*Dein Warenkorb ist leer/,
+  );
   t.match((await app.inject({ url: '/basket', headers: { 'accept-language': 'fr, en;q=0.3' } })).body, /<html lang="en">[\s\S]*Your basket is empty/);
   await call(app, '/api/admin/settings', { method: 'PATCH', as: 'json', body: { storefrontLanguage: 'de' } });
   t.match((await app.inject({ url: '/basket', headers: { 'accept-language': 'fr' } })).body, /<html lang="de">/, 'none we have: the default');
@@ -139,13 +159,13 @@ t.test('forms: a post without the CSRF token changes nothing; sign-in and regist
 
   const bad = await v.post('/register', { username: 'x', password: PASSWORD, email: 'steve@example.org' });
   t.equal(bad.statusCode, 422);
-  t.match(bad.body, /id="f-username-error">Use 3 to 16 letters/, 'the API\'s username rule, beside the field');
+  t.match(bad.body, /id="f-username-error">Use 3 to 16 letters/, "the API's username rule, beside the field");
   const ok = await v.post('/register', { username: 'Steve', password: PASSWORD, email: 'steve@example.org' });
   t.equal(ok.statusCode, 303);
   t.ok(v.cookies.get('storefront_session'), 'signed in');
   const limited = await new Visitor(app).post('/register', { username: 'Alex', password: PASSWORD, email: 'alex@example.org' });
   t.equal(limited.statusCode, 422);
-  t.match(limited.body, /No more accounts may be registered from your address/, 'the API\'s accounts-per-ip limit');
+  t.match(limited.body, /No more accounts may be registered from your address/, "the API's accounts-per-ip limit");
   const flood = await new Visitor(app).post('/register', { username: 'Alex', password: PASSWORD, email: 'alex@example.org' });
   t.equal(flood.statusCode, 429, 'the fifth register from one address in the window (the refused ones count)');
 
@@ -178,20 +198,20 @@ t.test('the basket: a tampered cookie is an empty basket, prices come from the c
   await call(app, `/api/admin/store/products/${vip}`, { method: 'PATCH', as: 'json', body: { price: '3.00' } });
   const pay = await v.post('/checkout', {});
   t.equal(pay.statusCode, 303, 'paid');
-  t.equal(await balanceOf(app, steve), 400, 'at the catalogue\'s price when paying, not the one shown before');
+  t.equal(await balanceOf(app, steve), 400, "at the catalogue's price when paying, not the one shown before");
   const orderPage = String(pay.headers.location);
   t.match(orderPage, /^\/account\/orders\/\d+$/);
 
   const other = new Visitor(app);
   await other.post('/register', { username: 'Alex', password: PASSWORD, email: 'alex@example.org' });
-  t.equal((await other.get(orderPage)).statusCode, 404, 'another player\'s order is not found');
-  t.equal((await v.get(orderPage)).statusCode, 200, 'the buyer\'s is');
+  t.equal((await other.get(orderPage)).statusCode, 404, "another player's order is not found");
+  t.equal((await v.get(orderPage)).statusCode, 200, "the buyer's is");
   t.equal((await new Visitor(app).get(orderPage)).statusCode, 303, 'signed out: to the sign-in page');
 
   await v.post('/basket/add', { product: String(vip), quantity: '5' });
   const poor = await v.post('/checkout', {});
   t.equal(poor.statusCode, 409);
-  t.match(poor.body, /Your balance is too low/, 'the buy\'s refusal, in words');
+  t.match(poor.body, /Your balance is too low/, "the buy's refusal, in words");
   t.equal(await balanceOf(app, steve), 400, 'nothing was charged');
   t.equal((await v.post('/checkout', {})).statusCode, 429, 'the third checkout in the window');
 });

@@ -7,7 +7,10 @@ t.test('support categories: the list, and one category as an array of one', asyn
   const bugs = (await call(d.app, '/api/admin/support/categories', { body: { name: 'Bugs & <Glitches>' } })).json();
   const list = await call(d.app, '/api/support/categories');
   t.equal(list.statusCode, 200);
-  t.same(list.json(), [{ id: d.categoryId, name: 'Payments' }, { id: bugs.id, name: 'Bugs & <Glitches>' }]);
+  t.same(list.json(), [
+    { id: d.categoryId, name: 'Payments' },
+    { id: bugs.id, name: 'Bugs & <Glitches>' },
+  ]);
   t.same((await call(d.app, '/api/support/categories?limit=1&offset=1')).json(), [bugs]);
 
   const one = await call(d.app, `/api/support/categories/${bugs.id}`);
@@ -46,10 +49,20 @@ t.test('quick answers are served at /api/store/answers and /api/support/answers'
 t.test('admin routes manage categories and quick answers', async (t) => {
   const d = await desk(t);
   const cases = [
-    { path: '/api/admin/support/categories', create: { name: 'Ranks' }, change: { name: 'Ranks & roles' }, public: '/api/support/categories',
-      notFound: 'CATEGORY_NOT_FOUND' },
-    { path: '/api/admin/support/answers', create: { title: 'Hi', content: '<b>Hello</b>' }, change: { content: 'Bye' }, public: '/api/support/answers',
-      notFound: 'ANSWER_NOT_FOUND' },
+    {
+      path: '/api/admin/support/categories',
+      create: { name: 'Ranks' },
+      change: { name: 'Ranks & roles' },
+      public: '/api/support/categories',
+      notFound: 'CATEGORY_NOT_FOUND',
+    },
+    {
+      path: '/api/admin/support/answers',
+      create: { title: 'Hi', content: '<b>Hello</b>' },
+      change: { content: 'Bye' },
+      public: '/api/support/answers',
+      notFound: 'ANSWER_NOT_FOUND',
+    },
   ];
   for (const c of cases) {
     for (const as of ENCODINGS) {
@@ -122,9 +135,11 @@ t.test('a category deleted on one instance while tickets are opened in it on ano
   for (let round = 0; round < 5; round++) {
     const category = (await call(d.app, '/api/admin/support/categories', { body: { name: `Round ${round}` } })).json().id;
     // The delete comes among the opens, on either instance, at a different place each round.
-    const answers = await overBoth([d.app, b], 11, (app, i) => i === 2 * round + 1
-      ? call(app, `/api/admin/support/categories/${category}`, { method: 'DELETE' })
-      : call(app, '/api/support/tickets', { as: 'json', body: { accountID: String(d.player.id), categoryID: category, title: 'Help', message: 'Hello' } }));
+    const answers = await overBoth([d.app, b], 11, (app, i) =>
+      i === 2 * round + 1
+        ? call(app, `/api/admin/support/categories/${category}`, { method: 'DELETE' })
+        : call(app, '/api/support/tickets', { as: 'json', body: { accountID: String(d.player.id), categoryID: category, title: 'Help', message: 'Hello' } }),
+    );
     const del = answers[2 * round + 1]!;
     const opened = answers.filter((r, i) => i !== 2 * round + 1 && r.statusCode === 200).length;
     const tickets = (await call(b, `/api/support/tickets?categoryID=${category}`)).json();
@@ -132,12 +147,18 @@ t.test('a category deleted on one instance while tickets are opened in it on ano
     if (del.statusCode === 200) {
       deleted++;
       t.equal(opened, 0, `round ${round}: deleted only while empty`);
-      t.ok(answers.every((r) => r === del || r.json().error === 'CATEGORY_NOT_FOUND'), 'the opens after it are refused');
+      t.ok(
+        answers.every((r) => r === del || r.json().error === 'CATEGORY_NOT_FOUND'),
+        'the opens after it are refused',
+      );
     } else {
       t.match(del.json(), { error: 'CONFLICT' }, `round ${round}: refused`);
       const held = Number(/holds (\d+) ticket/.exec(del.json().message)?.[1]);
       t.ok(held >= 1 && held <= opened, `for the ${held} ticket(s) opened before it`);
-      t.ok(tickets.every((x: { categoryName: string }) => x.categoryName === `Round ${round}`), 'and they show it');
+      t.ok(
+        tickets.every((x: { categoryName: string }) => x.categoryName === `Round ${round}`),
+        'and they show it',
+      );
     }
   }
   t.comment(`${deleted} of 5 deletes came before every open`);
@@ -162,8 +183,11 @@ t.test('an upgrade counts the tickets opened before it: their category still can
 t.test('admin routes need the admin scope; the public ones any key', async (t) => {
   const d = await desk(t);
   const key = await apiKey(d.app);
-  for (const [method, path] of [['GET', '/api/admin/support/categories'], ['POST', '/api/admin/support/answers'],
-    ['DELETE', `/api/admin/support/categories/${d.categoryId}`]] as const) {
+  for (const [method, path] of [
+    ['GET', '/api/admin/support/categories'],
+    ['POST', '/api/admin/support/answers'],
+    ['DELETE', `/api/admin/support/categories/${d.categoryId}`],
+  ] as const) {
     const res = await call(d.app, path, { method, key, body: method === 'POST' ? { title: 't', content: 'c' } : undefined });
     t.equal(res.statusCode, 403, `${method} ${path}`);
     t.match(res.json(), { status: false, error: 'FORBIDDEN' });

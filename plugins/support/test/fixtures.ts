@@ -31,7 +31,8 @@ export async function desk(t: TestLike, databaseUrl?: string): Promise<Desk> {
 /** Opens a ticket through the API and returns its id. */
 export async function openTicket(d: Desk, fields: Record<string, unknown> = {}, as: Encoding = 'multipart'): Promise<string> {
   const res = await call(d.app, '/api/support/tickets', {
-    as, body: { accountID: String(d.player.id), categoryID: d.categoryId, title: 'Lost my items', message: 'Hello', ...fields },
+    as,
+    body: { accountID: String(d.player.id), categoryID: d.categoryId, title: 'Lost my items', message: 'Hello', ...fields },
   });
   if (res.statusCode !== 200) throw new Error(`ticket not created: ${res.body}`);
   return res.json().data.id;

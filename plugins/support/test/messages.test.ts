@@ -119,7 +119,11 @@ t.test('messages are listed with supportID, oldest first, filtered and paged', a
   const id = await openTicket(d, { message: 'first' });
   const other = await openTicket(d, { message: 'elsewhere' });
   const ids = [(await ticket(d, id)).messages[0].id];
-  for (const [who, text] of [[d.staff.id, 'second'], [d.player.id, 'third'], [d.staff.id, 'fourth']] as const) {
+  for (const [who, text] of [
+    [d.staff.id, 'second'],
+    [d.player.id, 'third'],
+    [d.staff.id, 'fourth'],
+  ] as const) {
     ids.push((await reply(d, id, { accountID: String(who), message: text, isAdmin: String(who === d.staff.id) })).json().data.id);
   }
   const list = async (query = '') => {
@@ -128,15 +132,36 @@ t.test('messages are listed with supportID, oldest first, filtered and paged', a
     return res.json();
   };
   const all = await list();
-  t.same(all.map((m: any) => m.id), ids);
-  t.same(all.map((m: any) => m.message), ['first', 'second', 'third', 'fourth']);
+  t.same(
+    all.map((m: any) => m.id),
+    ids,
+  );
+  t.same(
+    all.map((m: any) => m.message),
+    ['first', 'second', 'third', 'fourth'],
+  );
   t.same(Object.keys(all[1]).sort(), ['accountID', 'creationDate', 'id', 'message', 'supportID', 'writeLocation']);
   t.ok(all.every((m: any) => m.supportID === id));
-  t.same(all.map((m: any) => m.writeLocation), ['1', '2', '1', '2']);
-  t.same((await list(`?accountID=${d.staff.id}`)).map((m: any) => m.message), ['second', 'fourth']);
-  t.same((await list('?limit=2&offset=1')).map((m: any) => m.message), ['second', 'third']);
-  t.same((await list('?offset=3')).map((m: any) => m.message), ['fourth']);
-  t.same((await call(d.app, `/api/support/tickets/${other}/messages`)).json().map((m: any) => m.message), ['elsewhere']);
+  t.same(
+    all.map((m: any) => m.writeLocation),
+    ['1', '2', '1', '2'],
+  );
+  t.same(
+    (await list(`?accountID=${d.staff.id}`)).map((m: any) => m.message),
+    ['second', 'fourth'],
+  );
+  t.same(
+    (await list('?limit=2&offset=1')).map((m: any) => m.message),
+    ['second', 'third'],
+  );
+  t.same(
+    (await list('?offset=3')).map((m: any) => m.message),
+    ['fourth'],
+  );
+  t.same(
+    (await call(d.app, `/api/support/tickets/${other}/messages`)).json().map((m: any) => m.message),
+    ['elsewhere'],
+  );
   const missing = await call(d.app, '/api/support/tickets/999/messages');
   t.equal(missing.statusCode, 404);
   t.match(missing.json(), { error: 'TICKET_NOT_FOUND' });
@@ -152,10 +177,20 @@ t.test('one message, only under its own ticket', async (t) => {
   const inB = (await ticket(d, b)).messages[0].id;
   const res = await call(d.app, `/api/support/tickets/${a}/messages/${inA}`);
   t.equal(res.statusCode, 200);
-  t.same(res.json(), { id: inA, accountID: String(d.player.id), message: 'in a', writeLocation: '1', creationDate: (await ticket(d, a)).creationDate,
-    supportID: a });
-  for (const [ticket, message, error] of [[a, inB, 'MESSAGE_NOT_FOUND'], [a, '999', 'MESSAGE_NOT_FOUND'], [a, '999999999999999999', 'MESSAGE_NOT_FOUND'],
-    ['999', inA, 'TICKET_NOT_FOUND']]) {
+  t.same(res.json(), {
+    id: inA,
+    accountID: String(d.player.id),
+    message: 'in a',
+    writeLocation: '1',
+    creationDate: (await ticket(d, a)).creationDate,
+    supportID: a,
+  });
+  for (const [ticket, message, error] of [
+    [a, inB, 'MESSAGE_NOT_FOUND'],
+    [a, '999', 'MESSAGE_NOT_FOUND'],
+    [a, '999999999999999999', 'MESSAGE_NOT_FOUND'],
+    ['999', inA, 'TICKET_NOT_FOUND'],
+  ]) {
     const miss = await call(d.app, `/api/support/tickets/${ticket}/messages/${message}`);
     t.equal(miss.statusCode, 404, `${ticket}/${message}`);
     t.match(miss.json(), { status: false, error }, `${ticket}/${message}`);
@@ -183,7 +218,11 @@ t.test('message text is stored and returned exactly as sent', async (t) => {
       const one = await call(d.app, `/api/support/tickets/${id}/messages/${res.json().data.id}`);
       t.equal(one.json().message, text, `${as}: ${JSON.stringify(text)}`);
     }
-    t.same((await ticket(d, id)).messages.slice(1).map((m: any) => m.message), texts, `${as}: in the ticket`);
+    t.same(
+      (await ticket(d, id)).messages.slice(1).map((m: any) => m.message),
+      texts,
+      `${as}: in the ticket`,
+    );
   }
 });
 
@@ -253,8 +292,11 @@ t.test('a close racing replies: replies before it are kept, none lands after it'
     const close = call(d.app, `/api/support/tickets/${id}/close`, { method: 'POST' });
     const late = Array.from({ length: 4 }, (_, i) => send(4 + i));
     t.equal((await close).statusCode, 200);
-    const outcomes = (await Promise.all([...early, ...late])).map((r) => r.statusCode === 200 ? 'ok' : r.json().error);
-    t.ok(outcomes.every((o) => o === 'ok' || o === 'TICKET_CLOSED'), outcomes.join(' '));
+    const outcomes = (await Promise.all([...early, ...late])).map((r) => (r.statusCode === 200 ? 'ok' : r.json().error));
+    t.ok(
+      outcomes.every((o) => o === 'ok' || o === 'TICKET_CLOSED'),
+      outcomes.join(' '),
+    );
     const got = await ticket(d, id);
     t.equal(got.statusID, '4', `round ${round}: no reply reopened the closed ticket`);
     t.equal(got.messages.length, 1 + outcomes.filter((o) => o === 'ok').length, 'every accepted reply is stored, no refused one');

@@ -9,9 +9,18 @@ import { desk, openTicket, type Desk } from './fixtures.ts';
 async function statements(app: FastifyInstance, fn: () => Promise<unknown>): Promise<string[]> {
   const seen: string[] = [];
   const { query, queryArrays, run } = app.db;
-  app.db.query = (sql) => { seen.push(sql.text); return query.call(app.db, sql) as never; };
-  app.db.queryArrays = (sql) => { seen.push(sql.text); return queryArrays.call(app.db, sql); };
-  app.db.run = (sql) => { seen.push(sql.text); return run.call(app.db, sql); };
+  app.db.query = (sql) => {
+    seen.push(sql.text);
+    return query.call(app.db, sql) as never;
+  };
+  app.db.queryArrays = (sql) => {
+    seen.push(sql.text);
+    return queryArrays.call(app.db, sql);
+  };
+  app.db.run = (sql) => {
+    seen.push(sql.text);
+    return run.call(app.db, sql);
+  };
   try {
     await fn();
   } finally {
@@ -39,8 +48,12 @@ t.test('the number of queries for a list does not grow with tickets or messages'
   for (const url of ['/api/support/tickets', '/api/support/tickets?statusID=2&limit=5', `/api/support/tickets/1/messages`]) {
     let smallBody: unknown[] = [];
     let largeBody: unknown[] = [];
-    const few = await statements(small.app, async () => { smallBody = (await call(small.app, url)).json(); });
-    const many = await statements(large.app, async () => { largeBody = (await call(large.app, url)).json(); });
+    const few = await statements(small.app, async () => {
+      smallBody = (await call(small.app, url)).json();
+    });
+    const many = await statements(large.app, async () => {
+      largeBody = (await call(large.app, url)).json();
+    });
     t.ok(largeBody.length > smallBody.length && smallBody.length > 0, `${url}: the larger desk answers more`);
     t.equal(many.length, few.length, `${url}: ${few.length} queries either way`);
     t.ok(many.length <= 2, `${url}: at most two queries (${many.join(' | ')})`);
@@ -49,7 +62,10 @@ t.test('the number of queries for a list does not grow with tickets or messages'
   t.equal(ofUser.length, 1, 'ticketsOf is one query');
   const listed = (await call(large.app, '/api/support/tickets')).json();
   t.equal(listed.length, 12);
-  t.ok(listed.every((x: any) => x.messages.length === 5), 'every ticket carries its five messages');
+  t.ok(
+    listed.every((x: any) => x.messages.length === 5),
+    'every ticket carries its five messages',
+  );
 });
 
 t.test('a list of more tickets than one statement binds still carries every ticket its own messages', async (t) => {
@@ -57,19 +73,38 @@ t.test('a list of more tickets than one statement binds still carries every tick
   const at = '2024-05-01 12:00:00';
   const count = 1030;
   // Seeded in two statements: a thousand tickets through the API would take most of a minute.
-  await SupportTicket.insertMany(d.app.db, Array.from({ length: count }, (_, i) => ({
-    accountId: d.player.id, categoryId: Number(d.categoryId), title: `T${i}`, statusId: 1, readStatus: 1, updateDate: at, creationDate: at,
-  })));
+  await SupportTicket.insertMany(
+    d.app.db,
+    Array.from({ length: count }, (_, i) => ({
+      accountId: d.player.id,
+      categoryId: Number(d.categoryId),
+      title: `T${i}`,
+      statusId: 1,
+      readStatus: 1,
+      updateDate: at,
+      creationDate: at,
+    })),
+  );
   const ids = (await d.app.db.unchecked.query<{ id: number }>('select id from support_tickets order by id')).map((r) => Number(r.id));
-  await SupportMessage.insertMany(d.app.db, ids.flatMap((id, i) => [
-    { ticketId: id, accountId: d.player.id, message: `first of T${i}`, writeLocation: 1, creationDate: at },
-    { ticketId: id, accountId: d.staff.id, message: `answer to T${i}`, writeLocation: 2, creationDate: at },
-  ]));
+  await SupportMessage.insertMany(
+    d.app.db,
+    ids.flatMap((id, i) => [
+      { ticketId: id, accountId: d.player.id, message: `first of T${i}`, writeLocation: 1, creationDate: at },
+      { ticketId: id, accountId: d.staff.id, message: `answer to T${i}`, writeLocation: 2, creationDate: at },
+    ]),
+  );
   let listed: { title: string; messages: { message: string }[] }[] = [];
-  const seen = await statements(d.app, async () => { listed = (await call(d.app, '/api/support/tickets')).json(); });
+  const seen = await statements(d.app, async () => {
+    listed = (await call(d.app, '/api/support/tickets')).json();
+  });
   t.equal(listed.length, count);
-  t.ok(listed.every((x) => x.messages.length === 2 && x.messages[0]!.message === `first of ${x.title}` && x.messages[1]!.message === `answer to ${x.title}`),
-    'every ticket carries its own two messages, in order');
+  t.ok(
+    listed.every((x) => x.messages.length === 2 && x.messages[0]!.message === `first of ${x.title}` && x.messages[1]!.message === `answer to ${x.title}`),
+    'every ticket carries its own two messages, in order',
+  );
   t.equal(seen.length, 3, 'the tickets, then their messages in two statements');
-  t.notOk(seen.some((sql) => /\bin \(\s*[0-9]/.test(sql)), 'no id is written into the SQL text');
+  t.notOk(
+    seen.some((sql) => /\bin \(\s*[0-9]/.test(sql)),
+    'no id is written into the SQL text',
+  );
 });

@@ -12,7 +12,8 @@ t.test('a ticket is created with its first message from every encoding, at both 
     for (const path of paths) {
       const before = now();
       const res = await call(d.app, path, {
-        as, body: { accountID: String(d.player.id), categoryID: d.categoryId, title: `Help ${as} ${path}`, message: `Body ${as} ${path}` },
+        as,
+        body: { accountID: String(d.player.id), categoryID: d.categoryId, title: `Help ${as} ${path}`, message: `Body ${as} ${path}` },
       });
       t.equal(res.statusCode, 200, `${as} ${path}`);
       const body = res.json();
@@ -21,12 +22,20 @@ t.test('a ticket is created with its first message from every encoding, at both 
       t.match(body.data.id, /^[0-9]+$/);
       const got = await ticket(d, body.data.id);
       t.match(got, {
-        id: body.data.id, accountID: String(d.player.id), categoryID: d.categoryId, title: `Help ${as} ${path}`,
-        statusID: '1', readStatus: '1', category: { id: d.categoryId, name: 'Payments' },
+        id: body.data.id,
+        accountID: String(d.player.id),
+        categoryID: d.categoryId,
+        title: `Help ${as} ${path}`,
+        statusID: '1',
+        readStatus: '1',
+        category: { id: d.categoryId, name: 'Payments' },
       });
       t.equal(got.updateDate, got.creationDate);
       t.ok(got.creationDate >= before && got.creationDate <= now(), 'creationDate is the time of creation');
-      t.same(got.messages.map((m: any) => [m.accountID, m.message, m.writeLocation]), [[String(d.player.id), `Body ${as} ${path}`, '1']]);
+      t.same(
+        got.messages.map((m: any) => [m.accountID, m.message, m.writeLocation]),
+        [[String(d.player.id), `Body ${as} ${path}`, '1']],
+      );
     }
   }
   t.equal(await rowCount(d.app, 'support_tickets'), ENCODINGS.length * paths.length);
@@ -100,12 +109,30 @@ t.test('the list holds every ticket, newest first, with category name and messag
   const res = await call(d.app, '/api/support/tickets');
   t.equal(res.statusCode, 200);
   const list = res.json();
-  t.same(list.map((x: any) => x.id), [...ids].reverse(), 'all 25, without a default page size, newest first');
+  t.same(
+    list.map((x: any) => x.id),
+    [...ids].reverse(),
+    'all 25, without a default page size, newest first',
+  );
   const third = list.find((x: any) => x.id === ids[3]);
-  t.same(Object.keys(third).sort(), ['accountID', 'categoryID', 'categoryName', 'creationDate', 'id', 'messages', 'readStatus', 'statusID', 'title',
-    'updateDate']);
+  t.same(Object.keys(third).sort(), [
+    'accountID',
+    'categoryID',
+    'categoryName',
+    'creationDate',
+    'id',
+    'messages',
+    'readStatus',
+    'statusID',
+    'title',
+    'updateDate',
+  ]);
   t.equal(third.categoryName, 'Bugs');
-  t.same(third.messages.map((m: any) => m.message), ['M3', 'staff'], 'messages oldest first');
+  t.same(
+    third.messages.map((m: any) => m.message),
+    ['M3', 'staff'],
+    'messages oldest first',
+  );
   t.same(Object.keys(third.messages[0]).sort(), ['accountID', 'creationDate', 'id', 'message', 'writeLocation']);
   t.equal(list.find((x: any) => x.id === ids[4]).categoryName, 'Payments');
   t.ok(list.every((x: any) => x.messages.length >= 1 && x.messages.every((m: any) => typeof m.id === 'string')));
@@ -210,13 +237,16 @@ t.test('every ticket state can be closed', async (t) => {
   }
 });
 
-t.test('ticketsOf serves a user\'s tickets without messages, newest first', async (t) => {
+t.test("ticketsOf serves a user's tickets without messages, newest first", async (t) => {
   const d = await desk(t);
   const first = await openTicket(d);
   await openTicket(d, { accountID: String(d.staff.id) });
   const second = await openTicket(d, { title: 'Second' });
   const rows = await d.app.services.get(supportRef).ticketsOf(d.player.id);
-  t.same(rows.map((r) => r.id), [second, first]);
+  t.same(
+    rows.map((r) => r.id),
+    [second, first],
+  );
   t.same(Object.keys(rows[0]!).sort(), ['accountID', 'categoryID', 'categoryName', 'creationDate', 'id', 'readStatus', 'statusID', 'title', 'updateDate']);
   t.match(rows[0], { title: 'Second', categoryName: 'Payments', statusID: '1', accountID: String(d.player.id) });
   t.same(await d.app.services.get(supportRef).ticketsOf(999), []);

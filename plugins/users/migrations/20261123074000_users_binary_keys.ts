@@ -9,7 +9,5 @@ import { defineMigration } from '../../../core/db.ts';
 export default defineMigration({
   name: '20261123074000_users_binary_keys',
   sqlite: [],
-  mysql: [
-    "alter table `users_accounts` modify `username_key` varbinary(255) not null, modify `email_key` varbinary(766) null",
-  ],
+  mysql: ['alter table `users_accounts` modify `username_key` varbinary(255) not null, modify `email_key` varbinary(766) null'],
 });

@@ -11,9 +11,19 @@ t.test('admin roles: create, read, list, change, delete', async (t) => {
   });
   t.equal(res.statusCode, 201);
   const vip = res.json();
-  t.strictSame(vip, {
-    id: vip.id, name: 'VIP Gold', slug: 'vip-gold', usernameCSS: 'color: gold', badgeCSS: 'background: gold', priority: '10', chatRoleID: '222222222222222222',
-  }, 'the slug is made from the name when omitted');
+  t.strictSame(
+    vip,
+    {
+      id: vip.id,
+      name: 'VIP Gold',
+      slug: 'vip-gold',
+      usernameCSS: 'color: gold',
+      badgeCSS: 'background: gold',
+      priority: '10',
+      chatRoleID: '222222222222222222',
+    },
+    'the slug is made from the name when omitted',
+  );
   t.match(vip.id, /^[1-9][0-9]*$/);
 
   res = await call(app, '/api/admin/roles', { body: { name: 'Helper', slug: 'helper', priority: -1 }, as: 'json' });
@@ -36,14 +46,19 @@ t.test('admin roles: create, read, list, change, delete', async (t) => {
   await call(app, `/api/users/${steve.id}/roles`, { body: { roleID: vip.id } });
   await call(app, `/api/users/${steve.id}/roles`, { body: { roleID: helper.id } });
   const revoked: EventMap['users.role.revoked'][] = [];
-  app.events.on('users.role.revoked', (e) => { revoked.push(e); });
+  app.events.on('users.role.revoked', (e) => {
+    revoked.push(e);
+  });
   res = await call(app, `/api/admin/roles/${vip.id}`, { method: 'DELETE' });
   t.equal(res.statusCode, 200);
   t.strictSame(res.json(), { status: true });
   await settle();
   t.strictSame(revoked, [{ userId: steve.id, roleId: Number(vip.id), reason: 'revoked' }], 'holders lose the role');
   res = await call(app, `/api/users/${steve.id}/roles`);
-  t.strictSame(res.json().map((r: { id: string }) => r.id), [helper.id]);
+  t.strictSame(
+    res.json().map((r: { id: string }) => r.id),
+    [helper.id],
+  );
   res = await call(app, `/api/admin/roles/${vip.id}`);
   t.equal(res.statusCode, 404);
   t.equal(res.json().error, 'ROLE_NOT_FOUND');

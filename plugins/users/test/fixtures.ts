@@ -10,7 +10,12 @@ export function usersService(app: FastifyInstance): DbUsersService {
 }
 
 export interface RoleRowBody {
-  id: string; name: string; slug: string; usernameCSS: string | null; badgeCSS: string | null; priority: string;
+  id: string;
+  name: string;
+  slug: string;
+  usernameCSS: string | null;
+  badgeCSS: string | null;
+  priority: string;
   chatRoleID: string;
 }
 

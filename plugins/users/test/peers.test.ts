@@ -17,8 +17,9 @@ t.test('tickets and orders of a user are served by the support and store feature
   const steve = await newUser(app, 'Steve');
   let res = await call(app, '/api/admin/support/categories', { body: { name: 'Game' } });
   const categoryID = res.json().id ?? res.json().data?.id;
-  res = await call(app, '/api/support/tickets',
-    { body: { accountID: String(steve.id), categoryID: String(categoryID), title: 'Lost my sword', message: 'Help' } });
+  res = await call(app, '/api/support/tickets', {
+    body: { accountID: String(steve.id), categoryID: String(categoryID), title: 'Lost my sword', message: 'Help' },
+  });
   t.equal(res.statusCode, 200, res.body);
   res = await call(app, '/api/credits/add', { body: { target_username: 'steve', amount: '5.00' } });
   res = await call(app, '/api/admin/store/categories', { body: { name: 'Kits' } });

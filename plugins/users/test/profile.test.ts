@@ -13,10 +13,24 @@ t.test('GET /api/users/ by userID or username: every field of the profile, as st
   const [stored] = await app.db.unchecked.query<{ creation_date: string }>('select creation_date from users_accounts where id = ?', [steve.id]);
   t.match(stored!.creation_date, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
   const expected = {
-    id: String(steve.id), username: 'Steve', realname: 'Steve', email: 'steve@example.com', credit: '0.00',
-    isVerified: '1', authStatus: '0', creationIP: '203.0.113.7', creationDate: stored!.creation_date, linkedAccounts: {},
+    id: String(steve.id),
+    username: 'Steve',
+    realname: 'Steve',
+    email: 'steve@example.com',
+    credit: '0.00',
+    isVerified: '1',
+    authStatus: '0',
+    creationIP: '203.0.113.7',
+    creationDate: stored!.creation_date,
+    linkedAccounts: {},
     // The Kotlin wrapper's User requires these; no game has reported them.
-    uuid: '', lastlogin: '', x: '', y: '', z: '', world: '', isLogged: '0',
+    uuid: '',
+    lastlogin: '',
+    x: '',
+    y: '',
+    z: '',
+    world: '',
+    isLogged: '0',
   };
 
   const key = await apiKey(app);

@@ -20,8 +20,12 @@ t.test('grant, list, re-grant, move and revoke roles', async (t) => {
   const mvp = await newRole(app, 'MVP', 20, '333333333333333333');
   const helper = await newRole(app, 'Helper', 5);
   const events: unknown[] = [];
-  app.events.on('users.role.granted', (e: EventMap['users.role.granted']) => { events.push(['granted', e]); });
-  app.events.on('users.role.revoked', (e: EventMap['users.role.revoked']) => { events.push(['revoked', e]); });
+  app.events.on('users.role.granted', (e: EventMap['users.role.granted']) => {
+    events.push(['granted', e]);
+  });
+  app.events.on('users.role.revoked', (e: EventMap['users.role.revoked']) => {
+    events.push(['revoked', e]);
+  });
   const key = await apiKey(app);
   const url = `/api/users/${steve.id}/roles`;
 
@@ -60,16 +64,20 @@ t.test('grant, list, re-grant, move and revoke roles', async (t) => {
 
   await settle();
   const ids = { u: steve.id, vip: Number(vip.id), mvp: Number(mvp.id), helper: Number(helper.id) };
-  t.strictSame(events, [
-    ['granted', { userId: ids.u, roleId: ids.vip, expiryDate: PERMANENT }],
-    ['granted', { userId: ids.u, roleId: ids.mvp, expiryDate: until }],
-    ['granted', { userId: ids.u, roleId: ids.mvp, expiryDate: later }],
-    ['granted', { userId: ids.u, roleId: ids.mvp, expiryDate: PERMANENT }],
-    ['revoked', { userId: ids.u, roleId: ids.vip, reason: 'revoked' }],
-    ['granted', { userId: ids.u, roleId: ids.helper, expiryDate: PERMANENT }],
-    ['granted', { userId: ids.u, roleId: ids.helper, expiryDate: until }],
-    ['revoked', { userId: ids.u, roleId: ids.mvp, reason: 'revoked' }],
-  ], 'every change is announced');
+  t.strictSame(
+    events,
+    [
+      ['granted', { userId: ids.u, roleId: ids.vip, expiryDate: PERMANENT }],
+      ['granted', { userId: ids.u, roleId: ids.mvp, expiryDate: until }],
+      ['granted', { userId: ids.u, roleId: ids.mvp, expiryDate: later }],
+      ['granted', { userId: ids.u, roleId: ids.mvp, expiryDate: PERMANENT }],
+      ['revoked', { userId: ids.u, roleId: ids.vip, reason: 'revoked' }],
+      ['granted', { userId: ids.u, roleId: ids.helper, expiryDate: PERMANENT }],
+      ['granted', { userId: ids.u, roleId: ids.helper, expiryDate: until }],
+      ['revoked', { userId: ids.u, roleId: ids.mvp, reason: 'revoked' }],
+    ],
+    'every change is announced',
+  );
 });
 
 t.test('role bodies arrive the same in every encoding', async (t) => {
@@ -143,7 +151,11 @@ t.test('role expiry: gone from answers at once, deleted by the sweep, announced 
   await app.db.unchecked.run('update users_role_assignments set expiry_date = ? where role_id = ?', [addSeconds(now(), -1), Number(old.id)]);
 
   let res = await call(app, `/api/users/${steve.id}/roles`);
-  t.strictSame(res.json(), [held(vip), held(mvp, until)].sort((a, b) => Number(a.id) - Number(b.id)), 'the expired role is not shown');
+  t.strictSame(
+    res.json(),
+    [held(vip), held(mvp, until)].sort((a, b) => Number(a.id) - Number(b.id)),
+    'the expired role is not shown',
+  );
   res = await call(app, `/api/users/${alex.id}/roles`);
   t.strictSame(res.json(), []);
   res = await call(app, `/api/users/${alex.id}/roles/${old.id}`, { method: 'DELETE' });
@@ -152,18 +164,31 @@ t.test('role expiry: gone from answers at once, deleted by the sweep, announced 
   t.equal(res.json().error, 'ROLE_NOT_FOUND');
 
   const revoked: EventMap['users.role.revoked'][] = [];
-  app.events.on('users.role.revoked', (e) => { revoked.push(e); });
+  app.events.on('users.role.revoked', (e) => {
+    revoked.push(e);
+  });
   t.equal(await usersService(app).sweepExpired(), 2, 'the sweep deletes both expired assignments');
   await settle();
-  t.strictSame(revoked.sort((a, b) => a.userId - b.userId), [
-    { userId: steve.id, roleId: Number(old.id), reason: 'expired' },
-    { userId: alex.id, roleId: Number(old.id), reason: 'expired' },
-  ]);
+  t.strictSame(
+    revoked.sort((a, b) => a.userId - b.userId),
+    [
+      { userId: steve.id, roleId: Number(old.id), reason: 'expired' },
+      { userId: alex.id, roleId: Number(old.id), reason: 'expired' },
+    ],
+  );
   const rows = await app.db.unchecked.query<{ role_id: number }>('select role_id from users_role_assignments order by role_id');
-  t.strictSame(rows.map((r) => Number(r.role_id)), [Number(vip.id), Number(mvp.id)], 'permanent and future assignments stay');
+  t.strictSame(
+    rows.map((r) => Number(r.role_id)),
+    [Number(vip.id), Number(mvp.id)],
+    'permanent and future assignments stay',
+  );
   t.equal(await usersService(app).sweepExpired(), 0, 'nothing left to sweep');
 
   await app.db.unchecked.run('update users_role_assignments set expiry_date = ? where role_id = ?', [addSeconds(now(), -1), Number(mvp.id)]);
   res = await call(app, `/api/users/${steve.id}/roles`, { body: { roleID: mvp.id, expiryDate: until } });
-  t.strictSame(res.json(), [held(vip), held(mvp, until)].sort((a, b) => Number(a.id) - Number(b.id)), 'an expired assignment can be granted again');
+  t.strictSame(
+    res.json(),
+    [held(vip), held(mvp, until)].sort((a, b) => Number(a.id) - Number(b.id)),
+    'an expired assignment can be granted again',
+  );
 });

@@ -18,11 +18,10 @@ t.test('vote links: {username} is replaced by the URL-encoded name, or by nothin
 
   const named = await call(app, '/api/vote-links?username=Steve', { key });
   t.equal(named.statusCode, 200);
-  t.same(named.json().map((l: { link: string }) => l.link), [
-    'https://a.example/vote/42?user=Steve',
-    'https://b.example/Steve/vote?again=Steve',
-    'https://c.example/vote',
-  ]);
+  t.same(
+    named.json().map((l: { link: string }) => l.link),
+    ['https://a.example/vote/42?user=Steve', 'https://b.example/Steve/vote?again=Steve', 'https://c.example/vote'],
+  );
   t.same(named.json()[0], { id: named.json()[0].id, name: 'Site A', link: 'https://a.example/vote/42?user=Steve' });
   t.match(named.json()[0].id, /^\d+$/);
 
@@ -30,13 +29,16 @@ t.test('vote links: {username} is replaced by the URL-encoded name, or by nothin
   t.equal(odd.json()[0].link, 'https://a.example/vote/42?user=a%26b%20c%2F%C3%A9', 'a name cannot break out of its place');
 
   const anonymous = await call(app, '/api/vote-links/', { key });
-  t.same(anonymous.json().map((l: { link: string }) => l.link), [
-    'https://a.example/vote/42?user=', 'https://b.example//vote?again=', 'https://c.example/vote',
-  ]);
+  t.same(
+    anonymous.json().map((l: { link: string }) => l.link),
+    ['https://a.example/vote/42?user=', 'https://b.example//vote?again=', 'https://c.example/vote'],
+  );
 
-  t.same((await call(app, '/api/admin/vote-links')).json().map((l: { link: string }) => l.link), [
-    'https://a.example/vote/42?user={username}', 'https://b.example/{username}/vote?again={username}', 'https://c.example/vote',
-  ], 'the admin list keeps the placeholders');
+  t.same(
+    (await call(app, '/api/admin/vote-links')).json().map((l: { link: string }) => l.link),
+    ['https://a.example/vote/42?user={username}', 'https://b.example/{username}/vote?again={username}', 'https://c.example/vote'],
+    'the admin list keeps the placeholders',
+  );
 
   const long = await call(app, `/api/vote-links?username=${'x'.repeat(65)}`, { key });
   t.equal(long.statusCode, 400);
@@ -70,9 +72,16 @@ t.test('admin vote links: create in every encoding, read, change, delete', async
   const deleted = await call(app, `/api/admin/vote-links/${id}`, { method: 'DELETE' });
   t.equal(deleted.statusCode, 200);
   t.same(deleted.json(), { status: true });
-  t.same((await call(app, '/api/admin/vote-links')).json().map((l: { id: string }) => l.id), ids.slice(1));
+  t.same(
+    (await call(app, '/api/admin/vote-links')).json().map((l: { id: string }) => l.id),
+    ids.slice(1),
+  );
 
-  for (const [method, body] of [['GET', undefined], ['PATCH', { name: 'n' }], ['DELETE', undefined]] as const) {
+  for (const [method, body] of [
+    ['GET', undefined],
+    ['PATCH', { name: 'n' }],
+    ['DELETE', undefined],
+  ] as const) {
     const res = await call(app, `/api/admin/vote-links/${id}`, { method, body });
     t.equal(res.statusCode, 404, method);
     t.equal(res.json().error, 'VOTE_LINK_NOT_FOUND', method);
