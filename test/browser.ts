@@ -68,8 +68,9 @@ export async function browse(t: TestLike, options: BrowserContextOptions = {}): 
     ...options,
   });
   t.teardown(() => context.close());
-  // Generous: a CI machine running test files side by side can be slow; a passing test never waits for it.
-  context.setDefaultTimeout(20_000);
+  // A bound, not a wait: a passing test never reaches it. Two suites side by side on two cores took a console
+  // page past 20 s once; tap's own timeout (180 s a file) still ends a test that hangs.
+  context.setDefaultTimeout(90_000);
   return context;
 }
 
