@@ -21,6 +21,8 @@ const options = Type.Object({
   /** Not a secret: which PayPal (live or sandbox) the credentials belong to. */
   paypalApiBase: Type.String({ default: 'https://api-m.paypal.com', pattern: '^https?://' }),
   /** How long one call to PayPal may take before the checkout or webhook answers GATEWAY_ERROR. */
+  /** Not a secret: Stripe's API, or a stand-in speaking it (stripe-mock) to try checkouts without an account. */
+  stripeApiBase: Type.String({ default: 'https://api.stripe.com', pattern: '^https?://[^/?#]+/?$' }),
   paypalTimeoutMs: Type.Integer({ default: 10_000, minimum: 100 }),
   /** How long one try of a call to Stripe may take before it is given up (the checkout or webhook then answers GATEWAY_ERROR). */
   stripeTimeoutMs: Type.Integer({ default: 10_000, minimum: 100 }),
@@ -96,7 +98,7 @@ export default defineFeature({
       payments.registerGateway(
         stripeGateway(
           { secretKey: env.STRIPE_SECRET_KEY!, webhookSecret: env.STRIPE_WEBHOOK_SECRET! },
-          { timeoutMs: opts.stripeTimeoutMs, networkRetries: opts.stripeNetworkRetries },
+          { timeoutMs: opts.stripeTimeoutMs, networkRetries: opts.stripeNetworkRetries, apiBase: opts.stripeApiBase },
         ),
       );
     } else {

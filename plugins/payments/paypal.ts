@@ -51,7 +51,7 @@ export function paypalGateway(secrets: PayPalSecrets, { timeoutMs }: PayPalOptio
 
   /** Every call to PayPal: a PayPal that does not answer must not hold a player's request (or a worker) forever. */
   function call(path: string, init: RequestInit): Promise<Response> {
-    return fetch(`${secrets.apiBase}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    return fetch(`${secrets.apiBase.replace(/\/+$/, '')}${path}`, { ...init, signal: AbortSignal.timeout(timeoutMs) });
   }
 
   /** A JSON call with the OAuth token; a Buffer body is sent as it is (it is JSON text already). */

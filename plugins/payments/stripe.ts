@@ -19,11 +19,20 @@ export interface StripeOptions {
   timeoutMs: number;
   /** Tries after a failed one (no answer, a conflict, a 5xx); a call waits at most timeoutMs × (1 + these). */
   networkRetries: number;
+  /** Where Stripe's API is: `https://api.stripe.com`, or a stand-in such as stripe-mock (`http://localhost:12111`). */
+  apiBase: string;
 }
 
-export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets, { timeoutMs, networkRetries }: StripeOptions): GatewayAdapter {
+/** The SDK takes the API's address as protocol, host and port. */
+function addressOf(apiBase: string): { protocol: 'http' | 'https'; host: string; port: number } {
+  const url = new URL(apiBase);
+  const protocol = url.protocol === 'http:' ? 'http' : 'https';
+  return { protocol, host: url.hostname, port: url.port ? Number(url.port) : protocol === 'http' ? 80 : 443 };
+}
+
+export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets, { timeoutMs, networkRetries, apiBase }: StripeOptions): GatewayAdapter {
   // The SDK's own defaults (80 s, 2 retries) would hold a player's checkout for minutes when Stripe stalls.
-  const stripe = new Stripe(secretKey, { timeout: timeoutMs, maxNetworkRetries: networkRetries });
+  const stripe = new Stripe(secretKey, { timeout: timeoutMs, maxNetworkRetries: networkRetries, ...addressOf(apiBase) });
   return {
     name: 'stripe',
 
