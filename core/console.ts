@@ -241,6 +241,8 @@ export interface RecordPages<R> {
   nameOf(record: R): string;
   /** The form's values for a record. */
   values(record: R): Record<string, string>;
+  /** The create form's values before anything is typed (`isActive: 'true'`: a new record starts active). */
+  initial?: Record<string, string>;
   /** Cells of `columns` for a record. */
   cells?(record: R): Record<string, ConsoleCell>;
   /** Blocks above the list (links to other pages of the section). */
@@ -280,7 +282,7 @@ export function recordPages<R>(pages: ConsolePages, spec: RecordPages<R>): void 
         title: `New ${spec.noun}`,
         action: base,
         submit: `Create ${spec.noun}`,
-        values: add?.values,
+        values: add?.values ?? spec.initial,
         errors: add?.errors,
         fields: spec.fields,
       },

@@ -116,6 +116,7 @@ function endpointPages({ pages, notifications, links }: NotificationPages, event
     idOf: (e) => e.id,
     nameOf: (e) => e.name,
     values: (e) => ({ name: e.name, kind: e.kind, url: e.url, events: e.events.join(' '), ...(e.active ? { active: 'true' } : {}) }),
+    initial: { active: 'true' },
     cells: (e) => ({
       kind: e.kind,
       events: e.events.join(' ') || 'none',

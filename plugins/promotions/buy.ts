@@ -22,7 +22,8 @@ import {
   PromotionsSale,
   PromotionsSaleUse,
 } from './entities.ts';
-import { findCard, invalid, issueCard, usedUp, writeLedger, type Coupon, type Sale } from './gift-cards.ts';
+import { DomainError } from '../../core/errors.ts';
+import { findCard, issueCard, writeLedger, type Coupon, type Sale } from './gift-cards.ts';
 import { holderOf, type WrongCodes } from './wrong-codes.ts';
 
 export const COUPON_KIND = 'coupon';
@@ -46,7 +47,14 @@ const ids = (json: string) => JSON.parse(json) as number[];
  * coupon limited per player is for accounts only.
  */
 const buyerKey = (checkout: Checkout) => (checkout.userId === 0 ? `guest:${checkout.username.toLowerCase()}` : checkout.username.toLowerCase());
-const perPlayerNeedsAccount = (coupon: Coupon) => invalid(`coupon: the coupon ${coupon.code} counts its uses per player: sign in to use it.`);
+/**
+ * A code refused, its message for the player who typed it; `field` (`coupon`, `giftCard`) says
+ * which code, so a form that sent both keeps the other (the storefront's basket).
+ */
+type CodeField = 'coupon' | 'giftCard';
+const invalid = (field: CodeField, message: string) => new DomainError('PROMOTION_INVALID', message, { details: { field } });
+const usedUp = (field: CodeField, message: string) => new DomainError('PROMOTION_USED_UP', message, { details: { field } });
+const perPlayerNeedsAccount = (coupon: Coupon) => invalid('coupon', `the coupon ${coupon.code} counts its uses per player: sign in to use it.`);
 
 /** Whether `at` is within an optional window (start included, end excluded). */
 function within(at: string, start: string | null, end: string | null): boolean {
@@ -118,8 +126,8 @@ export class PromotionsInBuy implements BuyParticipant {
     const cardCode = checkout.codes.giftCard?.trim();
     if (cardCode) {
       const card = await findCard(this.#db, cardCode);
-      if (!card?.isActive) throw invalid(`giftCard: there is no gift card ${cardCode} in use.`);
-      if (card.balance <= 0) throw invalid(`giftCard: the gift card ${card.code} has no balance left.`);
+      if (!card?.isActive) throw invalid('giftCard', `there is no gift card ${cardCode} in use.`);
+      if (card.balance <= 0) throw invalid('giftCard', `the gift card ${card.code} has no balance left.`);
       const amount = Math.min(card.balance, remaining);
       if (amount > 0) adjustments.push({ kind: GIFT_CARD_KIND, code: card.code, amount, paid: true });
     }
@@ -129,17 +137,17 @@ export class PromotionsInBuy implements BuyParticipant {
   async #couponAmount(checkout: Checkout, code: string, remaining: number): Promise<{ code: string; amount: number }> {
     const [coupon] = await PromotionsCoupon.select(this.#db, sql`where ${Co.codeKey} = ${code.toLowerCase()}`);
     const at = now();
-    if (!coupon?.isActive || !within(at, coupon.startDate, coupon.endDate)) throw invalid(`coupon: there is no coupon ${code} running.`);
-    if (coupon.maxUses > 0 && coupon.uses >= coupon.maxUses) throw usedUp(`coupon: the coupon ${coupon.code} is used up.`);
+    if (!coupon?.isActive || !within(at, coupon.startDate, coupon.endDate)) throw invalid('coupon', `there is no coupon ${code} running.`);
+    if (coupon.maxUses > 0 && coupon.uses >= coupon.maxUses) throw usedUp('coupon', `the coupon ${coupon.code} is used up.`);
     if (coupon.perPlayer > 0) {
       if (checkout.userId === 0) throw perPlayerNeedsAccount(coupon);
       const [player] = await PromotionsCouponPlayer.select(this.#db, sql`where ${Pl.couponId} = ${coupon.id} and ${Pl.buyerKey} = ${buyerKey(checkout)}`);
       if (player && player.uses >= coupon.perPlayer) {
-        throw invalid(`coupon: ${checkout.username} has used the coupon ${coupon.code} ${player.uses} times, the most it allows.`);
+        throw invalid('coupon', `${checkout.username} has used the coupon ${coupon.code} ${player.uses} times, the most it allows.`);
       }
     }
     if (coupon.minBasket > 0 && checkout.total < coupon.minBasket) {
-      throw invalid(`coupon: the coupon ${coupon.code} needs a basket of at least ${formatMoney(coupon.minBasket)}.`);
+      throw invalid('coupon', `the coupon ${coupon.code} needs a basket of at least ${formatMoney(coupon.minBasket)}.`);
     }
     const products = ids(coupon.productIds);
     const categories = ids(coupon.categoryIds);
@@ -151,7 +159,7 @@ export class PromotionsInBuy implements BuyParticipant {
     );
     const base = lineTotal(eligible);
     const onSale = coupon.stacksWithSale ? '' : ' (it does not apply to products on sale)';
-    if (base === 0) throw invalid(`coupon: the coupon ${coupon.code} applies to nothing in the basket${onSale}.`);
+    if (base === 0) throw invalid('coupon', `the coupon ${coupon.code} applies to nothing in the basket${onSale}.`);
     const off = coupon.kind === 'percent' ? Math.floor((base * coupon.value) / 100) : Math.min(coupon.value, base);
     return { code: coupon.code, amount: Math.min(off, remaining) };
   }
@@ -171,14 +179,14 @@ export class PromotionsInBuy implements BuyParticipant {
     const key = a.code.toLowerCase();
     const { affectedRows } = await this.#db.run(sql`update ${PromotionsCoupon} set ${Co.uses} = ${Co.uses} + 1
       where ${Co.codeKey} = ${key} and ${Co.isActive} = 1 and (${Co.maxUses} = 0 or ${Co.uses} < ${Co.maxUses})`);
-    if (affectedRows === 0) throw usedUp(`coupon: the coupon ${a.code} is used up.`);
+    if (affectedRows === 0) throw usedUp('coupon', `the coupon ${a.code} is used up.`);
     const [coupon] = await PromotionsCoupon.select(this.#db, sql`where ${Co.codeKey} = ${key}`);
     const buyer = buyerKey(checkout);
     // A guest is counted by no player (a limit per player set after its quote refuses it here).
     if (checkout.userId === 0) {
       if (coupon!.perPlayer > 0) throw perPlayerNeedsAccount(coupon!);
     } else if (!(await this.#countPlayer(coupon!, buyer))) {
-      throw usedUp(`coupon: ${checkout.username} has used the coupon ${a.code} ${coupon!.perPlayer} times, the most it allows.`);
+      throw usedUp('coupon', `${checkout.username} has used the coupon ${a.code} ${coupon!.perPlayer} times, the most it allows.`);
     }
     await PromotionsCouponUse.insert(this.#db, {
       couponId: coupon!.id,
@@ -211,7 +219,7 @@ export class PromotionsInBuy implements BuyParticipant {
     const key = a.code.toLowerCase();
     const { affectedRows } = await this.#db.run(sql`update ${PromotionsGiftCard} set ${Card.balance} = ${Card.balance} - ${a.amount}
       where ${Card.codeKey} = ${key} and ${Card.isActive} = 1 and ${Card.balance} >= ${a.amount}`);
-    if (affectedRows === 0) throw usedUp(`giftCard: the gift card ${a.code} no longer holds ${formatMoney(a.amount)}.`);
+    if (affectedRows === 0) throw usedUp('giftCard', `the gift card ${a.code} no longer holds ${formatMoney(a.amount)}.`);
     const [card] = await PromotionsGiftCard.select(this.#db, sql`where ${Card.codeKey} = ${key}`);
     await writeLedger(this.#db, card!, -a.amount, 'spend', orderId, checkout.userId, at);
   }

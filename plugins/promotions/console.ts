@@ -199,6 +199,7 @@ function couponPages({ pages, promotions, tz, figures, listed, manage }: Promoti
         isActive: String(c.isActive),
       };
     },
+    initial: { stacksWithSale: String(COUPON_DEFAULTS.stacksWithSale), isActive: 'true' },
     cells: (c) =>
       cellsOf(couponRow(c, figures.coupon.get(c.id), tz()), {
         offer: c.kind === 'percent' ? `${c.value}% off` : `${formatMoney(c.value)} off`,
@@ -246,6 +247,7 @@ function salePages({ pages, promotions, tz, figures, listed, manage }: Promotion
         isActive: String(s.isActive),
       };
     },
+    initial: { isActive: 'true' },
     cells: (s) => {
       const row = saleRow(s, figures.sale.get(s.id), tz(), now());
       return cellsOf(row, {

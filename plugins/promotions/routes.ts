@@ -165,7 +165,7 @@ function couponRoutes({ app, promotions, tz }: PromotionRoutes): void {
         summary: 'Create a coupon',
         description:
           'A percent coupon takes `value`% off the lines it applies to, a fixed one up to `value` off them. ' +
-          'Without `stacksWithSale` it leaves lines a sale lowers alone. ' +
+          'It also lowers lines a sale lowers unless `stacksWithSale` is false; it starts active unless `isActive` is false. ' +
           'The last of `maxUses` is decided by the database: of buyers racing for it, exactly as many as are left get it.',
         body: CouponBody,
         response: { 201: CouponRow },

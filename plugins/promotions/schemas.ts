@@ -272,7 +272,8 @@ export const COUPON_DEFAULTS = {
   perPlayer: 0,
   productIds: '[]',
   categoryIds: '[]',
-  stacksWithSale: false,
+  // Owners expect a code they hand out to work during a sale too: it lowers the sale price further.
+  stacksWithSale: true,
   isActive: true,
 };
 

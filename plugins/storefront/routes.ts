@@ -204,27 +204,50 @@ const requestedOf = (lines: BasketLine[]): RequestedLine[] =>
 
 /**
  * What the codes take off the basket (the store's quote: its sale prices, then the coupon, then
- * the gift card) and what is left to pay; a code that does not apply is said instead.
+ * the gift card) and what is left to pay; a code that does not apply is said instead, and the
+ * other code typed with it still applies alone (`applied`: the codes taken).
  */
-async function withCodes({ peers: { store } }: Shop, visit: Visit, kept: BasketLine[], total: number, codes: BasketCodes) {
-  if (!(codes.coupon || codes.giftCard) || !kept.length) return { adjustments: [], toPay: total };
+interface Priced {
+  adjustments: { label: string; amount: string }[];
+  toPay: number;
+  applied: BasketCodes;
+  codeError?: string;
+  limited?: boolean;
+}
+
+async function withCodes(shop: Shop, visit: Visit, kept: BasketLine[], total: number, codes: BasketCodes): Promise<Priced> {
+  if (!(codes.coupon || codes.giftCard) || !kept.length) return { adjustments: [], toPay: total, applied: codes };
   try {
-    // A guest's name is typed at payment; the coupon's per-player count is checked again then.
-    const quote = await store.quote(visit.player ? { userId: visit.player.user.id } : { guestName: 'guest' }, requestedOf(kept), {
-      ...codes,
-      sender: senderOf(visit),
-    });
-    return {
-      toPay: quote.total,
-      adjustments: quote.adjustments.map((a) => ({
-        label: visit.t(a.kind === 'coupon' ? 'codes.couponLine' : 'codes.giftCardLine', { code: a.code }),
-        amount: `−${visit.money(a.amount)}`,
-      })),
-    };
+    return { ...(await quoted(shop, visit, kept, codes)), applied: codes };
   } catch (err) {
     if (!refused(err)) throw err;
-    return { adjustments: [], toPay: total, codeError: codeRefusal(visit, err), limited: err.code === 'RATE_LIMITED' };
+    const refusal = { codeError: codeRefusal(visit, err), limited: err.code === 'RATE_LIMITED' };
+    const field = err.details?.field;
+    const other = field === 'coupon' ? { giftCard: codes.giftCard } : field === 'giftCard' ? { coupon: codes.coupon } : {};
+    if (other.coupon || other.giftCard) {
+      try {
+        return { ...(await quoted(shop, visit, kept, other)), applied: other, ...refusal };
+      } catch (again) {
+        if (!refused(again)) throw again;
+      }
+    }
+    return { adjustments: [], toPay: total, applied: {}, ...refusal };
   }
+}
+
+async function quoted({ peers: { store } }: Shop, visit: Visit, kept: BasketLine[], codes: BasketCodes) {
+  // A guest's name is typed at payment; the coupon's per-player count is checked again then.
+  const quote = await store.quote(visit.player ? { userId: visit.player.user.id } : { guestName: 'guest' }, requestedOf(kept), {
+    ...codes,
+    sender: senderOf(visit),
+  });
+  return {
+    toPay: quote.total,
+    adjustments: quote.adjustments.map((a) => ({
+      label: visit.t(a.kind === 'coupon' ? 'codes.couponLine' : 'codes.giftCardLine', { code: a.code }),
+      amount: `−${visit.money(a.amount)}`,
+    })),
+  };
 }
 
 /** The basket's lines with the catalogue's current products; lines whose product is gone are dropped (and said). */
@@ -253,16 +276,16 @@ async function basketView(shop: Shop, visit: Visit, codes = codesOf(visit)) {
   return { lines, kept, total, gone: kept.length !== visit.basket.length, codes, ...(await withCodes(shop, visit, kept, total, codes)) };
 }
 
+/** What a guest typed at a gateway's checkout, and what was wrong with it. */
+interface GuestFields {
+  guestName?: string;
+  guestError?: string;
+  guestEmail?: string;
+  guestEmailError?: string;
+}
+
 /** The basket page; `view` when the request has judged its codes already (judged again, a wrong one would count twice). */
-async function basketPage(
-  shop: Shop,
-  visit: Visit,
-  alert?: string,
-  status?: number,
-  guest: { guestName?: string; guestError?: string } = {},
-  typed?: BasketCodes,
-  view?: BasketView,
-) {
+async function basketPage(shop: Shop, visit: Visit, alert?: string, status?: number, guest: GuestFields = {}, typed?: BasketCodes, view?: BasketView) {
   const { site, peers } = shop;
   const { lines, total, gone, codes, adjustments, toPay, codeError } = view ?? (await basketView(shop, visit, typed));
   const credits = peers.credits?.();
@@ -282,6 +305,7 @@ async function basketPage(
       balance,
       maxQuantity: MAX_QUANTITY,
       gateways,
+      guestEmailAsked: site.settings().guestEmail,
       ...guest,
     },
   );
@@ -330,6 +354,8 @@ function basketRoutes(pages: PageRouter, shop: Shop): void {
     const unreadable = (['coupon', 'giftCard'] as const).some((f) => (form[f] ?? '').trim() !== '' && !typed[f]);
     if (codeError || unreadable) {
       const shown = { coupon: form.coupon?.trim().slice(0, 64), giftCard: form.giftCard?.trim().slice(0, 64) };
+      // The code that applies is kept, so paying uses it; the refused one stays in the form to correct.
+      if (codeError && (view.applied.coupon || view.applied.giftCard)) saveCodes(site, visit, view.applied);
       return basketPage(shop, visit, undefined, limited ? 429 : 422, {}, shown, codeError ? { ...view, codes: shown } : undefined);
     }
     const any = Boolean(typed.coupon || typed.giftCard) && kept.length > 0;
@@ -398,10 +424,11 @@ function checkoutRoutes(pages: PageRouter, shop: Shop): void {
       const gateway = form.gateway ?? '';
       if (!payments?.availableGateways().includes(gateway) || !visit.basket.length) return site.redirect(visit, site.u('/basket'));
       const guestName = visit.player ? undefined : (form.guestName ?? '').trim().slice(0, 64);
+      const guestEmail = visit.player ? undefined : (form.guestEmail ?? '').trim().slice(0, 191);
       try {
         const started = await payments.startPurchase({
           gateway,
-          ...(visit.player ? { userId: visit.player.user.id } : { guestName }),
+          ...(visit.player ? { userId: visit.player.user.id } : { guestName, guestEmail }),
           lines: visit.basket.map((l) => ({ productId: l.productId, quantity: l.quantity, variables: l.variables })),
           ...peers.pay.urls(visit, '/basket'),
           codes: { ...codesOf(visit), sender: senderOf(visit) },
@@ -412,9 +439,9 @@ function checkoutRoutes(pages: PageRouter, shop: Shop): void {
       } catch (err) {
         if (!payRefused(err)) throw err;
         const message = codeRefusal(visit, err);
-        return err.code === 'INVALID_GUEST_NAME'
-          ? basketPage(shop, visit, undefined, 422, { guestName, guestError: message })
-          : basketPage(shop, visit, message, err.code === 'GATEWAY_ERROR' ? 502 : err.code === 'RATE_LIMITED' ? 429 : 409, { guestName });
+        if (err.code === 'INVALID_GUEST_NAME') return basketPage(shop, visit, undefined, 422, { guestName, guestEmail, guestError: message });
+        if (err.code === 'INVALID_GUEST_EMAIL') return basketPage(shop, visit, undefined, 422, { guestName, guestEmail, guestEmailError: message });
+        return basketPage(shop, visit, message, err.code === 'GATEWAY_ERROR' ? 502 : err.code === 'RATE_LIMITED' ? 429 : 409, { guestName, guestEmail });
       }
     },
     { limit },
