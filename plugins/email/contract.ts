@@ -1,7 +1,8 @@
 /**
  * The email feature's contract: the single-use links it mails (password reset, email
- * verification), for the pages that take them (the storefront's). Receipts and ticket replies
- * need no call: the feature listens to the events of the order, payment and ticket.
+ * verification, a guest's order), for the pages that take them (the storefront's). Receipts and
+ * ticket replies need no call: the feature listens to the events of the order, payment and ticket
+ * (a guest's receipt goes to the email typed at checkout, with a link to follow the order).
  */
 import type { FastifyRequest } from 'fastify';
 import { createServiceRef } from '../../core/registry.ts';
@@ -37,6 +38,11 @@ export interface EmailService {
   resendVerification(login: string, lang: MailLanguage): Promise<void>;
   /** Marks the token's account verified and uses the token up. Throws EMAIL_TOKEN_INVALID. */
   verifyEmail(token: string): Promise<{ userId: number }>;
+  /**
+   * The order a guest's receipt links to (the token of its link, live for plugins.email.guestOrderDays
+   * and usable many times), or undefined: a guest has no account to see the order under.
+   */
+  guestOrder(token: string): Promise<number | undefined>;
 }
 
 export const emailRef = createServiceRef<EmailService>('email');

@@ -40,8 +40,9 @@ export const EmailToken = defineEntity({
   properties: {
     id: p.integer().primary().autoincrement(),
     tokenHash: p.string().length(64).unique(),
+    /** The account; for a `guest-order` token, the store order its link shows. */
     userId: p.integer(),
-    /** reset-password or verify-email. */
+    /** reset-password, verify-email or guest-order. */
     purpose: p.string().length(16),
     expiresAt: p.string().length(19),
     usedAt: p.string().length(19).nullable(),

@@ -57,6 +57,8 @@ const options = Type.Object({
   resetMinutes: Type.Integer({ minimum: 1, default: 60 }),
   /** How long an email verification link works. */
   verifyHours: Type.Integer({ minimum: 1, default: 48 }),
+  /** How long the link in a guest's receipt shows the order. */
+  guestOrderDays: Type.Integer({ minimum: 1, default: 90 }),
   /** Longest wait before queued mail is looked for (mail is also sent at once after the change that queued it commits). */
   pollMs: Type.Integer({ minimum: 10, default: 5000 }),
   /** A failed send waits retryBaseMs × 2^(attempts − 1), at most retryMaxMs; after maxAttempts it is marked failed. */
@@ -104,6 +106,7 @@ export default defineFeature({
         requireVerification: opts.requireVerification,
         resetMinutes: opts.resetMinutes,
         verifyHours: opts.verifyHours,
+        guestOrderDays: opts.guestOrderDays,
         themeDir: opts.themeDir,
       },
       outbox,
@@ -119,17 +122,19 @@ export default defineFeature({
     if (email.verificationRequired) services.get(authRef).requireEmailVerification();
 
     // Inside the transactions that cause them: a mail commits or rolls back with its cause.
-    events.onCommitting('store.order.completed', (order) =>
-      order.items.length === 0
-        ? undefined
-        : email.queueFor('order-receipt', order.userId, {
-            orderId: order.orderId,
-            total: order.total,
-            currency: order.currency,
-            date: order.creationDate,
-            items: order.items.map((i) => ({ productName: i.productName, quantity: i.quantity })),
-          }),
-    );
+    events.onCommitting('store.order.completed', (order) => {
+      if (order.items.length === 0) return undefined;
+      const receipt = {
+        orderId: order.orderId,
+        total: order.total,
+        currency: order.currency,
+        date: order.creationDate,
+        items: order.items.map((i) => ({ productName: i.productName, quantity: i.quantity })),
+      };
+      return order.userId === 0
+        ? email.queueGuestReceipt(order.guestEmail ?? null, order.username, receipt)
+        : email.queueFor('order-receipt', order.userId, receipt);
+    });
     events.onCommitting('payments.completed', (payment) =>
       payment.credits <= 0
         ? undefined

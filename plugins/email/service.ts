@@ -25,6 +25,7 @@ export interface EmailOptions {
   requireVerification: boolean;
   resetMinutes: number;
   verifyHours: number;
+  guestOrderDays: number;
   /** A folder of mail templates replacing the shipped ones of the same name. */
   themeDir: string;
 }
@@ -39,7 +40,7 @@ export interface EmailPeers {
   storefront: () => StorefrontService | undefined;
 }
 
-type TokenPurpose = 'reset-password' | 'verify-email';
+type TokenPurpose = 'reset-password' | 'verify-email' | 'guest-order';
 
 const T = EmailToken.c;
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
@@ -79,6 +80,27 @@ export class DbEmailService implements EmailService {
     const user = await this.#peers.users.findById(userId);
     if (!user?.email) return;
     await this.outbox.add(this.#message(kind, user, params, lang));
+  }
+
+  /** A guest's receipt, to the email typed at checkout (none typed: no mail); its link is made when it is sent. */
+  async queueGuestReceipt(email: string | null, guestName: string, params: Record<string, unknown>): Promise<void> {
+    if (!this.#opts.configured || !email) return;
+    await this.outbox.add({
+      kind: 'order-receipt',
+      userId: null,
+      recipient: email,
+      lang: this.siteLanguage(),
+      params: { ...params, name: guestName, guest: true },
+    });
+  }
+
+  async guestOrder(token: string): Promise<number | undefined> {
+    if (!TOKEN.test(token)) return undefined;
+    const [row] = await EmailToken.select(
+      this.#peers.db,
+      sql`where ${T.tokenHash} = ${hashOf(token)} and ${T.purpose} = ${'guest-order'} and ${T.expiresAt} > ${now()}`,
+    );
+    return row?.userId;
   }
 
   #message(kind: MailKind, user: UserAccount, params: Record<string, unknown>, lang?: MailLanguage): NewMessage {
@@ -210,7 +232,9 @@ export class DbEmailService implements EmailService {
         Object.assign(data, {
           id: params.orderId,
           total: money(params.total, String(params.currency)),
-          link: pages?.orderPage(Number(params.orderId)),
+          link: params.guest
+            ? pages?.guestOrderPage(await this.#newToken(Number(params.orderId), 'guest-order', this.#opts.guestOrderDays * 86400))
+            : pages?.orderPage(Number(params.orderId)),
           date: displayTimestamp(String(params.date), settings.timezone).slice(0, 16),
         });
         break;

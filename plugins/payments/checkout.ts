@@ -10,6 +10,7 @@ import { addSeconds, formatMoney, now } from '../../core/format.ts';
 import { sql } from '../../core/sql.ts';
 import type { PurchaseBuyer, RequestedLine } from '../store/contract.ts';
 import type { UserAccount } from '../users/contract.ts';
+import type { Blocks } from './blocks.ts';
 import type { GatewayAdapter, PurchaseRequest } from './contract.ts';
 import { PaymentsCheckout, PaymentsPayment } from './entities.ts';
 import type { Gateways } from './gateways.ts';
@@ -20,12 +21,14 @@ const C = PaymentsCheckout.c;
 
 /** A guest's in-game name: what the game accepts as a player name. */
 const GUEST_NAME = /^[A-Za-z0-9_]{3,16}$/;
+/** A guest's email: one @ between non-blank parts, a dot in the domain, as registration checks it. */
+const GUEST_EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** The most lines and the most units of a line in one purchase, as in a buy (decisions.md §5). */
 const MAX_LINES = 100;
 
 /** What a new payment is for, as its checkout starts. */
-type Opening = Pick<Payment, 'userId' | 'guestName' | 'packageId' | 'amount' | 'currency' | 'credits' | 'bonus' | 'purchaseLines'> & {
+type Opening = Pick<Payment, 'userId' | 'guestName' | 'guestEmail' | 'packageId' | 'amount' | 'currency' | 'credits' | 'bonus' | 'purchaseLines'> & {
   description: string;
 };
 
@@ -81,10 +84,13 @@ export class Checkouts {
   readonly #gateways: Gateways;
   readonly #packages: Packages;
 
-  constructor(deps: PaymentsDeps, gateways: Gateways, packages: Packages) {
+  readonly #blocks: Blocks;
+
+  constructor(deps: PaymentsDeps, gateways: Gateways, packages: Packages, blocks: Blocks) {
     this.#deps = deps;
     this.#gateways = gateways;
     this.#packages = packages;
+    this.#blocks = blocks;
   }
 
   async #user(input: CheckoutInput): Promise<UserAccount> {
@@ -101,9 +107,12 @@ export class Checkouts {
   /** A top-up: a package, or an amount of the site currency as as many credits. */
   async topUp(input: CheckoutInput): Promise<Payment> {
     const adapter = this.#gateways.require(input.gateway);
+    if (adapter.test)
+      throw new DomainError('GATEWAY_UNAVAILABLE', `The gateway ${adapter.name} takes store purchases only: a top-up would add credits nobody paid for.`);
     const returnURL = urlOf(input.returnURL, 'returnURL');
     const cancelURL = urlOf(input.cancelURL, 'cancelURL');
     const user = await this.#user(input);
+    await this.#blocks.refuse({ userId: user.id, ip: input.ip });
     let what: Pick<Payment, 'packageId' | 'amount' | 'currency' | 'credits' | 'bonus'> & { description: string };
     if (input.packageID !== undefined && input.packageID !== '') {
       const id = Number(input.packageID);
@@ -118,11 +127,11 @@ export class Checkouts {
       what = { packageId: null, amount, currency, credits: amount, bonus: 0, description: `${formatMoney(amount)} ${currency} of credits` };
     }
     const fingerprint = fingerprintOf(['top-up', adapter.name, user.id, what.packageId, what.amount, what.currency, returnURL, cancelURL]);
-    return this.#open(adapter, { ...what, userId: user.id, guestName: null, purchaseLines: null }, returnURL, cancelURL, fingerprint);
+    return this.#open(adapter, { ...what, userId: user.id, guestName: null, guestEmail: null, purchaseLines: null }, returnURL, cancelURL, fingerprint);
   }
 
   /** The buyer of a purchase request: an account, or a guest when guest checkout is on. */
-  async #purchaseBuyer(request: Pick<PurchaseRequest, 'userId' | 'guestName'>): Promise<PurchaseBuyer> {
+  async #purchaseBuyer(request: Pick<PurchaseRequest, 'userId' | 'guestName' | 'guestEmail'>): Promise<PurchaseBuyer> {
     if (request.userId !== undefined && request.guestName !== undefined) throw new DomainError('VALIDATION_ERROR', 'Send userId or guestName, not both.');
     if (request.userId !== undefined) {
       if (!Number.isSafeInteger(request.userId) || request.userId < 1) throw new DomainError('USER_NOT_FOUND', `There is no user ${String(request.userId)}.`);
@@ -131,7 +140,23 @@ export class Checkouts {
     if (request.guestName === undefined) throw new DomainError('VALIDATION_ERROR', 'userId or guestName is required.');
     if (!this.#deps.guestCheckout) throw new DomainError('GUEST_CHECKOUT_DISABLED', 'Guest checkout is off: sign in to buy.');
     if (!GUEST_NAME.test(request.guestName)) throw new DomainError('INVALID_GUEST_NAME', 'guestName must be 3 to 16 letters, digits or _.');
-    return { guestName: request.guestName };
+    const guestEmail = this.#guestEmail(request.guestEmail);
+    return guestEmail ? { guestName: request.guestName, guestEmail } : { guestName: request.guestName };
+  }
+
+  /** A guest's email as the site setting guestEmail asks: required, optional (blank is none), or off (ignored). */
+  #guestEmail(sent: string | undefined): string | undefined {
+    const asked = this.#deps.settings.get().guestEmail;
+    const email = sent?.trim() ?? '';
+    if (asked === 'off') return undefined;
+    if (!email && asked === 'optional') return undefined;
+    if (email.length > 191 || !GUEST_EMAIL.test(email)) {
+      throw new DomainError(
+        'INVALID_GUEST_EMAIL',
+        email ? 'guestEmail must be an email address, like name@example.org.' : 'guestEmail is required: the receipt is sent there.',
+      );
+    }
+    return email;
   }
 
   /** A direct purchase: the basket priced by the store's quote, paid at the gateway, bought when the payment completes. */
@@ -140,6 +165,7 @@ export class Checkouts {
     const returnURL = urlOf(request.returnURL, 'returnURL');
     const cancelURL = urlOf(request.cancelURL, 'cancelURL');
     const buyer = await this.#purchaseBuyer(request);
+    await this.#blocks.refuse({ ...buyer, ip: request.ip });
     const lines = requestedLines(request.lines);
     const quote = await this.#deps.store.quote(buyer, lines, request.codes);
     if (quote.total < 1) throw new DomainError('INVALID_AMOUNT', 'This basket costs nothing: there is nothing to pay at a gateway.');
@@ -149,6 +175,7 @@ export class Checkouts {
       {
         userId: 'userId' in buyer ? buyer.userId : 0,
         guestName: 'guestName' in buyer ? buyer.guestName : null,
+        guestEmail: ('guestEmail' in buyer && buyer.guestEmail) || null,
         packageId: null,
         amount: quote.total,
         currency: quote.currency,
@@ -166,7 +193,7 @@ export class Checkouts {
         'purchase',
         adapter.name,
         // A guest is one browser (its session) as well as a name: two guests typing one name buy apart.
-        'userId' in buyer ? buyer.userId : [buyer.guestName, request.codes?.sender?.session ?? null],
+        'userId' in buyer ? buyer.userId : [buyer.guestName, buyer.guestEmail ?? null, request.codes?.sender?.session ?? null],
         linesKey(lines),
         request.codes?.coupon?.toLowerCase() ?? null,
         request.codes?.giftCard?.toLowerCase() ?? null,

@@ -2,6 +2,8 @@
  * The payments feature's contract: the gateway adapter interface (a third-party feature ships
  * another gateway by implementing it and calling `registerGateway`), and the event it emits.
  */
+import { Type } from '@sinclair/typebox';
+import type { SettingValues, SiteSetting } from '../../core/config.ts';
 import { createServiceRef } from '../../core/registry.ts';
 import type { PromotionCodes } from '../store/contract.ts';
 
@@ -45,16 +47,34 @@ export type GatewayEvent = {
   | { kind: 'completed'; amount: number; currency: string }
   /** `refundedTotal`: cents refunded so far, when the gateway says; less than the amount paid changes nothing. */
   | { kind: 'refunded'; refundedTotal?: number }
-  | { kind: 'disputed' }
+  | { kind: 'disputed'; dispute?: DisputeFacts }
   /** The merchant won the dispute: the money stays, so what the dispute took back is undone. */
-  | { kind: 'dispute-won' }
+  | { kind: 'dispute-won'; dispute?: DisputeFacts }
+  /** The payer's bank ruled for the payer: the money is gone for good (the credits went when it opened). */
+  | { kind: 'dispute-lost'; dispute?: DisputeFacts }
   /** Verified but of no interest (another event type): acknowledged, nothing changes. */
   | { kind: 'ignored' }
 );
 
+/** What a gateway says of a dispute; each part when it says it. */
+export interface DisputeFacts {
+  /** The gateway's id of the dispute. */
+  ref?: string;
+  /** The gateway's reason code (fraudulent, MERCHANDISE_OR_SERVICE_NOT_RECEIVED, …). */
+  reason?: string;
+  /** Cents of `currency` disputed. */
+  amount?: number;
+  currency?: string;
+}
+
 export interface GatewayAdapter {
   /** The `<gateway>` of `/api/payments/webhooks/<gateway>` and of checkout requests: `[a-z0-9-]+`. */
   readonly name: string;
+  /**
+   * A gateway that moves no money (the built-in `test` one): offered only while the site setting
+   * testMode is on, its orders are test orders, it takes no top-ups and never credits a balance.
+   */
+  readonly test?: boolean;
   createCheckout(request: CheckoutRequest): Promise<CheckoutSession>;
   /**
    * Verifies the webhook's signature and reads it. Throws an error whose `code` is
@@ -96,11 +116,15 @@ export interface PurchaseRequest {
   /** The buyer's account; or, for a guest, `guestName`: the in-game name the commands run for. */
   userId?: number;
   guestName?: string;
+  /** A guest's email for the receipt and the order's link, as the site setting guestEmail asks (required, optional, off: ignored). */
+  guestEmail?: string;
   lines: PurchaseLine[];
   /** A coupon and a gift card, priced now and taken for good when the payment completes. */
   codes?: PromotionCodes;
   returnURL: string;
   cancelURL: string;
+  /** The buyer's address, for a block naming addresses. */
+  ip?: string;
 }
 
 /**
@@ -149,10 +173,43 @@ export interface PaymentsService {
 
 export const paymentsRef = createServiceRef<PaymentsService>('payments');
 
+/** The payments feature's site settings (its definition declares them). */
+export const paymentsSettings = {
+  guestEmail: {
+    schema: Type.Union([Type.Literal('required'), Type.Literal('optional'), Type.Literal('off')], {
+      default: 'optional',
+      description: "whether a guest's checkout asks for an email, where the receipt and the order's link are sent",
+    }),
+    label: 'Ask guests for an email',
+    hint: 'required, optional or off: a guest who gives one gets the receipt and a link to follow the order.',
+  },
+} satisfies Record<string, SiteSetting>;
+
+declare module '../../core/config.ts' {
+  interface SiteSettings extends SettingValues<typeof paymentsSettings> {}
+}
+
 declare module '../../core/events.ts' {
   interface EventMap {
     /** Emitted inside the completing transaction. Money in cents. */
     'payments.completed': { paymentId: string; userId: number; orderId: number; gateway: string; amount: number; currency: string; credits: number };
+    /** A payer disputed a payment at its gateway (a chargeback); emitted once per dispute, inside its webhook's transaction. Money in cents. */
+    'payments.dispute.opened': {
+      paymentId: string;
+      userId: number;
+      guestName: string | null;
+      gateway: string;
+      disputeRef: string | null;
+      reason: string;
+      amount: number;
+      currency: string;
+    };
+    /** A dispute's resolution: `won` gives back what it took, `lost` leaves it taken. */
+    'payments.dispute.closed': { paymentId: string; userId: number; gateway: string; disputeRef: string | null; outcome: 'won' | 'lost' };
+    /** A player may no longer pay at a gateway (`paymentId`: the dispute that placed it). */
+    'payments.block.added': { blockId: number; userId: number; username: string; paymentId: string | null; reason: string };
+    /** A block was lifted, by staff (`by` names them) or by the dispute being won. */
+    'payments.block.lifted': { blockId: number; userId: number; username: string; by: string };
     /** A refund or dispute took back `reclaimed` credits; `debt` could not be taken (already spent). */
     'payments.reversed': {
       paymentId: string;

@@ -30,6 +30,8 @@ export const PaymentsPayment = defineEntity({
     userId: p.integer().index(),
     /** A guest's purchase: the in-game name the commands run for. */
     guestName: p.string().length(16).nullable(),
+    /** A guest's email for the receipt (the site setting guestEmail asks for it), or null. */
+    guestEmail: p.string().length(191).nullable(),
     /** A direct purchase: JSON of its lines with the prices offered (PricedLine[]); null for a top-up. */
     purchaseLines: p.text().nullable(),
     gateway: p.string().length(32),
@@ -93,4 +95,53 @@ export const PaymentsCheckout = defineEntity({
   },
 });
 
-export const entities = [PaymentsPackage, PaymentsPayment, PaymentsEvent, PaymentsCheckout];
+/**
+ * A payment's dispute (chargeback) at its gateway, one per payment: opened by the gateway's dispute
+ * event, closed `won` or `lost` by its resolution; the evidence sent for it is stamped once.
+ */
+export const PaymentsDispute = defineEntity({
+  name: 'PaymentsDispute',
+  tableName: 'payments_disputes',
+  properties: {
+    paymentId: p.string().length(32).primary(),
+    gateway: p.string().length(32),
+    /** The gateway's id of the dispute (Stripe dp_…, PayPal PP-D-…); null when only the money's reversal was seen. */
+    disputeRef: p.string().length(255).nullable(),
+    reason: p.string().length(64),
+    status: p.string().length(8).$type<'open' | 'won' | 'lost'>().index(),
+    /** Cents of `currency` the payer's bank took back. */
+    amount: p.bigint('number'),
+    currency: p.string().length(3),
+    /** When staff's evidence went to the gateway: set once, by a conditional update. */
+    evidenceDate: p.string().length(19).nullable(),
+    creationDate: p.string().length(19).index(),
+    updateDate: p.string().length(19),
+  },
+});
+
+/**
+ * A player refused further checkouts after a dispute: by account, in-game name, email and (when
+ * the owner asks) address. Lifting keeps the row, stamped, for the history.
+ */
+export const PaymentsBlock = defineEntity({
+  name: 'PaymentsBlock',
+  tableName: 'payments_blocks',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    /** 0 for a guest. */
+    userId: p.integer().index(),
+    /** The account's username or the guest's in-game name, lower-cased. */
+    nameKey: p.string().length(64).index(),
+    /** Lower-cased; null when none is known. */
+    emailKey: p.string().length(255).nullable().index(),
+    ip: p.string().length(45).nullable().index(),
+    /** The disputed payment that placed it; null for a block staff placed. */
+    paymentId: p.string().length(32).nullable().index(),
+    reason: p.string().length(255),
+    creationDate: p.string().length(19),
+    liftedDate: p.string().length(19).nullable(),
+    liftedBy: p.string().length(64).nullable(),
+  },
+});
+
+export const entities = [PaymentsPackage, PaymentsPayment, PaymentsEvent, PaymentsCheckout, PaymentsDispute, PaymentsBlock];

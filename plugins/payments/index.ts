@@ -5,24 +5,26 @@
  * exactly once, and take it back on a refund or dispute. Secrets come from the environment; a gateway without them is disabled.
  */
 import { Type } from '@sinclair/typebox';
+import { auditRef } from '../../core/audit.ts';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { storeRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { chargebackPanel, paymentsSection } from './console.ts';
-import { paymentsRef } from './contract.ts';
+import { paymentsRef, paymentsSettings } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { paypalGateway } from './paypal.ts';
 import { paymentsRoutes } from './routes.ts';
+import { testGateway, testModeRoutes, testModeSettings } from './test-gateway.ts';
 import { DbPaymentsService } from './service.ts';
 
 const options = Type.Object({
   /** Not a secret: which PayPal (live or sandbox) the credentials belong to. */
   paypalApiBase: Type.String({ default: 'https://api-m.paypal.com', pattern: '^https?://' }),
-  /** How long one call to PayPal may take before the checkout or webhook answers GATEWAY_ERROR. */
   /** Not a secret: Stripe's API, or a stand-in speaking it (stripe-mock) to try checkouts without an account. */
   stripeApiBase: Type.String({ default: 'https://api.stripe.com', pattern: '^https?://[^/?#]+/?$' }),
+  /** How long one call to PayPal may take before the checkout or webhook answers GATEWAY_ERROR. */
   paypalTimeoutMs: Type.Integer({ default: 10_000, minimum: 100 }),
   /** How long one try of a call to Stripe may take before it is given up (the checkout or webhook then answers GATEWAY_ERROR). */
   stripeTimeoutMs: Type.Integer({ default: 10_000, minimum: 100 }),
@@ -45,6 +47,8 @@ const options = Type.Object({
    * the player made since it: what they bought with the money is taken back, its credits first cover the debt.
    */
   chargebackRefundsOrders: Type.Boolean({ default: false }),
+  /** A dispute's block names the disputed account's sign-up address too, refusing checkouts from it (everyone behind a shared address). */
+  blockAddresses: Type.Boolean({ default: false }),
   /** How often unpaid purchases are looked for. */
   expirySweepSeconds: Type.Integer({ default: 60, minimum: 1 }),
 });
@@ -58,9 +62,14 @@ export default defineFeature({
   options,
   entities,
   migrations,
+  settings: { ...paymentsSettings, ...testModeSettings },
   events: {
     'payments.completed': 'A payment was completed at its gateway.',
     'payments.reversed': 'A payment was refunded or disputed (kind), its credits taken back.',
+    'payments.dispute.opened': 'A payer disputed a payment at its gateway (a chargeback).',
+    'payments.dispute.closed': 'A dispute was resolved: won (the money stays) or lost.',
+    'payments.block.added': 'A player was blocked from paying at a gateway after a dispute.',
+    'payments.block.lifted': 'A block was lifted, by staff or by the dispute being won.',
   },
   errors: {
     GATEWAY_UNAVAILABLE: 400,
@@ -75,6 +84,10 @@ export default defineFeature({
     INVALID_URL: 400,
     GUEST_CHECKOUT_DISABLED: 403,
     INVALID_GUEST_NAME: 400,
+    PURCHASES_BLOCKED: 403,
+    BLOCK_NOT_FOUND: 404,
+    DISPUTE_NOT_FOUND: 404,
+    INVALID_GUEST_EMAIL: 400,
   },
   async register(app, { db, events, services, settings, env, log, options: opts }) {
     const payments = new DbPaymentsService({
@@ -90,6 +103,8 @@ export default defineFeature({
       purchaseExpirySeconds: opts.purchaseExpiryMinutes * 60,
       chargebackRefundsOrders: opts.chargebackRefundsOrders,
       checkoutClaimSeconds: opts.checkoutClaimSeconds,
+      audit: services.get(auditRef),
+      blockAddresses: opts.blockAddresses,
     });
     const stripeMissing = missing(env, ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
     if (stripeMissing.length === 0) {
@@ -120,9 +135,11 @@ export default defineFeature({
     } else {
       payments.disableGateway('paypal', `${paypalMissing.join(', ')} not set`);
     }
+    payments.registerGateway(testGateway());
     services.provide(paymentsRef, payments);
     services.get(usersRef).addPlayerPanel(chargebackPanel(payments, settings));
     await paymentsRoutes(app, payments, settings);
+    testModeRoutes(app, payments);
 
     let sweeper: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {

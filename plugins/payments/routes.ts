@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { displayTimestamp, formatMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
+import { disputeRoutes } from './dispute-routes.ts';
 import {
   CheckoutBody,
   CheckoutResponse,
@@ -29,6 +30,7 @@ export async function paymentsRoutes(fastify: FastifyInstance, payments: DbPayme
   const tz = () => settings.get().timezone;
   adminRoutes(fastify, payments, tz);
   playerRoutes(fastify, payments, tz);
+  disputeRoutes(fastify, payments, tz);
   await webhookRoutes(fastify, payments);
 }
 
@@ -50,6 +52,7 @@ function showPayment(p: Payment, tz: string) {
     kind: p.purchaseLines === null ? 'top-up' : 'purchase',
     userID: String(p.userId),
     guestName: p.guestName,
+    guestEmail: p.guestEmail,
     gateway: p.gateway,
     status: p.status,
     amount: formatMoney(p.amount),
@@ -154,11 +157,11 @@ function playerRoutes(fastify: FastifyInstance, payments: DbPaymentsService, tz:
         description: '`userID` or `username`; `amount` (site currency, credited 1:1) or `packageID`. Send the player to `checkoutURL`.',
         body: CheckoutBody,
         response: { 200: CheckoutResponse },
-        errors: ['GATEWAY_UNAVAILABLE', 'INVALID_URL', 'USER_NOT_FOUND', 'PACKAGE_NOT_FOUND', 'INVALID_AMOUNT', 'GATEWAY_ERROR'],
+        errors: ['GATEWAY_UNAVAILABLE', 'INVALID_URL', 'USER_NOT_FOUND', 'PACKAGE_NOT_FOUND', 'INVALID_AMOUNT', 'PURCHASES_BLOCKED', 'GATEWAY_ERROR'],
       },
     },
     async (request) => {
-      const payment = await payments.checkout(request.body);
+      const payment = await payments.checkout({ ...request.body, ip: request.ip });
       return { status: true as const, data: { paymentID: payment.id, checkoutURL: payment.checkoutUrl } };
     },
   );
@@ -189,6 +192,7 @@ function playerRoutes(fastify: FastifyInstance, payments: DbPaymentsService, tz:
           'USER_NOT_FOUND',
           'GUEST_CHECKOUT_DISABLED',
           'INVALID_GUEST_NAME',
+          'INVALID_GUEST_EMAIL',
           'PRODUCT_NOT_FOUND',
           'INVALID_QUANTITY',
           'INVALID_VARIABLE',
@@ -200,18 +204,21 @@ function playerRoutes(fastify: FastifyInstance, payments: DbPaymentsService, tz:
           'INVALID_AMOUNT',
           'GATEWAY_ERROR',
           'PROMOTION_INVALID',
+          'PURCHASES_BLOCKED',
           'RATE_LIMITED',
         ],
       },
     },
     async (request) => {
-      const { gateway, userID, username, guestName, lines, returnURL, cancelURL, coupon, giftCard } = request.body;
+      const { gateway, userID, username, guestName, guestEmail, lines, returnURL, cancelURL, coupon, giftCard } = request.body;
       const started = await payments.startPurchase({
         gateway,
         returnURL,
         cancelURL,
         guestName,
+        guestEmail,
         codes: { coupon, giftCard, sender: { address: request.ip, api: true } },
+        ip: request.ip,
         userId: username !== undefined && userID === undefined ? await payments.userIdOf(username) : userID === undefined ? undefined : Number(userID),
         lines: lines.map((l) => ({
           productId: Number(l.productID),

@@ -51,6 +51,12 @@ export const PurchaseBody = Type.Object({
   userID: Type.Optional(S.numeric({ description: "the buyer's account; or username; or guestName" })),
   username: Type.Optional(Type.String({ maxLength: 64 })),
   guestName: Type.Optional(Type.String({ maxLength: 64, description: "a guest's in-game name (3 to 16 of A-Z a-z 0-9 _): the commands run for it" })),
+  guestEmail: Type.Optional(
+    Type.String({
+      maxLength: 191,
+      description: "a guest's email for the receipt and the order's link: required, optional or ignored as the guestEmail setting says",
+    }),
+  ),
   lines: Type.Array(
     Type.Object({
       productID: S.numeric(),
@@ -80,6 +86,7 @@ export const PaymentRow = S.row({
   kind: S.str('top-up or purchase (a basket paid directly)', 'top-up'),
   userID: S.str('0 for a guest', '7'),
   guestName: S.strOrNull("a guest's in-game name", null),
+  guestEmail: S.strOrNull("a guest's email for the receipt", null),
   gateway: S.example('stripe'),
   status: S.str(
     'pending, completed, credited (a purchase no longer possible, its money on the balance), refund-due, refunded, disputed or expired',
@@ -105,8 +112,8 @@ export const WebhookParams = Type.Object({ gateway: Type.String({ maxLength: 32 
 export const WebhookResponse = S.ok({
   data: Type.Object({
     result: S.str(
-      'completed, credited or refund-due (a purchase no longer possible), refunded, disputed, reinstated (a dispute won), ' +
-        'ignored (no payment event), duplicate (seen before) or unchanged',
+      'completed, credited or refund-due (a purchase no longer possible), refunded, disputed, reinstated (a dispute won, its credits back), ' +
+        'won (a dispute won with nothing to give back), lost (a dispute lost), ignored (no payment event), duplicate (seen before) or unchanged',
       'completed',
     ),
   }),

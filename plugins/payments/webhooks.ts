@@ -15,6 +15,7 @@ import { raw, sql } from '../../core/sql.ts';
 import type { PurchaseBuyer } from '../store/contract.ts';
 import { WEBHOOK_REFUSALS, type GatewayAdapter, type GatewayEvent, type WebhookRequest } from './contract.ts';
 import { PaymentsEvent, PaymentsPayment } from './entities.ts';
+import type { Disputes } from './disputes.ts';
 import type { Gateways } from './gateways.ts';
 import { type Payment, type PaymentsDeps, pricedBasket, type WebhookResult } from './model.ts';
 import { disputeWon, reverse } from './reversals.ts';
@@ -45,16 +46,20 @@ function claimedEventId(raw: Buffer): string | undefined {
 }
 
 function buyerOf(payment: Payment): PurchaseBuyer {
-  return payment.userId === 0 ? { guestName: payment.guestName! } : { userId: payment.userId };
+  if (payment.userId !== 0) return { userId: payment.userId };
+  return payment.guestEmail ? { guestName: payment.guestName!, guestEmail: payment.guestEmail } : { guestName: payment.guestName! };
 }
 
 export class Webhooks {
   readonly #deps: PaymentsDeps;
   readonly #gateways: Gateways;
 
-  constructor(deps: PaymentsDeps, gateways: Gateways) {
+  readonly #disputes: Disputes;
+
+  constructor(deps: PaymentsDeps, gateways: Gateways, disputes: Disputes) {
     this.#deps = deps;
     this.#gateways = gateways;
+    this.#disputes = disputes;
   }
 
   async receive(gateway: string, request: WebhookRequest): Promise<WebhookResult> {
@@ -70,6 +75,12 @@ export class Webhooks {
       this.#deps.log.error({ err, gateway }, 'webhook verification failed');
       throw new DomainError('GATEWAY_ERROR', `The gateway ${gateway} could not verify the webhook; try again later.`);
     }
+    return this.apply(adapter, event);
+  }
+
+  /** An event its gateway vouches for (a verified webhook, or the test gateway's checkout page), acted on exactly once. */
+  async apply(adapter: GatewayAdapter, event: GatewayEvent): Promise<WebhookResult> {
+    const gateway = adapter.name;
     if (event.kind === 'ignored') return 'ignored';
     try {
       let result: WebhookResult;
@@ -122,12 +133,20 @@ export class Webhooks {
     }
     if (event.kind === 'completed') {
       if (payment.purchaseLines === null) return this.#complete(payment, event.chargeRef);
-      return unfulfillable ? this.#settleUnfulfillable(adapter, payment, event.chargeRef, unfulfillable) : this.#completePurchase(payment, event.chargeRef);
+      return unfulfillable
+        ? this.#settleUnfulfillable(adapter, payment, event.chargeRef, unfulfillable)
+        : this.#completePurchase(payment, event.chargeRef, adapter.test === true);
     }
     // A partial refund leaves the purchase standing; the refund that makes it whole takes the credits back.
     if (event.kind === 'refunded' && event.refundedTotal !== undefined && event.refundedTotal < payment.amount) return 'ignored';
-    if (event.kind === 'dispute-won') return disputeWon(this.#deps, payment);
-    return reverse(this.#deps, payment, event.kind, event.chargeRef);
+    if (event.kind === 'dispute-won') {
+      const result = await disputeWon(this.#deps, payment);
+      return (await this.#disputes.closed(payment, 'won', event.dispute)) && result === 'unchanged' ? 'won' : result;
+    }
+    if (event.kind === 'dispute-lost') return (await this.#disputes.closed(payment, 'lost', event.dispute)) ? 'lost' : 'unchanged';
+    const result = await reverse(this.#deps, payment, event.kind, event.chargeRef);
+    if (event.kind === 'disputed' && (await this.#disputes.opened(payment, event.dispute)) && result === 'unchanged') return 'disputed';
+    return result;
   }
 
   async #complete(payment: Payment, chargeRef: string | undefined): Promise<WebhookResult> {
@@ -166,7 +185,7 @@ export class Webhooks {
   }
 
   /** An expired purchase still completes: the money arrived. */
-  async #completePurchase(payment: Payment, chargeRef: string | undefined): Promise<WebhookResult> {
+  async #completePurchase(payment: Payment, chargeRef: string | undefined, test: boolean): Promise<WebhookResult> {
     if (payment.status !== 'pending' && payment.status !== 'expired') return 'unchanged';
     let orderId: number;
     try {
@@ -178,6 +197,7 @@ export class Webhooks {
           paymentApi: payment.gateway,
           paymentId: payment.id,
           currency: payment.currency,
+          test,
         },
         adjustments,
       ));
@@ -197,7 +217,8 @@ export class Webhooks {
     const { db, users, log } = this.#deps;
     if (payment.status !== 'pending' && payment.status !== 'expired') return 'unchanged';
     const why = { paymentId: payment.id, gateway: adapter.name, code: reason.code, reason: reason.message };
-    const user = payment.userId === 0 ? undefined : await users.findById(payment.userId);
+    // A test payment moved no money: it is never credited, only "refunded" by its gateway.
+    const user = payment.userId === 0 || adapter.test ? undefined : await users.findById(payment.userId);
     if (user) {
       log.warn(why, "a paid purchase could no longer be made: its money is credited to the buyer's balance");
       return this.#settle(payment, 'credited', await this.#recordCredits(payment, user.username, payment.amount), chargeRef, payment.amount);

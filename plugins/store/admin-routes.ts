@@ -8,7 +8,7 @@ import { DomainError } from '../../core/errors.ts';
 import { requireMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import { OrderRow } from './contract.ts';
+import { AdminOrderRow, OrderRow } from './contract.ts';
 import type { Product } from './contract.ts';
 import type { DbCatalogue } from './catalogue.ts';
 import type { DbOrders } from './orders.ts';
@@ -41,7 +41,46 @@ export function storeAdminRoutes(app: FastifyInstance, catalogue: DbCatalogue, o
   adminCategoryRoutes(app, catalogue);
   adminProductRoutes(app, catalogue, settings);
   adminPaymentRoutes(app, orders, settings);
+  adminOrderRoutes(app, orders);
   adminRuleRoutes(app, catalogue);
+}
+
+const OrdersQuery = Type.Object({
+  search: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 191,
+      description: "a username, a guest's in-game name or the email a guest gave for the receipt (exact, any case)",
+    }),
+  ),
+  status: Type.Optional(Type.Union([Type.Literal('completed'), Type.Literal('refunded'), Type.Literal('disputed')])),
+  type: Type.Optional(Type.Union([Type.Literal('credit'), Type.Literal('payment')])),
+  before: Type.Optional(S.numeric({ description: 'orders older than this order id (the next page)' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+});
+
+/** Admin: orders found by what a player tells staff. */
+function adminOrderRoutes(host: FastifyInstance, store: DbOrders): void {
+  const app = host.withTypeProvider<S.TypeBoxProvider>();
+  app.get(
+    '/api/admin/store/orders',
+    {
+      schema: {
+        tags: admin,
+        summary: 'Orders, newest first: all, or those of a player or guest by name or email',
+        querystring: OrdersQuery,
+        response: { 200: Type.Array(AdminOrderRow) },
+      },
+    },
+    async ({ query }) =>
+      store.listOrders({
+        search: query.search,
+        status: query.status,
+        type: query.type,
+        before: query.before === undefined ? undefined : Number(query.before),
+        limit: query.limit ?? 50,
+      }),
+  );
 }
 
 /** Admin: the store's categories. */

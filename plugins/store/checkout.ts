@@ -53,7 +53,7 @@ interface CheckedLine {
 /** How a buy's order is paid, the one thing in which the two buys' orders differ. */
 interface Payment<T> {
   /** The order's fields that say how it is paid, from its amounts. */
-  fields(amounts: { total: number }): Pick<Order, 'type' | 'earnings' | 'cashback' | 'credit' | 'currency' | 'paymentApi' | 'paymentId'>;
+  fields(amounts: { total: number }): Pick<Order, 'type' | 'earnings' | 'cashback' | 'credit' | 'currency' | 'paymentApi' | 'paymentId' | 'test'>;
   /** Inside the transaction, once the order, its lines and the participants' part are written: moves the money it takes. */
   settle(order: Order): Promise<T>;
 }
@@ -273,7 +273,16 @@ export class DbCheckout implements StoreCheckout {
         const { order, settled: balance } = await this.#place(user, lines, checkout, adjustments, at, {
           fields: ({ total }) => {
             const cashback = percentOf(total, settings.cashbackPercent);
-            return { type: 'credit', earnings: 0, cashback, credit: cashback, currency: settings.currency, paymentApi: 'credits', paymentId: null };
+            return {
+              type: 'credit',
+              earnings: 0,
+              cashback,
+              credit: cashback,
+              currency: settings.currency,
+              paymentApi: 'credits',
+              paymentId: null,
+              test: false,
+            };
           },
           settle: (placed) => this.#pay(placed, keyName),
         });
@@ -314,7 +323,7 @@ export class DbCheckout implements StoreCheckout {
   async buyPaid(
     buyer: PurchaseBuyer,
     offered: PricedLine[],
-    payment: { paymentApi: string; paymentId: string; currency: string },
+    payment: { paymentApi: string; paymentId: string; currency: string; test?: boolean },
     adjustments: Adjustment[] = [],
   ): Promise<{ orderId: number }> {
     return this.#db.transaction(async () => {
@@ -340,6 +349,7 @@ export class DbCheckout implements StoreCheckout {
           currency: payment.currency,
           paymentApi: payment.paymentApi,
           paymentId: payment.paymentId,
+          test: payment.test === true,
         }),
         settle: () => Promise.resolve(),
       });
@@ -369,6 +379,7 @@ export class DbCheckout implements StoreCheckout {
       ...payment.fields(figures),
       guestName: guest ? user.username : null,
       guestKey: guest ? user.username.toLowerCase() : null,
+      guestEmail: guest ? (user.email ?? null) : null,
       creationDate: at,
     });
     const items = await this.#insertItems(order.id, lines);
@@ -446,7 +457,7 @@ export class DbCheckout implements StoreCheckout {
   /** The account, or a guest: no account (id 0), the name typed at checkout, no linked accounts. */
   async #buyer(buyer: PurchaseBuyer): Promise<Buyer> {
     if ('userId' in buyer) return this.#users.requireById(buyer.userId);
-    return { id: 0, username: buyer.guestName, linkedAccounts: {} };
+    return { id: 0, username: buyer.guestName, linkedAccounts: {}, email: buyer.guestEmail ?? null };
   }
 
   /**

@@ -26,9 +26,15 @@ export const OrderRow = Type.Object({
   status: str('completed or refunded', 'completed'),
   paymentAPI: str('credits, or the gateway of a payment', 'credits'),
   paymentID: str('empty for credit orders', ''),
+  test: Type.Boolean({ description: 'paid at the test gateway (test mode): no money moved', examples: [false] }),
+  guestName: strOrNull("a guest's order (accountID 0): the in-game name typed at checkout", null),
   creationDate: dateStr(),
 });
 export type OrderRow = typeof OrderRow.static;
+
+/** An order in staff's search: with the email a guest typed for the receipt. */
+export const AdminOrderRow = Type.Object({ ...OrderRow.properties, guestEmail: strOrNull("a guest's email for the receipt", null) });
+export type AdminOrderRow = typeof AdminOrderRow.static;
 
 export type Category = TableRecord<typeof StoreCategory>;
 
@@ -132,7 +138,7 @@ export interface RequestedLine {
 }
 
 /** Who pays a direct purchase: an account, or a guest known only by the in-game name the commands run for. */
-export type PurchaseBuyer = { userId: number } | { guestName: string };
+export type PurchaseBuyer = { userId: number } | { guestName: string; guestEmail?: string };
 
 /** A line of a direct purchase with the prices offered, in cents a unit: before (`unitPrice`) and after (`unitTotal`) the discount. */
 export interface PricedLine extends OrderItemEvent {
@@ -300,7 +306,8 @@ export interface StoreCheckout {
   buyPaid(
     buyer: PurchaseBuyer,
     offered: PricedLine[],
-    payment: { paymentApi: string; paymentId: string; currency: string },
+    /** `test`: paid at a test gateway, so a test order (no money moved). */
+    payment: { paymentApi: string; paymentId: string; currency: string; test?: boolean },
     adjustments?: Adjustment[],
   ): Promise<{ orderId: number }>;
   /** Adds a peer to every buy: sale prices in listings and buys, codes at checkout, its part of each order (see BuyParticipant). */
@@ -313,6 +320,8 @@ export interface StoreCheckout {
 export interface StoreOrders {
   /** Real money received (completed `payment` orders' earnings) from `from` to before `to`, stored UTC times, in cents. */
   revenueBetween(from: string, to: string): Promise<number>;
+  /** Deletes every test order (paid at a test gateway) with its lines and codes' adjustments, in the caller's transaction; how many. */
+  clearTestOrders(): Promise<number>;
   /** One order, what was bought and what codes took off; ORDER_NOT_FOUND when there is none. */
   getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[]; adjustments: Adjustment[] }>;
   /** A user's orders, newest first, with the guest orders placed under the username before the account existed. */
@@ -406,6 +415,10 @@ declare module '../../core/events.ts' {
       creationDate: string;
       /** What was bought (empty for a payment). */
       items: OrderItemEvent[];
+      /** Paid at a test gateway: no money moved (receipts, webhooks and boards say so or leave it out). */
+      test?: boolean;
+      /** A guest's order (user 0): the email typed at checkout for its receipt, or null. */
+      guestEmail?: string | null;
     };
     /** Emitted inside the refund's transaction: the order is `refunded` once this commits. */
     'store.order.refunded': {

@@ -95,9 +95,13 @@ export const StoreOrder = defineEntity({
     currency: p.string().length(3),
     paymentApi: p.string().length(64),
     paymentId: p.string().length(128).nullable(),
+    /** Paid at a test gateway (site setting testMode): no money moved; left out of revenue and the donation boards, cleared on request. */
+    test: p.boolean().default(false),
     /** A guest's purchase (account 0): the in-game name typed at checkout, and its lower-cased form an account registered later with that name finds it by. */
     guestName: p.string().length(16).nullable(),
     guestKey: p.string().length(16).nullable().index(),
+    /** A guest's email for the receipt, when one was typed (staff find the order by it). */
+    guestEmail: p.string().length(191).nullable(),
     /** Indexed: the dashboard's sales of the day and month scan only the orders since then. */
     creationDate: p.string().length(19).index(),
   },

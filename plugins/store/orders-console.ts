@@ -90,9 +90,12 @@ function salesFigures({ pages, orders, settings }: OrderPages): void {
   });
 }
 
+/** A guest's order has no account to link to: the in-game name typed at checkout, and the email given for the receipt. */
+const guestCell = (o: { guestName: string | null; guestEmail?: string | null }) => `guest ${o.guestName ?? ''}${o.guestEmail ? ` (${o.guestEmail})` : ''}`;
+
 /** The orders, newest first, filtered by status, type and player, a page at a time. */
 async function orderListPage({ pages, orders, users }: OrderPages, query: Record<string, string | undefined>): Promise<ConsolePage> {
-  const filter = { status: query.status || undefined, type: query.type || undefined };
+  const filter = { status: query.status || undefined, type: query.type || undefined, search: query.search?.trim() || undefined };
   const errors: Record<string, string> = {};
   let userId: number | undefined;
   if (filter.status && !STATUSES.includes(filter.status)) errors.status = 'status must be completed, refunded or disputed';
@@ -104,7 +107,8 @@ async function orderListPage({ pages, orders, users }: OrderPages, query: Record
   }
   const before = /^[0-9]{1,15}$/.test(query.before ?? '') ? Number(query.before) : undefined;
   const rows = Object.keys(errors).length ? [] : await orders.listOrders({ ...filter, userId, before, limit: PAGE });
-  const keep = new URLSearchParams(Object.entries({ status: query.status ?? '', type: query.type ?? '', username: query.username ?? '' }).filter(([, v]) => v));
+  const values = { status: query.status ?? '', type: query.type ?? '', username: query.username ?? '', search: query.search ?? '' };
+  const keep = new URLSearchParams(Object.entries(values).filter(([, v]) => v));
   const link = (extra: Record<string, string>) => `${pages.base}?${new URLSearchParams([...keep, ...Object.entries(extra)])}`;
   const names = await users.usernames(rows.map((o) => Number(o.accountID)));
   return {
@@ -119,7 +123,7 @@ async function orderListPage({ pages, orders, users }: OrderPages, query: Record
         action: pages.base,
         submit: 'Show orders',
         errors,
-        values: { status: query.status ?? '', type: query.type ?? '', username: query.username ?? '' },
+        values,
         fields: [
           { name: 'status', label: 'Status', type: 'select', options: [{ value: '', label: 'any' }, ...STATUSES.map((s) => ({ value: s, label: s }))] },
           {
@@ -133,6 +137,7 @@ async function orderListPage({ pages, orders, users }: OrderPages, query: Record
             ],
           },
           { name: 'username', label: 'Player', type: 'search', hint: 'Exact username.' },
+          { name: 'search', label: 'Name or email', type: 'search', hint: "A username, a guest's in-game name or the email a guest gave (exact, any case)." },
         ],
       },
       {
@@ -150,7 +155,7 @@ async function orderListPage({ pages, orders, users }: OrderPages, query: Record
         rows: rows.map((o) => ({
           id: { text: `#${o.id}`, href: `${pages.base}/${o.id}` },
           date: o.creationDate,
-          player: playerCell(pages, o.accountID, names),
+          player: o.accountID === '0' ? guestCell(o) : playerCell(pages, o.accountID, names),
           type: o.type,
           total: o.total,
           status: o.status,
@@ -165,9 +170,9 @@ async function orderListPage({ pages, orders, users }: OrderPages, query: Record
 /** One order: its figures, its items, the refund form while it is refundable, and its deliveries. */
 async function orderPage(op: OrderPages, id: number): Promise<ConsolePage> {
   const { pages, orders, users } = op;
-  const { order, items } = await orders.getOrder(id);
+  const { order, items, adjustments } = await orders.getOrder(id);
   const refundable = order.type === 'credit' && order.status === 'completed';
-  const player = playerCell(pages, order.accountID, await users.usernames([Number(order.accountID)]));
+  const player = order.accountID === '0' ? guestCell(order) : playerCell(pages, order.accountID, await users.usernames([Number(order.accountID)]));
   return {
     title: `Order #${order.id}`,
     blocks: [
@@ -180,7 +185,19 @@ async function orderPage(op: OrderPages, id: number): Promise<ConsolePage> {
           { label: 'date', value: order.creationDate },
           typeof player === 'string' ? { label: 'player', value: player } : { label: 'player', value: player.text, href: player.href },
           { label: 'cashback', value: order.cashback },
+          ...(order.paymentID ? [{ label: `payment (${order.paymentAPI})`, value: order.paymentID }] : []),
         ],
+      },
+      {
+        kind: 'table',
+        caption: 'Codes used',
+        empty: 'No coupon or gift card.',
+        columns: [
+          { key: 'kind', label: 'Kind' },
+          { key: 'code', label: 'Code' },
+          { key: 'amount', label: 'Took off', numeric: true },
+        ],
+        rows: adjustments.map((a) => ({ kind: a.kind === 'gift-card' ? 'gift card' : a.kind, code: a.code, amount: formatMoney(a.amount) })),
       },
       {
         kind: 'table',

@@ -15,14 +15,24 @@ import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
 import type { DbCatalogue } from './catalogue.ts';
-import type { Adjustment, OrderItemEvent, OrderRow, PaymentOrderInput, StoreOrders } from './contract.ts';
+import type { Adjustment, AdminOrderRow, OrderItemEvent, OrderRow, PaymentOrderInput, StoreOrders } from './contract.ts';
 import { StoreOrder, StoreOrderAdjustment, StoreOrderItem, StoreProduct } from './entities.ts';
 
 export type Order = TableRecord<typeof StoreOrder>;
+
+/** Staff's listing: by status, type, account or `search` (see #searched), older than order `before`. */
+export interface OrderFilter {
+  status?: string;
+  type?: string;
+  userId?: number;
+  search?: string;
+  before?: number;
+  limit: number;
+}
 type OrderItem = TableRecord<typeof StoreOrderItem>;
 
 /** Who buys: an account, or a guest (id 0) known by the name typed at checkout. */
-export type Buyer = Pick<UserAccount, 'id' | 'username' | 'linkedAccounts'>;
+export type Buyer = Pick<UserAccount, 'id' | 'username' | 'linkedAccounts'> & Partial<Pick<UserAccount, 'email'>>;
 
 const P = StoreProduct.c;
 const O = StoreOrder.c;
@@ -51,6 +61,8 @@ function orderRow(o: Order, timeZone: string, coupon: string | null = null): Ord
     status: o.status,
     paymentAPI: o.paymentApi,
     paymentID: o.paymentId ?? '',
+    test: o.test,
+    guestName: o.guestName,
     creationDate: displayTimestamp(o.creationDate, timeZone),
   };
 }
@@ -79,6 +91,8 @@ export function orderCompleted(events: EventBus, order: Order, user: Buyer, item
     currency: order.currency,
     creationDate: order.creationDate,
     items,
+    guestEmail: order.guestEmail,
+    test: order.test,
   });
 }
 
@@ -124,8 +138,18 @@ export class DbOrders implements StoreOrders {
 
   async revenueBetween(from: string, to: string): Promise<number> {
     const [row] = await this.#db.query(sql`select ${fields({ total: sum(O.earnings) })} from ${StoreOrder}
-      where ${O.type} = 'payment' and ${O.status} = 'completed' and ${O.creationDate} >= ${from} and ${O.creationDate} < ${to}`);
+      where ${O.type} = 'payment' and ${O.status} = 'completed' and ${O.test} = ${false} and ${O.creationDate} >= ${from} and ${O.creationDate} < ${to}`);
     return Number(row?.total ?? 0);
+  }
+
+  async clearTestOrders(): Promise<number> {
+    return this.#db.transaction(async () => {
+      const tests = sql`select ${O.id} from ${StoreOrder} where ${O.test} = ${true}`;
+      await this.#db.run(sql`delete from ${StoreOrderItem} where ${I.orderId} in (${tests})`);
+      await this.#db.run(sql`delete from ${StoreOrderAdjustment} where ${A.orderId} in (${tests})`);
+      const { affectedRows } = await this.#db.run(sql`delete from ${StoreOrder} where ${O.test} = ${true}`);
+      return affectedRows;
+    });
   }
 
   /**
@@ -148,8 +172,10 @@ export class DbOrders implements StoreOrders {
         currency: payment.currency.toUpperCase(),
         paymentApi: payment.paymentApi,
         paymentId: payment.paymentId,
+        test: false,
         guestName: null,
         guestKey: null,
+        guestEmail: null,
         creationDate: now(),
       });
       if (payment.credit > 0) await this.#credits.change(user.id, payment.credit, { reason: 'payment', orderId: created.id, keyName: payment.keyName });
@@ -264,7 +290,7 @@ export class DbOrders implements StoreOrders {
    * Orders newest first, filtered, `limit` at most, older than the order `before` (keyset paging:
    * the last page costs what the first does).
    */
-  async listOrders(filter: { status?: string; type?: string; userId?: number; before?: number; limit: number }): Promise<OrderRow[]> {
+  async listOrders(filter: OrderFilter): Promise<AdminOrderRow[]> {
     const { status, type, userId, before } = filter;
     const rows = await StoreOrder.select(
       this.#db,
@@ -272,14 +298,26 @@ export class DbOrders implements StoreOrders {
         status !== undefined && sql`${O.status} = ${status}`,
         type !== undefined && sql`${O.type} = ${type}`,
         userId !== undefined && sql`${O.accountId} = ${userId}`,
+        filter.search !== undefined && (await this.#searched(filter.search)),
         before !== undefined && sql`${O.id} < ${before}`,
       )} order by ${O.id} desc limit ${countParam(filter.limit)}`,
     );
-    return this.#orderRows(rows);
+    const shown = await this.#orderRows(rows);
+    return shown.map((o, i) => ({ ...o, guestEmail: rows[i]!.guestEmail }));
+  }
+
+  /**
+   * What a player tells staff, case-insensitive: an account's username (its orders), an in-game
+   * name a guest bought under, or the email a guest typed for the receipt.
+   */
+  async #searched(text: string) {
+    const key = text.trim().toLowerCase();
+    const account = key.includes('@') ? undefined : await this.#users.findByUsername(key);
+    return sql`(${O.guestKey} = ${key.slice(0, 16)} or lower(${O.guestEmail}) = ${key}${account ? sql` or ${O.accountId} = ${account.id}` : sql``})`;
   }
 
   /** One order and what was bought; ORDER_NOT_FOUND when there is none. */
-  async getOrder(orderId: number): Promise<{ order: OrderRow; items: OrderItemEvent[]; adjustments: Adjustment[] }> {
+  async getOrder(orderId: number): Promise<{ order: AdminOrderRow; items: OrderItemEvent[]; adjustments: Adjustment[] }> {
     const order = await StoreOrder.find(this.#db, orderId);
     if (!order) throw new DomainError('ORDER_NOT_FOUND', `No order with ID ${orderId}.`);
     const [items, adjusted] = await Promise.all([
@@ -288,7 +326,7 @@ export class DbOrders implements StoreOrders {
     ]);
     const adjustments = adjusted.map(({ kind, code, amount, paid }) => ({ kind, code, amount, paid }));
     const coupon = adjustments.find((a) => a.kind === 'coupon')?.code ?? null;
-    return { order: orderRow(order, this.#settings.get().timezone, coupon), items: items.map(itemEvent), adjustments };
+    return { order: { ...orderRow(order, this.#settings.get().timezone, coupon), guestEmail: order.guestEmail }, items: items.map(itemEvent), adjustments };
   }
 
   /** The ids of a user's completed balance purchases made after order `afterOrderId`, oldest first. */
@@ -298,19 +336,19 @@ export class DbOrders implements StoreOrders {
     return rows.map((r) => Number(r.id));
   }
 
-  /** Completed orders' totals since `since`, by UTC hour (`2026-11-25 14`) and type: at most 24 rows a day per type, whatever the sales. */
+  /** Completed orders' totals (test orders aside) since `since`, by UTC hour (`2026-11-25 14`) and type: at most 24 rows a day per type, whatever the sales. */
   async salesByHour(since: string): Promise<{ hour: string; type: string; total: number }[]> {
     const rows = await this.#db.query(sql`
       select ${fields({ hour: typed<string>(sql`substr(${O.creationDate}, 1, 13)`), type: O.type, total: sum(O.total) })} from ${StoreOrder}
-      where ${O.status} = 'completed' and ${O.creationDate} >= ${since} group by substr(${O.creationDate}, 1, 13), ${O.type}`);
+      where ${O.status} = 'completed' and ${O.test} = ${false} and ${O.creationDate} >= ${since} group by substr(${O.creationDate}, 1, 13), ${O.type}`);
     return rows.map((r) => ({ hour: r.hour, type: r.type, total: Number(r.total ?? 0) }));
   }
 
-  /** Completed orders since a stored UTC time: their count and the money or credits they took, in cents, by type. */
+  /** Completed orders (test orders aside) since a stored UTC time: their count and the money or credits they took, in cents, by type. */
   async salesSince(since: string): Promise<{ type: string; orders: number; total: number }[]> {
     const rows = await this.#db.query(
       sql`select ${fields({ type: O.type, n: count(), total: sum(O.total) })}
-      from ${StoreOrder} where ${O.status} = 'completed' and ${O.creationDate} >= ${since} group by ${O.type} order by ${O.type}`,
+      from ${StoreOrder} where ${O.status} = 'completed' and ${O.test} = ${false} and ${O.creationDate} >= ${since} group by ${O.type} order by ${O.type}`,
     );
     return rows.map((r) => ({ type: r.type, orders: Number(r.n), total: Number(r.total ?? 0) }));
   }

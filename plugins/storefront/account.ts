@@ -219,20 +219,33 @@ function orderRoutes(pages: PageRouter, site: Site, peers: AccountPeers, opts: A
         : undefined;
       if (!found || Number(found.order.accountID) !== visit.player!.user.id)
         return site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
-      const { rows, names } = await deliveryRows(peers.delivery(), orderId);
-      const order = orderView(visit, found.order, rows, names);
-      return site.page(
-        visit,
-        'order',
-        { title: visit.t('order.title', { id: order.id }) },
-        {
-          order,
-          items: found.items,
-          live: LIVE.includes(order.state),
-          pollSeconds: opts.pollSeconds,
-        },
-      );
+      return orderPage(visit, found, site.u(`/account/orders/${orderId}`));
     },
     { signedIn: true },
   );
+
+  // A guest's order, by the link of its mailed receipt: the token is the only key a guest holds.
+  pages.get('/order/:token', async (visit) => {
+    const token = (visit.request.params as { token: string }).token;
+    const orderId = await peers.email()?.guestOrder(token);
+    const found = orderId
+      ? await store.getOrder(orderId).catch((err: unknown) => {
+          if (refused(err)) return undefined;
+          throw err;
+        })
+      : undefined;
+    if (!found) return site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
+    return orderPage(visit, found, site.u(`/order/${token}`), found.order.guestName ?? undefined);
+  });
+
+  const orderPage = async (visit: Visit, found: Awaited<ReturnType<StoreOrders['getOrder']>>, self: string, guestName?: string) => {
+    const { rows, names } = await deliveryRows(peers.delivery(), Number(found.order.id));
+    const order = orderView(visit, found.order, rows, names);
+    return site.page(
+      visit,
+      'order',
+      { title: visit.t('order.title', { id: order.id }) },
+      { order, items: found.items, live: LIVE.includes(order.state), pollSeconds: opts.pollSeconds, self, guestName },
+    );
+  };
 }

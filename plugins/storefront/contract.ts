@@ -13,6 +13,8 @@ import { createServiceRef } from '../../core/registry.ts';
  */
 export interface StorefrontService {
   orderPage(orderId: number): string | undefined;
+  /** A guest's order, shown to whoever holds the token of its receipt's link (see EmailService.guestOrder). */
+  guestOrderPage(token: string): string | undefined;
   ticketPage(ticketId: number): string | undefined;
   resetPasswordPage(token: string): string | undefined;
   verifyEmailPage(token: string): string | undefined;

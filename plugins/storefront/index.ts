@@ -84,6 +84,7 @@ export default defineFeature({
     const page = (path: string) => (opts.publicUrl ? `${opts.publicUrl}${site.u(path)}` : undefined);
     services.provide(storefrontRef, {
       orderPage: (id) => page(`/account/orders/${id}`),
+      guestOrderPage: (token) => page(`/order/${token}`),
       ticketPage: (id) => page(`/account/tickets/${id}`),
       resetPasswordPage: (token) => page(`/password/reset/${token}`),
       verifyEmailPage: (token) => page(`/verify/${token}`),
