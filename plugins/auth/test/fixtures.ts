@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { AS_JAVA, call, type CallOptions } from '../../../test/helper.ts';
 import { USERS_TABLES, snapshot, totp } from '../../../test/fixtures.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { AuthCredential, AuthTotp } from '../entities.ts';
 
 export { totp, totpAt } from '../../../test/fixtures.ts';
 
@@ -30,7 +32,8 @@ export async function snapshotExceptCounts(app: FastifyInstance): Promise<Record
 
 /** Wrong passwords (`auth_credentials`) or codes (`auth_totp`) counted for a user. */
 export async function failedAttempts(app: FastifyInstance, table: 'auth_credentials' | 'auth_totp', userId: number): Promise<number> {
-  const [row] = await app.db.unchecked.query<{ n: number }>(`select failed_attempts as n from ${table} where user_id = ?`, [userId]);
+  const T = table === 'auth_totp' ? AuthTotp : AuthCredential;
+  const [row] = await app.db.query(sql`select ${fields({ n: T.c.failedAttempts })} from ${T} where ${T.c.userId} = ${userId}`);
   return Number(row?.n);
 }
 

@@ -9,6 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { AUTH_PLUGIN_CODES } from '../../../core/clients.ts';
 import { ADMIN_KEY, build, call, JAVA_AGENT } from '../../../test/helper.ts';
 import { NO_RATE_LIMIT, register, sessionStatus, totp } from './fixtures.ts';
+import { sql } from '../../../core/sql.ts';
+import { AuthSession } from '../entities.ts';
 
 const IP = '203.0.113.9';
 const AGENT = 'LeaderOS-Auth/1.0 (Paper 1.21; session)';
@@ -66,7 +68,7 @@ t.test('each state as the plugin acts on it', async (t) => {
   // Two-factor: a login from here waits for its code; the plugin asks for it with a fresh token.
   const setup = (await call(app, '/api/auth/tfa/setup', { body: { userID: id } })).json().data;
   t.equal((await call(app, '/api/auth/tfa/enable', { body: { userID: id, code: totp(setup.secret) } })).statusCode, 200);
-  await app.db.unchecked.run('delete from auth_sessions where user_id = ?', [id]);
+  await app.db.run(sql`delete from ${AuthSession} where ${AuthSession.c.userId} = ${id}`);
   const login = await call(app, '/api/auth/login', { body: { username: 'Steve', password: 'correct horse', ip: IP, useragent: AGENT }, as: 'urlencoded' });
   t.equal(login.json().data.isTfaRequired, true);
   session = asPlugin(await gameSession(app, { username: 'Steve', ip: IP, useragent: AGENT }));

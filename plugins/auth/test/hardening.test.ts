@@ -6,6 +6,9 @@ import { TestClock } from '../../../core/clock.ts';
 import { builtinNames } from '../../../core/features.ts';
 import { ADMIN_KEY, AS_JAVA, TOTP_KEY, apiKey, build, call, freshDatabaseUrl, onMysql, scratchDir, type TestLike } from '../../../test/helper.ts';
 import { NO_RATE_LIMIT, login, register, sessionStatus, totp, wrongCode } from './fixtures.ts';
+import { count, fields, sql } from '../../../core/sql.ts';
+import { UsersAccount } from '../../users/entities.ts';
+import { AuthTotp } from '../entities.ts';
 
 t.test('the register limit holds for parallel registers from one ip', async (t) => {
   const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
@@ -19,7 +22,7 @@ t.test('the register limit holds for parallel registers from one ip', async (t) 
   const codes = results.map((r) => (r.statusCode === 200 ? 'ok' : r.json().error));
   t.equal(codes.filter((c) => c === 'ok').length, 3, 'exactly the limit of 3 pass');
   t.equal(codes.filter((c) => c === 'REGISTER_LIMIT').length, 17, 'the rest get REGISTER_LIMIT');
-  const [row] = await app.db.unchecked.query<{ n: number }>('select count(*) as n from users_accounts where creation_ip = ?', ['203.0.113.9']);
+  const [row] = await app.db.query(sql`select ${fields({ n: count() })} from ${UsersAccount} where ${UsersAccount.c.creationIp} = ${'203.0.113.9'}`);
   t.equal(Number(row!.n), 3);
 });
 
@@ -101,18 +104,18 @@ t.test('TOTP secrets are stored encrypted; clear ones are encrypted at start; a 
   const { id } = await register(app, 'Steve', 'correct horse');
   const { secret } = (await call(app, '/api/auth/tfa/setup', { body: { userID: id } })).json().data;
   t.equal((await call(app, '/api/auth/tfa/enable', { body: { userID: id, code: totp(secret) } })).statusCode, 200);
-  const [row] = await app.db.unchecked.query<{ secret: string }>('select secret from auth_totp where user_id = ?', [id]);
+  const [row] = await app.db.query(sql`select ${fields({ secret: AuthTotp.c.secret })} from ${AuthTotp} where ${AuthTotp.c.userId} = ${id}`);
   t.match(row!.secret, /^v1:[A-Za-z0-9_-]+$/, 'stored encrypted');
-  t.notOk(row!.secret.includes(secret), 'not the secret itself');
+  t.notOk(row!.secret?.includes(secret), 'not the secret itself');
   // A secret from before encryption, in clear: still good, and encrypted when the server starts.
   const { id: old } = await register(app, 'Oldie', 'correct horse');
   const clear = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
-  await app.db.unchecked.run('insert into auth_totp (user_id, secret, pending_secret, last_step) values (?, ?, null, 0)', [old, clear]);
-  await app.db.unchecked.run('update users_accounts set auth_status = 1 where id = ?', [old]);
+  await AuthTotp.insert(app.db, { userId: old, secret: clear, pendingSecret: null, lastStep: 0 });
+  await UsersAccount.update(app.db, old, { authStatus: 1 });
   await app.close();
 
   const again = await build(t, { features: ['users', 'auth'], databaseUrl: url });
-  const [sealed] = await again.db.unchecked.query<{ secret: string }>('select secret from auth_totp where user_id = ?', [old]);
+  const [sealed] = await again.db.query(sql`select ${fields({ secret: AuthTotp.c.secret })} from ${AuthTotp} where ${AuthTotp.c.userId} = ${old}`);
   t.match(sealed!.secret, /^v1:/, 'the clear secret was encrypted at start');
   const token = (await login(again, 'Oldie', 'correct horse')).json().data.token;
   t.equal((await call(again, '/api/auth/tfa/verify', { body: { token, code: totp(clear, 30) } })).statusCode, 200, 'and still checks codes');

@@ -3,6 +3,8 @@ import { hash } from '@node-rs/argon2';
 import bcrypt from 'bcryptjs';
 import { ENCODINGS, apiKey, build } from '../../../test/helper.ts';
 import { expectErrors, missingFields, newUser, snapshot, type ErrorCase } from '../../../test/fixtures.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { AuthCredential, AuthSession } from '../entities.ts';
 import { AUTH_TABLES, CLIENT, NO_RATE_LIMIT, failedAttempts, login, register, sessionStatus, sha256, snapshotExceptCounts } from './fixtures.ts';
 
 t.test('login: a session token, case-insensitive usernames, every encoding', async (t) => {
@@ -18,7 +20,7 @@ t.test('login: a session token, case-insensitive usernames, every encoding', asy
     t.match(body.data.token, /^[0-9a-f]{32}$/);
     t.equal(await sessionStatus(app, body.data.token), 200, 'the token is a live session');
   }
-  const hashes = await app.db.unchecked.query<{ token_hash: string }>('select token_hash from auth_sessions');
+  const hashes = await app.db.query(sql`select ${fields({ token_hash: AuthSession.c.tokenHash })} from ${AuthSession}`);
   t.equal(hashes.length, 4, 'one session per login (and the one of registering)');
   t.ok(hashes.every((h) => /^[0-9a-f]{64}$/.test(h.token_hash)));
 });
@@ -70,6 +72,7 @@ t.test('login is rate limited per username and ip', async (t) => {
 
 t.test('imported bcrypt and AuthMe hashes work once, then become argon2id', async (t) => {
   const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
+  const C = AuthCredential.c;
   const bcrypt2b = bcrypt.hashSync('old secret', 4);
   const imported: [string, string][] = [
     ['Php', bcrypt2b.replace(/^\$2b\$/, '$2y$')],
@@ -81,9 +84,9 @@ t.test('imported bcrypt and AuthMe hashes work once, then become argon2id', asyn
   ];
   for (const [name, stored] of imported) {
     const user = await newUser(app, name);
-    await app.db.unchecked.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, stored, '2020-01-01 00:00:00']);
+    await AuthCredential.insert(app.db, { userId: user.id, passwordHash: stored, updatedAt: '2020-01-01 00:00:00' });
     const row = async () =>
-      (await app.db.unchecked.query<{ password_hash: string }>('select password_hash from auth_credentials where user_id = ?', [user.id]))[0]!.password_hash;
+      (await app.db.query(sql`select ${fields({ password_hash: C.passwordHash })} from ${AuthCredential} where ${C.userId} = ${user.id}`))[0]!.password_hash;
 
     let res = await login(app, name, 'wrong secret');
     t.equal(res.json().error, 'WRONG_PASSWORD', `${name}: a wrong password fails`);
@@ -96,19 +99,14 @@ t.test('imported bcrypt and AuthMe hashes work once, then become argon2id', asyn
     t.equal((await login(app, name, 'wrong secret')).statusCode, 401, `${name}: and still refuses a wrong password`);
   }
 
-  const current = (await app.db.unchecked.query<{ password_hash: string }>('select password_hash from auth_credentials order by id')).map(
+  const current = (await app.db.query(sql`select ${fields({ password_hash: C.passwordHash })} from ${AuthCredential} order by ${C.id}`)).map(
     (r) => r.password_hash,
   );
   const again = await newUser(app, 'Current');
-  await app.db.unchecked.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [
-    again.id,
-    current[0],
-    '2020-01-01 00:00:00',
-  ]);
+  await AuthCredential.insert(app.db, { userId: again.id, passwordHash: current[0]!, updatedAt: '2020-01-01 00:00:00' });
   t.equal((await login(app, 'Current', 'old secret')).statusCode, 200);
-  const [kept] = await app.db.unchecked.query<{ password_hash: string; updated_at: string }>(
-    'select password_hash, updated_at from auth_credentials where user_id = ?',
-    [again.id],
+  const [kept] = await app.db.query(
+    sql`select ${fields({ password_hash: C.passwordHash, updated_at: C.updatedAt })} from ${AuthCredential} where ${C.userId} = ${again.id}`,
   );
   t.strictSame({ ...kept }, { password_hash: current[0], updated_at: '2020-01-01 00:00:00' }, 'a current argon2id hash is left alone');
 
@@ -119,7 +117,7 @@ t.test('imported bcrypt and AuthMe hashes work once, then become argon2id', asyn
     ['Cut', '$2y$10$short'],
   ]) {
     const user = await newUser(app, name!);
-    await app.db.unchecked.run('insert into auth_credentials (user_id, password_hash, updated_at) values (?, ?, ?)', [user.id, stored, '2020-01-01 00:00:00']);
+    await AuthCredential.insert(app.db, { userId: user.id, passwordHash: stored!, updatedAt: '2020-01-01 00:00:00' });
     const res = await login(app, name!, 'old secret');
     t.equal(res.statusCode, 401, `${name}: a damaged or unknown hash is a wrong password, not a fault`);
     t.equal(res.json().error, 'WRONG_PASSWORD');

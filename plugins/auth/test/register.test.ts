@@ -1,6 +1,9 @@
 import t from 'tap';
 import { AS_JAVA, ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
 import { expectErrors, missingFields, snapshot, type ErrorCase } from '../../../test/fixtures.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { UsersAccount } from '../../users/entities.ts';
+import { AuthCredential, AuthSession } from '../entities.ts';
 import { CLIENT, NO_RATE_LIMIT, TABLES, register, sessionStatus, sha256 } from './fixtures.ts';
 
 const form = (fields: Record<string, string> = {}) => ({ username: 'Steve_01', password: 'hunter22', email: 'Steve@Example.com', ...CLIENT, ...fields });
@@ -17,11 +20,14 @@ t.test('register: an account, an argon2id hash, and a live session', async (t) =
 
   const profile = (await call(app, '/api/users/?username=steve_01')).json();
   t.match(profile, { username: 'Steve_01', realname: 'Steve_01', email: 'Steve@Example.com', isVerified: '1', authStatus: '0', creationIP: CLIENT.ip });
-  const [cred] = await app.db.unchecked.query<{ user_id: number; password_hash: string }>('select user_id, password_hash from auth_credentials');
+  const [cred] = await app.db.query(
+    sql`select ${fields({ user_id: AuthCredential.c.userId, password_hash: AuthCredential.c.passwordHash })} from ${AuthCredential}`,
+  );
   t.equal(Number(cred!.user_id), Number(profile.id));
   t.match(cred!.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
-  const sessions = await app.db.unchecked.query<{ token_hash: string; ip: string; user_agent: string; verified: unknown }>(
-    'select token_hash, ip, user_agent, verified from auth_sessions',
+  const S = AuthSession.c;
+  const sessions = await app.db.query(
+    sql`select ${fields({ token_hash: S.tokenHash, ip: S.ip, user_agent: S.userAgent, verified: S.verified })} from ${AuthSession}`,
   );
   t.equal(sessions.length, 1);
   t.equal(sessions[0]!.token_hash, sha256(body.data.token), 'only the hash of the token is stored');
@@ -89,8 +95,8 @@ t.test('two registrations racing for one name: one account, one clear refusal', 
     answers.filter((r) => r.statusCode === 400).map((r) => r.json().error),
     ['USERNAME_ALREADY_EXIST', 'USERNAME_ALREADY_EXIST'],
   );
-  t.equal((await app.db.unchecked.query('select id from users_accounts')).length, 1);
-  t.equal((await app.db.unchecked.query('select id from auth_credentials')).length, 1, 'no credentials without an account');
+  t.equal((await UsersAccount.select(app.db)).length, 1);
+  t.equal((await AuthCredential.select(app.db)).length, 1, 'no credentials without an account');
 });
 
 t.test('many registrations at once, neighbours in the name index: every one an account, none a fault', async (t) => {
@@ -108,8 +114,8 @@ t.test('many registrations at once, neighbours in the name index: every one an a
     answers.map(() => 200),
     answers.find((r) => r.statusCode !== 200)?.body ?? 'all 200',
   );
-  t.equal((await app.db.unchecked.query('select id from users_accounts')).length, 40);
-  t.equal((await app.db.unchecked.query('select user_id from auth_credentials')).length, 40);
+  t.equal((await UsersAccount.select(app.db)).length, 40);
+  t.equal((await AuthCredential.select(app.db)).length, 40);
 });
 
 t.test('register limit per IP, and the settings that change it', async (t) => {
@@ -151,7 +157,7 @@ t.test('register is rate limited per username and ip', async (t) => {
   t.equal(res.json().error, 'REGISTER_LIMIT', "the auth plugin's nearest code");
   t.equal(res.json().code, 'RATE_LIMITED');
   t.match(res.headers['retry-after'], /^[0-9]+$/);
-  t.equal((await app.db.unchecked.query('select id from users_accounts')).length, 0, 'a refused call writes nothing');
+  t.equal((await UsersAccount.select(app.db)).length, 0, 'a refused call writes nothing');
   res = await call(app, '/api/auth/register', { body: form({ username: 'Spammer', ip: '192.0.2.77' }) });
   t.equal(res.statusCode, 200, 'another ip has its own count');
 });

@@ -7,11 +7,15 @@ import { usersRef } from '../../users/contract.ts';
 import { DbAuthService } from '../service.ts';
 import { SecretBox } from '../secrets.ts';
 import { TABLES, sessionStatus, sha256 } from './fixtures.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { AuthSession } from '../entities.ts';
+
+const S = AuthSession.c;
 
 async function storedSession(app: FastifyInstance, token: string) {
-  const [row] = await app.db.unchecked.query<{ user_id: number; ip: string; user_agent: string | null; created_at: string; expires_at: string }>(
-    'select user_id, ip, user_agent, created_at, expires_at from auth_sessions where token_hash = ?',
-    [sha256(token)],
+  const [row] = await app.db.query(
+    sql`select ${fields({ user_id: S.userId, ip: S.ip, user_agent: S.userAgent, created_at: S.createdAt, expires_at: S.expiresAt })}
+      from ${AuthSession} where ${S.tokenHash} = ${sha256(token)}`,
   );
   return row!;
 }
@@ -58,7 +62,7 @@ t.test('session checks: unknown, expired and pending tokens are SESSION_NOT_FOUN
     t.equal(check.statusCode, 404, unknown);
     t.strictSame(check.json(), { status: false, error: 'SESSION_NOT_FOUND', message: 'No live session has this token.' });
   }
-  await app.db.unchecked.run('update auth_sessions set expires_at = ? where token_hash = ?', [addSeconds(now(), -1), sha256(token)]);
+  await app.db.run(sql`update ${AuthSession} set ${S.expiresAt} = ${addSeconds(now(), -1)} where ${S.tokenHash} = ${sha256(token)}`);
   t.equal(await sessionStatus(app, token), 404, 'an expired session is gone at once');
 
   const live = (await call(app, '/api/auth/sessions', { body: { userID: steve.id, ip: '::1' } })).json().token as string;
@@ -78,7 +82,7 @@ t.test('session checks: unknown, expired and pending tokens are SESSION_NOT_FOUN
     new SecretBox(undefined),
   );
   t.equal(await auth.sweepSessions(), 1, 'the sweep deletes the expired session');
-  const left = await app.db.unchecked.query<{ token_hash: string }>('select token_hash from auth_sessions');
+  const left = await app.db.query(sql`select ${fields({ token_hash: S.tokenHash })} from ${AuthSession}`);
   t.strictSame(
     left.map((r) => r.token_hash),
     [sha256(live)],

@@ -5,6 +5,10 @@ import { TestClock } from '../../../core/clock.ts';
 import { addSeconds, now, parseTimestamp } from '../../../core/format.ts';
 import { expectErrors, missingFields, newUser, snapshot } from '../../../test/fixtures.ts';
 import { NO_RATE_LIMIT, TABLES, failedAttempts, login, register, sessionStatus, sha256, snapshotExceptCounts, totp, totpAt, wrongCode } from './fixtures.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { AuthSession, AuthTotp } from '../entities.ts';
+
+const S = AuthSession.c;
 
 const frozen = () => new TestClock({ frozen: true });
 const verify = (app: FastifyInstance, token: string, code: string) => call(app, '/api/auth/tfa/verify', { body: { token, code } });
@@ -84,9 +88,8 @@ t.test('login with two-factor: pending token, wrong code, right code, replay', a
   const token = await pendingLogin(app);
   t.match(token, /^[0-9a-f]{32}$/);
   t.equal(await sessionStatus(app, token), 404, 'a pending token is not a session yet');
-  const [pending] = await app.db.unchecked.query<{ created_at: string; expires_at: string }>(
-    'select created_at, expires_at from auth_sessions where token_hash = ?',
-    [sha256(token)],
+  const [pending] = await app.db.query(
+    sql`select ${fields({ created_at: S.createdAt, expires_at: S.expiresAt })} from ${AuthSession} where ${S.tokenHash} = ${sha256(token)}`,
   );
   t.equal((parseTimestamp(pending!.expires_at).getTime() - parseTimestamp(pending!.created_at).getTime()) / 1000, 300, 'it waits 5 minutes for the code');
 
@@ -104,7 +107,7 @@ t.test('login with two-factor: pending token, wrong code, right code, replay', a
   t.equal(res.statusCode, 200);
   t.strictSame(res.json(), { status: true });
   t.equal(await sessionStatus(app, token), 200, 'the session is live now');
-  const [verified] = await app.db.unchecked.query<{ expires_at: string }>('select expires_at from auth_sessions where token_hash = ?', [sha256(token)]);
+  const [verified] = await app.db.query(sql`select ${fields({ expires_at: S.expiresAt })} from ${AuthSession} where ${S.tokenHash} = ${sha256(token)}`);
   t.ok(verified!.expires_at > addSeconds(now(), 29 * 86400), 'and lasts as a normal session');
 
   res = await verify(app, token, code);
@@ -142,7 +145,7 @@ t.test('two-factor verify: unknown and expired tokens, too many wrong codes', as
   t.equal(res.json().error, 'SESSION_NOT_FOUND');
 
   const expiring = await pendingLogin(app);
-  await app.db.unchecked.run('update auth_sessions set expires_at = ? where token_hash = ?', [addSeconds(now(), -1), sha256(expiring)]);
+  await app.db.run(sql`update ${AuthSession} set ${S.expiresAt} = ${addSeconds(now(), -1)} where ${S.tokenHash} = ${sha256(expiring)}`);
   const before = await snapshot(app, TABLES);
   res = await verify(app, expiring, totp(secret, 30));
   t.equal(res.statusCode, 404, 'five minutes are over');
@@ -201,7 +204,7 @@ t.test('two-factor off: by the site setting, or by disable with a code', async (
   t.equal(res.statusCode, 200);
   t.strictSame(res.json(), { status: true });
   t.equal((await call(app, `/api/users/?userID=${id}`)).json().authStatus, '0');
-  t.strictSame(await app.db.unchecked.query('select id from auth_totp'), [], 'the secret is gone');
+  t.strictSame(await AuthTotp.select(app.db), [], 'the secret is gone');
   t.equal((await verify(app, waiting, '123456')).json().error, 'SESSION_NOT_FOUND', 'logins waiting for a code are dropped');
   res = await login(app, 'Steve', 'correct horse');
   t.equal(res.json().data.isTfaRequired, false);
