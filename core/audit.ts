@@ -39,7 +39,8 @@ export const CoreAuditLog = defineEntity({
   },
 });
 
-export type ActorKind = 'staff' | 'key' | 'cli';
+/** `gateway`: a payment gateway's signed webhook (a dispute opened or closed). */
+export type ActorKind = 'staff' | 'key' | 'cli' | 'gateway';
 export type AuditRow = TableRecord<typeof CoreAuditLog>;
 
 export interface AuditActor {

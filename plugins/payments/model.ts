@@ -1,5 +1,6 @@
 /** What the parts of the payments service share: their rows, inputs, dependencies and value checks. */
 import type { FastifyBaseLogger } from 'fastify';
+import type { AuditLog } from '../../core/audit.ts';
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
@@ -30,13 +31,16 @@ export interface CheckoutInput {
   gateway: string;
   returnURL: string;
   cancelURL: string;
+  /** The request's address, for a block naming addresses. */
+  ip?: string;
 }
 
 /**
  * What a webhook did: `duplicate` (event seen before), `unchanged` (the payment was past that
- * state); for a purchase no longer possible, `credited`, `refunded` or `refund-due`.
+ * state); for a purchase no longer possible, `credited`, `refunded` or `refund-due`; a dispute closed
+ * `reinstated` when won (its credits given back), `lost` when lost.
  */
-export type WebhookResult = 'completed' | 'credited' | 'refund-due' | 'refunded' | 'disputed' | 'reinstated' | 'ignored' | 'duplicate' | 'unchanged';
+export type WebhookResult = 'completed' | 'credited' | 'refund-due' | 'refunded' | 'disputed' | 'reinstated' | 'lost' | 'ignored' | 'duplicate' | 'unchanged';
 
 export interface PaymentsDeps {
   db: Database;
@@ -56,6 +60,9 @@ export interface PaymentsDeps {
   chargebackRefundsOrders: boolean;
   /** Seconds a checkout being created at its gateway holds its request's fingerprint at most. */
   checkoutClaimSeconds: number;
+  audit: AuditLog;
+  /** A dispute's block names the account's address too (a shared address blocks everyone behind it). */
+  blockAddresses: boolean;
 }
 
 export const MAX_CENTS = 100_000_000_00;

@@ -4,7 +4,7 @@
  */
 import { DomainError } from '../../core/errors.ts';
 import { formatMoney, parseMoney } from '../../core/format.ts';
-import type { GatewayAdapter, GatewayEvent } from './contract.ts';
+import type { DisputeFacts, GatewayAdapter, GatewayEvent } from './contract.ts';
 
 export interface PayPalSecrets {
   clientId: string;
@@ -190,6 +190,17 @@ function verificationBody(fields: Record<string, string | undefined>, rawBody: B
   return Buffer.concat([Buffer.from(`${head},"webhook_event":`), rawBody, Buffer.from('}')]);
 }
 
+function disputeFacts(resource: Record<string, unknown>): DisputeFacts {
+  const money = resource.dispute_amount as Money | undefined;
+  const amount = parseMoney(money?.value);
+  return {
+    ref: typeof resource.dispute_id === 'string' ? resource.dispute_id : undefined,
+    reason: typeof resource.reason === 'string' ? resource.reason : undefined,
+    amount,
+    currency: amount === undefined ? undefined : money?.currency_code,
+  };
+}
+
 /** The capture (or refund, reversal) a resource's `up` link points at. */
 function upCapture(resource: Record<string, unknown>): string | undefined {
   const links = resource.links as { rel?: string; href?: string }[] | undefined;
@@ -227,7 +238,15 @@ async function readEvent(
       return { eventId, kind: 'disputed', chargeRef: upCapture(resource) };
     case 'CUSTOMER.DISPUTE.CREATED': {
       const disputed = resource.disputed_transactions as { seller_transaction_id?: string }[] | undefined;
-      return { eventId, kind: 'disputed', chargeRef: disputed?.[0]?.seller_transaction_id };
+      return { eventId, kind: 'disputed', chargeRef: disputed?.[0]?.seller_transaction_id, dispute: disputeFacts(resource) };
+    }
+    case 'CUSTOMER.DISPUTE.RESOLVED': {
+      const disputed = resource.disputed_transactions as { seller_transaction_id?: string }[] | undefined;
+      const outcome = (resource.dispute_outcome as { outcome_code?: string } | undefined)?.outcome_code;
+      // Lost when the payer got the money (their favour, or the seller accepted the claim); PayPal paying out itself,
+      // the seller's favour or the payer's withdrawal leave it with the seller.
+      const kind = outcome === 'RESOLVED_BUYER_FAVOUR' || outcome === 'ACCEPTED' ? 'dispute-lost' : 'dispute-won';
+      return { eventId, kind, chargeRef: disputed?.[0]?.seller_transaction_id, dispute: disputeFacts(resource) };
     }
     default:
       return { eventId, kind: 'ignored' };

@@ -113,7 +113,7 @@ export const WebhookResponse = S.ok({
   data: Type.Object({
     result: S.str(
       'completed, credited or refund-due (a purchase no longer possible), refunded, disputed, reinstated (a dispute won, its credits back), ' +
-        'won (a dispute won with nothing to give back), lost (a dispute lost), ignored (no payment event), duplicate (seen before) or unchanged',
+        'lost (a dispute lost), ignored (no payment event), duplicate (seen before) or unchanged',
       'completed',
     ),
   }),

@@ -9,9 +9,11 @@ import { countParam } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import { fields, sql, sum, where } from '../../core/sql.ts';
+import { Blocks } from './blocks.ts';
 import { Checkouts } from './checkout.ts';
 import type { GatewayAdapter, PaymentsService, PurchaseRequest, PurchaseStatus, TopUpPackage, WebhookRequest } from './contract.ts';
-import { PaymentsPayment } from './entities.ts';
+import { Disputes } from './disputes.ts';
+import { PaymentsCheckout, PaymentsEvent, PaymentsPayment } from './entities.ts';
 import { Gateways } from './gateways.ts';
 import type { CheckoutInput, Package, PackageInput, Payment, PaymentsDeps, WebhookResult } from './model.ts';
 import { Packages } from './packages.ts';
@@ -27,13 +29,19 @@ export class DbPaymentsService implements PaymentsService {
   readonly #packages: Packages;
   readonly #checkouts: Checkouts;
   readonly #webhooks: Webhooks;
+  /** The block list disputes fill and checkouts read (blocks.ts). */
+  readonly blocks: Blocks;
+  /** Disputes' records (disputes.ts). */
+  readonly disputes: Disputes;
 
   constructor(deps: PaymentsDeps) {
     this.#deps = deps;
-    this.#gateways = new Gateways(deps.log);
-    this.#packages = new Packages(deps.db, deps.settings);
-    this.#checkouts = new Checkouts(deps, this.#gateways, this.#packages);
-    this.#webhooks = new Webhooks(deps, this.#gateways);
+    this.#gateways = new Gateways(deps.log, deps.settings);
+    this.#packages = new Packages(deps.db, deps.settings, deps.audit);
+    this.blocks = new Blocks(deps);
+    this.disputes = new Disputes(deps, this.blocks);
+    this.#checkouts = new Checkouts(deps, this.#gateways, this.#packages, this.blocks);
+    this.#webhooks = new Webhooks(deps, this.#gateways, this.disputes);
   }
 
   // ---- gateways
@@ -117,6 +125,45 @@ export class DbPaymentsService implements PaymentsService {
 
   async webhook(gateway: string, request: WebhookRequest): Promise<WebhookResult> {
     return this.#webhooks.receive(gateway, request);
+  }
+
+  // ---- test mode (test-gateway.ts)
+
+  /** A payment of a test gateway; PAYMENT_NOT_FOUND for any other, so its page pays nothing real. */
+  async requireTestPayment(id: string): Promise<Payment> {
+    const payment = await this.requirePayment(id);
+    if (!this.#gateways.testNames().includes(payment.gateway)) throw new DomainError('PAYMENT_NOT_FOUND', `There is no test payment ${id}.`);
+    return payment;
+  }
+
+  /** The test checkout paid: completed exactly once as its webhook would be; GATEWAY_UNAVAILABLE while test mode is off. */
+  async payTest(id: string): Promise<{ payment: Payment; result: WebhookResult }> {
+    const payment = await this.requireTestPayment(id);
+    const result = await this.#webhooks.apply(this.#gateways.require(payment.gateway), {
+      eventId: `test-paid-${payment.id}`,
+      kind: 'completed',
+      paymentId: payment.id,
+      checkoutRef: payment.checkoutRef,
+      chargeRef: `test-${payment.id}`,
+      amount: payment.amount,
+      currency: payment.currency,
+    });
+    return { payment, result };
+  }
+
+  /** Deletes the test orders (the store's) and the test gateways' payments, in one transaction. */
+  async clearTests(): Promise<{ orders: number; payments: number }> {
+    const { db, store } = this.#deps;
+    const names = this.#gateways.testNames();
+    return db.transaction(async () => {
+      const orders = await store.clearTestOrders();
+      if (names.length === 0) return { orders, payments: 0 };
+      const tests = sql`select ${P.id} from ${PaymentsPayment} where ${P.gateway} in ${names}`;
+      await db.run(sql`delete from ${PaymentsCheckout} where ${PaymentsCheckout.c.paymentId} in (${tests})`);
+      await db.run(sql`delete from ${PaymentsEvent} where ${PaymentsEvent.c.gateway} in ${names}`);
+      const { affectedRows } = await db.run(sql`delete from ${PaymentsPayment} where ${P.gateway} in ${names}`);
+      return { orders, payments: affectedRows };
+    });
   }
 
   // ---- payments: status, expiry, lists and what needs staff

@@ -4,7 +4,7 @@
  */
 import Stripe from 'stripe';
 import { DomainError } from '../../core/errors.ts';
-import type { GatewayAdapter, GatewayEvent } from './contract.ts';
+import type { DisputeFacts, GatewayAdapter, GatewayEvent } from './contract.ts';
 
 export interface StripeSecrets {
   secretKey: string;
@@ -78,6 +78,10 @@ export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets, { tim
   };
 }
 
+function disputeFacts(dispute: Stripe.Dispute): DisputeFacts {
+  return { ref: dispute.id, reason: dispute.reason, amount: dispute.amount, currency: dispute.currency?.toUpperCase() };
+}
+
 function readEvent(event: Stripe.Event): GatewayEvent {
   const eventId = event.id;
   switch (event.type) {
@@ -109,12 +113,13 @@ function readEvent(event: Stripe.Event): GatewayEvent {
     }
     case 'charge.dispute.created': {
       const dispute = event.data.object;
-      return { eventId, kind: 'disputed', chargeRef: idOf(dispute.payment_intent) };
+      return { eventId, kind: 'disputed', chargeRef: idOf(dispute.payment_intent), dispute: disputeFacts(dispute) };
     }
     case 'charge.dispute.closed': {
-      // A lost dispute changes nothing more: the credits were taken back when it opened.
       const dispute = event.data.object;
-      return dispute.status === 'won' ? { eventId, kind: 'dispute-won', chargeRef: idOf(dispute.payment_intent) } : { eventId, kind: 'ignored' };
+      // An inquiry closed without a chargeback (`warning_closed`) leaves the money with the merchant, as a win does.
+      const kind = dispute.status === 'won' || dispute.status === 'warning_closed' ? 'dispute-won' : dispute.status === 'lost' ? 'dispute-lost' : undefined;
+      return kind ? { eventId, kind, chargeRef: idOf(dispute.payment_intent), dispute: disputeFacts(dispute) } : { eventId, kind: 'ignored' };
     }
     default:
       return { eventId, kind: 'ignored' };

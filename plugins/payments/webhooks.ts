@@ -139,13 +139,15 @@ export class Webhooks {
     }
     // A partial refund leaves the purchase standing; the refund that makes it whole takes the credits back.
     if (event.kind === 'refunded' && event.refundedTotal !== undefined && event.refundedTotal < payment.amount) return 'ignored';
+    // The result says what became of the payment; the dispute's own record (disputes.ts) is kept beside it, a dispute after a refund included.
     if (event.kind === 'dispute-won') {
       const result = await disputeWon(this.#deps, payment);
-      return (await this.#disputes.closed(payment, 'won', event.dispute)) && result === 'unchanged' ? 'won' : result;
+      await this.#disputes.closed(payment, 'won', event.dispute);
+      return result;
     }
     if (event.kind === 'dispute-lost') return (await this.#disputes.closed(payment, 'lost', event.dispute)) ? 'lost' : 'unchanged';
     const result = await reverse(this.#deps, payment, event.kind, event.chargeRef);
-    if (event.kind === 'disputed' && (await this.#disputes.opened(payment, event.dispute)) && result === 'unchanged') return 'disputed';
+    if (event.kind === 'disputed') await this.#disputes.opened(payment, event.dispute);
     return result;
   }
 

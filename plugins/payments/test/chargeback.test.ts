@@ -42,9 +42,9 @@ t.test("a chargeback queues the owner's commands, flags the player, and a won di
     t.match(queue, [{ command: 'ban steve chargeback', userID: String(steve.id), username: 'steve', status: 'waiting', trigger: 'chargeback' }]);
   });
 
-  await t.test('a lost dispute changes nothing more', async (t) => {
+  await t.test('a lost dispute is recorded and takes nothing more', async (t) => {
     const res = await stripeWebhook(app, disputeClosed('evt_lost', 'cs_cb', 'lost'));
-    t.strictSame(res.json(), { status: true, data: { result: 'ignored' } });
+    t.strictSame(res.json(), { status: true, data: { result: 'lost' } });
     t.match(await read(app, `/api/payments/${paymentID}`), { status: 'disputed', debt: '6.00' });
   });
 
