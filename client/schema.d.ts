@@ -1244,6 +1244,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/store/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Orders, newest first: all, or those of a player or guest by name or email
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminStoreOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/store/products/{id}/rules": {
         parameters: {
             query?: never;
@@ -2052,6 +2072,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/payments/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Disputes (chargebacks), newest first
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminPaymentsDisputes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/payments/blocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Players blocked from paying at a gateway after a dispute, newest first
+         * @description Standing blocks; `all=true` lists lifted ones too.
+         *
+         *     Scope: `admin`.
+         */
+        get: operations["getAdminPaymentsBlocks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/payments/blocks/{id}/lift": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lift a block: the player may pay at a gateway again
+         * @description The block is kept, stamped with who lifted it; lifting it again changes nothing.
+         *
+         *     Scope: `admin`.
+         */
+        post: operations["postAdminPaymentsBlocksByIdLift"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/payments/webhooks/{gateway}": {
         parameters: {
             query?: never;
@@ -2067,6 +2151,28 @@ export interface paths {
          */
         post: operations["postPaymentsWebhooksByGateway"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/payments/test-orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete every test order and test payment
+         * @description Test orders were paid at the test gateway (site setting testMode); real orders are never touched.
+         *
+         *     Scope: `admin`.
+         */
+        delete: operations["deleteAdminPaymentsTestOrders"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2169,7 +2275,7 @@ export interface paths {
         put?: never;
         /**
          * Create a coupon
-         * @description A percent coupon takes `value`% off the lines it applies to, a fixed one up to `value` off them. Without `stacksWithSale` it leaves lines a sale lowers alone. The last of `maxUses` is decided by the database: of buyers racing for it, exactly as many as are left get it.
+         * @description A percent coupon takes `value`% off the lines it applies to, a fixed one up to `value` off them. It also lowers lines a sale lowers unless `stacksWithSale` is false; it starts active unless `isActive` is false. The last of `maxUses` is decided by the database: of buyers racing for it, exactly as many as are left get it.
          *
          *     Scope: `admin`.
          */
@@ -2360,6 +2466,188 @@ export interface paths {
          *     Scope: `admin`.
          */
         patch: operations["patchAdminPromotionsSalesById"];
+        trace?: never;
+    };
+    "/api/admin/subscriptions/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Subscription plans
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminSubscriptionsPlans"];
+        put?: never;
+        /**
+         * Sell a product as a subscription
+         * @description A privileged role (one that opens the staff console) is never sold: VALIDATION_ERROR.
+         *
+         *     Scope: `admin`.
+         */
+        post: operations["postAdminSubscriptionsPlans"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/subscriptions/plans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One subscription plan
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminSubscriptionsPlansById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a subscription plan
+         * @description New terms apply to new subscriptions; isActive 0 takes the plan off sale, the running subscriptions go on.
+         *
+         *     Scope: `admin`.
+         */
+        patch: operations["patchAdminSubscriptionsPlansById"];
+        trace?: never;
+    };
+    "/api/admin/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Subscriptions, by product, player and state
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One subscription
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminSubscriptionsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/subscriptions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a subscription
+         * @description now: the expiry commands are queued and the role ends at once; period_end: it runs to the end of the period paid.
+         *
+         *     Scope: `admin`.
+         */
+        post: operations["postAdminSubscriptionsByIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/subscriptions/{id}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a subscription's current period and end it
+         * @description A wallet payment goes back to the balance, in the ledger; the subscription ends at once.
+         *
+         *     Scope: `admin`.
+         */
+        post: operations["postAdminSubscriptionsByIdRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player's subscriptions, newest first
+         * @description Scope: `api` or `subscriptions` or `subscriptions:read`.
+         */
+        get: operations["getSubscriptions"];
+        put?: never;
+        /**
+         * Subscribe to a product, paying from the credit balance
+         * @description The first period is paid now (or a free trial starts, for a first subscription); each later one is taken from the balance when the period ends. A short balance then starts the grace period (plugins.subscriptions.graceHours), after which the subscription ends.
+         *
+         *     Scope: `api` or `subscriptions` or `subscriptions:write`.
+         */
+        post: operations["postSubscriptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/subscriptions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a subscription at the end of its period
+         * @description Scope: `api` or `subscriptions` or `subscriptions:write`.
+         */
+        post: operations["postSubscriptionsByIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/users/{userId}/tickets": {
@@ -3103,6 +3391,76 @@ export interface components {
                 originalPriceFormatted: string;
             }[];
         };
+        PaymentsDispute: {
+            /** @example 9f86d081884c7d659a2feaa0c55ad015 */
+            paymentID: string;
+            /** @example stripe */
+            gateway: string;
+            /**
+             * @description the gateway's id of the dispute
+             * @example dp_1Q2w3E
+             */
+            disputeRef: string | null;
+            /**
+             * @description the gateway's reason code
+             * @example fraudulent
+             */
+            reason: string;
+            status: "open" | "won" | "lost";
+            /**
+             * @description decimal, two places
+             * @example 4.99
+             */
+            amount: string;
+            /** @example EUR */
+            currency: string;
+            evidenceDate: string | null;
+            /**
+             * @description YYYY-MM-DD HH:MM:SS in the site time zone
+             * @example 2026-11-23 14:05:00
+             */
+            creationDate: string;
+            /**
+             * @description YYYY-MM-DD HH:MM:SS in the site time zone
+             * @example 2026-11-23 14:05:00
+             */
+            updateDate: string;
+        };
+        PaymentsBlock: {
+            /** @example 42 */
+            id: string;
+            /**
+             * @description 0 for a guest
+             * @example 42
+             */
+            userID: string;
+            /**
+             * @description the username or in-game name, lower-cased
+             * @example steve
+             */
+            name: string;
+            /**
+             * @description lower-cased
+             * @example steve@example.com
+             */
+            email: string | null;
+            /**
+             * @description only when blocks name addresses (blockAddresses)
+             * @example 203.0.113.7
+             */
+            ip: string | null;
+            /** @description the disputed payment that placed it */
+            paymentID: string | null;
+            reason: string;
+            /**
+             * @description YYYY-MM-DD HH:MM:SS in the site time zone
+             * @example 2026-11-23 14:05:00
+             */
+            creationDate: string;
+            liftedDate: string | null;
+            /** @description who lifted it, or "dispute won" */
+            liftedBy: string | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -3197,6 +3555,10 @@ export interface operations {
                             registerLimit: number;
                             twoFactorEnabled: boolean;
                             registrationEmailRequired: boolean;
+                            /** @description whether a guest's checkout asks for an email, where the receipt and the order's link are sent */
+                            guestEmail: "required" | "optional" | "off";
+                            /** @description offer the test gateway at checkout, whose purchases are test orders */
+                            testMode: boolean;
                             /**
                              * @description whole units of the site currency; 0 = no goal
                              * @example 500
@@ -3303,6 +3665,10 @@ export interface operations {
                     registerLimit?: number;
                     twoFactorEnabled?: boolean;
                     registrationEmailRequired?: boolean;
+                    /** @description whether a guest's checkout asks for an email, where the receipt and the order's link are sent */
+                    guestEmail?: "required" | "optional" | "off";
+                    /** @description offer the test gateway at checkout, whose purchases are test orders */
+                    testMode?: boolean;
                     /**
                      * @description whole units of the site currency; 0 = no goal
                      * @example 500
@@ -3350,6 +3716,10 @@ export interface operations {
                     registerLimit?: number;
                     twoFactorEnabled?: boolean;
                     registrationEmailRequired?: boolean;
+                    /** @description whether a guest's checkout asks for an email, where the receipt and the order's link are sent */
+                    guestEmail?: "required" | "optional" | "off";
+                    /** @description offer the test gateway at checkout, whose purchases are test orders */
+                    testMode?: boolean;
                     /**
                      * @description whole units of the site currency; 0 = no goal
                      * @example 500
@@ -3397,6 +3767,10 @@ export interface operations {
                     registerLimit?: number;
                     twoFactorEnabled?: boolean;
                     registrationEmailRequired?: boolean;
+                    /** @description whether a guest's checkout asks for an email, where the receipt and the order's link are sent */
+                    guestEmail?: "required" | "optional" | "off";
+                    /** @description offer the test gateway at checkout, whose purchases are test orders */
+                    testMode?: boolean;
                     /**
                      * @description whole units of the site currency; 0 = no goal
                      * @example 500
@@ -3456,6 +3830,10 @@ export interface operations {
                             registerLimit: number;
                             twoFactorEnabled: boolean;
                             registrationEmailRequired: boolean;
+                            /** @description whether a guest's checkout asks for an email, where the receipt and the order's link are sent */
+                            guestEmail: "required" | "optional" | "off";
+                            /** @description offer the test gateway at checkout, whose purchases are test orders */
+                            testMode: boolean;
                             /**
                              * @description whole units of the site currency; 0 = no goal
                              * @example 500
@@ -9907,6 +10285,16 @@ export interface operations {
                          */
                         paymentID: string;
                         /**
+                         * @description paid at the test gateway (test mode): no money moved
+                         * @example false
+                         */
+                        test: boolean;
+                        /**
+                         * @description a guest's order (accountID 0): the in-game name typed at checkout
+                         * @example null
+                         */
+                        guestName: string | null;
+                        /**
                          * @description YYYY-MM-DD HH:MM:SS in the site time zone
                          * @example 2026-11-23 14:05:00
                          */
@@ -12809,6 +13197,16 @@ export interface operations {
                          */
                         paymentID: string;
                         /**
+                         * @description paid at the test gateway (test mode): no money moved
+                         * @example false
+                         */
+                        test: boolean;
+                        /**
+                         * @description a guest's order (accountID 0): the in-game name typed at checkout
+                         * @example null
+                         */
+                        guestName: string | null;
+                        /**
                          * @description YYYY-MM-DD HH:MM:SS in the site time zone
                          * @example 2026-11-23 14:05:00
                          */
@@ -12992,6 +13390,16 @@ export interface operations {
                          */
                         paymentID: string;
                         /**
+                         * @description paid at the test gateway (test mode): no money moved
+                         * @example false
+                         */
+                        test: boolean;
+                        /**
+                         * @description a guest's order (accountID 0): the in-game name typed at checkout
+                         * @example null
+                         */
+                        guestName: string | null;
+                        /**
                          * @description YYYY-MM-DD HH:MM:SS in the site time zone
                          * @example 2026-11-23 14:05:00
                          */
@@ -13064,6 +13472,159 @@ export interface operations {
             };
             /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminStoreOrders: {
+        parameters: {
+            query?: {
+                /** @description a username, a guest's in-game name or the email a guest gave for the receipt (exact, any case) */
+                search?: string;
+                status?: "completed" | "refunded" | "disputed";
+                type?: "credit" | "payment";
+                /** @description orders older than this order id (the next page) */
+                before?: string | number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 310 */
+                        id: string;
+                        /** @example 7 */
+                        accountID: string;
+                        /**
+                         * @description the coupon code used, if any
+                         * @example null
+                         */
+                        coupon: string | null;
+                        /**
+                         * @description decimal: what was paid
+                         * @example 4.99
+                         */
+                        total: string;
+                        /**
+                         * @description decimal
+                         * @example 0.00
+                         */
+                        discount: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        subtotal: string;
+                        /**
+                         * @description decimal: real money received
+                         * @example 0.00
+                         */
+                        earnings: string;
+                        /**
+                         * @description decimal
+                         * @example 0.25
+                         */
+                        cashback: string;
+                        /**
+                         * @description decimal: credits given
+                         * @example 0.25
+                         */
+                        credit: string;
+                        /**
+                         * @description credit (paid from the balance) or payment (real money)
+                         * @example credit
+                         */
+                        type: string;
+                        /**
+                         * @description completed or refunded
+                         * @example completed
+                         */
+                        status: string;
+                        /**
+                         * @description credits, or the gateway of a payment
+                         * @example credits
+                         */
+                        paymentAPI: string;
+                        /**
+                         * @description empty for credit orders
+                         * @example
+                         */
+                        paymentID: string;
+                        /**
+                         * @description paid at the test gateway (test mode): no money moved
+                         * @example false
+                         */
+                        test: boolean;
+                        /**
+                         * @description a guest's order (accountID 0): the in-game name typed at checkout
+                         * @example null
+                         */
+                        guestName: string | null;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description a guest's email for the receipt
+                         * @example null
+                         */
+                        guestEmail: string | null;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13955,7 +14516,7 @@ export interface operations {
                         /** @example lp user {username} parent add vip */
                         command: string;
                         /**
-                         * @description purchase | expiry | refund
+                         * @description purchase | expiry | refund | renewal
                          * @example purchase
                          */
                         trigger: string;
@@ -14037,7 +14598,7 @@ export interface operations {
                     /** @description placeholders: {username} {userID} {quantity} {orderID} {productID} {productName} {chatUserID} {var:<name>} */
                     command: string;
                     /** @enum {string} */
-                    trigger: "purchase" | "expiry" | "refund";
+                    trigger: "purchase" | "expiry" | "refund" | "renewal";
                     requireOnline?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                     perUnit?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                 };
@@ -14047,7 +14608,7 @@ export interface operations {
                     /** @description placeholders: {username} {userID} {quantity} {orderID} {productID} {productName} {chatUserID} {var:<name>} */
                     command: string;
                     /** @enum {string} */
-                    trigger: "purchase" | "expiry" | "refund";
+                    trigger: "purchase" | "expiry" | "refund" | "renewal";
                     requireOnline?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                     perUnit?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                 };
@@ -14057,7 +14618,7 @@ export interface operations {
                     /** @description placeholders: {username} {userID} {quantity} {orderID} {productID} {productName} {chatUserID} {var:<name>} */
                     command: string;
                     /** @enum {string} */
-                    trigger: "purchase" | "expiry" | "refund";
+                    trigger: "purchase" | "expiry" | "refund" | "renewal";
                     requireOnline?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                     perUnit?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                 };
@@ -14080,7 +14641,7 @@ export interface operations {
                         /** @example lp user {username} parent add vip */
                         command: string;
                         /**
-                         * @description purchase | expiry | refund
+                         * @description purchase | expiry | refund | renewal
                          * @example purchase
                          */
                         trigger: string;
@@ -14279,7 +14840,7 @@ export interface operations {
                     /** @description placeholders: {username} {userID} {quantity} {orderID} {productID} {productName} {chatUserID} {var:<name>} */
                     command?: string;
                     /** @enum {string} */
-                    trigger?: "purchase" | "expiry" | "refund";
+                    trigger?: "purchase" | "expiry" | "refund" | "renewal";
                     requireOnline?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                     perUnit?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                 };
@@ -14289,7 +14850,7 @@ export interface operations {
                     /** @description placeholders: {username} {userID} {quantity} {orderID} {productID} {productName} {chatUserID} {var:<name>} */
                     command?: string;
                     /** @enum {string} */
-                    trigger?: "purchase" | "expiry" | "refund";
+                    trigger?: "purchase" | "expiry" | "refund" | "renewal";
                     requireOnline?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                     perUnit?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                 };
@@ -14299,7 +14860,7 @@ export interface operations {
                     /** @description placeholders: {username} {userID} {quantity} {orderID} {productID} {productName} {chatUserID} {var:<name>} */
                     command?: string;
                     /** @enum {string} */
-                    trigger?: "purchase" | "expiry" | "refund";
+                    trigger?: "purchase" | "expiry" | "refund" | "renewal";
                     requireOnline?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                     perUnit?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
                 };
@@ -14322,7 +14883,7 @@ export interface operations {
                         /** @example lp user {username} parent add vip */
                         command: string;
                         /**
-                         * @description purchase | expiry | refund
+                         * @description purchase | expiry | refund | renewal
                          * @example purchase
                          */
                         trigger: string;
@@ -14430,7 +14991,7 @@ export interface operations {
                         /** @example lp user {username} parent add vip */
                         command: string;
                         /**
-                         * @description purchase | expiry | refund
+                         * @description purchase | expiry | refund | renewal
                          * @example purchase
                          */
                         trigger: string;
@@ -14526,7 +15087,7 @@ export interface operations {
                         /** @example lp user {username} parent add vip */
                         command: string;
                         /**
-                         * @description purchase | expiry | refund
+                         * @description purchase | expiry | refund | renewal
                          * @example purchase
                          */
                         trigger: string;
@@ -14958,7 +15519,7 @@ export interface operations {
                         /** @example lp user Steve parent add vip */
                         command: string;
                         /**
-                         * @description purchase | expiry | refund
+                         * @description purchase | expiry | refund | renewal
                          * @example purchase
                          */
                         trigger: string;
@@ -15070,7 +15631,7 @@ export interface operations {
                         /** @example lp user Steve parent add vip */
                         command: string;
                         /**
-                         * @description purchase | expiry | refund
+                         * @description purchase | expiry | refund | renewal
                          * @example purchase
                          */
                         trigger: string;
@@ -15218,7 +15779,7 @@ export interface operations {
                         /** @example lp user Steve parent add vip */
                         command: string;
                         /**
-                         * @description purchase | expiry | refund
+                         * @description purchase | expiry | refund | renewal
                          * @example purchase
                          */
                         trigger: string;
@@ -15387,7 +15948,7 @@ export interface operations {
                             /** @example 5 */
                             productID: string;
                             /**
-                             * @description purchase | expiry | refund
+                             * @description purchase | expiry | refund | renewal
                              * @example purchase
                              */
                             trigger: string;
@@ -18343,6 +18904,11 @@ export interface operations {
                          * @example null
                          */
                         guestName: string | null;
+                        /**
+                         * @description a guest's email for the receipt
+                         * @example null
+                         */
+                        guestEmail: string | null;
                         /** @example stripe */
                         gateway: string;
                         /**
@@ -18530,7 +19096,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            /** @description The request cannot be carried out: PURCHASES_BLOCKED, FORBIDDEN */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18727,6 +19293,8 @@ export interface operations {
                     username?: string;
                     /** @description a guest's in-game name (3 to 16 of A-Z a-z 0-9 _): the commands run for it */
                     guestName?: string;
+                    /** @description a guest's email for the receipt and the order's link: required, optional or ignored as the guestEmail setting says */
+                    guestEmail?: string;
                     lines: {
                         productID: string | number;
                         /** @description 1 to 100; 1 when omitted */
@@ -18749,6 +19317,8 @@ export interface operations {
                     username?: string;
                     /** @description a guest's in-game name (3 to 16 of A-Z a-z 0-9 _): the commands run for it */
                     guestName?: string;
+                    /** @description a guest's email for the receipt and the order's link: required, optional or ignored as the guestEmail setting says */
+                    guestEmail?: string;
                     lines: {
                         productID: string | number;
                         /** @description 1 to 100; 1 when omitted */
@@ -18771,6 +19341,8 @@ export interface operations {
                     username?: string;
                     /** @description a guest's in-game name (3 to 16 of A-Z a-z 0-9 _): the commands run for it */
                     guestName?: string;
+                    /** @description a guest's email for the receipt and the order's link: required, optional or ignored as the guestEmail setting says */
+                    guestEmail?: string;
                     lines: {
                         productID: string | number;
                         /** @description 1 to 100; 1 when omitted */
@@ -18814,7 +19386,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE, INVALID_URL, INVALID_GUEST_NAME, INVALID_QUANTITY, INVALID_VARIABLE, OUT_OF_STOCK, REQUIRED_PRODUCT, REQUIRED_LINKED_ACCOUNT, DOWNGRADE_NOT_ALLOWED, ACCOUNT_REQUIRED, INVALID_AMOUNT, PROMOTION_INVALID */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE, INVALID_URL, INVALID_GUEST_NAME, INVALID_GUEST_EMAIL, INVALID_QUANTITY, INVALID_VARIABLE, OUT_OF_STOCK, REQUIRED_PRODUCT, REQUIRED_LINKED_ACCOUNT, DOWNGRADE_NOT_ALLOWED, ACCOUNT_REQUIRED, INVALID_AMOUNT, PROMOTION_INVALID */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18832,7 +19404,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The request cannot be carried out: GUEST_CHECKOUT_DISABLED, FORBIDDEN */
+            /** @description The request cannot be carried out: GUEST_CHECKOUT_DISABLED, PURCHASES_BLOCKED, FORBIDDEN */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18959,6 +19531,11 @@ export interface operations {
                          * @example null
                          */
                         guestName: string | null;
+                        /**
+                         * @description a guest's email for the receipt
+                         * @example null
+                         */
+                        guestEmail: string | null;
                         /** @example stripe */
                         gateway: string;
                         /**
@@ -19071,6 +19648,270 @@ export interface operations {
             };
         };
     };
+    getAdminPaymentsDisputes: {
+        parameters: {
+            query: {
+                status?: "open" | "won" | "lost";
+                limit: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentsDispute"][];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPaymentsBlocks: {
+        parameters: {
+            query: {
+                all?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                limit: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentsBlock"][];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminPaymentsBlocksByIdLift: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /**
+                         * @description 0 for a guest
+                         * @example 42
+                         */
+                        userID: string;
+                        /**
+                         * @description the username or in-game name, lower-cased
+                         * @example steve
+                         */
+                        name: string;
+                        /**
+                         * @description lower-cased
+                         * @example steve@example.com
+                         */
+                        email: string | null;
+                        /**
+                         * @description only when blocks name addresses (blockAddresses)
+                         * @example 203.0.113.7
+                         */
+                        ip: string | null;
+                        /** @description the disputed payment that placed it */
+                        paymentID: string | null;
+                        reason: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        liftedDate: string | null;
+                        /** @description who lifted it, or "dispute won" */
+                        liftedBy: string | null;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: BLOCK_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     postPaymentsWebhooksByGateway: {
         parameters: {
             query?: never;
@@ -19093,7 +19934,7 @@ export interface operations {
                         status: true;
                         data: {
                             /**
-                             * @description completed, credited or refund-due (a purchase no longer possible), refunded, disputed, reinstated (a dispute won), ignored (no payment event), duplicate (seen before) or unchanged
+                             * @description completed, credited or refund-due (a purchase no longer possible), refunded, disputed, reinstated (a dispute won, its credits back), lost (a dispute lost), ignored (no payment event), duplicate (seen before) or unchanged
                              * @example completed
                              */
                             result: string;
@@ -19148,6 +19989,96 @@ export interface operations {
             };
             /** @description The request cannot be carried out: GATEWAY_ERROR */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteAdminPaymentsTestOrders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        data: {
+                            orders: number;
+                            payments: number;
+                        };
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22124,6 +23055,1811 @@ export interface operations {
             };
             /** @description The request cannot be carried out: SALE_NOT_FOUND */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminSubscriptionsPlans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description days | weeks | months | years
+                         * @example months
+                         */
+                        intervalUnit: string;
+                        /** @example 1 */
+                        intervalCount: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example 0 */
+                        trialDays: string;
+                        /**
+                         * @description 0: none
+                         * @example 3
+                         */
+                        roleID: string;
+                        /**
+                         * @description 0: the role lasts as long as the subscription
+                         * @example 0
+                         */
+                        roleDays: string;
+                        /**
+                         * @description purchase (the product's purchase commands again) | renewal (its renewal commands)
+                         * @example purchase
+                         */
+                        renewWith: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description what the storefront says
+                         * @example Renews every month at 4.99 USD
+                         */
+                        renews: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminSubscriptionsPlans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    productID: number;
+                    /** @enum {string} */
+                    intervalUnit: "days" | "weeks" | "months" | "years";
+                    /** @description intervals between payments: 3 with months is quarterly */
+                    intervalCount?: number;
+                    /** @description per interval, two decimals at most */
+                    price: string | number;
+                    /** @description free days before the first payment (a first subscription only) */
+                    trialDays?: number;
+                    /** @description the role held while it runs; 0 for none */
+                    roleID?: number;
+                    /** @description 0: the role lasts as long as the subscription; else this many days from each payment */
+                    roleDays?: number;
+                    /**
+                     * @description purchase: the product's purchase commands again on each renewal; renewal: its renewal commands
+                     * @enum {string}
+                     */
+                    renewWith?: "purchase" | "renewal";
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "application/x-www-form-urlencoded": {
+                    productID: number;
+                    /** @enum {string} */
+                    intervalUnit: "days" | "weeks" | "months" | "years";
+                    /** @description intervals between payments: 3 with months is quarterly */
+                    intervalCount?: number;
+                    /** @description per interval, two decimals at most */
+                    price: string | number;
+                    /** @description free days before the first payment (a first subscription only) */
+                    trialDays?: number;
+                    /** @description the role held while it runs; 0 for none */
+                    roleID?: number;
+                    /** @description 0: the role lasts as long as the subscription; else this many days from each payment */
+                    roleDays?: number;
+                    /**
+                     * @description purchase: the product's purchase commands again on each renewal; renewal: its renewal commands
+                     * @enum {string}
+                     */
+                    renewWith?: "purchase" | "renewal";
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "multipart/form-data": {
+                    productID: number;
+                    /** @enum {string} */
+                    intervalUnit: "days" | "weeks" | "months" | "years";
+                    /** @description intervals between payments: 3 with months is quarterly */
+                    intervalCount?: number;
+                    /** @description per interval, two decimals at most */
+                    price: string | number;
+                    /** @description free days before the first payment (a first subscription only) */
+                    trialDays?: number;
+                    /** @description the role held while it runs; 0 for none */
+                    roleID?: number;
+                    /** @description 0: the role lasts as long as the subscription; else this many days from each payment */
+                    roleDays?: number;
+                    /**
+                     * @description purchase: the product's purchase commands again on each renewal; renewal: its renewal commands
+                     * @enum {string}
+                     */
+                    renewWith?: "purchase" | "renewal";
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description days | weeks | months | years
+                         * @example months
+                         */
+                        intervalUnit: string;
+                        /** @example 1 */
+                        intervalCount: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example 0 */
+                        trialDays: string;
+                        /**
+                         * @description 0: none
+                         * @example 3
+                         */
+                        roleID: string;
+                        /**
+                         * @description 0: the role lasts as long as the subscription
+                         * @example 0
+                         */
+                        roleDays: string;
+                        /**
+                         * @description purchase (the product's purchase commands again) | renewal (its renewal commands)
+                         * @example purchase
+                         */
+                        renewWith: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description what the storefront says
+                         * @example Renews every month at 4.99 USD
+                         */
+                        renews: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PRODUCT_NOT_FOUND, ROLE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminSubscriptionsPlansById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description days | weeks | months | years
+                         * @example months
+                         */
+                        intervalUnit: string;
+                        /** @example 1 */
+                        intervalCount: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example 0 */
+                        trialDays: string;
+                        /**
+                         * @description 0: none
+                         * @example 3
+                         */
+                        roleID: string;
+                        /**
+                         * @description 0: the role lasts as long as the subscription
+                         * @example 0
+                         */
+                        roleDays: string;
+                        /**
+                         * @description purchase (the product's purchase commands again) | renewal (its renewal commands)
+                         * @example purchase
+                         */
+                        renewWith: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description what the storefront says
+                         * @example Renews every month at 4.99 USD
+                         */
+                        renews: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_PLAN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminSubscriptionsPlansById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    intervalUnit?: "days" | "weeks" | "months" | "years";
+                    /** @description intervals between payments: 3 with months is quarterly */
+                    intervalCount?: number;
+                    /** @description per interval, two decimals at most */
+                    price?: string | number;
+                    /** @description free days before the first payment (a first subscription only) */
+                    trialDays?: number;
+                    /** @description the role held while it runs; 0 for none */
+                    roleID?: number;
+                    /** @description 0: the role lasts as long as the subscription; else this many days from each payment */
+                    roleDays?: number;
+                    /**
+                     * @description purchase: the product's purchase commands again on each renewal; renewal: its renewal commands
+                     * @enum {string}
+                     */
+                    renewWith?: "purchase" | "renewal";
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @enum {string} */
+                    intervalUnit?: "days" | "weeks" | "months" | "years";
+                    /** @description intervals between payments: 3 with months is quarterly */
+                    intervalCount?: number;
+                    /** @description per interval, two decimals at most */
+                    price?: string | number;
+                    /** @description free days before the first payment (a first subscription only) */
+                    trialDays?: number;
+                    /** @description the role held while it runs; 0 for none */
+                    roleID?: number;
+                    /** @description 0: the role lasts as long as the subscription; else this many days from each payment */
+                    roleDays?: number;
+                    /**
+                     * @description purchase: the product's purchase commands again on each renewal; renewal: its renewal commands
+                     * @enum {string}
+                     */
+                    renewWith?: "purchase" | "renewal";
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+                "multipart/form-data": {
+                    /** @enum {string} */
+                    intervalUnit?: "days" | "weeks" | "months" | "years";
+                    /** @description intervals between payments: 3 with months is quarterly */
+                    intervalCount?: number;
+                    /** @description per interval, two decimals at most */
+                    price?: string | number;
+                    /** @description free days before the first payment (a first subscription only) */
+                    trialDays?: number;
+                    /** @description the role held while it runs; 0 for none */
+                    roleID?: number;
+                    /** @description 0: the role lasts as long as the subscription; else this many days from each payment */
+                    roleDays?: number;
+                    /**
+                     * @description purchase: the product's purchase commands again on each renewal; renewal: its renewal commands
+                     * @enum {string}
+                     */
+                    renewWith?: "purchase" | "renewal";
+                    isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description days | weeks | months | years
+                         * @example months
+                         */
+                        intervalUnit: string;
+                        /** @example 1 */
+                        intervalCount: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example 0 */
+                        trialDays: string;
+                        /**
+                         * @description 0: none
+                         * @example 3
+                         */
+                        roleID: string;
+                        /**
+                         * @description 0: the role lasts as long as the subscription
+                         * @example 0
+                         */
+                        roleDays: string;
+                        /**
+                         * @description purchase (the product's purchase commands again) | renewal (its renewal commands)
+                         * @example purchase
+                         */
+                        renewWith: string;
+                        /**
+                         * @description 1 or 0
+                         * @example 1
+                         */
+                        isActive: string;
+                        /**
+                         * @description what the storefront says
+                         * @example Renews every month at 4.99 USD
+                         */
+                        renews: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_PLAN_NOT_FOUND, ROLE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminSubscriptions: {
+        parameters: {
+            query?: {
+                productID?: number;
+                userID?: number;
+                status?: "active" | "past_due" | "ended";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 7 */
+                        userID: string;
+                        /** @example Steve */
+                        username: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description credits
+                         * @example credits
+                         */
+                        gateway: string;
+                        /**
+                         * @description active | past_due | ended
+                         * @example active
+                         */
+                        status: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example USD */
+                        currency: string;
+                        /** @example Renews every month at 4.99 USD */
+                        renews: string;
+                        /**
+                         * @description 0 while on trial, then the paid period
+                         * @example 1
+                         */
+                        period: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        periodEnd: string;
+                        /**
+                         * @description null when it will not renew (cancelled or ended)
+                         * @example 2026-12-28 12:00:00
+                         */
+                        nextPaymentDate: string | null;
+                        /** @description null when it will not renew */
+                        nextAmount: string | null;
+                        /**
+                         * @description while past due
+                         * @example null
+                         */
+                        graceUntil: string | null;
+                        /**
+                         * @description 1 or 0
+                         * @example 0
+                         */
+                        cancelAtPeriodEnd: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /** @example null */
+                        endDate: string | null;
+                        /**
+                         * @description cancelled | unpaid | staff | refunded
+                         * @example null
+                         */
+                        endReason: string | null;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminSubscriptionsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 7 */
+                        userID: string;
+                        /** @example Steve */
+                        username: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description credits
+                         * @example credits
+                         */
+                        gateway: string;
+                        /**
+                         * @description active | past_due | ended
+                         * @example active
+                         */
+                        status: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example USD */
+                        currency: string;
+                        /** @example Renews every month at 4.99 USD */
+                        renews: string;
+                        /**
+                         * @description 0 while on trial, then the paid period
+                         * @example 1
+                         */
+                        period: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        periodEnd: string;
+                        /**
+                         * @description null when it will not renew (cancelled or ended)
+                         * @example 2026-12-28 12:00:00
+                         */
+                        nextPaymentDate: string | null;
+                        /** @description null when it will not renew */
+                        nextAmount: string | null;
+                        /**
+                         * @description while past due
+                         * @example null
+                         */
+                        graceUntil: string | null;
+                        /**
+                         * @description 1 or 0
+                         * @example 0
+                         */
+                        cancelAtPeriodEnd: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /** @example null */
+                        endDate: string | null;
+                        /**
+                         * @description cancelled | unpaid | staff | refunded
+                         * @example null
+                         */
+                        endReason: string | null;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminSubscriptionsByIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description period_end (the default): it runs to the period's end; now: it ends at once
+                     * @enum {string}
+                     */
+                    when?: "period_end" | "now";
+                };
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description period_end (the default): it runs to the period's end; now: it ends at once
+                     * @enum {string}
+                     */
+                    when?: "period_end" | "now";
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description period_end (the default): it runs to the period's end; now: it ends at once
+                     * @enum {string}
+                     */
+                    when?: "period_end" | "now";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 7 */
+                        userID: string;
+                        /** @example Steve */
+                        username: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description credits
+                         * @example credits
+                         */
+                        gateway: string;
+                        /**
+                         * @description active | past_due | ended
+                         * @example active
+                         */
+                        status: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example USD */
+                        currency: string;
+                        /** @example Renews every month at 4.99 USD */
+                        renews: string;
+                        /**
+                         * @description 0 while on trial, then the paid period
+                         * @example 1
+                         */
+                        period: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        periodEnd: string;
+                        /**
+                         * @description null when it will not renew (cancelled or ended)
+                         * @example 2026-12-28 12:00:00
+                         */
+                        nextPaymentDate: string | null;
+                        /** @description null when it will not renew */
+                        nextAmount: string | null;
+                        /**
+                         * @description while past due
+                         * @example null
+                         */
+                        graceUntil: string | null;
+                        /**
+                         * @description 1 or 0
+                         * @example 0
+                         */
+                        cancelAtPeriodEnd: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /** @example null */
+                        endDate: string | null;
+                        /**
+                         * @description cancelled | unpaid | staff | refunded
+                         * @example null
+                         */
+                        endReason: string | null;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_ENDED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminSubscriptionsByIdRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 7 */
+                        userID: string;
+                        /** @example Steve */
+                        username: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description credits
+                         * @example credits
+                         */
+                        gateway: string;
+                        /**
+                         * @description active | past_due | ended
+                         * @example active
+                         */
+                        status: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example USD */
+                        currency: string;
+                        /** @example Renews every month at 4.99 USD */
+                        renews: string;
+                        /**
+                         * @description 0 while on trial, then the paid period
+                         * @example 1
+                         */
+                        period: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        periodEnd: string;
+                        /**
+                         * @description null when it will not renew (cancelled or ended)
+                         * @example 2026-12-28 12:00:00
+                         */
+                        nextPaymentDate: string | null;
+                        /** @description null when it will not renew */
+                        nextAmount: string | null;
+                        /**
+                         * @description while past due
+                         * @example null
+                         */
+                        graceUntil: string | null;
+                        /**
+                         * @description 1 or 0
+                         * @example 0
+                         */
+                        cancelAtPeriodEnd: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /** @example null */
+                        endDate: string | null;
+                        /**
+                         * @description cancelled | unpaid | staff | refunded
+                         * @example null
+                         */
+                        endReason: string | null;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_NOT_REFUNDABLE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getSubscriptions: {
+        parameters: {
+            query: {
+                userID: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 7 */
+                        userID: string;
+                        /** @example Steve */
+                        username: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description credits
+                         * @example credits
+                         */
+                        gateway: string;
+                        /**
+                         * @description active | past_due | ended
+                         * @example active
+                         */
+                        status: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example USD */
+                        currency: string;
+                        /** @example Renews every month at 4.99 USD */
+                        renews: string;
+                        /**
+                         * @description 0 while on trial, then the paid period
+                         * @example 1
+                         */
+                        period: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        periodEnd: string;
+                        /**
+                         * @description null when it will not renew (cancelled or ended)
+                         * @example 2026-12-28 12:00:00
+                         */
+                        nextPaymentDate: string | null;
+                        /** @description null when it will not renew */
+                        nextAmount: string | null;
+                        /**
+                         * @description while past due
+                         * @example null
+                         */
+                        graceUntil: string | null;
+                        /**
+                         * @description 1 or 0
+                         * @example 0
+                         */
+                        cancelAtPeriodEnd: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /** @example null */
+                        endDate: string | null;
+                        /**
+                         * @description cancelled | unpaid | staff | refunded
+                         * @example null
+                         */
+                        endReason: string | null;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    userID: number;
+                    productID: number;
+                };
+                "application/x-www-form-urlencoded": {
+                    userID: number;
+                    productID: number;
+                };
+                "multipart/form-data": {
+                    userID: number;
+                    productID: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 7 */
+                        userID: string;
+                        /** @example Steve */
+                        username: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description credits
+                         * @example credits
+                         */
+                        gateway: string;
+                        /**
+                         * @description active | past_due | ended
+                         * @example active
+                         */
+                        status: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example USD */
+                        currency: string;
+                        /** @example Renews every month at 4.99 USD */
+                        renews: string;
+                        /**
+                         * @description 0 while on trial, then the paid period
+                         * @example 1
+                         */
+                        period: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        periodEnd: string;
+                        /**
+                         * @description null when it will not renew (cancelled or ended)
+                         * @example 2026-12-28 12:00:00
+                         */
+                        nextPaymentDate: string | null;
+                        /** @description null when it will not renew */
+                        nextAmount: string | null;
+                        /**
+                         * @description while past due
+                         * @example null
+                         */
+                        graceUntil: string | null;
+                        /**
+                         * @description 1 or 0
+                         * @example 0
+                         */
+                        cancelAtPeriodEnd: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /** @example null */
+                        endDate: string | null;
+                        /**
+                         * @description cancelled | unpaid | staff | refunded
+                         * @example null
+                         */
+                        endReason: string | null;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, INSUFFICIENT_BALANCE */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, PRODUCT_NOT_FOUND, SUBSCRIPTION_PLAN_NOT_FOUND, ROLE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_EXISTS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postSubscriptionsByIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    userID: number;
+                };
+                "application/x-www-form-urlencoded": {
+                    userID: number;
+                };
+                "multipart/form-data": {
+                    userID: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 7 */
+                        userID: string;
+                        /** @example Steve */
+                        username: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description credits
+                         * @example credits
+                         */
+                        gateway: string;
+                        /**
+                         * @description active | past_due | ended
+                         * @example active
+                         */
+                        status: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example USD */
+                        currency: string;
+                        /** @example Renews every month at 4.99 USD */
+                        renews: string;
+                        /**
+                         * @description 0 while on trial, then the paid period
+                         * @example 1
+                         */
+                        period: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        periodEnd: string;
+                        /**
+                         * @description null when it will not renew (cancelled or ended)
+                         * @example 2026-12-28 12:00:00
+                         */
+                        nextPaymentDate: string | null;
+                        /** @description null when it will not renew */
+                        nextAmount: string | null;
+                        /**
+                         * @description while past due
+                         * @example null
+                         */
+                        graceUntil: string | null;
+                        /**
+                         * @description 1 or 0
+                         * @example 0
+                         */
+                        cancelAtPeriodEnd: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /** @example null */
+                        endDate: string | null;
+                        /**
+                         * @description cancelled | unpaid | staff | refunded
+                         * @example null
+                         */
+                        endReason: string | null;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_ENDED */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

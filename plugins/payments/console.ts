@@ -9,7 +9,9 @@ import { counted, displayTimestamp, formatMoney } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { type PlayerPanel, usersRef, type UsersService } from '../users/contract.ts';
 import { PackageCreateBody, PackagePatchBody } from './schemas.ts';
+import { pricedBasket } from './model.ts';
 import type { DbPaymentsService, Package, Payment } from './service.ts';
+import { testCheckoutPages } from './test-gateway.ts';
 
 const PAGE = 50;
 const STATUSES: Payment['status'][] = ['pending', 'completed', 'credited', 'refund-due', 'refunded', 'disputed', 'expired'];
@@ -33,6 +35,7 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
     attention(cp);
     paymentsRoute(cp, services.get(usersRef));
     packageRoutes(cp);
+    testCheckoutPages(pages, payments);
   },
 };
 
@@ -58,21 +61,34 @@ function attention({ pages, payments }: PaymentsPages): void {
 /** A payment as a row of the section's tables, its player linked to their page. */
 const paymentRow = (pages: ConsolePages, tz: string, names: ReadonlyMap<number, string>) => (p: Payment) => ({
   date: displayTimestamp(p.creationDate, tz),
-  player: p.userId === 0 ? `guest ${p.guestName ?? ''}` : playerCell(pages, p.userId, names),
+  // The id players and gateways quote, linked to its order once there is one.
+  payment: linked(p.id, p.orderId === null ? undefined : pages.href('orders', `/${p.orderId}`)),
+  player: p.userId === 0 ? `guest ${p.guestName ?? ''}${p.guestEmail ? ` (${p.guestEmail})` : ''}` : playerCell(pages, p.userId, names),
   gateway: p.gateway,
   status: p.status,
   amount: `${formatMoney(p.amount)} ${p.currency}`,
   credits: formatMoney(p.credits),
   debt: p.debt ? formatMoney(p.debt) : '',
+  codes: p.purchaseLines === null ? '' : codesOf(p.purchaseLines),
 });
+
+const linked = (text: string, href: string | undefined) => (href ? { text, href } : text);
+
+/** The coupon and gift card a purchase was priced with. */
+const codesOf = (lines: string) =>
+  pricedBasket(lines)
+    .adjustments.map((a) => `${a.kind === 'gift-card' ? 'gift card' : a.kind} ${a.code}`)
+    .join(', ');
 const paymentColumns = [
   { key: 'date', label: 'Date' },
+  { key: 'payment', label: 'Payment' },
   { key: 'player', label: 'Player' },
   { key: 'gateway', label: 'Gateway' },
   { key: 'status', label: 'Status' },
   { key: 'amount', label: 'Paid', numeric: true },
   { key: 'credits', label: 'Credits', numeric: true },
   { key: 'debt', label: 'Debt', numeric: true },
+  { key: 'codes', label: 'Codes' },
 ];
 
 /** The section's first page: the gateways, the payments by status (keyset pages), the debts and the refunds due. */
@@ -132,6 +148,15 @@ function paymentsRoute({ pages, payments, settings }: PaymentsPages, users: User
           empty: 'Nobody owes credits.',
           columns: paymentColumns,
           rows: debts.map(row),
+        },
+        {
+          kind: 'form',
+          id: 'clear-tests',
+          title: 'Test orders',
+          action: `${pages.base}/test-orders/clear`,
+          submit: 'Clear test orders',
+          confirm: 'Delete every test order and test payment? Real orders are not touched.',
+          fields: [],
         },
         {
           kind: 'table',

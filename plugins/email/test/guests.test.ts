@@ -139,4 +139,8 @@ t.test("a guest's receipt goes to the email typed, with a link that shows the or
   t.match(one.body, paymentID, 'the payment id');
   t.match(one.body, /TENOFF/, 'the coupon used');
   t.match(one.body, /Hero@Example\.org/, 'the email given');
+  const paid = await app.inject({ url: '/console/payments', headers: { cookie } });
+  t.equal(paid.statusCode, 200);
+  t.match(paid.body, `>${paymentID}</a>`, 'the payments list shows the payment id, linked to its order');
+  t.match(paid.body, /coupon TENOFF/, 'and the codes used');
 });
