@@ -7,6 +7,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { ConfigError, rootDir, validate, type AppConfig, type SiteSetting } from './config.ts';
 import { consoleHostRef, type ConsoleSection } from './console.ts';
 import type { MigrationDef } from './db.ts';
+import type { FeatureArchive } from './archive/feature-archive.ts';
 import type { FeatureContext } from './feature-context.ts';
 import type { ServiceRef } from './registry.ts';
 import { compareCodeUnits } from './format.ts';
@@ -43,6 +44,11 @@ export interface FeatureDefinition<S extends TSchema = TSchema, Own = unknown> {
   register(app: FastifyInstance, ctx: FeatureContext<Static<S>>): Promise<Own>;
   /** The feature's sections of the staff console (`/console/<id>`), listed in its menu. */
   console?: ConsoleSection<Static<S>, Own>[];
+  /**
+   * What `npm run export` takes of this feature and `npm run import` puts back (docs/export-format.md):
+   * by default every table of `entities` and no files.
+   */
+  archive?: FeatureArchive<Static<S>>;
 }
 
 /**

@@ -32,13 +32,18 @@ const TYPES: { ext: keyof typeof PRODUCT_IMAGE_TYPES; is: (b: Buffer) => boolean
 
 export const IMAGE_ACCEPT = Object.values(PRODUCT_IMAGE_TYPES).join(',');
 
+/** Where the images are kept: the option's folder, or `images/` beside the SQLite file, or `data/images`; the archive's files come from here too. */
+export function imageFolder(options: { folder: string }, databaseFile: string | undefined): string {
+  const beside = databaseFile && databaseFile !== ':memory:' ? join(dirname(databaseFile), 'images') : join('data', 'images');
+  return resolve(options.folder || beside);
+}
+
 export class ProductImages {
   readonly folder: string;
   readonly maxBytes: number;
 
   constructor(options: { folder: string; maxBytes: number }, db: Database) {
-    const beside = db.file && db.file !== ':memory:' ? join(dirname(db.file), 'images') : join('data', 'images');
-    this.folder = resolve(options.folder || beside);
+    this.folder = imageFolder(options, db.file);
     this.maxBytes = options.maxBytes;
   }
 

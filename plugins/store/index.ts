@@ -19,7 +19,7 @@ import {
   type StoreService,
 } from './contract.ts';
 import { entities } from './entities.ts';
-import { ProductImages, imageOptions } from './images.ts';
+import { ProductImages, imageFolder, imageOptions } from './images.ts';
 import { migrations } from './migrations/index.ts';
 import { storeRoutes } from './routes.ts';
 import { DbOrders } from './orders.ts';
@@ -91,4 +91,6 @@ export default defineFeature<typeof options, Internals>({
     return { catalogue, orders, images };
   },
   console: [catalogueSection, ordersSection],
+  // Product images travel with the archive; the tables are every one of entities (the default).
+  archive: { folders: (opts, { databaseFile }) => ({ images: imageFolder(opts.images, databaseFile) }) },
 });

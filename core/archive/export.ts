@@ -1,0 +1,109 @@
+/**
+ * `npm run export`: every table and file the host and its running features own (hook.ts), from one
+ * consistent snapshot (snapshot.ts), written as one gzipped tar (docs/export-format.md). Each table
+ * streams to a JSON-lines part of its own, so memory stays flat whatever the database's size.
+ */
+import { copyFile, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { dirname, join } from 'node:path';
+import * as tar from 'tar';
+import type { DatabaseUrl } from '../db/url.ts';
+import type { ArchiveOwner } from './hook.ts';
+import type { AnyTable } from './feature-archive.ts';
+import { ARCHIVE_FORMAT, ARCHIVE_VERSION, digest, type FilePart, type Manifest, type Part, type TablePart } from './format.ts';
+import { openSnapshot, type Snapshot } from './snapshot.ts';
+
+/** Told how far the export is: rows written of all, and the table being written. */
+export type Progress = (done: number, total: number, what: string) => void;
+
+/** Lines gathered before a write: fewer, bigger writes, still a bounded amount in memory. */
+const CHUNK_BYTES = 64 * 1024;
+
+async function* lines(snapshot: Snapshot, table: AnyTable, onRow: () => void): AsyncGenerator<string> {
+  let chunk = '';
+  for await (const row of snapshot.rows(table)) {
+    // Read through the table's description: the same types whichever database gave the row.
+    chunk += `${JSON.stringify(table.fromArray(row))}\n`;
+    onRow();
+    if (chunk.length >= CHUNK_BYTES) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk) yield chunk;
+}
+
+async function writeTable(snapshot: Snapshot, dir: string, feature: string, table: AnyTable, onRow: () => void): Promise<TablePart> {
+  const path = `tables/${table.tableName}.jsonl`;
+  let rows = 0;
+  await pipeline(
+    Readable.from(
+      lines(snapshot, table, () => {
+        rows++;
+        onRow();
+      }),
+    ),
+    createWriteStream(join(dir, path)),
+  );
+  return { kind: 'table', path, feature, table: table.tableName, columns: Object.keys(table.options.properties), rows, ...(await digest(join(dir, path))) };
+}
+
+async function copyFolder(dir: string, feature: string, folder: string, from: string): Promise<FilePart[]> {
+  const names = await readdir(from).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)));
+  const parts: FilePart[] = [];
+  for (const name of names.sort()) {
+    // Files only: a half-written upload (`.part`) is not one yet.
+    if (name.endsWith('.part')) continue;
+    const path = `files/${feature}/${folder}/${name}`;
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await copyFile(join(from, name), join(dir, path));
+    parts.push({ kind: 'file', path, feature, folder, name, ...(await digest(join(dir, path))) });
+  }
+  return parts;
+}
+
+function utcNow(): string {
+  return new Date().toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** Writes the archive to `file` (through a temporary name, so a failed export leaves no half file). */
+export async function exportArchive(target: DatabaseUrl, owners: ArchiveOwner[], file: string, progress?: Progress): Promise<Manifest> {
+  await mkdir(dirname(file), { recursive: true });
+  const dir = await mkdtemp(join(dirname(file), '.export-'));
+  let snapshot: Snapshot | undefined = await openSnapshot(target);
+  try {
+    await mkdir(join(dir, 'tables'));
+    const tables = owners.flatMap((o) => o.tables.map((table) => ({ feature: o.name, table })));
+    let total = 0;
+    for (const { table } of tables) total += await snapshot.count(table);
+    const parts: Part[] = [];
+    let done = 0;
+    for (const { feature, table } of tables) {
+      parts.push(await writeTable(snapshot, dir, feature, table, () => progress?.(++done, total, table.tableName)));
+    }
+    const manifest: Manifest = {
+      format: ARCHIVE_FORMAT,
+      version: ARCHIVE_VERSION,
+      createdAt: utcNow(),
+      source: { dialect: target.dialect },
+      migrations: await snapshot.migrations(),
+      parts,
+    };
+    await snapshot.close();
+    snapshot = undefined;
+    for (const owner of owners) {
+      for (const [folder, from] of Object.entries(owner.folders)) parts.push(...(await copyFolder(dir, owner.name, folder, from)));
+    }
+    await writeFile(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    const partial = `${file}.partial`;
+    // The manifest first, so a reader knows what follows before it reads it.
+    await tar.create({ gzip: true, portable: true, cwd: dir, file: partial }, ['manifest.json', ...parts.map((p) => p.path)]);
+    await rename(partial, file);
+    return manifest;
+  } finally {
+    await snapshot?.close().catch(() => {});
+    await rm(dir, { recursive: true, force: true });
+  }
+}
