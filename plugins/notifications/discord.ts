@@ -15,6 +15,13 @@ export const BUILT_IN: Record<string, Wording> = {
   'store.order.refunded': { title: 'Order refunded', body: 'Order #{{orderId}} of **{{username}}** was refunded.' },
   'payments.completed': { title: 'Payment received', body: '**{{amount}} {{currency}}** through {{gateway}} (order #{{orderId}}).' },
   'payments.reversed': { title: 'Payment {{kind}}', body: 'Payment {{paymentId}} through {{gateway}}: {{reclaimed}} credits taken back, {{debt}} owed.' },
+  'payments.dispute.opened': {
+    title: 'Payment disputed',
+    body: 'Payment {{paymentId}} through {{gateway}} disputed ({{reason}}): **{{amount}} {{currency}}**.',
+  },
+  'payments.dispute.closed': { title: 'Dispute {{outcome}}', body: 'The dispute of payment {{paymentId}} through {{gateway}} was {{outcome}}.' },
+  'payments.block.added': { title: 'Player blocked', body: '**{{username}}** may no longer pay: {{reason}}' },
+  'payments.block.lifted': { title: 'Block lifted', body: '**{{username}}** may pay again (lifted by {{by}}).' },
   'support.ticket.created': { title: 'New ticket #{{ticketId}}', body: '**{{username}}** asks: {{title}}' },
   'support.ticket.replied': { title: 'Ticket #{{ticketId}} answered', body: '**{{username}}** replied (staff: {{isAdmin}}).' },
   'users.created': { title: 'New player', body: '**{{username}}** registered.' },

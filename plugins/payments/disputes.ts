@@ -4,13 +4,13 @@
  * lifts that block; each step is an event and an audit entry acted by the gateway. Every step runs
  * inside the webhook's transaction, after the payment row is locked, so racing copies meet there.
  */
-import { now } from '../../core/format.ts';
+import { addSeconds, now } from '../../core/format.ts';
 import { countParam } from '../../core/db.ts';
-import { raw, sql, where } from '../../core/sql.ts';
+import { count, fields, raw, sql, sum, where } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { Blocks } from './blocks.ts';
 import type { DisputeFacts } from './contract.ts';
-import { PaymentsDispute } from './entities.ts';
+import { PaymentsDispute, PaymentsPayment } from './entities.ts';
 import type { Payment, PaymentsDeps } from './model.ts';
 
 const D = PaymentsDispute.c;
@@ -117,6 +117,28 @@ export class Disputes {
       await this.#audit(payment.gateway, 'payments.block.lifted', block.id, `Block of ${block.nameKey} lifted: dispute won`, { liftedBy: 'dispute won' });
     }
     return true;
+  }
+
+  /**
+   * The dashboard's figures: disputes by status, and the dispute rate, disputes per payment that
+   * moved money (the measure card networks hold merchants to), over the last `days`.
+   */
+  async figures(days: number): Promise<{ open: number; won: number; lost: number; rate: number }> {
+    const { db } = this.#deps;
+    const since = addSeconds(now(), -days * 86_400);
+    const P = PaymentsPayment.c;
+    const [counts] = await db.query(
+      sql`select ${fields({
+        open: sum(sql`case when ${D.status} = 'open' then 1 else 0 end`),
+        won: sum(sql`case when ${D.status} = 'won' then 1 else 0 end`),
+        lost: sum(sql`case when ${D.status} = 'lost' then 1 else 0 end`),
+      })} from ${PaymentsDispute} where ${D.creationDate} >= ${since}`,
+    );
+    const [paid] = await db.query(sql`select ${fields({ n: count() })} from ${PaymentsPayment}
+      where ${P.creationDate} >= ${since} and ${P.status} in ${['completed', 'credited', 'refunded', 'disputed']}`);
+    const [open, won, lost] = [Number(counts?.open ?? 0), Number(counts?.won ?? 0), Number(counts?.lost ?? 0)];
+    const payments = Number(paid?.n ?? 0);
+    return { open, won, lost, rate: payments === 0 ? 0 : (open + won + lost) / payments };
   }
 
   /** Newest first, of one status or all. */

@@ -11,6 +11,7 @@ import { creditsRef } from '../credits/contract.ts';
 import { storeRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { chargebackPanel, paymentsSection } from './console.ts';
+import { disputesSection } from './dispute-console.ts';
 import { paymentsRef, paymentsSettings } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -152,5 +153,5 @@ export default defineFeature({
     app.addHook('preClose', async () => clearInterval(sweeper));
     return payments;
   },
-  console: [paymentsSection],
+  console: [paymentsSection, disputesSection],
 });
