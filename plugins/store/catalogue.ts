@@ -36,7 +36,7 @@ const CATEGORY_FLAGS = StoreCategory.pick('id', 'parentId', 'isActive');
 const ACTIVE_PRODUCT = sql`${P.isActive} = 1`;
 const VARIABLE = StoreProductVariable.pick('productId', 'name', 'required', 'allowedValues');
 /** The columns a page of the catalogue shows (the storefront's): its pages read no others. */
-const SHOWN_CATEGORY = StoreCategory.pick('id', 'parentId', 'name', 'gameDescription');
+const SHOWN_CATEGORY = StoreCategory.pick('id', 'parentId', 'name', 'slug', 'gameDescription');
 const SHOWN_PRODUCT = StoreProduct.pick(
   'id',
   'categoryId',
@@ -145,11 +145,17 @@ export class DbCatalogue implements StoreCatalogue {
     return category;
   }
 
+  /** A staff change's audit entry, in its transaction (`what`: `category.create`, `products.reorder`). */
+  #entry(what: string, id: number, summary: string, before?: unknown, after?: unknown): Promise<void> {
+    return this.#audit.record({ action: `store.${what}`, target: { type: what.split('.')[0]!, id }, summary, before, after });
+  }
+
   async createCategory(input: CategoryInput & { name: string }): Promise<Category> {
     return this.#db.transaction(async () => {
       const category = { ...CATEGORY_DEFAULTS, slug: slugify(input.name), ...defined(input), name: input.name };
       await this.#checkParent(undefined, category.parentId);
       const id = await StoreCategory.insert(this.#db, category);
+      await this.#entry('category.create', id, `Created category ${category.name}`, undefined, { id, ...category });
       return { id, ...category };
     });
   }
@@ -157,9 +163,11 @@ export class DbCatalogue implements StoreCatalogue {
   async updateCategory(id: number, patch: CategoryInput): Promise<Category> {
     return this.#db.transaction(async () => {
       const changes = defined(patch);
-      const category = { ...(await this.requireCategory(id)), ...changes };
+      const before = await this.requireCategory(id);
+      const category = { ...before, ...changes };
       await this.#checkParent(id, category.parentId);
       await StoreCategory.update(this.#db, id, changes);
+      await this.#entry('category.update', id, `Changed category ${category.name}`, before, category);
       return category;
     });
   }
@@ -177,12 +185,13 @@ export class DbCatalogue implements StoreCatalogue {
   /** Refuses to delete a category that still holds subcategories or products: nothing vanishes by accident. */
   async deleteCategory(id: number): Promise<void> {
     await this.#db.transaction(async () => {
-      await this.requireCategory(id);
+      const before = await this.requireCategory(id);
       const held = typed<number>(sql`(select count(*) from ${StoreCategory} where ${C.parentId} = ${id})
           + (select count(*) from ${StoreProduct} where ${P.categoryId} = ${id})`);
       const [children] = await this.#db.query(sql`select ${fields({ n: held })}`);
       if (Number(children?.n) > 0) throw new DomainError('CONFLICT', `Store category ${id} still holds subcategories or products; move or delete them first.`);
       await this.#db.run(sql`delete from ${StoreCategory} where ${C.id} = ${id}`);
+      await this.#entry('category.delete', id, `Deleted category ${before.name}`, before);
     });
   }
 
@@ -385,6 +394,7 @@ export class DbCatalogue implements StoreCatalogue {
           throw new DomainError(code, `No ${kind === 'categories' ? 'store category' : 'product'} with ID ${id}.`);
         }
       }
+      await this.#entry(`${kind}.reorder`, 0, `Reordered ${kind}: ${ids.join(', ')}`, undefined, ids);
     });
   }
 
@@ -458,6 +468,7 @@ export class DbCatalogue implements StoreCatalogue {
       // Only the rules given are written, so two admins setting different rules both keep theirs.
       if (stored) await StoreProductRule.update(this.#db, productId, changes);
       else await this.#insertRules(productId, next, changes);
+      await this.#entry('product.rules', productId, `Changed the purchase rules of product ${productId}`, stored ?? NONE, next);
       return next;
     });
   }

@@ -91,7 +91,7 @@ export function shownCategoryMap<C extends { id: number; parentId: number; isAct
 }
 
 /** What a page of the catalogue shows of a category. */
-export type ShownCategory = Pick<Category, 'id' | 'parentId' | 'name' | 'gameDescription'>;
+export type ShownCategory = Pick<Category, 'id' | 'parentId' | 'name' | 'slug' | 'gameDescription'>;
 
 /** What a page of the catalogue shows of a product: its card, its page and its price. */
 export type ShownProduct = Pick<

@@ -34,6 +34,11 @@ export interface AccountOptions {
   registerLimit: RateLimit;
 }
 
+/** "Top up" is offered when there is a gateway to pay at and a package to buy. */
+async function topUpOffered(payments: PaymentsService | undefined): Promise<boolean> {
+  return payments !== undefined && payments.availableGateways().length > 0 && (await payments.topUpPackages()).length > 0;
+}
+
 /** Orders listed on the account page, newest first. */
 const ORDERS_SHOWN = 50;
 
@@ -199,7 +204,7 @@ function orderRoutes(pages: PageRouter, site: Site, peers: AccountPeers, opts: A
           chat: user.linkedAccounts.chat,
           twoFactor: user.authStatus === 1,
           supportOn: peers.support() !== undefined,
-          topUpOn: (peers.payments()?.availableGateways().length ?? 0) > 0,
+          topUpOn: await topUpOffered(peers.payments()),
         },
       );
     },

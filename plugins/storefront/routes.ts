@@ -129,9 +129,12 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
     );
   });
 
+  // A category by its id or by its slug (`/category/ranks`), as players type and share it.
   pages.get('/category/:id', async (visit) => {
-    const categoryId = idOf((visit.request.params as { id: string }).id);
-    const [categories, products] = await Promise.all([store.shownCategories(), store.shownProducts({ categoryIds: [categoryId] })]);
+    const categories = await store.shownCategories();
+    const sent = (visit.request.params as { id: string }).id;
+    const categoryId = idOf(sent) || (categories.find((c) => c.slug !== '' && c.slug.toLowerCase() === sent.toLowerCase())?.id ?? 0);
+    const products = categoryId ? await store.shownProducts({ categoryIds: [categoryId] }) : [];
     const visible = visibleCategories(categories);
     const path = pathTo(visible, categoryId);
     if (!path) return notFound(site, visit);
