@@ -1,14 +1,16 @@
 import t from 'tap';
 import { expectErrors, read, rowCount } from '../../../test/fixtures.ts';
 import { build, call } from '../../../test/helper.ts';
+import { sql } from '../../../core/sql.ts';
+import { DeliveryCommand, DeliveryServer } from '../entities.ts';
 import { DELIVERY_FEATURES, addCommand, makeCategory, makeProduct, makeServer, pollQueue } from './fixtures.ts';
 
 t.test('game servers: create shows the token once, rotate replaces it, patch and delete', async (t) => {
   const app = await build(t, { features: DELIVERY_FEATURES });
   const { id, token } = await makeServer(app);
   t.ok(token.length >= 32, 'a long random token');
-  const stored = await app.db.unchecked.query<{ token_hash: string }>('select token_hash from delivery_servers');
-  t.not(stored[0]!.token_hash, token, 'stored hashed');
+  const stored = await DeliveryServer.select(app.db);
+  t.not(stored[0]!.tokenHash, token, 'stored hashed');
 
   let list = await read(app, '/api/admin/delivery/servers');
   t.same(list, [{ id, name: 'Survival', isActive: true, lastSeenDate: null, creationDate: list[0].creationDate }], 'no token in the list');
@@ -66,7 +68,8 @@ t.test('product commands: placeholders checked at save, server and product must 
   t.match(res.json(), { requireOnline: true, perUnit: true, trigger: 'refund' });
   t.equal((await read(app, url)).length, 1);
 
-  const before = await app.db.unchecked.query('select * from delivery_commands order by id');
+  const commands = () => DeliveryCommand.select(app.db, sql`order by ${DeliveryCommand.c.id}`);
+  const before = await commands();
   await expectErrors(t, app, [
     {
       url,
@@ -91,7 +94,7 @@ t.test('product commands: placeholders checked at save, server and product must 
     { url: `${url}/999`, method: 'PATCH', body: { command: 'x' }, status: 404, error: 'DELIVERY_COMMAND_NOT_FOUND' },
     { url: `${url}/999`, method: 'DELETE', status: 404, error: 'DELIVERY_COMMAND_NOT_FOUND' },
   ]);
-  t.same(await app.db.unchecked.query('select * from delivery_commands order by id'), before, 'nothing changed');
+  t.same(await commands(), before, 'nothing changed');
 
   res = await call(app, `${url}/${cmd.id}`, { method: 'DELETE' });
   t.same(res.json(), { status: true });

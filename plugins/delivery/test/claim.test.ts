@@ -9,6 +9,7 @@ import { expectErrors, read, until } from '../../../test/fixtures.ts';
 import { ADMIN_KEY, build, call } from '../../../test/helper.ts';
 import { DELIVERY_FEATURES, addCommand, buy, makeCategory, makeProduct, makeServer, makeUser, pollQueue, validate } from './fixtures.ts';
 
+const Q = DeliveryQueue.c;
 const claim = (app: FastifyInstance, body: Record<string, unknown>) => call(app, '/api/delivery/claim', { body, as: 'urlencoded' });
 const ack = (app: FastifyInstance, body: Record<string, unknown>) => call(app, '/api/delivery/ack', { body, as: 'urlencoded' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -55,7 +56,6 @@ t.test('claim and ack: leases, requireOnline, retries up to maxTries', async (t)
   // The sword's claimer never acks: after the lease (the clock moved past it, then a sweep) it is waiting again,
   // one try counted, listed as an error.
   clock.advance(2300);
-  const Q = DeliveryQueue.c;
   const statusOf = async (id: number) =>
     (await app.db.query(sql`select ${fields({ status: Q.status })} from ${DeliveryQueue} where ${Q.id} = ${id}`))[0]?.status;
   await until(async () => (await statusOf(rows[0].id)) === 'waiting');
@@ -179,13 +179,13 @@ t.test('a failed ack is handed out again only after a delay that grows with each
     t.same((await ack(app, { token: server.token, ids: [row.id], result: 'failed', message: 'Unknown command' })).json().ids, [row.id]);
     const failed = Date.now();
     const ackedBy = now();
-    const [stamp] = await app.db.unchecked.query<{ not_before: string }>('select not_before from delivery_queue where id = ?', [row.id]);
+    const [stamp] = await app.db.query(sql`select ${fields({ not_before: Q.notBefore })} from ${DeliveryQueue} where ${Q.id} = ${Number(row.id)}`);
     const stored = (Date.parse(`${String(stamp!.not_before).replace(' ', 'T')}Z`) - Date.parse(`${ackedBy.replace(' ', 'T')}Z`)) / 1000;
     t.same((await claim(app, { token: server.token })).json(), { commands: [] }, `after try ${Number(tries) + 1}: not handed out again at once`);
     t.same((await pollQueue(app, server.token)).json(), [], 'nor listed to the HTTP mode');
     while (
       Date.now() - failed < 5000 &&
-      (await app.db.unchecked.query("select id from delivery_queue where status = 'waiting' and not_before < ?", [now()])).length === 0
+      (await app.db.query(sql`select ${fields({ id: Q.id })} from ${DeliveryQueue} where ${Q.status} = 'waiting' and ${Q.notBefore} < ${now()}`)).length === 0
     )
       await sleep(50);
     const waited = Date.now() - failed;

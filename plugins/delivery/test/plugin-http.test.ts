@@ -1,6 +1,9 @@
 import t from 'tap';
 import { count, fields, sql } from '../../../core/sql.ts';
 import { DeliveryQueue } from '../entities.ts';
+import { StoreOrder } from '../../store/entities.ts';
+
+const Q = DeliveryQueue.c;
 import { read, rowCount } from '../../../test/fixtures.ts';
 import { build } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
@@ -30,9 +33,9 @@ t.test('a buy queues its rendered purchase commands; a failed buy queues nothing
 
   let res = await buy(app, { userID: steve, products: [{ id: sword, quantity: 3, variables: { color: 'red' } }] });
   t.ok([200, 201].includes(res.statusCode), res.body);
-  const orderId = res.json().orderID ?? (await app.db.unchecked.query<{ id: number }>('select id from store_orders'))[0]!.id;
-  const rows = await app.db.unchecked.query<{ server_id: number; command: string; status: string; order_id: number }>(
-    'select server_id, command, status, order_id from delivery_queue order by id',
+  const orderId = res.json().orderID ?? (await StoreOrder.select(app.db))[0]!.id;
+  const rows = await app.db.query(
+    sql`select ${fields({ server_id: Q.serverId, command: Q.command, status: Q.status, order_id: Q.orderId })} from ${DeliveryQueue} order by ${Q.id}`,
   );
   t.same(
     rows.map((r) => [String(r.server_id), r.command, r.status, Number(r.order_id)]),
@@ -101,7 +104,6 @@ t.test('the plugin HTTP mode: queue listing, one player per validate, each row o
   t.same(res.json(), { commands: [] }, 'a second validate of the same ids hands out nothing');
   t.same((await pollQueue(app, server.token)).json(), [], 'nothing left for this mode');
   t.equal((await pollQueue(app, other.token)).json().length, 3, "the other server's rows were left alone");
-  const Q = DeliveryQueue.c;
   const statuses = await app.db.query(sql`select ${fields({ status: Q.status, n: count() })} from ${DeliveryQueue} group by ${Q.status} order by ${Q.status}`);
   t.same(
     statuses.map((s) => [s.status, Number(s.n)]),

@@ -1,8 +1,18 @@
+import type { FastifyInstance } from 'fastify';
 import t from 'tap';
 import { expectErrors, read } from '../../../test/fixtures.ts';
 import { build, call } from '../../../test/helper.ts';
-import { fields, sql } from '../../../core/sql.ts';
+import { fields, sql, typed } from '../../../core/sql.ts';
 import { DeliveryQueue } from '../entities.ts';
+import { CreditsLedgerEntry } from '../../credits/entities.ts';
+import { StoreOrder, StoreProduct } from '../../store/entities.ts';
+
+const Q = DeliveryQueue.c;
+const stock = (app: FastifyInstance) =>
+  app.db.query(sql`select ${fields({ id: StoreProduct.c.id, stock: StoreProduct.c.stock })} from ${StoreProduct} order by ${StoreProduct.c.id}`);
+const ledger = (app: FastifyInstance) => CreditsLedgerEntry.select(app.db, sql`order by ${CreditsLedgerEntry.c.id}`);
+const queuedFor = (app: FastifyInstance, runOn: string) =>
+  app.db.query(sql`select ${fields({ command: Q.command, run_on: Q.runOn })} from ${DeliveryQueue} where ${Q.runOn} = ${runOn}`);
 import { usersRef } from '../../users/contract.ts';
 import { DELIVERY_FEATURES, addCommand, balanceOf, buy, makeCategory, makeProduct, makeRole, makeServer, makeUser, pollQueue, validate } from './fixtures.ts';
 
@@ -18,15 +28,16 @@ t.test('a refund undoes the purchase and queues the refund commands, once', asyn
   await addCommand(app, rank, { serverID: server.id, trigger: 'refund', command: 'lp user {username} parent remove vip #{orderID}' });
   const steve = await makeUser(app, 'steve', 10_000);
   const users = app.services.get(usersRef);
-  const lastOrder = async () => Number((await app.db.unchecked.query<{ id: number }>('select max(id) as id from store_orders'))[0]!.id);
+  const lastOrder = async () =>
+    Number((await app.db.query(sql`select ${fields({ id: typed<number>(sql`max(${StoreOrder.c.id})`) })} from ${StoreOrder}`))[0]!.id);
 
   // An earlier VIP purchase stays: the refund takes back only the second one's 60 days.
   t.ok([200, 201].includes((await buy(app, { userID: steve, products: [rank] })).statusCode));
   const before = {
     balance: await balanceOf(app, steve),
     roles: await users.rolesOf(steve),
-    stock: await app.db.unchecked.query('select id, stock from store_products order by id'),
-    ledger: await app.db.unchecked.query('select * from credits_ledger order by id'),
+    stock: await stock(app),
+    ledger: await ledger(app),
   };
   let res = await buy(app, { userID: steve, products: [{ id: rank, quantity: 2 }, crown] });
   t.ok([200, 201].includes(res.statusCode), res.body);
@@ -38,28 +49,28 @@ t.test('a refund undoes the purchase and queues the refund commands, once', asyn
   t.match(res.json(), { id: String(orderId), status: 'refunded', total: '25.00', cashback: '2.50' });
   t.equal(await balanceOf(app, steve), before.balance, 'price back, cashback taken back');
   t.same(await users.rolesOf(steve), before.roles, 'the timed role shortened by what it added, the permanent one revoked');
-  t.same(await app.db.unchecked.query('select id, stock from store_products order by id'), before.stock, 'stock restored');
-  const ledger = await app.db.unchecked.query<{ id: number; delta: number; reason: string }>('select * from credits_ledger order by id');
-  t.same(ledger.slice(0, before.ledger.length), before.ledger, 'earlier ledger rows untouched');
+  t.same(await stock(app), before.stock, 'stock restored');
+  const after = await ledger(app);
+  t.same(after.slice(0, before.ledger.length), before.ledger, 'earlier ledger rows untouched');
   t.same(
-    ledger.slice(-2).map((r) => [Number(r.delta), r.reason]),
+    after.slice(-2).map((r) => [Number(r.delta), r.reason]),
     [
       [2500, 'refund'],
       [-250, 'refund'],
     ],
     'plus the refund rows',
   );
-  const queued = await app.db.unchecked.query<{ command: string; run_on: string }>("select command, run_on from delivery_queue where run_on = 'refund'");
+  const queued = await queuedFor(app, 'refund');
   t.same(queued, [{ command: `lp user steve parent remove vip #${orderId}`, run_on: 'refund' }], 'the refund commands queued');
 
-  const snapshot = await app.db.unchecked.query('select * from credits_ledger order by id');
+  const snapshot = await ledger(app);
   await expectErrors(t, app, [
     { url: `/api/admin/store/orders/${orderId}/refund`, method: 'POST', status: 409, error: 'CONFLICT', message: /refunded/ },
     { url: '/api/admin/store/orders/999/refund', method: 'POST', status: 404, error: 'ORDER_NOT_FOUND' },
     { url: '/api/admin/store/orders/abc/refund', method: 'POST', status: 404, error: 'ORDER_NOT_FOUND' },
   ]);
-  t.same(await app.db.unchecked.query('select * from credits_ledger order by id'), snapshot, 'a second refund changes nothing');
-  t.equal((await app.db.unchecked.query("select id from delivery_queue where run_on = 'refund'")).length, 1);
+  t.same(await ledger(app), snapshot, 'a second refund changes nothing');
+  t.equal((await queuedFor(app, 'refund')).length, 1);
 
   // Two refunds at once: exactly one happens.
   res = await buy(app, { userID: steve, products: [rank] });
@@ -87,7 +98,7 @@ t.test("a purchased role that expires queues the product's expiry commands once"
   const steve = await makeUser(app, 'steve', 1000);
   const users = app.services.get(usersRef);
   t.ok([200, 201].includes((await buy(app, { userID: steve, products: [{ id: rank, quantity: 2 }] })).statusCode));
-  t.equal((await app.db.unchecked.query("select id from delivery_queue where run_on = 'expiry'")).length, 0, 'nothing before it expires');
+  t.equal((await queuedFor(app, 'expiry')).length, 0, 'nothing before it expires');
 
   const past = '2020-01-01 00:00:00';
   await users.grantRole(steve, vip, past);
@@ -95,11 +106,11 @@ t.test("a purchased role that expires queues the product's expiry commands once"
   let rows: { command: string }[] = [];
   for (let i = 0; i < 40 && rows.length === 0; i++) {
     await new Promise((r) => setTimeout(r, 100));
-    rows = await app.db.unchecked.query<{ command: string }>("select command from delivery_queue where run_on = 'expiry'");
+    rows = await app.db.query(sql`select ${fields({ command: Q.command })} from ${DeliveryQueue} where ${Q.runOn} = 'expiry'`);
   }
   t.same(rows, [{ command: 'lp user steve parent remove vip 2' }], "only the purchased role's product, once");
   await new Promise((r) => setTimeout(r, 1200));
-  t.equal((await app.db.unchecked.query("select id from delivery_queue where run_on = 'expiry'")).length, 1, 'the next sweep adds nothing');
+  t.equal((await queuedFor(app, 'expiry')).length, 1, 'the next sweep adds nothing');
 });
 
 t.test('a refund cancels the purchase commands no game server has taken, decided row by row against concurrent hand-outs', async (t) => {
@@ -112,7 +123,6 @@ t.test('a refund cancels the purchase commands no game server has taken, decided
   const steve = await makeUser(app, 'steve', 100_000);
   const order = async () => {
     t.ok([200, 201].includes((await buy(app, { userID: steve, products: [rank] })).statusCode));
-    const Q = DeliveryQueue.c;
     const [row] = await app.db.query(sql`select ${fields({ id: Q.id, order_id: Q.orderId })} from ${DeliveryQueue}
       where ${Q.runOn} = 'purchase' order by ${Q.id} desc limit 1`);
     return { id: String(row!.id), order: Number(row!.order_id) };
