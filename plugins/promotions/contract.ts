@@ -24,6 +24,18 @@ export interface PromotionsService {
   communityGoal(): Promise<CommunityGoal>;
   /** Puts a gift card's whole balance on the account's credit balance; the credits added, in cents. */
   redeemGiftCard(userId: number, code: string): Promise<number>;
+  /** The sales running at `at` (a stored UTC time), the biggest first: what the storefront's banner announces. */
+  runningSales(at: string): Promise<RunningSale[]>;
+}
+
+/** A sale as players are told of it. */
+export interface RunningSale {
+  name: string;
+  percent: number;
+  /** Stored UTC time the sale ends at. */
+  endDate: string;
+  /** Empty: the whole store. */
+  categoryIds: number[];
 }
 
 export const promotionsRef = createServiceRef<PromotionsService>('promotions');

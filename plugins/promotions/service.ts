@@ -4,15 +4,16 @@
  * is buy.ts, the store checkout's participant; a change here that it holds in memory (a sale, a
  * gift-card product) reloads it at once.
  */
+import type { AuditLog } from '../../core/audit.ts';
 import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { count, fields, raw, sql, sum, typed } from '../../core/sql.ts';
 import { DomainError } from '../../core/errors.ts';
-import { addSeconds, displayTimestamp, now, parseClientTimestamp } from '../../core/format.ts';
+import { addSeconds, displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { StoreCatalogue, StoreOrders } from '../store/contract.ts';
 import type { PromotionsInBuy } from './buy.ts';
-import type { CommunityGoal, PromotionsService } from './contract.ts';
+import type { CommunityGoal, PromotionsService, RunningSale } from './contract.ts';
 import {
   PromotionsCoupon,
   PromotionsCouponPlayer,
@@ -58,6 +59,7 @@ export interface PromotionsDeps {
   inBuy: PromotionsInBuy;
   /** Characters of a gift card code made by the server. */
   codeLength: number;
+  audit: AuditLog;
 }
 
 export class DbPromotionsService implements PromotionsService {
@@ -68,6 +70,7 @@ export class DbPromotionsService implements PromotionsService {
   readonly #credits: CreditsService;
   readonly #inBuy: PromotionsInBuy;
   readonly #codeLength: number;
+  readonly #audit: AuditLog;
 
   constructor(deps: PromotionsDeps) {
     this.#db = deps.db;
@@ -77,22 +80,30 @@ export class DbPromotionsService implements PromotionsService {
     this.#credits = deps.credits;
     this.#inBuy = deps.inBuy;
     this.#codeLength = deps.codeLength;
+    this.#audit = deps.audit;
+  }
+
+  /** A staff change's audit entry, in its transaction (`what`: `coupon`, `sale`, `giftcard`, `giftproduct`). */
+  #record(what: string, verb: string, id: number, summary: string, before?: unknown, after?: unknown): Promise<void> {
+    return this.#audit.record({ action: `promotions.${what}.${verb}`, target: { type: what, id }, summary, before, after });
   }
 
   // ---- gift cards
 
   async issueCard(input: { amount: number; code?: string; note?: string }): Promise<GiftCard> {
     if (input.code !== undefined && !CODE.test(input.code)) throw new DomainError('VALIDATION_ERROR', 'code: 3 to 64 letters, digits, _ or -.');
-    return this.#db.transaction(() =>
-      issueCard(this.#db, this.#codeLength, {
+    return this.#db.transaction(async () => {
+      const card = await issueCard(this.#db, this.#codeLength, {
         amount: input.amount,
         code: input.code,
         note: input.note ?? '',
         ownerId: 0,
         orderId: 0,
         reason: 'issue',
-      }),
-    );
+      });
+      await this.#record('giftcard', 'issue', card.id, `Issued gift card ${card.code} (${formatMoney(card.initialAmount)})`, undefined, card);
+      return card;
+    });
   }
 
   async cards(): Promise<GiftCard[]> {
@@ -116,9 +127,13 @@ export class DbPromotionsService implements PromotionsService {
   }
 
   async updateCard(id: number, patch: { isActive?: boolean; note?: string }): Promise<GiftCard> {
-    await this.requireCard(id);
-    await PromotionsGiftCard.update(this.#db, id, patch);
-    return this.requireCard(id);
+    return this.#db.transaction(async () => {
+      const before = await this.requireCard(id);
+      await PromotionsGiftCard.update(this.#db, id, patch);
+      const after = await this.requireCard(id);
+      await this.#record('giftcard', 'update', id, `Changed gift card ${after.code}${after.isActive ? '' : ' (paused)'}`, before, after);
+      return after;
+    });
   }
 
   /** A card never used is deleted; one with movements is kept for its ledger (CONFLICT: pause it instead). */
@@ -129,6 +144,7 @@ export class DbPromotionsService implements PromotionsService {
       if (moves.length > 1) throw new DomainError('CONFLICT', `The gift card ${card.code} has been used: pause it instead.`);
       await this.#db.run(sql`delete from ${PromotionsGiftCardLedger} where ${Led.cardId} = ${id}`);
       await this.#db.run(sql`delete from ${PromotionsGiftCard} where ${Card.id} = ${id}`);
+      await this.#record('giftcard', 'delete', id, `Deleted gift card ${card.code}`, card);
     });
   }
 
@@ -164,13 +180,17 @@ export class DbPromotionsService implements PromotionsService {
     await this.#db.transaction(async () => {
       await this.#db.run(sql`delete from ${PromotionsGiftCardProduct} where ${GP.productId} = ${productId}`);
       await PromotionsGiftCardProduct.insert(this.#db, { productId, amount });
+      await this.#record('giftproduct', 'set', productId, `Product ${productId} sells a gift card of ${formatMoney(amount)}`, undefined, { productId, amount });
     });
     await this.#inBuy.reload();
   }
 
   async removeGiftProduct(productId: number): Promise<void> {
-    const { affectedRows } = await this.#db.run(sql`delete from ${PromotionsGiftCardProduct} where ${GP.productId} = ${productId}`);
-    if (affectedRows === 0) throw new DomainError('PRODUCT_NOT_FOUND', `Product ${productId} sells no gift card.`);
+    await this.#db.transaction(async () => {
+      const { affectedRows } = await this.#db.run(sql`delete from ${PromotionsGiftCardProduct} where ${GP.productId} = ${productId}`);
+      if (affectedRows === 0) throw new DomainError('PRODUCT_NOT_FOUND', `Product ${productId} sells no gift card.`);
+      await this.#record('giftproduct', 'remove', productId, `Product ${productId} sells no gift card any more`);
+    });
     await this.#inBuy.reload();
   }
 
@@ -197,7 +217,11 @@ export class DbPromotionsService implements PromotionsService {
     this.#checkCoupon(input);
     const coupon = { ...input, codeKey: input.code.toLowerCase(), uses: 0, creationDate: now() };
     try {
-      return { id: await PromotionsCoupon.insert(this.#db, coupon), ...coupon };
+      return await this.#db.transaction(async () => {
+        const made = { id: await PromotionsCoupon.insert(this.#db, coupon), ...coupon };
+        await this.#record('coupon', 'create', made.id, `Created coupon ${made.code}`, undefined, made);
+        return made;
+      });
     } catch (err) {
       if (isUniqueViolation(err)) throw new DomainError('CONFLICT', `code: a coupon ${input.code} exists already (codes are case-insensitive).`);
       throw err;
@@ -205,22 +229,29 @@ export class DbPromotionsService implements PromotionsService {
   }
 
   async updateCoupon(id: number, patch: Partial<CouponInput>): Promise<Coupon> {
-    const current = await this.requireCoupon(id);
     const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<CouponInput>;
-    this.#checkCoupon({ ...current, ...changes });
     try {
-      await PromotionsCoupon.update(this.#db, id, changes.code === undefined ? changes : { ...changes, codeKey: changes.code.toLowerCase() });
+      return await this.#db.transaction(async () => {
+        const before = await this.requireCoupon(id);
+        this.#checkCoupon({ ...before, ...changes });
+        await PromotionsCoupon.update(this.#db, id, changes.code === undefined ? changes : { ...changes, codeKey: changes.code.toLowerCase() });
+        const after = await this.requireCoupon(id);
+        await this.#record('coupon', 'update', id, `Changed coupon ${after.code}${after.isActive ? '' : ' (paused)'}`, before, after);
+        return after;
+      });
     } catch (err) {
       if (isUniqueViolation(err)) throw new DomainError('CONFLICT', `code: a coupon ${changes.code} exists already (codes are case-insensitive).`);
       throw err;
     }
-    return this.requireCoupon(id);
   }
 
   async deleteCoupon(id: number): Promise<void> {
-    await this.requireCoupon(id);
-    await this.#db.run(sql`delete from ${PromotionsCouponPlayer} where ${Pl.couponId} = ${id}`);
-    await this.#db.run(sql`delete from ${PromotionsCoupon} where ${Co.id} = ${id}`);
+    await this.#db.transaction(async () => {
+      const coupon = await this.requireCoupon(id);
+      await this.#db.run(sql`delete from ${PromotionsCouponPlayer} where ${Pl.couponId} = ${id}`);
+      await this.#db.run(sql`delete from ${PromotionsCoupon} where ${Co.id} = ${id}`);
+      await this.#record('coupon', 'delete', id, `Deleted coupon ${coupon.code}`, coupon);
+    });
   }
 
   /** Uses, money off and revenue of each promotion of a kind, by its id: orders not refunded. */
@@ -244,6 +275,14 @@ export class DbPromotionsService implements PromotionsService {
     return PromotionsSale.select(this.#db, sql`order by ${Sa.id} desc`);
   }
 
+  async runningSales(at: string): Promise<RunningSale[]> {
+    const rows = await PromotionsSale.select(
+      this.#db,
+      sql`where ${Sa.isActive} = 1 and ${Sa.startDate} <= ${at} and ${Sa.endDate} > ${at} order by ${Sa.percent} desc, ${Sa.id}`,
+    );
+    return rows.map((s) => ({ name: s.name, percent: s.percent, endDate: s.endDate, categoryIds: JSON.parse(s.categoryIds) as number[] }));
+  }
+
   async requireSale(id: number): Promise<Sale> {
     const sale = await PromotionsSale.find(this.#db, id);
     if (!sale) throw new DomainError('SALE_NOT_FOUND', `No sale with ID ${id}.`);
@@ -257,24 +296,36 @@ export class DbPromotionsService implements PromotionsService {
 
   async createSale(input: SaleInput): Promise<Sale> {
     this.#checkSale(input);
-    const sale = { ...input, creationDate: now() };
-    const id = await PromotionsSale.insert(this.#db, sale);
+    const made = await this.#db.transaction(async () => {
+      const sale = { ...input, creationDate: now() };
+      const id = await PromotionsSale.insert(this.#db, sale);
+      await this.#record('sale', 'create', id, `Created sale ${sale.name} (${sale.percent}% off)`, undefined, { id, ...sale });
+      return { id, ...sale };
+    });
     await this.#inBuy.reload();
-    return { id, ...sale };
+    return made;
   }
 
   async updateSale(id: number, patch: Partial<SaleInput>): Promise<Sale> {
-    const current = await this.requireSale(id);
     const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as Partial<SaleInput>;
-    this.#checkSale({ ...current, ...changes });
-    await PromotionsSale.update(this.#db, id, changes);
+    const after = await this.#db.transaction(async () => {
+      const before = await this.requireSale(id);
+      this.#checkSale({ ...before, ...changes });
+      await PromotionsSale.update(this.#db, id, changes);
+      const saved = await this.requireSale(id);
+      await this.#record('sale', 'update', id, `Changed sale ${saved.name}${saved.isActive ? '' : ' (paused)'}`, before, saved);
+      return saved;
+    });
     await this.#inBuy.reload();
-    return this.requireSale(id);
+    return after;
   }
 
   async deleteSale(id: number): Promise<void> {
-    await this.requireSale(id);
-    await this.#db.run(sql`delete from ${PromotionsSale} where ${Sa.id} = ${id}`);
+    await this.#db.transaction(async () => {
+      const sale = await this.requireSale(id);
+      await this.#db.run(sql`delete from ${PromotionsSale} where ${Sa.id} = ${id}`);
+      await this.#record('sale', 'delete', id, `Deleted sale ${sale.name}`, sale);
+    });
     await this.#inBuy.reload();
   }
 

@@ -3,6 +3,9 @@ import type { Catalogue } from './messages-en.ts';
 
 export const de: Catalogue = {
   'nav.home': 'Start',
+  'nav.language': 'Sprache',
+  'nav.categories': 'Kategorien',
+  'sale.banner': '{name}: {percent} % Rabatt bis {end}',
   'nav.basket': 'Warenkorb',
   'nav.account': 'Mein Konto',
   'nav.signIn': 'Anmelden',

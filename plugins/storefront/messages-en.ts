@@ -1,6 +1,9 @@
 /** The storefront's strings in English: every key of the catalogue (messages.ts puts the languages together). */
 export const en = {
   'nav.home': 'Home',
+  'nav.language': 'Language',
+  'nav.categories': 'Categories',
+  'sale.banner': '{name}: {percent}% off until {end}',
   'nav.basket': 'Basket',
   'nav.account': 'My account',
   'nav.signIn': 'Sign in',

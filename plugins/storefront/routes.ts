@@ -87,6 +87,12 @@ function productPage({ site, catalogue }: Shop, visit: Visit, product: ShownProd
 }
 
 /** The home page, a category, a product and the search. */
+/** The biggest sale running, as its banner says it: its name, how much off and when it ends. */
+async function saleBanner({ peers }: Shop, visit: Visit): Promise<{ text: string } | undefined> {
+  const [sale] = (await peers.promotions?.()?.runningSales(visit.at)) ?? [];
+  return sale && { text: visit.t('sale.banner', { name: sale.name, percent: sale.percent, end: visit.date(sale.endDate) }) };
+}
+
 function browseRoutes(pages: PageRouter, shop: Shop): void {
   const { site, catalogue, peers, opts } = shop;
   const { store } = peers;
@@ -95,13 +101,14 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
     const donations = peers.donations?.();
     const votes = peers.votes?.();
     const tz = site.settings().timezone;
-    const [categories, featured, top, latest, links, goal] = await Promise.all([
+    const [categories, featured, top, latest, links, goal, sale] = await Promise.all([
       store.shownCategories(),
       store.shownProducts({ featuredOnly: true }),
       donations?.board('top-monthly', 5, tz),
       donations?.board('latest', 5, tz),
       votes?.linksFor(visit.player?.user.username),
       peers.promotions?.()?.communityGoal(),
+      saleBanner(shop, visit),
     ]);
     const visible = visibleCategories(categories);
     const board = (rows: { username: string; amount: number }[] | undefined) =>
@@ -113,6 +120,7 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
       {
         featured: featured.filter((p) => visible.has(p.categoryId)).map((p) => catalogue.product(visit, p)),
         categories: [...visible.values()].filter((c) => c.parentId === 0).map((c) => ({ id: c.id, name: c.name })),
+        sale,
         boards: donations ? { top: board(top), latest: board(latest) } : undefined,
         votes: links,
         goal: goal?.isActive
@@ -134,7 +142,7 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
     const categories = await store.shownCategories();
     const sent = (visit.request.params as { id: string }).id;
     const categoryId = idOf(sent) || (categories.find((c) => c.slug !== '' && c.slug.toLowerCase() === sent.toLowerCase())?.id ?? 0);
-    const products = categoryId ? await store.shownProducts({ categoryIds: [categoryId] }) : [];
+    const [products, sale] = categoryId ? await Promise.all([store.shownProducts({ categoryIds: [categoryId] }), saleBanner(shop, visit)]) : [[], undefined];
     const visible = visibleCategories(categories);
     const path = pathTo(visible, categoryId);
     if (!path) return notFound(site, visit);
@@ -152,6 +160,11 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
         crumbs: path.slice(0, -1).map((c) => ({ id: c.id, name: c.name })),
         subcategories: [...visible.values()].filter((c) => c.parentId === category.id).map((c) => ({ id: c.id, name: c.name })),
         products: products.map((p) => catalogue.product(visit, p)),
+        sale,
+        // Beside the products on wide screens: the top-level categories, this one's branch marked.
+        side: [...visible.values()]
+          .filter((c) => c.parentId === 0)
+          .map((c) => ({ id: c.id, name: c.name, current: c.id === category.id ? 'page' : c.id === path[0]!.id ? 'true' : '' })),
       },
     );
   });

@@ -21,6 +21,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const SESSION_COOKIE = 'storefront_session';
 const CSRF_COOKIE = 'storefront_csrf';
 const NOTICE_COOKIE = 'storefront_notice';
+/** The language a player picked with the switch; it wins over the browser's Accept-Language. */
+const LANG_COOKIE = 'storefront_lang';
+/** Each language by its own name, as a switch shows it. */
+const LANGUAGE_NAMES: Record<Language, string> = { en: 'English', de: 'Deutsch' };
+const isLanguage = (text: unknown): text is Language => typeof text === 'string' && Object.hasOwn(LANGUAGE_NAMES, text);
 /** Amounts kept formatted per language and currency. */
 const MONEY_CACHE = 5000;
 
@@ -149,7 +154,10 @@ export class Site {
   /** The visit of a request: its language from Accept-Language (the setting's default otherwise), its player, its CSRF token. */
   async visit(request: FastifyRequest, reply: FastifyReply): Promise<Visit> {
     const settings = this.#settings.get();
-    const lang = pickLanguage(request.headers['accept-language'], settings.storefrontLanguage);
+    const asked = (request.query as { lang?: unknown } | undefined)?.lang;
+    if (isLanguage(asked) && request.cookies[LANG_COOKIE] !== asked) this.setCookie(request, reply, LANG_COOKIE, asked, 365 * 86400);
+    const kept = request.cookies[LANG_COOKIE];
+    const lang = isLanguage(asked) ? asked : isLanguage(kept) ? kept : pickLanguage(request.headers['accept-language'], settings.storefrontLanguage);
     let csrf = request.cookies[CSRF_COOKIE];
     if (!csrf || !/^[0-9a-f]{64}$/.test(csrf)) {
       csrf = newToken();
@@ -229,6 +237,7 @@ export class Site {
       csrf: visit.csrf,
       user: visit.player?.user,
       site: { title: s.storefrontTitle, logo: s.storefrontLogo, links: this.#footerLinks(s.storefrontFooterLinks), currency: s.currency },
+      languages: this.#languageLinks(visit),
     };
     const body = this.theme.render(template, { ...common, ...data });
     const html = this.theme.render('layout', {
@@ -249,6 +258,17 @@ export class Site {
       .headers(this.#pageHeaders(s.storefrontLogo))
       .type('text/html; charset=utf-8')
       .send(html);
+  }
+
+  /** The language switch: this page again in each language (a form's answer links to the home page). */
+  #languageLinks(visit: Visit): { code: Language; name: string; href: string; current: boolean }[] {
+    const path = visit.request.method === 'GET' ? visit.request.url.split('?')[0]! : this.u('/');
+    return (Object.keys(LANGUAGE_NAMES) as Language[]).map((code) => ({
+      code,
+      name: LANGUAGE_NAMES[code],
+      href: `${path}?lang=${code}`,
+      current: code === visit.lang,
+    }));
   }
 
   #footerLinks(text: string): FooterLink[] {

@@ -55,3 +55,59 @@ t.test('"Top up" is offered only when a top-up package exists', async (t) => {
   await call(app, '/api/admin/payments/packages', { body: { name: 'Gold', price: '10.00', credits: '10.00' } });
   t.match((await v.get('/account')).body, /Top up my balance/, 'with a package: the link');
 });
+
+t.test('a running sale has a banner with its name and end; none once it ends', async (t) => {
+  const app = await build(t);
+  const ranks = await makeCategory(app, { name: 'Ranks', slug: 'ranks' });
+  await makeProduct(app, { categoryID: ranks, name: 'VIP', price: '5.00', isFeaturedProduct: '1' });
+  const v = new Visitor(app);
+  t.notMatch((await v.get('/')).body, /class="sale-banner"/, 'no sale: no banner');
+  await created(app, '/api/admin/promotions/sales', { name: 'Old sale', percent: 50, startDate: '2020-01-01 00:00', endDate: '2020-02-01 00:00' }, 'json');
+  t.notMatch((await v.get('/')).body, /class="sale-banner"/, 'an ended sale: no banner');
+  await created(app, '/api/admin/promotions/sales', { name: 'Winter sale', percent: 25, startDate: '2020-01-01 00:00', endDate: '2999-01-31 18:00' }, 'json');
+  for (const url of ['/', '/category/ranks']) {
+    const body = (await v.get(url)).body;
+    t.match(body, /<p class="sale-banner"><strong>Winter sale: 25% off until 2999-01-31 18:00<\/strong><\/p>/, `${url}: name, percent and end`);
+  }
+  t.match((await v.get('/?lang=de')).body, /Winter sale: 25 % Rabatt bis 2999-01-31 18:00/, 'in German too');
+});
+
+t.test('a visible language switch: the choice sticks over the browser language', async (t) => {
+  const app = await build(t);
+  const v = new Visitor(app, { 'accept-language': 'en-US,en;q=0.9' });
+  const home = await v.get('/');
+  t.match(home.body, /<html lang="en">/);
+  t.match(home.body, /<nav aria-label="Language" class="langs">/, 'the switch');
+  t.match(home.body, /<a href="\/\?lang=de" lang="de" hreflang="de">Deutsch<\/a>/);
+  t.match(home.body, /<a href="\/\?lang=en" lang="en" hreflang="en" aria-current="true">English<\/a>/);
+  const german = await v.get('/basket?lang=de');
+  t.match(german.body, /<html lang="de">/);
+  t.match(german.body, /<h1>Warenkorb<\/h1>/);
+  t.match(german.body, /<a href="\/basket\?lang=en"/, 'the switch keeps the page');
+  t.match((await v.get('/')).body, /<html lang="de">/, 'the choice is kept (a cookie) over Accept-Language');
+  t.match((await v.get('/?lang=en')).body, /<html lang="en">/, 'and switched back');
+  t.match((await v.get('/?lang=xx')).body, /<html lang="en">/, 'an unknown language changes nothing');
+});
+
+t.test('add to basket from a listing; a product with a required choice links to its page instead', async (t) => {
+  const app = await build(t);
+  const ranks = await makeCategory(app, { name: 'Ranks', slug: 'ranks' });
+  const kits = await makeCategory(app, { name: 'Kits', slug: 'kits' });
+  const vip = await makeProduct(app, { categoryID: ranks, name: 'VIP', price: '5.00' });
+  const chosen = await makeProduct(app, {
+    categoryID: ranks,
+    name: 'Server rank',
+    price: '3.00',
+    variables: [{ name: 'server', required: '1', values: ['eu', 'us'] }],
+  });
+  const v = new Visitor(app);
+  const listing = await v.get('/category/ranks');
+  t.match(listing.body, new RegExp(`<input type="hidden" name="product" value="${vip}">`), 'a form on the card');
+  t.match(listing.body, /aria-label="Add to basket: VIP"/);
+  t.notMatch(listing.body, new RegExp(`name="product" value="${chosen}"`), 'a required choice: no quick add');
+  t.match(listing.body, /<nav aria-label="Categories" class="side">/, 'the categories beside the products');
+  t.match(listing.body, new RegExp(`<a href="/category/${ranks}" aria-current="page">Ranks</a>`));
+  t.match(listing.body, new RegExp(`<a href="/category/${kits}">Kits</a>`));
+  t.equal((await v.post('/basket/add', { product: String(vip), quantity: '1' })).statusCode, 303);
+  t.match((await v.get('/basket')).body, /<a href="\/product\/\d+">VIP<\/a>/, 'in the basket');
+});
