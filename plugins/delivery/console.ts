@@ -227,6 +227,7 @@ async function commandsPage(
               { value: 'purchase', label: 'on purchase' },
               { value: 'expiry', label: 'when the role expires' },
               { value: 'refund', label: 'on refund' },
+              { value: 'renewal', label: "on a subscription's renewal" },
             ],
           },
           {

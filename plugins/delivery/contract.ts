@@ -2,8 +2,10 @@
 import { Type } from '@sinclair/typebox';
 import { createServiceRef } from '../../core/registry.ts';
 import { EXAMPLE, dateStr, example, idStr, str, strOrNull, usernameStr } from '../../core/schemas.ts';
+import type { OrderItemEvent } from '../store/contract.ts';
 
-export const TRIGGERS = ['purchase', 'expiry', 'refund'] as const;
+/** `renewal`: a subscription's period paid again (the subscriptions feature queues it). */
+export const TRIGGERS = ['purchase', 'expiry', 'refund', 'renewal'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 /** What a command or queued row runs on: a product's trigger, or a chargeback (of no product). */
 export type RunOn = Trigger | 'chargeback';
@@ -23,7 +25,7 @@ export const CommandRow = Type.Object({
   productID: str(undefined, '5'),
   serverID: str(undefined, '1'),
   command: example('lp user {username} parent add vip'),
-  trigger: str('purchase | expiry | refund', 'purchase'),
+  trigger: str('purchase | expiry | refund | renewal', 'purchase'),
   requireOnline: Type.Boolean(),
   perUnit: Type.Boolean(),
 });
@@ -58,7 +60,7 @@ export const ClaimedRow = Type.Object({
   userID: str(undefined, '7'),
   orderID: str(undefined, '310'),
   productID: str(undefined, '5'),
-  trigger: str('purchase | expiry | refund', 'purchase'),
+  trigger: str('purchase | expiry | refund | renewal', 'purchase'),
   tries: str('failed tries before this one', '0'),
   leaseUntil: str('ack before this (site time) or the row is handed out again', EXAMPLE.timestamp),
 });
@@ -73,7 +75,7 @@ export const QueueRow = Type.Object({
   orderID: str(undefined, '310'),
   productID: str(undefined, '5'),
   command: example('lp user Steve parent add vip'),
-  trigger: str('purchase | expiry | refund', 'purchase'),
+  trigger: str('purchase | expiry | refund | renewal', 'purchase'),
   requireOnline: Type.Boolean(),
   status: str('waiting | claimed | done | failed | cancelled', 'waiting'),
   tries: example('0'),
@@ -108,6 +110,15 @@ export interface DeliveryService {
   createCommand(productId: number, input: CommandInput): Promise<CommandRow>;
   updateCommand(productId: number, commandId: number, patch: Partial<CommandInput>): Promise<CommandRow>;
   deleteCommand(productId: number, commandId: number): Promise<void>;
+
+  /**
+   * Queues the products' commands of `trigger` for a player, inside the caller's transaction (the
+   * rows commit or roll back with it): a store order's, or a subscription's period (`orderId` 0).
+   */
+  enqueue(
+    trigger: Trigger,
+    order: { orderId: number; userId: number; username: string; linkedAccounts: Record<string, string>; items: OrderItemEvent[] },
+  ): Promise<void>;
 
   /** Commands queued for the player on each chargeback (a payment refunded or disputed at its gateway), e.g. a ban. */
   chargebackCommands(): Promise<CommandRow[]>;

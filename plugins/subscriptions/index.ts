@@ -1,0 +1,59 @@
+import { Type } from '@sinclair/typebox';
+import { auditRef } from '../../core/audit.ts';
+import { everyRound } from '../../core/background.ts';
+import { defineFeature } from '../../core/features.ts';
+import { creditsRef } from '../credits/contract.ts';
+import { deliveryRef } from '../delivery/contract.ts';
+import { catalogueRef } from '../store/contract.ts';
+import { usersRef } from '../users/contract.ts';
+import { subscriptionsRef } from './contract.ts';
+import { entities } from './entities.ts';
+import { migrations } from './migrations/index.ts';
+import { subscriptionsRoutes } from './routes.ts';
+import { DbSubscriptionsService } from './service.ts';
+
+const options = Type.Object({
+  /** After a failed renewal the subscription, its role and commands, runs on this long before it ends. */
+  graceHours: Type.Integer({ minimum: 0, default: 72 }),
+  /** How often renewals due, grace periods run out and cancellations at the period's end are looked for. */
+  sweepMs: Type.Integer({ minimum: 10, default: 5000 }),
+});
+
+export default defineFeature({
+  name: 'subscriptions',
+  requires: [catalogueRef, usersRef, creditsRef],
+  options,
+  entities,
+  migrations,
+  events: {
+    'subscriptions.started': 'A player subscribed to a product (paid its first period, or began a free trial).',
+    'subscriptions.renewed': "A subscription's next period was paid.",
+    'subscriptions.payment_failed': 'A renewal could not be paid: the grace period starts.',
+    'subscriptions.cancelled': 'A player or staff cancelled a subscription.',
+    'subscriptions.ended': 'A subscription ended (cancelled, unpaid after the grace period, or refunded): its role and expiry commands followed.',
+  },
+  errors: {
+    SUBSCRIPTION_PLAN_NOT_FOUND: 404,
+    SUBSCRIPTION_NOT_FOUND: 404,
+    SUBSCRIPTION_EXISTS: 409,
+    SUBSCRIPTION_ENDED: 409,
+    SUBSCRIPTION_NOT_REFUNDABLE: 409,
+  },
+  async register(app, { db, events, services, settings, options: opts, log }) {
+    const subs = new DbSubscriptionsService({
+      db,
+      events,
+      settings,
+      catalogue: services.get(catalogueRef),
+      users: services.get(usersRef),
+      credits: services.get(creditsRef),
+      delivery: () => services.find(deliveryRef),
+      audit: services.get(auditRef),
+      graceHours: opts.graceHours,
+    });
+    services.provide(subscriptionsRef, subs);
+    subscriptionsRoutes(app, subs);
+    everyRound(app, log, 'subscription renewal sweep', opts.sweepMs, () => subs.sweep());
+    return subs;
+  },
+});

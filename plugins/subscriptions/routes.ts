@@ -1,0 +1,186 @@
+import type { FastifyInstance } from 'fastify';
+import { requireMoney } from '../../core/format.ts';
+import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
+import type { PlanInput, SubscriptionState, SubscriptionsService } from './contract.ts';
+import {
+  AdminListQuery,
+  CreatePlanBody,
+  IdParams,
+  PlanList,
+  PlanRow,
+  PlayerCancelBody,
+  PlayerListQuery,
+  StaffCancelBody,
+  SubscribeBody,
+  SubscriptionList,
+  SubscriptionRow,
+  UpdatePlanBody,
+} from './schemas.ts';
+
+const tags = ['subscriptions'];
+const admin = ['admin'];
+const price = (value: unknown) => requireMoney(value, 'VALIDATION_ERROR', 'price');
+
+/** Plans: which product is sold as a subscription, on what terms. */
+function planRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
+  const api = app.withTypeProvider<TypeBoxProvider>();
+  api.get('/api/admin/subscriptions/plans', { schema: { tags: admin, summary: 'Subscription plans', response: { 200: PlanList } } }, () => subs.listPlans());
+  api.post(
+    '/api/admin/subscriptions/plans',
+    {
+      schema: {
+        tags: admin,
+        summary: 'Sell a product as a subscription',
+        description: 'A privileged role (one that opens the staff console) is never sold: VALIDATION_ERROR.',
+        body: CreatePlanBody,
+        response: { 201: PlanRow },
+        errors: ['PRODUCT_NOT_FOUND', 'ROLE_NOT_FOUND', 'CONFLICT'],
+      },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      const input: PlanInput = {
+        productId: b.productID,
+        intervalUnit: b.intervalUnit as PlanInput['intervalUnit'],
+        intervalCount: b.intervalCount ?? 1,
+        price: price(b.price),
+        trialDays: b.trialDays ?? 0,
+        roleId: b.roleID ?? 0,
+        roleDays: b.roleDays ?? 0,
+        renewWith: (b.renewWith ?? 'purchase') as PlanInput['renewWith'],
+        isActive: b.isActive === undefined ? true : toBool(b.isActive),
+      };
+      return reply.code(201).send(await subs.createPlan(input));
+    },
+  );
+  api.get(
+    '/api/admin/subscriptions/plans/:id',
+    { schema: { tags: admin, summary: 'One subscription plan', params: IdParams, response: { 200: PlanRow }, errors: ['SUBSCRIPTION_PLAN_NOT_FOUND'] } },
+    (request) => subs.getPlan(Number(request.params.id)),
+  );
+  api.patch(
+    '/api/admin/subscriptions/plans/:id',
+    {
+      schema: {
+        tags: admin,
+        summary: 'Change a subscription plan',
+        description: 'New terms apply to new subscriptions; isActive 0 takes the plan off sale, the running subscriptions go on.',
+        params: IdParams,
+        body: UpdatePlanBody,
+        response: { 200: PlanRow },
+        errors: ['SUBSCRIPTION_PLAN_NOT_FOUND', 'ROLE_NOT_FOUND'],
+      },
+    },
+    (request) => {
+      const b = request.body;
+      return subs.updatePlan(Number(request.params.id), {
+        intervalUnit: b.intervalUnit as PlanInput['intervalUnit'] | undefined,
+        intervalCount: b.intervalCount,
+        price: b.price === undefined ? undefined : price(b.price),
+        trialDays: b.trialDays,
+        roleId: b.roleID,
+        roleDays: b.roleDays,
+        renewWith: b.renewWith as PlanInput['renewWith'] | undefined,
+        isActive: b.isActive === undefined ? undefined : toBool(b.isActive),
+      });
+    },
+  );
+}
+
+/** Staff: every subscription, cancel and refund. */
+function staffRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
+  const api = app.withTypeProvider<TypeBoxProvider>();
+  api.get(
+    '/api/admin/subscriptions',
+    { schema: { tags: admin, summary: 'Subscriptions, by product, player and state', querystring: AdminListQuery, response: { 200: SubscriptionList } } },
+    (request) => subs.list({ productId: request.query.productID, userId: request.query.userID, status: request.query.status as SubscriptionState | undefined }),
+  );
+  api.get(
+    '/api/admin/subscriptions/:id',
+    { schema: { tags: admin, summary: 'One subscription', params: IdParams, response: { 200: SubscriptionRow }, errors: ['SUBSCRIPTION_NOT_FOUND'] } },
+    (request) => subs.get(Number(request.params.id)),
+  );
+  api.post(
+    '/api/admin/subscriptions/:id/cancel',
+    {
+      schema: {
+        tags: admin,
+        summary: 'Cancel a subscription',
+        description: 'now: the expiry commands are queued and the role ends at once; period_end: it runs to the end of the period paid.',
+        params: IdParams,
+        body: StaffCancelBody,
+        response: { 200: SubscriptionRow },
+        errors: ['SUBSCRIPTION_NOT_FOUND', 'SUBSCRIPTION_ENDED'],
+      },
+    },
+    (request) => subs.cancel(Number(request.params.id), 'staff', request.body?.when === 'now' ? 'now' : 'period_end'),
+  );
+  api.post(
+    '/api/admin/subscriptions/:id/refund',
+    {
+      schema: {
+        tags: admin,
+        summary: "Refund a subscription's current period and end it",
+        description: 'A wallet payment goes back to the balance, in the ledger; the subscription ends at once.',
+        params: IdParams,
+        response: { 200: SubscriptionRow },
+        errors: ['SUBSCRIPTION_NOT_FOUND', 'SUBSCRIPTION_NOT_REFUNDABLE'],
+      },
+    },
+    (request) => subs.refund(Number(request.params.id), request.apiKey?.name),
+  );
+}
+
+/** The player's: subscribe from the wallet, list, cancel at the period's end. */
+function playerRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
+  const api = app.withTypeProvider<TypeBoxProvider>();
+  api.post(
+    '/api/subscriptions',
+    {
+      schema: {
+        tags,
+        summary: 'Subscribe to a product, paying from the credit balance',
+        description:
+          'The first period is paid now (or a free trial starts, for a first subscription); each later one is taken from the balance when the period ends. ' +
+          'A short balance then starts the grace period (plugins.subscriptions.graceHours), after which the subscription ends.',
+        body: SubscribeBody,
+        response: { 201: SubscriptionRow },
+        errors: [
+          'USER_NOT_FOUND',
+          'PRODUCT_NOT_FOUND',
+          'SUBSCRIPTION_PLAN_NOT_FOUND',
+          'SUBSCRIPTION_EXISTS',
+          'INSUFFICIENT_BALANCE',
+          'ROLE_NOT_FOUND',
+          'FORBIDDEN',
+        ],
+      },
+    },
+    async (request, reply) => reply.code(201).send(await subs.subscribe(request.body.userID, request.body.productID, request.apiKey?.name)),
+  );
+  api.get(
+    '/api/subscriptions',
+    { schema: { tags, summary: "A player's subscriptions, newest first", querystring: PlayerListQuery, response: { 200: SubscriptionList } } },
+    (request) => subs.list({ userId: request.query.userID }),
+  );
+  api.post(
+    '/api/subscriptions/:id/cancel',
+    {
+      schema: {
+        tags,
+        summary: 'Cancel a subscription at the end of its period',
+        params: IdParams,
+        body: PlayerCancelBody,
+        response: { 200: SubscriptionRow },
+        errors: ['SUBSCRIPTION_NOT_FOUND', 'SUBSCRIPTION_ENDED'],
+      },
+    },
+    (request) => subs.cancel(Number(request.params.id), { userId: request.body.userID }, 'period_end'),
+  );
+}
+
+export function subscriptionsRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
+  planRoutes(app, subs);
+  staffRoutes(app, subs);
+  playerRoutes(app, subs);
+}
