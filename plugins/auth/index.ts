@@ -1,3 +1,4 @@
+import { auditRef } from '../../core/audit.ts';
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import { everyRound } from '../../core/background.ts';
@@ -68,7 +69,7 @@ export default defineFeature({
   async register(app, { db, services, settings, options: opts, log, env }) {
     const { key, name, said } = await twoFactorKey(env, db);
     const secrets = new SecretBox(key);
-    const auth = new DbAuthService(db, services.get(usersRef), settings, opts, secrets);
+    const auth = new DbAuthService(db, services.get(usersRef), settings, opts, secrets, services.get(auditRef));
     services.provide(authRef, auth);
     if (said) log[said.level](said.msg);
     const sealed = await auth.sealStoredSecrets(name);

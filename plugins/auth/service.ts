@@ -1,3 +1,4 @@
+import type { AuditLog } from '../../core/audit.ts';
 /**
  * Login, registration, sessions and two-factor (decisions.md §3). Accounts belong to the users
  * feature; this one keeps the credentials, the TOTP secrets and the sessions.
@@ -5,14 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import { NobleCryptoPlugin, ScureBase32Plugin, TOTP, generateSecret, generateURI } from 'otplib';
 import { clockNow } from '../../core/clock.ts';
-import type { Database } from '../../core/db.ts';
+import { countParam, type Database } from '../../core/db.ts';
 import { ConfigError } from '../../core/config.ts';
 import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { fields, sql } from '../../core/sql.ts';
 import type { UsersService } from '../users/contract.ts';
-import type { AuthService, ClientInfo, CredentialCheck, NewAccount } from './contract.ts';
+import type { AuthService, ClientInfo, CredentialCheck, NewAccount, SignIn } from './contract.ts';
 import { AuthCredential, AuthRegisterLock, AuthSession, AuthTotp } from './entities.ts';
 import { Lockout, type LockoutOptions } from './lockout.ts';
 import { checkPassword, hashPassword, sha256Hex } from './passwords.ts';
@@ -71,7 +72,10 @@ export class DbAuthService implements AuthService {
   readonly passwordLength: { min: number; max: number };
   #verifyEmails = false;
 
-  constructor(db: Database, users: UsersService, settings: SettingsService, opts: AuthOptions, secrets: SecretBox) {
+  readonly #audit: AuditLog;
+
+  constructor(db: Database, users: UsersService, settings: SettingsService, opts: AuthOptions, secrets: SecretBox, audit: AuditLog) {
+    this.#audit = audit;
     this.#db = db;
     this.#users = users;
     this.#settings = settings;
@@ -234,6 +238,14 @@ export class DbAuthService implements AuthService {
     return row ? Number(row.user_id) : undefined;
   }
 
+  async signIns(userId: number, limit: number): Promise<SignIn[]> {
+    const rows = await this.#db.query(
+      sql`select ${fields({ ip: S.ip, user_agent: S.userAgent, created_at: S.createdAt })} from ${AuthSession}
+        where ${S.userId} = ${userId} and ${S.verified} = 1 order by ${S.createdAt} desc, ${S.id} desc limit ${countParam(limit)}`,
+    );
+    return rows.map((r) => ({ ip: r.ip, userAgent: r.user_agent, createdAt: r.created_at }));
+  }
+
   async endSession(token: string): Promise<void> {
     await this.#db.run(sql`delete from ${AuthSession} where ${S.tokenHash} = ${tokenHash(token)}`);
   }
@@ -350,6 +362,7 @@ export class DbAuthService implements AuthService {
       await this.#db.run(sql`delete from ${AuthTotp} where ${O.userId} = ${user.id}`);
       await this.#db.run(sql`delete from ${AuthSession} where ${S.userId} = ${user.id} and ${S.verified} = 0`);
       await this.#users.setAuthStatus(user.id, 0);
+      await this.#audit.record({ action: 'auth.tfa.disable', target: { type: 'user', id: user.id }, summary: `Turned two-factor off for ${user.username}` });
     });
   }
 

@@ -1,3 +1,4 @@
+import { auditRef } from '../../core/audit.ts';
 import { Type } from '@sinclair/typebox';
 import { defineFeature } from '../../core/features.ts';
 import { usersRef } from '../users/contract.ts';
@@ -21,7 +22,7 @@ export default defineFeature({
   migrations,
   errors: { INSERT_ERROR: 400, DELETE_ERROR: 400, SERVER_NOT_FOUND: 404, ITEM_NOT_FOUND: 404 },
   async register(app, { db, services, settings, options: opts }) {
-    const bazaar = new DbBazaarService(db, services.get(usersRef), settings, opts);
+    const bazaar = new DbBazaarService(db, services.get(usersRef), settings, opts, services.get(auditRef));
     services.provide(bazaarRef, bazaar);
     await bazaarRoutes(app, bazaar);
     return bazaar;

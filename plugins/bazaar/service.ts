@@ -1,3 +1,4 @@
+import type { AuditLog } from '../../core/audit.ts';
 import { isUniqueViolation, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { displayTimestamp, flag, formatMoney, now } from '../../core/format.ts';
@@ -49,11 +50,19 @@ export class DbBazaarService implements BazaarService {
   readonly #settings: SettingsService;
   readonly #opts: BazaarOptions;
 
-  constructor(db: Database, users: UsersService, settings: SettingsService, opts: BazaarOptions) {
+  readonly #audit: AuditLog;
+
+  constructor(db: Database, users: UsersService, settings: SettingsService, opts: BazaarOptions, audit: AuditLog) {
     this.#db = db;
     this.#users = users;
     this.#settings = settings;
     this.#opts = opts;
+    this.#audit = audit;
+  }
+
+  /** A staff change's audit entry, in its transaction. */
+  #record(verb: string, id: number, summary: string, before?: unknown, after?: unknown): Promise<void> {
+    return this.#audit.record({ action: `bazaar.server.${verb}`, target: { type: 'bazaar-server', id }, summary, before, after });
   }
 
   #toItemRow(i: Item): ItemRow {
@@ -180,12 +189,15 @@ export class DbBazaarService implements BazaarService {
           isActive: input.isActive ?? true,
         }),
       );
-      return this.getServer(id);
+      const made = await this.getServer(id);
+      await this.#record('create', id, `Added bazaar server ${input.name}`, undefined, made);
+      return made;
     });
   }
 
   async updateServer(id: number, patch: Partial<ServerInput>): Promise<ServerRow> {
     return this.#db.transaction(async () => {
+      const before = await this.getServer(id);
       await this.#server(id, true);
       const changes = {
         name: patch.name,
@@ -196,7 +208,9 @@ export class DbBazaarService implements BazaarService {
         isActive: patch.isActive,
       };
       await this.#uniqueSlug(patch.slug ?? '', () => BazaarServer.update(this.#db, id, changes));
-      return this.getServer(id);
+      const after = await this.getServer(id);
+      await this.#record('update', id, `Changed bazaar server ${after.name}`, before, after);
+      return after;
     });
   }
 
@@ -208,6 +222,7 @@ export class DbBazaarService implements BazaarService {
       if (n > 0) throw new DomainError('CONFLICT', `Bazaar server ${id} still stores ${n} items; set isActive to 0 instead.`);
       await this.#db.run(sql`delete from ${BazaarItemCount} where ${C.serverId} = ${id}`);
       await this.#db.run(sql`delete from ${BazaarServer} where ${S.id} = ${id}`);
+      await this.#record('delete', id, `Deleted bazaar server ${id}`);
     });
   }
 

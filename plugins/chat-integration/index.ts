@@ -1,3 +1,4 @@
+import { auditRef } from '../../core/audit.ts';
 import { Type } from '@sinclair/typebox';
 import { Gauge } from 'prom-client';
 import { defineFeature } from '../../core/features.ts';
@@ -52,7 +53,7 @@ export default defineFeature({
   migrations,
   async register(app, { db, events, services, settings, env, metrics, options: opts, log }) {
     const users = services.get(usersRef);
-    const store = new ChatSettingsStore(db, opts.settings);
+    const store = new ChatSettingsStore(db, opts.settings, services.get(auditRef));
     const chat = new DbChatIntegrationService({ users, services, site: settings, store, avatarUrl: opts.avatarUrl });
     services.provide(chatIntegrationRef, chat);
     await chatRoutes(app, chat);

@@ -1,3 +1,4 @@
+import type { AuditLog } from '../../core/audit.ts';
 import { Value } from '@sinclair/typebox/value';
 import type { Database } from '../../core/db.ts';
 import { sql } from '../../core/sql.ts';
@@ -14,9 +15,12 @@ export class ChatSettingsStore {
   readonly #db: Database;
   readonly #defaults: ChatSettings;
 
-  constructor(db: Database, defaults: ChatSettings) {
+  readonly #audit: AuditLog;
+
+  constructor(db: Database, defaults: ChatSettings, audit: AuditLog) {
     this.#db = db;
     this.#defaults = defaults;
+    this.#audit = audit;
   }
 
   async get(): Promise<ChatSettings> {
@@ -43,6 +47,12 @@ export class ChatSettingsStore {
         await this.#db.run(sql`delete from ${ChatIntegrationSetting} where ${ChatIntegrationSetting.c.name} = ${key}`);
         await ChatIntegrationSetting.insert(this.#db, { name: key, value: JSON.stringify(patch[key]) });
       }
+      await this.#audit.record({
+        action: 'chat.settings.update',
+        target: { type: 'settings', id: 'chat' },
+        summary: 'Changed the chat integration settings',
+        after: patch,
+      });
     });
     return this.get();
   }

@@ -87,28 +87,41 @@ export class DeliveryAdmin {
 
   async createServer(input: { name: string; isActive: boolean }): Promise<ServerRow & { token: string }> {
     const token = newToken();
-    const id = await DeliveryServer.insert(this.#db, {
-      name: input.name,
-      tokenHash: hashToken(token),
-      isActive: input.isActive,
-      lastSeenDate: null,
-      creationDate: now(),
+    return this.#db.transaction(async () => {
+      const id = await DeliveryServer.insert(this.#db, {
+        name: input.name,
+        tokenHash: hashToken(token),
+        isActive: input.isActive,
+        lastSeenDate: null,
+        creationDate: now(),
+      });
+      const server = await this.getServer(id);
+      await this.#record('server.create', id, `Added game server ${server.name}`, undefined, server);
+      return { ...server, token };
     });
-    return { ...(await this.getServer(id)), token };
+  }
+
+  /** A staff change's audit entry, in its transaction (never a token). */
+  #record(action: string, id: number, summary: string, before?: unknown, after?: unknown): Promise<void> {
+    const type = action.startsWith('server.') ? 'server' : 'command';
+    return this.#audit.record({ action: `delivery.${action}`, target: { type, id }, summary, before, after });
   }
 
   async updateServer(id: number, patch: { name?: string; isActive?: boolean }): Promise<ServerRow> {
     return this.#db.transaction(async () => {
-      await this.#server(id);
+      const before = await this.getServer(id);
       await DeliveryServer.update(this.#db, id, { name: patch.name, isActive: patch.isActive });
-      return this.getServer(id);
+      const after = await this.getServer(id);
+      await this.#record('server.update', id, `Changed game server ${after.name}`, before, after);
+      return after;
     });
   }
 
   async deleteServer(id: number): Promise<void> {
     await this.#db.transaction(async () => {
-      const { affectedRows } = await this.#db.run(sql`delete from ${DeliveryServer} where ${S.id} = ${id}`);
-      if (affectedRows === 0) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
+      const before = await this.getServer(id);
+      await this.#db.run(sql`delete from ${DeliveryServer} where ${S.id} = ${id}`);
+      await this.#record('server.delete', id, `Deleted game server ${before.name}`, before);
       // Its commands could never be fetched again; its queued rows stay for the record, cancelled.
       await this.#db.run(sql`delete from ${DeliveryCommand} where ${C.serverId} = ${id}`);
       await this.#db.run(sql`update ${DeliveryQueue} set ${Q.status} = 'cancelled', ${Q.updatedDate} = ${now()}
@@ -118,9 +131,13 @@ export class DeliveryAdmin {
 
   async rotateToken(id: number): Promise<ServerRow & { token: string }> {
     const token = newToken();
-    if ((await DeliveryServer.update(this.#db, id, { tokenHash: hashToken(token) })) === 0)
-      throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
-    return { ...(await this.getServer(id)), token };
+    return this.#db.transaction(async () => {
+      if ((await DeliveryServer.update(this.#db, id, { tokenHash: hashToken(token) })) === 0)
+        throw new DomainError('DELIVERY_SERVER_NOT_FOUND', `No game server with ID ${id}.`);
+      const server = await this.getServer(id);
+      await this.#record('server.token', id, `Made a new token for game server ${server.name}`);
+      return { ...server, token };
+    });
   }
 
   // ---- products' commands
@@ -155,7 +172,9 @@ export class DeliveryAdmin {
       await this.#requireProduct(productId);
       await this.#check(input);
       const id = await DeliveryCommand.insert(this.#db, { productId, ...commandColumns(input) });
-      return this.#getCommand(productId, id);
+      const after = await this.#getCommand(productId, id);
+      await this.#record('command.create', id, `Product ${productId} runs "${input.command}"`, undefined, after);
+      return after;
     });
   }
 
@@ -171,13 +190,18 @@ export class DeliveryAdmin {
       };
       await this.#check(next);
       await DeliveryCommand.update(this.#db, commandId, commandColumns(patch));
-      return this.#getCommand(productId, commandId);
+      const after = await this.#getCommand(productId, commandId);
+      await this.#record('command.update', commandId, `Product ${productId} runs "${next.command}"`, commandRow(current), after);
+      return after;
     });
   }
 
   async deleteCommand(productId: number, commandId: number): Promise<void> {
-    const { affectedRows } = await this.#db.run(sql`delete from ${DeliveryCommand} where ${C.id} = ${commandId} and ${C.productId} = ${productId}`);
-    if (affectedRows === 0) throw new DomainError('DELIVERY_COMMAND_NOT_FOUND', `Product ${productId} has no command with ID ${commandId}.`);
+    await this.#db.transaction(async () => {
+      const before = await this.#getCommand(productId, commandId);
+      await this.#db.run(sql`delete from ${DeliveryCommand} where ${C.id} = ${commandId} and ${C.productId} = ${productId}`);
+      await this.#record('command.delete', commandId, `Product ${productId} no longer runs "${before.command}"`, before);
+    });
   }
 
   // ---- chargeback commands

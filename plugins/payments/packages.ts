@@ -1,3 +1,4 @@
+import type { AuditLog } from '../../core/audit.ts';
 /** Top-up packages: what a player can buy credits in, priced in a currency. */
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
@@ -12,9 +13,17 @@ export class Packages {
   readonly #db: Database;
   readonly #settings: SettingsService;
 
-  constructor(db: Database, settings: SettingsService) {
+  readonly #audit: AuditLog;
+
+  constructor(db: Database, settings: SettingsService, audit: AuditLog) {
     this.#db = db;
     this.#settings = settings;
+    this.#audit = audit;
+  }
+
+  /** A staff change's audit entry, in its transaction. */
+  #record(verb: string, id: number, summary: string, before?: unknown, after?: unknown): Promise<void> {
+    return this.#audit.record({ action: `payments.package.${verb}`, target: { type: 'package', id }, summary, before, after });
   }
 
   async all(): Promise<Package[]> {
@@ -46,8 +55,11 @@ export class Packages {
   async create(input: PackageInput): Promise<Package> {
     const v = this.#values(input);
     const creationDate = now();
-    const id = await PaymentsPackage.insert(this.#db, { ...v, creationDate });
-    return { id, ...v, creationDate };
+    return this.#db.transaction(async () => {
+      const id = await PaymentsPackage.insert(this.#db, { ...v, creationDate });
+      await this.#record('create', id, `Created top-up package ${v.name}`, undefined, { id, ...v });
+      return { id, ...v, creationDate };
+    });
   }
 
   async update(id: number, input: PackageInput): Promise<Package> {
@@ -57,13 +69,17 @@ export class Packages {
       // Only the fields given are written: the others stay as another admin may have just set them.
       const given = Object.entries(v).filter(([field]) => input[field as keyof PackageInput] !== undefined);
       await PaymentsPackage.update(this.#db, id, Object.fromEntries(given));
+      await this.#record('update', id, `Changed top-up package ${v.name}`, old, { ...old, ...v });
       return { ...old, ...v };
     });
   }
 
   /** Payments already made keep their amounts: they copied them. */
   async delete(id: number): Promise<void> {
-    const { affectedRows } = await this.#db.run(sql`delete from ${PaymentsPackage} where ${PaymentsPackage.c.id} = ${id}`);
-    if (affectedRows === 0) throw new DomainError('PACKAGE_NOT_FOUND', `There is no package ${id}.`);
+    await this.#db.transaction(async () => {
+      const before = await this.require(id);
+      await this.#db.run(sql`delete from ${PaymentsPackage} where ${PaymentsPackage.c.id} = ${id}`);
+      await this.#record('delete', id, `Deleted top-up package ${before.name}`, before);
+    });
   }
 }

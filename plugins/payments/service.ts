@@ -14,6 +14,7 @@ import { Checkouts } from './checkout.ts';
 import type { GatewayAdapter, PaymentsService, PurchaseRequest, PurchaseStatus, TopUpPackage, WebhookRequest } from './contract.ts';
 import { Disputes } from './disputes.ts';
 import { PaymentsCheckout, PaymentsEvent, PaymentsPayment } from './entities.ts';
+import { Evidence } from './evidence.ts';
 import { Gateways } from './gateways.ts';
 import type { CheckoutInput, Package, PackageInput, Payment, PaymentsDeps, WebhookResult } from './model.ts';
 import { Packages } from './packages.ts';
@@ -33,6 +34,8 @@ export class DbPaymentsService implements PaymentsService {
   readonly blocks: Blocks;
   /** Disputes' records (disputes.ts). */
   readonly disputes: Disputes;
+  /** A dispute's evidence, gathered and sent once (evidence.ts). */
+  readonly evidence: Evidence;
 
   constructor(deps: PaymentsDeps) {
     this.#deps = deps;
@@ -40,6 +43,7 @@ export class DbPaymentsService implements PaymentsService {
     this.#packages = new Packages(deps.db, deps.settings, deps.audit);
     this.blocks = new Blocks(deps);
     this.disputes = new Disputes(deps, this.blocks);
+    this.evidence = new Evidence(deps, this.disputes, this.#gateways);
     this.#checkouts = new Checkouts(deps, this.#gateways, this.#packages, this.blocks);
     this.#webhooks = new Webhooks(deps, this.#gateways, this.disputes);
   }
@@ -157,6 +161,11 @@ export class DbPaymentsService implements PaymentsService {
     const names = this.#gateways.testNames();
     return db.transaction(async () => {
       const orders = await store.clearTestOrders();
+      await this.#deps.audit.record({
+        action: 'payments.test.clear',
+        target: { type: 'order', id: 0 },
+        summary: `Cleared ${orders} test orders and their payments`,
+      });
       if (names.length === 0) return { orders, payments: 0 };
       const tests = sql`select ${P.id} from ${PaymentsPayment} where ${P.gateway} in ${names}`;
       await db.run(sql`delete from ${PaymentsCheckout} where ${PaymentsCheckout.c.paymentId} in (${tests})`);
@@ -179,6 +188,7 @@ export class DbPaymentsService implements PaymentsService {
       amount: p.amount,
       currency: p.currency,
       orderId: p.orderId,
+      test: this.#gateways.testNames().includes(p.gateway),
     };
   }
 

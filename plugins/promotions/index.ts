@@ -1,3 +1,4 @@
+import { auditRef } from '../../core/audit.ts';
 import { Type } from '@sinclair/typebox';
 import { everyRound } from '../../core/background.ts';
 import { defineFeature } from '../../core/features.ts';
@@ -54,6 +55,7 @@ export default defineFeature({
       credits: services.get(creditsRef),
       inBuy,
       codeLength: opts.codeLength,
+      audit: services.get(auditRef),
     });
     services.provide(promotionsRef, promotions);
     app.addHook('onReady', () => inBuy.reload());

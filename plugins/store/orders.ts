@@ -180,6 +180,8 @@ export class DbOrders implements StoreOrders {
       });
       if (payment.credit > 0) await this.#credits.change(user.id, payment.credit, { reason: 'payment', orderId: created.id, keyName: payment.keyName });
       await orderCompleted(this.#events, created, user, []);
+      const summary = `Recorded a payment of ${formatMoney(payment.amount)} ${created.currency} by ${user.username} (order ${created.id})`;
+      await this.#audit.record({ action: 'store.payment.record', target: { type: 'order', id: created.id }, summary, after: payment });
       return created;
     });
     return orderRow(order, this.#settings.get().timezone);

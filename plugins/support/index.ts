@@ -1,3 +1,4 @@
+import { auditRef } from '../../core/audit.ts';
 import { Gauge } from 'prom-client';
 import { defineFeature } from '../../core/features.ts';
 import { usersRef } from '../users/contract.ts';
@@ -21,7 +22,7 @@ export default defineFeature({
   errors: { TICKET_NOT_FOUND: 404, TICKET_CLOSED: 400, CATEGORY_NOT_FOUND: 404, MESSAGE_NOT_FOUND: 404, ANSWER_NOT_FOUND: 404 },
   async register(app, { db, events, services, settings, metrics }) {
     const users = services.get(usersRef);
-    const support = new DbSupportService(db, events, users, settings);
+    const support = new DbSupportService(db, events, users, settings, services.get(auditRef));
     services.provide(supportRef, support);
     new Gauge({
       name: 'support_open_tickets',

@@ -1,3 +1,4 @@
+import type { AuditLog } from '../../core/audit.ts';
 import { countParam, NO_LIMIT, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
@@ -93,12 +94,19 @@ export class DbSupportService implements SupportService {
   readonly #events: EventBus;
   readonly #users: UsersService;
   readonly #settings: SettingsService;
+  readonly #audit: AuditLog;
 
-  constructor(db: Database, events: EventBus, users: UsersService, settings: SettingsService) {
+  constructor(db: Database, events: EventBus, users: UsersService, settings: SettingsService, audit: AuditLog) {
     this.#db = db;
     this.#events = events;
     this.#users = users;
     this.#settings = settings;
+    this.#audit = audit;
+  }
+
+  /** A staff change's audit entry, in its transaction (`what`: `category`, `answer`, `message`). */
+  #record(what: string, verb: string, id: number | string, summary: string, before?: unknown, after?: unknown): Promise<void> {
+    return this.#audit.record({ action: `support.${what}.${verb}`, target: { type: what, id }, summary, before, after });
   }
 
   /** Stored UTC timestamps as clients see them; the zone is read once per call. */
@@ -311,6 +319,7 @@ export class DbSupportService implements SupportService {
         updateDate: at,
       });
       await this.#events.emit('support.ticket.replied', { ticketId, messageId, accountId, isAdmin: input.isAdmin });
+      if (input.isAdmin) await this.#record('message', 'reply', messageId, `Answered ticket ${ticketId}`, undefined, { ticketId, message: input.message });
       return messageId;
     });
   }
@@ -332,14 +341,20 @@ export class DbSupportService implements SupportService {
   }
 
   async createCategory(name: string): Promise<CategoryRow> {
-    return { id: String(await SupportCategory.insert(this.#db, { name })), name };
+    return this.#db.transaction(async () => {
+      const id = await SupportCategory.insert(this.#db, { name });
+      await this.#record('category', 'create', id, `Created ticket category ${name}`, undefined, { id, name });
+      return { id: String(id), name };
+    });
   }
 
   async updateCategory(id: number, patch: { name?: string }): Promise<CategoryRow> {
     return this.#db.transaction(async () => {
       const current = await this.#category(id, 'update');
       await SupportCategory.update(this.#db, id, { name: patch.name });
-      return { ...current, name: patch.name ?? current.name };
+      const after = { ...current, name: patch.name ?? current.name };
+      await this.#record('category', 'update', id, `Renamed ticket category ${current.name} to ${after.name}`, current, after);
+      return after;
     });
   }
 
@@ -348,9 +363,9 @@ export class DbSupportService implements SupportService {
     // Decided by the one write, against a ticket being opened in it (which writes the same row); in
     // a transaction so that a certification conflict runs it again.
     await this.#db.transaction(async () => {
-      const { affectedRows } = await this.#db.run(sql`delete from ${SupportCategory} where ${K.id} = ${id} and ${K.tickets} = 0`);
-      if (affectedRows > 0) return;
       const category = await SupportCategory.find(this.#db, id);
+      const { affectedRows } = await this.#db.run(sql`delete from ${SupportCategory} where ${K.id} = ${id} and ${K.tickets} = 0`);
+      if (affectedRows > 0) return this.#record('category', 'delete', id, `Deleted ticket category ${category?.name ?? id}`, category);
       if (!category) throw new DomainError('CATEGORY_NOT_FOUND', `No support category with ID ${id}.`);
       throw new DomainError('CONFLICT', `Support category ${id} still holds ${category.tickets} ticket(s).`);
     });
@@ -374,21 +389,28 @@ export class DbSupportService implements SupportService {
 
   async createAnswer(input: AnswerInput): Promise<AnswerRow> {
     const { title, content } = input;
-    return { id: String(await SupportAnswer.insert(this.#db, { title, content })), title, content };
+    return this.#db.transaction(async () => {
+      const id = await SupportAnswer.insert(this.#db, { title, content });
+      await this.#record('answer', 'create', id, `Created quick answer ${title}`, undefined, { id, title, content });
+      return { id: String(id), title, content };
+    });
   }
 
   async updateAnswer(id: number, patch: Partial<AnswerInput>): Promise<AnswerRow> {
     return this.#db.transaction(async () => {
       const current = await this.#answer(id, 'update');
       await SupportAnswer.update(this.#db, id, { title: patch.title, content: patch.content });
-      return { ...current, title: patch.title ?? current.title, content: patch.content ?? current.content };
+      const after = { ...current, title: patch.title ?? current.title, content: patch.content ?? current.content };
+      await this.#record('answer', 'update', id, `Changed quick answer ${after.title}`, current, after);
+      return after;
     });
   }
 
   async deleteAnswer(id: number): Promise<void> {
     await this.#db.transaction(async () => {
-      await this.#answer(id, 'update');
+      const before = await this.#answer(id, 'update');
       await this.#db.run(sql`delete from ${SupportAnswer} where ${SupportAnswer.c.id} = ${id}`);
+      await this.#record('answer', 'delete', id, `Deleted quick answer ${before.title}`, before);
     });
   }
 }

@@ -215,7 +215,15 @@ export class DbUsersService implements UsersService {
   }
 
   async setVerified(userId: number, verified: boolean): Promise<void> {
-    await UsersAccount.update(this.#db, userId, { isVerified: verified });
+    await this.#db.transaction(async () => {
+      await UsersAccount.update(this.#db, userId, { isVerified: verified });
+      await this.#userEntry('verify', userId, `Marked user ${userId} ${verified ? 'verified' : 'not verified'}`, { isVerified: verified });
+    });
+  }
+
+  /** An audit entry about a user's account (verified, linked accounts), in the change's transaction. */
+  #userEntry(verb: string, userId: number, summary: string, after?: unknown): Promise<void> {
+    return this.#audit.record({ action: `users.user.${verb}`, target: { type: 'user', id: userId }, summary, after });
   }
 
   async linkAccount(userId: number, platform: string, externalId: string): Promise<void> {
@@ -225,12 +233,16 @@ export class DbUsersService implements UsersService {
       await this.#db.run(sql`delete from ${UsersLinkedAccount}
         where (${L.userId} = ${userId} and ${L.platform} = ${platform}) or (${L.platform} = ${platform} and ${L.externalId} = ${externalId})`);
       await UsersLinkedAccount.insert(this.#db, { userId, platform, externalId });
+      await this.#userEntry('link', userId, `Linked ${platform} account ${externalId} to user ${userId}`, { platform, externalId });
     });
   }
 
   async unlinkAccount(userId: number, platform: string): Promise<boolean> {
-    const { affectedRows } = await this.#db.run(sql`delete from ${UsersLinkedAccount} where ${L.userId} = ${userId} and ${L.platform} = ${platform}`);
-    return affectedRows > 0;
+    return this.#db.transaction(async () => {
+      const { affectedRows } = await this.#db.run(sql`delete from ${UsersLinkedAccount} where ${L.userId} = ${userId} and ${L.platform} = ${platform}`);
+      if (affectedRows > 0) await this.#userEntry('unlink', userId, `Removed the ${platform} account of user ${userId}`);
+      return affectedRows > 0;
+    });
   }
 
   async searchAccounts(text: string, page: { after?: string; limit: number }): Promise<UserAccount[]> {

@@ -1,3 +1,4 @@
+import { auditRef } from '../../core/audit.ts';
 import { defineFeature } from '../../core/features.ts';
 import { voteLinksSection } from './console.ts';
 import { votesRef } from './contract.ts';
@@ -12,7 +13,7 @@ export default defineFeature({
   migrations,
   errors: { VOTE_LINK_NOT_FOUND: 404 },
   async register(app, { db, services }) {
-    const votes = new DbVotesService(db);
+    const votes = new DbVotesService(db, services.get(auditRef));
     services.provide(votesRef, votes);
     await votesRoutes(app, votes);
     return votes;

@@ -1,3 +1,4 @@
+import type { AuditLog } from '../../core/audit.ts';
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { sql } from '../../core/sql.ts';
@@ -25,8 +26,16 @@ function checkLink(link: string): void {
 export class DbVotesService implements VotesService {
   readonly #db: Database;
 
-  constructor(db: Database) {
+  readonly #audit: AuditLog;
+
+  constructor(db: Database, audit: AuditLog) {
     this.#db = db;
+    this.#audit = audit;
+  }
+
+  /** A staff change's audit entry, in its transaction. */
+  #record(verb: string, id: number, summary: string, before?: unknown, after?: unknown): Promise<void> {
+    return this.#audit.record({ action: `votes.link.${verb}`, target: { type: 'vote-link', id }, summary, before, after });
   }
 
   async linksFor(username?: string): Promise<VoteLinkRow[]> {
@@ -46,7 +55,11 @@ export class DbVotesService implements VotesService {
 
   async create(input: VoteLinkInput): Promise<VoteLinkRow> {
     checkLink(input.link);
-    return this.get(await VotesLink.insert(this.#db, { name: input.name, link: input.link }));
+    return this.#db.transaction(async () => {
+      const made = await this.get(await VotesLink.insert(this.#db, { name: input.name, link: input.link }));
+      await this.#record('create', Number(made.id), `Added vote link ${made.name}`, undefined, made);
+      return made;
+    });
   }
 
   async update(id: number, patch: Partial<VoteLinkInput>): Promise<VoteLinkRow> {
@@ -55,12 +68,16 @@ export class DbVotesService implements VotesService {
       const next = { name: patch.name ?? current.name, link: patch.link ?? current.link };
       checkLink(next.link);
       await VotesLink.update(this.#db, id, { name: patch.name, link: patch.link });
+      await this.#record('update', id, `Changed vote link ${next.name}`, current, { id: current.id, ...next });
       return { id: current.id, ...next };
     });
   }
 
   async delete(id: number): Promise<void> {
-    const { affectedRows } = await this.#db.run(sql`delete from ${VotesLink} where ${VotesLink.c.id} = ${id}`);
-    if (affectedRows === 0) throw new DomainError('VOTE_LINK_NOT_FOUND', `No vote link with ID ${id}.`);
+    await this.#db.transaction(async () => {
+      const before = await this.get(id);
+      await this.#db.run(sql`delete from ${VotesLink} where ${VotesLink.c.id} = ${id}`);
+      await this.#record('delete', id, `Deleted vote link ${before.name}`, before);
+    });
   }
 }

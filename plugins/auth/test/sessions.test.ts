@@ -1,3 +1,4 @@
+import { auditRef } from '../../../core/audit.ts';
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
@@ -80,6 +81,7 @@ t.test('session checks: unknown, expired and pending tokens are SESSION_NOT_FOUN
       lockout: { password: { maxFailures: 10, lockSeconds: 900 }, code: { maxFailures: 10, lockSeconds: 900 } },
     },
     new SecretBox(undefined),
+    app.services.get(auditRef),
   );
   t.equal(await auth.sweepSessions(), 1, 'the sweep deletes the expired session');
   const left = await app.db.query(sql`select ${fields({ token_hash: S.tokenHash })} from ${AuthSession}`);
