@@ -1,0 +1,31 @@
+/** The imports feature's contract: bringing a community in from another store (LeaderOS). */
+import { createServiceRef } from '../../core/registry.ts';
+
+export interface ImportReport {
+  source: string;
+  dryRun: boolean;
+  /** By kind: how many were brought in this run (in a dry run: would be). */
+  created: Record<string, number>;
+  /** By kind: how many an earlier run had brought already. */
+  skipped: Record<string, number>;
+  /** What could not be brought, one sentence each. */
+  notBrought: string[];
+}
+
+export interface LeaderOsSource {
+  /** The LeaderOS site's address, e.g. `https://shop.example`. */
+  url: string;
+  /** The site's API key (its owner's, from its settings). */
+  apiKey: string;
+}
+
+export interface ImportsService {
+  /**
+   * Reads a LeaderOS site through its public API and brings in what it finds; safe to run again
+   * and to resume after an interruption (nothing twice). `dryRun` writes nothing and reports what
+   * it would do. `maxMissing`: users are found by id, and the scan ends after that many ids in a row with no user.
+   */
+  fromLeaderOs(source: LeaderOsSource, opts?: { dryRun?: boolean; maxMissing?: number }): Promise<ImportReport>;
+}
+
+export const importsRef = createServiceRef<ImportsService>('imports');

@@ -1,0 +1,26 @@
+import { Type } from '@sinclair/typebox';
+import { defineFeature } from '../../core/features.ts';
+import { creditsRef } from '../credits/contract.ts';
+import { usersRef } from '../users/contract.ts';
+import { votesRef } from '../votes/contract.ts';
+import { importsRef } from './contract.ts';
+import { entities } from './entities.ts';
+import { migrations } from './migrations/index.ts';
+import { DbImportsService } from './service.ts';
+
+const options = Type.Object({
+  /** A LeaderOS site lists no users: they are read by id, and the scan ends after this many ids in a row with none. */
+  leaderosMaxMissing: Type.Integer({ minimum: 1, default: 50 }),
+});
+
+export default defineFeature<typeof options, void>({
+  name: 'imports',
+  requires: [usersRef, creditsRef],
+  options,
+  entities,
+  migrations,
+  async register(_app, { db, services, options }) {
+    const peers = () => ({ users: services.get(usersRef), credits: services.get(creditsRef), votes: services.find(votesRef) });
+    services.provide(importsRef, new DbImportsService(db, peers, options.leaderosMaxMissing));
+  },
+});

@@ -1,0 +1,170 @@
+/**
+ * A LeaderOS site read through its public API (docs/spec: the same API this server answers) with
+ * its owner's key: users without passwords (they set one through the reset mail), their credit as
+ * an opening balance in the ledger, their roles with expiries, and vote links. Each thing is
+ * brought in its own transaction together with its link row (imports_links), whose unique key
+ * makes a second run, or one resumed after an interruption, bring nothing twice.
+ */
+import { DomainError } from '../../core/errors.ts';
+import { PERMANENT, now } from '../../core/format.ts';
+import type { CreditsService } from '../credits/contract.ts';
+import type { UsersService } from '../users/contract.ts';
+import type { VotesService } from '../votes/contract.ts';
+import type { ImportReport, LeaderOsSource } from './contract.ts';
+import type { Links } from './links.ts';
+
+interface LeaderOsUser {
+  id: string;
+  username: string;
+  email?: string | null;
+  credit?: string;
+  isVerified?: string;
+  creationIP?: string;
+  linkedAccounts?: Record<string, string> | unknown[];
+}
+
+interface LeaderOsRole {
+  id: string;
+  name: string;
+  slug: string;
+  priority?: string;
+  chatRoleID?: string | null;
+  expiryDate: string;
+}
+
+/** Thrown when the source answers what no LeaderOS site would: the run stops, what it brought stays. */
+export class SourceError extends Error {}
+
+export interface LeaderOsPeers {
+  users: UsersService;
+  credits: CreditsService;
+  votes?: VotesService;
+}
+
+/** Cents of a LeaderOS decimal text (`"12.50"`); undefined for anything else. */
+function cents(text: string | undefined): number | undefined {
+  if (text === undefined || !/^\d+(\.\d{1,2})?$/.test(text.trim())) return undefined;
+  const [whole, part = ''] = text.trim().split('.');
+  return Number(whole) * 100 + Number(part.padEnd(2, '0'));
+}
+
+export class LeaderOsImport {
+  readonly #source: LeaderOsSource;
+  readonly #key: string;
+  readonly #peers: LeaderOsPeers;
+  readonly #links: Links;
+  readonly report: ImportReport;
+
+  constructor(source: LeaderOsSource, peers: LeaderOsPeers, links: Links, dryRun: boolean) {
+    this.#source = source;
+    this.#key = `leaderos:${source.url.replace(/\/+$/, '')}`;
+    this.#peers = peers;
+    this.#links = links;
+    this.report = { source: this.#key, dryRun, created: {}, skipped: {}, notBrought: [] };
+  }
+
+  /** A GET of the source's API; undefined for a 404 (an id with nothing behind it). */
+  async #get<T>(path: string): Promise<T | undefined> {
+    const url = `${this.#source.url.replace(/\/+$/, '')}${path}`;
+    const res = await fetch(url, { headers: { 'x-api-key': this.#source.apiKey, accept: 'application/json' } });
+    if (res.status === 404) return undefined;
+    if (!res.ok) throw new SourceError(`${path} answered ${res.status}: check the site's address and its API key.`);
+    return (await res.json()) as T;
+  }
+
+  #count(outcome: 'created' | 'skipped', kind: string): void {
+    const counts = this.report[outcome];
+    counts[kind] = (counts[kind] ?? 0) + 1;
+  }
+
+  /** Brings one thing once: `make` runs (in the link's transaction) only when no run brought it before. */
+  async #once(kind: string, sourceId: string, make: () => Promise<number>): Promise<number | undefined> {
+    const outcome = await this.#links.once(this.#key, kind, sourceId, make, this.report.dryRun);
+    this.#count(outcome.created ? 'created' : 'skipped', kind);
+    return outcome.localId;
+  }
+
+  async run(maxMissing: number): Promise<ImportReport> {
+    let missing = 0;
+    for (let id = 1; missing < maxMissing; id++) {
+      const user = await this.#get<LeaderOsUser>(`/api/users/?userID=${id}`);
+      if (!user) {
+        missing++;
+        continue;
+      }
+      missing = 0;
+      await this.#user(user);
+    }
+    await this.#voteLinks();
+    this.report.notBrought.push('Passwords: a LeaderOS site does not give them out; each player sets one through the reset mail.');
+    return this.report;
+  }
+
+  async #user(user: LeaderOsUser): Promise<void> {
+    const { users, credits } = this.#peers;
+    const taken = await users.findByUsername(user.username);
+    if (taken && !(await this.#links.localId(this.#key, 'user', user.id))) {
+      this.report.notBrought.push(`User ${user.id} (${user.username}): an account of that name is here already.`);
+      return;
+    }
+    const roles = (await this.#get<LeaderOsRole[]>(`/api/users/${user.id}/roles`)) ?? [];
+    const balance = cents(user.credit);
+    if (user.credit !== undefined && balance === undefined)
+      this.report.notBrought.push(`User ${user.id}: credit "${user.credit}" is not an amount; no opening balance.`);
+    await this.#once('user', user.id, async () => {
+      const account = await users.createAccount({
+        username: user.username,
+        email: user.email || null,
+        creationIP: user.creationIP || '0.0.0.0',
+        isVerified: user.isVerified === '1',
+      });
+      const chat = !Array.isArray(user.linkedAccounts) ? user.linkedAccounts?.chat : undefined;
+      if (chat) await users.linkAccount(account.id, 'chat', chat);
+      if (balance) await credits.change(account.id, balance, { reason: 'import' });
+      for (const role of roles) await this.#grant(account.id, user, role);
+      return account.id;
+    });
+  }
+
+  /** A role held: the role itself brought once by its id (or met by its slug), then granted with its expiry. */
+  async #grant(accountId: number, user: LeaderOsUser, role: LeaderOsRole): Promise<void> {
+    const { users } = this.#peers;
+    if (role.expiryDate !== PERMANENT && role.expiryDate <= now()) return;
+    const roleId = await this.#once('role', role.id, async () => {
+      const here = await users.findRoleBySlug(role.slug);
+      if (here) return here.id;
+      const made = await users.createRole({
+        name: role.name,
+        slug: role.slug,
+        priority: Number(role.priority) || 0,
+        chatRoleID: role.chatRoleID ?? '',
+        usernameCSS: null,
+        badgeCSS: null,
+      });
+      return made.id;
+    });
+    try {
+      await users.grantRole(accountId, roleId!, role.expiryDate === PERMANENT ? undefined : role.expiryDate);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      this.report.notBrought.push(`User ${user.id} (${user.username}): role ${role.slug} not granted (${err.message})`);
+    }
+  }
+
+  async #voteLinks(): Promise<void> {
+    const { votes } = this.#peers;
+    const links = (await this.#get<{ id: string; name: string; link: string }[]>('/api/vote-links')) ?? [];
+    if (!votes) {
+      if (links.length) this.report.notBrought.push(`${links.length} vote links: the votes feature is off here.`);
+      return;
+    }
+    for (const link of links) {
+      try {
+        await this.#once('vote-link', link.id, async () => Number((await votes.create({ name: link.name, link: link.link })).id));
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err;
+        this.report.notBrought.push(`Vote link ${link.id} (${link.name}): ${err.message}`);
+      }
+    }
+  }
+}
