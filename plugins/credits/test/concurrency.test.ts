@@ -10,6 +10,8 @@ import { build, call, onMysql } from '../../../test/helper.ts';
 import { newUser, rowCount } from '../../../test/fixtures.ts';
 import { seeded } from '../../../test/random.ts';
 import { ledgerProblems } from './ledger.ts';
+import { count, fields, sql, sum } from '../../../core/sql.ts';
+import { CreditsLedgerEntry, CreditsWallet } from '../entities.ts';
 
 const FEATURES = ['users', 'credits'];
 const CONFIG = { database: { poolSize: 10 } };
@@ -19,8 +21,8 @@ async function users(app: FastifyInstance, names: string[]): Promise<void> {
 }
 
 async function totals(app: FastifyInstance): Promise<{ balances: number; deltas: number; wallets: number }> {
-  const [w] = await app.db.unchecked.query<{ s: number | null; n: number }>('select sum(balance) as s, count(*) as n from credits_wallets');
-  const [l] = await app.db.unchecked.query<{ s: number | null }>('select sum(delta) as s from credits_ledger');
+  const [w] = await app.db.query(sql`select ${fields({ s: sum(CreditsWallet.c.balance), n: count() })} from ${CreditsWallet}`);
+  const [l] = await app.db.query(sql`select ${fields({ s: sum(CreditsLedgerEntry.c.delta) })} from ${CreditsLedgerEntry}`);
   return { balances: Number(w!.s ?? 0), deltas: Number(l!.s ?? 0), wallets: Number(w!.n) };
 }
 

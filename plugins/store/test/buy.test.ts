@@ -4,7 +4,11 @@ import { ADMIN_KEY, AS_JAVA, ENCODINGS, call, type Encoding } from '../../../tes
 import { PERMANENT, addSeconds, now, parseTimestamp } from '../../../core/format.ts';
 import { settle } from '../../../test/fixtures.ts';
 import { usersRef } from '../../users/contract.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { StoreOrderItem } from '../entities.ts';
 import { balanceOf, makeCategory, makeProduct, makeRole, makeUser, snapshot, storeApp } from './fixtures.ts';
+
+const I = StoreOrderItem.c;
 
 const buy = (app: FastifyInstance, body: Record<string, unknown>, as: Encoding = 'multipart', headers: Record<string, string> = {}) =>
   call(app, '/api/store/buy', { body, as, headers });
@@ -244,9 +248,7 @@ t.test('variables reach the answer and the order', async (t) => {
     ],
     'declared order; an empty optional value is left out',
   );
-  const [item] = await app.db.unchecked.query<{ variables: string; quantity: number; unit_total: number }>(
-    'select variables, quantity, unit_total from ' + 'store_order_items',
-  );
+  const [item] = await app.db.query(sql`select ${fields({ variables: I.variables, quantity: I.quantity, unit_total: I.unitTotal })} from ${StoreOrderItem}`);
   t.same(JSON.parse(item!.variables), { server: 'eu', note: 'for my base' });
   t.equal(Number(item!.quantity), 2);
   t.equal(Number(item!.unit_total), 100);

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import t from 'tap';
-import { fields, sql } from '../../../core/sql.ts';
+import { count, fields, sql } from '../../../core/sql.ts';
 import { apiKey, call } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
-import { StoreProduct } from '../entities.ts';
+import { StoreProduct, StoreProductVariable } from '../entities.ts';
 import { makeCategory, makeProduct, makeRole, makeUser, storeApp } from './fixtures.ts';
 
 const CATEGORY_KEYS = [
@@ -250,7 +250,7 @@ t.test('products: every field, variables, validation, delete', async (t) => {
   }
   res = await call(app, `/api/admin/store/products/${product.id}`, { method: 'PATCH', body: { name: 'Ghost' } });
   t.equal(res.json().error, 'PRODUCT_NOT_FOUND');
-  t.same(await app.db.unchecked.query('select id from store_product_variables where product_id = ?', [Number(product.id)]), [], 'its variables went with it');
+  t.same(await StoreProductVariable.select(app.db, sql`where ${StoreProductVariable.c.productId} = ${Number(product.id)}`), [], 'its variables went with it');
 });
 
 t.test('listing: active categories nested to any depth, products with computed fields', async (t) => {
@@ -409,7 +409,7 @@ t.test('the listing runs a fixed number of statements however big the catalogue'
   t.equal(many, few, `${many} statements for 300 products in 20 categories`);
   type Node = { products: unknown[]; subcategories: Node[] };
   const countProducts = (nodes: Node[]): number => nodes.reduce((n, c) => n + c.products.length + countProducts(c.subcategories), 0);
-  const [active] = await large.db.unchecked.query<{ n: number }>('select count(*) as n from store_products where is_active = 1');
+  const [active] = await large.db.query(sql`select ${fields({ n: count() })} from ${StoreProduct} where ${StoreProduct.c.isActive} = 1`);
   t.equal(
     countProducts((await call(large, '/api/store/listing')).json().categories),
     Number(active!.n),

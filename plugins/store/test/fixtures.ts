@@ -3,6 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { balanceOf } from '../../../test/fixtures.ts';
 import { build, type TestLike } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { StoreOrder, StoreOrderItem, StoreProduct } from '../entities.ts';
+
+const P = StoreProduct.c;
 
 export const STORE_FEATURES = ['users', 'credits', 'store'];
 
@@ -18,8 +22,8 @@ export async function snapshot(app: FastifyInstance, userId: number) {
   return {
     balance: await balanceOf(app, userId),
     roles: await users.rolesOf(userId),
-    stock: await app.db.unchecked.query('select id, stock from store_products order by id'),
-    orders: await app.db.unchecked.query('select id from store_orders'),
-    items: await app.db.unchecked.query('select id from store_order_items'),
+    stock: await app.db.query(sql`select ${fields({ id: P.id, stock: P.stock })} from ${StoreProduct} order by ${P.id}`),
+    orders: await app.db.query(sql`select ${fields({ id: StoreOrder.c.id })} from ${StoreOrder}`),
+    items: await app.db.query(sql`select ${fields({ id: StoreOrderItem.c.id })} from ${StoreOrderItem}`),
   };
 }

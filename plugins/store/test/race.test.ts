@@ -1,6 +1,16 @@
 import t from 'tap';
 import { call, onMysql, type TestLike } from '../../../test/helper.ts';
+import type { FastifyInstance } from 'fastify';
+import { fields, sql, sum, typed } from '../../../core/sql.ts';
+import { StoreOrder, StoreOrderItem, StoreProduct } from '../entities.ts';
 import { balanceOf, makeCategory, makeProduct, makeUser, STORE_FEATURES, storeApp } from './fixtures.ts';
+
+const I = StoreOrderItem.c;
+/** Units of a product sold, over every order. */
+const soldOf = (app: FastifyInstance, product: number) =>
+  app.db.query(
+    sql`select ${fields({ n: typed<number | string>(sql`coalesce(${sum(I.quantity)}, 0)`) })} from ${StoreOrderItem} where ${I.productId} = ${product}`,
+  );
 
 // On SQLite writers queue up anyway; on MariaDB these requests really run side by side on a
 // pool of connections, which is what these tests are for.
@@ -38,9 +48,9 @@ t.test(`buyers racing for the last units sell exactly the stock and never overdr
   );
   t.equal(outcomes.get('200'), STOCK, 'as many purchases as units (none of them could buy two)');
 
-  const [row] = await app.db.unchecked.query<{ stock: number }>('select stock from store_products where id = ?', [product]);
+  const [row] = await app.db.query(sql`select ${fields({ stock: StoreProduct.c.stock })} from ${StoreProduct} where ${StoreProduct.c.id} = ${product}`);
   t.equal(Number(row!.stock), 0, 'the stock is sold out, not below');
-  const [sold] = await app.db.unchecked.query<{ n: number }>('select coalesce(sum(quantity), 0) as n from store_order_items where product_id = ?', [product]);
+  const [sold] = await soldOf(app, product);
   t.equal(Number(sold!.n), STOCK, 'exactly the stock was sold');
 
   const balances = await Promise.all(buyers.map((id) => balanceOf(app, id)));
@@ -49,7 +59,7 @@ t.test(`buyers racing for the last units sell exactly the stock and never overdr
     `every balance is what was paid for: ${balances.join(' ')}`,
   );
   t.equal(balances.filter((b) => b === 0).length, STOCK, 'the ones who paid are the ones who got a unit');
-  const orders = await app.db.unchecked.query<{ account_id: number }>('select account_id from store_orders');
+  const orders = await app.db.query(sql`select ${fields({ account_id: StoreOrder.c.accountId })} from ${StoreOrder}`);
   t.same(
     orders.map((o) => Number(o.account_id)).sort((a, b) => a - b),
     buyers.filter((_, i) => balances[i] === 0).sort((a, b) => a - b),
@@ -82,7 +92,7 @@ t.test(`admins editing a product while it sells leave its stock at start minus s
   t.same([...new Set(edited.flat())], [200], 'every edit answered 200');
   t.same([...new Set(bought.flat())], [200], 'every buy answered 200');
 
-  const [sold] = await app.db.unchecked.query<{ n: number }>('select coalesce(sum(quantity), 0) as n from store_order_items where product_id = ?', [product]);
+  const [sold] = await soldOf(app, product);
   t.equal(Number(sold!.n), BUYERS * BUYS_EACH, 'every buy sold one unit');
   const after = (await call(app, `/api/store/products/${product}`)).json();
   t.equal(Number(after.stock), STOCK - Number(sold!.n), 'stock = start - sold');
