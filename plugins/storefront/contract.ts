@@ -56,6 +56,17 @@ export const storefrontSettings = {
     label: 'Footer links',
     hint: 'Label=address pairs separated by " | ", e.g. Rules=https://example.org/rules | Discord=https://discord.gg/abc',
   },
+  storefrontServerAddress: {
+    schema: Type.String({
+      maxLength: 260,
+      pattern: '^(|[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?)$',
+      default: '',
+      examples: ['play.example.org'],
+      description: "the game server's address players join at; the home page shows it with the players online (server list ping)",
+    }),
+    label: 'Game server address',
+    hint: 'host or host:port, e.g. play.example.org; empty hides it. The home page shows it with how many play now.',
+  },
   storefrontLanguage: {
     schema: Type.Union([Type.Literal('en'), Type.Literal('de')], { default: 'en' }),
     label: 'Storefront default language',

@@ -14,6 +14,7 @@ import { donationsRef } from '../donations/contract.ts';
 import { emailRef } from '../email/contract.ts';
 import { storeRef, storedImage, type ShownProduct, type StoreService } from '../store/contract.ts';
 import { supportRef } from '../support/contract.ts';
+import { subscriptionsRef } from '../subscriptions/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { votesRef } from '../votes/contract.ts';
 import { promotionsRef } from '../promotions/contract.ts';
@@ -24,6 +25,8 @@ import { paymentRoutes, Payments } from './payments.ts';
 import { recoveryRoutes } from './recovery.ts';
 import { pageRouter } from './router.ts';
 import { catalogueRoutes } from './routes.ts';
+import { ServerStatusCache } from './server-status.ts';
+import { subscribeRoutes } from './subscribe.ts';
 import { Site, Theme, type Visit } from './site.ts';
 
 const limit = (max: number, windowSeconds: number) =>
@@ -49,6 +52,14 @@ const options = Type.Object({
   basketMaxLines: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
   /** Shortest search text. */
   searchMinLength: Type.Integer({ minimum: 1, default: 2 }),
+  /** The game server's list ping (its address is the site setting storefrontServerAddress): kept this long, given up after timeoutMs. */
+  serverStatus: Type.Object(
+    {
+      cacheSeconds: Type.Integer({ minimum: 1, default: 30 }),
+      timeoutMs: Type.Integer({ minimum: 100, maximum: 10000, default: 1500 }),
+    },
+    { default: {} },
+  ),
   /** How often a waiting order's page asks for its delivery. */
   pollSeconds: Type.Integer({ minimum: 1, default: 3 }),
   /** Per address. */
@@ -150,6 +161,8 @@ export default defineFeature({
         donations: () => services.find(donationsRef),
         votes: () => services.find(votesRef),
         promotions: () => services.find(promotionsRef),
+        subscriptions: () => services.find(subscriptionsRef),
+        serverStatus: new ServerStatusCache(opts.serverStatus),
       },
       { basketMaxLines: opts.basketMaxLines, searchMinLength: opts.searchMinLength, checkoutLimit: opts.rateLimit.checkout },
     );
@@ -168,6 +181,7 @@ export default defineFeature({
       },
       { pollSeconds: opts.pollSeconds, signInLimit: opts.rateLimit.signIn, registerLimit: opts.rateLimit.register },
     );
+    subscribeRoutes(pages, site, () => services.find(subscriptionsRef));
     recoveryRoutes(pages, site, { auth, email }, { mailLimit: opts.rateLimit.mailLink });
     paymentRoutes(
       pages,

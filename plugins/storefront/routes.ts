@@ -6,6 +6,7 @@ import type { CreditsService } from '../credits/contract.ts';
 import type { CodeSender, RequestedLine, ShownProduct, StoreCatalogue, StoreCheckout } from '../store/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
 import type { PromotionsService } from '../promotions/contract.ts';
+import type { SubscriptionsService } from '../subscriptions/contract.ts';
 import type { VotesService } from '../votes/contract.ts';
 import {
   addLine,
@@ -23,7 +24,9 @@ import {
 import { allProducts, pathTo, plainText, rulesText, visibleCategories, type Catalogue } from './catalogue.ts';
 import { gatewayName, payRefused, type Payments } from './payments.ts';
 import { refusal, refused, type PageRouter, type RateLimit } from './router.ts';
+import type { ServerStatusCache } from './server-status.ts';
 import type { Site, Visit } from './site.ts';
+import { offerFor, type SubscriptionOffer } from './subscribe.ts';
 
 export interface Peers {
   store: StoreCatalogue & StoreCheckout;
@@ -33,6 +36,9 @@ export interface Peers {
   donations?: () => DonationsService | undefined;
   votes?: () => VotesService | undefined;
   promotions?: () => PromotionsService | undefined;
+  subscriptions?: () => SubscriptionsService | undefined;
+  /** The game server's player count, pinged from here and cached. */
+  serverStatus?: ServerStatusCache;
 }
 
 /** A refusal of the player's codes: too many wrong ones says how long to wait. */
@@ -70,7 +76,15 @@ export function catalogueRoutes(pages: PageRouter, site: Site, catalogue: Catalo
 const notFound = (site: Site, visit: Visit) => site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
 const idOf = (text: string | undefined) => (/^[0-9]{1,15}$/.test(text ?? '') ? Number(text) : 0);
 
-function productPage({ site, catalogue }: Shop, visit: Visit, product: ShownProduct, path: { id: number; name: string }[], rules: string[], alert?: string) {
+function productPage(
+  { site, catalogue }: Shop,
+  visit: Visit,
+  product: ShownProduct,
+  path: { id: number; name: string }[],
+  rules: string[],
+  alert?: string,
+  offer?: SubscriptionOffer,
+) {
   const view = catalogue.product(visit, product, true);
   const summary = plainText(product.details, 155);
   return site.page(
@@ -82,11 +96,20 @@ function productPage({ site, catalogue }: Shop, visit: Visit, product: ShownProd
       rules,
       crumbs: path.map((c) => ({ id: c.id, name: c.name })),
       maxQuantity: MAX_QUANTITY,
+      offer,
     },
   );
 }
 
 /** The home page, a category, a product and the search. */
+/** The address players join at and, when the server answers its list ping, how many play now. */
+async function gameServer({ site, peers }: Shop): Promise<{ address: string; online?: number; max?: number } | undefined> {
+  const address = site.settings().storefrontServerAddress;
+  if (!address || !peers.serverStatus) return undefined;
+  const status = await peers.serverStatus.status(address);
+  return { address, ...status };
+}
+
 /** The biggest sale running, as its banner says it: its name, how much off and when it ends. */
 async function saleBanner({ peers }: Shop, visit: Visit): Promise<{ text: string } | undefined> {
   const [sale] = (await peers.promotions?.()?.runningSales(visit.at)) ?? [];
@@ -101,7 +124,7 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
     const donations = peers.donations?.();
     const votes = peers.votes?.();
     const tz = site.settings().timezone;
-    const [categories, featured, top, latest, links, goal, sale] = await Promise.all([
+    const [categories, featured, top, latest, links, goal, sale, server] = await Promise.all([
       store.shownCategories(),
       store.shownProducts({ featuredOnly: true }),
       donations?.board('top-monthly', 5, tz),
@@ -109,6 +132,7 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
       votes?.linksFor(visit.player?.user.username),
       peers.promotions?.()?.communityGoal(),
       saleBanner(shop, visit),
+      gameServer(shop),
     ]);
     const visible = visibleCategories(categories);
     const board = (rows: { username: string; amount: number }[] | undefined) =>
@@ -121,6 +145,7 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
         featured: featured.filter((p) => visible.has(p.categoryId)).map((p) => catalogue.product(visit, p)),
         categories: [...visible.values()].filter((c) => c.parentId === 0).map((c) => ({ id: c.id, name: c.name })),
         sale,
+        server,
         boards: donations ? { top: board(top), latest: board(latest) } : undefined,
         votes: links,
         goal: goal?.isActive
@@ -176,7 +201,8 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
     if (!product || !path) return notFound(site, visit);
     const own = rules.get(productId);
     const required = own && own.requiredProductId > 0 ? await store.productName(own.requiredProductId) : undefined;
-    return productPage(shop, visit, product, path, own ? rulesText(visit.t, own, required) : []);
+    const offer = await offerFor(visit, shop.peers.subscriptions, productId);
+    return productPage(shop, visit, product, path, own ? rulesText(visit.t, own, required) : [], undefined, offer);
   });
 
   pages.get('/search', async (visit, query) => {
