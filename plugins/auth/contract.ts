@@ -57,6 +57,16 @@ export interface AuthService {
   sessionUser(token: string): Promise<number | undefined>;
   /** Ends a session (signing out); an unknown token changes nothing. */
   endSession(token: string): Promise<void>;
+  /** The account's sign-ins the sessions still hold, newest first (a disputed payment's evidence). */
+  signIns(userId: number, limit: number): Promise<SignIn[]>;
+}
+
+/** A sign-in: when, from where, with what. */
+export interface SignIn {
+  ip: string;
+  userAgent: string | null;
+  /** Stored UTC timestamp. */
+  createdAt: string;
 }
 
 /** Where a session was opened from (kept with it, and what the register limit counts by). */

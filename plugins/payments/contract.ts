@@ -89,6 +89,21 @@ export interface GatewayAdapter {
    * a payment is left `refund-due` for staff.
    */
   refund?(request: { paymentId: string; chargeRef: string; amount: number; currency: string }): Promise<void>;
+  /** Optional: sends a dispute's evidence and submits it for review, keyed by `paymentId` so a retry sends it once. */
+  submitEvidence?(request: { paymentId: string; disputeRef: string; evidence: DisputeEvidence }): Promise<void>;
+}
+
+/** What the store holds for a disputed payment, as text a gateway's evidence form takes. */
+export interface DisputeEvidence {
+  customerName: string;
+  customerEmail: string | null;
+  productDescription: string;
+  /** `YYYY-MM-DD`: when the goods were bought (and delivered). */
+  serviceDate: string;
+  /** The account's creation, sign-ins with their addresses, and the payment. */
+  accessActivityLog: string;
+  /** Each game command: when it was queued for its server and when the server acknowledged it. */
+  deliveryLog: string;
 }
 
 /** The codes a gateway's webhook refusal may carry (see GatewayAdapter.parseWebhook). */
@@ -144,6 +159,8 @@ export interface PurchaseStatus {
   amount: number;
   currency: string;
   orderId: number | null;
+  /** Made at a test gateway (test mode): no money moves. */
+  test: boolean;
 }
 
 export interface PaymentsService {

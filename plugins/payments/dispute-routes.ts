@@ -73,6 +73,21 @@ export function showBlock(b: Block, tz: string) {
 
 const Limit = Type.Integer({ minimum: 1, maximum: 500, default: 100 });
 
+const DisputeParams = Type.Object({ paymentID: Type.String({ pattern: '^[0-9a-f]{32}$' }) });
+
+export const EvidenceResponse = Type.Object({
+  dispute: DisputeRow,
+  submittable: Type.Boolean({ description: 'the gateway takes evidence through its API (Stripe); otherwise send the text in its dispute centre (PayPal)' }),
+  evidence: Type.Object({
+    customerName: S.str(),
+    customerEmail: S.strOrNull(),
+    productDescription: S.str(),
+    serviceDate: S.str('YYYY-MM-DD', '2026-11-28'),
+    accessActivityLog: S.str("the account's creation, its sign-ins with their addresses, the payment"),
+    deliveryLog: S.str('each game command: when it was queued for its server and when the server acknowledged it'),
+  }),
+});
+
 export function disputeRoutes(fastify: FastifyInstance, payments: DbPaymentsService, tz: () => string): void {
   const app = fastify.withTypeProvider<S.TypeBoxProvider>();
   app.get(
@@ -86,6 +101,37 @@ export function disputeRoutes(fastify: FastifyInstance, payments: DbPaymentsServ
       },
     },
     async (request) => (await payments.disputes.list(request.query)).map((d) => showDispute(d, tz())),
+  );
+  app.get(
+    '/api/admin/payments/disputes/:paymentID/evidence',
+    {
+      schema: {
+        tags,
+        summary: "A disputed payment's evidence, gathered from what the store holds",
+        params: DisputeParams,
+        response: { 200: EvidenceResponse },
+        errors: ['DISPUTE_NOT_FOUND'],
+      },
+    },
+    async (request) => {
+      const { dispute, submittable, evidence } = await payments.evidence.gather(request.params.paymentID);
+      return { dispute: showDispute(dispute, tz()), submittable, evidence };
+    },
+  );
+  app.post(
+    '/api/admin/payments/disputes/:paymentID/evidence',
+    {
+      config: { idempotent: 'own-commit' },
+      schema: {
+        tags,
+        summary: "Send a disputed payment's evidence to its gateway, once",
+        description: 'Stripe only: the evidence is submitted for review at once. A second call answers EVIDENCE_ALREADY_SUBMITTED.',
+        params: DisputeParams,
+        response: { 200: DisputeRow },
+        errors: ['DISPUTE_NOT_FOUND', 'DISPUTE_CLOSED', 'EVIDENCE_ALREADY_SUBMITTED', 'EVIDENCE_NOT_SUPPORTED', 'GATEWAY_ERROR'],
+      },
+    },
+    async (request) => showDispute(await payments.evidence.submit(request.params.paymentID), tz()),
   );
   app.get(
     '/api/admin/payments/blocks',

@@ -88,6 +88,9 @@ export default defineFeature({
     PURCHASES_BLOCKED: 403,
     BLOCK_NOT_FOUND: 404,
     DISPUTE_NOT_FOUND: 404,
+    DISPUTE_CLOSED: 409,
+    EVIDENCE_ALREADY_SUBMITTED: 409,
+    EVIDENCE_NOT_SUPPORTED: 400,
     INVALID_GUEST_EMAIL: 400,
   },
   async register(app, { db, events, services, settings, env, log, options: opts }) {
@@ -105,6 +108,7 @@ export default defineFeature({
       chargebackRefundsOrders: opts.chargebackRefundsOrders,
       checkoutClaimSeconds: opts.checkoutClaimSeconds,
       audit: services.get(auditRef),
+      services,
       blockAddresses: opts.blockAddresses,
     });
     const stripeMissing = missing(env, ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);

@@ -1,6 +1,7 @@
 /** What the parts of the payments service share: their rows, inputs, dependencies and value checks. */
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuditLog } from '../../core/audit.ts';
+import type { ServiceRegistry } from '../../core/registry.ts';
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
@@ -61,6 +62,8 @@ export interface PaymentsDeps {
   /** Seconds a checkout being created at its gateway holds its request's fingerprint at most. */
   checkoutClaimSeconds: number;
   audit: AuditLog;
+  /** Optional peers, looked up at use time: delivery and auth for a dispute's evidence. */
+  services: ServiceRegistry;
   /** A dispute's block names the account's address too (a shared address blocks everyone behind it). */
   blockAddresses: boolean;
 }

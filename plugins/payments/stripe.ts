@@ -68,6 +68,26 @@ export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets, { tim
       return readEvent(event);
     },
 
+    async submitEvidence({ paymentId, disputeRef, evidence }) {
+      // submit: true sends it to the bank at once (Stripe takes evidence once); the key makes a retried call the same one.
+      await stripe.disputes.update(
+        disputeRef,
+        {
+          evidence: {
+            customer_name: evidence.customerName,
+            customer_email_address: evidence.customerEmail ?? undefined,
+            product_description: evidence.productDescription,
+            service_date: evidence.serviceDate,
+            access_activity_log: evidence.accessActivityLog,
+            uncategorized_text: `Delivery of the goods to the game:\n${evidence.deliveryLog}`,
+          },
+          metadata: { paymentID: paymentId },
+          submit: true,
+        },
+        { idempotencyKey: `evidence-${paymentId}` },
+      );
+    },
+
     async refund({ paymentId, chargeRef }) {
       // The whole payment intent; the idempotency key makes a retried refund the same one.
       const refund = await stripe.refunds.create({ payment_intent: chargeRef }, { idempotencyKey: `refund-${paymentId}` });

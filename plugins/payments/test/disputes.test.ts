@@ -179,4 +179,13 @@ t.test('PayPal disputes: opened blocks once, resolved for the buyer is lost, for
 
   const refused = await call(app, '/api/payments/checkout', { body: { gateway: 'paypal', username: 'steve', amount: '5.00', ...URLS } });
   t.equal(refused.json().error, 'PURCHASES_BLOCKED');
+
+  t.match(
+    await read(app, `/api/admin/payments/disputes/${lost}/evidence`),
+    { submittable: false, evidence: { customerName: 'steve', productDescription: /10\.00 store credits/ } },
+    "PayPal's evidence is shown ready to send by hand",
+  );
+  const bySelf = await call(app, `/api/admin/payments/disputes/${lost}/evidence`, { method: 'POST' });
+  t.equal(bySelf.statusCode, 400);
+  t.equal(bySelf.json().error, 'EVIDENCE_NOT_SUPPORTED');
 });
