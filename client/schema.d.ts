@@ -2092,6 +2092,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/payments/disputes/{paymentID}/evidence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A disputed payment's evidence, gathered from what the store holds
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminPaymentsDisputesByPaymentIDEvidence"];
+        put?: never;
+        /**
+         * Send a disputed payment's evidence to its gateway, once
+         * @description Stripe only: the evidence is submitted for review at once. A second call answers EVIDENCE_ALREADY_SUBMITTED.
+         *
+         *     Scope: `admin`.
+         */
+        post: operations["postAdminPaymentsDisputesByPaymentIDEvidence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/payments/blocks": {
         parameters: {
             query?: never;
@@ -3589,6 +3615,11 @@ export interface operations {
                             storefrontAccentText: string;
                             /** @example Rules=/rules | Discord=https://discord.gg/example */
                             storefrontFooterLinks: string;
+                            /**
+                             * @description the game server's address players join at; the home page shows it with the players online (server list ping)
+                             * @example play.example.org
+                             */
+                            storefrontServerAddress: string;
                             storefrontLanguage: "en" | "de";
                         };
                     };
@@ -3699,6 +3730,11 @@ export interface operations {
                     storefrontAccentText?: string;
                     /** @example Rules=/rules | Discord=https://discord.gg/example */
                     storefrontFooterLinks?: string;
+                    /**
+                     * @description the game server's address players join at; the home page shows it with the players online (server list ping)
+                     * @example play.example.org
+                     */
+                    storefrontServerAddress?: string;
                     storefrontLanguage?: "en" | "de";
                 };
                 "application/x-www-form-urlencoded": {
@@ -3750,6 +3786,11 @@ export interface operations {
                     storefrontAccentText?: string;
                     /** @example Rules=/rules | Discord=https://discord.gg/example */
                     storefrontFooterLinks?: string;
+                    /**
+                     * @description the game server's address players join at; the home page shows it with the players online (server list ping)
+                     * @example play.example.org
+                     */
+                    storefrontServerAddress?: string;
                     storefrontLanguage?: "en" | "de";
                 };
                 "multipart/form-data": {
@@ -3801,6 +3842,11 @@ export interface operations {
                     storefrontAccentText?: string;
                     /** @example Rules=/rules | Discord=https://discord.gg/example */
                     storefrontFooterLinks?: string;
+                    /**
+                     * @description the game server's address players join at; the home page shows it with the players online (server list ping)
+                     * @example play.example.org
+                     */
+                    storefrontServerAddress?: string;
                     storefrontLanguage?: "en" | "de";
                 };
             };
@@ -3864,6 +3910,11 @@ export interface operations {
                             storefrontAccentText: string;
                             /** @example Rules=/rules | Discord=https://discord.gg/example */
                             storefrontFooterLinks: string;
+                            /**
+                             * @description the game server's address players join at; the home page shows it with the players online (server list ping)
+                             * @example play.example.org
+                             */
+                            storefrontServerAddress: string;
                             storefrontLanguage: "en" | "de";
                         };
                     };
@@ -19716,6 +19767,261 @@ export interface operations {
             };
         };
     };
+    getAdminPaymentsDisputesByPaymentIDEvidence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                paymentID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        dispute: components["schemas"]["PaymentsDispute"];
+                        /** @description the gateway takes evidence through its API (Stripe); otherwise send the text in its dispute centre (PayPal) */
+                        submittable: boolean;
+                        evidence: {
+                            customerName: string;
+                            customerEmail: string | null;
+                            productDescription: string;
+                            /**
+                             * @description YYYY-MM-DD
+                             * @example 2026-11-28
+                             */
+                            serviceDate: string;
+                            /** @description the account's creation, its sign-ins with their addresses, the payment */
+                            accessActivityLog: string;
+                            /** @description each game command: when it was queued for its server and when the server acknowledged it */
+                            deliveryLog: string;
+                        };
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DISPUTE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminPaymentsDisputesByPaymentIDEvidence: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a repeat with the same key and request answers the first answer again (with `Idempotent-Replayed: true`) and moves nothing twice. 1–255 printable ASCII characters, e.g. a UUID; keys are per API key and kept 24 hours (docs/idempotency.md).
+                 * @example 5f0c7a52-8e3d-4c1b-9a47-2d6f1e0b8c93
+                 */
+                "idempotency-key"?: string;
+            };
+            path: {
+                paymentID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 9f86d081884c7d659a2feaa0c55ad015 */
+                        paymentID: string;
+                        /** @example stripe */
+                        gateway: string;
+                        /**
+                         * @description the gateway's id of the dispute
+                         * @example dp_1Q2w3E
+                         */
+                        disputeRef: string | null;
+                        /**
+                         * @description the gateway's reason code
+                         * @example fraudulent
+                         */
+                        reason: string;
+                        status: "open" | "won" | "lost";
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        amount: string;
+                        /** @example EUR */
+                        currency: string;
+                        evidenceDate: string | null;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        creationDate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        updateDate: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, EVIDENCE_NOT_SUPPORTED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DISPUTE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: DISPUTE_CLOSED, EVIDENCE_ALREADY_SUBMITTED, IDEMPOTENCY_IN_PROGRESS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: IDEMPOTENCY_KEY_REUSED */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GATEWAY_ERROR */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     getAdminPaymentsBlocks: {
         parameters: {
             query: {
@@ -20026,7 +20332,15 @@ export interface operations {
                         /** @enum {boolean} */
                         status: true;
                         data: {
+                            /**
+                             * @description test orders deleted
+                             * @example 3
+                             */
                             orders: number;
+                            /**
+                             * @description test payments deleted (paid or not)
+                             * @example 4
+                             */
                             payments: number;
                         };
                     };
