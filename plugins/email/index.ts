@@ -130,6 +130,7 @@ export default defineFeature({
         currency: order.currency,
         date: order.creationDate,
         items: order.items.map((i) => ({ productName: i.productName, quantity: i.quantity })),
+        ...(order.test ? { test: true } : {}),
       };
       return order.userId === 0
         ? email.queueGuestReceipt(order.guestEmail ?? null, order.username, receipt)

@@ -156,7 +156,7 @@ async function orderListPage({ pages, orders, users }: OrderPages, query: Record
           id: { text: `#${o.id}`, href: `${pages.base}/${o.id}` },
           date: o.creationDate,
           player: o.accountID === '0' ? guestCell(o) : playerCell(pages, o.accountID, names),
-          type: o.type,
+          type: o.test ? `${o.type} (test)` : o.type,
           total: o.total,
           status: o.status,
         })),
@@ -181,7 +181,7 @@ async function orderPage(op: OrderPages, id: number): Promise<ConsolePage> {
         items: [
           { label: 'status', value: order.status },
           { label: 'total', value: order.total },
-          { label: 'type', value: order.type },
+          { label: 'type', value: order.test ? `${order.type} (test: no money moved)` : order.type },
           { label: 'date', value: order.creationDate },
           typeof player === 'string' ? { label: 'player', value: player } : { label: 'player', value: player.text, href: player.href },
           { label: 'cashback', value: order.cashback },

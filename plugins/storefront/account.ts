@@ -173,6 +173,7 @@ function orderView(visit: Visit, order: OrderRow, rows: QueueRow[], names: Map<s
     status: visit.t(`order.status.${state}` as MessageKey, { servers }),
     total: visit.money(parseMoney(order.total) ?? 0),
     date: order.creationDate.slice(0, 16),
+    test: order.test,
   };
 }
 

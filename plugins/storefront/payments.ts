@@ -15,7 +15,7 @@ import type { Site, Visit } from './site.ts';
 /** The payments a browser started (a guest has no account to find them by), newest first. */
 const PAYMENTS_COOKIE = 'storefront_payments';
 const KEPT = 10;
-const NAMES: Record<string, string> = { stripe: 'Stripe', paypal: 'PayPal' };
+const NAMES: Record<string, string> = { stripe: 'Stripe', paypal: 'PayPal', test: 'Test payment (test mode)' };
 
 export const gatewayName = (id: string): string => NAMES[id] ?? id;
 
@@ -136,7 +136,15 @@ export function paymentRoutes(
       'payment',
       { title: visit.t('payment.title') },
       {
-        payment: { id, amount: visit.money(status.amount), text, state, guestName: status.guestName, signedUp: status.userId !== null && status.userId > 0 },
+        payment: {
+          id,
+          amount: visit.money(status.amount),
+          text,
+          state,
+          guestName: status.guestName,
+          signedUp: status.userId !== null && status.userId > 0,
+          test: status.test,
+        },
         live,
         pollSeconds: opts.pollSeconds,
       },
