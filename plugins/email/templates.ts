@@ -31,7 +31,7 @@ export function mailLanguage(lang: string): MailLanguage {
 
 export class Templates {
   // The text templates escape nothing; the HTML ones escape what they print with `<%=`.
-  readonly #text = new Eta({ autoEscape: false, autoTrim: [false, 'nl'], cache: true });
+  readonly #text = new Eta({ autoEscape: false, autoTrim: false, cache: true });
   readonly #html = new Eta({ autoEscape: true, autoTrim: [false, 'nl'], cache: true });
   /** Kinds whose text the owner replaced without an HTML file beside it: their mails go as text alone, in the owner's words. */
   readonly #textOnly = new Set<string>();
