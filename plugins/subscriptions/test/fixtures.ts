@@ -17,9 +17,12 @@ export const DAY = 86_400_000;
 export const GRACE_HOURS = 48;
 
 /** An app whose sweep runs every `sweepMs` (by default far apart: a test sweeps when it means to). */
-export async function subscriptionsApp(t: TestLike, opts: { clock?: TestClock; databaseUrl?: string; sweepMs?: number } = {}): Promise<FastifyInstance> {
+export async function subscriptionsApp(
+  t: TestLike,
+  opts: { clock?: TestClock; databaseUrl?: string; sweepMs?: number; features?: string[] } = {},
+): Promise<FastifyInstance> {
   return build(t, {
-    features: SUBSCRIPTION_FEATURES,
+    features: [...SUBSCRIPTION_FEATURES, ...(opts.features ?? [])],
     clock: opts.clock,
     databaseUrl: opts.databaseUrl,
     config: {

@@ -1,0 +1,49 @@
+/** A product sold as a subscription: what its page says (it renews, at what price, how often) and its Subscribe button. */
+import { parseMoney } from '../../core/format.ts';
+import type { PlanRow, SubscriptionsService } from '../subscriptions/contract.ts';
+import type { MessageKey } from './messages.ts';
+import { refusal, refused, type PageRouter } from './router.ts';
+import type { Site, Visit } from './site.ts';
+
+export interface SubscriptionOffer {
+  renews: string;
+  trial?: string;
+}
+
+/** The plan in the visitor's language: "Renews every month at 4.99 USD", and the trial. */
+export function offerOf(visit: Visit, plan: PlanRow | undefined): SubscriptionOffer | undefined {
+  if (!plan) return undefined;
+  const count = Number(plan.intervalCount);
+  const key = `product.renews.${count === 1 ? 'one' : 'many'}.${plan.intervalUnit}` as MessageKey;
+  const trialDays = Number(plan.trialDays);
+  return {
+    renews: visit.t(key, { count, price: visit.money(parseMoney(plan.price) ?? 0) }),
+    ...(trialDays > 0 ? { trial: visit.t('product.trial', { days: trialDays }) } : {}),
+  };
+}
+
+/** The plan of the product a page shows, when the subscriptions feature runs and sells it. */
+export async function offerFor(visit: Visit, subscriptions: (() => SubscriptionsService | undefined) | undefined, productId: number) {
+  return offerOf(visit, await subscriptions?.()?.planOfProduct(productId));
+}
+
+/** POST /subscribe: a signed-in player subscribes, paying from the balance; back to the product's page with what happened. */
+export function subscribeRoutes(pages: PageRouter, site: Site, subscriptions: () => SubscriptionsService | undefined): void {
+  pages.post(
+    '/subscribe',
+    async (visit, form) => {
+      const productId = /^[0-9]{1,15}$/.test(form.product ?? '') ? Number(form.product) : 0;
+      const subs = subscriptions();
+      if (!subs || productId === 0) return site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
+      const back = site.u(`/product/${productId}`);
+      try {
+        const sub = await subs.subscribe(visit.player!.user.id, productId);
+        return site.redirect(visit, back, visit.t('subscription.started', { name: sub.productName, date: sub.nextPaymentDate ?? sub.periodEnd }));
+      } catch (err) {
+        if (!refused(err)) throw err;
+        return site.redirect(visit, back, refusal(visit, err));
+      }
+    },
+    { signedIn: true },
+  );
+}
