@@ -34,7 +34,8 @@ function roundUp(n: number): number {
 
 export function drawChart(chart: ConsoleChart, index: number): DrawnChart {
   const show = (v: number) => (chart.money ? formatMoney(v) : String(v));
-  const top = roundUp(Math.max(0, ...chart.values));
+  // An empty chart still reads as an axis of whole units (0.00, 0.50, 1.00 or 0, 1, 2), not 0.01/0.01/0.00.
+  const top = roundUp(Math.max(chart.money ? 100 : 2, ...chart.values));
   const plotH = HEIGHT - TOP - BOTTOM;
   const slot = (WIDTH - LEFT) / Math.max(1, chart.values.length);
   const y = (v: number) => TOP + plotH - (v / top) * plotH;
@@ -54,7 +55,7 @@ export function drawChart(chart: ConsoleChart, index: number): DrawnChart {
       h: Math.round((TOP + plotH - y(v)) * 10) / 10,
       title: `${chart.labels[i]}: ${show(v)}`,
     })),
-    grid: [0, 0.5, 1].map((f) => ({ y: Math.round(y(top * f) * 10) / 10, label: show(Math.round(top * f)) })),
+    grid: [0, 0.5, 1].map((f) => ({ y: Math.round(y(top * f) * 10) / 10, label: chart.money ? show(Math.round(top * f)) : String(top * f) })),
     ticks: chart.labels.flatMap((label, i) => (i % every === 0 ? [{ x: Math.round((LEFT + i * slot + slot / 2) * 10) / 10, label: label.slice(5) }] : [])),
     baseline: { x1: LEFT, x2: WIDTH, y: TOP + plotH },
     rows: chart.labels.map((label, i) => ({ label, value: show(chart.values[i]!) })),

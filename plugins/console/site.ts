@@ -26,14 +26,20 @@ function fieldOf(name: string, { schema, label, hint }: SiteSetting): ConsoleFie
   const choices = choicesOf(schema);
   if (schema.type === 'boolean') return { name, label, type: 'checkbox', ...(hint ? { hint } : {}) };
   if (choices) return { name, label, type: 'select', options: choices.map((c) => ({ value: String(c), label: String(c) })), ...(hint ? { hint } : {}) };
+  const numeric = schema.type === 'integer' || schema.type === 'number';
   return {
     name,
     label,
-    ...(schema.type === 'integer' || schema.type === 'number' ? { type: 'number' as const } : {}),
-    required: true,
+    ...(numeric ? { type: 'number' as const } : {}),
+    // Only what the setting refuses empty is marked required (a logo, a description, the goal's days may stay empty).
+    ...(numeric || !acceptsEmpty(schema) ? { required: true } : {}),
     ...(hint ? { hint } : {}),
   };
 }
+
+/** Whether a text setting takes `''`: no minimum length and a pattern (if any) that matches it. */
+const acceptsEmpty = (schema: TSchema) =>
+  schema.type === 'string' && !(schema.minLength > 0) && (schema.pattern === undefined || new RegExp(schema.pattern).test(''));
 
 /**
  * The site settings form, made from the settings core and the features declare: the admin API's
