@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
+import { supportRef } from '../support/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { votesRef } from '../votes/contract.ts';
 import { importsRef } from './contract.ts';
@@ -20,7 +21,12 @@ export default defineFeature<typeof options, void>({
   entities,
   migrations,
   async register(_app, { db, services, options }) {
-    const peers = () => ({ users: services.get(usersRef), credits: services.get(creditsRef), votes: services.find(votesRef) });
+    const peers = () => ({
+      users: services.get(usersRef),
+      credits: services.get(creditsRef),
+      votes: services.find(votesRef),
+      support: services.find(supportRef),
+    });
     services.provide(importsRef, new DbImportsService(db, peers, options.leaderosMaxMissing));
   },
 });

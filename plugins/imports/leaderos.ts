@@ -1,13 +1,14 @@
 /**
  * A LeaderOS site read through its public API (docs/spec: the same API this server answers) with
  * its owner's key: users without passwords (they set one through the reset mail), their credit as
- * an opening balance in the ledger, their roles with expiries, and vote links. Each thing is
+ * an opening balance in the ledger, their roles with expiries, vote links and tickets. Each thing is
  * brought in its own transaction together with its link row (imports_links), whose unique key
  * makes a second run, or one resumed after an interruption, bring nothing twice.
  */
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, now } from '../../core/format.ts';
 import type { CreditsService } from '../credits/contract.ts';
+import type { SupportService } from '../support/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { VotesService } from '../votes/contract.ts';
 import type { ImportReport, LeaderOsSource } from './contract.ts';
@@ -39,6 +40,17 @@ export interface LeaderOsPeers {
   users: UsersService;
   credits: CreditsService;
   votes?: VotesService;
+  support?: SupportService;
+}
+
+interface LeaderOsTicket {
+  id: string;
+  accountID: string;
+  categoryID: string;
+  categoryName?: string;
+  title: string;
+  statusID: string;
+  messages?: { id: string; accountID: string; message: string; creationDate: string }[];
 }
 
 /** Cents of a LeaderOS decimal text (`"12.50"`); undefined for anything else. */
@@ -54,6 +66,8 @@ export class LeaderOsImport {
   readonly #peers: LeaderOsPeers;
   readonly #links: Links;
   readonly report: ImportReport;
+  /** The users of the source this run brought or met, by source id (in a dry run, without an id here). */
+  readonly #users = new Map<string, number | undefined>();
 
   constructor(source: LeaderOsSource, peers: LeaderOsPeers, links: Links, dryRun: boolean) {
     this.#source = source;
@@ -96,6 +110,7 @@ export class LeaderOsImport {
       await this.#user(user);
     }
     await this.#voteLinks();
+    await this.#tickets();
     this.report.notBrought.push('Passwords: a LeaderOS site does not give them out; each player sets one through the reset mail.');
     return this.report;
   }
@@ -111,7 +126,7 @@ export class LeaderOsImport {
     const balance = cents(user.credit);
     if (user.credit !== undefined && balance === undefined)
       this.report.notBrought.push(`User ${user.id}: credit "${user.credit}" is not an amount; no opening balance.`);
-    await this.#once('user', user.id, async () => {
+    const localId = await this.#once('user', user.id, async () => {
       const account = await users.createAccount({
         username: user.username,
         email: user.email || null,
@@ -124,6 +139,7 @@ export class LeaderOsImport {
       for (const role of roles) await this.#grant(account.id, user, role);
       return account.id;
     });
+    this.#users.set(user.id, localId);
   }
 
   /** A role held: the role itself brought once by its id (or met by its slug), then granted with its expiry. */
@@ -166,5 +182,46 @@ export class LeaderOsImport {
         this.report.notBrought.push(`Vote link ${link.id} (${link.name}): ${err.message}`);
       }
     }
+  }
+
+  async #tickets(): Promise<void> {
+    const { support } = this.#peers;
+    const tickets = (await this.#get<LeaderOsTicket[]>('/api/support/tickets')) ?? [];
+    if (!support) {
+      if (tickets.length) this.report.notBrought.push(`${tickets.length} tickets: the support feature is off here.`);
+      return;
+    }
+    for (const ticket of tickets) {
+      const owner = this.#users.get(ticket.accountID);
+      if (!this.#users.has(ticket.accountID)) {
+        this.report.notBrought.push(`Ticket ${ticket.id} (${ticket.title}): its author, user ${ticket.accountID}, was not brought.`);
+        continue;
+      }
+      await this.#once('ticket', ticket.id, async () => {
+        const categoryId = await this.#once('support-category', ticket.categoryID, async () => {
+          return Number((await support.createCategory(ticket.categoryName || `Category ${ticket.categoryID}`)).id);
+        });
+        const [first, ...rest] = ticket.messages ?? [];
+        const id = await support.createTicket({
+          author: { accountId: owner },
+          categoryId: categoryId!,
+          title: ticket.title,
+          message: first?.message ?? ticket.title,
+        });
+        for (const message of rest) {
+          const by = this.#users.get(message.accountID);
+          // A reply by someone who is not the author is staff's; one whose writer was not brought keeps its text, unsigned.
+          await support.postMessage(id, {
+            author: by === undefined ? {} : { accountId: by },
+            message: message.message,
+            isAdmin: message.accountID !== ticket.accountID,
+          });
+        }
+        // Replies move a ticket's status on; a closed one ends closed as it was.
+        if (ticket.statusID === '4') await support.closeTicket(id);
+        return id;
+      });
+    }
+    if (tickets.length) this.report.notBrought.push('Tickets and their messages carry the date of the import, not the dates they were written.');
   }
 }

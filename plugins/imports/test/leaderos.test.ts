@@ -10,6 +10,7 @@ import { sql } from '../../../core/sql.ts';
 import { CreditsLedgerEntry } from '../../credits/entities.ts';
 import { creditsRef } from '../../credits/contract.ts';
 import { usersRef } from '../../users/contract.ts';
+import { supportRef } from '../../support/contract.ts';
 import { votesRef } from '../../votes/contract.ts';
 import { build } from '../../../test/helper.ts';
 import { newUser, rowCount } from '../../../test/fixtures.ts';
@@ -18,7 +19,7 @@ import { importsRef } from '../contract.ts';
 const SITE = 'https://shop.example';
 const KEY = 'leaderos-owner-key';
 const source = { url: SITE, apiKey: KEY };
-const FEATURES = ['users', 'credits', 'votes', 'imports'];
+const FEATURES = ['users', 'credits', 'votes', 'support', 'imports'];
 
 const USERS = [
   {
@@ -72,6 +73,26 @@ const VOTE_LINKS = [
   { id: '2', name: 'Top Sites', link: 'https://top.example/vote' },
 ];
 
+const TICKETS = [
+  {
+    id: '31',
+    accountID: '1',
+    categoryID: '2',
+    categoryName: 'Payments',
+    title: 'My rank did not arrive',
+    statusID: '4',
+    readStatus: '1',
+    updateDate: '2024-05-01 10:00:00',
+    creationDate: '2024-05-01 09:00:00',
+    messages: [
+      { id: '100', accountID: '1', message: 'I bought VIP an hour ago.', writeLocation: '0', creationDate: '2024-05-01 09:00:00' },
+      { id: '101', accountID: '4', message: 'Fixed, sorry for the wait.', writeLocation: '1', creationDate: '2024-05-01 10:00:00' },
+    ],
+  },
+  // By a user the site no longer has: reported.
+  { id: '32', accountID: '3', categoryID: '2', categoryName: 'Payments', title: 'Refund', statusID: '1', readStatus: '0', messages: [] },
+];
+
 /** The site's answers; `breakAt`: the site goes down at that user's roles, and answers nothing after. */
 function site(opts: { breakAt?: string } = {}): nock.Scope {
   const scope = nock(SITE, { reqheaders: { 'x-api-key': KEY } });
@@ -89,6 +110,7 @@ function site(opts: { breakAt?: string } = {}): nock.Scope {
     scope.get(`/api/users/${user.id}/roles`).reply(200, ROLES[user.id]);
   }
   scope.get('/api/vote-links').reply(200, VOTE_LINKS);
+  scope.get('/api/support/tickets').reply(200, TICKETS);
   return scope;
 }
 
@@ -104,9 +126,12 @@ t.test('a dry run reports what it would bring and writes nothing', async (t) => 
   const app = await build(t, { features: FEATURES });
   site();
   const report = await app.services.get(importsRef).fromLeaderOs(source, { dryRun: true, maxMissing: 2 });
-  t.same(report.created, { user: 3, 'vote-link': 2 });
+  t.same(report.created, { user: 3, 'vote-link': 2, ticket: 1 });
   t.equal(report.dryRun, true);
-  t.match(report.notBrought, [/Passwords/]);
+  t.ok(
+    report.notBrought.some((line) => /^Passwords/.test(line)),
+    'the report says passwords stay behind',
+  );
   t.equal(await rowCount(app, 'users_accounts'), 0);
   t.equal(await rowCount(app, 'imports_links'), 0);
 });
@@ -117,7 +142,8 @@ t.test('users, opening balances, roles with their expiries and vote links come i
   const users = app.services.get(usersRef);
   site();
   const first = await imports.fromLeaderOs(source, { maxMissing: 2 });
-  t.same(first.created, { user: 3, role: 2, 'vote-link': 2 });
+  t.same(first.created, { user: 3, role: 2, 'vote-link': 2, ticket: 1, 'support-category': 1 });
+  t.match(first.notBrought, [/Ticket 32 \(Refund\): its author, user 3, was not brought/, /date of the import/, /Passwords/]);
 
   const steve = (await users.findByUsername('Steve'))!;
   t.equal(steve.email, 'steve@example.com');
@@ -137,10 +163,19 @@ t.test('users, opening balances, roles with their expiries and vote links come i
     ['Server List', 'Top Sites'],
   );
 
+  const [ticket] = await app.services.get(supportRef).listTickets({});
+  t.match(ticket, { title: 'My rank did not arrive', accountID: String(steve.id), categoryName: 'Payments', statusID: '4' });
+  t.match(
+    ticket!.messages.map((m) => m.message),
+    ['I bought VIP an hour ago.', 'Fixed, sorry for the wait.'],
+    'the ticket with its messages, closed as it was',
+  );
+
   site();
   const again = await imports.fromLeaderOs(source, { maxMissing: 2 });
   t.same(again.created, {}, 'a second run brings nothing');
-  t.same(again.skipped, { user: 3, 'vote-link': 2 });
+  t.same(again.skipped, { user: 3, 'vote-link': 2, ticket: 1 });
+  t.equal(await rowCount(app, 'support_tickets'), 1);
   t.equal(await rowCount(app, 'users_accounts'), 3);
   t.equal(await app.services.get(creditsRef).balance(steve.id), 1250, 'the balance is not doubled');
   t.equal(await rowCount(app, 'votes_links'), 2);
@@ -156,7 +191,7 @@ t.test('a run cut off half way, run again, brings the rest and nothing twice', a
 
   site();
   const resumed = await imports.fromLeaderOs(source, { maxMissing: 2 });
-  t.same(resumed.created, { user: 2, 'vote-link': 2 }, 'the rest comes in');
+  t.same(resumed.created, { user: 2, 'vote-link': 2, ticket: 1, 'support-category': 1 }, 'the rest comes in');
   t.same(resumed.skipped, { user: 1, role: 1 }, 'what the cut run brought is met, not made again (the VIP role Steve brought)');
   t.equal(await rowCount(app, 'users_accounts'), 3);
   t.equal(await rowCount(app, 'users_roles'), 2, 'each role once');
@@ -168,6 +203,6 @@ t.test('a name taken here is reported, not merged', async (t) => {
   await newUser(app, 'Alex');
   site();
   const report = await app.services.get(importsRef).fromLeaderOs(source, { maxMissing: 2 });
-  t.same(report.created, { user: 2, role: 2, 'vote-link': 2 });
-  t.match(report.notBrought, [/User 2 \(Alex\): an account of that name is here already/, /Passwords/]);
+  t.same(report.created, { user: 2, role: 2, 'vote-link': 2, ticket: 1, 'support-category': 1 });
+  t.match(report.notBrought, [/User 2 \(Alex\): an account of that name is here already/]);
 });
