@@ -5,6 +5,7 @@ import { PERMANENT, addSeconds, now } from '../../../core/format.ts';
 import { created, newUser } from '../../../test/fixtures.ts';
 import { creditsRef } from '../../credits/contract.ts';
 import { usersRef } from '../../users/contract.ts';
+import { ChatIntegrationSetting } from '../entities.ts';
 
 const FEATURES = ['users', 'chat-integration'];
 const DEFAULT_SETTINGS = {
@@ -206,6 +207,9 @@ t.test('chat settings: defaults come from the feature options; a hand-broken sto
     config: { plugins: { 'chat-integration': { settings: { ticketStatus: true, ticketStaffRoleIDs: ['42'] } } } },
   });
   t.same((await call(app, '/api/integrations/chat/settings')).json(), { ...DEFAULT_SETTINGS, ticketStatus: true, ticketStaffRoleIDs: ['42'] });
-  await app.db.unchecked.run("insert into chat_integration_settings (name, `value`) values ('ticketCategoryID', '12'), ('syncedRoleID', 'not json')");
+  await ChatIntegrationSetting.insertMany(app.db, [
+    { name: 'ticketCategoryID', value: '12' },
+    { name: 'syncedRoleID', value: 'not json' },
+  ]);
   t.same((await call(app, '/api/integrations/chat/settings')).json(), { ...DEFAULT_SETTINGS, ticketStatus: true, ticketStaffRoleIDs: ['42'] });
 });

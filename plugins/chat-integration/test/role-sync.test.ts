@@ -10,6 +10,8 @@ import { addSeconds, now } from '../../../core/format.ts';
 import { created, newUser } from '../../../test/fixtures.ts';
 import { usersRef } from '../../users/contract.ts';
 import { chatIntegrationRef } from '../contract.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { ChatIntegrationRoleSync } from '../entities.ts';
 
 const TOKEN = 'test-bot-token.secret';
 /** The bot token reaches the feature through the environment the server is built with. */
@@ -70,13 +72,9 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
   }
 }
 
-interface OutboxRow {
-  id: number;
-  attempts: number;
-  failed_at: string | null;
-  last_error: string | null;
-}
-const outbox = (app: FastifyInstance) => app.db.unchecked.query<OutboxRow>('select * from chat_integration_role_sync order by id');
+const R = ChatIntegrationRoleSync.c;
+const OUTBOX = fields({ id: R.id, attempts: R.attempts, failed_at: R.failedAt, last_error: R.lastError });
+const outbox = (app: FastifyInstance) => app.db.query(sql`select ${OUTBOX} from ${ChatIntegrationRoleSync} order by ${R.id}`);
 const outboxEmpty = async (app: FastifyInstance) => (await outbox(app)).length === 0;
 
 async function turnSync(app: FastifyInstance, on: boolean): Promise<void> {
