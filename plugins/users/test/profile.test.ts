@@ -3,6 +3,7 @@ import { apiKey, build, call } from '../../../test/helper.ts';
 import { formatMoney } from '../../../core/format.ts';
 import { sql } from '../../../core/sql.ts';
 import { usersRef } from '../contract.ts';
+import { UsersAccount } from '../entities.ts';
 import { expectErrors, newUser, snapshot } from '../../../test/fixtures.ts';
 import { USERS_TABLES } from './fixtures.ts';
 
@@ -10,8 +11,8 @@ t.test('GET /api/users/ by userID or username: every field of the profile, as st
   const app = await build(t, { features: ['users'] });
   const steve = await newUser(app, 'Steve', { creationIP: '203.0.113.7' });
   await newUser(app, 'alex');
-  const [stored] = await app.db.unchecked.query<{ creation_date: string }>('select creation_date from users_accounts where id = ?', [steve.id]);
-  t.match(stored!.creation_date, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+  const stored = await UsersAccount.find(app.db, steve.id);
+  t.match(stored!.creationDate, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
   const expected = {
     id: String(steve.id),
     username: 'Steve',
@@ -21,7 +22,7 @@ t.test('GET /api/users/ by userID or username: every field of the profile, as st
     isVerified: '1',
     authStatus: '0',
     creationIP: '203.0.113.7',
-    creationDate: stored!.creation_date,
+    creationDate: stored!.creationDate,
     linkedAccounts: {},
     // The Kotlin wrapper's User requires these; no game has reported them.
     uuid: '',

@@ -1,8 +1,11 @@
+import type { FastifyInstance } from 'fastify';
 import t from 'tap';
 import { ENCODINGS, apiKey, build, call } from '../../../test/helper.ts';
 import { PERMANENT, addSeconds, now } from '../../../core/format.ts';
 import type { EventMap } from '../../../core/events.ts';
 import { expectErrors, newUser, settle, snapshot } from '../../../test/fixtures.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { UsersRoleAssignment } from '../entities.ts';
 import { USERS_TABLES, newRole, usersService, type RoleRowBody } from './fixtures.ts';
 
 /** The user-role row api.md shows for a role held until `expiryDate`. */
@@ -12,6 +15,10 @@ function held(role: RoleRowBody, expiryDate = PERMANENT) {
 
 /** A future time as clients write it (UTC site), whole seconds. */
 const inDays = (days: number) => addSeconds(now(), days * 86400);
+const A = UsersRoleAssignment.c;
+/** Time passes for a role: its assignments now lie a second in the past. */
+const expireRole = (app: FastifyInstance, roleId: number) =>
+  app.db.run(sql`update ${UsersRoleAssignment} set ${A.expiryDate} = ${addSeconds(now(), -1)} where ${A.roleId} = ${roleId}`);
 
 t.test('grant, list, re-grant, move and revoke roles', async (t) => {
   const app = await build(t, { features: ['users'] });
@@ -44,7 +51,7 @@ t.test('grant, list, re-grant, move and revoke roles', async (t) => {
   const later = inDays(60);
   res = await call(app, url, { key, body: { roleID: mvp.id, expiryDate: later }, as: 'urlencoded' });
   t.strictSame(res.json(), [held(mvp, later), held(vip)], 'posting a held role sets its expiry');
-  t.equal((await app.db.unchecked.query('select id from users_role_assignments')).length, 2, 'still one assignment per role');
+  t.equal((await UsersRoleAssignment.select(app.db)).length, 2, 'still one assignment per role');
 
   res = await call(app, url, { key, body: { roleID: mvp.id, expiryDate: PERMANENT } });
   t.strictSame(res.json(), [held(mvp), held(vip)], 'the sentinel makes it permanent');
@@ -99,8 +106,8 @@ t.test('expiryDate is read and shown in the site time zone', async (t) => {
   await call(app, '/api/admin/settings', { method: 'PATCH', body: { timezone: 'America/New_York' }, as: 'json' });
   const res = await call(app, `/api/users/${steve.id}/roles`, { body: { roleID: vip.id, expiryDate: '2031-01-15 12:00:00' } });
   t.strictSame(res.json(), [held(vip, '2031-01-15 12:00:00')]);
-  const [row] = await app.db.unchecked.query<{ expiry_date: string }>('select expiry_date from users_role_assignments');
-  t.equal(row!.expiry_date, '2031-01-15 17:00:00', 'stored in UTC (New York is UTC-5 in January)');
+  const [row] = await UsersRoleAssignment.select(app.db);
+  t.equal(row!.expiryDate, '2031-01-15 17:00:00', 'stored in UTC (New York is UTC-5 in January)');
 });
 
 t.test('role errors: codes, statuses, and nothing changed', async (t) => {
@@ -148,7 +155,7 @@ t.test('role expiry: gone from answers at once, deleted by the sweep, announced 
   await call(app, `/api/users/${steve.id}/roles`, { body: { roleID: old.id, expiryDate: until } });
   await call(app, `/api/users/${alex.id}/roles`, { body: { roleID: old.id, expiryDate: until } });
   // Time passes for the Old role: its assignments now lie a second in the past.
-  await app.db.unchecked.run('update users_role_assignments set expiry_date = ? where role_id = ?', [addSeconds(now(), -1), Number(old.id)]);
+  await expireRole(app, Number(old.id));
 
   let res = await call(app, `/api/users/${steve.id}/roles`);
   t.strictSame(
@@ -176,7 +183,7 @@ t.test('role expiry: gone from answers at once, deleted by the sweep, announced 
       { userId: alex.id, roleId: Number(old.id), reason: 'expired' },
     ],
   );
-  const rows = await app.db.unchecked.query<{ role_id: number }>('select role_id from users_role_assignments order by role_id');
+  const rows = await app.db.query(sql`select ${fields({ role_id: A.roleId })} from ${UsersRoleAssignment} order by ${A.roleId}`);
   t.strictSame(
     rows.map((r) => Number(r.role_id)),
     [Number(vip.id), Number(mvp.id)],
@@ -184,7 +191,7 @@ t.test('role expiry: gone from answers at once, deleted by the sweep, announced 
   );
   t.equal(await usersService(app).sweepExpired(), 0, 'nothing left to sweep');
 
-  await app.db.unchecked.run('update users_role_assignments set expiry_date = ? where role_id = ?', [addSeconds(now(), -1), Number(mvp.id)]);
+  await expireRole(app, Number(mvp.id));
   res = await call(app, `/api/users/${steve.id}/roles`, { body: { roleID: mvp.id, expiryDate: until } });
   t.strictSame(
     res.json(),
