@@ -2,6 +2,7 @@ import t from 'tap';
 import { ENCODINGS, call, type Encoding } from '../../../test/helper.ts';
 import { now } from '../../../core/format.ts';
 import { rowCount } from '../../../test/fixtures.ts';
+import { SupportTicket } from '../entities.ts';
 import { OLD, desk, openTicket, ticket, type Desk } from './fixtures.ts';
 
 async function reply(d: Desk, id: string, body: Record<string, unknown>, as: Encoding = 'multipart') {
@@ -28,7 +29,7 @@ t.test('staff and player replies move the ticket between Answered and User-Reply
     [staff, 'true', 'multipart', '2', '0', '2'],
   ];
   for (const [i, [accountID, isAdmin, as, statusID, readStatus, writeLocation]] of steps.entries()) {
-    await d.app.db.unchecked.run('update support_tickets set update_date = ? where id = ?', [OLD, Number(id)]);
+    await SupportTicket.update(d.app.db, Number(id), { updateDate: OLD });
     const body: Record<string, unknown> = { accountID, message: `step ${i}` };
     if (isAdmin !== undefined) body.isAdmin = isAdmin;
     const res = await reply(d, id, body, as);
@@ -272,7 +273,7 @@ t.test('a message as long as the 64 KiB field limit is kept whole; a longer one 
 t.test('updateDate and creationDate of a reply are the time of the reply', async (t) => {
   const d = await desk(t);
   const id = await openTicket(d);
-  await d.app.db.unchecked.run('update support_tickets set update_date = ?, creation_date = ? where id = ?', [OLD, OLD, Number(id)]);
+  await SupportTicket.update(d.app.db, Number(id), { updateDate: OLD, creationDate: OLD });
   const before = now();
   await reply(d, id, { accountID: String(d.staff.id), message: 'x', isAdmin: 'true' });
   const got = await ticket(d, id);

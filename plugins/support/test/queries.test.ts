@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { call } from '../../../test/helper.ts';
 import { supportRef } from '../contract.ts';
 import { SupportMessage, SupportTicket } from '../entities.ts';
+import { sql } from '../../../core/sql.ts';
 import { desk, openTicket, type Desk } from './fixtures.ts';
 
 /** Statements the app runs while `fn` does, except the API key cache refresh (timing-dependent). */
@@ -85,7 +86,7 @@ t.test('a list of more tickets than one statement binds still carries every tick
       creationDate: at,
     })),
   );
-  const ids = (await d.app.db.unchecked.query<{ id: number }>('select id from support_tickets order by id')).map((r) => Number(r.id));
+  const ids = (await SupportTicket.select(d.app.db, sql`order by ${SupportTicket.c.id}`)).map((r) => r.id);
   await SupportMessage.insertMany(
     d.app.db,
     ids.flatMap((id, i) => [

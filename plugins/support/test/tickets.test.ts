@@ -3,6 +3,7 @@ import { ADMIN_KEY, ENCODINGS, call } from '../../../test/helper.ts';
 import { displayTimestamp, now } from '../../../core/format.ts';
 import { rowCount } from '../../../test/fixtures.ts';
 import { supportRef } from '../contract.ts';
+import { SupportMessage, SupportTicket } from '../entities.ts';
 import { OLD, desk, openTicket, ticket } from './fixtures.ts';
 
 t.test('a ticket is created with its first message from every encoding, at both paths', async (t) => {
@@ -199,7 +200,7 @@ t.test('a single ticket has its category object and messages; unknown ids are TI
 t.test('close sets status 4 and updateDate; a second close changes nothing; any body is tolerated', async (t) => {
   const d = await desk(t);
   const id = await openTicket(d);
-  await d.app.db.unchecked.run('update support_tickets set update_date = ? where id = ?', [OLD, Number(id)]);
+  await SupportTicket.update(d.app.db, Number(id), { updateDate: OLD });
 
   // The chat bot closes with no body and no Content-Type.
   const res = await d.app.inject({ method: 'POST', url: `/api/support/tickets/${id}/close`, headers: { 'x-api-key': ADMIN_KEY } });
@@ -210,7 +211,7 @@ t.test('close sets status 4 and updateDate; a second close changes nothing; any 
   t.not(closed.updateDate, OLD, 'updateDate moves');
   t.ok(closed.updateDate <= now());
 
-  await d.app.db.unchecked.run('update support_tickets set update_date = ? where id = ?', [OLD, Number(id)]);
+  await SupportTicket.update(d.app.db, Number(id), { updateDate: OLD });
   for (const as of ENCODINGS) {
     const again = await call(d.app, `/api/support/tickets/${id}/close`, { as, body: {} });
     t.equal(again.statusCode, 200, `closing again (${as})`);
@@ -262,10 +263,10 @@ t.test("ticketsOf serves a user's tickets without messages, newest first", async
 t.test('timestamps are shown in the site time zone', async (t) => {
   const d = await desk(t);
   const id = await openTicket(d);
-  const [stored] = await d.app.db.unchecked.query<{ creation_date: string }>('select creation_date from support_messages');
+  const [stored] = await SupportMessage.select(d.app.db);
   await d.app.settings.update({ timezone: 'Asia/Tokyo' });
-  const shown = displayTimestamp(stored!.creation_date, 'Asia/Tokyo');
-  t.not(shown, stored!.creation_date);
+  const shown = displayTimestamp(stored!.creationDate, 'Asia/Tokyo');
+  t.not(shown, stored!.creationDate);
   const got = await ticket(d, id);
   t.equal(got.creationDate, shown);
   t.equal(got.messages[0].creationDate, shown);
