@@ -8,6 +8,7 @@ import type { DeliveryService, QueueRow } from '../delivery/contract.ts';
 import type { EmailService } from '../email/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
 import type { OrderRow, StoreOrders } from '../store/contract.ts';
+import type { SubscriptionsService } from '../subscriptions/contract.ts';
 import type { SupportService } from '../support/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { MessageKey } from './messages.ts';
@@ -15,6 +16,7 @@ import { deliveryRows, LIVE, serverNames, stateOf } from './orders.ts';
 import { refusal, refused, type PageRouter, type RateLimit } from './router.ts';
 import { SESSION_COOKIE, type Site, type Visit } from './site.ts';
 import { ticketRoutes } from './tickets.ts';
+import { accountSubscriptions } from './subscribe.ts';
 
 export interface AccountPeers {
   auth: AuthService;
@@ -24,6 +26,7 @@ export interface AccountPeers {
   delivery: () => DeliveryService | undefined;
   support: () => SupportService | undefined;
   payments: () => PaymentsService | undefined;
+  subscriptions?: () => SubscriptionsService | undefined;
   /** Mail that works: SMTP set (the forgotten-password link and email verification). */
   email: () => EmailService | undefined;
 }
@@ -206,6 +209,7 @@ function orderRoutes(pages: PageRouter, site: Site, peers: AccountPeers, opts: A
           twoFactor: user.authStatus === 1,
           supportOn: peers.support() !== undefined,
           topUpOn: await topUpOffered(peers.payments()),
+          subscriptions: await accountSubscriptions(visit, peers.subscriptions?.(), user.id),
         },
       );
     },

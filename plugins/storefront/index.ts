@@ -178,6 +178,7 @@ export default defineFeature({
         credits: () => services.find(creditsRef),
         delivery: () => services.find(deliveryRef),
         support: () => services.find(supportRef),
+        subscriptions: () => services.find(subscriptionsRef),
       },
       { pollSeconds: opts.pollSeconds, signInLimit: opts.rateLimit.signIn, registerLimit: opts.rateLimit.register },
     );

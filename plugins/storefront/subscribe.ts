@@ -1,6 +1,6 @@
 /** A product sold as a subscription: what its page says (it renews, at what price, how often) and its Subscribe button. */
 import { parseMoney } from '../../core/format.ts';
-import type { PlanRow, SubscriptionsService } from '../subscriptions/contract.ts';
+import type { PlanRow, SubscriptionRow, SubscriptionsService } from '../subscriptions/contract.ts';
 import type { MessageKey } from './messages.ts';
 import { refusal, refused, type PageRouter } from './router.ts';
 import type { Site, Visit } from './site.ts';
@@ -27,6 +27,35 @@ export async function offerFor(visit: Visit, subscriptions: (() => Subscriptions
   return offerOf(visit, await subscriptions?.()?.planOfProduct(productId));
 }
 
+/** A subscription as the account page lists it: what it is, its state, the next payment and its amount, whether it can be cancelled. */
+export interface AccountSubscription {
+  id: string;
+  name: string;
+  state: string;
+  next: string;
+  amount: string;
+  cancellable: boolean;
+}
+
+function stateOf(visit: Visit, s: SubscriptionRow): string {
+  if (s.status === 'ended') return visit.t('subscription.ended');
+  if (s.status === 'past_due') return visit.t('subscription.pastDue', { date: s.graceUntil ?? '' });
+  return s.cancelAtPeriodEnd === '1' ? visit.t('subscription.ending', { date: s.periodEnd }) : visit.t('subscription.active');
+}
+
+/** The player's subscriptions for the account page, newest first; none without the subscriptions feature. */
+export async function accountSubscriptions(visit: Visit, subscriptions: SubscriptionsService | undefined, userId: number): Promise<AccountSubscription[]> {
+  const rows = subscriptions ? await subscriptions.list({ userId }) : [];
+  return rows.map((s) => ({
+    id: s.id,
+    name: s.productName,
+    state: stateOf(visit, s),
+    next: s.nextPaymentDate ?? '',
+    amount: s.nextAmount === null ? '' : visit.money(parseMoney(s.nextAmount) ?? 0),
+    cancellable: s.status !== 'ended' && s.cancelAtPeriodEnd === '0',
+  }));
+}
+
 /** POST /subscribe: a signed-in player subscribes, paying from the balance; back to the product's page with what happened. */
 export function subscribeRoutes(pages: PageRouter, site: Site, subscriptions: () => SubscriptionsService | undefined): void {
   pages.post(
@@ -39,6 +68,25 @@ export function subscribeRoutes(pages: PageRouter, site: Site, subscriptions: ()
       try {
         const sub = await subs.subscribe(visit.player!.user.id, productId);
         return site.redirect(visit, back, visit.t('subscription.started', { name: sub.productName, date: sub.nextPaymentDate ?? sub.periodEnd }));
+      } catch (err) {
+        if (!refused(err)) throw err;
+        return site.redirect(visit, back, refusal(visit, err));
+      }
+    },
+    { signedIn: true },
+  );
+
+  // The player's cancel: at the period's end, from the account page.
+  pages.post(
+    '/account/subscriptions/:id/cancel',
+    async (visit) => {
+      const id = (visit.request.params as { id: string }).id;
+      const subs = subscriptions();
+      const back = site.u('/account');
+      if (!subs || !/^[0-9]{1,15}$/.test(id)) return site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
+      try {
+        const sub = await subs.cancel(Number(id), { userId: visit.player!.user.id }, 'period_end');
+        return site.redirect(visit, back, visit.t('subscription.cancelled', { name: sub.productName, date: sub.periodEnd }));
       } catch (err) {
         if (!refused(err)) throw err;
         return site.redirect(visit, back, refusal(visit, err));

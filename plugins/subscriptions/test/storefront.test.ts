@@ -25,6 +25,27 @@ t.test('the product page says the subscription renews, at what price and how oft
   t.equal(await balanceOf(app, steve), 1_500);
   t.ok((await roles(app, steve)).has(roleId));
 
+  const account = (await v.get('/account')).body;
+  t.match(account, /My subscriptions/);
+  const row =
+    /<tr><td data-label="Subscription">VIP<\/td><td data-label="State">Active<\/td><td data-label="Next payment">([0-9: -]+)<\/td><td class="num" data-label="Price">\$5\.00<\/td>/.exec(
+      account,
+    );
+  t.ok(row, 'the account lists the subscription with its next payment and amount');
+  const [sub] = (await call(app, `/api/subscriptions?userID=${steve}`)).json();
+  t.equal(row?.[1], sub.nextPaymentDate);
+  const cancelled = await v.post(`/account/subscriptions/${sub.id}/cancel`, {});
+  t.equal(cancelled.statusCode, 303);
+  t.match((await v.get(String(cancelled.headers.location))).body, /Your subscription to VIP ends [0-9-]+ [0-9:]+; nothing more is charged\./);
+  t.match((await call(app, `/api/subscriptions?userID=${steve}`)).json()[0], { cancelAtPeriodEnd: '1', nextPaymentDate: null });
+  const after = (await v.get('/account')).body;
+  t.match(after, /Ends [0-9-]+/);
+  t.notMatch(after, /subscriptions\/[0-9]+\/cancel/, 'no cancel button once cancelled');
+  const alex = new Visitor(app);
+  await alex.post('/register', { username: 'Alex', password: PASSWORD, email: 'alex@example.org' });
+  const theirs = await alex.post(`/account/subscriptions/${sub.id}/cancel`, {});
+  t.match((await alex.get(String(theirs.headers.location))).body, /No subscription/, "another player's subscription cannot be cancelled");
+
   const stranger = new Visitor(app);
   await stranger.get('/');
   const plain = await stranger.post('/subscribe', { product: String(productId) });
