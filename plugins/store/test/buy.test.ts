@@ -115,6 +115,8 @@ t.test('buy: ids or objects in every encoding; totals, balance, stock, order, ev
     status: 'completed',
     paymentAPI: 'credits',
     paymentID: '',
+    test: false,
+    guestName: null,
     creationDate: orders[5].creationDate,
   });
   t.match(orders[5].creationDate, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);

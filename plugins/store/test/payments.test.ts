@@ -27,6 +27,8 @@ t.test('admin payments: a payment order, its credits, once per gateway id', asyn
     status: 'completed',
     paymentAPI: 'paypal',
     paymentID: 'PAY-1',
+    test: false,
+    guestName: null,
     creationDate: res.json().creationDate,
   });
   t.equal(await balanceOf(app, steve), 3000, 'credit defaults to the amount');
