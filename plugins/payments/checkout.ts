@@ -11,6 +11,7 @@ import { sql } from '../../core/sql.ts';
 import type { PurchaseBuyer, RequestedLine } from '../store/contract.ts';
 import type { UserAccount } from '../users/contract.ts';
 import type { Blocks } from './blocks.ts';
+import { taxAsked } from './tax.ts';
 import type { GatewayAdapter, PurchaseRequest } from './contract.ts';
 import { PaymentsCheckout, PaymentsPayment } from './entities.ts';
 import type { Gateways } from './gateways.ts';
@@ -262,6 +263,7 @@ export class Checkouts {
           description: what.description,
           returnURL,
           cancelURL,
+          tax: taxAsked(this.#deps.settings.get().taxMode),
         });
       } catch (err) {
         if (err instanceof DomainError) throw err;

@@ -18,6 +18,8 @@ export interface CheckoutRequest {
   description: string;
   returnURL: string;
   cancelURL: string;
+  /** Tax the gateway should compute (the site's taxMode), on top of `amount` (exclusive) or within it; absent while tax is off. */
+  tax?: 'inclusive' | 'exclusive';
 }
 
 export interface CheckoutSession {
@@ -44,7 +46,7 @@ export type GatewayEvent = {
   checkoutRef?: string;
   chargeRef?: string;
 } & (
-  | { kind: 'completed'; amount: number; currency: string }
+  | { kind: 'completed'; amount: number; currency: string; tax?: TaxFacts }
   /** `refundedTotal`: cents refunded so far, when the gateway says; less than the amount paid changes nothing. */
   | { kind: 'refunded'; refundedTotal?: number }
   | { kind: 'disputed'; dispute?: DisputeFacts }
@@ -55,6 +57,16 @@ export type GatewayEvent = {
   /** Verified but of no interest (another event type): acknowledged, nothing changes. */
   | { kind: 'ignored' }
 );
+
+/** The tax a gateway computed on a payment (Stripe Tax); the completion's `amount` is then what the buyer paid, tax included. */
+export interface TaxFacts {
+  /** Cents of the payment's currency. */
+  amount: number;
+  /** Included in the price (true), or added to it at checkout. */
+  inclusive: boolean;
+  /** The buyer's billing country (ISO 3166-1 alpha-2), as the gateway collected it. */
+  country?: string;
+}
 
 /** What a gateway says of a dispute; each part when it says it. */
 export interface DisputeFacts {

@@ -144,4 +144,25 @@ export const PaymentsBlock = defineEntity({
   },
 });
 
-export const entities = [PaymentsPackage, PaymentsPayment, PaymentsEvent, PaymentsCheckout, PaymentsDispute, PaymentsBlock];
+/**
+ * The tax a gateway computed on a payment (Stripe Tax), with the buyer's country as the gateway
+ * collected it: what a tax return (the EU's OSS) is made from. Written with the completion, only
+ * while tax is on.
+ */
+export const PaymentsTax = defineEntity({
+  name: 'PaymentsTax',
+  tableName: 'payments_taxes',
+  properties: {
+    paymentId: p.string().length(32).primary(),
+    /** ISO 3166-1 alpha-2 of the billing address; '' when the gateway gave none. */
+    country: p.string().length(2),
+    /** Cents of `currency`. */
+    amount: p.bigint('number'),
+    currency: p.string().length(3),
+    /** Included in the price shown (true) or added at checkout. */
+    inclusive: p.boolean(),
+    creationDate: p.string().length(19).index(),
+  },
+});
+
+export const entities = [PaymentsPackage, PaymentsPayment, PaymentsEvent, PaymentsCheckout, PaymentsDispute, PaymentsBlock, PaymentsTax];

@@ -17,6 +17,8 @@ import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { paypalGateway } from './paypal.ts';
 import { paymentsRoutes } from './routes.ts';
+import { taxSettings } from './tax.ts';
+import { taxRoutes } from './tax-routes.ts';
 import { testGateway, testModeRoutes, testModeSettings } from './test-gateway.ts';
 import { DbPaymentsService } from './service.ts';
 
@@ -63,7 +65,7 @@ export default defineFeature({
   options,
   entities,
   migrations,
-  settings: { ...paymentsSettings, ...testModeSettings },
+  settings: { ...paymentsSettings, ...testModeSettings, ...taxSettings },
   events: {
     'payments.completed': 'A payment was completed at its gateway.',
     'payments.reversed': 'A payment was refunded or disputed (kind), its credits taken back.',
@@ -144,6 +146,7 @@ export default defineFeature({
     services.provide(paymentsRef, payments);
     services.get(usersRef).addPlayerPanel(chargebackPanel(payments, settings));
     await paymentsRoutes(app, payments, settings);
+    taxRoutes(app, db);
     testModeRoutes(app, payments);
 
     let sweeper: NodeJS.Timeout | undefined;

@@ -42,9 +42,16 @@ export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets, { tim
         line_items: [
           {
             quantity: 1,
-            price_data: { currency: request.currency.toLowerCase(), unit_amount: request.amount, product_data: { name: request.description } },
+            price_data: {
+              currency: request.currency.toLowerCase(),
+              unit_amount: request.amount,
+              product_data: { name: request.description },
+              ...(request.tax ? { tax_behavior: request.tax } : {}),
+            },
           },
         ],
+        // Stripe Tax needs the buyer's address: the country decides the rate.
+        ...(request.tax ? { automatic_tax: { enabled: true }, billing_address_collection: 'required' as const } : {}),
         success_url: request.returnURL,
         cancel_url: request.cancelURL,
         client_reference_id: request.paymentId,
@@ -119,6 +126,14 @@ function readEvent(event: Stripe.Event): GatewayEvent {
         chargeRef: idOf(session.payment_intent),
         amount: session.amount_total,
         currency: session.currency,
+        tax: session.automatic_tax?.enabled
+          ? {
+              amount: session.total_details?.amount_tax ?? 0,
+              // Added at checkout, the tax makes the total more than the subtotal; included, it is within it.
+              inclusive: session.amount_total === session.amount_subtotal,
+              country: session.customer_details?.address?.country ?? undefined,
+            }
+          : undefined,
       };
     }
     case 'charge.refunded': {

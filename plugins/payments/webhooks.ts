@@ -19,6 +19,7 @@ import type { Disputes } from './disputes.ts';
 import type { Gateways } from './gateways.ts';
 import { type Payment, type PaymentsDeps, pricedBasket, type WebhookResult } from './model.ts';
 import { disputeWon, reverse } from './reversals.ts';
+import { netOf, recordTax } from './tax.ts';
 
 const P = PaymentsPayment.c;
 
@@ -118,7 +119,7 @@ export class Webhooks {
     const { db } = this.#deps;
     const gateway = adapter.name;
     const payment = await this.#lockPayment(gateway, event);
-    if (event.kind === 'completed' && (event.amount !== payment.amount || event.currency.toUpperCase() !== payment.currency)) {
+    if (event.kind === 'completed' && (netOf(event.amount, event.tax) !== payment.amount || event.currency.toUpperCase() !== payment.currency)) {
       throw new DomainError(
         'AMOUNT_MISMATCH',
         `Event ${event.eventId} paid ${formatMoney(event.amount)} ${event.currency.toUpperCase()}, the payment asks ${formatMoney(payment.amount)} ` +
@@ -132,10 +133,14 @@ export class Webhooks {
       throw err;
     }
     if (event.kind === 'completed') {
-      if (payment.purchaseLines === null) return this.#complete(payment, event.chargeRef);
-      return unfulfillable
-        ? this.#settleUnfulfillable(adapter, payment, event.chargeRef, unfulfillable)
-        : this.#completePurchase(payment, event.chargeRef, adapter.test === true);
+      const result =
+        payment.purchaseLines === null
+          ? await this.#complete(payment, event.chargeRef)
+          : unfulfillable
+            ? await this.#settleUnfulfillable(adapter, payment, event.chargeRef, unfulfillable)
+            : await this.#completePurchase(payment, event.chargeRef, adapter.test === true);
+      if (event.tax && (result === 'completed' || result === 'credited')) await recordTax(db, payment.id, payment.currency, event.tax);
+      return result;
     }
     // A partial refund leaves the purchase standing; the refund that makes it whole takes the credits back.
     if (event.kind === 'refunded' && event.refundedTotal !== undefined && event.refundedTotal < payment.amount) return 'ignored';

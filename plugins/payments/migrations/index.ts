@@ -5,5 +5,6 @@ import m2 from './20261125183955_payments_direct_purchases.ts';
 import m3 from './20261128085657_payments_checkouts.ts';
 import m4 from './20261128121858_payments_disputes.ts';
 import m5 from './20261128123500_payments_guest_email.ts';
+import m6 from './20261128124928_payments_taxes.ts';
 
-export const migrations = [m0, m1, m2, m3, m4, m5];
+export const migrations = [m0, m1, m2, m3, m4, m5, m6];

@@ -1,0 +1,58 @@
+/** The tax report: tax recorded per country over a period, as JSON or as the CSV an EU OSS return is filled from. */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Database } from '../../core/db.ts';
+import { DomainError } from '../../core/errors.ts';
+import { formatMoney } from '../../core/format.ts';
+import * as S from '../../core/schemas.ts';
+import { taxReport } from './tax.ts';
+
+const DAY = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
+
+const TaxQuery = Type.Object({
+  from: Type.String({ pattern: DAY, description: 'first day (UTC), YYYY-MM-DD' }),
+  to: Type.String({ pattern: DAY, description: 'last day (UTC), YYYY-MM-DD, included' }),
+  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')])),
+});
+
+const TaxLineRow = Type.Object({
+  country: S.str('ISO 3166-1 alpha-2 of the billing address; empty when the gateway gave none', 'DE'),
+  currency: S.str(undefined, 'EUR'),
+  payments: S.str(undefined, '12'),
+  tax: S.moneyStr(),
+});
+
+/** The day after `day`, as a stored timestamp: the period's end, excluded. */
+function dayAfter(day: string): string {
+  const next = new Date(`${day}T00:00:00Z`);
+  next.setUTCDate(next.getUTCDate() + 1);
+  return `${next.toISOString().slice(0, 10)} 00:00:00`;
+}
+
+export function taxRoutes(fastify: FastifyInstance, db: Database): void {
+  fastify.withTypeProvider<S.TypeBoxProvider>().get(
+    '/api/admin/payments/tax',
+    {
+      schema: {
+        tags: ['payments'],
+        summary: 'Tax collected per country over a period',
+        description: '`format=csv` answers `text/csv` (country, currency, payments, tax): the figures an EU OSS return declares per member state.',
+        querystring: TaxQuery,
+        response: { 200: Type.Union([Type.Array(TaxLineRow), Type.String()]) },
+        errors: ['VALIDATION_ERROR'],
+      },
+    },
+    async (request, reply) => {
+      const { from, to, format } = request.query;
+      if (Number.isNaN(Date.parse(`${from}T00:00:00Z`)) || Number.isNaN(Date.parse(`${to}T00:00:00Z`))) {
+        throw new DomainError('VALIDATION_ERROR', 'from and to must be days of the calendar.');
+      }
+      if (to < from) throw new DomainError('VALIDATION_ERROR', 'to must not be before from.');
+      const lines = await taxReport(db, `${from} 00:00:00`, dayAfter(to));
+      const rows = lines.map((l) => ({ country: l.country, currency: l.currency, payments: String(l.payments), tax: formatMoney(l.tax) }));
+      if (format !== 'csv') return rows;
+      reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="tax-${from}-${to}.csv"`);
+      return `${['country,currency,payments,tax', ...rows.map((r) => `${r.country},${r.currency},${r.payments},${r.tax}`)].join('\n')}\n`;
+    },
+  );
+}

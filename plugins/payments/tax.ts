@@ -1,0 +1,73 @@
+/**
+ * Tax on gateway payments. Off by default, and then nothing here runs: no table is read or
+ * written on any path. On, Stripe computes it (Stripe Tax: `automatic_tax` on the Checkout
+ * session, which collects the billing address it needs), and the completion records what it
+ * computed with the buyer's country; prices are shown tax included, or the tax is added at checkout.
+ */
+import { Type } from '@sinclair/typebox';
+import type { SettingValues, SiteSetting } from '../../core/config.ts';
+import type { Database } from '../../core/db.ts';
+import { now } from '../../core/format.ts';
+import { fields, sql, sum } from '../../core/sql.ts';
+import type { TaxFacts } from './contract.ts';
+import { PaymentsTax } from './entities.ts';
+
+const X = PaymentsTax.c;
+
+export type TaxMode = 'off' | 'inclusive' | 'exclusive';
+
+export const taxSettings = {
+  taxMode: {
+    schema: Type.Union([Type.Literal('off'), Type.Literal('inclusive'), Type.Literal('exclusive')], {
+      default: 'off',
+      description: 'tax on gateway payments: off, prices shown tax included, or tax added at checkout',
+    }),
+    label: 'Tax',
+    hint: 'off; inclusive: prices include the tax; exclusive: the tax is added at checkout. Stripe computes it (turn Stripe Tax on in its dashboard).',
+  },
+  sellerTaxNumber: {
+    schema: Type.String({ default: '', maxLength: 32, description: "the seller's VAT or tax number, shown with the tax" }),
+    label: 'Your tax number',
+    hint: 'Shown on receipts beside the tax, e.g. DE123456789.',
+  },
+} satisfies Record<string, SiteSetting>;
+
+declare module '../../core/config.ts' {
+  interface SiteSettings extends SettingValues<typeof taxSettings> {}
+}
+
+/** The tax a checkout asks its gateway for: none while tax is off. */
+export const taxAsked = (mode: TaxMode): 'inclusive' | 'exclusive' | undefined => (mode === 'off' ? undefined : mode);
+
+/** What the buyer pays before tax: a price shown tax included already holds it. */
+export function netOf(paid: number, tax: TaxFacts | undefined): number {
+  return tax && !tax.inclusive ? paid - tax.amount : paid;
+}
+
+/** The gateway's tax of a completed payment; inside the completion's transaction. */
+export async function recordTax(db: Database, paymentId: string, currency: string, tax: TaxFacts): Promise<void> {
+  await PaymentsTax.insert(db, {
+    paymentId,
+    country: (tax.country ?? '').toUpperCase().slice(0, 2),
+    amount: tax.amount,
+    currency,
+    inclusive: tax.inclusive,
+    creationDate: now(),
+  });
+}
+
+export interface TaxLine {
+  country: string;
+  currency: string;
+  payments: number;
+  /** Cents of tax. */
+  tax: number;
+}
+
+/** The tax recorded from `from` to `to` (stored UTC timestamps), by country and currency: what an OSS return declares. */
+export async function taxReport(db: Database, from: string, to: string): Promise<TaxLine[]> {
+  const rows = await db.query(sql`select ${fields({ country: X.country, currency: X.currency, payments: sum(sql`1`), tax: sum(X.amount) })}
+    from ${PaymentsTax} where ${X.creationDate} >= ${from} and ${X.creationDate} < ${to}
+    group by ${X.country}, ${X.currency} order by ${X.country}, ${X.currency}`);
+  return rows.map((r) => ({ country: r.country, currency: r.currency, payments: Number(r.payments ?? 0), tax: Number(r.tax ?? 0) }));
+}
