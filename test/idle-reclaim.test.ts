@@ -83,7 +83,7 @@ t.test('the reclaim follows the end of a busy spell by the idle span, wherever t
 t.test('npm start passes --expose-gc, so the reclaim (on by default) has its collection; without the flag there is none', async (t) => {
   t.equal(loadConfig({}).server.idleReclaimSeconds, 3, 'on by default');
   const { scripts } = JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  t.match(scripts.start, /^node --expose-gc /);
+  t.match(scripts.start, /^exec node --expose-gc /);
   t.match(readFileSync(join(rootDir, 'docker/Dockerfile'), 'utf8'), /exec node --expose-gc /, 'and so does the image');
   const probe = `import { memoryReducingGc } from ${JSON.stringify(join(rootDir, 'core/idle-reclaim.ts'))}; console.log(typeof memoryReducingGc());`;
   const without = execFileSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' });
