@@ -11,6 +11,7 @@ import { sql } from '../../core/sql.ts';
 import type { PurchaseBuyer, RequestedLine } from '../store/contract.ts';
 import type { UserAccount } from '../users/contract.ts';
 import type { Blocks } from './blocks.ts';
+import { refuseOverLimit } from './limits.ts';
 import { taxAsked } from './tax.ts';
 import type { GatewayAdapter, PurchaseRequest } from './contract.ts';
 import { PaymentsCheckout, PaymentsPayment } from './entities.ts';
@@ -127,6 +128,7 @@ export class Checkouts {
       const { currency } = this.#deps.settings.get();
       what = { packageId: null, amount, currency, credits: amount, bonus: 0, description: `${formatMoney(amount)} ${currency} of credits` };
     }
+    await refuseOverLimit(this.#deps, user, what.amount);
     const fingerprint = fingerprintOf(['top-up', adapter.name, user.id, what.packageId, what.amount, what.currency, returnURL, cancelURL]);
     return this.#open(adapter, { ...what, userId: user.id, guestName: null, guestEmail: null, purchaseLines: null }, returnURL, cancelURL, fingerprint);
   }
@@ -171,6 +173,7 @@ export class Checkouts {
     const quote = await this.#deps.store.quote(buyer, lines, request.codes);
     if (quote.total < 1) throw new DomainError('INVALID_AMOUNT', 'This basket costs nothing: there is nothing to pay at a gateway.');
     if (quote.total > MAX_CENTS) throw new DomainError('INVALID_AMOUNT', `A purchase must cost at most ${formatMoney(MAX_CENTS)}.`);
+    if ('userId' in buyer) await refuseOverLimit(this.#deps, await this.#deps.users.requireById(buyer.userId), quote.total);
     return this.#open(
       adapter,
       {
@@ -264,6 +267,7 @@ export class Checkouts {
           returnURL,
           cancelURL,
           tax: taxAsked(this.#deps.settings.get().taxMode),
+          threeDSecure: this.#deps.settings.get().stripeThreeDSecure || undefined,
         });
       } catch (err) {
         if (err instanceof DomainError) throw err;

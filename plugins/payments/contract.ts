@@ -20,6 +20,8 @@ export interface CheckoutRequest {
   cancelURL: string;
   /** Tax the gateway should compute (the site's taxMode), on top of `amount` (exclusive) or within it; absent while tax is off. */
   tax?: 'inclusive' | 'exclusive';
+  /** The owner asks for 3-D Secure on every card payment (a gateway that cannot ask ignores it). */
+  threeDSecure?: boolean;
 }
 
 export interface CheckoutSession {

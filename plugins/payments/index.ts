@@ -18,6 +18,7 @@ import { migrations } from './migrations/index.ts';
 import { paypalGateway } from './paypal.ts';
 import { paymentsRoutes } from './routes.ts';
 import { taxSettings } from './tax.ts';
+import { limitSettings } from './limits.ts';
 import { taxRoutes } from './tax-routes.ts';
 import { testGateway, testModeRoutes, testModeSettings } from './test-gateway.ts';
 import { DbPaymentsService } from './service.ts';
@@ -65,7 +66,7 @@ export default defineFeature({
   options,
   entities,
   migrations,
-  settings: { ...paymentsSettings, ...testModeSettings, ...taxSettings },
+  settings: { ...paymentsSettings, ...testModeSettings, ...taxSettings, ...limitSettings },
   events: {
     'payments.completed': 'A payment was completed at its gateway.',
     'payments.reversed': 'A payment was refunded or disputed (kind), its credits taken back.',
@@ -88,6 +89,7 @@ export default defineFeature({
     GUEST_CHECKOUT_DISABLED: 403,
     INVALID_GUEST_NAME: 400,
     PURCHASES_BLOCKED: 403,
+    SPENDING_LIMIT: 403,
     BLOCK_NOT_FOUND: 404,
     DISPUTE_NOT_FOUND: 404,
     DISPUTE_CLOSED: 409,

@@ -52,6 +52,7 @@ export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets, { tim
         ],
         // Stripe Tax needs the buyer's address: the country decides the rate.
         ...(request.tax ? { automatic_tax: { enabled: true }, billing_address_collection: 'required' as const } : {}),
+        ...(request.threeDSecure ? { payment_method_options: { card: { request_three_d_secure: 'any' as const } } } : {}),
         success_url: request.returnURL,
         cancel_url: request.cancelURL,
         client_reference_id: request.paymentId,
