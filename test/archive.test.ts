@@ -19,6 +19,8 @@ import { makeCategory, makeProduct, newUser, PNG, totp } from './fixtures.ts';
 import { CLIENT, NO_RATE_LIMIT, register } from '../plugins/auth/test/fixtures.ts';
 
 const run = promisify(execFile);
+// Each test runs the command line five times over, each a process that loads every feature: minutes on a busy machine.
+t.setTimeout(600_000);
 
 /** Runs npm run export or import against a database; `config` is a config file's path (where images go on MySQL). */
 function archive(databaseUrl: string, ...args: string[]) {

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
+import { catalogueRef } from '../store/contract.ts';
 import { supportRef } from '../support/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { votesRef } from '../votes/contract.ts';
@@ -26,6 +27,7 @@ export default defineFeature<typeof options, void>({
       credits: services.get(creditsRef),
       votes: services.find(votesRef),
       support: services.find(supportRef),
+      catalogue: services.find(catalogueRef),
     });
     services.provide(importsRef, new DbImportsService(db, peers, options.leaderosMaxMissing));
   },

@@ -1,13 +1,15 @@
 /**
  * A LeaderOS site read through its public API (docs/spec: the same API this server answers) with
  * its owner's key: users without passwords (they set one through the reset mail), their credit as
- * an opening balance in the ledger, their roles with expiries, vote links and tickets. Each thing is
- * brought in its own transaction together with its link row (imports_links), whose unique key
- * makes a second run, or one resumed after an interruption, bring nothing twice.
+ * an opening balance in the ledger, their roles with expiries, vote links, tickets and the store's
+ * categories and products. Each thing is brought in its own transaction together with its link
+ * row (imports_links), whose unique key makes a second run, or one resumed after an interruption,
+ * bring nothing twice.
  */
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, now } from '../../core/format.ts';
 import type { CreditsService } from '../credits/contract.ts';
+import type { StoreCatalogue } from '../store/contract.ts';
 import type { SupportService } from '../support/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { VotesService } from '../votes/contract.ts';
@@ -41,6 +43,41 @@ export interface LeaderOsPeers {
   credits: CreditsService;
   votes?: VotesService;
   support?: SupportService;
+  catalogue?: StoreCatalogue;
+}
+
+interface LeaderOsProduct {
+  id: string;
+  giveRoleID?: string;
+  name: string;
+  details?: string;
+  price: string;
+  discountedPrice?: string;
+  discountExpiryDate?: string;
+  duration?: string;
+  stock?: string;
+  priority?: string;
+  isFeaturedProduct?: string;
+  gameStatus?: string;
+  gameTitle?: string;
+  gameDescription?: string;
+  gameItem?: string;
+  isActive?: string;
+  imageID?: string;
+}
+
+interface LeaderOsCategory {
+  id: string;
+  name: string;
+  slug?: string;
+  priority?: string;
+  gameStatus?: string;
+  gameTitle?: string;
+  gameDescription?: string;
+  gameItem?: string;
+  isActive?: string;
+  subcategories?: LeaderOsCategory[];
+  products?: LeaderOsProduct[];
 }
 
 interface LeaderOsTicket {
@@ -111,6 +148,7 @@ export class LeaderOsImport {
     }
     await this.#voteLinks();
     await this.#tickets();
+    await this.#catalogue();
     this.report.notBrought.push('Passwords: a LeaderOS site does not give them out; each player sets one through the reset mail.');
     return this.report;
   }
@@ -223,5 +261,77 @@ export class LeaderOsImport {
       });
     }
     if (tickets.length) this.report.notBrought.push('Tickets and their messages carry the date of the import, not the dates they were written.');
+  }
+
+  /** Categories with their subcategories and products, as the listing nests them; a product's role is the one the users' import brought. */
+  async #catalogue(): Promise<void> {
+    const { catalogue } = this.#peers;
+    const listing = await this.#get<{ categories: LeaderOsCategory[] }>('/api/store/listing');
+    if (!catalogue) {
+      if (listing?.categories.length) this.report.notBrought.push('The store: the store feature is off here.');
+      return;
+    }
+    let images = 0;
+    const walk = async (category: LeaderOsCategory, parentId: number | undefined): Promise<void> => {
+      const id = await this.#once('category', category.id, async () => {
+        const made = await catalogue.createCategory({
+          name: category.name,
+          ...(category.slug ? { slug: category.slug } : {}),
+          parentId: parentId ?? 0,
+          priority: Number(category.priority) || 0,
+          gameStatus: category.gameStatus === '1',
+          gameTitle: category.gameTitle ?? '',
+          gameDescription: category.gameDescription ?? '',
+          gameItem: category.gameItem ?? '',
+          isActive: category.isActive !== '0',
+        });
+        return made.id;
+      });
+      for (const product of category.products ?? []) {
+        if (product.imageID) images++;
+        await this.#product(product, id);
+      }
+      for (const sub of category.subcategories ?? []) await walk(sub, id);
+    };
+    for (const category of listing?.categories ?? []) await walk(category, undefined);
+    if (images) this.report.notBrought.push(`${images} product images: the API gives only their names; upload them again in the console.`);
+  }
+
+  async #product(product: LeaderOsProduct, categoryId: number | undefined): Promise<void> {
+    const price = cents(product.price);
+    if (price === undefined) {
+      this.report.notBrought.push(`Product ${product.id} (${product.name}): price "${product.price}" is not an amount.`);
+      return;
+    }
+    const roleSource = product.giveRoleID && product.giveRoleID !== '0' ? product.giveRoleID : undefined;
+    const giveRoleId = roleSource ? await this.#links.localId(this.#key, 'role', roleSource) : 0;
+    if (giveRoleId === undefined)
+      this.report.notBrought.push(`Product ${product.id} (${product.name}): its role ${roleSource} is held by no user brought; set the role it gives by hand.`);
+    try {
+      await this.#once('product', product.id, async () => {
+        const made = await this.#peers.catalogue!.createProduct({
+          categoryId: categoryId!,
+          name: product.name,
+          price,
+          giveRoleId: giveRoleId ?? 0,
+          details: product.details ?? '',
+          discountedPrice: cents(product.discountedPrice) ?? 0,
+          ...(product.discountExpiryDate ? { discountExpiryDate: product.discountExpiryDate } : {}),
+          duration: Number(product.duration) || 0,
+          stock: product.stock === undefined ? -1 : Number(product.stock),
+          priority: Number(product.priority) || 0,
+          isFeatured: product.isFeaturedProduct === '1',
+          gameStatus: product.gameStatus === '1',
+          gameTitle: product.gameTitle ?? '',
+          gameDescription: product.gameDescription ?? '',
+          gameItem: product.gameItem ?? '',
+          isActive: product.isActive !== '0',
+        });
+        return made.id;
+      });
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      this.report.notBrought.push(`Product ${product.id} (${product.name}): ${err.message}`);
+    }
   }
 }

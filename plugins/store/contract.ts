@@ -281,6 +281,10 @@ export interface StoreCatalogue {
   rulesOf(productId: number): Promise<PurchaseRules>;
   /** A product's name, active or not; undefined when there is no such product. */
   productName(productId: number): Promise<string | undefined>;
+  /** Makes a category (tools such as imports; admins use the routes); the slug comes from the name unless given. CATEGORY_NOT_FOUND for a missing parent. */
+  createCategory(input: Partial<Omit<Category, 'id'>> & { name: string }): Promise<Category>;
+  /** Makes a product; the catalogue's own checks answer VALIDATION_ERROR or CATEGORY_NOT_FOUND. */
+  createProduct(input: Partial<Omit<Product, 'id' | 'creationDate'>> & Pick<Product, 'categoryId' | 'name' | 'price'>): Promise<Product>;
 }
 
 /** Prices and the two buys (`checkoutRef`): what a basket costs, and the order it becomes. */

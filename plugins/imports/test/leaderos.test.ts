@@ -10,6 +10,7 @@ import { sql } from '../../../core/sql.ts';
 import { CreditsLedgerEntry } from '../../credits/entities.ts';
 import { creditsRef } from '../../credits/contract.ts';
 import { usersRef } from '../../users/contract.ts';
+import { catalogueRef } from '../../store/contract.ts';
 import { supportRef } from '../../support/contract.ts';
 import { votesRef } from '../../votes/contract.ts';
 import { build } from '../../../test/helper.ts';
@@ -19,7 +20,7 @@ import { importsRef } from '../contract.ts';
 const SITE = 'https://shop.example';
 const KEY = 'leaderos-owner-key';
 const source = { url: SITE, apiKey: KEY };
-const FEATURES = ['users', 'credits', 'votes', 'support', 'imports'];
+const FEATURES = ['users', 'credits', 'votes', 'support', 'store', 'imports'];
 
 const USERS = [
   {
@@ -93,6 +94,90 @@ const TICKETS = [
   { id: '32', accountID: '3', categoryID: '2', categoryName: 'Payments', title: 'Refund', statusID: '1', readStatus: '0', messages: [] },
 ];
 
+const LISTING = {
+  categories: [
+    {
+      id: '5',
+      parentID: '0',
+      name: 'Ranks',
+      slug: 'ranks',
+      imageID: '',
+      imageType: '',
+      priority: '1',
+      gameStatus: '0',
+      gameTitle: '',
+      gameDescription: '',
+      gameItem: '',
+      isActive: '1',
+      products: [
+        {
+          id: '11',
+          categoryID: '5',
+          giveRoleID: '7',
+          name: 'VIP (30 days)',
+          imageID: 'a1b2c3',
+          imageType: 'png',
+          details: '<p>All VIP perks</p>',
+          price: '9.99',
+          discountedPrice: '0.00',
+          discountExpiryDate: '1000-01-01 00:00:00',
+          duration: '30',
+          stock: '-1',
+          priority: '1',
+          isFeaturedProduct: '1',
+          gameStatus: '0',
+          gameTitle: '',
+          gameDescription: '',
+          gameItem: '',
+          isActive: '1',
+          creationDate: '2024-01-01 00:00:00',
+        },
+      ],
+      subcategories: [
+        {
+          id: '6',
+          parentID: '5',
+          name: 'Lifetime',
+          slug: 'lifetime',
+          imageID: '',
+          imageType: '',
+          priority: '2',
+          gameStatus: '0',
+          gameTitle: '',
+          gameDescription: '',
+          gameItem: '',
+          isActive: '1',
+          subcategories: [],
+          products: [
+            {
+              id: '12',
+              categoryID: '6',
+              giveRoleID: '0',
+              name: 'Lifetime Fly',
+              imageID: '',
+              imageType: '',
+              details: '',
+              price: '25',
+              discountedPrice: '0.00',
+              discountExpiryDate: '1000-01-01 00:00:00',
+              duration: '0',
+              stock: '10',
+              priority: '1',
+              isFeaturedProduct: '0',
+              gameStatus: '0',
+              gameTitle: '',
+              gameDescription: '',
+              gameItem: '',
+              isActive: '1',
+              creationDate: '2024-01-01 00:00:00',
+            },
+          ],
+        },
+      ],
+    },
+  ],
+};
+
 /** The site's answers; `breakAt`: the site goes down at that user's roles, and answers nothing after. */
 function site(opts: { breakAt?: string } = {}): nock.Scope {
   const scope = nock(SITE, { reqheaders: { 'x-api-key': KEY } });
@@ -111,6 +196,7 @@ function site(opts: { breakAt?: string } = {}): nock.Scope {
   }
   scope.get('/api/vote-links').reply(200, VOTE_LINKS);
   scope.get('/api/support/tickets').reply(200, TICKETS);
+  scope.get('/api/store/listing').reply(200, LISTING);
   return scope;
 }
 
@@ -126,7 +212,7 @@ t.test('a dry run reports what it would bring and writes nothing', async (t) => 
   const app = await build(t, { features: FEATURES });
   site();
   const report = await app.services.get(importsRef).fromLeaderOs(source, { dryRun: true, maxMissing: 2 });
-  t.same(report.created, { user: 3, 'vote-link': 2, ticket: 1 });
+  t.same(report.created, { user: 3, 'vote-link': 2, ticket: 1, category: 2, product: 2 });
   t.equal(report.dryRun, true);
   t.ok(
     report.notBrought.some((line) => /^Passwords/.test(line)),
@@ -142,8 +228,21 @@ t.test('users, opening balances, roles with their expiries and vote links come i
   const users = app.services.get(usersRef);
   site();
   const first = await imports.fromLeaderOs(source, { maxMissing: 2 });
-  t.same(first.created, { user: 3, role: 2, 'vote-link': 2, ticket: 1, 'support-category': 1 });
-  t.match(first.notBrought, [/Ticket 32 \(Refund\): its author, user 3, was not brought/, /date of the import/, /Passwords/]);
+  t.same(first.created, { user: 3, role: 2, 'vote-link': 2, ticket: 1, 'support-category': 1, category: 2, product: 2 });
+  t.match(first.notBrought, [/Ticket 32 \(Refund\): its author, user 3, was not brought/, /date of the import/, /1 product images/, /Passwords/]);
+  const tree = await app.services.get(catalogueRef).tree({ activeOnly: false });
+  const vipRole = (await users.findRoleBySlug('vip'))!;
+  t.match(
+    tree,
+    [
+      {
+        name: 'Ranks',
+        products: [{ name: 'VIP (30 days)', price: 999, duration: 30, isFeatured: true, giveRoleId: vipRole.id }],
+        subcategories: [{ name: 'Lifetime', products: [{ name: 'Lifetime Fly', price: 2500, stock: 10, giveRoleId: 0 }] }],
+      },
+    ],
+    'categories nested as they were, products with their prices in cents and the role the users brought',
+  );
 
   const steve = (await users.findByUsername('Steve'))!;
   t.equal(steve.email, 'steve@example.com');
@@ -174,7 +273,7 @@ t.test('users, opening balances, roles with their expiries and vote links come i
   site();
   const again = await imports.fromLeaderOs(source, { maxMissing: 2 });
   t.same(again.created, {}, 'a second run brings nothing');
-  t.same(again.skipped, { user: 3, 'vote-link': 2, ticket: 1 });
+  t.same(again.skipped, { user: 3, 'vote-link': 2, ticket: 1, category: 2, product: 2 });
   t.equal(await rowCount(app, 'support_tickets'), 1);
   t.equal(await rowCount(app, 'users_accounts'), 3);
   t.equal(await app.services.get(creditsRef).balance(steve.id), 1250, 'the balance is not doubled');
@@ -191,7 +290,7 @@ t.test('a run cut off half way, run again, brings the rest and nothing twice', a
 
   site();
   const resumed = await imports.fromLeaderOs(source, { maxMissing: 2 });
-  t.same(resumed.created, { user: 2, 'vote-link': 2, ticket: 1, 'support-category': 1 }, 'the rest comes in');
+  t.same(resumed.created, { user: 2, 'vote-link': 2, ticket: 1, 'support-category': 1, category: 2, product: 2 }, 'the rest comes in');
   t.same(resumed.skipped, { user: 1, role: 1 }, 'what the cut run brought is met, not made again (the VIP role Steve brought)');
   t.equal(await rowCount(app, 'users_accounts'), 3);
   t.equal(await rowCount(app, 'users_roles'), 2, 'each role once');
@@ -203,6 +302,6 @@ t.test('a name taken here is reported, not merged', async (t) => {
   await newUser(app, 'Alex');
   site();
   const report = await app.services.get(importsRef).fromLeaderOs(source, { maxMissing: 2 });
-  t.same(report.created, { user: 2, role: 2, 'vote-link': 2, ticket: 1, 'support-category': 1 });
+  t.same(report.created, { user: 2, role: 2, 'vote-link': 2, ticket: 1, 'support-category': 1, category: 2, product: 2 });
   t.match(report.notBrought, [/User 2 \(Alex\): an account of that name is here already/]);
 });
