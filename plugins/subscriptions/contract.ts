@@ -92,6 +92,8 @@ export interface SubscriptionsService {
   list(filter: SubscriptionFilter): Promise<SubscriptionRow[]>;
   /** Throws SUBSCRIPTION_NOT_FOUND. */
   get(id: number): Promise<SubscriptionRow>;
+  /** How many subscriptions are in each state (the console's dashboard). */
+  countByState(): Promise<Record<SubscriptionState, number>>;
   /**
    * The player's cancel (`by` their user ID: at the period's end) or staff's (`now` ends it at once:
    * the expiry commands run and the role ends). Throws SUBSCRIPTION_NOT_FOUND, SUBSCRIPTION_ENDED.

@@ -6,6 +6,7 @@ import { creditsRef } from '../credits/contract.ts';
 import { deliveryRef } from '../delivery/contract.ts';
 import { catalogueRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
+import { subscriptionsSection } from './console.ts';
 import { subscriptionsRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -56,4 +57,5 @@ export default defineFeature({
     everyRound(app, log, 'subscription renewal sweep', opts.sweepMs, () => subs.sweep());
     return subs;
   },
+  console: [subscriptionsSection],
 });

@@ -12,12 +12,12 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { addSeconds, now, PERMANENT } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import { sql, where } from '../../core/sql.ts';
+import { count, fields, sql, where } from '../../core/sql.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { DeliveryService, Trigger } from '../delivery/contract.ts';
 import type { StoreCatalogue } from '../store/contract.ts';
 import type { UsersService } from '../users/contract.ts';
-import type { PlanInput, PlanRow, SubscriptionEvent, SubscriptionFilter, SubscriptionRow, SubscriptionsService } from './contract.ts';
+import type { PlanInput, PlanRow, SubscriptionEvent, SubscriptionFilter, SubscriptionRow, SubscriptionState, SubscriptionsService } from './contract.ts';
 import { SubscriptionsPeriod, SubscriptionsPlan, SubscriptionsSubscription } from './entities.ts';
 import { type Plan, periodEnd, type Subscription, subscriptionRow } from './model.ts';
 import { Plans } from './plans.ts';
@@ -102,6 +102,13 @@ export class DbSubscriptionsService implements SubscriptionsService {
 
   async get(id: number): Promise<SubscriptionRow> {
     return (await this.#rows([await this.#find(id)]))[0]!;
+  }
+
+  async countByState(): Promise<Record<SubscriptionState, number>> {
+    const rows = await this.#d.db.query(sql`select ${fields({ status: S.status, n: count() })} from ${SubscriptionsSubscription} group by ${S.status}`);
+    const counts: Record<SubscriptionState, number> = { active: 0, past_due: 0, ended: 0 };
+    for (const r of rows) counts[r.status] = Number(r.n);
+    return counts;
   }
 
   // ---- what a period gives: the role, the commands
