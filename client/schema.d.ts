@@ -2182,6 +2182,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/payments/tax": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tax collected per country over a period
+         * @description `format=csv` answers `text/csv` (country, currency, payments, tax): the figures an EU OSS return declares per member state.
+         *
+         *     Scope: `admin`.
+         */
+        get: operations["getAdminPaymentsTax"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/payments/test-orders": {
         parameters: {
             query?: never;
@@ -3585,6 +3607,16 @@ export interface operations {
                             guestEmail: "required" | "optional" | "off";
                             /** @description offer the test gateway at checkout, whose purchases are test orders */
                             testMode: boolean;
+                            /** @description tax on gateway payments: off, prices shown tax included, or tax added at checkout */
+                            taxMode: "off" | "inclusive" | "exclusive";
+                            /** @description the seller's VAT or tax number, shown with the tax */
+                            sellerTaxNumber: string;
+                            /** @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit */
+                            newAccountDailyLimit: number;
+                            /** @description days an account counts as new for the daily limit */
+                            newAccountDays: number;
+                            /** @description ask Stripe for 3-D Secure on every card payment */
+                            stripeThreeDSecure: boolean;
                             /**
                              * @description whole units of the site currency; 0 = no goal
                              * @example 500
@@ -3700,6 +3732,16 @@ export interface operations {
                     guestEmail?: "required" | "optional" | "off";
                     /** @description offer the test gateway at checkout, whose purchases are test orders */
                     testMode?: boolean;
+                    /** @description tax on gateway payments: off, prices shown tax included, or tax added at checkout */
+                    taxMode?: "off" | "inclusive" | "exclusive";
+                    /** @description the seller's VAT or tax number, shown with the tax */
+                    sellerTaxNumber?: string;
+                    /** @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit */
+                    newAccountDailyLimit?: number;
+                    /** @description days an account counts as new for the daily limit */
+                    newAccountDays?: number;
+                    /** @description ask Stripe for 3-D Secure on every card payment */
+                    stripeThreeDSecure?: boolean;
                     /**
                      * @description whole units of the site currency; 0 = no goal
                      * @example 500
@@ -3756,6 +3798,16 @@ export interface operations {
                     guestEmail?: "required" | "optional" | "off";
                     /** @description offer the test gateway at checkout, whose purchases are test orders */
                     testMode?: boolean;
+                    /** @description tax on gateway payments: off, prices shown tax included, or tax added at checkout */
+                    taxMode?: "off" | "inclusive" | "exclusive";
+                    /** @description the seller's VAT or tax number, shown with the tax */
+                    sellerTaxNumber?: string;
+                    /** @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit */
+                    newAccountDailyLimit?: number;
+                    /** @description days an account counts as new for the daily limit */
+                    newAccountDays?: number;
+                    /** @description ask Stripe for 3-D Secure on every card payment */
+                    stripeThreeDSecure?: boolean;
                     /**
                      * @description whole units of the site currency; 0 = no goal
                      * @example 500
@@ -3812,6 +3864,16 @@ export interface operations {
                     guestEmail?: "required" | "optional" | "off";
                     /** @description offer the test gateway at checkout, whose purchases are test orders */
                     testMode?: boolean;
+                    /** @description tax on gateway payments: off, prices shown tax included, or tax added at checkout */
+                    taxMode?: "off" | "inclusive" | "exclusive";
+                    /** @description the seller's VAT or tax number, shown with the tax */
+                    sellerTaxNumber?: string;
+                    /** @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit */
+                    newAccountDailyLimit?: number;
+                    /** @description days an account counts as new for the daily limit */
+                    newAccountDays?: number;
+                    /** @description ask Stripe for 3-D Secure on every card payment */
+                    stripeThreeDSecure?: boolean;
                     /**
                      * @description whole units of the site currency; 0 = no goal
                      * @example 500
@@ -3880,6 +3942,16 @@ export interface operations {
                             guestEmail: "required" | "optional" | "off";
                             /** @description offer the test gateway at checkout, whose purchases are test orders */
                             testMode: boolean;
+                            /** @description tax on gateway payments: off, prices shown tax included, or tax added at checkout */
+                            taxMode: "off" | "inclusive" | "exclusive";
+                            /** @description the seller's VAT or tax number, shown with the tax */
+                            sellerTaxNumber: string;
+                            /** @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit */
+                            newAccountDailyLimit: number;
+                            /** @description days an account counts as new for the daily limit */
+                            newAccountDays: number;
+                            /** @description ask Stripe for 3-D Secure on every card payment */
+                            stripeThreeDSecure: boolean;
                             /**
                              * @description whole units of the site currency; 0 = no goal
                              * @example 500
@@ -19147,7 +19219,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The request cannot be carried out: PURCHASES_BLOCKED, FORBIDDEN */
+            /** @description The request cannot be carried out: PURCHASES_BLOCKED, SPENDING_LIMIT, FORBIDDEN */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19455,7 +19527,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The request cannot be carried out: GUEST_CHECKOUT_DISABLED, PURCHASES_BLOCKED, FORBIDDEN */
+            /** @description The request cannot be carried out: GUEST_CHECKOUT_DISABLED, PURCHASES_BLOCKED, SPENDING_LIMIT, FORBIDDEN */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -20295,6 +20367,92 @@ export interface operations {
             };
             /** @description The request cannot be carried out: GATEWAY_ERROR */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPaymentsTax: {
+        parameters: {
+            query: {
+                /** @description first day (UTC), YYYY-MM-DD */
+                from: string;
+                /** @description last day (UTC), YYYY-MM-DD, included */
+                to: string;
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description ISO 3166-1 alpha-2 of the billing address; empty when the gateway gave none
+                         * @example DE
+                         */
+                        country: string;
+                        /** @example EUR */
+                        currency: string;
+                        /** @example 12 */
+                        payments: string;
+                        /**
+                         * @description decimal, two places
+                         * @example 4.99
+                         */
+                        tax: string;
+                    }[] | string;
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
