@@ -13,6 +13,8 @@ import { Visitor } from '../../../test/visitor.ts';
 import { paymentsRef } from '../contract.ts';
 import type { DbPaymentsService } from '../service.ts';
 import { offline, STRIPE_ENV } from './fixtures.ts';
+import { sql } from '../../../core/sql.ts';
+import { PaymentsCheckout, PaymentsPayment } from '../entities.ts';
 
 offline(t);
 
@@ -72,6 +74,7 @@ function claimRefused(app: FastifyInstance): Promise<void> {
   });
 }
 
+const C = PaymentsCheckout.c;
 const payments = (app: FastifyInstance) => app.services.get(paymentsRef) as DbPaymentsService;
 
 t.test(`the storefront's gateway checkout posted twice in a row: one Stripe session, the same payment and address (${DB})`, async (t) => {
@@ -113,7 +116,9 @@ t.test(`the storefront's gateway checkout posted twice in a row: one Stripe sess
   t.equal(third.count, 1);
 
   // The first payment expired unpaid: posting its basket again starts a new one.
-  await app.db.unchecked.run("update payments_payments set creation_date = '2020-01-01 00:00:00' where checkout_ref = 'cs_first'");
+  await app.db.run(
+    sql`update ${PaymentsPayment} set ${PaymentsPayment.c.creationDate} = '2020-01-01 00:00:00' where ${PaymentsPayment.c.checkoutRef} = 'cs_first'`,
+  );
   t.equal(await payments(app).expirePending(), 1);
   const renewed = stripeOnce('cs_renewed');
   t.equal(onward(await late.post('/checkout/gateway', { gateway: 'stripe', guestName: 'Notch' })), 'https://checkout.stripe.com/c/pay/cs_renewed');
@@ -190,11 +195,11 @@ t.test(`a repeat after the gateway refused the first tries it again; one whose i
 
   // An instance that claimed a checkout and died before its payment was stored: a repeat waits no
   // longer than checkoutClaimSeconds.
-  await app.db.unchecked.run("update payments_checkouts set payment_id = '0123456789abcdef0123456789abcdef', creation_date = '2020-01-01 00:00:00'");
+  await app.db.run(sql`update ${PaymentsCheckout} set ${C.paymentId} = '0123456789abcdef0123456789abcdef', ${C.creationDate} = '2020-01-01 00:00:00'`);
   const takeover = stripeOnce('cs_takeover');
   const after = await call(app, '/api/payments/purchase', { body, as: 'json' });
   t.equal(after.json().data.checkoutURL, 'https://checkout.stripe.com/c/pay/cs_takeover', after.body);
   t.equal(takeover.count, 1);
-  await app.db.unchecked.run("update payments_checkouts set creation_date = '2020-01-01 00:00:00'");
+  await app.db.run(sql`update ${PaymentsCheckout} set ${C.creationDate} = '2020-01-01 00:00:00'`);
   t.equal(await payments(app).forgetCheckouts(), 1, 'claims past any payment they could answer are swept');
 });

@@ -10,6 +10,11 @@ import { createHmac } from 'node:crypto';
 import { apiKey, build, call, onMysql } from '../../../test/helper.ts';
 import { created, makeCategory, makeProduct, makeRole, newUser, read, rowCount, snapshot } from '../../../test/fixtures.ts';
 import { paymentsRef } from '../contract.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { CreditsLedgerEntry } from '../../credits/entities.ts';
+import { DeliveryQueue } from '../../delivery/entities.ts';
+import { StoreOrder } from '../../store/entities.ts';
+import { PaymentsPayment } from '../entities.ts';
 import type { DbPaymentsService } from '../service.ts';
 import {
   balanceOf,
@@ -69,15 +74,18 @@ async function purchase(
   return res.json().data;
 }
 
+const Q = DeliveryQueue.c;
 const payments = (app: FastifyInstance) => app.services.get(paymentsRef) as DbPaymentsService;
 const commands = async (app: FastifyInstance, runOn = 'purchase') =>
   (
-    await app.db.unchecked.query<{ command: string; username: string; user_id: number }>(
-      'select command, username, user_id from delivery_queue where run_on = ? order by id',
-      [runOn],
+    await app.db.query(
+      sql`select ${fields({ command: Q.command, username: Q.username, user_id: Q.userId })} from ${DeliveryQueue} where ${Q.runOn} = ${runOn} order by ${Q.id}`,
     )
   ).map((c) => ({ ...c, user_id: Number(c.user_id) }));
-const orders = (app: FastifyInstance) => app.db.unchecked.query<Record<string, unknown>>('select * from store_orders order by id');
+const orders = (app: FastifyInstance) => StoreOrder.select(app.db, sql`order by ${StoreOrder.c.id}`);
+/** A payment made long ago, past any expiry. */
+const backdate = (app: FastifyInstance, paymentID: string) =>
+  app.db.run(sql`update ${PaymentsPayment} set ${PaymentsPayment.c.creationDate} = '2020-01-01 00:00:00' where ${PaymentsPayment.c.id} = ${paymentID}`);
 const stockOf = async (app: FastifyInstance, id: number) => (await read(app, `/api/store/products/${id}`)).stock;
 
 t.test(
@@ -109,7 +117,7 @@ t.test(
     });
 
     // Unpaid past its expiry: the sweep may flip it to expired before, between or after the webhooks.
-    await app.db.unchecked.run("update payments_payments set creation_date = '2020-01-01 00:00:00' where id = ?", [paymentID]);
+    await backdate(app, paymentID);
     const [answers, swept] = await Promise.all([
       Promise.all(Array.from({ length: 5 }, () => stripeWebhook(app, sessionCompleted('evt_buy', paymentID, 'cs_buy', 1000)))),
       Promise.all(Array.from({ length: 3 }, () => payments(app).expirePending())),
@@ -126,14 +134,14 @@ t.test(
     const status = await payments(app).purchaseStatus(paymentID);
     t.match(status, { status: 'completed', orderId: order!.id });
     t.match(order, {
-      account_id: steve.id,
+      accountId: steve.id,
       type: 'payment',
       status: 'completed',
       total: 1000,
       earnings: 1000,
       credit: 0,
-      payment_api: 'stripe',
-      payment_id: paymentID,
+      paymentApi: 'stripe',
+      paymentId: paymentID,
     });
     t.equal(await rowCount(app, 'store_orders'), 1);
     t.strictSame(await commands(app), [{ command: 'give steve diamond 2', username: 'steve', user_id: steve.id }], 'delivery queued once');
@@ -151,7 +159,7 @@ t.test('an unpaid purchase expires; a payment arriving later still completes it'
   const product = await shop(app);
   const { paymentID } = await purchase(app, { username: 'steve', lines: [{ productID: product }] });
   t.equal(await payments(app).expirePending(), 0, 'not before its time');
-  await app.db.unchecked.run("update payments_payments set creation_date = '2020-01-01 00:00:00' where id = ?", [paymentID]);
+  await backdate(app, paymentID);
   t.equal(await payments(app).expirePending(), 1);
   t.equal((await payments(app).purchaseStatus(paymentID)).status, 'expired');
   const res = await stripeWebhook(app, sessionCompleted('evt_late', paymentID, 'cs_buy', 500));
@@ -172,8 +180,8 @@ t.test('the last unit sold out while an account paid: the money goes to its bala
   t.equal(await balanceOf(app, 'steve'), 5, "the 5.00 paid is on steve's balance");
   t.match(await payments(app).purchaseStatus(paymentID), { status: 'credited' });
   t.match(await read(app, `/api/payments/${paymentID}`), { status: 'credited', credits: '5.00' });
-  const steveOrders = (await orders(app)).filter((o) => o.payment_id === paymentID);
-  t.match(steveOrders, [{ type: 'payment', total: 500, credit: 500, payment_api: 'stripe' }], 'a payment order records the money');
+  const steveOrders = (await orders(app)).filter((o) => o.paymentId === paymentID);
+  t.match(steveOrders, [{ type: 'payment', total: 500, credit: 500, paymentApi: 'stripe' }], 'a payment order records the money');
   t.equal(await rowCount(app, 'store_order_items'), 1, "only alex's line");
   t.strictSame(
     (await commands(app)).map((c) => c.username),
@@ -181,7 +189,7 @@ t.test('the last unit sold out while an account paid: the money goes to its bala
     'nothing delivered to steve',
   );
   t.equal(await stockOf(app, product), '0');
-  const ledger = await app.db.unchecked.query<{ delta: number; reason: string }>("select delta, reason from credits_ledger where reason = 'payment'");
+  const ledger = await CreditsLedgerEntry.select(app.db, sql`where ${CreditsLedgerEntry.c.reason} = 'payment'`);
   t.strictSame(
     ledger.map((l) => [Number(l.delta), l.reason]),
     [[500, 'payment']],
@@ -245,7 +253,7 @@ t.test('a guest buys by in-game name; the account registered later with that nam
   const done = await stripeWebhook(app, sessionCompleted('evt_g', paymentID, 'cs_buy', 1500));
   t.strictSame(done.json(), { status: true, data: { result: 'completed' } }, done.body);
   t.strictSame(await commands(app), [{ command: 'give Herobrine diamond 3', username: 'Herobrine', user_id: 0 }], 'the commands run for the name typed');
-  t.match(await orders(app), [{ account_id: 0, guest_name: 'Herobrine', type: 'payment', total: 1500 }]);
+  t.match(await orders(app), [{ accountId: 0, guestName: 'Herobrine', type: 'payment', total: 1500 }]);
   const other = await purchase(app, { guestName: 'Dinnerbone', lines: [{ productID: product }] }, () => {
     mockStripeSession('cs_other');
   });
@@ -339,7 +347,7 @@ t.test('PayPal: a purchase completed by the verified webhook, 5 deliveries at on
     (await commands(app)).map((c) => c.command),
     ['give steve diamond 2'],
   );
-  t.match(await orders(app), [{ type: 'payment', payment_api: 'paypal', payment_id: paymentID, earnings: 1000 }]);
+  t.match(await orders(app), [{ type: 'payment', paymentApi: 'paypal', paymentId: paymentID, earnings: 1000 }]);
 });
 
 t.test("PayPal: a guest's purchase no longer possible is refunded by its capture", async (t) => {

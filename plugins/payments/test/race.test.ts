@@ -2,6 +2,8 @@
 import t from 'tap';
 import { call, onMysql } from '../../../test/helper.ts';
 import { newUser, read, rowCount } from '../../../test/fixtures.ts';
+import { sql } from '../../../core/sql.ts';
+import { CreditsLedgerEntry } from '../../credits/entities.ts';
 import { balanceOf, buildPayments, chargeRefunded, offline, sessionCompleted, stripeCheckout, stripeWebhook } from './fixtures.ts';
 
 offline(t);
@@ -33,7 +35,7 @@ t.test(`racing completions and refunds credit once (${onMysql ? 'MySQL/MariaDB: 
   t.equal(refundResults.filter((r) => r === 'refunded').length, 1, `one reversal: ${refundResults.join(', ')}`);
   t.equal(await balanceOf(app, 'steve'), 0);
   t.match(await read(app, `/api/payments/${paymentID}`), { status: 'refunded', reclaimed: '10.00', debt: '0.00' });
-  const refundRows = await app.db.unchecked.query("select id from credits_ledger where reason = 'refund'");
+  const refundRows = await CreditsLedgerEntry.select(app.db, sql`where ${CreditsLedgerEntry.c.reason} = 'refund'`);
   t.equal(refundRows.length, 1, 'one ledger row takes the credits back');
 });
 

@@ -2,6 +2,9 @@ import nock from 'nock';
 import t from 'tap';
 import { apiKey, call, ENCODINGS } from '../../../test/helper.ts';
 import { newUser, read, rowCount, snapshot } from '../../../test/fixtures.ts';
+import { sql } from '../../../core/sql.ts';
+import { CreditsLedgerEntry } from '../../credits/entities.ts';
+import { StoreOrder } from '../../store/entities.ts';
 import {
   balanceOf,
   buildPayments,
@@ -41,15 +44,15 @@ t.test('checkout → signed completion: a payment order, credits plus bonus, led
   t.equal(await balanceOf(app, 'steve'), 12.5);
   const payment = await read(app, `/api/payments/${paymentID}`);
   t.match(payment, { status: 'completed', currency: 'USD' });
-  const [order] = await app.db.unchecked.query<Record<string, unknown>>('select * from store_orders');
+  const [order] = await StoreOrder.select(app.db);
   t.match(order, {
     id: Number(payment.orderID),
     type: 'payment',
     status: 'completed',
     total: 1000,
     credit: 1250,
-    payment_api: 'stripe',
-    payment_id: paymentID,
+    paymentApi: 'stripe',
+    paymentId: paymentID,
   });
   t.equal(await rowCount(app, 'credits_ledger'), 1);
   const donations = await read(app, '/api/store/donations?type=latest');
@@ -86,9 +89,9 @@ t.test('refund with a partly spent balance: what is left is taken, the rest is a
   t.equal(await balanceOf(app, 'steve'), 0, 'never below zero');
   t.match(await read(app, `/api/payments/${paymentID}`), { status: 'refunded', reclaimed: '4.00', debt: '6.00' });
   t.match(await read(app, '/api/admin/payments/debts'), [{ paymentID, userID: String(steve.id), debt: '6.00' }]);
-  const [order] = await app.db.unchecked.query<{ status: string }>('select status from store_orders');
+  const [order] = await StoreOrder.select(app.db);
   t.equal(order!.status, 'refunded');
-  const ledger = await app.db.unchecked.query<{ delta: number; reason: string }>('select delta, reason from credits_ledger order by id');
+  const ledger = await CreditsLedgerEntry.select(app.db, sql`order by ${CreditsLedgerEntry.c.id}`);
   t.match(ledger.at(-1), { delta: -400, reason: 'refund' });
 
   const dispute = await stripeWebhook(app, disputeCreated('evt_d', 'cs_r', 1000));
