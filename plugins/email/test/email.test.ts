@@ -16,6 +16,12 @@ import { makeCategory, makeProduct, newUser, read, rowCount } from '../../../tes
 import { build, call, scratchDir, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
 import { TestSmtp } from './smtp.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { EmailOutbox, EmailToken } from '../entities.ts';
+
+const O = EmailOutbox.c;
+const outbox = (app: FastifyInstance) => EmailOutbox.select(app.db, sql`order by ${O.id}`);
+const tokens = (app: FastifyInstance) => EmailToken.select(app.db, sql`order by ${EmailToken.c.id}`);
 
 const SITE = 'http://shop.example.org';
 
@@ -95,8 +101,8 @@ t.test('an order receipt, a top-up receipt and a staff answer reach the player',
   t.match(reply.text, /Rejoin the server, it is given on join\./);
   t.match(reply.text, `${SITE}/account/tickets/${ticket.id}`);
   t.equal(smtp.received.length, 3, "the player's own message sent nothing");
-  await waitUntil(async () => (await app.db.unchecked.query("select id from email_outbox where state = 'sent'")).length === 3);
-  t.match(await app.db.unchecked.query('select state, attempts from email_outbox order by id'), [
+  await waitUntil(async () => (await app.db.query(sql`select ${fields({ id: O.id })} from ${EmailOutbox} where ${O.state} = 'sent'`)).length === 3);
+  t.match(await app.db.query(sql`select ${fields({ state: O.state, attempts: O.attempts })} from ${EmailOutbox} order by ${O.id}`), [
     { state: 'sent', attempts: 1 },
     { state: 'sent', attempts: 1 },
     { state: 'sent', attempts: 1 },
@@ -149,7 +155,7 @@ t.test('a refused send is retried with growing delays and the console shows it; 
     app.inject({ method: 'POST', url, headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload });
 
   // The first attempt was refused at once; the console shows the row waiting with its error.
-  await waitUntil(async () => (await app.db.unchecked.query<{ last_error: string | null }>('select last_error from email_outbox'))[0]?.last_error != null);
+  await waitUntil(async () => (await outbox(app))[0]?.lastError != null);
   const waiting = await app.inject({ url: '/console/email', headers: { cookie } });
   t.equal(waiting.statusCode, 200);
   t.match(waiting.body, /retrying at/);
@@ -157,15 +163,15 @@ t.test('a refused send is retried with growing delays and the console shows it; 
 
   const receipt = await smtp.waitFor((m) => /order/i.test(m.subject));
   t.same(receipt.to, ['steve@example.com']);
-  await waitUntil(async () => (await app.db.unchecked.query<{ state: string }>('select state from email_outbox'))[0]?.state === 'sent');
-  const [row] = await app.db.unchecked.query<Record<string, unknown>>('select state, attempts, last_error from email_outbox');
-  t.match(row, { state: 'sent', attempts: 3, last_error: /451 Try again later/ }, 'sent at the third attempt; the last refusal is kept');
+  await waitUntil(async () => (await outbox(app))[0]?.state === 'sent');
+  const [row] = await outbox(app);
+  t.match(row, { state: 'sent', attempts: 3, lastError: /451 Try again later/ }, 'sent at the third attempt; the last refusal is kept');
   const sent = await app.inject({ url: '/console/email', headers: { cookie } });
   t.match(sent.body, /sent \d{4}-/);
 
   // Send again: a new message with attempts of its own.
   const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(sent.body)![1]!;
-  const again = await post(`/console/email/${(await app.db.unchecked.query<{ id: number }>('select id from email_outbox'))[0]!.id}/again`, `_csrf=${csrf}`);
+  const again = await post(`/console/email/${(await outbox(app))[0]!.id}/again`, `_csrf=${csrf}`);
   t.equal(again.statusCode, 303);
   await waitUntil(() => smtp.received.length === 2);
   t.equal(smtp.received[1]!.subject, receipt.subject);
@@ -181,7 +187,7 @@ t.test('a refused send is retried with growing delays and the console shows it; 
   t.equal(await rowCount(app, 'email_outbox'), 3, 'and queues nothing');
 
   // Both are in the audit log under the staff member who asked; the refused test is not.
-  const [first] = await app.db.unchecked.query<{ id: number }>('select id from email_outbox order by id');
+  const [first] = await outbox(app);
   const entries = (await call(app, '/api/admin/audit?action=email.')).json();
   t.match(entries, [
     { action: 'email.test', actor: 'Alice', targetType: 'email', targetID: String(first!.id + 2), after: { to: 'owner@example.org' } },
@@ -216,10 +222,10 @@ t.test('password reset: a mailed single-use link sets a new password in the stor
   t.same(mail.to, ['steve@example.com']);
   const path = linkIn(mail.text, '/password/reset/');
   t.equal(await rowCount(app, 'email_outbox'), 1, 'the unknown account queued nothing');
-  const [stored] = await app.db.unchecked.query<{ params: string }>('select params from email_outbox');
+  const [stored] = await outbox(app);
   t.notMatch(stored!.params, path.split('/').pop()!, 'the token never waits in the outbox');
-  const [token] = await app.db.unchecked.query<{ token_hash: string }>('select token_hash from email_tokens');
-  t.not(token!.token_hash, path.split('/').pop(), 'only its hash is stored');
+  const [token] = await tokens(app);
+  t.not(token!.tokenHash, path.split('/').pop(), 'only its hash is stored');
 
   t.equal((await visitor.get(path)).statusCode, 200);
   const short = await visitor.post(path, { password: 'abc' });
@@ -320,7 +326,7 @@ t.test('the API: a reset and a verification by token for other front ends; bad i
   const unknown = await call(app, '/api/email/password-reset', { body: { login: 'nobody' }, as: 'json' });
   t.strictSame(unknown.json(), { status: true }, 'an unknown account: the same answer');
 
-  const before = await app.db.unchecked.query('select * from email_tokens order by id');
+  const before = await tokens(app);
   for (const [url, body, status, error] of [
     ['/api/email/password-reset', {}, 400, 'VALIDATION_ERROR'],
     ['/api/email/password-reset', { login: 'steve', lang: 'fr' }, 400, 'VALIDATION_ERROR'],
@@ -335,7 +341,7 @@ t.test('the API: a reset and a verification by token for other front ends; bad i
     t.equal(res.statusCode, status, `${url} ${JSON.stringify(body)}`);
     t.equal(res.json().error, error);
   }
-  t.same(await app.db.unchecked.query('select * from email_tokens order by id'), before, 'the refusals used no token');
+  t.same(await tokens(app), before, 'the refusals used no token');
 
   const confirm = (password: string) => call(app, '/api/email/password-reset/confirm', { body: { token: resetToken, password }, as: 'json' });
   t.strictSame((await confirm('a good password')).json(), { status: true });
@@ -362,8 +368,8 @@ t.test('expired links are refused by the API and the storefront and change nothi
   await call(app, '/api/email/password-reset', { body: { login: 'Steve' }, as: 'json' });
   const resetPath = linkIn((await smtp.waitFor((m) => /Reset/.test(m.subject))).text, '/password/reset/');
   // Both links past their end, as time would leave them, without waiting for it.
-  await app.db.unchecked.run("update email_tokens set expires_at = '2000-01-01 00:00:00'");
-  const before = await app.db.unchecked.query('select * from email_tokens order by id');
+  await app.db.run(sql`update ${EmailToken} set ${EmailToken.c.expiresAt} = '2000-01-01 00:00:00'`);
+  const before = await tokens(app);
 
   const token = (path: string) => path.split('/').pop()!;
   const reset = await call(app, '/api/email/password-reset/confirm', { body: { token: token(resetPath), password: 'a good password' }, as: 'json' });
@@ -382,7 +388,7 @@ t.test('expired links are refused by the API and the storefront and change nothi
   t.equal(opened.statusCode, 400);
   t.match(opened.body, /used already or expired/);
 
-  t.same(await app.db.unchecked.query('select * from email_tokens order by id'), before, 'no token was used');
+  t.same(await tokens(app), before, 'no token was used');
   t.equal((await read(app, '/api/users?username=Steve')).isVerified, '0');
   const login = await call(app, '/api/auth/login', { body: { username: 'Steve', password: PASSWORD, ip: '10.5.0.1', useragent: 't' } });
   t.equal(login.statusCode, 200, 'the password is the old one');

@@ -11,6 +11,10 @@ import { makeCategory, makeProduct, newUser } from '../../../test/fixtures.ts';
 import { ADMIN_KEY, build, call, scratchDir, sharedDatabaseUrl, startServer } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
 import { TestSmtp } from './smtp.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { EmailOutbox } from '../entities.ts';
+
+const O = EmailOutbox.c;
 
 const SITE = 'http://shop.example.org';
 
@@ -44,11 +48,14 @@ t.test('two server processes on one database send each receipt once', async (t) 
     const buyer = await newUser(a, `buyer${i}`, { cents: 100 });
     t.equal((await call(a, '/api/store/buy', { body: { userID: buyer.id, products: [kit] }, as: 'json' })).statusCode, 200);
   }
-  await until(async () => (await a.db.unchecked.query("select id from email_outbox where state = 'sent'")).length === ORDERS, 'every receipt sent');
+  await until(
+    async () => (await a.db.query(sql`select ${fields({ id: O.id })} from ${EmailOutbox} where ${O.state} = 'sent'`)).length === ORDERS,
+    'every receipt sent',
+  );
   const subjects = smtp.received.map((m) => m.subject);
   t.equal(subjects.length, ORDERS, 'as many mails as orders');
   t.equal(new Set(subjects).size, ORDERS, "no order's receipt twice");
-  t.same(await a.db.unchecked.query('select distinct attempts from email_outbox'), [{ attempts: 1 }], 'each claimed once');
+  t.same(await a.db.query(sql`select distinct ${fields({ attempts: O.attempts })} from ${EmailOutbox}`), [{ attempts: 1 }], 'each claimed once');
 });
 
 t.test('a server killed while sending: the message goes out from the next one after the lease', async (t) => {
@@ -74,7 +81,7 @@ t.test('a server killed while sending: the message goes out from the next one af
   await app.ready();
   const mail = await smtp.waitFor((m) => /Confirm/.test(m.subject), 20000);
   t.same(mail.to, ['steve@example.org'], 'the verification mail arrived after the restart');
-  const [row] = await app.db.unchecked.query<{ attempts: number; state: string }>('select attempts, state from email_outbox');
+  const [row] = await EmailOutbox.select(app.db);
   t.match(row, { attempts: 2 }, 'the killed attempt counts');
   const path = new RegExp(`${SITE}(/verify/[0-9a-f]+)`).exec(mail.text)![1]!;
   t.equal((await new Visitor(app).get(path)).statusCode, 303, 'and its link works');
