@@ -4,6 +4,8 @@ import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { build, call, onMysql, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { expectErrors, makeUser, rowCount } from '../../../test/fixtures.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { NotificationsDelivery, NotificationsEvent } from '../entities.ts';
 import { type Answer, RECEIVERS, startReceiver, verified, type Receiver } from '../../../test/receiver.ts';
 
 const FEATURES = ['users', 'credits', 'notifications'];
@@ -327,12 +329,14 @@ t.test('deliveries that ended past retentionDays go with their tries and events;
     () => deliveries(a, id),
     (x) => x.length === 4 && x.every((d) => d.status === 'delivered'),
   );
-  const ids = (await a.db.unchecked.query<{ id: number }>('select id from notifications_deliveries order by id')).map((d) => Number(d.id));
+  const D = NotificationsDelivery.c;
+  const deliveryIds = async (app: FastifyInstance) => (await NotificationsDelivery.select(app.db, sql`order by ${D.id}`)).map((d) => d.id);
+  const ids = await deliveryIds(a);
   // The two oldest ended 40 days ago; the third still waits for a retry since then; the fourth is recent.
   const old = '2020-01-01 00:00:00';
-  await a.db.unchecked.query('update notifications_deliveries set updated_date = ? where id in (?, ?, ?)', [old, ids[0], ids[1], ids[2]]);
-  await a.db.unchecked.query('update notifications_deliveries set status = ?, next_attempt_date = ? where id = ?', ['pending', '2999-01-01 00:00:00', ids[2]]);
-  await a.db.unchecked.query('update notifications_events set created_date = ?', [old]);
+  await a.db.run(sql`update ${NotificationsDelivery} set ${D.updatedDate} = ${old} where ${D.id} in ${ids.slice(0, 3)}`);
+  await NotificationsDelivery.update(a.db, ids[2]!, { status: 'pending', nextAttemptDate: '2999-01-01 00:00:00' });
+  await a.db.run(sql`update ${NotificationsEvent} set ${NotificationsEvent.c.createdDate} = ${old}`);
   await a.close();
 
   const b = await app(t, {}, url);
@@ -340,16 +344,18 @@ t.test('deliveries that ended past retentionDays go with their tries and events;
     () => rowCount(b, 'notifications_deliveries'),
     (n) => n === 2,
   );
-  const left = (await b.db.unchecked.query<{ id: number }>('select id from notifications_deliveries order by id')).map((d) => Number(d.id));
+  const left = await deliveryIds(b);
   t.same(left, [ids[2], ids[3]], 'the ended old ones went; one still retrying and a recent one stay');
   t.equal(await rowCount(b, 'notifications_attempts'), 2, 'their tries went with them (the pending one keeps its first try)');
-  const events = await b.db.unchecked.query<{ id: number }>('select e.id from notifications_events e join notifications_deliveries d on d.event_id = e.id');
+  const e = NotificationsEvent.as('e');
+  const d = NotificationsDelivery.as('d');
+  const events = await b.db.query(sql`select ${fields({ id: e.c.id })} from ${e} join ${d} on ${d.c.eventId} = ${e.c.id}`);
   t.equal(events.length, 2, 'the events of the deliveries left are kept');
   t.equal(await rowCount(b, 'notifications_events'), 2, 'the events of the removed deliveries went');
   await b.close();
 
   const keep = await app(t, { retentionDays: 0 }, url);
-  await keep.db.unchecked.query('update notifications_deliveries set status = ?, updated_date = ?', ['delivered', old]);
+  await keep.db.run(sql`update ${NotificationsDelivery} set ${D.status} = 'delivered', ${D.updatedDate} = ${old}`);
   await new Promise((resolve) => setTimeout(resolve, 300));
   t.equal(await rowCount(keep, 'notifications_deliveries'), 2, 'retentionDays 0 keeps every delivery');
 });
