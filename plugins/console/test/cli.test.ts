@@ -6,6 +6,9 @@ import { promisify } from 'node:util';
 import { rootDir } from '../../../core/config.ts';
 import { build, call, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { PASSWORD, register, signInByForm } from './browser.ts';
+import { sql } from '../../../core/sql.ts';
+import { UsersAccount } from '../../users/entities.ts';
+import { ConsoleSession } from '../entities.ts';
 
 const run = promisify(execFile);
 
@@ -77,7 +80,7 @@ t.test('npm run console -- admin makes the account first when nobody has the nam
   const profile = (await call(app, '/api/users?username=alice')).json();
   t.equal(profile.email, 'alice@example.org');
   t.equal((await call(app, '/api/users?username=abc')).statusCode, 404);
-  t.equal((await app.db.unchecked.query('select id from users_accounts')).length, 1, 'the refused run made nothing');
+  t.equal((await UsersAccount.select(app.db)).length, 1, 'the refused run made nothing');
   const signed = await signInByForm(app, 'alice');
   t.equal(signed.statusCode, 303, 'the piped password signs in to the console');
   t.equal(signed.headers.location, '/console');
@@ -141,9 +144,9 @@ t.test('a session idle past the timeout is signed out', async (t) => {
   const cookie = String(signed.headers['set-cookie']).match(/console_session=[0-9a-f]{64}/)![0];
   t.equal((await app.inject({ url: '/console', headers: { cookie } })).statusCode, 200, 'signed in');
   // An hour without a request, with the default 30 minutes of idle time.
-  await app.db.unchecked.run('update console_sessions set last_seen_at = ?', ['2000-01-01 00:00:00']);
+  await app.db.run(sql`update ${ConsoleSession} set ${ConsoleSession.c.lastSeenAt} = ${'2000-01-01 00:00:00'}`);
   const idle = await app.inject({ url: '/console', headers: { cookie } });
   t.equal(idle.statusCode, 303);
   t.equal(idle.headers.location, '/console/login?next=%2Fconsole');
-  t.same(await app.db.unchecked.query('select id from console_sessions'), [], 'the idle session is gone');
+  t.same(await ConsoleSession.select(app.db), [], 'the idle session is gone');
 });

@@ -8,14 +8,18 @@ import { balanceOf, makeCategory, makeProduct, makeUser } from '../../../test/fi
 import { apiKey, build, call } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
 import { grant, register, role, signInByForm } from './browser.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { StoreOrder, StoreProduct } from '../../store/entities.ts';
 
 /** What a refused change must leave as it was. */
+const P = StoreProduct.c;
+
 async function state(app: FastifyInstance, userId: number) {
   return {
     roles: (await call(app, `/api/users/${userId}/roles`)).json(),
     balance: await balanceOf(app, userId),
-    products: await app.db.unchecked.query('select id, give_role_id, stock from store_products order by id'),
-    orders: await app.db.unchecked.query('select id from store_orders'),
+    products: await app.db.query(sql`select ${fields({ id: P.id, give_role_id: P.giveRoleId, stock: P.stock })} from ${StoreProduct} order by ${P.id}`),
+    orders: await app.db.query(sql`select ${fields({ id: StoreOrder.c.id })} from ${StoreOrder}`),
   };
 }
 
@@ -145,7 +149,7 @@ t.test('privileged roles: granted only by an admin, never sold', async (t) => {
   });
 
   await t.test('a product already granting one (older data, or the role became privileged) cannot be bought', async (t) => {
-    await app.db.unchecked.run('update store_products set give_role_id = ? where id = ?', [admin, vipRank]);
+    await StoreProduct.update(app.db, vipRank, { giveRoleId: admin });
     const before = await state(app, steve);
     const res = await call(app, '/api/store/buy', { key: game, body: { userID: String(steve), products: [String(vipRank)] } });
     t.equal(res.statusCode, 403);

@@ -8,7 +8,11 @@ import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { build, call } from '../../../test/helper.ts';
 import { grant, register, role, signInByForm } from './browser.ts';
-import type { Sql } from '../../../core/sql.ts';
+import { count, fields, type Sql, sql } from '../../../core/sql.ts';
+import { countParam, type Database } from '../../../core/db.ts';
+import { CreditsLedgerEntry } from '../../credits/entities.ts';
+import { StoreOrder } from '../../store/entities.ts';
+import { UsersAccount } from '../../users/entities.ts';
 
 const PLAYERS = 10_000;
 const LEDGER = 100_000;
@@ -16,14 +20,17 @@ const ORDERS = 5_000;
 const BATCH = 500;
 
 /** Rows written by bound multi-row inserts, in one transaction: seeding is not what is measured. */
-async function bulkInsert(app: FastifyInstance, table: string, columns: string[], count: number, row: (i: number) => unknown[]): Promise<void> {
+async function bulkInsert<R>(
+  app: FastifyInstance,
+  table: { insertMany(db: Database, records: Partial<R>[]): Promise<void> },
+  rows: number,
+  row: (i: number) => Partial<R>,
+): Promise<void> {
   await app.db.transaction(async () => {
-    for (let start = 0; start < count; start += BATCH) {
-      const n = Math.min(BATCH, count - start);
-      const tuple = `(${columns.map(() => '?').join(', ')})`;
-      await app.db.unchecked.run(
-        `insert into ${table} (${columns.join(', ')}) values ${Array(n).fill(tuple).join(', ')}`,
-        Array.from({ length: n }, (_, k) => row(start + k)).flat(),
+    for (let start = 0; start < rows; start += BATCH) {
+      await table.insertMany(
+        app.db,
+        Array.from({ length: Math.min(BATCH, rows - start) }, (_, k) => row(start + k)),
       );
     }
   });
@@ -119,25 +126,29 @@ t.test('players list and ledger at size use keyset pages through indexes', async
   const cookie = String(signed.headers['set-cookie']).match(/console_session=[0-9a-f]{64}/)![0];
 
   const name = (i: number) => `player${String(i).padStart(5, '0')}`;
-  await bulkInsert(
-    app,
-    'users_accounts',
-    ['username', 'username_key', 'email', 'email_key', 'is_verified', 'auth_status', 'creation_ip', 'creation_date'],
-    PLAYERS,
-    (i) => [name(i), name(i), `${name(i)}@example.org`, `${name(i)}@example.org`, 1, 0, '10.9.0.1', '2026-01-01 00:00:00'],
-  );
-  await bulkInsert(app, 'credits_ledger', ['user_id', 'delta', 'balance', 'reason', 'key_name', 'order_id', 'transfer_id', 'created_at'], LEDGER, (i) => [
-    steveId,
-    100,
-    (i + 1) * 100,
-    `seed ${i}`,
-    null,
-    null,
-    null,
-    '2026-01-01 00:00:00',
-  ]);
-  const [players] = await app.db.unchecked.query<{ n: number }>('select count(*) as n from users_accounts');
-  const [ledger] = await app.db.unchecked.query<{ n: number }>('select count(*) as n from credits_ledger where user_id = ?', [steveId]);
+  await bulkInsert(app, UsersAccount, PLAYERS, (i) => ({
+    username: name(i),
+    usernameKey: name(i),
+    email: `${name(i)}@example.org`,
+    emailKey: `${name(i)}@example.org`,
+    isVerified: true,
+    authStatus: 0,
+    creationIp: '10.9.0.1',
+    creationDate: '2026-01-01 00:00:00',
+  }));
+  const L = CreditsLedgerEntry.c;
+  await bulkInsert(app, CreditsLedgerEntry, LEDGER, (i) => ({
+    userId: steveId,
+    delta: 100,
+    balance: (i + 1) * 100,
+    reason: `seed ${i}`,
+    keyName: null,
+    orderId: null,
+    transferId: null,
+    createdAt: '2026-01-01 00:00:00',
+  }));
+  const [players] = await app.db.query(sql`select ${fields({ n: count() })} from ${UsersAccount}`);
+  const [ledger] = await app.db.query(sql`select ${fields({ n: count() })} from ${CreditsLedgerEntry} where ${L.userId} = ${steveId}`);
   t.equal(Number(players?.n), PLAYERS + 2, 'players seeded');
   t.equal(Number(ledger?.n), LEDGER, 'ledger rows seeded');
 
@@ -185,9 +196,9 @@ t.test('players list and ledger at size use keyset pages through indexes', async
     t.equal(first.res.statusCode, 200);
     t.equal(first.res.body.match(/data-label="Reason"/g)?.length, 50, 'a page of 50');
     t.match(first.res.body, new RegExp(`>seed ${LEDGER - 1}<`), 'newest first');
-    const [deepest] = await app.db.unchecked.query<{ id: number }>('select id from credits_ledger where user_id = ? order by id limit 1 offset 1000', [
-      steveId,
-    ]);
+    const [deepest] = await app.db.query(
+      sql`select ${fields({ id: L.id })} from ${CreditsLedgerEntry} where ${L.userId} = ${steveId} order by ${L.id} limit 1 offset ${countParam(1000)}`,
+    );
     const deep = await traced(app, `/console/players/${steveId}?before=${deepest!.id}`, cookie);
     t.match(deep.res.body, />seed 999</, 'the row just before the key');
     t.notMatch(deep.res.body, />seed 1000</);
@@ -201,36 +212,21 @@ t.test('players list and ledger at size use keyset pages through indexes', async
   });
 
   await t.test('orders: a page filtered by status or type reads its rows through an index', async (t) => {
-    const columns = [
-      'account_id',
-      'type',
-      'status',
-      'subtotal',
-      'discount',
-      'total',
-      'earnings',
-      'cashback',
-      'credit',
-      'currency',
-      'payment_api',
-      'payment_id',
-      'creation_date',
-    ];
-    await bulkInsert(app, 'store_orders', columns, ORDERS, (i) => [
-      steveId,
-      i % 10 ? 'credit' : 'payment',
-      i % 100 ? 'completed' : 'refunded',
-      500,
-      0,
-      500,
-      0,
-      0,
-      0,
-      'USD',
-      i % 10 ? 'credits' : 'paypal',
-      i % 10 ? null : `p${i}`,
-      '2026-01-01 00:00:00',
-    ]);
+    await bulkInsert(app, StoreOrder, ORDERS, (i) => ({
+      accountId: steveId,
+      type: i % 10 ? ('credit' as const) : ('payment' as const),
+      status: i % 100 ? 'completed' : 'refunded',
+      subtotal: 500,
+      discount: 0,
+      total: 500,
+      earnings: 0,
+      cashback: 0,
+      credit: 0,
+      currency: 'USD',
+      paymentApi: i % 10 ? 'credits' : 'paypal',
+      paymentId: i % 10 ? null : `p${i}`,
+      creationDate: '2026-01-01 00:00:00',
+    }));
     for (const url of ['/console/orders?status=refunded', '/console/orders?type=payment', '/console/orders?status=refunded&type=payment']) {
       const page = await traced(app, url, cookie);
       t.equal(page.res.statusCode, 200);
