@@ -19,6 +19,20 @@ export interface LeaderOsSource {
   apiKey: string;
 }
 
+/** One run of an importer, its report kept. */
+export interface ImportRun {
+  id: number;
+  source: string;
+  dryRun: boolean;
+  status: 'running' | 'done' | 'failed';
+  startedAt: string;
+  finishedAt: string | null;
+  /** What it brought so far; whole once the run is done. */
+  report: ImportReport;
+  /** Why a failed run stopped. */
+  error: string | null;
+}
+
 export interface ImportsService {
   /**
    * Reads a LeaderOS site through its public API and brings in what it finds; safe to run again
@@ -26,6 +40,11 @@ export interface ImportsService {
    * it would do. `maxMissing`: users are found by id, and the scan ends after that many ids in a row with no user.
    */
   fromLeaderOs(source: LeaderOsSource, opts?: { dryRun?: boolean; maxMissing?: number }): Promise<ImportReport>;
+  /** The same, going on after the call returns the run's id (the console follows it through `getRun`). */
+  startLeaderOs(source: LeaderOsSource, opts?: { dryRun?: boolean }): Promise<number>;
+  /** The runs, newest first. */
+  runs(limit: number): Promise<ImportRun[]>;
+  getRun(id: number): Promise<ImportRun | undefined>;
 }
 
 export const importsRef = createServiceRef<ImportsService>('imports');

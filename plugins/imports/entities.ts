@@ -21,4 +21,22 @@ export const ImportsLink = defineEntity({
   },
 });
 
-export const entities = [ImportsLink];
+/** Each run of an importer, with its report kept: the console lists them, and follows a run while it goes. */
+export const ImportsRun = defineEntity({
+  name: 'ImportsRun',
+  tableName: 'imports_runs',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    source: p.string().length(255),
+    dryRun: p.boolean(),
+    /** `running`, `done` or `failed`. */
+    status: p.string().length(16).$type<'running' | 'done' | 'failed'>(),
+    startedAt: p.string().length(19),
+    finishedAt: p.string().length(19).nullable(),
+    /** The report as JSON (contract.ts ImportReport), and for a failed run why it stopped. */
+    report: p.text().columnType('mediumtext'),
+    error: p.string().length(1000).nullable(),
+  },
+});
+
+export const entities = [ImportsLink, ImportsRun];

@@ -5,6 +5,7 @@ import { catalogueRef } from '../store/contract.ts';
 import { supportRef } from '../support/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { votesRef } from '../votes/contract.ts';
+import { importsSection } from './console.ts';
 import { importsRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -15,7 +16,7 @@ const options = Type.Object({
   leaderosMaxMissing: Type.Integer({ minimum: 1, default: 50 }),
 });
 
-export default defineFeature<typeof options, void>({
+export default defineFeature<typeof options, DbImportsService>({
   name: 'imports',
   requires: [usersRef, creditsRef],
   options,
@@ -29,6 +30,9 @@ export default defineFeature<typeof options, void>({
       support: services.find(supportRef),
       catalogue: services.find(catalogueRef),
     });
-    services.provide(importsRef, new DbImportsService(db, peers, options.leaderosMaxMissing));
+    const imports = new DbImportsService(db, peers, options.leaderosMaxMissing);
+    services.provide(importsRef, imports);
+    return imports;
   },
+  console: [importsSection],
 });
