@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SettingValues, SiteSetting } from '../../core/config.ts';
 import type { ConsolePages } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
-import { formatMoney } from '../../core/format.ts';
+import { counted, formatMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
 import type { GatewayAdapter } from './contract.ts';
 import type { Payment } from './model.ts';
@@ -106,7 +106,7 @@ export function testCheckoutPages(pages: ConsolePages, payments: DbPaymentsServi
 
   pages.post('/test-orders/clear', async () => {
     const { orders, payments: cleared } = await payments.clearTests();
-    return { redirect: pages.base, notice: `Cleared ${orders} test orders and ${cleared} test payments.` };
+    return { redirect: pages.base, notice: `Cleared ${counted(orders, 'test order')} and ${counted(cleared, 'test payment')}.` };
   });
 }
 
