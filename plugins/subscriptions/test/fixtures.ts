@@ -9,6 +9,9 @@ import { created, makeCategory, makeProduct, makeRole } from '../../../test/fixt
 import { build, call, type TestLike } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
 import { subscriptionsRef } from '../contract.ts';
+import { fields, sql } from '../../../core/sql.ts';
+import { CreditsLedgerEntry } from '../../credits/entities.ts';
+import { DeliveryQueue } from '../../delivery/entities.ts';
 
 export const SUBSCRIPTION_FEATURES = ['users', 'credits', 'store', 'delivery', 'subscriptions'];
 export { balanceOf, makeUser, until } from '../../../test/fixtures.ts';
@@ -70,16 +73,18 @@ export async function subscriptionOf(app: FastifyInstance, id: string | number):
 
 /** The ledger rows of one reason for a user, oldest first: amounts in cents. */
 export async function ledger(app: FastifyInstance, userId: number, reason: string): Promise<number[]> {
-  const rows = await app.db.unchecked.query<{ delta: number }>('select delta from credits_ledger where user_id = ? and reason = ? order by id', [
-    userId,
-    reason,
-  ]);
+  const L = CreditsLedgerEntry.c;
+  const rows = await app.db.query(
+    sql`select ${fields({ delta: L.delta })} from ${CreditsLedgerEntry} where ${L.userId} = ${userId} and ${L.reason} = ${reason} order by ${L.id}`,
+  );
   return rows.map((r) => Number(r.delta));
 }
 
 /** The commands queued for a user, in order. */
 export async function commands(app: FastifyInstance, userId: number): Promise<string[]> {
-  const rows = await app.db.unchecked.query<{ command: string }>('select command from delivery_queue where user_id = ? order by id', [userId]);
+  const rows = await app.db.query(
+    sql`select ${fields({ command: DeliveryQueue.c.command })} from ${DeliveryQueue} where ${DeliveryQueue.c.userId} = ${userId} order by ${DeliveryQueue.c.id}`,
+  );
   return rows.map((r) => r.command);
 }
 

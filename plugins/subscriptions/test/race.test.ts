@@ -1,6 +1,9 @@
 import t from 'tap';
 import { TestClock } from '../../../core/clock.ts';
 import { call, overBoth, sharedDatabaseUrl } from '../../../test/helper.ts';
+import { count, fields, sql } from '../../../core/sql.ts';
+import { DeliveryQueue } from '../../delivery/entities.ts';
+import { SubscriptionsPeriod, SubscriptionsSubscription } from '../entities.ts';
 import { balanceOf, DAY, ledger, makeUser, subscribe, subscriptionsApp, sweep, until, vipPlan } from './fixtures.ts';
 
 const PLAYERS = 6;
@@ -35,9 +38,9 @@ t.test("two instances' sweeps at once renew each subscription once: one payment,
     t.same(await ledger(a, id, 'subscription'), [-500, -500], 'paid twice in all: the start and one renewal');
     t.equal(await balanceOf(a, id), 0);
   }
-  const [periods] = await a.db.unchecked.query<{ n: number }>("select count(*) as n from subscriptions_periods where status = 'paid'");
+  const [periods] = await a.db.query(sql`select ${fields({ n: count() })} from ${SubscriptionsPeriod} where ${SubscriptionsPeriod.c.status} = 'paid'`);
   t.equal(Number(periods!.n), PLAYERS * 2 + 1);
-  const [renewals] = await a.db.unchecked.query<{ n: number }>("select count(*) as n from delivery_queue where command like 'say % renewed VIP'");
+  const [renewals] = await a.db.query(sql`select ${fields({ n: count() })} from ${DeliveryQueue} where ${DeliveryQueue.c.command} like 'say % renewed VIP'`);
   t.equal(Number(renewals!.n), PLAYERS, 'one renewal command per player');
   await until(() => failed.length > 0);
   t.same(failed, [short], 'payment_failed emitted once');
@@ -72,7 +75,7 @@ t.test('racing refunds and cancels of one subscription: one refund, one end', as
   for (const r of answers) t.ok([200, 409].includes(r.statusCode), r.body);
   t.ok((await balanceOf(a, steve)) <= 1_000, 'never refunded twice');
   t.same(await ledger(a, steve, 'subscription refund').then((r) => r.length <= 1), true);
-  const [row] = await a.db.unchecked.query<{ n: number }>("select count(*) as n from subscriptions_subscriptions where status = 'ended'");
+  const [row] = await a.db.query(sql`select ${fields({ n: count() })} from ${SubscriptionsSubscription} where ${SubscriptionsSubscription.c.status} = 'ended'`);
   t.equal(Number(row!.n), 1);
   await until(() => ended.length > 0);
   t.same(ended, ['refunded'].includes(ended[0]!) ? ['refunded'] : ['staff'], 'ended once');

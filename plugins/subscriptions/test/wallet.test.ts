@@ -1,6 +1,8 @@
 import t from 'tap';
 import { TestClock } from '../../../core/clock.ts';
 import { call } from '../../../test/helper.ts';
+import { sql } from '../../../core/sql.ts';
+import { CoreAuditLog } from '../../../core/audit.ts';
 import {
   balanceOf,
   commands,
@@ -196,7 +198,7 @@ t.test('the player cancels at the period end: no more payments, the end at the p
   t.equal(byState.length, 3);
   await until(() => cancelled.length === 2);
   t.same(cancelled, ['player', 'staff']);
-  const audited = await app.db.unchecked.query<{ action: string }>("select action from core_audit_log where action like 'subscriptions.%' order by id");
+  const audited = await CoreAuditLog.select(app.db, sql`where ${CoreAuditLog.c.action} like 'subscriptions.%' order by ${CoreAuditLog.c.id}`);
   t.same(
     audited.map((r) => r.action),
     ['subscriptions.plan.create', 'subscriptions.cancel', 'subscriptions.refund'],
