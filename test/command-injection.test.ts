@@ -10,6 +10,14 @@ import { created, makeCategory, makeProduct, newUser, snapshot } from './fixture
 import { STRIPE_ENV, offline } from './gateways.ts';
 import { build, call, onMysql } from './helper.ts';
 import { Visitor } from './visitor.ts';
+import { fields, sql } from '../core/sql.ts';
+import { DeliveryCommand, DeliveryQueue } from '../plugins/delivery/entities.ts';
+import { StoreOrderItem } from '../plugins/store/entities.ts';
+
+const Q = DeliveryQueue.c;
+/** A command stored before the checks came in, written past them. */
+const storeCommand = (app: FastifyInstance, product: number, command: string) =>
+  app.db.run(sql`update ${DeliveryCommand} set ${DeliveryCommand.c.command} = ${command} where ${DeliveryCommand.c.productId} = ${product}`);
 
 offline(t);
 
@@ -51,7 +59,7 @@ async function shop(app: FastifyInstance) {
 }
 
 const queued = async (app: FastifyInstance) =>
-  (await app.db.unchecked.query<{ command: string }>('select command from delivery_queue order by id')).map((r) => r.command);
+  (await app.db.query(sql`select ${fields({ command: Q.command })} from ${DeliveryQueue} order by ${Q.id}`)).map((r) => r.command);
 
 t.test(`the buy API refuses a variable with a control character: INVALID_VARIABLE, nothing ordered or queued (${DB})`, async (t) => {
   const app = await build(t);
@@ -156,7 +164,7 @@ t.test(`the renderer refuses a command with a control character, from any value:
   });
   t.equal(res.statusCode, 400, res.body);
   t.match(res.json(), { error: 'VALIDATION_ERROR', message: /^command: / });
-  await app.db.unchecked.run('update delivery_commands set command = ? where product_id = ?', ['say hi\nop {username}', sword]);
+  await storeCommand(app, sword, 'say hi\nop {username}');
   res = await call(app, '/api/store/buy', { body: { userID: alice.id, products: [{ id: sword, variables: { name: 'Excalibur' } }] }, as: 'json' });
   t.equal(res.statusCode, 400, res.body);
   t.match(res.json(), { error: 'VALIDATION_ERROR', message: `command: the command of product ${sword} holds a line break` });
@@ -164,16 +172,18 @@ t.test(`the renderer refuses a command with a control character, from any value:
 
   // A variable value stored before the buy checked it: the refund goes through (staff must be able to
   // refund), its command kept failed with the line break written as an escape, never handed out as it is.
-  await app.db.unchecked.run('update delivery_commands set command = ? where product_id = ?', ['give {username} sword named {var:name}', sword]);
+  await storeCommand(app, sword, 'give {username} sword named {var:name}');
   await command(app, sword, { serverID: server, trigger: 'refund', command: 'clear {username} sword {var:name}' });
   res = await call(app, '/api/store/buy', { body: { userID: alice.id, products: [{ id: sword, variables: { name: 'Excalibur' } }] }, as: 'json' });
   t.equal(res.json().status, true, res.body);
   const { orderID } = res.json();
-  await app.db.unchecked.run('update store_order_items set variables = ? where order_id = ?', [JSON.stringify({ name: 'x\nop mallory' }), orderID]);
+  await app.db.run(
+    sql`update ${StoreOrderItem} set ${StoreOrderItem.c.variables} = ${JSON.stringify({ name: 'x\nop mallory' })} where ${StoreOrderItem.c.orderId} = ${Number(orderID)}`,
+  );
   res = await call(app, `/api/admin/store/orders/${orderID}/refund`, { method: 'POST' });
   t.equal(res.statusCode, 200, res.body);
-  const rows = await app.db.unchecked.query<{ command: string; status: string; last_error: string }>(
-    "select command, status, last_error from delivery_queue where run_on = 'refund'",
+  const rows = await app.db.query(
+    sql`select ${fields({ command: Q.command, status: Q.status, last_error: Q.lastError })} from ${DeliveryQueue} where ${Q.runOn} = 'refund'`,
   );
   t.same(
     rows,

@@ -13,6 +13,8 @@ import type { Test } from 'tap';
 import { TestClock } from '../core/clock.ts';
 import { build, call, onMysql, scratchDir } from './helper.ts';
 import { newUser } from './fixtures.ts';
+import { fields, sql, sum } from '../core/sql.ts';
+import { CreditsLedgerEntry } from '../plugins/credits/entities.ts';
 import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
 import { CANNOT_MOUNT, fill, readOnlyView, smallDisk, unmount } from './small-disk.ts';
 
@@ -57,8 +59,8 @@ async function fullDisk(t: Test, dir: string, databaseUrl: string, tries: number
   t.equal(res.statusCode, 200, `serving again once space is back: ${res.body}`);
   t.equal((await call(app, '/health')).statusCode, 200, 'and /health is up with the first write that succeeds');
   t.equal((await call(app, '/api/credits?username=Steve')).json().raw_credits, balance + 1, 'exactly the one new credit: nothing half-written before');
-  const [sum] = await app.db.unchecked.query<{ s: number }>('select sum(delta) as s from credits_ledger');
-  t.equal(Number(sum!.s) / 100, balance + 1, 'the ledger agrees with the balance');
+  const [total] = await app.db.query(sql`select ${fields({ s: sum(CreditsLedgerEntry.c.delta) })} from ${CreditsLedgerEntry}`);
+  t.equal(Number(total!.s) / 100, balance + 1, 'the ledger agrees with the balance');
 }
 
 t.test('SQLite: a full disk answers 503 and writes nothing, then serves again by itself', { skip: onMysql && 'the SQLite run does this one' }, async (t) => {

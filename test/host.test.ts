@@ -1,7 +1,9 @@
 import t from 'tap';
 import { buildApp, logSafeUrl } from '../core/app.ts';
 import { builtinNames } from '../core/features.ts';
-import type { Sql } from '../core/sql.ts';
+import { type Sql, sql } from '../core/sql.ts';
+import { CoreApiKey } from '../core/api-keys.ts';
+import { CoreSetting } from '../core/settings.ts';
 import { ECHO_PLUGIN } from './fixtures.ts';
 import { ADMIN_KEY, apiKey, build, call, freshDatabaseUrl } from './helper.ts';
 
@@ -34,8 +36,8 @@ t.test('API key: missing, wrong, valid, and the admin scope', async (t) => {
   t.equal(listed.length, 1);
   t.equal(listed[0]!.name, 'game-server');
   t.ok(listed[0]!.revokedAt);
-  const stored = await app.db.unchecked.query<{ key_hash: string }>('select key_hash from core_api_keys');
-  t.not(stored[0]!.key_hash, gameKey, 'only a hash of the key is stored');
+  const stored = await CoreApiKey.select(app.db);
+  t.not(stored[0]!.keyHash, gameKey, 'only a hash of the key is stored');
   t.notOk(JSON.stringify(stored).includes(gameKey.slice(3)));
 });
 
@@ -143,7 +145,7 @@ t.test('site settings: defaults from config, changed at run time, validated', as
     t.equal(res.json().error, 'VALIDATION_ERROR');
   }
   t.equal(app.settings.get().timezone, 'Europe/Berlin', 'a refused change changes nothing');
-  const rows = await app.db.unchecked.query<{ key: string; value: string }>('select `key`, `value` from core_settings order by `key`');
+  const rows = await CoreSetting.select(app.db, sql`order by ${CoreSetting.c.key}`);
   t.same(
     rows.map((r) => r.key),
     ['registerLimit', 'timezone', 'twoFactorEnabled'],

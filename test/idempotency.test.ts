@@ -8,6 +8,10 @@ import t, { type Test } from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { IdempotencyStore } from '../core/idempotency.ts';
 import { creditsRef } from '../plugins/credits/contract.ts';
+import { sql } from '../core/sql.ts';
+import { CoreIdempotencyKey } from '../core/idempotency.ts';
+import { BazaarItem } from '../plugins/bazaar/entities.ts';
+import { StoreProduct } from '../plugins/store/entities.ts';
 import { balanceOf, created, makeCategory, makeProduct, makeUser } from './fixtures.ts';
 import { STRIPE_ENV, mockStripeSession, offline } from './gateways.ts';
 import { apiKey, build, call, onMysql, overBoth, sharedDatabaseUrl, type CallOptions } from './helper.ts';
@@ -23,6 +27,8 @@ const app = (t: Parameters<typeof build>[0], databaseUrl?: string) => build(t, {
 /** A call carrying `key` as its Idempotency-Key. */
 const keyed = (a: FastifyInstance, url: string, key: string, opts: CallOptions = {}) =>
   call(a, url, { ...opts, headers: { ...opts.headers, 'idempotency-key': key } });
+
+const K = CoreIdempotencyKey.c;
 
 async function count(a: FastifyInstance, table: string): Promise<number> {
   const [row] = await a.db.unchecked.query<{ n: number | string }>(`select count(*) as n from ${table}`);
@@ -134,14 +140,14 @@ t.test(`a 4xx the route raised is replayed too; a key still running answers 409 
   // died before its commit, so nothing of it happened) a repeat takes the key over and runs.
   const other = randomUUID();
   t.equal((await keyed(a, '/api/credits/send', other, { body })).statusCode, 200);
-  const [row] = await a.db.unchecked.query<{ id: string; token: string }>('select id, token from core_idempotency_keys where status = 200');
-  await a.db.unchecked.query('update core_idempotency_keys set status = 0, lease_until = ? where id = ?', [Date.now() + 60_000, row!.id]);
+  const [row] = await CoreIdempotencyKey.select(a.db, sql`where ${K.status} = 200`);
+  await a.db.run(sql`update ${CoreIdempotencyKey} set ${K.status} = 0, ${K.leaseUntil} = ${Date.now() + 60_000} where ${K.id} = ${row!.id}`);
   const running = await keyed(a, '/api/credits/send', other, { body });
   t.equal(running.statusCode, 409);
   t.equal(running.headers['retry-after'], '1');
   t.match(running.json(), { error: 'IDEMPOTENCY_IN_PROGRESS' });
   t.equal(await balanceOf(a, steve), 600);
-  await a.db.unchecked.query('update core_idempotency_keys set lease_until = 0 where id = ?', [row!.id]);
+  await a.db.run(sql`update ${CoreIdempotencyKey} set ${K.leaseUntil} = 0 where ${K.id} = ${row!.id}`);
   const taken = await keyed(a, '/api/credits/send', other, { body });
   t.equal(taken.statusCode, 200, 'the key of a holder that died is taken over');
   t.equal(taken.headers[REPLAYED], undefined);
@@ -183,7 +189,7 @@ t.test(`an expired key may be used again; the sweep deletes expired keys (${db})
   t.equal((await keyed(a, '/api/credits/add', key, { body: { target_username: 'steve', amount: '1.00' } })).statusCode, 200);
   t.equal((await keyed(a, '/api/credits/add', key, { body: { target_username: 'steve', amount: '2.00' } })).statusCode, 422);
   // Its 24 hours passed.
-  await a.db.unchecked.query('update core_idempotency_keys set expires_at = ?', [Date.now() - 1]);
+  await a.db.run(sql`update ${CoreIdempotencyKey} set ${K.expiresAt} = ${Date.now() - 1}`);
   const again = await keyed(a, '/api/credits/add', key, { body: { target_username: 'steve', amount: '2.00' } });
   t.equal(again.statusCode, 200, 'the key is free again, for any request');
   t.equal(again.headers[REPLAYED], undefined);
@@ -209,7 +215,7 @@ t.test(`the store buy: replayed with its status; stock, balance and orders once 
   await replays(t, first, await keyed(a, '/api/store/buy', key, { body }), 'buy');
   t.equal(await balanceOf(a, steve), 10_000 - 250);
   t.equal(await count(a, 'store_orders'), 1);
-  t.equal(Number((await a.db.unchecked.query<{ stock: number }>('select stock from store_products'))[0]!.stock), 9, 'one unit taken');
+  t.equal((await StoreProduct.select(a.db))[0]!.stock, 9, 'one unit taken');
 
   // A refund retried: the first answer again, not the CONFLICT a second refund gets.
   const orderID = first.json().orderID as string;
@@ -271,7 +277,7 @@ t.test(`bazaar items: an add and a delete retried happen once (${db})`, async (t
   t.equal(first.statusCode, 200, first.body);
   await replays(t, first, await keyed(a, `/api/bazaar/storages/${steve}/items`, add, { body: item, key }), 'add');
   t.equal(await count(a, 'bazaar_items'), 1);
-  const [stored] = await a.db.unchecked.query<{ id: number }>('select id from bazaar_items');
+  const [stored] = await BazaarItem.select(a.db);
   const del = randomUUID();
   const gone = await keyed(a, `/api/bazaar/storages/${steve}/items/${stored!.id}`, del, { method: 'DELETE', key });
   t.equal(gone.statusCode, 200, gone.body);
@@ -366,7 +372,7 @@ t.test(`every family: concurrent repeats over two instances move once, another r
     const reused = await keyed(a, f.other.url, key, { method: f.other.method, body: f.other.body });
     t.equal(reused.statusCode, 422, `${name}: another request with the key`);
     t.strictSame(await f.moved(), moved, `${name}: moved once`);
-    await a.db.unchecked.query('update core_idempotency_keys set expires_at = 0');
+    await a.db.run(sql`update ${CoreIdempotencyKey} set ${K.expiresAt} = 0`);
     if (name === 'payments start') mockStripeSession(`cs_${key}_2`);
     const again = await keyed(a, f.other.url, key, { method: f.other.method, body: f.other.body });
     t.not(again.statusCode, 422, `${name}: once expired, the key runs another request (${again.statusCode})`);

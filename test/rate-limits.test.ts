@@ -10,6 +10,7 @@ import { login, register } from '../plugins/auth/test/fixtures.ts';
 import { register as registerPlayer, signInByForm } from '../plugins/console/test/browser.ts';
 import { Visitor } from './visitor.ts';
 import { ECHO_PLUGIN, rowCount } from './fixtures.ts';
+import { CoreRateLimit } from '../core/rate-limits.ts';
 import { apiKey, build, call, sharedDatabaseUrl, type BuildTestOptions } from './helper.ts';
 
 /** Two servers on one database, as two instances behind a load balancer. */
@@ -34,7 +35,7 @@ t.test('the login limit counts across instances: 2 tries on A, the 3rd and 4th o
   t.ok(retryAfter(res) >= 1 && retryAfter(res) <= 60, `Retry-After within the window (${String(res.headers['retry-after'])})`);
   t.equal((await login(a, 'Steve', 'correct horse')).statusCode, 429, 'and on A');
   t.equal((await login(b, 'Steve', 'correct horse', { ip: '203.0.113.9' })).statusCode, 200, 'the same name from another ip has a count of its own');
-  const stored = JSON.stringify(await a.db.unchecked.query('select * from core_rate_limits'));
+  const stored = JSON.stringify(await CoreRateLimit.select(a.db));
   t.notMatch(stored, /steve|198\.51\.100\.4/i, 'the stored keys name no player and no address');
 });
 

@@ -9,6 +9,8 @@ import { promisify } from 'node:util';
 import { rootDir } from '../core/config.ts';
 import { build, call, scratchDir } from './helper.ts';
 import { newUser } from './fixtures.ts';
+import { count, fields, sql } from '../core/sql.ts';
+import { CreditsLedgerEntry } from '../plugins/credits/entities.ts';
 import { makeCategory, makeProduct } from '../plugins/store/test/fixtures.ts';
 
 const run = promisify(execFile);
@@ -79,6 +81,6 @@ t.test('a request whose key is looked up (not yet known, or the list stale) runs
     t.equal(res.statusCode, 200);
   }
   t.equal((await call(app, '/api/credits?username=Steve', { key })).json().raw_credits, 3, 'three adds, three credits');
-  const [ledger] = await app.db.unchecked.query<{ n: number }>("select count(*) as n from credits_ledger where reason <> 'set'");
+  const [ledger] = await app.db.query(sql`select ${fields({ n: count() })} from ${CreditsLedgerEntry} where ${CreditsLedgerEntry.c.reason} <> 'set'`);
   t.equal(Number(ledger!.n), 3, 'one ledger row per add');
 });

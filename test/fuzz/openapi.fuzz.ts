@@ -17,6 +17,7 @@ import { Random } from './random.ts';
 import { Runner, describe, type Finding } from './run.ts';
 import { operations } from './schema.ts';
 import { knownValue, seed } from './seed.ts';
+import { DeliveryQueue } from '../../plugins/delivery/entities.ts';
 
 function setting(name: string, fallback: number): number {
   const value = Number(process.env[name] ?? fallback);
@@ -86,7 +87,7 @@ t.test('every documented route refuses malformed requests cleanly and changes no
     t.same(shown, [], `${name(op)}: ${sent.get(name(op))} fuzzed requests`);
   }
   // Whatever was bought with whatever text, no command a game server fetches holds a control character (issue 44).
-  const commands = await app.db.unchecked.query<{ command: string }>('select command from delivery_queue');
+  const commands = await DeliveryQueue.select(app.db);
   t.ok(commands.length > 0, 'commands were queued');
   const escaped = (text: string) => JSON.stringify(text.slice(0, 200)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   t.same(
