@@ -13,6 +13,8 @@ import { parseDatabaseUrl } from '../core/db/url.ts';
 import { markHolders } from '../core/server-mark.ts';
 import { build, call, onMysql, scratchDir, sharedDatabaseUrl, startServer } from './helper.ts';
 import { newUser, rowCount } from './fixtures.ts';
+import { fields, sql, typed } from '../core/sql.ts';
+import { CreditsLedgerEntry, CreditsWallet } from '../plugins/credits/entities.ts';
 
 const run = promisify(execFile);
 
@@ -83,11 +85,14 @@ t.test('a backup taken under load restores every row written before it, consiste
   const ledgerAfter = await rowCount(again, 'credits_ledger');
   t.ok(ledgerAfter >= ledgerBefore, `every ledger row written before the backup is back (${ledgerAfter} >= ${ledgerBefore})`);
   // One consistent moment: each balance equals the sum of its ledger, and money is conserved.
-  const wallets = await again.db.unchecked.query<{ user_id: number; balance: number }>('select user_id, balance from credits_wallets order by user_id');
+  const wallets = await CreditsWallet.select(again.db, sql`order by ${CreditsWallet.c.userId}`);
   let total = 0;
   for (const w of wallets) {
-    const [sum] = await again.db.unchecked.query<{ s: number }>('select coalesce(sum(delta), 0) as s from credits_ledger where user_id = ?', [w.user_id]);
-    t.equal(Number(sum!.s), Number(w.balance), `user ${w.user_id}: balance = ledger sum`);
+    const L = CreditsLedgerEntry.c;
+    const [sum] = await again.db.query(
+      sql`select ${fields({ s: typed<number | string>(sql`coalesce(sum(${L.delta}), 0)`) })} from ${CreditsLedgerEntry} where ${L.userId} = ${w.userId}`,
+    );
+    t.equal(Number(sum!.s), Number(w.balance), `user ${w.userId}: balance = ledger sum`);
     total += Number(w.balance);
   }
   t.equal(total, 5 * 10_000, 'no cent created or lost');
