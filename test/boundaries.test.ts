@@ -148,6 +148,64 @@ t.test('no query method features use takes a plain string, and no feature, examp
   t.ok(checked > 5, `${checked} files of examples and packages checked`);
 });
 
+/**
+ * The tests that may still hand the database text of their own (`db.unchecked`), how many times,
+ * and why: each looks at or changes the schema itself, or names its tables at run time, which no
+ * table description covers. Every other statement in tests is a `sql` template over the tables'
+ * column objects, so a renamed property fails the typecheck there as in the features.
+ */
+const UNCHECKED_IN_TESTS: Record<string, { most: number; why: string }> = {
+  'test/db.test.ts': { most: 30, why: "the data layer's own test, of the unchecked methods among others" },
+  'test/fuzz/digest.ts': { most: 4, why: 'every table and column as the schema has them (information_schema, sqlite_master)' },
+  'test/features.test.ts': { most: 3, why: "tables as the schema has them, and the migrator's core_migrations" },
+  'test/migration-lock.test.ts': { most: 2, why: "the migrator's lock table, which has no table description" },
+  'test/hardening.test.ts': { most: 1, why: 'drops a table to make the server fail' },
+  'plugins/bazaar/test/bazaar.test.ts': { most: 3, why: 'takes the schema back to before a migration' },
+  'plugins/support/test/catalogue.test.ts': { most: 2, why: 'takes the schema back to before a migration' },
+  'plugins/console/test/size.test.ts': { most: 6, why: "explain: the plans of the pages' statements" },
+  'plugins/delivery/test/plugin-http.test.ts': { most: 2, why: "explain: the plan of the poll's statement" },
+  'test/fixtures.ts': { most: 2, why: 'snapshot and rowCount: tables named by the caller, any feature' },
+  'test/backup.test.ts': { most: 1, why: 'every table of a restored database, by name' },
+  'test/idempotency.test.ts': { most: 1, why: 'counts rows of tables named by each case' },
+  'test/fixtures/echo-plugin.ts': { most: 3, why: 'probes of the connection: select 1, a session setting, a write that meets a held lock' },
+};
+
+/** Files under `dir` (relative to `root`) of every test folder: test/ and each plugins/<feature>/test/. */
+function testSources(root: string): string[] {
+  const walk = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return name === 'node_modules' ? [] : walk(path);
+      return name.endsWith('.ts') ? [path] : [];
+    });
+  const dirs = [join(root, 'test')];
+  if (statSync(join(root, 'plugins'), { throwIfNoEntry: false })?.isDirectory()) {
+    for (const feature of featuresIn(join(root, 'plugins'))) dirs.push(join(root, 'plugins', feature, 'test'));
+  }
+  return dirs.filter((d) => statSync(d, { throwIfNoEntry: false })?.isDirectory()).flatMap(walk);
+}
+
+/** Test files using `db.unchecked` beyond what `allowed` grants them, and how many files were read. */
+function uncheckedInTests(root: string, allowed = UNCHECKED_IN_TESTS): { checked: number; violations: string[] } {
+  const violations: string[] = [];
+  let checked = 0;
+  for (const file of testSources(root)) {
+    const name = relative(root, file);
+    if (name === 'test/boundaries.test.ts') continue;
+    checked++;
+    const found = [...readFileSync(file, 'utf8').matchAll(/\.unchecked\b/g)].length;
+    const most = allowed[name]?.most ?? 0;
+    if (found > most) violations.push(`${name}: ${found} db.unchecked (at most ${most}): write the sql tag with the tables' column objects`);
+  }
+  return { checked, violations };
+}
+
+t.test('tests write their statements with the sql tag too, but for a short list of schema lookups', async (t) => {
+  const { checked, violations } = uncheckedInTests(rootDir);
+  t.same(violations, []);
+  t.ok(checked > 100, `${checked} test files checked`);
+});
+
 t.test('the checks find a planted violation', async (t) => {
   const dir = scratchDir(t);
   mkdirSync(join(dir, 'alpha'));
@@ -167,6 +225,16 @@ t.test('the checks find a planted violation', async (t) => {
   t.same(importViolations(dir).violations, ['alpha/service.ts imports ../beta/service.ts']);
   t.same(tableViolations(dir).violations, ['alpha/service.ts names beta_items']);
   t.same(stringStatements(dir).violations, ["alpha/service.ts: .query('", 'alpha/service.ts: .unchecked', "alpha/service.ts: .run('"]);
+  const root = scratchDir(t);
+  mkdirSync(join(root, 'plugins', 'alpha', 'test'), { recursive: true });
+  mkdirSync(join(root, 'test'));
+  writeFileSync(join(root, 'plugins', 'alpha', 'test', 'things.test.ts'), "await app.db.unchecked.query('select id from alpha_things');\n");
+  writeFileSync(join(root, 'test', 'db.test.ts'), 'await db.unchecked.run(a);\nawait db.unchecked.run(b);\n');
+  t.same(
+    uncheckedInTests(root, { 'test/db.test.ts': { most: 1, why: 'planted' } }).violations.map((v) => v.split(':')[0]),
+    ['test/db.test.ts', 'plugins/alpha/test/things.test.ts'],
+    'a test beyond its allowance and one with none',
+  );
 });
 
 t.test('users importing a peer contract is found', async (t) => {
