@@ -3,7 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { rootDir } from '../../../core/config.ts';
+import { count, fields, sql } from '../../../core/sql.ts';
 import { ADMIN_KEY, scratchDir, sharedDatabaseUrl } from '../../../test/helper.ts';
+import { SubscriptionsPeriod, SubscriptionsSubscription } from '../entities.ts';
 import { balanceOf, ledger, makeUser, subscribe, subscriptionsApp, sweep, vipPlan } from './fixtures.ts';
 
 const PLAYERS = 3;
@@ -16,7 +18,7 @@ t.test("a server SIGKILLed between a renewal's charge and its commit: after the 
   for (let i = 0; i < PLAYERS; i++) players.push(await makeUser(setup, `player${i}`, 1_000));
   for (const id of players) t.equal((await subscribe(setup, id, productId)).statusCode, 201);
   // Every period has ended: the server's first sweep renews them.
-  await setup.db.unchecked.run("update subscriptions_subscriptions set period_end = '2000-01-01 00:00:00'");
+  await setup.db.run(sql`update ${SubscriptionsSubscription} set ${SubscriptionsSubscription.c.periodEnd} = ${'2000-01-01 00:00:00'}`);
   await setup.close();
 
   const config = join(scratchDir(t), 'config.json');
@@ -49,6 +51,6 @@ t.test("a server SIGKILLed between a renewal's charge and its commit: after the 
     t.same(await ledger(app, id, 'subscription'), [-500, -500], 'charged once for the period');
     t.equal(await balanceOf(app, id), 0);
   }
-  const [periods] = await app.db.unchecked.query<{ n: number }>('select count(*) as n from subscriptions_periods where period_no = 2');
+  const [periods] = await app.db.query(sql`select ${fields({ n: count() })} from ${SubscriptionsPeriod} where ${SubscriptionsPeriod.c.periodNo} = ${2}`);
   t.equal(Number(periods!.n), PLAYERS, 'one second period each');
 });
