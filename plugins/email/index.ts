@@ -10,6 +10,7 @@ import { auditRef } from '../../core/audit.ts';
 import { ConfigError } from '../../core/config.ts';
 import { defineFeature } from '../../core/features.ts';
 import { authRef } from '../auth/contract.ts';
+import { paymentsRef } from '../payments/contract.ts';
 import { storefrontRef } from '../storefront/contract.ts';
 import { supportRef } from '../support/contract.ts';
 import { usersRef } from '../users/contract.ts';
@@ -100,6 +101,7 @@ export default defineFeature({
         users: services.get(usersRef),
         auth: services.get(authRef),
         storefront: () => services.find(storefrontRef),
+        payments: () => services.find(paymentsRef),
       },
       {
         configured,

@@ -12,6 +12,7 @@ import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { sql } from '../../core/sql.ts';
 import type { AuthService } from '../auth/contract.ts';
+import type { PaymentsService } from '../payments/contract.ts';
 import type { StorefrontService } from '../storefront/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
 import type { EmailService, MailLanguage } from './contract.ts';
@@ -38,6 +39,8 @@ export interface EmailPeers {
   settings: SettingsService;
   /** Found when a mail is written: the storefront's page addresses for its links. */
   storefront: () => StorefrontService | undefined;
+  /** Found when a receipt is written: the tax its order carries. */
+  payments: () => PaymentsService | undefined;
 }
 
 type TokenPurpose = 'reset-password' | 'verify-email' | 'guest-order';
@@ -228,7 +231,12 @@ export class DbEmailService implements EmailService {
       return made;
     };
     switch (kind) {
-      case 'order-receipt':
+      case 'order-receipt': {
+        const tax = await this.#peers.payments()?.orderTax(Number(params.orderId));
+        if (tax) {
+          const paid = tax.inclusive ? undefined : money(Number(params.total) + tax.amount, tax.currency);
+          data.tax = { country: tax.country, amount: money(tax.amount, tax.currency), paid, number: tax.sellerTaxNumber };
+        }
         Object.assign(data, {
           id: params.orderId,
           total: money(params.total, String(params.currency)),
@@ -238,6 +246,7 @@ export class DbEmailService implements EmailService {
           date: displayTimestamp(String(params.date), settings.timezone).slice(0, 16),
         });
         break;
+      }
       case 'topup-receipt':
         Object.assign(data, { amount: money(params.amount, String(params.currency)), credits: money(params.credits) });
         break;

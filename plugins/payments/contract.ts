@@ -200,6 +200,21 @@ export interface PaymentsService {
   startPurchase(request: PurchaseRequest): Promise<{ paymentId: string; checkoutURL: string; amount: number; currency: string }>;
   /** PAYMENT_NOT_FOUND when there is no such payment. */
   purchaseStatus(paymentId: string): Promise<PurchaseStatus>;
+  /** The tax recorded on the payment of a store order, with the seller's tax number; undefined when it carries none. */
+  orderTax(orderId: number): Promise<OrderTax | undefined>;
+}
+
+/** The tax line of an order's receipt and page. */
+export interface OrderTax {
+  /** Cents of `currency`. */
+  amount: number;
+  currency: string;
+  /** Within the order's total (true), or paid on top of it at checkout. */
+  inclusive: boolean;
+  /** The buyer's billing country (ISO 3166-1 alpha-2); '' when unknown. */
+  country: string;
+  /** The site's sellerTaxNumber; '' when unset. */
+  sellerTaxNumber: string;
 }
 
 export const paymentsRef = createServiceRef<PaymentsService>('payments');

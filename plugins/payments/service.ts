@@ -11,13 +11,14 @@ import { addSeconds, now } from '../../core/format.ts';
 import { fields, sql, sum, where } from '../../core/sql.ts';
 import { Blocks } from './blocks.ts';
 import { Checkouts } from './checkout.ts';
-import type { GatewayAdapter, PaymentsService, PurchaseRequest, PurchaseStatus, TopUpPackage, WebhookRequest } from './contract.ts';
+import type { GatewayAdapter, OrderTax, PaymentsService, PurchaseRequest, PurchaseStatus, TopUpPackage, WebhookRequest } from './contract.ts';
 import { Disputes } from './disputes.ts';
 import { PaymentsCheckout, PaymentsEvent, PaymentsPayment } from './entities.ts';
 import { Evidence } from './evidence.ts';
 import { Gateways } from './gateways.ts';
 import type { CheckoutInput, Package, PackageInput, Payment, PaymentsDeps, WebhookResult } from './model.ts';
 import { Packages } from './packages.ts';
+import { orderTax } from './tax.ts';
 import { Webhooks } from './webhooks.ts';
 
 export type { CheckoutInput, Package, PackageInput, Payment, PaymentsDeps, WebhookResult } from './model.ts';
@@ -190,6 +191,10 @@ export class DbPaymentsService implements PaymentsService {
       orderId: p.orderId,
       test: this.#gateways.testNames().includes(p.gateway),
     };
+  }
+
+  async orderTax(orderId: number): Promise<OrderTax | undefined> {
+    return orderTax(this.#deps.db, orderId, this.#deps.settings.get().sellerTaxNumber);
   }
 
   /**

@@ -9,10 +9,11 @@ import type { SettingValues, SiteSetting } from '../../core/config.ts';
 import type { Database } from '../../core/db.ts';
 import { now } from '../../core/format.ts';
 import { fields, sql, sum } from '../../core/sql.ts';
-import type { TaxFacts } from './contract.ts';
-import { PaymentsTax } from './entities.ts';
+import type { OrderTax, TaxFacts } from './contract.ts';
+import { PaymentsPayment, PaymentsTax } from './entities.ts';
 
 const X = PaymentsTax.c;
+const P = PaymentsPayment.c;
 
 export type TaxMode = 'off' | 'inclusive' | 'exclusive';
 
@@ -54,6 +55,14 @@ export async function recordTax(db: Database, paymentId: string, currency: strin
     inclusive: tax.inclusive,
     creationDate: now(),
   });
+}
+
+/** The tax recorded on the payment that made store order `orderId`, if any. */
+export async function orderTax(db: Database, orderId: number, sellerTaxNumber: string): Promise<OrderTax | undefined> {
+  const [row] = await db.query(sql`select ${fields({ amount: X.amount, currency: X.currency, inclusive: X.inclusive, country: X.country })}
+    from ${PaymentsTax} where ${X.paymentId} in (select ${P.id} from ${PaymentsPayment} where ${P.orderId} = ${orderId})`);
+  if (!row) return undefined;
+  return { amount: Number(row.amount), currency: row.currency, inclusive: Boolean(row.inclusive), country: row.country, sellerTaxNumber };
 }
 
 export interface TaxLine {

@@ -180,6 +180,18 @@ function orderView(visit: Visit, order: OrderRow, rows: QueueRow[], names: Map<s
   };
 }
 
+/** The tax line of an order that carries tax (and the seller's tax number); none otherwise. */
+async function taxView(visit: Visit, payments: PaymentsService | undefined, orderId: number, total: number) {
+  const tax = await payments?.orderTax(orderId);
+  if (!tax) return undefined;
+  const amount = visit.money(tax.amount);
+  return {
+    label: visit.t('order.tax', { country: tax.country }).trim(),
+    text: tax.inclusive ? visit.t('order.taxIncluded', { tax: amount }) : visit.t('order.taxAdded', { tax: amount, paid: visit.money(total + tax.amount) }),
+    number: tax.sellerTaxNumber,
+  };
+}
+
 /** The account page (balance, ledger, orders) and one order followed live. */
 function orderRoutes(pages: PageRouter, site: Site, peers: AccountPeers, opts: AccountOptions): void {
   const { store } = peers;
@@ -251,11 +263,12 @@ function orderRoutes(pages: PageRouter, site: Site, peers: AccountPeers, opts: A
   const orderPage = async (visit: Visit, found: Awaited<ReturnType<StoreOrders['getOrder']>>, self: string, guestName?: string) => {
     const { rows, names } = await deliveryRows(peers.delivery(), Number(found.order.id));
     const order = orderView(visit, found.order, rows, names);
+    const tax = await taxView(visit, peers.payments(), Number(found.order.id), parseMoney(found.order.total) ?? 0);
     return site.page(
       visit,
       'order',
       { title: visit.t('order.title', { id: order.id }) },
-      { order, items: found.items, live: LIVE.includes(order.state), pollSeconds: opts.pollSeconds, self, guestName },
+      { order, items: found.items, live: LIVE.includes(order.state), pollSeconds: opts.pollSeconds, self, guestName, tax },
     );
   };
 }

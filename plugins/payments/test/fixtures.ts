@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Test } from 'tap';
 import { build, call } from '../../../test/helper.ts';
-import { PAYPAL_API, PAYPAL_ENV, STRIPE_ENV, mockStripeSession } from '../../../test/gateways.ts';
+import { PAYPAL_API, PAYPAL_ENV, STRIPE_ENV, mockStripeSession, sessionCompleted } from '../../../test/gateways.ts';
 
 export {
   offline,
@@ -74,3 +74,15 @@ export async function balanceOf(app: FastifyInstance, username: string): Promise
   if (res.statusCode !== 200) throw new Error(`balance answered ${res.statusCode}: ${res.body}`);
   return res.json().raw_credits as number;
 }
+
+/** Stripe's completion of a session that computed `tax` for a buyer in `country`. */
+export const taxedSession = (eventId: string, paymentID: string, sessionId: string, subtotal: number, tax: number, inclusive: boolean, country: string) => {
+  const event = sessionCompleted(eventId, paymentID, sessionId, inclusive ? subtotal : subtotal + tax, 'eur');
+  Object.assign(event.data.object, {
+    amount_subtotal: subtotal,
+    automatic_tax: { enabled: true, status: 'complete' },
+    total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: tax },
+    customer_details: { address: { country } },
+  });
+  return event;
+};

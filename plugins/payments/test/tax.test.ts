@@ -6,7 +6,7 @@
 import t from 'tap';
 import { newUser, read, rowCount } from '../../../test/fixtures.ts';
 import { call } from '../../../test/helper.ts';
-import { balanceOf, buildPayments, mockStripeSession, offline, sessionCompleted, stripeWebhook } from './fixtures.ts';
+import { balanceOf, buildPayments, mockStripeSession, offline, sessionCompleted, stripeWebhook, taxedSession } from './fixtures.ts';
 
 offline(t);
 
@@ -21,18 +21,6 @@ async function checkout(app: Parameters<typeof call>[0], sessionId: string): Pro
   if (res.statusCode !== 200) throw new Error(res.body);
   return { paymentID: res.json().data.paymentID, asked };
 }
-
-/** Stripe's completion of a session that computed `tax` for a buyer in `country`. */
-const taxedSession = (eventId: string, paymentID: string, sessionId: string, subtotal: number, tax: number, inclusive: boolean, country: string) => {
-  const event = sessionCompleted(eventId, paymentID, sessionId, inclusive ? subtotal : subtotal + tax, 'eur');
-  Object.assign(event.data.object, {
-    amount_subtotal: subtotal,
-    automatic_tax: { enabled: true, status: 'complete' },
-    total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: tax },
-    customer_details: { address: { country } },
-  });
-  return event;
-};
 
 t.test('tax off: the checkout asks Stripe for no tax and nothing is recorded', async (t) => {
   const app = await buildPayments(t);
