@@ -11,7 +11,7 @@ import { authRef } from '../../auth/contract.ts';
 import { axeViolations, browse, hasChromium, PASSWORD, skipReason } from '../../../test/browser.ts';
 import { newUser } from '../../../test/fixtures.ts';
 import { build } from '../../../test/helper.ts';
-import { TestSmtp } from './smtp.ts';
+import { TestSmtp } from '../../../test/smtp.ts';
 
 const skip = hasChromium ? false : skipReason;
 

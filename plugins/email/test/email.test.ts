@@ -15,7 +15,7 @@ import { grant, PASSWORD, register, role, signInByForm } from '../../../test/bro
 import { makeCategory, makeProduct, newUser, read, rowCount } from '../../../test/fixtures.ts';
 import { build, call, scratchDir, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
-import { TestSmtp } from './smtp.ts';
+import { TestSmtp } from '../../../test/smtp.ts';
 import { fields, sql } from '../../../core/sql.ts';
 import { EmailOutbox, EmailToken } from '../entities.ts';
 

@@ -9,7 +9,7 @@ import { axeViolations, browse, hasChromium, skipReason } from '../../../test/br
 import { makeCategory, makeProduct } from '../../../test/fixtures.ts';
 import { mockStripeSession, STRIPE_ENV, sessionCompleted, stripeWebhook } from '../../../test/gateways.ts';
 import { apiKey, build, call } from '../../../test/helper.ts';
-import { TestSmtp } from './smtp.ts';
+import { TestSmtp } from '../../../test/smtp.ts';
 
 const skip = hasChromium ? false : skipReason;
 const SITE = 'http://shop.example.org';

@@ -12,7 +12,7 @@ import { created, makeCategory, makeProduct, rowCount } from '../../../test/fixt
 import { apiKey, build, call } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
 import { grant, register, role, signInByForm } from '../../../test/browser.ts';
-import { TestSmtp } from './smtp.ts';
+import { TestSmtp } from '../../../test/smtp.ts';
 
 const SITE = 'http://shop.example.org';
 const URLS = { returnURL: 'https://play.example.com/thanks', cancelURL: 'https://play.example.com/basket' };

@@ -10,7 +10,7 @@ import { PASSWORD } from '../../../test/browser.ts';
 import { makeCategory, makeProduct, newUser } from '../../../test/fixtures.ts';
 import { ADMIN_KEY, build, call, scratchDir, sharedDatabaseUrl, startServer } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
-import { TestSmtp } from './smtp.ts';
+import { TestSmtp } from '../../../test/smtp.ts';
 import { fields, sql } from '../../../core/sql.ts';
 import { EmailOutbox } from '../entities.ts';
 

@@ -2,6 +2,8 @@
 import t from 'tap';
 import { newUser } from '../../../test/fixtures.ts';
 import { call } from '../../../test/helper.ts';
+import { sql } from '../../../core/sql.ts';
+import { UsersAccount } from '../../users/entities.ts';
 import { buildPayments, mockStripeSession, offline, sessionCompleted, stripeWebhook } from './fixtures.ts';
 
 offline(t);
@@ -15,7 +17,7 @@ t.test('a new account may pay at most the daily limit in 24 hours; an older one 
   const app = await buildPayments(t);
   await newUser(app, 'fresh');
   await newUser(app, 'veteran');
-  await app.db.unchecked.run("update users_accounts set creation_date = '2020-01-01 00:00:00' where username = 'veteran'");
+  await app.db.run(sql`update ${UsersAccount} set ${UsersAccount.c.creationDate} = '2020-01-01 00:00:00' where ${UsersAccount.c.username} = 'veteran'`);
   await call(app, '/api/admin/settings', { method: 'PATCH', body: { newAccountDailyLimit: 15 }, as: 'json' });
 
   mockStripeSession('cs_1');

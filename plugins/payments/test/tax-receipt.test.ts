@@ -9,7 +9,7 @@ import { makeCategory, makeProduct, newUser } from '../../../test/fixtures.ts';
 import { build, call } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
 import { authRef } from '../../auth/contract.ts';
-import { TestSmtp } from '../../email/test/smtp.ts';
+import { TestSmtp } from '../../../test/smtp.ts';
 import { mockStripeSession, STRIPE_ENV, stripeWebhook, taxedSession } from './fixtures.ts';
 
 const URLS = { returnURL: 'https://play.example.com/thanks', cancelURL: 'https://play.example.com/shop' };

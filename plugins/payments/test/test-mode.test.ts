@@ -10,7 +10,7 @@ import { grant, register, role, signInByForm } from '../../../test/browser.ts';
 import { created, makeCategory, makeProduct, read, rowCount } from '../../../test/fixtures.ts';
 import { build, call } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
-import { TestSmtp } from '../../email/test/smtp.ts';
+import { TestSmtp } from '../../../test/smtp.ts';
 
 const SITE = 'http://shop.example.org';
 const URLS = { returnURL: 'https://play.example.com/thanks', cancelURL: 'https://play.example.com/basket' };

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { build, onMysql } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
-import { grant, register, role, signInByForm } from '../../console/test/browser.ts';
+import { grant, register, role, signInByForm } from '../../../test/browser.ts';
 import { buy, coupon, created, giftCard, makeCategory, makeProduct, makeUser, read, shop } from './fixtures.ts';
 
 const db = onMysql ? 'MariaDB' : 'SQLite';

@@ -5,7 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
-import type { TestLike } from '../../../test/helper.ts';
+import type { TestLike } from './helper.ts';
 
 export interface Received {
   from: string;
