@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import * as tar from 'tar';
 import type { FastifyInstance } from 'fastify';
 import { rootDir } from '../core/config.ts';
@@ -152,4 +153,12 @@ t.test('an import is refused into an install that holds data, and for a damaged 
   const bad = await archive(other, 'import', damaged).catch((err) => err);
   t.equal(bad.code, 2);
   t.match(bad.stderr, /Cannot import: .* is not a readable archive/);
+
+  // A database this version never migrated has not the tables the features describe.
+  const bare = join(dir, 'bare.sqlite');
+  new DatabaseSync(bare).close();
+  const unmigrated = await archive(`sqlite:${bare}`, 'export', join(dir, 'b.tar.gz')).catch((err) => err);
+  t.equal(unmigrated.code, 2);
+  t.match(unmigrated.stderr, /Cannot export: The database lacks \d+ migrations of this version .*: run npm run migrate, then export/);
+  t.notOk(existsSync(join(dir, 'b.tar.gz')), 'no archive is left');
 });

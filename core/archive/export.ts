@@ -12,7 +12,7 @@ import * as tar from 'tar';
 import type { DatabaseUrl } from '../db/url.ts';
 import type { ArchiveOwner } from './hook.ts';
 import type { AnyTable } from './feature-archive.ts';
-import { ARCHIVE_FORMAT, ARCHIVE_VERSION, digest, type FilePart, type Manifest, type Part, type TablePart } from './format.ts';
+import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveRefused, digest, type FilePart, type Manifest, type Part, type TablePart } from './format.ts';
 import { openSnapshot, type Snapshot } from './snapshot.ts';
 
 /** Told how far the export is: rows written of all, and the table being written. */
@@ -68,12 +68,21 @@ function utcNow(): string {
   return new Date().toISOString().slice(0, 19).replace('T', ' ');
 }
 
-/** Writes the archive to `file` (through a temporary name, so a failed export leaves no half file). */
-export async function exportArchive(target: DatabaseUrl, owners: ArchiveOwner[], file: string, progress?: Progress): Promise<Manifest> {
+/**
+ * Writes the archive to `file` (through a temporary name, so a failed export leaves no half file).
+ * `migrations`: every migration this version and its features define; a database that lacks one
+ * has not the tables the features describe, and is refused before anything is read.
+ */
+export async function exportArchive(target: DatabaseUrl, owners: ArchiveOwner[], migrations: string[], file: string, progress?: Progress): Promise<Manifest> {
   await mkdir(dirname(file), { recursive: true });
   const dir = await mkdtemp(join(dirname(file), '.export-'));
   let snapshot: Snapshot | undefined = await openSnapshot(target);
   try {
+    const applied = new Set(await snapshot.migrations().catch(() => []));
+    const lacking = migrations.filter((m) => !applied.has(m));
+    if (lacking.length) {
+      throw new ArchiveRefused(`The database lacks ${lacking.length} migrations of this version (${lacking[0]}…): run npm run migrate, then export.`);
+    }
     await mkdir(join(dir, 'tables'));
     const tables = owners.flatMap((o) => o.tables.map((table) => ({ feature: o.name, table })));
     let total = 0;

@@ -2,6 +2,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 
+/** A refusal the operator can act on, said as one sentence; nothing is written. */
+export class ArchiveRefused extends Error {}
+
 export const ARCHIVE_FORMAT = 'community-platform-archive';
 /** Raised when the layout changes in a way an older importer would misread. */
 export const ARCHIVE_VERSION = 1;

@@ -11,11 +11,11 @@ import * as tar from 'tar';
 import type { Database } from '../db.ts';
 import { count, fields, sql } from '../sql.ts';
 import type { AnyTable } from './feature-archive.ts';
-import { ARCHIVE_FORMAT, ARCHIVE_VERSION, digest, type Manifest, type TablePart } from './format.ts';
+import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveRefused, digest, type Manifest, type TablePart } from './format.ts';
 import type { ArchiveOwner } from './hook.ts';
 
-/** A refusal the operator can act on: said as one sentence, nothing written. */
-export class ImportRefused extends Error {}
+/** A refusal of an import: nothing is written. */
+export class ImportRefused extends ArchiveRefused {}
 
 /** Values bound per insert statement, below what either database takes in one. */
 const VALUES_PER_BATCH = 10_000;

@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { archiveOwners } from '../archive/hook.ts';
 import { exportArchive, type Progress } from '../archive/export.ts';
+import { ArchiveRefused } from '../archive/format.ts';
 import { ImportRefused, importArchive } from '../archive/import.ts';
 import { connectAtBoot } from '../boot.ts';
 import { ConfigError, loadConfig } from '../config.ts';
@@ -58,7 +59,8 @@ try {
   const bar = progressBar();
   if (command === 'export') {
     const file = resolve(fileArg ?? defaultFile(target));
-    const manifest = await exportArchive(target, owners, file, bar);
+    const defined = [...migrations, ...features.flatMap((f) => f.def.migrations ?? [])].map((m) => m.name);
+    const manifest = await exportArchive(target, owners, defined, file, bar);
     if (bar) process.stderr.write('\n');
     const rows = manifest.parts.reduce((n, p) => n + (p.kind === 'table' ? p.rows : 0), 0);
     console.log(`Exported ${rows} rows and ${manifest.parts.filter((p) => p.kind === 'file').length} files to ${file}`);
@@ -89,7 +91,7 @@ try {
     }
   }
 } catch (err) {
-  const known = err instanceof ConfigError || err instanceof ImportRefused;
+  const known = err instanceof ConfigError || err instanceof ArchiveRefused;
   console.error(known ? `Cannot ${command}: ${(err as Error).message}` : err);
   process.exitCode = known ? 2 : 1;
 }
