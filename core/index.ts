@@ -1,5 +1,6 @@
 /** The host's public surface: what a feature (built-in or third-party) imports. */
 export { defineFeature, type FeatureDefinition } from './features.ts';
+export type { FeatureArchive } from './archive/feature-archive.ts';
 export type { FeatureContext } from './feature-context.ts';
 export {
   errorsFor,

@@ -77,6 +77,7 @@ export type {
   EventBus,
   EventMap,
   EventName,
+  FeatureArchive,
   FeatureContext,
   FeatureDefinition,
   MigrationDef,
