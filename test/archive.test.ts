@@ -5,6 +5,7 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -153,6 +154,34 @@ t.test('an import is refused into an install that holds data, and for a damaged 
   const bad = await archive(other, 'import', damaged).catch((err) => err);
   t.equal(bad.code, 2);
   t.match(bad.stderr, /Cannot import: .* is not a readable archive/);
+
+  // A file part whose name would reach outside its folder: refused before anything is written.
+  const crafted = join(dir, 'crafted');
+  mkdirSync(crafted);
+  await tar.extract({ file, cwd: crafted });
+  const manifest = JSON.parse(readFileSync(join(crafted, 'manifest.json'), 'utf8')) as Manifest;
+  writeFileSync(join(crafted, 'evil.png'), PNG);
+  manifest.parts.push({
+    kind: 'file',
+    path: 'evil.png',
+    feature: 'store',
+    folder: 'images',
+    name: '../evil.png',
+    bytes: PNG.length,
+    sha256: createHash('sha256').update(PNG).digest('hex'),
+  });
+  writeFileSync(join(crafted, 'manifest.json'), JSON.stringify(manifest));
+  const craftedFile = join(dir, 'crafted.tar.gz');
+  await tar.create({ gzip: true, cwd: crafted, file: craftedFile }, ['manifest.json', ...manifest.parts.map((p) => p.path)]);
+  mkdirSync(join(dir, 'third'));
+  const third = `sqlite:${join(dir, 'third', 'db.sqlite')}`;
+  const escaped = await archive(third, 'import', craftedFile).catch((err) => err);
+  t.equal(escaped.code, 2);
+  t.match(escaped.stderr, /Cannot import: The archive names a file "\.\.\/evil\.png" that is not a plain file name/);
+  t.notOk(existsSync(join(dir, 'third', 'evil.png')), 'nothing lands outside the folder');
+  const after = new DatabaseSync(join(dir, 'third', 'db.sqlite'));
+  t.same(after.prepare('select count(*) as n from users_accounts').get(), { n: 0 }, 'no row was written');
+  after.close();
 
   // A database this version never migrated has not the tables the features describe.
   const bare = join(dir, 'bare.sqlite');

@@ -5,13 +5,13 @@
  */
 import { createReadStream } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as tar from 'tar';
 import type { Database } from '../db.ts';
 import { count, fields, sql } from '../sql.ts';
 import type { AnyTable } from './feature-archive.ts';
-import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveRefused, digest, type Manifest, type TablePart } from './format.ts';
+import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveRefused, digest, type FilePart, type Manifest, type TablePart } from './format.ts';
 import type { ArchiveOwner } from './hook.ts';
 
 /** A refusal of an import: nothing is written. */
@@ -50,6 +50,21 @@ function destinations(manifest: Manifest, owners: ArchiveOwner[]): Map<TablePart
     const missing = part.columns.filter((c) => !(c in table.options.properties));
     if (missing.length) throw new ImportRefused(`${part.table} in the archive has columns this install lacks (${missing.join(', ')}).`);
     out.set(part, table);
+  }
+  return out;
+}
+
+/** Where each file part goes; checked before anything is written. */
+function fileDestinations(manifest: Manifest, owners: ArchiveOwner[]): [FilePart, string][] {
+  const out: [FilePart, string][] = [];
+  for (const part of manifest.parts) {
+    if (part.kind !== 'file') continue;
+    const folder = owners.find((o) => o.name === part.feature)?.folders[part.folder];
+    if (!folder) throw new ImportRefused(`The archive holds files of ${part.feature}'s ${part.folder}, which this install does not keep.`);
+    // A name is one file in the folder: a crafted one must not reach outside it.
+    if (basename(part.name) !== part.name || part.name.startsWith('.'))
+      throw new ImportRefused(`The archive names a file "${part.name}" that is not a plain file name.`);
+    out.push([part, folder]);
   }
   return out;
 }
@@ -126,6 +141,7 @@ export async function importArchive(
     }
     const manifest = await readManifest(dir);
     const tables = destinations(manifest, owners);
+    const fileParts = fileDestinations(manifest, owners);
     await checkTarget(db, manifest, owners, tables.values());
     const total = manifest.parts.reduce((n, p) => n + (p.kind === 'table' ? p.rows : 0), 0);
     let rows = 0;
@@ -139,16 +155,11 @@ export async function importArchive(
         }
       }
     });
-    let files = 0;
-    for (const part of manifest.parts) {
-      if (part.kind !== 'file') continue;
-      const folder = owners.find((o) => o.name === part.feature)?.folders[part.folder];
-      if (!folder) throw new ImportRefused(`The archive holds files of ${part.feature}'s ${part.folder}, which this install does not keep.`);
+    for (const [part, folder] of fileParts) {
       await mkdir(folder, { recursive: true });
       await copyFile(join(dir, part.path), join(folder, part.name));
-      files++;
     }
-    return { manifest, rows, files };
+    return { manifest, rows, files: fileParts.length };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
