@@ -48,9 +48,10 @@ t.test('the dashboard lists what needs attention and charts the last 30 days', {
   await topUp('cs_debt', '10.00');
   await call(app, '/api/credits/remove', { body: { target_username: 'Steve', amount: '6.00' } });
   t.equal((await stripeWebhook(app, charge('charge.refunded', 'evt_refund', 'cs_debt', 1000))).statusCode, 200);
+  // Kept before the dispute: a dispute puts the buyer on the block list, which refuses further top-ups.
+  await topUp('cs_kept', '2.00');
   await topUp('cs_dispute', '3.00');
   t.equal((await stripeWebhook(app, charge('charge.dispute.created', 'evt_dispute', 'cs_dispute', 300))).statusCode, 200);
-  await topUp('cs_kept', '2.00');
 
   // A ticket nobody answered.
   const category = (await call(app, '/api/admin/support/categories', { body: { name: 'Payments' } })).json().id;
