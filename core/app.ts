@@ -9,14 +9,12 @@ import { Type } from '@sinclair/typebox';
 import { ApiKeys, apiKeyCheck, apiKeysRef } from './api-keys.ts';
 import { AuditLog, actAsStaff, auditRef } from './audit.ts';
 import { auditRoutes } from './audit-routes.ts';
-import { connectAtBoot } from './boot.ts';
+import { openFeaturesDatabase } from './boot.ts';
 import { installClock, type Clock } from './clock.ts';
 import { capConnections } from './connections.ts';
 import { loadConfig, type AppConfig, type SiteSetting, type SiteSettings } from './config.ts';
 import type { Database } from './db/database.ts';
 import { migrate } from './db/migrations.ts';
-import { openDatabase } from './db/open.ts';
-import { coreEntities } from './entities.ts';
 import { registerErrorCodes } from './errors.ts';
 import { EventBus } from './events.ts';
 import { discoverFeatures } from './discover.ts';
@@ -39,7 +37,6 @@ import {
   requestLoggers,
   type Pino,
 } from './observability.ts';
-import { migrations as coreMigrations } from './migrations/index.ts';
 import { checkDeclaredErrors, openapiOptions } from './openapi.ts';
 import { OutboundPolicy } from './outbound.ts';
 import { ServiceRegistry } from './registry.ts';
@@ -132,16 +129,7 @@ export async function buildApp(options: BuildOptions = {}): Promise<FastifyInsta
   const site = siteDefaults(declared, config.site);
 
   const say = options.bootLog ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const db = await connectAtBoot(
-    config.database,
-    () =>
-      openDatabase({
-        config: config.database,
-        entities: [...coreEntities, ...features.flatMap((f) => f.def.entities ?? [])],
-        migrations: [...coreMigrations, ...features.flatMap((f) => f.def.migrations ?? [])],
-      }),
-    say,
-  );
+  const db = await openFeaturesDatabase(config, features, say);
   const restoreClock = options.clock ? installClock(options.clock) : undefined;
   try {
     if (config.database.migrateOnStart) await migrate(db, { leaseSeconds: config.database.migrationLockSeconds, say });

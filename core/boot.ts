@@ -5,6 +5,11 @@
  * that does not exist is never created silently.
  */
 import { ConfigError, type AppConfig } from './config.ts';
+import type { Database } from './db/database.ts';
+import { openDatabase } from './db/open.ts';
+import { coreEntities } from './entities.ts';
+import type { LoadedFeature } from './features.ts';
+import { migrations as coreMigrations } from './migrations/index.ts';
 import { parseDatabaseUrl } from './db/url.ts';
 import { isDatabaseUnavailable } from './db/errors.ts';
 
@@ -81,4 +86,18 @@ export async function connectAtBoot<T>(config: AppConfig['database'], open: () =
       await new Promise((r) => setTimeout(r, pause));
     }
   }
+}
+
+/** The database of the core and the enabled features, opened as at start-up: waiting for it, then their entities and migrations. */
+export function openFeaturesDatabase(config: AppConfig, features: LoadedFeature[], say: (line: string) => void): Promise<Database> {
+  return connectAtBoot(
+    config.database,
+    () =>
+      openDatabase({
+        config: config.database,
+        entities: [...coreEntities, ...features.flatMap((f) => f.def.entities ?? [])],
+        migrations: [...coreMigrations, ...features.flatMap((f) => f.def.migrations ?? [])],
+      }),
+    say,
+  );
 }

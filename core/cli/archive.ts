@@ -13,13 +13,11 @@ import { archiveOwners } from '../archive/hook.ts';
 import { exportArchive, type Progress } from '../archive/export.ts';
 import { ArchiveRefused } from '../archive/format.ts';
 import { ImportRefused, importArchive } from '../archive/import.ts';
-import { connectAtBoot } from '../boot.ts';
+import { openFeaturesDatabase } from '../boot.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { migrate } from '../db/migrations.ts';
-import { openDatabase } from '../db/open.ts';
 import { parseDatabaseUrl, type DatabaseUrl } from '../db/url.ts';
 import { discoverFeatures } from '../discover.ts';
-import { coreEntities } from '../entities.ts';
 import { selectEnabled } from '../features.ts';
 import { migrations } from '../migrations/index.ts';
 import { serverHasOpen } from '../server-mark.ts';
@@ -70,16 +68,7 @@ try {
     if (target.dialect === 'sqlite' && existsSync(target.file!) && (await serverHasOpen(target))) {
       throw new ImportRefused('A server has this database open: stop it, then import.');
     }
-    const db = await connectAtBoot(
-      config.database,
-      () =>
-        openDatabase({
-          config: config.database,
-          entities: [...coreEntities, ...features.flatMap((f) => f.def.entities ?? [])],
-          migrations: [...migrations, ...features.flatMap((f) => f.def.migrations ?? [])],
-        }),
-      console.error,
-    );
+    const db = await openFeaturesDatabase(config, features, console.error);
     try {
       if (target.dialect === 'mysql' && (await serverHasOpen(target))) throw new ImportRefused('A server has this database open: stop it, then import.');
       await migrate(db, { leaseSeconds: config.database.migrationLockSeconds, say: console.error });

@@ -3,14 +3,11 @@
  * `npm run migrate -- status`: lists the applied and the pending ones, changing nothing.
  */
 import { commandLine, usage } from './args.ts';
-import { connectAtBoot } from '../boot.ts';
+import { openFeaturesDatabase } from '../boot.ts';
 import { loadConfig, ConfigError } from '../config.ts';
 import { migrate } from '../db/migrations.ts';
-import { openDatabase } from '../db/open.ts';
-import { coreEntities } from '../entities.ts';
 import { discoverFeatures } from '../discover.ts';
 import { selectEnabled } from '../features.ts';
-import { migrations } from '../migrations/index.ts';
 
 const USAGE = 'usage: npm run migrate [-- status]';
 const {
@@ -21,16 +18,7 @@ if ((command !== undefined && command !== 'status') || extra.length) usage(USAGE
 try {
   const config = loadConfig();
   const features = selectEnabled(await discoverFeatures(config), config);
-  const db = await connectAtBoot(
-    config.database,
-    () =>
-      openDatabase({
-        config: config.database,
-        entities: [...coreEntities, ...features.flatMap((f) => f.def.entities ?? [])],
-        migrations: [...migrations, ...features.flatMap((f) => f.def.migrations ?? [])],
-      }),
-    console.error,
-  );
+  const db = await openFeaturesDatabase(config, features, console.error);
   try {
     if (command === 'status') {
       const applied = await (await db.orm()).migrator.getExecuted();
