@@ -2516,7 +2516,7 @@ export interface paths {
         patch: operations["patchAdminPromotionsSalesById"];
         trace?: never;
     };
-    "/api/admin/subscriptions/plans": {
+    "/api/admin/subscription-plans": {
         parameters: {
             query?: never;
             header?: never;
@@ -2527,7 +2527,7 @@ export interface paths {
          * Subscription plans
          * @description Scope: `admin`.
          */
-        get: operations["getAdminSubscriptionsPlans"];
+        get: operations["getAdminSubscriptionPlans"];
         put?: never;
         /**
          * Sell a product as a subscription
@@ -2535,14 +2535,14 @@ export interface paths {
          *
          *     Scope: `admin`.
          */
-        post: operations["postAdminSubscriptionsPlans"];
+        post: operations["postAdminSubscriptionPlans"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/api/admin/subscriptions/plans/{id}": {
+    "/api/admin/subscription-plans/{id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -2553,7 +2553,7 @@ export interface paths {
          * One subscription plan
          * @description Scope: `admin`.
          */
-        get: operations["getAdminSubscriptionsPlansById"];
+        get: operations["getAdminSubscriptionPlansById"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2565,7 +2565,7 @@ export interface paths {
          *
          *     Scope: `admin`.
          */
-        patch: operations["patchAdminSubscriptionsPlansById"];
+        patch: operations["patchAdminSubscriptionPlansById"];
         trace?: never;
     };
     "/api/admin/subscriptions": {
@@ -3497,8 +3497,12 @@ export interface components {
              * @example 203.0.113.7
              */
             ip: string | null;
-            /** @description the disputed payment that placed it */
+            /**
+             * @description the disputed payment that placed it
+             * @example 9f86d081884c7d659a2feaa0c55ad015
+             */
             paymentID: string | null;
+            /** @example dispute: fraudulent */
             reason: string;
             /**
              * @description YYYY-MM-DD HH:MM:SS in the site time zone
@@ -3506,7 +3510,10 @@ export interface components {
              */
             creationDate: string;
             liftedDate: string | null;
-            /** @description who lifted it, or "dispute won" */
+            /**
+             * @description who lifted it, or "dispute won"
+             * @example alice
+             */
             liftedBy: string | null;
         };
     };
@@ -3609,11 +3616,20 @@ export interface operations {
                             testMode: boolean;
                             /** @description tax on gateway payments: off, prices shown tax included, or tax added at checkout */
                             taxMode: "off" | "inclusive" | "exclusive";
-                            /** @description the seller's VAT or tax number, shown with the tax */
+                            /**
+                             * @description the seller's VAT or tax number, shown with the tax
+                             * @example DE123456789
+                             */
                             sellerTaxNumber: string;
-                            /** @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit */
+                            /**
+                             * @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit
+                             * @example 50
+                             */
                             newAccountDailyLimit: number;
-                            /** @description days an account counts as new for the daily limit */
+                            /**
+                             * @description days an account counts as new for the daily limit
+                             * @example 7
+                             */
                             newAccountDays: number;
                             /** @description ask Stripe for 3-D Secure on every card payment */
                             stripeThreeDSecure: boolean;
@@ -3734,11 +3750,20 @@ export interface operations {
                     testMode?: boolean;
                     /** @description tax on gateway payments: off, prices shown tax included, or tax added at checkout */
                     taxMode?: "off" | "inclusive" | "exclusive";
-                    /** @description the seller's VAT or tax number, shown with the tax */
+                    /**
+                     * @description the seller's VAT or tax number, shown with the tax
+                     * @example DE123456789
+                     */
                     sellerTaxNumber?: string;
-                    /** @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit */
+                    /**
+                     * @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit
+                     * @example 50
+                     */
                     newAccountDailyLimit?: number;
-                    /** @description days an account counts as new for the daily limit */
+                    /**
+                     * @description days an account counts as new for the daily limit
+                     * @example 7
+                     */
                     newAccountDays?: number;
                     /** @description ask Stripe for 3-D Secure on every card payment */
                     stripeThreeDSecure?: boolean;
@@ -3800,11 +3825,20 @@ export interface operations {
                     testMode?: boolean;
                     /** @description tax on gateway payments: off, prices shown tax included, or tax added at checkout */
                     taxMode?: "off" | "inclusive" | "exclusive";
-                    /** @description the seller's VAT or tax number, shown with the tax */
+                    /**
+                     * @description the seller's VAT or tax number, shown with the tax
+                     * @example DE123456789
+                     */
                     sellerTaxNumber?: string;
-                    /** @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit */
+                    /**
+                     * @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit
+                     * @example 50
+                     */
                     newAccountDailyLimit?: number;
-                    /** @description days an account counts as new for the daily limit */
+                    /**
+                     * @description days an account counts as new for the daily limit
+                     * @example 7
+                     */
                     newAccountDays?: number;
                     /** @description ask Stripe for 3-D Secure on every card payment */
                     stripeThreeDSecure?: boolean;
@@ -3866,11 +3900,20 @@ export interface operations {
                     testMode?: boolean;
                     /** @description tax on gateway payments: off, prices shown tax included, or tax added at checkout */
                     taxMode?: "off" | "inclusive" | "exclusive";
-                    /** @description the seller's VAT or tax number, shown with the tax */
+                    /**
+                     * @description the seller's VAT or tax number, shown with the tax
+                     * @example DE123456789
+                     */
                     sellerTaxNumber?: string;
-                    /** @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit */
+                    /**
+                     * @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit
+                     * @example 50
+                     */
                     newAccountDailyLimit?: number;
-                    /** @description days an account counts as new for the daily limit */
+                    /**
+                     * @description days an account counts as new for the daily limit
+                     * @example 7
+                     */
                     newAccountDays?: number;
                     /** @description ask Stripe for 3-D Secure on every card payment */
                     stripeThreeDSecure?: boolean;
@@ -3944,11 +3987,20 @@ export interface operations {
                             testMode: boolean;
                             /** @description tax on gateway payments: off, prices shown tax included, or tax added at checkout */
                             taxMode: "off" | "inclusive" | "exclusive";
-                            /** @description the seller's VAT or tax number, shown with the tax */
+                            /**
+                             * @description the seller's VAT or tax number, shown with the tax
+                             * @example DE123456789
+                             */
                             sellerTaxNumber: string;
-                            /** @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit */
+                            /**
+                             * @description the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit
+                             * @example 50
+                             */
                             newAccountDailyLimit: number;
-                            /** @description days an account counts as new for the daily limit */
+                            /**
+                             * @description days an account counts as new for the daily limit
+                             * @example 7
+                             */
                             newAccountDays: number;
                             /** @description ask Stripe for 3-D Secure on every card payment */
                             stripeThreeDSecure: boolean;
@@ -19861,17 +19913,26 @@ export interface operations {
                         /** @description the gateway takes evidence through its API (Stripe); otherwise send the text in its dispute centre (PayPal) */
                         submittable: boolean;
                         evidence: {
+                            /** @example Steve */
                             customerName: string;
+                            /** @example steve@example.com */
                             customerEmail: string | null;
+                            /** @example 1 × VIP */
                             productDescription: string;
                             /**
                              * @description YYYY-MM-DD
                              * @example 2026-11-28
                              */
                             serviceDate: string;
-                            /** @description the account's creation, its sign-ins with their addresses, the payment */
+                            /**
+                             * @description the account's creation, its sign-ins with their addresses, the payment
+                             * @example 2026-11-01 10:00:00 signed in from 203.0.113.7
+                             */
                             accessActivityLog: string;
-                            /** @description each game command: when it was queued for its server and when the server acknowledged it */
+                            /**
+                             * @description each game command: when it was queued for its server and when the server acknowledged it
+                             * @example 2026-11-01 10:00:05 queued on Survival: lp user Steve parent add vip
+                             */
                             deliveryLog: string;
                         };
                     };
@@ -20202,8 +20263,12 @@ export interface operations {
                          * @example 203.0.113.7
                          */
                         ip: string | null;
-                        /** @description the disputed payment that placed it */
+                        /**
+                         * @description the disputed payment that placed it
+                         * @example 9f86d081884c7d659a2feaa0c55ad015
+                         */
                         paymentID: string | null;
+                        /** @example dispute: fraudulent */
                         reason: string;
                         /**
                          * @description YYYY-MM-DD HH:MM:SS in the site time zone
@@ -20211,7 +20276,10 @@ export interface operations {
                          */
                         creationDate: string;
                         liftedDate: string | null;
-                        /** @description who lifted it, or "dispute won" */
+                        /**
+                         * @description who lifted it, or "dispute won"
+                         * @example alice
+                         */
                         liftedBy: string | null;
                     };
                 };
@@ -23572,7 +23640,7 @@ export interface operations {
             };
         };
     };
-    getAdminSubscriptionsPlans: {
+    getAdminSubscriptionPlans: {
         parameters: {
             query?: never;
             header?: never;
@@ -23683,7 +23751,7 @@ export interface operations {
             };
         };
     };
-    postAdminSubscriptionsPlans: {
+    postAdminSubscriptionPlans: {
         parameters: {
             query?: never;
             header?: never;
@@ -23896,7 +23964,7 @@ export interface operations {
             };
         };
     };
-    getAdminSubscriptionsPlansById: {
+    getAdminSubscriptionPlansById: {
         parameters: {
             query?: never;
             header?: never;
@@ -24018,7 +24086,7 @@ export interface operations {
             };
         };
     };
-    patchAdminSubscriptionsPlansById: {
+    patchAdminSubscriptionPlansById: {
         parameters: {
             query?: never;
             header?: never;

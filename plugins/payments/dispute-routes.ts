@@ -32,11 +32,11 @@ export const BlockRow = S.row(
     name: S.str('the username or in-game name, lower-cased', 'steve'),
     email: S.strOrNull('lower-cased', 'steve@example.com'),
     ip: S.strOrNull('only when blocks name addresses (blockAddresses)', '203.0.113.7'),
-    paymentID: S.strOrNull('the disputed payment that placed it'),
-    reason: S.str(),
+    paymentID: S.strOrNull('the disputed payment that placed it', '9f86d081884c7d659a2feaa0c55ad015'),
+    reason: S.str(undefined, 'dispute: fraudulent'),
     creationDate: S.dateStr(),
     liftedDate: Type.Union([S.dateStr(), Type.Null()]),
-    liftedBy: S.strOrNull('who lifted it, or "dispute won"'),
+    liftedBy: S.strOrNull('who lifted it, or "dispute won"', 'alice'),
   },
   'PaymentsBlock',
 );
@@ -79,12 +79,15 @@ export const EvidenceResponse = Type.Object({
   dispute: DisputeRow,
   submittable: Type.Boolean({ description: 'the gateway takes evidence through its API (Stripe); otherwise send the text in its dispute centre (PayPal)' }),
   evidence: Type.Object({
-    customerName: S.str(),
-    customerEmail: S.strOrNull(),
-    productDescription: S.str(),
+    customerName: S.str(undefined, 'Steve'),
+    customerEmail: S.strOrNull(undefined, 'steve@example.com'),
+    productDescription: S.str(undefined, '1 × VIP'),
     serviceDate: S.str('YYYY-MM-DD', '2026-11-28'),
-    accessActivityLog: S.str("the account's creation, its sign-ins with their addresses, the payment"),
-    deliveryLog: S.str('each game command: when it was queued for its server and when the server acknowledged it'),
+    accessActivityLog: S.str("the account's creation, its sign-ins with their addresses, the payment", '2026-11-01 10:00:00 signed in from 203.0.113.7'),
+    deliveryLog: S.str(
+      'each game command: when it was queued for its server and when the server acknowledged it',
+      '2026-11-01 10:00:05 queued on Survival: lp user Steve parent add vip',
+    ),
   }),
 });
 

@@ -21,12 +21,13 @@ export const limitSettings = {
       maximum: 1_000_000,
       default: 0,
       description: 'the most a new account may pay at the gateways in 24 hours, in the site currency; 0 = no limit',
+      examples: [50],
     }),
     label: 'Daily limit of a new account',
     hint: 'Whole units of the site currency a new account may pay in 24 hours; 0 = no limit.',
   },
   newAccountDays: {
-    schema: Type.Integer({ minimum: 1, maximum: 365, default: 7, description: 'days an account counts as new for the daily limit' }),
+    schema: Type.Integer({ minimum: 1, maximum: 365, default: 7, description: 'days an account counts as new for the daily limit', examples: [7] }),
     label: 'An account is new for (days)',
   },
   stripeThreeDSecure: {

@@ -38,7 +38,12 @@ export function taxRoutes(fastify: FastifyInstance, db: Database): void {
         summary: 'Tax collected per country over a period',
         description: '`format=csv` answers `text/csv` (country, currency, payments, tax): the figures an EU OSS return declares per member state.',
         querystring: TaxQuery,
-        response: { 200: Type.Union([Type.Array(TaxLineRow), Type.String()]) },
+        response: {
+          200: Type.Union([
+            Type.Array(TaxLineRow),
+            Type.String({ description: 'with format=csv', examples: ['country,currency,payments,tax\nDE,EUR,12,22.80\n'] }),
+          ]),
+        },
         errors: ['VALIDATION_ERROR'],
       },
     },

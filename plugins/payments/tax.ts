@@ -27,7 +27,7 @@ export const taxSettings = {
     hint: 'off; inclusive: prices include the tax; exclusive: the tax is added at checkout. Stripe computes it (turn Stripe Tax on in its dashboard).',
   },
   sellerTaxNumber: {
-    schema: Type.String({ default: '', maxLength: 32, description: "the seller's VAT or tax number, shown with the tax" }),
+    schema: Type.String({ default: '', maxLength: 32, description: "the seller's VAT or tax number, shown with the tax", examples: ['DE123456789'] }),
     label: 'Your tax number',
     hint: 'Shown on receipts beside the tax, e.g. DE123456789.',
   },

@@ -24,9 +24,9 @@ const price = (value: unknown) => requireMoney(value, 'VALIDATION_ERROR', 'price
 /** Plans: which product is sold as a subscription, on what terms. */
 function planRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
   const api = app.withTypeProvider<TypeBoxProvider>();
-  api.get('/api/admin/subscriptions/plans', { schema: { tags: admin, summary: 'Subscription plans', response: { 200: PlanList } } }, () => subs.listPlans());
+  api.get('/api/admin/subscription-plans', { schema: { tags: admin, summary: 'Subscription plans', response: { 200: PlanList } } }, () => subs.listPlans());
   api.post(
-    '/api/admin/subscriptions/plans',
+    '/api/admin/subscription-plans',
     {
       schema: {
         tags: admin,
@@ -54,12 +54,12 @@ function planRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
     },
   );
   api.get(
-    '/api/admin/subscriptions/plans/:id',
+    '/api/admin/subscription-plans/:id',
     { schema: { tags: admin, summary: 'One subscription plan', params: IdParams, response: { 200: PlanRow }, errors: ['SUBSCRIPTION_PLAN_NOT_FOUND'] } },
     (request) => subs.getPlan(Number(request.params.id)),
   );
   api.patch(
-    '/api/admin/subscriptions/plans/:id',
+    '/api/admin/subscription-plans/:id',
     {
       schema: {
         tags: admin,

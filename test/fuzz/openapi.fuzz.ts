@@ -16,7 +16,7 @@ import { casesFor } from './cases.ts';
 import { Random } from './random.ts';
 import { Runner, describe, type Finding } from './run.ts';
 import { operations } from './schema.ts';
-import { knownValue, seed } from './seed.ts';
+import { FUZZ_STRIPE_WEBHOOK_SECRET, knownValue, seed } from './seed.ts';
 import { DeliveryQueue } from '../../plugins/delivery/entities.ts';
 
 function setting(name: string, fallback: number): number {
@@ -49,7 +49,7 @@ t.test('every documented route refuses malformed requests cleanly and changes no
       const id = `cs_fuzz_${++session}`;
       return { id, object: 'checkout.session', url: `https://checkout.stripe.com/c/pay/${id}` };
     });
-  const app = await build(t, { env: { STRIPE_SECRET_KEY: 'sk_test_fuzz', STRIPE_WEBHOOK_SECRET: 'whsec_fuzz' } });
+  const app = await build(t, { env: { STRIPE_SECRET_KEY: 'sk_test_fuzz', STRIPE_WEBHOOK_SECRET: FUZZ_STRIPE_WEBHOOK_SECRET } });
   const docs = await app.inject({ url: '/docs/json' });
   t.equal(docs.statusCode, 200, 'the OpenAPI document');
   const ops = operations(docs.json());

@@ -3,6 +3,7 @@
  * fuzzer's requests can name things that exist and get past "not found" into the deeper checks.
  */
 import type { FastifyInstance } from 'fastify';
+import { sessionCompleted, stripeWebhook } from '../gateways.ts';
 import { call } from '../helper.ts';
 
 export interface Seeded {
@@ -35,10 +36,16 @@ export interface Seeded {
   couponId: string;
   giftCardId: string;
   saleId: string;
+  planId: string;
+  subscriptionId: string;
+  blockId: string;
 }
 
+/** The webhook secret the fuzz app's Stripe is configured with (test/fuzz/openapi.fuzz.ts). */
+export const FUZZ_STRIPE_WEBHOOK_SECRET = 'whsec_fuzz';
+
 /** One seeding call; anything but the expected status stops the run with the answer. */
-async function must(app: FastifyInstance, url: string, body?: Record<string, unknown>, method?: 'PUT'): Promise<any> {
+async function must(app: FastifyInstance, url: string, body?: Record<string, unknown>, method?: 'PUT' | 'PATCH'): Promise<any> {
   const res = await call(app, url, { body, as: 'json', method });
   if (res.statusCode >= 300) throw new Error(`seeding ${method ?? (body ? 'POST' : 'GET')} ${url} answered ${res.statusCode}: ${res.body}`);
   return res.json();
@@ -51,6 +58,8 @@ async function must(app: FastifyInstance, url: string, body?: Record<string, unk
  */
 export async function seed(app: FastifyInstance, round: number): Promise<Seeded> {
   const tag = `fz${round}`;
+  // A fuzzed settings change of the last round may cap what a new account pays; the seeding's checkouts pay.
+  await must(app, '/api/admin/settings', { newAccountDailyLimit: 0 }, 'PATCH');
   const register = async (name: string, ip: string) => {
     await must(app, '/api/auth/register', { username: name, password: 'fuzz-password', email: `${name}@example.com`, ip, useragent: 'fuzz' });
     const profile = await must(app, `/api/users?username=${name}`);
@@ -60,7 +69,7 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
   const username = `${tag}a`;
   const otherUsername = `${tag}b`;
   const userId = await register(username, `10.${round % 250}.0.1`);
-  await register(otherUsername, `10.${round % 250}.0.2`);
+  const otherUserId = await register(otherUsername, `10.${round % 250}.0.2`);
 
   const roleId = (await must(app, '/api/admin/roles', { name: `${tag} seed role` })).id;
   await must(app, `/api/users/${userId}/roles`, { roleID: roleId });
@@ -144,6 +153,33 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
     })
   ).id;
 
+  // A product sold as a subscription (its own, so the seeded product stays a plain buy), and a player on it.
+  const planProductId = (await must(app, '/api/admin/store/products', { categoryID: storeCategoryId, name: `${tag} seed plan`, price: '1.00' })).id;
+  const planId = (await must(app, '/api/admin/subscription-plans', { productID: planProductId, intervalUnit: 'months', price: '1.00' })).id;
+  const subscriptionId = (await must(app, '/api/subscriptions', { userID: userId, productID: planProductId })).id;
+
+  // The other account's top-up paid and then disputed: its block gives the lift route something to lift.
+  const disputed = (
+    await must(app, '/api/payments/checkout', {
+      userID: otherUserId,
+      packageID: packageId,
+      gateway: 'stripe',
+      returnURL: 'https://example.com/ok',
+      cancelURL: 'https://example.com/no',
+    })
+  ).data;
+  const session = String(disputed.checkoutURL).split('/').at(-1)!;
+  const signed = async (event: Record<string, unknown>) => {
+    const res = await stripeWebhook(app, event, FUZZ_STRIPE_WEBHOOK_SECRET);
+    if (res.statusCode !== 200) throw new Error(`seeding the ${String(event.type)} webhook answered ${res.statusCode}: ${res.body}`);
+  };
+  await signed(sessionCompleted(`evt_${tag}_paid`, disputed.paymentID, session, 500));
+  const dispute = { id: `dp_${tag}`, object: 'dispute', amount: 500, charge: `ch_${tag}`, payment_intent: `pi_${session}` };
+  await signed({ id: `evt_${tag}_disputed`, type: 'charge.dispute.created', data: { object: dispute } });
+  const blocks: { id: string; name: string | null }[] = await must(app, '/api/admin/payments/blocks');
+  const blockId = blocks.find((b) => b.name === otherUsername)?.id;
+  if (!blockId) throw new Error(`seeding: the disputed payment put no block on ${otherUsername}: ${JSON.stringify(blocks)}`);
+
   return {
     userId,
     username,
@@ -173,6 +209,9 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
     couponId,
     giftCardId,
     saleId,
+    planId,
+    subscriptionId,
+    blockId,
   };
 }
 
@@ -217,6 +256,12 @@ function idFor(seeded: Seeded, path: string): string {
       return seeded.saleId;
     case 'gift-card-products':
       return seeded.productId;
+    case 'subscription-plans':
+      return seeded.planId;
+    case 'subscriptions':
+      return seeded.subscriptionId;
+    case 'blocks':
+      return seeded.blockId;
     default:
       throw new Error(`no seeded thing for {id} in ${path}`);
   }

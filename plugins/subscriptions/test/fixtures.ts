@@ -53,7 +53,7 @@ export async function vipPlan(app: FastifyInstance, plan: Record<string, unknown
     await created(app, `/api/admin/store/products/${productId}/commands`, { serverID: server.id, trigger, command }, 'json');
   const row = await created(
     app,
-    '/api/admin/subscriptions/plans',
+    '/api/admin/subscription-plans',
     { productID: productId, intervalUnit: 'months', price: '5.00', roleID: roleId, renewWith: 'renewal', ...plan },
     'json',
   );

@@ -22,11 +22,11 @@ import {
 t.test('plans: the admin API sells a product as a subscription and refuses bad terms with the field named', async (t) => {
   const app = await subscriptionsApp(t);
   const { productId, roleId } = await vipPlan(app, { intervalCount: 3, trialDays: 7 });
-  const plans = (await call(app, '/api/admin/subscriptions/plans')).json();
+  const plans = (await call(app, '/api/admin/subscription-plans')).json();
   t.match(plans, [{ productID: String(productId), intervalUnit: 'months', intervalCount: '3', price: '5.00', trialDays: '7', roleID: String(roleId) }]);
   t.equal(plans[0].renews, 'Renews every 3 months at 5.00 USD');
 
-  const post = (body: Record<string, unknown>) => call(app, '/api/admin/subscriptions/plans', { body, as: 'json' });
+  const post = (body: Record<string, unknown>) => call(app, '/api/admin/subscription-plans', { body, as: 'json' });
   const again = await post({ productID: productId, intervalUnit: 'months', price: '5' });
   t.equal(again.json().error, 'CONFLICT', 'one plan per product');
   const unknown = await post({ productID: 999, intervalUnit: 'days', price: '5' });
@@ -42,7 +42,7 @@ t.test('plans: the admin API sells a product as a subscription and refuses bad t
     t.equal(res.json().error, 'VALIDATION_ERROR');
     t.match(res.json().message, field);
   }
-  const off = await call(app, `/api/admin/subscriptions/plans/${plans[0].id}`, { method: 'PATCH', body: { isActive: '0' }, as: 'json' });
+  const off = await call(app, `/api/admin/subscription-plans/${plans[0].id}`, { method: 'PATCH', body: { isActive: '0' }, as: 'json' });
   t.equal(off.json().isActive, '0');
   const steve = await makeUser(app, 'steve', 10_000);
   t.equal((await subscribe(app, steve, productId)).json().error, 'SUBSCRIPTION_PLAN_NOT_FOUND', 'a plan off sale takes no subscriber');
