@@ -366,8 +366,10 @@ export class DbSupportService implements SupportService {
       const category = await SupportCategory.find(this.#db, id);
       const { affectedRows } = await this.#db.run(sql`delete from ${SupportCategory} where ${K.id} = ${id} and ${K.tickets} = 0`);
       if (affectedRows > 0) return this.#record('category', 'delete', id, `Deleted ticket category ${category?.name ?? id}`, category);
-      if (!category) throw new DomainError('CATEGORY_NOT_FOUND', `No support category with ID ${id}.`);
-      throw new DomainError('CONFLICT', `Support category ${id} still holds ${category.tickets} ticket(s).`);
+      // A locking read sees the tickets committed since the read above (MariaDB's snapshot), which held the delete back.
+      const holding = await SupportCategory.find(this.#db, id, 'update');
+      if (!holding) throw new DomainError('CATEGORY_NOT_FOUND', `No support category with ID ${id}.`);
+      throw new DomainError('CONFLICT', `Support category ${id} still holds ${holding.tickets} ticket(s).`);
     });
   }
 
