@@ -77,7 +77,13 @@ declare module 'fastify' {
 const acting = new AsyncLocalStorage<{ actor: AuditActor; requestId?: string }>();
 
 const clip = (text: string, n: number) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
-const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
+/** Characters of before/after kept: MySQL's text column holds 65,535 bytes, and one character may take up to six (\u0001). */
+const MAX_JSON = 10_000;
+const json = (value: unknown) => {
+  if (value === undefined) return null;
+  const text = JSON.stringify(value);
+  return text.length > MAX_JSON ? JSON.stringify({ clipped: text.slice(0, MAX_JSON) }) : text;
+};
 
 export class AuditLog {
   readonly #db: Database;

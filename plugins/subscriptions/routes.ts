@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { requireMoney } from '../../core/format.ts';
+import { DomainError } from '../../core/errors.ts';
+import { formatMoney, requireMoney } from '../../core/format.ts';
 import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { PlanInput, SubscriptionState, SubscriptionsService } from './contract.ts';
 import {
@@ -19,7 +20,13 @@ import {
 
 const tags = ['subscriptions'];
 const admin = ['admin'];
-const price = (value: unknown) => requireMoney(value, 'VALIDATION_ERROR', 'price');
+/** The price column is a 32-bit integer of cents, as the store's. */
+const MAX_PRICE = 2_147_483_647;
+const price = (value: unknown) => {
+  const cents = requireMoney(value, 'VALIDATION_ERROR', 'price');
+  if (cents > MAX_PRICE) throw new DomainError('VALIDATION_ERROR', `price must be at most ${formatMoney(MAX_PRICE)}`);
+  return cents;
+};
 
 /** Plans: which product is sold as a subscription, on what terms. */
 function planRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
