@@ -8,6 +8,9 @@ import { DomainError } from './errors.ts';
 /** The "never / permanent" value clients compare byte for byte. */
 export const PERMANENT = '1000-01-01 00:00:00';
 
+/** The most cents a money column holds: they are 32-bit integers on both databases. */
+export const MAX_CENTS = 2_147_483_647;
+
 /** Cents to a two-decimal string: 1250 → "12.50", -5 → "-0.05". */
 export function formatMoney(cents: number): string {
   const sign = cents < 0 ? '-' : '';

@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { DomainError } from '../../core/errors.ts';
-import { displayTimestamp, flag, formatMoney, moneyNumber, parseClientTimestamp, requireMoney } from '../../core/format.ts';
+import { displayTimestamp, flag, formatMoney, MAX_CENTS, moneyNumber, parseClientTimestamp, requireMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
 import type { CommunityGoal } from './contract.ts';
 import type { Coupon, GiftCard, LedgerRow, Sale } from './gift-cards.ts';
@@ -211,7 +211,8 @@ export function goalRow(g: CommunityGoal, timeZone: string): Static<typeof Commu
 /** Cents of a decimal field, at most the price column's range. */
 export function cents(value: unknown, field: string, min = 0): number {
   const amount = requireMoney(value, 'VALIDATION_ERROR', field);
-  if (amount < min || amount > 2_147_483_647) throw new DomainError('VALIDATION_ERROR', `${field} must be between ${formatMoney(min)} and 21474836.47.`);
+  if (amount < min || amount > MAX_CENTS)
+    throw new DomainError('VALIDATION_ERROR', `${field} must be between ${formatMoney(min)} and ${formatMoney(MAX_CENTS)}.`);
   return amount;
 }
 

@@ -17,9 +17,6 @@ import { StoreCategory, StoreProduct, StoreProductRule, StoreProductVariable } f
 export type CategoryInput = Partial<Omit<Category, 'id'>>;
 export type ProductInput = Partial<Omit<Product, 'id' | 'creationDate'>>;
 
-/** Largest price in cents: the column is a signed 32-bit integer. */
-export const MAX_PRICE = 2_147_483_647;
-
 const C = StoreCategory.c;
 const P = StoreProduct.c;
 const V = StoreProductVariable.c;

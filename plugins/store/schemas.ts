@@ -5,10 +5,10 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { DomainError } from '../../core/errors.ts';
-import { displayTimestamp, flag, formatMoney, moneyNumber, parseClientTimestamp, requireMoney } from '../../core/format.ts';
+import { displayTimestamp, flag, formatMoney, MAX_CENTS, moneyNumber, parseClientTimestamp, requireMoney } from '../../core/format.ts';
 import * as S from '../../core/schemas.ts';
 import { promotionCodes, type Category, type CategoryNode, type PricedProduct, type Product, type PurchaseRules } from './contract.ts';
-import { MAX_PRICE, type CategoryInput, type ProductInput } from './catalogue.ts';
+import type { CategoryInput, ProductInput } from './catalogue.ts';
 
 const VariableRow = Type.Object({ name: S.example('server'), required: S.flagStr(), values: Type.Array(S.example('eu')) });
 
@@ -332,7 +332,7 @@ export function categoryInput(b: CategoryBody): CategoryInput {
 function price(value: unknown, field: string): number | undefined {
   if (value === undefined) return undefined;
   const cents = requireMoney(value, 'VALIDATION_ERROR', field);
-  if (cents > MAX_PRICE) throw new DomainError('VALIDATION_ERROR', `${field} must be at most ${MAX_PRICE / 100}`);
+  if (cents > MAX_CENTS) throw new DomainError('VALIDATION_ERROR', `${field} must be at most ${MAX_CENTS / 100}`);
   return cents;
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../core/errors.ts';
-import { formatMoney, requireMoney } from '../../core/format.ts';
+import { formatMoney, MAX_CENTS, requireMoney } from '../../core/format.ts';
 import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { PlanInput, SubscriptionState, SubscriptionsService } from './contract.ts';
 import {
@@ -20,11 +20,9 @@ import {
 
 const tags = ['subscriptions'];
 const admin = ['admin'];
-/** The price column is a 32-bit integer of cents, as the store's. */
-const MAX_PRICE = 2_147_483_647;
 const price = (value: unknown) => {
   const cents = requireMoney(value, 'VALIDATION_ERROR', 'price');
-  if (cents > MAX_PRICE) throw new DomainError('VALIDATION_ERROR', `price must be at most ${formatMoney(MAX_PRICE)}`);
+  if (cents > MAX_CENTS) throw new DomainError('VALIDATION_ERROR', `price must be at most ${formatMoney(MAX_CENTS)}`);
   return cents;
 };
 
