@@ -62,10 +62,18 @@ t.test('overlapping sends, adds and removes among a few users: nothing lost, cre
   }
   if (!onMysql) t.ok(commits > 0 && commits < requests.length / 4, `${requests.length} writes shared ${commits} commits`);
 
+  // A transaction that lost to others' locks on every try is answered "busy, retry" (503) and
+  // changed nothing, which the sums below check; on a loaded machine a few of 400 may lose.
+  const busy = (r: { status: number; message?: string }) => r.status === 503 && /busy with other writes/.test(r.message ?? '');
   const unexpected = responses
-    .map((res, i) => ({ status: res.statusCode, error: res.json().error as string | undefined, path: requests[i]!.path }))
-    .filter((r) => r.status !== 200 && !(r.status === 400 && r.error === 'NOT_ENOUGH_CREDITS' && r.path !== 'add'));
-  t.same(unexpected, [], 'every answer is 200 or NOT_ENOUGH_CREDITS; no 5xx');
+    .map((res, i) => ({
+      status: res.statusCode,
+      error: res.json().error as string | undefined,
+      message: res.json().message as string | undefined,
+      path: requests[i]!.path,
+    }))
+    .filter((r) => r.status !== 200 && !(r.status === 400 && r.error === 'NOT_ENOUGH_CREDITS' && r.path !== 'add') && !(onMysql && busy(r)));
+  t.same(unexpected, [], 'every answer is 200, NOT_ENOUGH_CREDITS or (MariaDB) busy; no other error');
 
   const ok = (path: string) => requests.filter((r, i) => r.path === path && responses[i]!.statusCode === 200);
   const sends = ok('send').length;

@@ -370,11 +370,18 @@ t.test('listing ?username=: restricted marks products whose role the user holds 
   t.same(await restricted(''), { [foreverProduct]: false, [timedProduct]: false, [noRole]: false });
 });
 
-/** Runs `fn` and returns how many SQL statements the database ran meanwhile (nothing else may run). */
+/**
+ * How many SQL statements `fn` runs: the fewest the database ran over three calls, since the
+ * server's own rounds (the settings refresh, the sweeps) may add theirs to one call's count.
+ */
 async function countQueries(app: FastifyInstance, fn: () => Promise<unknown>): Promise<number> {
-  const before = app.db.statements;
-  await fn();
-  return app.db.statements - before;
+  let fewest = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < 3; i++) {
+    const before = app.db.statements;
+    await fn();
+    fewest = Math.min(fewest, app.db.statements - before);
+  }
+  return fewest;
 }
 
 /** Statements of one listing over a nested catalogue of `products` products, some discounted, stocked or with variables. */
