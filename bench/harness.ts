@@ -16,6 +16,13 @@ import type { BenchRequest } from './scenario.ts';
 export const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 export const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 export const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+/** A folder: each server and baseline process writes a V8 CPU profile there when it stops (open it in Chrome's DevTools). */
+const profileDir = process.env.BENCH_PROFILE;
+
+/** Node's arguments `args`, with the CPU profile's flags first when BENCH_PROFILE asks for them. */
+export function profiled(args: string[]): string[] {
+  return profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, ...args] : args;
+}
 export const databases = process.env.BENCH_DB === 'sqlite' || process.env.BENCH_DB === 'mariadb' ? [process.env.BENCH_DB] : ['sqlite', 'mariadb'];
 export const pinned = cpus().length >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
 export const SERVER_CORE = 0;
@@ -82,13 +89,17 @@ export async function healthy(proc: ChildProcess, url: string): Promise<void> {
 
 /** What `npm start` runs after `node`: the server's entry and any Node flags it is shipped with. */
 export const startScript = (JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-export const startArgs = startScript.split(' ').slice(1);
+// `exec node …`: the shell's exec (so a signal to npm reaches the server) is not Node's.
+export const startArgs = startScript
+  .replace(/^exec /, '')
+  .split(' ')
+  .slice(1);
 
 /** The server as `npm start` runs it, and how long it took from spawn to a healthy /health. */
 export async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; ms: number }> {
   const started = performance.now();
   // The default log level too: a successful request writes no log line at it (core/observability.ts).
-  const proc = spawnNode(SERVER_CORE, startArgs, env);
+  const proc = spawnNode(SERVER_CORE, profiled(startArgs), env);
   proc.stdout!.resume();
   await healthy(proc, `http://127.0.0.1:${env.PORT}/health`);
   return { proc, ms: performance.now() - started };

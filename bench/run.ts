@@ -10,6 +10,7 @@
  *   BENCH_SECONDS      seconds per measurement (default 5), after a second of warm-up
  *   BENCH_CONNECTIONS  concurrent connections (default 10)
  *   BENCH_ROUNDS       rounds of server-then-baseline per scenario, the best of each reported (default 3)
+ *   BENCH_PROFILE      a folder where each server and baseline process writes a CPU profile (.cpuprofile) as it stops
  *   BENCH_ONLY         a substring: run only the scenarios whose name contains it; `datasize` runs
  *                      bench/datasize.ts instead (a grown database against a small one)
  */
@@ -29,6 +30,7 @@ import {
   memory,
   onDatabases,
   pinned,
+  profiled,
   rounds,
   seconds,
   SERVER_CORE,
@@ -50,7 +52,7 @@ const REST_SECONDS = 25;
 
 async function startBaseline(env: Record<string, string>): Promise<ChildProcess> {
   // Every scenario's route, whatever BENCH_ONLY narrows: a note may measure any of them on the baseline.
-  const proc = spawnNode(SERVER_CORE, ['bench/baseline.ts'], { ...env, BENCH_ONLY: '' });
+  const proc = spawnNode(SERVER_CORE, profiled(['bench/baseline.ts']), { ...env, BENCH_ONLY: '' });
   await new Promise<void>((resolve, reject) => {
     proc.stdout!.once('data', () => resolve());
     proc.once('exit', (code) => reject(new Error(`the baseline exited (${code})`)));
