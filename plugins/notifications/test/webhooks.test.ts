@@ -4,7 +4,7 @@ import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { build, call, onMysql, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { expectErrors, makeUser, rowCount } from '../../../test/fixtures.ts';
-import { fields, sql } from '../../../core/sql.ts';
+import { count, fields, sql } from '../../../core/sql.ts';
 import { NotificationsDelivery, NotificationsEvent } from '../entities.ts';
 import { type Answer, RECEIVERS, startReceiver, verified, type Receiver } from '../../../test/receiver.ts';
 
@@ -48,6 +48,23 @@ async function until<T>(what: () => Promise<T>, done: (v: T) => boolean, ms = 15
     if (Date.now() > deadline) throw new Error(`not reached within ${ms} ms: ${JSON.stringify(v).slice(0, 500)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * Waits until the queue has nothing left to send: every event fanned out and every delivery ended.
+ * From then on no endpoint gets anything more, so what a receiver has is all it will get.
+ */
+async function drained(a: FastifyInstance): Promise<void> {
+  const D = NotificationsDelivery.c;
+  const E = NotificationsEvent.c;
+  await until(
+    async () => {
+      const [open] = await a.db.query(sql`select ${fields({ n: count() })} from ${NotificationsDelivery} where ${D.status} in ('pending', 'sending')`);
+      const [unfanned] = await a.db.query(sql`select ${fields({ n: count() })} from ${NotificationsEvent} where ${E.fanned} = ${0}`);
+      return Number(open!.n) + Number(unfanned!.n);
+    },
+    (left) => left === 0,
+  );
 }
 
 t.test('the events registry lists what enabled features declare', async (t) => {
@@ -258,6 +275,7 @@ t.test('a machine kept busy by something else (a database beside the server) cou
   while (Date.now() < until) {
     t.equal((await addCredits(a, 'steve')).statusCode, 200);
     events++;
+    // The pace of the rush under test (events arriving for 3 s), not a wait for something.
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   const during = r.received.length;
@@ -279,7 +297,7 @@ t.test('a test message from the admin API goes to that endpoint only', async (t)
   t.match(res.json(), { endpointID: id, event: 'notifications.test', status: /^(pending|sending|delivered)$/ });
   const [got] = await r.waitFor(1);
   t.match(verified(secret, got!), { type: 'notifications.test', data: { endpointId: Number(id) } });
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await drained(a);
   t.equal(other.received.length, 0);
   t.match((await call(a, `/api/admin/notifications/deliveries/${res.json().id}`)).json(), { status: 'delivered' });
   t.match((await call(a, '/api/admin/audit?action=notifications.endpoint.test')).json(), [{ targetID: id, summary: 'Sent a test message' }]);
@@ -294,7 +312,7 @@ t.test('an inactive endpoint and one not subscribed get nothing; a rolled-back c
   t.equal((await addCredits(a, 'nobody')).statusCode, 404);
   await addCredits(a, 'steve');
   await r.waitFor(1);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await drained(a);
   t.same(
     r.received.map((x) => JSON.parse(x.body).type),
     ['users.created'],
@@ -313,7 +331,9 @@ t.test('two server processes on one database send each event once', { skip: !onM
   await makeUser(one, 'steve');
   await Promise.all(Array.from({ length: 20 }, (_, i) => addCredits(i % 2 ? one : two, 'steve')));
   await r.waitFor(40, 20000);
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await drained(one);
+  // A row claimed twice goes out beside its first send, before the rows end; stopped, neither process sends again.
+  await Promise.all([one.close(), two.close()]);
   t.equal(r.received.length, 40, 'no delivery was sent twice');
   t.equal(r.ids().size, 20);
 });
@@ -352,10 +372,12 @@ t.test('deliveries that ended past retentionDays go with their tries and events;
   const events = await b.db.query(sql`select ${fields({ id: e.c.id })} from ${e} join ${d} on ${d.c.eventId} = ${e.c.id}`);
   t.equal(events.length, 2, 'the events of the deliveries left are kept');
   t.equal(await rowCount(b, 'notifications_events'), 2, 'the events of the removed deliveries went');
+  // Both ended long ago before the next start, so a start-up sweep would find them.
+  await b.db.run(sql`update ${NotificationsDelivery} set ${D.status} = 'delivered', ${D.updatedDate} = ${old}`);
   await b.close();
 
   const keep = await app(t, { retentionDays: 0 }, url);
-  await keep.db.run(sql`update ${NotificationsDelivery} set ${D.status} = 'delivered', ${D.updatedDate} = ${old}`);
+  // A sweep that does not happen has no event to wait for: this is longer than a start-up sweep of two rows takes.
   await new Promise((resolve) => setTimeout(resolve, 300));
   t.equal(await rowCount(keep, 'notifications_deliveries'), 2, 'retentionDays 0 keeps every delivery');
 });
