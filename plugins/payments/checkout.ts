@@ -13,7 +13,8 @@ import type { UserAccount } from '../users/contract.ts';
 import type { Blocks } from './blocks.ts';
 import { refuseOverLimit } from './limits.ts';
 import { taxAsked } from './tax.ts';
-import type { GatewayAdapter, PurchaseRequest } from './contract.ts';
+import { type BillingPlace, grossOf, type TaxRates } from './tax-rates.ts';
+import type { GatewayAdapter, PurchaseRequest, TaxFacts } from './contract.ts';
 import { PaymentsCheckout, PaymentsPayment } from './entities.ts';
 import type { Gateways } from './gateways.ts';
 import { centsOf, type CheckoutInput, MAX_CENTS, type Payment, type PaymentsDeps, type PricedBasket } from './model.ts';
@@ -30,7 +31,10 @@ const GUEST_EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MAX_LINES = 100;
 
 /** What a new payment is for, as its checkout starts. */
-type Opening = Pick<Payment, 'userId' | 'guestName' | 'guestEmail' | 'packageId' | 'amount' | 'currency' | 'credits' | 'bonus' | 'purchaseLines'> & {
+type Opening = Pick<
+  Payment,
+  'userId' | 'guestName' | 'guestEmail' | 'packageId' | 'amount' | 'currency' | 'credits' | 'bonus' | 'purchaseLines' | 'taxFacts'
+> & {
   description: string;
 };
 
@@ -57,7 +61,7 @@ function requestedLines(lines: unknown): RequestedLine[] {
   });
 }
 
-function urlOf(value: string, field: string): string {
+export function urlOf(value: string, field: string): string {
   let url: URL;
   try {
     url = new URL(value);
@@ -87,12 +91,21 @@ export class Checkouts {
   readonly #packages: Packages;
 
   readonly #blocks: Blocks;
+  readonly #rates: TaxRates;
 
-  constructor(deps: PaymentsDeps, gateways: Gateways, packages: Packages, blocks: Blocks) {
+  constructor(deps: PaymentsDeps, gateways: Gateways, packages: Packages, blocks: Blocks, rates: TaxRates) {
     this.#deps = deps;
     this.#gateways = gateways;
     this.#packages = packages;
     this.#blocks = blocks;
+    this.#rates = rates;
+  }
+
+  /** The owner's table's tax on `amount`, as JSON, for a gateway that computes none while tax is on; null (and no statement) otherwise. */
+  async #tableTax(adapter: GatewayAdapter, amount: number, place: BillingPlace): Promise<string | null> {
+    const mode = this.#deps.settings.get().taxMode;
+    if (mode === 'off' || adapter.computesTax) return null;
+    return JSON.stringify(await this.#rates.quote(amount, mode === 'inclusive', place, this.#deps.ipCountryHeader));
   }
 
   async #user(input: CheckoutInput): Promise<UserAccount> {
@@ -129,8 +142,15 @@ export class Checkouts {
       what = { packageId: null, amount, currency, credits: amount, bonus: 0, description: `${formatMoney(amount)} ${currency} of credits` };
     }
     await refuseOverLimit(this.#deps, user, what.amount);
-    const fingerprint = fingerprintOf(['top-up', adapter.name, user.id, what.packageId, what.amount, what.currency, returnURL, cancelURL]);
-    return this.#open(adapter, { ...what, userId: user.id, guestName: null, guestEmail: null, purchaseLines: null }, returnURL, cancelURL, fingerprint);
+    const taxFacts = await this.#tableTax(adapter, what.amount, input);
+    const fingerprint = fingerprintOf(['top-up', adapter.name, user.id, what.packageId, what.amount, what.currency, returnURL, cancelURL, taxFacts]);
+    return this.#open(
+      adapter,
+      { ...what, userId: user.id, guestName: null, guestEmail: null, purchaseLines: null, taxFacts },
+      returnURL,
+      cancelURL,
+      fingerprint,
+    );
   }
 
   /** The buyer of a purchase request: an account, or a guest when guest checkout is on. */
@@ -174,6 +194,7 @@ export class Checkouts {
     if (quote.total < 1) throw new DomainError('INVALID_AMOUNT', 'This basket costs nothing: there is nothing to pay at a gateway.');
     if (quote.total > MAX_CENTS) throw new DomainError('INVALID_AMOUNT', `A purchase must cost at most ${formatMoney(MAX_CENTS)}.`);
     if ('userId' in buyer) await refuseOverLimit(this.#deps, await this.#deps.users.requireById(buyer.userId), quote.total);
+    const taxFacts = await this.#tableTax(adapter, quote.total, request);
     return this.#open(
       adapter,
       {
@@ -186,6 +207,7 @@ export class Checkouts {
         credits: 0,
         bonus: 0,
         purchaseLines: JSON.stringify({ lines: quote.lines, adjustments: quote.adjustments } satisfies PricedBasket),
+        taxFacts,
         description: quote.lines
           .map((l) => `${l.productName} x${l.quantity}`)
           .join(', ')
@@ -205,6 +227,7 @@ export class Checkouts {
         quote.currency,
         returnURL,
         cancelURL,
+        taxFacts,
       ]),
     );
   }
@@ -258,15 +281,17 @@ export class Checkouts {
   async #create(adapter: GatewayAdapter, what: Opening, returnURL: string, cancelURL: string, id: string, fingerprint: string): Promise<Payment> {
     try {
       let session: Awaited<ReturnType<typeof adapter.createCheckout>>;
+      const tax = what.taxFacts === null ? undefined : (JSON.parse(what.taxFacts) as TaxFacts);
       try {
         session = await adapter.createCheckout({
           paymentId: id,
-          amount: what.amount,
+          amount: grossOf(what.amount, tax),
           currency: what.currency,
           description: what.description,
           returnURL,
           cancelURL,
-          tax: taxAsked(this.#deps.settings.get().taxMode),
+          tax: adapter.computesTax ? taxAsked(this.#deps.settings.get().taxMode) : undefined,
+          taxAmount: tax?.amount,
           threeDSecure: this.#deps.settings.get().stripeThreeDSecure || undefined,
         });
       } catch (err) {

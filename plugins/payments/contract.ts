@@ -18,8 +18,16 @@ export interface CheckoutRequest {
   description: string;
   returnURL: string;
   cancelURL: string;
-  /** Tax the gateway should compute (the site's taxMode), on top of `amount` (exclusive) or within it; absent while tax is off. */
+  /**
+   * Tax a gateway that `computesTax` should compute (the site's taxMode), on top of `amount`
+   * (exclusive) or within it; absent while tax is off, and for the other gateways.
+   */
   tax?: 'inclusive' | 'exclusive';
+  /**
+   * For a gateway that computes no tax, while tax is on: cents of tax within `amount`, from the
+   * owner's rate table (`amount` is then what the buyer pays, the tax added already when exclusive).
+   */
+  taxAmount?: number;
   /** The owner asks for 3-D Secure on every card payment (a gateway that cannot ask ignores it). */
   threeDSecure?: boolean;
 }
@@ -41,24 +49,65 @@ export interface WebhookRequest {
  * What a verified webhook means for a payment. The payment is found by `paymentId` when the
  * gateway echoes ours, else by `checkoutRef`, else by `chargeRef`.
  */
-export type GatewayEvent = {
-  /** The gateway's event id: each is acted on once. */
+export type GatewayEvent =
+  | ({
+      /** The gateway's event id: each is acted on once. */
+      eventId: string;
+      paymentId?: string;
+      checkoutRef?: string;
+      chargeRef?: string;
+    } & (
+      | { kind: 'completed'; amount: number; currency: string; tax?: TaxFacts }
+      /** `refundedTotal`: cents refunded so far, when the gateway says; less than the amount paid changes nothing. */
+      | { kind: 'refunded'; refundedTotal?: number }
+      | { kind: 'disputed'; dispute?: DisputeFacts }
+      /** The merchant won the dispute: the money stays, so what the dispute took back is undone. */
+      | { kind: 'dispute-won'; dispute?: DisputeFacts }
+      /** The payer's bank ruled for the payer: the money is gone for good (the credits went when it opened). */
+      | { kind: 'dispute-lost'; dispute?: DisputeFacts }
+      /** Verified but of no interest (another event type): acknowledged, nothing changes. */
+      | { kind: 'ignored' }
+    ))
+  | SubscriptionGatewayEvent;
+
+/**
+ * What a verified webhook means for a subscription paid at its gateway: the payments feature hands
+ * these to the hook the subscriptions feature registers (`onSubscriptionEvent`), which acts on each once.
+ */
+export type SubscriptionGatewayEvent = {
+  /** The gateway's event id. */
   eventId: string;
-  paymentId?: string;
-  checkoutRef?: string;
-  chargeRef?: string;
-} & (
-  | { kind: 'completed'; amount: number; currency: string; tax?: TaxFacts }
-  /** `refundedTotal`: cents refunded so far, when the gateway says; less than the amount paid changes nothing. */
-  | { kind: 'refunded'; refundedTotal?: number }
-  | { kind: 'disputed'; dispute?: DisputeFacts }
-  /** The merchant won the dispute: the money stays, so what the dispute took back is undone. */
-  | { kind: 'dispute-won'; dispute?: DisputeFacts }
-  /** The payer's bank ruled for the payer: the money is gone for good (the credits went when it opened). */
-  | { kind: 'dispute-lost'; dispute?: DisputeFacts }
-  /** Verified but of no interest (another event type): acknowledged, nothing changes. */
-  | { kind: 'ignored' }
+  /** The gateway's id of the subscription (Stripe's `sub_…`). */
+  subscriptionRef: string;
+} /** The checkout was paid (or its free trial began): `reference` is the one its checkout was started with. */ & (
+  | { kind: 'subscription-started'; reference: string; amount: number; currency: string }
+  /** A later period was paid; `periodEnd` (UTC `YYYY-MM-DD HH:MM:SS`) when the gateway says. */
+  | { kind: 'subscription-paid'; amount: number; currency: string; periodEnd?: string }
+  /** A renewal's charge failed: the gateway tries again by its own rules. */
+  | { kind: 'subscription-failed'; amount: number }
+  /** The gateway ended the subscription (cancelled, or unpaid after its retries). */
+  | { kind: 'subscription-ended' }
 );
+
+/** A subscription's checkout: the first period paid at the gateway, the later ones charged by it. */
+export interface SubscriptionCheckoutRequest {
+  /** Ours: the gateway carries it back in the start event. */
+  reference: string;
+  /** The subscriber: a player blocked from paying (a dispute) is refused, PURCHASES_BLOCKED. */
+  userId: number;
+  /** Cents of `currency` per interval. */
+  amount: number;
+  currency: string;
+  description: string;
+  interval: { unit: 'day' | 'week' | 'month' | 'year'; count: number };
+  /** Free days before the first charge; 0 for none. */
+  trialDays: number;
+  returnURL: string;
+  cancelURL: string;
+}
+
+/** What the subscriptions feature's hook did with an event: `duplicate` when it was acted on before, `unchanged` when past that state. */
+export type SubscriptionEventResult = 'started' | 'renewed' | 'payment_failed' | 'ended' | 'ignored' | 'duplicate' | 'unchanged';
 
 /** The tax a gateway computed on a payment (Stripe Tax); the completion's `amount` is then what the buyer paid, tax included. */
 export interface TaxFacts {
@@ -66,8 +115,14 @@ export interface TaxFacts {
   amount: number;
   /** Included in the price (true), or added to it at checkout. */
   inclusive: boolean;
-  /** The buyer's billing country (ISO 3166-1 alpha-2), as the gateway collected it. */
+  /** The buyer's billing country (ISO 3166-1 alpha-2), as the gateway collected it or the buyer chose it. */
   country?: string;
+  /** The state or province whose rate applied (the owner's rate table); '' or absent for the country's. */
+  region?: string;
+  /** The country of the buyer's address (the owner's proxy header), recorded beside `country` as evidence. */
+  ipCountry?: string;
+  /** The owner's rate applied, in thousandths of a percent; absent when the gateway computed the tax. */
+  rate?: number;
 }
 
 /** What a gateway says of a dispute; each part when it says it. */
@@ -89,6 +144,8 @@ export interface GatewayAdapter {
    * testMode is on, its orders are test orders, it takes no top-ups and never credits a balance.
    */
   readonly test?: boolean;
+  /** The gateway computes the tax itself (Stripe Tax); any other is charged the tax of the owner's rate table. */
+  readonly computesTax?: boolean;
   createCheckout(request: CheckoutRequest): Promise<CheckoutSession>;
   /**
    * Verifies the webhook's signature and reads it. Throws an error whose `code` is
@@ -103,6 +160,10 @@ export interface GatewayAdapter {
    * a payment is left `refund-due` for staff.
    */
   refund?(request: { paymentId: string; chargeRef: string; amount: number; currency: string }): Promise<void>;
+  /** Optional: a checkout that starts a subscription the gateway charges each interval (Stripe Billing). */
+  createSubscriptionCheckout?(request: SubscriptionCheckoutRequest): Promise<CheckoutSession>;
+  /** Optional, with createSubscriptionCheckout: stops the gateway charging, at the period's end or now. */
+  cancelSubscription?(request: { subscriptionRef: string; atPeriodEnd: boolean }): Promise<void>;
   /** Optional: sends a dispute's evidence and submits it for review, keyed by `paymentId` so a retry sends it once. */
   submitEvidence?(request: { paymentId: string; disputeRef: string; evidence: DisputeEvidence }): Promise<void>;
 }
@@ -154,6 +215,12 @@ export interface PurchaseRequest {
   cancelURL: string;
   /** The buyer's address, for a block naming addresses. */
   ip?: string;
+  /** The buyer's country (ISO 3166-1 alpha-2), for the owner's tax rates while tax is on. */
+  billingCountry?: string;
+  /** The buyer's state or province (CA, QC) where the owner's rates differ by it. */
+  billingRegion?: string;
+  /** The request's headers, lower-cased: the country of the buyer's address is read from the one the owner names (ipCountryHeader). */
+  headers?: Record<string, string | string[] | undefined>;
 }
 
 /**
@@ -200,6 +267,18 @@ export interface PaymentsService {
   startPurchase(request: PurchaseRequest): Promise<{ paymentId: string; checkoutURL: string; amount: number; currency: string }>;
   /** PAYMENT_NOT_FOUND when there is no such payment. */
   purchaseStatus(paymentId: string): Promise<PurchaseStatus>;
+  /**
+   * A subscription's checkout at a gateway that sells them. GATEWAY_UNAVAILABLE when the gateway is
+   * off or cannot, INVALID_URL for a bad return or cancel URL, GATEWAY_ERROR when it fails.
+   */
+  startSubscription(gateway: string, request: SubscriptionCheckoutRequest): Promise<CheckoutSession>;
+  /** Stops a gateway's subscription charging (at the period's end, or now). GATEWAY_UNAVAILABLE, GATEWAY_ERROR. */
+  cancelSubscription(gateway: string, request: { subscriptionRef: string; atPeriodEnd: boolean }): Promise<void>;
+  /**
+   * The hook the subscriptions feature registers: each verified subscription event of a gateway's
+   * webhook is handed to it (one hook; without one such events are `ignored`).
+   */
+  onSubscriptionEvent(handler: (gateway: string, event: SubscriptionGatewayEvent) => Promise<SubscriptionEventResult>): void;
   /** The tax recorded on the payment of a store order, with the seller's tax number; undefined when it carries none. */
   orderTax(orderId: number): Promise<OrderTax | undefined>;
 }

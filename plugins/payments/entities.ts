@@ -57,6 +57,11 @@ export const PaymentsPayment = defineEntity({
     /** Credits that could not be taken back (already spent): what the player owes. */
     debt: p.bigint('number'),
     checkoutUrl: p.text(),
+    /**
+     * JSON of the tax the store computed at checkout from its rate table (TableTax, tax-rates.ts), the
+     * completion records; null while tax is off and at a gateway that computes its own (Stripe).
+     */
+    taxFacts: p.text().nullable(),
     creationDate: p.string().length(19).index(),
     updateDate: p.string().length(19),
   },
@@ -161,8 +166,31 @@ export const PaymentsTax = defineEntity({
     currency: p.string().length(3),
     /** Included in the price shown (true) or added at checkout. */
     inclusive: p.boolean(),
+    /** The buyer's state or province (ISO 3166-2 suffix: CA, QC) when the rate table had one for it; '' otherwise. */
+    region: p.string().length(3).default(''),
+    /** The country of the buyer's address, from the owner's proxy header (ipCountryHeader): evidence beside `country`; '' when unknown. */
+    ipCountry: p.string().length(2).default(''),
+    /** The rate applied from the owner's table, in thousandths of a percent (19000 is 19 %); null when the gateway computed it. */
+    rate: p.integer().nullable(),
     creationDate: p.string().length(19).index(),
   },
 });
 
-export const entities = [PaymentsPackage, PaymentsPayment, PaymentsEvent, PaymentsCheckout, PaymentsDispute, PaymentsBlock, PaymentsTax];
+/** The owner's tax rates for gateways that compute none (all but Stripe): one per country, and per state or province where it differs. */
+export const PaymentsTaxRate = defineEntity({
+  name: 'PaymentsTaxRate',
+  tableName: 'payments_tax_rates',
+  uniques: [{ properties: ['country', 'region'] }],
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    /** ISO 3166-1 alpha-2, upper case. */
+    country: p.string().length(2),
+    /** ISO 3166-2 subdivision suffix (a US state, a Canadian province), upper case; '' for the whole country. */
+    region: p.string().length(3),
+    /** Thousandths of a percent: 19000 is 19 %, 7125 is 7.125 %. */
+    rate: p.integer(),
+    updateDate: p.string().length(19),
+  },
+});
+
+export const entities = [PaymentsPackage, PaymentsPayment, PaymentsEvent, PaymentsCheckout, PaymentsDispute, PaymentsBlock, PaymentsTax, PaymentsTaxRate];

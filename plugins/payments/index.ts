@@ -53,6 +53,12 @@ const options = Type.Object({
   chargebackRefundsOrders: Type.Boolean({ default: false }),
   /** A dispute's block names the disputed account's sign-up address too, refusing checkouts from it (everyone behind a shared address). */
   blockAddresses: Type.Boolean({ default: false }),
+  /**
+   * The request header the owner's proxy or CDN sets to the country of the buyer's address
+   * (Cloudflare's CF-IPCountry): recorded beside the billing country as tax evidence. Empty: none
+   * (a header a client could set itself is no evidence; name one only behind such a proxy).
+   */
+  ipCountryHeader: Type.String({ default: '', maxLength: 64, pattern: '^[A-Za-z0-9-]*$' }),
   /** How often unpaid purchases are looked for. */
   expirySweepSeconds: Type.Integer({ default: 60, minimum: 1 }),
 });
@@ -96,6 +102,7 @@ export default defineFeature({
     EVIDENCE_ALREADY_SUBMITTED: 409,
     EVIDENCE_NOT_SUPPORTED: 400,
     INVALID_GUEST_EMAIL: 400,
+    TAX_RATE_NOT_FOUND: 404,
   },
   async register(app, { db, events, services, settings, env, log, options: opts }) {
     const payments = new DbPaymentsService({
@@ -114,6 +121,7 @@ export default defineFeature({
       audit: services.get(auditRef),
       services,
       blockAddresses: opts.blockAddresses,
+      ipCountryHeader: opts.ipCountryHeader.toLowerCase(),
     });
     const stripeMissing = missing(env, ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
     if (stripeMissing.length === 0) {
@@ -148,7 +156,7 @@ export default defineFeature({
     services.provide(paymentsRef, payments);
     services.get(usersRef).addPlayerPanel(chargebackPanel(payments, settings));
     await paymentsRoutes(app, payments, settings);
-    taxRoutes(app, db);
+    taxRoutes(app, db, payments.taxRates, settings);
     testModeRoutes(app, payments);
 
     let sweeper: NodeJS.Timeout | undefined;

@@ -11,6 +11,7 @@ import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { Adjustment, PricedLine, StoreCheckout, StoreOrders } from '../store/contract.ts';
 import type { UsersService } from '../users/contract.ts';
+import type { SubscriptionEventResult } from './contract.ts';
 import type { PaymentsPackage, PaymentsPayment } from './entities.ts';
 
 export type Package = TableRecord<typeof PaymentsPackage>;
@@ -34,6 +35,9 @@ export interface CheckoutInput {
   cancelURL: string;
   /** The request's address, for a block naming addresses. */
   ip?: string;
+  billingCountry?: string;
+  billingRegion?: string;
+  headers?: Record<string, string | string[] | undefined>;
 }
 
 /**
@@ -41,7 +45,18 @@ export interface CheckoutInput {
  * state); for a purchase no longer possible, `credited`, `refunded` or `refund-due`; a dispute closed
  * `reinstated` when won (its credits given back), `lost` when lost.
  */
-export type WebhookResult = 'completed' | 'credited' | 'refund-due' | 'refunded' | 'disputed' | 'reinstated' | 'lost' | 'ignored' | 'duplicate' | 'unchanged';
+export type WebhookResult =
+  | 'completed'
+  | 'credited'
+  | 'refund-due'
+  | 'refunded'
+  | 'disputed'
+  | 'reinstated'
+  | 'lost'
+  | 'ignored'
+  | 'duplicate'
+  | 'unchanged'
+  | SubscriptionEventResult;
 
 export interface PaymentsDeps {
   db: Database;
@@ -66,6 +81,8 @@ export interface PaymentsDeps {
   services: ServiceRegistry;
   /** A dispute's block names the account's address too (a shared address blocks everyone behind it). */
   blockAddresses: boolean;
+  /** The request header the owner's proxy puts the country of the buyer's address in (CF-IPCountry); '' for none. */
+  ipCountryHeader: string;
 }
 
 export const MAX_CENTS = 100_000_000_00;

@@ -118,7 +118,19 @@ export function paypalGateway(secrets: PayPalSecrets, { timeoutMs }: PayPalOptio
             {
               custom_id: request.paymentId,
               description: request.description.slice(0, 127),
-              amount: { currency_code: request.currency, value: formatMoney(request.amount) },
+              amount: {
+                currency_code: request.currency,
+                value: formatMoney(request.amount),
+                // The owner's tax shown apart on PayPal's page: the total is the goods and the tax.
+                ...(request.taxAmount
+                  ? {
+                      breakdown: {
+                        item_total: { currency_code: request.currency, value: formatMoney(request.amount - request.taxAmount) },
+                        tax_total: { currency_code: request.currency, value: formatMoney(request.taxAmount) },
+                      },
+                    }
+                  : {}),
+              },
             },
           ],
           payment_source: { paypal: { experience_context: { return_url: request.returnURL, cancel_url: request.cancelURL, user_action: 'PAY_NOW' } } },

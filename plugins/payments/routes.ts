@@ -170,7 +170,7 @@ function playerRoutes(fastify: FastifyInstance, payments: DbPaymentsService, tz:
       },
     },
     async (request) => {
-      const payment = await payments.checkout({ ...request.body, ip: request.ip });
+      const payment = await payments.checkout({ ...request.body, ip: request.ip, headers: request.headers });
       return { status: true as const, data: { paymentID: payment.id, checkoutURL: payment.checkoutUrl } };
     },
   );
@@ -220,7 +220,7 @@ function playerRoutes(fastify: FastifyInstance, payments: DbPaymentsService, tz:
       },
     },
     async (request) => {
-      const { gateway, userID, username, guestName, guestEmail, lines, returnURL, cancelURL, coupon, giftCard } = request.body;
+      const { gateway, userID, username, guestName, guestEmail, lines, returnURL, cancelURL, coupon, giftCard, billingCountry, billingRegion } = request.body;
       const started = await payments.startPurchase({
         gateway,
         returnURL,
@@ -229,6 +229,9 @@ function playerRoutes(fastify: FastifyInstance, payments: DbPaymentsService, tz:
         guestEmail,
         codes: { coupon, giftCard, sender: { address: request.ip, api: true } },
         ip: request.ip,
+        billingCountry,
+        billingRegion,
+        headers: request.headers,
         userId: username !== undefined && userID === undefined ? await payments.userIdOf(username) : userID === undefined ? undefined : Number(userID),
         lines: lines.map((l) => ({
           productId: Number(l.productID),

@@ -36,6 +36,20 @@ export const PackagePatchBody = Type.Partial(Type.Object(packageFields));
 
 export const PackageParams = S.idParam('id');
 
+/** The buyer's place, for the owner's tax rates (site setting taxMode on, a gateway other than Stripe). */
+const billing = {
+  billingCountry: Type.Optional(
+    Type.String({
+      maxLength: 8,
+      description: "the buyer's country, ISO 3166-1 alpha-2; while tax is on at a gateway other than Stripe, required unless the owner's proxy header gives it",
+      examples: ['DE'],
+    }),
+  ),
+  billingRegion: Type.Optional(
+    Type.String({ maxLength: 8, description: 'the state or province (ISO 3166-2 suffix) where rates differ by it', examples: ['CA'] }),
+  ),
+};
+
 export const CheckoutBody = Type.Object({
   userID: Type.Optional(S.numeric()),
   username: Type.Optional(Type.String({ maxLength: 64 })),
@@ -44,6 +58,7 @@ export const CheckoutBody = Type.Object({
   gateway: Type.String({ minLength: 1, maxLength: 32 }),
   returnURL: Type.String({ minLength: 1, maxLength: 2000 }),
   cancelURL: Type.String({ minLength: 1, maxLength: 2000 }),
+  ...billing,
 });
 
 export const PurchaseBody = Type.Object({
@@ -68,6 +83,7 @@ export const PurchaseBody = Type.Object({
   ...promotionCodes,
   returnURL: Type.String({ minLength: 1, maxLength: 2000 }),
   cancelURL: Type.String({ minLength: 1, maxLength: 2000 }),
+  ...billing,
 });
 
 export const PurchaseResponse = S.ok({
@@ -113,7 +129,8 @@ export const WebhookResponse = S.ok({
   data: Type.Object({
     result: S.str(
       'completed, credited or refund-due (a purchase no longer possible), refunded, disputed, reinstated (a dispute won, its credits back), ' +
-        'lost (a dispute lost), ignored (no payment event), duplicate (seen before) or unchanged',
+        'lost (a dispute lost), ignored (no payment event), duplicate (seen before) or unchanged; for a subscription paid at the gateway: ' +
+        'started, renewed, payment_failed or ended',
       'completed',
     ),
   }),

@@ -11,14 +11,28 @@ import { addSeconds, now } from '../../core/format.ts';
 import { fields, sql, sum, where } from '../../core/sql.ts';
 import { Blocks } from './blocks.ts';
 import { Checkouts } from './checkout.ts';
-import type { GatewayAdapter, OrderTax, PaymentsService, PurchaseRequest, PurchaseStatus, TopUpPackage, WebhookRequest } from './contract.ts';
+import type {
+  CheckoutSession,
+  GatewayAdapter,
+  OrderTax,
+  PaymentsService,
+  PurchaseRequest,
+  PurchaseStatus,
+  SubscriptionCheckoutRequest,
+  SubscriptionEventResult,
+  SubscriptionGatewayEvent,
+  TopUpPackage,
+  WebhookRequest,
+} from './contract.ts';
 import { Disputes } from './disputes.ts';
 import { PaymentsCheckout, PaymentsEvent, PaymentsPayment } from './entities.ts';
 import { Evidence } from './evidence.ts';
 import { Gateways } from './gateways.ts';
 import type { CheckoutInput, Package, PackageInput, Payment, PaymentsDeps, WebhookResult } from './model.ts';
 import { Packages } from './packages.ts';
-import { orderTax } from './tax.ts';
+import { SubscriptionCheckouts } from './subscription-checkout.ts';
+import { orderTax, storedTax } from './tax.ts';
+import { grossOf, TaxRates } from './tax-rates.ts';
 import { Webhooks } from './webhooks.ts';
 
 export type { CheckoutInput, Package, PackageInput, Payment, PaymentsDeps, WebhookResult } from './model.ts';
@@ -31,12 +45,15 @@ export class DbPaymentsService implements PaymentsService {
   readonly #packages: Packages;
   readonly #checkouts: Checkouts;
   readonly #webhooks: Webhooks;
+  readonly #subscriptions: SubscriptionCheckouts;
   /** The block list disputes fill and checkouts read (blocks.ts). */
   readonly blocks: Blocks;
   /** Disputes' records (disputes.ts). */
   readonly disputes: Disputes;
   /** A dispute's evidence, gathered and sent once (evidence.ts). */
   readonly evidence: Evidence;
+  /** The owner's tax rates for gateways that compute no tax (tax-rates.ts). */
+  readonly taxRates: TaxRates;
 
   constructor(deps: PaymentsDeps) {
     this.#deps = deps;
@@ -45,8 +62,10 @@ export class DbPaymentsService implements PaymentsService {
     this.blocks = new Blocks(deps);
     this.disputes = new Disputes(deps, this.blocks);
     this.evidence = new Evidence(deps, this.disputes, this.#gateways);
-    this.#checkouts = new Checkouts(deps, this.#gateways, this.#packages, this.blocks);
+    this.taxRates = new TaxRates(deps.db, deps.audit);
+    this.#checkouts = new Checkouts(deps, this.#gateways, this.#packages, this.blocks, this.taxRates);
     this.#webhooks = new Webhooks(deps, this.#gateways, this.disputes);
+    this.#subscriptions = new SubscriptionCheckouts(deps.log, this.#gateways, this.blocks);
   }
 
   // ---- gateways
@@ -126,6 +145,20 @@ export class DbPaymentsService implements PaymentsService {
     return this.#checkouts.forget(at);
   }
 
+  // ---- subscriptions paid at a gateway (subscription-checkout.ts)
+
+  startSubscription(gateway: string, request: SubscriptionCheckoutRequest): Promise<CheckoutSession> {
+    return this.#subscriptions.start(gateway, request);
+  }
+
+  cancelSubscription(gateway: string, request: { subscriptionRef: string; atPeriodEnd: boolean }): Promise<void> {
+    return this.#subscriptions.cancel(gateway, request);
+  }
+
+  onSubscriptionEvent(handler: (gateway: string, event: SubscriptionGatewayEvent) => Promise<SubscriptionEventResult>): void {
+    this.#webhooks.onSubscriptionEvent(handler);
+  }
+
   // ---- webhooks
 
   async webhook(gateway: string, request: WebhookRequest): Promise<WebhookResult> {
@@ -150,7 +183,8 @@ export class DbPaymentsService implements PaymentsService {
       paymentId: payment.id,
       checkoutRef: payment.checkoutRef,
       chargeRef: `test-${payment.id}`,
-      amount: payment.amount,
+      // What its buyer would have paid: the owner's tax on top when it is added at checkout.
+      amount: grossOf(payment.amount, storedTax(payment)),
       currency: payment.currency,
     });
     return { payment, result };

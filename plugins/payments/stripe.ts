@@ -5,6 +5,7 @@
 import Stripe from 'stripe';
 import { DomainError } from '../../core/errors.ts';
 import type { DisputeFacts, GatewayAdapter, GatewayEvent } from './contract.ts';
+import { cancelSubscription, createSubscriptionCheckout, readBillingEvent, sessionStarted } from './stripe-billing.ts';
 
 export interface StripeSecrets {
   secretKey: string;
@@ -35,6 +36,7 @@ export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets, { tim
   const stripe = new Stripe(secretKey, { timeout: timeoutMs, maxNetworkRetries: networkRetries, ...addressOf(apiBase) });
   return {
     name: 'stripe',
+    computesTax: true,
 
     async createCheckout(request) {
       const session = await stripe.checkout.sessions.create({
@@ -63,6 +65,9 @@ export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets, { tim
       if (!session.url) throw new Error(`Stripe returned checkout session ${session.id} without a URL.`);
       return { checkoutRef: session.id, checkoutURL: session.url };
     },
+
+    createSubscriptionCheckout: (request) => createSubscriptionCheckout(stripe, request),
+    cancelSubscription: (request) => cancelSubscription(stripe, request),
 
     async parseWebhook({ rawBody, headers }) {
       const signature = headers['stripe-signature'];
@@ -116,6 +121,7 @@ function readEvent(event: Stripe.Event): GatewayEvent {
     case 'checkout.session.completed':
     case 'checkout.session.async_payment_succeeded': {
       const session = event.data.object;
+      if (session.mode === 'subscription') return sessionStarted(eventId, session) ?? { eventId, kind: 'ignored' };
       // Delayed methods (bank debits) complete the session unpaid; async_payment_succeeded follows.
       if (session.payment_status !== 'paid') return { eventId, kind: 'ignored' };
       if (session.amount_total === null || !session.currency) throw new DomainError('INVALID_WEBHOOK', `Session ${session.id} has no amount.`);
@@ -158,6 +164,6 @@ function readEvent(event: Stripe.Event): GatewayEvent {
       return kind ? { eventId, kind, chargeRef: idOf(dispute.payment_intent), dispute: disputeFacts(dispute) } : { eventId, kind: 'ignored' };
     }
     default:
-      return { eventId, kind: 'ignored' };
+      return readBillingEvent(event) ?? { eventId, kind: 'ignored' };
   }
 }

@@ -1,11 +1,16 @@
-/** The tax report: tax recorded per country over a period, as JSON or as the CSV an EU OSS return is filled from. */
+/**
+ * Tax's admin API: the owner's rate table (for gateways that compute no tax), and the tax report:
+ * tax recorded per country over a period, as JSON or as the CSV an EU OSS return is filled from.
+ */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
-import { formatMoney } from '../../core/format.ts';
+import { displayTimestamp, formatMoney } from '../../core/format.ts';
+import type { SettingsService } from '../../core/settings.ts';
 import * as S from '../../core/schemas.ts';
 import { taxReport } from './tax.ts';
+import { percentOf, type TaxRate, type TaxRates } from './tax-rates.ts';
 
 const DAY = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
 
@@ -29,8 +34,75 @@ function dayAfter(day: string): string {
   return `${next.toISOString().slice(0, 10)} 00:00:00`;
 }
 
-export function taxRoutes(fastify: FastifyInstance, db: Database): void {
-  fastify.withTypeProvider<S.TypeBoxProvider>().get(
+const TaxRateRow = S.row({
+  id: S.idStr(),
+  country: S.str('ISO 3166-1 alpha-2', 'DE'),
+  region: S.str("a state or province (ISO 3166-2 suffix); '' for the whole country", ''),
+  rate: S.str('percent', '19'),
+  updateDate: S.dateStr(),
+});
+
+const TaxRateBody = Type.Object({
+  country: Type.String({ maxLength: 8, description: 'ISO 3166-1 alpha-2', examples: ['DE'] }),
+  region: Type.Optional(Type.String({ maxLength: 8, description: 'a state or province (ISO 3166-2 suffix: CA, QC); empty or absent for the whole country' })),
+  rate: S.numeric({ description: 'percent, 0 to 50, at most three decimals', examples: ['19'] }),
+});
+
+const showRate = (r: TaxRate, tz: string) => ({
+  id: String(r.id),
+  country: r.country,
+  region: r.region,
+  rate: percentOf(r.rate),
+  updateDate: displayTimestamp(r.updateDate, tz),
+});
+
+export function taxRoutes(fastify: FastifyInstance, db: Database, rates: TaxRates, settings: SettingsService): void {
+  const app = fastify.withTypeProvider<S.TypeBoxProvider>();
+  const tz = () => settings.get().timezone;
+  app.get(
+    '/api/admin/payments/tax-rates',
+    {
+      schema: {
+        tags: ['payments'],
+        summary: 'The tax rates charged at gateways that compute no tax (all but Stripe)',
+        response: { 200: Type.Array(TaxRateRow) },
+      },
+    },
+    async () => (await rates.list()).map((r) => showRate(r, tz())),
+  );
+  app.put(
+    '/api/admin/payments/tax-rates',
+    {
+      schema: {
+        tags: ['payments'],
+        summary: "Set a country's (or a state's) tax rate",
+        description:
+          'Creates or replaces the rate of `country`, or of its `region` (a state or province whose rate differs). ' +
+          'Charged while the site setting taxMode is on, at every gateway but Stripe (Stripe Tax computes its own).',
+        body: TaxRateBody,
+        response: { 200: TaxRateRow },
+        errors: ['VALIDATION_ERROR', 'CONFLICT'],
+      },
+    },
+    async (request) => showRate(await rates.set(request.body), tz()),
+  );
+  app.delete(
+    '/api/admin/payments/tax-rates/:id',
+    {
+      schema: {
+        tags: ['payments'],
+        summary: 'Delete a tax rate (payments made keep their tax)',
+        params: S.idParam('id'),
+        response: { 200: S.ok() },
+        errors: ['TAX_RATE_NOT_FOUND'],
+      },
+    },
+    async (request) => {
+      await rates.delete(Number(request.params.id));
+      return { status: true as const };
+    },
+  );
+  app.get(
     '/api/admin/payments/tax',
     {
       schema: {

@@ -45,6 +45,10 @@ export function netOf(paid: number, tax: TaxFacts | undefined): number {
   return tax && !tax.inclusive ? paid - tax.amount : paid;
 }
 
+/** The tax of the owner's rate table a checkout kept with its payment, if any. */
+export const storedTax = (payment: { taxFacts: string | null }): TaxFacts | undefined =>
+  payment.taxFacts === null ? undefined : (JSON.parse(payment.taxFacts) as TaxFacts);
+
 /** The gateway's tax of a completed payment; inside the completion's transaction. */
 export async function recordTax(db: Database, paymentId: string, currency: string, tax: TaxFacts): Promise<void> {
   await PaymentsTax.insert(db, {
@@ -53,6 +57,9 @@ export async function recordTax(db: Database, paymentId: string, currency: strin
     amount: tax.amount,
     currency,
     inclusive: tax.inclusive,
+    region: tax.region ?? '',
+    ipCountry: tax.ipCountry ?? '',
+    rate: tax.rate ?? null,
     creationDate: now(),
   });
 }

@@ -13,15 +13,28 @@ import { DomainError } from '../../core/errors.ts';
 import { formatMoney, now } from '../../core/format.ts';
 import { raw, sql } from '../../core/sql.ts';
 import type { PurchaseBuyer } from '../store/contract.ts';
-import { WEBHOOK_REFUSALS, type GatewayAdapter, type GatewayEvent, type WebhookRequest } from './contract.ts';
+import {
+  WEBHOOK_REFUSALS,
+  type GatewayAdapter,
+  type GatewayEvent,
+  type SubscriptionEventResult,
+  type SubscriptionGatewayEvent,
+  type WebhookRequest,
+} from './contract.ts';
 import { PaymentsEvent, PaymentsPayment } from './entities.ts';
 import type { Disputes } from './disputes.ts';
 import type { Gateways } from './gateways.ts';
 import { type Payment, type PaymentsDeps, pricedBasket, type WebhookResult } from './model.ts';
 import { disputeWon, reverse } from './reversals.ts';
-import { netOf, recordTax } from './tax.ts';
+import { netOf, recordTax, storedTax } from './tax.ts';
 
 const P = PaymentsPayment.c;
+
+/** An event about one of our payments (not a subscription's, not ignored). */
+type PaymentEvent = Exclude<GatewayEvent, SubscriptionGatewayEvent | { kind: 'ignored' }>;
+type SubscriptionHandler = (gateway: string, event: SubscriptionGatewayEvent) => Promise<SubscriptionEventResult>;
+
+const isSubscriptionEvent = (event: GatewayEvent): event is SubscriptionGatewayEvent => event.kind.startsWith('subscription-');
 
 /**
  * A purchase the store refused at completion (stock gone, a rule no longer holding): the completing
@@ -56,11 +69,18 @@ export class Webhooks {
   readonly #gateways: Gateways;
 
   readonly #disputes: Disputes;
+  #subscriptions: SubscriptionHandler | undefined;
 
   constructor(deps: PaymentsDeps, gateways: Gateways, disputes: Disputes) {
     this.#deps = deps;
     this.#gateways = gateways;
     this.#disputes = disputes;
+  }
+
+  /** The subscriptions feature's hook (PaymentsService.onSubscriptionEvent). */
+  onSubscriptionEvent(handler: SubscriptionHandler): void {
+    if (this.#subscriptions) throw new Error('A subscription event handler is registered twice.');
+    this.#subscriptions = handler;
   }
 
   async receive(gateway: string, request: WebhookRequest): Promise<WebhookResult> {
@@ -83,6 +103,12 @@ export class Webhooks {
   async apply(adapter: GatewayAdapter, event: GatewayEvent): Promise<WebhookResult> {
     const gateway = adapter.name;
     if (event.kind === 'ignored') return 'ignored';
+    // A subscription's events are the subscriptions feature's to act on, once, in its own tables.
+    if (isSubscriptionEvent(event)) {
+      const result = this.#subscriptions ? await this.#subscriptions(gateway, event) : 'ignored';
+      this.#deps.log.info({ gateway, eventId: event.eventId, kind: event.kind, result }, 'webhook processed');
+      return result;
+    }
     try {
       let result: WebhookResult;
       try {
@@ -99,7 +125,7 @@ export class Webhooks {
     }
   }
 
-  async #lockPayment(gateway: string, event: GatewayEvent): Promise<Payment> {
+  async #lockPayment(gateway: string, event: PaymentEvent): Promise<Payment> {
     const { db } = this.#deps;
     const by = [
       [P.id, event.paymentId],
@@ -115,11 +141,13 @@ export class Webhooks {
   }
 
   /** `unfulfillable`: the store refused this completion's purchase in an earlier try: settle its money instead. */
-  async #apply(adapter: GatewayAdapter, event: Exclude<GatewayEvent, { kind: 'ignored' }>, unfulfillable?: DomainError): Promise<WebhookResult> {
+  async #apply(adapter: GatewayAdapter, event: PaymentEvent, unfulfillable?: DomainError): Promise<WebhookResult> {
     const { db } = this.#deps;
     const gateway = adapter.name;
     const payment = await this.#lockPayment(gateway, event);
-    if (event.kind === 'completed' && (netOf(event.amount, event.tax) !== payment.amount || event.currency.toUpperCase() !== payment.currency)) {
+    // The owner's table's tax, computed at checkout, when the gateway computed none.
+    const tax = event.kind === 'completed' ? (event.tax ?? storedTax(payment)) : undefined;
+    if (event.kind === 'completed' && (netOf(event.amount, tax) !== payment.amount || event.currency.toUpperCase() !== payment.currency)) {
       throw new DomainError(
         'AMOUNT_MISMATCH',
         `Event ${event.eventId} paid ${formatMoney(event.amount)} ${event.currency.toUpperCase()}, the payment asks ${formatMoney(payment.amount)} ` +
@@ -139,7 +167,7 @@ export class Webhooks {
           : unfulfillable
             ? await this.#settleUnfulfillable(adapter, payment, event.chargeRef, unfulfillable)
             : await this.#completePurchase(payment, event.chargeRef, adapter.test === true);
-      if (event.tax && (result === 'completed' || result === 'credited')) await recordTax(db, payment.id, payment.currency, event.tax);
+      if (tax && (result === 'completed' || result === 'credited')) await recordTax(db, payment.id, payment.currency, tax);
       return result;
     }
     // A partial refund leaves the purchase standing; the refund that makes it whole takes the credits back.

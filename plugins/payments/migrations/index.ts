@@ -6,5 +6,6 @@ import m3 from './20261128085657_payments_checkouts.ts';
 import m4 from './20261128121858_payments_disputes.ts';
 import m5 from './20261128123500_payments_guest_email.ts';
 import m6 from './20261128124928_payments_taxes.ts';
+import m7 from './20261128154236_payments_tax_rates.ts';
 
-export const migrations = [m0, m1, m2, m3, m4, m5, m6];
+export const migrations = [m0, m1, m2, m3, m4, m5, m6, m7];
