@@ -37,6 +37,11 @@ export default defineFeature({
         creationDate: order.creationDate,
       });
     });
+    // An order another store took, brought by an import: on the boards at its own date.
+    events.onCommitting('store.order.imported', async (order) => {
+      const { orderId, userId, username, total, currency, creationDate } = order;
+      await donations.record({ orderId, userId, username, amount: total, currency, creationDate });
+    });
 
     services.provide(donationsRef, donations);
     await donationsRoutes(app, donations, settings);

@@ -1,4 +1,4 @@
-/** The imports feature's contract: bringing a community in from another store (LeaderOS). */
+/** The imports feature's contract: bringing a community in from another store (LeaderOS, Tebex). */
 import { createServiceRef } from '../../core/registry.ts';
 
 export interface ImportReport {
@@ -18,6 +18,12 @@ export interface LeaderOsSource {
   /** The site's API key (its owner's, from its settings). */
   apiKey: string;
 }
+
+/**
+ * A Tebex webstore: its Plugin API with the owner's secret key (a game server's, from Tebex's
+ * control panel), or the text of its payments CSV export.
+ */
+export type TebexSource = { secret: string } | { csv: string };
 
 /** One run of an importer, its report kept. */
 export interface ImportRun {
@@ -42,6 +48,13 @@ export interface ImportsService {
   fromLeaderOs(source: LeaderOsSource, opts?: { dryRun?: boolean; maxMissing?: number }): Promise<ImportReport>;
   /** The same, going on after the call returns the run's id (the console follows it through `getRun`). */
   startLeaderOs(source: LeaderOsSource, opts?: { dryRun?: boolean }): Promise<number>;
+  /**
+   * Reads a Tebex webstore (its packages, every payment, each player's active packages) or its
+   * payments CSV, and brings in what it finds, as fromLeaderOs does: safe to run again and to resume.
+   */
+  fromTebex(source: TebexSource, opts?: { dryRun?: boolean }): Promise<ImportReport>;
+  /** The same, going on after the call returns the run's id. */
+  startTebex(source: TebexSource, opts?: { dryRun?: boolean }): Promise<number>;
   /** The runs, newest first. */
   runs(limit: number): Promise<ImportRun[]>;
   getRun(id: number): Promise<ImportRun | undefined>;

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
-import { catalogueRef } from '../store/contract.ts';
+import { catalogueRef, ordersRef } from '../store/contract.ts';
 import { supportRef } from '../support/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { votesRef } from '../votes/contract.ts';
@@ -14,6 +14,8 @@ import { DbImportsService } from './service.ts';
 const options = Type.Object({
   /** A LeaderOS site lists no users: they are read by id, and the scan ends after this many ids in a row with none. */
   leaderosMaxMissing: Type.Integer({ minimum: 1, default: 50 }),
+  /** A running import's kept report (what the console shows while it goes) is brought up to date at most this often. */
+  progressEveryMs: Type.Integer({ minimum: 0, default: 1000 }),
 });
 
 export default defineFeature<typeof options, DbImportsService>({
@@ -29,8 +31,9 @@ export default defineFeature<typeof options, DbImportsService>({
       votes: services.find(votesRef),
       support: services.find(supportRef),
       catalogue: services.find(catalogueRef),
+      orders: services.find(ordersRef),
     });
-    const imports = new DbImportsService(db, peers, options.leaderosMaxMissing);
+    const imports = new DbImportsService(db, peers, { maxMissing: options.leaderosMaxMissing, progressEvery: options.progressEveryMs });
     services.provide(importsRef, imports);
     return imports;
   },

@@ -14,6 +14,7 @@ import type { SupportService } from '../support/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { VotesService } from '../votes/contract.ts';
 import type { ImportReport, LeaderOsSource } from './contract.ts';
+import { cents, Importer, type Progress, SourceError } from './importer.ts';
 import type { Links } from './links.ts';
 
 interface LeaderOsUser {
@@ -34,9 +35,6 @@ interface LeaderOsRole {
   chatRoleID?: string | null;
   expiryDate: string;
 }
-
-/** Thrown when the source answers what no LeaderOS site would: the run stops, what it brought stays. */
-export class SourceError extends Error {}
 
 export interface LeaderOsPeers {
   users: UsersService;
@@ -90,28 +88,18 @@ interface LeaderOsTicket {
   messages?: { id: string; accountID: string; message: string; creationDate: string }[];
 }
 
-/** Cents of a LeaderOS decimal text (`"12.50"`); undefined for anything else. */
-function cents(text: string | undefined): number | undefined {
-  if (text === undefined || !/^\d+(\.\d{1,2})?$/.test(text.trim())) return undefined;
-  const [whole, part = ''] = text.trim().split('.');
-  return Number(whole) * 100 + Number(part.padEnd(2, '0'));
-}
-
-export class LeaderOsImport {
+export class LeaderOsImport extends Importer {
   readonly #source: LeaderOsSource;
-  readonly #key: string;
   readonly #peers: LeaderOsPeers;
-  readonly #links: Links;
-  readonly report: ImportReport;
+  readonly #maxMissing: number;
   /** The users of the source this run brought or met, by source id (in a dry run, without an id here). */
   readonly #users = new Map<string, number | undefined>();
 
-  constructor(source: LeaderOsSource, peers: LeaderOsPeers, links: Links, dryRun: boolean) {
+  constructor(source: LeaderOsSource, peers: LeaderOsPeers, links: Links, dryRun: boolean, maxMissing: number, progress?: Progress) {
+    super(`leaderos:${source.url.replace(/\/+$/, '')}`, links, dryRun, progress);
     this.#source = source;
-    this.#key = `leaderos:${source.url.replace(/\/+$/, '')}`;
     this.#peers = peers;
-    this.#links = links;
-    this.report = { source: this.#key, dryRun, created: {}, skipped: {}, notBrought: [] };
+    this.#maxMissing = maxMissing;
   }
 
   /** A GET of the source's API; undefined for a 404 (an id with nothing behind it). */
@@ -123,21 +111,9 @@ export class LeaderOsImport {
     return (await res.json()) as T;
   }
 
-  #count(outcome: 'created' | 'skipped', kind: string): void {
-    const counts = this.report[outcome];
-    counts[kind] = (counts[kind] ?? 0) + 1;
-  }
-
-  /** Brings one thing once: `make` runs (in the link's transaction) only when no run brought it before. */
-  async #once(kind: string, sourceId: string, make: () => Promise<number>): Promise<number | undefined> {
-    const outcome = await this.#links.once(this.#key, kind, sourceId, make, this.report.dryRun);
-    this.#count(outcome.created ? 'created' : 'skipped', kind);
-    return outcome.localId;
-  }
-
-  async run(maxMissing: number): Promise<ImportReport> {
+  async run(): Promise<ImportReport> {
     let missing = 0;
-    for (let id = 1; missing < maxMissing; id++) {
+    for (let id = 1; missing < this.#maxMissing; id++) {
       const user = await this.#get<LeaderOsUser>(`/api/users/?userID=${id}`);
       if (!user) {
         missing++;
@@ -156,7 +132,7 @@ export class LeaderOsImport {
   async #user(user: LeaderOsUser): Promise<void> {
     const { users, credits } = this.#peers;
     const taken = await users.findByUsername(user.username);
-    if (taken && !(await this.#links.localId(this.#key, 'user', user.id))) {
+    if (taken && !(await this.links.localId(this.key, 'user', user.id))) {
       this.report.notBrought.push(`User ${user.id} (${user.username}): an account of that name is here already.`);
       return;
     }
@@ -164,7 +140,7 @@ export class LeaderOsImport {
     const balance = cents(user.credit);
     if (user.credit !== undefined && balance === undefined)
       this.report.notBrought.push(`User ${user.id}: credit "${user.credit}" is not an amount; no opening balance.`);
-    const localId = await this.#once('user', user.id, async () => {
+    const localId = await this.once('user', user.id, async () => {
       const account = await users.createAccount({
         username: user.username,
         email: user.email || null,
@@ -184,7 +160,7 @@ export class LeaderOsImport {
   async #grant(accountId: number, user: LeaderOsUser, role: LeaderOsRole): Promise<void> {
     const { users } = this.#peers;
     if (role.expiryDate !== PERMANENT && role.expiryDate <= now()) return;
-    const roleId = await this.#once('role', role.id, async () => {
+    const roleId = await this.once('role', role.id, async () => {
       const here = await users.findRoleBySlug(role.slug);
       if (here) return here.id;
       const made = await users.createRole({
@@ -214,7 +190,7 @@ export class LeaderOsImport {
     }
     for (const link of links) {
       try {
-        await this.#once('vote-link', link.id, async () => Number((await votes.create({ name: link.name, link: link.link })).id));
+        await this.once('vote-link', link.id, async () => Number((await votes.create({ name: link.name, link: link.link })).id));
       } catch (err) {
         if (!(err instanceof DomainError)) throw err;
         this.report.notBrought.push(`Vote link ${link.id} (${link.name}): ${err.message}`);
@@ -235,8 +211,8 @@ export class LeaderOsImport {
         this.report.notBrought.push(`Ticket ${ticket.id} (${ticket.title}): its author, user ${ticket.accountID}, was not brought.`);
         continue;
       }
-      await this.#once('ticket', ticket.id, async () => {
-        const categoryId = await this.#once('support-category', ticket.categoryID, async () => {
+      await this.once('ticket', ticket.id, async () => {
+        const categoryId = await this.once('support-category', ticket.categoryID, async () => {
           return Number((await support.createCategory(ticket.categoryName || `Category ${ticket.categoryID}`)).id);
         });
         const [first, ...rest] = ticket.messages ?? [];
@@ -273,7 +249,7 @@ export class LeaderOsImport {
     }
     let images = 0;
     const walk = async (category: LeaderOsCategory, parentId: number | undefined): Promise<void> => {
-      const id = await this.#once('category', category.id, async () => {
+      const id = await this.once('category', category.id, async () => {
         const made = await catalogue.createCategory({
           name: category.name,
           ...(category.slug ? { slug: category.slug } : {}),
@@ -304,11 +280,11 @@ export class LeaderOsImport {
       return;
     }
     const roleSource = product.giveRoleID && product.giveRoleID !== '0' ? product.giveRoleID : undefined;
-    const giveRoleId = roleSource ? await this.#links.localId(this.#key, 'role', roleSource) : 0;
+    const giveRoleId = roleSource ? await this.links.localId(this.key, 'role', roleSource) : 0;
     if (giveRoleId === undefined)
       this.report.notBrought.push(`Product ${product.id} (${product.name}): its role ${roleSource} is held by no user brought; set the role it gives by hand.`);
     try {
-      await this.#once('product', product.id, async () => {
+      await this.once('product', product.id, async () => {
         const made = await this.#peers.catalogue!.createProduct({
           categoryId: categoryId!,
           name: product.name,

@@ -3,10 +3,13 @@ import type { Database } from '../../core/db.ts';
 import { now } from '../../core/format.ts';
 import { countParam } from '../../core/db.ts';
 import { sql } from '../../core/sql.ts';
-import type { ImportReport, ImportRun, ImportsService, LeaderOsSource } from './contract.ts';
+import type { ImportReport, ImportRun, ImportsService, LeaderOsSource, TebexSource } from './contract.ts';
 import { ImportsRun } from './entities.ts';
+import type { HostedPeers } from './hosted.ts';
+import type { Importer } from './importer.ts';
 import { LeaderOsImport, type LeaderOsPeers } from './leaderos.ts';
 import { Links } from './links.ts';
+import { TebexImport } from './tebex.ts';
 
 /** Lines of "not brought" a kept report holds; a longer list ends with how many more there were. */
 const KEPT_LINES = 1000;
@@ -17,23 +20,40 @@ function kept(report: ImportReport): string {
   return JSON.stringify({ ...report, notBrought: lines });
 }
 
+type Peers = LeaderOsPeers & HostedPeers;
+type Opts = { dryRun?: boolean };
+type Make = (peers: Peers, links: Links, dryRun: boolean, progress: (report: ImportReport) => Promise<void>) => Importer;
+
 export class DbImportsService implements ImportsService {
   readonly #db: Database;
   readonly #links: Links;
   /** Read at each run: an optional peer (votes) may register after this feature. */
-  readonly #peers: () => LeaderOsPeers;
+  readonly #peers: () => Peers;
   readonly #maxMissing: number;
+  /** How often a running import's kept report is brought up to date, in milliseconds. */
+  readonly #progressEvery: number;
+  readonly #clock: () => number;
 
-  constructor(db: Database, peers: () => LeaderOsPeers, maxMissing: number) {
+  constructor(db: Database, peers: () => Peers, opts: { maxMissing: number; progressEvery: number; clock?: () => number }) {
     this.#db = db;
     this.#links = new Links(db);
     this.#peers = peers;
-    this.#maxMissing = maxMissing;
+    this.#maxMissing = opts.maxMissing;
+    this.#progressEvery = opts.progressEvery;
+    this.#clock = opts.clock ?? Date.now;
   }
 
-  async #begin(source: LeaderOsSource, dryRun: boolean): Promise<{ id: number; importer: LeaderOsImport }> {
-    const importer = new LeaderOsImport(source, this.#peers(), this.#links, dryRun);
-    const id = await ImportsRun.insert(this.#db, {
+  /** Keeps the run's row, then its report as it grows (at most every progressEvery ms), so the console can follow it. */
+  async #begin(make: Make, dryRun: boolean): Promise<{ id: number; importer: Importer }> {
+    let id = 0;
+    let saved = this.#clock();
+    const progress = async (report: ImportReport) => {
+      if (!id || this.#clock() - saved < this.#progressEvery) return;
+      saved = this.#clock();
+      await ImportsRun.update(this.#db, id, { report: kept(report) });
+    };
+    const importer = make(this.#peers(), this.#links, dryRun, progress);
+    id = await ImportsRun.insert(this.#db, {
       source: importer.report.source,
       dryRun,
       status: 'running',
@@ -44,9 +64,9 @@ export class DbImportsService implements ImportsService {
   }
 
   /** Runs the import and keeps how it ended. */
-  async #finish(id: number, importer: LeaderOsImport, maxMissing: number): Promise<ImportReport> {
+  async #finish(id: number, importer: Importer): Promise<ImportReport> {
     try {
-      const report = await importer.run(maxMissing);
+      const report = await importer.run();
       await ImportsRun.update(this.#db, id, { status: 'done', finishedAt: now(), report: kept(report) });
       return report;
     } catch (err) {
@@ -56,16 +76,40 @@ export class DbImportsService implements ImportsService {
     }
   }
 
-  async fromLeaderOs(source: LeaderOsSource, opts: { dryRun?: boolean; maxMissing?: number } = {}): Promise<ImportReport> {
-    const { id, importer } = await this.#begin(source, opts.dryRun === true);
-    return this.#finish(id, importer, opts.maxMissing ?? this.#maxMissing);
+  async #now(make: Make, opts: Opts): Promise<ImportReport> {
+    const { id, importer } = await this.#begin(make, opts.dryRun === true);
+    return this.#finish(id, importer);
   }
 
-  async startLeaderOs(source: LeaderOsSource, opts: { dryRun?: boolean } = {}): Promise<number> {
-    const { id, importer } = await this.#begin(source, opts.dryRun === true);
+  async #start(make: Make, opts: Opts): Promise<number> {
+    const { id, importer } = await this.#begin(make, opts.dryRun === true);
     // Its end is kept in the run's row, failure included: nobody awaits it.
-    this.#finish(id, importer, this.#maxMissing).catch(() => {});
+    this.#finish(id, importer).catch(() => {});
     return id;
+  }
+
+  #leaderOs(source: LeaderOsSource, maxMissing = this.#maxMissing): Make {
+    return (peers, links, dryRun, progress) => new LeaderOsImport(source, peers, links, dryRun, maxMissing, progress);
+  }
+
+  #tebex(source: TebexSource): Make {
+    return (peers, links, dryRun, progress) => new TebexImport(source, peers, links, dryRun, progress);
+  }
+
+  fromLeaderOs(source: LeaderOsSource, opts: Opts & { maxMissing?: number } = {}): Promise<ImportReport> {
+    return this.#now(this.#leaderOs(source, opts.maxMissing), opts);
+  }
+
+  startLeaderOs(source: LeaderOsSource, opts: Opts = {}): Promise<number> {
+    return this.#start(this.#leaderOs(source), opts);
+  }
+
+  fromTebex(source: TebexSource, opts: Opts = {}): Promise<ImportReport> {
+    return this.#now(this.#tebex(source), opts);
+  }
+
+  startTebex(source: TebexSource, opts: Opts = {}): Promise<number> {
+    return this.#start(this.#tebex(source), opts);
   }
 
   async runs(limit: number): Promise<ImportRun[]> {

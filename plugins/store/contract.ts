@@ -353,6 +353,31 @@ export interface StoreOrders {
    * those lines: what a role's expiry undoes.
    */
   lastPurchaseGranting(userId: number, roleId: number): Promise<{ orderId: number; items: OrderItemEvent[] } | undefined>;
+  /**
+   * An order another store took, brought by an import (the imports feature): a `payment` order at
+   * its own date with its lines, so the buyer's history, the purchase rules and the boards count it.
+   * Nothing is delivered, mailed or credited: `store.order.imported` (the boards' entry) is emitted
+   * instead of `store.order.completed`, only for a completed one. CONFLICT when paymentApi +
+   * paymentId is recorded already; joins the caller's transaction.
+   */
+  importOrder(order: ImportedOrderInput): Promise<{ orderId: number }>;
+}
+
+/** An order of another store, in cents, for importOrder. */
+export interface ImportedOrderInput {
+  userId: number;
+  /** What was paid, in cents. */
+  total: number;
+  currency: string;
+  /** The store it came from, e.g. `tebex`, and its id of the payment there. */
+  paymentApi: string;
+  paymentId: string;
+  /** Stored UTC timestamp of the payment there. */
+  creationDate: string;
+  /** Refunded or charged back there: kept in the history, left off the boards. */
+  refunded: boolean;
+  /** Its lines: a product brought by the same import, or id 0 when it was not; unitPrice in cents. */
+  items: { productId: number; productName: string; quantity: number; unitPrice: number }[];
 }
 
 /** The whole store, the three parts in one (`storeRef`): a peer should ask for the part it uses instead. */
@@ -423,6 +448,17 @@ declare module '../../core/events.ts' {
       test?: boolean;
       /** A guest's order (user 0): the email typed at checkout for its receipt, or null. */
       guestEmail?: string | null;
+    };
+    /** An order another store took, brought by an import, completed there (the boards count it; nothing is delivered). Inside its transaction. */
+    'store.order.imported': {
+      orderId: number;
+      userId: number;
+      username: string;
+      /** In cents. */
+      total: number;
+      currency: string;
+      /** Stored UTC timestamp of the payment there. */
+      creationDate: string;
     };
     /** Emitted inside the refund's transaction: the order is `refunded` once this commits. */
     'store.order.refunded': {

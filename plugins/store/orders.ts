@@ -15,7 +15,7 @@ import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
 import type { DbCatalogue } from './catalogue.ts';
-import type { Adjustment, AdminOrderRow, OrderItemEvent, OrderRow, PaymentOrderInput, StoreOrders } from './contract.ts';
+import type { Adjustment, AdminOrderRow, ImportedOrderInput, OrderItemEvent, OrderRow, PaymentOrderInput, StoreOrders } from './contract.ts';
 import { StoreOrder, StoreOrderAdjustment, StoreOrderItem, StoreProduct } from './entities.ts';
 
 export type Order = TableRecord<typeof StoreOrder>;
@@ -363,6 +363,41 @@ export class DbOrders implements StoreOrders {
       sql`where ${O.accountId} = ${userId} or ${O.guestKey} = ${user?.username.toLowerCase() ?? ''} order by ${O.id} desc`,
     );
     return this.#orderRows(rows);
+  }
+
+  async importOrder(input: ImportedOrderInput): Promise<{ orderId: number }> {
+    return this.#db.transaction(async () => {
+      const user = await this.#users.requireById(input.userId);
+      const order = await insertOrder(this.#db, {
+        accountId: user.id,
+        type: 'payment',
+        status: input.refunded ? 'refunded' : 'completed',
+        subtotal: input.total,
+        discount: 0,
+        total: input.total,
+        earnings: input.total,
+        cashback: 0,
+        credit: 0,
+        currency: input.currency.toUpperCase(),
+        paymentApi: input.paymentApi,
+        paymentId: input.paymentId,
+        test: false,
+        guestName: null,
+        guestKey: null,
+        guestEmail: null,
+        creationDate: input.creationDate,
+      });
+      if (input.items.length)
+        await StoreOrderItem.insertMany(
+          this.#db,
+          input.items.map((i) => ({ orderId: order.id, ...i, unitTotal: i.unitPrice, variables: '{}' })),
+        );
+      if (!input.refunded) {
+        const { total, currency, creationDate } = order;
+        await this.#events.emit('store.order.imported', { orderId: order.id, userId: user.id, username: user.username, total, currency, creationDate });
+      }
+      return { orderId: order.id };
+    });
   }
 
   /** An order's lines, in the order they were bought. */
