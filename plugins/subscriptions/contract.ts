@@ -9,7 +9,8 @@ import { dateStr, example, idStr, moneyStr, str, strOrNull, usernameStr } from '
 export const INTERVAL_UNITS = ['days', 'weeks', 'months', 'years'] as const;
 export type IntervalUnit = (typeof INTERVAL_UNITS)[number];
 export const RENEW_WITH = ['purchase', 'renewal'] as const;
-export const GATEWAYS = ['credits'] as const;
+/** `credits`: renewed from the wallet by the sweep; the others charge at the gateway, whose webhooks renew. */
+export const GATEWAYS = ['credits', 'stripe', 'paypal'] as const;
 /** `active` (a trial too), `past_due` (a renewal failed: the grace period runs), `ended`. */
 export const SUBSCRIPTION_STATES = ['active', 'past_due', 'ended'] as const;
 export type SubscriptionState = (typeof SUBSCRIPTION_STATES)[number];

@@ -32,6 +32,7 @@ export const SubscriptionsSubscription = defineEntity({
   name: 'SubscriptionsSubscription',
   tableName: 'subscriptions_subscriptions',
   indexes: [{ properties: ['status', 'periodEnd'] }, { properties: ['productId', 'status'] }],
+  uniques: [{ properties: ['gateway', 'gatewayRef'] }],
   properties: {
     id: p.integer().primary().autoincrement(),
     userId: p.integer().index(),
@@ -40,6 +41,8 @@ export const SubscriptionsSubscription = defineEntity({
     /** `<userId>:<productId>` while the subscription runs, null once it ended: one running subscription per player and product. */
     liveKey: p.string().length(32).nullable().unique(),
     gateway: p.string().length(16).$type<(typeof GATEWAYS)[number]>(),
+    /** The gateway's id of the subscription (Stripe's `sub_…`); null for the wallet's. */
+    gatewayRef: p.string().length(255).nullable(),
     /** The interval and price as subscribed: a plan changed later does not change a running subscription. */
     intervalUnit: p.string().length(8).$type<(typeof INTERVAL_UNITS)[number]>(),
     intervalCount: p.integer(),
@@ -79,4 +82,36 @@ export const SubscriptionsPeriod = defineEntity({
   },
 });
 
-export const entities = [SubscriptionsPlan, SubscriptionsSubscription, SubscriptionsPeriod];
+/** A checkout at a gateway for a subscription: its id is the reference the gateway carries back when it is paid. */
+export const SubscriptionsCheckout = defineEntity({
+  name: 'SubscriptionsCheckout',
+  tableName: 'subscriptions_checkouts',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    userId: p.integer(),
+    productId: p.integer(),
+    planId: p.integer(),
+    gateway: p.string().length(16).$type<(typeof GATEWAYS)[number]>(),
+    checkoutRef: p.string().length(255).nullable(),
+    /** Set once, by a conditional update, when the gateway says it was paid: a second start event finds it set. */
+    subscriptionId: p.integer().nullable(),
+    creationDate: p.string().length(19),
+  },
+});
+
+/** Each gateway event acted on, once: the unique (gateway, event id) turns a redelivered or racing copy away. */
+export const SubscriptionsGatewayEvent = defineEntity({
+  name: 'SubscriptionsGatewayEvent',
+  tableName: 'subscriptions_gateway_events',
+  uniques: [{ properties: ['gateway', 'eventId'] }],
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    gateway: p.string().length(16),
+    eventId: p.string().length(255),
+    subscriptionId: p.integer(),
+    kind: p.string().length(32),
+    creationDate: p.string().length(19),
+  },
+});
+
+export const entities = [SubscriptionsPlan, SubscriptionsSubscription, SubscriptionsPeriod, SubscriptionsCheckout, SubscriptionsGatewayEvent];

@@ -4,11 +4,13 @@ import { everyRound } from '../../core/background.ts';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { deliveryRef } from '../delivery/contract.ts';
+import { paymentsRef } from '../payments/contract.ts';
 import { catalogueRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
 import { subscriptionsSection } from './console.ts';
 import { subscriptionsRef } from './contract.ts';
 import { entities } from './entities.ts';
+import { GatewaySubscriptions } from './gateway.ts';
 import { migrations } from './migrations/index.ts';
 import { subscriptionsRoutes } from './routes.ts';
 import { DbSubscriptionsService } from './service.ts';
@@ -39,6 +41,11 @@ export default defineFeature({
     SUBSCRIPTION_EXISTS: 409,
     SUBSCRIPTION_ENDED: 409,
     SUBSCRIPTION_NOT_REFUNDABLE: 409,
+    // The payments feature's, answered here too by a checkout at a gateway.
+    GATEWAY_UNAVAILABLE: 400,
+    GATEWAY_ERROR: 502,
+    INVALID_URL: 400,
+    PURCHASES_BLOCKED: 403,
   },
   async register(app, { db, events, services, settings, options: opts, log }) {
     const subs = new DbSubscriptionsService({
@@ -51,9 +58,14 @@ export default defineFeature({
       delivery: () => services.find(deliveryRef),
       audit: services.get(auditRef),
       graceHours: opts.graceHours,
+      payments: () => services.find(paymentsRef),
+      log,
     });
+    const gateways = new GatewaySubscriptions(subs.deps, subs);
     services.provide(subscriptionsRef, subs);
-    subscriptionsRoutes(app, subs);
+    // Once every feature is registered: the payments feature, if enabled, hands this one its gateways' subscription events.
+    app.addHook('onReady', async () => services.find(paymentsRef)?.onSubscriptionEvent((gateway, event) => gateways.handle(gateway, event)));
+    subscriptionsRoutes(app, subs, gateways);
     everyRound(app, log, 'subscription renewal sweep', opts.sweepMs, () => subs.sweep());
     return subs;
   },

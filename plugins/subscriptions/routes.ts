@@ -3,9 +3,12 @@ import { DomainError } from '../../core/errors.ts';
 import { formatMoney, MAX_CENTS, requireMoney } from '../../core/format.ts';
 import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { PlanInput, SubscriptionState, SubscriptionsService } from './contract.ts';
+import type { GatewaySubscriptions } from './gateway.ts';
 import {
   AdminListQuery,
   CreatePlanBody,
+  GatewayCheckout,
+  GatewayCheckoutBody,
   IdParams,
   PlanList,
   PlanRow,
@@ -115,7 +118,7 @@ function staffRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
         params: IdParams,
         body: StaffCancelBody,
         response: { 200: SubscriptionRow },
-        errors: ['SUBSCRIPTION_NOT_FOUND', 'SUBSCRIPTION_ENDED'],
+        errors: ['SUBSCRIPTION_NOT_FOUND', 'SUBSCRIPTION_ENDED', 'GATEWAY_UNAVAILABLE', 'GATEWAY_ERROR'],
       },
     },
     (request) => subs.cancel(Number(request.params.id), 'staff', request.body?.when === 'now' ? 'now' : 'period_end'),
@@ -136,9 +139,44 @@ function staffRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
   );
 }
 
-/** The player's: subscribe from the wallet, list, cancel at the period's end. */
-function playerRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
+/** The player's: subscribe from the wallet or at a gateway, list, cancel at the period's end. */
+function playerRoutes(app: FastifyInstance, subs: SubscriptionsService, gateways: GatewaySubscriptions): void {
   const api = app.withTypeProvider<TypeBoxProvider>();
+  api.post(
+    '/api/subscriptions/checkout',
+    {
+      schema: {
+        tags,
+        summary: 'Subscribe to a product, paying at a gateway (Stripe Billing)',
+        description:
+          "Send the player to `checkoutURL`. The subscription starts when the gateway's webhook says the first period was paid (or the trial began); " +
+          'each renewal is charged by the gateway, and a failed one starts the grace period until the gateway ends the subscription.',
+        body: GatewayCheckoutBody,
+        response: { 201: GatewayCheckout },
+        errors: [
+          'USER_NOT_FOUND',
+          'PRODUCT_NOT_FOUND',
+          'SUBSCRIPTION_PLAN_NOT_FOUND',
+          'SUBSCRIPTION_EXISTS',
+          'GATEWAY_UNAVAILABLE',
+          'GATEWAY_ERROR',
+          'INVALID_URL',
+          'PURCHASES_BLOCKED',
+        ],
+      },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      const checkout = await gateways.checkout({
+        userId: b.userID,
+        productId: b.productID,
+        gateway: b.gateway as 'stripe' | 'paypal',
+        returnURL: b.returnURL,
+        cancelURL: b.cancelURL,
+      });
+      return reply.code(201).send(checkout);
+    },
+  );
   api.post(
     '/api/subscriptions',
     {
@@ -177,15 +215,15 @@ function playerRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
         params: IdParams,
         body: PlayerCancelBody,
         response: { 200: SubscriptionRow },
-        errors: ['SUBSCRIPTION_NOT_FOUND', 'SUBSCRIPTION_ENDED'],
+        errors: ['SUBSCRIPTION_NOT_FOUND', 'SUBSCRIPTION_ENDED', 'GATEWAY_UNAVAILABLE', 'GATEWAY_ERROR'],
       },
     },
     (request) => subs.cancel(Number(request.params.id), { userId: request.body.userID }, 'period_end'),
   );
 }
 
-export function subscriptionsRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
+export function subscriptionsRoutes(app: FastifyInstance, subs: SubscriptionsService, gateways: GatewaySubscriptions): void {
   planRoutes(app, subs);
   staffRoutes(app, subs);
-  playerRoutes(app, subs);
+  playerRoutes(app, subs, gateways);
 }

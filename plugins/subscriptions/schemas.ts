@@ -43,6 +43,17 @@ export const AdminListQuery = Type.Object({
 });
 export const PlayerListQuery = Type.Object({ userID: int(1, 2_147_483_647) });
 export const SubscribeBody = Type.Object({ userID: int(1, 2_147_483_647), productID: int(1, 2_147_483_647) });
+export const GatewayCheckoutBody = Type.Object({
+  userID: int(1, 2_147_483_647),
+  productID: int(1, 2_147_483_647),
+  gateway: Type.String({ enum: ['stripe', 'paypal'], description: 'where the player pays; each renewal is charged there' }),
+  returnURL: Type.String({ minLength: 1, maxLength: 2000, description: 'where the gateway sends the player after paying' }),
+  cancelURL: Type.String({ minLength: 1, maxLength: 2000, description: 'where it sends them if they turn back' }),
+});
+export const GatewayCheckout = Type.Object({
+  reference: S.str('ours: the gateway carries it back when the first period is paid', '12'),
+  checkoutURL: S.str("the gateway's page where the player pays", 'https://checkout.stripe.com/c/pay/cs_test_1'),
+});
 export const PlayerCancelBody = Type.Object({ userID: int(1, 2_147_483_647) });
 export const StaffCancelBody = Type.Object({
   when: Type.Optional(Type.String({ enum: ['period_end', 'now'], description: "period_end (the default): it runs to the period's end; now: it ends at once" })),

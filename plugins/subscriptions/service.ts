@@ -5,6 +5,7 @@
  * must happen once is decided by a conditional update of the subscription's row (its period
  * number and state), backed by the unique (subscription, period) key of the periods paid.
  */
+import type { FastifyBaseLogger } from 'fastify';
 import type { AuditLog } from '../../core/audit.ts';
 import type { Database } from '../../core/db.ts';
 import { isUniqueViolation } from '../../core/db.ts';
@@ -15,6 +16,7 @@ import type { SettingsService } from '../../core/settings.ts';
 import { count, fields, sql, where } from '../../core/sql.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { DeliveryService, Trigger } from '../delivery/contract.ts';
+import type { PaymentsService } from '../payments/contract.ts';
 import type { StoreCatalogue } from '../store/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { PlanInput, PlanRow, SubscriptionEvent, SubscriptionFilter, SubscriptionRow, SubscriptionState, SubscriptionsService } from './contract.ts';
@@ -36,9 +38,12 @@ export interface SubscriptionsDeps {
   delivery: () => DeliveryService | undefined;
   audit: AuditLog;
   graceHours: number;
+  /** Looked up at use time: without the payments feature no subscription is paid at a gateway. */
+  payments: () => PaymentsService | undefined;
+  log: FastifyBaseLogger;
 }
 
-const event = (s: Subscription, period: number, amount: number): SubscriptionEvent => ({
+export const event = (s: Subscription, period: number, amount: number): SubscriptionEvent => ({
   subscriptionId: s.id,
   userId: s.userId,
   productId: s.productId,
@@ -48,9 +53,12 @@ const event = (s: Subscription, period: number, amount: number): SubscriptionEve
 
 export class DbSubscriptionsService implements SubscriptionsService {
   readonly #d: SubscriptionsDeps;
+  /** For gateway.ts, which acts on a gateway's events with this service's steps. */
+  readonly deps: SubscriptionsDeps;
   readonly #plans: Plans;
 
   constructor(deps: SubscriptionsDeps) {
+    this.deps = deps;
     this.#d = deps;
     this.#plans = new Plans(deps);
   }
@@ -117,7 +125,7 @@ export class DbSubscriptionsService implements SubscriptionsService {
    * The plan's role until `until` (the period's end and the grace after it, or the plan's own
    * days), never shortening a longer or permanent hold the player has from elsewhere.
    */
-  async #holdRole(s: Subscription, plan: Plan, paidAt: string): Promise<void> {
+  async holdRole(s: Subscription, plan: Plan, paidAt: string): Promise<void> {
     if (plan.roleId === 0) return;
     const until = plan.roleDays > 0 ? addSeconds(paidAt, plan.roleDays * 86_400) : addSeconds(s.periodEnd, this.#d.graceHours * 3600);
     const held = (await this.#d.users.rolesOf(s.userId)).find((r) => r.id === plan.roleId);
@@ -130,7 +138,7 @@ export class DbSubscriptionsService implements SubscriptionsService {
     }
   }
 
-  async #commands(trigger: Trigger, s: Subscription): Promise<void> {
+  async commands(trigger: Trigger, s: Subscription): Promise<void> {
     const delivery = this.#d.delivery();
     const user = delivery && (await this.#d.users.findById(s.userId));
     if (!delivery || !user) return;
@@ -163,56 +171,79 @@ export class DbSubscriptionsService implements SubscriptionsService {
       await this.#d.users.requireById(userId);
       if (!(await this.#d.catalogue.productsById([productId], true)).has(productId))
         throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${productId}.`);
-      const [before] = await SubscriptionsSubscription.select(this.#d.db, sql`where ${S.userId} = ${userId} and ${S.productId} = ${productId} limit 1`);
       // A trial is for a first subscription: a lapsed one started again pays from the start.
-      const trial = plan.trialDays > 0 && !before;
-      const at = now();
-      const anchor = trial ? addSeconds(at, plan.trialDays * 86_400) : at;
-      const terms = { anchorDate: anchor, intervalUnit: plan.intervalUnit, intervalCount: plan.intervalCount };
-      const fields = {
-        userId,
-        productId,
-        planId: plan.id,
-        liveKey: `${userId}:${productId}`,
-        gateway: 'credits' as const,
-        ...terms,
-        price: plan.price,
-        currency: this.#d.settings.get().currency,
-        status: 'active' as const,
-        periodNo: trial ? 0 : 1,
-        periodStart: at,
-        periodEnd: trial ? anchor : periodEnd(terms, 1),
-        graceUntil: null,
-        cancelAtPeriodEnd: false,
-        startDate: at,
-        endDate: null,
-        endReason: null,
-      };
-      let id: number;
-      try {
-        id = await SubscriptionsSubscription.insert(this.#d.db, fields);
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new DomainError('SUBSCRIPTION_EXISTS', `User ${userId} already has a running subscription to product ${productId}.`);
-        throw err;
-      }
-      const s: Subscription = { id, ...fields };
-      const amount = trial ? 0 : plan.price;
-      await SubscriptionsPeriod.insert(this.#d.db, {
-        subscriptionId: id,
-        periodNo: s.periodNo,
-        amount,
-        periodStart: s.periodStart,
-        periodEnd: s.periodEnd,
-        status: trial ? 'trial' : 'paid',
-        paidDate: at,
-      });
-      if (!trial) await this.#debit(s, keyName);
-      await this.#holdRole(s, plan, at);
-      await this.#commands('purchase', s);
-      await this.#d.events.emit('subscriptions.started', event(s, s.periodNo, amount));
-      return id;
+      const trial = plan.trialDays > 0 && !(await this.hasSubscribed(userId, productId));
+      const s = await this.open(plan, userId, { gateway: 'credits', gatewayRef: null, trial, price: plan.price }, (s) =>
+        trial ? Promise.resolve() : this.#debit(s, keyName),
+      );
+      return s.id;
     });
     return this.get(id);
+  }
+
+  /** Whether the player ever subscribed to the product (a trial is for a first subscription only). */
+  async hasSubscribed(userId: number, productId: number): Promise<boolean> {
+    const [before] = await SubscriptionsSubscription.select(this.#d.db, sql`where ${S.userId} = ${userId} and ${S.productId} = ${productId} limit 1`);
+    return before !== undefined;
+  }
+
+  /**
+   * A running subscription's row, its first period (paid, or the trial), the role and the purchase
+   * commands, and `started`; `pay` takes the money first, if it is ours to take. SUBSCRIPTION_EXISTS when one runs already.
+   */
+  async open(
+    plan: Plan,
+    userId: number,
+    how: { gateway: Subscription['gateway']; gatewayRef: string | null; trial: boolean; price: number },
+    pay?: (s: Subscription) => Promise<void>,
+  ): Promise<Subscription> {
+    const at = now();
+    const anchor = how.trial ? addSeconds(at, plan.trialDays * 86_400) : at;
+    const terms = { anchorDate: anchor, intervalUnit: plan.intervalUnit, intervalCount: plan.intervalCount };
+    const fields = {
+      userId,
+      productId: plan.productId,
+      planId: plan.id,
+      liveKey: `${userId}:${plan.productId}`,
+      gateway: how.gateway,
+      gatewayRef: how.gatewayRef,
+      ...terms,
+      price: how.price,
+      currency: this.#d.settings.get().currency,
+      status: 'active' as const,
+      periodNo: how.trial ? 0 : 1,
+      periodStart: at,
+      periodEnd: how.trial ? anchor : periodEnd(terms, 1),
+      graceUntil: null,
+      cancelAtPeriodEnd: false,
+      startDate: at,
+      endDate: null,
+      endReason: null,
+    };
+    let id: number;
+    try {
+      id = await SubscriptionsSubscription.insert(this.#d.db, fields);
+    } catch (err) {
+      if (isUniqueViolation(err))
+        throw new DomainError('SUBSCRIPTION_EXISTS', `User ${userId} already has a running subscription to product ${plan.productId}.`);
+      throw err;
+    }
+    const s: Subscription = { id, ...fields };
+    const amount = how.trial ? 0 : how.price;
+    await SubscriptionsPeriod.insert(this.#d.db, {
+      subscriptionId: id,
+      periodNo: s.periodNo,
+      amount,
+      periodStart: s.periodStart,
+      periodEnd: s.periodEnd,
+      status: how.trial ? 'trial' : 'paid',
+      paidDate: at,
+    });
+    await pay?.(s);
+    await this.holdRole(s, plan, at);
+    await this.commands('purchase', s);
+    await this.#d.events.emit('subscriptions.started', event(s, s.periodNo, amount));
+    return s;
   }
 
   // ---- the sweep
@@ -232,10 +263,11 @@ export class DbSubscriptionsService implements SubscriptionsService {
     }
     const ending = await SubscriptionsSubscription.select(
       this.#d.db,
-      sql`where (${S.status} = 'past_due' and ${S.graceUntil} <= ${at}) or (${S.status} = 'active' and ${S.cancelAtPeriodEnd} = ${true} and ${S.periodEnd} <= ${at})`,
+      // A gateway's subscription ends by its webhook (the gateway retries a failed charge by its own rules); its role lapses with the grace.
+      sql`where ${S.gateway} = 'credits' and ((${S.status} = 'past_due' and ${S.graceUntil} <= ${at}) or (${S.status} = 'active' and ${S.cancelAtPeriodEnd} = ${true} and ${S.periodEnd} <= ${at}))`,
     );
     let ended = 0;
-    for (const s of ending) if (await this.#end(s, s.status === 'past_due' && !s.cancelAtPeriodEnd ? 'unpaid' : 'cancelled')) ended++;
+    for (const s of ending) if (await this.end(s, s.status === 'past_due' && !s.cancelAtPeriodEnd ? 'unpaid' : 'cancelled')) ended++;
     return { renewed, failed, ended };
   }
 
@@ -246,7 +278,7 @@ export class DbSubscriptionsService implements SubscriptionsService {
   async #renew(s: Subscription): Promise<'renewed' | 'failed' | 'skipped'> {
     const next = s.periodNo + 1;
     // A short balance is seen without a write; the debit below still decides under the wallet's lock.
-    if ((await this.#d.credits.balance(s.userId)) < s.price) return (await this.#failed(s)) ? 'failed' : 'skipped';
+    if ((await this.#d.credits.balance(s.userId)) < s.price) return (await this.failed(s)) ? 'failed' : 'skipped';
     try {
       return await this.#d.db.transaction(async () => {
         const start = s.periodEnd;
@@ -268,13 +300,13 @@ export class DbSubscriptionsService implements SubscriptionsService {
         await this.#debit(s);
         const renewed = { ...s, periodNo: next, periodStart: start, periodEnd: end };
         const plan = await SubscriptionsPlan.find(this.#d.db, s.planId);
-        if (plan) await this.#holdRole(renewed, plan, at);
-        await this.#commands(plan?.renewWith === 'renewal' ? 'renewal' : 'purchase', renewed);
+        if (plan) await this.holdRole(renewed, plan, at);
+        await this.commands(plan?.renewWith === 'renewal' ? 'renewal' : 'purchase', renewed);
         await this.#d.events.emit('subscriptions.renewed', event(s, next, s.price));
         return 'renewed' as const;
       });
     } catch (err) {
-      if (err instanceof DomainError && err.code === 'INSUFFICIENT_BALANCE') return (await this.#failed(s)) ? 'failed' : 'skipped';
+      if (err instanceof DomainError && err.code === 'INSUFFICIENT_BALANCE') return (await this.failed(s)) ? 'failed' : 'skipped';
       throw err;
     }
   }
@@ -284,7 +316,7 @@ export class DbSubscriptionsService implements SubscriptionsService {
    * change nothing. The grace counts from the failure, so a sweep that ran late still gives all of
    * it, and the role is held to its end.
    */
-  async #failed(s: Subscription): Promise<boolean> {
+  async failed(s: Subscription): Promise<boolean> {
     const at = now();
     const graceUntil = addSeconds(at, this.#d.graceHours * 3600);
     return this.#d.db.transaction(async () => {
@@ -292,14 +324,14 @@ export class DbSubscriptionsService implements SubscriptionsService {
         where ${S.id} = ${s.id} and ${S.periodNo} = ${s.periodNo} and ${S.status} = 'active'`);
       if (affectedRows === 0) return false;
       const plan = await SubscriptionsPlan.find(this.#d.db, s.planId);
-      if (plan && plan.roleDays === 0) await this.#holdRole({ ...s, periodEnd: at }, plan, at);
+      if (plan && plan.roleDays === 0) await this.holdRole({ ...s, periodEnd: at }, plan, at);
       await this.#d.events.emit('subscriptions.payment_failed', { ...event(s, s.periodNo + 1, s.price), graceUntil });
       return true;
     });
   }
 
   /** Ends a running subscription once: the expiry commands queued, the role taken back. */
-  async #end(s: Subscription, reason: string): Promise<boolean> {
+  async end(s: Subscription, reason: string): Promise<boolean> {
     return this.#d.db.transaction(async () => {
       const { affectedRows } = await this.#d.db.run(sql`update ${SubscriptionsSubscription}
         set ${S.status} = 'ended', ${S.liveKey} = ${null}, ${S.endDate} = ${now()}, ${S.endReason} = ${reason}, ${S.graceUntil} = ${null}
@@ -307,7 +339,7 @@ export class DbSubscriptionsService implements SubscriptionsService {
       if (affectedRows === 0) return false;
       const plan = await SubscriptionsPlan.find(this.#d.db, s.planId);
       if (plan && plan.roleId > 0) await this.#d.users.revokeRole(s.userId, plan.roleId);
-      await this.#commands('expiry', s);
+      await this.commands('expiry', s);
       await this.#d.events.emit('subscriptions.ended', { ...event(s, s.periodNo, 0), reason });
       return true;
     });
@@ -320,26 +352,36 @@ export class DbSubscriptionsService implements SubscriptionsService {
     if (by !== 'staff' && by.userId !== s.userId) throw new DomainError('SUBSCRIPTION_NOT_FOUND', `No subscription with ID ${id} for user ${by.userId}.`);
     if (s.status === 'ended') throw new DomainError('SUBSCRIPTION_ENDED', `Subscription ${id} has already ended.`);
     const who = by === 'staff' ? 'staff' : 'player';
+    if (s.gatewayRef !== null) await this.#gatewayCancel(s, when === 'period_end');
     await this.#d.db.transaction(async () => {
       const { affectedRows } = await this.#d.db.run(sql`update ${SubscriptionsSubscription} set ${S.cancelAtPeriodEnd} = ${true}
         where ${S.id} = ${id} and ${S.status} <> 'ended' and ${S.cancelAtPeriodEnd} = ${false}`);
       if (affectedRows > 0) await this.#d.events.emit('subscriptions.cancelled', { ...event(s, s.periodNo, 0), by: who, atPeriodEnd: when === 'period_end' });
-      if (when === 'now') await this.#end(s, who === 'staff' ? 'staff' : 'cancelled');
+      if (when === 'now') await this.end(s, who === 'staff' ? 'staff' : 'cancelled');
       if (who === 'staff')
         await this.#d.audit.record({ action: 'subscriptions.cancel', target: { type: 'subscription', id }, summary: `Subscription ${id} cancelled (${when})` });
     });
     return this.get(id);
   }
 
+  /** The gateway stops charging first: a refusal (GATEWAY_ERROR) leaves the subscription as it was. */
+  async #gatewayCancel(s: Subscription, atPeriodEnd: boolean): Promise<void> {
+    const payments = this.#d.payments();
+    if (!payments) throw new DomainError('GATEWAY_UNAVAILABLE', `Subscription ${s.id} is paid at ${s.gateway}, and the payments feature is off.`);
+    await payments.cancelSubscription(s.gateway, { subscriptionRef: s.gatewayRef!, atPeriodEnd });
+  }
+
   async refund(id: number, keyName?: string): Promise<SubscriptionRow> {
     const s = await this.#find(id);
+    if (s.gatewayRef !== null)
+      throw new DomainError('SUBSCRIPTION_NOT_REFUNDABLE', `Subscription ${id} was paid at ${s.gateway}: refund it there, then cancel it here.`);
     const done = await this.#d.db.transaction(async () => {
       const { affectedRows } = await this.#d.db.run(sql`update ${SubscriptionsPeriod} set ${PE.status} = 'refunded'
         where ${PE.subscriptionId} = ${id} and ${PE.periodNo} = ${s.periodNo} and ${PE.status} = 'paid'`);
       const [period] =
         affectedRows > 0 ? await SubscriptionsPeriod.select(this.#d.db, sql`where ${PE.subscriptionId} = ${id} and ${PE.periodNo} = ${s.periodNo}`) : [];
       if (period && period.amount > 0) await this.#d.credits.change(s.userId, period.amount, { reason: 'subscription refund', keyName });
-      const ended = await this.#end(s, 'refunded');
+      const ended = await this.end(s, 'refunded');
       if (affectedRows > 0 || ended)
         await this.#d.audit.record({ action: 'subscriptions.refund', target: { type: 'subscription', id }, summary: `Subscription ${id} refunded and ended` });
       return affectedRows > 0 || ended;

@@ -1,4 +1,5 @@
 // Written by npm run migration:create; lists every migration of this folder in order.
 import m0 from './20261128122111_subscriptions_init.ts';
+import m1 from './20261128154303_subscriptions_gateways.ts';
 
-export const migrations = [m0];
+export const migrations = [m0, m1];

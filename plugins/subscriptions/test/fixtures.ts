@@ -22,12 +22,13 @@ export const GRACE_HOURS = 48;
 /** An app whose sweep runs every `sweepMs` (by default far apart: a test sweeps when it means to). */
 export async function subscriptionsApp(
   t: TestLike,
-  opts: { clock?: TestClock; databaseUrl?: string; sweepMs?: number; features?: string[] } = {},
+  opts: { clock?: TestClock; databaseUrl?: string; sweepMs?: number; features?: string[]; env?: Record<string, string> } = {},
 ): Promise<FastifyInstance> {
   return build(t, {
     features: [...SUBSCRIPTION_FEATURES, ...(opts.features ?? [])],
     clock: opts.clock,
     databaseUrl: opts.databaseUrl,
+    env: opts.env,
     config: {
       plugins: {
         subscriptions: { graceHours: GRACE_HOURS, sweepMs: opts.sweepMs ?? 3_600_000 },
