@@ -1722,6 +1722,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/email/smtp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The SMTP server mail is sent through
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminEmailSmtp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the SMTP server
+         * @description Applied on every instance without a restart. Fields set in the configuration file or the environment are refused.
+         *
+         *     Scope: `admin`.
+         */
+        patch: operations["patchAdminEmailSmtp"];
+        trace?: never;
+    };
+    "/api/admin/email/smtp/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test message now through the SMTP server
+         * @description Scope: `admin`.
+         */
+        post: operations["postAdminEmailSmtpTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/notifications/events": {
         parameters: {
             query?: never;
@@ -2177,6 +2223,52 @@ export interface paths {
          */
         post: operations["postPaymentsWebhooksByGateway"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/payments/tax-rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tax rates charged at gateways that compute no tax (all but Stripe)
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminPaymentsTaxRates"];
+        /**
+         * Set a country's (or a state's) tax rate
+         * @description Creates or replaces the rate of `country`, or of its `region` (a state or province whose rate differs). Charged while the site setting taxMode is on, at every gateway but Stripe (Stripe Tax computes its own).
+         *
+         *     Scope: `admin`.
+         */
+        put: operations["putAdminPaymentsTaxRates"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/payments/tax-rates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a tax rate (payments made keep their tax)
+         * @description Scope: `admin`.
+         */
+        delete: operations["deleteAdminPaymentsTaxRatesById"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2646,6 +2738,28 @@ export interface paths {
          *     Scope: `admin`.
          */
         post: operations["postAdminSubscriptionsByIdRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/subscriptions/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Subscribe to a product, paying at a gateway (Stripe Billing)
+         * @description Send the player to `checkoutURL`. The subscription starts when the gateway's webhook says the first period was paid (or the trial began); each renewal is charged by the gateway, and a failed one starts the grace period until the gateway ends the subscription.
+         *
+         *     Scope: `api` or `subscriptions` or `subscriptions:write`.
+         */
+        post: operations["postSubscriptionsCheckout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -16997,6 +17111,394 @@ export interface operations {
             };
         };
     };
+    getAdminEmailSmtp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        data: {
+                            /** @example smtp.example.org */
+                            host: string;
+                            /** @example 587 */
+                            port: number;
+                            /** @description TLS from the first byte (port 465); otherwise STARTTLS when offered */
+                            secure: boolean;
+                            /**
+                             * @description empty: no SMTP sign-in
+                             * @example store@example.org
+                             */
+                            user: string;
+                            /** @example Store <store@example.org> */
+                            from: string;
+                            passwordSet: boolean;
+                            /**
+                             * @description the password's last 4 characters when it is longer than 8; never the whole
+                             * @example x9Qa
+                             */
+                            passwordEnding: string;
+                            sources: {
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                host: "config" | "environment" | "console";
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                port: "config" | "environment" | "console";
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                secure: "config" | "environment" | "console";
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                user: "config" | "environment" | "console";
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                from: "config" | "environment" | "console";
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                password: "config" | "environment" | "console";
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminEmailSmtp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description empty: no mail is sent
+                     * @example smtp.example.org
+                     */
+                    host?: string;
+                    port?: number;
+                    secure?: boolean;
+                    user?: string;
+                    /** @description empty or left out: the stored password stays */
+                    password?: string;
+                    /** @example Store <store@example.org> */
+                    from?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description empty: no mail is sent
+                     * @example smtp.example.org
+                     */
+                    host?: string;
+                    port?: number;
+                    secure?: boolean;
+                    user?: string;
+                    /** @description empty or left out: the stored password stays */
+                    password?: string;
+                    /** @example Store <store@example.org> */
+                    from?: string;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description empty: no mail is sent
+                     * @example smtp.example.org
+                     */
+                    host?: string;
+                    port?: number;
+                    secure?: boolean;
+                    user?: string;
+                    /** @description empty or left out: the stored password stays */
+                    password?: string;
+                    /** @example Store <store@example.org> */
+                    from?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        data: {
+                            /** @example smtp.example.org */
+                            host: string;
+                            /** @example 587 */
+                            port: number;
+                            /** @description TLS from the first byte (port 465); otherwise STARTTLS when offered */
+                            secure: boolean;
+                            /**
+                             * @description empty: no SMTP sign-in
+                             * @example store@example.org
+                             */
+                            user: string;
+                            /** @example Store <store@example.org> */
+                            from: string;
+                            passwordSet: boolean;
+                            /**
+                             * @description the password's last 4 characters when it is longer than 8; never the whole
+                             * @example x9Qa
+                             */
+                            passwordEnding: string;
+                            sources: {
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                host: "config" | "environment" | "console";
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                port: "config" | "environment" | "console";
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                secure: "config" | "environment" | "console";
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                user: "config" | "environment" | "console";
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                from: "config" | "environment" | "console";
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                password: "config" | "environment" | "console";
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminEmailSmtpTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: email
+                     * @example owner@example.org
+                     */
+                    to: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * Format: email
+                     * @example owner@example.org
+                     */
+                    to: string;
+                };
+                "multipart/form-data": {
+                    /**
+                     * Format: email
+                     * @example owner@example.org
+                     */
+                    to: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SMTP_ERROR */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     getAdminNotificationsEvents: {
         parameters: {
             query?: never;
@@ -19211,6 +19713,16 @@ export interface operations {
                     gateway: string;
                     returnURL: string;
                     cancelURL: string;
+                    /**
+                     * @description the buyer's country, ISO 3166-1 alpha-2; while tax is on at a gateway other than Stripe, required unless the owner's proxy header gives it
+                     * @example DE
+                     */
+                    billingCountry?: string;
+                    /**
+                     * @description the state or province (ISO 3166-2 suffix) where rates differ by it
+                     * @example CA
+                     */
+                    billingRegion?: string;
                 };
                 "application/x-www-form-urlencoded": {
                     userID?: string | number;
@@ -19221,6 +19733,16 @@ export interface operations {
                     gateway: string;
                     returnURL: string;
                     cancelURL: string;
+                    /**
+                     * @description the buyer's country, ISO 3166-1 alpha-2; while tax is on at a gateway other than Stripe, required unless the owner's proxy header gives it
+                     * @example DE
+                     */
+                    billingCountry?: string;
+                    /**
+                     * @description the state or province (ISO 3166-2 suffix) where rates differ by it
+                     * @example CA
+                     */
+                    billingRegion?: string;
                 };
                 "multipart/form-data": {
                     userID?: string | number;
@@ -19231,6 +19753,16 @@ export interface operations {
                     gateway: string;
                     returnURL: string;
                     cancelURL: string;
+                    /**
+                     * @description the buyer's country, ISO 3166-1 alpha-2; while tax is on at a gateway other than Stripe, required unless the owner's proxy header gives it
+                     * @example DE
+                     */
+                    billingCountry?: string;
+                    /**
+                     * @description the state or province (ISO 3166-2 suffix) where rates differ by it
+                     * @example CA
+                     */
+                    billingRegion?: string;
                 };
             };
         };
@@ -19484,6 +20016,16 @@ export interface operations {
                     giftCard?: string;
                     returnURL: string;
                     cancelURL: string;
+                    /**
+                     * @description the buyer's country, ISO 3166-1 alpha-2; while tax is on at a gateway other than Stripe, required unless the owner's proxy header gives it
+                     * @example DE
+                     */
+                    billingCountry?: string;
+                    /**
+                     * @description the state or province (ISO 3166-2 suffix) where rates differ by it
+                     * @example CA
+                     */
+                    billingRegion?: string;
                 };
                 "application/x-www-form-urlencoded": {
                     gateway: string;
@@ -19508,6 +20050,16 @@ export interface operations {
                     giftCard?: string;
                     returnURL: string;
                     cancelURL: string;
+                    /**
+                     * @description the buyer's country, ISO 3166-1 alpha-2; while tax is on at a gateway other than Stripe, required unless the owner's proxy header gives it
+                     * @example DE
+                     */
+                    billingCountry?: string;
+                    /**
+                     * @description the state or province (ISO 3166-2 suffix) where rates differ by it
+                     * @example CA
+                     */
+                    billingRegion?: string;
                 };
                 "multipart/form-data": {
                     gateway: string;
@@ -19532,6 +20084,16 @@ export interface operations {
                     giftCard?: string;
                     returnURL: string;
                     cancelURL: string;
+                    /**
+                     * @description the buyer's country, ISO 3166-1 alpha-2; while tax is on at a gateway other than Stripe, required unless the owner's proxy header gives it
+                     * @example DE
+                     */
+                    billingCountry?: string;
+                    /**
+                     * @description the state or province (ISO 3166-2 suffix) where rates differ by it
+                     * @example CA
+                     */
+                    billingRegion?: string;
                 };
             };
         };
@@ -20380,7 +20942,7 @@ export interface operations {
                         status: true;
                         data: {
                             /**
-                             * @description completed, credited or refund-due (a purchase no longer possible), refunded, disputed, reinstated (a dispute won, its credits back), lost (a dispute lost), ignored (no payment event), duplicate (seen before) or unchanged
+                             * @description completed, credited or refund-due (a purchase no longer possible), refunded, disputed, reinstated (a dispute won, its credits back), lost (a dispute lost), ignored (no payment event), duplicate (seen before) or unchanged; for a subscription paid at the gateway: started, renewed, payment_failed or ended
                              * @example completed
                              */
                             result: string;
@@ -20435,6 +20997,351 @@ export interface operations {
             };
             /** @description The request cannot be carried out: GATEWAY_ERROR */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPaymentsTaxRates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /**
+                         * @description ISO 3166-1 alpha-2
+                         * @example DE
+                         */
+                        country: string;
+                        /**
+                         * @description a state or province (ISO 3166-2 suffix); '' for the whole country
+                         * @example
+                         */
+                        region: string;
+                        /**
+                         * @description percent
+                         * @example 19
+                         */
+                        rate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        updateDate: string;
+                    }[];
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    putAdminPaymentsTaxRates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description ISO 3166-1 alpha-2
+                     * @example DE
+                     */
+                    country: string;
+                    /** @description a state or province (ISO 3166-2 suffix: CA, QC); empty or absent for the whole country */
+                    region?: string;
+                    /**
+                     * @description percent, 0 to 50, at most three decimals
+                     * @example 19
+                     */
+                    rate: string | number;
+                };
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description ISO 3166-1 alpha-2
+                     * @example DE
+                     */
+                    country: string;
+                    /** @description a state or province (ISO 3166-2 suffix: CA, QC); empty or absent for the whole country */
+                    region?: string;
+                    /**
+                     * @description percent, 0 to 50, at most three decimals
+                     * @example 19
+                     */
+                    rate: string | number;
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description ISO 3166-1 alpha-2
+                     * @example DE
+                     */
+                    country: string;
+                    /** @description a state or province (ISO 3166-2 suffix: CA, QC); empty or absent for the whole country */
+                    region?: string;
+                    /**
+                     * @description percent, 0 to 50, at most three decimals
+                     * @example 19
+                     */
+                    rate: string | number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /**
+                         * @description ISO 3166-1 alpha-2
+                         * @example DE
+                         */
+                        country: string;
+                        /**
+                         * @description a state or province (ISO 3166-2 suffix); '' for the whole country
+                         * @example
+                         */
+                        region: string;
+                        /**
+                         * @description percent
+                         * @example 19
+                         */
+                        rate: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        updateDate: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteAdminPaymentsTaxRatesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: TAX_RATE_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24685,7 +25592,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -24750,6 +25657,15 @@ export interface operations {
             };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GATEWAY_ERROR */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -24922,6 +25838,169 @@ export interface operations {
             };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postSubscriptionsCheckout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    userID: number;
+                    productID: number;
+                    /**
+                     * @description where the player pays; each renewal is charged there
+                     * @enum {string}
+                     */
+                    gateway: "stripe" | "paypal";
+                    /** @description where the gateway sends the player after paying */
+                    returnURL: string;
+                    /** @description where it sends them if they turn back */
+                    cancelURL: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    userID: number;
+                    productID: number;
+                    /**
+                     * @description where the player pays; each renewal is charged there
+                     * @enum {string}
+                     */
+                    gateway: "stripe" | "paypal";
+                    /** @description where the gateway sends the player after paying */
+                    returnURL: string;
+                    /** @description where it sends them if they turn back */
+                    cancelURL: string;
+                };
+                "multipart/form-data": {
+                    userID: number;
+                    productID: number;
+                    /**
+                     * @description where the player pays; each renewal is charged there
+                     * @enum {string}
+                     */
+                    gateway: "stripe" | "paypal";
+                    /** @description where the gateway sends the player after paying */
+                    returnURL: string;
+                    /** @description where it sends them if they turn back */
+                    cancelURL: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description ours: the gateway carries it back when the first period is paid
+                         * @example 12
+                         */
+                        reference: string;
+                        /**
+                         * @description the gateway's page where the player pays
+                         * @example https://checkout.stripe.com/c/pay/cs_test_1
+                         */
+                        checkoutURL: string;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE, INVALID_URL */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: PURCHASES_BLOCKED, FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: USER_NOT_FOUND, PRODUCT_NOT_FOUND, SUBSCRIPTION_PLAN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_EXISTS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GATEWAY_ERROR */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -25362,7 +26441,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -25427,6 +26506,15 @@ export interface operations {
             };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GATEWAY_ERROR */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

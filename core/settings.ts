@@ -27,6 +27,13 @@ export interface SettingsService {
   update(patch: Partial<Record<keyof SiteSettings, unknown>>): Promise<SiteSettings>;
   /** The settings this server has, in order: core's, then each feature's (by feature name). */
   declared(): ReadonlyMap<string, SiteSetting>;
+  /**
+   * A feature's own values kept beside the site settings (its connection details, secrets sealed
+   * by the feature), under `<feature>:<name>`: never in the settings API, refreshed like them.
+   */
+  kept(key: string): Record<string, unknown> | undefined;
+  /** Stores one, in the caller's transaction when there is one; the caller audits the change. */
+  keep(key: string, value: Record<string, unknown>): Promise<void>;
 }
 
 /**
@@ -55,6 +62,7 @@ export const settingsRef = createServiceRef<SettingsService>('core.settings');
 
 export class DbSettings implements SettingsService {
   #current: SiteSettings;
+  #kept = new Map<string, Record<string, unknown>>();
   readonly #defaults: SiteSettings;
   readonly #declared: ReadonlyMap<string, SiteSetting>;
   readonly #db: Database;
@@ -80,8 +88,27 @@ export class DbSettings implements SettingsService {
   async load(): Promise<void> {
     const rows = await CoreSetting.select(this.#db);
     const stored: Record<string, unknown> = {};
-    for (const row of rows) stored[row.key] = JSON.parse(row.value);
+    const kept = new Map<string, Record<string, unknown>>();
+    for (const row of rows) {
+      if (row.key.includes(':')) kept.set(row.key, JSON.parse(row.value));
+      else stored[row.key] = JSON.parse(row.value);
+    }
     this.#current = { ...this.#defaults, ...pick(stored, this.#defaults) };
+    this.#kept = kept;
+  }
+
+  kept(key: string): Record<string, unknown> | undefined {
+    return this.#kept.get(key);
+  }
+
+  async keep(key: string, value: Record<string, unknown>): Promise<void> {
+    if (!key.includes(':')) throw new Error(`A kept value's key names its feature (feature:name), not ${key}.`);
+    const text = JSON.stringify(value);
+    await this.#db.transaction(async () => {
+      const { affectedRows } = await this.#db.run(sql`update ${CoreSetting} set ${S.value} = ${text} where ${S.key} = ${key}`);
+      if (affectedRows === 0) await CoreSetting.insert(this.#db, { key, value: text });
+    });
+    this.#kept.set(key, value);
   }
 
   /** Polls the table so that several server processes on one database agree. */

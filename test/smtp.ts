@@ -28,11 +28,20 @@ export class TestSmtp {
   readonly #server: SMTPServer;
   readonly #waiting: (() => void)[] = [];
   port = 0;
+  /** The users that signed in (with `login` set). */
+  readonly logins: string[] = [];
 
-  constructor() {
+  /** With `login`, the server asks for SMTP sign-in (over plain text, as in a test) and takes only that user and password. */
+  constructor({ login }: { login?: { user: string; pass: string } } = {}) {
     this.#server = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS', 'AUTH'],
+      authOptional: !login,
+      allowInsecureAuth: true,
+      disabledCommands: login ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
+      onAuth: (auth, _session, callback) => {
+        if (auth.username !== login?.user || auth.password !== login?.pass) return callback(new Error('Invalid username or password'));
+        this.logins.push(auth.username ?? '');
+        callback(null, { user: auth.username });
+      },
       logger: false,
       onMailFrom: (_address, _session, callback) => {
         if (this.refuse <= 0) return callback();

@@ -77,6 +77,19 @@ export interface ClientInfo {
 
 export const authRef = createServiceRef<AuthService>('auth');
 
+/**
+ * Secrets other features keep (a mail server's password, a gateway's keys), sealed with the
+ * two-factor secrets' key (AES-256-GCM, the key outside the database), each bound to `context`.
+ */
+export interface SecretSealer {
+  /** A key is set: without one, seal throws SERVICE_UNAVAILABLE. */
+  readonly enabled: boolean;
+  seal(context: string, secret: string): string;
+  open(context: string, stored: string): string;
+}
+
+export const secretsRef = createServiceRef<SecretSealer>('auth.secrets');
+
 /** The auth feature's site settings (its definition declares them). */
 export const authSettings = {
   registerLimit: {

@@ -6,7 +6,7 @@ import type { Database } from '../../core/db.ts';
 import { defineFeature } from '../../core/features.ts';
 import { sql } from '../../core/sql.ts';
 import { usersRef } from '../users/contract.ts';
-import { authRef, authSettings } from './contract.ts';
+import { authRef, authSettings, secretsRef } from './contract.ts';
 import { AuthTotp, entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
 import { authRoutes } from './routes.ts';
@@ -71,6 +71,13 @@ export default defineFeature({
     const secrets = new SecretBox(key);
     const auth = new DbAuthService(db, services.get(usersRef), settings, opts, secrets, services.get(auditRef));
     services.provide(authRef, auth);
+    services.provide(secretsRef, {
+      get enabled() {
+        return secrets.enabled;
+      },
+      seal: (context, secret) => secrets.sealFor(context, secret),
+      open: (context, stored) => secrets.openFor(context, stored),
+    });
     if (said) log[said.level](said.msg);
     const sealed = await auth.sealStoredSecrets(name);
     if (sealed) log.info({ sealed }, 'two-factor secrets stored in clear were encrypted');

@@ -82,9 +82,15 @@ export class SecretBox {
   /** Encrypts a secret for one user's row. */
   seal(secret: string, userId: number): string {
     if (!this.#key) throw new DomainError('SERVICE_UNAVAILABLE', 'Two-factor enrolment needs TOTP_ENCRYPTION_KEY set on the server.');
+    return this.sealFor(`auth_totp:${userId}`, secret);
+  }
+
+  /** Encrypts a secret bound to `context` (another feature's: `email:smtp.password`). */
+  sealFor(context: string, secret: string): string {
+    if (!this.#key) throw new DomainError('SERVICE_UNAVAILABLE', 'Secrets set in the console need TOTP_ENCRYPTION_KEY set on the server.');
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
-    cipher.setAAD(Buffer.from(`auth_totp:${userId}`));
+    cipher.setAAD(Buffer.from(context));
     const body = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
     return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
   }
@@ -102,10 +108,15 @@ export class SecretBox {
   /** The secret of a stored value; a value from before encryption is returned as it is. */
   open(stored: string, userId: number): string {
     if (!isSealed(stored)) return stored;
-    if (!this.#key) throw new DomainError('SERVICE_UNAVAILABLE', 'The two-factor secrets are encrypted, but TOTP_ENCRYPTION_KEY is not set on the server.');
+    return this.openFor(`auth_totp:${userId}`, stored);
+  }
+
+  /** The secret sealFor sealed for `context`; throws when the key or the context is another. */
+  openFor(context: string, stored: string): string {
+    if (!this.#key) throw new DomainError('SERVICE_UNAVAILABLE', 'Stored secrets are encrypted, but TOTP_ENCRYPTION_KEY is not set on the server.');
     const raw = Buffer.from(stored.slice(PREFIX.length), 'base64url');
     const decipher = createDecipheriv('aes-256-gcm', this.#key, raw.subarray(0, 12));
-    decipher.setAAD(Buffer.from(`auth_totp:${userId}`));
+    decipher.setAAD(Buffer.from(context));
     decipher.setAuthTag(raw.subarray(12, 28));
     return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
   }

@@ -9,7 +9,7 @@ import { everyRound } from '../../core/background.ts';
 import { auditRef } from '../../core/audit.ts';
 import { ConfigError } from '../../core/config.ts';
 import { defineFeature } from '../../core/features.ts';
-import { authRef } from '../auth/contract.ts';
+import { authRef, secretsRef } from '../auth/contract.ts';
 import { paymentsRef } from '../payments/contract.ts';
 import { storefrontRef } from '../storefront/contract.ts';
 import { supportRef } from '../support/contract.ts';
@@ -17,11 +17,12 @@ import { usersRef } from '../users/contract.ts';
 import { emailSection } from './console.ts';
 import { emailRef } from './contract.ts';
 import { entities } from './entities.ts';
-import { Mailer } from './mailer.ts';
 import { migrations } from './migrations/index.ts';
 import { Outbox } from './outbox.ts';
 import { emailRoutes, mailLimits } from './routes.ts';
 import { DbEmailService } from './service.ts';
+import { SmtpSettings } from './smtp-settings.ts';
+import { smtpRoutes } from './smtp-routes.ts';
 
 const limit = (max: number, windowSeconds: number) =>
   Type.Object(
@@ -80,23 +81,22 @@ export default defineFeature({
   options,
   entities,
   migrations,
-  errors: { EMAIL_TOKEN_INVALID: 400 },
   async register(app, { db, events, services, settings, env, options: opts, log }) {
     const { smtp } = opts;
-    const configured = smtp.host !== '';
-    if (configured && !smtp.from) throw new ConfigError('plugins.email.smtp.from: the sender address is required when plugins.email.smtp.host is set.');
-    const mailer = configured ? new Mailer(smtp, env[smtp.passwordEnv]) : undefined;
+    if (smtp.host !== '' && !smtp.from) throw new ConfigError('plugins.email.smtp.from: the sender address is required when plugins.email.smtp.host is set.');
+    const audit = services.get(auditRef);
+    const server = new SmtpSettings(smtp, { env, settings, secrets: services.get(secretsRef), db, audit });
     const outbox = new Outbox(
       db,
       { ...opts, leaseMs: smtp.timeoutMs * 4 + 1000 },
       (row) => email.compose(row),
-      (mail) => mailer!.send(mail),
+      (mail) => server.mailer().send(mail),
     );
     const limits = mailLimits(app, opts.rateLimit);
     const email: DbEmailService = new DbEmailService(
       {
         db,
-        audit: services.get(auditRef),
+        audit,
         settings,
         users: services.get(usersRef),
         auth: services.get(authRef),
@@ -104,7 +104,7 @@ export default defineFeature({
         payments: () => services.find(paymentsRef),
       },
       {
-        configured,
+        configured: () => server.configured(),
         requireVerification: opts.requireVerification,
         resetMinutes: opts.resetMinutes,
         verifyHours: opts.verifyHours,
@@ -114,13 +114,12 @@ export default defineFeature({
       outbox,
       limits.perAccount,
     );
+    email.smtp = server;
     services.provide(emailRef, email);
     await emailRoutes(app, email, limits);
+    smtpRoutes(app, server, email);
     everyRound(app, log, 'email token sweep', opts.sweepSeconds * 1000, () => email.sweepTokens());
-    if (!mailer) {
-      log.info('email is off: set plugins.email.smtp.host and from to send receipts, ticket answers and account links');
-      return email;
-    }
+    if (!server.configured()) log.info('email is off until an SMTP server is set in the console (Email) or plugins.email.smtp');
     if (email.verificationRequired) services.get(authRef).requireEmailVerification();
 
     // Inside the transactions that cause them: a mail commits or rolls back with its cause.
@@ -163,9 +162,10 @@ export default defineFeature({
     everyRound(app, log, 'email outbox', opts.pollMs, () => outbox.kick());
     app.addHook('onClose', async () => {
       await outbox.stop();
-      mailer.close();
+      server.close();
     });
     return email;
   },
   console: [emailSection],
+  errors: { EMAIL_TOKEN_INVALID: 400, SMTP_ERROR: 502 },
 });

@@ -19,10 +19,12 @@ import type { EmailService, MailLanguage } from './contract.ts';
 import { EmailToken } from './entities.ts';
 import type { Mail } from './mailer.ts';
 import type { NewMessage, Outbox, OutboxRow } from './outbox.ts';
+import type { SmtpSettings } from './smtp-settings.ts';
 import { mailLanguage, type MailKind, Templates } from './templates.ts';
 
 export interface EmailOptions {
-  configured: boolean;
+  /** SMTP is set now (in the configuration file or the console). */
+  configured: () => boolean;
   requireVerification: boolean;
   resetMinutes: number;
   verifyHours: number;
@@ -54,6 +56,8 @@ export class DbEmailService implements EmailService {
   readonly #opts: EmailOptions;
   readonly #templates: Templates;
   readonly outbox: Outbox;
+  /** The SMTP server in use (the configuration file's or the console's). */
+  smtp!: SmtpSettings;
   readonly countMailLink: (request: FastifyRequest, login: string) => Promise<void>;
 
   constructor(peers: EmailPeers, opts: EmailOptions, outbox: Outbox, countMailLink: (request: FastifyRequest, login: string) => Promise<void>) {
@@ -65,11 +69,11 @@ export class DbEmailService implements EmailService {
   }
 
   get configured(): boolean {
-    return this.#opts.configured;
+    return this.#opts.configured();
   }
 
   get verificationRequired(): boolean {
-    return this.#opts.configured && this.#opts.requireVerification;
+    return this.#opts.configured() && this.#opts.requireVerification;
   }
 
   /** The language of mails no visitor asked for (receipts, answers): the storefront's default. */
@@ -79,7 +83,7 @@ export class DbEmailService implements EmailService {
 
   /** Queues a mail to an account, when SMTP is set and the account has an email. */
   async queueFor(kind: MailKind, userId: number, params: Record<string, unknown>, lang?: MailLanguage): Promise<void> {
-    if (!this.#opts.configured || userId <= 0) return;
+    if (!this.#opts.configured() || userId <= 0) return;
     const user = await this.#peers.users.findById(userId);
     if (!user?.email) return;
     await this.outbox.add(this.#message(kind, user, params, lang));
@@ -87,7 +91,7 @@ export class DbEmailService implements EmailService {
 
   /** A guest's receipt, to the email typed at checkout (none typed: no mail); its link is made when it is sent. */
   async queueGuestReceipt(email: string | null, guestName: string, params: Record<string, unknown>): Promise<void> {
-    if (!this.#opts.configured || !email) return;
+    if (!this.#opts.configured() || !email) return;
     await this.outbox.add({
       kind: 'order-receipt',
       userId: null,
@@ -146,7 +150,7 @@ export class DbEmailService implements EmailService {
   }
 
   async requestPasswordReset(login: string, lang: MailLanguage): Promise<void> {
-    if (!this.#opts.configured) return;
+    if (!this.#opts.configured()) return;
     const user = await this.#accountNamed(login);
     if (user?.email) await this.outbox.add(this.#message('reset-password', user, {}, lang));
   }
@@ -265,6 +269,16 @@ export class DbEmailService implements EmailService {
         break;
     }
     return { to: row.recipient, ...this.#templates.render(kind, lang, data) };
+  }
+
+  /** An account's email address (a staff member's, for the console's test). */
+  async addressOf(userId: number): Promise<string | undefined> {
+    return (await this.#peers.users.findById(userId))?.email ?? undefined;
+  }
+
+  /** The test message, written for `to` and sent at once rather than queued (the SMTP settings' test). */
+  testMail(to: string): Promise<Mail> {
+    return this.compose({ kind: 'test', userId: null, recipient: to, lang: this.siteLanguage(), params: '{}' } as OutboxRow);
   }
 
   /** Deletes tokens past their expiry; returns how many went. */
