@@ -3,7 +3,8 @@
  * the environment (never the command line, where other users of the machine see them):
  * - `npm run import:leaderos -- URL [--dry-run]`, the site's key in LEADEROS_API_KEY;
  * - `npm run import:tebex -- [--csv FILE] [--dry-run]`, the webstore's secret key in TEBEX_SECRET
- *   unless a payments CSV export is given.
+ *   unless a payments CSV export is given;
+ * - `npm run import:craftingstore -- [--csv FILE] [--dry-run]`, its API token in CRAFTINGSTORE_TOKEN.
  */
 import { readFileSync } from 'node:fs';
 import { buildApp } from '../../core/app.ts';
@@ -16,6 +17,8 @@ const USAGE = [
   'usage: LEADEROS_API_KEY=<key> npm run import:leaderos -- <site URL> [--dry-run]',
   '       TEBEX_SECRET=<key> npm run import:tebex -- [--dry-run]',
   '       npm run import:tebex -- --csv <payments export.csv> [--dry-run]',
+  '       CRAFTINGSTORE_TOKEN=<token> npm run import:craftingstore -- [--dry-run]',
+  '       npm run import:craftingstore -- --csv <payments export.csv> [--dry-run]',
 ].join('\n');
 const {
   positionals: [store, ...args],
@@ -39,6 +42,15 @@ function chosen(): (imports: ImportsService) => Promise<ImportReport> {
     const secret = process.env.TEBEX_SECRET;
     if (!secret) usage(USAGE);
     return (imports) => imports.fromTebex({ secret }, { dryRun });
+  }
+  if (store === 'craftingstore' && !args.length) {
+    if (values.csv) {
+      const csv = readFileSync(values.csv, 'utf8');
+      return (imports) => imports.fromCraftingStore({ csv }, { dryRun });
+    }
+    const token = process.env.CRAFTINGSTORE_TOKEN;
+    if (!token) usage(USAGE);
+    return (imports) => imports.fromCraftingStore({ token }, { dryRun });
   }
   return usage(USAGE);
 }

@@ -1,4 +1,4 @@
-/** The imports feature's contract: bringing a community in from another store (LeaderOS, Tebex). */
+/** The imports feature's contract: bringing a community in from another store (LeaderOS, Tebex, CraftingStore). */
 import { createServiceRef } from '../../core/registry.ts';
 
 export interface ImportReport {
@@ -24,6 +24,9 @@ export interface LeaderOsSource {
  * control panel), or the text of its payments CSV export.
  */
 export type TebexSource = { secret: string } | { csv: string };
+
+/** A CraftingStore webstore: its API v7 with the owner's token, or the text of its payments CSV export. */
+export type CraftingStoreSource = { token: string } | { csv: string };
 
 /** One run of an importer, its report kept. */
 export interface ImportRun {
@@ -55,6 +58,9 @@ export interface ImportsService {
   fromTebex(source: TebexSource, opts?: { dryRun?: boolean }): Promise<ImportReport>;
   /** The same, going on after the call returns the run's id. */
   startTebex(source: TebexSource, opts?: { dryRun?: boolean }): Promise<number>;
+  /** A CraftingStore webstore (its packages and every payment) or its payments CSV, as fromTebex. */
+  fromCraftingStore(source: CraftingStoreSource, opts?: { dryRun?: boolean }): Promise<ImportReport>;
+  startCraftingStore(source: CraftingStoreSource, opts?: { dryRun?: boolean }): Promise<number>;
   /** The runs, newest first. */
   runs(limit: number): Promise<ImportRun[]>;
   getRun(id: number): Promise<ImportRun | undefined>;

@@ -71,6 +71,14 @@ export function playerUuid(text: string | undefined | null): string | undefined 
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** A payment's status there (`Complete`, `Refund`, `Chargeback`, `PAID`, …) as what it becomes here. */
+export function paymentStatus(status: string): HostedPayment['status'] {
+  const lower = status.trim().toLowerCase();
+  if (['complete', 'completed', 'paid', 'delivered'].includes(lower)) return 'complete';
+  if (/refund|chargeback|reversed/.test(lower)) return 'refunded';
+  return 'other';
+}
+
 /** An ISO 8601 time or `YYYY-MM-DD HH:MM:SS` (UTC, as the stores export) as a stored UTC timestamp. */
 export function storedTime(text: string | undefined): string | undefined {
   const trimmed = (text ?? '').trim();

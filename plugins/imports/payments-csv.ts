@@ -40,27 +40,27 @@ export function csvRows(text: string): string[][] {
 /** The names each column goes by, lower case. */
 const COLUMNS = {
   id: ['transaction id', 'transaction_id', 'txn_id', 'transaction', 'payment id', 'id'],
-  date: ['date', 'created_at', 'created at', 'time', 'timestamp'],
+  date: ['date', 'created_at', 'created at', 'createdat', 'time', 'timestamp'],
   status: ['status'],
   amount: ['price', 'amount', 'total', 'paid'],
   currency: ['currency', 'currency code'],
   name: ['username', 'ign', 'player', 'player name', 'inGameName', 'name'].map((n) => n.toLowerCase()),
   uuid: ['uuid', 'player uuid', 'player_uuid', 'minecraft uuid'],
   email: ['email', 'e-mail'],
-  packages: ['packages', 'package', 'items', 'item', 'products', 'product'],
+  packages: ['packages', 'package', 'packagename', 'package name', 'items', 'item', 'products', 'product'],
 } as const;
 const REQUIRED = ['id', 'date', 'amount', 'name', 'packages'] as const;
 
-/** `VIP x2, Fly` or `2x VIP; Fly`: the packages of a row with their quantities. */
+/** `VIP (x2), Fly` or `2x VIP; Fly`: the packages of a row with their quantities (`Keys x5` is a name). */
 function packagesOf(text: string): HostedPayment['packages'] {
   return text
     .split(/[,;|]/)
     .map((part) => part.trim())
     .filter(Boolean)
     .map((part) => {
-      const after = /^(.*?)\s*(?:\(x\s*(\d+)\)|x\s*(\d+))$/i.exec(part);
+      const after = /^(.*?)\s*\(x\s*(\d+)\)$/i.exec(part);
       const before = /^(\d+)\s*x\s+(.*)$/i.exec(part);
-      if (after?.[1] && (after[2] ?? after[3])) return { name: after[1], quantity: Number(after[2] ?? after[3]) };
+      if (after?.[1]) return { name: after[1], quantity: Number(after[2]) };
       if (before?.[2]) return { name: before[2], quantity: Number(before[1]) };
       return { name: part, quantity: 1 };
     });

@@ -3,7 +3,8 @@ import type { Database } from '../../core/db.ts';
 import { now } from '../../core/format.ts';
 import { countParam } from '../../core/db.ts';
 import { sql } from '../../core/sql.ts';
-import type { ImportReport, ImportRun, ImportsService, LeaderOsSource, TebexSource } from './contract.ts';
+import type { CraftingStoreSource, ImportReport, ImportRun, ImportsService, LeaderOsSource, TebexSource } from './contract.ts';
+import { CraftingStoreImport } from './craftingstore.ts';
 import { ImportsRun } from './entities.ts';
 import type { HostedPeers } from './hosted.ts';
 import type { Importer } from './importer.ts';
@@ -110,6 +111,14 @@ export class DbImportsService implements ImportsService {
 
   startTebex(source: TebexSource, opts: Opts = {}): Promise<number> {
     return this.#start(this.#tebex(source), opts);
+  }
+
+  fromCraftingStore(source: CraftingStoreSource, opts: Opts = {}): Promise<ImportReport> {
+    return this.#now((peers, links, dryRun, progress) => new CraftingStoreImport(source, peers, links, dryRun, progress), opts);
+  }
+
+  startCraftingStore(source: CraftingStoreSource, opts: Opts = {}): Promise<number> {
+    return this.#start((peers, links, dryRun, progress) => new CraftingStoreImport(source, peers, links, dryRun, progress), opts);
   }
 
   async runs(limit: number): Promise<ImportRun[]> {

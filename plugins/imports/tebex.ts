@@ -5,7 +5,7 @@
  * control panel), for what the API does not reach. Brought as hosted.ts brings any hosted store.
  */
 import type { ImportReport, TebexSource } from './contract.ts';
-import { HostedImport, type HostedPackage, type HostedPayment, type HostedPeers, playerUuid, storedTime } from './hosted.ts';
+import { HostedImport, type HostedPackage, type HostedPeers, paymentStatus, playerUuid, storedTime } from './hosted.ts';
 import { cents, type Progress, SourceError } from './importer.ts';
 import type { Links } from './links.ts';
 import { csvPayments } from './payments-csv.ts';
@@ -51,14 +51,6 @@ interface TebexActivePackage {
 }
 
 const PERIOD_DAYS: Record<string, number> = { day: 1, week: 7, month: 30, year: 365 };
-
-/** A payment's status there: `Complete`, `Refund`, `Chargeback`, … */
-export function paymentStatus(status: string): HostedPayment['status'] {
-  const lower = status.trim().toLowerCase();
-  if (lower === 'complete' || lower === 'completed' || lower === 'paid') return 'complete';
-  if (/refund|chargeback|reversed/.test(lower)) return 'refunded';
-  return 'other';
-}
 
 export class TebexImport extends HostedImport {
   readonly #source: TebexSource;

@@ -211,7 +211,7 @@ t.test('a name taken here by another player is reported, its payments stay behin
 const CSV = [
   'Transaction ID,Date,Status,Price,Currency,Username,UUID,Email,Packages',
   `tbx-1a,${BOUGHT},Complete,9.99,EUR,Steve,${STEVE},steve@example.com,VIP`,
-  'tbx-2b,2024-01-10 10:00:00,Complete,9.00,EUR,Alex,,alex@example.com,Fly x2',
+  'tbx-2b,2024-01-10 10:00:00,Complete,9.00,EUR,Alex,,alex@example.com,Fly (x2)',
   'tbx-3c,2024-02-01 09:30:00,Complete,"14.49",EUR,Steve,069a79f4-44e9-4726-a5be-fca90e38aaf5,steve@example.com,"VIP, Fly"',
   'tbx-4d,not a date,Complete,1.00,EUR,Notch,,,Fly',
 ].join('\r\n');
