@@ -9,11 +9,12 @@
 import { DomainError } from '../../core/errors.ts';
 import { PERMANENT, now } from '../../core/format.ts';
 import type { CreditsService } from '../credits/contract.ts';
-import type { StoreCatalogue } from '../store/contract.ts';
+import type { StoreCatalogue, StoreOrders } from '../store/contract.ts';
 import type { SupportService } from '../support/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { VotesService } from '../votes/contract.ts';
 import type { ImportReport, LeaderOsSource } from './contract.ts';
+import { paymentStatus, storedTime } from './hosted.ts';
 import { cents, Importer, type Progress, SourceError } from './importer.ts';
 import type { Links } from './links.ts';
 
@@ -42,6 +43,17 @@ export interface LeaderOsPeers {
   votes?: VotesService;
   support?: SupportService;
   catalogue?: StoreCatalogue;
+  orders?: StoreOrders;
+}
+
+/** An order as `/api/users/<id>/orders` lists it: without its lines. */
+interface LeaderOsOrder {
+  id: string;
+  total: string;
+  earnings?: string;
+  type: string;
+  status: string;
+  creationDate: string;
 }
 
 interface LeaderOsProduct {
@@ -154,6 +166,40 @@ export class LeaderOsImport extends Importer {
       return account.id;
     });
     this.#users.set(user.id, localId);
+    await this.#orders(user, localId);
+  }
+
+  /**
+   * A user's orders as imported orders at their dates: the history, and those paid with money the
+   * boards. LeaderOS lists them without their lines, and its times carry no zone (taken as UTC).
+   */
+  async #orders(user: LeaderOsUser, localId: number | undefined): Promise<void> {
+    const { orders } = this.#peers;
+    if (!orders) return;
+    const host = new URL(this.key.replace(/^leaderos:/, '')).host;
+    for (const order of (await this.#get<LeaderOsOrder[]>(`/api/users/${user.id}/orders`)) ?? []) {
+      const total = order.type === 'payment' && cents(order.earnings) ? cents(order.earnings) : cents(order.total);
+      const date = storedTime(order.creationDate);
+      const status = paymentStatus(order.status);
+      if (total === undefined || !date || status === 'other') {
+        this.report.notBrought.push(`Order ${order.id} of user ${user.id}: its total, date or status ("${order.status}") is not one.`);
+        continue;
+      }
+      await this.once('order', order.id, async () => {
+        const made = await orders.importOrder({
+          userId: localId!,
+          type: order.type === 'credit' ? 'credit' : 'payment',
+          total,
+          currency: '',
+          paymentApi: 'leaderos',
+          paymentId: `${host}:${order.id}`,
+          creationDate: date,
+          refunded: status === 'refunded',
+          items: [],
+        });
+        return made.orderId;
+      });
+    }
   }
 
   /** A role held: the role itself brought once by its id (or met by its slug), then granted with its expiry. */

@@ -357,7 +357,7 @@ export interface StoreOrders {
    * An order another store took, brought by an import (the imports feature): a `payment` order at
    * its own date with its lines, so the buyer's history, the purchase rules and the boards count it.
    * Nothing is delivered, mailed or credited: `store.order.imported` (the boards' entry) is emitted
-   * instead of `store.order.completed`, only for a completed one. CONFLICT when paymentApi +
+   * instead of `store.order.completed`, only for a completed `payment` one. CONFLICT when paymentApi +
    * paymentId is recorded already; joins the caller's transaction.
    */
   importOrder(order: ImportedOrderInput): Promise<{ orderId: number }>;
@@ -366,8 +366,11 @@ export interface StoreOrders {
 /** An order of another store, in cents, for importOrder. */
 export interface ImportedOrderInput {
   userId: number;
+  /** `payment` (real money: the boards count it, the default) or `credit` (paid from a balance there: history only). */
+  type?: 'credit' | 'payment';
   /** What was paid, in cents. */
   total: number;
+  /** Empty for the site's currency. */
   currency: string;
   /** The store it came from, e.g. `tebex`, and its id of the payment there. */
   paymentApi: string;

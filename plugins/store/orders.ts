@@ -370,15 +370,15 @@ export class DbOrders implements StoreOrders {
       const user = await this.#users.requireById(input.userId);
       const order = await insertOrder(this.#db, {
         accountId: user.id,
-        type: 'payment',
+        type: input.type ?? 'payment',
         status: input.refunded ? 'refunded' : 'completed',
         subtotal: input.total,
         discount: 0,
         total: input.total,
-        earnings: input.total,
+        earnings: input.type === 'credit' ? 0 : input.total,
         cashback: 0,
         credit: 0,
-        currency: input.currency.toUpperCase(),
+        currency: (input.currency || this.#settings.get().currency).toUpperCase(),
         paymentApi: input.paymentApi,
         paymentId: input.paymentId,
         test: false,
@@ -392,7 +392,7 @@ export class DbOrders implements StoreOrders {
           this.#db,
           input.items.map((i) => ({ orderId: order.id, ...i, unitTotal: i.unitPrice, variables: '{}' })),
         );
-      if (!input.refunded) {
+      if (order.type === 'payment' && !input.refunded) {
         const { total, currency, creationDate } = order;
         await this.#events.emit('store.order.imported', { orderId: order.id, userId: user.id, username: user.username, total, currency, creationDate });
       }

@@ -10,7 +10,8 @@ import { sql } from '../../../core/sql.ts';
 import { CreditsLedgerEntry } from '../../credits/entities.ts';
 import { creditsRef } from '../../credits/contract.ts';
 import { usersRef } from '../../users/contract.ts';
-import { catalogueRef } from '../../store/contract.ts';
+import { catalogueRef, ordersRef } from '../../store/contract.ts';
+import { donationsRef } from '../../donations/contract.ts';
 import { supportRef } from '../../support/contract.ts';
 import { votesRef } from '../../votes/contract.ts';
 import { build } from '../../../test/helper.ts';
@@ -20,7 +21,7 @@ import { importsRef } from '../contract.ts';
 const SITE = 'https://shop.example';
 const KEY = 'leaderos-owner-key';
 const source = { url: SITE, apiKey: KEY };
-const FEATURES = ['users', 'credits', 'votes', 'support', 'store', 'imports'];
+const FEATURES = ['users', 'credits', 'votes', 'support', 'store', 'donations', 'imports'];
 
 const USERS = [
   {
@@ -66,6 +67,33 @@ const ROLES: Record<string, object[]> = {
     { id: '9', chatRoleID: '', name: 'Event', slug: 'event', priority: '1', expiryDate: '2020-01-01 00:00:00' },
   ],
   '2': [{ id: '7', chatRoleID: '', name: 'VIP', slug: 'vip', priority: '10', expiryDate: '1000-01-01 00:00:00' }],
+  '4': [],
+};
+
+function order(id: string, total: string, type: string, status: string, creationDate: string) {
+  const money = type === 'payment' ? total : '0.00';
+  return {
+    id,
+    accountID: '',
+    coupon: null,
+    total,
+    discount: '0.00',
+    subtotal: total,
+    earnings: money,
+    cashback: '0.00',
+    credit: '0.00',
+    type,
+    status,
+    paymentAPI: type === 'payment' ? 'paypal' : 'credits',
+    paymentID: '',
+    creationDate,
+  };
+}
+
+/** Orders as the API lists them, without their lines: one paid with money, one from the balance, one refunded. */
+const ORDERS: Record<string, object[]> = {
+  '1': [order('301', '9.99', 'payment', 'completed', '2024-04-01 10:00:00'), order('302', '5.00', 'credit', 'completed', '2024-04-02 10:00:00')],
+  '2': [order('303', '3.00', 'payment', 'refunded', '2024-04-03 10:00:00')],
   '4': [],
 };
 
@@ -193,6 +221,7 @@ function site(opts: { breakAt?: string } = {}): nock.Scope {
       return scope;
     }
     scope.get(`/api/users/${user.id}/roles`).reply(200, ROLES[user.id]);
+    scope.get(`/api/users/${user.id}/orders`).reply(200, ORDERS[user.id]);
   }
   scope.get('/api/vote-links').reply(200, VOTE_LINKS);
   scope.get('/api/support/tickets').reply(200, TICKETS);
@@ -212,7 +241,7 @@ t.test('a dry run reports what it would bring and writes nothing', async (t) => 
   const app = await build(t, { features: FEATURES });
   site();
   const report = await app.services.get(importsRef).fromLeaderOs(source, { dryRun: true, maxMissing: 2 });
-  t.same(report.created, { user: 3, 'vote-link': 2, ticket: 1, category: 2, product: 2 });
+  t.same(report.created, { user: 3, order: 3, 'vote-link': 2, ticket: 1, category: 2, product: 2 });
   t.equal(report.dryRun, true);
   t.ok(
     report.notBrought.some((line) => /^Passwords/.test(line)),
@@ -228,7 +257,7 @@ t.test('users, opening balances, roles with their expiries and vote links come i
   const users = app.services.get(usersRef);
   site();
   const first = await imports.fromLeaderOs(source, { maxMissing: 2 });
-  t.same(first.created, { user: 3, role: 2, 'vote-link': 2, ticket: 1, 'support-category': 1, category: 2, product: 2 });
+  t.same(first.created, { user: 3, role: 2, order: 3, 'vote-link': 2, ticket: 1, 'support-category': 1, category: 2, product: 2 });
   t.match(first.notBrought, [/Ticket 32 \(Refund\): its author, user 3, was not brought/, /date of the import/, /1 product images/, /Passwords/]);
   const tree = await app.services.get(catalogueRef).tree({ activeOnly: false });
   const vipRole = (await users.findRoleBySlug('vip'))!;
@@ -251,6 +280,19 @@ t.test('users, opening balances, roles with their expiries and vote links come i
   t.equal((await users.findByLinkedAccount('chat', '81234567890'))?.id, steve.id, 'the chat account stays linked');
   const held = Object.fromEntries((await users.rolesOf(steve.id)).map((r) => [r.slug, r.expiryDate]));
   t.same(held, { vip: '2099-01-01 00:00:00', supporter: '1000-01-01 00:00:00' }, 'roles with their expiries; the expired one stays behind');
+  t.match(
+    (await app.services.get(ordersRef).ordersOf(steve.id)).map((o) => [o.type, o.status, o.total, o.paymentAPI, o.paymentID, o.creationDate]),
+    [
+      ['credit', 'completed', '5.00', 'leaderos', 'shop.example:302', /^2024-04-02/],
+      ['payment', 'completed', '9.99', 'leaderos', 'shop.example:301', /^2024-04-01/],
+    ],
+    'the order history at its dates',
+  );
+  t.same(
+    (await app.services.get(donationsRef).board('top-alltime', 10, 'UTC')).map((d) => [d.username, d.amount]),
+    [['Steve', 999]],
+    'the board counts the order paid with money, not the one from the balance nor the refunded one',
+  );
   const alex = (await users.findByUsername('Alex'))!;
   t.same(
     (await users.rolesOf(alex.id)).map((r) => r.slug),
@@ -273,7 +315,8 @@ t.test('users, opening balances, roles with their expiries and vote links come i
   site();
   const again = await imports.fromLeaderOs(source, { maxMissing: 2 });
   t.same(again.created, {}, 'a second run brings nothing');
-  t.same(again.skipped, { user: 3, 'vote-link': 2, ticket: 1, category: 2, product: 2 });
+  t.same(again.skipped, { user: 3, order: 3, 'vote-link': 2, ticket: 1, category: 2, product: 2 });
+  t.equal(await rowCount(app, 'store_orders'), 3, 'the orders are not doubled');
   t.equal(await rowCount(app, 'support_tickets'), 1);
   t.equal(await rowCount(app, 'users_accounts'), 3);
   t.equal(await app.services.get(creditsRef).balance(steve.id), 1250, 'the balance is not doubled');
@@ -290,8 +333,8 @@ t.test('a run cut off half way, run again, brings the rest and nothing twice', a
 
   site();
   const resumed = await imports.fromLeaderOs(source, { maxMissing: 2 });
-  t.same(resumed.created, { user: 2, 'vote-link': 2, ticket: 1, 'support-category': 1, category: 2, product: 2 }, 'the rest comes in');
-  t.same(resumed.skipped, { user: 1, role: 1 }, 'what the cut run brought is met, not made again (the VIP role Steve brought)');
+  t.same(resumed.created, { user: 2, order: 1, 'vote-link': 2, ticket: 1, 'support-category': 1, category: 2, product: 2 }, 'the rest comes in');
+  t.same(resumed.skipped, { user: 1, order: 2, role: 1 }, 'what the cut run brought is met, not made again (the VIP role Steve brought, his orders)');
   t.equal(await rowCount(app, 'users_accounts'), 3);
   t.equal(await rowCount(app, 'users_roles'), 2, 'each role once');
   t.equal(await rowCount(app, 'credits_ledger'), 2, 'one opening balance each for the two with credit');
@@ -302,6 +345,6 @@ t.test('a name taken here is reported, not merged', async (t) => {
   await newUser(app, 'Alex');
   site();
   const report = await app.services.get(importsRef).fromLeaderOs(source, { maxMissing: 2 });
-  t.same(report.created, { user: 2, role: 2, 'vote-link': 2, ticket: 1, 'support-category': 1, category: 2, product: 2 });
+  t.same(report.created, { user: 2, role: 2, order: 2, 'vote-link': 2, ticket: 1, 'support-category': 1, category: 2, product: 2 });
   t.match(report.notBrought, [/User 2 \(Alex\): an account of that name is here already/]);
 });
