@@ -121,6 +121,8 @@ export interface ConsolePage {
   notice?: string;
   /** 422 when a form is shown again with errors. */
   status?: number;
+  /** Seconds: the page reloads its content this often while it shows something still going (an import), and stops once a load comes without it. */
+  refreshEvery?: number;
 }
 
 /** A change that worked: go to `to` (303), showing `notice` there. */
@@ -129,7 +131,12 @@ export interface ConsoleRedirect {
   notice?: string;
 }
 
-export type ConsoleResult = ConsolePage | ConsoleRedirect;
+/** A file staff download (a report's CSV): sent as an attachment named `filename`. */
+export interface ConsoleDownload {
+  download: { filename: string; type: string; body: string };
+}
+
+export type ConsoleResult = ConsolePage | ConsoleRedirect | ConsoleDownload;
 export type ConsoleHandler = (request: ConsoleRequest) => Promise<ConsoleResult>;
 
 export interface ConsoleRouteOptions {

@@ -195,6 +195,7 @@ export class Console implements ConsoleHost {
       menu: this.menu(signed?.staff, current),
       blocks: page.blocks.map((b, i) => (b.kind === 'chart' ? { ...b, drawn: drawChart(b, i) } : b)),
       csrf: csrf ?? signed?.session.csrfToken ?? '',
+      refresh: page.refreshEvery ? { every: page.refreshEvery, url: request.url } : undefined,
     });
     return reply
       .code(page.status ?? 200)
@@ -210,6 +211,10 @@ export class Console implements ConsoleHost {
 
   result(request: FastifyRequest, reply: FastifyReply, result: ConsoleResult, signed: Signed, current: string): FastifyReply {
     if ('redirect' in result) return this.redirect(request, reply, result.redirect, result.notice);
+    if ('download' in result) {
+      const { filename, type, body } = result.download;
+      return reply.headers(SECURITY_HEADERS).type(type).header('content-disposition', `attachment; filename="${filename}"`).send(body);
+    }
     return this.send(request, reply, result, signed, current);
   }
 

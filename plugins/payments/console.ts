@@ -11,6 +11,7 @@ import { type PlayerPanel, usersRef, type UsersService } from '../users/contract
 import { PackageCreateBody, PackagePatchBody } from './schemas.ts';
 import { pricedBasket } from './model.ts';
 import type { DbPaymentsService, Package, Payment } from './service.ts';
+import { taxPages } from './tax-console.ts';
 import { testCheckoutPages } from './test-gateway.ts';
 
 const PAGE = 50;
@@ -30,12 +31,13 @@ export const paymentsSection: ConsoleSection<unknown, DbPaymentsService> = {
   id: 'payments',
   title: 'Payments',
   order: 65,
-  pages(pages, { settings, services }, payments) {
+  pages(pages, { settings, services, db }, payments) {
     const cp: PaymentsPages = { pages, payments, settings };
     attention(cp);
     paymentsRoute(cp, services.get(usersRef));
     packageRoutes(cp);
     testCheckoutPages(pages, payments);
+    taxPages(pages, db, payments.taxRates, settings);
   },
 };
 
@@ -108,8 +110,11 @@ function paymentsRoute({ pages, payments, settings }: PaymentsPages, users: User
       blocks: [
         {
           kind: 'links',
-          heading: 'Top-up packages',
-          items: [{ label: 'Packages players buy credits with', href: `${pages.base}/packages` }],
+          heading: 'Top-up packages and tax',
+          items: [
+            { label: 'Packages players buy credits with', href: `${pages.base}/packages` },
+            { label: 'Tax collected and tax rates', href: `${pages.base}/tax` },
+          ],
         },
         {
           kind: 'table',

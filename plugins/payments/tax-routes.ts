@@ -2,7 +2,7 @@
  * Tax's admin API: the owner's rate table (for gateways that compute no tax), and the tax report:
  * tax recorded per country over a period, as JSON or as the CSV an EU OSS return is filled from.
  */
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
@@ -42,7 +42,7 @@ const TaxRateRow = S.row({
   updateDate: S.dateStr(),
 });
 
-const TaxRateBody = Type.Object({
+export const TaxRateBody = Type.Object({
   country: Type.String({ maxLength: 8, description: 'ISO 3166-1 alpha-2', examples: ['DE'] }),
   region: Type.Optional(Type.String({ maxLength: 8, description: 'a state or province (ISO 3166-2 suffix: CA, QC); empty or absent for the whole country' })),
   rate: S.numeric({ description: 'percent, 0 to 50, at most three decimals', examples: ['19'] }),
@@ -55,6 +55,23 @@ const showRate = (r: TaxRate, tz: string) => ({
   rate: percentOf(r.rate),
   updateDate: displayTimestamp(r.updateDate, tz),
 });
+
+/** The report's lines from day `from` to day `to` (UTC, both included); VALIDATION_ERROR for days that are not, or out of order. */
+export async function taxRows(db: Database, from: string, to: string): Promise<Static<typeof TaxLineRow>[]> {
+  const day = new RegExp(DAY);
+  if (!day.test(from) || !day.test(to) || Number.isNaN(Date.parse(`${from}T00:00:00Z`)) || Number.isNaN(Date.parse(`${to}T00:00:00Z`))) {
+    throw new DomainError('VALIDATION_ERROR', 'from and to must be days of the calendar.');
+  }
+  if (to < from) throw new DomainError('VALIDATION_ERROR', 'to must not be before from.');
+  const lines = await taxReport(db, `${from} 00:00:00`, dayAfter(to));
+  return lines.map((l) => ({ country: l.country, currency: l.currency, payments: String(l.payments), tax: formatMoney(l.tax) }));
+}
+
+/** The report as the CSV an OSS return is filled from. */
+export const taxCsv = (rows: Static<typeof TaxLineRow>[]): string =>
+  `${['country,currency,payments,tax', ...rows.map((r) => `${r.country},${r.currency},${r.payments},${r.tax}`)].join('\n')}\n`;
+
+export const csvName = (from: string, to: string) => `tax-${from}-${to}.csv`;
 
 export function taxRoutes(fastify: FastifyInstance, db: Database, rates: TaxRates, settings: SettingsService): void {
   const app = fastify.withTypeProvider<S.TypeBoxProvider>();
@@ -121,15 +138,10 @@ export function taxRoutes(fastify: FastifyInstance, db: Database, rates: TaxRate
     },
     async (request, reply) => {
       const { from, to, format } = request.query;
-      if (Number.isNaN(Date.parse(`${from}T00:00:00Z`)) || Number.isNaN(Date.parse(`${to}T00:00:00Z`))) {
-        throw new DomainError('VALIDATION_ERROR', 'from and to must be days of the calendar.');
-      }
-      if (to < from) throw new DomainError('VALIDATION_ERROR', 'to must not be before from.');
-      const lines = await taxReport(db, `${from} 00:00:00`, dayAfter(to));
-      const rows = lines.map((l) => ({ country: l.country, currency: l.currency, payments: String(l.payments), tax: formatMoney(l.tax) }));
+      const rows = await taxRows(db, from, to);
       if (format !== 'csv') return rows;
-      reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="tax-${from}-${to}.csv"`);
-      return `${['country,currency,payments,tax', ...rows.map((r) => `${r.country},${r.currency},${r.payments},${r.tax}`)].join('\n')}\n`;
+      reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${csvName(from, to)}"`);
+      return taxCsv(rows);
     },
   );
 }
