@@ -73,16 +73,21 @@ export type GatewayEvent =
 /**
  * What a verified webhook means for a subscription paid at its gateway: the payments feature hands
  * these to the hook the subscriptions feature registers (`onSubscriptionEvent`), which acts on each once.
+ * `subscription-started`: the checkout was paid (or its free trial began); `reference` is the one it was started with.
  */
 export type SubscriptionGatewayEvent = {
   /** The gateway's event id. */
   eventId: string;
   /** The gateway's id of the subscription (Stripe's `sub_…`). */
   subscriptionRef: string;
-} /** The checkout was paid (or its free trial began): `reference` is the one its checkout was started with. */ & (
+} & (
   | { kind: 'subscription-started'; reference: string; amount: number; currency: string }
-  /** A later period was paid; `periodEnd` (UTC `YYYY-MM-DD HH:MM:SS`) when the gateway says. */
-  | { kind: 'subscription-paid'; amount: number; currency: string; periodEnd?: string }
+  /**
+   * A period was paid; `periodEnd` (UTC `YYYY-MM-DD HH:MM:SS`) when the gateway says. `paidAt`, when
+   * the gateway does not say which payment it is (PayPal): a payment well before the running period's
+   * end is that period's own (the first), not the next.
+   */
+  | { kind: 'subscription-paid'; amount: number; currency: string; periodEnd?: string; paidAt?: string }
   /** A renewal's charge failed: the gateway tries again by its own rules. */
   | { kind: 'subscription-failed'; amount: number }
   /** The gateway ended the subscription (cancelled, or unpaid after its retries). */
@@ -146,6 +151,8 @@ export interface GatewayAdapter {
   readonly test?: boolean;
   /** The gateway computes the tax itself (Stripe Tax); any other is charged the tax of the owner's rate table. */
   readonly computesTax?: boolean;
+  /** Optional: why the gateway is off now (its credentials not set yet); undefined while it is on. */
+  offReason?(): string | undefined;
   createCheckout(request: CheckoutRequest): Promise<CheckoutSession>;
   /**
    * Verifies the webhook's signature and reads it. Throws an error whose `code` is

@@ -5,6 +5,7 @@
 import { DomainError } from '../../core/errors.ts';
 import { formatMoney, parseMoney } from '../../core/format.ts';
 import type { DisputeFacts, GatewayAdapter, GatewayEvent } from './contract.ts';
+import { cancelPayPalSubscription, createPayPalSubscription, readPayPalBillingEvent } from './paypal-billing.ts';
 
 export interface PayPalSecrets {
   clientId: string;
@@ -61,7 +62,9 @@ export function paypalGateway(secrets: PayPalSecrets, { timeoutMs }: PayPalOptio
       headers: { authorization: `Bearer ${await accessToken()}`, 'content-type': 'application/json', ...extraHeaders },
       body: body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body),
     });
-    return { status: res.status, body: (await res.json()) as T };
+    // Some answers have no body (a subscription's cancel is 204 No Content).
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
   }
 
   async function accessToken(): Promise<string> {
@@ -141,6 +144,9 @@ export function paypalGateway(secrets: PayPalSecrets, { timeoutMs }: PayPalOptio
       if (res.status >= 300 || !res.body.id || !approve) throw new Error(`PayPal refused the order (HTTP ${res.status}).`);
       return { checkoutRef: res.body.id, checkoutURL: approve.href };
     },
+
+    createSubscriptionCheckout: (request) => createPayPalSubscription(api, request),
+    cancelSubscription: ({ subscriptionRef }) => cancelPayPalSubscription(api, subscriptionRef),
 
     async parseWebhook({ rawBody, headers }) {
       const transmission: Record<string, string> = {};
@@ -261,6 +267,6 @@ async function readEvent(
       return { eventId, kind, chargeRef: disputed?.[0]?.seller_transaction_id, dispute: disputeFacts(resource) };
     }
     default:
-      return { eventId, kind: 'ignored' };
+      return readPayPalBillingEvent(eventId, type, resource) ?? { eventId, kind: 'ignored' };
   }
 }

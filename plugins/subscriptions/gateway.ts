@@ -8,7 +8,7 @@
  */
 import { isUniqueViolation } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
-import { now } from '../../core/format.ts';
+import { addSeconds, now } from '../../core/format.ts';
 import { raw, sql } from '../../core/sql.ts';
 import type { SubscriptionEventResult, SubscriptionGatewayEvent } from '../payments/contract.ts';
 import { SubscriptionsCheckout, SubscriptionsGatewayEvent, SubscriptionsPeriod, SubscriptionsPlan, SubscriptionsSubscription } from './entities.ts';
@@ -90,6 +90,8 @@ export class GatewaySubscriptions {
       if (e.kind === 'subscription-started') return this.#started(gateway, e);
       if (e.kind === 'subscription-paid') return this.#paid(s!, e);
       if (e.kind === 'subscription-failed') return (await this.#life.failed(s!)) ? 'payment_failed' : 'unchanged';
+      // Cancelled at the period's end (PayPal cancels at once): what was paid runs on, and the sweep ends it then.
+      if (s!.cancelAtPeriodEnd && s!.periodEnd > now()) return 'unchanged';
       return (await this.#life.end(s!, s!.status === 'past_due' ? 'unpaid' : 'cancelled')) ? 'ended' : 'unchanged';
     });
   }
@@ -134,6 +136,8 @@ export class GatewaySubscriptions {
   /** Period n → n + 1, as the gateway charged it; the conditional update on (id, period n) decides. */
   async #paid(s: Subscription, e: Extract<SubscriptionGatewayEvent, { kind: 'subscription-paid' }>): Promise<SubscriptionEventResult> {
     const { db } = this.#d;
+    // A payment a day or more before the running period's end paid that period (PayPal's first sale follows the activation).
+    if (e.paidAt && e.paidAt < addSeconds(s.periodEnd, -86_400)) return 'unchanged';
     const next = s.periodNo + 1;
     const start = s.periodEnd;
     const end = e.periodEnd && e.periodEnd > start ? e.periodEnd : periodEnd(s, next);

@@ -263,8 +263,9 @@ export class DbSubscriptionsService implements SubscriptionsService {
     }
     const ending = await SubscriptionsSubscription.select(
       this.#d.db,
-      // A gateway's subscription ends by its webhook (the gateway retries a failed charge by its own rules); its role lapses with the grace.
-      sql`where ${S.gateway} = 'credits' and ((${S.status} = 'past_due' and ${S.graceUntil} <= ${at}) or (${S.status} = 'active' and ${S.cancelAtPeriodEnd} = ${true} and ${S.periodEnd} <= ${at}))`,
+      // A gateway's unpaid subscription ends by its webhook (the gateway retries a failed charge by its own rules); its role lapses with the grace.
+      sql`where (${S.gateway} = 'credits' and ${S.status} = 'past_due' and ${S.graceUntil} <= ${at})
+        or (${S.status} = 'active' and ${S.cancelAtPeriodEnd} = ${true} and ${S.periodEnd} <= ${at})`,
     );
     let ended = 0;
     for (const s of ending) if (await this.end(s, s.status === 'past_due' && !s.cancelAtPeriodEnd ? 'unpaid' : 'cancelled')) ended++;

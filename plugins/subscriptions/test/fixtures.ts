@@ -22,7 +22,15 @@ export const GRACE_HOURS = 48;
 /** An app whose sweep runs every `sweepMs` (by default far apart: a test sweeps when it means to). */
 export async function subscriptionsApp(
   t: TestLike,
-  opts: { clock?: TestClock; databaseUrl?: string; sweepMs?: number; features?: string[]; env?: Record<string, string> } = {},
+  opts: {
+    clock?: TestClock;
+    databaseUrl?: string;
+    sweepMs?: number;
+    features?: string[];
+    env?: Record<string, string>;
+    /** Other features' options, by feature. */
+    config?: Record<string, Record<string, unknown>>;
+  } = {},
 ): Promise<FastifyInstance> {
   return build(t, {
     features: [...SUBSCRIPTION_FEATURES, ...(opts.features ?? [])],
@@ -35,6 +43,7 @@ export async function subscriptionsApp(
         // Two instances on one SQLite file in one process wait on each other's write lock with the
         // event loop blocked: the other features' background rounds stay out of the way.
         ...(opts.databaseUrl ? { delivery: { sweepMs: 3_600_000, crossWakeMs: 0 }, users: { sweepSeconds: 3600 } } : {}),
+        ...opts.config,
       },
     },
   });

@@ -8,6 +8,7 @@ import t from 'tap';
 import { count, fields, sql } from '../../../core/sql.ts';
 import { offline, STRIPE_ENV, stripeWebhook } from '../../../test/gateways.ts';
 import { call, overBoth, sharedDatabaseUrl } from '../../../test/helper.ts';
+import { TestClock } from '../../../core/clock.ts';
 import { CreditsLedgerEntry } from '../../credits/entities.ts';
 import { SubscriptionsPeriod } from '../entities.ts';
 import { balanceOf, commands, makeUser, roles, subscriptionOf, subscriptionsApp, sweep, until, vipPlan } from './fixtures.ts';
@@ -17,7 +18,7 @@ offline(t);
 const DAY_S = 86_400;
 const T0 = Math.floor(Date.UTC(2027, 0, 10) / 1000);
 
-const stripeApp = (t: Parameters<typeof subscriptionsApp>[0], opts: { databaseUrl?: string } = {}) =>
+const stripeApp = (t: Parameters<typeof subscriptionsApp>[0], opts: { databaseUrl?: string; clock?: TestClock } = {}) =>
   subscriptionsApp(t, { ...opts, features: ['payments'], env: STRIPE_ENV });
 
 /** Stripe's answer to a Checkout Session create, handing the form it was sent to `asked`. */
@@ -188,7 +189,8 @@ t.test('a failed charge starts the grace period once; a later invoice.paid renew
 });
 
 t.test("a player's cancel tells Stripe to stop at the period's end; staff's end it now", async (t) => {
-  const app = await stripeApp(t);
+  const clock = new TestClock();
+  const app = await stripeApp(t, { clock });
   const { productId, roleId } = await vipPlan(app);
   const steve = await makeUser(app, 'steve');
   const alex = await makeUser(app, 'alex');
@@ -206,8 +208,12 @@ t.test("a player's cancel tells Stripe to stop at the period's end; staff's end 
   t.equal(cancel.statusCode, 200, cancel.body);
   t.equal(asked, 'cancel_at_period_end=true');
   t.match(cancel.json(), { status: 'active', cancelAtPeriodEnd: '1', nextPaymentDate: null });
-  t.equal(await result(await stripeWebhook(app, deleted('evt_da', 'sub_a'))), 'ended');
+  t.equal(await result(await stripeWebhook(app, deleted('evt_da', 'sub_a'))), 'unchanged', 'an end before the period paid is over leaves it running');
+  t.match(await subscriptionOf(app, a), { status: 'active' });
+  clock.advance(32 * 86_400_000);
+  t.equal(await result(await stripeWebhook(app, deleted('evt_da2', 'sub_a'))), 'ended', "Stripe's end at the period's end");
   t.match(await subscriptionOf(app, a), { status: 'ended', endReason: 'cancelled' });
+  t.same(await sweep(app), { renewed: 0, failed: 0, ended: 0 });
 
   nock('https://api.stripe.com')
     .delete('/v1/subscriptions/sub_b')
