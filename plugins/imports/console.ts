@@ -1,12 +1,17 @@
 /**
- * The imports console section: start a LeaderOS import (or a dry run) and follow it; every run
- * stays listed with its report.
+ * The imports console section: start an import from LeaderOS, Tebex or CraftingStore (through its
+ * API, or for the last two an uploaded payments CSV), or a dry run, and follow it while it goes (the
+ * run's page reloads its figures until it ends); every run stays listed with its report.
  */
-import { idOf, type ConsoleBlock, type ConsolePage, type ConsoleSection } from '../../core/console.ts';
+import { idOf, type ConsoleBlock, type ConsoleField, type ConsolePage, type ConsoleRequest, type ConsoleSection } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { ImportRun, ImportsService } from './contract.ts';
 
-type Shown = { values: Record<string, string>; errors: Record<string, string> };
+/** A form shown again: which one, with its values and errors. */
+type Shown = { form: string; values: Record<string, string>; errors: Record<string, string> };
+
+/** Seconds between two loads of a running import's page. */
+const REFRESH_SECONDS = 2;
 
 function counts(run: ImportRun): ConsoleBlock {
   const { created, skipped } = run.report;
@@ -24,14 +29,35 @@ function counts(run: ImportRun): ConsoleBlock {
   };
 }
 
-export const importsSection: ConsoleSection<unknown, ImportsService> = {
+const DRY_RUN: ConsoleField = { name: 'dryRun', label: 'Dry run: report what it would bring, write nothing', type: 'checkbox' };
+
+/** A hosted store's form: its key, or its payments CSV export instead. */
+function hostedForm(id: string, title: string, action: string, key: { name: string; label: string; hint: string }, shown?: Shown): ConsoleBlock {
+  const mine = shown?.form === id ? shown : undefined;
+  return {
+    kind: 'form',
+    id,
+    title,
+    action,
+    submit: 'Start import',
+    values: mine?.values,
+    errors: mine?.errors,
+    fields: [
+      { ...key, type: 'password', autocomplete: 'off' },
+      { name: 'csv', label: 'Or its payments CSV export', type: 'file', hint: 'Instead of the key: the payments only, their packages by name.' },
+      DRY_RUN,
+    ],
+  };
+}
+
+export const importsSection: ConsoleSection<{ csvMaxBytes: number }, ImportsService> = {
   id: 'imports',
   title: 'Imports',
   order: 95,
-  pages(pages, _ctx, imports) {
-    const overview = async (start?: Shown): Promise<ConsolePage> => ({
+  pages(pages, { options }, imports) {
+    const overview = async (shown?: Shown): Promise<ConsolePage> => ({
       title: 'Imports',
-      status: start ? 422 : 200,
+      status: shown ? 422 : 200,
       blocks: [
         {
           kind: 'form',
@@ -39,8 +65,8 @@ export const importsSection: ConsoleSection<unknown, ImportsService> = {
           title: 'Import from LeaderOS',
           action: pages.base,
           submit: 'Start import',
-          values: start?.values,
-          errors: start?.errors,
+          values: shown?.form === 'new-import' ? shown.values : undefined,
+          errors: shown?.form === 'new-import' ? shown.errors : undefined,
           fields: [
             { name: 'url', label: "The site's address", required: true, hint: 'https://shop.example', autocomplete: 'off' },
             {
@@ -51,9 +77,23 @@ export const importsSection: ConsoleSection<unknown, ImportsService> = {
               autocomplete: 'off',
               hint: "From the site's settings; it is not kept.",
             },
-            { name: 'dryRun', label: 'Dry run: report what it would bring, write nothing', type: 'checkbox' },
+            DRY_RUN,
           ],
         },
+        hostedForm(
+          'tebex-import',
+          'Import from Tebex',
+          `${pages.base}/tebex`,
+          { name: 'secret', label: 'Secret key', hint: 'Tebex → Game servers; it is not kept.' },
+          shown,
+        ),
+        hostedForm(
+          'craftingstore-import',
+          'Import from CraftingStore',
+          `${pages.base}/craftingstore`,
+          { name: 'token', label: 'API token', hint: 'CraftingStore → Settings → API; it is not kept.' },
+          shown,
+        ),
         {
           kind: 'table',
           caption: 'Runs',
@@ -80,14 +120,41 @@ export const importsSection: ConsoleSection<unknown, ImportsService> = {
       const errors: Record<string, string> = {};
       if (!/^https?:\/\/[^\s/]+\S*$/.test(url)) errors.url = 'An http(s) address, such as https://shop.example.';
       if (!apiKey) errors.apiKey = "The site's API key is needed.";
-      if (Object.keys(errors).length) return overview({ values: { url, dryRun: form.dryRun ?? '' }, errors });
+      if (Object.keys(errors).length) return overview({ form: 'new-import', values: { url, dryRun: form.dryRun ?? '' }, errors });
       const id = await imports.startLeaderOs({ url, apiKey }, { dryRun: form.dryRun === 'true' });
       return { redirect: `${pages.base}/${id}`, notice: 'Import started.' };
     });
 
+    /** A hosted store's import: its key, or the CSV uploaded in its place. */
+    const hosted = (formId: string, keyField: string, start: (source: { key: string } | { csv: string }, dryRun: boolean) => Promise<number>) => {
+      return async ({ form, upload }: ConsoleRequest) => {
+        const key = (form[keyField] ?? '').trim();
+        const dryRun = form.dryRun === 'true';
+        const errors: Record<string, string> = {};
+        if (upload?.tooLarge) errors.csv = `The file is larger than ${Math.round(options.csvMaxBytes / 1_048_576)} MB: export fewer payments at a time.`;
+        else if (upload?.data.length && upload.data.includes(0)) errors.csv = 'A CSV file is text; this one is not.';
+        else if (!upload?.data.length && !key) errors[keyField] = 'The key is needed, or a payments CSV export.';
+        if (Object.keys(errors).length) return overview({ form: formId, values: { dryRun: form.dryRun ?? '' }, errors });
+        const id = await start(upload?.data.length ? { csv: upload.data.toString('utf8') } : { key }, dryRun);
+        return { redirect: `${pages.base}/${id}`, notice: 'Import started.' };
+      };
+    };
+    const upload = { field: 'csv', maxBytes: options.csvMaxBytes };
+    pages.post(
+      '/tebex',
+      hosted('tebex-import', 'secret', (s, dryRun) => imports.startTebex('csv' in s ? s : { secret: s.key }, { dryRun })),
+      { upload },
+    );
+    pages.post(
+      '/craftingstore',
+      hosted('craftingstore-import', 'token', (s, dryRun) => imports.startCraftingStore('csv' in s ? s : { token: s.key }, { dryRun })),
+      { upload },
+    );
+
     pages.get('/:id', async ({ params }) => {
       const run = await imports.getRun(idOf(params.id));
       if (!run) throw new DomainError('NOT_FOUND', 'No such import.');
+      const running = run.status === 'running';
       const blocks: ConsoleBlock[] = [
         { kind: 'links', items: [{ label: 'All imports', href: pages.base }] },
         {
@@ -95,7 +162,7 @@ export const importsSection: ConsoleSection<unknown, ImportsService> = {
           items: [
             { label: 'Status', value: `${run.status}${run.dryRun ? ' (dry run)' : ''}` },
             { label: 'Started', value: run.startedAt },
-            { label: 'Finished', value: run.finishedAt ?? (run.status === 'running' ? 'still going: reload to follow it' : '') },
+            { label: 'Finished', value: run.finishedAt ?? (running ? 'still going: this page follows it' : '') },
           ],
         },
         counts(run),
@@ -103,7 +170,7 @@ export const importsSection: ConsoleSection<unknown, ImportsService> = {
       if (run.error)
         blocks.push({ kind: 'text', heading: 'Why it stopped', text: `${run.error} Run it again: what it brought stays, and nothing comes twice.` });
       if (run.report.notBrought.length) blocks.push({ kind: 'text', heading: 'Not brought', text: run.report.notBrought.join('\n') });
-      return { title: `Import from ${run.report.source.replace(/^leaderos:/, '')}`, blocks };
+      return { title: `Import from ${run.report.source.replace(/^leaderos:/, '')}`, blocks, ...(running ? { refreshEvery: REFRESH_SECONDS } : {}) };
     });
   },
 };

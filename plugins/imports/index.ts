@@ -16,6 +16,8 @@ const options = Type.Object({
   leaderosMaxMissing: Type.Integer({ minimum: 1, default: 50 }),
   /** A running import's kept report (what the console shows while it goes) is brought up to date at most this often. */
   progressEveryMs: Type.Integer({ minimum: 0, default: 1000 }),
+  /** The largest payments CSV the console takes, in bytes. */
+  csvMaxBytes: Type.Integer({ minimum: 1024, default: 20_971_520 }),
 });
 
 export default defineFeature<typeof options, DbImportsService>({

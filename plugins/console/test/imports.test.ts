@@ -1,10 +1,15 @@
-/** The imports section: a LeaderOS import started from the console, followed, and its report kept. */
+/**
+ * The imports section: imports started from the console (LeaderOS; Tebex through its API; a
+ * CraftingStore payments CSV uploaded), followed live, and their reports kept.
+ */
+import { randomBytes } from 'node:crypto';
 import t from 'tap';
 import nock from 'nock';
 import type { FastifyInstance } from 'fastify';
 import { build } from '../../../test/helper.ts';
 import { rowCount, until } from '../../../test/fixtures.ts';
 import { importsRef } from '../../imports/contract.ts';
+import { TEBEX_API } from '../../imports/tebex.ts';
 import { grant, register, role, signInByForm } from './browser.ts';
 
 const FEATURES = ['users', 'auth', 'credits', 'console', 'imports'];
@@ -65,4 +70,84 @@ t.test('an import started in the console runs on, and its report stays', async (
   t.match(page.body, /Passwords: a LeaderOS site does not give them out/, 'the report is kept with the run');
   t.match((await app.inject({ url: '/console/imports', headers: { cookie } })).body, new RegExp(`href="${at}"`), 'the run is listed');
   t.equal((await app.inject({ url: '/console/imports/999', headers: { cookie } })).statusCode, 404);
+});
+
+/** A multipart body as a browser sends a form with a file input. */
+function multipart(fields: Record<string, string>, file?: { field: string; filename: string; data: Buffer }) {
+  const boundary = `----test${randomBytes(8).toString('hex')}`;
+  const parts = Object.entries(fields).map(([k, v]) => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
+  if (file)
+    parts.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.filename}"\r\nContent-Type: text/csv\r\n\r\n`),
+      file.data,
+      Buffer.from('\r\n'),
+    );
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { payload: Buffer.concat(parts), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}
+
+const HOSTED = ['users', 'auth', 'credits', 'store', 'console', 'imports'];
+
+t.test('a Tebex import is followed live: its page reloads its figures while it runs, and stops once it is done', async (t) => {
+  const app = await build(t, { features: HOSTED, config: { plugins: { imports: { progressEveryMs: 0 } } } });
+  const { cookie, csrf } = await staff(app);
+  let open: () => void = () => {};
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const scope = nock(TEBEX_API, { reqheaders: { 'x-tebex-secret': 'server-secret' } });
+  scope.get('/packages').reply(200, [{ id: 1, name: 'VIP', price: '5.00', expiry_length: 0, expiry_period: 'day', category: { id: 2, name: 'Ranks' } }]);
+  // The payments answer waits for the test: the run is caught half way.
+  scope
+    .get('/payments')
+    .query({ paged: '1' })
+    .reply(async () => {
+      await gate;
+      return [200, { current_page: 1, last_page: 1, data: [] }];
+    });
+
+  const form = multipart({ _csrf: csrf, secret: 'server-secret' });
+  const started = await app.inject({ method: 'POST', url: '/console/imports/tebex', headers: { cookie, ...form.headers }, payload: form.payload });
+  t.equal(started.statusCode, 303);
+  const at = String(started.headers.location);
+  const id = Number(at.split('/').pop());
+  const imports = app.services.get(importsRef);
+  await until(async () => (await imports.getRun(id))?.report.created.product === 1);
+
+  const going = await app.inject({ url: at, headers: { cookie } });
+  t.match(going.body, /running/);
+  t.match(going.body, new RegExp(`<main id="main" tabindex="-1" hx-get="${at}" hx-trigger="every \\d+s" hx-select="#main"`), 'the page reloads itself');
+  t.match(going.body, /data-label="Kind">product<\/td>/, 'with what the run brought so far');
+
+  open();
+  await until(async () => (await imports.getRun(id))?.status !== 'running');
+  const done = await app.inject({ url: at, headers: { cookie } });
+  t.match(done.body, /done/);
+  t.notMatch(done.body, /hx-trigger="every/, 'a finished run stops reloading');
+});
+
+t.test('a payments CSV uploaded in the console is imported, and a wrong upload is refused with the reason beside the field', async (t) => {
+  const app = await build(t, { features: HOSTED });
+  const { cookie, csrf } = await staff(app);
+  const post = (path: string, fields: Record<string, string>, csv?: string | Buffer) => {
+    const body = multipart({ _csrf: csrf, ...fields }, csv === undefined ? undefined : { field: 'csv', filename: 'payments.csv', data: Buffer.from(csv) });
+    return app.inject({ method: 'POST', url: `/console/imports/${path}`, headers: { cookie, ...body.headers }, payload: body.payload });
+  };
+
+  const none = await post('tebex', {});
+  t.equal(none.statusCode, 422);
+  t.match(none.body, /The key is needed, or a payments CSV export/);
+  const binary = await post('craftingstore', {}, Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x00]));
+  t.equal(binary.statusCode, 422);
+  t.match(binary.body, /A CSV file is text; this one is not/);
+  t.equal(await rowCount(app, 'imports_runs'), 0, 'nothing started');
+
+  const csv = 'id,inGameName,uuid,packageName,price,currency,status,createdAt\n501,Steve,,Knight,15.00,USD,PAID,2024-03-01 12:00:00\n';
+  const started = await post('craftingstore', { dryRun: 'true' }, csv);
+  t.equal(started.statusCode, 303);
+  const id = Number(String(started.headers.location).split('/').pop());
+  const imports = app.services.get(importsRef);
+  await until(async () => (await imports.getRun(id))?.status !== 'running');
+  t.match(await imports.getRun(id), { status: 'done', dryRun: true, source: 'craftingstore', report: { created: { player: 1, payment: 1 } } });
+  t.equal(await rowCount(app, 'users_accounts'), 1, 'a dry run brought nobody (only the staff account is here)');
 });
