@@ -2318,6 +2318,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/payments/gateways/stripe/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The stripe credentials in use
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminPaymentsGatewaysStripeSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the stripe credentials
+         * @description Used on every instance without a restart. Fields set in the environment or the configuration file are refused.
+         *
+         *     Scope: `admin`.
+         */
+        patch: operations["patchAdminPaymentsGatewaysStripeSettings"];
+        trace?: never;
+    };
+    "/api/admin/payments/gateways/stripe/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask stripe whether the credentials in use are taken
+         * @description Scope: `admin`.
+         */
+        post: operations["postAdminPaymentsGatewaysStripeCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/payments/gateways/paypal/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The paypal credentials in use
+         * @description Scope: `admin`.
+         */
+        get: operations["getAdminPaymentsGatewaysPaypalSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the paypal credentials
+         * @description Used on every instance without a restart. Fields set in the environment or the configuration file are refused.
+         *
+         *     Scope: `admin`.
+         */
+        patch: operations["patchAdminPaymentsGatewaysPaypalSettings"];
+        trace?: never;
+    };
+    "/api/admin/payments/gateways/paypal/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask paypal whether the credentials in use are taken
+         * @description Scope: `admin`.
+         */
+        post: operations["postAdminPaymentsGatewaysPaypalCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/store/community-goal": {
         parameters: {
             query?: never;
@@ -21526,6 +21618,620 @@ export interface operations {
             };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPaymentsGatewaysStripeSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        data: {
+                            [key: string]: {
+                                /** @description only for a field that is not secret */
+                                value?: string;
+                                set: boolean;
+                                /**
+                                 * @description a secret's last 4 characters when it is longer than 8; never the whole
+                                 * @example 4f2a
+                                 */
+                                ending?: string;
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                source: "config" | "environment" | "console";
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminPaymentsGatewaysStripeSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description empty or left out: the stored value stays */
+                    secretKey?: string;
+                    /** @description empty or left out: the stored value stays */
+                    webhookSecret?: string;
+                    /** @description empty or left out: the stored value stays */
+                    apiBase?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description empty or left out: the stored value stays */
+                    secretKey?: string;
+                    /** @description empty or left out: the stored value stays */
+                    webhookSecret?: string;
+                    /** @description empty or left out: the stored value stays */
+                    apiBase?: string;
+                };
+                "multipart/form-data": {
+                    /** @description empty or left out: the stored value stays */
+                    secretKey?: string;
+                    /** @description empty or left out: the stored value stays */
+                    webhookSecret?: string;
+                    /** @description empty or left out: the stored value stays */
+                    apiBase?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        data: {
+                            [key: string]: {
+                                /** @description only for a field that is not secret */
+                                value?: string;
+                                set: boolean;
+                                /**
+                                 * @description a secret's last 4 characters when it is longer than 8; never the whole
+                                 * @example 4f2a
+                                 */
+                                ending?: string;
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                source: "config" | "environment" | "console";
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminPaymentsGatewaysStripeCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GATEWAY_ERROR */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAdminPaymentsGatewaysPaypalSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        data: {
+                            [key: string]: {
+                                /** @description only for a field that is not secret */
+                                value?: string;
+                                set: boolean;
+                                /**
+                                 * @description a secret's last 4 characters when it is longer than 8; never the whole
+                                 * @example 4f2a
+                                 */
+                                ending?: string;
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                source: "config" | "environment" | "console";
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patchAdminPaymentsGatewaysPaypalSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description empty or left out: the stored value stays */
+                    clientId?: string;
+                    /** @description empty or left out: the stored value stays */
+                    clientSecret?: string;
+                    /** @description empty or left out: the stored value stays */
+                    webhookId?: string;
+                    /** @description empty or left out: the stored value stays */
+                    apiBase?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    /** @description empty or left out: the stored value stays */
+                    clientId?: string;
+                    /** @description empty or left out: the stored value stays */
+                    clientSecret?: string;
+                    /** @description empty or left out: the stored value stays */
+                    webhookId?: string;
+                    /** @description empty or left out: the stored value stays */
+                    apiBase?: string;
+                };
+                "multipart/form-data": {
+                    /** @description empty or left out: the stored value stays */
+                    clientId?: string;
+                    /** @description empty or left out: the stored value stays */
+                    clientSecret?: string;
+                    /** @description empty or left out: the stored value stays */
+                    webhookId?: string;
+                    /** @description empty or left out: the stored value stays */
+                    apiBase?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                        data: {
+                            [key: string]: {
+                                /** @description only for a field that is not secret */
+                                value?: string;
+                                set: boolean;
+                                /**
+                                 * @description a secret's last 4 characters when it is longer than 8; never the whole
+                                 * @example 4f2a
+                                 */
+                                ending?: string;
+                                /** @description config (the configuration file) and environment win and cannot be changed here */
+                                source: "config" | "environment" | "console";
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postAdminPaymentsGatewaysPaypalCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        status: true;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GATEWAY_ERROR */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -38,6 +38,8 @@ const FEATURES = [
 /** Routes that change nothing staff made, so record nothing, each with why. */
 const NOT_AUDITED: Record<string, string> = {
   'POST /api/admin/email/smtp/test': 'sends a test message through the SMTP server and changes nothing',
+  'POST /api/admin/payments/gateways/stripe/check': 'asks Stripe whether the credentials are taken and changes nothing',
+  'POST /api/admin/payments/gateways/paypal/check': 'asks PayPal whether the credentials are taken and changes nothing',
 };
 
 /** Routes whose entry their feature's own test asserts (they call an outside service this walk has no double for): the test and the action. */
@@ -66,6 +68,8 @@ const step = (method: Method, path: string, body?: Step['body'], keep?: Step['ke
 /** In order: each creates what later ones change and then delete. Path parameters are read from `ids`. */
 const STEPS: Step[] = [
   step('PATCH', '/api/admin/settings', () => ({ storefrontTitle: 'Audited' })),
+  step('PATCH', '/api/admin/payments/gateways/stripe/settings', () => ({ secretKey: 'sk_test_audited_key' })),
+  step('PATCH', '/api/admin/payments/gateways/paypal/settings', () => ({ webhookId: 'WH-AUDITED' })),
   step('PATCH', '/api/admin/email/smtp', () => ({ host: 'smtp.example.org', from: 'Store <store@example.org>', password: 'audited-secret' })),
   step(
     'POST',

@@ -271,7 +271,7 @@ export interface PaymentsService {
    * caller) and kept with the pending payment; the gateway's verified webhook completes it through
    * the store's buy exactly once.
    */
-  startPurchase(request: PurchaseRequest): Promise<{ paymentId: string; checkoutURL: string; amount: number; currency: string }>;
+  startPurchase(request: PurchaseRequest): Promise<StartedPurchase>;
   /** PAYMENT_NOT_FOUND when there is no such payment. */
   purchaseStatus(paymentId: string): Promise<PurchaseStatus>;
   /**
@@ -301,6 +301,16 @@ export interface OrderTax {
   country: string;
   /** The site's sellerTaxNumber; '' when unset. */
   sellerTaxNumber: string;
+}
+
+/** A direct purchase started: where to pay, the basket's price, and the owner's tax charged on it (none while tax is off, or at Stripe, which computes its own). */
+export interface StartedPurchase {
+  paymentId: string;
+  checkoutURL: string;
+  /** Cents of `currency`, before tax added at checkout. */
+  amount: number;
+  currency: string;
+  tax?: TaxFacts;
 }
 
 export const paymentsRef = createServiceRef<PaymentsService>('payments');

@@ -16,9 +16,10 @@ export class Gateways {
     this.#settings = settings;
   }
 
-  /** Why a registered gateway is off now: a test gateway while the site's test mode is off. */
+  /** Why a registered gateway is off now: a test gateway while the site's test mode is off, or credentials unset. */
   #off(adapter: GatewayAdapter): string | undefined {
-    return adapter.test && !this.#settings.get().testMode ? 'test mode is off (Site settings)' : undefined;
+    if (adapter.test && !this.#settings.get().testMode) return 'test mode is off (Site settings)';
+    return adapter.offReason?.();
   }
 
   register(adapter: GatewayAdapter): void {

@@ -2,20 +2,25 @@
  * Real money in: checkouts at payment gateways (Stripe, PayPal, or a gateway another feature
  * registers through the contract) whose signed webhooks record the payment through the store (a
  * `payment` order, its credits, the donation entry; for a direct purchase, the store's buy)
- * exactly once, and take it back on a refund or dispute. Secrets come from the environment; a gateway without them is disabled.
+ * exactly once, and take it back on a refund or dispute. Credentials come from the environment or the console (sealed); a gateway without them is off.
  */
 import { Type } from '@sinclair/typebox';
 import { auditRef } from '../../core/audit.ts';
+import { DomainError } from '../../core/errors.ts';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { storeRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
+import { secretsRef } from '../auth/contract.ts';
 import { chargebackPanel, paymentsSection } from './console.ts';
 import { disputesSection } from './dispute-console.ts';
 import { paymentsRef, paymentsSettings } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
-import { paypalGateway } from './paypal.ts';
+import { GatewaySettings } from './gateway-settings.ts';
+import { gatewaySettingsRoutes } from './gateway-routes.ts';
+import { credentialsOf, gatewaysSection } from './gateway-console.ts';
+import { liveGateway } from './live-gateways.ts';
 import { paymentsRoutes } from './routes.ts';
 import { taxSettings } from './tax.ts';
 import { limitSettings } from './limits.ts';
@@ -62,9 +67,6 @@ const options = Type.Object({
   /** How often unpaid purchases are looked for. */
   expirySweepSeconds: Type.Integer({ default: 60, minimum: 1 }),
 });
-
-/** The environment variables a gateway needs; it is disabled while any is unset. */
-const missing = (env: NodeJS.ProcessEnv, names: string[]) => names.filter((n) => !env[n]);
 
 export default defineFeature({
   name: 'payments',
@@ -123,34 +125,26 @@ export default defineFeature({
       blockAddresses: opts.blockAddresses,
       ipCountryHeader: opts.ipCountryHeader.toLowerCase(),
     });
-    const stripeMissing = missing(env, ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET']);
-    if (stripeMissing.length === 0) {
-      // The Stripe SDK is loaded only when it is configured: it is the biggest module we have.
-      const { stripeGateway } = await import('./stripe.ts');
-      payments.registerGateway(
-        stripeGateway(
-          { secretKey: env.STRIPE_SECRET_KEY!, webhookSecret: env.STRIPE_WEBHOOK_SECRET! },
-          { timeoutMs: opts.stripeTimeoutMs, networkRetries: opts.stripeNetworkRetries, apiBase: opts.stripeApiBase },
-        ),
-      );
-    } else {
-      payments.disableGateway('stripe', `${stripeMissing.join(', ')} not set`);
-    }
-    const paypalMissing = missing(env, ['PAYPAL_CLIENT_ID', 'PAYPAL_CLIENT_SECRET', 'PAYPAL_WEBHOOK_ID']);
-    if (paypalMissing.length === 0) {
-      payments.registerGateway(
-        paypalGateway(
-          {
-            clientId: env.PAYPAL_CLIENT_ID!,
-            clientSecret: env.PAYPAL_CLIENT_SECRET!,
-            webhookId: env.PAYPAL_WEBHOOK_ID!,
-            apiBase: opts.paypalApiBase,
-          },
-          { timeoutMs: opts.paypalTimeoutMs },
-        ),
-      );
-    } else {
-      payments.disableGateway('paypal', `${paypalMissing.join(', ')} not set`);
+    const credentials = new GatewaySettings({
+      env,
+      apiBase: { stripe: opts.stripeApiBase, paypal: opts.paypalApiBase },
+      settings,
+      // Without the auth feature no key seals secrets: credentials then come from the environment only.
+      secrets: services.find(secretsRef) ?? {
+        enabled: false,
+        seal: () => {
+          throw new DomainError('SERVICE_UNAVAILABLE', 'Credentials set in the console need the auth feature (its key seals them).');
+        },
+        open: () => '',
+      },
+      db,
+      audit: services.get(auditRef),
+    });
+    const live = { stripe: { timeoutMs: opts.stripeTimeoutMs, networkRetries: opts.stripeNetworkRetries }, paypal: { timeoutMs: opts.paypalTimeoutMs } };
+    for (const name of ['stripe', 'paypal'] as const) {
+      payments.registerGateway(liveGateway(name, credentials, live));
+      const unset = credentials.missing(name);
+      if (unset.length) log.info({ gateway: name }, `payment gateway ${name} is off until set in the console: ${unset.join(', ')} not set`);
     }
     payments.registerGateway(testGateway());
     services.provide(paymentsRef, payments);
@@ -158,6 +152,9 @@ export default defineFeature({
     await paymentsRoutes(app, payments, settings);
     taxRoutes(app, db, payments.taxRates, settings);
     testModeRoutes(app, payments);
+    const checkMs = Math.max(opts.stripeTimeoutMs, opts.paypalTimeoutMs);
+    gatewaySettingsRoutes(app, credentials, checkMs);
+    credentialsOf.set(payments, { credentials, timeoutMs: checkMs });
 
     let sweeper: NodeJS.Timeout | undefined;
     app.addHook('onReady', async () => {
@@ -170,5 +167,5 @@ export default defineFeature({
     app.addHook('preClose', async () => clearInterval(sweeper));
     return payments;
   },
-  console: [paymentsSection, disputesSection],
+  console: [paymentsSection, disputesSection, gatewaysSection],
 });
