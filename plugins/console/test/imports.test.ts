@@ -75,7 +75,7 @@ t.test('an import started in the console runs on, and its report stays', async (
 /** A multipart body as a browser sends a form with a file input. */
 function multipart(fields: Record<string, string>, file?: { field: string; filename: string; data: Buffer }) {
   const boundary = `----test${randomBytes(8).toString('hex')}`;
-  const parts = Object.entries(fields).map(([k, v]) => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
+  const parts: Buffer[] = Object.entries(fields).map(([k, v]) => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`));
   if (file)
     parts.push(
       Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.filename}"\r\nContent-Type: text/csv\r\n\r\n`),
