@@ -31,10 +31,27 @@ const money = (cents: number) => usd.format(cents / 100);
 const u = (path: string) => path;
 const SITE = { title: 'Community Store', logo: '', links: [], currency: 'USD' };
 const THEME_VERSION = Buffer.from('#0b4ea2|#ffffff').toString('base64url');
+const LANGUAGES = [
+  ['en', 'English'],
+  ['de', 'Deutsch'],
+] as const;
+
+/** The biggest sale running, as the banner says it (the site's time zone is UTC). */
+async function saleBanner(db: BaseDb): Promise<{ text: string } | undefined> {
+  const at = now();
+  const [sale] = await db.all(
+    'select name, percent, end_date from promotions_sales where is_active = 1 and start_date <= ? and end_date > ? order by percent desc, id limit 1',
+    [at, at],
+  );
+  return sale && { text: t('sale.banner', { name: sale.name, percent: sale.percent, end: String(sale.end_date).slice(0, 16) }) };
+}
 
 /** The page in the layout, as the server renders it for a visitor who is not signed in. */
 function page(request: FastifyRequest, template: string, meta: { title: string; description: string; canonical: string }, data: object): string {
-  const common = { lang: 'en', t, u, csrf: CSRF, user: undefined, site: SITE };
+  // The header's language switch: this page again in each language.
+  const path = request.url.split('?')[0]!;
+  const languages = LANGUAGES.map(([code, name]) => ({ code, name, href: `${path}?lang=${code}`, current: code === 'en' }));
+  const common = { lang: 'en', t, u, csrf: CSRF, user: undefined, site: SITE, languages };
   const body = eta.render(`@${template}`, { ...common, ...data });
   return eta.render('@layout', {
     ...common,
@@ -109,7 +126,7 @@ function crumbs(shown: Map<number, Row>, id: number): Row[] {
 
 async function home(db: BaseDb, request: FastifyRequest) {
   const monthStart = `${now().slice(0, 7)}-01 00:00:00`;
-  const [categories, featured, top, latest, votes] = await Promise.all([
+  const [categories, featured, top, latest, votes, sale] = await Promise.all([
     db.all(CATEGORIES),
     products(db, 'is_featured = 1 and is_active = 1', []),
     db.all(
@@ -119,6 +136,7 @@ async function home(db: BaseDb, request: FastifyRequest) {
     ),
     db.all('select username, amount from donations_entries order by creation_date desc, id desc limit ?', [5]),
     db.all('select id, name, link from votes_links order by id'),
+    saleBanner(db),
   ]);
   const shown = visible(categories);
   const board = (rows: Row[]) => rows.map((d) => ({ username: d.username, amount: money(Number(d.amount)) }));
@@ -131,13 +149,14 @@ async function home(db: BaseDb, request: FastifyRequest) {
       categories: [...shown.values()].filter((c) => Number(c.parent_id) === 0).map(named),
       boards: { top: board(top), latest: board(latest) },
       votes: votes.map((v) => ({ id: String(v.id), name: v.name, link: String(v.link).replaceAll('{username}', '') })),
+      sale,
     },
   );
 }
 
 async function category(db: BaseDb, request: FastifyRequest<{ Params: { id: string } }>) {
   const id = Number(request.params.id);
-  const [categories, list] = await Promise.all([db.all(CATEGORIES), products(db, 'category_id in (?) and is_active = 1', [id])]);
+  const [categories, list, sale] = await Promise.all([db.all(CATEGORIES), products(db, 'category_id in (?) and is_active = 1', [id]), saleBanner(db)]);
   const shown = visible(categories);
   const path = crumbs(shown, id);
   const c = path.at(-1)!;
@@ -150,6 +169,10 @@ async function category(db: BaseDb, request: FastifyRequest<{ Params: { id: stri
       crumbs: path.slice(0, -1).map(named),
       subcategories: [...shown.values()].filter((s) => Number(s.parent_id) === id).map(named),
       products: list.map((p) => p.view),
+      sale,
+      side: [...shown.values()]
+        .filter((s) => Number(s.parent_id) === 0)
+        .map((s) => ({ ...named(s), current: Number(s.id) === id ? 'page' : Number(s.id) === Number(path[0]!.id) ? 'true' : '' })),
     },
   );
 }
