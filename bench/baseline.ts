@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import Fastify from 'fastify';
 import formbody from '@fastify/formbody';
 import { BaseDb } from './base-db.ts';
-import { loadScenarios } from './scenarios.ts';
+import { loadBaselineRoutes, loadScenarios } from './scenarios.ts';
 
 const db = new BaseDb(process.env.DATABASE_URL!);
 const keyHash = createHash('sha256').update(process.env.API_KEY!).digest('hex');
@@ -20,7 +20,7 @@ app.addHook('onRequest', async (request, reply) => {
     return reply.code(401).send({ status: false, error: 'INVALID_API_KEY', message: 'The API key is missing or wrong.' });
   }
 });
-for (const { baseline } of await loadScenarios()) {
+for (const baseline of [...(await loadScenarios()).map((s) => s.baseline), ...(await loadBaselineRoutes())]) {
   app.route({ method: baseline.method, url: baseline.url, handler: (request, reply) => baseline.handler(db, request, reply) });
 }
 app.addHook('onClose', () => db.close());

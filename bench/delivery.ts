@@ -5,8 +5,9 @@
  * baseline does the same reads: the server by its token's hash, its waiting rows.
  */
 import { createHash } from 'node:crypto';
-import type { BaseDb } from './base-db.ts';
-import { Api, type BenchNote, type Scenario } from './scenario.ts';
+import { now } from '../core/format.ts';
+import type { BaseDb, Row } from './base-db.ts';
+import { Api, type BaselineRoute, type BenchNote, type Scenario } from './scenario.ts';
 
 const WAITING = 200;
 
@@ -31,10 +32,7 @@ export const scenarios: Scenario[] = [
       method: 'GET',
       url: '/api/command-logs/:token/queue',
       async handler(db: BaseDb, request, reply) {
-        const token = (request.params as { token: string }).token;
-        const [server] = await db.all('select id from delivery_servers where token_hash = ? and is_active = 1', [
-          createHash('sha256').update(token).digest('hex'),
-        ]);
+        const server = await serverOf(db, (request.params as { token: string }).token);
         if (!server) return reply.code(404).send({ status: false, error: 'DELIVERY_SERVER_NOT_FOUND', message: 'No active game server has this token.' });
         const rows = await db.all(
           "select id, tries, updated_date from delivery_queue where server_id = ? and status = 'waiting' and require_online = 0 order by id limit 500",
@@ -42,6 +40,53 @@ export const scenarios: Scenario[] = [
         );
         return rows.map((r) => ({ id: String(r.id), status: Number(r.tries) > 0 ? 'error' : 'sending', retry: String(r.tries), updatedAt: r.updated_date }));
       },
+    },
+  },
+];
+
+/** The baseline's active game server of a token, or undefined. */
+async function serverOf(db: BaseDb, token: string): Promise<Row | undefined> {
+  const [server] = await db.all('select id from delivery_servers where token_hash = ? and is_active = 1', [createHash('sha256').update(token).digest('hex')]);
+  return server;
+}
+
+const VALIDATE_UPDATE = "update delivery_queue set status = 'done', updated_date = ? where id = ? and status = 'waiting'";
+const validateSelect = (n: number) =>
+  `select id, username, command from delivery_queue where server_id = ? and status = 'waiting' and require_online = 0 and id in (${Array(n).fill('?').join(', ')}) order by id`;
+
+/**
+ * The plugin's validate by hand, for the rush (bench/rush.ts): of the listed rows still waiting,
+ * the first player's, each marked done by a conditional update so it goes out once.
+ */
+export const baselineRoutes: BaselineRoute[] = [
+  {
+    method: 'POST',
+    url: '/api/command-logs/validate',
+    async handler(db: BaseDb, request, reply) {
+      const { token, commands } = request.body as { token: string; commands?: string[] };
+      const server = await serverOf(db, token);
+      if (!server) return reply.code(404).send({ status: false, error: 'DELIVERY_SERVER_NOT_FOUND', message: 'No active game server has this token.' });
+      const ids = [...new Set(commands ?? [])].slice(0, 500).map(Number);
+      if (ids.length === 0) return { commands: [] };
+      const at = now();
+      const first = (rows: Row[]) => rows.filter((r) => r.username.toLowerCase() === rows[0]?.username.toLowerCase());
+      if (db.sqlite) {
+        const sqlite = db.sqlite;
+        const taken = sqlite.tx(() =>
+          first(sqlite.all(validateSelect(ids.length), server.id, ...ids)).filter((r) => sqlite.run(VALIDATE_UPDATE, at, r.id).changes === 1),
+        );
+        return { commands: taken.map((r) => ({ command: r.command, username: r.username })) };
+      }
+      const taken = await db.mysqlTx(async (conn) => {
+        const [rows] = (await conn.execute(`${validateSelect(ids.length)} for update`, [server.id, ...ids])) as unknown as [Row[]];
+        const out: { command: string; username: string }[] = [];
+        for (const r of first(rows)) {
+          const [res] = (await conn.execute(VALIDATE_UPDATE, [at, r.id])) as unknown as [{ affectedRows: number }];
+          if (res.affectedRows === 1) out.push({ command: r.command, username: r.username });
+        }
+        return out;
+      });
+      return { commands: taken };
     },
   },
 ];

@@ -5,11 +5,12 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import { rootDir } from '../core/config.ts';
+import { merge, rootDir } from '../core/config.ts';
+import { RECEIVERS } from '../test/receiver.ts';
 import { MariaDbServer } from '../test/mariadb-server.ts';
 import type { BenchRequest } from './scenario.ts';
 
@@ -173,4 +174,25 @@ export async function onDatabases(kind: string, count: number, work: (urls: stri
     await admin.end();
     await server?.destroy();
   }
+}
+
+export async function startBaseline(env: Record<string, string>): Promise<ChildProcess> {
+  // Every scenario's route, whatever BENCH_ONLY narrows: a note may measure any of them on the baseline.
+  const proc = spawnNode(SERVER_CORE, profiled(['bench/baseline.ts']), { ...env, BENCH_ONLY: '' });
+  await new Promise<void>((resolve, reject) => {
+    proc.stdout!.once('data', () => resolve());
+    proc.once('exit', (code) => reject(new Error(`the baseline exited (${code})`)));
+  });
+  return proc;
+}
+
+/**
+ * The CONFIG the server is started with: the one the bench was given, if any, with the webhooks
+ * note's receivers (on 127.0.0.1, which the server calls only when outbound.allow lists it) allowed.
+ */
+export function serverConfig(): string {
+  const given: unknown = process.env.CONFIG ? JSON.parse(readFileSync(resolve(process.env.CONFIG), 'utf8')) : {};
+  const path = join(mkdtempSync(join(tmpdir(), 'bench-')), 'config.json');
+  writeFileSync(path, JSON.stringify(merge(given, { outbound: RECEIVERS })));
+  return path;
 }

@@ -1,27 +1,9 @@
-/**
- * `npm run bench`: the server exactly as shipped (`node core/server.js`, default config, every
- * feature on; outbound.allow lists 127.0.0.1, where the webhooks note's receivers listen) in a
- * process of its own pinned to core 0, the load generator (bench/load.ts) in
- * another pinned to core 1, and beside it the bare baseline (bench/baseline.ts), pinned the same
- * way, on the same database — on SQLite and on MariaDB. Prints markdown tables; a full run (both databases, every
- * scenario) also writes bench/results.md.
- *   BENCH_DB           sqlite, mariadb, or both (default)
- *   BENCH_MYSQL_URL    a MySQL/MariaDB server to use (else a private MariaDB is started here)
- *   BENCH_SECONDS      seconds per measurement (default 5), after a second of warm-up
- *   BENCH_CONNECTIONS  concurrent connections (default 10)
- *   BENCH_ROUNDS       rounds of server-then-baseline per scenario, the best of each reported (default 3)
- *   BENCH_PROFILE      a folder where each server and baseline process writes a CPU profile (.cpuprofile) as it stops
- *   BENCH_ONLY         a substring: run only the scenarios whose name contains it; `datasize` runs
- *                      bench/datasize.ts instead (a grown database against a small one)
- */
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { merge, rootDir } from '../core/config.ts';
-import { RECEIVERS } from '../test/receiver.ts';
+import { rootDir } from '../core/config.ts';
 import { freePort } from '../test/mariadb-server.ts';
 import {
   connections,
@@ -30,17 +12,17 @@ import {
   memory,
   onDatabases,
   pinned,
-  profiled,
   rounds,
   seconds,
-  SERVER_CORE,
-  spawnNode,
+  serverConfig,
+  startBaseline,
   startScript,
   startServer,
   stop,
   type Measure,
 } from './harness.ts';
 import { runDataSize } from './datasize.ts';
+import { runRush } from './rush.ts';
 import { Api, type BenchRequest } from './scenario.ts';
 import { loadNotes, loadScenarios } from './scenarios.ts';
 
@@ -49,16 +31,6 @@ import { loadNotes, loadScenarios } from './scenarios.ts';
  * (CONFIG, see docs/performance.md) it shows the floor the server returns to.
  */
 const REST_SECONDS = 25;
-
-async function startBaseline(env: Record<string, string>): Promise<ChildProcess> {
-  // Every scenario's route, whatever BENCH_ONLY narrows: a note may measure any of them on the baseline.
-  const proc = spawnNode(SERVER_CORE, profiled(['bench/baseline.ts']), { ...env, BENCH_ONLY: '' });
-  await new Promise<void>((resolve, reject) => {
-    proc.stdout!.once('data', () => resolve());
-    proc.once('exit', (code) => reject(new Error(`the baseline exited (${code})`)));
-  });
-  return proc;
-}
 
 /** The answer to a scenario's first request, to check the baseline gives the same. */
 async function sample(url: string, request: BenchRequest): Promise<unknown> {
@@ -87,17 +59,6 @@ interface DbReport {
   version: string;
   rows: string[];
   facts: string[];
-}
-
-/**
- * The CONFIG the server is started with: the one the bench was given, if any, with the webhooks
- * note's receivers (on 127.0.0.1, which the server calls only when outbound.allow lists it) allowed.
- */
-function serverConfig(): string {
-  const given: unknown = process.env.CONFIG ? JSON.parse(readFileSync(resolve(process.env.CONFIG), 'utf8')) : {};
-  const path = join(mkdtempSync(join(tmpdir(), 'bench-')), 'config.json');
-  writeFileSync(path, JSON.stringify(merge(given, { outbound: RECEIVERS })));
-  return path;
 }
 
 async function benchDatabase(kind: string, databaseUrl: string, version: string): Promise<DbReport> {
@@ -208,6 +169,10 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
 
 if (process.env.BENCH_ONLY === 'datasize') {
   await runDataSize();
+  process.exit(0);
+}
+if (process.env.BENCH_ONLY === 'rush') {
+  await runRush();
   process.exit(0);
 }
 

@@ -2,11 +2,23 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { BenchNote, Scenario } from './scenario.ts';
+import type { BaselineRoute, BenchNote, Scenario } from './scenario.ts';
 
-const HARNESS = new Set(['run.ts', 'scenario.ts', 'scenarios.ts', 'baseline.ts', 'base-db.ts', 'load.ts', 'harness.ts', 'datasize.ts']);
+const HARNESS = new Set([
+  'run.ts',
+  'scenario.ts',
+  'scenarios.ts',
+  'baseline.ts',
+  'base-db.ts',
+  'load.ts',
+  'harness.ts',
+  'datasize.ts',
+  'rush.ts',
+  'rush-load.ts',
+  'rush-mix.ts',
+]);
 
-async function modules(): Promise<{ scenarios?: Scenario[]; notes?: BenchNote[] }[]> {
+async function modules(): Promise<{ scenarios?: Scenario[]; notes?: BenchNote[]; baselineRoutes?: BaselineRoute[] }[]> {
   const dir = import.meta.dirname;
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.ts') && !HARNESS.has(f))
@@ -22,4 +34,9 @@ export async function loadScenarios(): Promise<Scenario[]> {
 
 export async function loadNotes(): Promise<BenchNote[]> {
   return (await modules()).flatMap((m) => m.notes ?? []).filter((n) => chosen(n.name));
+}
+
+/** Baseline routes a module adds beside its scenarios' (the rush's game server ack), whatever BENCH_ONLY says. */
+export async function loadBaselineRoutes(): Promise<BaselineRoute[]> {
+  return (await modules()).flatMap((m) => m.baselineRoutes ?? []);
 }

@@ -189,6 +189,31 @@ const BUY_COMMANDS = (n: number) => `select c.id, c.product_id, c.server_id, c.c
   from delivery_commands c join delivery_servers s on s.id = c.server_id
   where c.run_on = 'purchase' and s.is_active = 1 and c.product_id in (${placeholders(n)})`;
 
+/**
+ * The buy's commands queued for its game servers, as one insert (undefined when its products run
+ * none: the store/buy scenario's do not, the rush's launch kits do).
+ */
+function queued(commands: Row[], user: Row, orderId: number, at: string): { sql: string; params: unknown[] } | undefined {
+  if (commands.length === 0) return undefined;
+  return {
+    sql:
+      'insert into delivery_queue (server_id, user_id, username, order_id, product_id, command, run_on, require_online, status, tries, ' +
+      `creation_date, updated_date) values ${commands.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, 'waiting', 0, ?, ?)").join(', ')}`,
+    params: commands.flatMap((c) => [
+      c.server_id,
+      user.id,
+      user.username,
+      orderId,
+      c.product_id,
+      String(c.command).replaceAll('{username}', user.username),
+      c.run_on,
+      c.require_online,
+      at,
+      at,
+    ]),
+  };
+}
+
 /** The ids of the categories on show: active, and every category above them active too, as the server decides. */
 function shownCategories(rows: Row[]): Set<number> {
   const byId = new Map(rows.map((row) => [Number(row.id), row]));
@@ -301,7 +326,8 @@ function buySqlite(db: BaseDb, body: BuyBody, told: string[]) {
     if (!debited) throw new Refused('insufficient balance');
     sqlite.run(BUY_LEDGER, user.id, -order.total, debited.balance, orderId, at);
     for (const l of order.stocked) if (sqlite.run(BUY_STOCK, l.quantity, l.id, l.quantity).changes === 0) throw new Refused('out of stock');
-    sqlite.all(BUY_COMMANDS(ids.length), ...ids);
+    const queue = queued(sqlite.all(BUY_COMMANDS(ids.length), ...ids), user, orderId, at);
+    if (queue) sqlite.run(queue.sql, ...(queue.params as (string | number)[]));
     const events = outbox(told, user, orderId, order, at, Number(debited.balance));
     if (events) sqlite.run(events.sql, ...events.params);
     return answer(orderId, Number(debited.balance), order);
@@ -331,7 +357,8 @@ function buyMysql(db: BaseDb, body: BuyBody, told: string[]) {
     if (debit.affectedRows === 0) throw new Refused('insufficient balance');
     await run(BUY_LEDGER, [user.id, -order.total, debit.insertId, orderId, at]);
     for (const l of order.stocked) if ((await run(BUY_STOCK, [l.quantity, l.id, l.quantity])).affectedRows === 0) throw new Refused('out of stock');
-    await all(BUY_COMMANDS(ids.length), ids);
+    const queue = queued(await all(BUY_COMMANDS(ids.length), ids), user, orderId, at);
+    if (queue) await run(queue.sql, queue.params);
     const events = outbox(told, user, orderId, order, at, Number(debit.insertId));
     if (events) await run(events.sql, events.params);
     return answer(orderId, Number(debit.insertId), order);

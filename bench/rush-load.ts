@@ -1,0 +1,93 @@
+/**
+ * The rush's load generator (bench/rush.ts), in a process of its own on the core the server does
+ * not use: reads {url, sequence, connections, seconds} as JSON on stdin and runs autocannon, each
+ * connection walking the sequence from a place of its own. A poll's
+ * answer is kept on the connection, and the game server's next ack takes the ids it listed, as the
+ * official plugin does. Prints {rps, p99, byKind, delivered, non2xx} as JSON.
+ */
+import { randomUUID } from 'node:crypto';
+import { text } from 'node:stream/consumers';
+import autocannon from 'autocannon';
+import type { RushItem } from './rush-mix.ts';
+
+/** A connection's own, until it has walked the whole sequence (autocannon then starts it afresh). */
+interface Context {
+  /** Where in the sequence this walk starts, so the connections do not move in step. */
+  offset?: number;
+  /** The request on its way. */
+  item?: RushItem;
+  /** The ids the last poll of each game server token listed. */
+  listed?: Map<string, string[]>;
+}
+
+const job = JSON.parse(await text(process.stdin)) as { url: string; sequence: RushItem[]; connections: number; seconds: number };
+const byKind: Record<string, number> = {};
+/** Refusals by kind and status, to say what a non-2xx was. */
+const failed: Record<string, number> = {};
+const firstBody: Record<string, string> = {};
+let delivered = 0;
+let buys = 0;
+
+/** The request at `position` of this connection's walk, with what it needs filled in at send time. */
+function setup(position: number) {
+  return (request: Record<string, unknown>, context: Context) => {
+    context.offset ??= Math.floor(Math.random() * job.sequence.length);
+    const item = job.sequence[(position + context.offset) % job.sequence.length]!;
+    context.item = item;
+    const headers: Record<string, string> = { ...item.headers };
+    let body = item.body;
+    if (item.buyers) {
+      // Each buy by the next player of the list, so no player's per-player limits are what is measured.
+      const buyer = item.buyers[buys % item.buyers.length]!;
+      const product = item.products![buys++ % item.products!.length]!;
+      body = body!.replace('"@buyer"', JSON.stringify(buyer)).replace('"@product"', JSON.stringify(product));
+    }
+    if (item.idempotent) headers['idempotency-key'] = randomUUID();
+    if (item.kind === 'ack') {
+      const ids = context.listed?.get(item.token!) ?? [];
+      context.listed?.delete(item.token!);
+      body = JSON.stringify({ token: item.token, commands: ids });
+    }
+    return { ...request, method: item.method, path: item.path, headers, body };
+  };
+}
+
+function onResponse(status: number, body: string, context: Context): void {
+  const item = context.item!;
+  if (status < 200 || status >= 300) {
+    const what = `${item.kind} ${status}`;
+    failed[what] = (failed[what] ?? 0) + 1;
+    firstBody[what] ??= body.slice(0, 300);
+    return;
+  }
+  byKind[item.kind] = (byKind[item.kind] ?? 0) + 1;
+  if (item.kind === 'poll') {
+    context.listed ??= new Map();
+    context.listed.set(
+      item.token!,
+      (JSON.parse(body) as { id: string }[]).map((r) => r.id),
+    );
+  } else if (item.kind === 'ack') {
+    delivered += (JSON.parse(body) as { commands: unknown[] }).commands.length;
+  }
+}
+
+const result = await autocannon({
+  url: job.url,
+  connections: job.connections,
+  duration: job.seconds,
+  requests: job.sequence.map((_, i) => ({ setupRequest: setup(i), onResponse })) as never,
+});
+console.log(
+  JSON.stringify({
+    rps: result.requests.average,
+    requests: result.requests.total,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    byKind,
+    failed,
+    firstBody,
+    delivered,
+    non2xx: result.non2xx + result.errors + result.timeouts,
+  }),
+);

@@ -1,0 +1,98 @@
+/**
+ * The rush's mix (bench/rush.ts): what a launch's crowd sends, as one sequence each connection of
+ * the load generator (bench/rush-load.ts) walks: per 120 requests, 72 storefront pages (home,
+ * categories, products), 6 buys on credit (a third with the launch coupon, all in the category on
+ * sale), a poll and an ack from each of the twenty game servers, and 2 reads of the console's
+ * dashboard. The baseline walks the same sequence without the dashboard, which it has no route for.
+ */
+import type { BenchRequest } from './scenario.ts';
+
+export type RushKind = 'page' | 'buy' | 'poll' | 'ack' | 'dashboard';
+
+export interface RushItem extends BenchRequest {
+  kind: RushKind;
+  /** Buys: the players who take turns; the body's `"@buyer"` is replaced by the next one. */
+  buyers?: string[];
+  /** Buys: the products that take turns (`"@product"`), so every game server gets commands. */
+  products?: string[];
+  /** Buys: sent with an Idempotency-Key of its own (the idempotency variant). */
+  idempotent?: boolean;
+  /** Polls and acks: the game server's token. */
+  token?: string;
+}
+
+/** What the seed made, for the mix to point at. */
+export interface Shop {
+  key: string;
+  categoryIds: string[];
+  productIds: string[];
+  /** The launch's products, on sale: product i runs its command on game server i. */
+  launchIds: string[];
+  tokens: string[];
+  buyers: string[];
+  coupon: string;
+  /** A staff member's console session, for the dashboard. */
+  cookie: string;
+}
+
+/** A visitor who has a page open already (the CSRF cookie is set), as in bench/storefront.ts. */
+const PAGE_HEADERS = { cookie: `storefront_csrf=${'c'.repeat(64)}`, 'accept-language': 'en-GB,en;q=0.9' };
+
+/** A fixed shuffle (a small LCG), so every run walks the same sequence. */
+function shuffled<T>(list: T[]): T[] {
+  let seed = 52;
+  const out = [...list];
+  for (let i = out.length - 1; i > 0; i--) {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    const j = seed % (i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+/**
+ * One walk: each game server polls once and acks what it was given, six buys (two with the
+ * coupon), two dashboard reads (`withDashboard`), and pages: home, categories and products.
+ * Variant `idempotency` sends every buy with an Idempotency-Key.
+ */
+export function rushSequence(shop: Shop, variant: string, withDashboard: boolean): RushItem[] {
+  const api = { 'x-api-key': shop.key, 'content-type': 'application/json' };
+  // The key too, which the server's pages ignore: the baseline checks it on every route.
+  const page = (path: string): RushItem[] => [{ kind: 'page', method: 'GET', path, headers: { ...PAGE_HEADERS, 'x-api-key': shop.key } }];
+  const units: RushItem[][] = shop.tokens.map((token) => [
+    { kind: 'poll', method: 'GET', path: `/api/command-logs/${token}/queue`, headers: { 'x-api-key': shop.key }, token },
+    { kind: 'ack', method: 'POST', path: '/api/command-logs/validate', headers: api, token },
+  ]);
+  for (let i = 0; i < BUYS; i++) {
+    const coupon = i % 3 === 0 ? { coupon: shop.coupon } : {};
+    units.push([
+      {
+        kind: 'buy',
+        method: 'POST',
+        path: '/api/store/buy',
+        headers: api,
+        body: JSON.stringify({ userID: '@buyer', products: [{ id: '@product', quantity: 1 }], ...coupon }),
+        buyers: shop.buyers,
+        products: shop.launchIds,
+        idempotent: variant === 'idempotency',
+      },
+    ]);
+  }
+  if (withDashboard) for (let i = 0; i < 2; i++) units.push([{ kind: 'dashboard', method: 'GET', path: '/console', headers: { cookie: shop.cookie } }]);
+  for (let i = 0; i < PAGES; i++) {
+    if (i % 6 === 0) units.push(page('/'));
+    else if (i % 2) units.push(page(`/category/${shop.categoryIds[i % shop.categoryIds.length]}`));
+    else units.push(page(`/product/${shop.productIds[(i * 13) % shop.productIds.length]}`));
+  }
+  return shuffled(units).flat();
+}
+
+const BUYS = 6;
+const PAGES = 72;
+
+/** How many of each kind one walk of the sequence holds. */
+export function countKinds(items: RushItem[]): Record<RushKind, number> {
+  const counts = { page: 0, buy: 0, poll: 0, ack: 0, dashboard: 0 };
+  for (const item of items) counts[item.kind]++;
+  return counts;
+}

@@ -1,0 +1,186 @@
+/**
+ * `BENCH_ONLY=rush npm run bench`: a launch as it happens, on the server (pinned to one core, as
+ * every scenario) and on the bare baseline doing the same mix by hand. Players browse the
+ * storefront, a share of them buy on credit from the launch category, which a sale lowers (some with
+ * the launch coupon), twenty game servers poll their queue and ack what they run (the official
+ * plugin's HTTP mode), two webhook endpoints take every order and credit change (receivers in this
+ * process), and staff keep the console's dashboard open (the mix: bench/rush-mix.ts). Subscriptions,
+ * idempotency keys, tax and the test mode are on as shipped, with nothing of theirs running;
+ * BENCH_RUSH_VARIANT=idempotency sends every buy with an Idempotency-Key.
+ *
+ * The load rises in steps of concurrent connections (BENCH_RUSH_STEPS, each BENCH_SECONDS long
+ * after a second of warm-up), the server's step then the baseline's, until a side's p99 passes
+ * 100 ms; its capacity is the rates at its last step under it: pages a second, purchases and
+ * commands delivered a minute. The baseline answers neither the coupon nor the sale (it charges
+ * the product's own price) nor the dashboard, which it has no route for: its figures are the same
+ * database work for everything else.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { freePort } from '../test/mariadb-server.ts';
+import { startReceiver, type Receiver } from '../test/receiver.ts';
+import { databases, LOAD_CORE, onDatabases, seconds, serverConfig, spawnNode, startBaseline, startServer, stop } from './harness.ts';
+import { countKinds, rushSequence, type RushItem, type Shop } from './rush-mix.ts';
+import { Api, PASSWORD } from './scenario.ts';
+import { seedCatalogue } from './store.ts';
+
+const GAME_SERVERS = 20;
+const BUYERS = 100;
+const P99_LIMIT_MS = 100;
+const STEPS = (process.env.BENCH_RUSH_STEPS ?? '1,2,4,8,16,32,64').split(',').map(Number);
+const VARIANT = process.env.BENCH_RUSH_VARIANT ?? '';
+
+/** A staff member's console session (the session lives in the database, so the baseline never needs it). */
+async function consoleSession(api: Api): Promise<string> {
+  const staff = await api.player(9000, 'launchstaff', 0);
+  const roleID = await api.create('/api/admin/roles', { name: 'Admin', slug: 'admin' });
+  await api.send('POST', `/api/users/${staff}/roles`, { roleID });
+  const form = await fetch(`${api.base}/console/login`);
+  const token = String(form.headers.get('set-cookie')).split(';')[0]!;
+  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(await form.text())![1]!;
+  const signed = await fetch(`${api.base}/console/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: token, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: csrf, username: 'launchstaff', password: PASSWORD }).toString(),
+  });
+  return (
+    signed.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ') || token
+  );
+}
+
+/** The shop of a launch, through the server's API as an owner would make it. */
+async function seed(api: Api, key: string, receivers: Receiver[]): Promise<Shop> {
+  const { categoryIds, productIds } = await seedCatalogue(api, 8, 24);
+  const launch = await api.create('/api/admin/store/categories', { name: 'Launch' });
+  const tokens: string[] = [];
+  const launchIds: string[] = [];
+  for (let i = 0; i < GAME_SERVERS; i++) {
+    const server = (await api.send('POST', '/api/admin/delivery/servers', { name: `Realm ${i}` })) as { id: string; token: string };
+    tokens.push(server.token);
+    const product = await api.create('/api/admin/store/products', { categoryID: launch, name: `Launch kit ${i}`, price: '4.99' });
+    await api.send('POST', `/api/admin/store/products/${product}/commands`, {
+      serverID: server.id,
+      command: 'give {username} launch_kit 1',
+      trigger: 'purchase',
+    });
+    launchIds.push(product);
+  }
+  const day = 86_400_000;
+  const stamp = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+  await api.send('POST', '/api/admin/promotions/sales', {
+    name: 'Launch week',
+    percent: '20',
+    categoryIDs: [launch],
+    startDate: stamp(Date.now() - day),
+    endDate: stamp(Date.now() + 7 * day),
+  });
+  await api.send('POST', '/api/admin/promotions/coupons', {
+    code: 'LAUNCH10',
+    kind: 'percent',
+    value: '10',
+    stacksWithSale: true,
+    maxUses: '0',
+    perPlayer: '0',
+  });
+  for (const [i, r] of receivers.entries()) {
+    await api.create('/api/admin/notifications/endpoints', { name: `launch receiver ${i}`, url: r.url, events: ['store.order.completed', 'credits.changed'] });
+  }
+  const buyers: string[] = [];
+  await Api.batched(BUYERS, 10, async (i) => {
+    buyers[i] = await api.player(8000 + i, `launcher${i}`, 1_000_000_00);
+  });
+  return { key, categoryIds, productIds, launchIds, tokens, buyers, coupon: 'LAUNCH10', cookie: await consoleSession(api) };
+}
+
+interface Step {
+  connections: number;
+  rps: number;
+  p99: number;
+  byKind: Record<string, number>;
+  failed: Record<string, number>;
+  firstBody: Record<string, string>;
+  delivered: number;
+  non2xx: number;
+}
+
+/** One step of load on `url`: a warm-up second, then BENCH_SECONDS. */
+async function step(url: string, sequence: RushItem[], connections: number): Promise<Step> {
+  const run = async (duration: number) => {
+    const proc = spawnNode(LOAD_CORE, ['bench/rush-load.ts'], {});
+    proc.stdin!.end(JSON.stringify({ url, sequence, connections, seconds: duration }));
+    let out = '';
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d;
+    });
+    if ((await new Promise((r) => proc.once('exit', r))) !== 0) throw new Error('the rush load generator failed');
+    return JSON.parse(out) as Step;
+  };
+  await run(1);
+  return { ...(await run(seconds)), connections };
+}
+
+/** A step's rates: pages a second, purchases and commands delivered a minute. */
+function rates(s: Step): string {
+  const perSecond = (n: number | undefined) => (n ?? 0) / seconds;
+  return `${perSecond(s.byKind.page).toFixed(0)} | ${(perSecond(s.byKind.buy) * 60).toFixed(0)} | ${(perSecond(s.delivered) * 60).toFixed(0)}`;
+}
+
+const row = (db: string, side: string, s: Step) => `| ${db} | ${side} | ${s.connections} | ${s.rps.toFixed(0)} | ${s.p99} | ${rates(s)} | ${s.non2xx} |`;
+
+async function rushDatabase(kind: string, url: string): Promise<string[]> {
+  const key = randomBytes(24).toString('hex');
+  const port = String(await freePort());
+  const env = { DATABASE_URL: url, PORT: port, HOST: '127.0.0.1', API_KEY: key, CONFIG: serverConfig() };
+  const receivers = [await startReceiver(), await startReceiver()];
+  let server: ChildProcess | undefined;
+  let baseline: ChildProcess | undefined;
+  const lines: string[] = [];
+  try {
+    server = (await startServer(env)).proc;
+    const shop = await seed(new Api(`http://127.0.0.1:${port}`, key), key, receivers);
+    const basePort = String(await freePort());
+    baseline = await startBaseline({ ...env, PORT: basePort });
+    const sides = [
+      { name: 'server', url: `http://127.0.0.1:${port}`, sequence: rushSequence(shop, VARIANT, true), last: undefined as Step | undefined, done: false },
+      { name: 'baseline', url: `http://127.0.0.1:${basePort}`, sequence: rushSequence(shop, VARIANT, false), last: undefined as Step | undefined, done: false },
+    ];
+    console.log(`${kind}: one walk of the mix`, JSON.stringify(countKinds(sides[0]!.sequence)));
+    for (const connections of STEPS) {
+      for (const side of sides.filter((s) => !s.done)) {
+        const s = await step(side.url, side.sequence, connections);
+        console.log(
+          row(kind, side.name, s),
+          Object.keys(s.failed).length ? `refused: ${JSON.stringify(s.failed)}, first answers: ${JSON.stringify(s.firstBody)}` : '',
+        );
+        if (s.p99 > P99_LIMIT_MS) side.done = true;
+        else side.last = s;
+      }
+    }
+    for (const side of sides)
+      lines.push(
+        side.last ? row(kind, `**${side.name}**`, side.last) : `| ${kind} | ${side.name} | p99 above ${P99_LIMIT_MS} ms at the first step | | | | | | |`,
+      );
+  } finally {
+    if (baseline) await stop(baseline);
+    if (server) await stop(server);
+    for (const r of receivers) await r.close();
+  }
+  return lines;
+}
+
+export async function runRush(): Promise<void> {
+  const lines: string[] = [];
+  for (const kind of databases) {
+    await onDatabases(kind, 1, async ([url], name) => {
+      lines.push(...(await rushDatabase(name, url!)));
+    });
+  }
+  console.log(`\nRush${VARIANT ? ` (${VARIANT})` : ''}: the last step under p99 ${P99_LIMIT_MS} ms, ${seconds} s a step\n`);
+  console.log('| database | side | connections | req/s | p99 ms | pages/s | purchases/min | commands delivered/min | non-2xx |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const line of lines) console.log(line);
+}
