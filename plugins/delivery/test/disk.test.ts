@@ -8,15 +8,11 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { TestClock } from '../../../core/clock.ts';
+import { until } from '../../../test/fixtures.ts';
 import { build, call, onMysql, scratchDir } from '../../../test/helper.ts';
 import { CANNOT_MOUNT, fill, readOnlyView, smallDisk, unmount } from '../../../test/small-disk.ts';
-import { DELIVERY_FEATURES, addCommand, buy, makeCategory, makeProduct, makeServer, makeUser } from './fixtures.ts';
+import { DELIVERY_FEATURES, addCommand, buy, makeCategory, makeProduct, makeServer, makeUser, backgroundRounds } from './fixtures.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Waits up to 5 s for `done`. */
-async function until(done: () => boolean): Promise<void> {
-  for (const start = Date.now(); !done() && Date.now() - start < 5000; ) await sleep(20);
-}
 const skip = onMysql && 'the SQLite run does this one';
 const config = { plugins: { delivery: { leaseSeconds: 1, sweepMs: 50 } } };
 
@@ -58,13 +54,15 @@ t.test('a full disk under the lease sweep: logged once, and once when space is b
   const claim = () => call(app, '/api/delivery/claim', { body: { token: server.token, limit: 100 }, as: 'urlencoded' });
   t.equal((await claim()).json().commands.length, 20, 'claimed, and never acked: the sweep must hand them back');
 
+  const rounds = backgroundRounds(app, 'expireLeases');
   const filler = fill(dir);
   clock.advance(61_000);
   await until(() => sweepLog(lines).length > 0);
   let refused = 0;
   for (let i = 0; refused < 3 && i < 200; i++) if ((await buy(app, { userID: steve, products: [sword] })).statusCode === 503) refused++;
   t.equal(refused, 3, 'buys are refused: the disk is full');
-  await sleep(300);
+  const seen = rounds();
+  await until(() => rounds() >= seen + 5);
   t.same(
     sweepLog(lines),
     [{ level: 50, msg: 'delivery lease sweep paused: The disk is full. It resumes by itself once the database serves again.', stack: false }],
@@ -85,7 +83,7 @@ t.test('a read-only database under the lease sweep: logged once', { skip }, asyn
   if (!view) return t.plan(0, CANNOT_MOUNT);
   t.teardown(() => unmount(view));
   const lines: string[] = [];
-  await build(t, {
+  const app = await build(t, {
     databaseUrl: `sqlite:${join(view, 'db.sqlite')}`,
     features: DELIVERY_FEATURES,
     config,
@@ -95,7 +93,8 @@ t.test('a read-only database under the lease sweep: logged once', { skip }, asyn
       },
     },
   });
-  await sleep(600);
+  const rounds = backgroundRounds(app, 'expireLeases');
+  await until(() => rounds() >= 5);
   t.same(sweepLog(lines), [
     { level: 50, msg: 'delivery lease sweep paused: The database is read-only. It resumes by itself once the database serves again.', stack: false },
   ]);

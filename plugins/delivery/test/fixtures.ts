@@ -5,6 +5,8 @@
 import type { FastifyInstance } from 'fastify';
 import { created } from '../../../test/fixtures.ts';
 import { ADMIN_KEY, JAVA_AGENT, call } from '../../../test/helper.ts';
+import { deliveryRef } from '../contract.ts';
+import type { DbDeliveryService } from '../service.ts';
 
 export const DELIVERY_FEATURES = ['users', 'credits', 'store', 'delivery'];
 
@@ -40,3 +42,19 @@ export function validate(app: FastifyInstance, token: string, ids: string[]) {
 }
 
 export const buy = (app: FastifyInstance, body: Record<string, unknown>) => call(app, '/api/store/buy', { body, as: 'json' });
+
+/**
+ * Counts, from now on, the rounds of one of the background's repeated works (it calls this service
+ * method each round: the lease sweep, the wake-up for other instances' work), so a test waits for
+ * rounds to have run rather than for a duration.
+ */
+export function backgroundRounds(app: FastifyInstance, work: 'expireLeases' | 'wakeForOthers'): () => number {
+  const service: Record<typeof work, () => Promise<unknown>> = app.services.get(deliveryRef) as DbDeliveryService;
+  const round = service[work].bind(service);
+  let ended = 0;
+  service[work] = () =>
+    round().finally(() => {
+      ended++;
+    });
+  return () => ended;
+}
