@@ -42,13 +42,13 @@ const GROWN = [
 ];
 
 /** Runs statements on one of the two kinds of database; values always bound. */
-interface Sql {
+export interface Sql {
   run(sql: string, params?: (string | number)[]): Promise<void>;
   one(sql: string, params?: (string | number)[]): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
-async function open(url: string): Promise<Sql> {
+export async function open(url: string): Promise<Sql> {
   if (url.startsWith('sqlite:')) {
     const db = new DatabaseSync(url.slice('sqlite:'.length));
     db.exec('pragma journal_mode = wal; pragma synchronous = off');
@@ -82,7 +82,7 @@ async function open(url: string): Promise<Sql> {
 }
 
 /** 1..n as rows of `n(i)`, for an `insert … select` to number its rows by: the same text on SQLite and MariaDB. */
-const numbers = 'with recursive n(i) as (select 1 union all select i + 1 from n where i < ?)';
+export const numbers = 'with recursive n(i) as (select 1 union all select i + 1 from n where i < ?)';
 
 /** Copies the small database into the empty large one (the server is stopped). */
 async function copy(kind: string, from: string, to: string): Promise<void> {

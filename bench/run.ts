@@ -22,6 +22,7 @@ import {
   type Measure,
 } from './harness.ts';
 import { runDataSize } from './datasize.ts';
+import { runExport } from './export.ts';
 import { runRush } from './rush.ts';
 import { Api, type BenchRequest } from './scenario.ts';
 import { loadNotes, loadScenarios } from './scenarios.ts';
@@ -169,6 +170,10 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
 
 if (process.env.BENCH_ONLY === 'datasize') {
   await runDataSize();
+  process.exit(0);
+}
+if (process.env.BENCH_ONLY === 'export') {
+  await runExport();
   process.exit(0);
 }
 if (process.env.BENCH_ONLY === 'rush') {
