@@ -3,7 +3,7 @@
  * not use: reads {url, sequence, connections, seconds} as JSON on stdin and runs autocannon, each
  * connection walking the sequence from a place of its own. A poll's
  * answer is kept on the connection, and the game server's next ack takes the ids it listed, as the
- * official plugin does. Prints {rps, p99, byKind, delivered, non2xx} as JSON.
+ * official plugin does. Prints {rps, p99, byKind, p99ByKind, delivered, non2xx} and what was refused as JSON.
  */
 import { randomUUID } from 'node:crypto';
 import { text } from 'node:stream/consumers';
@@ -14,8 +14,9 @@ import type { RushItem } from './rush-mix.ts';
 interface Context {
   /** Where in the sequence this walk starts, so the connections do not move in step. */
   offset?: number;
-  /** The request on its way. */
+  /** The request on its way, and when it was handed to the connection. */
   item?: RushItem;
+  sentAt?: number;
   /** The ids the last poll of each game server token listed. */
   listed?: Map<string, string[]>;
 }
@@ -25,6 +26,9 @@ const byKind: Record<string, number> = {};
 /** Refusals by kind and status, to say what a non-2xx was. */
 const failed: Record<string, number> = {};
 const firstBody: Record<string, string> = {};
+/** Each kind's latencies in ms, from the request built to its answer read: which kind makes the p99. */
+const latencies: Record<string, number[]> = {};
+const p99 = (list: number[]) => list.sort((a, b) => a - b)[Math.min(list.length - 1, Math.floor(list.length * 0.99))]!;
 let delivered = 0;
 let buys = 0;
 
@@ -34,6 +38,7 @@ function setup(position: number) {
     context.offset ??= Math.floor(Math.random() * job.sequence.length);
     const item = job.sequence[(position + context.offset) % job.sequence.length]!;
     context.item = item;
+    context.sentAt = performance.now();
     const headers: Record<string, string> = { ...item.headers };
     let body = item.body;
     if (item.buyers) {
@@ -54,6 +59,7 @@ function setup(position: number) {
 
 function onResponse(status: number, body: string, context: Context): void {
   const item = context.item!;
+  (latencies[item.kind] ??= []).push(performance.now() - context.sentAt!);
   if (status < 200 || status >= 300) {
     const what = `${item.kind} ${status}`;
     failed[what] = (failed[what] ?? 0) + 1;
@@ -87,6 +93,7 @@ console.log(
     byKind,
     failed,
     firstBody,
+    p99ByKind: Object.fromEntries(Object.entries(latencies).map(([kind, list]) => [kind, Math.round(p99(list))])),
     delivered,
     non2xx: result.non2xx + result.errors + result.timeouts,
   }),

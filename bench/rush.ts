@@ -103,6 +103,7 @@ interface Step {
   byKind: Record<string, number>;
   failed: Record<string, number>;
   firstBody: Record<string, string>;
+  p99ByKind: Record<string, number>;
   delivered: number;
   non2xx: number;
 }
@@ -154,6 +155,7 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
         const s = await step(side.url, side.sequence, connections);
         console.log(
           row(kind, side.name, s),
+          `p99 by kind (ms): ${JSON.stringify(s.p99ByKind)}`,
           Object.keys(s.failed).length ? `refused: ${JSON.stringify(s.failed)}, first answers: ${JSON.stringify(s.firstBody)}` : '',
         );
         if (s.p99 > P99_LIMIT_MS) side.done = true;
