@@ -17,6 +17,7 @@ import type {
   OrderTax,
   PaymentsService,
   PurchaseRequest,
+  StartedPurchase,
   PurchaseStatus,
   SubscriptionCheckoutRequest,
   SubscriptionEventResult,
@@ -135,9 +136,10 @@ export class DbPaymentsService implements PaymentsService {
     return { paymentId: payment.id, checkoutURL: payment.checkoutUrl };
   }
 
-  async startPurchase(request: PurchaseRequest): Promise<{ paymentId: string; checkoutURL: string; amount: number; currency: string }> {
+  async startPurchase(request: PurchaseRequest): Promise<StartedPurchase> {
     const payment = await this.#checkouts.purchase(request);
-    return { paymentId: payment.id, checkoutURL: payment.checkoutUrl, amount: payment.amount, currency: payment.currency };
+    const tax = storedTax(payment);
+    return { paymentId: payment.id, checkoutURL: payment.checkoutUrl, amount: payment.amount, currency: payment.currency, ...(tax ? { tax } : {}) };
   }
 
   /** Claims older than any payment they could still answer: their requests are over. */

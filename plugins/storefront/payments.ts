@@ -6,7 +6,7 @@
  */
 import { DomainError } from '../../core/errors.ts';
 import type { DeliveryService } from '../delivery/contract.ts';
-import type { PaymentsService, PurchaseStatus } from '../payments/contract.ts';
+import type { PaymentsService, PurchaseStatus, TaxFacts } from '../payments/contract.ts';
 import { deliveryRows, LIVE, stateOf } from './orders.ts';
 import type { MessageKey } from './messages.ts';
 import { refusal, refused, type PageRouter, type RateLimit } from './router.ts';
@@ -23,6 +23,22 @@ export const gatewayName = (id: string): string => NAMES[id] ?? id;
 export function payRefused(err: unknown): err is DomainError {
   return refused(err) || (err instanceof DomainError && err.code === 'GATEWAY_ERROR');
 }
+
+/** The tax line of a purchase being paid: the country, and the tax included in the price or added to it with the total to pay. */
+function taxLine(visit: Visit, tax: TaxFacts, amount: number) {
+  const money = visit.money(tax.amount);
+  return {
+    label: visit.t('order.tax', { country: tax.country ?? '' }).trim(),
+    text: tax.inclusive ? visit.t('order.taxIncluded', { tax: money }) : visit.t('pay.taxAdded', { tax: money, total: visit.money(amount + tax.amount) }),
+  };
+}
+
+/** The buyer's country for the owner's tax rates, as the basket's form sends it, and the request's headers (the proxy's country). */
+export const billingOf = (visit: Visit, form: Record<string, string>) => ({
+  billingCountry: form.billingCountry?.trim().slice(0, 8) || undefined,
+  billingRegion: form.billingRegion?.trim().slice(0, 8) || undefined,
+  headers: visit.request.headers,
+});
 
 export class Payments {
   readonly #site: Site;
@@ -44,7 +60,7 @@ export class Payments {
    * The page that sends the browser on to the gateway (a meta refresh and a link): a redirect
    * answering a form post may not leave the site under the page's CSP (form-action 'self').
    */
-  onward(visit: Visit, started: { paymentId: string; checkoutURL: string }, gateway: string) {
+  onward(visit: Visit, started: { paymentId: string; checkoutURL: string; amount?: number; tax?: TaxFacts }, gateway: string) {
     this.#site.setCookie(
       visit.request,
       visit.reply,
@@ -53,7 +69,10 @@ export class Payments {
       30 * 86400,
     );
     const name = gatewayName(gateway);
-    return this.#site.page(visit, 'pay', { title: visit.t('pay.title', { gateway: name }) }, { checkoutURL: started.checkoutURL, gateway: name });
+    const { tax, amount = 0 } = started;
+    // With the owner's tax the buyer sees it and goes on by the button, so no refresh carries them past it.
+    const on = tax ? { payURL: started.checkoutURL, tax: taxLine(visit, tax, amount) } : { checkoutURL: started.checkoutURL };
+    return this.#site.page(visit, 'pay', { title: visit.t('pay.title', { gateway: name }) }, { ...on, gateway: name });
   }
 }
 

@@ -22,7 +22,7 @@ import {
   type BasketLine,
 } from './basket.ts';
 import { allProducts, pathTo, plainText, rulesText, visibleCategories, type Catalogue } from './catalogue.ts';
-import { gatewayName, payRefused, type Payments } from './payments.ts';
+import { billingOf, gatewayName, payRefused, type Payments } from './payments.ts';
 import { refusal, refused, type PageRouter, type RateLimit } from './router.ts';
 import type { ServerStatusCache } from './server-status.ts';
 import type { Site, Visit } from './site.ts';
@@ -324,6 +324,8 @@ interface GuestFields {
   guestError?: string;
   guestEmail?: string;
   guestEmailError?: string;
+  billingCountry?: string;
+  billingError?: string;
 }
 
 /** The basket page; `view` when the request has judged its codes already (judged again, a wrong one would count twice). */
@@ -348,6 +350,7 @@ async function basketPage(shop: Shop, visit: Visit, alert?: string, status?: num
       maxQuantity: MAX_QUANTITY,
       gateways,
       guestEmailAsked: site.settings().guestEmail,
+      taxAsked: site.settings().taxMode !== 'off',
       ...guest,
     },
   );
@@ -474,6 +477,7 @@ function checkoutRoutes(pages: PageRouter, shop: Shop): void {
           lines: visit.basket.map((l) => ({ productId: l.productId, quantity: l.quantity, variables: l.variables })),
           ...peers.pay.urls(visit, '/basket'),
           codes: { ...codesOf(visit), sender: senderOf(visit) },
+          ...billingOf(visit, form),
         });
         saveBasket(site, visit, []);
         saveCodes(site, visit, {});
@@ -483,6 +487,8 @@ function checkoutRoutes(pages: PageRouter, shop: Shop): void {
         const message = codeRefusal(visit, err);
         if (err.code === 'INVALID_GUEST_NAME') return basketPage(shop, visit, undefined, 422, { guestName, guestEmail, guestError: message });
         if (err.code === 'INVALID_GUEST_EMAIL') return basketPage(shop, visit, undefined, 422, { guestName, guestEmail, guestEmailError: message });
+        const billing = { guestName, guestEmail, billingCountry: form.billingCountry, billingError: message };
+        if (err.code === 'VALIDATION_ERROR' && err.message.startsWith('billing')) return basketPage(shop, visit, undefined, 422, billing);
         return basketPage(shop, visit, message, err.code === 'GATEWAY_ERROR' ? 502 : err.code === 'RATE_LIMITED' ? 429 : 409, { guestName, guestEmail });
       }
     },
