@@ -91,6 +91,11 @@ export class DeliveryEnqueue {
     await this.enqueue('refund', order);
   }
 
+  /** Deleted test orders (test mode cleared): their commands go too, run or not, so none is handed to a game server. */
+  async ordersCleared(orderIds: number[]): Promise<void> {
+    await this.#db.run(sql`delete from ${DeliveryQueue} where ${Q.orderId} in ${orderIds}`);
+  }
+
   /** A role a purchase granted ran out: the `expiry` commands of the products that granted it. */
   async roleExpired(userId: number, roleId: number): Promise<void> {
     const purchase = await this.#store.lastPurchaseGranting(userId, roleId);

@@ -64,6 +64,7 @@ export default defineFeature({
     // Inside the buy's transaction: a buy that rolls back leaves no command behind.
     events.onCommitting('store.order.completed', (order) => delivery.enqueue('purchase', order));
     events.onCommitting('store.order.refunded', (order) => delivery.orderRefunded(order));
+    events.onCommitting('store.order.cleared', (e) => delivery.ordersCleared(e.orderIds));
     // A payment charged back (refunded or disputed at its gateway): the owner's chargeback commands, for a player with an account.
     events.onCommitting('payments.reversed', async (e) => {
       const player = e.userId === 0 ? undefined : await users.findById(e.userId);

@@ -95,6 +95,10 @@ export class DbDeliveryService implements DeliveryService {
     return this.#enqueue.orderRefunded(order);
   }
 
+  ordersCleared(orderIds: number[]) {
+    return this.#enqueue.ordersCleared(orderIds);
+  }
+
   roleExpired(userId: number, roleId: number) {
     return this.#enqueue.roleExpired(userId, roleId);
   }

@@ -267,6 +267,21 @@ export class PromotionsInBuy implements BuyParticipant {
     }
   }
 
+  /**
+   * Deleted test orders (test mode cleared): their coupon uses are given back to the coupon's and
+   * the player's counts and deleted, with their sale uses, so no figure counts a test.
+   */
+  async ordersCleared(orderIds: number[]): Promise<void> {
+    const uses = await PromotionsCouponUse.select(this.#db, sql`where ${Use.orderId} in ${orderIds} and ${Use.status} = 'used'`);
+    for (const use of uses) {
+      await this.#db.run(sql`update ${PromotionsCoupon} set ${Co.uses} = ${Co.uses} - 1 where ${Co.id} = ${use.couponId} and ${Co.uses} > 0`);
+      await this.#db.run(sql`update ${PromotionsCouponPlayer} set ${Pl.uses} = ${Pl.uses} - 1
+        where ${Pl.couponId} = ${use.couponId} and ${Pl.buyerKey} = ${use.buyerKey} and ${Pl.uses} > 0`);
+    }
+    await this.#db.run(sql`delete from ${PromotionsCouponUse} where ${Use.orderId} in ${orderIds}`);
+    await this.#db.run(sql`delete from ${PromotionsSaleUse} where ${SaUse.orderId} in ${orderIds}`);
+  }
+
   /** Cards bought with an order: one per unit of a gift-card product, owned by the buyer (owner 0: a guest's). */
   async #issueBought(orderId: number, userId: number, items: { productId: number; quantity: number }[]): Promise<void> {
     for (const item of items) {

@@ -47,6 +47,7 @@ export default defineFeature({
     const inBuy = new PromotionsInBuy({ db, codeLength: opts.codeLength, wrongCodes });
     services.get(checkoutRef).addParticipant(inBuy);
     events.onCommitting('store.order.refunded', (e) => inBuy.refunded(e.orderId, e.userId));
+    events.onCommitting('store.order.cleared', (e) => inBuy.ordersCleared(e.orderIds));
     const promotions = new DbPromotionsService({
       db,
       settings,

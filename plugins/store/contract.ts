@@ -463,6 +463,11 @@ declare module '../../core/events.ts' {
       /** Stored UTC timestamp of the payment there. */
       creationDate: string;
     };
+    /**
+     * Emitted inside the transaction that deletes the test orders (test mode's "clear"): the
+     * features that keep rows of an order forget these orders' rows (queued commands, coupon uses).
+     */
+    'store.order.cleared': { orderIds: number[] };
     /** Emitted inside the refund's transaction: the order is `refunded` once this commits. */
     'store.order.refunded': {
       orderId: number;

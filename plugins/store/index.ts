@@ -52,6 +52,7 @@ export default defineFeature<typeof options, Internals>({
   events: {
     'store.order.completed': 'An order completed: a purchase paid from the balance or with money.',
     'store.order.refunded': 'An order was refunded.',
+    'store.order.cleared': 'Test orders were deleted (test mode cleared): their rows elsewhere go too.',
     'store.order.imported': 'An order another store took came in through an import (history and boards only).',
   },
   errors: {

@@ -145,6 +145,8 @@ export class DbOrders implements StoreOrders {
   async clearTestOrders(): Promise<number> {
     return this.#db.transaction(async () => {
       const tests = sql`select ${O.id} from ${StoreOrder} where ${O.test} = ${true}`;
+      const orderIds = (await this.#db.query(tests)).map((r) => Number(r.id));
+      if (orderIds.length) await this.#events.emit('store.order.cleared', { orderIds });
       await this.#db.run(sql`delete from ${StoreOrderItem} where ${I.orderId} in (${tests})`);
       await this.#db.run(sql`delete from ${StoreOrderAdjustment} where ${A.orderId} in (${tests})`);
       const { affectedRows } = await this.#db.run(sql`delete from ${StoreOrder} where ${O.test} = ${true}`);
