@@ -43,6 +43,23 @@ export interface EmailService {
    * and usable many times), or undefined: a guest has no account to see the order under.
    */
   guestOrder(token: string): Promise<number | undefined>;
+  /**
+   * Queues a subscription's mail to its player, in the caller's transaction (it commits or rolls
+   * back with the renewal or failure it tells of); nothing without SMTP or an email on the account.
+   */
+  queueSubscriptionMail(kind: SubscriptionMailKind, userId: number, mail: SubscriptionMail): Promise<void>;
+}
+
+/** A wallet renewal coming (`reminder`), a renewal paid (`receipt`), a renewal that failed (`failed`). */
+export type SubscriptionMailKind = 'subscription-reminder' | 'subscription-receipt' | 'subscription-failed';
+
+export interface SubscriptionMail {
+  productName: string;
+  /** Cents of `currency`: what the renewal takes, took, or could not take. */
+  amount: number;
+  currency: string;
+  /** UTC `YYYY-MM-DD HH:MM:SS`: when it renews (reminder), the paid period's end (receipt), the grace's end (failed). */
+  date: string;
 }
 
 export const emailRef = createServiceRef<EmailService>('email');

@@ -15,7 +15,7 @@ import type { AuthService } from '../auth/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
 import type { StorefrontService } from '../storefront/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
-import type { EmailService, MailLanguage } from './contract.ts';
+import type { EmailService, MailLanguage, SubscriptionMail, SubscriptionMailKind } from './contract.ts';
 import { EmailToken } from './entities.ts';
 import type { Mail } from './mailer.ts';
 import type { NewMessage, Outbox, OutboxRow } from './outbox.ts';
@@ -87,6 +87,10 @@ export class DbEmailService implements EmailService {
     const user = await this.#peers.users.findById(userId);
     if (!user?.email) return;
     await this.outbox.add(this.#message(kind, user, params, lang));
+  }
+
+  queueSubscriptionMail(kind: SubscriptionMailKind, userId: number, mail: SubscriptionMail): Promise<void> {
+    return this.queueFor(kind, userId, { ...mail });
   }
 
   /** A guest's receipt, to the email typed at checkout (none typed: no mail); its link is made when it is sent. */
@@ -264,6 +268,15 @@ export class DbEmailService implements EmailService {
       case 'verify-email':
         data.link = link(pages?.verifyEmailPage(await this.#newToken(row.userId!, 'verify-email', this.#opts.verifyHours * 3600)));
         data.hours = this.#opts.verifyHours;
+        break;
+      case 'subscription-reminder':
+      case 'subscription-receipt':
+      case 'subscription-failed':
+        Object.assign(data, {
+          product: params.productName,
+          amount: money(params.amount, String(params.currency)),
+          date: displayTimestamp(String(params.date), settings.timezone).slice(0, 16),
+        });
         break;
       case 'test':
         break;

@@ -9,12 +9,12 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Eta } from 'eta';
 import { overrideFolder } from '../../core/config.ts';
-import type { MailLanguage } from './contract.ts';
+import type { MailLanguage, SubscriptionMailKind } from './contract.ts';
 import { fill, MAIL_LANGUAGES, mailText, type MailKey } from './messages.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-export type MailKind = 'order-receipt' | 'topup-receipt' | 'ticket-reply' | 'verify-email' | 'reset-password' | 'test';
+export type MailKind = 'order-receipt' | 'topup-receipt' | 'ticket-reply' | 'verify-email' | 'reset-password' | 'test' | SubscriptionMailKind;
 
 const SUBJECTS: Record<MailKind, MailKey> = {
   'order-receipt': 'order.subject',
@@ -23,6 +23,9 @@ const SUBJECTS: Record<MailKind, MailKey> = {
   'verify-email': 'verify.subject',
   'reset-password': 'reset.subject',
   test: 'test.subject',
+  'subscription-reminder': 'subscription.reminder.subject',
+  'subscription-receipt': 'subscription.receipt.subject',
+  'subscription-failed': 'subscription.failed.subject',
 };
 
 export function mailLanguage(lang: string): MailLanguage {

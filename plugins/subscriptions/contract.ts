@@ -104,6 +104,8 @@ export interface SubscriptionsService {
   refund(id: number, keyName?: string): Promise<SubscriptionRow>;
   /** Renewals due at the clock's now, failures and ends: each acted on once, whoever else sweeps. */
   sweep(): Promise<{ renewed: number; failed: number; ended: number }>;
+  /** Mails each wallet subscription renewing within plugins.subscriptions.reminderDays, once per period; how many were told. */
+  remind(): Promise<number>;
 }
 
 export const subscriptionsRef = createServiceRef<SubscriptionsService>('subscriptions');

@@ -58,6 +58,8 @@ export const SubscriptionsSubscription = defineEntity({
     /** While past due: when the subscription ends unless a renewal is paid first. */
     graceUntil: p.string().length(19).nullable(),
     cancelAtPeriodEnd: p.boolean(),
+    /** The last period whose renewal the player was reminded of (by mail): set once per period by a conditional update. */
+    remindedPeriod: p.integer().default(0),
     startDate: p.string().length(19),
     endDate: p.string().length(19).nullable(),
     /** Why it ended: `cancelled`, `unpaid`, `staff`, `refunded`. */

@@ -160,6 +160,7 @@ export class GatewaySubscriptions {
     if (plan) await this.#life.holdRole(renewed, plan, at);
     await this.#life.commands(plan?.renewWith === 'renewal' ? 'renewal' : 'purchase', renewed);
     await this.#d.events.emit('subscriptions.renewed', event(s, next, e.amount));
+    await this.#life.mail('subscription-receipt', s, e.amount, end);
     return 'renewed';
   }
 }

@@ -4,6 +4,7 @@ import { everyRound } from '../../core/background.ts';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { deliveryRef } from '../delivery/contract.ts';
+import { emailRef } from '../email/contract.ts';
 import { paymentsRef } from '../payments/contract.ts';
 import { catalogueRef } from '../store/contract.ts';
 import { usersRef } from '../users/contract.ts';
@@ -20,6 +21,8 @@ const options = Type.Object({
   graceHours: Type.Integer({ minimum: 0, default: 72 }),
   /** How often renewals due, grace periods run out and cancellations at the period's end are looked for. */
   sweepMs: Type.Integer({ minimum: 10, default: 5000 }),
+  /** Days before a wallet renewal the player is mailed (with the email feature and SMTP set); 0: never. */
+  reminderDays: Type.Integer({ minimum: 0, maximum: 365, default: 3 }),
 });
 
 export default defineFeature({
@@ -59,6 +62,8 @@ export default defineFeature({
       audit: services.get(auditRef),
       graceHours: opts.graceHours,
       payments: () => services.find(paymentsRef),
+      email: () => services.find(emailRef),
+      reminderDays: opts.reminderDays,
       log,
     });
     const gateways = new GatewaySubscriptions(subs.deps, subs);
@@ -66,7 +71,10 @@ export default defineFeature({
     // Once every feature is registered: the payments feature, if enabled, hands this one its gateways' subscription events.
     app.addHook('onReady', async () => services.find(paymentsRef)?.onSubscriptionEvent((gateway, event) => gateways.handle(gateway, event)));
     subscriptionsRoutes(app, subs, gateways);
-    everyRound(app, log, 'subscription renewal sweep', opts.sweepMs, () => subs.sweep());
+    everyRound(app, log, 'subscription renewal sweep', opts.sweepMs, async () => {
+      await subs.sweep();
+      await subs.remind();
+    });
     return subs;
   },
   console: [subscriptionsSection],

@@ -16,6 +16,7 @@ import type { SettingsService } from '../../core/settings.ts';
 import { count, fields, sql, where } from '../../core/sql.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { DeliveryService, Trigger } from '../delivery/contract.ts';
+import type { EmailService, SubscriptionMailKind } from '../email/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
 import type { StoreCatalogue } from '../store/contract.ts';
 import type { UsersService } from '../users/contract.ts';
@@ -40,6 +41,10 @@ export interface SubscriptionsDeps {
   graceHours: number;
   /** Looked up at use time: without the payments feature no subscription is paid at a gateway. */
   payments: () => PaymentsService | undefined;
+  /** Looked up at use time: without the email feature no mail is queued. */
+  email: () => EmailService | undefined;
+  /** Days before a wallet renewal its player is mailed; 0 for never. */
+  reminderDays: number;
   log: FastifyBaseLogger;
 }
 
@@ -216,6 +221,7 @@ export class DbSubscriptionsService implements SubscriptionsService {
       periodEnd: how.trial ? anchor : periodEnd(terms, 1),
       graceUntil: null,
       cancelAtPeriodEnd: false,
+      remindedPeriod: 0,
       startDate: at,
       endDate: null,
       endReason: null,
@@ -244,6 +250,36 @@ export class DbSubscriptionsService implements SubscriptionsService {
     await this.commands('purchase', s);
     await this.#d.events.emit('subscriptions.started', event(s, s.periodNo, amount));
     return s;
+  }
+
+  /** The player's mail of a renewal, in the caller's transaction. */
+  async mail(kind: SubscriptionMailKind, s: Subscription, amount: number, date: string): Promise<void> {
+    const email = this.#d.email();
+    if (!email) return;
+    const productName = (await this.#d.catalogue.productName(s.productId)) ?? '';
+    await email.queueSubscriptionMail(kind, s.userId, { productName, amount, currency: s.currency, date });
+  }
+
+  async remind(): Promise<number> {
+    if (this.#d.reminderDays === 0 || !this.#d.email()) return 0;
+    const at = now();
+    const soon = await SubscriptionsSubscription.select(
+      this.#d.db,
+      sql`where ${S.status} = 'active' and ${S.gateway} = 'credits' and ${S.cancelAtPeriodEnd} = ${false} and ${S.periodEnd} > ${at}
+        and ${S.periodEnd} <= ${addSeconds(at, this.#d.reminderDays * 86_400)} and ${S.remindedPeriod} <= ${S.periodNo}`,
+    );
+    let reminded = 0;
+    for (const s of soon) {
+      const told = await this.#d.db.transaction(async () => {
+        // remindedPeriod names the period renewed into: a second sweep, here or on another instance, changes no row.
+        const { affectedRows } = await this.#d.db.run(sql`update ${SubscriptionsSubscription} set ${S.remindedPeriod} = ${s.periodNo + 1}
+          where ${S.id} = ${s.id} and ${S.periodNo} = ${s.periodNo} and ${S.remindedPeriod} <= ${s.periodNo}`);
+        if (affectedRows > 0) await this.mail('subscription-reminder', s, s.price, s.periodEnd);
+        return affectedRows > 0;
+      });
+      if (told) reminded++;
+    }
+    return reminded;
   }
 
   // ---- the sweep
@@ -304,6 +340,7 @@ export class DbSubscriptionsService implements SubscriptionsService {
         if (plan) await this.holdRole(renewed, plan, at);
         await this.commands(plan?.renewWith === 'renewal' ? 'renewal' : 'purchase', renewed);
         await this.#d.events.emit('subscriptions.renewed', event(s, next, s.price));
+        await this.mail('subscription-receipt', s, s.price, end);
         return 'renewed' as const;
       });
     } catch (err) {
@@ -327,6 +364,7 @@ export class DbSubscriptionsService implements SubscriptionsService {
       const plan = await SubscriptionsPlan.find(this.#d.db, s.planId);
       if (plan && plan.roleDays === 0) await this.holdRole({ ...s, periodEnd: at }, plan, at);
       await this.#d.events.emit('subscriptions.payment_failed', { ...event(s, s.periodNo + 1, s.price), graceUntil });
+      await this.mail('subscription-failed', s, s.price, graceUntil);
       return true;
     });
   }
