@@ -31,7 +31,7 @@ import { loadNotes, loadScenarios } from './scenarios.ts';
  * A second reading of the server's memory after a long rest: with `server.idleReclaimSeconds` set
  * (CONFIG, see docs/performance.md) it shows the floor the server returns to.
  */
-const REST_SECONDS = 25;
+const REST_SECONDS = 45;
 
 /** The answer to a scenario's first request, to check the baseline gives the same. */
 async function sample(url: string, request: BenchRequest): Promise<unknown> {
