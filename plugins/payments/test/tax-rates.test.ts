@@ -7,7 +7,7 @@
 import nock from 'nock';
 import t from 'tap';
 import { sql } from '../../../core/sql.ts';
-import { expectErrors, newUser, read, rowCount } from '../../../test/fixtures.ts';
+import { expectErrors, makeCategory, makeProduct, makeUser, newUser, read, rowCount } from '../../../test/fixtures.ts';
 import { call } from '../../../test/helper.ts';
 import { PaymentsTax } from '../entities.ts';
 import { balanceOf, buildPayments, mockPayPalToken, mockPayPalVerify, offline, PAYPAL_API, paypalWebhook } from './fixtures.ts';
@@ -185,4 +185,33 @@ t.test('tax off: PayPal is asked the price alone, whatever the table holds, and 
   t.strictSame(amount, { currency_code: 'EUR', value: '10.00' });
   t.equal((await capture(app, 'otto', paymentID, '10.00')).json().data.result, 'completed');
   t.equal(await rowCount(app, 'payments_taxes'), 0);
+});
+
+t.test('tax costs no statement while it is off: a checkout runs one more only when tax is on, a credit buy none', async (t) => {
+  const app = await build(t);
+  await call(app, '/api/admin/settings', { method: 'PATCH', body: { currency: 'EUR' }, as: 'json' });
+  await setRate(app, { country: 'DE', rate: '19' });
+  await newUser(app, 'kim');
+  await newUser(app, 'kai');
+  const steve = await makeUser(app, 'steve', 10_000);
+  const product = await makeProduct(app, { categoryID: await makeCategory(app, { name: 'Items' }), name: 'Plain', price: '1' });
+  const counted = async (run: () => Promise<unknown>) => {
+    const before = app.db.statements;
+    await run();
+    return app.db.statements - before;
+  };
+  const checkout = (username: string) =>
+    counted(async () => {
+      const { res } = await paypalTopUp(app, username, { billingCountry: 'DE' });
+      if (res.statusCode !== 200) throw new Error(res.body);
+    });
+  const creditBuy = () =>
+    counted(async () => {
+      const res = await call(app, '/api/store/buy', { body: { userID: steve, products: [{ id: product }] }, as: 'json' });
+      if (res.statusCode !== 200) throw new Error(res.body);
+    });
+  const off = { checkout: await checkout('kim'), buy: await creditBuy() };
+  await taxOn(app, 'exclusive');
+  t.equal(await checkout('kai'), off.checkout + 1, "tax on: the rate's lookup is the one statement more");
+  t.equal(await creditBuy(), off.buy, 'a buy with credits pays no tax: the same statements on or off');
 });
