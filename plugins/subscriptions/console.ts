@@ -5,6 +5,7 @@
  */
 import { type ConsoleCell, type ConsolePage, type ConsoleSection, idOf } from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
+import { formatMoney } from '../../core/format.ts';
 import { SUBSCRIPTION_STATES, type SubscriptionRow, type SubscriptionState, type SubscriptionsService } from './contract.ts';
 
 const STATE_LABEL: Record<SubscriptionState, string> = { active: 'Active', past_due: 'Past due', ended: 'Ended' };
@@ -19,7 +20,7 @@ export const subscriptionsSection: ConsoleSection<unknown, SubscriptionsService>
   id: 'subscriptions',
   title: 'Subscriptions',
   order: 72,
-  pages(pages, _ctx, subs) {
+  pages(pages, ctx, subs) {
     const player = (s: SubscriptionRow): ConsoleCell => {
       const href = pages.href('players', `/${s.userID}`);
       return href ? { text: s.username, href } : s.username;
@@ -146,10 +147,12 @@ export const subscriptionsSection: ConsoleSection<unknown, SubscriptionsService>
     act('refund', (id) => subs.refund(id), 'Refunded and ended');
 
     pages.dashboard(async () => {
-      const counts = await subs.countByState();
+      const m = await subs.metrics();
       return [
-        { label: 'subscriptions running', value: String(counts.active), href: `${pages.base}?status=active` },
-        { label: 'subscriptions past due', value: String(counts.past_due), href: `${pages.base}?status=past_due` },
+        { label: 'subscriptions running', value: String(m.active), href: `${pages.base}?status=active` },
+        { label: 'subscriptions past due', value: String(m.pastDue), href: `${pages.base}?status=past_due` },
+        { label: 'monthly recurring revenue', value: `${formatMoney(m.mrr)} ${ctx.settings.get().currency}`, href: `${pages.base}?status=active` },
+        { label: `churn (${m.windowDays} days)`, value: `${(m.churn * 100).toFixed(1)}% (${m.churned} ended)`, href: `${pages.base}?status=ended` },
       ];
     });
   },

@@ -73,6 +73,17 @@ export interface SubscriptionFilter {
   status?: SubscriptionState;
 }
 
+export interface SubscriptionMetrics {
+  active: number;
+  pastDue: number;
+  /** Cents a month the running paid subscriptions that will renew bring, each price spread over a month. */
+  mrr: number;
+  /** Of the subscriptions running at the window's start, the share that ended within it (0 to 1). */
+  churn: number;
+  churned: number;
+  windowDays: number;
+}
+
 export interface SubscriptionsService {
   listPlans(): Promise<PlanRow[]>;
   /** Throws SUBSCRIPTION_PLAN_NOT_FOUND. */
@@ -95,6 +106,8 @@ export interface SubscriptionsService {
   get(id: number): Promise<SubscriptionRow>;
   /** How many subscriptions are in each state (the console's dashboard). */
   countByState(): Promise<Record<SubscriptionState, number>>;
+  /** The dashboard's figures: running and past due now, monthly recurring revenue, churn over the last 30 days. */
+  metrics(): Promise<SubscriptionMetrics>;
   /**
    * The player's cancel (`by` their user ID: at the period's end) or staff's (`now` ends it at once:
    * the expiry commands run and the role ends). Throws SUBSCRIPTION_NOT_FOUND, SUBSCRIPTION_ENDED.

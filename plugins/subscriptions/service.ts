@@ -20,9 +20,19 @@ import type { EmailService, SubscriptionMailKind } from '../email/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
 import type { StoreCatalogue } from '../store/contract.ts';
 import type { UsersService } from '../users/contract.ts';
-import type { PlanInput, PlanRow, SubscriptionEvent, SubscriptionFilter, SubscriptionRow, SubscriptionState, SubscriptionsService } from './contract.ts';
+import type {
+  PlanInput,
+  PlanRow,
+  SubscriptionEvent,
+  SubscriptionFilter,
+  SubscriptionMetrics,
+  SubscriptionRow,
+  SubscriptionState,
+  SubscriptionsService,
+} from './contract.ts';
 import { SubscriptionsPeriod, SubscriptionsPlan, SubscriptionsSubscription } from './entities.ts';
 import { type Plan, periodEnd, type Subscription, subscriptionRow } from './model.ts';
+import { subscriptionMetrics } from './metrics.ts';
 import { Plans } from './plans.ts';
 
 const S = SubscriptionsSubscription.c;
@@ -115,6 +125,10 @@ export class DbSubscriptionsService implements SubscriptionsService {
 
   async get(id: number): Promise<SubscriptionRow> {
     return (await this.#rows([await this.#find(id)]))[0]!;
+  }
+
+  metrics(): Promise<SubscriptionMetrics> {
+    return subscriptionMetrics(this.#d.db);
   }
 
   async countByState(): Promise<Record<SubscriptionState, number>> {

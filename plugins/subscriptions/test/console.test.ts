@@ -23,7 +23,11 @@ t.test('the console lists subscriptions by product, player and state; staff canc
   t.match(list, /steve/);
   t.match(list, /alex/);
   t.match(list, /5\.00 USD/);
-  t.match((await get('/console')).body, /subscriptions running/);
+  const dashboard = (await get('/console')).body;
+  t.match(dashboard, /subscriptions running/);
+  t.match(dashboard, /monthly recurring revenue/);
+  t.match(dashboard, /10\.00 USD/, 'two monthly subscriptions at 5.00');
+  t.match(dashboard, /churn \(30 days\)/);
   const mine = (await get(`/console/subscriptions?userID=${steve}`)).body;
   t.notMatch(mine, />alex</, "a player's subscriptions only");
   t.match((await get('/console/subscriptions?status=ended')).body, /No subscription\./);
