@@ -1,8 +1,9 @@
 /**
  * Tax on gateway payments. Off by default, and then nothing here runs: no table is read or
  * written on any path. On, Stripe computes it (Stripe Tax: `automatic_tax` on the Checkout
- * session, which collects the billing address it needs), and the completion records what it
- * computed with the buyer's country; prices are shown tax included, or the tax is added at checkout.
+ * session, which collects the billing address it needs), the other gateways charge the owner's
+ * rate table (tax-rates.ts), and the completion records the tax with the buyer's country; prices
+ * are shown tax included, or the tax is added at checkout.
  */
 import { Type } from '@sinclair/typebox';
 import type { SettingValues, SiteSetting } from '../../core/config.ts';
@@ -24,7 +25,7 @@ export const taxSettings = {
       description: 'tax on gateway payments: off, prices shown tax included, or tax added at checkout',
     }),
     label: 'Tax',
-    hint: 'off; inclusive: prices include the tax; exclusive: the tax is added at checkout. Stripe computes it (turn Stripe Tax on in its dashboard).',
+    hint: 'off; inclusive: prices include the tax; exclusive: the tax is added at checkout. Stripe computes it (turn Stripe Tax on in its dashboard); other gateways charge the rates of Payments → Tax.',
   },
   sellerTaxNumber: {
     schema: Type.String({ default: '', maxLength: 32, description: "the seller's VAT or tax number, shown with the tax", examples: ['DE123456789'] }),
