@@ -39,30 +39,56 @@ async function busySpell(): Promise<void> {
   held = [];
 }
 
+/**
+ * Resolves with the reclaims so far once there are `count`. Its bound also keeps the process
+ * alive meanwhile: the reclaim's own timer does not.
+ */
+function reclaims<R>(list: R[], count: number): { push(r: R): void; done: Promise<R[]> } {
+  let resolve!: (r: R[]) => void;
+  let bound: NodeJS.Timeout | undefined;
+  const done = new Promise<R[]>((ok, fail) => {
+    resolve = ok;
+    bound = setTimeout(() => fail(new Error(`${list.length} of ${count} reclaims came`)), 60_000);
+  });
+  return {
+    push(r) {
+      list.push(r);
+      if (list.length < count) return;
+      clearTimeout(bound);
+      resolve(list);
+    },
+    done,
+  };
+}
+
 t.test('after an idle spell it collects once, returning the heap a busy spell grew; again only once the heap grows', async (t) => {
   await busySpell();
   const youngBefore = young();
   const reclaimed: (Reclaimed & { young: number })[] = [];
-  const stop = reclaimWhenIdle(gc, IDLE_MS, (r) => reclaimed.push({ ...r, young: young() }));
+  let first = reclaims(reclaimed, 1);
+  const stop = reclaimWhenIdle(gc, IDLE_MS, (r) => first.push({ ...r, young: young() }));
   t.teardown(stop);
-  await sleep(IDLE_MS * 2.5);
+  await first.done;
   t.equal(reclaimed.length, 1);
   t.ok(reclaimed[0]!.heapBefore - reclaimed[0]!.heapAfter > 32 * MiB, `the heap shrank by ${(reclaimed[0]!.heapBefore - reclaimed[0]!.heapAfter) / MiB} MiB`);
   t.ok(youngBefore > 4 * MiB && reclaimed[0]!.young <= 2 * MiB, `the young generation shrank from ${youngBefore / MiB} to ${reclaimed[0]!.young / MiB} MiB`);
+  // What does not happen has no event to wait for: two idle spans with nothing collected.
   await sleep(IDLE_MS * 2);
   t.equal(reclaimed.length, 1, 'a quiet server whose heap has not grown is left alone');
+  first = reclaims(reclaimed, 2);
   await busySpell();
-  await sleep(IDLE_MS * 3.5);
+  await first.done;
   t.equal(reclaimed.length, 2, 'the next busy spell is handed back too');
 });
 
 t.test('an event loop kept busy is not idle', async (t) => {
   await busySpell();
   const reclaimed: Reclaimed[] = [];
-  const stop = reclaimWhenIdle(gc, IDLE_MS, (r) => reclaimed.push(r));
+  const idle = reclaims(reclaimed, 1);
+  const stop = reclaimWhenIdle(gc, IDLE_MS, (r) => idle.push(r));
   await busyFor(IDLE_MS * 3);
   t.equal(reclaimed.length, 0);
-  await sleep(IDLE_MS * 3.5);
+  await idle.done;
   t.equal(reclaimed.length, 1, 'the same heap is handed back once the loop goes idle');
   stop();
 });
@@ -76,6 +102,7 @@ t.test('the reclaim follows the end of a busy spell by the idle span, wherever t
   // It ends just into a second span. Fixed windows would count that whole window busy and collect
   // only at the end of the next, twice the span after the spell; here it comes within a third more.
   await busyFor(span * 1.05);
+  // When it comes is the thing under test, so this one waits a duration.
   await sleep(span * 1.65);
   t.equal(reclaimed.length, 1, 'collected within the idle span and a sample after the spell');
 });
