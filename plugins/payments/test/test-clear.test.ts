@@ -8,7 +8,6 @@ import t from 'tap';
 import { grant, register, role, signInByForm } from '../../../test/browser.ts';
 import { created, makeCategory, makeProduct, read, rowCount } from '../../../test/fixtures.ts';
 import { build, call } from '../../../test/helper.ts';
-import { coupon } from '../../promotions/test/fixtures.ts';
 
 const URLS = { returnURL: 'https://play.example.com/ok', cancelURL: 'https://play.example.com/basket' };
 
@@ -42,7 +41,7 @@ t.test("clearing test orders deletes their queued commands and gives their coupo
   const app = await build(t);
   const product = await vip(app);
   await grant(app, await register(app, 'Alice'), await role(app, 'Admin'));
-  await coupon(app, { code: 'TRY', kind: 'percent', value: 10, maxUses: 5, perPlayer: 2 });
+  await created(app, '/api/admin/promotions/coupons', { code: 'TRY', kind: 'percent', value: 10, maxUses: 5, perPlayer: 2 }, 'json');
 
   // A real order with the coupon: bought from the balance.
   await call(app, '/api/credits/add', { body: { target_username: 'Alice', amount: '20.00' } });
