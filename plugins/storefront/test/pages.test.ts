@@ -116,7 +116,6 @@ t.test('a prefix, a theme folder and the site settings', async (t) => {
       storefrontLogo: 'https://cdn.example.org/logo.png',
     },
   });
-  await new Promise((r) => setTimeout(r, 20));
   const after = await app.inject('/shop/basket');
   t.match(after.body, /<title>Basket · Steve&#39;s Store<\/title>/);
   t.match(after.body, /<a href="\/rules">Rules<\/a>/);
