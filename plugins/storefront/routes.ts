@@ -26,7 +26,7 @@ import { billingOf, gatewayName, payRefused, type Payments } from './payments.ts
 import { refusal, refused, type PageRouter, type RateLimit } from './router.ts';
 import type { ServerStatusCache } from './server-status.ts';
 import type { Site, Visit } from './site.ts';
-import { offerFor, type SubscriptionOffer } from './subscribe.ts';
+import { basketOffers, offerFor, type SubscriptionOffer } from './subscribe.ts';
 
 export interface Peers {
   store: StoreCatalogue & StoreCheckout;
@@ -303,6 +303,7 @@ async function basketView(shop: Shop, visit: Visit, codes = codesOf(visit)) {
   const kept = visit.basket.filter((l) => products.has(l.productId));
   if (kept.length !== visit.basket.length) saveBasket(site, visit, kept);
   let total = 0;
+  const renews = await basketOffers(visit, shop.peers.subscriptions, kept);
   const lines = kept.map((l) => {
     const view = catalogue.product(visit, products.get(l.productId)!);
     total += view.cents * l.quantity;
@@ -313,6 +314,7 @@ async function basketView(shop: Shop, visit: Visit, codes = codesOf(visit)) {
       quantity: l.quantity,
       total: visit.money(view.cents * l.quantity),
       variables: Object.entries(l.variables).map(([name, value]) => ({ name, value })),
+      renews: renews.get(l.productId),
     };
   });
   return { lines, kept, total, gone: kept.length !== visit.basket.length, codes, ...(await withCodes(shop, visit, kept, total, codes)) };

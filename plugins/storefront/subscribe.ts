@@ -27,6 +27,15 @@ export async function offerFor(visit: Visit, subscriptions: (() => Subscriptions
   return offerOf(visit, await subscriptions?.()?.planOfProduct(productId));
 }
 
+/** What each basket line's product renews at, by product, for those sold as a subscription too (the basket and its checkout say so). */
+export async function basketOffers(visit: Visit, subscriptions: (() => SubscriptionsService | undefined) | undefined, lines: { productId: number }[]) {
+  const subs = subscriptions?.();
+  const plans = subs
+    ? await Promise.all([...new Set(lines.map((l) => l.productId))].map(async (id) => [id, offerOf(visit, await subs.planOfProduct(id))] as const))
+    : [];
+  return new Map(plans.filter(([, offer]) => offer).map(([id, offer]) => [id, offer!.renews]));
+}
+
 /** A subscription as the account page lists it: what it is, its state, the next payment and its amount, whether it can be cancelled. */
 export interface AccountSubscription {
   id: string;

@@ -54,3 +54,13 @@ t.test('the product page says the subscription renews, at what price and how oft
   const german = await new Visitor(app, { 'accept-language': 'de' }).get(`/product/${productId}`);
   t.match(german.body, /Verlängert sich alle 3 Monate/);
 });
+
+t.test('the basket says which of its products renew, at what price and how often', async (t) => {
+  const app = await subscriptionsApp(t, { features: ['auth', 'storefront'] });
+  const { productId } = await vipPlan(app, { intervalUnit: 'weeks', intervalCount: 2 });
+  const v = new Visitor(app);
+  await v.get(`/product/${productId}`);
+  t.equal((await v.post('/basket/add', { product: String(productId), quantity: '1' })).statusCode, 303);
+  const basket = (await v.get('/basket')).body;
+  t.match(basket, /<p class="renews">Renews every 2 weeks at \$5\.00<\/p>/);
+});
