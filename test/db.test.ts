@@ -2,7 +2,7 @@ import t from 'tap';
 import { buildApp } from '../core/app.ts';
 import { ADMIN_KEY, build, call, freshDatabaseUrl, onMysql, sharedDatabaseUrl, type TestLike } from './helper.ts';
 import { createConnection } from 'mysql2/promise';
-import { ECHO_PLUGIN, settle } from './fixtures.ts';
+import { ECHO_PLUGIN, settle, until } from './fixtures.ts';
 import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
 import { execFileSync } from 'node:child_process';
 import { DatabaseSync } from 'node:sqlite';
@@ -64,11 +64,28 @@ t.test('a table writes several records in one bound statement, refuses mixed one
   t.equal(app.db.statements, counted, 'an impossible key costs no statement');
 });
 
+/** Waits until another connection to `url`'s database runs a statement like `like`: one the test means to be blocked. */
+async function runningElsewhere(url: string, like: string): Promise<void> {
+  const watcher = await createConnection(url);
+  try {
+    await until(async () => {
+      const [rows] = await watcher.query(
+        'select count(*) as n from information_schema.processlist where db = database() and id <> connection_id() and info like ?',
+        [like],
+      );
+      return Number((rows as { n: number }[])[0]!.n) > 0;
+    });
+  } finally {
+    await watcher.end();
+  }
+}
+
 t.test(
   'find with a lock holds the row until the transaction ends',
   { skip: onMysql ? false : "row locks are MariaDB's (run with TEST_MYSQL_URL)" },
   async (t) => {
-    const app = await build(t, { features: ['votes'] });
+    const url = await freshDatabaseUrl(t);
+    const app = await build(t, { features: ['votes'], databaseUrl: url });
     await VotesLink.insert(app.db, { name: 'One', link: 'https://a.example/' });
     let release!: () => void;
     let locked!: () => void;
@@ -89,7 +106,7 @@ t.test(
     const writer = app.db.transaction(async () => {
       await VotesLink.update(app.db, 1, { name: 'Second' });
     });
-    await new Promise((r) => setTimeout(r, 200));
+    await runningElsewhere(url, 'update `votes_links`%');
     release();
     await Promise.all([holder, writer]);
     t.equal((await VotesLink.find(app.db, 1))?.name, 'Second', 'the other write waited for the lock');
@@ -436,7 +453,7 @@ t.test(
       await events.emit('users.created', { userId: tries, username: 'x' });
       if (tries === 1) {
         otherDone = other.query("update hello_greetings set name = 'other' where id = 1").then(() => other.query('commit'));
-        await new Promise((r) => setTimeout(r, 200));
+        await runningElsewhere(url, "update hello_greetings set name = 'other' where id = 1");
       }
       await db.unchecked.run("update hello_greetings set name = 'ours' where id = 2");
     });
@@ -472,7 +489,10 @@ t.test(
     const killOwnConnection = async () => {
       const [row] = await db.unchecked.query<{ id: number }>('select connection_id() as id');
       await killer.query('kill ?', [row!.id]);
-      await new Promise((r) => setTimeout(r, 100));
+      await until(async () => {
+        const [rows] = await killer.query('select count(*) as n from information_schema.processlist where id = ?', [row!.id]);
+        return Number((rows as { n: number }[])[0]!.n) === 0;
+      });
     };
     tries = 0;
     await db.transaction(async () => {
