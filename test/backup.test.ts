@@ -183,6 +183,7 @@ t.test(
     const [holder] = await markHolders(target);
     t.ok(holder, 'the server holds its mark');
     const conn = await createConnection({ uri: url });
+    // Idleness is what is under test: the server's idle count can only be read after time has passed.
     await new Promise((r) => setTimeout(r, 2500));
     const [[idle]] = (await conn.query('select time from information_schema.processlist where id = ?', [holder])) as unknown as [{ time: number }[]];
     t.ok(Number(idle!.time) <= 1, `pinged every second, so no proxy or wait_timeout finds it idle (idle ${idle!.time} s)`);
