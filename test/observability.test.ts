@@ -10,7 +10,7 @@ import { buildApp } from '../core/app.ts';
 import { loadConfig, rootDir } from '../core/config.ts';
 import { builtinNames } from '../core/features.ts';
 import { ADMIN_KEY, apiKey, build, call } from './helper.ts';
-import { ECHO_PLUGIN, newUser } from './fixtures.ts';
+import { ECHO_PLUGIN, newUser, until } from './fixtures.ts';
 
 /** A made id: the process's random prefix, then its count. */
 const MADE = /^[0-9a-f]{12}-[0-9a-z]+$/;
@@ -184,15 +184,12 @@ t.test('GET /metrics: database connections in use and idle, and callers waiting 
       await gate;
     }),
   );
-  for (let i = 0; i < 500 && holding < connections; i++) await new Promise((r) => setTimeout(r, 5));
+  await until(() => holding >= connections);
   t.equal(holding, connections, 'every connection is held by a transaction');
 
   const writes = Array.from({ length: 3 }, () => call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '1.00' }, as: 'urlencoded' }));
   let busy = await scrape();
-  for (let i = 0; i < 500 && busy.waiting < 3; i++) {
-    await new Promise((r) => setTimeout(r, 5));
-    busy = await scrape();
-  }
+  await until(async () => (busy = await scrape()).waiting >= 3);
   t.same(busy, { inUse: connections, idle: 0, waiting: 3 }, 'all in use, three requests waiting');
 
   open();
