@@ -23,6 +23,8 @@ const options = Type.Object({
   sweepMs: Type.Integer({ minimum: 10, default: 5000 }),
   /** Days before a wallet renewal the player is mailed (with the email feature and SMTP set); 0: never. */
   reminderDays: Type.Integer({ minimum: 0, maximum: 365, default: 3 }),
+  /** Which products have a plan on sale is read again this often (at once on the instance that changed a plan). */
+  cacheSeconds: Type.Integer({ minimum: 1, default: 5 }),
 });
 
 export default defineFeature({
@@ -71,6 +73,7 @@ export default defineFeature({
     // Once every feature is registered: the payments feature, if enabled, hands this one its gateways' subscription events.
     app.addHook('onReady', async () => services.find(paymentsRef)?.onSubscriptionEvent((gateway, event) => gateways.handle(gateway, event)));
     subscriptionsRoutes(app, subs, gateways);
+    everyRound(app, log, 'subscription plans cache', opts.cacheSeconds * 1000, () => subs.refreshPlans());
     everyRound(app, log, 'subscription renewal sweep', opts.sweepMs, async () => {
       await subs.sweep();
       await subs.remind();

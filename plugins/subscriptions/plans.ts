@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import { now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import { sql } from '../../core/sql.ts';
+import { fields, sql } from '../../core/sql.ts';
 import type { StoreCatalogue } from '../store/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { PlanInput, PlanRow } from './contract.ts';
@@ -24,6 +24,11 @@ export interface PlanDeps {
 
 export class Plans {
   readonly #d: PlanDeps;
+  /**
+   * The products with a plan on sale, read again every round (refresh) and at once here after a
+   * change, so a product page of a product without one costs no statement. Undefined: not read yet.
+   */
+  #onSale: Set<number> | undefined;
 
   constructor(deps: PlanDeps) {
     this.#d = deps;
@@ -60,7 +65,14 @@ export class Plans {
     return plan;
   }
 
+  /** Reads which products have a plan on sale (other instances' changes arrive this way). */
+  async refresh(): Promise<void> {
+    const rows = await this.#d.db.query(sql`select ${fields({ productId: PL.productId })} from ${SubscriptionsPlan} where ${PL.isActive} = ${true}`);
+    this.#onSale = new Set(rows.map((r) => Number(r.productId)));
+  }
+
   async ofProduct(productId: number): Promise<PlanRow | undefined> {
+    if (this.#onSale && !this.#onSale.has(productId)) return undefined;
     const [plan] = await SubscriptionsPlan.select(this.#d.db, sql`where ${PL.productId} = ${productId} and ${PL.isActive} = ${true}`);
     return plan ? (await this.#rows([plan]))[0] : undefined;
   }
@@ -79,7 +91,7 @@ export class Plans {
     if (name === undefined) throw new DomainError('PRODUCT_NOT_FOUND', `No product with ID ${input.productId}.`);
     await this.#checkRole(input.roleId);
     try {
-      return await this.#d.db.transaction(async () => {
+      const created = await this.#d.db.transaction(async () => {
         const plan = await this.get(await SubscriptionsPlan.insert(this.#d.db, { ...input, creationDate: now() }));
         await this.#d.audit.record({
           action: 'subscriptions.plan.create',
@@ -89,6 +101,8 @@ export class Plans {
         });
         return plan;
       });
+      await this.refresh();
+      return created;
     } catch (err) {
       if (isUniqueViolation(err)) throw new DomainError('CONFLICT', `Product ${input.productId} already has a subscription plan.`);
       throw err;
@@ -97,7 +111,7 @@ export class Plans {
 
   async update(id: number, patch: Partial<Omit<PlanInput, 'productId'>>): Promise<PlanRow> {
     if (patch.roleId !== undefined) await this.#checkRole(patch.roleId);
-    return this.#d.db.transaction(async () => {
+    const updated = await this.#d.db.transaction(async () => {
       const before = await this.get(id);
       await SubscriptionsPlan.update(this.#d.db, id, patch);
       const after = await this.get(id);
@@ -110,5 +124,7 @@ export class Plans {
       });
       return after;
     });
+    await this.refresh();
+    return updated;
   }
 }

@@ -89,6 +89,10 @@ export class DbSubscriptionsService implements SubscriptionsService {
   planOfProduct(productId: number): Promise<PlanRow | undefined> {
     return this.#plans.ofProduct(productId);
   }
+  /** Reads again which products have a plan on sale (planOfProduct answers the others without a statement). */
+  refreshPlans(): Promise<void> {
+    return this.#plans.refresh();
+  }
   createPlan(input: PlanInput): Promise<PlanRow> {
     return this.#plans.create(input);
   }

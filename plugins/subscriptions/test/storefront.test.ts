@@ -1,6 +1,9 @@
 import t from 'tap';
-import { call } from '../../../test/helper.ts';
+import { makeCategory, makeProduct } from '../../../test/fixtures.ts';
+import { call, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
+import { subscriptionsRef } from '../contract.ts';
+import type { DbSubscriptionsService } from '../service.ts';
 import { balanceOf, roles, subscriptionsApp, vipPlan } from './fixtures.ts';
 
 const PASSWORD = 'correct horse 1';
@@ -63,4 +66,28 @@ t.test('the basket says which of its products renew, at what price and how often
   t.equal((await v.post('/basket/add', { product: String(productId), quantity: '1' })).statusCode, 303);
   const basket = (await v.get('/basket')).body;
   t.match(basket, /<p class="renews">Renews every 2 weeks at \$5\.00<\/p>/);
+});
+
+t.test('which products have a plan is held in memory: a product without one costs no statement, and another instance learns of a new plan', async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  const a = await subscriptionsApp(t, { databaseUrl: url });
+  const b = await subscriptionsApp(t, { databaseUrl: url });
+  const plain = await makeProduct(a, { categoryID: await makeCategory(a, { name: 'Items' }), name: 'Sword', price: '2' });
+  const subsB = b.services.get(subscriptionsRef) as DbSubscriptionsService;
+  await subsB.refreshPlans();
+  const { productId } = await vipPlan(a);
+
+  const statements = async (fn: () => Promise<unknown>) => {
+    const before = b.db.statements;
+    await fn();
+    return b.db.statements - before;
+  };
+  t.equal(await statements(() => subsB.planOfProduct(plain)), 0, 'a product without a plan: no statement');
+  t.equal(await subsB.planOfProduct(productId), undefined, 'B has not read the plan A made yet');
+  await subsB.refreshPlans();
+  t.match(await subsB.planOfProduct(productId), { productID: String(productId), price: '5.00' }, 'its next round does');
+  t.match(await a.services.get(subscriptionsRef).planOfProduct(productId), { productID: String(productId) }, 'A knew at once');
+
+  await call(a, `/api/admin/subscription-plans/${(await subsB.planOfProduct(productId))!.id}`, { method: 'PATCH', body: { isActive: 0 }, as: 'json' });
+  t.equal(await subsB.planOfProduct(productId), undefined, 'a plan taken off sale is read, so B never offers it');
 });
