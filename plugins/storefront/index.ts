@@ -182,7 +182,7 @@ export default defineFeature({
       },
       { pollSeconds: opts.pollSeconds, signInLimit: opts.rateLimit.signIn, registerLimit: opts.rateLimit.register },
     );
-    subscribeRoutes(pages, site, () => services.find(subscriptionsRef));
+    subscribeRoutes(pages, site, () => services.find(subscriptionsRef), opts.rateLimit.checkout);
     recoveryRoutes(pages, site, { auth, email }, { mailLimit: opts.rateLimit.mailLink });
     paymentRoutes(
       pages,

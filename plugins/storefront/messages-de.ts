@@ -54,6 +54,10 @@ export const de: Catalogue = {
   'product.renews.many.years': 'Verlängert sich alle {count} Jahre für {price}',
   'product.trial': 'Die ersten {days} Tage sind kostenlos.',
   'product.subscribeNote': 'Bei jeder Verlängerung aus deinem Guthaben bezahlt.',
+  'product.subscribeChoose':
+    'Bezahle aus deinem Guthaben, das jede Verlängerung bezahlt, oder bei einem Zahlungsanbieter, der dir jede Verlängerung berechnet.',
+  'product.subscribeBalance': 'Aus meinem Guthaben bezahlen',
+  'product.subscribeWith': 'Mit {gateway} bezahlen',
   'subscription.started': 'Du hast {name} abonniert: nächste Zahlung {date}.',
   'account.subscriptions': 'Meine Abonnements',
   'account.subscription': 'Abonnement',

@@ -2,12 +2,15 @@
 import { parseMoney } from '../../core/format.ts';
 import type { PlanRow, SubscriptionRow, SubscriptionsService } from '../subscriptions/contract.ts';
 import type { MessageKey } from './messages.ts';
-import { refusal, refused, type PageRouter } from './router.ts';
+import { gatewayName, payRefused } from './payments.ts';
+import { refusal, refused, type PageRouter, type RateLimit } from './router.ts';
 import type { Site, Visit } from './site.ts';
 
 export interface SubscriptionOffer {
   renews: string;
   trial?: string;
+  /** The gateways it can be paid at besides the balance (Stripe, PayPal), when the payments feature has them on. */
+  gateways?: { id: string; name: string }[];
 }
 
 /** The plan in the visitor's language: "Renews every month at 4.99 USD", and the trial. */
@@ -22,9 +25,12 @@ export function offerOf(visit: Visit, plan: PlanRow | undefined): SubscriptionOf
   };
 }
 
-/** The plan of the product a page shows, when the subscriptions feature runs and sells it. */
+/** The plan of the product a page shows, when the subscriptions feature runs and sells it, and the gateways it can be paid at. */
 export async function offerFor(visit: Visit, subscriptions: (() => SubscriptionsService | undefined) | undefined, productId: number) {
-  return offerOf(visit, await subscriptions?.()?.planOfProduct(productId));
+  const subs = subscriptions?.();
+  const offer = offerOf(visit, await subs?.planOfProduct(productId));
+  if (!offer || !subs) return offer;
+  return { ...offer, gateways: subs.checkoutGateways().map((id) => ({ id, name: gatewayName(id) })) };
 }
 
 /** What each basket line's product renews at, by product, for those sold as a subscription too (the basket and its checkout say so). */
@@ -65,8 +71,30 @@ export async function accountSubscriptions(visit: Visit, subscriptions: Subscrip
   }));
 }
 
-/** POST /subscribe: a signed-in player subscribes, paying from the balance; back to the product's page with what happened. */
-export function subscribeRoutes(pages: PageRouter, site: Site, subscriptions: () => SubscriptionsService | undefined): void {
+/** The first period paid at a gateway: the page that sends the browser on to its checkout (a form post may not redirect off the site). */
+async function atGateway(site: Site, visit: Visit, subs: SubscriptionsService, productId: number, gateway: 'stripe' | 'paypal') {
+  const back = site.u(`/product/${productId}`);
+  try {
+    const { checkoutURL } = await subs.checkout({
+      userId: visit.player!.user.id,
+      productId,
+      gateway,
+      returnURL: site.canonical(visit.request, '/account'),
+      cancelURL: site.canonical(visit.request, back),
+    });
+    const name = gatewayName(gateway);
+    return site.page(visit, 'pay', { title: visit.t('pay.title', { gateway: name }) }, { checkoutURL, gateway: name });
+  } catch (err) {
+    if (!payRefused(err)) throw err;
+    return site.redirect(visit, back, refusal(visit, err));
+  }
+}
+
+/**
+ * POST /subscribe: a signed-in player subscribes, paying from the balance (back to the product's
+ * page with what happened) or, with `gateway` one of those on, at Stripe or PayPal.
+ */
+export function subscribeRoutes(pages: PageRouter, site: Site, subscriptions: () => SubscriptionsService | undefined, checkoutLimit: RateLimit): void {
   pages.post(
     '/subscribe',
     async (visit, form) => {
@@ -74,6 +102,9 @@ export function subscribeRoutes(pages: PageRouter, site: Site, subscriptions: ()
       const subs = subscriptions();
       if (!subs || productId === 0) return site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
       const back = site.u(`/product/${productId}`);
+      const gateway = subs.checkoutGateways().find((g) => g === form.gateway);
+      if (gateway) return atGateway(site, visit, subs, productId, gateway);
+      if (form.gateway && form.gateway !== 'credits') return site.redirect(visit, back, visit.t('error.GATEWAY_UNAVAILABLE'));
       try {
         const sub = await subs.subscribe(visit.player!.user.id, productId);
         return site.redirect(visit, back, visit.t('subscription.started', { name: sub.productName, date: sub.nextPaymentDate ?? sub.periodEnd }));
@@ -82,7 +113,7 @@ export function subscribeRoutes(pages: PageRouter, site: Site, subscriptions: ()
         return site.redirect(visit, back, refusal(visit, err));
       }
     },
-    { signedIn: true },
+    { signedIn: true, limit: { name: 'checkout', rate: checkoutLimit } },
   );
 
   // The player's cancel: at the period's end, from the account page.

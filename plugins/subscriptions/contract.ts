@@ -73,6 +73,15 @@ export interface SubscriptionFilter {
   status?: SubscriptionState;
 }
 
+/** A subscription whose periods the gateway charges: where the player is sent to pay the first. */
+export interface GatewayCheckoutInput {
+  userId: number;
+  productId: number;
+  gateway: 'stripe' | 'paypal';
+  returnURL: string;
+  cancelURL: string;
+}
+
 export interface SubscriptionMetrics {
   active: number;
   pastDue: number;
@@ -101,6 +110,13 @@ export interface SubscriptionsService {
    * SUBSCRIPTION_EXISTS, INSUFFICIENT_BALANCE.
    */
   subscribe(userId: number, productId: number, keyName?: string): Promise<SubscriptionRow>;
+  /** The gateways a subscription can be paid at now: Stripe and PayPal when the payments feature has them configured. */
+  checkoutGateways(): ('stripe' | 'paypal')[];
+  /**
+   * The gateway's checkout of the first period (the subscription starts on its webhook). Throws
+   * SUBSCRIPTION_PLAN_NOT_FOUND, SUBSCRIPTION_EXISTS, GATEWAY_UNAVAILABLE, INVALID_URL, GATEWAY_ERROR.
+   */
+  checkout(input: GatewayCheckoutInput): Promise<{ reference: string; checkoutURL: string }>;
   list(filter: SubscriptionFilter): Promise<SubscriptionRow[]>;
   /** Throws SUBSCRIPTION_NOT_FOUND. */
   get(id: number): Promise<SubscriptionRow>;

@@ -11,6 +11,7 @@ import { DomainError } from '../../core/errors.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import { raw, sql } from '../../core/sql.ts';
 import type { SubscriptionEventResult, SubscriptionGatewayEvent } from '../payments/contract.ts';
+import type { GatewayCheckoutInput } from './contract.ts';
 import { SubscriptionsCheckout, SubscriptionsGatewayEvent, SubscriptionsPeriod, SubscriptionsPlan, SubscriptionsSubscription } from './entities.ts';
 import { periodEnd, type Subscription } from './model.ts';
 import { Plans } from './plans.ts';
@@ -19,14 +20,6 @@ import { type DbSubscriptionsService, event, type SubscriptionsDeps } from './se
 const S = SubscriptionsSubscription.c;
 const C = SubscriptionsCheckout.c;
 const E = SubscriptionsGatewayEvent.c;
-
-export interface GatewayCheckoutInput {
-  userId: number;
-  productId: number;
-  gateway: 'stripe' | 'paypal';
-  returnURL: string;
-  cancelURL: string;
-}
 
 export class GatewaySubscriptions {
   readonly #d: SubscriptionsDeps;

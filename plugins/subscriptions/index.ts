@@ -69,6 +69,7 @@ export default defineFeature({
       log,
     });
     const gateways = new GatewaySubscriptions(subs.deps, subs);
+    subs.useGatewayCheckout((input) => gateways.checkout(input));
     services.provide(subscriptionsRef, subs);
     // Once every feature is registered: the payments feature, if enabled, hands this one its gateways' subscription events.
     app.addHook('onReady', async () => services.find(paymentsRef)?.onSubscriptionEvent((gateway, event) => gateways.handle(gateway, event)));

@@ -21,6 +21,7 @@ import type { PaymentsService } from '../payments/contract.ts';
 import type { StoreCatalogue } from '../store/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 import type {
+  GatewayCheckoutInput,
   PlanInput,
   PlanRow,
   SubscriptionEvent,
@@ -71,6 +72,8 @@ export class DbSubscriptionsService implements SubscriptionsService {
   /** For gateway.ts, which acts on a gateway's events with this service's steps. */
   readonly deps: SubscriptionsDeps;
   readonly #plans: Plans;
+  /** gateway.ts's checkout, handed over by index.ts (gateway.ts builds on this service, so it cannot be made here). */
+  #checkout?: (input: GatewayCheckoutInput) => Promise<{ reference: string; checkoutURL: string }>;
 
   constructor(deps: SubscriptionsDeps) {
     this.deps = deps;
@@ -98,6 +101,20 @@ export class DbSubscriptionsService implements SubscriptionsService {
   }
   updatePlan(id: number, patch: Partial<Omit<PlanInput, 'productId'>>): Promise<PlanRow> {
     return this.#plans.update(id, patch);
+  }
+
+  // ---- paid at a gateway
+
+  useGatewayCheckout(checkout: (input: GatewayCheckoutInput) => Promise<{ reference: string; checkoutURL: string }>): void {
+    this.#checkout = checkout;
+  }
+  checkoutGateways(): ('stripe' | 'paypal')[] {
+    const on = this.#d.payments()?.availableGateways() ?? [];
+    return (['stripe', 'paypal'] as const).filter((g) => on.includes(g));
+  }
+  checkout(input: GatewayCheckoutInput): Promise<{ reference: string; checkoutURL: string }> {
+    if (!this.#checkout) throw new DomainError('GATEWAY_UNAVAILABLE', 'Subscriptions are paid from the wallet only.');
+    return this.#checkout(input);
   }
 
   // ---- reads
