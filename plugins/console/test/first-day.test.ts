@@ -46,7 +46,7 @@ t.test(
     await page.getByRole('heading', { name: 'VIP', level: 1 }).waitFor();
 
     // The owner tries the store as a guest would, in the same browser: the test checkout is staff's to pay or fail.
-      await page.goto(`${base}/`);
+    await page.goto(`${base}/`);
     await page.getByRole('link', { name: 'Ranks' }).first().click();
     await page.getByRole('link', { name: /^VIP/ }).click();
     await page.getByRole('button', { name: 'Add to basket' }).click();
