@@ -104,7 +104,7 @@ export class DbSupportService implements SupportService {
     this.#audit = audit;
   }
 
-  /** A staff change's audit entry, in its transaction (`what`: `category`, `answer`, `message`). */
+  /** A staff change's audit entry, in its transaction (`what`: `category`, `answer`, `message`, `ticket`). */
   #record(what: string, verb: string, id: number | string, summary: string, before?: unknown, after?: unknown): Promise<void> {
     return this.#audit.record({ action: `support.${what}.${verb}`, target: { type: what, id }, summary, before, after });
   }
@@ -275,8 +275,10 @@ export class DbSupportService implements SupportService {
   /** Closing a closed ticket changes nothing and is not an error. */
   async closeTicket(id: number): Promise<void> {
     await this.#db.transaction(async () => {
-      if ((await this.#ticketStatus(id, true)) === Status.CLOSED) return;
+      const statusId = await this.#ticketStatus(id, true);
+      if (statusId === Status.CLOSED) return;
       await SupportTicket.update(this.#db, id, { statusId: Status.CLOSED, updateDate: now() });
+      await this.#record('ticket', 'close', id, `Closed ticket ${id}`, { statusId }, { statusId: Status.CLOSED });
       await this.#events.emit('support.ticket.closed', { ticketId: id });
     });
   }
