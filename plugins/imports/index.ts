@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { auditRef } from '../../core/audit.ts';
 import { defineFeature } from '../../core/features.ts';
 import { creditsRef } from '../credits/contract.ts';
 import { catalogueRef, ordersRef } from '../store/contract.ts';
@@ -35,7 +36,7 @@ export default defineFeature<typeof options, DbImportsService>({
       catalogue: services.find(catalogueRef),
       orders: services.find(ordersRef),
     });
-    const imports = new DbImportsService(db, peers, { maxMissing: options.leaderosMaxMissing, progressEvery: options.progressEveryMs });
+    const imports = new DbImportsService(db, peers, services.get(auditRef), { maxMissing: options.leaderosMaxMissing, progressEvery: options.progressEveryMs });
     services.provide(importsRef, imports);
     return imports;
   },

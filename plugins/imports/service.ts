@@ -1,4 +1,5 @@
 /** The imports service: one importer per kind of source, sharing the link rows; each run is kept with its report. */
+import type { AuditLog } from '../../core/audit.ts';
 import type { Database } from '../../core/db.ts';
 import { now } from '../../core/format.ts';
 import { countParam } from '../../core/db.ts';
@@ -34,9 +35,11 @@ export class DbImportsService implements ImportsService {
   /** How often a running import's kept report is brought up to date, in milliseconds. */
   readonly #progressEvery: number;
   readonly #clock: () => number;
+  readonly #audit: AuditLog;
 
-  constructor(db: Database, peers: () => Peers, opts: { maxMissing: number; progressEvery: number; clock?: () => number }) {
+  constructor(db: Database, peers: () => Peers, audit: AuditLog, opts: { maxMissing: number; progressEvery: number; clock?: () => number }) {
     this.#db = db;
+    this.#audit = audit;
     this.#links = new Links(db);
     this.#peers = peers;
     this.#maxMissing = opts.maxMissing;
@@ -54,12 +57,17 @@ export class DbImportsService implements ImportsService {
       await ImportsRun.update(this.#db, id, { report: kept(report) });
     };
     const importer = make(this.#peers(), this.#links, dryRun, progress);
-    id = await ImportsRun.insert(this.#db, {
-      source: importer.report.source,
-      dryRun,
-      status: 'running',
-      startedAt: now(),
-      report: kept(importer.report),
+    const { source } = importer.report;
+    // The start is the staff change (what the run brings is in its report): audited with its run's row.
+    id = await this.#db.transaction(async () => {
+      const run = await ImportsRun.insert(this.#db, { source, dryRun, status: 'running', startedAt: now(), report: kept(importer.report) });
+      await this.#audit.record({
+        action: 'imports.start',
+        target: { type: 'import', id: run },
+        summary: `Started ${dryRun ? 'a dry run of ' : ''}import ${run} from ${source}`,
+        after: { source, dryRun },
+      });
+      return run;
     });
     return { id, importer };
   }
