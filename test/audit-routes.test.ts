@@ -33,6 +33,8 @@ const FEATURES = [
   'chat-integration',
   'payments',
   'email',
+  'subscriptions',
+  'imports',
 ];
 
 /** Routes that change nothing staff made, so record nothing, each with why. */
@@ -137,6 +139,17 @@ const STEPS: Step[] = [
   step('POST', '/api/admin/delivery/queue/{queueId}/cancel'),
   step('POST', '/api/admin/delivery/queue/{queueId}/redeliver'),
   step('POST', '/api/admin/store/orders/{orderId}/refund'),
+  step(
+    'POST',
+    '/api/admin/subscription-plans',
+    (ids) => ({ productID: ids.productId, intervalUnit: 'months', price: '5.00' }),
+    (j, ids) => (ids.planId = j.id),
+  ),
+  step('PATCH', '/api/admin/subscription-plans/{planId}', () => ({ price: '6.00' })),
+  // Steve's subscription (see prepare): changed to its own plan (which drops a pending change), cancelled at the period end, then refunded.
+  step('POST', '/api/admin/subscriptions/{subscriptionId}/change', (ids) => ({ planID: Number(ids.planId) })),
+  step('POST', '/api/admin/subscriptions/{subscriptionId}/cancel', () => ({})),
+  step('POST', '/api/admin/subscriptions/{subscriptionId}/refund'),
   step('DELETE', '/api/admin/store/products/{productId}/commands/{commandId}'),
   step(
     'POST',
@@ -159,6 +172,13 @@ const STEPS: Step[] = [
   step('DELETE', '/api/admin/payments/packages/{packageId}'),
   step('POST', '/api/admin/payments/blocks/{blockId}/lift'),
   step('DELETE', '/api/admin/payments/test-orders'),
+  step(
+    'PUT',
+    '/api/admin/payments/tax-rates',
+    () => ({ country: 'DE', rate: '19' }),
+    (j, ids) => (ids.taxId = j.id),
+  ),
+  step('DELETE', '/api/admin/payments/tax-rates/{taxId}'),
   step(
     'POST',
     '/api/admin/promotions/coupons',
@@ -221,6 +241,11 @@ async function prepare(app: Awaited<ReturnType<typeof build>>, s: Step, ids: Ids
     const bought = await call(app, '/api/store/buy', { body: { userID: ids.userId, products: [ids.productId] } });
     ids.orderId = String(bought.json().orderID ?? bought.json().id);
     ids.queueId = String((await call(app, '/api/admin/delivery/queue')).json()[0].id);
+  }
+  // Steve subscribes before the first subscription step this app has (a step whose route is absent is skipped).
+  if (s.route === '/api/admin/subscriptions/{id}/change' || (s.route === '/api/admin/subscriptions/{id}/cancel' && !ids.subscriptionId)) {
+    const subscribed = await call(app, '/api/subscriptions', { body: { userID: ids.userId, productID: ids.productId }, as: 'json' });
+    ids.subscriptionId = String(subscribed.json().id);
   }
   if (s.route === '/api/admin/notifications/deliveries/{id}/redeliver') {
     const at = now();
