@@ -2814,6 +2814,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/subscriptions/{id}/change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a wallet subscription to another tier of its plan's group, from its next period
+         * @description From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); until then nothing changes. The subscription's own plan again drops a pending change. A subscription paid at a gateway is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.
+         *
+         *     Scope: `admin`.
+         */
+        post: operations["postAdminSubscriptionsByIdChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/subscriptions/{id}/refund": {
         parameters: {
             query?: never;
@@ -2878,6 +2900,28 @@ export interface paths {
          *     Scope: `api` or `subscriptions` or `subscriptions:write`.
          */
         post: operations["postSubscriptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/subscriptions/{id}/change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a subscription to another tier of its plan's group, from its next period
+         * @description From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); until then nothing changes. The subscription's own plan again drops a pending change. A subscription paid at a gateway is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.
+         *
+         *     Scope: `api` or `subscriptions` or `subscriptions:write`.
+         */
+        post: operations["postSubscriptionsByIdChange"];
         delete?: never;
         options?: never;
         head?: never;
@@ -25310,6 +25354,11 @@ export interface operations {
                          */
                         isActive: string;
                         /**
+                         * @description the tiers a running subscription can change between (plans of one group and interval)
+                         * @example ranks
+                         */
+                        group: string | null;
+                        /**
                          * @description what the storefront says
                          * @example Renews every month at 4.99 USD
                          */
@@ -25393,6 +25442,8 @@ export interface operations {
                      */
                     renewWith?: "purchase" | "renewal";
                     isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    /** @description plans of one group (and interval) are tiers a running wallet subscription can change between; null: none */
+                    group?: string | null;
                 };
                 "application/x-www-form-urlencoded": {
                     productID: number;
@@ -25414,6 +25465,8 @@ export interface operations {
                      */
                     renewWith?: "purchase" | "renewal";
                     isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    /** @description plans of one group (and interval) are tiers a running wallet subscription can change between; null: none */
+                    group?: string | null;
                 };
                 "multipart/form-data": {
                     productID: number;
@@ -25435,6 +25488,8 @@ export interface operations {
                      */
                     renewWith?: "purchase" | "renewal";
                     isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    /** @description plans of one group (and interval) are tiers a running wallet subscription can change between; null: none */
+                    group?: string | null;
                 };
             };
         };
@@ -25486,6 +25541,11 @@ export interface operations {
                          * @example 1
                          */
                         isActive: string;
+                        /**
+                         * @description the tiers a running subscription can change between (plans of one group and interval)
+                         * @example ranks
+                         */
+                        group: string | null;
                         /**
                          * @description what the storefront says
                          * @example Renews every month at 4.99 USD
@@ -25636,6 +25696,11 @@ export interface operations {
                          */
                         isActive: string;
                         /**
+                         * @description the tiers a running subscription can change between (plans of one group and interval)
+                         * @example ranks
+                         */
+                        group: string | null;
+                        /**
                          * @description what the storefront says
                          * @example Renews every month at 4.99 USD
                          */
@@ -25729,6 +25794,8 @@ export interface operations {
                      */
                     renewWith?: "purchase" | "renewal";
                     isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    /** @description plans of one group (and interval) are tiers a running wallet subscription can change between; null: none */
+                    group?: string | null;
                 };
                 "application/x-www-form-urlencoded": {
                     /** @enum {string} */
@@ -25749,6 +25816,8 @@ export interface operations {
                      */
                     renewWith?: "purchase" | "renewal";
                     isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    /** @description plans of one group (and interval) are tiers a running wallet subscription can change between; null: none */
+                    group?: string | null;
                 };
                 "multipart/form-data": {
                     /** @enum {string} */
@@ -25769,6 +25838,8 @@ export interface operations {
                      */
                     renewWith?: "purchase" | "renewal";
                     isActive?: boolean | ("true" | "false" | "1" | "0" | "") | (0 | 1);
+                    /** @description plans of one group (and interval) are tiers a running wallet subscription can change between; null: none */
+                    group?: string | null;
                 };
             };
         };
@@ -25820,6 +25891,11 @@ export interface operations {
                          * @example 1
                          */
                         isActive: string;
+                        /**
+                         * @description the tiers a running subscription can change between (plans of one group and interval)
+                         * @example ranks
+                         */
+                        group: string | null;
                         /**
                          * @description what the storefront says
                          * @example Renews every month at 4.99 USD
@@ -25969,6 +26045,11 @@ export interface operations {
                         /** @description null when it will not renew */
                         nextAmount: string | null;
                         /**
+                         * @description a change of tier: the plan the next period is paid on (its price is nextAmount)
+                         * @example null
+                         */
+                        nextPlanID: string | null;
+                        /**
                          * @description while past due
                          * @example null
                          */
@@ -26104,6 +26185,11 @@ export interface operations {
                         nextPaymentDate: string | null;
                         /** @description null when it will not renew */
                         nextAmount: string | null;
+                        /**
+                         * @description a change of tier: the plan the next period is paid on (its price is nextAmount)
+                         * @example null
+                         */
+                        nextPlanID: string | null;
                         /**
                          * @description while past due
                          * @example null
@@ -26274,6 +26360,11 @@ export interface operations {
                         /** @description null when it will not renew */
                         nextAmount: string | null;
                         /**
+                         * @description a change of tier: the plan the next period is paid on (its price is nextAmount)
+                         * @example null
+                         */
+                        nextPlanID: string | null;
+                        /**
                          * @description while past due
                          * @example null
                          */
@@ -26390,6 +26481,195 @@ export interface operations {
             };
         };
     };
+    postAdminSubscriptionsByIdChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    planID: number;
+                };
+                "application/x-www-form-urlencoded": {
+                    planID: number;
+                };
+                "multipart/form-data": {
+                    planID: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 7 */
+                        userID: string;
+                        /** @example Steve */
+                        username: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description credits
+                         * @example credits
+                         */
+                        gateway: string;
+                        /**
+                         * @description active | past_due | ended
+                         * @example active
+                         */
+                        status: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example USD */
+                        currency: string;
+                        /** @example Renews every month at 4.99 USD */
+                        renews: string;
+                        /**
+                         * @description 0 while on trial, then the paid period
+                         * @example 1
+                         */
+                        period: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        periodEnd: string;
+                        /**
+                         * @description null when it will not renew (cancelled or ended)
+                         * @example 2026-12-28 12:00:00
+                         */
+                        nextPaymentDate: string | null;
+                        /** @description null when it will not renew */
+                        nextAmount: string | null;
+                        /**
+                         * @description a change of tier: the plan the next period is paid on (its price is nextAmount)
+                         * @example null
+                         */
+                        nextPlanID: string | null;
+                        /**
+                         * @description while past due
+                         * @example null
+                         */
+                        graceUntil: string | null;
+                        /**
+                         * @description 1 or 0
+                         * @example 0
+                         */
+                        cancelAtPeriodEnd: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /** @example null */
+                        endDate: string | null;
+                        /**
+                         * @description cancelled | unpaid | staff | refunded
+                         * @example null
+                         */
+                        endReason: string | null;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the admin scope: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_NOT_FOUND, SUBSCRIPTION_PLAN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_ENDED, SUBSCRIPTION_PLAN_NOT_IN_GROUP, SUBSCRIPTION_EXISTS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     postAdminSubscriptionsByIdRefund: {
         parameters: {
             query?: never;
@@ -26454,6 +26734,11 @@ export interface operations {
                         nextPaymentDate: string | null;
                         /** @description null when it will not renew */
                         nextAmount: string | null;
+                        /**
+                         * @description a change of tier: the plan the next period is paid on (its price is nextAmount)
+                         * @example null
+                         */
+                        nextPlanID: string | null;
                         /**
                          * @description while past due
                          * @example null
@@ -26790,6 +27075,11 @@ export interface operations {
                         /** @description null when it will not renew */
                         nextAmount: string | null;
                         /**
+                         * @description a change of tier: the plan the next period is paid on (its price is nextAmount)
+                         * @example null
+                         */
+                        nextPlanID: string | null;
+                        /**
                          * @description while past due
                          * @example null
                          */
@@ -26939,6 +27229,11 @@ export interface operations {
                         /** @description null when it will not renew */
                         nextAmount: string | null;
                         /**
+                         * @description a change of tier: the plan the next period is paid on (its price is nextAmount)
+                         * @example null
+                         */
+                        nextPlanID: string | null;
+                        /**
                          * @description while past due
                          * @example null
                          */
@@ -27000,6 +27295,198 @@ export interface operations {
                 };
             };
             /** @description The request cannot be carried out: SUBSCRIPTION_EXISTS */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body or a field is over its limit: PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The body is in another content type: UNSUPPORTED_MEDIA_TYPE */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    postSubscriptionsByIdChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    userID: number;
+                    planID: number;
+                };
+                "application/x-www-form-urlencoded": {
+                    userID: number;
+                    planID: number;
+                };
+                "multipart/form-data": {
+                    userID: number;
+                    planID: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example 42 */
+                        id: string;
+                        /** @example 7 */
+                        userID: string;
+                        /** @example Steve */
+                        username: string;
+                        /** @example 5 */
+                        productID: string;
+                        /** @example VIP */
+                        productName: string;
+                        /**
+                         * @description credits
+                         * @example credits
+                         */
+                        gateway: string;
+                        /**
+                         * @description active | past_due | ended
+                         * @example active
+                         */
+                        status: string;
+                        /**
+                         * @description per interval
+                         * @example 4.99
+                         */
+                        price: string;
+                        /** @example USD */
+                        currency: string;
+                        /** @example Renews every month at 4.99 USD */
+                        renews: string;
+                        /**
+                         * @description 0 while on trial, then the paid period
+                         * @example 1
+                         */
+                        period: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        periodEnd: string;
+                        /**
+                         * @description null when it will not renew (cancelled or ended)
+                         * @example 2026-12-28 12:00:00
+                         */
+                        nextPaymentDate: string | null;
+                        /** @description null when it will not renew */
+                        nextAmount: string | null;
+                        /**
+                         * @description a change of tier: the plan the next period is paid on (its price is nextAmount)
+                         * @example null
+                         */
+                        nextPlanID: string | null;
+                        /**
+                         * @description while past due
+                         * @example null
+                         */
+                        graceUntil: string | null;
+                        /**
+                         * @description 1 or 0
+                         * @example 0
+                         */
+                        cancelAtPeriodEnd: string;
+                        /**
+                         * @description YYYY-MM-DD HH:MM:SS in the site time zone
+                         * @example 2026-11-23 14:05:00
+                         */
+                        startDate: string;
+                        /** @example null */
+                        endDate: string | null;
+                        /**
+                         * @description cancelled | unpaid | staff | refunded
+                         * @example null
+                         */
+                        endReason: string | null;
+                    };
+                };
+            };
+            /** @description The URL or a field is missing or malformed: VALIDATION_ERROR, GATEWAY_UNAVAILABLE */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description X-Api-Key is missing or unknown: INVALID_API_KEY */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks a scope that reaches this route: FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_NOT_FOUND, SUBSCRIPTION_PLAN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: SUBSCRIPTION_ENDED, SUBSCRIPTION_PLAN_NOT_IN_GROUP, SUBSCRIPTION_EXISTS */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -27122,6 +27609,11 @@ export interface operations {
                         nextPaymentDate: string | null;
                         /** @description null when it will not renew */
                         nextAmount: string | null;
+                        /**
+                         * @description a change of tier: the plan the next period is paid on (its price is nextAmount)
+                         * @example null
+                         */
+                        nextPlanID: string | null;
                         /**
                          * @description while past due
                          * @example null

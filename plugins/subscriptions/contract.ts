@@ -28,6 +28,7 @@ export const PlanRow = Type.Object({
   roleDays: str('0: the role lasts as long as the subscription', '0'),
   renewWith: str("purchase (the product's purchase commands again) | renewal (its renewal commands)", 'purchase'),
   isActive: str('1 or 0', '1'),
+  group: strOrNull('the tiers a running subscription can change between (plans of one group and interval)', 'ranks'),
   renews: example('Renews every month at 4.99 USD', 'what the storefront says'),
 });
 export type PlanRow = typeof PlanRow.static;
@@ -42,6 +43,8 @@ export interface PlanInput {
   roleDays: number;
   renewWith: (typeof RENEW_WITH)[number];
   isActive: boolean;
+  /** null or absent: the plan is in no group. */
+  group?: string | null;
 }
 
 export const SubscriptionRow = Type.Object({
@@ -59,6 +62,7 @@ export const SubscriptionRow = Type.Object({
   periodEnd: dateStr(),
   nextPaymentDate: strOrNull('null when it will not renew (cancelled or ended)', '2026-12-28 12:00:00'),
   nextAmount: Type.Union([moneyStr(), Type.Null()], { description: 'null when it will not renew' }),
+  nextPlanID: strOrNull('a change of tier: the plan the next period is paid on (its price is nextAmount)', null),
   graceUntil: strOrNull('while past due', null),
   cancelAtPeriodEnd: str('1 or 0', '0'),
   startDate: dateStr(),
@@ -129,6 +133,13 @@ export interface SubscriptionsService {
    * the expiry commands run and the role ends). Throws SUBSCRIPTION_NOT_FOUND, SUBSCRIPTION_ENDED.
    */
   cancel(id: number, by: { userId: number } | 'staff', when: 'period_end' | 'now'): Promise<SubscriptionRow>;
+  /**
+   * Changes a running wallet subscription to another plan of its plan's group (and interval) from its
+   * next period: the new price, role and commands from then on; its own plan again drops a pending change.
+   * Throws SUBSCRIPTION_NOT_FOUND, SUBSCRIPTION_ENDED, SUBSCRIPTION_PLAN_NOT_FOUND, SUBSCRIPTION_PLAN_NOT_IN_GROUP,
+   * SUBSCRIPTION_EXISTS, GATEWAY_UNAVAILABLE (paid at a gateway: cancel and subscribe to the other plan).
+   */
+  changePlan(id: number, by: { userId: number } | 'staff', planId: number): Promise<SubscriptionRow>;
   /** Staff: the current period's payment back to the wallet, and the subscription ended. Throws SUBSCRIPTION_NOT_REFUNDABLE. */
   refund(id: number, keyName?: string): Promise<SubscriptionRow>;
   /** Renewals due at the clock's now, failures and ends: each acted on once, whoever else sweeps. */

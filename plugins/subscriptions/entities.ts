@@ -24,6 +24,8 @@ export const SubscriptionsPlan = defineEntity({
     renewWith: p.string().length(8).$type<(typeof RENEW_WITH)[number]>(),
     /** A plan off sale takes no new subscribers; the running ones go on. */
     isActive: p.boolean(),
+    /** Plans of one group are tiers a running subscription can change between; null: none. */
+    groupName: p.string().length(64).nullable(),
     creationDate: p.string().length(19),
   },
 });
@@ -60,6 +62,8 @@ export const SubscriptionsSubscription = defineEntity({
     cancelAtPeriodEnd: p.boolean(),
     /** The last period whose renewal the player was reminded of (by mail): set once per period by a conditional update. */
     remindedPeriod: p.integer().default(0),
+    /** A wallet subscription's change of tier: the plan its next period is paid on; set and cleared by conditional updates. */
+    nextPlanId: p.integer().nullable(),
     startDate: p.string().length(19),
     endDate: p.string().length(19).nullable(),
     /** Why it ended: `cancelled`, `unpaid`, `staff`, `refunded`. */

@@ -46,6 +46,7 @@ export default defineFeature({
     SUBSCRIPTION_EXISTS: 409,
     SUBSCRIPTION_ENDED: 409,
     SUBSCRIPTION_NOT_REFUNDABLE: 409,
+    SUBSCRIPTION_PLAN_NOT_IN_GROUP: 409,
     // The payments feature's, answered here too by a checkout at a gateway.
     GATEWAY_UNAVAILABLE: 400,
     GATEWAY_ERROR: 502,

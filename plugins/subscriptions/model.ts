@@ -49,11 +49,12 @@ export function planRow(plan: Plan, productName: string, currency: string): Plan
     roleDays: String(plan.roleDays),
     renewWith: plan.renewWith,
     isActive: plan.isActive ? '1' : '0',
+    group: plan.groupName,
     renews: renewsText(plan, currency),
   };
 }
 
-export function subscriptionRow(s: Subscription, names: { username: string; productName: string }, timezone: string): SubscriptionRow {
+export function subscriptionRow(s: Subscription, names: { username: string; productName: string; nextPrice?: number }, timezone: string): SubscriptionRow {
   const renews = s.status !== 'ended' && !s.cancelAtPeriodEnd;
   const shown = (ts: string | null) => (ts === null ? null : displayTimestamp(ts, timezone));
   return {
@@ -70,7 +71,8 @@ export function subscriptionRow(s: Subscription, names: { username: string; prod
     period: String(s.periodNo),
     periodEnd: displayTimestamp(s.periodEnd, timezone),
     nextPaymentDate: renews ? displayTimestamp(s.periodEnd, timezone) : null,
-    nextAmount: renews ? formatMoney(s.price) : null,
+    nextAmount: renews ? formatMoney(names.nextPrice ?? s.price) : null,
+    nextPlanID: s.nextPlanId === null ? null : String(s.nextPlanId),
     graceUntil: shown(s.graceUntil),
     cancelAtPeriodEnd: s.cancelAtPeriodEnd ? '1' : '0',
     startDate: displayTimestamp(s.startDate, timezone),

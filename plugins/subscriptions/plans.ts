@@ -92,7 +92,8 @@ export class Plans {
     await this.#checkRole(input.roleId);
     try {
       const created = await this.#d.db.transaction(async () => {
-        const plan = await this.get(await SubscriptionsPlan.insert(this.#d.db, { ...input, creationDate: now() }));
+        const { group, ...terms } = input;
+        const plan = await this.get(await SubscriptionsPlan.insert(this.#d.db, { ...terms, groupName: group ?? null, creationDate: now() }));
         await this.#d.audit.record({
           action: 'subscriptions.plan.create',
           target: { type: 'subscription plan', id: plan.id },
@@ -113,7 +114,8 @@ export class Plans {
     if (patch.roleId !== undefined) await this.#checkRole(patch.roleId);
     const updated = await this.#d.db.transaction(async () => {
       const before = await this.get(id);
-      await SubscriptionsPlan.update(this.#d.db, id, patch);
+      const { group, ...terms } = patch;
+      await SubscriptionsPlan.update(this.#d.db, id, group === undefined ? terms : { ...terms, groupName: group });
       const after = await this.get(id);
       await this.#d.audit.record({
         action: 'subscriptions.plan.update',

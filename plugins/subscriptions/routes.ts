@@ -13,8 +13,10 @@ import {
   PlanList,
   PlanRow,
   PlayerCancelBody,
+  PlayerChangeBody,
   PlayerListQuery,
   StaffCancelBody,
+  StaffChangeBody,
   SubscribeBody,
   SubscriptionList,
   SubscriptionRow,
@@ -57,6 +59,7 @@ function planRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
         roleDays: b.roleDays ?? 0,
         renewWith: (b.renewWith ?? 'purchase') as PlanInput['renewWith'],
         isActive: b.isActive === undefined ? true : toBool(b.isActive),
+        group: b.group ?? null,
       };
       return reply.code(201).send(await subs.createPlan(input));
     },
@@ -90,6 +93,7 @@ function planRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
         roleDays: b.roleDays,
         renewWith: b.renewWith as PlanInput['renewWith'] | undefined,
         isActive: b.isActive === undefined ? undefined : toBool(b.isActive),
+        group: b.group,
       });
     },
   );
@@ -122,6 +126,30 @@ function staffRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
       },
     },
     (request) => subs.cancel(Number(request.params.id), 'staff', request.body?.when === 'now' ? 'now' : 'period_end'),
+  );
+  api.post(
+    '/api/admin/subscriptions/:id/change',
+    {
+      schema: {
+        tags: admin,
+        summary: "Change a wallet subscription to another tier of its plan's group, from its next period",
+        description:
+          'From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); ' +
+          "until then nothing changes. The subscription's own plan again drops a pending change. A subscription paid at a gateway is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.",
+        params: IdParams,
+        body: StaffChangeBody,
+        response: { 200: SubscriptionRow },
+        errors: [
+          'SUBSCRIPTION_NOT_FOUND',
+          'SUBSCRIPTION_ENDED',
+          'SUBSCRIPTION_PLAN_NOT_FOUND',
+          'SUBSCRIPTION_PLAN_NOT_IN_GROUP',
+          'SUBSCRIPTION_EXISTS',
+          'GATEWAY_UNAVAILABLE',
+        ],
+      },
+    },
+    (request) => subs.changePlan(Number(request.params.id), 'staff', request.body.planID),
   );
   api.post(
     '/api/admin/subscriptions/:id/refund',
@@ -205,6 +233,30 @@ function playerRoutes(app: FastifyInstance, subs: SubscriptionsService, gateways
     '/api/subscriptions',
     { schema: { tags, summary: "A player's subscriptions, newest first", querystring: PlayerListQuery, response: { 200: SubscriptionList } } },
     (request) => subs.list({ userId: request.query.userID }),
+  );
+  api.post(
+    '/api/subscriptions/:id/change',
+    {
+      schema: {
+        tags,
+        summary: "Change a subscription to another tier of its plan's group, from its next period",
+        description:
+          'From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); ' +
+          "until then nothing changes. The subscription's own plan again drops a pending change. A subscription paid at a gateway is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.",
+        params: IdParams,
+        body: PlayerChangeBody,
+        response: { 200: SubscriptionRow },
+        errors: [
+          'SUBSCRIPTION_NOT_FOUND',
+          'SUBSCRIPTION_ENDED',
+          'SUBSCRIPTION_PLAN_NOT_FOUND',
+          'SUBSCRIPTION_PLAN_NOT_IN_GROUP',
+          'SUBSCRIPTION_EXISTS',
+          'GATEWAY_UNAVAILABLE',
+        ],
+      },
+    },
+    (request) => subs.changePlan(Number(request.params.id), { userId: request.body.userID }, request.body.planID),
   );
   api.post(
     '/api/subscriptions/:id/cancel',

@@ -17,6 +17,9 @@ const terms = {
     description: "purchase: the product's purchase commands again on each renewal; renewal: its renewal commands",
   }),
   isActive: S.boolish(),
+  group: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+    description: 'plans of one group (and interval) are tiers a running wallet subscription can change between; null: none',
+  }),
 };
 
 export const CreatePlanBody = Type.Object({
@@ -29,6 +32,7 @@ export const CreatePlanBody = Type.Object({
   roleDays: Type.Optional(terms.roleDays),
   renewWith: Type.Optional(terms.renewWith),
   isActive: Type.Optional(terms.isActive),
+  group: Type.Optional(terms.group),
 });
 export const UpdatePlanBody = Type.Partial(Type.Object(terms));
 
@@ -54,6 +58,8 @@ export const GatewayCheckout = Type.Object({
   reference: S.str('ours: the gateway carries it back when the first period is paid', '12'),
   checkoutURL: S.str("the gateway's page where the player pays", 'https://checkout.stripe.com/c/pay/cs_test_1'),
 });
+export const PlayerChangeBody = Type.Object({ userID: int(1, 2_147_483_647), planID: int(1, 2_147_483_647) });
+export const StaffChangeBody = Type.Object({ planID: int(1, 2_147_483_647) });
 export const PlayerCancelBody = Type.Object({ userID: int(1, 2_147_483_647) });
 export const StaffCancelBody = Type.Object({
   when: Type.Optional(Type.String({ enum: ['period_end', 'now'], description: "period_end (the default): it runs to the period's end; now: it ends at once" })),

@@ -35,6 +35,7 @@ import { SubscriptionsPeriod, SubscriptionsPlan, SubscriptionsSubscription } fro
 import { type Plan, periodEnd, type Subscription, subscriptionRow } from './model.ts';
 import { subscriptionMetrics } from './metrics.ts';
 import { Plans } from './plans.ts';
+import { Tiers } from './tiers.ts';
 
 const S = SubscriptionsSubscription.c;
 const PE = SubscriptionsPeriod.c;
@@ -72,6 +73,7 @@ export class DbSubscriptionsService implements SubscriptionsService {
   /** For gateway.ts, which acts on a gateway's events with this service's steps. */
   readonly deps: SubscriptionsDeps;
   readonly #plans: Plans;
+  readonly #tiers: Tiers;
   /** gateway.ts's checkout, handed over by index.ts (gateway.ts builds on this service, so it cannot be made here). */
   #checkout?: (input: GatewayCheckoutInput) => Promise<{ reference: string; checkoutURL: string }>;
 
@@ -79,6 +81,7 @@ export class DbSubscriptionsService implements SubscriptionsService {
     this.deps = deps;
     this.#d = deps;
     this.#plans = new Plans(deps);
+    this.#tiers = new Tiers(deps, this.#plans);
   }
 
   // ---- plans
@@ -120,12 +123,23 @@ export class DbSubscriptionsService implements SubscriptionsService {
   // ---- reads
 
   async #rows(subs: Subscription[]): Promise<SubscriptionRow[]> {
-    const [names, products] = await Promise.all([
+    const [names, products, nextPrice] = await Promise.all([
       this.#d.users.usernames([...new Set(subs.map((s) => s.userId))]),
       this.#d.catalogue.productsById([...new Set(subs.map((s) => s.productId))], false),
+      this.#tiers.nextPrices(subs),
     ]);
     const timezone = this.#d.settings.get().timezone;
-    return subs.map((s) => subscriptionRow(s, { username: names.get(s.userId) ?? '', productName: products.get(s.productId)?.name ?? '' }, timezone));
+    return subs.map((s) =>
+      subscriptionRow(
+        s,
+        {
+          username: names.get(s.userId) ?? '',
+          productName: products.get(s.productId)?.name ?? '',
+          nextPrice: s.nextPlanId === null ? undefined : nextPrice.get(s.nextPlanId),
+        },
+        timezone,
+      ),
+    );
   }
 
   async list(filter: SubscriptionFilter): Promise<SubscriptionRow[]> {
@@ -257,6 +271,7 @@ export class DbSubscriptionsService implements SubscriptionsService {
       graceUntil: null,
       cancelAtPeriodEnd: false,
       remindedPeriod: 0,
+      nextPlanId: null,
       startDate: at,
       endDate: null,
       endReason: null,
@@ -347,17 +362,21 @@ export class DbSubscriptionsService implements SubscriptionsService {
    * Period n → n + 1, paid from the balance. The conditional update on (id, period n) is the one
    * decision: a second sweep, on this instance or another, changes no row and does nothing.
    */
-  async #renew(s: Subscription): Promise<'renewed' | 'failed' | 'skipped'> {
+  async #renew(due: Subscription): Promise<'renewed' | 'failed' | 'skipped'> {
+    // A change of tier takes effect here: the period is paid on the new plan's terms.
+    const { s, from } = await this.#tiers.renewal(due);
     const next = s.periodNo + 1;
     // A short balance is seen without a write; the debit below still decides under the wallet's lock.
-    if ((await this.#d.credits.balance(s.userId)) < s.price) return (await this.failed(s)) ? 'failed' : 'skipped';
+    if ((await this.#d.credits.balance(s.userId)) < s.price) return (await this.failed(due)) ? 'failed' : 'skipped';
     try {
       return await this.#d.db.transaction(async () => {
         const start = s.periodEnd;
         const end = periodEnd(s, next);
         const { affectedRows } = await this.#d.db.run(sql`update ${SubscriptionsSubscription}
-          set ${S.periodNo} = ${next}, ${S.periodStart} = ${start}, ${S.periodEnd} = ${end}, ${S.status} = 'active', ${S.graceUntil} = ${null}
-          where ${S.id} = ${s.id} and ${S.periodNo} = ${s.periodNo} and ${S.status} in ('active', 'past_due') and ${S.cancelAtPeriodEnd} = ${false}`);
+          set ${S.periodNo} = ${next}, ${S.periodStart} = ${start}, ${S.periodEnd} = ${end}, ${S.status} = 'active', ${S.graceUntil} = ${null},
+            ${S.productId} = ${s.productId}, ${S.planId} = ${s.planId}, ${S.price} = ${s.price}, ${S.liveKey} = ${s.liveKey}, ${S.nextPlanId} = ${null}
+          where ${S.id} = ${s.id} and ${S.periodNo} = ${s.periodNo} and ${S.status} in ('active', 'past_due') and ${S.cancelAtPeriodEnd} = ${false}
+            and ${s.nextPlanId === null ? sql`${S.nextPlanId} is null` : sql`${S.nextPlanId} = ${s.nextPlanId}`}`);
         if (affectedRows === 0) return 'skipped';
         const at = now();
         await SubscriptionsPeriod.insert(this.#d.db, {
@@ -372,8 +391,12 @@ export class DbSubscriptionsService implements SubscriptionsService {
         await this.#debit(s);
         const renewed = { ...s, periodNo: next, periodStart: start, periodEnd: end };
         const plan = await SubscriptionsPlan.find(this.#d.db, s.planId);
+        if (from) {
+          await this.#tiers.leave(due, from, plan);
+          await this.commands('expiry', due);
+        }
         if (plan) await this.holdRole(renewed, plan, at);
-        await this.commands(plan?.renewWith === 'renewal' ? 'renewal' : 'purchase', renewed);
+        await this.commands(!from && plan?.renewWith === 'renewal' ? 'renewal' : 'purchase', renewed);
         await this.#d.events.emit('subscriptions.renewed', event(s, next, s.price));
         await this.mail('subscription-receipt', s, s.price, end);
         return 'renewed' as const;
@@ -435,6 +458,11 @@ export class DbSubscriptionsService implements SubscriptionsService {
       if (who === 'staff')
         await this.#d.audit.record({ action: 'subscriptions.cancel', target: { type: 'subscription', id }, summary: `Subscription ${id} cancelled (${when})` });
     });
+    return this.get(id);
+  }
+
+  async changePlan(id: number, by: { userId: number } | 'staff', planId: number): Promise<SubscriptionRow> {
+    await this.#tiers.request(await this.#find(id), by, planId);
     return this.get(id);
   }
 
