@@ -50,21 +50,38 @@ export interface AccountSubscription {
   next: string;
   amount: string;
   cancellable: boolean;
+  /** The other tiers of its plan's group it can change to (a running wallet subscription). */
+  tiers: { id: string; name: string; price: string }[];
 }
 
-function stateOf(visit: Visit, s: SubscriptionRow): string {
+function stateOf(visit: Visit, s: SubscriptionRow, plans: PlanRow[]): string {
   if (s.status === 'ended') return visit.t('subscription.ended');
   if (s.status === 'past_due') return visit.t('subscription.pastDue', { date: s.graceUntil ?? '' });
-  return s.cancelAtPeriodEnd === '1' ? visit.t('subscription.ending', { date: s.periodEnd }) : visit.t('subscription.active');
+  if (s.cancelAtPeriodEnd === '1') return visit.t('subscription.ending', { date: s.periodEnd });
+  const next = s.nextPlanID === null ? undefined : plans.find((p) => p.id === s.nextPlanID);
+  return next ? visit.t('subscription.changes', { name: next.productName, date: s.periodEnd }) : visit.t('subscription.active');
+}
+
+/** The plans a running wallet subscription can change to: the same group and interval, on sale. */
+function tiersOf(visit: Visit, s: SubscriptionRow, plans: PlanRow[]) {
+  const own = plans.find((p) => p.productID === s.productID);
+  if (!own?.group || s.gateway !== 'credits' || s.status === 'ended' || s.cancelAtPeriodEnd === '1') return [];
+  return plans
+    .filter(
+      (p) => p.group === own.group && p.id !== own.id && p.isActive === '1' && p.intervalUnit === own.intervalUnit && p.intervalCount === own.intervalCount,
+    )
+    .map((p) => ({ id: p.id, name: p.productName, price: visit.money(parseMoney(p.price) ?? 0) }));
 }
 
 /** The player's subscriptions for the account page, newest first; none without the subscriptions feature. */
 export async function accountSubscriptions(visit: Visit, subscriptions: SubscriptionsService | undefined, userId: number): Promise<AccountSubscription[]> {
   const rows = subscriptions ? await subscriptions.list({ userId }) : [];
+  const plans = rows.length > 0 ? await subscriptions!.listPlans() : [];
   return rows.map((s) => ({
     id: s.id,
     name: s.productName,
-    state: stateOf(visit, s),
+    state: stateOf(visit, s, plans),
+    tiers: tiersOf(visit, s, plans),
     next: s.nextPaymentDate ?? '',
     amount: s.nextAmount === null ? '' : visit.money(parseMoney(s.nextAmount) ?? 0),
     cancellable: s.status !== 'ended' && s.cancelAtPeriodEnd === '0',
@@ -114,6 +131,28 @@ export function subscribeRoutes(pages: PageRouter, site: Site, subscriptions: ()
       }
     },
     { signedIn: true, limit: { name: 'checkout', rate: checkoutLimit } },
+  );
+
+  // The player's change of tier, from the account page: it takes effect at the next period.
+  pages.post(
+    '/account/subscriptions/:id/change',
+    async (visit, form) => {
+      const id = (visit.request.params as { id: string }).id;
+      const subs = subscriptions();
+      const back = site.u('/account');
+      if (!subs || !/^[0-9]{1,15}$/.test(id)) return site.message(visit, 404, visit.t('error.notFound'), visit.t('error.notFoundText'));
+      const planId = /^[0-9]{1,15}$/.test(form.plan ?? '') ? Number(form.plan) : 0;
+      try {
+        const sub = await subs.changePlan(Number(id), { userId: visit.player!.user.id }, planId);
+        const plan = await subs.getPlan(planId);
+        const price = visit.money(parseMoney(sub.nextAmount ?? plan.price) ?? 0);
+        return site.redirect(visit, back, visit.t('subscription.changed', { name: plan.productName, date: sub.periodEnd, price }));
+      } catch (err) {
+        if (!refused(err)) throw err;
+        return site.redirect(visit, back, refusal(visit, err));
+      }
+    },
+    { signedIn: true },
   );
 
   // The player's cancel: at the period's end, from the account page.

@@ -7,6 +7,7 @@ import t from 'tap';
 import { TestClock } from '../../../core/clock.ts';
 import { created, makeCategory, makeProduct, makeRole } from '../../../test/fixtures.ts';
 import { call, overBoth, sharedDatabaseUrl } from '../../../test/helper.ts';
+import { Visitor } from '../../../test/visitor.ts';
 import { balanceOf, commands, DAY, ledger, makeUser, roles, subscribe, subscriptionOf, subscriptionsApp, sweep, vipPlan } from './fixtures.ts';
 
 /** An MVP product sold monthly at 8.00 with its own role and commands: a tier of `group`. */
@@ -143,4 +144,38 @@ t.test('staff change a tier; racing changes and renewals on two instances act on
   t.same(await ledger(a, steve, 'subscription'), [-500, -800]);
   t.equal((await commands(a, steve)).filter((c) => c === 'lp user steve parent add mvp').length, 1, "the new tier's commands once");
   t.match(await subscriptionOf(b, sub.id), { productID: String(mvp.productId), period: '2', nextPlanID: null });
+});
+
+t.test('the account page offers the other tiers of a subscription and changes to one from the next period', async (t) => {
+  const app = await subscriptionsApp(t, { features: ['auth', 'storefront'] });
+  const vip = await vipPlan(app, { group: 'ranks' });
+  const mvp = await mvpPlan(app);
+  const v = new Visitor(app);
+  await v.post('/register', { username: 'Steve', password: 'correct horse 1', email: 'steve@example.org' });
+  await call(app, '/api/credits/add', { body: { target_username: 'Steve', amount: '20' } });
+  t.equal((await v.post('/subscribe', { product: String(vip.productId) })).statusCode, 303);
+  const account = (await v.get('/account')).body;
+  t.match(
+    account,
+    new RegExp(
+      `<select id="tier-[0-9]+" name="plan"><option value="${mvp.planId}">MVP \\(\\$8\\.00\\)</option></select> <button type="submit">Change tier</button>`,
+    ),
+  );
+  const [sub] = (await call(app, `/api/admin/subscriptions?productID=${vip.productId}`)).json();
+
+  const done = await v.post(`/account/subscriptions/${sub.id}/change`, { plan: String(mvp.planId) });
+  t.equal(done.statusCode, 303);
+  const after = (await v.get(String(done.headers.location))).body;
+  t.match(after, /From [0-9-]+ [0-9:]+ your subscription becomes MVP at \$8\.00; until then nothing changes\./);
+  t.match(after, /<td data-label="State">Becomes MVP on [0-9-]+ [0-9:]+<\/td>/);
+  t.match(after, /<td class="num" data-label="Price">\$8\.00<\/td>/, 'the next amount is the new price');
+  t.match(await subscriptionOf(app, sub.id), { nextPlanID: String(mvp.planId) });
+
+  const refused = await v.post(`/account/subscriptions/${sub.id}/change`, { plan: '999' });
+  t.match((await v.get(String(refused.headers.location))).body, /No subscription plan with ID 999/, 'a refusal is said on the page');
+  const alex = new Visitor(app);
+  await alex.post('/register', { username: 'Alex', password: 'correct horse 1', email: 'alex@example.org' });
+  const theirs = await alex.post(`/account/subscriptions/${sub.id}/change`, { plan: String(vip.planId) });
+  t.match((await alex.get(String(theirs.headers.location))).body, /No subscription/, "another player's subscription is not changed");
+  t.match(await subscriptionOf(app, sub.id), { nextPlanID: String(mvp.planId) });
 });
