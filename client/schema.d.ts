@@ -2825,7 +2825,7 @@ export interface paths {
         put?: never;
         /**
          * Change a wallet subscription to another tier of its plan's group, from its next period
-         * @description From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); until then nothing changes. The subscription's own plan again drops a pending change. A subscription paid at a gateway is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.
+         * @description From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); until then nothing changes. The subscription's own plan again drops a pending change. A Stripe subscription changes at once, Stripe prorating the rest of the period; a PayPal one is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.
          *
          *     Scope: `admin`.
          */
@@ -2917,7 +2917,7 @@ export interface paths {
         put?: never;
         /**
          * Change a subscription to another tier of its plan's group, from its next period
-         * @description From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); until then nothing changes. The subscription's own plan again drops a pending change. A subscription paid at a gateway is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.
+         * @description From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); until then nothing changes. The subscription's own plan again drops a pending change. A Stripe subscription changes at once, Stripe prorating the rest of the period; a PayPal one is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.
          *
          *     Scope: `api` or `subscriptions` or `subscriptions:write`.
          */
@@ -26659,6 +26659,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description The request cannot be carried out: GATEWAY_ERROR */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description The database is unavailable; retry after Retry-After: SERVICE_UNAVAILABLE */
             503: {
                 headers: {
@@ -27515,6 +27524,15 @@ export interface operations {
             };
             /** @description A fault; the message reveals no internals and names the request id: INTERNAL_ERROR */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request cannot be carried out: GATEWAY_ERROR */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

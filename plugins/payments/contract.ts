@@ -111,6 +111,15 @@ export interface SubscriptionCheckoutRequest {
   cancelURL: string;
 }
 
+/** A gateway's subscription moved to new terms at once (a change of tier), the difference prorated by the gateway. */
+export interface SubscriptionChangeRequest {
+  subscriptionRef: string;
+  /** Cents of `currency` per interval from now on. */
+  amount: number;
+  currency: string;
+  interval: { unit: 'day' | 'week' | 'month' | 'year'; count: number };
+}
+
 /** What the subscriptions feature's hook did with an event: `duplicate` when it was acted on before, `unchanged` when past that state. */
 export type SubscriptionEventResult = 'started' | 'renewed' | 'payment_failed' | 'ended' | 'ignored' | 'duplicate' | 'unchanged';
 
@@ -171,6 +180,8 @@ export interface GatewayAdapter {
   createSubscriptionCheckout?(request: SubscriptionCheckoutRequest): Promise<CheckoutSession>;
   /** Optional, with createSubscriptionCheckout: stops the gateway charging, at the period's end or now. */
   cancelSubscription?(request: { subscriptionRef: string; atPeriodEnd: boolean }): Promise<void>;
+  /** Optional: a subscription's price changed now, the rest of the period prorated (Stripe's subscription update). */
+  changeSubscription?(request: SubscriptionChangeRequest): Promise<void>;
   /** Optional: sends a dispute's evidence and submits it for review, keyed by `paymentId` so a retry sends it once. */
   submitEvidence?(request: { paymentId: string; disputeRef: string; evidence: DisputeEvidence }): Promise<void>;
 }
@@ -281,6 +292,8 @@ export interface PaymentsService {
   startSubscription(gateway: string, request: SubscriptionCheckoutRequest): Promise<CheckoutSession>;
   /** Stops a gateway's subscription charging (at the period's end, or now). GATEWAY_UNAVAILABLE, GATEWAY_ERROR. */
   cancelSubscription(gateway: string, request: { subscriptionRef: string; atPeriodEnd: boolean }): Promise<void>;
+  /** A subscription's new price from now on, prorated by the gateway. GATEWAY_UNAVAILABLE (a gateway that cannot), GATEWAY_ERROR. */
+  changeSubscription(gateway: string, request: SubscriptionChangeRequest): Promise<void>;
   /**
    * The hook the subscriptions feature registers: each verified subscription event of a gateway's
    * webhook is handed to it (one hook; without one such events are `ignored`).

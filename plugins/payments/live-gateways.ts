@@ -20,6 +20,7 @@ const STRIPE_CALLS: (keyof GatewayAdapter)[] = [
   'refund',
   'createSubscriptionCheckout',
   'cancelSubscription',
+  'changeSubscription',
   'submitEvidence',
 ];
 

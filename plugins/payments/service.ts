@@ -21,6 +21,7 @@ import type {
   PurchaseStatus,
   SubscriptionCheckoutRequest,
   SubscriptionEventResult,
+  SubscriptionChangeRequest,
   SubscriptionGatewayEvent,
   TopUpPackage,
   WebhookRequest,
@@ -155,6 +156,10 @@ export class DbPaymentsService implements PaymentsService {
 
   cancelSubscription(gateway: string, request: { subscriptionRef: string; atPeriodEnd: boolean }): Promise<void> {
     return this.#subscriptions.cancel(gateway, request);
+  }
+
+  changeSubscription(gateway: string, request: SubscriptionChangeRequest): Promise<void> {
+    return this.#subscriptions.change(gateway, request);
   }
 
   onSubscriptionEvent(handler: (gateway: string, event: SubscriptionGatewayEvent) => Promise<SubscriptionEventResult>): void {

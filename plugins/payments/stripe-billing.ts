@@ -6,7 +6,7 @@
 import type Stripe from 'stripe';
 import { DomainError } from '../../core/errors.ts';
 import { toTimestamp } from '../../core/format.ts';
-import type { CheckoutSession, SubscriptionCheckoutRequest, SubscriptionGatewayEvent } from './contract.ts';
+import type { CheckoutSession, SubscriptionChangeRequest, SubscriptionCheckoutRequest, SubscriptionGatewayEvent } from './contract.ts';
 
 const idOf = (value: string | { id: string } | null | undefined): string | undefined => (typeof value === 'string' ? value : value?.id);
 
@@ -40,6 +40,28 @@ export async function createSubscriptionCheckout(stripe: Stripe, request: Subscr
 export async function cancelSubscription(stripe: Stripe, { subscriptionRef, atPeriodEnd }: { subscriptionRef: string; atPeriodEnd: boolean }): Promise<void> {
   if (atPeriodEnd) await stripe.subscriptions.update(subscriptionRef, { cancel_at_period_end: true });
   else await stripe.subscriptions.cancel(subscriptionRef);
+}
+
+/** The subscription's one item moves to the new price now; Stripe prorates the rest of the period on the next invoice. */
+export async function changeSubscription(stripe: Stripe, request: SubscriptionChangeRequest): Promise<void> {
+  const subscription = await stripe.subscriptions.retrieve(request.subscriptionRef);
+  const [item] = subscription.items.data;
+  if (!item) throw new Error(`Stripe subscription ${request.subscriptionRef} has no item.`);
+  const product = typeof item.price.product === 'string' ? item.price.product : item.price.product.id;
+  await stripe.subscriptions.update(request.subscriptionRef, {
+    items: [
+      {
+        id: item.id,
+        price_data: {
+          currency: request.currency.toLowerCase(),
+          unit_amount: request.amount,
+          product,
+          recurring: { interval: request.interval.unit, interval_count: request.interval.count },
+        },
+      },
+    ],
+    proration_behavior: 'create_prorations',
+  });
 }
 
 /** A subscription-mode session paid (or its trial begun): the subscription starts. */

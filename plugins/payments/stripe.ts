@@ -5,7 +5,7 @@
 import Stripe from 'stripe';
 import { DomainError } from '../../core/errors.ts';
 import type { DisputeFacts, GatewayAdapter, GatewayEvent } from './contract.ts';
-import { cancelSubscription, createSubscriptionCheckout, readBillingEvent, sessionStarted } from './stripe-billing.ts';
+import { cancelSubscription, changeSubscription, createSubscriptionCheckout, readBillingEvent, sessionStarted } from './stripe-billing.ts';
 
 export interface StripeSecrets {
   secretKey: string;
@@ -68,6 +68,7 @@ export function stripeGateway({ secretKey, webhookSecret }: StripeSecrets, { tim
 
     createSubscriptionCheckout: (request) => createSubscriptionCheckout(stripe, request),
     cancelSubscription: (request) => cancelSubscription(stripe, request),
+    changeSubscription: (request) => changeSubscription(stripe, request),
 
     async parseWebhook({ rawBody, headers }) {
       const signature = headers['stripe-signature'];

@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { DomainError } from '../../core/errors.ts';
 import type { Blocks } from './blocks.ts';
 import { urlOf } from './checkout.ts';
-import type { CheckoutSession, GatewayAdapter, SubscriptionCheckoutRequest } from './contract.ts';
+import type { CheckoutSession, GatewayAdapter, SubscriptionChangeRequest, SubscriptionCheckoutRequest } from './contract.ts';
 import type { Gateways } from './gateways.ts';
 
 type SubscriptionGateway = GatewayAdapter & Required<Pick<GatewayAdapter, 'createSubscriptionCheckout' | 'cancelSubscription'>>;
@@ -42,6 +42,18 @@ export class SubscriptionCheckouts {
       if (err instanceof DomainError) throw err;
       this.#log.error({ err, gateway, reference: request.reference }, 'the gateway refused the subscription checkout');
       throw new DomainError('GATEWAY_ERROR', `The gateway ${gateway} did not create the checkout; try again later.`);
+    }
+  }
+
+  async change(gateway: string, request: SubscriptionChangeRequest): Promise<void> {
+    const adapter = this.#adapter(gateway);
+    if (!adapter.changeSubscription) throw new DomainError('GATEWAY_UNAVAILABLE', `The gateway ${gateway} does not change a subscription's price.`);
+    try {
+      await adapter.changeSubscription(request);
+    } catch (err) {
+      if (err instanceof DomainError) throw err;
+      this.#log.error({ err, gateway, subscriptionRef: request.subscriptionRef }, "the gateway refused to change the subscription's price");
+      throw new DomainError('GATEWAY_ERROR', `The gateway ${gateway} did not change subscription ${request.subscriptionRef}; try again later.`);
     }
   }
 

@@ -135,7 +135,7 @@ function staffRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
         summary: "Change a wallet subscription to another tier of its plan's group, from its next period",
         description:
           'From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); ' +
-          "until then nothing changes. The subscription's own plan again drops a pending change. A subscription paid at a gateway is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.",
+          "until then nothing changes. The subscription's own plan again drops a pending change. A Stripe subscription changes at once, Stripe prorating the rest of the period; a PayPal one is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.",
         params: IdParams,
         body: StaffChangeBody,
         response: { 200: SubscriptionRow },
@@ -146,6 +146,7 @@ function staffRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
           'SUBSCRIPTION_PLAN_NOT_IN_GROUP',
           'SUBSCRIPTION_EXISTS',
           'GATEWAY_UNAVAILABLE',
+          'GATEWAY_ERROR',
         ],
       },
     },
@@ -242,7 +243,7 @@ function playerRoutes(app: FastifyInstance, subs: SubscriptionsService, gateways
         summary: "Change a subscription to another tier of its plan's group, from its next period",
         description:
           'From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); ' +
-          "until then nothing changes. The subscription's own plan again drops a pending change. A subscription paid at a gateway is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.",
+          "until then nothing changes. The subscription's own plan again drops a pending change. A Stripe subscription changes at once, Stripe prorating the rest of the period; a PayPal one is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.",
         params: IdParams,
         body: PlayerChangeBody,
         response: { 200: SubscriptionRow },
@@ -253,6 +254,7 @@ function playerRoutes(app: FastifyInstance, subs: SubscriptionsService, gateways
           'SUBSCRIPTION_PLAN_NOT_IN_GROUP',
           'SUBSCRIPTION_EXISTS',
           'GATEWAY_UNAVAILABLE',
+          'GATEWAY_ERROR',
         ],
       },
     },

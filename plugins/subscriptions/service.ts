@@ -81,7 +81,7 @@ export class DbSubscriptionsService implements SubscriptionsService {
     this.deps = deps;
     this.#d = deps;
     this.#plans = new Plans(deps);
-    this.#tiers = new Tiers(deps, this.#plans);
+    this.#tiers = new Tiers(deps, this.#plans, this);
   }
 
   // ---- plans

@@ -7,11 +7,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuditLog } from '../../core/audit.ts';
 import type { Database } from '../../core/db.ts';
+import { now } from '../../core/format.ts';
 import { DomainError } from '../../core/errors.ts';
 import { sql } from '../../core/sql.ts';
 import { SubscriptionsPlan, SubscriptionsSubscription } from './entities.ts';
 import type { Plan, Subscription } from './model.ts';
 import type { Plans } from './plans.ts';
+import type { PaymentsService } from '../payments/contract.ts';
 import type { UsersService } from '../users/contract.ts';
 
 const S = SubscriptionsSubscription.c;
@@ -24,18 +26,27 @@ export interface RenewalTerms {
 
 export interface TierDeps {
   db: Database;
+  payments: () => PaymentsService | undefined;
   users: UsersService;
   audit: AuditLog;
   log: FastifyBaseLogger;
 }
 
+/** The service's steps a switch at once takes (service.ts builds on this file, so they are handed in). */
+export interface TierSteps {
+  holdRole(s: Subscription, plan: Plan, paidAt: string): Promise<void>;
+  commands(trigger: 'purchase' | 'expiry', s: Subscription): Promise<void>;
+}
+
 export class Tiers {
   readonly #d: TierDeps;
   readonly #plans: Plans;
+  readonly #steps: TierSteps;
 
-  constructor(deps: TierDeps, plans: Plans) {
+  constructor(deps: TierDeps, plans: Plans, steps: TierSteps) {
     this.#d = deps;
     this.#plans = plans;
+    this.#steps = steps;
   }
 
   /** Records (or, with the subscription's own plan, drops) the change; its refusals are the contract's changePlan ones. */
@@ -54,7 +65,7 @@ export class Tiers {
     const { db } = this.#d;
     if (s.status === 'ended') throw new DomainError('SUBSCRIPTION_ENDED', `Subscription ${s.id} has ended.`);
     if (s.cancelAtPeriodEnd) throw new DomainError('SUBSCRIPTION_ENDED', `Subscription ${s.id} is cancelled: it ends at its period's end.`);
-    if (s.gateway !== 'credits')
+    if (s.gateway !== 'credits' && s.gateway !== 'stripe')
       throw new DomainError('GATEWAY_UNAVAILABLE', `Subscription ${s.id} is paid at ${s.gateway}: cancel it and subscribe to the other plan.`);
     const target = await this.#plans.find(planId);
     if (target.id === s.planId) {
@@ -68,6 +79,7 @@ export class Tiers {
     if (current.intervalUnit !== target.intervalUnit || current.intervalCount !== target.intervalCount)
       throw new DomainError('SUBSCRIPTION_PLAN_NOT_IN_GROUP', `Plan ${planId} renews at another interval than subscription ${s.id}.`);
     await this.#freeFor(s, target);
+    if (s.gateway === 'stripe') return this.#atStripe(s, current, target);
     const { affectedRows } = await db.run(sql`update ${SubscriptionsSubscription} set ${S.nextPlanId} = ${target.id}
       where ${S.id} = ${s.id} and ${S.status} in ('active', 'past_due') and ${S.cancelAtPeriodEnd} = ${false}
         and (${S.nextPlanId} is null or ${S.nextPlanId} <> ${target.id})`);
@@ -80,6 +92,34 @@ export class Tiers {
   /** The tier left at a change: its role taken back, unless the new tier gives it too (its expiry commands are the caller's). */
   async leave(old: Subscription, from: Plan, to: Plan | undefined): Promise<void> {
     if (from.roleId > 0 && from.roleId !== to?.roleId) await this.#d.users.revokeRole(old.userId, from.roleId);
+  }
+
+  /**
+   * Stripe moves the subscription to the new price now and prorates the rest of the period; here it
+   * becomes the new tier at once, by a conditional update from the plan it was on (a second request finds it moved).
+   */
+  async #atStripe(s: Subscription, from: Plan, to: Plan): Promise<void> {
+    const payments = this.#d.payments();
+    if (!payments) throw new DomainError('GATEWAY_UNAVAILABLE', `Subscription ${s.id} is paid at stripe, and the payments feature is off.`);
+    const unit = to.intervalUnit.slice(0, -1) as 'day' | 'week' | 'month' | 'year';
+    await payments.changeSubscription('stripe', {
+      subscriptionRef: s.gatewayRef!,
+      amount: to.price,
+      currency: s.currency,
+      interval: { unit, count: to.intervalCount },
+    });
+    const { db } = this.#d;
+    const moved = { ...s, productId: to.productId, planId: to.id, price: to.price, liveKey: `${s.userId}:${to.productId}` };
+    await db.transaction(async () => {
+      const { affectedRows } = await db.run(sql`update ${SubscriptionsSubscription}
+        set ${S.productId} = ${moved.productId}, ${S.planId} = ${moved.planId}, ${S.price} = ${moved.price}, ${S.liveKey} = ${moved.liveKey}
+        where ${S.id} = ${s.id} and ${S.planId} = ${s.planId} and ${S.status} in ('active', 'past_due') and ${S.cancelAtPeriodEnd} = ${false}`);
+      if (affectedRows === 0) return;
+      await this.leave(s, from, to);
+      await this.#steps.commands('expiry', s);
+      await this.#steps.holdRole(moved, to, now());
+      await this.#steps.commands('purchase', moved);
+    });
   }
 
   /** One running subscription per player and product: the tier's product must not run already. */

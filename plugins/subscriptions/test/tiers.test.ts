@@ -3,7 +3,9 @@
  * (the new price, role and commands then), the change asked once however often, refusals.
  */
 import type { FastifyInstance } from 'fastify';
+import nock from 'nock';
 import t from 'tap';
+import { STRIPE_ENV, stripeWebhook } from '../../../test/gateways.ts';
 import { TestClock } from '../../../core/clock.ts';
 import { created, makeCategory, makeProduct, makeRole } from '../../../test/fixtures.ts';
 import { call, overBoth, sharedDatabaseUrl } from '../../../test/helper.ts';
@@ -178,4 +180,63 @@ t.test('the account page offers the other tiers of a subscription and changes to
   const theirs = await alex.post(`/account/subscriptions/${sub.id}/change`, { plan: String(vip.planId) });
   t.match((await alex.get(String(theirs.headers.location))).body, /No subscription/, "another player's subscription is not changed");
   t.match(await subscriptionOf(app, sub.id), { nextPlanID: String(mvp.planId) });
+});
+
+t.test('a Stripe subscription changes tier at once: Stripe moves it to the new price with proration, and here it becomes the new tier', async (t) => {
+  const app = await subscriptionsApp(t, { features: ['payments'], env: STRIPE_ENV });
+  const vip = await vipPlan(app, { group: 'ranks' });
+  const mvp = await mvpPlan(app);
+  const steve = await makeUser(app, 'steve', 0);
+  nock('https://api.stripe.com')
+    .post('/v1/checkout/sessions')
+    .reply(200, { id: 'cs_tier', object: 'checkout.session', url: 'https://checkout.stripe.com/c/pay/cs_tier' });
+  const { reference } = (
+    await call(app, '/api/subscriptions/checkout', {
+      body: { userID: steve, productID: vip.productId, gateway: 'stripe', returnURL: 'https://play.example.com/ok', cancelURL: 'https://play.example.com/no' },
+      as: 'json',
+    })
+  ).json();
+  const session = { id: 'cs_tier', object: 'checkout.session', mode: 'subscription', client_reference_id: reference, subscription: 'sub_tier' };
+  const started = await stripeWebhook(app, {
+    id: 'evt_tier_start',
+    type: 'checkout.session.completed',
+    data: { object: { ...session, payment_status: 'paid', amount_total: 500, currency: 'usd' } },
+  });
+  t.equal(started.json().data.result, 'started');
+  const [sub] = (await call(app, `/api/subscriptions?userID=${steve}`)).json();
+
+  let update = new URLSearchParams();
+  const stripe = nock('https://api.stripe.com')
+    .get('/v1/subscriptions/sub_tier')
+    .reply(200, {
+      id: 'sub_tier',
+      object: 'subscription',
+      items: { object: 'list', data: [{ id: 'si_tier', object: 'subscription_item', price: { id: 'price_vip', object: 'price', product: 'prod_vip' } }] },
+    })
+    .post('/v1/subscriptions/sub_tier', (body) => {
+      update = new URLSearchParams(body as string);
+      return true;
+    })
+    .reply(200, { id: 'sub_tier', object: 'subscription', status: 'active' });
+  const res = await change(app, sub.id, steve, mvp.planId);
+  t.equal(res.statusCode, 200, res.body);
+  t.ok(stripe.isDone());
+  t.equal(update.get('proration_behavior'), 'create_prorations');
+  t.equal(update.get('items[0][id]'), 'si_tier');
+  t.equal(update.get('items[0][price_data][unit_amount]'), '800');
+  t.equal(update.get('items[0][price_data][product]'), 'prod_vip');
+  t.equal(update.get('items[0][price_data][recurring][interval]'), 'month');
+  t.match(res.json(), { productID: String(mvp.productId), price: '8.00', nextPlanID: null, nextAmount: '8.00' }, 'the new tier at once');
+  const held = await roles(app, steve);
+  t.ok(held.has(mvp.roleId));
+  t.notOk(held.has(vip.roleId));
+  t.same((await commands(app, steve)).slice(-2), ['lp user steve parent remove vip', 'lp user steve parent add mvp']);
+  t.equal(await balanceOf(app, steve), 0, 'the wallet is not touched: Stripe charges the difference');
+
+  nock('https://api.stripe.com')
+    .get('/v1/subscriptions/sub_tier')
+    .reply(500, { error: { type: 'api_error', message: 'down' } });
+  const refused = await change(app, sub.id, steve, vip.planId);
+  t.same([refused.statusCode, refused.json().error], [502, 'GATEWAY_ERROR']);
+  t.match(await subscriptionOf(app, sub.id), { productID: String(mvp.productId), price: '8.00' }, 'a refusal at Stripe changes nothing here');
 });
