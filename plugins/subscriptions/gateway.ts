@@ -54,17 +54,24 @@ export class GatewaySubscriptions {
       subscriptionId: null,
       creationDate: now(),
     });
-    const session = await payments.startSubscription(gateway, {
-      reference: String(id),
-      userId,
-      amount: plan.price,
-      currency: this.#d.settings.get().currency,
-      description: product.name,
-      interval: { unit: plan.intervalUnit.slice(0, -1) as 'day' | 'week' | 'month' | 'year', count: plan.intervalCount },
-      trialDays: trial ? plan.trialDays : 0,
-      returnURL: input.returnURL,
-      cancelURL: input.cancelURL,
-    });
+    // The gateway's call is not held in a transaction; a refused one (a bad return address, the
+    // gateway off or failing) takes its checkout row back, so a refusal changes nothing.
+    const session = await payments
+      .startSubscription(gateway, {
+        reference: String(id),
+        userId,
+        amount: plan.price,
+        currency: this.#d.settings.get().currency,
+        description: product.name,
+        interval: { unit: plan.intervalUnit.slice(0, -1) as 'day' | 'week' | 'month' | 'year', count: plan.intervalCount },
+        trialDays: trial ? plan.trialDays : 0,
+        returnURL: input.returnURL,
+        cancelURL: input.cancelURL,
+      })
+      .catch(async (err: unknown) => {
+        await db.run(sql`delete from ${SubscriptionsCheckout} where ${C.id} = ${id}`);
+        throw err;
+      });
     await SubscriptionsCheckout.update(db, id, { checkoutRef: session.checkoutRef });
     return { reference: String(id), checkoutURL: session.checkoutURL };
   }

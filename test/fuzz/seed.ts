@@ -39,6 +39,7 @@ export interface Seeded {
   planId: string;
   subscriptionId: string;
   blockId: string;
+  taxRateId: string;
 }
 
 /** The webhook secret the fuzz app's Stripe is configured with (test/fuzz/openapi.fuzz.ts). */
@@ -180,6 +181,9 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
   const blockId = blocks.find((b) => b.name === otherUsername)?.id;
   if (!blockId) throw new Error(`seeding: the disputed payment put no block on ${otherUsername}: ${JSON.stringify(blocks)}`);
 
+  // A tax rate, so the rate's delete route has one to name (a round's deletions come last).
+  const taxRateId = (await must(app, '/api/admin/payments/tax-rates', { country: 'DE', rate: '19' }, 'PUT')).id;
+
   return {
     userId,
     username,
@@ -212,6 +216,7 @@ export async function seed(app: FastifyInstance, round: number): Promise<Seeded>
     planId,
     subscriptionId,
     blockId,
+    taxRateId,
   };
 }
 
@@ -262,6 +267,8 @@ function idFor(seeded: Seeded, path: string): string {
       return seeded.subscriptionId;
     case 'blocks':
       return seeded.blockId;
+    case 'tax-rates':
+      return seeded.taxRateId;
     default:
       throw new Error(`no seeded thing for {id} in ${path}`);
   }

@@ -7,6 +7,7 @@ import nock from 'nock';
 import t from 'tap';
 import { count, fields, sql } from '../../../core/sql.ts';
 import { offline, STRIPE_ENV, stripeWebhook } from '../../../test/gateways.ts';
+import { rowCount } from '../../../test/fixtures.ts';
 import { call, overBoth, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { TestClock } from '../../../core/clock.ts';
 import { CreditsLedgerEntry } from '../../credits/entities.ts';
@@ -250,6 +251,7 @@ t.test('bad input: a clear error, nothing changed', async (t) => {
   const noCheckout = await stripeWebhook(app, started('evt_z', '777', 'sub_z'));
   t.same([noCheckout.statusCode, noCheckout.json().error], [400, 'UNKNOWN_PAYMENT']);
   t.same((await call(app, `/api/subscriptions?userID=${steve}`)).json(), []);
+  t.equal(await rowCount(app, 'subscriptions_checkouts'), 0, 'no refused checkout left a row');
 });
 
 t.test('two instances receiving the same events at once: started once, each renewal once, the failure told once', async (t) => {
