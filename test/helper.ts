@@ -48,6 +48,19 @@ export async function sharedDatabaseUrl(t: TestLike): Promise<string> {
 }
 
 /**
+ * The features' background rounds that write, an hour apart: two instances on one SQLite file in one
+ * process wait on each other's write lock with the event loop blocked (busy_timeout), so on a loaded
+ * machine each collision of their rounds stalls both for seconds.
+ */
+export const QUIET_ROUNDS = {
+  delivery: { sweepMs: 3_600_000, crossWakeMs: 0 },
+  notifications: { pollMs: 3_600_000 },
+  email: { pollMs: 3_600_000 },
+  subscriptions: { sweepMs: 3_600_000 },
+  users: { sweepSeconds: 3600 },
+};
+
+/**
  * Runs `calls` (each given its index) spread over two instances of one database, alternately, all
  * at once; the answers in the calls' order. On SQLite each instance gets its share as a burst in
  * turn: two connections in one process would wait on each other's write lock with the event loop blocked.

@@ -1,12 +1,12 @@
 /** A console session across two instances on one database, as a load balancer would spread a browser's requests. */
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { build, sharedDatabaseUrl, type TestLike } from '../../../test/helper.ts';
+import { build, QUIET_ROUNDS, sharedDatabaseUrl, type TestLike } from '../../../test/helper.ts';
 import { browse, grant, hasChromium, register, role, signIn, skipReason } from './browser.ts';
 
 /** An instance on `databaseUrl`, listening on 127.0.0.1 and a port of its own; its address. */
 async function instance(t: TestLike, databaseUrl: string) {
-  const app = await build(t, { databaseUrl });
+  const app = await build(t, { databaseUrl, config: databaseUrl.startsWith('sqlite:') ? { plugins: QUIET_ROUNDS } : {} });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TestClock } from '../../../core/clock.ts';
 import { created, makeCategory, makeProduct, makeRole } from '../../../test/fixtures.ts';
-import { build, call, type TestLike } from '../../../test/helper.ts';
+import { build, call, QUIET_ROUNDS, type TestLike } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
 import { subscriptionsRef } from '../contract.ts';
 import { fields, sql } from '../../../core/sql.ts';
@@ -39,10 +39,9 @@ export async function subscriptionsApp(
     env: opts.env,
     config: {
       plugins: {
+        // Two instances on one database: the other features' background rounds stay out of the way.
+        ...(opts.databaseUrl ? QUIET_ROUNDS : {}),
         subscriptions: { graceHours: GRACE_HOURS, sweepMs: opts.sweepMs ?? 3_600_000 },
-        // Two instances on one SQLite file in one process wait on each other's write lock with the
-        // event loop blocked: the other features' background rounds stay out of the way.
-        ...(opts.databaseUrl ? { delivery: { sweepMs: 3_600_000, crossWakeMs: 0 }, users: { sweepSeconds: 3600 } } : {}),
         ...opts.config,
       },
     },
