@@ -27,7 +27,7 @@ t.test('log lines', async (t) => {
   await app.ready();
   const disabled = lines.filter((l) => l.includes('payment gateway'));
   t.equal(disabled.length, 1, 'one line for the disabled gateway');
-  t.match(disabled[0], /paypal disabled: PAYPAL_CLIENT_ID, PAYPAL_WEBHOOK_ID not set/);
+  t.match(disabled[0], /paypal is off until set in the console: PAYPAL_CLIENT_ID, PAYPAL_WEBHOOK_ID not set/);
 
   await newUser(app, 'steve');
   const paymentID = await stripeCheckout(app, 'cs_log', { username: 'steve', amount: '5.00' });
