@@ -9,14 +9,12 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import t from 'tap';
 import { CoreAuditLog } from '../core/audit.ts';
-import { now } from '../core/format.ts';
 import { sql } from '../core/sql.ts';
 import { importsRef } from '../plugins/imports/contract.ts';
-import { NotificationsDelivery, NotificationsEvent } from '../plugins/notifications/entities.ts';
-import { PaymentsBlock } from '../plugins/payments/entities.ts';
 import { grant, register, role, signInByForm } from './browser.ts';
 import { PNG, until } from './fixtures.ts';
 import { build, call, scratchDir } from './helper.ts';
+import { failedDelivery, steveBlocked } from './audit-seeds.ts';
 import { RECEIVERS } from './receiver.ts';
 
 /** Forms that change nothing staff made, so record nothing, each with why. */
@@ -257,43 +255,8 @@ async function prepare(app: App, s: Step, ids: Ids): Promise<void> {
   if (s.route === '/console/delivery/queue/:id/redeliver') {
     await call(app, `/api/admin/delivery/queue/${ids.queueId}/cancel`, { method: 'POST' });
   }
-  if (s.route === '/console/notifications/deliveries/:id/redeliver') {
-    const at = now();
-    const eventId = await NotificationsEvent.insert(app.db, {
-      messageId: 'msg_audit',
-      name: 'store.order.completed',
-      payload: '{}',
-      createdDate: at,
-      fanned: true,
-    });
-    ids.deliveryId = String(
-      await NotificationsDelivery.insert(app.db, {
-        eventId,
-        endpointId: Number(ids.endpointId),
-        status: 'failed',
-        attempts: 3,
-        nextAttemptDate: at,
-        leaseUntil: null,
-        claim: null,
-        lastStatus: 500,
-        updatedDate: at,
-      }),
-    );
-  }
-  if (s.route === '/console/disputes/blocks/:id/lift') {
-    ids.blockId = String(
-      await PaymentsBlock.insert(app.db, {
-        userId: Number(ids.userId),
-        nameKey: 'steve',
-        emailKey: null,
-        ip: null,
-        paymentId: null,
-        reason: 'a test',
-        creationDate: now(),
-        liftedDate: null,
-      }),
-    );
-  }
+  if (s.route === '/console/notifications/deliveries/:id/redeliver') ids.deliveryId = await failedDelivery(app, ids.endpointId!);
+  if (s.route === '/console/disputes/blocks/:id/lift') ids.blockId = await steveBlocked(app, ids.userId!);
   if (s.route === '/console/subscriptions/:id/cancel') {
     await call(app, '/api/admin/subscription-plans', { body: { productID: ids.productId, intervalUnit: 'months', price: '5.00' }, as: 'json' });
   }

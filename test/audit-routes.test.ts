@@ -9,11 +9,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { CoreAuditLog } from '../core/audit.ts';
 import { rootDir } from '../core/config.ts';
-import { now } from '../core/format.ts';
 import { sql } from '../core/sql.ts';
-import { NotificationsDelivery, NotificationsEvent } from '../plugins/notifications/entities.ts';
-import { PaymentsBlock } from '../plugins/payments/entities.ts';
 import { build, call } from './helper.ts';
+import { failedDelivery, steveBlocked } from './audit-seeds.ts';
 import { RECEIVERS } from './receiver.ts';
 
 const FEATURES = [
@@ -247,43 +245,8 @@ async function prepare(app: Awaited<ReturnType<typeof build>>, s: Step, ids: Ids
     const subscribed = await call(app, '/api/subscriptions', { body: { userID: ids.userId, productID: ids.productId }, as: 'json' });
     ids.subscriptionId = String(subscribed.json().id);
   }
-  if (s.route === '/api/admin/notifications/deliveries/{id}/redeliver') {
-    const at = now();
-    const eventId = await NotificationsEvent.insert(app.db, {
-      messageId: 'msg_audit',
-      name: 'store.order.completed',
-      payload: '{}',
-      createdDate: at,
-      fanned: true,
-    });
-    ids.deliveryId = String(
-      await NotificationsDelivery.insert(app.db, {
-        eventId,
-        endpointId: Number(ids.endpointId),
-        status: 'failed',
-        attempts: 3,
-        nextAttemptDate: at,
-        leaseUntil: null,
-        claim: null,
-        lastStatus: 500,
-        updatedDate: at,
-      }),
-    );
-  }
-  if (s.route === '/api/admin/payments/blocks/{id}/lift') {
-    ids.blockId = String(
-      await PaymentsBlock.insert(app.db, {
-        userId: Number(ids.userId),
-        nameKey: 'steve',
-        emailKey: null,
-        ip: null,
-        paymentId: null,
-        reason: 'a test',
-        creationDate: now(),
-        liftedDate: null,
-      }),
-    );
-  }
+  if (s.route === '/api/admin/notifications/deliveries/{id}/redeliver') ids.deliveryId = await failedDelivery(app, ids.endpointId!);
+  if (s.route === '/api/admin/payments/blocks/{id}/lift') ids.blockId = await steveBlocked(app, ids.userId!);
 }
 
 t.test('every admin route that changes something writes an audit entry with its change', async (t) => {
