@@ -20255,6 +20255,16 @@ export interface operations {
                             amount: string;
                             /** @example USD */
                             currency: string;
+                            /**
+                             * @description decimal: the tax charged by the owner's rate table (taxMode on); 0.00 when none, or when Stripe computes it at its checkout
+                             * @example 4.99
+                             */
+                            tax: string;
+                            /**
+                             * @description decimal: what the gateway is asked for: amount, plus tax when tax is added at checkout
+                             * @example 4.99
+                             */
+                            total: string;
                         };
                     };
                 };

@@ -241,7 +241,14 @@ function playerRoutes(fastify: FastifyInstance, payments: DbPaymentsService, tz:
       });
       return {
         status: true as const,
-        data: { paymentID: started.paymentId, checkoutURL: started.checkoutURL, amount: formatMoney(started.amount), currency: started.currency },
+        data: {
+          paymentID: started.paymentId,
+          checkoutURL: started.checkoutURL,
+          amount: formatMoney(started.amount),
+          currency: started.currency,
+          tax: formatMoney(started.tax?.amount ?? 0),
+          total: formatMoney(started.amount + (started.tax && !started.tax.inclusive ? started.tax.amount : 0)),
+        },
       };
     },
   );

@@ -92,6 +92,8 @@ export const PurchaseResponse = S.ok({
     checkoutURL: S.str(undefined, CHECKOUT_URL),
     amount: S.moneyStr("decimal: the basket's price from the catalogue"),
     currency: S.str(undefined, S.EXAMPLE.currency),
+    tax: S.moneyStr("decimal: the tax charged by the owner's rate table (taxMode on); 0.00 when none, or when Stripe computes it at its checkout"),
+    total: S.moneyStr('decimal: what the gateway is asked for: amount, plus tax when tax is added at checkout'),
   }),
 });
 

@@ -27,8 +27,8 @@ t.test("a test purchase is charged the owner's tax, paid with it, and recorded",
     as: 'json',
   });
   t.equal(started.statusCode, 200, started.body);
-  const { paymentID, amount } = started.json().data;
-  t.equal(amount, '5.00', "the basket's price, before the tax added at checkout");
+  const { paymentID, amount, tax: charged, total } = started.json().data;
+  t.same([amount, charged, total], ['5.00', '1.00', '6.00'], "the basket's price, the tax added at checkout and what the gateway is asked");
 
   const paid = await app.inject({
     method: 'POST',
