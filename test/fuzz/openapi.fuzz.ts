@@ -52,8 +52,8 @@ t.test('every documented route refuses malformed requests cleanly and changes no
     .get('/v1/balance')
     .reply(200, { object: 'balance' });
   // The gateways' credential checks take whatever key and address the fuzzed settings left (a
-  // host's own scope answers first); the email outbox's round is not under test and would change
-  // its table between requests.
+  // host's own scope answers first); the email outbox's and the subscriptions' rounds are not under
+  // test and would change their tables between requests.
   nock(/.*/)
     .persist()
     .get(/\/v1\/balance$/)
@@ -64,7 +64,7 @@ t.test('every documented route refuses malformed requests cleanly and changes no
     .reply(200, { access_token: 'fuzz', expires_in: 3600 });
   const app = await build(t, {
     env: { STRIPE_SECRET_KEY: 'sk_test_fuzz', STRIPE_WEBHOOK_SECRET: FUZZ_STRIPE_WEBHOOK_SECRET },
-    config: { plugins: { email: { pollMs: 3_600_000 } } },
+    config: { plugins: { email: { pollMs: 3_600_000 }, subscriptions: { sweepMs: 3_600_000 } } },
   });
   const docs = await app.inject({ url: '/docs/json' });
   t.equal(docs.statusCode, 200, 'the OpenAPI document');
