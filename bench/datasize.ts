@@ -17,7 +17,7 @@ import { scenarios as accounts } from './accounts.ts';
 import { scenarios as credits } from './credits.ts';
 import { scenarios as delivery } from './delivery.ts';
 import { connections, databases, measure, memory, onDatabases, rounds, seconds, startServer, stop, type Measure } from './harness.ts';
-import { Api, PASSWORD, type BenchRequest } from './scenario.ts';
+import { Api, type BenchRequest } from './scenario.ts';
 import { scenarios as store } from './store.ts';
 import { scenarios as storefront } from './storefront.ts';
 
@@ -202,20 +202,7 @@ async function seedConsole(api: Api, url: string): Promise<{ cookie: string; pla
     const { orderID } = (await api.send('POST', '/api/store/buy', { userID: buyer, products: [{ id: product, quantity: 1 }] })) as { orderID: string };
     await api.send('POST', `/api/admin/store/orders/${orderID}/refund`, {});
   });
-  const form = await fetch(`${api.base}/console/login`);
-  const token = String(form.headers.get('set-cookie')).split(';')[0]!;
-  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(await form.text())![1]!;
-  const signed = await fetch(`${api.base}/console/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie: token, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ _csrf: csrf, username: 'staffer', password: PASSWORD }).toString(),
-  });
-  const cookie =
-    signed.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ') || token;
+  const cookie = await api.consoleCookie('staffer');
   const sql = await open(url);
   try {
     const { middle } = (await sql.one('select id as middle from credits_ledger where user_id = ? order by id limit 1 offset ?', [

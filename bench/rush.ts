@@ -21,7 +21,7 @@ import { freePort } from '../test/mariadb-server.ts';
 import { startReceiver, type Receiver } from '../test/receiver.ts';
 import { databases, LOAD_CORE, onDatabases, seconds, serverConfig, spawnNode, startBaseline, startServer, stop } from './harness.ts';
 import { countKinds, rushSequence, type RushItem, type Shop } from './rush-mix.ts';
-import { Api, PASSWORD } from './scenario.ts';
+import { Api } from './scenario.ts';
 import { seedCatalogue } from './store.ts';
 
 const GAME_SERVERS = 20;
@@ -35,21 +35,7 @@ async function consoleSession(api: Api): Promise<string> {
   const staff = await api.player(9000, 'launchstaff', 0);
   const roleID = await api.create('/api/admin/roles', { name: 'Admin', slug: 'admin' });
   await api.send('POST', `/api/users/${staff}/roles`, { roleID });
-  const form = await fetch(`${api.base}/console/login`);
-  const token = String(form.headers.get('set-cookie')).split(';')[0]!;
-  const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(await form.text())![1]!;
-  const signed = await fetch(`${api.base}/console/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie: token, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ _csrf: csrf, username: 'launchstaff', password: PASSWORD }).toString(),
-  });
-  return (
-    signed.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ') || token
-  );
+  return api.consoleCookie('launchstaff');
 }
 
 /** The shop of a launch, through the server's API as an owner would make it. */

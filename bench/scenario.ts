@@ -97,6 +97,25 @@ export class Api {
     return ((await profile.json()) as { id: string }).id;
   }
 
+  /** Signs `username` in to the console through its form (CSRF token and all); the session's cookie header. */
+  async consoleCookie(username: string): Promise<string> {
+    const form = await fetch(`${this.base}/console/login`);
+    const token = String(form.headers.get('set-cookie')).split(';')[0]!;
+    const csrf = /name="_csrf" value="([0-9a-f]+)"/.exec(await form.text())![1]!;
+    const signed = await fetch(`${this.base}/console/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: token, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: csrf, username, password: PASSWORD }).toString(),
+    });
+    return (
+      signed.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ') || token
+    );
+  }
+
   /** A request with the key; the answer parsed, anything but a 2xx stops the run. */
   async request(method: 'GET' | 'POST', path: string, body?: Record<string, unknown>): Promise<unknown> {
     const res = await fetch(this.base + path, {

@@ -133,21 +133,11 @@ function staffRoutes(app: FastifyInstance, subs: SubscriptionsService): void {
       schema: {
         tags: admin,
         summary: "Change a wallet subscription to another tier of its plan's group, from its next period",
-        description:
-          'From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); ' +
-          "until then nothing changes. The subscription's own plan again drops a pending change. A Stripe subscription changes at once, Stripe prorating the rest of the period; a PayPal one is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.",
+        description: CHANGE_DESCRIPTION,
         params: IdParams,
         body: StaffChangeBody,
         response: { 200: SubscriptionRow },
-        errors: [
-          'SUBSCRIPTION_NOT_FOUND',
-          'SUBSCRIPTION_ENDED',
-          'SUBSCRIPTION_PLAN_NOT_FOUND',
-          'SUBSCRIPTION_PLAN_NOT_IN_GROUP',
-          'SUBSCRIPTION_EXISTS',
-          'GATEWAY_UNAVAILABLE',
-          'GATEWAY_ERROR',
-        ],
+        errors: CHANGE_ERRORS,
       },
     },
     (request) => subs.changePlan(Number(request.params.id), 'staff', request.body.planID),
@@ -241,21 +231,11 @@ function playerRoutes(app: FastifyInstance, subs: SubscriptionsService, gateways
       schema: {
         tags,
         summary: "Change a subscription to another tier of its plan's group, from its next period",
-        description:
-          'From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); ' +
-          "until then nothing changes. The subscription's own plan again drops a pending change. A Stripe subscription changes at once, Stripe prorating the rest of the period; a PayPal one is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.",
+        description: CHANGE_DESCRIPTION,
         params: IdParams,
         body: PlayerChangeBody,
         response: { 200: SubscriptionRow },
-        errors: [
-          'SUBSCRIPTION_NOT_FOUND',
-          'SUBSCRIPTION_ENDED',
-          'SUBSCRIPTION_PLAN_NOT_FOUND',
-          'SUBSCRIPTION_PLAN_NOT_IN_GROUP',
-          'SUBSCRIPTION_EXISTS',
-          'GATEWAY_UNAVAILABLE',
-          'GATEWAY_ERROR',
-        ],
+        errors: CHANGE_ERRORS,
       },
     },
     (request) => subs.changePlan(Number(request.params.id), { userId: request.body.userID }, request.body.planID),
@@ -275,6 +255,20 @@ function playerRoutes(app: FastifyInstance, subs: SubscriptionsService, gateways
     (request) => subs.cancel(Number(request.params.id), { userId: request.body.userID }, 'period_end'),
   );
 }
+
+/** What a change of tier does and may answer, the same for staff and player. */
+const CHANGE_DESCRIPTION =
+  'From the next period the subscription is paid on the other plan (its price, role and commands: the expiry commands of the tier left, the purchase ones of the new); ' +
+  "until then nothing changes. The subscription's own plan again drops a pending change. A Stripe subscription changes at once, Stripe prorating the rest of the period; a PayPal one is GATEWAY_UNAVAILABLE: cancel it and subscribe to the other plan.";
+const CHANGE_ERRORS = [
+  'SUBSCRIPTION_NOT_FOUND',
+  'SUBSCRIPTION_ENDED',
+  'SUBSCRIPTION_PLAN_NOT_FOUND',
+  'SUBSCRIPTION_PLAN_NOT_IN_GROUP',
+  'SUBSCRIPTION_EXISTS',
+  'GATEWAY_UNAVAILABLE',
+  'GATEWAY_ERROR',
+];
 
 export function subscriptionsRoutes(app: FastifyInstance, subs: SubscriptionsService, gateways: GatewaySubscriptions): void {
   planRoutes(app, subs);
