@@ -20,6 +20,7 @@ import type { ChildProcess } from 'node:child_process';
 import { freePort } from '../test/mariadb-server.ts';
 import { startReceiver, type Receiver } from '../test/receiver.ts';
 import { databases, LOAD_CORE, onDatabases, seconds, serverConfig, spawnNode, startBaseline, startServer, stop } from './harness.ts';
+import { kindCosts } from './rush-kinds.ts';
 import { countKinds, rushSequence, type RushItem, type Shop } from './rush-mix.ts';
 import { Api } from './scenario.ts';
 import { seedCatalogue } from './store.ts';
@@ -29,6 +30,7 @@ const BUYERS = 100;
 const P99_LIMIT_MS = 100;
 const STEPS = (process.env.BENCH_RUSH_STEPS ?? '1,2,4,8,16,32,64').split(',').map(Number);
 const VARIANT = process.env.BENCH_RUSH_VARIANT ?? '';
+const KINDS = process.env.BENCH_RUSH_KINDS === '1';
 
 /** A staff member's console session (the session lives in the database, so the baseline never needs it). */
 async function consoleSession(api: Api): Promise<string> {
@@ -96,18 +98,20 @@ interface Step {
 
 /** One step of load on `url`: a warm-up second, then BENCH_SECONDS. */
 async function step(url: string, sequence: RushItem[], connections: number): Promise<Step> {
-  const run = async (duration: number) => {
-    const proc = spawnNode(LOAD_CORE, ['bench/rush-load.ts'], {});
-    proc.stdin!.end(JSON.stringify({ url, sequence, connections, seconds: duration }));
-    let out = '';
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d;
-    });
-    if ((await new Promise((r) => proc.once('exit', r))) !== 0) throw new Error('the rush load generator failed');
-    return JSON.parse(out) as Step;
-  };
-  await run(1);
-  return { ...(await run(seconds)), connections };
+  await walk(url, sequence, connections, 1);
+  return { ...(await walk(url, sequence, connections, seconds)), connections };
+}
+
+/** The load generator walking `sequence` on `url` for `duration` seconds. */
+async function walk(url: string, sequence: RushItem[], connections: number, duration: number): Promise<Step & { requests: number }> {
+  const proc = spawnNode(LOAD_CORE, ['bench/rush-load.ts'], {});
+  proc.stdin!.end(JSON.stringify({ url, sequence, connections, seconds: duration }));
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => {
+    out += d;
+  });
+  if ((await new Promise((r) => proc.once('exit', r))) !== 0) throw new Error('the rush load generator failed');
+  return JSON.parse(out) as Step & { requests: number };
 }
 
 /** A step's rates: pages a second, purchases and commands delivered a minute. */
@@ -132,10 +136,25 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
     const basePort = String(await freePort());
     baseline = await startBaseline({ ...env, PORT: basePort });
     const sides = [
-      { name: 'server', url: `http://127.0.0.1:${port}`, sequence: rushSequence(shop, VARIANT, true), last: undefined as Step | undefined, done: false },
-      { name: 'baseline', url: `http://127.0.0.1:${basePort}`, sequence: rushSequence(shop, VARIANT, false), last: undefined as Step | undefined, done: false },
+      {
+        name: 'server',
+        url: `http://127.0.0.1:${port}`,
+        proc: server,
+        sequence: rushSequence(shop, VARIANT, true),
+        last: undefined as Step | undefined,
+        done: false,
+      },
+      {
+        name: 'baseline',
+        url: `http://127.0.0.1:${basePort}`,
+        proc: baseline,
+        sequence: rushSequence(shop, VARIANT, false),
+        last: undefined as Step | undefined,
+        done: false,
+      },
     ];
     console.log(`${kind}: one walk of the mix`, JSON.stringify(countKinds(sides[0]!.sequence)));
+    if (KINDS) console.log(`\n${kind}, each kind alone at a few connections:\n${(await kindCosts(sides, walk)).join('\n')}\n`);
     for (const connections of STEPS) {
       for (const side of sides.filter((s) => !s.done)) {
         const s = await step(side.url, side.sequence, connections);

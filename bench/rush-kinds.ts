@@ -1,0 +1,41 @@
+/**
+ * `BENCH_RUSH_KINDS=1`: what each kind of the rush's requests costs the server and the baseline, in
+ * CPU time per request, each kind walked alone (buys before polls and acks, which deliver what the
+ * buys queued) at a few connections. Where the rush's capacity gap comes from, kind by kind.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { cpuTime, seconds } from './harness.ts';
+import type { RushItem, RushKind } from './rush-mix.ts';
+
+const GROUPS: RushKind[][] = [['page'], ['buy'], ['poll', 'ack'], ['dashboard']];
+const CONNECTIONS = 4;
+
+export interface Side {
+  name: string;
+  url: string;
+  sequence: RushItem[];
+  proc: ChildProcess;
+}
+
+type Walk = (url: string, sequence: RushItem[], connections: number, duration: number) => Promise<{ requests: number }>;
+
+/** One line per kind: CPU µs per request on each side, and the server's ÷ the baseline's. */
+export async function kindCosts(sides: Side[], walk: Walk): Promise<string[]> {
+  const lines = ['| kinds | ' + sides.map((s) => `${s.name} µs/request`).join(' | ') + ' | server ÷ baseline |', '|---|---|---|---|'];
+  for (const group of GROUPS) {
+    const costs: number[] = [];
+    for (const side of sides) {
+      const sequence = side.sequence.filter((item) => group.includes(item.kind));
+      if (!sequence.length) continue;
+      await walk(side.url, sequence, CONNECTIONS, 1);
+      const before = cpuTime(side.proc.pid!);
+      const { requests } = await walk(side.url, sequence, CONNECTIONS, seconds);
+      costs.push((cpuTime(side.proc.pid!) - before) / Math.max(1, requests));
+    }
+    const [server, baseline] = costs;
+    lines.push(
+      `| ${group.join(' + ')} | ${costs.map((c) => c.toFixed(0)).join(' | ')}${baseline === undefined ? ' | (none)' : ''} | ${baseline ? (server! / baseline).toFixed(2) : ''} |`,
+    );
+  }
+  return lines;
+}
