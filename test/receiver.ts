@@ -14,6 +14,9 @@ import { Webhook } from 'standardwebhooks';
 export const RECEIVERS = { allow: ['127.0.0.1'] };
 
 export interface Received {
+  method: string;
+  /** The request's path and query. */
+  path: string;
   headers: IncomingHttpHeaders;
   body: string;
   /** Date.now() when the request's body had arrived. */
@@ -69,7 +72,7 @@ export async function startReceiver(answer: Answer = () => ({ status: 200 })): P
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const got = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      const got = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
       received.push(got);
       for (const w of waiters) if (w()) waiters.delete(w);
       const { status, delayMs = 0, body = '' } = receiver.answer(received.length, got);
@@ -90,4 +93,30 @@ export function verified(secret: string, r: Pick<Received, 'headers' | 'body'>):
     'webhook-signature': String(r.headers['webhook-signature']),
   };
   return new Webhook(secret).verify(r.body, headers) as { type: string; timestamp: string; data: Record<string, unknown> };
+}
+
+/** The path of a channel's webhook as Discord answers it: `/api/webhooks/<id>/<token>`, an API version and a query allowed. */
+const DISCORD_WEBHOOK = /^\/api\/(v\d+\/)?webhooks\/\d+\/[\w-]+\/?(\?.*)?$/;
+
+export interface DiscordRelay extends Receiver {
+  /** The body of `POST /api/admin/notifications/endpoints` that subscribes a Discord endpoint here to `events`. */
+  endpoint(events: string[], name?: string): { name: string; kind: 'discord'; url: string; events: string[] };
+  /** What the server's config needs to post here: this host in `discordHosts`, 127.0.0.1 in `outbound.allow`. */
+  config: { outbound: { allow: string[] }; plugins: { notifications: { discordHosts: string[] } } };
+}
+
+/**
+ * A relay in front of Discord as an owner runs one (config's `plugins.notifications.discordHosts`),
+ * on 127.0.0.1: like Discord's webhook address it answers 204 No Content to a POST of a channel's
+ * webhook path, and 404 to anything else; `received` keeps every request.
+ */
+export async function startDiscordRelay(): Promise<DiscordRelay> {
+  const receiver = await startReceiver((_n, r) => ({ status: r.method === 'POST' && DISCORD_WEBHOOK.test(r.path) ? 204 : 404 }));
+  const { host } = new URL(receiver.url);
+  const url = `http://${host}/api/webhooks/123456789012345678/relay-token`;
+  return Object.assign(receiver, {
+    url,
+    endpoint: (events: string[], name = 'Discord relay') => ({ name, kind: 'discord' as const, url, events }),
+    config: { outbound: RECEIVERS, plugins: { notifications: { discordHosts: [host] } } },
+  });
 }

@@ -5,6 +5,7 @@ import type { EventName } from '../../core/events.ts';
 import { defineFeature } from '../../core/features.ts';
 import { notificationsSection } from './console.ts';
 import { usersRef } from '../users/contract.ts';
+import { EndpointAddresses } from './addresses.ts';
 import { notificationsRef } from './contract.ts';
 import { entities } from './entities.ts';
 import { migrations } from './migrations/index.ts';
@@ -37,6 +38,11 @@ const options = Type.Object({
   retentionDays: Type.Integer({ minimum: 0, default: 30 }),
   /** How long this process may go on using subscriptions another process changed. */
   endpointsCacheSeconds: Type.Integer({ minimum: 0, default: 5 }),
+  /**
+   * Hosts (`relay.example`, `10.0.0.5:8080`) of the owner's relays in front of Discord that a Discord
+   * announcement may also go to, over http or https; outbound.allow still decides an address inside.
+   */
+  discordHosts: Type.Array(Type.String(), { default: [] }),
 });
 
 export default defineFeature({
@@ -50,17 +56,18 @@ export default defineFeature({
     if (opts.leaseSeconds * 1000 <= opts.timeoutMs) {
       throw new ConfigError('plugins.notifications.leaseSeconds must be longer than timeoutMs, or a slow send would be sent twice at once.');
     }
+    const addresses = new EndpointAddresses(outbound, opts.discordHosts);
     const declared = () => events.declared();
     // Announcements name the player an event is about; users is optional, looked up when it runs.
     const nameOf = async (id: number) => (await services.find(usersRef)?.findById(id))?.username;
-    const notifications = new DbNotificationsService(db, services.get(auditRef), declared, opts.endpointsCacheSeconds, nameOf, outbound);
+    const notifications = new DbNotificationsService(db, services.get(auditRef), declared, opts.endpointsCacheSeconds, nameOf, addresses);
     const worker = new DeliveryWorker(
       db,
       opts,
       log,
       (event, payload, created) => notifications.announcement(event, payload, created),
       (event) => notifications.subscribers(event),
-      outbound,
+      addresses,
     );
     notifications.onQueued = () => worker.queued();
     services.provide(notificationsRef, notifications);

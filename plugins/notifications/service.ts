@@ -5,8 +5,7 @@ import { countParam } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { DeclaredEvent } from '../../core/events.ts';
 import { now } from '../../core/format.ts';
-import type { OutboundPolicy } from '../../core/outbound.ts';
-import { endpointUrlProblem } from './addresses.ts';
+import type { EndpointAddresses } from './addresses.ts';
 import type { AttemptView, DeliveryView, EndpointInput, EndpointView, NotificationsService, TemplateView } from './contract.ts';
 import { BUILT_IN, discordMessage, wordingFor } from './discord.ts';
 import { type Sql, sql } from '../../core/sql.ts';
@@ -49,7 +48,7 @@ export class DbNotificationsService implements NotificationsService {
   readonly #declared: () => DeclaredEvent[];
   readonly #cacheMs: number;
   readonly #nameOf: (userId: number) => Promise<string | undefined>;
-  readonly #outbound: OutboundPolicy;
+  readonly #addresses: EndpointAddresses;
   /** Event name → the active endpoints subscribed to it; read on every event, so kept in memory. */
   #subscribers = new Map<string, number[]>();
   #loadedAt = 0;
@@ -63,10 +62,10 @@ export class DbNotificationsService implements NotificationsService {
     declared: () => DeclaredEvent[],
     cacheSeconds: number,
     nameOf: (userId: number) => Promise<string | undefined>,
-    outbound: OutboundPolicy,
+    addresses: EndpointAddresses,
   ) {
     this.#db = db;
-    this.#outbound = outbound;
+    this.#addresses = addresses;
     this.#audit = audit;
     this.#nameOf = nameOf;
     this.#declared = declared;
@@ -128,7 +127,7 @@ export class DbNotificationsService implements NotificationsService {
     }
     const url = input.url ?? current?.url;
     if (url !== undefined && (input.url !== undefined || input.kind !== undefined)) {
-      const problem = endpointUrlProblem(input.kind ?? current?.kind ?? 'webhook', url, this.#outbound);
+      const problem = this.#addresses.problem(input.kind ?? current?.kind ?? 'webhook', url);
       if (problem) throw new DomainError('VALIDATION_ERROR', problem);
     }
     return {

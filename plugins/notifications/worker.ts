@@ -18,9 +18,8 @@ import type { Database } from '../../core/db.ts';
 import { countParam } from '../../core/db.ts';
 import type { TableRecord } from '../../core/table.ts';
 import { addSeconds, now, parseTimestamp, toTimestamp } from '../../core/format.ts';
-import type { OutboundPolicy } from '../../core/outbound.ts';
 import { empty, sql } from '../../core/sql.ts';
-import { endpointUrlProblem } from './addresses.ts';
+import type { EndpointAddresses } from './addresses.ts';
 import { NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint, NotificationsEvent as E, pendingDelivery } from './entities.ts';
 
 export interface WorkerOptions {
@@ -86,7 +85,7 @@ export class DeliveryWorker {
   readonly #rounds: RoundLog;
   readonly #announcement: (event: string, payload: Record<string, unknown>, createdIso: string) => Promise<string>;
   readonly #subscribers: (event: string) => number[];
-  readonly #outbound: OutboundPolicy;
+  readonly #addresses: EndpointAddresses;
   /**
    * Kept-alive connections per origin (a busy endpoint is not a new TCP and TLS handshake per event),
    * each made to an address the outbound policy allows: its lookup leaves the others out.
@@ -120,15 +119,16 @@ export class DeliveryWorker {
     log: FastifyBaseLogger,
     announcement: (event: string, payload: Record<string, unknown>, createdIso: string) => Promise<string>,
     subscribers: (event: string) => number[],
-    outbound: OutboundPolicy,
+    addresses: EndpointAddresses,
   ) {
     this.#db = db;
     this.#opts = opts;
     this.#rounds = new RoundLog(log, 'webhook delivery');
     this.#announcement = announcement;
     this.#subscribers = subscribers;
-    this.#outbound = outbound;
-    this.#agents = { http: new HttpAgent({ keepAlive: true, lookup: outbound.lookup }), https: new HttpsAgent({ keepAlive: true, lookup: outbound.lookup }) };
+    this.#addresses = addresses;
+    const { lookup } = addresses.outbound;
+    this.#agents = { http: new HttpAgent({ keepAlive: true, lookup }), https: new HttpsAgent({ keepAlive: true, lookup }) };
   }
 
   start(): void {
@@ -363,8 +363,8 @@ export class DeliveryWorker {
     let response = '';
     let error: string | null = null;
     try {
-      // An address refused now (made before the rule, or outbound.allow changed): not called at all.
-      const refused = endpointUrlProblem(endpoint.kind, endpoint.url, this.#outbound);
+      // An address refused now (made before the rule, or outbound.allow or discordHosts changed): not called at all.
+      const refused = this.#addresses.problem(endpoint.kind, endpoint.url);
       if (refused) throw new Error(`Not sent: ${refused.replace(/^url: /, '')}`);
       const { body, headers } = await this.#message(event, endpoint);
       const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(this.#opts.timeoutMs)]);

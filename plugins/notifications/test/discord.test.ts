@@ -23,7 +23,7 @@ const WEBHOOK = '/api/webhooks/123456789012345678/channel-token';
 
 /** A Discord channel's webhook: what it was sent, and a wait for the nth message. */
 interface Channel {
-  received: Omit<Received, 'at'>[];
+  received: Pick<Received, 'headers' | 'body'>[];
   waitFor(count: number): Promise<void>;
 }
 
