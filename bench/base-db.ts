@@ -56,6 +56,9 @@ export interface OutboxEvent {
   payload: unknown;
 }
 
+/** The `fanned` of the baseline's events: the server's worker fans out only 0 and sweeps only 1. */
+export const BASELINE_OUTBOX = 2;
+
 /** Subscriptions are read again after this, as the server's cache does (`endpointsCacheSeconds`, shorter here for the bench's switching). */
 export const SUBSCRIPTIONS_MS = 1000;
 
@@ -104,14 +107,15 @@ export class BaseDb {
 
   /**
    * One insert of a transaction's events, to run inside it (undefined when there are none). The rows
-   * go in as already fanned out, so the server's worker, idle beside the baseline, sends none of
-   * them while the baseline is measured: the baseline pays for the write and nothing else.
+   * go in marked as the baseline's own (`fanned` = BASELINE_OUTBOX), so the server's worker, idle
+   * beside the baseline, sends none of them while the baseline is measured: the baseline pays for
+   * the write, and in the rush for its own sends (bench/base-webhooks.ts).
    */
   static outbox(events: OutboxEvent[]): { sql: string; params: string[] } | undefined {
     if (events.length === 0) return undefined;
     const at = now();
     return {
-      sql: `insert into notifications_events (message_id, name, payload, created_date, fanned) values ${events.map(() => '(?, ?, ?, ?, 1)').join(', ')}`,
+      sql: `insert into notifications_events (message_id, name, payload, created_date, fanned) values ${events.map(() => `(?, ?, ?, ?, ${BASELINE_OUTBOX})`).join(', ')}`,
       params: events.flatMap((e) => [`msg_${randomUUID().replaceAll('-', '')}`, e.name, JSON.stringify(e.payload), at]),
     };
   }

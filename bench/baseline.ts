@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import Fastify from 'fastify';
 import formbody from '@fastify/formbody';
 import { BaseDb } from './base-db.ts';
+import { BaseWebhooks } from './base-webhooks.ts';
 import { loadBaselineRoutes, loadScenarios } from './scenarios.ts';
 
 const db = new BaseDb(process.env.DATABASE_URL!);
@@ -23,7 +24,12 @@ app.addHook('onRequest', async (request, reply) => {
 for (const baseline of [...(await loadScenarios()).map((s) => s.baseline), ...(await loadBaselineRoutes())]) {
   app.route({ method: baseline.method, url: baseline.url, handler: (request, reply) => baseline.handler(db, request, reply) });
 }
-app.addHook('onClose', () => db.close());
+const webhooks = process.env.BENCH_BASE_WEBHOOKS === '1' ? new BaseWebhooks(db) : undefined;
+webhooks?.start();
+app.addHook('onClose', () => {
+  webhooks?.stop();
+  return db.close();
+});
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
 process.on('SIGTERM', () => {
   app.close().then(() => process.exit(0));

@@ -28,7 +28,7 @@ import { seedCatalogue } from './store.ts';
 const GAME_SERVERS = 20;
 const BUYERS = 100;
 const P99_LIMIT_MS = 100;
-const STEPS = (process.env.BENCH_RUSH_STEPS ?? '1,2,4,8,16,32,64').split(',').map(Number);
+const STEPS = (process.env.BENCH_RUSH_STEPS ?? '1,2,4,8,12,16,24,32,48,64').split(',').map(Number);
 const VARIANT = process.env.BENCH_RUSH_VARIANT ?? '';
 const KINDS = process.env.BENCH_RUSH_KINDS === '1';
 
@@ -94,16 +94,25 @@ interface Step {
   p99ByKind: Record<string, number>;
   delivered: number;
   non2xx: number;
+  /** Webhook sends the receivers took during the step. */
+  webhooks: number;
 }
 
-/** One step of load on `url`: a warm-up second, then BENCH_SECONDS. */
-async function step(url: string, sequence: RushItem[], connections: number): Promise<Step> {
+/** One step of load on `url`: a warm-up second, then BENCH_SECONDS; `sends` counts the webhooks received so far. */
+async function step(url: string, sequence: RushItem[], connections: number, sends: () => number): Promise<Step> {
   await walk(url, sequence, connections, 1);
-  return { ...(await walk(url, sequence, connections, seconds)), connections };
+  const before = sends();
+  const measured = await walk(url, sequence, connections, seconds);
+  return { ...measured, connections, webhooks: sends() - before };
 }
 
 /** The load generator walking `sequence` on `url` for `duration` seconds. */
-async function walk(url: string, sequence: RushItem[], connections: number, duration: number): Promise<Step & { requests: number }> {
+async function walk(
+  url: string,
+  sequence: RushItem[],
+  connections: number,
+  duration: number,
+): Promise<Omit<Step, 'connections' | 'webhooks'> & { requests: number }> {
   const proc = spawnNode(LOAD_CORE, ['bench/rush-load.ts'], {});
   proc.stdin!.end(JSON.stringify({ url, sequence, connections, seconds: duration }));
   let out = '';
@@ -111,7 +120,7 @@ async function walk(url: string, sequence: RushItem[], connections: number, dura
     out += d;
   });
   if ((await new Promise((r) => proc.once('exit', r))) !== 0) throw new Error('the rush load generator failed');
-  return JSON.parse(out) as Step & { requests: number };
+  return JSON.parse(out) as Omit<Step, 'connections' | 'webhooks'> & { requests: number };
 }
 
 /** A step's rates: pages a second, purchases and commands delivered a minute. */
@@ -120,7 +129,8 @@ function rates(s: Step): string {
   return `${perSecond(s.byKind.page).toFixed(0)} | ${(perSecond(s.byKind.buy) * 60).toFixed(0)} | ${(perSecond(s.delivered) * 60).toFixed(0)}`;
 }
 
-const row = (db: string, side: string, s: Step) => `| ${db} | ${side} | ${s.connections} | ${s.rps.toFixed(0)} | ${s.p99} | ${rates(s)} | ${s.non2xx} |`;
+const row = (db: string, side: string, s: Step) =>
+  `| ${db} | ${side} | ${s.connections} | ${s.rps.toFixed(0)} | ${s.p99} | ${rates(s)} | ${(s.webhooks / seconds).toFixed(0)} | ${s.non2xx} |`;
 
 async function rushDatabase(kind: string, url: string): Promise<string[]> {
   const key = randomBytes(24).toString('hex');
@@ -134,7 +144,7 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
     server = (await startServer(env)).proc;
     const shop = await seed(new Api(`http://127.0.0.1:${port}`, key), key, receivers);
     const basePort = String(await freePort());
-    baseline = await startBaseline({ ...env, PORT: basePort });
+    baseline = await startBaseline({ ...env, PORT: basePort, BENCH_BASE_WEBHOOKS: '1' });
     const sides = [
       {
         name: 'server',
@@ -157,7 +167,7 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
     if (KINDS) console.log(`\n${kind}, each kind alone at a few connections:\n${(await kindCosts(sides, walk)).join('\n')}\n`);
     for (const connections of STEPS) {
       for (const side of sides.filter((s) => !s.done)) {
-        const s = await step(side.url, side.sequence, connections);
+        const s = await step(side.url, side.sequence, connections, () => receivers.reduce((n, r) => n + r.received.length, 0));
         console.log(
           row(kind, side.name, s),
           `p99 by kind (ms): ${JSON.stringify(s.p99ByKind)}`,
@@ -169,7 +179,7 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
     }
     for (const side of sides)
       lines.push(
-        side.last ? row(kind, `**${side.name}**`, side.last) : `| ${kind} | ${side.name} | p99 above ${P99_LIMIT_MS} ms at the first step | | | | | | |`,
+        side.last ? row(kind, `**${side.name}**`, side.last) : `| ${kind} | ${side.name} | p99 above ${P99_LIMIT_MS} ms at the first step | | | | | | | |`,
       );
   } finally {
     if (baseline) await stop(baseline);
@@ -187,7 +197,7 @@ export async function runRush(): Promise<void> {
     });
   }
   console.log(`\nRush${VARIANT ? ` (${VARIANT})` : ''}: the last step under p99 ${P99_LIMIT_MS} ms, ${seconds} s a step\n`);
-  console.log('| database | side | connections | req/s | p99 ms | pages/s | purchases/min | commands delivered/min | non-2xx |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('| database | side | connections | req/s | p99 ms | pages/s | purchases/min | commands delivered/min | webhooks sent/s | non-2xx |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const line of lines) console.log(line);
 }
