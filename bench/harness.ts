@@ -188,11 +188,12 @@ export async function startBaseline(env: Record<string, string>): Promise<ChildP
 
 /**
  * The CONFIG the server is started with: the one the bench was given, if any, with the webhooks
- * note's receivers (on 127.0.0.1, which the server calls only when outbound.allow lists it) allowed.
+ * note's receivers (on 127.0.0.1, which the server calls only when outbound.allow lists it) allowed,
+ * and `extra` over both (a Discord relay's `config`: its host in discordHosts).
  */
-export function serverConfig(): string {
+export function serverConfig(extra: unknown = {}): string {
   const given: unknown = process.env.CONFIG ? JSON.parse(readFileSync(resolve(process.env.CONFIG), 'utf8')) : {};
   const path = join(mkdtempSync(join(tmpdir(), 'bench-')), 'config.json');
-  writeFileSync(path, JSON.stringify(merge(given, { outbound: RECEIVERS })));
+  writeFileSync(path, JSON.stringify(merge(merge(given, { outbound: RECEIVERS }), extra)));
   return path;
 }

@@ -59,6 +59,10 @@ t.test('a Discord endpoint at a relay is refused until discordHosts lists it; th
     embeds: [{ title: 'Test announcement', description: 'Announcements reach this channel.', timestamp: /^\d{4}-\d\d-\d\dT/ }],
   });
 
+  // As Discord's webhook address does, the relay takes only a POST of a channel's webhook path.
+  t.equal((await fetch(new URL('/hook', r.url), { method: 'POST', body: '{}' })).status, 404);
+  t.equal((await fetch(r.url)).status, 404);
+
   const { host, port } = new URL(r.url);
   const elsewhere = [
     `http://127.0.0.1:${Number(port) + 1}/api/webhooks/1/x`,
