@@ -1,15 +1,19 @@
 /**
  * Importing from CraftingStore against recorded answers in the shapes of its API v7 (`/packages`,
  * `/payments?page=N`, each `{success, data, meta}`, the token in its `token` header) and of a
- * payments CSV export: a dry run, a run and a second one, a run cut off half way and run again.
+ * payments CSV export: a dry run, a run and a second one, a run cut off half way and run again,
+ * and the payments brought as history only: no command, mail or webhook of a sale made here.
  */
 import t from 'tap';
 import nock from 'nock';
 import { donationsRef } from '../../donations/contract.ts';
 import { catalogueRef, ordersRef } from '../../store/contract.ts';
 import { usersRef } from '../../users/contract.ts';
-import { build } from '../../../test/helper.ts';
+import { build, call } from '../../../test/helper.ts';
 import { rowCount } from '../../../test/fixtures.ts';
+import { RECEIVERS } from '../../../test/receiver.ts';
+import { TestSmtp } from '../../../test/smtp.ts';
+import { addCommand, makeServer } from '../../delivery/test/fixtures.ts';
 import { importsRef } from '../contract.ts';
 import { CRAFTINGSTORE_API } from '../craftingstore.ts';
 
@@ -142,4 +146,44 @@ t.test('a payments CSV comes in once', async (t) => {
   t.same(report.created, { category: 1, product: 2, player: 2, payment: 2 });
   t.same((await imports.fromCraftingStore({ csv })).created, {});
   t.equal(await rowCount(app, 'store_orders'), 2);
+});
+
+t.test('imported payments queue no command, mail or webhook, and the board shows them', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const app = await build(t, {
+    features: [...FEATURES, 'auth', 'delivery', 'email', 'notifications'],
+    config: { outbound: RECEIVERS, plugins: { email: smtp.config() } },
+  });
+  const completed: number[] = [];
+  app.events.on('store.order.completed', (e) => void completed.push(e.orderId));
+  const imports = app.services.get(importsRef);
+  // The packages come in and the payments fail; the owner gives Knight a command before they come.
+  craftingStore({ breakAtPage: 1 });
+  t.match(await imports.fromCraftingStore({ token: TOKEN }).catch((err: Error) => err), { message: /payments answered 500/ });
+  const [ranks] = await app.services.get(catalogueRef).tree({ activeOnly: false });
+  const knight = ranks!.products[0]!;
+  t.equal(knight.name, 'Knight');
+  const server = await makeServer(app);
+  await addCommand(app, knight.id, { serverID: server.id, trigger: 'purchase', command: 'lp user {username} parent add knight' });
+  const hook = await call(app, '/api/admin/notifications/endpoints', {
+    body: { name: 'ERP', url: 'http://127.0.0.1:9/hooks', events: ['store.order.completed'] },
+    as: 'json',
+  });
+  if (hook.statusCode !== 201) throw new Error(hook.body);
+
+  craftingStore();
+  t.same((await imports.fromCraftingStore({ token: TOKEN })).created, { player: 2, payment: 3 });
+  t.equal(await rowCount(app, 'store_orders'), 3);
+  t.same(completed, [], 'no store.order.completed');
+  t.equal(await rowCount(app, 'delivery_queue'), 0, 'no game command queued');
+  t.equal(await rowCount(app, 'email_outbox'), 0, 'no mail queued');
+  t.equal(await rowCount(app, 'notifications_events'), 0, 'no webhook event');
+  const board = await app.services.get(donationsRef).board('top-alltime', 10, 'UTC');
+  t.same(
+    board.map((d) => [d.username, d.amount]),
+    [
+      ['Steve', 1500],
+      ['Alex', 250],
+    ],
+  );
 });
