@@ -11,9 +11,9 @@
  * The load rises in steps of concurrent connections (BENCH_RUSH_STEPS, each BENCH_SECONDS long
  * after a second of warm-up), the server's step then the baseline's, until a side's p99 passes
  * 100 ms; its capacity is the rates at its last step under it: pages a second, purchases and
- * commands delivered a minute. The baseline answers neither the coupon nor the sale (it charges
- * the product's own price) nor the dashboard, which it has no route for: its figures are the same
- * database work for everything else.
+ * commands delivered a minute. The baseline prices the sale and the coupon and records their use
+ * as the server does (bench/store-promotions.ts); it has no route for the dashboard, which it
+ * skips: its figures are the same database work for everything else.
  */
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';

@@ -3,10 +3,27 @@
  * products), and the buy. The baselines run the same statements by hand: the listing's three
  * reads nested and shaped into the same JSON; the buy's reads, order, debit, ledger, stock take
  * and delivery lookup in one transaction, and its events when a webhook endpoint subscribes to them.
+ * A running sale and a coupon are priced and recorded as the server's promotions do (bench/store-promotions.ts).
  */
 import { now, PERMANENT } from '../core/format.ts';
 import { BaseDb, type OutboxEvent, type Row } from './base-db.ts';
 import { Api, money, type BenchRequest, type Scenario } from './scenario.ts';
+import {
+  bestSale,
+  COUPON,
+  COUPON_PLAYER,
+  couponOff,
+  judging,
+  Limited,
+  playerFirst,
+  type PricedLine,
+  promotionRows,
+  Refused,
+  runningSales,
+  type Taken,
+  useCoupon,
+  usePlayer,
+} from './store-promotions.ts';
 
 const BUYERS = 50;
 
@@ -164,7 +181,10 @@ async function seedBuyers(api: Api): Promise<BenchRequest[]> {
 interface BuyBody {
   userID: string;
   products: { id: string; quantity?: number; variables?: Record<string, string> }[];
+  coupon?: string;
 }
+
+type Sales = Awaited<ReturnType<typeof runningSales>>;
 
 const BUY_USER = 'select id, username from users_accounts where id = ?';
 const BUY_CATEGORIES = 'select id, parent_id, is_active from store_categories';
@@ -243,28 +263,43 @@ function placeholders(n: number): string {
   return Array(n).fill('?').join(', ');
 }
 
-/** The order's lines priced: what the reads found, turned into the rows the writes take. */
-function price(body: BuyBody, products: Row[], at: string) {
+/** The order's lines priced: what the reads found (and the running sales), turned into the rows the writes take. */
+function price(body: BuyBody, products: Row[], at: string, sales: Sales) {
   const byId = new Map(products.map((p) => [Number(p.id), p]));
   const lines = body.products.map((line) => {
     const p = byId.get(Number(line.id))!;
+    const own = liveDiscount(p, at) ? Number(p.discounted_price) : Number(p.price);
+    // A sale never raises a price the product's own discount made lower.
+    const sale = sales.length ? bestSale(sales, Number(p.category_id), Number(p.price), at) : undefined;
+    const lowered = sale !== undefined && sale.price < own;
     return {
       p,
       id: Number(p.id),
+      categoryId: Number(p.category_id),
       quantity: line.quantity ?? 1,
-      unit: liveDiscount(p, at) ? Number(p.discounted_price) : Number(p.price),
+      own,
+      unit: lowered ? sale.price : own,
+      sale: lowered ? sale.id : undefined,
       variables: line.variables ?? {},
     };
   });
   const subtotal = lines.reduce((sum, l) => sum + Number(l.p.price) * l.quantity, 0);
-  const total = lines.reduce((sum, l) => sum + l.unit * l.quantity, 0);
+  const priced = lines.reduce((sum, l) => sum + l.unit * l.quantity, 0);
   const items = (orderId: number) => lines.flatMap((l) => [orderId, l.id, l.p.name, l.quantity, Number(l.p.price), l.unit, JSON.stringify(l.variables)]);
   // Stock last and in id order, as the server does: the product rows are the lock every buyer shares.
   const stocked = lines.filter((l) => Number(l.p.stock) !== -1).sort((a, b) => a.id - b.id);
-  return { lines, subtotal, total, items, stocked };
+  return { lines, subtotal, priced, total: priced, taken: undefined as Taken | undefined, items, stocked };
 }
 
-function answer(orderId: number, balance: number, order: ReturnType<typeof price>) {
+type Priced = ReturnType<typeof price>;
+
+/** The order with the coupon (its row read with COUPON, its player's with COUPON_PLAYER) taken off. */
+function withCoupon(order: Priced, body: BuyBody, user: Row, coupon: Row | undefined, player: Row | undefined, at: string): Priced {
+  const amount = couponOff(body.coupon!, coupon, player, order.lines satisfies PricedLine[], order.priced, at);
+  return { ...order, total: order.priced - amount, taken: { coupon: coupon!, buyer: String(user.username).toLowerCase(), amount } };
+}
+
+function answer(orderId: number, balance: number, order: Priced) {
   return {
     status: true,
     orderID: String(orderId),
@@ -278,12 +313,10 @@ function answer(orderId: number, balance: number, order: ReturnType<typeof price
   };
 }
 
-class Refused extends Error {}
-
 const BUY_EVENTS = ['store.order.completed', 'credits.changed'];
 
 /** The buy's events that an endpoint subscribes to (`told`), as one insert for its transaction. */
-function outbox(told: string[], user: Row, orderId: number, order: ReturnType<typeof price>, at: string, balance: number) {
+function outbox(told: string[], user: Row, orderId: number, order: Priced, at: string, balance: number) {
   const events: OutboxEvent[] = [
     {
       name: 'store.order.completed',
@@ -304,18 +337,38 @@ function outbox(told: string[], user: Row, orderId: number, order: ReturnType<ty
   return BaseDb.outbox(events.filter((e) => told.includes(e.name)));
 }
 
-function buySqlite(db: BaseDb, body: BuyBody, told: string[]) {
+/** The coupon's use and the player's, each a conditional write, and the order's promotion rows. */
+function promotionsSqlite(sqlite: NonNullable<BaseDb['sqlite']>, orderId: number, order: Priced, at: string): void {
+  const t = order.taken;
+  if (t) {
+    const step = (s: { sql: string; params: (string | number)[] }) => sqlite.run(s.sql, ...s.params).changes;
+    if (step(useCoupon(t)) === 0) throw new Refused(`the coupon ${t.coupon.code} is used up.`, true);
+    const first = playerFirst(t);
+    if (step(usePlayer(t)) === 0 && step({ ...first, sql: `${first.sql} on conflict (coupon_id, buyer_key) do nothing` }) === 0) {
+      throw new Refused(`the coupon ${t.coupon.code} is used up for this player.`, true);
+    }
+  }
+  for (const row of promotionRows(orderId, order.lines, order.priced, t, at)) sqlite.run(row.sql, ...row.params);
+}
+
+function buySqlite(db: BaseDb, body: BuyBody, told: string[], sales: Sales) {
   const sqlite = db.sqlite!;
   const ids = body.products.map((p) => Number(p.id));
   return sqlite.tx(() => {
     const at = now();
     const [user] = sqlite.all(BUY_USER, Number(body.userID));
     if (!user) throw new Refused('no such user');
-    const order = price(body, onShow(sqlite.all(BUY_PRODUCTS(ids.length), ...ids), sqlite.all(BUY_CATEGORIES)), at);
+    let order = price(body, onShow(sqlite.all(BUY_PRODUCTS(ids.length), ...ids), sqlite.all(BUY_CATEGORIES)), at, sales);
     sqlite.all(BUY_VARIABLES(ids.length), ...ids);
     sqlite.all(BUY_RULES(ids.length), ...ids);
+    if (body.coupon) {
+      const [coupon] = sqlite.all(COUPON, body.coupon.trim().toLowerCase());
+      const [player] = Number(coupon?.per_player) > 0 ? sqlite.all(COUPON_PLAYER, coupon!.id, String(user.username).toLowerCase()) : [];
+      order = withCoupon(order, body, user, coupon, player, at);
+    }
     const orderId = sqlite.run(BUY_ORDER, user.id, order.subtotal, order.subtotal - order.total, order.total, at).lastId;
     sqlite.run(BUY_ITEMS(order.lines.length), ...order.items(orderId));
+    promotionsSqlite(sqlite, orderId, order, at);
     sqlite.run('insert into credits_wallets (user_id, balance) values (?, 0) on conflict (user_id) do nothing', user.id);
     const [debited] = sqlite.all(
       'update credits_wallets set balance = balance - ? where user_id = ? and balance >= ? returning balance',
@@ -334,20 +387,46 @@ function buySqlite(db: BaseDb, body: BuyBody, told: string[]) {
   });
 }
 
-function buyMysql(db: BaseDb, body: BuyBody, told: string[]) {
+type MysqlRun = (sql: string, params: unknown[]) => Promise<{ affectedRows: number; insertId: number }>;
+
+/** As promotionsSqlite: a player's first use is the insert the unique key lets through once. */
+async function promotionsMysql(run: MysqlRun, orderId: number, order: Priced, at: string): Promise<void> {
+  const t = order.taken;
+  if (t) {
+    const step = async (s: { sql: string; params: (string | number)[] }) => (await run(s.sql, s.params)).affectedRows;
+    if ((await step(useCoupon(t))) === 0) throw new Refused(`the coupon ${t.coupon.code} is used up.`, true);
+    if ((await step(usePlayer(t))) === 0) {
+      try {
+        await step(playerFirst(t));
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'ER_DUP_ENTRY') throw err;
+        throw new Refused(`the coupon ${t.coupon.code} is used up for this player.`, true);
+      }
+    }
+  }
+  for (const row of promotionRows(orderId, order.lines, order.priced, t, at)) await run(row.sql, row.params);
+}
+
+function buyMysql(db: BaseDb, body: BuyBody, told: string[], sales: Sales) {
   const ids = body.products.map((p) => Number(p.id));
   return db.mysqlTx(async (conn) => {
     const all = async (sql: string, params: unknown[]) => (await conn.execute(sql, params as never[]))[0] as Row[];
-    const run = async (sql: string, params: unknown[]) => (await conn.execute(sql, params as never[]))[0] as { affectedRows: number; insertId: number };
+    const run: MysqlRun = async (sql, params) => (await conn.execute(sql, params as never[]))[0] as { affectedRows: number; insertId: number };
     const at = now();
     const [user] = await all(BUY_USER, [Number(body.userID)]);
     if (!user) throw new Refused('no such user');
     const [products, categories] = await Promise.all([all(BUY_PRODUCTS(ids.length), ids), all(BUY_CATEGORIES, [])]);
-    const order = price(body, onShow(products, categories), at);
+    let order = price(body, onShow(products, categories), at, sales);
     await all(BUY_VARIABLES(ids.length), ids);
     await all(BUY_RULES(ids.length), ids);
+    if (body.coupon) {
+      const [coupon] = await all(COUPON, [body.coupon.trim().toLowerCase()]);
+      const [player] = Number(coupon?.per_player) > 0 ? await all(COUPON_PLAYER, [coupon!.id, String(user.username).toLowerCase()]) : [];
+      order = withCoupon(order, body, user, coupon, player, at);
+    }
     const orderId = (await run(BUY_ORDER, [user.id, order.subtotal, order.subtotal - order.total, order.total, at])).insertId;
     await run(BUY_ITEMS(order.lines.length), order.items(orderId));
+    await promotionsMysql(run, orderId, order, at);
     await run('insert into credits_wallets (user_id, balance) values (?, 0) on duplicate key update balance = balance', [user.id]);
     const debit = await run('update credits_wallets set balance = last_insert_id(balance - ?) where user_id = ? and balance >= ?', [
       order.total,
@@ -382,11 +461,16 @@ export const scenarios: Scenario[] = [
       method: 'POST',
       url: '/api/store/buy',
       async handler(db, request, reply) {
+        const body = request.body as BuyBody;
         try {
           const told = await db.subscribed(BUY_EVENTS);
-          return await (db.sqlite ? buySqlite(db, request.body as BuyBody, told) : buyMysql(db, request.body as BuyBody, told));
+          const sales = await runningSales(db, now());
+          const buy = async () => (db.sqlite ? buySqlite(db, body, told, sales) : buyMysql(db, body, told, sales));
+          return await (body.coupon ? judging(db, request.ip, Number(body.userID), buy) : buy());
         } catch (err) {
           if (err instanceof Refused) return reply.code(400).send({ status: false, error: 'REFUSED', message: err.message });
+          if (err instanceof Limited)
+            return reply.code(429).header('retry-after', err.retryAfter).send({ status: false, error: 'RATE_LIMITED', message: err.message });
           throw err;
         }
       },
