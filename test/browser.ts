@@ -7,12 +7,13 @@ import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { chromium, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import tap from 'tap';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { rootDir } from '../core/config.ts';
 import type { Clock } from '../core/clock.ts';
-import { build, call, scratchDir, type TestLike } from './helper.ts';
+import { build, call, type TestLike } from './helper.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
 /**
@@ -57,23 +58,37 @@ export async function notice(page: Page, text: RegExp): Promise<string> {
   return (await status.textContent()) ?? '';
 }
 
-/** A browser with a profile of its own (nothing shared between tests), closed when the test ends. */
+let launched: Promise<Browser> | undefined;
+
+/**
+ * One Chromium per test process, closed when the file's tests end: a launch costs more than a
+ * fresh context, and each test still gets a context of its own (cookies, storage and cache apart).
+ */
+function sharedBrowser(): Promise<Browser> {
+  launched ??= chromium
+    .launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    })
+    .then((browser) => {
+      tap.teardown(() => browser.close());
+      return browser;
+    });
+  return launched;
+}
+
+/** A browser context of its own (nothing shared between tests), closed when the test ends. */
 export async function browse(t: TestLike, options: BrowserContextOptions = {}): Promise<BrowserContext> {
-  const context = await chromium.launchPersistentContext(scratchDir(t), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 1280, height: 860 },
-    ...options,
-  });
+  const context = await (await sharedBrowser()).newContext({ viewport: { width: 1280, height: 860 }, ...options });
   t.teardown(() => context.close());
   // A bound, not a wait: a passing test never reaches it. Two suites side by side on two cores took a console
   // page past 20 s once; tap's own timeout (180 s a file) still ends a test that hangs.
