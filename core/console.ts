@@ -165,6 +165,19 @@ export interface ConsolePages {
   charts(draw: () => Promise<ConsoleChart[]>): void;
 }
 
+/**
+ * `read` whose calls made while one runs share its answer: the dashboard asks every section's
+ * figures, attention list and charts at once, and a section that needs one statement for two of
+ * them (and two staff opening the dashboard together) runs it once.
+ */
+export function sharedFigures<T>(read: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  return () =>
+    (running ??= read().finally(() => {
+      running = undefined;
+    }));
+}
+
 export interface ConsoleSection<Options = unknown, Own = unknown> {
   /** Path segment and menu id: `/console/<id>`. */
   id: string;

@@ -3,7 +3,7 @@
  * commands each product runs on them, and the queue (redeliver, cancel).
  */
 import type { Static } from '@sinclair/typebox';
-import { errorsFor, idOf, type ConsolePage, type ConsolePages, type ConsoleSection, type ShownForm } from '../../core/console.ts';
+import { errorsFor, idOf, type ConsolePage, type ConsolePages, type ConsoleSection, type ShownForm, sharedFigures } from '../../core/console.ts';
 import { counted } from '../../core/format.ts';
 import { toBool } from '../../core/schemas.ts';
 import { catalogueRef, type StoreCatalogue } from '../store/contract.ts';
@@ -29,15 +29,16 @@ export const deliverySection: ConsoleSection<unknown, DbDeliveryService> = {
 
 /** The dashboard's figures and what needs staff: the backlog, commands failed or stuck, servers gone silent. */
 function dashboardFigures(pages: ConsolePages, delivery: DbDeliveryService): void {
+  const health = sharedFigures(() => delivery.health());
   pages.dashboard(async () => {
-    const { backlog, silentServers, silentMinutes } = await delivery.health();
+    const { backlog, silentServers, silentMinutes } = await health();
     return [
       { label: 'commands waiting to be delivered', value: String(backlog), href: `${pages.base}?status=waiting` },
       { label: `active servers not seen for ${silentMinutes} minutes`, value: String(silentServers), href: pages.base },
     ];
   });
   pages.attention(async () => {
-    const h = await delivery.health();
+    const h = await health();
     return [
       {
         count: h.failed,

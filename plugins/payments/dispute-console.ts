@@ -3,7 +3,7 @@
  * dashboard, the disputes list, and the block list with a button to lift each block.
  */
 import { counted, displayTimestamp, formatMoney } from '../../core/format.ts';
-import { playerCell, type ConsoleSection } from '../../core/console.ts';
+import { playerCell, sharedFigures, type ConsoleSection } from '../../core/console.ts';
 import { usersRef } from '../users/contract.ts';
 import type { DbPaymentsService } from './service.ts';
 
@@ -17,8 +17,9 @@ export const disputesSection: ConsoleSection<unknown, DbPaymentsService> = {
   order: 66,
   pages(pages, { settings, services }, payments) {
     const users = services.get(usersRef);
+    const figures = sharedFigures(() => payments.disputes.figures(RATE_DAYS));
     pages.dashboard(async () => {
-      const f = await payments.disputes.figures(RATE_DAYS);
+      const f = await figures();
       return [
         { label: 'disputes open', value: String(f.open), href: `${pages.base}?status=open` },
         { label: `disputes won (${RATE_DAYS} days)`, value: String(f.won), href: `${pages.base}?status=won` },
@@ -27,7 +28,7 @@ export const disputesSection: ConsoleSection<unknown, DbPaymentsService> = {
       ];
     });
     pages.attention(async () => {
-      const f = await payments.disputes.figures(RATE_DAYS);
+      const f = await figures();
       return [{ count: f.open, text: `${counted(f.open, 'dispute')} open at the gateways`, href: `${pages.base}?status=open` }];
     });
     pages.get('', async ({ query }) => {

@@ -3,7 +3,16 @@
  * charts, the orders filtered and paged, one order with its deliveries, redelivery and refund.
  * Each group of pages is registered by a function of its own.
  */
-import { playerCell, type ConsoleBlock, type ConsolePage, type ConsolePages, type ConsoleRequest, type ConsoleSection, idOf } from '../../core/console.ts';
+import {
+  playerCell,
+  type ConsoleBlock,
+  type ConsolePage,
+  type ConsolePages,
+  type ConsoleRequest,
+  type ConsoleSection,
+  idOf,
+  sharedFigures,
+} from '../../core/console.ts';
 import { DomainError } from '../../core/errors.ts';
 import { counted, displayTimestamp, formatMoney, now, parseClientTimestamp } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
@@ -45,40 +54,45 @@ export const ordersSection: ConsoleSection<unknown, { orders: DbOrders }> = {
   },
 };
 
-/** The start of today and of this month in the site's time zone, as stored UTC times. */
-function periodStarts(settings: SettingsService): { today: string; month: string } {
-  const tz = settings.get().timezone;
-  const local = displayTimestamp(now(), tz);
-  return { today: parseClientTimestamp(`${local.slice(0, 10)} 00:00:00`, tz)!, month: parseClientTimestamp(`${local.slice(0, 8)}01 00:00:00`, tz)! };
-}
-
-/** The dashboard's sales of today and this month, and the charts of the last days. */
+/**
+ * The dashboard's sales of today and this month, and the charts of the last days, in the site's time
+ * zone: one statement for both (the figures and the chart of one dashboard share it).
+ */
 function salesFigures({ pages, orders, settings }: OrderPages): void {
+  const sales = sharedFigures(async () => {
+    const tz = settings.get().timezone;
+    const local = displayTimestamp(now(), tz);
+    const days = Array.from({ length: CHART_DAYS }, (_, i) =>
+      new Date(Date.parse(`${local.slice(0, 10)}T00:00:00Z`) - (CHART_DAYS - 1 - i) * 86_400_000).toISOString().slice(0, 10),
+    );
+    const month = parseClientTimestamp(`${local.slice(0, 8)}01 00:00:00`, tz)!;
+    const chartFrom = parseClientTimestamp(`${days[0]} 00:00:00`, tz)!;
+    const rows = await orders.salesByHour([month, chartFrom].sort()[0]!, month, parseClientTimestamp(`${local.slice(0, 10)} 00:00:00`, tz)!);
+    return { tz, days, rows };
+  });
+
   pages.dashboard(async () => {
-    const { today, month } = periodStarts(settings);
-    const [day, mon] = await Promise.all([orders.salesSince(today), orders.salesSince(month)]);
-    const sum = (rows: { type: string; orders: number; total: number }[], type: string) => rows.find((r) => r.type === type) ?? { orders: 0, total: 0 };
+    const { rows } = await sales();
+    const sum = (period: number, type: string) =>
+      rows
+        .filter((r) => r.period >= period && r.type === type)
+        .reduce((a, r) => ({ orders: a.orders + r.orders, total: a.total + r.total }), { orders: 0, total: 0 });
     const currency = settings.get().currency;
     return [
-      { label: `credit sales today (${counted(sum(day, 'credit').orders, 'order')})`, value: formatMoney(sum(day, 'credit').total), href: pages.base },
-      { label: `credit sales this month (${counted(sum(mon, 'credit').orders, 'order')})`, value: formatMoney(sum(mon, 'credit').total), href: pages.base },
-      { label: `${currency} received today`, value: formatMoney(sum(day, 'payment').total), href: `${pages.base}?type=payment` },
-      { label: `${currency} received this month`, value: formatMoney(sum(mon, 'payment').total), href: `${pages.base}?type=payment` },
+      { label: `credit sales today (${counted(sum(TODAY, 'credit').orders, 'order')})`, value: formatMoney(sum(TODAY, 'credit').total), href: pages.base },
+      { label: `credit sales this month (${counted(sum(MONTH, 'credit').orders, 'order')})`, value: formatMoney(sum(MONTH, 'credit').total), href: pages.base },
+      { label: `${currency} received today`, value: formatMoney(sum(TODAY, 'payment').total), href: `${pages.base}?type=payment` },
+      { label: `${currency} received this month`, value: formatMoney(sum(MONTH, 'payment').total), href: `${pages.base}?type=payment` },
     ];
   });
 
-  // Sales and top-ups of the last 30 days in the site's time zone, one bar a day.
+  // Sales and top-ups of the last 30 days, one bar a day; today's bar is the day's own period.
   pages.charts(async () => {
-    const tz = settings.get().timezone;
-    const today = displayTimestamp(now(), tz).slice(0, 10);
-    const days = Array.from({ length: CHART_DAYS }, (_, i) =>
-      new Date(Date.parse(`${today}T00:00:00Z`) - (CHART_DAYS - 1 - i) * 86_400_000).toISOString().slice(0, 10),
-    );
-    const hours = await orders.salesByHour(parseClientTimestamp(`${days[0]} 00:00:00`, tz)!);
+    const { tz, days, rows } = await sales();
     const byDay = (type: string) => {
       const sums = new Map(days.map((d) => [d, 0]));
-      for (const h of hours) {
-        const day = displayTimestamp(`${h.hour}:00:00`, tz).slice(0, 10);
+      for (const h of rows) {
+        const day = h.period === TODAY ? days.at(-1)! : displayTimestamp(`${h.hour}:00:00`, tz).slice(0, 10);
         if (h.type === type && sums.has(day)) sums.set(day, sums.get(day)! + h.total);
       }
       return [...sums.values()];
@@ -89,6 +103,10 @@ function salesFigures({ pages, orders, settings }: OrderPages): void {
     ];
   });
 }
+
+/** `salesByHour`'s periods. */
+const TODAY = 2;
+const MONTH = 1;
 
 /** A guest's order has no account to link to: the in-game name typed at checkout, and the email given for the receipt. */
 const guestCell = (o: { guestName: string | null; guestEmail?: string | null }) => `guest ${o.guestName ?? ''}${o.guestEmail ? ` (${o.guestEmail})` : ''}`;

@@ -10,7 +10,7 @@ import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { PERMANENT, addSeconds, displayTimestamp, formatMoney, now } from '../../core/format.ts';
 import type { SettingsService } from '../../core/settings.ts';
-import { count, fields, sql, sum, typed, where } from '../../core/sql.ts';
+import { count, fields, identifier, sql, sum, typed, where } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import type { CreditsService } from '../credits/contract.ts';
 import type { UserAccount, UsersService } from '../users/contract.ts';
@@ -340,21 +340,20 @@ export class DbOrders implements StoreOrders {
     return rows.map((r) => Number(r.id));
   }
 
-  /** Completed orders' totals (test orders aside) since `since`, by UTC hour (`2026-11-25 14`) and type: at most 24 rows a day per type, whatever the sales. */
-  async salesByHour(since: string): Promise<{ hour: string; type: string; total: number }[]> {
+  /**
+   * Completed orders (test orders aside) since `from`, in one scan: their count and total in cents by
+   * UTC hour (`2026-11-25 14`), type and period (2: since `today`, 1: since `month`, 0: before), so
+   * the dashboard's figures of the day and month and its chart come from one statement; at most 24
+   * rows a day per type, whatever the sales. An hour that a period starts in is split at its start.
+   */
+  async salesByHour(from: string, month: string, today: string): Promise<{ period: number; hour: string; type: string; orders: number; total: number }[]> {
+    const period = typed<number>(sql`case when ${O.creationDate} >= ${today} then 2 when ${O.creationDate} >= ${month} then 1 else 0 end`);
+    const hour = typed<string>(sql`substr(${O.creationDate}, 1, 13)`);
     const rows = await this.#db.query(sql`
-      select ${fields({ hour: typed<string>(sql`substr(${O.creationDate}, 1, 13)`), type: O.type, total: sum(O.total) })} from ${StoreOrder}
-      where ${O.status} = 'completed' and ${O.test} = ${false} and ${O.creationDate} >= ${since} group by substr(${O.creationDate}, 1, 13), ${O.type}`);
-    return rows.map((r) => ({ hour: r.hour, type: r.type, total: Number(r.total ?? 0) }));
-  }
-
-  /** Completed orders (test orders aside) since a stored UTC time: their count and the money or credits they took, in cents, by type. */
-  async salesSince(since: string): Promise<{ type: string; orders: number; total: number }[]> {
-    const rows = await this.#db.query(
-      sql`select ${fields({ type: O.type, n: count(), total: sum(O.total) })}
-      from ${StoreOrder} where ${O.status} = 'completed' and ${O.test} = ${false} and ${O.creationDate} >= ${since} group by ${O.type} order by ${O.type}`,
-    );
-    return rows.map((r) => ({ type: r.type, orders: Number(r.n), total: Number(r.total ?? 0) }));
+      select ${fields({ period, hour, type: O.type, n: count(), total: sum(O.total) })} from ${StoreOrder}
+      where ${O.status} = 'completed' and ${O.test} = ${false} and ${O.creationDate} >= ${from}
+      group by ${identifier('period')}, ${identifier('hour')}, ${O.type}`);
+    return rows.map((r) => ({ period: Number(r.period), hour: r.hour, type: r.type, orders: Number(r.n), total: Number(r.total ?? 0) }));
   }
 
   /** With the guest orders placed under the account's username before it was registered (case-insensitive). */
