@@ -3,22 +3,23 @@
  * every scenario) and on the bare baseline doing the same mix by hand. Players browse the
  * storefront, a share of them buy on credit from the launch category, which a sale lowers (some with
  * the launch coupon), twenty game servers poll their queue and ack what they run (the official
- * plugin's HTTP mode), two webhook endpoints take every order and credit change (receivers in this
- * process), and staff keep the console's dashboard open (the mix: bench/rush-mix.ts). Subscriptions,
- * idempotency keys, tax and the test mode are on as shipped, with nothing of theirs running;
+ * plugin's HTTP mode), two webhook endpoints take every order and credit change and a Discord
+ * channel announces every order (receivers in this process; Discord's is a relay the config lists,
+ * answering as Discord does; the baseline sends them too, bench/base-webhooks.ts), and staff keep
+ * the console's dashboard open (the mix: bench/rush-mix.ts). Subscriptions, idempotency keys, tax and the test mode are on as shipped, with nothing of theirs running;
  * BENCH_RUSH_VARIANT=idempotency sends every buy with an Idempotency-Key.
  *
  * The load rises in steps of concurrent connections (BENCH_RUSH_STEPS, each BENCH_SECONDS long
  * after a second of warm-up), the server's step then the baseline's, until a side's p99 passes
  * 100 ms; its capacity is the rates at its last step under it: pages a second, purchases and
- * commands delivered a minute. The baseline prices the sale and the coupon and records their use
- * as the server does (bench/store-promotions.ts); it has no route for the dashboard, which it
- * skips: its figures are the same database work for everything else.
+ * commands delivered a minute. The baseline does the same database work by hand, the sale and the
+ * coupon priced and their use recorded (bench/store-promotions.ts) and the dashboard's figures
+ * read on the staff session (bench/dashboard.ts) included.
  */
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { freePort } from '../test/mariadb-server.ts';
-import { startReceiver, type Receiver } from '../test/receiver.ts';
+import { startDiscordRelay, startReceiver, type DiscordRelay, type Receiver } from '../test/receiver.ts';
 import { databases, LOAD_CORE, onDatabases, seconds, serverConfig, spawnNode, startBaseline, startServer, stop } from './harness.ts';
 import { kindCosts } from './rush-kinds.ts';
 import { countKinds, rushSequence, type RushItem, type Shop } from './rush-mix.ts';
@@ -41,7 +42,7 @@ async function consoleSession(api: Api): Promise<string> {
 }
 
 /** The shop of a launch, through the server's API as an owner would make it. */
-async function seed(api: Api, key: string, receivers: Receiver[]): Promise<Shop> {
+async function seed(api: Api, key: string, webhooks: Receiver[], discord: DiscordRelay): Promise<Shop> {
   const { categoryIds, productIds } = await seedCatalogue(api, 8, 24);
   const launch = await api.create('/api/admin/store/categories', { name: 'Launch' });
   const tokens: string[] = [];
@@ -74,9 +75,10 @@ async function seed(api: Api, key: string, receivers: Receiver[]): Promise<Shop>
     maxUses: '0',
     perPlayer: '0',
   });
-  for (const [i, r] of receivers.entries()) {
+  for (const [i, r] of webhooks.entries()) {
     await api.create('/api/admin/notifications/endpoints', { name: `launch receiver ${i}`, url: r.url, events: ['store.order.completed', 'credits.changed'] });
   }
+  await api.create('/api/admin/notifications/endpoints', discord.endpoint(['store.order.completed'], 'launch announcements'));
   const buyers: string[] = [];
   await Api.batched(BUYERS, 10, async (i) => {
     buyers[i] = await api.player(8000 + i, `launcher${i}`, 1_000_000_00);
@@ -135,14 +137,17 @@ const row = (db: string, side: string, s: Step) =>
 async function rushDatabase(kind: string, url: string): Promise<string[]> {
   const key = randomBytes(24).toString('hex');
   const port = String(await freePort());
-  const env = { DATABASE_URL: url, PORT: port, HOST: '127.0.0.1', API_KEY: key, CONFIG: serverConfig() };
-  const receivers = [await startReceiver(), await startReceiver()];
+  // Two webhook receivers and a Discord channel (a relay the config lists, answering as Discord does).
+  const discord = await startDiscordRelay();
+  const webhooks = [await startReceiver(), await startReceiver()];
+  const receivers = [...webhooks, discord];
+  const env = { DATABASE_URL: url, PORT: port, HOST: '127.0.0.1', API_KEY: key, CONFIG: serverConfig(discord.config) };
   let server: ChildProcess | undefined;
   let baseline: ChildProcess | undefined;
   const lines: string[] = [];
   try {
     server = (await startServer(env)).proc;
-    const shop = await seed(new Api(`http://127.0.0.1:${port}`, key), key, receivers);
+    const shop = await seed(new Api(`http://127.0.0.1:${port}`, key), key, webhooks, discord);
     const basePort = String(await freePort());
     baseline = await startBaseline({ ...env, PORT: basePort, BENCH_BASE_WEBHOOKS: '1' });
     const sides = [
@@ -150,7 +155,7 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
         name: 'server',
         url: `http://127.0.0.1:${port}`,
         proc: server,
-        sequence: rushSequence(shop, VARIANT, true),
+        sequence: rushSequence(shop, VARIANT),
         last: undefined as Step | undefined,
         done: false,
       },
@@ -158,7 +163,7 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
         name: 'baseline',
         url: `http://127.0.0.1:${basePort}`,
         proc: baseline,
-        sequence: rushSequence(shop, VARIANT, false),
+        sequence: rushSequence(shop, VARIANT),
         last: undefined as Step | undefined,
         done: false,
       },
