@@ -8,7 +8,7 @@
  * meanwhile.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -18,6 +18,8 @@ import { numbers, open } from './datasize.ts';
 import { children, databases, onDatabases, pinned, LOAD_CORE, startServer, stop } from './harness.ts';
 
 const PLAYERS = Number(process.env.BENCH_EXPORT_PLAYERS ?? 20_000);
+/** What `npm run export` runs after `node`: its Node flags and entry, so the bench measures the command as shipped. */
+const exportArgs = (JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: { export: string } }).scripts.export.split(' ').slice(1);
 const OLD = '2025-06-01 12:00:00';
 
 /** The players, their wallets and ledgers, and their orders with a line each, in SQL. */
@@ -59,10 +61,10 @@ async function grow(url: string): Promise<string> {
   }
 }
 
-/** `npm run export -- FILE` in a process of its own: how long it took and its peak RSS, in MiB. */
+/** `npm run export -- FILE` (its Node flags too) in a process of its own: how long it took and its peak RSS, in MiB. */
 async function exportOnce(url: string, file: string): Promise<{ ms: number; peakMiB: number }> {
   const started = performance.now();
-  const args = ['--import', './bench/export-rss.ts', 'core/cli/archive.ts', 'export', file];
+  const args = ['--import', './bench/export-rss.ts', ...exportArgs, file];
   const [cmd, ...rest] = pinned ? ['taskset', '-c', String(LOAD_CORE), process.execPath, ...args] : [process.execPath, ...args];
   const child = spawn(cmd!, rest, { cwd: rootDir, env: { ...process.env, DATABASE_URL: url }, stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);

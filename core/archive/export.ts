@@ -3,17 +3,18 @@
  * consistent snapshot (snapshot.ts), written as one gzipped tar (docs/export-format.md). Each table
  * streams to a JSON-lines part of its own, so memory stays flat whatever the database's size.
  */
+import { createHash, type Hash } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { dirname, join } from 'node:path';
-import * as tar from 'tar';
 import type { DatabaseUrl } from '../db/url.ts';
 import type { ArchiveOwner } from './hook.ts';
 import type { AnyTable } from './feature-archive.ts';
 import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveRefused, digest, type FilePart, type Manifest, type Part, type TablePart } from './format.ts';
 import { openSnapshot, type Snapshot } from './snapshot.ts';
+import { writeTarGz } from './tar-gz.ts';
 
 /** Told how far the export is: rows written of all, and the table being written. */
 export type Progress = (done: number, total: number, what: string) => void;
@@ -21,33 +22,55 @@ export type Progress = (done: number, total: number, what: string) => void;
 /** Lines gathered before a write: fewer, bigger writes, still a bounded amount in memory. */
 const CHUNK_BYTES = 64 * 1024;
 
-async function* lines(snapshot: Snapshot, table: AnyTable, onRow: () => void): AsyncGenerator<string> {
+/** The part's bytes, counted and hashed as they go by, so the part is never read back to check it. */
+interface Tally {
+  bytes: number;
+  hash: Hash;
+}
+
+async function* lines(snapshot: Snapshot, table: AnyTable, tally: Tally, onRow: () => void): AsyncGenerator<Buffer> {
   let chunk = '';
+  const flush = (): Buffer => {
+    const bytes = Buffer.from(chunk);
+    tally.hash.update(bytes);
+    tally.bytes += bytes.length;
+    chunk = '';
+    return bytes;
+  };
   for await (const row of snapshot.rows(table)) {
     // Read through the table's description: the same types whichever database gave the row.
     chunk += `${JSON.stringify(table.fromArray(row))}\n`;
     onRow();
-    if (chunk.length >= CHUNK_BYTES) {
-      yield chunk;
-      chunk = '';
-    }
+    if (chunk.length >= CHUNK_BYTES) yield flush();
   }
-  if (chunk) yield chunk;
+  if (chunk) yield flush();
 }
 
 async function writeTable(snapshot: Snapshot, dir: string, feature: string, table: AnyTable, onRow: () => void): Promise<TablePart> {
   const path = `tables/${table.tableName}.jsonl`;
+  const tally: Tally = { bytes: 0, hash: createHash('sha256') };
   let rows = 0;
+  // One chunk waits between the rows and the file: the reader stops while the disk lags.
   await pipeline(
     Readable.from(
-      lines(snapshot, table, () => {
+      lines(snapshot, table, tally, () => {
         rows++;
         onRow();
       }),
+      { highWaterMark: 1 },
     ),
     createWriteStream(join(dir, path)),
   );
-  return { kind: 'table', path, feature, table: table.tableName, columns: Object.keys(table.options.properties), rows, ...(await digest(join(dir, path))) };
+  return {
+    kind: 'table',
+    path,
+    feature,
+    table: table.tableName,
+    columns: Object.keys(table.options.properties),
+    rows,
+    bytes: tally.bytes,
+    sha256: tally.hash.digest('hex'),
+  };
 }
 
 async function copyFolder(dir: string, feature: string, folder: string, from: string): Promise<FilePart[]> {
@@ -108,7 +131,7 @@ export async function exportArchive(target: DatabaseUrl, owners: ArchiveOwner[],
     await writeFile(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     const partial = `${file}.partial`;
     // The manifest first, so a reader knows what follows before it reads it.
-    await tar.create({ gzip: true, portable: true, cwd: dir, file: partial }, ['manifest.json', ...parts.map((p) => p.path)]);
+    await writeTarGz(dir, ['manifest.json', ...parts.map((p) => p.path)], partial);
     await rename(partial, file);
     return manifest;
   } finally {
