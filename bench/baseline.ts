@@ -1,7 +1,8 @@
 /**
  * The bare baseline server: plain Fastify and the database driver, serving each scenario's route
  * on the database the server was seeded on (DATABASE_URL, PORT). It checks the API key as the
- * server does (a hash compared, no statement) and does the same database work by hand.
+ * server does (a hash compared, no statement), except on a route answered on a staff session
+ * (`session`: the dashboard checks its cookie), and does the same database work by hand.
  * Started by bench/run.ts in a process of its own, pinned like the server.
  */
 import { createHash } from 'node:crypto';
@@ -16,13 +17,19 @@ const keyHash = createHash('sha256').update(process.env.API_KEY!).digest('hex');
 const app = Fastify({ logger: false });
 await app.register(formbody);
 app.addHook('onRequest', async (request, reply) => {
+  if ((request.routeOptions.config as { session?: boolean }).session) return;
   const key = request.headers['x-api-key'];
   if (typeof key !== 'string' || createHash('sha256').update(key).digest('hex') !== keyHash) {
     return reply.code(401).send({ status: false, error: 'INVALID_API_KEY', message: 'The API key is missing or wrong.' });
   }
 });
 for (const baseline of [...(await loadScenarios()).map((s) => s.baseline), ...(await loadBaselineRoutes())]) {
-  app.route({ method: baseline.method, url: baseline.url, handler: (request, reply) => baseline.handler(db, request, reply) });
+  app.route({
+    method: baseline.method,
+    url: baseline.url,
+    config: { session: baseline.session },
+    handler: (request, reply) => baseline.handler(db, request, reply),
+  });
 }
 const webhooks = process.env.BENCH_BASE_WEBHOOKS === '1' ? new BaseWebhooks(db) : undefined;
 webhooks?.start();

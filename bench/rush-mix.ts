@@ -3,7 +3,7 @@
  * the load generator (bench/rush-load.ts) walks: per 120 requests, 72 storefront pages (home,
  * categories, products), 6 buys on credit (a third with the launch coupon, all in the category on
  * sale), a poll and an ack from each of the twenty game servers, and 2 reads of the console's
- * dashboard. The baseline walks the same sequence without the dashboard, which it has no route for.
+ * dashboard. The baseline walks the same sequence (its dashboard: bench/dashboard.ts).
  */
 import type { BenchRequest } from './scenario.ts';
 
@@ -52,10 +52,10 @@ function shuffled<T>(list: T[]): T[] {
 
 /**
  * One walk: each game server polls once and acks what it was given, six buys (two with the
- * coupon), two dashboard reads (`withDashboard`), and pages: home, categories and products.
+ * coupon), two dashboard reads, and pages: home, categories and products.
  * Variant `idempotency` sends every buy with an Idempotency-Key.
  */
-export function rushSequence(shop: Shop, variant: string, withDashboard: boolean): RushItem[] {
+export function rushSequence(shop: Shop, variant: string): RushItem[] {
   const api = { 'x-api-key': shop.key, 'content-type': 'application/json' };
   // The key too, which the server's pages ignore: the baseline checks it on every route.
   const page = (path: string): RushItem[] => [{ kind: 'page', method: 'GET', path, headers: { ...PAGE_HEADERS, 'x-api-key': shop.key } }];
@@ -78,7 +78,7 @@ export function rushSequence(shop: Shop, variant: string, withDashboard: boolean
       },
     ]);
   }
-  if (withDashboard) for (let i = 0; i < 2; i++) units.push([{ kind: 'dashboard', method: 'GET', path: '/console', headers: { cookie: shop.cookie } }]);
+  for (let i = 0; i < 2; i++) units.push([{ kind: 'dashboard', method: 'GET', path: '/console', headers: { cookie: shop.cookie } }]);
   for (let i = 0; i < PAGES; i++) {
     if (i % 6 === 0) units.push(page('/'));
     else if (i % 2) units.push(page(`/category/${shop.categoryIds[i % shop.categoryIds.length]}`));

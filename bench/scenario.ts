@@ -52,6 +52,8 @@ export type Load = (requests: BenchRequest[]) => Promise<{ rps: number; p50: num
 export interface BaselineRoute {
   method: BenchRequest['method'];
   url: string;
+  /** Answered on the staff session's cookie, which the route checks itself, instead of the API key (the console's dashboard). */
+  session?: boolean;
   handler(db: BaseDb, request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
 }
 
