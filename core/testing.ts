@@ -12,6 +12,7 @@ import { buildApp } from './app.ts';
 import type { Clock } from './clock.ts';
 import { merge } from './config.ts';
 import { builtinNames } from './features.ts';
+import { fill, templateFor } from './testing-template.ts';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
 /** TOTP_ENCRYPTION_KEY of the test servers (32 bytes, base64). */
@@ -58,13 +59,18 @@ export interface BuildTestOptions {
 export async function build(t: TestLike, opts: BuildTestOptions = {}): Promise<FastifyInstance> {
   const url = opts.databaseUrl ?? (await freshDatabaseUrl(t));
   const only = opts.features ? { plugins: Object.fromEntries(builtinNames().map((n) => [n, { enabled: opts.features!.includes(n) }])) } : {};
+  const env = { API_KEY: ADMIN_KEY, TOTP_ENCRYPTION_KEY: TOTP_KEY, DATABASE_URL: url, ...opts.env };
+  const config = merge(merge({ log: { level: opts.logStream ? 'info' : 'silent' }, database: { poolSize: 5 } }, only), opts.config ?? {});
+  // A database the test chose is migrated as a server would; a fresh one is filled from the template.
+  const template = opts.databaseUrl || env.DATABASE_URL !== url ? undefined : await templateFor(env, config);
   const app = await buildApp({
-    env: { API_KEY: ADMIN_KEY, TOTP_ENCRYPTION_KEY: TOTP_KEY, DATABASE_URL: url, ...opts.env },
-    config: merge(merge({ log: { level: opts.logStream ? 'info' : 'silent' }, database: { poolSize: 5 } }, only), opts.config ?? {}),
+    env,
+    config,
     logger: opts.logStream ? undefined : false,
     logStream: opts.logStream,
     selfChecks: true,
     clock: opts.clock,
+    beforeMigrate: template && ((db) => fill(db, url, template)),
   });
   t.teardown(() => app.close());
   await app.ready();
