@@ -150,24 +150,15 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
     const shop = await seed(new Api(`http://127.0.0.1:${port}`, key), key, webhooks, discord);
     const basePort = String(await freePort());
     baseline = await startBaseline({ ...env, PORT: basePort, BENCH_BASE_WEBHOOKS: '1' });
-    const sides = [
-      {
-        name: 'server',
-        url: `http://127.0.0.1:${port}`,
-        proc: server,
-        sequence: rushSequence(shop, VARIANT),
-        last: undefined as Step | undefined,
-        done: false,
-      },
-      {
-        name: 'baseline',
-        url: `http://127.0.0.1:${basePort}`,
-        proc: baseline,
-        sequence: rushSequence(shop, VARIANT),
-        last: undefined as Step | undefined,
-        done: false,
-      },
-    ];
+    const side = (name: string, url: string, proc: ChildProcess) => ({
+      name,
+      url,
+      proc,
+      sequence: rushSequence(shop, VARIANT),
+      last: undefined as Step | undefined,
+      done: false,
+    });
+    const sides = [side('server', `http://127.0.0.1:${port}`, server), side('baseline', `http://127.0.0.1:${basePort}`, baseline)];
     console.log(`${kind}: one walk of the mix`, JSON.stringify(countKinds(sides[0]!.sequence)));
     if (KINDS) console.log(`\n${kind}, each kind alone at a few connections:\n${(await kindCosts(sides, walk)).join('\n')}\n`);
     for (const connections of STEPS) {

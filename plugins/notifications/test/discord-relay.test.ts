@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../../core/app.ts';
 import { build, call, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { expectErrors } from '../../../test/fixtures.ts';
+import { testTry } from './tries.ts';
 import { RECEIVERS, startDiscordRelay, type DiscordRelay } from '../../../test/receiver.ts';
 import { EndpointAddresses } from '../addresses.ts';
 import { OutboundPolicy } from '../../../core/outbound.ts';
@@ -25,18 +26,6 @@ async function relay(t: { teardown(fn: () => unknown): void }): Promise<DiscordR
   const r = await startDiscordRelay();
   t.teardown(() => r.close());
   return r;
-}
-
-/** Sends the endpoint a test message and waits until its delivery has a try; that try. */
-async function testTry(a: FastifyInstance, endpointId: string): Promise<{ status: string | null; error: string | null }> {
-  const { id } = (await call(a, `${ENDPOINTS}/${endpointId}/test`, { method: 'POST' })).json();
-  const deadline = Date.now() + 15000;
-  for (;;) {
-    const [attempt] = (await call(a, `/api/admin/notifications/deliveries/${id}`)).json().attempts;
-    if (attempt) return attempt;
-    if (Date.now() > deadline) throw new Error(`delivery ${id} was not tried within 15 s`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 t.test('a Discord endpoint at a relay is refused until discordHosts lists it; then the announcement reaches the relay in Discord’s shape', async (t) => {

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../../core/config.ts';
 import { build, call } from '../../../test/helper.ts';
 import { expectErrors } from '../../../test/fixtures.ts';
+import { testTry } from './tries.ts';
 import { RECEIVERS, startReceiver, type Receiver } from '../../../test/receiver.ts';
 import { NotificationsEndpoint } from '../entities.ts';
 
@@ -29,18 +30,6 @@ async function endpoint(a: FastifyInstance, url: string, kind = 'webhook'): Prom
   const res = await call(a, ENDPOINTS, { body: { name: 'ERP', kind, url, events: ['credits.changed'] }, as: 'json' });
   if (res.statusCode !== 201) throw new Error(res.body);
   return res.json();
-}
-
-/** Sends the endpoint a test message and waits until its delivery has a try; that try. */
-async function testTry(a: FastifyInstance, endpointId: string): Promise<{ status: string | null; response: string; error: string | null }> {
-  const { id } = (await call(a, `${ENDPOINTS}/${endpointId}/test`, { method: 'POST' })).json();
-  const deadline = Date.now() + 15000;
-  for (;;) {
-    const [attempt] = (await call(a, `/api/admin/notifications/deliveries/${id}`)).json().attempts;
-    if (attempt) return attempt;
-    if (Date.now() > deadline) throw new Error(`delivery ${id} was not tried within 15 s`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 t.test('an endpoint at an address inside is refused when it is set, naming the field; nothing is stored', async (t) => {
