@@ -7,7 +7,7 @@
  * migrations' statements (and the server's version), so an edited migration makes a new template.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
@@ -102,6 +102,18 @@ async function migrated(config: AppConfig, features: Awaited<ReturnType<typeof d
   }
 }
 
+/** Written whole under another name, then renamed: a process reading it never sees half a file. Only a speed-up, so a folder it cannot write is no failure. */
+function keep(file: string, template: Template): void {
+  const part = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  try {
+    mkdirSync(DIR, { recursive: true });
+    writeFileSync(part, JSON.stringify(template));
+    renameSync(part, file);
+  } catch {
+    rmSync(part, { force: true });
+  }
+}
+
 async function serverVersion(url: string): Promise<string> {
   const root = Object.assign(new URL(url), { pathname: '/' }).toString();
   let version = versions.get(root);
@@ -149,13 +161,7 @@ export async function templateFor(env: NodeJS.ProcessEnv, overrides: unknown): P
         return JSON.parse(readFileSync(file, 'utf8')) as Template;
       } catch {
         const fresh = await migrated(config, features);
-        if (fresh) {
-          // Written whole under another name, then renamed: a process reading it never sees half a file.
-          mkdirSync(DIR, { recursive: true });
-          const part = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-          writeFileSync(part, JSON.stringify(fresh));
-          renameSync(part, file);
-        }
+        if (fresh) keep(file, fresh);
         return fresh;
       }
     })();
