@@ -120,8 +120,18 @@ export class BaseDb {
     };
   }
 
-  /** MySQL: `work` in a transaction on one pooled connection, committed when it returns. */
+  /** MySQL: `work` in a transaction on one pooled connection, committed when it returns; run again after a deadlock, as the server does. */
   async mysqlTx<T>(work: (conn: PoolConnection) => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.#mysqlTxOnce(work);
+      } catch (err) {
+        if ((err as { errno?: number }).errno !== 1213 || tries >= 3) throw err;
+      }
+    }
+  }
+
+  async #mysqlTxOnce<T>(work: (conn: PoolConnection) => Promise<T>): Promise<T> {
     const conn = await this.pool!.getConnection();
     try {
       await conn.query('start transaction');

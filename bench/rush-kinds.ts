@@ -21,7 +21,7 @@ export interface Side {
 type Walk = (url: string, sequence: RushItem[], connections: number, duration: number) => Promise<{ requests: number }>;
 
 /** Resolves once `pid` spends under 2 % of a core over a second (at most two minutes). */
-async function settled(pid: number): Promise<void> {
+export async function settled(pid: number): Promise<void> {
   for (let i = 0; i < 120; i++) {
     const before = cpuTime(pid);
     await new Promise((r) => setTimeout(r, 1000));

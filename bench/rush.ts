@@ -21,7 +21,7 @@ import type { ChildProcess } from 'node:child_process';
 import { freePort } from '../test/mariadb-server.ts';
 import { startDiscordRelay, startReceiver, type DiscordRelay, type Receiver } from '../test/receiver.ts';
 import { databases, LOAD_CORE, onDatabases, seconds, serverConfig, spawnNode, startBaseline, startServer, stop } from './harness.ts';
-import { kindCosts } from './rush-kinds.ts';
+import { kindCosts, settled } from './rush-kinds.ts';
 import { countKinds, rushSequence, type RushItem, type Shop } from './rush-mix.ts';
 import { Api } from './scenario.ts';
 import { seedCatalogue } from './store.ts';
@@ -163,6 +163,8 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
     if (KINDS) console.log(`\n${kind}, each kind alone at a few connections:\n${(await kindCosts(sides, walk)).join('\n')}\n`);
     for (const connections of STEPS) {
       for (const side of sides.filter((s) => !s.done)) {
+        // Each side's step starts once both have sent what earlier steps left (their webhooks), on the core they share.
+        for (const other of sides) await settled(other.proc.pid!);
         const s = await step(side.url, side.sequence, connections, () => receivers.reduce((n, r) => n + r.received.length, 0));
         console.log(
           row(kind, side.name, s),
