@@ -31,7 +31,7 @@ export async function settled(pid: number): Promise<void> {
 
 /** One line per kind: CPU µs per request on each side, and the server's ÷ the baseline's. */
 export async function kindCosts(sides: Side[], walk: Walk): Promise<string[]> {
-  const lines = ['| kinds | ' + sides.map((s) => `${s.name} µs/request`).join(' | ') + ' | server ÷ baseline |', '|---|---|---|---|'];
+  const lines = [`| kinds | ${sides.map((s) => `${s.name} µs/request`).join(' | ')} | server ÷ baseline |`, '|---|---|---|---|'];
   for (const group of GROUPS) {
     const costs: number[] = [];
     for (const side of sides) {

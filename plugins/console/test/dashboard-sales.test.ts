@@ -6,6 +6,7 @@
 import t from 'tap';
 import type { Sql } from '../../../core/sql.ts';
 import { build, call } from '../../../test/helper.ts';
+import { StoreOrder } from '../../store/entities.ts';
 import { grant, register, role, signInByForm } from './browser.ts';
 
 const TZ = 'Asia/Kolkata';
@@ -38,7 +39,7 @@ t.test("today's and this month's sales and the chart's days, split at the site's
   ];
   for (const p of placed) {
     const id = await buy();
-    await app.db.unchecked.run('update store_orders set creation_date = ?, test = ? where id = ?', [stored(p.at), p.test, id]);
+    await StoreOrder.update(app.db, id, { creationDate: stored(p.at), test: p.test === 1 });
   }
 
   const cookie = String((await signInByForm(app, 'Alice')).headers['set-cookie']).match(/console_session=[0-9a-f]{64}/)![0];

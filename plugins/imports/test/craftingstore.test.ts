@@ -10,10 +10,9 @@ import { donationsRef } from '../../donations/contract.ts';
 import { catalogueRef, ordersRef } from '../../store/contract.ts';
 import { usersRef } from '../../users/contract.ts';
 import { build, call } from '../../../test/helper.ts';
-import { rowCount } from '../../../test/fixtures.ts';
+import { created, rowCount } from '../../../test/fixtures.ts';
 import { RECEIVERS } from '../../../test/receiver.ts';
 import { TestSmtp } from '../../../test/smtp.ts';
-import { addCommand, makeServer } from '../../delivery/test/fixtures.ts';
 import { importsRef } from '../contract.ts';
 import { CRAFTINGSTORE_API } from '../craftingstore.ts';
 
@@ -163,8 +162,13 @@ t.test('imported payments queue no command, mail or webhook, and the board shows
   const [ranks] = await app.services.get(catalogueRef).tree({ activeOnly: false });
   const knight = ranks!.products[0]!;
   t.equal(knight.name, 'Knight');
-  const server = await makeServer(app);
-  await addCommand(app, knight.id, { serverID: server.id, trigger: 'purchase', command: 'lp user {username} parent add knight' });
+  const server = await created(app, '/api/admin/delivery/servers', { name: 'Survival' }, 'json');
+  await created(
+    app,
+    `/api/admin/store/products/${knight.id}/commands`,
+    { serverID: server.id, trigger: 'purchase', command: 'lp user {username} parent add knight' },
+    'json',
+  );
   const hook = await call(app, '/api/admin/notifications/endpoints', {
     body: { name: 'ERP', url: 'http://127.0.0.1:9/hooks', events: ['store.order.completed'] },
     as: 'json',
