@@ -2,7 +2,7 @@
  * `BENCH_RUSH_KINDS=1`: what each kind of the rush's requests costs the server and the baseline, in
  * CPU time per request, each kind walked alone (buys before polls and acks, which deliver what the
  * buys queued) at a few connections, with what each leaves behind to do (the webhooks' sends) until the
- * process settles. Where the rush's capacity gap comes from, kind by kind.
+ * receivers get no more. Where the rush's capacity gap comes from, kind by kind.
  */
 import type { ChildProcess } from 'node:child_process';
 import { cpuTime, seconds } from './harness.ts';
@@ -20,17 +20,17 @@ export interface Side {
 
 type Walk = (url: string, sequence: RushItem[], connections: number, duration: number) => Promise<{ requests: number }>;
 
-/** Resolves once `pid` spends under 2 % of a core over a second (at most two minutes). */
-export async function settled(pid: number): Promise<void> {
+/** Resolves once no webhook has arrived for a second (`sends` counts them; at most two minutes). */
+export async function settled(sends: () => number): Promise<void> {
   for (let i = 0; i < 120; i++) {
-    const before = cpuTime(pid);
+    const before = sends();
     await new Promise((r) => setTimeout(r, 1000));
-    if (cpuTime(pid) - before < 20_000) return;
+    if (sends() === before) return;
   }
 }
 
 /** One line per kind: CPU µs per request on each side, and the server's ÷ the baseline's. */
-export async function kindCosts(sides: Side[], walk: Walk): Promise<string[]> {
+export async function kindCosts(sides: Side[], walk: Walk, sends: () => number): Promise<string[]> {
   const lines = [`| kinds | ${sides.map((s) => `${s.name} µs/request`).join(' | ')} | server ÷ baseline |`, '|---|---|---|---|'];
   for (const group of GROUPS) {
     const costs: number[] = [];
@@ -40,8 +40,8 @@ export async function kindCosts(sides: Side[], walk: Walk): Promise<string[]> {
       await walk(side.url, sequence, CONNECTIONS, 1);
       const before = cpuTime(side.proc.pid!);
       const { requests } = await walk(side.url, sequence, CONNECTIONS, seconds);
-      // The work a request leaves behind (its webhooks' sends) is counted too: until the process settles.
-      await settled(side.proc.pid!);
+      // The work a request leaves behind (its webhooks' sends) is counted too: until the receivers get no more.
+      await settled(sends);
       costs.push((cpuTime(side.proc.pid!) - before) / Math.max(1, requests));
     }
     const [server, baseline] = costs;

@@ -158,14 +158,15 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
       last: undefined as Step | undefined,
       done: false,
     });
+    const sent = () => receivers.reduce((n, r) => n + r.received.length, 0);
     const sides = [side('server', `http://127.0.0.1:${port}`, server), side('baseline', `http://127.0.0.1:${basePort}`, baseline)];
     console.log(`${kind}: one walk of the mix`, JSON.stringify(countKinds(sides[0]!.sequence)));
-    if (KINDS) console.log(`\n${kind}, each kind alone at a few connections:\n${(await kindCosts(sides, walk)).join('\n')}\n`);
+    if (KINDS) console.log(`\n${kind}, each kind alone at a few connections:\n${(await kindCosts(sides, walk, sent)).join('\n')}\n`);
     for (const connections of STEPS) {
       for (const side of sides.filter((s) => !s.done)) {
         // Each side's step starts once both have sent what earlier steps left (their webhooks), on the core they share.
-        for (const other of sides) await settled(other.proc.pid!);
-        const s = await step(side.url, side.sequence, connections, () => receivers.reduce((n, r) => n + r.received.length, 0));
+        await settled(sent);
+        const s = await step(side.url, side.sequence, connections, sent);
         console.log(
           row(kind, side.name, s),
           `p99 by kind (ms): ${JSON.stringify(s.p99ByKind)}`,
