@@ -102,6 +102,8 @@ export class DeliveryWorker {
   #scheduled: NodeJS.Timeout | undefined;
   #scheduledSoon = false;
   #lookedAt = 0;
+  /** The last look's claim may have left due rows behind (an endpoint without a free slot, or as many rows as slots). */
+  #leftBehind = false;
   /** Events this process queued since the last sample, and the event loop's use since then. */
   #arrived = 0;
   #sampledAt = 0;
@@ -318,12 +320,17 @@ export class DeliveryWorker {
     // Every endpoint whole (a handful of rows): its id picks its rows, and the record sends them.
     const endpointById = new Map((await NotificationsEndpoint.select(this.#db)).map((e) => [e.id, e]));
     const picked: number[] = [];
+    this.#leftBehind = false;
     for (const endpointId of endpointById.keys()) {
       const free = Math.min(this.#opts.concurrency - (this.#inFlight.get(endpointId) ?? 0), share - picked.length);
-      if (free <= 0) continue;
+      if (free <= 0) {
+        this.#leftBehind = true;
+        continue;
+      }
       const due = await this.#db.queryArrays(sql`select ${D.c.id} from ${D}
         where ${D.c.endpointId} = ${endpointId} and ${D.c.status} = 'pending' and ${D.c.nextAttemptDate} <= ${at}
         order by ${D.c.nextAttemptDate}, ${D.c.id} limit ${countParam(free)}`);
+      if (due.length === free) this.#leftBehind = true;
       for (const [id] of due) picked.push(Number(id));
     }
     if (picked.length === 0) return 0;
@@ -349,7 +356,9 @@ export class DeliveryWorker {
         .finally(() => {
           this.#sends.delete(send);
           this.#inFlight.set(c.endpointId, (this.#inFlight.get(c.endpointId) ?? 1) - 1);
-          this.wake(true);
+          // At once when the last look left due rows waiting for this slot; else one look within batchMs,
+          // shared by the sends ending together, writes their outcomes.
+          this.wake(this.#leftBehind);
         });
       this.#sends.add(send);
     }
