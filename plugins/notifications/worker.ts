@@ -18,7 +18,7 @@ import type { Database } from '../../core/db.ts';
 import { countParam } from '../../core/db.ts';
 import type { TableRecord } from '../../core/table.ts';
 import { addSeconds, now, parseTimestamp, toTimestamp } from '../../core/format.ts';
-import { empty, sql } from '../../core/sql.ts';
+import { empty, join, raw, sql } from '../../core/sql.ts';
 import type { EndpointAddresses } from './addresses.ts';
 import { NotificationsAttempt, NotificationsDelivery as D, NotificationsEndpoint, NotificationsEvent as E, pendingDelivery } from './entities.ts';
 
@@ -319,20 +319,22 @@ export class DeliveryWorker {
     // slow endpoint is never read through to find another endpoint's rows.
     // Every endpoint whole (a handful of rows): its id picks its rows, and the record sends them.
     const endpointById = new Map((await NotificationsEndpoint.select(this.#db)).map((e) => [e.id, e]));
-    const picked: number[] = [];
-    this.#leftBehind = false;
-    for (const endpointId of endpointById.keys()) {
-      const free = Math.min(this.#opts.concurrency - (this.#inFlight.get(endpointId) ?? 0), share - picked.length);
-      if (free <= 0) {
-        this.#leftBehind = true;
-        continue;
-      }
-      const due = await this.#db.queryArrays(sql`select ${D.c.id} from ${D}
+    const slots = [...endpointById.keys()].map((endpointId) => ({
+      endpointId,
+      free: Math.min(this.#opts.concurrency - (this.#inFlight.get(endpointId) ?? 0), share),
+    }));
+    const open = slots.filter((s) => s.free > 0);
+    // One statement: each endpoint's range its own part.
+    const parts = open.map(
+      ({ endpointId, free }, i) =>
+        sql`select ${D.c.id}, ${D.c.endpointId} from (select ${D.c.id}, ${D.c.endpointId}, ${D.c.nextAttemptDate} from ${D}
         where ${D.c.endpointId} = ${endpointId} and ${D.c.status} = 'pending' and ${D.c.nextAttemptDate} <= ${at}
-        order by ${D.c.nextAttemptDate}, ${D.c.id} limit ${countParam(free)}`);
-      if (due.length === free) this.#leftBehind = true;
-      for (const [id] of due) picked.push(Number(id));
-    }
+        order by ${D.c.nextAttemptDate}, ${D.c.id} limit ${countParam(free)}) ${raw(`due${i}`)}`,
+    );
+    const due = parts.length ? await this.#db.queryArrays(join(parts, ' union all ')) : [];
+    const found = (endpointId: number) => due.filter(([, e]) => Number(e) === endpointId).length;
+    const picked = open.flatMap(({ endpointId }) => due.filter(([, e]) => Number(e) === endpointId).map(([id]) => Number(id))).slice(0, share);
+    this.#leftBehind = open.length < slots.length || picked.length < due.length || open.some((s) => found(s.endpointId) === s.free);
     if (picked.length === 0) return 0;
     // Conditional: rows another process claimed first are left out, and the token tells which are ours.
     const leaseUntil = addSeconds(at, this.#opts.leaseSeconds);

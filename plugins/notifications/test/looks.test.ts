@@ -25,11 +25,11 @@ t.test("an event's sends to three endpoints ending one by one share one look, no
   }
   await makeUser(a, 'Steve');
 
-  // A look reads each endpoint's due rows: one statement per endpoint per look.
-  let dueReads = 0;
+  // A look reads the endpoints' due rows in one statement.
+  let looks = 0;
   const { queryArrays } = a.db;
   a.db.queryArrays = (statement: Sql<unknown>) => {
-    if (/from `notifications_deliveries`\s+where `endpoint_id` =/.test(statement.text)) dueReads++;
+    if (/from `notifications_deliveries`\s+where `endpoint_id` =/.test(statement.text)) looks++;
     return queryArrays.call(a.db, statement);
   };
   t.equal((await call(a, '/api/credits/add', { body: { target_username: 'Steve', amount: '1.00' } })).statusCode, 200);
@@ -44,6 +44,5 @@ t.test("an event's sends to three endpoints ending one by one share one look, no
   while (!(await delivered())) await new Promise((r) => setTimeout(r, 50));
   // One look claims the three rows and one after the sends writes their outcomes; a busy machine (the worker then
   // looks once per quarter second) may split the sends' ends over two. One look per send would make four.
-  t.equal(dueReads % receivers.length, 0, 'each look reads every endpoint once');
-  t.ok(dueReads / receivers.length <= 3, `${dueReads / receivers.length} looks: fewer after the claim than sends`);
+  t.ok(looks >= 2 && looks <= 3, `${looks} looks: fewer after the claim than sends`);
 });
