@@ -327,7 +327,7 @@ export class DeliveryWorker {
     // One statement: each endpoint's range its own part.
     const parts = open.map(
       ({ endpointId, free }, i) =>
-        sql`select ${D.c.id}, ${D.c.endpointId} from (select ${D.c.id}, ${D.c.endpointId}, ${D.c.nextAttemptDate} from ${D}
+        sql`select ${D.c.id}, ${D.c.endpointId} from (select ${D.c.id}, ${D.c.endpointId} from ${D}
         where ${D.c.endpointId} = ${endpointId} and ${D.c.status} = 'pending' and ${D.c.nextAttemptDate} <= ${at}
         order by ${D.c.nextAttemptDate}, ${D.c.id} limit ${countParam(free)}) ${raw(`due${i}`)}`,
     );
