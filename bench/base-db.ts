@@ -66,8 +66,9 @@ export const SUBSCRIPTIONS_MS = 1000;
 export class BaseDb {
   readonly sqlite?: SqliteBase;
   readonly pool?: Pool;
+  #endpoints: Row[] = [];
   #subscribed = new Set<string>();
-  #subscribedAt = 0;
+  #endpointsAt = 0;
 
   constructor(url: string) {
     if (url.startsWith('sqlite:')) {
@@ -92,16 +93,22 @@ export class BaseDb {
     return (await this.pool!.execute(sql, params))[0] as Row[];
   }
 
+  /** The active webhook endpoints, read again after SUBSCRIPTIONS_MS as the server's cache does (the same array until then). */
+  async endpoints(): Promise<Row[]> {
+    if (Date.now() - this.#endpointsAt >= SUBSCRIPTIONS_MS) {
+      this.#endpoints = await this.all('select id, kind, url, secret, events from notifications_endpoints where active = 1');
+      this.#subscribed = new Set(this.#endpoints.flatMap((r) => String(r.events).split(' ')));
+      this.#endpointsAt = Date.now();
+    }
+    return this.#endpoints;
+  }
+
   /**
    * The events of the active webhook endpoints' subscriptions among `names`: a write tells of these
    * in its own transaction (`outbox`), as the server's notifications feature does.
    */
   async subscribed(names: string[]): Promise<string[]> {
-    if (Date.now() - this.#subscribedAt >= SUBSCRIPTIONS_MS) {
-      const rows = await this.all('select events from notifications_endpoints where active = 1');
-      this.#subscribed = new Set(rows.flatMap((r) => String(r.events).split(' ')));
-      this.#subscribedAt = Date.now();
-    }
+    await this.endpoints();
     return names.filter((name) => this.#subscribed.has(name));
   }
 

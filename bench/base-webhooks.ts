@@ -9,7 +9,7 @@
 import { Agent, request } from 'node:http';
 import { Agent as TlsAgent, request as tlsRequest } from 'node:https';
 import { Webhook } from 'standardwebhooks';
-import { type BaseDb, BASELINE_OUTBOX, SUBSCRIPTIONS_MS } from './base-db.ts';
+import { type BaseDb, BASELINE_OUTBOX, type Row } from './base-db.ts';
 
 const SENDS_PER_SECOND = 100;
 const WINDOW_MS = 250;
@@ -27,7 +27,7 @@ export class BaseWebhooks {
   readonly #agent = new Agent({ keepAlive: true });
   readonly #tlsAgent = new TlsAgent({ keepAlive: true });
   #endpoints: Endpoint[] = [];
-  #endpointsAt = 0;
+  #rows: Row[] = [];
   #timer: NodeJS.Timeout | undefined;
   #running = false;
 
@@ -53,9 +53,11 @@ export class BaseWebhooks {
     this.#tlsAgent.destroy();
   }
 
+  /** The endpoints, with their signers made again only when the database's list was read again. */
   async #active(): Promise<Endpoint[]> {
-    if (Date.now() - this.#endpointsAt >= SUBSCRIPTIONS_MS) {
-      const rows = await this.#db.all('select id, kind, url, secret, events from notifications_endpoints where active = 1');
+    const rows = await this.#db.endpoints();
+    if (rows !== this.#rows) {
+      this.#rows = rows;
       this.#endpoints = rows.map((r) => ({
         id: Number(r.id),
         kind: String(r.kind),
@@ -63,7 +65,6 @@ export class BaseWebhooks {
         hook: new Webhook(String(r.secret)),
         events: new Set(String(r.events).split(' ')),
       }));
-      this.#endpointsAt = Date.now();
     }
     return this.#endpoints;
   }

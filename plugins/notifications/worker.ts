@@ -332,9 +332,10 @@ export class DeliveryWorker {
         order by ${D.c.nextAttemptDate}, ${D.c.id} limit ${countParam(free)}) ${raw(`due${i}`)}`,
     );
     const due = parts.length ? await this.#db.queryArrays(join(parts, ' union all ')) : [];
-    const found = (endpointId: number) => due.filter(([, e]) => Number(e) === endpointId).length;
-    const picked = open.flatMap(({ endpointId }) => due.filter(([, e]) => Number(e) === endpointId).map(([id]) => Number(id))).slice(0, share);
-    this.#leftBehind = open.length < slots.length || picked.length < due.length || open.some((s) => found(s.endpointId) === s.free);
+    const dueOf = new Map<number, number[]>(open.map((s) => [s.endpointId, []]));
+    for (const [id, endpointId] of due) dueOf.get(Number(endpointId))!.push(Number(id));
+    const picked = [...dueOf.values()].flat().slice(0, share);
+    this.#leftBehind = open.length < slots.length || picked.length < due.length || open.some((s) => dueOf.get(s.endpointId)!.length === s.free);
     if (picked.length === 0) return 0;
     // Conditional: rows another process claimed first are left out, and the token tells which are ours.
     const leaseUntil = addSeconds(at, this.#opts.leaseSeconds);
