@@ -3,12 +3,15 @@
  * not use: reads {url, sequence, connections, seconds} as JSON on stdin and runs autocannon, each
  * connection walking the sequence from a place of its own. A poll's
  * answer is kept on the connection, and the game server's next ack takes the ids it listed, as the
- * official plugin does. Prints {rps, p99, byKind, p99ByKind, delivered, non2xx} and what was refused as JSON.
+ * official plugin does. A checkout's answer is kept too, and the next completion on the connection
+ * is Stripe's signed webhook that its session was paid (bench/rush-stripe.ts). Prints {rps, p99,
+ * byKind, p99ByKind, delivered, completed, non2xx} and what was refused as JSON.
  */
 import { randomUUID } from 'node:crypto';
 import { text } from 'node:stream/consumers';
 import autocannon from 'autocannon';
 import type { RushItem } from './rush-mix.ts';
+import { sessionCompleted, stripeSignature } from './rush-stripe.ts';
 
 /** A connection's own, until it has walked the whole sequence (autocannon then starts it afresh). */
 interface Context {
@@ -19,6 +22,16 @@ interface Context {
   sentAt?: number;
   /** The ids the last poll of each game server token listed. */
   listed?: Map<string, string[]>;
+  /** The checkouts answered and not yet completed, oldest first. */
+  pending?: Started[];
+}
+
+/** A checkout as its answer tells of it: what Stripe's completion names. */
+interface Started {
+  paymentId: string;
+  session: string;
+  /** What the player pays, in cents. */
+  amount: number;
 }
 
 const job = JSON.parse(await text(process.stdin)) as { url: string; sequence: RushItem[]; connections: number; seconds: number };
@@ -30,7 +43,19 @@ const firstBody: Record<string, string> = {};
 const latencies: Record<string, number[]> = {};
 const p99 = (list: number[]) => list.sort((a, b) => a - b)[Math.min(list.length - 1, Math.floor(list.length * 0.99))]!;
 let delivered = 0;
+/** Gateway checkouts the completion webhook completed: purchases, as the buys on credit are. */
+let completed = 0;
 let buys = 0;
+
+/** Stripe's webhook for the connection's oldest open checkout; with none (a walk that starts at its completion), an event the shop ignores. */
+function completion(context: Context, secret: string): { headers: Record<string, string>; body: string } {
+  const started = context.pending?.shift();
+  const id = `evt_${randomUUID().replaceAll('-', '')}`;
+  const body = started
+    ? sessionCompleted(id, started.session, started.paymentId, started.amount, 'usd')
+    : JSON.stringify({ id, object: 'event', type: 'payment_intent.created', data: { object: { id: `pi_${id}`, object: 'payment_intent' } } });
+  return { headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignature(body, secret) }, body };
+}
 
 /** The request at `position` of this connection's walk, with what it needs filled in at send time. */
 function setup(position: number) {
@@ -41,6 +66,11 @@ function setup(position: number) {
     context.sentAt = performance.now();
     const headers: Record<string, string> = { ...item.headers };
     let body = item.body;
+    if (item.kind === 'complete') {
+      const sent = completion(context, item.secret!);
+      Object.assign(headers, sent.headers);
+      body = sent.body;
+    }
     if (item.buyers) {
       // Each buy by the next player of the list, so no player's per-player limits are what is measured.
       const buyer = item.buyers[buys % item.buyers.length]!;
@@ -75,6 +105,15 @@ function onResponse(status: number, body: string, context: Context): void {
     );
   } else if (item.kind === 'ack') {
     delivered += (JSON.parse(body) as { commands: unknown[] }).commands.length;
+  } else if (item.kind === 'checkout') {
+    const { data } = JSON.parse(body) as { data: { paymentID: string; checkoutURL: string; total: string } };
+    (context.pending ??= []).push({
+      paymentId: data.paymentID,
+      session: data.checkoutURL.slice(data.checkoutURL.lastIndexOf('/') + 1),
+      amount: Math.round(Number(data.total) * 100),
+    });
+  } else if (item.kind === 'complete' && (JSON.parse(body) as { data: { result: string } }).data.result === 'completed') {
+    completed++;
   }
 }
 
@@ -95,6 +134,7 @@ console.log(
     firstBody,
     p99ByKind: Object.fromEntries(Object.entries(latencies).map(([kind, list]) => [kind, Math.round(p99(list))])),
     delivered,
+    completed,
     non2xx: result.non2xx + result.errors + result.timeouts,
   }),
 );

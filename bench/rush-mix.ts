@@ -1,17 +1,21 @@
 /**
  * The rush's mix (bench/rush.ts): what a launch's crowd sends, as one sequence each connection of
- * the load generator (bench/rush-load.ts) walks: per 120 requests, 72 storefront pages (home,
- * categories, products), 6 buys on credit (a third with the launch coupon, all in the category on
- * sale), a poll and an ack from each of the twenty game servers, and 2 reads of the console's
- * dashboard. The baseline walks the same sequence (its dashboard: bench/dashboard.ts).
+ * the load generator (bench/rush-load.ts) walks: per 120 requests, 68 storefront pages (home,
+ * categories, products), 6 buys on credit (a third with the launch coupon) and 2 checkouts paid
+ * through Stripe (one with the coupon; a quarter of the purchases), all in the category on sale, a
+ * poll and an ack from each of the twenty game servers, and 2 reads of the console's dashboard. A
+ * checkout is two requests: the player's `POST /api/payments/purchase`, then Stripe's signed
+ * `checkout.session.completed` webhook for its session, which the load generator sends next on
+ * the same connection (bench/rush-stripe.ts). The baseline walks the same sequence (its dashboard:
+ * bench/dashboard.ts; its checkout: bench/base-checkout.ts).
  */
 import type { BenchRequest } from './scenario.ts';
 
-export type RushKind = 'page' | 'buy' | 'poll' | 'ack' | 'dashboard';
+export type RushKind = 'page' | 'buy' | 'checkout' | 'complete' | 'poll' | 'ack' | 'dashboard';
 
 export interface RushItem extends BenchRequest {
   kind: RushKind;
-  /** Buys: the players who take turns; the body's `"@buyer"` is replaced by the next one. */
+  /** Buys and checkouts: the players who take turns; the body's `"@buyer"` is replaced by the next one. */
   buyers?: string[];
   /** Buys: the products that take turns (`"@product"`), so every game server gets commands. */
   products?: string[];
@@ -19,6 +23,8 @@ export interface RushItem extends BenchRequest {
   idempotent?: boolean;
   /** Polls and acks: the game server's token. */
   token?: string;
+  /** Completions: the secret Stripe signs its webhooks with. */
+  secret?: string;
 }
 
 /** What the seed made, for the mix to point at. */
@@ -31,6 +37,8 @@ export interface Shop {
   tokens: string[];
   buyers: string[];
   coupon: string;
+  /** Stripe's webhook signing secret, as the server and the baseline were given it. */
+  stripeSecret: string;
   /** A staff member's console session, for the dashboard. */
   cookie: string;
 }
@@ -52,7 +60,8 @@ function shuffled<T>(list: T[]): T[] {
 
 /**
  * One walk: each game server polls once and acks what it was given, six buys (two with the
- * coupon), two dashboard reads, and pages: home, categories and products.
+ * coupon), two checkouts at Stripe each followed by its completion, two dashboard reads, and pages:
+ * home, categories and products.
  * Variant `idempotency` sends every buy with an Idempotency-Key.
  */
 export function rushSequence(shop: Shop, variant: string): RushItem[] {
@@ -78,6 +87,7 @@ export function rushSequence(shop: Shop, variant: string): RushItem[] {
       },
     ]);
   }
+  for (let i = 0; i < CHECKOUTS; i++) units.push(checkout(shop, api, i % 2 === 0));
   for (let i = 0; i < 2; i++) units.push([{ kind: 'dashboard', method: 'GET', path: '/console', headers: { cookie: shop.cookie } }]);
   for (let i = 0; i < PAGES; i++) {
     if (i % 6 === 0) units.push(page('/'));
@@ -87,12 +97,37 @@ export function rushSequence(shop: Shop, variant: string): RushItem[] {
   return shuffled(units).flat();
 }
 
+/** A checkout at Stripe and, next on the connection, Stripe's webhook that it was paid. */
+function checkout(shop: Shop, api: Record<string, string>, withCoupon: boolean): RushItem[] {
+  const body = {
+    gateway: 'stripe',
+    userID: '@buyer',
+    lines: [{ productID: '@product', quantity: 1 }],
+    returnURL: 'https://play.example.com/thanks',
+    cancelURL: 'https://play.example.com/basket',
+    ...(withCoupon ? { coupon: shop.coupon } : {}),
+  };
+  return [
+    {
+      kind: 'checkout',
+      method: 'POST',
+      path: '/api/payments/purchase',
+      headers: api,
+      body: JSON.stringify(body),
+      buyers: shop.buyers,
+      products: shop.launchIds,
+    },
+    { kind: 'complete', method: 'POST', path: '/api/payments/webhooks/stripe', headers: { 'content-type': 'application/json' }, secret: shop.stripeSecret },
+  ];
+}
+
 const BUYS = 6;
-const PAGES = 72;
+const CHECKOUTS = 2;
+const PAGES = 68;
 
 /** How many of each kind one walk of the sequence holds. */
 export function countKinds(items: RushItem[]): Record<RushKind, number> {
-  const counts = { page: 0, buy: 0, poll: 0, ack: 0, dashboard: 0 };
+  const counts = { page: 0, buy: 0, checkout: 0, complete: 0, poll: 0, ack: 0, dashboard: 0 };
   for (const item of items) counts[item.kind]++;
   return counts;
 }

@@ -2,7 +2,8 @@
  * `BENCH_ONLY=rush npm run bench`: a launch as it happens, on the server (pinned to one core, as
  * every scenario) and on the bare baseline doing the same mix by hand. Players browse the
  * storefront, a share of them buy on credit from the launch category, which a sale lowers (some with
- * the launch coupon), twenty game servers poll their queue and ack what they run (the official
+ * the launch coupon) and a share check out through Stripe (a stand-in on 127.0.0.1 answering as
+ * Stripe does, bench/rush-stripe.ts, and its signed webhook completing the order), twenty game servers poll their queue and ack what they run (the official
  * plugin's HTTP mode), two webhook endpoints take every order and credit change and a Discord
  * channel announces every order (receivers in this process; Discord's is a relay the config lists,
  * answering as Discord does; the baseline sends them too, bench/base-webhooks.ts), and staff keep
@@ -23,6 +24,7 @@ import { startDiscordRelay, startReceiver, type DiscordRelay, type Receiver } fr
 import { databases, LOAD_CORE, onDatabases, seconds, serverConfig, spawnNode, startBaseline, startServer, stop } from './harness.ts';
 import { kindCosts, settled } from './rush-kinds.ts';
 import { countKinds, rushSequence, type RushItem, type Shop } from './rush-mix.ts';
+import { startStripe, STRIPE_SECRETS } from './rush-stripe.ts';
 import { Api } from './scenario.ts';
 import { seedCatalogue } from './store.ts';
 
@@ -83,7 +85,17 @@ async function seed(api: Api, key: string, webhooks: Receiver[], discord: Discor
   await Api.batched(BUYERS, 10, async (i) => {
     buyers[i] = await api.player(8000 + i, `launcher${i}`, 1_000_000_00);
   });
-  return { key, categoryIds, productIds, launchIds, tokens, buyers, coupon: 'LAUNCH10', cookie: await consoleSession(api) };
+  return {
+    key,
+    categoryIds,
+    productIds,
+    launchIds,
+    tokens,
+    buyers,
+    coupon: 'LAUNCH10',
+    stripeSecret: STRIPE_SECRETS.STRIPE_WEBHOOK_SECRET,
+    cookie: await consoleSession(api),
+  };
 }
 
 interface Step {
@@ -95,6 +107,8 @@ interface Step {
   firstBody: Record<string, string>;
   p99ByKind: Record<string, number>;
   delivered: number;
+  /** Gateway checkouts their webhook completed. */
+  completed: number;
   non2xx: number;
   /** Webhook sends the receivers took during the step. */
   webhooks: number;
@@ -125,10 +139,11 @@ async function walk(
   return JSON.parse(out) as Omit<Step, 'connections' | 'webhooks'> & { requests: number };
 }
 
-/** A step's rates: pages a second, purchases and commands delivered a minute. */
+/** A step's rates: pages a second, purchases (on credit and completed at the gateway) and commands delivered a minute. */
 function rates(s: Step): string {
   const perSecond = (n: number | undefined) => (n ?? 0) / seconds;
-  return `${perSecond(s.byKind.page).toFixed(0)} | ${(perSecond(s.byKind.buy) * 60).toFixed(0)} | ${(perSecond(s.delivered) * 60).toFixed(0)}`;
+  const purchases = (s.byKind.buy ?? 0) + s.completed;
+  return `${perSecond(s.byKind.page).toFixed(0)} | ${(perSecond(purchases) * 60).toFixed(0)} | ${(perSecond(s.completed) * 60).toFixed(0)} | ${(perSecond(s.delivered) * 60).toFixed(0)}`;
 }
 
 const row = (db: string, side: string, s: Step) =>
@@ -141,7 +156,9 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
   const discord = await startDiscordRelay();
   const webhooks = [await startReceiver(), await startReceiver()];
   const receivers = [...webhooks, discord];
-  const env = { DATABASE_URL: url, PORT: port, HOST: '127.0.0.1', API_KEY: key, CONFIG: serverConfig(discord.config) };
+  const stripe = await startStripe();
+  const config = serverConfig({ ...discord.config, plugins: { ...discord.config.plugins, payments: { stripeApiBase: stripe.url } } });
+  const env = { DATABASE_URL: url, PORT: port, HOST: '127.0.0.1', API_KEY: key, CONFIG: config, ...STRIPE_SECRETS, STRIPE_API_BASE: stripe.url };
   let server: ChildProcess | undefined;
   let baseline: ChildProcess | undefined;
   const lines: string[] = [];
@@ -178,12 +195,13 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
     }
     for (const side of sides)
       lines.push(
-        side.last ? row(kind, `**${side.name}**`, side.last) : `| ${kind} | ${side.name} | p99 above ${P99_LIMIT_MS} ms at the first step | | | | | | | |`,
+        side.last ? row(kind, `**${side.name}**`, side.last) : `| ${kind} | ${side.name} | p99 above ${P99_LIMIT_MS} ms at the first step | | | | | | | | |`,
       );
   } finally {
     if (baseline) await stop(baseline);
     if (server) await stop(server);
     for (const r of receivers) await r.close();
+    await stripe.close();
   }
   return lines;
 }
@@ -196,7 +214,9 @@ export async function runRush(): Promise<void> {
     });
   }
   console.log(`\nRush${VARIANT ? ` (${VARIANT})` : ''}: the last step under p99 ${P99_LIMIT_MS} ms, ${seconds} s a step\n`);
-  console.log('| database | side | connections | req/s | p99 ms | pages/s | purchases/min | commands delivered/min | webhooks sent/s | non-2xx |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  console.log(
+    '| database | side | connections | req/s | p99 ms | pages/s | purchases/min | of which at the gateway | commands delivered/min | webhooks sent/s | non-2xx |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const line of lines) console.log(line);
 }

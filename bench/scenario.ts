@@ -54,6 +54,8 @@ export interface BaselineRoute {
   url: string;
   /** Answered on the staff session's cookie, which the route checks itself, instead of the API key (the console's dashboard). */
   session?: boolean;
+  /** A gateway's signed webhook: the body is the exact bytes sent (a Buffer), and no API key is asked, as the server's webhook route. */
+  raw?: boolean;
   handler(db: BaseDb, request: FastifyRequest, reply: FastifyReply): Promise<unknown>;
 }
 

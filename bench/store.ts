@@ -61,7 +61,7 @@ export async function seedCatalogue(api: Api, categories: number, perCategory: n
 }
 
 /** A discount counts while it has no end date or has not reached it. */
-const liveDiscount = (p: Row, at: string) => Number(p.discounted_price) > 0 && (p.discount_expiry_date === PERMANENT || p.discount_expiry_date > at);
+export const liveDiscount = (p: Row, at: string) => Number(p.discounted_price) > 0 && (p.discount_expiry_date === PERMANENT || p.discount_expiry_date > at);
 
 // ---- listing
 
@@ -252,7 +252,7 @@ function shownCategories(rows: Row[]): Set<number> {
 }
 
 /** The products named that are for sale: a product under a hidden category is refused as if inactive. */
-function onShow(products: Row[], categories: Row[]): Row[] {
+export function onShow(products: Row[], categories: Row[]): Row[] {
   const shown = shownCategories(categories);
   const found = products.filter((p) => shown.has(Number(p.category_id)));
   if (found.length < products.length) throw new Refused('product not found');
