@@ -32,6 +32,41 @@ declare module 'fastify' {
   }
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set by the host: the route's body schema allows more fields than the default limit, and this many are taken. */
+    bodyFields?: number;
+  }
+}
+
+/**
+ * The most fields a body the schema accepts can hold, or undefined when it sets no bound (an array
+ * without maxItems, an open record). Each string, number or boolean is one field, as checkLimits counts.
+ */
+export function schemaFields(schema: unknown): number | undefined {
+  const s = schema as { type?: string; properties?: Record<string, unknown>; items?: unknown; maxItems?: number; anyOf?: unknown[]; oneOf?: unknown[] };
+  if (s === null || typeof s !== 'object') return undefined;
+  const alternatives = s.anyOf ?? s.oneOf;
+  if (alternatives) {
+    const each = alternatives.map(schemaFields);
+    return each.includes(undefined) ? undefined : Math.max(...(each as number[]));
+  }
+  if (s.type === 'array') {
+    const item = schemaFields(s.items);
+    return s.maxItems === undefined || item === undefined ? undefined : s.maxItems * item;
+  }
+  if (s.type === 'object' || s.properties) {
+    let total = 0;
+    for (const property of Object.values(s.properties ?? {})) {
+      const n = schemaFields(property);
+      if (n === undefined) return undefined;
+      total += n;
+    }
+    return total;
+  }
+  return 1;
+}
+
 /**
  * JSON.parse keeps a number written in any other notation (`1e2`) as the text it was written as,
  * so it meets the same rule as the string `"1e2"` or a form field `1e2`: a number field refuses it,
@@ -51,24 +86,30 @@ function tooLarge(message: string): DomainError {
 }
 
 /** PHP-style keys (`products[0][id]`, `products[]`, repeated keys) to nested values. */
-function parseForm(pairs: string, limits: BodyLimits): Record<string, unknown> {
+function parseForm(pairs: string, maxFields: number): Record<string, unknown> {
   try {
     return qs.parse(pairs, {
       depth: 5,
-      arrayLimit: limits.maxFields,
-      parameterLimit: limits.maxFields,
+      arrayLimit: maxFields,
+      parameterLimit: maxFields,
       throwOnLimitExceeded: true,
       allowPrototypes: false,
       duplicates: 'combine',
     }) as Record<string, unknown>;
   } catch (err) {
-    throw tooLarge(`The body has too many fields (at most ${limits.maxFields}): ${(err as Error).message}`);
+    throw tooLarge(`The body has too many fields (at most ${maxFields}): ${(err as Error).message}`);
   }
 }
 
-/** Walks a parsed body: no string longer than the field limit, no more fields than allowed. */
-function checkLimits(body: unknown, limits: BodyLimits): void {
+/** The most fields `request`'s route takes: its schema's bound where that is above the default. */
+const maxFieldsOf = (request: FastifyRequest, limits: BodyLimits) => request.routeOptions.config.bodyFields ?? limits.maxFields;
+
+/** Walks a parsed body: no string longer than the field limit, no more fields than its route allows. */
+function checkLimits(body: unknown, limits: BodyLimits, request: FastifyRequest): void {
   let fields = 0;
+  // The route's own bound is looked up only past the default, which nearly every body stays under.
+  let maxFields = limits.maxFields;
+  let routeChecked = false;
   const walk = (value: unknown, path: string): void => {
     if (typeof value === 'string') {
       fields++;
@@ -80,7 +121,11 @@ function checkLimits(body: unknown, limits: BodyLimits): void {
     } else {
       fields++;
     }
-    if (fields > limits.maxFields) throw tooLarge(`The body has more than ${limits.maxFields} fields.`);
+    if (fields > maxFields && !routeChecked) {
+      routeChecked = true;
+      maxFields = maxFieldsOf(request, limits);
+    }
+    if (fields > maxFields) throw tooLarge(`The body has more than ${maxFields} fields.`);
   };
   walk(body, '');
 }
@@ -91,23 +136,28 @@ function checkLimits(body: unknown, limits: BodyLimits): void {
  * preValidation hook (core/http/stages.ts) that reads multipart bodies and gives bodiless writes `{}`.
  */
 export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Promise<Step> {
+  // A route whose schema takes more (the game plugin's validate lists up to 500 ids) is not cut at the default.
+  app.addHook('onRoute', (route) => {
+    const fields = schemaFields(route.schema?.body);
+    if (fields !== undefined && fields > limits.maxFields) route.config = { ...route.config, bodyFields: fields };
+  });
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, raw, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, done) => {
     const text = (raw as string).trim();
     if (text === '') return done(null, {});
     try {
       const body = parseJson(text);
-      checkLimits(body, limits);
+      checkLimits(body, limits, request);
       done(null, body);
     } catch (err) {
       if (err instanceof DomainError) return done(err, undefined);
       done(new DomainError('VALIDATION_ERROR', 'The body is not valid JSON.'), undefined);
     }
   });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, raw, done) => {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, raw, done) => {
     try {
-      const body = parseForm(raw as string, limits);
-      checkLimits(body, limits);
+      const body = parseForm(raw as string, maxFieldsOf(request, limits));
+      checkLimits(body, limits, request);
       done(null, body);
     } catch (err) {
       done(err as Error, undefined);
@@ -134,12 +184,13 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
   const readMultipart = async (request: FastifyRequest) => {
     const pairs: string[] = [];
     let bytes = 0;
-    const upload = request.routeOptions.config?.fileUpload;
+    const { fileUpload: upload, bodyFields } = request.routeOptions.config;
+    const fields = bodyFields ? { fields: bodyFields, parts: bodyFields } : {};
     // An upload route cuts files at its own limit instead of refusing the request, so the form
     // that sent one too big can say so beside its field.
     const parts = upload
-      ? request.parts({ limits: { ...partLimits, fileSize: upload.maxBytes }, throwFileSizeLimit: false } as FastifyMultipartBaseOptions)
-      : request.parts();
+      ? request.parts({ limits: { ...partLimits, ...fields, fileSize: upload.maxBytes }, throwFileSizeLimit: false } as FastifyMultipartBaseOptions)
+      : request.parts(bodyFields ? { limits: { ...partLimits, ...fields, fileSize: limits.fieldLimit } } : undefined);
     try {
       for await (const part of parts) {
         let value: string;
@@ -166,7 +217,7 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
       // busboy's own complaints (no boundary, cut-off parts) are the client's malformed body
       throw new DomainError('VALIDATION_ERROR', `The multipart body is malformed: ${(err as Error).message}`);
     }
-    request.body = parseForm(pairs.join('&'), limits);
+    request.body = parseForm(pairs.join('&'), bodyFields ?? limits.maxFields);
   };
   // Called back, not awaited: most requests are not multipart and pass at no cost.
   return (request, done) => {

@@ -219,3 +219,20 @@ t.test('a command that fails for good, by a failed ack or a lapsed lease, emits 
   ]);
   t.equal(failed.length, 2, 'once each');
 });
+
+t.test('a claimer takes and acks a full batch of 100, with a thousand players online: bodies past the default field limit', async (t) => {
+  const app = await build(t, { features: DELIVERY_FEATURES });
+  const { server, steve } = await shop(app);
+  const category = await makeCategory(app, { name: 'Coins' });
+  const coin = await makeProduct(app, { categoryID: category, name: 'Coin', price: '0.01' });
+  await addCommand(app, coin, { serverID: server.id, trigger: 'purchase', command: 'give {username} coin', perUnit: true, requireOnline: true });
+  t.equal((await buy(app, { userID: steve, products: [{ id: coin, quantity: 100 }] })).statusCode, 200);
+  const online = [...Array.from({ length: 999 }, (_, i) => `player${i}`), 'steve'];
+  let res = await claim(app, { token: server.token, limit: '100', online });
+  t.equal(res.statusCode, 200, res.body.slice(0, 200));
+  const ids = res.json().commands.map((r: { id: string }) => r.id);
+  t.equal(ids.length, 100, "the online player's rows are claimed");
+  res = await ack(app, { token: server.token, ids, result: 'failed', message: 'the player logged out' });
+  t.equal(res.statusCode, 200, res.body.slice(0, 200));
+  t.equal(res.json().ids.length, 100, 'every row settled');
+});

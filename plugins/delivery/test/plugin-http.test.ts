@@ -5,7 +5,7 @@ import { StoreOrder } from '../../store/entities.ts';
 
 const Q = DeliveryQueue.c;
 import { read, rowCount } from '../../../test/fixtures.ts';
-import { build } from '../../../test/helper.ts';
+import { build, call } from '../../../test/helper.ts';
 import { usersRef } from '../../users/contract.ts';
 import { DELIVERY_FEATURES, addCommand, buy, makeCategory, makeProduct, makeServer, makeUser, pollQueue, validate } from './fixtures.ts';
 
@@ -153,4 +153,34 @@ t.test("the plugin's poll reads one index alone: no row looked up, no sort, howe
     t.match(plan?.Extra, /Using index/, 'read from the index alone');
     t.notMatch(plan?.Extra, /filesort/, 'already in id order');
   }
+});
+
+t.test('after an outage the plugin takes a long queue: it validates every id it was listed, past the default field limit', async (t) => {
+  const app = await build(t, { features: DELIVERY_FEATURES });
+  const server = await makeServer(app);
+  const category = await makeCategory(app, { name: 'Items' });
+  const coin = await makeProduct(app, { categoryID: category, name: 'Coin', price: '0.01' });
+  await addCommand(app, coin, { serverID: server.id, trigger: 'purchase', command: 'give {username} coin', perUnit: true });
+  const steve = await makeUser(app, 'steve', 1000);
+  for (let i = 0; i < 3; i++) t.equal((await buy(app, { userID: steve, products: [{ id: coin, quantity: 100 }] })).statusCode, 200);
+  const ids = (await pollQueue(app, server.token)).json().map((r: { id: string }) => r.id);
+  t.equal(ids.length, 300, 'every waiting row is listed');
+
+  // The plugin posts them all as a form, as it does with any list.
+  let res = await validate(app, server.token, ids.slice(0, 150));
+  t.equal(res.statusCode, 200, res.body.slice(0, 200));
+  t.equal(res.json().commands.length, 150);
+  res = await call(app, '/api/command-logs/validate', { body: { token: server.token, commands: ids.slice(150) }, as: 'json' });
+  t.equal(res.statusCode, 200, res.body.slice(0, 200));
+  t.equal(res.json().commands.length, 150, 'and as JSON');
+  t.same((await pollQueue(app, server.token)).json(), [], 'the queue is drained');
+
+  // The route's bound holds: the schema's 500 ids and the token.
+  res = await validate(
+    app,
+    server.token,
+    Array.from({ length: 501 }, (_, i) => String(i + 1)),
+  );
+  t.equal(res.statusCode, 413, res.body);
+  t.equal(res.json().code ?? res.json().error, 'PAYLOAD_TOO_LARGE');
 });
