@@ -48,13 +48,15 @@ let completed = 0;
 let buys = 0;
 
 /** Stripe's webhook for the connection's oldest open checkout; with none (a walk that starts at its completion), an event the shop ignores. */
-function completion(context: Context, secret: string): { headers: Record<string, string>; body: string } {
+function completion(context: Context, item: RushItem): { headers: Record<string, string>; body: string } {
   const started = context.pending?.shift();
   const id = `evt_${randomUUID().replaceAll('-', '')}`;
+  // Stripe Tax's VAT, added to the session's total (the tax variant).
+  const tax = started && item.tax ? { amount: Math.round((started.amount * item.tax.percent) / 100), country: item.tax.country } : undefined;
   const body = started
-    ? sessionCompleted(id, started.session, started.paymentId, started.amount, 'usd')
+    ? sessionCompleted(id, started.session, started.paymentId, started.amount, 'usd', tax)
     : JSON.stringify({ id, object: 'event', type: 'payment_intent.created', data: { object: { id: `pi_${id}`, object: 'payment_intent' } } });
-  return { headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignature(body, secret) }, body };
+  return { headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignature(body, item.secret!) }, body };
 }
 
 /** The request at `position` of this connection's walk, with what it needs filled in at send time. */
@@ -67,7 +69,7 @@ function setup(position: number) {
     const headers: Record<string, string> = { ...item.headers };
     let body = item.body;
     if (item.kind === 'complete') {
-      const sent = completion(context, item.secret!);
+      const sent = completion(context, item);
       Object.assign(headers, sent.headers);
       body = sent.body;
     }

@@ -25,6 +25,8 @@ export interface RushItem extends BenchRequest {
   token?: string;
   /** Completions: the secret Stripe signs its webhooks with. */
   secret?: string;
+  /** Completions (the tax variant): Stripe Tax's rate for the buyers' country, which Stripe adds to the session's total. */
+  tax?: { country: string; percent: number };
 }
 
 /** What the seed made, for the mix to point at. */
@@ -62,7 +64,8 @@ function shuffled<T>(list: T[]): T[] {
  * One walk: each game server polls once and acks what it was given, six buys (two with the
  * coupon), two checkouts at Stripe each followed by its completion, two dashboard reads, and pages:
  * home, categories and products.
- * Variant `idempotency` sends every buy with an Idempotency-Key.
+ * Variant `idempotency` sends every buy with an Idempotency-Key; `tax`: the shop adds tax at checkout
+ * (taxMode exclusive), which Stripe computes for the buyers' country and the completion records.
  */
 export function rushSequence(shop: Shop, variant: string): RushItem[] {
   const api = { 'x-api-key': shop.key, 'content-type': 'application/json' };
@@ -87,7 +90,7 @@ export function rushSequence(shop: Shop, variant: string): RushItem[] {
       },
     ]);
   }
-  for (let i = 0; i < CHECKOUTS; i++) units.push(checkout(shop, api, i % 2 === 0));
+  for (let i = 0; i < CHECKOUTS; i++) units.push(checkout(shop, api, i % 2 === 0, variant));
   for (let i = 0; i < 2; i++) units.push([{ kind: 'dashboard', method: 'GET', path: '/console', headers: { cookie: shop.cookie } }]);
   for (let i = 0; i < PAGES; i++) {
     if (i % 6 === 0) units.push(page('/'));
@@ -98,7 +101,7 @@ export function rushSequence(shop: Shop, variant: string): RushItem[] {
 }
 
 /** A checkout at Stripe and, next on the connection, Stripe's webhook that it was paid. */
-function checkout(shop: Shop, api: Record<string, string>, withCoupon: boolean): RushItem[] {
+function checkout(shop: Shop, api: Record<string, string>, withCoupon: boolean, variant: string): RushItem[] {
   const body = {
     gateway: 'stripe',
     userID: '@buyer',
@@ -117,9 +120,19 @@ function checkout(shop: Shop, api: Record<string, string>, withCoupon: boolean):
       buyers: shop.buyers,
       products: shop.launchIds,
     },
-    { kind: 'complete', method: 'POST', path: '/api/payments/webhooks/stripe', headers: { 'content-type': 'application/json' }, secret: shop.stripeSecret },
+    {
+      kind: 'complete',
+      method: 'POST',
+      path: '/api/payments/webhooks/stripe',
+      headers: { 'content-type': 'application/json' },
+      secret: shop.stripeSecret,
+      ...(variant === 'tax' ? { tax: BUYERS_TAX } : {}),
+    },
   ];
 }
+
+/** The tax variant's buyers are in Germany, where Stripe Tax charges 19% VAT. */
+const BUYERS_TAX = { country: 'DE', percent: 19 };
 
 const BUYS = 6;
 const CHECKOUTS = 2;

@@ -8,7 +8,8 @@
  * channel announces every order (receivers in this process; Discord's is a relay the config lists,
  * answering as Discord does; the baseline sends them too, bench/base-webhooks.ts), and staff keep
  * the console's dashboard open (the mix: bench/rush-mix.ts). Subscriptions, idempotency keys, tax and the test mode are on as shipped, with nothing of theirs running;
- * BENCH_RUSH_VARIANT=idempotency sends every buy with an Idempotency-Key.
+ * BENCH_RUSH_VARIANT=idempotency sends every buy with an Idempotency-Key; BENCH_RUSH_VARIANT=tax adds tax at
+ * checkout (taxMode exclusive): Stripe computes it for the buyers' country and each completion records it.
  *
  * The load rises in steps of concurrent connections (BENCH_RUSH_STEPS, each BENCH_SECONDS long
  * after a second of warm-up), the server's step then the baseline's, until a side's p99 passes
@@ -81,6 +82,8 @@ async function seed(api: Api, key: string, webhooks: Receiver[], discord: Discor
     await api.create('/api/admin/notifications/endpoints', { name: `launch receiver ${i}`, url: r.url, events: ['store.order.completed', 'credits.changed'] });
   }
   await api.create('/api/admin/notifications/endpoints', discord.endpoint(['store.order.completed'], 'launch announcements'));
+  // Tax added at checkout: Stripe computes it (Stripe Tax), the completion records it.
+  if (VARIANT === 'tax') await api.send('PATCH', '/api/admin/settings', { taxMode: 'exclusive' });
   const buyers: string[] = [];
   await Api.batched(BUYERS, 10, async (i) => {
     buyers[i] = await api.player(8000 + i, `launcher${i}`, 1_000_000_00);
@@ -166,7 +169,7 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
     server = (await startServer(env)).proc;
     const shop = await seed(new Api(`http://127.0.0.1:${port}`, key), key, webhooks, discord);
     const basePort = String(await freePort());
-    baseline = await startBaseline({ ...env, PORT: basePort, BENCH_BASE_WEBHOOKS: '1' });
+    baseline = await startBaseline({ ...env, PORT: basePort, BENCH_BASE_WEBHOOKS: '1', BENCH_BASE_TAX: VARIANT === 'tax' ? 'exclusive' : '' });
     const side = (name: string, url: string, proc: ChildProcess) => ({
       name,
       url,
