@@ -1,14 +1,14 @@
 /**
  * `BENCH_RUSH_KINDS=1`: what each kind of the rush's requests costs the server and the baseline, in
- * CPU time per request, each kind walked alone (buys before polls and acks, which deliver what the
- * buys queued) at a few connections, with what each leaves behind to do (the webhooks' sends) until the
+ * CPU time per request, each kind walked alone (buys and gateway checkouts before polls and acks,
+ * which deliver what they queued) at a few connections, with what each leaves behind to do (the webhooks' sends) until the
  * receivers get no more. Where the rush's capacity gap comes from, kind by kind.
  */
 import type { ChildProcess } from 'node:child_process';
 import { cpuTime, seconds } from './harness.ts';
 import type { RushItem, RushKind } from './rush-mix.ts';
 
-const GROUPS: RushKind[][] = [['page'], ['buy'], ['poll', 'ack'], ['dashboard']];
+const GROUPS: RushKind[][] = [['page'], ['buy'], ['checkout', 'complete'], ['poll', 'ack'], ['dashboard']];
 const CONNECTIONS = 4;
 
 export interface Side {

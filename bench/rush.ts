@@ -1,22 +1,25 @@
 /**
  * `BENCH_ONLY=rush npm run bench`: a launch as it happens, on the server (pinned to one core, as
  * every scenario) and on the bare baseline doing the same mix by hand. Players browse the
- * storefront, a share of them buy on credit from the launch category, which a sale lowers (some with
- * the launch coupon) and a share check out through Stripe (a stand-in on 127.0.0.1 answering as
- * Stripe does, bench/rush-stripe.ts, and its signed webhook completing the order), twenty game servers poll their queue and ack what they run (the official
- * plugin's HTTP mode), two webhook endpoints take every order and credit change and a Discord
- * channel announces every order (receivers in this process; Discord's is a relay the config lists,
- * answering as Discord does; the baseline sends them too, bench/base-webhooks.ts), and staff keep
- * the console's dashboard open (the mix: bench/rush-mix.ts). Subscriptions, idempotency keys, tax and the test mode are on as shipped, with nothing of theirs running;
- * BENCH_RUSH_VARIANT=idempotency sends every buy with an Idempotency-Key; BENCH_RUSH_VARIANT=tax adds tax at
- * checkout (taxMode exclusive): Stripe computes it for the buyers' country and each completion records it.
+ * storefront; a share of them buy from the launch category, which a sale lowers (some with the
+ * launch coupon), on credit or through Stripe (Stripe's API a stand-in on 127.0.0.1 answering as
+ * Stripe does, bench/rush-stripe.ts; its signed webhook completes the order); twenty game servers
+ * poll their queue and ack what they run (the official plugin's HTTP mode); two webhook endpoints
+ * take every order and credit change and a Discord channel announces every order (receivers in
+ * this process; Discord's is a relay the config lists, answering as Discord does; the baseline
+ * sends them too, bench/base-webhooks.ts); and staff keep the console's dashboard open (the mix:
+ * bench/rush-mix.ts). Subscriptions, idempotency keys, tax and the test mode are on as shipped,
+ * with nothing of theirs running; BENCH_RUSH_VARIANT=idempotency sends every buy with an
+ * Idempotency-Key, BENCH_RUSH_VARIANT=tax adds tax at checkout (taxMode exclusive): Stripe
+ * computes it for the buyers' country and each completion records it.
  *
  * The load rises in steps of concurrent connections (BENCH_RUSH_STEPS, each BENCH_SECONDS long
  * after a second of warm-up), the server's step then the baseline's, until a side's p99 passes
- * 100 ms; its capacity is the rates at its last step under it: pages a second, purchases and
- * commands delivered a minute. The baseline does the same database work by hand, the sale and the
- * coupon priced and their use recorded (bench/store-promotions.ts) and the dashboard's figures
- * read on the staff session (bench/dashboard.ts) included.
+ * 100 ms; its capacity is the rates at its last step under it: pages a second, purchases (on
+ * credit and completed at the gateway) and commands delivered a minute. The baseline does the same
+ * database work by hand, the sale and the coupon priced and their use recorded
+ * (bench/store-promotions.ts), the Stripe checkout and its completion (bench/base-checkout.ts) and
+ * the dashboard's figures read on the staff session (bench/dashboard.ts) included.
  */
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
