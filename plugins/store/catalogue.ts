@@ -106,6 +106,10 @@ function productIds(ids: number[]): number[] {
   return [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id > 0))];
 }
 
+/** The ids of the categories on show among `categories` (all of them with their flags, or the active ones alone: the same ids). */
+const shownIds = (categories: readonly { id: number; parentId: number; isActive?: boolean }[]): ReadonlySet<number> =>
+  new Set(shownCategoryMap(categories).keys());
+
 /** The record gains its variables in place, not by a copy of every field into a new object. */
 function withVariables<R extends { id: number }>(record: R, variables: Map<number, Variable[]>): R & { variables: Variable[] } {
   const product = record as R & { variables: Variable[] };
@@ -214,7 +218,7 @@ export class DbCatalogue implements StoreCatalogue {
    */
   async #shownCategoryIds(): Promise<ReadonlySet<number>> {
     const rows = await this.#db.queryArrays(sql`select ${CATEGORY_FLAGS.columns} from ${StoreCategory}`);
-    return new Set(shownCategoryMap(rows.map(CATEGORY_FLAGS.fromArray)).keys());
+    return shownIds(rows.map(CATEGORY_FLAGS.fromArray));
   }
 
   /** The variables of the products matching `condition` (on store_product_variables), by product, in their order. */
@@ -264,7 +268,10 @@ export class DbCatalogue implements StoreCatalogue {
       .then((rows) => rows.map(SHOWN_CATEGORY.fromArray));
   }
 
-  async shownProducts(filter: { categoryIds?: number[]; ids?: number[]; featuredOnly?: boolean }): Promise<ShownProduct[]> {
+  async shownProducts(
+    filter: { categoryIds?: number[]; ids?: number[]; featuredOnly?: boolean },
+    categories?: readonly ShownCategory[] | Promise<readonly ShownCategory[]>,
+  ): Promise<ShownProduct[]> {
     const conditions: Sql[] = [];
     for (const [column, list] of [
       [P.categoryId, filter.categoryIds],
@@ -281,7 +288,7 @@ export class DbCatalogue implements StoreCatalogue {
     const [rows, variables, shown] = await Promise.all([
       this.#db.queryArrays(sql`select ${SHOWN_PRODUCT.columns} from ${StoreProduct} ${clause} ${PRODUCT_ORDER}`),
       this.#variables(sql`${V.productId} in (select ${P.id} from ${StoreProduct} ${clause})`),
-      this.#shownCategoryIds(),
+      categories ? Promise.resolve(categories).then(shownIds) : this.#shownCategoryIds(),
     ]);
     return rows
       .map(SHOWN_PRODUCT.fromArray)

@@ -270,9 +270,13 @@ export interface StoreCatalogue {
    * Products for sale (active, and so is their category and every category above it: the rule the
    * buy, the quote and the paid completion apply too) of some categories, of some ids, or the
    * featured ones, with what a page shows of them and their variables, ordered by priority then
-   * id: only those columns are read.
+   * id: only those columns are read. `categories`: the page's own shownCategories read, which then
+   * decides what is on show, so a page reads the categories once, not twice.
    */
-  shownProducts(filter: { categoryIds?: number[]; ids?: number[]; featuredOnly?: boolean }): Promise<ShownProduct[]>;
+  shownProducts(
+    filter: { categoryIds?: number[]; ids?: number[]; featuredOnly?: boolean },
+    categories?: readonly ShownCategory[] | Promise<readonly ShownCategory[]>,
+  ): Promise<ShownProduct[]>;
   /** The purchase rules of products that have any, by product id: one read. */
   rulesFor(productIds: number[]): Promise<Map<number, PurchaseRules>>;
   /** Products by id, with their variables; `onSaleOnly` leaves out those not for sale (see shownProducts). */

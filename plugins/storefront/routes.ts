@@ -124,9 +124,10 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
     const donations = peers.donations?.();
     const votes = peers.votes?.();
     const tz = site.settings().timezone;
+    const shown = store.shownCategories();
     const [categories, featured, top, latest, links, goal, sale, server] = await Promise.all([
-      store.shownCategories(),
-      store.shownProducts({ featuredOnly: true }),
+      shown,
+      store.shownProducts({ featuredOnly: true }, shown),
       donations?.board('top-monthly', 5, tz),
       donations?.board('latest', 5, tz),
       votes?.linksFor(visit.player?.user.username),
@@ -142,7 +143,7 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
       'home',
       { title: visit.t('home.title'), description: site.settings().storefrontDescription, canonical: '/' },
       {
-        featured: featured.filter((p) => visible.has(p.categoryId)).map((p) => catalogue.product(visit, p)),
+        featured: featured.map((p) => catalogue.product(visit, p)),
         categories: [...visible.values()].filter((c) => c.parentId === 0).map((c) => ({ id: c.id, name: c.name })),
         sale,
         server,
@@ -167,7 +168,9 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
     const categories = await store.shownCategories();
     const sent = (visit.request.params as { id: string }).id;
     const categoryId = idOf(sent) || (categories.find((c) => c.slug !== '' && c.slug.toLowerCase() === sent.toLowerCase())?.id ?? 0);
-    const [products, sale] = categoryId ? await Promise.all([store.shownProducts({ categoryIds: [categoryId] }), saleBanner(shop, visit)]) : [[], undefined];
+    const [products, sale] = categoryId
+      ? await Promise.all([store.shownProducts({ categoryIds: [categoryId] }, categories), saleBanner(shop, visit)])
+      : [[], undefined];
     const visible = visibleCategories(categories);
     const path = pathTo(visible, categoryId);
     if (!path) return notFound(site, visit);
@@ -196,7 +199,8 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
 
   pages.get('/product/:id', async (visit) => {
     const productId = idOf((visit.request.params as { id: string }).id);
-    const [categories, [product], rules] = await Promise.all([store.shownCategories(), store.shownProducts({ ids: [productId] }), store.rulesFor([productId])]);
+    const shown = store.shownCategories();
+    const [categories, [product], rules] = await Promise.all([shown, store.shownProducts({ ids: [productId] }, shown), store.rulesFor([productId])]);
     const path = product && pathTo(visibleCategories(categories), product.categoryId);
     if (!product || !path) return notFound(site, visit);
     const own = rules.get(productId);

@@ -22,7 +22,7 @@ async function catalogue(app: Awaited<ReturnType<typeof build>>) {
     details: '<p>Fly <script>alert(1)</script><b onclick="x()">now</b></p>',
   });
   const off = await makeProduct(app, { categoryID: ranks, name: 'Retired rank', price: '1.00', isActive: '0' });
-  const inHidden = await makeProduct(app, { categoryID: under, name: 'Hidden gem', price: '1.00' });
+  const inHidden = await makeProduct(app, { categoryID: under, name: 'Hidden gem', price: '1.00', isFeaturedProduct: '1' });
   return { ranks, hidden, under, vip, off, inHidden };
 }
 
@@ -213,4 +213,28 @@ t.test('the basket: a tampered cookie is an empty basket, prices come from the c
   t.match(poor.body, /Your balance is too low/, "the buy's refusal, in words");
   t.equal(await balanceOf(app, steve), 400, 'nothing was charged');
   t.equal((await v.post('/checkout', {})).statusCode, 429, 'the third checkout in the window');
+});
+
+t.test('a catalogue page reads the categories once: what it shows and what is on show come from the same read', async (t) => {
+  const app = await build(t);
+  const ids = await catalogue(app);
+  const v = new Visitor(app);
+  const reads: string[] = [];
+  const queryArrays = app.db.queryArrays.bind(app.db);
+  app.db.queryArrays = (statement) => {
+    if (/from `store_categories`/.test(statement.text)) reads.push(statement.text);
+    return queryArrays(statement);
+  };
+  for (const [url, shows] of [
+    ['/', />VIP</],
+    [`/category/${ids.ranks}`, />VIP</],
+    [`/product/${ids.vip}`, /Fly/],
+  ] as const) {
+    reads.length = 0;
+    const res = await v.get(url);
+    t.match(res.body, shows, url);
+    t.equal(reads.length, 1, `${url}: one read of the categories`);
+  }
+  app.db.queryArrays = queryArrays;
+  t.equal((await v.get(`/product/${ids.inHidden}`)).statusCode, 404, 'what the page read still hides a branch');
 });
