@@ -1,55 +1,34 @@
 /**
- * The rush's checkout through Stripe by hand (bench/rush.ts), as a careful hand-written server
- * would do it, each distinct statement of the server's once: `POST /api/payments/purchase` reads
- * the buyer, the blocks and the basket, prices the sale and the coupon (judged within the limits on
+ * The rush's checkouts at a gateway by hand (bench/rush.ts), as a careful hand-written server would
+ * do them, each distinct statement of the server's once: `POST /api/payments/purchase` reads the
+ * buyer, the blocks and the basket, prices the sale and the coupon (judged within the limits on
  * wrong codes, bench/store-promotions.ts), claims the request's fingerprint, makes the Checkout
- * Session at Stripe's stand-in (STRIPE_API_BASE, kept-alive) and stores the pending payment.
- * Stripe's signed `checkout.session.completed` webhook is verified (HMAC-SHA256 of `t.payload`)
- * and completes the order in one transaction: the event recorded once by its unique key, the
- * basket checked again, the order, its promotions, the game server's command and the donation
- * written, the payment moved from pending by a conditional update, and the order's event for the
- * webhook relay (bench/base-webhooks.ts).
+ * Session at Stripe's stand-in (STRIPE_API_BASE, kept-alive; the test gateway's checkout is a
+ * console page, no call) and stores the pending payment. Stripe's signed
+ * `checkout.session.completed` webhook is verified (HMAC-SHA256 of `t.payload`), and the test
+ * checkout paid in the console on the staff session and its CSRF token (BENCH_BASE_TESTMODE=1, the
+ * testmode variant); either completes the order once (bench/base-completion.ts).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { now } from '../core/format.ts';
-import { type BaseDb, BaseDb as Db, type Row } from './base-db.ts';
+import type { BaseDb, Row } from './base-db.ts';
+import { type Basket, CATEGORIES, complete, duplicate, type Paid, PRODUCTS, USER, VARIABLES } from './base-completion.ts';
 import { checkoutTax, netPaid, type TaxedSession, type TaxQuote, taxRow } from './base-tax.ts';
+import { staffOf } from './dashboard.ts';
 import type { BaselineRoute } from './scenario.ts';
 import { liveDiscount, onShow } from './store.ts';
-import {
-  bestSale,
-  COUPON,
-  couponOff,
-  judging,
-  Limited,
-  playerFirst,
-  type PricedLine,
-  promotionRows,
-  Refused,
-  runningSales,
-  type Taken,
-  useCoupon,
-  usePlayer,
-} from './store-promotions.ts';
+import { bestSale, COUPON, couponOff, judging, Limited, type PricedLine, Refused, runningSales } from './store-promotions.ts';
 
-const USER =
-  'select a.id, a.username, a.username_key, a.email_key, l.platform, l.external_id from users_accounts a ' +
-  'left join users_linked_accounts l on l.user_id = a.id where a.id = ?';
 const BLOCKS = 'select id from payments_blocks where lifted_date is null and (name_key = ? or user_id = ? or email_key = ?) limit 1';
-const marks = (n: number) => Array(n).fill('?').join(', ');
-const PRODUCTS = (n: number) =>
-  'select p.id, p.category_id, p.name, p.price, p.discounted_price, p.discount_expiry_date, p.stock, r.required_product_id, r.require_linked_account, ' +
-  `r.prevent_downgrade from store_products p left join store_product_rules r on r.product_id = p.id where p.id in (${marks(n)}) and p.is_active = 1`;
-const VARIABLES = (n: number) => `select product_id, name, \`required\`, allowed_values from store_product_variables where product_id in (${marks(n)})`;
-const CATEGORIES = 'select id, parent_id, is_active from store_categories';
 const CLAIM = 'insert into payments_checkouts (fingerprint, payment_id, creation_date) values (?, ?, ?)';
-const PAYMENT_COLUMNS = 'id, user_id, amount, currency, purchase_lines, tax_facts, status, checkout_ref, checkout_url, creation_date from payments_payments';
-const PAYMENT = `select ${PAYMENT_COLUMNS} where gateway = 'stripe' and id = ?`;
+const PAYMENT = 'select id, gateway, amount, currency, status, checkout_url from payments_payments where id = ?';
 const PAYMENT_INSERT = `insert into payments_payments (user_id, guest_name, guest_email, package_id, amount, currency, credits, bonus, purchase_lines,
   tax_facts, id, gateway, checkout_ref, charge_ref, status, order_id, reclaimed, debt, checkout_url, creation_date, update_date)
-  values (?, null, null, null, ?, 'USD', 0, 0, ?, ?, ?, 'stripe', ?, null, 'pending', null, 0, 0, ?, ?, ?)`;
+  values (?, null, null, null, ?, 'USD', 0, 0, ?, ?, ?, ?, ?, null, 'pending', null, 0, 0, ?, ?, ?)`;
+/** The test gateway is offered while the shop is in test mode, as the server's site setting testMode. */
+const TEST_MODE = process.env.BENCH_BASE_TESTMODE === '1';
 
 interface PurchaseBody {
   gateway: string;
@@ -60,16 +39,7 @@ interface PurchaseBody {
   cancelURL: string;
 }
 
-/** A basket as the payment keeps it, for the completion (the server's `purchase_lines`). */
-interface Basket {
-  lines: { productId: number; productName: string; quantity: number; variables: Record<string, string>; unitPrice: number; unitTotal: number }[];
-  adjustments: { kind: 'coupon'; code: string; amount: number; paid: false }[];
-}
-
 const refused = (reply: FastifyReply, status: number, error: string, message: string) => reply.code(status).send({ status: false, error, message });
-
-/** Whether a write failed on a unique key (SQLite or MySQL). */
-const duplicate = (err: unknown) => (err as { code?: string }).code === 'ER_DUP_ENTRY' || /UNIQUE constraint failed/.test(String((err as Error).message));
 
 /** The basket's lines priced as the store's quote does: the product's own price, lowered by the running sale. */
 async function priced(db: BaseDb, body: PurchaseBody, at: string) {
@@ -162,6 +132,7 @@ function stripeSession(id: string, amount: number, description: string, body: Pu
 }
 
 async function purchase(db: BaseDb, body: PurchaseBody, ip: string) {
+  if (body.gateway !== 'stripe' && !(body.gateway === 'test' && TEST_MODE)) throw new Refused(`The gateway ${body.gateway} is not available.`);
   const at = now();
   const [user] = await db.all(USER, [Number(body.userID)]);
   if (!user) throw new Refused(`There is no user ${body.userID}.`);
@@ -186,13 +157,18 @@ async function purchase(db: BaseDb, body: PurchaseBody, ip: string) {
   };
   const id = randomBytes(16).toString('hex');
   const fingerprint = createHash('sha256')
-    .update(JSON.stringify(['purchase', 'stripe', user.id, body.lines, body.coupon?.toLowerCase() ?? null, amount, 'USD', body.returnURL, body.cancelURL]))
+    .update(JSON.stringify(['purchase', body.gateway, user.id, body.lines, body.coupon?.toLowerCase() ?? null, amount, 'USD', body.returnURL, body.cancelURL]))
     .digest('hex');
   const held = await claim(db, fingerprint, id, at);
   if (held) return { id: String(held.id), url: String(held.checkout_url), amount, tax };
   const description = basket.lines.map((l) => `${l.productName} x${l.quantity}`).join(', ');
-  const session = await stripeSession(id, amount, description, body, tax);
-  await db.all(PAYMENT_INSERT, [user.id, amount, JSON.stringify(basket), tax?.facts ?? null, id, session.id, session.url, at, at]);
+  // The test gateway's checkout is the console's page, its buyer sent back to the addresses given.
+  const back = new URLSearchParams({ return: body.returnURL, cancel: body.cancelURL });
+  const session =
+    body.gateway === 'test'
+      ? { id: `test-${id}`, url: `/console/payments/test-checkout/${id}?${back}` }
+      : await stripeSession(id, amount, description, body, tax);
+  await db.all(PAYMENT_INSERT, [user.id, amount, JSON.stringify(basket), tax?.facts ?? null, id, body.gateway, session.id, session.url, at, at]);
   return { id, url: session.url, amount, tax };
 }
 
@@ -247,10 +223,17 @@ export const baselineRoutes: BaselineRoute[] = [
       const event = JSON.parse(raw.toString('utf8')) as { id: string; type: string; data: { object: Session } };
       const session = event.data.object;
       if (event.type !== 'checkout.session.completed' || session.payment_status !== 'paid') return { status: true, data: { result: 'ignored' } };
-      const told = await db.subscribed(['store.order.completed']);
-      const sales = await runningSales(db, now());
+      const paid: Paid = {
+        gateway: 'stripe',
+        eventId: event.id,
+        paymentId: session.client_reference_id,
+        chargeRef: session.payment_intent,
+        net: netPaid(session),
+        currency: session.currency.toUpperCase(),
+        tax: (payment) => taxRow(payment, session),
+      };
       try {
-        const result = db.sqlite ? completeSqlite(db, event.id, session, told, sales) : await completeMysql(db, event.id, session, told, sales);
+        const result = await complete(db, paid, await db.subscribed(['store.order.completed']), await runningSales(db, now()));
         return { status: true, data: { result } };
       } catch (err) {
         if (err instanceof Refused) return refused(reply, 400, 'REFUSED', err.message);
@@ -258,189 +241,30 @@ export const baselineRoutes: BaselineRoute[] = [
       }
     },
   },
+  {
+    method: 'POST',
+    url: '/console/payments/test-checkout/:id/pay',
+    session: true,
+    async handler(db, request, reply) {
+      const staff = await staffOf(db, request.headers.cookie);
+      if (!staff) return reply.redirect('/console/login', 303);
+      if ((request.body as { _csrf?: string })?._csrf !== staff.csrf || staff.access !== 'admin') return reply.code(403).send('Not allowed');
+      const id = (request.params as { id: string }).id;
+      const [payment] = await db.all(PAYMENT, [id]);
+      if (payment?.gateway !== 'test') return reply.code(404).send(`There is no test payment ${id}.`);
+      const paid: Paid = {
+        gateway: 'test',
+        eventId: `test-paid-${id}`,
+        paymentId: id,
+        chargeRef: `test-${id}`,
+        net: Number(payment.amount),
+        currency: payment.currency,
+      };
+      const result = await complete(db, paid, await db.subscribed(['store.order.completed']), await runningSales(db, now()));
+      const onward = new URL(String(payment.checkout_url), 'http://localhost').searchParams.get('return') ?? '/';
+      return reply
+        .header('set-cookie', `console_notice=${encodeURIComponent(`Test payment ${result}.`)}; Max-Age=60; Path=/console; HttpOnly; SameSite=Strict`)
+        .redirect(onward, 303);
+    },
+  },
 ];
-
-type Sales = Awaited<ReturnType<typeof runningSales>>;
-type Statement = { sql: string; params: unknown[] };
-
-/** What the completion writes after its reads, in the server's order; `coupon`: the coupon's row (read by its code in the transaction). */
-function completion(payment: Row, user: Row, products: Row[], sales: Sales, at: string) {
-  const basket = JSON.parse(String(payment.purchase_lines)) as Basket;
-  const byId = new Map(products.map((p) => [Number(p.id), p]));
-  const lines: PricedLine[] = basket.lines.map((l) => {
-    const p = byId.get(l.productId);
-    if (!p) throw new Refused('product not found');
-    const own = liveDiscount(p, at) ? Number(p.discounted_price) : Number(p.price);
-    return {
-      id: l.productId,
-      categoryId: Number(p.category_id),
-      quantity: l.quantity,
-      own,
-      unit: l.unitTotal,
-      sale: bestSale(sales, Number(p.category_id), Number(p.price), at)?.id,
-    };
-  });
-  const subtotal = basket.lines.reduce((sum, l) => sum + l.unitPrice * l.quantity, 0);
-  const priced = basket.lines.reduce((sum, l) => sum + l.unitTotal * l.quantity, 0);
-  const total = Number(payment.amount);
-  const order: Statement = {
-    sql: `insert into store_orders (account_id, status, subtotal, discount, total, type, earnings, cashback, credit, currency, payment_api, payment_id, test,
-      guest_name, guest_key, guest_email, creation_date) values (?, 'completed', ?, ?, ?, 'payment', ?, 0, 0, 'USD', 'stripe', ?, 0, null, null, null, ?)`,
-    params: [user.id, subtotal, subtotal - total, total, total, payment.id, at],
-  };
-  const items = (orderId: number): Statement => ({
-    sql: `insert into store_order_items (order_id, product_id, product_name, quantity, unit_price, unit_total, variables) values ${basket.lines.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-    params: basket.lines.flatMap((l) => [orderId, l.productId, l.productName, l.quantity, l.unitPrice, l.unitTotal, '{}']),
-  });
-  const stocked = lines.filter((l) => Number(byId.get(l.id)!.stock) !== -1).sort((a, b) => a.id - b.id);
-  return { basket, lines, priced, total, order, items, stocked, ids: basket.lines.map((l) => l.productId) };
-}
-
-type Completion = ReturnType<typeof completion>;
-
-const COMMANDS = (n: number) => `select c.id, c.product_id, c.server_id, c.command, c.run_on, c.require_online, c.per_unit
-  from delivery_commands c join delivery_servers s on s.id = c.server_id where c.run_on = 'purchase' and s.is_active = 1 and c.product_id in (${marks(n)}) order by c.id`;
-const STOCK = 'update store_products set stock = stock - ? where id = ? and stock >= ?';
-
-/** The writes after the order's: its commands queued, the donation, the payment moved on from pending (once), the order's event. */
-function afterOrder(c: Completion, payment: Row, user: Row, commands: Row[], orderId: number, session: Session, told: string[], at: string): Statement[] {
-  const out: Statement[] = [];
-  if (commands.length) {
-    out.push({
-      sql:
-        'insert into delivery_queue (server_id, user_id, username, order_id, product_id, command, run_on, require_online, status, tries, not_before, ' +
-        `last_error, creation_date, updated_date) values ${commands.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, 'waiting', 0, null, null, ?, ?)").join(', ')}`,
-      params: commands.flatMap((cmd) => [
-        cmd.server_id,
-        user.id,
-        user.username,
-        orderId,
-        cmd.product_id,
-        String(cmd.command).replaceAll('{username}', user.username),
-        cmd.run_on,
-        cmd.require_online,
-        at,
-        at,
-      ]),
-    });
-  }
-  out.push({
-    sql: 'insert into donations_entries (order_id, user_id, username, amount, currency, creation_date) values (?, ?, ?, ?, ?, ?)',
-    params: [orderId, user.id, user.username, c.total, 'USD', at],
-  });
-  out.push({
-    sql: "update payments_payments set status = 'completed', order_id = ?, charge_ref = ?, credits = 0, update_date = ? where id = ? and status = 'pending'",
-    params: [orderId, session.payment_intent, at, payment.id],
-  });
-  const payload = {
-    orderId,
-    userId: Number(user.id),
-    username: user.username,
-    linkedAccounts: {},
-    type: 'payment',
-    total: c.total,
-    currency: 'USD',
-    creationDate: at,
-    items: c.basket.lines.map((l) => ({ productId: l.productId, productName: l.productName, quantity: l.quantity, variables: {} })),
-    guestEmail: null,
-    test: false,
-  };
-  const events = Db.outbox(told.includes('store.order.completed') ? [{ name: 'store.order.completed', payload }] : []);
-  if (events) out.push(events);
-  return out;
-}
-
-/** The payment the event names, checked against what was paid; `undefined` when the event was seen already. */
-function matches(payment: Row | undefined, session: Session): Row {
-  if (!payment) throw new Refused(`The event names no payment of stripe.`);
-  if (netPaid(session) !== Number(payment.amount) || session.currency.toUpperCase() !== payment.currency) {
-    throw new Refused(`The event paid ${session.amount_total} ${session.currency}, the payment asks ${payment.amount} ${payment.currency}.`);
-  }
-  return payment;
-}
-
-const EVENT = "insert into payments_events (gateway, event_id, payment_id, kind, creation_date) values ('stripe', ?, ?, 'completed', ?)";
-
-function completeSqlite(db: BaseDb, eventId: string, session: Session, told: string[], sales: Sales): string {
-  const sqlite = db.sqlite!;
-  const run = (s: Statement) => sqlite.run(s.sql, ...(s.params as (string | number | null)[])).changes;
-  return sqlite.tx(() => {
-    const at = now();
-    const payment = matches(sqlite.all(PAYMENT, session.client_reference_id)[0], session);
-    try {
-      sqlite.run(EVENT, eventId, payment.id, at);
-    } catch (err) {
-      if (duplicate(err)) return 'duplicate';
-      throw err;
-    }
-    if (payment.status !== 'pending') return 'unchanged';
-    const [user] = sqlite.all(USER, payment.user_id);
-    const ids = (JSON.parse(String(payment.purchase_lines)) as Basket).lines.map((l) => l.productId);
-    const products = onShow(sqlite.all(PRODUCTS(ids.length), ...ids), sqlite.all(CATEGORIES));
-    sqlite.all(VARIABLES(ids.length), ...ids);
-    const c = completion(payment, user!, products, sales, at);
-    const orderId = sqlite.run(c.order.sql, ...(c.order.params as (string | number)[])).lastId;
-    run(c.items(orderId));
-    const taken = takenSqlite(sqlite, c, user!);
-    for (const row of promotionRows(orderId, c.lines, c.priced, taken, at)) run(row);
-    for (const l of c.stocked) if (sqlite.run(STOCK, l.quantity, l.id, l.quantity).changes === 0) throw new Refused('out of stock');
-    const rest = afterOrder(c, payment, user!, sqlite.all(COMMANDS(c.ids.length), ...c.ids), orderId, session, told, at);
-    for (const s of rest) if (run(s) === 0 && s.sql.startsWith('update payments_payments')) throw new Refused('completed twice');
-    const tax = taxRow(payment, session);
-    if (tax) run(tax);
-    return 'completed';
-  });
-}
-
-/** The coupon's use and the player's counted, as the buy does (the coupon's row read by its code). */
-function takenSqlite(sqlite: NonNullable<BaseDb['sqlite']>, c: Completion, user: Row): Taken | undefined {
-  const adjustment = c.basket.adjustments[0];
-  if (!adjustment) return undefined;
-  const [coupon] = sqlite.all(COUPON, adjustment.code.toLowerCase());
-  const taken: Taken = { coupon: coupon!, buyer: String(user.username).toLowerCase(), amount: adjustment.amount };
-  const step = (s: { sql: string; params: (string | number)[] }) => sqlite.run(s.sql, ...s.params).changes;
-  if (step(useCoupon(taken)) === 0) throw new Refused('the coupon is used up.');
-  const first = playerFirst(taken);
-  if (step(usePlayer(taken)) === 0 && step({ ...first, sql: `${first.sql} on conflict (coupon_id, buyer_key) do nothing` }) === 0) {
-    throw new Refused('the coupon is used up for this player.');
-  }
-  return taken;
-}
-
-async function completeMysql(db: BaseDb, eventId: string, session: Session, told: string[], sales: Sales): Promise<string> {
-  return db.mysqlTx(async (conn) => {
-    const all = async (sql: string, params: unknown[]) => (await conn.execute(sql, params as never[]))[0] as Row[];
-    const run = async (s: Statement) => (await conn.execute(s.sql, s.params as never[]))[0] as unknown as { affectedRows: number; insertId: number };
-    const at = now();
-    const payment = matches((await all(`${PAYMENT} for update`, [session.client_reference_id]))[0], session);
-    try {
-      await run({ sql: EVENT, params: [eventId, payment.id, at] });
-    } catch (err) {
-      if (duplicate(err)) return 'duplicate';
-      throw err;
-    }
-    if (payment.status !== 'pending') return 'unchanged';
-    const [user] = await all(USER, [payment.user_id]);
-    const ids = (JSON.parse(String(payment.purchase_lines)) as Basket).lines.map((l) => l.productId);
-    const [products, categories] = await Promise.all([all(PRODUCTS(ids.length), ids), all(CATEGORIES, [])]);
-    await all(VARIABLES(ids.length), ids);
-    const c = completion(payment, user!, onShow(products, categories), sales, at);
-    const orderId = (await run(c.order)).insertId;
-    await run(c.items(orderId));
-    let taken: Taken | undefined;
-    const adjustment = c.basket.adjustments[0];
-    if (adjustment) {
-      const [coupon] = await all(COUPON, [adjustment.code.toLowerCase()]);
-      taken = { coupon: coupon!, buyer: String(user!.username).toLowerCase(), amount: adjustment.amount };
-      if ((await run(useCoupon(taken))).affectedRows === 0) throw new Refused('the coupon is used up.');
-      if ((await run(usePlayer(taken))).affectedRows === 0) await run(playerFirst(taken));
-    }
-    for (const row of promotionRows(orderId, c.lines, c.priced, taken, at)) await run(row);
-    for (const l of c.stocked) if ((await run({ sql: STOCK, params: [l.quantity, l.id, l.quantity] })).affectedRows === 0) throw new Refused('out of stock');
-    const rest = afterOrder(c, payment, user!, await all(COMMANDS(c.ids.length), c.ids), orderId, session, told, at);
-    for (const s of rest) if ((await run(s)).affectedRows === 0 && s.sql.startsWith('update payments_payments')) throw new Refused('completed twice');
-    const tax = taxRow(payment, session);
-    if (tax) await run(tax);
-    return 'completed';
-  });
-}

@@ -64,8 +64,8 @@ async function siteSettings(db: BaseDb): Promise<{ timezone: string; currency: s
   return site;
 }
 
-/** The signed-in staff member: their account and console access, or undefined (no session, an idle one, no console role). */
-async function staffOf(db: BaseDb, cookie: string | undefined): Promise<{ username: string; access: 'admin' | 'support' } | undefined> {
+/** The signed-in staff member: their account, console access and the session's CSRF token, or undefined (no session, an idle one, no console role). */
+export async function staffOf(db: BaseDb, cookie: string | undefined): Promise<{ username: string; access: 'admin' | 'support'; csrf: string } | undefined> {
   const token = /(?:^|;\s*)console_session=([0-9a-f]{64})(?:;|$)/.exec(cookie ?? '')?.[1];
   if (!token) return undefined;
   const at = now();
@@ -79,7 +79,7 @@ async function staffOf(db: BaseDb, cookie: string | undefined): Promise<{ userna
   const [account, roles] = await Promise.all([db.all(ACCOUNT, [session.user_id]), db.all(ROLES, [session.user_id, '1000-01-01 00:00:00', at])]);
   const slugs = new Set(roles.map((r) => r.slug));
   const access = ADMIN_ROLES.some((s) => slugs.has(s)) ? 'admin' : SUPPORT_ROLES.some((s) => slugs.has(s)) ? 'support' : undefined;
-  return account[0] && access ? { username: account[0].username, access } : undefined;
+  return account[0] && access ? { username: account[0].username, access, csrf: String(session.csrf_token) } : undefined;
 }
 
 /** Why the database cannot take a write now, or undefined: a write tried and rolled back on SQLite, a `select 1` on MySQL. */

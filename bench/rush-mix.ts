@@ -27,6 +27,11 @@ export interface RushItem extends BenchRequest {
   secret?: string;
   /** Completions (the tax variant): Stripe Tax's rate for the buyers' country, which Stripe adds to the session's total. */
   tax?: { country: string; percent: number };
+  /**
+   * Completions (the testmode variant): staff pay the test checkout in the console (a 303 answers),
+   * the path's `@payment` replaced by the payment; with none open, the test payment paid at the seed again.
+   */
+  testPay?: { paid: string };
 }
 
 /** What the seed made, for the mix to point at. */
@@ -41,6 +46,10 @@ export interface Shop {
   coupon: string;
   /** Stripe's webhook signing secret, as the server and the baseline were given it. */
   stripeSecret: string;
+  /** The staff session's CSRF token, which the console's forms carry. */
+  csrf: string;
+  /** The testmode variant: a test payment the seed paid (paying it again changes nothing). */
+  paidTest?: string;
   /** A staff member's console session, for the dashboard. */
   cookie: string;
 }
@@ -103,13 +112,31 @@ export function rushSequence(shop: Shop, variant: string): RushItem[] {
 /** A checkout at Stripe and, next on the connection, Stripe's webhook that it was paid. */
 function checkout(shop: Shop, api: Record<string, string>, withCoupon: boolean, variant: string): RushItem[] {
   const body = {
-    gateway: 'stripe',
+    gateway: variant === 'testmode' ? 'test' : 'stripe',
     userID: '@buyer',
     lines: [{ productID: '@product', quantity: 1 }],
     returnURL: 'https://play.example.com/thanks',
     cancelURL: 'https://play.example.com/basket',
     ...(withCoupon ? { coupon: shop.coupon } : {}),
   };
+  const paid: RushItem =
+    variant === 'testmode'
+      ? {
+          kind: 'complete',
+          method: 'POST',
+          path: '/console/payments/test-checkout/@payment/pay',
+          headers: { cookie: shop.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+          body: `_csrf=${shop.csrf}`,
+          testPay: { paid: shop.paidTest! },
+        }
+      : {
+          kind: 'complete',
+          method: 'POST',
+          path: '/api/payments/webhooks/stripe',
+          headers: { 'content-type': 'application/json' },
+          secret: shop.stripeSecret,
+          ...(variant === 'tax' ? { tax: BUYERS_TAX } : {}),
+        };
   return [
     {
       kind: 'checkout',
@@ -120,14 +147,7 @@ function checkout(shop: Shop, api: Record<string, string>, withCoupon: boolean, 
       buyers: shop.buyers,
       products: shop.launchIds,
     },
-    {
-      kind: 'complete',
-      method: 'POST',
-      path: '/api/payments/webhooks/stripe',
-      headers: { 'content-type': 'application/json' },
-      secret: shop.stripeSecret,
-      ...(variant === 'tax' ? { tax: BUYERS_TAX } : {}),
-    },
+    paid,
   ];
 }
 

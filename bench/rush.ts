@@ -11,7 +11,9 @@
  * bench/rush-mix.ts). Subscriptions, idempotency keys, tax and the test mode are on as shipped,
  * with nothing of theirs running; BENCH_RUSH_VARIANT=idempotency sends every buy with an
  * Idempotency-Key, BENCH_RUSH_VARIANT=tax adds tax at checkout (taxMode exclusive): Stripe
- * computes it for the buyers' country and each completion records it.
+ * computes it for the buyers' country and each completion records it, and
+ * BENCH_RUSH_VARIANT=testmode puts the shop in test mode: the checkouts go through the test gateway
+ * and staff pay each in the console (its form on the staff session), a test order.
  *
  * The load rises in steps of concurrent connections (BENCH_RUSH_STEPS, each BENCH_SECONDS long
  * after a second of warm-up), the server's step then the baseline's, until a side's p99 passes
@@ -39,12 +41,33 @@ const STEPS = (process.env.BENCH_RUSH_STEPS ?? '1,2,4,8,12,16,24,32,48,64').spli
 const VARIANT = process.env.BENCH_RUSH_VARIANT ?? '';
 const KINDS = process.env.BENCH_RUSH_KINDS === '1';
 
-/** A staff member's console session (the session lives in the database, so the baseline never needs it). */
-async function consoleSession(api: Api): Promise<string> {
+/** A staff member's console session and its CSRF token (the session lives in the database, so the baseline never needs it). */
+async function consoleSession(api: Api): Promise<{ cookie: string; csrf: string }> {
   const staff = await api.player(9000, 'launchstaff', 0);
   const roleID = await api.create('/api/admin/roles', { name: 'Admin', slug: 'admin' });
   await api.send('POST', `/api/users/${staff}/roles`, { roleID });
-  return api.consoleCookie('launchstaff');
+  const cookie = await api.consoleCookie('launchstaff');
+  const page = await (await fetch(`${api.base}/console/payments`, { headers: { cookie } })).text();
+  return { cookie, csrf: /name="_csrf" value="([0-9a-f]+)"/.exec(page)![1]! };
+}
+
+/** The testmode variant: one test checkout paid by staff in the console, which a walk that opens on a payment pays again. */
+async function paidTestCheckout(api: Api, shop: Shop): Promise<string> {
+  const started = (await api.send('POST', '/api/payments/purchase', {
+    gateway: 'test',
+    userID: shop.buyers[0]!,
+    lines: [{ productID: shop.launchIds[0]! }],
+    returnURL: 'https://play.example.com/thanks',
+    cancelURL: 'https://play.example.com/basket',
+  })) as { data: { paymentID: string } };
+  const paid = await fetch(`${api.base}/console/payments/test-checkout/${started.data.paymentID}/pay`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: shop.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: `_csrf=${shop.csrf}`,
+  });
+  if (paid.status !== 303) throw new Error(`the seed's test checkout answered ${paid.status}`);
+  return started.data.paymentID;
 }
 
 /** The shop of a launch, through the server's API as an owner would make it. */
@@ -87,11 +110,13 @@ async function seed(api: Api, key: string, webhooks: Receiver[], discord: Discor
   await api.create('/api/admin/notifications/endpoints', discord.endpoint(['store.order.completed'], 'launch announcements'));
   // Tax added at checkout: Stripe computes it (Stripe Tax), the completion records it.
   if (VARIANT === 'tax') await api.send('PATCH', '/api/admin/settings', { taxMode: 'exclusive' });
+  // The shop in test mode: its checkouts go through the test gateway, paid by staff in the console.
+  if (VARIANT === 'testmode') await api.send('PATCH', '/api/admin/settings', { testMode: true });
   const buyers: string[] = [];
   await Api.batched(BUYERS, 10, async (i) => {
     buyers[i] = await api.player(8000 + i, `launcher${i}`, 1_000_000_00);
   });
-  return {
+  const shop: Shop = {
     key,
     categoryIds,
     productIds,
@@ -100,8 +125,9 @@ async function seed(api: Api, key: string, webhooks: Receiver[], discord: Discor
     buyers,
     coupon: 'LAUNCH10',
     stripeSecret: STRIPE_SECRETS.STRIPE_WEBHOOK_SECRET,
-    cookie: await consoleSession(api),
+    ...(await consoleSession(api)),
   };
+  return VARIANT === 'testmode' ? { ...shop, paidTest: await paidTestCheckout(api, shop) } : shop;
 }
 
 interface Step {
@@ -172,7 +198,13 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
     server = (await startServer(env)).proc;
     const shop = await seed(new Api(`http://127.0.0.1:${port}`, key), key, webhooks, discord);
     const basePort = String(await freePort());
-    baseline = await startBaseline({ ...env, PORT: basePort, BENCH_BASE_WEBHOOKS: '1', BENCH_BASE_TAX: VARIANT === 'tax' ? 'exclusive' : '' });
+    baseline = await startBaseline({
+      ...env,
+      PORT: basePort,
+      BENCH_BASE_WEBHOOKS: '1',
+      BENCH_BASE_TAX: VARIANT === 'tax' ? 'exclusive' : '',
+      BENCH_BASE_TESTMODE: VARIANT === 'testmode' ? '1' : '',
+    });
     const side = (name: string, url: string, proc: ChildProcess) => ({
       name,
       url,
