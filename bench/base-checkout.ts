@@ -15,6 +15,7 @@ import type { FastifyReply } from 'fastify';
 import { now } from '../core/format.ts';
 import type { BaseDb, Row } from './base-db.ts';
 import { type Basket, CATEGORIES, complete, duplicate, type Paid, PRODUCTS, USER, VARIABLES } from './base-completion.ts';
+import { Exists, keepSession, startSubscription, subscriptionCheckout } from './base-subscriptions.ts';
 import { checkoutTax, netPaid, type TaxedSession, type TaxQuote, taxRow } from './base-tax.ts';
 import { staffOf } from './dashboard.ts';
 import type { BaselineRoute } from './scenario.ts';
@@ -33,6 +34,7 @@ const TEST_MODE = process.env.BENCH_BASE_TESTMODE === '1';
 interface PurchaseBody {
   gateway: string;
   userID: string;
+  productID?: string;
   lines: { productID: string; quantity?: number }[];
   coupon?: string;
   returnURL: string;
@@ -91,7 +93,7 @@ const stripeAgent = new Agent({ keepAlive: true });
 
 /** A Checkout Session at Stripe (its stand-in), form-encoded as Stripe's SDK sends it: its id and the address to send the player to. */
 function stripeSession(id: string, amount: number, description: string, body: PurchaseBody, tax: TaxQuote | undefined): Promise<{ id: string; url: string }> {
-  const form = new URLSearchParams({
+  return stripeCall({
     mode: 'payment',
     'line_items[0][quantity]': '1',
     'line_items[0][price_data][currency]': 'usd',
@@ -103,7 +105,30 @@ function stripeSession(id: string, amount: number, description: string, body: Pu
     client_reference_id: id,
     'metadata[paymentID]': id,
     'payment_intent_data[metadata][paymentID]': id,
-  }).toString();
+  });
+}
+
+/** A Checkout Session in subscription mode for a plan's price every period (Stripe Billing). */
+function subscriptionSession(reference: string, plan: Row, name: string, body: PurchaseBody): Promise<{ id: string; url: string }> {
+  return stripeCall({
+    mode: 'subscription',
+    'line_items[0][quantity]': '1',
+    'line_items[0][price_data][currency]': 'usd',
+    'line_items[0][price_data][unit_amount]': String(plan.price),
+    'line_items[0][price_data][product_data][name]': name,
+    'line_items[0][price_data][recurring][interval]': String(plan.interval_unit).replace(/s$/, ''),
+    'line_items[0][price_data][recurring][interval_count]': String(plan.interval_count),
+    'subscription_data[metadata][subscriptionReference]': reference,
+    success_url: body.returnURL,
+    cancel_url: body.cancelURL,
+    client_reference_id: reference,
+    'metadata[subscriptionReference]': reference,
+  });
+}
+
+/** A Checkout Session made at Stripe (its stand-in): its id and the address to send the player to. */
+function stripeCall(fields: Record<string, string>): Promise<{ id: string; url: string }> {
+  const form = new URLSearchParams(fields).toString();
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       `${process.env.STRIPE_API_BASE}/v1/checkout/sessions`,
@@ -186,6 +211,8 @@ function verified(raw: Buffer, header: unknown): boolean {
 
 interface Session extends TaxedSession {
   id: string;
+  mode: string;
+  subscription?: string;
   client_reference_id: string;
   payment_status: string;
   currency: string;
@@ -215,6 +242,23 @@ export const baselineRoutes: BaselineRoute[] = [
   },
   {
     method: 'POST',
+    url: '/api/subscriptions/checkout',
+    async handler(db, request, reply) {
+      const body = request.body as PurchaseBody;
+      try {
+        const { reference, plan, name } = await subscriptionCheckout(db, Number(body.userID), Number(body.productID));
+        const session = await subscriptionSession(reference, plan, name, body);
+        await keepSession(db, reference, session.id);
+        return reply.code(201).send({ reference, checkoutURL: session.url });
+      } catch (err) {
+        if (err instanceof Exists) return refused(reply, 409, 'SUBSCRIPTION_EXISTS', err.message);
+        if (err instanceof Refused) return refused(reply, 400, 'REFUSED', err.message);
+        throw err;
+      }
+    },
+  },
+  {
+    method: 'POST',
     url: '/api/payments/webhooks/stripe',
     raw: true,
     async handler(db, request, reply) {
@@ -223,6 +267,10 @@ export const baselineRoutes: BaselineRoute[] = [
       const event = JSON.parse(raw.toString('utf8')) as { id: string; type: string; data: { object: Session } };
       const session = event.data.object;
       if (event.type !== 'checkout.session.completed' || session.payment_status !== 'paid') return { status: true, data: { result: 'ignored' } };
+      if (session.mode === 'subscription') {
+        const result = await startSubscription(db, event.id, session.client_reference_id, String(session.subscription), session.amount_total);
+        return { status: true, data: { result } };
+      }
       const paid: Paid = {
         gateway: 'stripe',
         eventId: event.id,

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { text } from 'node:stream/consumers';
 import autocannon from 'autocannon';
 import type { RushItem } from './rush-mix.ts';
-import { sessionCompleted, stripeSignature } from './rush-stripe.ts';
+import { sessionCompleted, stripeSignature, subscriptionStarted } from './rush-stripe.ts';
 
 /** A connection's own, until it has walked the whole sequence (autocannon then starts it afresh). */
 interface Context {
@@ -32,9 +32,11 @@ interface Started {
   session: string;
   /** What the player pays, in cents. */
   amount: number;
+  /** A monthly package's checkout: `paymentId` is the subscription checkout's reference. */
+  subscription?: boolean;
 }
 
-const job = JSON.parse(await text(process.stdin)) as { url: string; sequence: RushItem[]; connections: number; seconds: number };
+const job = JSON.parse(await text(process.stdin)) as { url: string; sequence: RushItem[]; connections: number; seconds: number; firstSubscription?: number };
 const byKind: Record<string, number> = {};
 /** Refusals by kind and status, to say what a non-2xx was. */
 const failed: Record<string, number> = {};
@@ -48,6 +50,8 @@ let completed = 0;
 /** The console's 303s to a paid test checkout: answered as meant, so not counted as non-2xx. */
 let redirects = 0;
 let buys = 0;
+/** The subscription checkouts' pairs of player and package taken so far in the run (earlier walks took those before firstSubscription). */
+let subscriptions = job.firstSubscription ?? 0;
 
 /** Stripe's webhook for the connection's oldest open checkout; with none (a walk that starts at its completion), an event the shop ignores. */
 function completion(context: Context, item: RushItem): { headers: Record<string, string>; body: string; path?: string } {
@@ -57,9 +61,11 @@ function completion(context: Context, item: RushItem): { headers: Record<string,
   const id = `evt_${randomUUID().replaceAll('-', '')}`;
   // Stripe Tax's VAT, added to the session's total (the tax variant).
   const tax = started && item.tax ? { amount: Math.round((started.amount * item.tax.percent) / 100), country: item.tax.country } : undefined;
-  const body = started
-    ? sessionCompleted(id, started.session, started.paymentId, started.amount, 'usd', tax)
-    : JSON.stringify({ id, object: 'event', type: 'payment_intent.created', data: { object: { id: `pi_${id}`, object: 'payment_intent' } } });
+  const body = started?.subscription
+    ? subscriptionStarted(id, started.session, started.paymentId, `sub_${randomUUID().replaceAll('-', '')}`, started.amount, 'usd')
+    : started
+      ? sessionCompleted(id, started.session, started.paymentId, started.amount, 'usd', tax)
+      : JSON.stringify({ id, object: 'event', type: 'payment_intent.created', data: { object: { id: `pi_${id}`, object: 'payment_intent' } } });
   return { headers: { 'content-type': 'application/json', 'stripe-signature': stripeSignature(body, item.secret!) }, body };
 }
 
@@ -78,6 +84,13 @@ function setup(position: number) {
       Object.assign(headers, sent.headers);
       body = sent.body;
       path = sent.path ?? path;
+    }
+    if (item.subscribe) {
+      const { buyers, packages } = item.subscribe;
+      const n = subscriptions++;
+      body = body!
+        .replace('"@buyer"', JSON.stringify(buyers[n % buyers.length]))
+        .replace('"@product"', JSON.stringify(packages[Math.floor(n / buyers.length) % packages.length]));
     }
     if (item.buyers) {
       // Each buy by the next player of the list, so no player's per-player limits are what is measured.
@@ -120,6 +133,10 @@ function onResponse(status: number, body: string, context: Context, headers: Rec
     );
   } else if (item.kind === 'ack') {
     delivered += (JSON.parse(body) as { commands: unknown[] }).commands.length;
+  } else if (item.kind === 'checkout' && item.subscribe) {
+    const { reference, checkoutURL } = JSON.parse(body) as { reference: string; checkoutURL: string };
+    const session = checkoutURL.slice(checkoutURL.lastIndexOf('/') + 1);
+    (context.pending ??= []).push({ paymentId: reference, session, amount: item.subscribe.price, subscription: true });
   } else if (item.kind === 'checkout') {
     const { data } = JSON.parse(body) as { data: { paymentID: string; checkoutURL: string; total: string } };
     (context.pending ??= []).push({
@@ -127,7 +144,7 @@ function onResponse(status: number, body: string, context: Context, headers: Rec
       session: data.checkoutURL.slice(data.checkoutURL.lastIndexOf('/') + 1),
       amount: Math.round(Number(data.total) * 100),
     });
-  } else if (item.kind === 'complete' && (JSON.parse(body) as { data: { result: string } }).data.result === 'completed') {
+  } else if (item.kind === 'complete' && ['completed', 'started'].includes((JSON.parse(body) as { data: { result: string } }).data.result)) {
     completed++;
   }
 }
@@ -150,6 +167,7 @@ console.log(
     p99ByKind: Object.fromEntries(Object.entries(latencies).map(([kind, list]) => [kind, Math.round(p99(list))])),
     delivered,
     completed,
+    subscriptions: subscriptions - (job.firstSubscription ?? 0),
     non2xx: result.non2xx - redirects + result.errors + result.timeouts,
   }),
 );

@@ -32,6 +32,11 @@ export interface RushItem extends BenchRequest {
    * the path's `@payment` replaced by the payment; with none open, the test payment paid at the seed again.
    */
   testPay?: { paid: string };
+  /**
+   * Subscription checkouts (the subscriptions variant): the players and the monthly packages whose
+   * pairs take turns, each pair once in the whole run (a player subscribes to a package once), and a period's price in cents.
+   */
+  subscribe?: { buyers: string[]; packages: string[]; price: number };
 }
 
 /** What the seed made, for the mix to point at. */
@@ -50,6 +55,9 @@ export interface Shop {
   csrf: string;
   /** The testmode variant: a test payment the seed paid (paying it again changes nothing). */
   paidTest?: string;
+  /** The subscriptions variant: the monthly packages (product i runs its command on game server i), at `packagePrice` cents a month. */
+  packageIds?: string[];
+  packagePrice?: number;
   /** A staff member's console session, for the dashboard. */
   cookie: string;
 }
@@ -74,7 +82,9 @@ function shuffled<T>(list: T[]): T[] {
  * coupon), two checkouts at Stripe each followed by its completion, two dashboard reads, and pages:
  * home, categories and products.
  * Variant `idempotency` sends every buy with an Idempotency-Key; `tax`: the shop adds tax at checkout
- * (taxMode exclusive), which Stripe computes for the buyers' country and the completion records.
+ * (taxMode exclusive), which Stripe computes for the buyers' country and the completion records;
+ * `testmode`: the checkouts go through the test gateway, paid by staff in the console;
+ * `subscriptions`: one of the two checkouts is a monthly package's, the subscription started on completion.
  */
 export function rushSequence(shop: Shop, variant: string): RushItem[] {
   const api = { 'x-api-key': shop.key, 'content-type': 'application/json' };
@@ -99,7 +109,10 @@ export function rushSequence(shop: Shop, variant: string): RushItem[] {
       },
     ]);
   }
-  for (let i = 0; i < CHECKOUTS; i++) units.push(checkout(shop, api, i % 2 === 0, variant));
+  for (let i = 0; i < CHECKOUTS; i++) {
+    // The subscriptions variant: the checkout without the coupon is a monthly package's.
+    units.push(variant === 'subscriptions' && i % 2 === 1 ? subscription(shop, api) : checkout(shop, api, i % 2 === 0, variant));
+  }
   for (let i = 0; i < 2; i++) units.push([{ kind: 'dashboard', method: 'GET', path: '/console', headers: { cookie: shop.cookie } }]);
   for (let i = 0; i < PAGES; i++) {
     if (i % 6 === 0) units.push(page('/'));
@@ -153,6 +166,28 @@ function checkout(shop: Shop, api: Record<string, string>, withCoupon: boolean, 
 
 /** The tax variant's buyers are in Germany, where Stripe Tax charges 19% VAT. */
 const BUYERS_TAX = { country: 'DE', percent: 19 };
+
+/** A monthly package's checkout at Stripe (Stripe Billing) and, next on the connection, Stripe's webhook that its first period was paid. */
+function subscription(shop: Shop, api: Record<string, string>): RushItem[] {
+  const body = {
+    gateway: 'stripe',
+    userID: '@buyer',
+    productID: '@product',
+    returnURL: 'https://play.example.com/thanks',
+    cancelURL: 'https://play.example.com/basket',
+  };
+  return [
+    {
+      kind: 'checkout',
+      method: 'POST',
+      path: '/api/subscriptions/checkout',
+      headers: api,
+      body: JSON.stringify(body),
+      subscribe: { buyers: shop.buyers, packages: shop.packageIds!, price: shop.packagePrice! },
+    },
+    { kind: 'complete', method: 'POST', path: '/api/payments/webhooks/stripe', headers: { 'content-type': 'application/json' }, secret: shop.stripeSecret },
+  ];
+}
 
 const BUYS = 6;
 const CHECKOUTS = 2;

@@ -47,6 +47,30 @@ export async function startStripe(): Promise<StripeStandIn> {
   };
 }
 
+/** Stripe's event that a Checkout Session in subscription mode was paid: subscription `subscriptionId` starts, its first period `amount` cents. */
+export function subscriptionStarted(eventId: string, sessionId: string, reference: string, subscriptionId: string, amount: number, currency: string): string {
+  return JSON.stringify({
+    id: eventId,
+    object: 'event',
+    api_version: '2025-01-01',
+    type: 'checkout.session.completed',
+    data: {
+      object: {
+        id: sessionId,
+        object: 'checkout.session',
+        mode: 'subscription',
+        client_reference_id: reference,
+        subscription: subscriptionId,
+        payment_status: 'paid',
+        amount_total: amount,
+        amount_subtotal: amount,
+        currency,
+        metadata: { subscriptionReference: reference },
+      },
+    },
+  });
+}
+
 /** The Stripe-Signature header of `payload` at `seconds` (Stripe's scheme, as its SDK's test helper makes it). */
 export function stripeSignature(payload: string, secret: string, seconds = Math.floor(Date.now() / 1000)): string {
   return `t=${seconds},v1=${createHmac('sha256', secret).update(`${seconds}.${payload}`).digest('hex')}`;

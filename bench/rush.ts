@@ -11,9 +11,10 @@
  * bench/rush-mix.ts). Subscriptions, idempotency keys, tax and the test mode are on as shipped,
  * with nothing of theirs running; BENCH_RUSH_VARIANT=idempotency sends every buy with an
  * Idempotency-Key, BENCH_RUSH_VARIANT=tax adds tax at checkout (taxMode exclusive): Stripe
- * computes it for the buyers' country and each completion records it, and
- * BENCH_RUSH_VARIANT=testmode puts the shop in test mode: the checkouts go through the test gateway
- * and staff pay each in the console (its form on the staff session), a test order.
+ * computes it for the buyers' country and each completion records it, BENCH_RUSH_VARIANT=testmode
+ * puts the shop in test mode: the checkouts go through the test gateway and staff pay each in the
+ * console (its form on the staff session), a test order, and BENCH_RUSH_VARIANT=subscriptions makes
+ * one of the two checkouts a monthly package's (Stripe Billing), its subscription started on completion.
  *
  * The load rises in steps of concurrent connections (BENCH_RUSH_STEPS, each BENCH_SECONDS long
  * after a second of warm-up), the server's step then the baseline's, until a side's p99 passes
@@ -70,15 +71,32 @@ async function paidTestCheckout(api: Api, shop: Shop): Promise<string> {
   return started.data.paymentID;
 }
 
+const PACKAGE_CENTS = 499;
+
+/** The subscriptions variant: a monthly package for each game server, sold through Stripe Billing, its command run at the start. */
+async function monthlyPackages(api: Api, servers: string[]): Promise<string[]> {
+  const categoryID = await api.create('/api/admin/store/categories', { name: 'Monthly passes' });
+  const ids: string[] = [];
+  for (const [i, serverID] of servers.entries()) {
+    const productID = await api.create('/api/admin/store/products', { categoryID, name: `Launch pass ${i}`, price: (PACKAGE_CENTS / 100).toFixed(2) });
+    await api.send('POST', `/api/admin/store/products/${productID}/commands`, { serverID, command: 'give {username} launch_pass 1', trigger: 'purchase' });
+    await api.send('POST', '/api/admin/subscription-plans', { productID, intervalUnit: 'months', price: (PACKAGE_CENTS / 100).toFixed(2) });
+    ids.push(productID);
+  }
+  return ids;
+}
+
 /** The shop of a launch, through the server's API as an owner would make it. */
 async function seed(api: Api, key: string, webhooks: Receiver[], discord: DiscordRelay): Promise<Shop> {
   const { categoryIds, productIds } = await seedCatalogue(api, 8, 24);
   const launch = await api.create('/api/admin/store/categories', { name: 'Launch' });
   const tokens: string[] = [];
+  const servers: string[] = [];
   const launchIds: string[] = [];
   for (let i = 0; i < GAME_SERVERS; i++) {
     const server = (await api.send('POST', '/api/admin/delivery/servers', { name: `Realm ${i}` })) as { id: string; token: string };
     tokens.push(server.token);
+    servers.push(server.id);
     const product = await api.create('/api/admin/store/products', { categoryID: launch, name: `Launch kit ${i}`, price: '4.99' });
     await api.send('POST', `/api/admin/store/products/${product}/commands`, {
       serverID: server.id,
@@ -110,6 +128,7 @@ async function seed(api: Api, key: string, webhooks: Receiver[], discord: Discor
   await api.create('/api/admin/notifications/endpoints', discord.endpoint(['store.order.completed'], 'launch announcements'));
   // Tax added at checkout: Stripe computes it (Stripe Tax), the completion records it.
   if (VARIANT === 'tax') await api.send('PATCH', '/api/admin/settings', { taxMode: 'exclusive' });
+  const packages = VARIANT === 'subscriptions' ? await monthlyPackages(api, servers) : undefined;
   // The shop in test mode: its checkouts go through the test gateway, paid by staff in the console.
   if (VARIANT === 'testmode') await api.send('PATCH', '/api/admin/settings', { testMode: true });
   const buyers: string[] = [];
@@ -126,6 +145,7 @@ async function seed(api: Api, key: string, webhooks: Receiver[], discord: Discor
     coupon: 'LAUNCH10',
     stripeSecret: STRIPE_SECRETS.STRIPE_WEBHOOK_SECRET,
     ...(await consoleSession(api)),
+    ...(packages ? { packageIds: packages, packagePrice: PACKAGE_CENTS } : {}),
   };
   return VARIANT === 'testmode' ? { ...shop, paidTest: await paidTestCheckout(api, shop) } : shop;
 }
@@ -162,14 +182,19 @@ async function walk(
   duration: number,
 ): Promise<Omit<Step, 'connections' | 'webhooks'> & { requests: number }> {
   const proc = spawnNode(LOAD_CORE, ['bench/rush-load.ts'], {});
-  proc.stdin!.end(JSON.stringify({ url, sequence, connections, seconds: duration }));
+  proc.stdin!.end(JSON.stringify({ url, sequence, connections, seconds: duration, firstSubscription: subscriptionsTaken }));
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => {
     out += d;
   });
   if ((await new Promise((r) => proc.once('exit', r))) !== 0) throw new Error('the rush load generator failed');
-  return JSON.parse(out) as Omit<Step, 'connections' | 'webhooks'> & { requests: number };
+  const walked = JSON.parse(out) as Omit<Step, 'connections' | 'webhooks'> & { requests: number; subscriptions: number };
+  subscriptionsTaken += walked.subscriptions;
+  return walked;
 }
+
+/** The pairs of player and monthly package the walks took so far: each later walk takes the next ones, as a player subscribes to a package once. */
+let subscriptionsTaken = 0;
 
 /** A step's rates: pages a second, purchases (on credit and completed at the gateway) and commands delivered a minute. */
 function rates(s: Step): string {
