@@ -102,7 +102,8 @@ const at = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, M
 /** A game server with its own product and command, so the note's rows stay out of the scenario's queue. */
 async function serverWithProduct(api: Api, name: string) {
   const server = (await api.send('POST', '/api/admin/delivery/servers', { name })) as { id: string; token: string };
-  const categoryID = await api.create('/api/admin/store/categories', { name: `${name} kits`, isActive: false });
+  // Active: a product under a hidden category is not for sale. The notes run after every scenario, so no page counts it.
+  const categoryID = await api.create('/api/admin/store/categories', { name: `${name} kits` });
   const productID = await api.create('/api/admin/store/products', { categoryID, name: `${name} kit`, price: '0.01' });
   await api.send('POST', `/api/admin/store/products/${productID}/commands`, { serverID: server.id, command: 'give {username} diamond 1', trigger: 'purchase' });
   const buyer = await api.player(name.length * 1000 + 7, `${name}Buyer`, 1_000_000_00);

@@ -54,6 +54,7 @@ type Callback = (err: Error | null, res?: RateWindow) => void;
 const L = CoreRateLimit.c;
 /** A bucket's count and when its window ends, as the increment left them. */
 const COUNTED = fields({ hits: L.hits, expires_at: L.expiresAt });
+const BUCKET_COUNTED = fields({ bucket: L.bucket, hits: L.hits, expires_at: L.expiresAt });
 /**
  * One request counted: a window past its end starts again at 1. Both dialects evaluate the
  * conditions on the row as it was: SQLite assigns from the old row, MySQL left to right, and
@@ -74,36 +75,51 @@ class RateCounter {
 
   /** Counts one request against `bucket` and answers the count with the time left of its window. */
   async hit(bucket: string, windowMs: number, max: number, counting: Counting): Promise<RateWindow> {
+    return (await this.hitAll([{ bucket, windowMs, max }], counting))[0]!;
+  }
+
+  /**
+   * Counts one request against each bucket, in one transaction: on SQLite, counts arriving together
+   * share one commit; on MySQL, which has no RETURNING, one read behind the row locks the increments
+   * took sees this request's counts and no later ones.
+   */
+  async hitAll(buckets: { bucket: string; windowMs: number; max: number }[], counting: Counting): Promise<RateWindow[]> {
     const at = clockNow();
-    const end = at + windowMs;
-    const { insert, reset } = count(bucket, at, end);
-    // A transaction on both: on SQLite, counts arriving together share one commit; on MySQL, which
-    // has no RETURNING, the read comes behind the row lock the increment took, so it sees this
-    // request's count and no later one.
     return this.#db.transaction(async () => {
-      let row: { hits: number; expires_at: number };
-      if (this.#db.dialect === 'sqlite') {
-        row = (await this.#db.query(sql`${insert} on conflict (${L.bucket}) do update set ${reset} returning ${COUNTED}`))[0]!;
-      } else {
-        await this.#db.run(sql`${insert} on duplicate key update ${reset}`);
-        row = (await this.#db.query(sql`select ${COUNTED} from ${CoreRateLimit} where ${L.bucket} = ${bucket}`))[0]!;
+      const rows = new Map<string, { hits: number; expires_at: number }>();
+      for (const { bucket, windowMs } of buckets) {
+        const { insert, reset } = count(bucket, at, at + windowMs);
+        if (this.#db.dialect === 'sqlite') {
+          rows.set(bucket, (await this.#db.query(sql`${insert} on conflict (${L.bucket}) do update set ${reset} returning ${COUNTED}`))[0]!);
+        } else {
+          await this.#db.run(sql`${insert} on duplicate key update ${reset}`);
+        }
       }
-      const current = Number(row.hits);
-      let expiresAt = Number(row.expires_at);
-      if (current > max && (counting.continueExceeding || counting.exponentialBackoff)) {
-        // Requests past the limit push the window's end on: by one window, or doubling each time.
-        const ms = counting.exponentialBackoff ? windowMs * 2 ** (current - max - 1) : windowMs;
-        expiresAt = at + Math.min(ms, Number.MAX_SAFE_INTEGER - at);
-        await this.#db.run(sql`update ${CoreRateLimit} set ${L.expiresAt} = ${expiresAt} where ${L.bucket} = ${bucket}`);
+      if (this.#db.dialect !== 'sqlite') {
+        const read = await this.#db.query(sql`select ${BUCKET_COUNTED} from ${CoreRateLimit} where ${L.bucket} in ${buckets.map((b) => b.bucket)}`);
+        for (const { bucket, ...row } of read) rows.set(bucket, row);
       }
-      return { current, ttl: expiresAt - at };
+      const windows: RateWindow[] = [];
+      for (const { bucket, windowMs, max } of buckets) {
+        const row = rows.get(bucket)!;
+        const current = Number(row.hits);
+        let expiresAt = Number(row.expires_at);
+        if (current > max && (counting.continueExceeding || counting.exponentialBackoff)) {
+          // Requests past the limit push the window's end on: by one window, or doubling each time.
+          const ms = counting.exponentialBackoff ? windowMs * 2 ** (current - max - 1) : windowMs;
+          expiresAt = at + Math.min(ms, Number.MAX_SAFE_INTEGER - at);
+          await this.#db.run(sql`update ${CoreRateLimit} set ${L.expiresAt} = ${expiresAt} where ${L.bucket} = ${bucket}`);
+        }
+        windows.push({ current, ttl: expiresAt - at });
+      }
+      return windows;
     });
   }
 
-  /** Takes back one request counted in `bucket`'s current window (one that turned out not to count). */
-  async giveBack(bucket: string): Promise<void> {
+  /** Takes back one request counted in each bucket's current window (one that turned out not to count). */
+  async giveBack(buckets: string[]): Promise<void> {
     await this.#db.run(sql`update ${CoreRateLimit} set ${L.hits} = ${L.hits} - 1
-      where ${L.bucket} = ${bucket} and ${L.hits} > 0 and ${L.expiresAt} > ${clockNow()}`);
+      where ${L.bucket} in ${buckets} and ${L.hits} > 0 and ${L.expiresAt} > ${clockNow()}`);
   }
 
   /** Deletes the windows that have ended: a later request starts a new one either way. */
@@ -178,17 +194,22 @@ export class AttemptLimit {
    * over its limit (that attempt stays counted), else undefined.
    */
   async claim(keys: { key: string; rate: AttemptRate }[]): Promise<number | undefined> {
+    const limited = keys.filter((k) => k.rate.max > 0);
+    if (limited.length === 0) return undefined;
+    const windows = await this.#counter.hitAll(
+      limited.map(({ key, rate }) => ({ bucket: this.#bucket(key), windowMs: rate.windowSeconds * 1000, max: rate.max })),
+      {},
+    );
     let wait: number | undefined;
-    for (const { key, rate } of keys) {
-      if (rate.max <= 0) continue;
-      const { current, ttl } = await this.#counter.hit(this.#bucket(key), rate.windowSeconds * 1000, rate.max, {});
-      if (current > rate.max) wait = Math.max(wait ?? 0, Math.max(1, Math.ceil(ttl / 1000)));
+    for (const [i, { current, ttl }] of windows.entries()) {
+      if (current > limited[i]!.rate.max) wait = Math.max(wait ?? 0, Math.max(1, Math.ceil(ttl / 1000)));
     }
     return wait;
   }
 
   /** The attempt claimed on each key was right: it no longer counts. */
   async giveBack(keys: { key: string; rate: AttemptRate }[]): Promise<void> {
-    for (const { key, rate } of keys) if (rate.max > 0) await this.#counter.giveBack(this.#bucket(key));
+    const limited = keys.filter((k) => k.rate.max > 0);
+    if (limited.length) await this.#counter.giveBack(limited.map(({ key }) => this.#bucket(key)));
   }
 }

@@ -111,3 +111,26 @@ t.test(`the storefront: a guest's wrong codes past the limit are refused per add
   t.equal(fine.statusCode, 303, 'another address and session are not affected');
   t.match((await c.get('/basket')).body, /Coupon SUMMER10/);
 });
+
+t.test(`a right code's attempt is counted on both keys in one transaction and given back in one statement (${db})`, async (t) => {
+  const { app, sword } = await shop(t, { config: limits(3, 100, 6) });
+  const steve = await makeUser(app, 'steve', 5000);
+  await coupon(app, { code: 'SUMMER10', kind: 'percent', value: 10 });
+  const counts: string[] = [];
+  for (const method of ['query', 'run'] as const) {
+    const original = app.db[method].bind(app.db) as (statement: { text: string }) => Promise<never>;
+    app.db[method] = ((statement: { text: string }) => {
+      if (/`core_rate_limits`/.test(statement.text)) counts.push(statement.text.split(' ')[0]!);
+      return original(statement);
+    }) as never;
+  }
+  t.equal((await buy(app, steve, [sword], { coupon: 'SUMMER10' })).statusCode, 200);
+  // Each key's increment (MySQL reads both back at once: it has no RETURNING), then one give-back for both.
+  t.strictSame(counts, onMysql ? ['insert', 'insert', 'select', 'update'] : ['insert', 'insert', 'update']);
+  t.equal(await rowCount(app, 'core_rate_limits'), 2, 'the API client and the player each have a count');
+  t.same(
+    (await app.db.unchecked.query<{ hits: number }>('select hits from core_rate_limits')).map((r) => Number(r.hits)),
+    [0, 0],
+    'both given back',
+  );
+});
