@@ -13,7 +13,11 @@ start)
     $SUDO apt-get update -qq >&2
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq mariadb-server >&2
   fi
-  dir=$(mktemp -d /tmp/mariadb.XXXXXX)
+  # In memory where the machine has it: the tests make and drop a database each, and on tmpfs a file's
+  # creation and every sync cost nothing.
+  base=/tmp
+  if [ -d /dev/shm ] && [ -w /dev/shm ]; then base=/dev/shm; fi
+  dir=$(mktemp -d "$base/mariadb.XXXXXX")
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
   user_flag=()
   if [ "$(id -u)" = 0 ]; then user_flag=(--user=mysql); chown mysql "$dir"; fi
