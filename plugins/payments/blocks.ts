@@ -11,6 +11,7 @@ import { empty, fields, join, sql, type Sql } from '../../core/sql.ts';
 import type { TableRecord } from '../../core/table.ts';
 import { PaymentsBlock } from './entities.ts';
 import type { Payment, PaymentsDeps } from './model.ts';
+import type { UserAccount } from '../users/contract.ts';
 
 const B = PaymentsBlock.c;
 
@@ -19,6 +20,8 @@ export type Block = TableRecord<typeof PaymentsBlock>;
 /** Who asks to pay: an account, or a guest by in-game name; `ip` the request's address. */
 export interface Payer {
   userId?: number;
+  /** The payer's account, when the caller has just read it: no second read. */
+  account?: Pick<UserAccount, 'id' | 'username' | 'email'>;
   guestName?: string | null;
   ip?: string;
 }
@@ -32,7 +35,7 @@ export class Blocks {
 
   /** PURCHASES_BLOCKED when a block stands against the payer's account, name, email or (when blocks name addresses) address. */
   async refuse(payer: Payer): Promise<void> {
-    const user = payer.userId ? await this.#deps.users.findById(payer.userId) : undefined;
+    const user = payer.account ?? (payer.userId ? await this.#deps.users.findById(payer.userId) : undefined);
     const name = (user?.username ?? payer.guestName ?? '').toLowerCase();
     const matches: Sql[] = [sql`${B.nameKey} = ${name}`];
     if (user) matches.push(sql`${B.userId} = ${user.id}`);

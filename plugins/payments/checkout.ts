@@ -127,7 +127,7 @@ export class Checkouts {
     const returnURL = urlOf(input.returnURL, 'returnURL');
     const cancelURL = urlOf(input.cancelURL, 'cancelURL');
     const user = await this.#user(input);
-    await this.#blocks.refuse({ userId: user.id, ip: input.ip });
+    await this.#blocks.refuse({ userId: user.id, account: user, ip: input.ip });
     let what: Pick<Payment, 'packageId' | 'amount' | 'currency' | 'credits' | 'bonus'> & { description: string };
     if (input.packageID !== undefined && input.packageID !== '') {
       const id = Number(input.packageID);
@@ -154,11 +154,13 @@ export class Checkouts {
   }
 
   /** The buyer of a purchase request: an account, or a guest when guest checkout is on. */
-  async #purchaseBuyer(request: Pick<PurchaseRequest, 'userId' | 'guestName' | 'guestEmail'>): Promise<PurchaseBuyer> {
+  /** The buyer, and a player's account as read to check it exists (the purchase's later checks use it). */
+  async #purchaseBuyer(request: Pick<PurchaseRequest, 'userId' | 'guestName' | 'guestEmail'>): Promise<PurchaseBuyer & { account?: UserAccount }> {
     if (request.userId !== undefined && request.guestName !== undefined) throw new DomainError('VALIDATION_ERROR', 'Send userId or guestName, not both.');
     if (request.userId !== undefined) {
       if (!Number.isSafeInteger(request.userId) || request.userId < 1) throw new DomainError('USER_NOT_FOUND', `There is no user ${String(request.userId)}.`);
-      return { userId: (await this.#deps.users.requireById(request.userId)).id };
+      const account = await this.#deps.users.requireById(request.userId);
+      return { userId: account.id, account };
     }
     if (request.guestName === undefined) throw new DomainError('VALIDATION_ERROR', 'userId or guestName is required.');
     if (!this.#deps.guestCheckout) throw new DomainError('GUEST_CHECKOUT_DISABLED', 'Guest checkout is off: sign in to buy.');
@@ -187,13 +189,13 @@ export class Checkouts {
     const adapter = this.#gateways.require(request.gateway);
     const returnURL = urlOf(request.returnURL, 'returnURL');
     const cancelURL = urlOf(request.cancelURL, 'cancelURL');
-    const buyer = await this.#purchaseBuyer(request);
-    await this.#blocks.refuse({ ...buyer, ip: request.ip });
+    const { account, ...buyer } = await this.#purchaseBuyer(request);
+    await this.#blocks.refuse({ ...buyer, account, ip: request.ip });
     const lines = requestedLines(request.lines);
     const quote = await this.#deps.store.quote(buyer, lines, request.codes);
     if (quote.total < 1) throw new DomainError('INVALID_AMOUNT', 'This basket costs nothing: there is nothing to pay at a gateway.');
     if (quote.total > MAX_CENTS) throw new DomainError('INVALID_AMOUNT', `A purchase must cost at most ${formatMoney(MAX_CENTS)}.`);
-    if ('userId' in buyer) await refuseOverLimit(this.#deps, await this.#deps.users.requireById(buyer.userId), quote.total);
+    if (account) await refuseOverLimit(this.#deps, account, quote.total);
     const taxFacts = await this.#tableTax(adapter, quote.total, request);
     return this.#open(
       adapter,

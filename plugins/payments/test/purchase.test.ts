@@ -485,3 +485,19 @@ t.test('GET /api/payments/packages: the packages on offer, to a public key', asy
   t.equal(res.statusCode, 200, res.body);
   t.match(res.json(), [{ name: 'Gold', price: '10.00', credits: '10.00', bonus: '2.50', currency: 'USD' }]);
 });
+
+t.test('a purchase reads the buyer once for its own checks (exists, not blocked, within the spending limit) and once in the quote', async (t) => {
+  const app = await buildShop(t);
+  const steve = await newUser(app, 'steve');
+  const product = await shop(app);
+  const reads: string[] = [];
+  for (const method of ['query', 'queryArrays'] as const) {
+    const original = app.db[method].bind(app.db) as (statement: { text: string }) => Promise<never>;
+    app.db[method] = ((statement: { text: string }) => {
+      if (/from `users_accounts`/.test(statement.text)) reads.push(statement.text);
+      return original(statement);
+    }) as never;
+  }
+  await purchase(app, { userID: String(steve.id), lines: [{ productID: product, quantity: 1 }] });
+  t.equal(reads.length, 2, reads.join('\n'));
+});
