@@ -6,6 +6,8 @@
 import t from 'tap';
 import { build, call, onMysql, overBoth, sharedDatabaseUrl } from '../../../test/helper.ts';
 import { Visitor } from '../../../test/visitor.ts';
+import { CoreRateLimit } from '../../../core/rate-limits.ts';
+import { fields, sql } from '../../../core/sql.ts';
 import { balanceOf, buy, coupon, giftCard, makeCategory, makeProduct, makeUser, rowCount, shop } from './fixtures.ts';
 
 const db = onMysql ? 'MariaDB' : 'SQLite';
@@ -129,7 +131,7 @@ t.test(`a right code's attempt is counted on both keys in one transaction and gi
   t.strictSame(counts, onMysql ? ['insert', 'insert', 'select', 'update'] : ['insert', 'insert', 'update']);
   t.equal(await rowCount(app, 'core_rate_limits'), 2, 'the API client and the player each have a count');
   t.same(
-    (await app.db.unchecked.query<{ hits: number }>('select hits from core_rate_limits')).map((r) => Number(r.hits)),
+    (await app.db.query(sql`select ${fields({ hits: CoreRateLimit.c.hits })} from ${CoreRateLimit}`)).map((r) => Number(r.hits)),
     [0, 0],
     'both given back',
   );
