@@ -19,8 +19,8 @@ import { Exists, keepSession, startSubscription, subscriptionCheckout } from './
 import { checkoutTax, netPaid, type TaxedSession, type TaxQuote, taxRow } from './base-tax.ts';
 import { staffOf } from './dashboard.ts';
 import type { BaselineRoute } from './scenario.ts';
-import { liveDiscount, onShow } from './store.ts';
-import { bestSale, COUPON, couponOff, judging, Limited, type PricedLine, Refused, runningSales } from './store-promotions.ts';
+import { onShow, pricedLine } from './store.ts';
+import { COUPON, couponOff, judging, Limited, type PricedLine, Refused, runningSales } from './store-promotions.ts';
 
 const BLOCKS = 'select id from payments_blocks where lifted_date is null and (name_key = ? or user_id = ? or email_key = ?) limit 1';
 const CLAIM = 'insert into payments_checkouts (fingerprint, payment_id, creation_date) values (?, ?, ?)';
@@ -52,19 +52,7 @@ async function priced(db: BaseDb, body: PurchaseBody, at: string) {
   const byId = new Map(products.map((p) => [Number(p.id), p]));
   return body.lines.map((line): PricedLine & { name: string; price: number } => {
     const p = byId.get(Number(line.productID))!;
-    const own = liveDiscount(p, at) ? Number(p.discounted_price) : Number(p.price);
-    const sale = bestSale(sales, Number(p.category_id), Number(p.price), at);
-    const lowered = sale !== undefined && sale.price < own;
-    return {
-      id: Number(p.id),
-      categoryId: Number(p.category_id),
-      quantity: line.quantity ?? 1,
-      own,
-      unit: lowered ? sale.price : own,
-      sale: lowered ? sale.id : undefined,
-      name: String(p.name),
-      price: Number(p.price),
-    };
+    return { ...pricedLine(p, line.quantity ?? 1, sales, at), name: String(p.name), price: Number(p.price) };
   });
 }
 

@@ -49,25 +49,26 @@ export async function startStripe(): Promise<StripeStandIn> {
 
 /** Stripe's event that a Checkout Session in subscription mode was paid: subscription `subscriptionId` starts, its first period `amount` cents. */
 export function subscriptionStarted(eventId: string, sessionId: string, reference: string, subscriptionId: string, amount: number, currency: string): string {
+  return sessionEvent(eventId, sessionId, {
+    mode: 'subscription',
+    client_reference_id: reference,
+    subscription: subscriptionId,
+    payment_status: 'paid',
+    amount_total: amount,
+    amount_subtotal: amount,
+    currency,
+    metadata: { subscriptionReference: reference },
+  });
+}
+
+/** Stripe's `checkout.session.completed` event of Checkout Session `sessionId`, with the session's fields. */
+function sessionEvent(eventId: string, sessionId: string, session: Record<string, unknown>): string {
   return JSON.stringify({
     id: eventId,
     object: 'event',
     api_version: '2025-01-01',
     type: 'checkout.session.completed',
-    data: {
-      object: {
-        id: sessionId,
-        object: 'checkout.session',
-        mode: 'subscription',
-        client_reference_id: reference,
-        subscription: subscriptionId,
-        payment_status: 'paid',
-        amount_total: amount,
-        amount_subtotal: amount,
-        currency,
-        metadata: { subscriptionReference: reference },
-      },
-    },
+    data: { object: { id: sessionId, object: 'checkout.session', ...session } },
   });
 }
 
@@ -88,27 +89,15 @@ export function sessionCompleted(
   currency: string,
   tax?: { amount: number; country: string },
 ): string {
-  return JSON.stringify({
-    id: eventId,
-    object: 'event',
-    api_version: '2025-01-01',
-    type: 'checkout.session.completed',
-    data: {
-      object: {
-        id: sessionId,
-        object: 'checkout.session',
-        mode: 'payment',
-        client_reference_id: paymentId,
-        payment_status: 'paid',
-        amount_total: amount + (tax?.amount ?? 0),
-        amount_subtotal: amount,
-        currency,
-        ...(tax
-          ? { automatic_tax: { enabled: true }, total_details: { amount_tax: tax.amount }, customer_details: { address: { country: tax.country } } }
-          : {}),
-        payment_intent: `pi_${sessionId.slice(3)}`,
-        metadata: { paymentID: paymentId },
-      },
-    },
+  return sessionEvent(eventId, sessionId, {
+    mode: 'payment',
+    client_reference_id: paymentId,
+    payment_status: 'paid',
+    amount_total: amount + (tax?.amount ?? 0),
+    amount_subtotal: amount,
+    currency,
+    ...(tax ? { automatic_tax: { enabled: true }, total_details: { amount_tax: tax.amount }, customer_details: { address: { country: tax.country } } } : {}),
+    payment_intent: `pi_${sessionId.slice(3)}`,
+    metadata: { paymentID: paymentId },
   });
 }

@@ -263,25 +263,21 @@ function placeholders(n: number): string {
   return Array(n).fill('?').join(', ');
 }
 
+/** A product's line as the store prices it: its own price, or the running sale's where that is lower. */
+export function pricedLine(p: Row, quantity: number, sales: Sales, at: string) {
+  const own = liveDiscount(p, at) ? Number(p.discounted_price) : Number(p.price);
+  // A sale never raises a price the product's own discount made lower.
+  const sale = sales.length ? bestSale(sales, Number(p.category_id), Number(p.price), at) : undefined;
+  const lowered = sale !== undefined && sale.price < own;
+  return { id: Number(p.id), categoryId: Number(p.category_id), quantity, own, unit: lowered ? sale.price : own, sale: lowered ? sale.id : undefined };
+}
+
 /** The order's lines priced: what the reads found (and the running sales), turned into the rows the writes take. */
 function price(body: BuyBody, products: Row[], at: string, sales: Sales) {
   const byId = new Map(products.map((p) => [Number(p.id), p]));
   const lines = body.products.map((line) => {
     const p = byId.get(Number(line.id))!;
-    const own = liveDiscount(p, at) ? Number(p.discounted_price) : Number(p.price);
-    // A sale never raises a price the product's own discount made lower.
-    const sale = sales.length ? bestSale(sales, Number(p.category_id), Number(p.price), at) : undefined;
-    const lowered = sale !== undefined && sale.price < own;
-    return {
-      p,
-      id: Number(p.id),
-      categoryId: Number(p.category_id),
-      quantity: line.quantity ?? 1,
-      own,
-      unit: lowered ? sale.price : own,
-      sale: lowered ? sale.id : undefined,
-      variables: line.variables ?? {},
-    };
+    return { p, ...pricedLine(p, line.quantity ?? 1, sales, at), variables: line.variables ?? {} };
   });
   const subtotal = lines.reduce((sum, l) => sum + Number(l.p.price) * l.quantity, 0);
   const priced = lines.reduce((sum, l) => sum + l.unit * l.quantity, 0);
