@@ -153,8 +153,7 @@ export class Checkouts {
     );
   }
 
-  /** The buyer of a purchase request: an account, or a guest when guest checkout is on. */
-  /** The buyer, and a player's account as read to check it exists (the purchase's later checks use it). */
+  /** The buyer of a purchase request: an account (with the account as read, which the later checks use), or a guest when guest checkout is on. */
   async #purchaseBuyer(request: Pick<PurchaseRequest, 'userId' | 'guestName' | 'guestEmail'>): Promise<PurchaseBuyer & { account?: UserAccount }> {
     if (request.userId !== undefined && request.guestName !== undefined) throw new DomainError('VALIDATION_ERROR', 'Send userId or guestName, not both.');
     if (request.userId !== undefined) {
