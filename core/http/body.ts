@@ -34,8 +34,11 @@ declare module 'fastify' {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Set by the host: the route's body schema allows more fields than the default limit, and this many are taken. */
-    bodyFields?: number;
+    /**
+     * Set by the host when the route's body schema allows more fields than the default limit: this
+     * many are taken, as long as those under names the schema does not know stay within the default.
+     */
+    bodyFields?: { max: number; known: ReadonlySet<string> };
   }
 }
 
@@ -102,7 +105,22 @@ function parseForm(pairs: string, maxFields: number): Record<string, unknown> {
 }
 
 /** The most fields `request`'s route takes: its schema's bound where that is above the default. */
-const maxFieldsOf = (request: FastifyRequest, limits: BodyLimits) => request.routeOptions.config.bodyFields ?? limits.maxFields;
+const maxFieldsOf = (request: FastifyRequest, limits: BodyLimits) => request.routeOptions.config.bodyFields?.max ?? limits.maxFields;
+
+/** How many fields a parsed value holds, as checkLimits counts them. */
+function fieldCount(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + fieldCount(v), 0);
+  if (value !== null && typeof value === 'object') return Object.values(value).reduce((n: number, v) => n + fieldCount(v), 0);
+  return 1;
+}
+
+/** The most fields this body may have: the route's bound, unless its fields under names the schema does not know pass the default. */
+function allowedFields(body: unknown, limits: BodyLimits, request: FastifyRequest): number {
+  const route = request.routeOptions.config.bodyFields;
+  if (!route || body === null || typeof body !== 'object') return limits.maxFields;
+  const unknown = Object.entries(body).reduce((n, [name, value]) => (route.known.has(name) ? n : n + fieldCount(value)), 0);
+  return unknown > limits.maxFields ? limits.maxFields : route.max;
+}
 
 /** Walks a parsed body: no string longer than the field limit, no more fields than its route allows. */
 function checkLimits(body: unknown, limits: BodyLimits, request: FastifyRequest): void {
@@ -123,7 +141,7 @@ function checkLimits(body: unknown, limits: BodyLimits, request: FastifyRequest)
     }
     if (fields > maxFields && !routeChecked) {
       routeChecked = true;
-      maxFields = maxFieldsOf(request, limits);
+      maxFields = allowedFields(body, limits, request);
     }
     if (fields > maxFields) throw tooLarge(`The body has more than ${maxFields} fields.`);
   };
@@ -138,8 +156,11 @@ function checkLimits(body: unknown, limits: BodyLimits, request: FastifyRequest)
 export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Promise<Step> {
   // A route whose schema takes more (the game plugin's validate lists up to 500 ids) is not cut at the default.
   app.addHook('onRoute', (route) => {
-    const fields = schemaFields(route.schema?.body);
-    if (fields !== undefined && fields > limits.maxFields) route.config = { ...route.config, bodyFields: fields };
+    const body = route.schema?.body as { properties?: Record<string, unknown> } | undefined;
+    const max = schemaFields(body);
+    if (max !== undefined && max > limits.maxFields) {
+      route.config = { ...route.config, bodyFields: { max, known: new Set(Object.keys(body?.properties ?? {})) } };
+    }
   });
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, done) => {
@@ -184,7 +205,8 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
   const readMultipart = async (request: FastifyRequest) => {
     const pairs: string[] = [];
     let bytes = 0;
-    const { fileUpload: upload, bodyFields } = request.routeOptions.config;
+    const { fileUpload: upload } = request.routeOptions.config;
+    const bodyFields = request.routeOptions.config.bodyFields?.max;
     const fields = bodyFields ? { fields: bodyFields, parts: bodyFields } : {};
     // An upload route cuts files at its own limit instead of refusing the request, so the form
     // that sent one too big can say so beside its field.
@@ -218,6 +240,8 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
       throw new DomainError('VALIDATION_ERROR', `The multipart body is malformed: ${(err as Error).message}`);
     }
     request.body = parseForm(pairs.join('&'), bodyFields ?? limits.maxFields);
+    // busboy counted every part against the route's bound: names the schema does not know keep the default.
+    if (bodyFields) checkLimits(request.body, limits, request);
   };
   // Called back, not awaited: most requests are not multipart and pass at no cost.
   return (request, done) => {
