@@ -12,7 +12,7 @@
 import { parseTimestamp, now, toTimestamp } from '../core/format.ts';
 import type { BaseDb, Row } from './base-db.ts';
 import { CATEGORIES, duplicate, USER } from './base-completion.ts';
-import { onShow } from './store.ts';
+import { onShow, queued } from './store.ts';
 import { Refused } from './store-promotions.ts';
 
 const PLAN = 'select id, product_id, interval_unit, interval_count, price, trial_days, role_id, role_days, renew_with, is_active from subscriptions_plans ';
@@ -95,22 +95,7 @@ function started(checkout: Row, plan: Row, user: Row, ref: string, amount: numbe
       sql: "insert into subscriptions_periods (subscription_id, period_no, amount, period_start, period_end, status, paid_date) values (?, 1, ?, ?, ?, 'paid', ?)",
       params: [id, amount, at, end, at],
     },
-    ...commands.map((c) => ({
-      sql:
-        'insert into delivery_queue (server_id, user_id, username, order_id, product_id, command, run_on, require_online, status, tries, not_before, ' +
-        "last_error, creation_date, updated_date) values (?, ?, ?, 0, ?, ?, ?, ?, 'waiting', 0, null, null, ?, ?)",
-      params: [
-        c.server_id,
-        user.id,
-        user.username,
-        c.product_id,
-        String(c.command).replaceAll('{username}', user.username),
-        c.run_on,
-        c.require_online,
-        at,
-        at,
-      ],
-    })),
+    ...[queued(commands, user, 0, at)].filter((q) => q !== undefined),
     { sql: 'update subscriptions_checkouts set subscription_id = ? where id = ? and subscription_id is null', params: [id, checkout.id] },
     { sql: "update subscriptions_gateway_events set subscription_id = ? where gateway = 'stripe' and event_id = ?", params: [id, eventId] },
   ];

@@ -213,7 +213,7 @@ const BUY_COMMANDS = (n: number) => `select c.id, c.product_id, c.server_id, c.c
  * The buy's commands queued for its game servers, as one insert (undefined when its products run
  * none: the store/buy scenario's do not, the rush's launch kits do).
  */
-function queued(commands: Row[], user: Row, orderId: number, at: string): { sql: string; params: unknown[] } | undefined {
+export function queued(commands: Row[], user: Row, orderId: number, at: string): { sql: string; params: unknown[] } | undefined {
   if (commands.length === 0) return undefined;
   return {
     sql:

@@ -205,8 +205,8 @@ export async function bodyParsing(app: FastifyInstance, limits: BodyLimits): Pro
   const readMultipart = async (request: FastifyRequest) => {
     const pairs: string[] = [];
     let bytes = 0;
-    const { fileUpload: upload } = request.routeOptions.config;
-    const bodyFields = request.routeOptions.config.bodyFields?.max;
+    const { fileUpload: upload, bodyFields: route } = request.routeOptions.config;
+    const bodyFields = route?.max;
     const fields = bodyFields ? { fields: bodyFields, parts: bodyFields } : {};
     // An upload route cuts files at its own limit instead of refusing the request, so the form
     // that sent one too big can say so beside its field.
