@@ -50,5 +50,5 @@ export const CHARGEBACK_PRODUCT = 0;
 
 const Q = DeliveryQueue.c;
 
-/** Rows a claimer or the plugin may be handed now: waiting, and past any retry delay. */
-export const due = () => sql`${Q.status} = 'waiting' and (${Q.notBefore} is null or ${Q.notBefore} < ${now()})`;
+/** Rows a claimer or the plugin may be handed now: waiting, and past any retry delay (`q`: the queue's columns under an alias). */
+export const due = (q: typeof Q = Q) => sql`${q.status} = 'waiting' and (${q.notBefore} is null or ${q.notBefore} < ${now()})`;

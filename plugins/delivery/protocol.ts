@@ -21,6 +21,8 @@ import type { Wakeups } from './wakeups.ts';
 const PLUGIN_QUEUE_LIMIT = 500;
 const S = DeliveryServer.c;
 const Q = DeliveryQueue.c;
+const s = DeliveryServer.as('s');
+const q = DeliveryQueue.as('q');
 // The poll's select lists, made once: its statements reuse their text (core/sql.ts).
 const SERVER_ID = fields({ id: S.id });
 const CLAIMED = fields({ id: Q.id, username: Q.username, command: Q.command });
@@ -65,8 +67,11 @@ export class DeliveryProtocol {
   /** The active server a token belongs to, seen now. */
   async serverByToken(token: string): Promise<number> {
     const [row] = await this.#db.query(sql`select ${SERVER_ID} from ${DeliveryServer} where ${S.tokenHash} = ${hashToken(token)} and ${S.isActive} = ${true}`);
-    if (!row) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', 'No active game server has this token.');
-    const id = Number(row.id);
+    return this.#seen(row && Number(row.id));
+  }
+
+  async #seen(id: number | undefined): Promise<number> {
+    if (id === undefined) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', 'No active game server has this token.');
     const at = Date.now();
     if (at - (this.#seenWritten.get(id) ?? 0) >= SEEN_RESOLUTION_MS) {
       this.#seenWritten.set(id, at);
@@ -78,20 +83,28 @@ export class DeliveryProtocol {
   // ---- the plugin: poll the queue, then validate what it runs
 
   async pluginQueue(token: string): Promise<PluginQueueRow[]> {
-    const serverId = await this.serverByToken(token);
+    // The server and its rows in one statement (a row of nulls when none wait): the poll is what game
+    // servers send most, and on MySQL each statement is a round trip.
     // This mode cannot say who is online, so rows that need it are left to claimers that can.
     // Rows as arrays: a poll may list hundreds, and they are cheaper to make and read than objects.
     // MariaDB under load chose the status index about every other poll: a lookup and a sort per row.
-    const queue = sql`${DeliveryQueue}${raw(this.#db.forceIndex(SERVER_QUEUE_INDEX))}`;
-    const rows = await this.#db.queryArrays(sql`select ${Q.id}, ${Q.tries}, ${Q.updatedDate} from ${queue}
-      where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} order by ${Q.id} limit ${countParam(PLUGIN_QUEUE_LIMIT)}`);
+    const rows = await this.#db.queryArrays(sql`select ${s.c.id}, ${q.c.id}, ${q.c.tries}, ${q.c.updatedDate}
+      from ${s} left join ${q}${raw(this.#db.forceIndex(SERVER_QUEUE_INDEX))}
+        on ${q.c.serverId} = ${s.c.id} and ${due(q.c)} and ${q.c.requireOnline} = ${false}
+      where ${s.c.tokenHash} = ${hashToken(token)} and ${s.c.isActive} = ${true} order by ${q.c.id} limit ${countParam(PLUGIN_QUEUE_LIMIT)}`);
+    await this.#seen(rows[0] && Number(rows[0][0]));
     const { timezone } = this.#settings.get();
-    return rows.map(([id, tries, updatedDate]) => ({
-      id: String(id),
-      status: Number(tries) > 0 ? 'error' : 'sending',
-      retry: String(tries),
-      updatedAt: displayTimestamp(String(updatedDate), timezone),
-    }));
+    const out: PluginQueueRow[] = [];
+    for (const [, id, tries, updatedDate] of rows) {
+      if (id === null) break;
+      out.push({
+        id: String(id),
+        status: Number(tries) > 0 ? 'error' : 'sending',
+        retry: String(tries),
+        updatedAt: displayTimestamp(String(updatedDate), timezone),
+      });
+    }
+    return out;
   }
 
   async validate(token: string, ids: number[]): Promise<HandedOut[]> {
