@@ -1,13 +1,15 @@
 /**
  * The two calls a game server makes on every player join: login, and the profile by username
  * (with its balance and linked accounts). Each baseline does the same reads and writes by hand,
- * as a hand-written server would: the profile in one joined query, the login verifying the same
- * argon2id hash and writing the same session row.
+ * as a hand-written server would: the profile in one joined query, the login counting its try and
+ * the account's attempt as the contract limits them, verifying the same argon2id hash and writing
+ * the same session row.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { verify } from '@node-rs/argon2';
 import { addSeconds, now } from '../core/format.ts';
 import type { BaseDb, Row } from './base-db.ts';
+import { counted } from './base-limits.ts';
 import { Api, PASSWORD, USERAGENT, money, type BenchRequest, type Scenario } from './scenario.ts';
 
 /** Usernames in mixed case, as players type them: lookups are case-insensitive. */
@@ -87,22 +89,43 @@ const login: Scenario = {
     url: '/api/auth/login',
     async handler(db: BaseDb, request, reply) {
       const body = request.body as { username: string; password: string; ip: string; useragent: string };
+      // The contract's limits, as the server's config/default.json sets them: tries per username and ip, wrong passwords per account.
+      const [tries] = await counted(db, [loginBucket(body.username, body.ip)], [60_000]);
+      if (tries!.hits > 10) return reply.code(429).send(rateLimited);
       const [user] = await db.all('select id from users_accounts where username_key = ?', [body.username.toLowerCase()]);
       if (!user) return reply.code(404).send(notFound);
+      const at = now();
+      if ((await db.changed(CLAIM_SQL, [at, at, user.id, at])) === 0) return reply.code(429).send(rateLimited);
       const [credential] = (await db.all('select password_hash from auth_credentials where user_id = ?', [user.id])) as Row[];
       if (!credential || !(await verify(credential.password_hash as string, body.password))) {
+        await db.changed('update auth_credentials set locked_until = ? where user_id = ? and failed_attempts >= 10 and locked_until is null', [
+          addSeconds(now(), 900),
+          user.id,
+        ]);
         return reply.code(401).send({ status: false, error: 'WRONG_PASSWORD', message: 'The password is wrong.' });
       }
+      await db.changed('update auth_credentials set failed_attempts = 0, locked_until = null where user_id = ?', [user.id]);
       const token = randomBytes(16).toString('hex');
       const created = now();
       const values = [createHash('sha256').update(token).digest('hex'), user.id, body.ip, body.useragent, created, addSeconds(created, 30 * 86400)];
-      const sql =
-        'insert into auth_sessions (token_hash, user_id, ip, user_agent, verified, failed_codes, created_at, expires_at) values (?, ?, ?, ?, 1, 0, ' + '?, ?)';
-      if (db.sqlite) db.sqlite.run(sql, ...values);
-      else await db.pool!.execute(sql, values);
+      await db.changed(
+        'insert into auth_sessions (token_hash, user_id, ip, user_agent, verified, failed_codes, created_at, expires_at) values (?, ?, ?, ?, 1, 0, ?, ?)',
+        values,
+      );
       return { status: true, data: { token, isTfaRequired: false } };
     },
   },
 };
+
+const rateLimited = { status: false, error: 'RATE_LIMITED', message: 'Too many attempts.' };
+
+/** The server's bucket of a login's tries (core/rate-limits.ts): its route, then the username's lookup form and the ip. */
+const loginBucket = (username: string, ip: string) => createHash('sha256').update(`POST /api/auth/login\nlogin:${username.toLowerCase()}|${ip}`).digest('hex');
+
+/** One attempt taken on the account before its password is checked, refused at 10 in a row (plugins/auth/lockout.ts). */
+const CLAIM_SQL = `update auth_credentials set
+  failed_attempts = case when locked_until is not null and locked_until <= ? then 1 else failed_attempts + 1 end,
+  locked_until = case when locked_until is not null and locked_until <= ? then null else locked_until end
+  where user_id = ? and (failed_attempts < 10 or (locked_until is not null and locked_until <= ?))`;
 
 export const scenarios: Scenario[] = [profile, login];

@@ -93,6 +93,12 @@ export class BaseDb {
     return (await this.pool!.execute(sql, params))[0] as Row[];
   }
 
+  /** A write's count of rows it changed. */
+  async changed(sql: string, params: (string | number | null)[]): Promise<number> {
+    if (this.sqlite) return this.sqlite.run(sql, ...params).changes;
+    return ((await this.pool!.execute(sql, params))[0] as { affectedRows: number }).affectedRows;
+  }
+
   /** The active webhook endpoints, read again after SUBSCRIPTIONS_MS as the server's cache does (the same array until then). */
   async endpoints(): Promise<Row[]> {
     if (Date.now() - this.#endpointsAt >= SUBSCRIPTIONS_MS) {

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { BaseDb, Row } from './base-db.ts';
+import { counted } from './base-limits.ts';
 
 /** A buy refused; `wrongCode`: for its coupon, so the attempt stays counted against the client. */
 export class Refused extends Error {
@@ -172,29 +173,9 @@ const bucket = (key: string) => createHash('sha256').update(`promotions wrong co
 /** Counts the attempt against the API client's address and the account; over either limit, Limited. */
 async function claim(db: BaseDb, buckets: string[]): Promise<void> {
   const at = Date.now();
-  const ends = [at + LIMITS.api.windowMs, at + LIMITS.account.windowMs];
-  const values = 'values (?, 1, ?), (?, 1, ?)';
-  const params = [buckets[0]!, ends[0]!, buckets[1]!, ends[1]!, at, at];
-  const reset = 'hits = case when expires_at <= ? then 1 else hits + 1 end, expires_at = case when expires_at <= ? then';
-  let rows: Row[];
-  if (db.sqlite) {
-    rows = db.sqlite.all(
-      `insert into core_rate_limits (bucket, hits, expires_at) ${values} on conflict (bucket) do update set ${reset} excluded.expires_at else expires_at end ` +
-        'returning bucket, hits, expires_at',
-      ...params,
-    );
-  } else {
-    // Read behind the row locks the increment took: this attempt's count and no later one.
-    rows = await db.mysqlTx(async (conn) => {
-      await conn.execute(
-        `insert into core_rate_limits (bucket, hits, expires_at) ${values} on duplicate key update ${reset} values(expires_at) else expires_at end`,
-        params,
-      );
-      return (await conn.execute('select bucket, hits, expires_at from core_rate_limits where bucket in (?, ?)', buckets))[0] as Row[];
-    });
-  }
-  const over = rows.filter((r) => Number(r.hits) > (r.bucket === buckets[0] ? LIMITS.api.max : LIMITS.account.max));
-  if (over.length) throw new Limited(Math.max(...over.map((r) => Math.max(1, Math.ceil((Number(r.expires_at) - at) / 1000)))));
+  const rows = await counted(db, buckets, [LIMITS.api.windowMs, LIMITS.account.windowMs]);
+  const over = rows.filter((r, i) => r.hits > (i === 0 ? LIMITS.api.max : LIMITS.account.max));
+  if (over.length) throw new Limited(Math.max(...over.map((r) => Math.max(1, Math.ceil((r.expiresAt - at) / 1000)))));
 }
 
 /** The attempt taken back: the code was right (or the buy failed for another reason). */

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { everyRound } from './background.ts';
 import { clockNow } from './clock.ts';
 import type { Database } from './db.ts';
-import { fields, sql } from './sql.ts';
+import { fields, raw, sql } from './sql.ts';
 import { defineEntity, p } from './table.ts';
 
 export const CoreRateLimit = defineEntity({
@@ -54,17 +54,29 @@ type Callback = (err: Error | null, res?: RateWindow) => void;
 const L = CoreRateLimit.c;
 /** A bucket's count and when its window ends, as the increment left them. */
 const COUNTED = fields({ hits: L.hits, expires_at: L.expiresAt });
-const BUCKET_COUNTED = fields({ bucket: L.bucket, hits: L.hits, expires_at: L.expiresAt });
+/** MySQL's count hands back its row in the insert id: the count times this, plus the ms left (below it). */
+const MS_RANGE = 2 ** 32;
+/** The most a window counts on MySQL, so the two stay an exact JS number; any limit is refused long before. */
+const MAX_HITS = 2 ** 21 - 1;
+
 /**
- * One request counted: a window past its end starts again at 1. Both dialects evaluate the
- * conditions on the row as it was: SQLite assigns from the old row, MySQL left to right, and
- * `hits` comes before the only column the conditions read.
+ * One request counted: a window past its end starts again at 1. Every condition reads the row as
+ * it was (SQLite assigns from the old row; MySQL left to right, and `hits` comes before the only
+ * column the conditions read). On MySQL, which has no RETURNING, the count and the ms left go back
+ * as the statement's insert id (LAST_INSERT_ID(n) sets it; 0 when the insert made the row), so one
+ * statement counts and reads, with no transaction around it.
  */
-const count = (bucket: string, at: number, end: number) => ({
-  insert: sql`insert into ${CoreRateLimit} (${L.bucket}, ${L.hits}, ${L.expiresAt}) values (${bucket}, 1, ${end})`,
-  reset: sql`${L.hits} = case when ${L.expiresAt} <= ${at} then 1 else ${L.hits} + 1 end,
-    ${L.expiresAt} = case when ${L.expiresAt} <= ${at} then ${end} else ${L.expiresAt} end`,
-});
+const count = (bucket: string, at: number, end: number) => {
+  const expired = sql`${L.expiresAt} <= ${at}`;
+  const ends = sql`case when ${expired} then ${end} else ${L.expiresAt} end`;
+  return {
+    insert: sql`insert into ${CoreRateLimit} (${L.bucket}, ${L.hits}, ${L.expiresAt}) values (${bucket}, 1, ${end})`,
+    reset: sql`${L.hits} = case when ${expired} then 1 else ${L.hits} + 1 end, ${L.expiresAt} = ${ends}`,
+    reported: sql`${L.hits} = last_insert_id(case when ${expired} then 1 else least(${L.hits} + 1, ${raw(String(MAX_HITS))}) end * ${raw(String(MS_RANGE))}
+        + least(${ends} - ${at}, ${raw(String(MS_RANGE - 1))})) div ${raw(String(MS_RANGE))},
+      ${L.expiresAt} = ${ends}`,
+  };
+};
 
 class RateCounter {
   readonly #db: Database;
@@ -79,31 +91,16 @@ class RateCounter {
   }
 
   /**
-   * Counts one request against each bucket, in one transaction: on SQLite, counts arriving together
-   * share one commit; on MySQL, which has no RETURNING, one read behind the row locks the increments
-   * took sees this request's counts and no later ones.
+   * Counts one request against each bucket: on SQLite in one transaction, so counts arriving
+   * together share one commit; on MySQL each count is one statement of its own.
    */
   async hitAll(buckets: { bucket: string; windowMs: number; max: number }[], counting: Counting): Promise<RateWindow[]> {
     const at = clockNow();
-    return this.#db.transaction(async () => {
-      const rows = new Map<string, { hits: number; expires_at: number }>();
-      for (const { bucket, windowMs } of buckets) {
-        const { insert, reset } = count(bucket, at, at + windowMs);
-        if (this.#db.dialect === 'sqlite') {
-          rows.set(bucket, (await this.#db.query(sql`${insert} on conflict (${L.bucket}) do update set ${reset} returning ${COUNTED}`))[0]!);
-        } else {
-          await this.#db.run(sql`${insert} on duplicate key update ${reset}`);
-        }
-      }
-      if (this.#db.dialect !== 'sqlite') {
-        const read = await this.#db.query(sql`select ${BUCKET_COUNTED} from ${CoreRateLimit} where ${L.bucket} in ${buckets.map((b) => b.bucket)}`);
-        for (const { bucket, ...row } of read) rows.set(bucket, row);
-      }
+    const counted = async () => {
       const windows: RateWindow[] = [];
       for (const { bucket, windowMs, max } of buckets) {
-        const row = rows.get(bucket)!;
-        const current = Number(row.hits);
-        let expiresAt = Number(row.expires_at);
+        const { hits: current, expiresAt: ends } = await this.#count(bucket, at, at + windowMs);
+        let expiresAt = ends;
         if (current > max && (counting.continueExceeding || counting.exponentialBackoff)) {
           // Requests past the limit push the window's end on: by one window, or doubling each time.
           const ms = counting.exponentialBackoff ? windowMs * 2 ** (current - max - 1) : windowMs;
@@ -113,7 +110,19 @@ class RateCounter {
         windows.push({ current, ttl: expiresAt - at });
       }
       return windows;
-    });
+    };
+    return this.#db.dialect === 'sqlite' ? this.#db.transaction(counted) : counted();
+  }
+
+  async #count(bucket: string, at: number, end: number): Promise<{ hits: number; expiresAt: number }> {
+    const { insert, reset, reported } = count(bucket, at, end);
+    if (this.#db.dialect === 'sqlite') {
+      const [row] = await this.#db.query(sql`${insert} on conflict (${L.bucket}) do update set ${reset} returning ${COUNTED}`);
+      return { hits: Number(row!.hits), expiresAt: Number(row!.expires_at) };
+    }
+    const { insertId } = await this.#db.run(sql`${insert} on duplicate key update ${reported}`);
+    if (insertId === 0) return { hits: 1, expiresAt: end };
+    return { hits: Math.floor(insertId / MS_RANGE), expiresAt: at + (insertId % MS_RANGE) };
   }
 
   /** Takes back one request counted in each bucket's current window (one that turned out not to count). */

@@ -11,6 +11,7 @@ import { register as registerPlayer, signInByForm } from '../plugins/console/tes
 import { Visitor } from './visitor.ts';
 import { ECHO_PLUGIN, rowCount } from './fixtures.ts';
 import { CoreRateLimit } from '../core/rate-limits.ts';
+import { sql } from '../core/sql.ts';
 import { apiKey, build, call, sharedDatabaseUrl, type BuildTestOptions } from './helper.ts';
 
 /** Two servers on one database, as two instances behind a load balancer. */
@@ -124,6 +125,32 @@ t.test('a window ends on every instance at once, and the sweep deletes it', asyn
   const deadline = Date.now() + 5000;
   while ((await rowCount(a, 'core_rate_limits')) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   t.equal(await rowCount(a, 'core_rate_limits'), 0, 'windows past their end are deleted');
+});
+
+t.test('each count answers what is left of the limit and of its window, and one past two million still refuses', async (t) => {
+  const echo = { plugins: { ...ECHO_PLUGIN, echo: { ...ECHO_PLUGIN.echo, limit: { max: 3, windowMs: 60_000 } } } };
+  const clock = new TestClock();
+  const app = await build(t, { features: [], config: echo, clock });
+  const answers = [];
+  for (let i = 0; i < 4; i++) {
+    answers.push(await call(app, '/api/echo/limited', { method: 'POST' }));
+    clock.advance(10_000);
+  }
+  t.strictSame(
+    answers.map((r) => [r.statusCode, Number(r.headers['x-ratelimit-remaining']), Number(r.headers['x-ratelimit-reset'])]),
+    [
+      [200, 2, 60],
+      [200, 1, 50],
+      [200, 0, 40],
+      [429, 0, 30],
+    ],
+  );
+  t.equal(retryAfter(answers[3]!), 30);
+  // MySQL hands the count back packed in one number: the most a window counts keeps it exact.
+  await app.db.run(sql`update ${CoreRateLimit} set ${CoreRateLimit.c.hits} = ${2 ** 21 + 5}`);
+  const refused = await call(app, '/api/echo/limited', { method: 'POST' });
+  t.equal(refused.statusCode, 429);
+  t.equal(retryAfter(refused), 20, 'the window ends when it did');
 });
 
 t.test("a route's exponential backoff is counted in the database too: each refusal doubles the wait", async (t) => {
