@@ -2,7 +2,8 @@
  * `delivery/plugin-queue`: the official game plugin's HTTP mode polls
  * `GET /api/command-logs/<token>/queue` every few seconds from every game server. Here one server
  * with 200 commands waiting (bought through the store) is polled as fast as it answers. The
- * baseline does the same reads: the server by its token's hash, its waiting rows.
+ * baseline does the same reads, as a hand-written server would: the server by its token's hash,
+ * then its waiting rows (the server reads both in one statement: docs/performance.md).
  */
 import { createHash } from 'node:crypto';
 import { now } from '../core/format.ts';
