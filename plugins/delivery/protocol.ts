@@ -70,6 +70,7 @@ export class DeliveryProtocol {
     return this.#seen(row && Number(row.id));
   }
 
+  /** The server `id` seen now (its last_seen_date written every SEEN_RESOLUTION_MS at most); none: not found. */
   async #seen(id: number | undefined): Promise<number> {
     if (id === undefined) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', 'No active game server has this token.');
     const at = Date.now();
