@@ -170,16 +170,8 @@ t.test("the plugin's poll is one statement, its queue read from one index alone,
     t.match(plan[1]?.Extra, /Using index/, 'read from the index alone');
   }
   // A server with nothing waiting gets an empty list; a token of no active server, the plugin's not-found.
-  t.equal(
-    (
-      await validate(
-        app,
-        server.token,
-        res.json().map((r: { id: string }) => r.id),
-      )
-    ).json().commands.length,
-    1,
-  );
+  const listed = res.json().map((r: { id: string }) => r.id);
+  t.equal((await validate(app, server.token, listed)).json().commands.length, 1);
   t.same((await pollQueue(app, server.token)).json(), []);
   const unknown = await pollQueue(app, 'x'.repeat(43));
   t.equal(unknown.statusCode, 404);
