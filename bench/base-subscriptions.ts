@@ -90,15 +90,18 @@ function started(checkout: Row, plan: Row, user: Row, ref: string, amount: numbe
       at,
     ],
   };
-  const rest = (id: number, commands: Row[], eventId: string): Statement[] => [
-    {
-      sql: "insert into subscriptions_periods (subscription_id, period_no, amount, period_start, period_end, status, paid_date) values (?, 1, ?, ?, ?, 'paid', ?)",
-      params: [id, amount, at, end, at],
-    },
-    ...[queued(commands, user, 0, at)].filter((q) => q !== undefined),
-    { sql: 'update subscriptions_checkouts set subscription_id = ? where id = ? and subscription_id is null', params: [id, checkout.id] },
-    { sql: "update subscriptions_gateway_events set subscription_id = ? where gateway = 'stripe' and event_id = ?", params: [id, eventId] },
-  ];
+  const rest = (id: number, commands: Row[], eventId: string): Statement[] => {
+    const queue = queued(commands, user, 0, at);
+    return [
+      {
+        sql: "insert into subscriptions_periods (subscription_id, period_no, amount, period_start, period_end, status, paid_date) values (?, 1, ?, ?, ?, 'paid', ?)",
+        params: [id, amount, at, end, at],
+      },
+      ...(queue ? [queue] : []),
+      { sql: 'update subscriptions_checkouts set subscription_id = ? where id = ? and subscription_id is null', params: [id, checkout.id] },
+      { sql: "update subscriptions_gateway_events set subscription_id = ? where gateway = 'stripe' and event_id = ?", params: [id, eventId] },
+    ];
+  };
   return { subscription, rest };
 }
 
