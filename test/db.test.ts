@@ -10,7 +10,7 @@ import { loadConfig } from '../core/config.ts';
 import { coreEntities } from '../core/entities.ts';
 import { discoverFeatures } from '../core/discover.ts';
 import { Table } from '../core/table.ts';
-import { sql } from '../core/sql.ts';
+import { raw, sql } from '../core/sql.ts';
 import type { Database } from '../core/db.ts';
 import { VotesLink } from '../plugins/votes/entities.ts';
 
@@ -302,6 +302,64 @@ t.test(
     await t.rejects(e, { message: 'flush failed' }, 'a member whose own work succeeded fails with the flush of its commit');
     await t.rejects(f, { message: 'flush failed' });
     t.same(await names(), ['a', 'b1', 'b2', 'd'], 'nothing of that batch is kept');
+  },
+);
+
+t.test(
+  'SQLite: a write from outside any transaction joins the batch that holds the connection, and shares its commit',
+  { skip: onMysql ? "SQLite's own commit path" : false },
+  async (t) => {
+    const url = await sharedDatabaseUrl(t);
+    const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
+    const { db } = app;
+    const other = new DatabaseSync(url.slice('sqlite:'.length));
+    t.teardown(() => other.close());
+    const committed = () => (other.prepare('select name from hello_greetings order by id').all() as { name: string }[]).map((r) => r.name);
+    const names = async () => (await db.query(sql`select name from ${raw('hello_greetings')} order by id`)).map((r) => String(r.name));
+    let open!: () => void;
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const answered: string[] = [];
+    // A holds the connection; the write W and then the transaction B arrive meanwhile.
+    const a = db
+      .transaction(async () => {
+        await db.run(sql`insert into ${raw('hello_greetings')} (name) values (${'a'})`);
+        await gate;
+      })
+      .then(() => answered.push('a'));
+    await settle();
+    const w = db.run(sql`insert into ${raw('hello_greetings')} (name) values (${'w'})`).then((r) => {
+      answered.push('w');
+      return r;
+    });
+    let seenByB: string[] = [];
+    let finishB!: () => void;
+    const bGate = new Promise<void>((r) => {
+      finishB = r;
+    });
+    let bRunning!: () => void;
+    const bStarted = new Promise<void>((r) => {
+      bRunning = r;
+    });
+    const b = db
+      .transaction(async () => {
+        seenByB = await names();
+        bRunning();
+        await bGate;
+      })
+      .then(() => answered.push('b'));
+    open();
+    await bStarted;
+    t.same(seenByB, ['a', 'w'], 'the write ran in the batch, after A and before B, which sees it');
+    await settle();
+    t.same(committed(), [], 'nothing of the batch is committed while B runs in it');
+    t.same(answered, [], 'the write is not answered before the commit it shares');
+    finishB();
+    t.equal((await w).affectedRows, 1, 'the write answers its changed rows');
+    await Promise.all([a, b]);
+    t.same(committed(), ['a', 'w'], 'one commit made A and the write durable');
+    t.same(answered, ['a', 'w', 'b'], 'each answered after that one commit');
   },
 );
 

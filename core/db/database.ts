@@ -129,18 +129,23 @@ export class Database implements TransactionScope {
 
   /** A write, its values bound; returns affected rows and the inserted id. */
   run(statement: Sql<unknown>): Promise<RunResult> {
-    return this.#run(statement.text, statement.values);
+    return this.#run(statement.text, statement.values, true);
   }
 
-  #run(text: string, values: unknown[]): Promise<RunResult> {
+  /** `shared`: on SQLite, a write outside a transaction joins the group commit (its fsync shared) rather than commit alone. */
+  #run(text: string, values: unknown[], shared: boolean): Promise<RunResult> {
     this.statements++;
     const tx = this.#tx.getStore();
     if (tx) {
       tx.wrote = true;
       return tx.runner.run(text, values);
     }
-    const standalone = this.#sqlite ? this.#sqlite.standalone : this.#poolRunner!;
-    return standalone.run(text, values).then(this.#wrote, this.#refused);
+    const written = this.#sqlite
+      ? shared
+        ? this.#sqlite.write(text, values)
+        : this.#sqlite.standalone.run(text, values)
+      : this.#poolRunner!.run(text, values);
+    return written.then(this.#wrote, this.#refused);
   }
 
   /**
@@ -158,7 +163,8 @@ export class Database implements TransactionScope {
       this.statements++;
       return this.#runner().arrays(text, params);
     },
-    run: (text: string, params: unknown[] = []): Promise<RunResult> => this.#run(text, params),
+    // A statement by hand may be one SQLite refuses or ignores inside a transaction (a pragma): it runs alone.
+    run: (text: string, params: unknown[] = []): Promise<RunResult> => this.#run(text, params, false),
   };
 
   readonly #wrote = (result: RunResult): RunResult => {

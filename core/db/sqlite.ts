@@ -110,6 +110,14 @@ export class SqliteConnection {
     run: this.#onceFree((sql, params) => this.#run(sql, params)),
   };
 
+  /**
+   * A write from outside any transaction, as a batch member of one statement: it shares the
+   * batch's commit (one fsync for all), where run alone it would pay a commit of its own.
+   */
+  write(sql: string, params: unknown[]): Promise<RunResult> {
+    return this.transaction(async () => this.#run(sql, params));
+  }
+
   /** `statement`, run once no transaction holds the connection, in the same step as the last check. */
   #onceFree<T>(statement: (sql: string, params: unknown[]) => T): (sql: string, params: unknown[]) => Promise<T> {
     return async (sql, params) => {
