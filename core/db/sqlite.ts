@@ -111,11 +111,13 @@ export class SqliteConnection {
   };
 
   /**
-   * A write from outside any transaction, as a batch member of one statement: it shares the
-   * batch's commit (one fsync for all), where run alone it would pay a commit of its own.
+   * A write from outside any transaction. While a batch holds the connection it joins as a member
+   * of one statement and shares the batch's commit (one fsync for all), where it would wait for the
+   * batch to end and then pay a commit of its own; with none, it commits at once, alone, as before
+   * (holding the file's write lock no longer than its statement, as other processes on it expect).
    */
   write(sql: string, params: unknown[]): Promise<RunResult> {
-    return this.transaction(async () => this.#run(sql, params));
+    return this.#batch ? this.transaction(async () => this.#run(sql, params)) : this.standalone.run(sql, params);
   }
 
   /** `statement`, run once no transaction holds the connection, in the same step as the last check. */
