@@ -1,7 +1,7 @@
 /**
  * What every bench run shares: the server as `npm start` runs it, spawned in a process of its own
- * pinned to core 0, the load generator (bench/load.ts) in another pinned to core 1 with the bench
- * itself and the MariaDB it starts, and the figures read from /proc. The knobs are environment variables (see bench/run.ts).
+ * pinned to core 0, the load generator (bench/load.ts) in another pinned to core 1, and the
+ * figures read from /proc. The knobs are environment variables (see bench/run.ts).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

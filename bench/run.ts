@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -9,7 +8,6 @@ import { freePort } from '../test/mariadb-server.ts';
 import {
   connections,
   databases,
-  LOAD_CORE,
   measure,
   memory,
   onDatabases,
@@ -28,10 +26,6 @@ import { runExport } from './export.ts';
 import { runRush } from './rush.ts';
 import { Api, type BenchRequest } from './scenario.ts';
 import { loadNotes, loadScenarios } from './scenarios.ts';
-
-// The bench itself on the load core too, so the server's core is the server's alone: the MariaDB it
-// starts inherits the core (its threads took turns with the server's there), as do the receivers it runs.
-if (pinned) spawnSync('taskset', ['-cp', String(LOAD_CORE), String(process.pid)]);
 
 /**
  * A second reading of the server's memory after a long rest: with `server.idleReclaimSeconds` set
@@ -201,7 +195,7 @@ const report = `# Benchmark results
 Measured ${measuredAt} UTC on ${cpu.length} × ${cpu[0]?.model.trim()}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}.
 The server as shipped (default config, every feature on) ${
   pinned
-    ? 'pinned to core 0, the load generator (autocannon) in its own process on core 1, with the bench and its MariaDB'
+    ? 'pinned to core 0, the load generator (autocannon) in its own process on core 1'
     : 'and ' + 'the load generator in separate processes (one core: not pinned)'
 };
 and beside it the bare Fastify + driver baseline (bench/baseline.ts), pinned the same way, on the same database, doing the same database work by hand.

@@ -132,7 +132,7 @@ export class Database implements TransactionScope {
     return this.#run(statement.text, statement.values, true);
   }
 
-  /** `shared`: on SQLite, a write outside a transaction joins the group commit (its fsync shared) rather than commit alone. */
+  /** `shared`: on SQLite, a write outside a transaction joins the batch holding the connection, if one does (SqliteConnection.write). */
   #run(text: string, values: unknown[], shared: boolean): Promise<RunResult> {
     this.statements++;
     const tx = this.#tx.getStore();
