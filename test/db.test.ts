@@ -305,16 +305,21 @@ t.test(
   },
 );
 
+/** The hello plugin's greetings on a SQLite file, and the names another connection to it sees: only what is committed. */
+async function greetingsOnFile(t: TestLike): Promise<{ db: Database; committed: () => string[] }> {
+  const url = await sharedDatabaseUrl(t);
+  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
+  const other = new DatabaseSync(url.slice('sqlite:'.length));
+  t.teardown(() => other.close());
+  const committed = () => (other.prepare('select name from hello_greetings order by id').all() as { name: string }[]).map((r) => r.name);
+  return { db: app.db, committed };
+}
+
 t.test(
   'SQLite: a write from outside any transaction joins the batch that holds the connection, and shares its commit',
   { skip: onMysql ? "SQLite's own commit path" : false },
   async (t) => {
-    const url = await sharedDatabaseUrl(t);
-    const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
-    const { db } = app;
-    const other = new DatabaseSync(url.slice('sqlite:'.length));
-    t.teardown(() => other.close());
-    const committed = () => (other.prepare('select name from hello_greetings order by id').all() as { name: string }[]).map((r) => r.name);
+    const { db, committed } = await greetingsOnFile(t);
     const names = async () => (await db.query(sql`select name from ${raw('hello_greetings')} order by id`)).map((r) => String(r.name));
     let open!: () => void;
     const gate = new Promise<void>((r) => {
@@ -367,13 +372,7 @@ t.test(
   'SQLite groups commits: transactions that arrive together share one, none is answered or seen before it, and one that fails undoes only its own work',
   { skip: onMysql ? "SQLite's own commit path" : false },
   async (t) => {
-    const url = await sharedDatabaseUrl(t);
-    const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
-    const { db } = app;
-    // Another connection to the file sees only what is committed.
-    const other = new DatabaseSync(url.slice('sqlite:'.length));
-    t.teardown(() => other.close());
-    const committed = () => (other.prepare('select name from hello_greetings order by id').all() as { name: string }[]).map((r) => r.name);
+    const { db, committed } = await greetingsOnFile(t);
     const insert = (name: string) => db.unchecked.run('insert into hello_greetings (name) values (?)', [name]);
     let open!: () => void;
     const gate = new Promise<void>((r) => {
