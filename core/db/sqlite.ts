@@ -115,6 +115,7 @@ export class SqliteConnection {
    * of one statement and shares the batch's commit (one fsync for all), where it would wait for the
    * batch to end and then pay a commit of its own; with none, it commits at once, alone, as before
    * (holding the file's write lock no longer than its statement, as other processes on it expect).
+   * Left out of a full batch, it runs in the next one, as a transaction does.
    */
   write(sql: string, params: unknown[]): Promise<RunResult> {
     return this.#batch ? this.transaction(async () => this.#run(sql, params)) : this.standalone.run(sql, params);
