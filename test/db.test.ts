@@ -321,10 +321,7 @@ t.test(
   async (t) => {
     const { db, committed } = await greetingsOnFile(t);
     const names = async () => (await db.query(sql`select name from ${raw('hello_greetings')} order by id`)).map((r) => String(r.name));
-    let open!: () => void;
-    const gate = new Promise<void>((r) => {
-      open = r;
-    });
+    const { promise: gate, resolve: open } = Promise.withResolvers<void>();
     const answered: string[] = [];
     // A holds the connection; the write W and then the transaction B arrive meanwhile.
     const a = db
@@ -339,14 +336,8 @@ t.test(
       return r;
     });
     let seenByB: string[] = [];
-    let finishB!: () => void;
-    const bGate = new Promise<void>((r) => {
-      finishB = r;
-    });
-    let bRunning!: () => void;
-    const bStarted = new Promise<void>((r) => {
-      bRunning = r;
-    });
+    const { promise: bGate, resolve: finishB } = Promise.withResolvers<void>();
+    const { promise: bStarted, resolve: bRunning } = Promise.withResolvers<void>();
     const b = db
       .transaction(async () => {
         seenByB = await names();
