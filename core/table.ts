@@ -360,6 +360,12 @@ export class Alias<P extends Properties> implements SqlSource {
     this[toSql] = raw(`${table[toSql].text} ${alias}`);
   }
 
+  /** `Table.pick` with the columns qualified by the alias, for a join whose tables share column names. */
+  pick<K extends keyof P & string>(...properties: K[]): { columns: Sql; width: number; fromArray(row: unknown[]): Pick<RecordOf<P>, K> } {
+    const { fromArray } = this.table.pick(...properties);
+    return { columns: raw(properties.map((k) => this.c[k].text).join(', ')), fromArray, width: properties.length };
+  }
+
   /** In a `joined` select list: a left-joined table, its record undefined when the join found no row. */
   optional(): Optional<P> {
     return { optional: this };

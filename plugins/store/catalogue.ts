@@ -20,32 +20,23 @@ export type ProductInput = Partial<Omit<Product, 'id' | 'creationDate'>>;
 const C = StoreCategory.c;
 const P = StoreProduct.c;
 const V = StoreProductVariable.c;
+const p = StoreProduct.as('p');
+const r = StoreProductRule.as('r');
+const v = StoreProductVariable.as('v');
 
 /** Priority first, then age: the order of every list (decisions.md §5). */
 const CATEGORY_ORDER = sql`order by ${C.priority}, ${C.id}`;
-const PRODUCT_ORDER = sql`order by ${P.priority}, ${P.id}`;
-const p = StoreProduct.as('p');
-const r = StoreProductRule.as('r');
+const PRODUCT_ORDER = sql`${p.c.priority}, ${p.c.id}`;
 /** A product for sale with its purchase rules, by a left join: undefined rules where it has none. */
 const FOR_SALE = joined({ product: p, rules: r.optional() });
 /** What decides whether a category is on show (shownCategoryMap). */
 const CATEGORY_FLAGS = StoreCategory.pick('id', 'parentId', 'isActive');
-const ACTIVE_PRODUCT = sql`${P.isActive} = 1`;
-const VARIABLE = StoreProductVariable.pick('productId', 'name', 'required', 'allowedValues');
+const ACTIVE_PRODUCT = sql`${p.c.isActive} = 1`;
+/** A product's variable, first in each row of a read of products that joins them (`#withVariables`). */
+const VARIABLE = v.pick('productId', 'name', 'required', 'allowedValues');
 /** The columns a page of the catalogue shows (the storefront's): its pages read no others. */
 const SHOWN_CATEGORY = StoreCategory.pick('id', 'parentId', 'name', 'slug', 'gameDescription');
-const SHOWN_PRODUCT = StoreProduct.pick(
-  'id',
-  'categoryId',
-  'name',
-  'imageId',
-  'imageType',
-  'details',
-  'price',
-  'discountedPrice',
-  'discountExpiryDate',
-  'stock',
-);
+const SHOWN_PRODUCT = p.pick('id', 'categoryId', 'name', 'imageId', 'imageType', 'details', 'price', 'discountedPrice', 'discountExpiryDate', 'stock');
 
 /** A slug from a name: `VIP Ranks!` → `vip-ranks`. */
 function slugify(name: string): string {
@@ -109,13 +100,6 @@ function productIds(ids: number[]): number[] {
 /** The ids of the categories on show among `categories` (all of them with their flags, or the active ones alone: the same ids). */
 const shownIds = (categories: readonly { id: number; parentId: number; isActive?: boolean }[]): ReadonlySet<number> =>
   new Set(shownCategoryMap(categories).keys());
-
-/** The record gains its variables in place, not by a copy of every field into a new object. */
-function withVariables<R extends { id: number }>(record: R, variables: Map<number, Variable[]>): R & { variables: Variable[] } {
-  const product = record as R & { variables: Variable[] };
-  product.variables = variables.get(product.id) ?? [];
-  return product;
-}
 
 /** A product for sale with its purchase rules: what a buy checks a line against. */
 export interface ForSale {
@@ -198,18 +182,13 @@ export class DbCatalogue implements StoreCatalogue {
 
   // ---- products
 
-  /**
-   * Products matching the conditions (on store_products) with their variables: two queries however many
-   * products there are, sent together (on MySQL, on two pooled connections outside a transaction).
-   */
+  /** Products matching the conditions (on `p`, store_products) with their variables, in one statement. */
   async #products(onSaleOnly: boolean, ...conditions: (Sql | false)[]): Promise<Product[]> {
-    const clause = where(...conditions, onSaleOnly && ACTIVE_PRODUCT);
-    const [records, variables, shown] = await Promise.all([
-      StoreProduct.select(this.#db, sql`${clause} ${PRODUCT_ORDER}`),
-      this.#variables(sql`${V.productId} in (select ${P.id} from ${StoreProduct} ${clause})`),
+    const [records, shown] = await Promise.all([
+      this.#withVariables(p.columns, (row) => StoreProduct.fromArray(row), where(...conditions, onSaleOnly && ACTIVE_PRODUCT), PRODUCT_ORDER),
       onSaleOnly ? this.#shownCategoryIds() : undefined,
     ]);
-    return (shown ? records.filter((record) => shown.has(record.categoryId)) : records).map((record) => withVariables(record, variables));
+    return shown ? records.filter((record) => shown.has(record.categoryId)) : records;
   }
 
   /**
@@ -221,38 +200,53 @@ export class DbCatalogue implements StoreCatalogue {
     return shownIds(rows.map(CATEGORY_FLAGS.fromArray));
   }
 
-  /** The variables of the products matching `condition` (on store_product_variables), by product, in their order. */
-  async #variables(condition: Sql): Promise<Map<number, Variable[]>> {
+  /**
+   * Products (`columns` of `p`, read by `read`) with their variables left-joined: one statement, where a
+   * read of the variables beside it was a second round trip on every page of the catalogue and every buy.
+   * `rest` (joins, then where) and `order` (unique per product) apply to `p`; a product's rows come
+   * together, a row per variable in its position, so each product is read once.
+   */
+  async #withVariables<R extends object>(columns: Sql, read: (product: unknown[]) => R, rest: Sql, order: Sql): Promise<(R & { variables: Variable[] })[]> {
     const rows = await this.#db.queryArrays(
-      sql`select ${VARIABLE.columns} from ${StoreProductVariable} where ${condition} order by ${V.productId}, ${V.position}`,
+      sql`select ${VARIABLE.columns}, ${columns} from ${p} left join ${v} on ${v.c.productId} = ${p.c.id} ${rest} order by ${order}, ${v.c.position}`,
     );
-    const byProduct = new Map<number, Variable[]>();
+    const products: (R & { variables: Variable[] })[] = [];
+    let last: (R & { variables: Variable[] }) | undefined;
+    let lastOf: unknown;
     for (const row of rows) {
-      const { productId, name, required, allowedValues } = VARIABLE.fromArray(row);
-      const list = byProduct.get(productId) ?? [];
-      list.push({ name, required, values: JSON.parse(allowedValues) as string[] });
-      byProduct.set(productId, list);
+      // The variable's product id, null for a product that has none (its one row).
+      const of = row[0];
+      if (!last || of == null || of !== lastOf) {
+        last = Object.assign(read(row.slice(VARIABLE.width)), { variables: [] as Variable[] });
+        products.push(last);
+      }
+      lastOf = of;
+      if (of == null) continue;
+      const { name, required, allowedValues } = VARIABLE.fromArray(row);
+      last.variables.push({ name, required, values: JSON.parse(allowedValues) as string[] });
     }
-    return byProduct;
+    return products;
   }
 
   /**
    * The products for sale a buy names, each with its purchase rules (joined into the product's
-   * read: one statement fewer in every buy) and its variables (their ids are known, so no subquery).
+   * read, as are its variables: one statement, where it was three).
    */
   async forSale(ids: number[]): Promise<Map<number, ForSale>> {
     const valid = productIds(ids);
     if (valid.length === 0) return new Map();
-    const [rows, variables, shown] = await Promise.all([
-      this.#db.queryArrays(sql`select ${FOR_SALE.columns} from ${p} left join ${r} on ${r.c.productId} = ${p.c.id}
-        where ${p.c.id} in ${valid} and ${p.c.isActive} = 1`),
-      this.#variables(sql`${V.productId} in ${valid}`),
+    const [rows, shown] = await Promise.all([
+      this.#withVariables(
+        FOR_SALE.columns,
+        FOR_SALE.read,
+        sql`left join ${r} on ${r.c.productId} = ${p.c.id} where ${p.c.id} in ${valid} and ${ACTIVE_PRODUCT}`,
+        p.c.id,
+      ),
       this.#shownCategoryIds(),
     ]);
     const forSale = new Map<number, ForSale>();
-    for (const row of rows) {
-      const { product: record, rules } = FOR_SALE.read(row);
-      if (shown.has(record.categoryId)) forSale.set(record.id, { product: withVariables(record, variables), rules: rules ?? NONE });
+    for (const { product, rules, variables } of rows) {
+      if (shown.has(product.categoryId)) forSale.set(product.id, { product: Object.assign(product, { variables }), rules: rules ?? NONE });
     }
     return forSale;
   }
@@ -274,33 +268,28 @@ export class DbCatalogue implements StoreCatalogue {
   ): Promise<ShownProduct[]> {
     const conditions: Sql[] = [];
     for (const [column, list] of [
-      [P.categoryId, filter.categoryIds],
-      [P.id, filter.ids],
+      [p.c.categoryId, filter.categoryIds],
+      [p.c.id, filter.ids],
     ] as const) {
       if (!list) continue;
       const ids = productIds(list);
       if (ids.length === 0) return [];
       conditions.push(sql`${column} in ${ids}`);
     }
-    if (filter.featuredOnly) conditions.push(sql`${P.isFeatured} = 1`);
+    if (filter.featuredOnly) conditions.push(sql`${p.c.isFeatured} = 1`);
     conditions.push(ACTIVE_PRODUCT);
-    const clause = where(...conditions);
-    const [rows, variables, shown] = await Promise.all([
-      this.#db.queryArrays(sql`select ${SHOWN_PRODUCT.columns} from ${StoreProduct} ${clause} ${PRODUCT_ORDER}`),
-      this.#variables(sql`${V.productId} in (select ${P.id} from ${StoreProduct} ${clause})`),
+    const [products, shown] = await Promise.all([
+      this.#withVariables(SHOWN_PRODUCT.columns, SHOWN_PRODUCT.fromArray, where(...conditions), PRODUCT_ORDER),
       categories ? Promise.resolve(categories).then(shownIds) : this.#shownCategoryIds(),
     ]);
-    return rows
-      .map(SHOWN_PRODUCT.fromArray)
-      .filter((product) => shown.has(product.categoryId))
-      .map((product) => withVariables(product, variables));
+    return products.filter((product) => shown.has(product.categoryId));
   }
 
   /** The products of the given ids that exist (and are for sale, if asked), in one round of queries. */
   async productsById(ids: number[], onSaleOnly: boolean): Promise<Map<number, Product>> {
     const valid = productIds(ids);
     if (valid.length === 0) return new Map();
-    const found = await this.#products(onSaleOnly, sql`${P.id} in ${valid}`);
+    const found = await this.#products(onSaleOnly, sql`${p.c.id} in ${valid}`);
     return new Map(found.map((p) => [p.id, p]));
   }
 
@@ -442,7 +431,7 @@ export class DbCatalogue implements StoreCatalogue {
       n.subcategories.forEach(walk);
     };
     walk(root);
-    return this.#products(false, sql`${P.categoryId} in ${ids}`, onSaleOnly && ACTIVE_PRODUCT);
+    return this.#products(false, sql`${p.c.categoryId} in ${ids}`, onSaleOnly && ACTIVE_PRODUCT);
   }
 
   // ---- purchase rules
