@@ -3,7 +3,7 @@ import type { DomainError } from '../../core/errors.ts';
 import { hasControlCharacter } from '../../core/format.ts';
 import type { DonationsService } from '../donations/contract.ts';
 import type { CreditsService } from '../credits/contract.ts';
-import type { CodeSender, RequestedLine, ShownProduct, StoreCatalogue, StoreCheckout } from '../store/contract.ts';
+import type { CodeSender, RequestedLine, ShownCategory, ShownProduct, StoreCatalogue, StoreCheckout } from '../store/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
 import type { PromotionsService } from '../promotions/contract.ts';
 import type { SubscriptionsService } from '../subscriptions/contract.ts';
@@ -165,12 +165,17 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
 
   // A category by its id or by its slug (`/category/ranks`), as players type and share it.
   pages.get('/category/:id', async (visit) => {
-    const categories = await store.shownCategories();
     const sent = (visit.request.params as { id: string }).id;
-    const categoryId = idOf(sent) || (categories.find((c) => c.slug !== '' && c.slug.toLowerCase() === sent.toLowerCase())?.id ?? 0);
-    const [products, sale] = categoryId
-      ? await Promise.all([store.shownProducts({ categoryIds: [categoryId] }, categories), saleBanner(shop, visit)])
-      : [[], undefined];
+    const shown = store.shownCategories();
+    const slugged = (categories: ShownCategory[]) => categories.find((c) => c.slug !== '' && c.slug.toLowerCase() === sent.toLowerCase())?.id ?? 0;
+    const read = (id: number) => Promise.all([shown, store.shownProducts({ categoryIds: [id] }, shown), saleBanner(shop, visit)]);
+    const bySlug = async (): Promise<Awaited<ReturnType<typeof read>>> => {
+      const all = await shown;
+      return slugged(all) ? read(slugged(all)) : [all, [], undefined];
+    };
+    // By its id, everything is read at once; a slug needs the categories first.
+    const [categories, products, sale] = await (idOf(sent) ? read(idOf(sent)) : bySlug());
+    const categoryId = idOf(sent) || slugged(categories);
     const visible = visibleCategories(categories);
     const path = pathTo(visible, categoryId);
     if (!path) return notFound(site, visit);
