@@ -36,7 +36,12 @@ export interface Measure {
   p99: number;
   non2xx: number;
   cpuUs: number;
+  /** The private MariaDB's CPU time per request in the same load (both sides' statements cost it), when the bench started one. */
+  databaseCpuUs?: number;
 }
+
+/** The private MariaDB's process, while onDatabases runs one. */
+let databasePid: number | undefined;
 
 /** Every process started here, so none outlives a failed run. */
 export const children = new Set<ChildProcess>();
@@ -126,8 +131,10 @@ export async function load(url: string, requests: BenchRequest[], duration: numb
 export async function measure(url: string, requests: BenchRequest[], pid: number): Promise<Measure> {
   await load(url, requests, 1);
   const cpu = cpuTime(pid);
+  const database = databasePid && cpuTime(databasePid);
   const result = await load(url, requests, seconds);
-  return { ...result, cpuUs: (cpuTime(pid) - cpu) / Math.max(1, result.requests) };
+  const per = (us: number) => us / Math.max(1, result.requests);
+  return { ...result, cpuUs: per(cpuTime(pid) - cpu), ...(databasePid && { databaseCpuUs: per(cpuTime(databasePid) - Number(database)) }) };
 }
 
 /**
@@ -153,6 +160,7 @@ export async function onDatabases(kind: string, count: number, work: (urls: stri
   if (!url) {
     server = await MariaDbServer.create();
     url = `mysql://app:app@127.0.0.1:${server.port}/`;
+    databasePid = server.pid;
   }
   const root = new URL(url);
   root.pathname = '/';
@@ -173,6 +181,7 @@ export async function onDatabases(kind: string, count: number, work: (urls: stri
     for (const name of names) await admin.query(`drop database if exists ${name}`);
     await admin.end();
     await server?.destroy();
+    databasePid = undefined;
   }
 }
 

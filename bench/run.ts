@@ -122,7 +122,8 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
       console.log(row);
       console.log(
         `  after ${s.name}: RSS server ${memory(server.proc.pid!).now} MiB, baseline ${memory(baseline.pid!).now} MiB;` +
-          ` CPU per request (best rounds) server ${o!.cpuUs.toFixed(0)} µs, baseline ${b!.cpuUs.toFixed(0)} µs`,
+          ` CPU per request (best rounds) server ${o!.cpuUs.toFixed(0)} µs, baseline ${b!.cpuUs.toFixed(0)} µs` +
+          (o!.databaseCpuUs === undefined ? '' : `; MariaDB's for them ${o!.databaseCpuUs.toFixed(0)} µs, ${b!.databaseCpuUs!.toFixed(0)} µs`),
       );
       rows.push(row);
     }

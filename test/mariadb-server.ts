@@ -52,6 +52,11 @@ export class MariaDbServer {
     this.#ownsDir = ownsDir;
   }
 
+  /** The running mariadbd's process id (a bench reads its CPU time). */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
   /** URL of a database on this server (the database is created). */
   async database(name: string): Promise<string> {
     const conn = await createConnection({ host: '127.0.0.1', port: this.port, user: 'app', password: 'app' });

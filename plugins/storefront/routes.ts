@@ -205,12 +205,17 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
   pages.get('/product/:id', async (visit) => {
     const productId = idOf((visit.request.params as { id: string }).id);
     const shown = store.shownCategories();
-    const [categories, [product], rules] = await Promise.all([shown, store.shownProducts({ ids: [productId] }, shown), store.rulesFor([productId])]);
+    // The subscription offer is read beside the product, not after it: one round trip for the page.
+    const [categories, [product], rules, offer] = await Promise.all([
+      shown,
+      store.shownProducts({ ids: [productId] }, shown),
+      store.rulesFor([productId]),
+      offerFor(visit, shop.peers.subscriptions, productId),
+    ]);
     const path = product && pathTo(visibleCategories(categories), product.categoryId);
     if (!product || !path) return notFound(site, visit);
     const own = rules.get(productId);
     const required = own && own.requiredProductId > 0 ? await store.productName(own.requiredProductId) : undefined;
-    const offer = await offerFor(visit, shop.peers.subscriptions, productId);
     return productPage(shop, visit, product, path, own ? rulesText(visit.t, own, required) : [], undefined, offer);
   });
 
