@@ -33,7 +33,7 @@ const FOR_SALE = joined({ product: p, rules: r.optional() });
 const CATEGORY_FLAGS = StoreCategory.pick('id', 'parentId', 'isActive');
 const ACTIVE_PRODUCT = sql`${p.c.isActive} = 1`;
 /** A product's variable, first in each row of a read of products that joins them (`#withVariables`). */
-const VARIABLE = v.pick('productId', 'name', 'required', 'allowedValues');
+const VARIABLE = v.pick('productId', 'name', 'required', 'allowedValues', 'position');
 /** The columns a page of the catalogue shows (the storefront's): its pages read no others. */
 const SHOWN_CATEGORY = StoreCategory.pick('id', 'parentId', 'name', 'slug', 'gameDescription');
 const SHOWN_PRODUCT = p.pick('id', 'categoryId', 'name', 'imageId', 'imageType', 'details', 'price', 'discountedPrice', 'discountExpiryDate', 'stock');
@@ -203,34 +203,40 @@ export class DbCatalogue implements StoreCatalogue {
   /**
    * Products (`columns` of `p`, read by `read`) with their variables left-joined: one statement, where a
    * read of the variables beside it was a second round trip on every page of the catalogue and every buy.
-   * `rest` (joins, then where) and `order` (unique per product) apply to `p`; a product's rows come
-   * together, a row per variable in its position, so each product is read once.
+   * `rest` (joins, then where) applies to `p`; `order`, unique per product, keeps a product's rows together.
+   * The variables are put in their position here: ordering the join by a column of `v` too made MariaDB
+   * sort the joined rows, text columns and all, in a temporary table (docs/performance.md).
    */
   async #withVariables<R extends object>(columns: Sql, read: (product: unknown[]) => R, rest: Sql, order: Sql): Promise<(R & { variables: Variable[] })[]> {
     const rows = await this.#db.queryArrays(
-      sql`select ${VARIABLE.columns}, ${columns} from ${p} left join ${v} on ${v.c.productId} = ${p.c.id} ${rest} order by ${order}, ${v.c.position}`,
+      sql`select ${VARIABLE.columns}, ${columns} from ${p} left join ${v} on ${v.c.productId} = ${p.c.id} ${rest} order by ${order}`,
     );
     const products: (R & { variables: Variable[] })[] = [];
     let last: (R & { variables: Variable[] }) | undefined;
     let lastOf: unknown;
+    let positions: number[] = [];
     for (const row of rows) {
       // The variable's product id, null for a product that has none (its one row).
       const of = row[0];
       if (!last || of == null || of !== lastOf) {
         last = Object.assign(read(row.slice(VARIABLE.width)), { variables: [] as Variable[] });
         products.push(last);
+        positions = [];
       }
       lastOf = of;
       if (of == null) continue;
-      const { name, required, allowedValues } = VARIABLE.fromArray(row);
-      last.variables.push({ name, required, values: JSON.parse(allowedValues) as string[] });
+      const { name, required, allowedValues, position } = VARIABLE.fromArray(row);
+      const at = positions.findIndex((other) => other > position);
+      const index = at === -1 ? positions.length : at;
+      positions.splice(index, 0, position);
+      last.variables.splice(index, 0, { name, required, values: JSON.parse(allowedValues) as string[] });
     }
     return products;
   }
 
   /**
    * The products for sale a buy names, each with its purchase rules (joined into the product's
-   * read, as are its variables: one statement, where it was three).
+   * read, as are its variables: one statement, where it was two).
    */
   async forSale(ids: number[]): Promise<Map<number, ForSale>> {
     const valid = productIds(ids);
