@@ -166,6 +166,7 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
   // A category by its id or by its slug (`/category/ranks`), as players type and share it.
   pages.get('/category/:id', async (visit) => {
     const sent = (visit.request.params as { id: string }).id;
+    const byId = idOf(sent);
     const shown = store.shownCategories();
     const slugged = (categories: ShownCategory[]) => categories.find((c) => c.slug !== '' && c.slug.toLowerCase() === sent.toLowerCase())?.id ?? 0;
     const read = (id: number) => Promise.all([shown, store.shownProducts({ categoryIds: [id] }, shown), saleBanner(shop, visit)]);
@@ -174,8 +175,8 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
       return slugged(all) ? read(slugged(all)) : [all, [], undefined];
     };
     // By its id, everything is read at once; a slug needs the categories first.
-    const [categories, products, sale] = await (idOf(sent) ? read(idOf(sent)) : bySlug());
-    const categoryId = idOf(sent) || slugged(categories);
+    const [categories, products, sale] = await (byId ? read(byId) : bySlug());
+    const categoryId = byId || slugged(categories);
     const visible = visibleCategories(categories);
     const path = pathTo(visible, categoryId);
     if (!path) return notFound(site, visit);

@@ -94,18 +94,24 @@ t.test('a list of more tickets than one statement binds still carries every tick
       { ticketId: id, accountId: d.staff.id, message: `answer to T${i}`, writeLocation: 2, creationDate: at },
     ]),
   );
-  let listed: { title: string; messages: { message: string }[] }[] = [];
-  const seen = await statements(d.app, async () => {
-    listed = (await call(d.app, '/api/support/tickets')).json();
-  });
-  t.equal(listed.length, count);
-  t.ok(
-    listed.every((x) => x.messages.length === 2 && x.messages[0]!.message === `first of ${x.title}` && x.messages[1]!.message === `answer to ${x.title}`),
-    'every ticket carries its own two messages, in order',
-  );
-  t.equal(seen.length, 3, 'the tickets, then their messages in two statements');
-  t.notOk(
-    seen.some((sql) => /\bin \(\s*[0-9]/.test(sql)),
-    'no id is written into the SQL text',
-  );
+  // Filtered, the messages are read by the tickets' ids, a statement per 1,024; unfiltered, by the first and last id.
+  for (const [query, reads, how] of [
+    ['?statusID=1', 3, 'the tickets, then their messages in two statements'],
+    ['', 2, 'the tickets, then their messages in one statement'],
+  ] as const) {
+    let listed: { title: string; messages: { message: string }[] }[] = [];
+    const seen = await statements(d.app, async () => {
+      listed = (await call(d.app, `/api/support/tickets${query}`)).json();
+    });
+    t.equal(listed.length, count, query);
+    t.ok(
+      listed.every((x) => x.messages.length === 2 && x.messages[0]!.message === `first of ${x.title}` && x.messages[1]!.message === `answer to ${x.title}`),
+      `${query}: every ticket carries its own two messages, in order`,
+    );
+    t.equal(seen.length, reads, `${query}: ${how}`);
+    t.notOk(
+      seen.some((sql) => /\bin \(\s*[0-9]/.test(sql) || /between\s+[0-9]/.test(sql)),
+      `${query}: no id is written into the SQL text`,
+    );
+  }
 });

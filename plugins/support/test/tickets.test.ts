@@ -169,6 +169,33 @@ t.test('the list filters by statusID, accountID and categoryID, and pages', asyn
   }
 });
 
+t.test('each listed ticket carries its own messages and no other, on any page, filtered or not', async (t) => {
+  const d = await desk(t);
+  const other = (await call(d.app, '/api/admin/support/categories', { body: { name: 'Bugs' } })).json().id;
+  for (const [i, categoryID] of [d.categoryId, other, d.categoryId, other, d.categoryId].entries()) {
+    const id = await openTicket(d, { categoryID, message: `first of ${i}` });
+    const reply = await call(d.app, `/api/support/tickets/${id}/messages`, {
+      body: { accountID: String(d.staff.id), isAdmin: 'true', message: `reply to ${i}` },
+    });
+    t.equal(reply.statusCode, 200, reply.body);
+  }
+  const pages = {
+    'limit=2&offset=1': [3, 2],
+    'offset=3': [1, 0],
+    'limit=1': [4],
+    [`categoryID=${other}`]: [3, 1],
+    [`categoryID=${d.categoryId}&limit=2&offset=1`]: [2, 0],
+  };
+  for (const [query, numbers] of Object.entries(pages)) {
+    const list = (await call(d.app, `/api/support/tickets?${query}`)).json();
+    t.same(
+      list.map((x: any) => x.messages.map((m: any) => m.message)),
+      numbers.map((i) => [`first of ${i}`, `reply to ${i}`]),
+      query,
+    );
+  }
+});
+
 t.test('GET with a form content type and an empty body, and trailing slashes, are tolerated', async (t) => {
   const d = await desk(t);
   const id = await openTicket(d);
