@@ -3,7 +3,7 @@ import type { DomainError } from '../../core/errors.ts';
 import { hasControlCharacter } from '../../core/format.ts';
 import type { DonationsService } from '../donations/contract.ts';
 import type { CreditsService } from '../credits/contract.ts';
-import type { CodeSender, RequestedLine, ShownCategory, ShownProduct, StoreCatalogue, StoreCheckout } from '../store/contract.ts';
+import type { CodeSender, RequestedLine, ShownProduct, StoreCatalogue, StoreCheckout } from '../store/contract.ts';
 import type { PaymentsService } from '../payments/contract.ts';
 import type { PromotionsService } from '../promotions/contract.ts';
 import type { SubscriptionsService } from '../subscriptions/contract.ts';
@@ -163,20 +163,12 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
     );
   });
 
-  // A category by its id or by its slug (`/category/ranks`), as players type and share it.
+  // A category by its id (all read at once) or by its slug (`/category/ranks`: the categories first), as players type and share it.
   pages.get('/category/:id', async (visit) => {
     const sent = (visit.request.params as { id: string }).id;
-    const byId = idOf(sent);
     const shown = store.shownCategories();
-    const slugged = (categories: ShownCategory[]) => categories.find((c) => c.slug !== '' && c.slug.toLowerCase() === sent.toLowerCase())?.id ?? 0;
-    const read = (id: number) => Promise.all([shown, store.shownProducts({ categoryIds: [id] }, shown), saleBanner(shop, visit)]);
-    const bySlug = async (): Promise<Awaited<ReturnType<typeof read>>> => {
-      const all = await shown;
-      return slugged(all) ? read(slugged(all)) : [all, [], undefined];
-    };
-    // By its id, everything is read at once; a slug needs the categories first.
-    const [categories, products, sale] = await (byId ? read(byId) : bySlug());
-    const categoryId = byId || slugged(categories);
+    const categoryId = idOf(sent) || ((await shown).find((c) => c.slug !== '' && c.slug.toLowerCase() === sent.toLowerCase())?.id ?? 0);
+    const [categories, products, sale] = await Promise.all([shown, store.shownProducts({ categoryIds: [categoryId] }, shown), saleBanner(shop, visit)]);
     const visible = visibleCategories(categories);
     const path = pathTo(visible, categoryId);
     if (!path) return notFound(site, visit);
@@ -206,17 +198,12 @@ function browseRoutes(pages: PageRouter, shop: Shop): void {
   pages.get('/product/:id', async (visit) => {
     const productId = idOf((visit.request.params as { id: string }).id);
     const shown = store.shownCategories();
-    // The subscription offer is read beside the product, not after it: one round trip for the page.
-    const [categories, [product], rules, offer] = await Promise.all([
-      shown,
-      store.shownProducts({ ids: [productId] }, shown),
-      store.rulesFor([productId]),
-      offerFor(visit, shop.peers.subscriptions, productId),
-    ]);
+    const [categories, [product], rules] = await Promise.all([shown, store.shownProducts({ ids: [productId] }, shown), store.rulesFor([productId])]);
     const path = product && pathTo(visibleCategories(categories), product.categoryId);
     if (!product || !path) return notFound(site, visit);
     const own = rules.get(productId);
     const required = own && own.requiredProductId > 0 ? await store.productName(own.requiredProductId) : undefined;
+    const offer = await offerFor(visit, shop.peers.subscriptions, productId);
     return productPage(shop, visit, product, path, own ? rulesText(visit.t, own, required) : [], undefined, offer);
   });
 
