@@ -188,8 +188,8 @@ export class DbSupportService implements SupportService {
   }
 
   /**
-   * Newest first, each with its messages: two queries, whatever the number of messages (and of
-   * tickets up to IDS_PER_STATEMENT; a longer list takes one more query per as many tickets).
+   * Newest first, each with its messages: two queries, whatever the number of messages (and, when
+   * filtered, of tickets up to IDS_PER_STATEMENT; a longer one takes one more query per as many).
    * The messages are fetched by what the first query found (its ids; unfiltered, its first and last),
    * not by repeating its filter, so a ticket opened or changed in between cannot make a listed ticket
    * miss its messages.
@@ -210,9 +210,9 @@ export class DbSupportService implements SupportService {
     // Unfiltered, the page is every ticket from its last id to its first: two bounds, where an id each had MariaDB
     // match every row against hundreds (docs/performance.md). A ticket opened since has no entry; its rows are skipped.
     if (unfiltered) conditions.push(sql`${M.ticketId} between ${ids.at(-1)!} and ${ids[0]!}`);
-    else
-      for (let from = 0; from < ids.length; from += IDS_PER_STATEMENT)
-        conditions.push(sql`${M.ticketId} in ${padded(ids.slice(from, from + IDS_PER_STATEMENT))}`);
+    for (let from = 0; !unfiltered && from < ids.length; from += IDS_PER_STATEMENT) {
+      conditions.push(sql`${M.ticketId} in ${padded(ids.slice(from, from + IDS_PER_STATEMENT))}`);
+    }
     for (const condition of conditions) {
       const messages = await SupportMessage.select(this.#db, sql`where ${condition} order by ${M.id}`);
       for (const m of messages) byTicket.get(m.ticketId)?.push(this.#message(m, show));
