@@ -130,11 +130,11 @@ export async function load(url: string, requests: BenchRequest[], duration: numb
  */
 export async function measure(url: string, requests: BenchRequest[], pid: number): Promise<Measure> {
   await load(url, requests, 1);
-  const cpu = cpuTime(pid);
-  const database = databasePid && cpuTime(databasePid);
+  const database = databasePid;
+  const [cpu, databaseCpu] = [cpuTime(pid), database ? cpuTime(database) : 0];
   const result = await load(url, requests, seconds);
   const per = (us: number) => us / Math.max(1, result.requests);
-  return { ...result, cpuUs: per(cpuTime(pid) - cpu), ...(databasePid && { databaseCpuUs: per(cpuTime(databasePid) - Number(database)) }) };
+  return { ...result, cpuUs: per(cpuTime(pid) - cpu), ...(database ? { databaseCpuUs: per(cpuTime(database) - databaseCpu) } : {}) };
 }
 
 /**
