@@ -32,7 +32,7 @@ const FOR_SALE = joined({ product: p, rules: r.optional() });
 /** What decides whether a category is on show (shownCategoryMap). */
 const CATEGORY_FLAGS = StoreCategory.pick('id', 'parentId', 'isActive');
 const ACTIVE_PRODUCT = sql`${p.c.isActive} = 1`;
-/** A product's variable, first in each row of a read of products that joins them (`#withVariables`). */
+/** A product's variable: first in each row of a read of products that joins them (`#withVariables`), or read alone (`#everyProduct`). */
 const VARIABLE = v.pick('productId', 'name', 'required', 'allowedValues', 'position');
 /** The columns a page of the catalogue shows (the storefront's): its pages read no others. */
 const SHOWN_CATEGORY = StoreCategory.pick('id', 'parentId', 'name', 'slug', 'gameDescription');
@@ -182,13 +182,41 @@ export class DbCatalogue implements StoreCatalogue {
 
   // ---- products
 
-  /** Products matching the conditions (on `p`, store_products) with their variables, in one statement. */
-  async #products(onSaleOnly: boolean, ...conditions: (Sql | false)[]): Promise<Product[]> {
+  /**
+   * Products with their variables: those `narrow` (a condition on `p`) keeps, or every one; only the active
+   * ones with `activeOnly`, and only those of a category on show with `onSaleOnly`.
+   */
+  async #products(onSaleOnly: boolean, narrow?: Sql, activeOnly = onSaleOnly): Promise<Product[]> {
+    const rest = where(narrow, activeOnly && ACTIVE_PRODUCT);
     const [records, shown] = await Promise.all([
-      this.#withVariables(p.columns, (row) => StoreProduct.fromArray(row), where(...conditions, onSaleOnly && ACTIVE_PRODUCT), PRODUCT_ORDER),
+      narrow ? this.#withVariables(p.columns, (row) => StoreProduct.fromArray(row), rest, PRODUCT_ORDER) : this.#everyProduct(rest),
       onSaleOnly ? this.#shownCategoryIds() : undefined,
     ]);
     return shown ? records.filter((record) => shown.has(record.categoryId)) : records;
+  }
+
+  /**
+   * The whole catalogue's products (`rest` a where on `p`) and, beside them, every variable: for a whole
+   * catalogue the join's lookup of each product's variables cost MariaDB more than the small table read
+   * whole (docs/performance.md). Reads of a few products keep the join (`#withVariables`).
+   */
+  async #everyProduct(rest: Sql): Promise<Product[]> {
+    const [rows, variableRows] = await Promise.all([
+      this.#db.queryArrays(sql`select ${p.columns} from ${p} ${rest} order by ${PRODUCT_ORDER}`),
+      this.#db.queryArrays(sql`select ${VARIABLE.columns} from ${v} order by ${v.c.productId}, ${v.c.position}`),
+    ]);
+    const variables = new Map<number, Variable[]>();
+    for (const row of variableRows) {
+      const { productId, name, required, allowedValues } = VARIABLE.fromArray(row);
+      const list = variables.get(productId);
+      const variable = { name, required, values: JSON.parse(allowedValues) as string[] };
+      if (list) list.push(variable);
+      else variables.set(productId, [variable]);
+    }
+    return rows.map((row) => {
+      const product = StoreProduct.fromArray(row);
+      return Object.assign(product, { variables: variables.get(product.id) ?? [] });
+    });
   }
 
   /**
@@ -408,7 +436,7 @@ export class DbCatalogue implements StoreCatalogue {
     // after them, since the categories say which ids the subtree holds.
     const [read, allProducts] = await Promise.all([
       this.categories(opts.activeOnly),
-      opts.rootId === undefined ? this.#products(false, opts.activeOnly && ACTIVE_PRODUCT) : undefined,
+      opts.rootId === undefined ? this.#products(false, undefined, opts.activeOnly) : undefined,
     ]);
     const categories = opts.activeOnly ? [...shownCategoryMap(read).values()] : read;
     if (opts.rootId !== undefined && !categories.some((c) => c.id === opts.rootId)) {
@@ -437,7 +465,7 @@ export class DbCatalogue implements StoreCatalogue {
       n.subcategories.forEach(walk);
     };
     walk(root);
-    return this.#products(false, sql`${p.c.categoryId} in ${ids}`, onSaleOnly && ACTIVE_PRODUCT);
+    return this.#products(false, sql`${p.c.categoryId} in ${ids}`, onSaleOnly);
   }
 
   // ---- purchase rules

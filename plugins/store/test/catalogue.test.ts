@@ -175,6 +175,11 @@ t.test('products: every field, variables, validation, delete', async (t) => {
   );
   t.equal(stored!.discount_expiry_date, '2031-06-01 10:00:00', 'times are stored in UTC, shown in the site time zone');
   t.equal(Number(stored!.price), 999, 'money is stored in cents');
+  // A whole catalogue's read takes the variables table beside the products, not joined: the same variables, in order.
+  const everyProduct = (await call(app, '/api/store/products')).json() as { id: string; variables: unknown[] }[];
+  t.same(everyProduct.find((p) => p.id === product.id)?.variables, product.variables, "the catalogue's list gives the variables in their order");
+  const listing = (await call(app, '/api/store/listing')).json() as { categories: { products: { id: string; variables: unknown[] }[] }[] };
+  t.same(listing.categories.flatMap((c) => c.products).find((p) => p.id === product.id)?.variables, product.variables, 'so does the listing');
 
   const minimal = await makeProduct(app, { categoryID: category, name: 'Key', price: 1 });
   res = await call(app, `/api/store/products/${minimal}`);
