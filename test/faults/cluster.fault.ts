@@ -162,7 +162,9 @@ if (!haveCluster()) {
       // Cut off by a kill: no answer (an instance gone), or 503 from the instance whose node went.
       const cut = (o: Outcome) => o.status === 0 || o.status === 503;
       const ok = outcomes.filter((o) => o.status >= 200 && o.status < 300);
-      t.ok(ok.length > 50, `the storm did work (${ok.length} of ${outcomes.length} answered 2xx)`);
+      // Relative to what was answered: a loaded machine sends fewer requests in the same timeline.
+      const answered = outcomes.filter((o) => !cut(o)).length;
+      t.ok(ok.length >= 20 && ok.length >= answered * 0.75, `the storm did work (${ok.length} of ${answered} answered requests were 2xx)`);
       t.same(
         outcomes.filter((o) => !cut(o) && failed(o)).map((o) => `${o.op} ${o.status} ${o.error}`),
         [],
