@@ -26,7 +26,7 @@ async function modules(): Promise<{ scenarios?: Scenario[]; notes?: BenchNote[];
   return Promise.all(files.map((f) => import(pathToFileURL(join(dir, f)).href)));
 }
 
-const chosen = (name: string) => !process.env.BENCH_ONLY || name.includes(process.env.BENCH_ONLY);
+const chosen = (name: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').some((part) => name.includes(part));
 
 export async function loadScenarios(): Promise<Scenario[]> {
   return (await modules()).flatMap((m) => m.scenarios ?? []).filter((s) => chosen(s.name));
