@@ -131,7 +131,8 @@ export async function load(url: string, requests: BenchRequest[], duration: numb
 export async function measure(url: string, requests: BenchRequest[], pid: number): Promise<Measure> {
   await load(url, requests, 1);
   const database = databasePid;
-  const [cpu, databaseCpu] = [cpuTime(pid), database ? cpuTime(database) : 0];
+  const cpu = cpuTime(pid);
+  const databaseCpu = database ? cpuTime(database) : 0;
   const result = await load(url, requests, seconds);
   const per = (us: number) => us / Math.max(1, result.requests);
   return { ...result, cpuUs: per(cpuTime(pid) - cpu), ...(database ? { databaseCpuUs: per(cpuTime(database) - databaseCpu) } : {}) };

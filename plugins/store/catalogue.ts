@@ -34,6 +34,11 @@ const CATEGORY_FLAGS = StoreCategory.pick('id', 'parentId', 'isActive');
 const ACTIVE_PRODUCT = sql`${p.c.isActive} = 1`;
 /** A product's variable: first in each row of a read of products that joins them (`#withVariables`), or read alone (`#everyProduct`). */
 const VARIABLE = v.pick('productId', 'name', 'required', 'allowedValues', 'position');
+/** A VARIABLE row as the product it belongs to, its position and the variable as the contract has it. */
+function readVariable(row: unknown[]): { productId: number; position: number; variable: Variable } {
+  const { productId, position, name, required, allowedValues } = VARIABLE.fromArray(row);
+  return { productId, position, variable: { name, required, values: JSON.parse(allowedValues) as string[] } };
+}
 /** The columns a page of the catalogue shows (the storefront's): its pages read no others. */
 const SHOWN_CATEGORY = StoreCategory.pick('id', 'parentId', 'name', 'slug', 'gameDescription');
 const SHOWN_PRODUCT = p.pick('id', 'categoryId', 'name', 'imageId', 'imageType', 'details', 'price', 'discountedPrice', 'discountExpiryDate', 'stock');
@@ -207,9 +212,8 @@ export class DbCatalogue implements StoreCatalogue {
     ]);
     const variables = new Map<number, Variable[]>();
     for (const row of variableRows) {
-      const { productId, name, required, allowedValues } = VARIABLE.fromArray(row);
+      const { productId, variable } = readVariable(row);
       const list = variables.get(productId);
-      const variable = { name, required, values: JSON.parse(allowedValues) as string[] };
       if (list) list.push(variable);
       else variables.set(productId, [variable]);
     }
@@ -253,11 +257,11 @@ export class DbCatalogue implements StoreCatalogue {
       }
       lastOf = of;
       if (of == null) continue;
-      const { name, required, allowedValues, position } = VARIABLE.fromArray(row);
+      const { position, variable } = readVariable(row);
       const at = positions.findIndex((other) => other > position);
       const index = at === -1 ? positions.length : at;
       positions.splice(index, 0, position);
-      last.variables.splice(index, 0, { name, required, values: JSON.parse(allowedValues) as string[] });
+      last.variables.splice(index, 0, variable);
     }
     return products;
   }
