@@ -4,15 +4,24 @@
  * at the next good login.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { hash, parseOptions, verify } from '@node-rs/argon2';
 import bcrypt from 'bcryptjs';
+import pLimit from 'p-limit';
 
 /** OWASP's argon2id baseline (19 MiB, 2 passes, 1 lane); hashes made with other costs are upgraded. */
 const ARGON2 = { memoryCost: 19456, timeCost: 2, parallelism: 1 };
 
+/**
+ * Argon2 runs at most one hash a core the process may use: each walks its 19 MiB, and more at once
+ * on a core only take turns evicting each other from its caches (docs/performance.md). The others wait here,
+ * which also leaves the rest of the thread pool to files and lookups.
+ */
+export const argon2Work = pLimit(availableParallelism());
+
 export function hashPassword(password: string): Promise<string> {
   // @node-rs/argon2 makes argon2id unless told otherwise; it runs off the event loop.
-  return hash(password, ARGON2);
+  return argon2Work(() => hash(password, ARGON2));
 }
 
 export interface PasswordCheck {
@@ -32,7 +41,7 @@ function isCurrentArgon2(stored: string): boolean {
 }
 
 async function matches(stored: string, password: string): Promise<boolean> {
-  if (stored.startsWith('$argon2')) return verify(stored, password);
+  if (stored.startsWith('$argon2')) return argon2Work(() => verify(stored, password));
   if (/^\$2[aby]\$/.test(stored)) return bcrypt.compare(password, stored);
   // AuthMe: sha256(sha256(password) + salt), hex.
   const authMe = /^\$SHA\$([^$]+)\$([0-9a-fA-F]{64})$/.exec(stored);

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import t from 'tap';
 import { hash } from '@node-rs/argon2';
 import bcrypt from 'bcryptjs';
@@ -5,6 +6,7 @@ import { ENCODINGS, apiKey, build } from '../../../test/helper.ts';
 import { expectErrors, missingFields, newUser, snapshot, type ErrorCase } from '../../../test/fixtures.ts';
 import { fields, sql } from '../../../core/sql.ts';
 import { AuthCredential, AuthSession } from '../entities.ts';
+import { argon2Work, checkPassword, hashPassword } from '../passwords.ts';
 import { AUTH_TABLES, CLIENT, NO_RATE_LIMIT, failedAttempts, login, register, sessionStatus, sha256, snapshotExceptCounts } from './fixtures.ts';
 
 t.test('login: a session token, case-insensitive usernames, every encoding', async (t) => {
@@ -122,4 +124,27 @@ t.test('imported bcrypt and AuthMe hashes work once, then become argon2id', asyn
     t.equal(res.statusCode, 401, `${name}: a damaged or unknown hash is a wrong password, not a fault`);
     t.equal(res.json().error, 'WRONG_PASSWORD');
   }
+});
+
+t.test('argon2 runs one hash a core at a time, and every login waiting its turn succeeds', async (t) => {
+  const app = await build(t, { features: ['users', 'auth'], config: NO_RATE_LIMIT });
+  const cores = availableParallelism();
+  const names = Array.from({ length: cores + 3 }, (_, i) => `Waiter${i}`);
+  const stored = await hashPassword('correct horse');
+  const checks = names.map(() => checkPassword(stored, 'correct horse'));
+  t.equal(argon2Work.activeCount, cores, 'one running a core');
+  t.equal(argon2Work.pendingCount, 3, 'the others wait their turn');
+  t.strictSame(
+    await Promise.all(checks),
+    names.map(() => ({ ok: true, rehash: false })),
+  );
+
+  // From an address each: one address may register three accounts.
+  for (const [i, name] of names.entries()) await register(app, name, 'correct horse', `198.51.100.${10 + i}`);
+  const answers = await Promise.all(names.map((name) => login(app, name, 'correct horse')));
+  t.strictSame(
+    answers.map((res) => res.statusCode),
+    names.map(() => 200),
+  );
+  t.equal(argon2Work.activeCount + argon2Work.pendingCount, 0, 'none left waiting');
 });
