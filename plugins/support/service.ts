@@ -31,7 +31,6 @@ const Status = { OPEN: 1, ANSWERED: 2, USER_REPLY: 3, CLOSED: 4 } as const;
 const WRITTEN_BY_USER = 1;
 const WRITTEN_BY_STAFF = 2;
 
-type Ticket = TableRecord<typeof SupportTicket> & { categoryName: string };
 type Message = TableRecord<typeof SupportMessage>;
 
 const T = SupportTicket.c;
@@ -42,11 +41,6 @@ const c = SupportCategory.as('c');
 /** A ticket with its category's name (empty when the category is gone). */
 const TICKET = joined({ ticket: t, categoryName: sql`coalesce(${c.c.name}, '')` });
 const TICKET_SELECT = sql`select ${TICKET.columns} from ${t} left join ${c} on ${c.c.id} = ${t.c.categoryId}`;
-
-const toTicket = (row: unknown[]): Ticket => {
-  const { ticket, categoryName } = TICKET.read(row);
-  return { ...ticket, categoryName: String(categoryName) };
-};
 
 /** Ids bound per statement: far below the placeholder limits of both databases (SQLite 32,766, MySQL 65,535). */
 const IDS_PER_STATEMENT = 1024;
@@ -115,7 +109,9 @@ export class DbSupportService implements SupportService {
     return (ts) => displayTimestamp(ts, zone);
   }
 
-  #summary(t: Ticket, show: (ts: string) => string): TicketSummaryRow {
+  /** A row of TICKET_SELECT as clients see it. */
+  #summary(row: unknown[], show: (ts: string) => string): TicketSummaryRow {
+    const t = TICKET.one(row, 'ticket');
     return {
       id: String(t.id),
       accountID: String(t.accountId),
@@ -125,7 +121,7 @@ export class DbSupportService implements SupportService {
       readStatus: String(t.readStatus),
       updateDate: show(t.updateDate),
       creationDate: show(t.creationDate),
-      categoryName: t.categoryName,
+      categoryName: String(TICKET.one(row, 'categoryName')),
     };
   }
 
@@ -139,16 +135,15 @@ export class DbSupportService implements SupportService {
     };
   }
 
-  async #tickets(filter: TicketFilter): Promise<Ticket[]> {
+  async #tickets(filter: TicketFilter): Promise<unknown[][]> {
     const { statusId, accountId, categoryId } = filter;
-    const rows = await this.#db.queryArrays(
+    return this.#db.queryArrays(
       sql`${TICKET_SELECT} ${where(
         statusId !== undefined && sql`${t.c.statusId} = ${statusId}`,
         accountId !== undefined && sql`${t.c.accountId} = ${accountId}`,
         categoryId !== undefined && sql`${t.c.categoryId} = ${categoryId}`,
       )} order by ${t.c.id} desc${pageClause(filter)}`,
     );
-    return rows.map(toTicket);
   }
 
   /**
@@ -166,7 +161,7 @@ export class DbSupportService implements SupportService {
         before !== undefined && sql`${t.c.id} < ${before}`,
       )} order by ${t.c.id} desc limit ${countParam(filter.limit)}`,
     );
-    return rows.map((r) => this.#summary(toTicket(r), show));
+    return rows.map((r) => this.#summary(r, show));
   }
 
   /** Tickets not closed. */
@@ -199,32 +194,36 @@ export class DbSupportService implements SupportService {
     const tickets = await this.#tickets(filter);
     if (tickets.length === 0) return [];
     const byTicket = new Map<number, MessageRow[]>();
-    const list = tickets.map((t) => {
+    const list = tickets.map((row) => {
       const messages: MessageRow[] = [];
-      byTicket.set(t.id, messages);
-      return { ...this.#summary(t, show), messages };
+      const ticket: TicketListRow = Object.assign(this.#summary(row, show), { messages });
+      byTicket.set(Number(ticket.id), messages);
+      return ticket;
     });
     const ids = [...byTicket.keys()];
     const unfiltered = filter.statusId === undefined && filter.accountId === undefined && filter.categoryId === undefined;
+    const paged = filter.limit !== undefined || (filter.offset ?? 0) > 0;
     // Unfiltered, the page is every ticket from its last id to its first: two bounds, where an id each had MariaDB
-    // match every row against hundreds (docs/performance.md). A ticket opened since has no entry; its rows are skipped.
-    const conditions = unfiltered
-      ? [sql`${M.ticketId} between ${ids.at(-1)!} and ${ids[0]!}`]
+    // match every row against hundreds; and not paged, every ticket: no bound (docs/performance.md). A ticket
+    // opened since has no entry; its rows are skipped.
+    const clauses = unfiltered
+      ? [where(paged && sql`${M.ticketId} between ${ids.at(-1)!} and ${ids[0]!}`)]
       : Array.from(
           { length: Math.ceil(ids.length / IDS_PER_STATEMENT) },
-          (_, i) => sql`${M.ticketId} in ${padded(ids.slice(i * IDS_PER_STATEMENT, (i + 1) * IDS_PER_STATEMENT))}`,
+          (_, i) => sql`where ${M.ticketId} in ${padded(ids.slice(i * IDS_PER_STATEMENT, (i + 1) * IDS_PER_STATEMENT))}`,
         );
-    for (const condition of conditions) {
-      const messages = await SupportMessage.select(this.#db, sql`where ${condition} order by ${M.id}`);
+    for (const clause of clauses) {
+      const messages = await SupportMessage.select(this.#db, sql`${clause} order by ${M.id}`);
       for (const m of messages) byTicket.get(m.ticketId)?.push(this.#message(m, show));
     }
     return list;
   }
 
-  async #requireTicket(id: number): Promise<Ticket> {
+  /** The ticket's row of TICKET_SELECT, or TICKET_NOT_FOUND. */
+  async #requireTicket(id: number): Promise<unknown[]> {
     const [row] = isId(id) ? await this.#db.queryArrays(sql`${TICKET_SELECT} where ${t.c.id} = ${id}`) : [];
     if (!row) throw new DomainError('TICKET_NOT_FOUND', `No ticket with ID ${id}.`);
-    return toTicket(row);
+    return row;
   }
 
   /**

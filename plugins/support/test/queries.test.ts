@@ -115,3 +115,29 @@ t.test('a list of more tickets than one statement binds still carries every tick
     );
   }
 });
+
+t.test('an unfiltered list reads every message when it holds every ticket, and a page only between its first and last', async (t) => {
+  const d = await desk(t);
+  await seed(d, 6, 1);
+  for (const [query, titles, bounded] of [
+    ['', ['T5', 'T4', 'T3', 'T2', 'T1', 'T0'], false],
+    ['?limit=2&offset=1', ['T4', 'T3'], true],
+    ['?offset=4', ['T1', 'T0'], true],
+  ] as const) {
+    let listed: { title: string; messages: { message: string }[] }[] = [];
+    const seen = await statements(d.app, async () => {
+      listed = (await call(d.app, `/api/support/tickets${query}`)).json();
+    });
+    t.strictSame(
+      listed.map((x) => x.title),
+      titles,
+      `${query}: the tickets`,
+    );
+    t.ok(
+      listed.every((x) => x.messages.map((m) => m.message).join() === 'Hello,R0'),
+      `${query}: each with its own two messages`,
+    );
+    t.equal(seen.length, 2, `${query}: the tickets, then the messages`);
+    t.equal(/\bwhere\b/.test(seen[1]!), bounded, `${query}: the messages ${bounded ? 'between two bounds' : 'all, with no condition'}`);
+  }
+});
