@@ -1,6 +1,7 @@
 import t from 'tap';
 import { ECHO_PLUGIN } from './fixtures.ts';
 import { ENCODINGS, build, call, encode } from './helper.ts';
+import { unstorableError } from '../core/http/strict-types.ts';
 
 t.test('multipart, urlencoded and JSON bodies mean the same, bracket keys included', async (t) => {
   const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
@@ -130,4 +131,18 @@ t.test('values the database cannot carry are refused: NUL characters, non-finite
   res = await call(app, '/api/users/1/roles', { body: { roleID: '9'.repeat(400) }, as: 'urlencoded' });
   t.equal(res.statusCode, 400, 'a form number coerced to Infinity');
   t.equal(res.json().message, 'roleID must be a finite number');
+});
+
+t.test("a raw body's bytes are not walked for values the database cannot carry", async (t) => {
+  const body = Buffer.from('{"id":"evt_1","data":"\u0000"}');
+  let walked = false;
+  Object.defineProperty(body, 'probe', {
+    enumerable: true,
+    get: () => {
+      walked = true;
+      return 0;
+    },
+  });
+  t.equal(unstorableError({ params: {}, query: {}, body } as never), undefined, 'bytes, even a zero, are not refused');
+  t.notOk(walked, 'nor visited one by one');
 });

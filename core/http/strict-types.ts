@@ -139,6 +139,9 @@ export function strictTypesError(request: FastifyRequest): DomainError | undefin
 function unstorable(value: unknown, path: string): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? `${path} must not contain a NUL character` : undefined;
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path} must be a finite number`;
+  // A raw body (a gateway's signed webhook) is bytes kept for its signature, not values to store; a for-in over it
+  // would visit every byte.
+  if (ArrayBuffer.isView(value)) return undefined;
   if (value !== null && typeof value === 'object') {
     for (const key in value) {
       if (!Object.hasOwn(value, key)) continue;
