@@ -115,7 +115,7 @@ export class DbSupportService implements SupportService {
 
   /** A row of TICKET_SELECT as clients see it. */
   #summary(row: unknown[], show: (ts: string) => string): TicketSummaryRow {
-    const t = TICKET.one(row, 'ticket');
+    const { ticket: t, categoryName } = TICKET.read(row);
     return {
       id: String(t.id),
       accountID: String(t.accountId),
@@ -125,7 +125,7 @@ export class DbSupportService implements SupportService {
       readStatus: String(t.readStatus),
       updateDate: show(t.updateDate),
       creationDate: show(t.creationDate),
-      categoryName: String(TICKET.one(row, 'categoryName')),
+      categoryName: String(categoryName),
     };
   }
 
@@ -213,9 +213,9 @@ export class DbSupportService implements SupportService {
     const ids = [...byTicket.keys()];
     const unfiltered = filter.statusId === undefined && filter.accountId === undefined && filter.categoryId === undefined;
     const paged = filter.limit !== undefined || (filter.offset ?? 0) > 0;
-    // Unfiltered, the page is every ticket from its last id to its first: two bounds, where an id each had MariaDB
-    // match every row against hundreds; and not paged, every ticket: no bound (docs/performance.md). A ticket
-    // opened since has no entry; its rows are skipped.
+    // Unfiltered, a page is every ticket from its last id to its first, so two bounds find its messages (an id each
+    // had MariaDB match every row against hundreds); unpaged it is every ticket, so no bound is needed
+    // (docs/performance.md). A ticket opened since has no entry; its rows are skipped.
     const clauses = unfiltered
       ? [where(paged && sql`${M.ticketId} between ${ids.at(-1)!} and ${ids[0]!}`)]
       : Array.from(
