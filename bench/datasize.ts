@@ -5,8 +5,8 @@
  * history for the console; the large one is a copy of it grown directly in SQL to 100,000
  * players, 1,000,000 ledger rows, 200,000 orders (each with its item and delivered command) and
  * 2,000 products (the added ones retired, so the pages show the same). Both servers run as
- * shipped, side by side, and every request is measured on each in turn, round after round; the
- * ratio is the large database's req/s ÷ the small one's, each side's best round.
+ * shipped, side by side, and every request is measured on each taking turns, slice after slice;
+ * the ratio is the large database's req/s ÷ the small one's, each over all its slices.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -16,7 +16,7 @@ import { freePort } from '../test/mariadb-server.ts';
 import { scenarios as accounts } from './accounts.ts';
 import { scenarios as credits } from './credits.ts';
 import { scenarios as delivery } from './delivery.ts';
-import { connections, databases, measure, memory, onDatabases, rounds, seconds, startServer, stop, type Measure } from './harness.ts';
+import { compare, connections, databases, memory, onDatabases, rounds, slice, startServer, stop, type Measure } from './harness.ts';
 import { Api, type BenchRequest } from './scenario.ts';
 import { scenarios as store } from './store.ts';
 import { scenarios as storefront } from './storefront.ts';
@@ -267,17 +267,17 @@ async function benchDatabase(kind: string, [smallUrl, largeUrl]: string[], name:
   try {
     small = (await startServer(serverEnv(smallUrl!, smallPort, key))).proc;
     large = (await startServer(serverEnv(largeUrl!, largePort, key))).proc;
-    const best = (a: Measure | undefined, b: Measure) => (a && a.rps >= b.rps ? a : b);
     for (const row of rows) {
-      for (let round = 0; round < rounds; round++) {
-        // Alternating which goes first, so neither side always follows the other's writes.
-        const pair = [
-          ['small', small, smallPort],
-          ['large', large, largePort],
-        ] as const;
-        const sides = round % 2 ? [pair[1], pair[0]] : pair;
-        for (const [side, proc, port] of sides) row[side] = best(row[side], await measure(`http://127.0.0.1:${port}`, requests.get(row.name)!, proc.pid!));
-      }
+      // Taking turns slice by slice, the order reversed each round: neither side always follows the other's writes.
+      [row.small, row.large] = await compare(
+        [
+          { url: `http://127.0.0.1:${smallPort}`, pid: small.pid! },
+          { url: `http://127.0.0.1:${largePort}`, pid: large.pid! },
+        ],
+        requests.get(row.name)!,
+        rounds,
+        slice,
+      );
       console.log(line(row));
     }
     console.log(`  RSS after the run: small ${memory(small.pid!).now} MiB, large ${memory(large.pid!).now} MiB`);
@@ -305,5 +305,5 @@ export async function runDataSize(): Promise<void> {
       parts.push(await benchDatabase(kind, urls, name, version));
     });
   const when = new Date().toISOString().slice(0, 16).replace('T', ' ');
-  console.log(`\n# Data size: ${when} UTC, ${rounds} rounds of ${seconds} s a side, ${connections} connections\n${parts.join('')}`);
+  console.log(`\n# Data size: ${when} UTC, ${rounds} slices of ${slice} s a side, taking turns, ${connections} connections\n${parts.join('')}`);
 }

@@ -8,15 +8,19 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { createConnection } from 'mysql2/promise';
 import { merge, rootDir } from '../core/config.ts';
 import { RECEIVERS } from '../test/receiver.ts';
 import { MariaDbServer } from '../test/mariadb-server.ts';
+import type { LoadJob } from './load.ts';
 import type { BenchRequest } from './scenario.ts';
 
 export const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 export const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
-export const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+/** A comparison's rounds: each side gets `rounds` slices of `slice` seconds, taking turns (bench/load.ts). */
+export const rounds = Number(process.env.BENCH_ROUNDS ?? 10);
+export const slice = Number(process.env.BENCH_SLICE ?? 1);
 /** A folder: each server and baseline process writes a V8 CPU profile there when it stops (open it in Chrome's DevTools). */
 const profileDir = process.env.BENCH_PROFILE;
 
@@ -111,31 +115,62 @@ export async function startServer(env: Record<string, string>): Promise<{ proc: 
   return { proc, ms: performance.now() - started };
 }
 
-/** Runs the load generator in its own process against `url`, for `duration` seconds. */
-export async function load(url: string, requests: BenchRequest[], duration: number): Promise<Omit<Measure, 'cpuUs'>> {
-  const proc = spawnNode(LOAD_CORE, ['bench/load.ts'], {});
-  proc.stdin!.end(JSON.stringify({ url, requests, connections, seconds: duration }));
-  let out = '';
-  proc.stdout!.on('data', (d: Buffer) => {
-    out += d;
-  });
-  const code = await new Promise((r) => proc.once('exit', r));
-  if (code !== 0) throw new Error(`the load generator failed (${code})`);
-  return JSON.parse(out) as Omit<Measure, 'cpuUs'>;
+/** One side of a measurement: where the load goes, and the process whose CPU time it costs. */
+export interface Side {
+  url: string;
+  pid: number;
 }
 
 /**
- * A warm-up second, then the measurement, with the CPU time the serving process `pid` spent per
- * request: what a CPU-bound ratio comes from, and a figure the machine's noise moves less than req/s.
+ * Runs the load generator (bench/load.ts) on `sides`: a warm-up second each, then `slices` rounds
+ * of `sliceSeconds` on each side in turn, with the CPU time each side's process (and the private
+ * MariaDB, slice by slice) spent per request: what a CPU-bound ratio comes from, and a figure the
+ * machine's noise moves less than req/s.
  */
-export async function measure(url: string, requests: BenchRequest[], pid: number): Promise<Measure> {
-  await load(url, requests, 1);
+export async function compare<T extends Side[]>(
+  sides: [...T],
+  requests: BenchRequest[],
+  slices: number,
+  sliceSeconds: number,
+): Promise<{ [K in keyof T]: Measure }> {
+  const proc = spawnNode(LOAD_CORE, ['bench/load.ts'], {});
+  const job: LoadJob = { targets: sides.map((s) => s.url), requests, connections, warm: 1, slices, seconds: sliceSeconds };
+  proc.stdin!.end(JSON.stringify(job));
   const database = databasePid;
-  const cpu = cpuTime(pid);
-  const databaseCpu = database ? cpuTime(database) : 0;
-  const result = await load(url, requests, seconds);
-  const per = (us: number) => us / Math.max(1, result.requests);
-  return { ...result, cpuUs: per(cpuTime(pid) - cpu), ...(database ? { databaseCpuUs: per(cpuTime(database) - databaseCpu) } : {}) };
+  const spent = sides.map(() => ({ cpu: 0, database: 0 }));
+  let running = -1;
+  let cpu = sides.map((s) => cpuTime(s.pid));
+  let databaseCpu = database ? cpuTime(database) : 0;
+  // At each boundary, what each process spent since the last one goes to the slice that just ended.
+  const boundary = (starting: number) => {
+    const nowCpu = sides.map((s) => cpuTime(s.pid));
+    const nowDatabase = database ? cpuTime(database) : 0;
+    if (running >= 0) {
+      spent[running]!.cpu += nowCpu[running]! - cpu[running]!;
+      spent[running]!.database += nowDatabase - databaseCpu;
+    }
+    [cpu, databaseCpu, running] = [nowCpu, nowDatabase, starting];
+  };
+  let results: Omit<Measure, 'cpuUs'>[] | undefined;
+  for await (const line of createInterface({ input: proc.stdout! })) {
+    const message = JSON.parse(line) as { slice: number } | { results: Omit<Measure, 'cpuUs'>[] };
+    if ('slice' in message) boundary(message.slice);
+    else {
+      boundary(-1);
+      results = message.results;
+    }
+  }
+  const code = proc.exitCode ?? (await new Promise((r) => proc.once('exit', r)));
+  if (code !== 0 || !results) throw new Error(`the load generator failed (${code})`);
+  return results.map((result, i) => {
+    const per = (us: number) => us / Math.max(1, result.requests);
+    return { ...result, cpuUs: per(spent[i]!.cpu), ...(database ? { databaseCpuUs: per(spent[i]!.database) } : {}) };
+  }) as { [K in keyof T]: Measure };
+}
+
+/** A warm-up second, then `seconds` of load on one process (see compare). */
+export async function measure(url: string, requests: BenchRequest[], pid: number): Promise<Measure> {
+  return (await compare([{ url, pid }], requests, 1, seconds))[0]!;
 }
 
 /**

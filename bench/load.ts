@@ -1,29 +1,65 @@
 /**
  * The load generator, in a process of its own (bench/run.ts pins it to the core the server does
- * not use): reads {url, requests, connections, seconds} as JSON on stdin, runs autocannon, and
- * prints {rps, requests, p50, p99, non2xx} as JSON.
+ * not use). Reads a job as JSON on stdin: each target gets `warm` seconds of load, then `slices`
+ * rounds of `seconds` on every target in turn, the order reversed each round (A B, B A, …) so a
+ * slow spell of the machine weighs on all alike. Prints `{"slice": i}` as target i's slice starts
+ * (-1: a warm-up), for the caller to read CPU times at the boundaries, then each target's
+ * {rps, requests, p50, p99, non2xx} over its slices as `{"results": […]}`.
  */
 import { text } from 'node:stream/consumers';
 import autocannon from 'autocannon';
 import type { BenchRequest } from './scenario.ts';
 
-const job = JSON.parse(await text(process.stdin)) as { url: string; requests: BenchRequest[]; connections: number; seconds: number };
+export interface LoadJob {
+  targets: string[];
+  requests: BenchRequest[];
+  connections: number;
+  warm: number;
+  slices: number;
+  seconds: number;
+}
+
+const job = JSON.parse(await text(process.stdin)) as LoadJob;
 // One sequence shared by all connections (autocannon would send each connection through the whole
 // list from its start), begun at a random place so a warm-up and the run that follows it do not
 // repeat the same requests: logins would run into the per-player limit.
 let next = Math.floor(Math.random() * job.requests.length);
-const result = await autocannon({
-  url: job.url,
-  connections: job.connections,
-  duration: job.seconds,
-  requests: [{ setupRequest: (request) => ({ ...request, ...job.requests[next++ % job.requests.length] }) }],
-});
+
+const tallies = job.targets.map(() => ({ requests: 0, ms: 0, non2xx: 0, latencies: [] as number[] }));
+
+async function slice(target: number, seconds: number, tally?: (typeof tallies)[number]): Promise<void> {
+  console.log(JSON.stringify({ slice: tally ? target : -1 }));
+  const started = performance.now();
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const run = autocannon(
+      {
+        url: job.targets[target]!,
+        connections: job.connections,
+        duration: seconds,
+        requests: [{ setupRequest: (request) => ({ ...request, ...job.requests[next++ % job.requests.length] }) }],
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    if (tally) run.on('response', (_client, _status, _bytes, ms) => tally.latencies.push(ms));
+  });
+  if (!tally) return;
+  tally.ms += performance.now() - started;
+  tally.requests += result.requests.total;
+  tally.non2xx += result.non2xx + result.errors + result.timeouts;
+}
+
+for (let t = 0; t < job.targets.length; t++) if (job.warm > 0) await slice(t, job.warm);
+for (let round = 0; round < job.slices; round++) {
+  const order = job.targets.map((_, t) => t);
+  if (round % 2) order.reverse();
+  for (const t of order) await slice(t, job.seconds, tallies[t]);
+}
+const at = (sorted: number[], q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
 console.log(
   JSON.stringify({
-    rps: result.requests.average,
-    requests: result.requests.total,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx + result.errors + result.timeouts,
+    results: tallies.map((t) => {
+      const sorted = t.latencies.sort((a, b) => a - b);
+      return { rps: (t.requests * 1000) / t.ms, requests: t.requests, p50: at(sorted, 0.5), p99: at(sorted, 0.99), non2xx: t.non2xx };
+    }),
   }),
 );

@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { rootDir } from '../core/config.ts';
 import { freePort } from '../test/mariadb-server.ts';
 import {
+  compare,
   connections,
   databases,
   measure,
@@ -13,13 +14,12 @@ import {
   onDatabases,
   pinned,
   rounds,
-  seconds,
+  slice,
   serverConfig,
   startBaseline,
   startScript,
   startServer,
   stop,
-  type Measure,
 } from './harness.ts';
 import { runDataSize } from './datasize.ts';
 import { runExport } from './export.ts';
@@ -89,8 +89,8 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   starts.sort((a, b) => a - b);
 
   // The baseline runs beside the server, on a port of its own, so each scenario is measured on
-  // both back to back, round after round: a slow minute of the machine then weighs on both sides
-  // alike instead of on one. Each side's best round is reported.
+  // both taking turns, slice after slice: a slow spell of the machine then weighs on both sides
+  // alike instead of on one.
   const basePort = String(await freePort());
   const baseUrl = `http://127.0.0.1:${basePort}`;
   const baseline = await startBaseline({ ...env, PORT: basePort });
@@ -107,23 +107,25 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
       if (difference) console.log(`${kind} ${s.name}: the answers differ at ${difference}`);
       differences.set(s.name, difference);
     }
-    const best = (a: Measure | undefined, b: Measure) => (a && a.rps >= b.rps ? a : b);
     for (const s of scenarios) {
-      let o: Measure | undefined;
-      let b: Measure | undefined;
-      for (let round = 0; round < rounds; round++) {
-        o = best(o, await measure(base, requests.get(s.name)!, server.proc.pid!));
-        b = best(b, await measure(baseUrl, requests.get(s.name)!, baseline.pid!));
-      }
+      const [o, b] = await compare(
+        [
+          { url: base, pid: server.proc.pid! },
+          { url: baseUrl, pid: baseline.pid! },
+        ],
+        requests.get(s.name)!,
+        rounds,
+        slice,
+      );
       const same = !s.readOnly ? 'n/a (writes)' : differences.get(s.name) ? 'NO' : 'yes';
       const row =
-        `| ${s.name} | ${o!.rps.toFixed(0)} | ${o!.p50} | ${o!.p99} | ${b!.rps.toFixed(0)} | ${b!.p50} | ${b!.p99} | ` +
-        `**${(o!.rps / b!.rps).toFixed(2)}** | ${same} | ${o!.non2xx}/${b!.non2xx} |`;
+        `| ${s.name} | ${o.rps.toFixed(0)} | ${o.p50} | ${o.p99} | ${b.rps.toFixed(0)} | ${b.p50} | ${b.p99} | ` +
+        `**${(o.rps / b.rps).toFixed(2)}** | ${same} | ${o.non2xx}/${b.non2xx} |`;
       console.log(row);
       console.log(
         `  after ${s.name}: RSS server ${memory(server.proc.pid!).now} MiB, baseline ${memory(baseline.pid!).now} MiB;` +
-          ` CPU per request (best rounds) server ${o!.cpuUs.toFixed(0)} µs, baseline ${b!.cpuUs.toFixed(0)} µs` +
-          (o!.databaseCpuUs === undefined ? '' : `; MariaDB's for them ${o!.databaseCpuUs.toFixed(0)} µs, ${b!.databaseCpuUs!.toFixed(0)} µs`),
+          ` CPU per request server ${o.cpuUs.toFixed(0)} µs, baseline ${b.cpuUs.toFixed(0)} µs` +
+          (o.databaseCpuUs === undefined ? '' : `; MariaDB's for them ${o.databaseCpuUs.toFixed(0)} µs, ${b.databaseCpuUs!.toFixed(0)} µs`),
       );
       rows.push(row);
     }
@@ -200,8 +202,8 @@ The server as shipped (default config, every feature on) ${
     : 'and ' + 'the load generator in separate processes (one core: not pinned)'
 };
 and beside it the bare Fastify + driver baseline (bench/baseline.ts), pinned the same way, on the same database, doing the same database work by hand.
-Each scenario runs on the server then on the baseline, ${rounds} rounds; each side's best round is shown.
-${connections} connections, ${seconds} s per measurement after 1 s of warm-up. Latencies in ms. "ratio" = server req/s ÷ baseline req/s.
+Each scenario runs on the server and the baseline taking turns, ${rounds} slices of ${slice} s a side (the order reversed each round) after 1 s of warm-up each;
+a side's figures are over all its slices. ${connections} connections. Latencies in ms. "ratio" = server req/s ÷ baseline req/s.
 "same answer": the baseline's JSON for the first request equals the server's. "non-2xx" = server / baseline.
 ${reports
   .map(
