@@ -35,11 +35,11 @@ export interface AuthService {
    */
   register(fields: NewAccount, client: ClientInfo): Promise<{ token: string; isEmailVerificationRequired: boolean }>;
   /**
-   * From now on, accounts registered with an email start unverified (isVerified false) and
-   * register says isEmailVerificationRequired; the caller mails the link (on `users.created`).
-   * Called while features register, by the feature that sends the mail.
+   * From now on, while `when` says so (always, without it), accounts registered with an email start
+   * unverified (isVerified false) and register says isEmailVerificationRequired; the caller mails the
+   * link (on `users.created`). Called while features register, by the feature that sends the mail.
    */
-  requireEmailVerification(): void;
+  requireEmailVerification(when?: () => boolean): void;
   /**
    * Sets an account's password (a reset by a mailed link) and ends its sessions, so whoever knew
    * the old password is signed out. Throws INVALID_PASSWORD (length) or USER_NOT_FOUND.

@@ -70,7 +70,8 @@ export class DbAuthService implements AuthService {
   readonly #codeLockout: Lockout;
   readonly #secrets: SecretBox;
   readonly passwordLength: { min: number; max: number };
-  #verifyEmails = false;
+  /** Whether a player's own registration with an email starts unverified (the email feature says, as its SMTP comes and goes). */
+  #verifyEmails: () => boolean = () => false;
 
   readonly #audit: AuditLog;
 
@@ -139,8 +140,8 @@ export class DbAuthService implements AuthService {
     return this.#create(fields, client);
   }
 
-  requireEmailVerification(): void {
-    this.#verifyEmails = true;
+  requireEmailVerification(when: () => boolean = () => true): void {
+    this.#verifyEmails = when;
   }
 
   async setPassword(userId: number, password: string): Promise<void> {
@@ -194,7 +195,7 @@ export class DbAuthService implements AuthService {
       if (client && settings.registerLimit > 0) await this.#checkRegisterLimit(client.ip, settings.registerLimit);
       // An account made at the server's command line comes from the server itself.
       // Only a player's own registration waits for the mailed link; the operator's command line vouches for the address.
-      const isEmailVerificationRequired = Boolean(client && email && this.#verifyEmails);
+      const isEmailVerificationRequired = Boolean(client && email && this.#verifyEmails());
       const user = await this.#users.createAccount({
         username,
         email: email || null,

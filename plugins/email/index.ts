@@ -120,7 +120,8 @@ export default defineFeature({
     smtpRoutes(app, server, email);
     everyRound(app, log, 'email token sweep', opts.sweepSeconds * 1000, () => email.sweepTokens());
     if (!server.configured()) log.info('email is off until an SMTP server is set in the console (Email) or plugins.email.smtp');
-    if (email.verificationRequired) services.get(authRef).requireEmailVerification();
+    // Asked at each registration: an SMTP server set in the console later turns it on without a restart.
+    if (opts.requireVerification) services.get(authRef).requireEmailVerification(() => email.verificationRequired);
 
     // Inside the transactions that cause them: a mail commits or rolls back with its cause.
     events.onCommitting('store.order.completed', (order) => {

@@ -295,6 +295,25 @@ t.test('verification at registration: the link must be opened before the storefr
   t.equal((await read(app, `/api/users?userID=${made.userId}`)).isVerified, '1');
 });
 
+t.test('verification at registration starts once an SMTP server is set in the console, without a restart', async (t) => {
+  const smtp = await new TestSmtp().start(t);
+  const app = await build(t, { config: { plugins: { email: { requireVerification: true }, storefront: { publicUrl: SITE } } } });
+  const before = await signUp(app, 'Steve', '10.2.1.1');
+  t.equal(before.json().data.isEmailVerificationRequired, false, 'no mail can carry the link yet');
+  t.equal((await read(app, '/api/users?username=Steve')).isVerified, '1');
+
+  const set = await call(app, '/api/admin/email/smtp', {
+    method: 'PATCH',
+    body: { host: '127.0.0.1', port: smtp.port, from: 'store@example.org' },
+    as: 'json',
+  });
+  t.equal(set.statusCode, 200, set.body);
+  const after = await signUp(app, 'Alex', '10.2.1.2');
+  t.equal(after.json().data.isEmailVerificationRequired, true);
+  t.equal((await read(app, '/api/users?username=Alex')).isVerified, '0');
+  t.same((await smtp.waitFor((m) => /Confirm/.test(m.subject))).to, ['alex@example.org']);
+});
+
 t.test('without SMTP nothing is queued or sent, and the pages say so', async (t) => {
   const app = await build(t);
   const steve = await newUser(app, 'Steve', { cents: 1000 });
