@@ -58,7 +58,11 @@ export class EventBus {
   }
 
   async emit<K extends EventName>(name: K, payload: EventMap[K]): Promise<void> {
-    for (const listener of (this.#inside.get(name) ?? []) as Listener<K>[]) await listener(payload);
+    for (const listener of (this.#inside.get(name) ?? []) as Listener<K>[]) {
+      // A listener with nothing to write returns nothing, and costs no turn of the microtask queue.
+      const pending = listener(payload);
+      if (pending) await pending;
+    }
     const after = (this.#after.get(name) ?? []) as Listener<K>[];
     if (after.length === 0) return;
     const run = () => {

@@ -225,23 +225,27 @@ export function idempotencyKeys(app: FastifyInstance, db: Database, options: Ide
   const claims = new WeakMap<FastifyRequest, Claim>();
   everyRound(app, app.log, 'idempotency key sweep', options.sweepSeconds * 1000, () => store.sweep());
 
-  /** The error answers: a 4xx the handler raised is the key's answer (nothing changed); after a 5xx the key may be tried again. */
-  const settleError: onSendHookHandler = async (request, reply, payload) => {
+  /**
+   * The error answers: a 4xx the handler raised is the key's answer (nothing changed); after a 5xx
+   * the key may be tried again. A request without a key (nearly all) passes on at once, with no promise.
+   */
+  const settleError: onSendHookHandler = (request, reply, payload, done) => {
     const claim = claims.get(request);
-    if (!claim || claim.settled) return payload;
+    if (!claim || claim.settled) return done(null, payload);
     claim.settled = true;
-    try {
-      if (reply.statusCode >= 400 && reply.statusCode < 500 && typeof payload === 'string') {
-        const type = reply.getHeader('content-type');
-        await store.record(claim, { status: reply.statusCode, contentType: typeof type === 'string' ? type : JSON_TYPE, body: payload });
-      } else {
-        await store.release(claim);
-      }
-    } catch (err) {
-      // The answer goes out regardless; the key stays in progress until its lease ends.
-      request.log.warn({ err }, 'idempotency key left in progress');
-    }
-    return payload;
+    const type = reply.getHeader('content-type');
+    const settled =
+      reply.statusCode >= 400 && reply.statusCode < 500 && typeof payload === 'string'
+        ? store.record(claim, { status: reply.statusCode, contentType: typeof type === 'string' ? type : JSON_TYPE, body: payload })
+        : store.release(claim);
+    settled.then(
+      () => done(null, payload),
+      (err: unknown) => {
+        // The answer goes out regardless; the key stays in progress until its lease ends.
+        request.log.warn({ err }, 'idempotency key left in progress');
+        done(null, payload);
+      },
+    );
   };
 
   app.addHook('onRoute', (route: RouteOptions) => {
@@ -255,16 +259,14 @@ export function idempotencyKeys(app: FastifyInstance, db: Database, options: Ide
     route.onSend = [...[route.onSend ?? []].flat(), settleError];
     const handler = route.handler as Handler;
 
-    route.handler = async function idempotent(this: FastifyInstance, request, reply) {
-      const key = request.headers[HEADER];
-      if (typeof key !== 'string') return handler.call(this, request, reply);
+    const keyed = async (app: FastifyInstance, key: string, request: FastifyRequest, reply: FastifyReply) => {
       const claim = await store.claim(request.apiKey?.name ?? '', key, fingerprint(request));
       if ('replay' in claim) return sendAnswer(reply.header('idempotent-replayed', 'true'), claim.replay);
       claims.set(request, claim);
       let answer: Answer;
       if (mode === 'transaction') {
         answer = await db.transaction(async () => {
-          const made = answerOf(reply, await captured(handler, this, request, reply));
+          const made = answerOf(reply, await captured(handler, app, request, reply));
           if (!(await store.record(claim, made))) {
             claim.settled = true;
             throw inProgress('This request outlived its hold on the Idempotency-Key and another took it over; nothing of this one was done.');
@@ -272,7 +274,7 @@ export function idempotencyKeys(app: FastifyInstance, db: Database, options: Ide
           return made;
         });
       } else {
-        answer = answerOf(reply, await captured(handler, this, request, reply));
+        answer = answerOf(reply, await captured(handler, app, request, reply));
         // What the handler did is done: its answer goes out even if it cannot be kept.
         const kept = await store.record(claim, answer).catch((err: unknown) => {
           request.log.warn({ err }, 'idempotency key left in progress');
@@ -282,6 +284,11 @@ export function idempotencyKeys(app: FastifyInstance, db: Database, options: Ide
       }
       claim.settled = true;
       return sendAnswer(reply, answer);
+    };
+    // A request without a key goes to the route's own handler, with no promise of the wrapper's around it.
+    route.handler = function idempotent(this: FastifyInstance, request, reply) {
+      const key = request.headers[HEADER];
+      return typeof key === 'string' ? keyed(this, key, request, reply) : handler.call(this, request, reply);
     };
   });
   return store;

@@ -150,10 +150,15 @@ export const empty: Sql = raw('');
 /** The fragments with `separator` between them (`join(conditions, ' and ')`). */
 export function join(fragments: readonly Sql<unknown>[], separator: string): Sql {
   if (fragments.length === 1) return fragments[0]! as Sql;
-  return new Sql(
-    fragments.map((f) => f.text).join(separator),
-    fragments.flatMap((f) => f.values),
-  );
+  // One pass: a transfer's and a ledger insert's lists are joined on every request.
+  let text = '';
+  const values: Value[] = [];
+  for (let i = 0; i < fragments.length; i++) {
+    const f = fragments[i]!;
+    text += i === 0 ? f.text : separator + f.text;
+    for (const v of f.values) values.push(v);
+  }
+  return new Sql(text, values);
 }
 
 /**

@@ -129,6 +129,9 @@ function compileReader<R>(columns: [property: string, column: string, kind: Kind
   return new Function('row', `return { ${fields.join(', ')} };`) as (row: R) => DbRow;
 }
 
+/** The insert texts a table keeps (insertMany): a bulk import's varying row counts go past it and are built each time. */
+const MAX_INSERT_SHAPES = 16;
+
 export class Table<P extends Properties> implements SqlSource {
   readonly name: string;
   readonly tableName: string;
@@ -159,6 +162,7 @@ export class Table<P extends Properties> implements SqlSource {
    * share this file's call sites, so their text is put together here, as a hand-written one would be.
    */
   readonly #selectAll: string;
+  readonly #inserts = new Map<string, string>();
   readonly #byKey: string;
   /** `fromArray` for rows where this table's columns start further on (a join's), by where they start. */
   readonly #readAt = new Map<number, (row: unknown[]) => DbRow>();
@@ -295,14 +299,27 @@ export class Table<P extends Properties> implements SqlSource {
     if (records.length === 0) return;
     const rows = records.map((r) => this.toRow(r));
     const columns = Object.keys(rows[0]!);
+    const values: Value[] = [];
     for (const row of rows) {
-      if (Object.keys(row).join() !== columns.join()) throw new Error(`${this.tableName}: insertMany needs the same properties in every record`);
+      const keys = Object.keys(row);
+      if (keys.length !== columns.length || keys.some((k, i) => k !== columns[i])) {
+        throw new Error(`${this.tableName}: insertMany needs the same properties in every record`);
+      }
+      for (const column of columns) values.push(row[column] as Value);
     }
-    const tuples = join(
-      rows.map((row) => sql`${Object.values(row) as Value[]}`),
-      ', ',
-    );
-    await db.run(sql`insert into ${this} (${raw(columns.join(', '))}) values ${tuples}`);
+    await db.run(new Sql(this.#insertText(columns, rows.length), values));
+  }
+
+  /** `insert into <table> (<columns>) values (?, …), …`, kept per column list and row count so a hot insert reuses its text. */
+  #insertText(columns: string[], rows: number): string {
+    const key = `${rows} ${columns.join(', ')}`;
+    let text = this.#inserts.get(key);
+    if (text === undefined) {
+      const tuple = `(${'?, '.repeat(columns.length - 1)}?)`;
+      text = `insert into ${this[toSql].text} (${columns.join(', ')}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`;
+      if (this.#inserts.size < MAX_INSERT_SHAPES) this.#inserts.set(key, text);
+    }
+    return text;
   }
 
   /**

@@ -39,7 +39,10 @@ export default defineFeature({
       labelNames: ['direction'] as const,
       registers: [metrics],
     });
-    events.on('credits.changed', (e) => moved.inc({ direction: e.delta > 0 ? 'in' : 'out' }, Math.abs(e.delta)));
+    // Each direction's series taken once: a transfer counts two movements.
+    const movedIn = moved.labels({ direction: 'in' });
+    const movedOut = moved.labels({ direction: 'out' });
+    events.on('credits.changed', (e) => (e.delta > 0 ? movedIn : movedOut).inc(Math.abs(e.delta)));
     const users = services.get(usersRef);
     const w = CreditsWallet.as('w');
     // The profile's `credit`, read in the profile's own statement from this feature's table.

@@ -98,7 +98,13 @@ export class DbNotificationsService implements NotificationsService {
    * are one multi-row insert at its commit (on SQLite, with those of every transaction sharing the
    * commit), and nothing more: the worker fans them out to the endpoints' deliveries, off the request.
    */
-  async enqueue(name: string, payload: unknown): Promise<void> {
+  enqueue(name: string, payload: unknown): Promise<void> | undefined {
+    // Most writes tell of an event no endpoint subscribes to: that answer needs no promise to wait on.
+    if (Date.now() - this.#loadedAt < this.#cacheMs && !this.#subscribers.get(name)?.length) return undefined;
+    return this.#enqueue(name, payload);
+  }
+
+  async #enqueue(name: string, payload: unknown): Promise<void> {
     if (Date.now() - this.#loadedAt >= this.#cacheMs) await this.refresh();
     if (!this.#subscribers.get(name)?.length) return;
     await this.#db.collect(this, event(name, payload, false), this.#write);
