@@ -1,7 +1,7 @@
 /** MySQL/MariaDB: statements on a pooled connection, transactions on one of their own, the pool's counts. */
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { markCommitUnknown, markLostUncommitted } from './errors.ts';
-import type { PoolStats, Runner } from './runner.ts';
+import type { PoolStats, RunResult, Runner } from './runner.ts';
 import { mysqlValue } from './values.ts';
 
 /** mysql2 keeps its pool's counts in fields its typings leave out. */
@@ -18,20 +18,29 @@ export function mysqlPoolStats(pool: Pool): PoolStats {
   return { inUse: counts._allConnections.length - idle, idle, waiting: counts._connectionQueue.length };
 }
 
+/** The values as mysql2 binds them: a list holding no undefined goes as it is, with no copy. */
+const bound = (params: unknown[]) => (params.includes(undefined) ? params.map(mysqlValue) : params) as never[];
+
+/** What a write reports, as numbers. */
+const runResult = ([res]: [unknown, unknown]): RunResult => {
+  const { affectedRows, insertId } = res as { affectedRows?: number; insertId?: number };
+  return { affectedRows: Number(affectedRows ?? 0), insertId: Number(insertId ?? 0) };
+};
+const rowsOf = ([rows]: [unknown, unknown]) => rows as Record<string, unknown>[];
+const arraysOf = ([rows]: [unknown, unknown]) => rows as unknown[][];
+
 /** A pooled MySQL/MariaDB connection (or the pool) as a Runner. */
 export function mysqlRunner(conn: Pool | PoolConnection): Runner {
   // Reads and statements with values are prepared (the binary protocol parses big results with
   // less work: docs/performance.md); other statements without values (DDL, CHECKSUM TABLE) go as
-  // text: some cannot be prepared, and there is nothing to bind.
-  const send = (sql: string, params: unknown[]) =>
-    params.length || /^\s*select\b/i.test(sql) ? conn.execute(sql, params.map(mysqlValue) as never[]) : conn.query(sql);
+  // text: some cannot be prepared, and there is nothing to bind. Each hands on mysql2's promise
+  // with one `then`: a statement of a request pays no async function of its own.
+  const send = (sql: string, params: unknown[]): Promise<[unknown, unknown]> =>
+    params.length || /^\s*select\b/i.test(sql) ? conn.execute(sql, bound(params)) : conn.query(sql);
   return {
-    all: async (sql, params) => (await send(sql, params))[0] as Record<string, unknown>[],
-    arrays: async (sql, params) => (await conn.execute({ sql, rowsAsArray: true }, params.map(mysqlValue) as never[]))[0] as unknown[][],
-    run: async (sql, params) => {
-      const res = (await send(sql, params))[0] as { affectedRows?: number; insertId?: number };
-      return { affectedRows: Number(res.affectedRows ?? 0), insertId: Number(res.insertId ?? 0) };
-    },
+    all: (sql, params) => send(sql, params).then(rowsOf),
+    arrays: (sql, params) => conn.execute({ sql, rowsAsArray: true }, bound(params)).then(arraysOf),
+    run: (sql, params) => send(sql, params).then(runResult),
   };
 }
 

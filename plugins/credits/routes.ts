@@ -131,7 +131,7 @@ function changeRoutes({ fastify, credits, users, settings }: CreditsRoutes): voi
         config: { idempotent: 'transaction', clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
         schema: { tags, summary, body: ChangeBody, response: { 200: ChangeResponse }, errors: CHANGE_ERRORS[action] },
       },
-      async (request) => run(request.body.target_username, request.body.amount, request.apiKey?.name),
+      (request) => run(request.body.target_username, request.body.amount, request.apiKey?.name),
     );
     app.post(
       `/api/credits/:user/${action}`,
@@ -182,7 +182,7 @@ function sendRoutes({ fastify, credits, users, settings }: CreditsRoutes): void 
       config: { idempotent: 'transaction', clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT', target_username: 'TARGET_USER_NOT_FOUND' } }) },
       schema: { tags, summary: 'Move credits from one user to another', body: SendBody, response: { 200: SendResponse }, errors: SEND_ERRORS },
     },
-    async (request) => send(request.body.sender_username, request.body.target_username, request.body.amount, request.apiKey?.name),
+    (request) => send(request.body.sender_username, request.body.target_username, request.body.amount, request.apiKey?.name),
   );
   app.post(
     '/api/credits/:user/send',
@@ -220,7 +220,7 @@ function setRoutes({ fastify, credits, users, settings }: CreditsRoutes): void {
       config: { idempotent: 'transaction', clientErrors: gamePlugin({ fields: { amount: 'INVALID_AMOUNT' } }) },
       schema: { ...setSchema, summary: 'Set a balance', errors: ['USER_NOT_FOUND', 'INVALID_AMOUNT'] },
     },
-    async (request) => set(request.body.target_username, request.body.amount, request.apiKey?.name),
+    (request) => set(request.body.target_username, request.body.amount, request.apiKey?.name),
   );
   app.post(
     '/api/credits/:user/set',
