@@ -29,6 +29,8 @@ export class Plans {
    * change, so a product page of a product without one costs no statement. Undefined: not read yet.
    */
   #onSale: Set<number> | undefined;
+  /** The first read of #onSale while it runs. */
+  #first: Promise<void> | undefined;
 
   constructor(deps: PlanDeps) {
     this.#d = deps;
@@ -72,6 +74,13 @@ export class Plans {
   }
 
   async ofProduct(productId: number): Promise<PlanRow | undefined> {
+    // Before the first round: read the list once (shared by the pages asking meanwhile), not each product's plan.
+    if (!this.#onSale) {
+      this.#first ??= this.refresh().finally(() => {
+        this.#first = undefined;
+      });
+      await this.#first;
+    }
     if (this.#onSale && !this.#onSale.has(productId)) return undefined;
     const [plan] = await SubscriptionsPlan.select(this.#d.db, sql`where ${PL.productId} = ${productId} and ${PL.isActive} = ${true}`);
     return plan ? (await this.#rows([plan]))[0] : undefined;

@@ -91,3 +91,20 @@ t.test('which products have a plan is held in memory: a product without one cost
   await call(a, `/api/admin/subscription-plans/${(await subsB.planOfProduct(productId))!.id}`, { method: 'PATCH', body: { isActive: 0 }, as: 'json' });
   t.equal(await subsB.planOfProduct(productId), undefined, 'a plan taken off sale is read, so B never offers it');
 });
+
+t.test('before its first round an instance reads which products have a plan once, not each product page its plan', async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  const a = await subscriptionsApp(t, { databaseUrl: url });
+  const plain = await makeProduct(a, { categoryID: await makeCategory(a, { name: 'Items' }), name: 'Sword', price: '2' });
+  const { productId } = await vipPlan(a);
+  const b = await subscriptionsApp(t, { databaseUrl: url });
+  const subsB = b.services.get(subscriptionsRef);
+  const before = b.db.statements;
+  const first = await Promise.all([1, 2, 3].map(() => subsB.planOfProduct(plain)));
+  t.same(first, [undefined, undefined, undefined], 'no plan for the plain product');
+  t.equal(b.db.statements - before, 1, 'three pages at once: one read of the list');
+  const after = b.db.statements;
+  t.equal(await subsB.planOfProduct(plain), undefined);
+  t.equal(b.db.statements - after, 0, 'the next page: no statement');
+  t.match(await subsB.planOfProduct(productId), { productID: String(productId) }, 'a product with a plan still gets it');
+});
