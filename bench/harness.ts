@@ -98,18 +98,36 @@ export async function healthy(proc: ChildProcess, url: string): Promise<void> {
 }
 
 /** What `npm start` runs after `node`: the server's entry and any Node flags it is shipped with. */
-export const startScript = (JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+export const startScript = startScriptOf(rootDir);
 // `exec node …`: the shell's exec (so a signal to npm reaches the server) is not Node's.
-export const startArgs = startScript
-  .replace(/^exec /, '')
-  .split(' ')
-  .slice(1);
+export const startArgs = argsOf(startScript);
 
-/** The server as `npm start` runs it, and how long it took from spawn to a healthy /health. */
-export async function startServer(env: Record<string, string>): Promise<{ proc: ChildProcess; ms: number }> {
+function startScriptOf(dir: string): string {
+  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+}
+
+function argsOf(script: string): string[] {
+  return script
+    .replace(/^exec /, '')
+    .split(' ')
+    .slice(1);
+}
+
+/**
+ * BENCH_AGAINST: another checkout (its `npm ci` done, the same schema), whose server is measured
+ * beside this one, on the same database and in the same turns: a change against the code before it.
+ */
+export const against = process.env.BENCH_AGAINST ? resolve(process.env.BENCH_AGAINST) : undefined;
+
+/**
+ * The server as `npm start` runs it, and how long it took from spawn to a healthy /health; from the
+ * checkout at `dir` (its own start flags, its entry) when given, else this one.
+ */
+export async function startServer(env: Record<string, string>, dir?: string): Promise<{ proc: ChildProcess; ms: number }> {
   const started = performance.now();
+  const args = dir ? argsOf(startScriptOf(dir)).map((a) => (a.endsWith('.js') ? join(dir, a) : a)) : startArgs;
   // The default log level too: a successful request writes no log line at it (core/observability.ts).
-  const proc = spawnNode(SERVER_CORE, profiled(startArgs), env);
+  const proc = spawnNode(SERVER_CORE, profiled(args), env);
   proc.stdout!.resume();
   await healthy(proc, `http://127.0.0.1:${env.PORT}/health`);
   return { proc, ms: performance.now() - started };

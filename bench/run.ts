@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { rootDir } from '../core/config.ts';
 import { freePort } from '../test/mariadb-server.ts';
 import {
+  against,
   compare,
   connections,
   databases,
@@ -94,6 +95,8 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   const basePort = String(await freePort());
   const baseUrl = `http://127.0.0.1:${basePort}`;
   const baseline = await startBaseline({ ...env, PORT: basePort });
+  const otherPort = against ? String(await freePort()) : '';
+  const other = against ? (await startServer({ ...env, PORT: otherPort }, against)).proc : undefined;
   const rows: string[] = [];
   let serverMemory: ReturnType<typeof memory>;
   let serverAtRest: number;
@@ -108,10 +111,11 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
       differences.set(s.name, difference);
     }
     for (const s of scenarios) {
-      const [o, b] = await compare(
+      const [o, b, a] = await compare(
         [
           { url: base, pid: server.proc.pid! },
           { url: baseUrl, pid: baseline.pid! },
+          ...(other ? [{ url: `http://127.0.0.1:${otherPort}`, pid: other.pid! }] : []),
         ],
         requests.get(s.name)!,
         rounds,
@@ -127,6 +131,12 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
           ` CPU per request server ${o.cpuUs.toFixed(0)} µs, baseline ${b.cpuUs.toFixed(0)} µs` +
           (o.databaseCpuUs === undefined ? '' : `; MariaDB's for them ${o.databaseCpuUs.toFixed(0)} µs, ${b.databaseCpuUs!.toFixed(0)} µs`),
       );
+      if (a) {
+        console.log(
+          `  against ${against}: ${a.rps.toFixed(0)} req/s (ratio ${(a.rps / b.rps).toFixed(2)}), CPU per request ${a.cpuUs.toFixed(0)} µs;` +
+            ` this server's ÷ that one's: req/s ${(o.rps / a.rps).toFixed(3)}, CPU ${(o.cpuUs / a.cpuUs).toFixed(3)}`,
+        );
+      }
       rows.push(row);
     }
     serverMemory = memory(server.proc.pid!);
@@ -134,6 +144,7 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
     await new Promise((r) => setTimeout(r, REST_SECONDS * 1000));
     serverAtRest = memory(server.proc.pid!).now;
   } finally {
+    if (other) await stop(other);
     await stop(baseline);
     await stop(server.proc);
   }
@@ -218,6 +229,6 @@ ${r.facts.map((f) => `- ${f}`).join('\n')}
 `,
   )
   .join('')}`;
-// A narrowed run (one database, some scenarios) prints its figures but keeps the full report.
-if (databases.length === 2 && !process.env.BENCH_ONLY) writeFileSync(join(rootDir, 'bench/results.md'), report);
+// A narrowed run (one database, some scenarios, or against another checkout) prints its figures but keeps the full report.
+if (databases.length === 2 && !process.env.BENCH_ONLY && !against) writeFileSync(join(rootDir, 'bench/results.md'), report);
 console.log(`\n${report}`);
