@@ -21,8 +21,6 @@ import type { Wakeups } from './wakeups.ts';
 const PLUGIN_QUEUE_LIMIT = 500;
 const S = DeliveryServer.c;
 const Q = DeliveryQueue.c;
-const s = DeliveryServer.as('s');
-const q = DeliveryQueue.as('q');
 // The poll's select lists, made once: its statements reuse their text (core/sql.ts).
 const SERVER_ID = fields({ id: S.id });
 const CLAIMED = fields({ id: Q.id, username: Q.username, command: Q.command });
@@ -31,6 +29,12 @@ const QUEUE_SERVER = fields({ server_id: Q.serverId });
 const WAITING = fields({ server_id: Q.serverId, n: count(), ids: sum(Q.id) });
 /** "Seen" is for staff spotting a server that stopped polling: to the nearest 10 s is plenty. */
 const SEEN_RESOLUTION_MS = 10_000;
+/**
+ * How long the poll trusts a token's server without reading it: a change made here is seen at once,
+ * one made through another instance of a cluster within this. The poll only lists rows; validate and
+ * claim, which hand commands out, read the server every time.
+ */
+const POLL_SERVER_MS = 5_000;
 
 export class DeliveryProtocol {
   readonly #db: Database;
@@ -40,6 +44,10 @@ export class DeliveryProtocol {
   readonly #lease: LeaseOptions;
   /** When each server's last_seen_date was last written, so a polling server costs a write every few seconds, not every poll. */
   readonly #seenWritten = new Map<number, number>();
+  /** The poll's servers by token hash, with when each was read. */
+  readonly #pollServers = new Map<string, { id: number; at: number }>();
+  /** Counts forgetServers: a read begun before a change is not kept after it. */
+  #serverChanges = 0;
   /** The sweep wakes the servers whose delayed rows came due since this time. */
   #dueSince = now();
   /** Each streamed server's waiting rows due now (count and sum of ids) when last read by wakeForOthers. */
@@ -66,8 +74,13 @@ export class DeliveryProtocol {
 
   /** The active server a token belongs to, seen now. */
   async serverByToken(token: string): Promise<number> {
-    const [row] = await this.#db.query(sql`select ${SERVER_ID} from ${DeliveryServer} where ${S.tokenHash} = ${hashToken(token)} and ${S.isActive} = ${true}`);
-    return this.#seen(row && Number(row.id));
+    return this.#seen(await this.#server(hashToken(token)));
+  }
+
+  /** The active server of a token hash, or undefined. */
+  async #server(hash: string): Promise<number | undefined> {
+    const [row] = await this.#db.query(sql`select ${SERVER_ID} from ${DeliveryServer} where ${S.tokenHash} = ${hash} and ${S.isActive} = ${true}`);
+    return row && Number(row.id);
   }
 
   /** The server `id` seen now (its last_seen_date written every SEEN_RESOLUTION_MS at most); none: not found. */
@@ -84,20 +97,19 @@ export class DeliveryProtocol {
   // ---- the plugin: poll the queue, then validate what it runs
 
   async pluginQueue(token: string): Promise<PluginQueueRow[]> {
-    // The server and its rows in one statement (a row of nulls when none wait): the poll is what game
-    // servers send most, and on MySQL each statement is a round trip.
+    // The poll is what game servers send most: its server comes from memory (#pollServer), so a
+    // poll is one statement, on the covering index, which MariaDB under load otherwise traded for the
+    // status index about every other poll. (Read in the same statement, a join of the two tables
+    // cost MariaDB more than the two statements: docs/performance.md.)
     // This mode cannot say who is online, so rows that need it are left to claimers that can.
     // Rows as arrays: a poll may list hundreds, and they are cheaper to make and read than objects.
-    // MariaDB under load chose the status index about every other poll: a lookup and a sort per row.
-    const rows = await this.#db.queryArrays(sql`select ${s.c.id}, ${q.c.id}, ${q.c.tries}, ${q.c.updatedDate}
-      from ${s} left join ${q}${raw(this.#db.forceIndex(SERVER_QUEUE_INDEX))}
-        on ${q.c.serverId} = ${s.c.id} and ${due(q.c)} and ${q.c.requireOnline} = ${false}
-      where ${s.c.tokenHash} = ${hashToken(token)} and ${s.c.isActive} = ${true} order by ${q.c.id} limit ${countParam(PLUGIN_QUEUE_LIMIT)}`);
-    await this.#seen(rows[0] && Number(rows[0][0]));
+    const serverId = await this.#seen(await this.#pollServer(hashToken(token)));
+    const rows = await this.#db.queryArrays(sql`select ${Q.id}, ${Q.tries}, ${Q.updatedDate}
+      from ${DeliveryQueue}${raw(this.#db.forceIndex(SERVER_QUEUE_INDEX))}
+      where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} order by ${Q.id} limit ${countParam(PLUGIN_QUEUE_LIMIT)}`);
     const { timezone } = this.#settings.get();
     const out: PluginQueueRow[] = [];
-    for (const [, id, tries, updatedDate] of rows) {
-      if (id === null) break;
+    for (const [id, tries, updatedDate] of rows) {
       out.push({
         id: String(id),
         status: Number(tries) > 0 ? 'error' : 'sending',
@@ -106,6 +118,24 @@ export class DeliveryProtocol {
       });
     }
     return out;
+  }
+
+  /** The active server of a token hash for the poll: from memory for POLL_SERVER_MS after a read, else read (undefined: none). */
+  async #pollServer(hash: string): Promise<number | undefined> {
+    const at = Date.now();
+    const known = this.#pollServers.get(hash);
+    if (known && at - known.at < POLL_SERVER_MS) return known.id;
+    this.#pollServers.delete(hash);
+    const changes = this.#serverChanges;
+    const id = await this.#server(hash);
+    if (id !== undefined && changes === this.#serverChanges) this.#pollServers.set(hash, { id, at });
+    return id;
+  }
+
+  /** After a server's change (made inactive, deleted, a new token): the poll reads its servers again. */
+  forgetServers(): void {
+    this.#serverChanges++;
+    this.#pollServers.clear();
   }
 
   async validate(token: string, ids: number[]): Promise<HandedOut[]> {

@@ -32,6 +32,9 @@ export class DbDeliveryService implements DeliveryService {
 
   // ---- servers and commands admin
 
+  /** A server's change reaches the poll's servers held in memory (the protocol's) at once. */
+  readonly #forgetServers = () => this.#protocol.forgetServers();
+
   listServers() {
     return this.#admin.listServers();
   }
@@ -45,15 +48,15 @@ export class DbDeliveryService implements DeliveryService {
   }
 
   updateServer(id: number, patch: { name?: string; isActive?: boolean }) {
-    return this.#admin.updateServer(id, patch);
+    return this.#admin.updateServer(id, patch).finally(this.#forgetServers);
   }
 
   deleteServer(id: number) {
-    return this.#admin.deleteServer(id);
+    return this.#admin.deleteServer(id).finally(this.#forgetServers);
   }
 
   rotateToken(id: number) {
-    return this.#admin.rotateToken(id);
+    return this.#admin.rotateToken(id).finally(this.#forgetServers);
   }
 
   listCommands(productId: number) {

@@ -100,3 +100,20 @@ t.test('product commands: placeholders checked at save, server and product must 
   t.same(res.json(), { status: true });
   t.same(await read(app, url), []);
 });
+
+t.test('the poll holds its server a few seconds: a poll after the first is one statement, and a change is seen at once', async (t) => {
+  const app = await build(t, { features: DELIVERY_FEATURES });
+  const { id, token } = await makeServer(app);
+  const statements = async (fn: () => Promise<{ statusCode: number }>) => {
+    const before = app.db.statements;
+    const res = await fn();
+    return { status: res.statusCode, statements: app.db.statements - before };
+  };
+  t.match(await statements(() => pollQueue(app, token)), { status: 200 }, 'the first poll reads the server');
+  t.same(await statements(() => pollQueue(app, token)), { status: 200, statements: 1 }, 'the next: its rows only');
+  t.same(await statements(() => pollQueue(app, 'x'.repeat(40))), { status: 404, statements: 1 }, 'an unknown token is read each time');
+  t.same(await statements(() => pollQueue(app, 'x'.repeat(40))), { status: 404, statements: 1 });
+  const res = await call(app, `/api/admin/delivery/servers/${id}`, { method: 'PATCH', body: { isActive: false }, as: 'json' });
+  t.equal(res.statusCode, 200);
+  t.equal((await pollQueue(app, token)).statusCode, 404, 'made inactive: refused at the next poll');
+});
