@@ -37,12 +37,15 @@ export const DeliveryCommand = defineEntity({
 /** A game server's rows by status in id order, with what its poll answers: the poll reads this index alone. */
 export const SERVER_QUEUE_INDEX = 'delivery_queue_server_queue_index';
 
+/** Rows by status and lease, for the sweeps: never the poll's (under load MariaDB picked it for the poll now and then). */
+export const STATUS_LEASE_INDEX = 'delivery_queue_status_lease_until_index';
+
 export const DeliveryQueue = defineEntity({
   name: 'DeliveryQueue',
   tableName: 'delivery_queue',
   indexes: [
     { name: SERVER_QUEUE_INDEX, properties: ['serverId', 'status', 'id', 'requireOnline', 'notBefore', 'tries', 'updatedDate'] },
-    { properties: ['status', 'leaseUntil'] },
+    { name: STATUS_LEASE_INDEX, properties: ['status', 'leaseUntil'] },
   ],
   properties: {
     id: p.integer().primary().autoincrement(),
