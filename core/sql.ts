@@ -150,7 +150,7 @@ export const empty: Sql = raw('');
 /** The fragments with `separator` between them (`join(conditions, ' and ')`). */
 export function join(fragments: readonly Sql<unknown>[], separator: string): Sql {
   if (fragments.length === 1) return fragments[0]! as Sql;
-  // One pass: a transfer's and a ledger insert's lists are joined on every request.
+  // One pass, no lists in between: a transfer's wallets are joined on every send.
   let text = '';
   const values: Value[] = [];
   for (let i = 0; i < fragments.length; i++) {

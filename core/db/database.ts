@@ -107,7 +107,8 @@ export class Database implements TransactionScope {
 
   // query and run hand on the runner's promise rather than wrap it in one more: an async function
   // returning a promise costs an allocation and three turns of the microtask queue, and a buy
-  // runs a dozen statements. The runners' functions return promises (mysql2's rejects on a bad call too), so an error still rejects.
+  // runs a dozen statements. The runners' functions return promises (mysql2's rejects on a bad
+  // call too), so an error still rejects.
 
   /**
    * Rows of a statement written with core/sql.ts's `sql` tag, its values bound (`?` on both
