@@ -312,11 +312,12 @@ export class Table<P extends Properties> implements SqlSource {
 
   /** `insert into <table> (<columns>) values (?, …), …`, kept per column list and row count so a hot insert reuses its text. */
   #insertText(columns: string[], rows: number): string {
-    const key = `${rows} ${columns.join(', ')}`;
+    const list = columns.join(', ');
+    const key = `${rows} ${list}`;
     let text = this.#inserts.get(key);
     if (text === undefined) {
       const tuple = `(${'?, '.repeat(columns.length - 1)}?)`;
-      text = `insert into ${this[toSql].text} (${columns.join(', ')}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`;
+      text = `insert into ${this[toSql].text} (${list}) values ${Array.from({ length: rows }, () => tuple).join(', ')}`;
       if (this.#inserts.size < MAX_INSERT_SHAPES) this.#inserts.set(key, text);
     }
     return text;

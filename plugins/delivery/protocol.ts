@@ -48,6 +48,8 @@ export class DeliveryProtocol {
   readonly #pollServers = new Map<string, { id: number; at: number }>();
   /** Counts forgetServers: a read begun before a change is not kept after it. */
   #serverChanges = 0;
+  /** The poll's hint, made once: the dialect does not change. */
+  readonly #pollHint: Sql;
   /** The sweep wakes the servers whose delayed rows came due since this time. */
   #dueSince = now();
   /** Each streamed server's waiting rows due now (count and sum of ids) when last read by wakeForOthers. */
@@ -59,6 +61,7 @@ export class DeliveryProtocol {
     this.#settings = deps.settings;
     this.#wakeups = deps.wakeups;
     this.#lease = deps.lease;
+    this.#pollHint = raw(deps.db.ignoreIndex(STATUS_LEASE_INDEX));
   }
 
   /** `not_before` of a row acked as failed at `at`, chosen by the tries it had: one bound delay per try. */
@@ -105,7 +108,7 @@ export class DeliveryProtocol {
     // Rows as arrays: a poll may list hundreds, and they are cheaper to make and read than objects.
     const serverId = await this.#seen(await this.#pollServer(hashToken(token)));
     const rows = await this.#db.queryArrays(sql`select ${Q.id}, ${Q.tries}, ${Q.updatedDate}
-      from ${DeliveryQueue}${raw(this.#db.ignoreIndex(STATUS_LEASE_INDEX))}
+      from ${DeliveryQueue}${this.#pollHint}
       where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} order by ${Q.id} limit ${countParam(PLUGIN_QUEUE_LIMIT)}`);
     const { timezone } = this.#settings.get();
     const out: PluginQueueRow[] = [];

@@ -81,7 +81,7 @@ export class Plans {
       });
       await this.#first;
     }
-    if (this.#onSale && !this.#onSale.has(productId)) return undefined;
+    if (!this.#onSale?.has(productId)) return undefined;
     const [plan] = await SubscriptionsPlan.select(this.#d.db, sql`where ${PL.productId} = ${productId} and ${PL.isActive} = ${true}`);
     return plan ? (await this.#rows([plan]))[0] : undefined;
   }
