@@ -37,8 +37,8 @@ export const scenarios: Scenario[] = [
         if (serverId === undefined)
           return reply.code(404).send({ status: false, error: 'DELIVERY_SERVER_NOT_FOUND', message: 'No active game server has this token.' });
         const rows = await db.all(
-          "select id, tries, updated_date from delivery_queue where server_id = ? and status = 'waiting' and require_online = 0 order by id limit 500",
-          [serverId],
+          `select id, tries, updated_date from delivery_queue where server_id = ? and ${DUE} and require_online = 0 order by id limit 500`,
+          [serverId, now()],
         );
         return rows.map((r) => ({ id: String(r.id), status: Number(r.tries) > 0 ? 'error' : 'sending', retry: String(r.tries), updatedAt: r.updated_date }));
       },
@@ -63,9 +63,11 @@ async function serverOf(db: BaseDb, token: string): Promise<Row | undefined> {
   return server;
 }
 
+/** Waiting and not held back: a command that failed is not handed out again before its retry time (not_before). */
+const DUE = "status = 'waiting' and (not_before is null or not_before < ?)";
 const VALIDATE_UPDATE = "update delivery_queue set status = 'done', updated_date = ? where id = ? and status = 'waiting'";
 const validateSelect = (n: number) =>
-  `select id, username, command from delivery_queue where server_id = ? and status = 'waiting' and require_online = 0 and id in (${Array(n).fill('?').join(', ')}) order by id`;
+  `select id, username, command from delivery_queue where server_id = ? and ${DUE} and require_online = 0 and id in (${Array(n).fill('?').join(', ')}) order by id`;
 
 /**
  * The plugin's validate by hand, for the rush (bench/rush.ts): of the listed rows still waiting,
@@ -86,12 +88,12 @@ export const baselineRoutes: BaselineRoute[] = [
       if (db.sqlite) {
         const sqlite = db.sqlite;
         const taken = sqlite.tx(() =>
-          first(sqlite.all(validateSelect(ids.length), server.id, ...ids)).filter((r) => sqlite.run(VALIDATE_UPDATE, at, r.id).changes === 1),
+          first(sqlite.all(validateSelect(ids.length), server.id, at, ...ids)).filter((r) => sqlite.run(VALIDATE_UPDATE, at, r.id).changes === 1),
         );
         return { commands: taken.map((r) => ({ command: r.command, username: r.username })) };
       }
       const taken = await db.mysqlTx(async (conn) => {
-        const [rows] = (await conn.execute(`${validateSelect(ids.length)} for update`, [server.id, ...ids])) as unknown as [Row[]];
+        const [rows] = (await conn.execute(`${validateSelect(ids.length)} for update`, [server.id, at, ...ids])) as unknown as [Row[]];
         const out: { command: string; username: string }[] = [];
         for (const r of first(rows)) {
           const [res] = (await conn.execute(VALIDATE_UPDATE, [at, r.id])) as unknown as [{ affectedRows: number }];

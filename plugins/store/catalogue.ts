@@ -102,10 +102,6 @@ function productIds(ids: number[]): number[] {
   return [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id > 0))];
 }
 
-/** The ids of the categories on show among `categories` (all of them with their flags, or the active ones alone: the same ids). */
-const shownIds = (categories: readonly { id: number; parentId: number; isActive?: boolean }[]): ReadonlySet<number> =>
-  new Set(shownCategoryMap(categories).keys());
-
 /** A product for sale with its purchase rules: what a buy checks a line against. */
 export interface ForSale {
   product: Product;
@@ -224,12 +220,12 @@ export class DbCatalogue implements StoreCatalogue {
   }
 
   /**
-   * The ids of the categories on show (shownCategoryMap): a read of three columns of a small table,
+   * The categories on show by id (shownCategoryMap): a read of three columns of a small table,
    * beside each read of products for sale, so that a product under a hidden category is never sold.
    */
-  async #shownCategoryIds(): Promise<ReadonlySet<number>> {
+  async #shownCategoryIds(): Promise<ReadonlyMap<number, unknown>> {
     const rows = await this.#db.queryArrays(sql`select ${CATEGORY_FLAGS.columns} from ${StoreCategory}`);
-    return shownIds(rows.map(CATEGORY_FLAGS.fromArray));
+    return shownCategoryMap(rows.map(CATEGORY_FLAGS.fromArray));
   }
 
   /**
@@ -318,7 +314,7 @@ export class DbCatalogue implements StoreCatalogue {
     conditions.push(ACTIVE_PRODUCT);
     const [products, shown] = await Promise.all([
       this.#withVariables(SHOWN_PRODUCT.columns, SHOWN_PRODUCT.fromArray, where(...conditions), PRODUCT_ORDER),
-      categories ? Promise.resolve(categories).then(shownIds) : this.#shownCategoryIds(),
+      categories ? Promise.resolve(categories).then(shownCategoryMap) : this.#shownCategoryIds(),
     ]);
     return products.filter((product) => shown.has(product.categoryId));
   }

@@ -60,35 +60,37 @@ export function effectivePrice(p: Pick<Product, 'price' | 'discountedPrice' | 'd
  * counts as active (a list of active ones already). With the product's own `isActive`, this is the
  * one rule of what is for sale: the listing, the storefront, the basket and every checkout apply it.
  */
-export function shownCategoryMap<C extends { id: number; parentId: number; isActive?: boolean }>(categories: readonly C[]): Map<number, C> {
-  const byId = new Map(categories.map((c) => [c.id, c]));
+export function shownCategoryMap<C extends { id: number; parentId: number; isActive?: boolean }>(categories: readonly C[]): ReadonlyMap<number, C> {
+  const known = shownOf.get(categories);
+  if (known) return known as ReadonlyMap<number, C>;
+  const byId = new Map<number, C>();
+  for (const c of categories) byId.set(c.id, c);
   const decided = new Map<number, boolean>();
-  const shown = new Map<number, C>();
-  for (const category of categories) {
-    // Up to the top, a hidden or missing category, or one decided before; a loop (the API refuses one) hides its members.
-    const path: C[] = [];
-    let at: C | undefined = category;
-    let visible = true;
-    while (at) {
-      const known = decided.get(at.id);
-      if (known !== undefined) {
-        visible = known;
-        break;
-      }
-      if (at.isActive === false || path.includes(at)) {
-        visible = false;
-        break;
-      }
-      path.push(at);
-      if (at.parentId === 0) break;
-      at = byId.get(at.parentId);
-      if (!at) visible = false;
+  // Up to the top, a hidden or missing category, or one decided before; deeper than the list is long
+  // is a loop (the API refuses one), which hides its members.
+  const judge = (category: C, depth: number): boolean => {
+    const judged = decided.get(category.id);
+    if (judged !== undefined) return judged;
+    if (depth > categories.length) return false;
+    let visible = category.isActive !== false;
+    if (visible && category.parentId !== 0) {
+      const parent = byId.get(category.parentId);
+      visible = parent !== undefined && judge(parent, depth + 1);
     }
-    for (const c of path) decided.set(c.id, visible);
-  }
-  for (const c of categories) if (decided.get(c.id)) shown.set(c.id, c);
+    decided.set(category.id, visible);
+    return visible;
+  };
+  const shown = new Map<number, C>();
+  for (const c of categories) if (judge(c, 0)) shown.set(c.id, c);
+  shownOf.set(categories, shown);
   return shown;
 }
+
+/**
+ * Each list's categories on show, judged once: a page's read of its categories is judged by the
+ * product read beside it and by the page itself. A list read from the database is not changed after.
+ */
+const shownOf = new WeakMap<readonly object[], ReadonlyMap<number, unknown>>();
 
 /** What a page of the catalogue shows of a category. */
 export type ShownCategory = Pick<Category, 'id' | 'parentId' | 'name' | 'slug' | 'gameDescription'>;

@@ -103,12 +103,12 @@ export function allProducts(nodes: CategoryNode[]): Product[] {
 }
 
 /** The categories a player sees: active, and every one above them active too (ordered as given): the store's rule of what is for sale. */
-export function visibleCategories<C extends ShownCategory>(active: C[]): Map<number, C> {
+export function visibleCategories<C extends ShownCategory>(active: C[]): ReadonlyMap<number, C> {
   return shownCategoryMap(active);
 }
 
 /** The path from a top-level category to the category `id` (both included), or undefined when it is not shown. */
-export function pathTo<C extends ShownCategory>(visible: Map<number, C>, id: number): C[] | undefined {
+export function pathTo<C extends ShownCategory>(visible: ReadonlyMap<number, C>, id: number): C[] | undefined {
   const path: C[] = [];
   for (let c = visible.get(id); c; c = c.parentId === 0 ? undefined : visible.get(c.parentId)) {
     path.unshift(c);

@@ -9,6 +9,7 @@ import { balanceOf, makeCategory, makeProduct, newUser, read, rowCount } from '.
 import { GATEWAY_ENV, PAYPAL_API, mockStripeSession, offline, sessionCompleted, stripeWebhook } from '../../../test/gateways.ts';
 import { build, call, onMysql } from '../../../test/helper.ts';
 import { creditsRef } from '../../credits/contract.ts';
+import { shownCategoryMap } from '../contract.ts';
 import { Visitor } from '../../../test/visitor.ts';
 
 offline(t);
@@ -101,4 +102,21 @@ t.test(`hidden while the player paid: the completion refuses it as for a product
   t.equal(await balanceOf(app, steve.id), 10_500, 'the 5.00 paid is on the balance');
   t.equal(await rowCount(app, 'store_order_items'), 0, 'nothing bought');
   t.equal(await rowCount(app, 'delivery_queue'), 0, 'nothing delivered');
+});
+
+t.test('the rule itself: a loop or a missing parent hides its members, and a list is judged once', async (t) => {
+  // Neither can be made through the API, but a database edited by hand or an import can hold one.
+  const categories = [
+    { id: 1, parentId: 2 },
+    { id: 2, parentId: 1 },
+    { id: 3, parentId: 0 },
+    { id: 4, parentId: 3, isActive: false },
+    { id: 5, parentId: 4 },
+    { id: 6, parentId: 9 },
+    { id: 7, parentId: 3 },
+  ];
+  const shown = shownCategoryMap(categories);
+  t.strictSame([...shown.keys()], [3, 7]);
+  t.equal(shownCategoryMap(categories), shown, 'the page and its product read share one judgement');
+  t.strictSame([...shownCategoryMap([...categories, { id: 8, parentId: 7 }]).keys()], [3, 7, 8], 'another list is judged anew');
 });
