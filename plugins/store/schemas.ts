@@ -238,7 +238,54 @@ export function categoryRow(c: Category): Static<typeof CategoryRow> {
   };
 }
 
-export function productRow(p: Product, timeZone: string): Static<typeof ProductRow> {
+/** A product as the API shows it. */
+export const productRow = (p: Product, timeZone: string): Static<typeof ProductRow> => productAnswer(p, timeZone, NOT_LISTED);
+
+export interface ListingContext {
+  timeZone: string;
+  currency: string;
+  /** Stored UTC timestamp the discounts are judged at. */
+  at: string;
+  /** What a unit costs at `at` (StoreService.unitPrice: its own discount or a sale). */
+  unitPrice: (p: PricedProduct, at: string) => number;
+  /** Roles the asking user holds permanently: buying their products again would change nothing. */
+  permanentRoles: ReadonlySet<number>;
+}
+
+/** A product as the in-game listing shows it: its row and what it costs now. */
+export function listingProduct(p: Product, ctx: ListingContext): Static<typeof ListingProduct> {
+  const total = ctx.unitPrice(p, ctx.at);
+  const discount = p.price - total;
+  return productAnswer(p, ctx.timeZone, {
+    total: moneyNumber(total),
+    originalPrice: moneyNumber(p.price),
+    discount: moneyNumber(discount),
+    discountPercent: p.price > 0 ? Math.round((discount * 100) / p.price) : 0,
+    restricted: p.giveRoleId > 0 && p.duration >= 0 && ctx.permanentRoles.has(p.giveRoleId),
+    totalFormatted: `${formatMoney(total)} ${ctx.currency}`,
+    originalPriceFormatted: `${formatMoney(p.price)} ${ctx.currency}`,
+  });
+}
+
+type Listed = Omit<Static<typeof ListingProduct>, keyof Static<typeof ProductRow>>;
+/** A row outside the listing: these fields undefined, which no answer of a row writes. */
+const NOT_LISTED: { [K in keyof Listed]: undefined } = {
+  total: undefined,
+  originalPrice: undefined,
+  discount: undefined,
+  discountPercent: undefined,
+  restricted: undefined,
+  totalFormatted: undefined,
+  originalPriceFormatted: undefined,
+};
+
+/**
+ * The row and the listing's fields in one object made whole: a listing shows a thousand products,
+ * and rows given the listing's fields afterwards (or copied) cost it more to make and to serialise.
+ */
+function productAnswer(p: Product, timeZone: string, listed: Listed): Static<typeof ListingProduct>;
+function productAnswer(p: Product, timeZone: string, listed: typeof NOT_LISTED): Static<typeof ProductRow>;
+function productAnswer(p: Product, timeZone: string, listed: Listed | typeof NOT_LISTED): Static<typeof ProductRow> & Partial<Listed> {
   return {
     id: String(p.id),
     categoryID: String(p.categoryId),
@@ -263,34 +310,14 @@ export function productRow(p: Product, timeZone: string): Static<typeof ProductR
     gameItemModelID: '0',
     requireOnlyOneProduct: '0',
     variables: p.variables.map((v) => ({ name: v.name, required: flag(v.required), values: v.values })),
+    total: listed.total,
+    originalPrice: listed.originalPrice,
+    discount: listed.discount,
+    discountPercent: listed.discountPercent,
+    restricted: listed.restricted,
+    totalFormatted: listed.totalFormatted,
+    originalPriceFormatted: listed.originalPriceFormatted,
   };
-}
-
-export interface ListingContext {
-  timeZone: string;
-  currency: string;
-  /** Stored UTC timestamp the discounts are judged at. */
-  at: string;
-  /** What a unit costs at `at` (StoreService.unitPrice: its own discount or a sale). */
-  unitPrice: (p: PricedProduct, at: string) => number;
-  /** Roles the asking user holds permanently: buying their products again would change nothing. */
-  permanentRoles: ReadonlySet<number>;
-}
-
-export function listingProduct(p: Product, ctx: ListingContext): Static<typeof ListingProduct> {
-  const total = ctx.unitPrice(p, ctx.at);
-  const discount = p.price - total;
-  // The product's row gains the listing's fields in place: a listing shows a thousand products,
-  // and a copy of each row was garbage the collector then paid for (figures: core/schema-compilers.ts).
-  return Object.assign(productRow(p, ctx.timeZone), {
-    total: moneyNumber(total),
-    originalPrice: moneyNumber(p.price),
-    discount: moneyNumber(discount),
-    discountPercent: p.price > 0 ? Math.round((discount * 100) / p.price) : 0,
-    restricted: p.giveRoleId > 0 && p.duration >= 0 && ctx.permanentRoles.has(p.giveRoleId),
-    totalFormatted: `${formatMoney(total)} ${ctx.currency}`,
-    originalPriceFormatted: `${formatMoney(p.price)} ${ctx.currency}`,
-  });
 }
 
 type TreeRow<P> = Static<typeof CategoryRow> & { subcategories: TreeRow<P>[]; products: P[] };
