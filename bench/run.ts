@@ -25,6 +25,7 @@ import {
 import { runDataSize } from './datasize.ts';
 import { runExport } from './export.ts';
 import { runRush } from './rush.ts';
+import { runStatements } from './statements.ts';
 import { Api, type BenchRequest } from './scenario.ts';
 import { loadNotes, loadScenarios } from './scenarios.ts';
 
@@ -188,6 +189,10 @@ if (process.env.BENCH_ONLY === 'datasize') {
 }
 if (process.env.BENCH_ONLY === 'export') {
   await runExport();
+  process.exit(0);
+}
+if (process.env.BENCH_ONLY === 'statements') {
+  await runStatements();
   process.exit(0);
 }
 if (process.env.BENCH_ONLY === 'rush') {

@@ -16,6 +16,7 @@ const HARNESS = new Set([
   'rush.ts',
   'rush-load.ts',
   'rush-mix.ts',
+  'statements.ts',
 ]);
 
 async function modules(): Promise<{ scenarios?: Scenario[]; notes?: BenchNote[]; baselineRoutes?: BaselineRoute[] }[]> {
@@ -28,8 +29,9 @@ async function modules(): Promise<{ scenarios?: Scenario[]; notes?: BenchNote[];
 
 const chosen = (name: string) => !process.env.BENCH_ONLY || process.env.BENCH_ONLY.split(',').some((part) => name.includes(part));
 
-export async function loadScenarios(): Promise<Scenario[]> {
-  return (await modules()).flatMap((m) => m.scenarios ?? []).filter((s) => chosen(s.name));
+/** The scenarios BENCH_ONLY names, or with `all` every one. */
+export async function loadScenarios(all = false): Promise<Scenario[]> {
+  return (await modules()).flatMap((m) => m.scenarios ?? []).filter((s) => all || chosen(s.name));
 }
 
 export async function loadNotes(): Promise<BenchNote[]> {
