@@ -3,7 +3,7 @@
  * (`$2y$`, `$2a$`, `$2b$`) or AuthMe `$SHA$salt$hash` hashes, which are verified and then replaced
  * at the next good login.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash as digest, timingSafeEqual } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { hash, parseOptions, verify } from '@node-rs/argon2';
 import bcrypt from 'bcryptjs';
@@ -31,7 +31,7 @@ export interface PasswordCheck {
 }
 
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return digest('sha256', text, 'hex');
 }
 
 function isCurrentArgon2(stored: string): boolean {

@@ -1,5 +1,5 @@
 /** Staff sessions: a random token in an HttpOnly cookie, its hash in console_sessions, a CSRF token per session. */
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { Database } from '../../core/db.ts';
 import { addSeconds, now } from '../../core/format.ts';
 import { newToken } from '../../core/pages.ts';
@@ -12,7 +12,7 @@ export interface StaffSession {
   csrfToken: string;
 }
 
-const hash = (token: string) => createHash('sha256').update(token).digest('hex');
+const hash = (token: string) => digest('sha256', token, 'hex');
 const S = ConsoleSession.c;
 
 /** A session's last-seen time is written at most this often: reading a page costs no write. */

@@ -1,5 +1,5 @@
 /** Servers and commands admin: the game servers and their tokens, the commands products and chargebacks run on them. */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { AuditLog } from '../../core/audit.ts';
 import type { Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
@@ -16,7 +16,8 @@ const S = DeliveryServer.c;
 const C = DeliveryCommand.c;
 const Q = DeliveryQueue.c;
 
-export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+/** A token as stored: SHA-256, hex (one-shot `hash`: half the CPU of a Hash object for a short text). */
+export const hashToken = (token: string) => hash('sha256', token, 'hex');
 
 function newToken(): string {
   return randomBytes(32).toString('base64url');

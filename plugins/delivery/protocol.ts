@@ -44,7 +44,10 @@ export class DeliveryProtocol {
   readonly #lease: LeaseOptions;
   /** When each server's last_seen_date was last written, so a polling server costs a write every few seconds, not every poll. */
   readonly #seenWritten = new Map<number, number>();
-  /** The poll's servers by token hash, with when each was read. */
+  /**
+   * The poll's servers by the token presented, with when each was read: a held poll hashes nothing
+   * (the API keys' known keys are held the same way, core/api-keys.ts). Only tokens found are kept.
+   */
   readonly #pollServers = new Map<string, { id: number; at: number }>();
   /** Counts forgetServers: a read begun before a change is not kept after it. */
   #serverChanges = 0;
@@ -106,7 +109,7 @@ export class DeliveryProtocol {
     // same statement, a join of the two tables cost MariaDB more than two statements: docs/performance.md.)
     // This mode cannot say who is online, so rows that need it are left to claimers that can.
     // Rows as arrays: a poll may list hundreds, and they are cheaper to make and read than objects.
-    const serverId = await this.#seen(await this.#pollServer(hashToken(token)));
+    const serverId = await this.#seen(await this.#pollServer(token));
     const rows = await this.#db.queryArrays(sql`select ${Q.id}, ${Q.tries}, ${Q.updatedDate}
       from ${DeliveryQueue}${this.#pollHint}
       where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} order by ${Q.id} limit ${countParam(PLUGIN_QUEUE_LIMIT)}`);
@@ -123,15 +126,15 @@ export class DeliveryProtocol {
     return out;
   }
 
-  /** The active server of a token hash for the poll: from memory for POLL_SERVER_MS after a read, else read (undefined: none). */
-  async #pollServer(hash: string): Promise<number | undefined> {
+  /** The active server of a token for the poll: from memory for POLL_SERVER_MS after a read, else read (undefined: none). */
+  async #pollServer(token: string): Promise<number | undefined> {
     const at = Date.now();
-    const known = this.#pollServers.get(hash);
+    const known = this.#pollServers.get(token);
     if (known && at - known.at < POLL_SERVER_MS) return known.id;
-    this.#pollServers.delete(hash);
+    this.#pollServers.delete(token);
     const changes = this.#serverChanges;
-    const id = await this.#server(hash);
-    if (id !== undefined && changes === this.#serverChanges) this.#pollServers.set(hash, { id, at });
+    const id = await this.#server(hashToken(token));
+    if (id !== undefined && changes === this.#serverChanges) this.#pollServers.set(token, { id, at });
     return id;
   }
 

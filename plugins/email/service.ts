@@ -3,7 +3,7 @@
  * password reset and email verification links with their single-use tokens (only hashes stored,
  * each token made when its mail is sent, so none waits in the outbox in clear).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../../core/audit.ts';
 import type { Database } from '../../core/db.ts';
@@ -48,7 +48,7 @@ export interface EmailPeers {
 type TokenPurpose = 'reset-password' | 'verify-email' | 'guest-order';
 
 const T = EmailToken.c;
-const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
+const hashOf = (token: string) => hash('sha256', token, 'hex');
 const TOKEN = /^[0-9a-f]{64}$/;
 
 export class DbEmailService implements EmailService {
