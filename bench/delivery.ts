@@ -2,8 +2,8 @@
  * `delivery/plugin-queue`: the official game plugin's HTTP mode polls
  * `GET /api/command-logs/<token>/queue` every few seconds from every game server. Here one server
  * with 200 commands waiting (bought through the store) is polled as fast as it answers. The
- * baseline does the same reads, as a hand-written server would: its waiting rows, the server by
- * its token's hash held in memory for a few seconds as the server holds it (docs/performance.md).
+ * baseline does the same reads, as a hand-written server would: its waiting rows that are due, the
+ * server of its token held in memory for a few seconds as the server holds it (docs/performance.md).
  */
 import { createHash } from 'node:crypto';
 import { now } from '../core/format.ts';
