@@ -191,7 +191,7 @@ export class DbCatalogue implements StoreCatalogue {
     const rest = where(narrow, activeOnly && ACTIVE_PRODUCT);
     const [records, shown] = await Promise.all([
       narrow ? this.#withVariables(p.columns, (row) => StoreProduct.fromArray(row), rest, PRODUCT_ORDER) : this.#everyProduct(rest),
-      onSaleOnly ? this.#shownCategoryIds() : undefined,
+      onSaleOnly ? this.#categoriesOnShow() : undefined,
     ]);
     return shown ? records.filter((record) => shown.has(record.categoryId)) : records;
   }
@@ -223,7 +223,7 @@ export class DbCatalogue implements StoreCatalogue {
    * The categories on show by id (shownCategoryMap): a read of three columns of a small table,
    * beside each read of products for sale, so that a product under a hidden category is never sold.
    */
-  async #shownCategoryIds(): Promise<ReadonlyMap<number, unknown>> {
+  async #categoriesOnShow(): Promise<ReadonlyMap<number, unknown>> {
     const rows = await this.#db.queryArrays(sql`select ${CATEGORY_FLAGS.columns} from ${StoreCategory}`);
     return shownCategoryMap(rows.map(CATEGORY_FLAGS.fromArray));
   }
@@ -276,7 +276,7 @@ export class DbCatalogue implements StoreCatalogue {
         sql`left join ${r} on ${r.c.productId} = ${p.c.id} where ${p.c.id} in ${valid} and ${ACTIVE_PRODUCT}`,
         p.c.id,
       ),
-      this.#shownCategoryIds(),
+      this.#categoriesOnShow(),
     ]);
     const forSale = new Map<number, ForSale>();
     for (const { product, rules, variables } of rows) {
@@ -314,7 +314,7 @@ export class DbCatalogue implements StoreCatalogue {
     conditions.push(ACTIVE_PRODUCT);
     const [products, shown] = await Promise.all([
       this.#withVariables(SHOWN_PRODUCT.columns, SHOWN_PRODUCT.fromArray, where(...conditions), PRODUCT_ORDER),
-      categories ? Promise.resolve(categories).then(shownCategoryMap) : this.#shownCategoryIds(),
+      categories ? Promise.resolve(categories).then(shownCategoryMap) : this.#categoriesOnShow(),
     ]);
     return products.filter((product) => shown.has(product.categoryId));
   }
