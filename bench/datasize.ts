@@ -17,7 +17,7 @@ import { scenarios as accounts } from './accounts.ts';
 import { scenarios as credits } from './credits.ts';
 import { scenarios as delivery } from './delivery.ts';
 import { compare, connections, databases, memory, onDatabases, rounds, slice, startServer, stop, type Measure } from './harness.ts';
-import { Api, type BenchRequest } from './scenario.ts';
+import { Api, type BenchRequest, withKey } from './scenario.ts';
 import { scenarios as store } from './store.ts';
 import { scenarios as storefront } from './storefront.ts';
 
@@ -233,9 +233,8 @@ export async function prepare(kind: string, [smallUrl, largeUrl]: string[], key:
   let c: Awaited<ReturnType<typeof seedConsole>>;
   try {
     const api = new Api(`http://127.0.0.1:${port}`, key);
-    const keyed = (r: BenchRequest[]) => r.map((q) => ({ ...q, headers: { 'x-api-key': key, ...q.headers } }));
     for (const s of [...accounts.filter((s) => s.name === 'users/profile'), ...credits, ...store, ...delivery, ...storefront]) {
-      requests.set(s.name, keyed(await s.seed(api)));
+      requests.set(s.name, withKey(await s.seed(api), key));
     }
     c = await seedConsole(api, smallUrl!);
   } finally {

@@ -26,7 +26,7 @@ import { runDataSize } from './datasize.ts';
 import { runExport } from './export.ts';
 import { runRush } from './rush.ts';
 import { runStatements } from './statements.ts';
-import { Api, type BenchRequest } from './scenario.ts';
+import { Api, type BenchRequest, withKey } from './scenario.ts';
 import { loadNotes, loadScenarios } from './scenarios.ts';
 
 /**
@@ -76,10 +76,7 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   const api = new Api(base, key);
   const requests = new Map<string, BenchRequest[]>();
   for (const s of scenarios) {
-    requests.set(
-      s.name,
-      (await s.seed(api)).map((r) => ({ ...r, headers: { 'x-api-key': key, ...r.headers } })),
-    );
+    requests.set(s.name, withKey(await s.seed(api), key));
   }
   // Startup on an existing database, the usual case: the median of three.
   const starts: number[] = [];
@@ -154,13 +151,12 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   server = await startServer(env);
   const noteBaseline = await startBaseline({ ...env, PORT: basePort });
   try {
-    const withKey = (list: BenchRequest[]) => list.map((r) => ({ ...r, headers: { 'x-api-key': key, ...r.headers } }));
     for (const note of await loadNotes()) {
       notes.push(
         await note.measure(
           api,
-          (list) => measure(base, withKey(list), server.proc.pid!),
-          (list) => measure(baseUrl, withKey(list), noteBaseline.pid!),
+          (list) => measure(base, withKey(list, key), server.proc.pid!),
+          (list) => measure(baseUrl, withKey(list, key), noteBaseline.pid!),
         ),
       );
       console.log(`${kind} ${notes.at(-1)}`);

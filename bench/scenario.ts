@@ -18,6 +18,9 @@ export interface BenchRequest {
   body?: string;
 }
 
+/** The requests with the API key the runner sends them with (a request's own headers win). */
+export const withKey = (list: BenchRequest[], key: string): BenchRequest[] => list.map((r) => ({ ...r, headers: { 'x-api-key': key, ...r.headers } }));
+
 export interface Scenario {
   /** Row name in the report, e.g. `credits/send`. */
   name: string;

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createConnection } from 'mysql2/promise';
 import { freePort } from '../test/mariadb-server.ts';
 import { onDatabases, serverConfig, startBaseline, startServer, stop } from './harness.ts';
-import { Api, type BenchRequest } from './scenario.ts';
+import { Api, type BenchRequest, withKey } from './scenario.ts';
 import { loadScenarios } from './scenarios.ts';
 
 const REQUESTS = 300;
@@ -39,11 +39,7 @@ export async function runStatements(): Promise<void> {
     try {
       const api = new Api(`http://127.0.0.1:${port}`, key);
       const requests = new Map<string, BenchRequest[]>();
-      for (const s of scenarios)
-        requests.set(
-          s.name,
-          (await s.seed(api)).map((r) => ({ ...r, headers: { 'x-api-key': key, ...r.headers } })),
-        );
+      for (const s of scenarios) requests.set(s.name, withKey(await s.seed(api), key));
       baseline = await startBaseline({ ...env, PORT: basePort });
       const counters = async (): Promise<Record<Counter, number>> => {
         const [rows] = (await admin.query('show global status where variable_name in (?)', [Object.keys(COUNTERS)])) as unknown as [

@@ -1,6 +1,6 @@
 /**
  * The store's catalogue: nested categories, products and their variables, the catalogue tree, the
- * one rule of what is for sale (shownCategoryMap), and each product's purchase rules. Plain data
+ * one rule of what is for sale (judgeCategories), and each product's purchase rules. Plain data
  * in, money in cents and times as stored UTC text; each write is one transaction.
  */
 import type { AuditLog } from '../../core/audit.ts';
@@ -11,7 +11,7 @@ import { fields, sql, typed, where, type Sql } from '../../core/sql.ts';
 import { joined } from '../../core/table.ts';
 import type { UsersService } from '../users/contract.ts';
 import type { Category, CategoryNode, Product, PurchaseRules, ShownCategory, ShownProduct, StoreCatalogue, Variable } from './contract.ts';
-import { shownCategoryMap } from './contract.ts';
+import { judgeCategories, shownCategoryMap } from './contract.ts';
 import { StoreCategory, StoreProduct, StoreProductRule, StoreProductVariable } from './entities.ts';
 
 export type CategoryInput = Partial<Omit<Category, 'id'>>;
@@ -29,7 +29,7 @@ const CATEGORY_ORDER = sql`order by ${C.priority}, ${C.id}`;
 const PRODUCT_ORDER = sql`${p.c.priority}, ${p.c.id}`;
 /** A product for sale with its purchase rules, by a left join: undefined rules where it has none. */
 const FOR_SALE = joined({ product: p, rules: r.optional() });
-/** What decides whether a category is on show (shownCategoryMap). */
+/** What decides whether a category is on show (judgeCategories). */
 const CATEGORY_FLAGS = StoreCategory.pick('id', 'parentId', 'isActive');
 const ACTIVE_PRODUCT = sql`${p.c.isActive} = 1`;
 /** A product's variable: first in each row of a read of products that joins them (`#withVariables`), or read alone (`#everyProduct`). */
@@ -220,12 +220,12 @@ export class DbCatalogue implements StoreCatalogue {
   }
 
   /**
-   * The categories on show by id (shownCategoryMap): a read of three columns of a small table,
+   * The categories on show by id (judgeCategories): a read of three columns of a small table,
    * beside each read of products for sale, so that a product under a hidden category is never sold.
    */
   async #categoriesOnShow(): Promise<ReadonlyMap<number, unknown>> {
     const rows = await this.#db.queryArrays(sql`select ${CATEGORY_FLAGS.columns} from ${StoreCategory}`);
-    return shownCategoryMap(rows.map(CATEGORY_FLAGS.fromArray));
+    return judgeCategories(rows.map(CATEGORY_FLAGS.fromArray));
   }
 
   /**
@@ -428,7 +428,7 @@ export class DbCatalogue implements StoreCatalogue {
   /**
    * Categories nested to any depth with their products, ordered by priority then id, in three
    * queries whatever the size of the catalogue. `activeOnly` shows only what is for sale: the
-   * categories on show (shownCategoryMap: a hidden one hides all it contains) and their active
+   * categories on show (judgeCategories: a hidden one hides all it contains) and their active
    * products; `rootId` returns that category's subtree instead of the top-level list.
    */
   async tree(opts: { activeOnly: boolean; rootId?: number }): Promise<CategoryNode[]> {
@@ -438,7 +438,7 @@ export class DbCatalogue implements StoreCatalogue {
       this.categories(opts.activeOnly),
       opts.rootId === undefined ? this.#products(false, undefined, opts.activeOnly) : undefined,
     ]);
-    const categories = opts.activeOnly ? [...shownCategoryMap(read).values()] : read;
+    const categories = opts.activeOnly ? [...judgeCategories(read).values()] : read;
     if (opts.rootId !== undefined && !categories.some((c) => c.id === opts.rootId)) {
       throw new DomainError('CATEGORY_NOT_FOUND', `No store category with ID ${opts.rootId}.`);
     }

@@ -60,9 +60,7 @@ export function effectivePrice(p: Pick<Product, 'price' | 'discountedPrice' | 'd
  * counts as active (a list of active ones already). With the product's own `isActive`, this is the
  * one rule of what is for sale: the listing, the storefront, the basket and every checkout apply it.
  */
-export function shownCategoryMap<C extends { id: number; parentId: number; isActive?: boolean }>(categories: readonly C[]): ReadonlyMap<number, C> {
-  const known = shownOf.get(categories);
-  if (known) return known as ReadonlyMap<number, C>;
+export function judgeCategories<C extends { id: number; parentId: number; isActive?: boolean }>(categories: readonly C[]): ReadonlyMap<number, C> {
   const byId = new Map<number, C>();
   for (const c of categories) byId.set(c.id, c);
   const decided = new Map<number, boolean>();
@@ -82,14 +80,20 @@ export function shownCategoryMap<C extends { id: number; parentId: number; isAct
   };
   const shown = new Map<number, C>();
   for (const c of categories) if (judge(c, 0)) shown.set(c.id, c);
-  shownOf.set(categories, shown);
   return shown;
 }
 
 /**
- * Each list's categories on show, judged once: a page's read of its categories is judged by the
- * product read beside it and by the page itself. A list read from the database is not changed after.
+ * judgeCategories of a page's own categories read, judged once however often asked: by the product
+ * read beside it (shownProducts) and by the page itself. A list read from the database is not changed
+ * after. A read judged once (a buy's, the listing's) calls judgeCategories and keeps nothing.
  */
+export function shownCategoryMap<C extends { id: number; parentId: number; isActive?: boolean }>(categories: readonly C[]): ReadonlyMap<number, C> {
+  let shown = shownOf.get(categories) as ReadonlyMap<number, C> | undefined;
+  if (!shown) shownOf.set(categories, (shown = judgeCategories(categories)));
+  return shown;
+}
+
 const shownOf = new WeakMap<readonly object[], ReadonlyMap<number, unknown>>();
 
 /** What a page of the catalogue shows of a category. */
