@@ -269,10 +269,7 @@ async function benchDatabase(kind: string, [smallUrl, largeUrl]: string[], name:
     for (const row of rows) {
       // Taking turns slice by slice, the order reversed each round: neither side always follows the other's writes.
       [row.small, row.large] = await compare(
-        [
-          { url: `http://127.0.0.1:${smallPort}`, pid: small.pid! },
-          { url: `http://127.0.0.1:${largePort}`, pid: large.pid! },
-        ],
+        [[{ url: `http://127.0.0.1:${smallPort}`, pid: small.pid! }], [{ url: `http://127.0.0.1:${largePort}`, pid: large.pid! }]],
         requests.get(row.name)!,
         rounds,
         slice,

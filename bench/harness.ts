@@ -39,6 +39,8 @@ export interface Measure {
   p50: number;
   p99: number;
   non2xx: number;
+  /** Each of the side's processes' own req/s over its slices. */
+  processRps: number[];
   cpuUs: number;
   /** The private MariaDB's CPU time per request in the same load (both sides' statements cost it), when the bench started one. */
   databaseCpuUs?: number;
@@ -133,17 +135,30 @@ export async function startServer(env: Record<string, string>, dir?: string): Pr
   return { proc, ms: performance.now() - started };
 }
 
-/** One side of a measurement: where the load goes, and the process whose CPU time it costs. */
-export interface Side {
+/** A process serving a side: where the load goes, and whose CPU time it costs. */
+export interface Served {
   url: string;
   pid: number;
 }
 
 /**
- * Runs the load generator (bench/load.ts) on `sides`: a warm-up second each, then `slices` rounds
- * of `sliceSeconds` on each side in turn, with the CPU time each side's process (and the private
- * MariaDB, slice by slice) spent per request: what a CPU-bound ratio comes from, and a figure the
- * machine's noise moves less than req/s.
+ * One side of a measurement: the processes that serve it, which take its slices in turn. The same
+ * code moves by up to a tenth from one process to the next (docs/performance.md), so a side's
+ * figures over two processes are less the luck of one.
+ */
+export type Side = Served[];
+
+/**
+ * BENCH_PROCESSES (2): how many processes serve each side of the main comparison (bench/run.ts);
+ * at 1, one each, as before 2026-11-30.
+ */
+export const processes = Number(process.env.BENCH_PROCESSES ?? 2);
+
+/**
+ * Runs the load generator (bench/load.ts) on `sides`: a warm-up second on each process, then
+ * `slices` rounds of `sliceSeconds` on each side in turn, with the CPU time each side's processes
+ * (and the private MariaDB, slice by slice) spent per request: what a CPU-bound ratio comes from,
+ * and a figure the machine's noise moves less than req/s.
  */
 export async function compare<T extends Side[]>(
   sides: [...T],
@@ -152,29 +167,30 @@ export async function compare<T extends Side[]>(
   sliceSeconds: number,
 ): Promise<{ [K in keyof T]: Measure }> {
   const proc = spawnNode(LOAD_CORE, ['bench/load.ts'], {});
-  const job: LoadJob = { targets: sides.map((s) => s.url), requests, connections, warm: 1, slices, seconds: sliceSeconds };
+  const job: LoadJob = { targets: sides.map((s) => s.map((p) => p.url)), requests, connections, warm: 1, slices, seconds: sliceSeconds };
   proc.stdin!.end(JSON.stringify(job));
   const database = databasePid;
   const spent = sides.map(() => ({ cpu: 0, database: 0 }));
-  let running = -1;
-  let cpu = sides.map((s) => cpuTime(s.pid));
+  // The slice running: its side, and its process with that process's CPU time as it started.
+  let running: { side: number; pid: number; cpu: number } | undefined;
   let databaseCpu = database ? cpuTime(database) : 0;
-  // At each boundary, what each process spent since the last one goes to the slice that just ended.
-  const boundary = (starting: number) => {
-    const nowCpu = sides.map((s) => cpuTime(s.pid));
+  // At each boundary, what the process spent since the last one goes to the slice that just ended.
+  const boundary = (side: number, served: number) => {
     const nowDatabase = database ? cpuTime(database) : 0;
-    if (running >= 0) {
-      spent[running]!.cpu += nowCpu[running]! - cpu[running]!;
-      spent[running]!.database += nowDatabase - databaseCpu;
+    if (running) {
+      spent[running.side]!.cpu += cpuTime(running.pid) - running.cpu;
+      spent[running.side]!.database += nowDatabase - databaseCpu;
     }
-    [cpu, databaseCpu, running] = [nowCpu, nowDatabase, starting];
+    const pid = side >= 0 ? sides[side]![served]!.pid : undefined;
+    running = pid === undefined ? undefined : { side, pid, cpu: cpuTime(pid) };
+    databaseCpu = nowDatabase;
   };
   let results: Omit<Measure, 'cpuUs'>[] | undefined;
   for await (const line of createInterface({ input: proc.stdout! })) {
-    const message = JSON.parse(line) as { slice: number } | { results: Omit<Measure, 'cpuUs'>[] };
-    if ('slice' in message) boundary(message.slice);
+    const message = JSON.parse(line) as { slice: number; process: number } | { results: Omit<Measure, 'cpuUs'>[] };
+    if ('slice' in message) boundary(message.slice, message.process);
     else {
-      boundary(-1);
+      boundary(-1, 0);
       results = message.results;
     }
   }
@@ -188,7 +204,7 @@ export async function compare<T extends Side[]>(
 
 /** A warm-up second, then `seconds` of load on one process (see compare). */
 export async function measure(url: string, requests: BenchRequest[], pid: number): Promise<Measure> {
-  return (await compare([{ url, pid }], requests, 1, seconds))[0]!;
+  return (await compare([[{ url, pid }]], requests, 1, seconds))[0]!;
 }
 
 /**

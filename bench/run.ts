@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -10,10 +11,12 @@ import {
   compare,
   connections,
   databases,
+  type Measure,
   measure,
   memory,
   onDatabases,
   pinned,
+  processes,
   rounds,
   slice,
   serverConfig,
@@ -21,6 +24,7 @@ import {
   startScript,
   startServer,
   stop,
+  type Served,
 } from './harness.ts';
 import { runDataSize } from './datasize.ts';
 import { runExport } from './export.ts';
@@ -34,6 +38,23 @@ import { loadNotes, loadScenarios } from './scenarios.ts';
  * (CONFIG, see docs/performance.md) it shows the floor the server returns to.
  */
 const REST_SECONDS = 45;
+
+/** The processes serving each side (bench/harness.ts, Side): no more than there are slices for them. */
+const perSide = Math.max(1, Math.min(processes, rounds));
+
+/** `count` processes, each started by `start` on a free port of its own: a side's processes (bench/harness.ts, Side). */
+async function startSide(count: number, start: (port: string) => Promise<{ proc: ChildProcess }>): Promise<(Served & { proc: ChildProcess })[]> {
+  const side: (Served & { proc: ChildProcess })[] = [];
+  for (let i = 0; i < count; i++) {
+    const port = String(await freePort());
+    const { proc } = await start(port);
+    side.push({ url: `http://127.0.0.1:${port}`, pid: proc.pid!, proc });
+  }
+  return side;
+}
+
+/** A side's processes' own rates, for the log: "2410 / 2120". */
+const rates = (m: Measure) => m.processRps.map((r) => r.toFixed(0)).join(' / ');
 
 /** The answer to a scenario's first request, to check the baseline gives the same. */
 async function sample(url: string, request: BenchRequest): Promise<unknown> {
@@ -89,12 +110,15 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
 
   // The baseline runs beside the server, on a port of its own, so each scenario is measured on
   // both taking turns, slice after slice: a slow spell of the machine then weighs on both sides
-  // alike instead of on one.
-  const basePort = String(await freePort());
-  const baseUrl = `http://127.0.0.1:${basePort}`;
-  const baseline = await startBaseline({ ...env, PORT: basePort });
-  const otherPort = against ? String(await freePort()) : '';
-  const other = against ? (await startServer({ ...env, PORT: otherPort }, against)).proc : undefined;
+  // alike instead of on one. Each side is served by `perSide` processes, which take its slices in
+  // turn; the server's first is the one just started.
+  const serverSide = [
+    { url: base, pid: server.proc.pid!, proc: server.proc },
+    ...(await startSide(perSide - 1, (port) => startServer({ ...env, PORT: port }))),
+  ];
+  const baselineSide = await startSide(perSide, async (port) => ({ proc: await startBaseline({ ...env, PORT: port }) }));
+  const otherSide = against ? await startSide(perSide, (port) => startServer({ ...env, PORT: port }, against)) : [];
+  const baseUrl = baselineSide[0]!.url;
   const rows: string[] = [];
   let serverMemory: ReturnType<typeof memory>;
   let serverAtRest: number;
@@ -109,24 +133,16 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
       differences.set(s.name, difference);
     }
     for (const s of scenarios) {
-      const [o, b, a] = await compare(
-        [
-          { url: base, pid: server.proc.pid! },
-          { url: baseUrl, pid: baseline.pid! },
-          ...(other ? [{ url: `http://127.0.0.1:${otherPort}`, pid: other.pid! }] : []),
-        ],
-        requests.get(s.name)!,
-        rounds,
-        slice,
-      );
+      const [o, b, a] = await compare([serverSide, baselineSide, ...(against ? [otherSide] : [])], requests.get(s.name)!, rounds, slice);
       const same = !s.readOnly ? 'n/a (writes)' : differences.get(s.name) ? 'NO' : 'yes';
       const row =
         `| ${s.name} | ${o.rps.toFixed(0)} | ${o.p50} | ${o.p99} | ${b.rps.toFixed(0)} | ${b.p50} | ${b.p99} | ` +
         `**${(o.rps / b.rps).toFixed(2)}** | ${same} | ${o.non2xx}/${b.non2xx} |`;
       console.log(row);
       console.log(
-        `  after ${s.name}: RSS server ${memory(server.proc.pid!).now} MiB, baseline ${memory(baseline.pid!).now} MiB;` +
+        `  after ${s.name}: RSS server ${memory(server.proc.pid!).now} MiB, baseline ${memory(baselineSide[0]!.pid).now} MiB;` +
           ` CPU per request server ${o.cpuUs.toFixed(0)} µs, baseline ${b.cpuUs.toFixed(0)} µs` +
+          (perSide > 1 ? `; req/s by process: server ${rates(o)}, baseline ${rates(b)}` : '') +
           (o.databaseCpuUs === undefined ? '' : `; MariaDB's for them ${o.databaseCpuUs.toFixed(0)} µs, ${b.databaseCpuUs!.toFixed(0)} µs`),
       );
       if (a) {
@@ -138,18 +154,16 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
       rows.push(row);
     }
     serverMemory = memory(server.proc.pid!);
-    baselineMemory = memory(baseline.pid!);
+    baselineMemory = memory(baselineSide[0]!.pid);
     await new Promise((r) => setTimeout(r, REST_SECONDS * 1000));
     serverAtRest = memory(server.proc.pid!).now;
   } finally {
-    if (other) await stop(other);
-    await stop(baseline);
-    await stop(server.proc);
+    for (const { proc } of [...otherSide, ...baselineSide, ...serverSide]) await stop(proc);
   }
   // Notes last, on a fresh start: their writes come after every comparison.
   const notes: string[] = [];
   server = await startServer(env);
-  const noteBaseline = await startBaseline({ ...env, PORT: basePort });
+  const noteBaseline = await startBaseline({ ...env, PORT: new URL(baseUrl).port });
   try {
     for (const note of await loadNotes()) {
       notes.push(
@@ -171,7 +185,7 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
     rows,
     facts: [
       ...notes,
-      `Server process RSS after the whole run: **${serverMemory.now} MiB** (its peak: ${serverMemory.peak} MiB); at rest ${REST_SECONDS} s later: ` +
+      `Server process RSS${perSide > 1 ? " (the first of its processes, as the baseline's)" : ''} after the whole run: **${serverMemory.now} MiB** (its peak: ${serverMemory.peak} MiB); at rest ${REST_SECONDS} s later: ` +
         `**${serverAtRest} MiB**; the baseline's: ${baselineMemory.now} MiB (peak ${baselineMemory.peak} MiB).`,
       `\`npm start\`'s command (\`${startScript}\`) to a healthy /health on the seeded database: **${starts[1]!.toFixed(0)} ms** (median of 3; ` +
         `${starts.map((s) => s.toFixed(0)).join(', ')}).`,
@@ -215,7 +229,7 @@ The server as shipped (default config, every feature on) ${
 };
 and beside it the bare Fastify + driver baseline (bench/baseline.ts), pinned the same way, on the same database, doing the same database work by hand.
 Each scenario runs on the server and the baseline taking turns, ${rounds} slices of ${slice} s a side (the order reversed each round) after 1 s of warm-up each;
-a side's figures are over all its slices. ${connections} connections. Latencies in ms. "ratio" = server req/s ÷ baseline req/s.
+${perSide > 1 ? `each side is served by ${perSide} processes of its own, which take its slices in turn; ` : ''}a side's figures are over all its slices. ${connections} connections. Latencies in ms. "ratio" = server req/s ÷ baseline req/s.
 "same answer": the baseline's JSON for the first request equals the server's. "non-2xx" = server / baseline.
 ${reports
   .map(
