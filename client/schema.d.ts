@@ -2282,8 +2282,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Tax collected per country over a period
-         * @description `format=csv` answers `text/csv` (country, currency, payments, tax): the figures an EU OSS return declares per member state.
+         * Tax collected per country (or per state or province) over a period
+         * @description `format=csv` answers `text/csv` (country, currency, payments, tax): the figures an EU OSS return declares per member state. `by=region` splits each country by the state or province its rate was charged for (a `region` field, and a region column in the CSV), as a US state's sales tax or a Canadian province's tax is declared; tax charged at the country's rate, or computed by Stripe, has region ''.
          *
          *     Scope: `admin`.
          */
@@ -21514,6 +21514,8 @@ export interface operations {
                 /** @description last day (UTC), YYYY-MM-DD, included */
                 to: string;
                 format?: "json" | "csv";
+                /** @description region: each country's lines split by the state or province charged (US, Canada); country (the default): one line a country and currency */
+                by?: "country" | "region";
             };
             header?: never;
             path?: never;
@@ -21533,6 +21535,11 @@ export interface operations {
                          * @example DE
                          */
                         country: string;
+                        /**
+                         * @description with by=region: the state or province (ISO 3166-2 suffix); '' for tax of the whole country
+                         * @example CA
+                         */
+                        region?: string;
                         /** @example EUR */
                         currency: string;
                         /** @example 12 */

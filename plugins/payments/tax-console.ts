@@ -1,6 +1,6 @@
 /**
- * The console's tax page (Payments → Tax): the tax collected per country over a period with its
- * OSS CSV download, and the owner's rate table (set and deleted with the admin API's checks,
+ * The console's tax page (Payments → Tax): the tax collected per country over a period, split by
+ * state or province where a state's rate was charged, with its OSS CSV download (and one by state), and the owner's rate table (set and deleted with the admin API's checks,
  * audited under the staff member).
  */
 import type { Static } from '@sinclair/typebox';
@@ -31,12 +31,14 @@ async function taxPage(
   let report: Awaited<ReturnType<typeof taxRows>> = [];
   let periodError: string | undefined;
   try {
-    report = await taxRows(db, period.from, period.to);
+    report = await taxRows(db, period.from, period.to, true);
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     periodError = err.message;
   }
   const query = new URLSearchParams(period).toString();
+  // A state's column only for an owner who charges a state's rate: an EU owner's report stays as the OSS return reads.
+  const byRegion = report.some((r) => r.region);
   return {
     title: 'Tax',
     status: add || periodError ? 422 : 200,
@@ -67,13 +69,24 @@ async function taxPage(
         empty: 'No tax recorded in this period.',
         columns: [
           { key: 'country', label: 'Country' },
+          ...(byRegion ? [{ key: 'region', label: 'State or province' }] : []),
           { key: 'currency', label: 'Currency' },
           { key: 'payments', label: 'Payments', numeric: true },
           { key: 'tax', label: 'Tax', numeric: true },
         ],
-        rows: report.map((r) => ({ country: r.country || 'unknown', currency: r.currency, payments: r.payments, tax: r.tax })),
+        rows: report.map((r) => ({ country: r.country || 'unknown', region: r.region || '—', currency: r.currency, payments: r.payments, tax: r.tax })),
       },
-      ...(periodError ? [] : [{ kind: 'links' as const, items: [{ label: 'Download the OSS CSV', href: `${pages.base}/tax.csv?${query}` }] }]),
+      ...(periodError
+        ? []
+        : [
+            {
+              kind: 'links' as const,
+              items: [
+                { label: 'Download the OSS CSV', href: `${pages.base}/tax.csv?${query}` },
+                ...(byRegion ? [{ label: 'Download the CSV by state or province', href: `${pages.base}/tax.csv?${query}&by=region` }] : []),
+              ],
+            },
+          ]),
       {
         kind: 'table',
         caption: 'Tax rates (gateways other than Stripe)',
@@ -119,7 +132,10 @@ export function taxPages(pages: ConsolePages, db: Database, rates: TaxRates, set
 
   pages.get('/tax.csv', async ({ query }) => {
     const { from, to } = periodOf(query);
-    return { download: { filename: csvName(from, to), type: 'text/csv; charset=utf-8', body: taxCsv(await taxRows(db, from, to)) } };
+    const byRegion = query.by === 'region';
+    return {
+      download: { filename: csvName(from, to, byRegion), type: 'text/csv; charset=utf-8', body: taxCsv(await taxRows(db, from, to, byRegion), byRegion) },
+    };
   });
 
   pages.post(

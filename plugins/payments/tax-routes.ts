@@ -1,6 +1,7 @@
 /**
  * Tax's admin API: the owner's rate table (for gateways that compute no tax), and the tax report:
- * tax recorded per country over a period, as JSON or as the CSV an EU OSS return is filled from.
+ * tax recorded per country (or per state or province) over a period, as JSON or as the CSV an EU
+ * OSS return or a state's sales tax return is filled from.
  */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
@@ -18,10 +19,16 @@ const TaxQuery = Type.Object({
   from: Type.String({ pattern: DAY, description: 'first day (UTC), YYYY-MM-DD' }),
   to: Type.String({ pattern: DAY, description: 'last day (UTC), YYYY-MM-DD, included' }),
   format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')])),
+  by: Type.Optional(
+    Type.Union([Type.Literal('country'), Type.Literal('region')], {
+      description: "region: each country's lines split by the state or province charged (US, Canada); country (the default): one line a country and currency",
+    }),
+  ),
 });
 
 const TaxLineRow = Type.Object({
   country: S.str('ISO 3166-1 alpha-2 of the billing address; empty when the gateway gave none', 'DE'),
+  region: Type.Optional(S.str("with by=region: the state or province (ISO 3166-2 suffix); '' for tax of the whole country", 'CA')),
   currency: S.str(undefined, 'EUR'),
   payments: S.str(undefined, '12'),
   tax: S.moneyStr(),
@@ -56,22 +63,32 @@ const showRate = (r: TaxRate, tz: string) => ({
   updateDate: displayTimestamp(r.updateDate, tz),
 });
 
-/** The report's lines from day `from` to day `to` (UTC, both included); VALIDATION_ERROR for days that are not, or out of order. */
-export async function taxRows(db: Database, from: string, to: string): Promise<Static<typeof TaxLineRow>[]> {
+/** The report's lines from day `from` to day `to` (UTC, both included), split by state or province with `byRegion`; VALIDATION_ERROR for days that are not, or out of order. */
+export async function taxRows(db: Database, from: string, to: string, byRegion = false): Promise<Static<typeof TaxLineRow>[]> {
   const day = new RegExp(DAY);
   if (!day.test(from) || !day.test(to) || Number.isNaN(Date.parse(`${from}T00:00:00Z`)) || Number.isNaN(Date.parse(`${to}T00:00:00Z`))) {
     throw new DomainError('VALIDATION_ERROR', 'from and to must be days of the calendar.');
   }
   if (to < from) throw new DomainError('VALIDATION_ERROR', 'to must not be before from.');
-  const lines = await taxReport(db, `${from} 00:00:00`, dayAfter(to));
-  return lines.map((l) => ({ country: l.country, currency: l.currency, payments: String(l.payments), tax: formatMoney(l.tax) }));
+  const lines = await taxReport(db, `${from} 00:00:00`, dayAfter(to), byRegion);
+  return lines.map((l) => ({
+    country: l.country,
+    ...(byRegion ? { region: l.region } : {}),
+    currency: l.currency,
+    payments: String(l.payments),
+    tax: formatMoney(l.tax),
+  }));
 }
 
-/** The report as the CSV an OSS return is filled from. */
-export const taxCsv = (rows: Static<typeof TaxLineRow>[]): string =>
-  `${['country,currency,payments,tax', ...rows.map((r) => `${r.country},${r.currency},${r.payments},${r.tax}`)].join('\n')}\n`;
+/** The report as the CSV an OSS return is filled from; with `byRegion`, a region column after the country. */
+export function taxCsv(rows: Static<typeof TaxLineRow>[], byRegion = false): string {
+  const head = byRegion ? 'country,region,currency,payments,tax' : 'country,currency,payments,tax';
+  const line = (r: Static<typeof TaxLineRow>) => [r.country, ...(byRegion ? [r.region ?? ''] : []), r.currency, r.payments, r.tax].join(',');
+  return `${[head, ...rows.map(line)].join('\n')}\n`;
+}
 
-export const csvName = (from: string, to: string) => `tax-${from}-${to}.csv`;
+/** The CSV's file name: the period, and `-by-region` when split so. */
+export const csvName = (from: string, to: string, byRegion = false) => `tax-${from}-${to}${byRegion ? '-by-region' : ''}.csv`;
 
 export function taxRoutes(fastify: FastifyInstance, db: Database, rates: TaxRates, settings: SettingsService): void {
   const app = fastify.withTypeProvider<S.TypeBoxProvider>();
@@ -124,8 +141,11 @@ export function taxRoutes(fastify: FastifyInstance, db: Database, rates: TaxRate
     {
       schema: {
         tags: ['payments'],
-        summary: 'Tax collected per country over a period',
-        description: '`format=csv` answers `text/csv` (country, currency, payments, tax): the figures an EU OSS return declares per member state.',
+        summary: 'Tax collected per country (or per state or province) over a period',
+        description:
+          '`format=csv` answers `text/csv` (country, currency, payments, tax): the figures an EU OSS return declares per member state. ' +
+          '`by=region` splits each country by the state or province its rate was charged for (a `region` field, and a region column in the CSV), ' +
+          "as a US state's sales tax or a Canadian province's tax is declared; tax charged at the country's rate, or computed by Stripe, has region ''.",
         querystring: TaxQuery,
         response: {
           200: Type.Union([
@@ -137,11 +157,12 @@ export function taxRoutes(fastify: FastifyInstance, db: Database, rates: TaxRate
       },
     },
     async (request, reply) => {
-      const { from, to, format } = request.query;
-      const rows = await taxRows(db, from, to);
+      const { from, to, format, by } = request.query;
+      const byRegion = by === 'region';
+      const rows = await taxRows(db, from, to, byRegion);
       if (format !== 'csv') return rows;
-      reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${csvName(from, to)}"`);
-      return taxCsv(rows);
+      reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${csvName(from, to, byRegion)}"`);
+      return taxCsv(rows, byRegion);
     },
   );
 }

@@ -9,7 +9,7 @@ import { Type } from '@sinclair/typebox';
 import type { SettingValues, SiteSetting } from '../../core/config.ts';
 import type { Database } from '../../core/db.ts';
 import { now } from '../../core/format.ts';
-import { fields, sql, sum } from '../../core/sql.ts';
+import { fields, sql, sum, typed } from '../../core/sql.ts';
 import type { OrderTax, TaxFacts } from './contract.ts';
 import { PaymentsPayment, PaymentsTax } from './entities.ts';
 
@@ -75,16 +75,24 @@ export async function orderTax(db: Database, orderId: number, sellerTaxNumber: s
 
 export interface TaxLine {
   country: string;
+  /** The state or province (ISO 3166-2 suffix) when split by region; '' for tax of the whole country. */
+  region: string;
   currency: string;
   payments: number;
   /** Cents of tax. */
   tax: number;
 }
 
-/** The tax recorded from `from` to `to` (stored UTC timestamps), by country and currency: what an OSS return declares. */
-export async function taxReport(db: Database, from: string, to: string): Promise<TaxLine[]> {
-  const rows = await db.query(sql`select ${fields({ country: X.country, currency: X.currency, payments: sum(sql`1`), tax: sum(X.amount) })}
+/**
+ * The tax recorded from `from` to `to` (stored UTC timestamps), by country and currency: what an
+ * OSS return declares. `byRegion` splits each country's by the state or province its rate was
+ * charged for, as US sales tax and Canadian provincial tax are filed.
+ */
+export async function taxReport(db: Database, from: string, to: string, byRegion = false): Promise<TaxLine[]> {
+  const region = byRegion ? X.region : typed<string>(sql`''`);
+  const place = byRegion ? sql`${X.country}, ${X.region}` : X.country;
+  const rows = await db.query(sql`select ${fields({ country: X.country, region, currency: X.currency, payments: sum(sql`1`), tax: sum(X.amount) })}
     from ${PaymentsTax} where ${X.creationDate} >= ${from} and ${X.creationDate} < ${to}
-    group by ${X.country}, ${X.currency} order by ${X.country}, ${X.currency}`);
-  return rows.map((r) => ({ country: r.country, currency: r.currency, payments: Number(r.payments ?? 0), tax: Number(r.tax ?? 0) }));
+    group by ${place}, ${X.currency} order by ${place}, ${X.currency}`);
+  return rows.map((r) => ({ country: r.country, region: r.region, currency: r.currency, payments: Number(r.payments ?? 0), tax: Number(r.tax ?? 0) }));
 }

@@ -1,12 +1,15 @@
 /**
  * Payments → Tax in a real browser: the tax collected per country over a period and its OSS CSV,
+ * split by state where a state's rate was charged (with a CSV by state),
  * and the rate table set and deleted through its form (a bad rate is refused beside its field),
  * audited under the staff member; the page passes axe.
  */
 import t from 'tap';
+import { now } from '../../../core/format.ts';
 import { axeViolations } from '../../../test/browser.ts';
 import { STRIPE_ENV, mockStripeSession, sessionCompleted, stripeWebhook } from '../../../test/gateways.ts';
 import { call } from '../../../test/helper.ts';
+import { PaymentsTax } from '../../payments/entities.ts';
 import { hasChromium, notice, register, signIn, skipReason, staffBrowser } from './browser.ts';
 
 const URLS = { returnURL: 'https://play.example.com/', cancelURL: 'https://play.example.com/' };
@@ -46,6 +49,24 @@ t.test('staff read the tax report, download its CSV and keep the rate table', { 
   );
   t.equal(csv.headers()['content-disposition'], `attachment; filename="tax-${day}-${day}.csv"`);
   t.equal(await csv.text(), 'country,currency,payments,tax\nDE,EUR,1,1.90\n');
+  t.equal(await page.getByRole('link', { name: 'Download the CSV by state or province' }).count(), 0, 'no state charged: no state column, no CSV by state');
+
+  // A state's tax, as a checkout at a gateway charging the rate table records it (plugins/payments/test/tax-rates.test.ts).
+  const taxed = { paymentId: 'p'.repeat(32), country: 'US', region: 'CA', amount: 73, currency: 'EUR', inclusive: false, ipCountry: 'US', rate: 7250 };
+  await PaymentsTax.insert(app.db, { ...taxed, creationDate: now() });
+  await page.goto(`${base}/console/payments/tax?from=${day}&to=${day}`);
+  const byState = await page.getByRole('table', { name: `Tax collected from ${day} to ${day}` }).textContent();
+  t.match(byState, /Country\s*State or province\s*Currency/);
+  t.match(byState, /DE\s*—\s*EUR\s*1\s*1\.90\s*US\s*CA\s*EUR\s*1\s*0\.73/, "each state on a line of its own, the country's rate on one with none");
+  t.same(await axeViolations(page), [], 'the report by state passes axe');
+  const byRegion = await page.request.get(
+    await page
+      .getByRole('link', { name: 'Download the CSV by state or province' })
+      .getAttribute('href')
+      .then((h) => `${base}${h}`),
+  );
+  t.equal(byRegion.headers()['content-disposition'], `attachment; filename="tax-${day}-${day}-by-region.csv"`);
+  t.equal(await byRegion.text(), 'country,region,currency,payments,tax\nDE,,EUR,1,1.90\nUS,CA,EUR,1,0.73\n');
 
   await page.locator('#tax-rate-country').fill('DE');
   await page.locator('#tax-rate-rate').fill('75');

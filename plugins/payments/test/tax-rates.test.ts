@@ -157,6 +157,50 @@ t.test("a state's rate before its country's, rounded half up on the cent; a coun
   t.strictSame(await taxRow(app, taro.paymentID), [{ country: 'JP', amount: 0, currency: 'EUR', inclusive: false, region: '', ipCountry: 'JP', rate: 0 }]);
 });
 
+t.test("the report by state: each state's tax on a line of its own, the country's rate on one with no region", async (t) => {
+  const app = await build(t);
+  await taxOn(app, 'exclusive');
+  await setRate(app, { country: 'US', rate: '5' });
+  await setRate(app, { country: 'US', region: 'CA', rate: '7.25' });
+  await setRate(app, { country: 'US', region: 'NY', rate: '4' });
+  await setRate(app, { country: 'DE', rate: '19' });
+  for (const [name, country, region] of [
+    ['cali', 'US', 'CA'],
+    ['cala', 'US', 'ca'],
+    ['newy', 'US', 'NY'],
+    ['texa', 'US', 'TX'],
+    ['hans', 'DE', ''],
+  ] as const) {
+    await newUser(app, name);
+    const topUp = await paypalTopUp(app, name, { billingCountry: country, ...(region ? { billingRegion: region } : {}) }, country);
+    t.equal((await capture(app, name, topUp.paymentID, topUp.amount.value)).json().data.result, 'completed', `${name} paid`);
+  }
+  const day = new Date().toISOString().slice(0, 10);
+  const report = `/api/admin/payments/tax?from=${day}&to=${day}`;
+  t.strictSame(await read(app, `${report}&by=region`), [
+    { country: 'DE', region: '', currency: 'EUR', payments: '1', tax: '1.90' },
+    { country: 'US', region: '', currency: 'EUR', payments: '1', tax: '0.50' },
+    { country: 'US', region: 'CA', currency: 'EUR', payments: '2', tax: '1.46' },
+    { country: 'US', region: 'NY', currency: 'EUR', payments: '1', tax: '0.40' },
+  ]);
+  t.strictSame(
+    await read(app, report),
+    [
+      { country: 'DE', currency: 'EUR', payments: '1', tax: '1.90' },
+      { country: 'US', currency: 'EUR', payments: '4', tax: '2.36' },
+    ],
+    'by country, the default: one line a country, as before',
+  );
+  t.strictSame(await read(app, `${report}&by=country`), await read(app, report));
+  const csv = await call(app, `${report}&format=csv&by=region`);
+  t.equal(csv.headers['content-disposition'], `attachment; filename="tax-${day}-${day}-by-region.csv"`);
+  t.equal(csv.body, 'country,region,currency,payments,tax\nDE,,EUR,1,1.90\nUS,,EUR,1,0.50\nUS,CA,EUR,2,1.46\nUS,NY,EUR,1,0.40\n');
+  t.equal((await call(app, `${report}&format=csv`)).body, 'country,currency,payments,tax\nDE,EUR,1,1.90\nUS,EUR,4,2.36\n', 'the OSS CSV as before');
+  const bad = await call(app, `${report}&by=state`);
+  t.equal(bad.statusCode, 400);
+  t.equal(bad.json().error, 'VALIDATION_ERROR');
+});
+
 t.test('while tax is on, a checkout without a known country is refused and stores nothing', async (t) => {
   const app = await build(t);
   await taxOn(app, 'exclusive');
