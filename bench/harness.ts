@@ -143,8 +143,8 @@ export interface Served {
 
 /**
  * One side of a measurement: the processes that serve it, which take its slices in turn. The same
- * code moves by up to a tenth from one process to the next (docs/performance.md), so a side's
- * figures over two processes are less the luck of one.
+ * code serves faster in one process than in the next, at times by a quarter (docs/performance.md),
+ * so a side's figures over two processes are less the luck of one.
  */
 export type Side = Served[];
 
