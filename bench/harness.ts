@@ -143,7 +143,7 @@ export interface Served {
 
 /**
  * One side of a measurement: the processes that serve it, which take its slices in turn. The same
- * code serves faster in one process than in the next, at times by a quarter (docs/performance.md),
+ * code serves faster in one process than in the next, at times by a third (docs/performance.md),
  * so a side's figures over two processes are less the luck of one.
  */
 export type Side = Served[];

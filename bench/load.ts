@@ -61,11 +61,11 @@ for (let round = 0; round < job.slices; round++) {
   for (const t of order) await slice(t, round % job.targets[t]!.length, job.seconds, tallies[t]);
 }
 const at = (sorted: number[], q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
+const rps = ({ requests, ms }: { requests: number; ms: number }) => (requests * 1000) / ms;
 console.log(
   JSON.stringify({
     results: tallies.map((t) => {
       const sorted = t.latencies.sort((a, b) => a - b);
-      const rps = ({ requests, ms }: { requests: number; ms: number }) => (requests * 1000) / ms;
       return { rps: rps(t), requests: t.requests, p50: at(sorted, 0.5), p99: at(sorted, 0.99), non2xx: t.non2xx, processRps: t.byProcess.map(rps) };
     }),
   }),
