@@ -1,7 +1,8 @@
 /**
  * The console's tax page (Payments → Tax): the tax collected per country over a period, split by
- * state or province where a state's rate was charged, with its OSS CSV download (and one by state), and the owner's rate table (set and deleted with the admin API's checks,
- * audited under the staff member).
+ * state or province where a state's rate was charged, with its OSS CSV download (and one by state),
+ * and the owner's rate table (set and deleted with the admin API's checks, audited under the staff
+ * member).
  */
 import type { Static } from '@sinclair/typebox';
 import { errorsFor, type ConsolePage, type ConsolePages, type ShownForm } from '../../core/console.ts';

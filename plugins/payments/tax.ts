@@ -85,8 +85,8 @@ export interface TaxLine {
 
 /**
  * The tax recorded from `from` to `to` (stored UTC timestamps), by country and currency: what an
- * OSS return declares. `byRegion` splits each country's by the state or province its rate was
- * charged for, as US sales tax and Canadian provincial tax are filed.
+ * OSS return declares. `byRegion` splits each country's lines by the state or province whose rate
+ * was charged, as US sales tax and Canadian provincial tax are filed.
  */
 export async function taxReport(db: Database, from: string, to: string, byRegion = false): Promise<TaxLine[]> {
   const region = byRegion ? X.region : typed<string>(sql`''`);
