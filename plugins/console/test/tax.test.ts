@@ -41,12 +41,9 @@ t.test('staff read the tax report, download its CSV and keep the rate table', { 
   t.match(await page.getByRole('table', { name: `Tax collected from ${day} to ${day}` }).textContent(), /DE\s*EUR\s*1\s*1\.90/);
   t.same(await axeViolations(page), [], 'the tax page passes axe');
 
-  const csv = await page.request.get(
-    await page
-      .getByRole('link', { name: 'Download the OSS CSV' })
-      .getAttribute('href')
-      .then((h) => `${base}${h}`),
-  );
+  /** The file behind the page's link named `name`. */
+  const download = async (name: string) => page.request.get(`${base}${await page.getByRole('link', { name }).getAttribute('href')}`);
+  const csv = await download('Download the OSS CSV');
   t.equal(csv.headers()['content-disposition'], `attachment; filename="tax-${day}-${day}.csv"`);
   t.equal(await csv.text(), 'country,currency,payments,tax\nDE,EUR,1,1.90\n');
   t.equal(await page.getByRole('link', { name: 'Download the CSV by state or province' }).count(), 0, 'no state charged: no state column, no CSV by state');
@@ -59,12 +56,7 @@ t.test('staff read the tax report, download its CSV and keep the rate table', { 
   t.match(byState, /Country\s*State or province\s*Currency/);
   t.match(byState, /DE\s*—\s*EUR\s*1\s*1\.90\s*US\s*CA\s*EUR\s*1\s*0\.73/, "each state on a line of its own, the country's rate on one with none");
   t.same(await axeViolations(page), [], 'the report by state passes axe');
-  const byRegion = await page.request.get(
-    await page
-      .getByRole('link', { name: 'Download the CSV by state or province' })
-      .getAttribute('href')
-      .then((h) => `${base}${h}`),
-  );
+  const byRegion = await download('Download the CSV by state or province');
   t.equal(byRegion.headers()['content-disposition'], `attachment; filename="tax-${day}-${day}-by-region.csv"`);
   t.equal(await byRegion.text(), 'country,region,currency,payments,tax\nDE,,EUR,1,1.90\nUS,CA,EUR,1,0.73\n');
 
