@@ -54,7 +54,7 @@ async function slice(target: number, proc: number, seconds: number, tally?: (typ
   tally.non2xx += result.non2xx + result.errors + result.timeouts;
 }
 
-for (let t = 0; t < job.targets.length; t++) for (let k = 0; k < job.targets[t]!.length; k++) if (job.warm > 0) await slice(t, k, job.warm);
+if (job.warm > 0) for (const [t, urls] of job.targets.entries()) for (const k of urls.keys()) await slice(t, k, job.warm);
 for (let round = 0; round < job.slices; round++) {
   const order = job.targets.map((_, t) => t);
   if (round % 2) order.reverse();

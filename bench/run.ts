@@ -42,9 +42,12 @@ const REST_SECONDS = 45;
 /** The processes serving each side (bench/harness.ts, Side): no more than there are slices for them. */
 const perSide = Math.max(1, Math.min(processes, rounds));
 
+/** A process serving a side, with its handle to stop it by. */
+type Started = Served & { proc: ChildProcess };
+
 /** `count` processes, each started by `start` on a free port of its own: a side's processes (bench/harness.ts, Side). */
-async function startSide(count: number, start: (port: string) => Promise<{ proc: ChildProcess }>): Promise<(Served & { proc: ChildProcess })[]> {
-  const side: (Served & { proc: ChildProcess })[] = [];
+async function startSide(count: number, start: (port: string) => Promise<{ proc: ChildProcess }>): Promise<Started[]> {
+  const side: Started[] = [];
   for (let i = 0; i < count; i++) {
     const port = String(await freePort());
     const { proc } = await start(port);
@@ -112,7 +115,7 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   // both taking turns, slice after slice: a slow spell of the machine then weighs on both sides
   // alike instead of on one. Each side is served by `perSide` processes, which take its slices in
   // turn; the server's first is the one just started.
-  const serverSide = [
+  const serverSide: Started[] = [
     { url: base, pid: server.proc.pid!, proc: server.proc },
     ...(await startSide(perSide - 1, (port) => startServer({ ...env, PORT: port }))),
   ];
