@@ -103,35 +103,42 @@ export class DeliveryProtocol {
   // ---- the plugin: poll the queue, then validate what it runs
 
   async pluginQueue(token: string): Promise<PluginQueueRow[]> {
-    // The poll is what game servers send most: its server comes from memory (#pollServer), so a
+    // The poll is what game servers send most: its server comes from memory (#heldServer), so a
     // poll is one statement, on the covering index (SERVER_QUEUE_INDEX); MariaDB under load traded it
     // for the status index about every other poll, which is taken out of its choice. (Read in the
     // same statement, a join of the two tables cost MariaDB more than two statements: docs/performance.md.)
     // This mode cannot say who is online, so rows that need it are left to claimers that can.
     // Rows as arrays: a poll may list hundreds, and they are cheaper to make and read than objects.
-    const serverId = await this.#seen(await this.#pollServer(token));
+    const serverId = this.#heldServer(token) ?? (await this.#seen(await this.#readPollServer(token)));
     const rows = await this.#db.queryArrays(sql`select ${Q.id}, ${Q.tries}, ${Q.updatedDate}
       from ${DeliveryQueue}${this.#pollHint}
       where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} order by ${Q.id} limit ${countParam(PLUGIN_QUEUE_LIMIT)}`);
     const { timezone } = this.#settings.get();
-    const out: PluginQueueRow[] = [];
-    for (const [id, tries, updatedDate] of rows) {
-      out.push({
-        id: String(id),
-        status: Number(tries) > 0 ? 'error' : 'sending',
-        retry: String(tries),
-        updatedAt: displayTimestamp(String(updatedDate), timezone),
-      });
+    const out = new Array<PluginQueueRow>(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!;
+      const tries = Number(row[1]);
+      out[i] = { id: String(row[0]), status: tries > 0 ? 'error' : 'sending', retry: String(tries), updatedAt: displayTimestamp(String(row[2]), timezone) };
     }
     return out;
   }
 
-  /** The active server of a token for the poll: from memory for POLL_SERVER_MS after a read, else read (undefined: none). */
-  async #pollServer(token: string): Promise<number | undefined> {
-    const at = Date.now();
+  /**
+   * The poll's server from memory: read within POLL_SERVER_MS and seen within SEEN_RESOLUTION_MS,
+   * so the poll awaits nothing before its statement; else undefined, and the poll reads it.
+   */
+  #heldServer(token: string): number | undefined {
     const known = this.#pollServers.get(token);
-    if (known && at - known.at < POLL_SERVER_MS) return known.id;
+    if (known === undefined) return undefined;
+    const at = Date.now();
+    if (at - known.at >= POLL_SERVER_MS || at - (this.#seenWritten.get(known.id) ?? 0) >= SEEN_RESOLUTION_MS) return undefined;
+    return known.id;
+  }
+
+  /** The active server of a token for the poll, read and then held (undefined: none). */
+  async #readPollServer(token: string): Promise<number | undefined> {
     this.#pollServers.delete(token);
+    const at = Date.now();
     const changes = this.#serverChanges;
     const id = await this.#server(hashToken(token));
     if (id !== undefined && changes === this.#serverChanges) this.#pollServers.set(token, { id, at });
