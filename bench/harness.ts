@@ -144,15 +144,15 @@ export interface Served {
 /**
  * One side of a measurement: the processes that serve it, which take its slices in turn. The same
  * code serves faster in one process than in the next, at times by a third (docs/performance.md),
- * so a side's figures over several processes are less the luck of one.
+ * so a side's figures over two processes are less the luck of one.
  */
 export type Side = Served[];
 
 /**
- * BENCH_PROCESSES (4): how many processes serve each side of the main comparison (bench/run.ts);
- * 2 from 2026-11-30 to 12-01; at 1, one each, as before.
+ * BENCH_PROCESSES (2): how many processes serve each side of the main comparison (bench/run.ts);
+ * at 1, one each, as before 2026-11-30.
  */
-export const processes = Number(process.env.BENCH_PROCESSES ?? 4);
+export const processes = Number(process.env.BENCH_PROCESSES ?? 2);
 
 /**
  * Runs the load generator (bench/load.ts) on `sides`: a warm-up second on each process, then
