@@ -1,4 +1,4 @@
-/** Preloaded (`--import`) into the exporting process: prints its peak resident memory as it exits, for bench/export.ts. */
+/** Preloaded (`--import`) into the exporting or importing process: prints its peak resident memory as it exits, for bench/export.ts. */
 import { writeSync } from 'node:fs';
 
 process.on('exit', () => {

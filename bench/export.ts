@@ -1,11 +1,11 @@
 /**
- * `BENCH_ONLY=export npm run bench`: `npm run export` of a grown database, its time and the peak
- * resident memory of the exporting process (read by bench/export-rss.ts as it exits), so a bigger
- * database shows whether the export stays in bounded memory. The database is migrated by the
- * server's start, then grown in SQL: `BENCH_EXPORT_PLAYERS` players (20,000 by default, a run of a
- * minute or two; the issue's figure is 100,000), ten ledger rows and two orders with their line a
- * player. The server keeps serving during the export, as an owner's would, and /health is timed
- * meanwhile.
+ * `BENCH_ONLY=export npm run bench`: `npm run export` of a grown database, then `npm run import` of
+ * its archive into an empty one, each's time and the peak resident memory of its process (read by
+ * bench/export-rss.ts as it exits), so a bigger database shows whether both stay in bounded memory.
+ * The database is migrated by the server's start, then grown in SQL: `BENCH_EXPORT_PLAYERS` players
+ * (20,000 by default, a run of a minute or two; the issue's figure is 100,000), ten ledger rows and
+ * two orders with their line a player. The server keeps serving during the export, as an owner's
+ * would, and /health is timed meanwhile; the import runs with no server, as it must.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -18,8 +18,8 @@ import { numbers, open } from './datasize.ts';
 import { children, databases, onDatabases, pinned, LOAD_CORE, startServer, stop } from './harness.ts';
 
 const PLAYERS = Number(process.env.BENCH_EXPORT_PLAYERS ?? 20_000);
-/** What `npm run export` runs after `node`: its Node flags and entry, so the bench measures the command as shipped. */
-const exportArgs = (JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: { export: string } }).scripts.export.split(' ').slice(1);
+/** What `npm run export` and `npm run import` run after `node`: Node flags and entry, so the bench measures the commands as shipped. */
+const scripts = (JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: Record<'export' | 'import', string> }).scripts;
 const OLD = '2025-06-01 12:00:00';
 
 /** The players, their wallets and ledgers, and their orders with a line each, in SQL. */
@@ -51,6 +51,16 @@ async function grow(url: string): Promise<string> {
       select id, 0, 'Retired kit', 1, 500, 500, '{}' from store_orders`,
     );
     await sql.run('commit');
+  } finally {
+    await sql.close();
+  }
+  return counted(url);
+}
+
+/** The grown tables' rows, as the table shows them: the imported database must read the same. */
+async function counted(url: string): Promise<string> {
+  const sql = await open(url);
+  try {
     const counts = await sql.one(`select (select count(*) from users_accounts) as players, (select count(*) from credits_ledger) as ledger,
       (select count(*) from store_orders) as orders`);
     return Object.entries(counts)
@@ -61,10 +71,10 @@ async function grow(url: string): Promise<string> {
   }
 }
 
-/** `npm run export -- FILE` (its Node flags too) in a process of its own: how long it took and its peak RSS, in MiB. */
-async function exportOnce(url: string, file: string): Promise<{ ms: number; peakMiB: number }> {
+/** `npm run export -- FILE` or `npm run import -- FILE` (its Node flags too) in a process of its own: how long it took and its peak RSS, in MiB. */
+async function archiveOnce(command: 'export' | 'import', url: string, file: string): Promise<{ ms: number; peakMiB: number }> {
   const started = performance.now();
-  const args = ['--import', './bench/export-rss.ts', ...exportArgs, file];
+  const args = ['--import', './bench/export-rss.ts', ...scripts[command].split(' ').slice(1), file];
   const [cmd, ...rest] = pinned ? ['taskset', '-c', String(LOAD_CORE), process.execPath, ...args] : [process.execPath, ...args];
   const child = spawn(cmd!, rest, { cwd: rootDir, env: { ...process.env, DATABASE_URL: url }, stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
@@ -74,10 +84,12 @@ async function exportOnce(url: string, file: string): Promise<{ ms: number; peak
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   children.delete(child);
-  if (code !== 0) throw new Error(`npm run export exited with ${code}: ${out}`);
+  if (code !== 0) throw new Error(`npm run ${command} exited with ${code}: ${out}`);
   const kib = Number(/BENCH_MAX_RSS_KIB (\d+)/.exec(out)?.[1] ?? Number.NaN);
   return { ms: performance.now() - started, peakMiB: Math.round(kib / 1024) };
 }
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** /health's answers while the export runs: how many, and the slowest, in ms. */
 function healthWhile(port: number): { stop: () => Promise<{ count: number; slowest: number }> } {
@@ -104,7 +116,7 @@ function healthWhile(port: number): { stop: () => Promise<{ count: number; slowe
 export async function runExport(): Promise<void> {
   const lines: string[] = [];
   for (const kind of databases)
-    await onDatabases(kind, 1, async ([url], name, version) => {
+    await onDatabases(kind, 2, async ([url, empty], name, version) => {
       const port = await freePort();
       const env = { DATABASE_URL: url!, PORT: String(port), HOST: '127.0.0.1', API_KEY: randomBytes(24).toString('hex') };
       let server = (await startServer(env)).proc;
@@ -114,11 +126,16 @@ export async function runExport(): Promise<void> {
       try {
         server = (await startServer(env)).proc;
         const health = healthWhile(port);
-        const { ms, peakMiB } = await exportOnce(url!, join(dir, 'export.tar.gz'));
+        const archive = join(dir, 'export.tar.gz');
+        const exported = await archiveOnce('export', url!, archive);
         const served = await health.stop();
-        const size = (statSync(join(dir, 'export.tar.gz')).size / 2 ** 20).toFixed(1);
+        const size = (statSync(archive).size / 2 ** 20).toFixed(1);
+        const imported = await archiveOnce('import', empty!, archive);
+        const after = await counted(empty!);
+        if (after !== grown) throw new Error(`the import holds ${after}, the exported database ${grown}`);
         lines.push(
-          `| ${name} (${version}) | ${grown} | ${(ms / 1000).toFixed(1)} s | **${peakMiB} MiB** | ${size} MiB | ${served.count} answers, slowest ${served.slowest} ms |`,
+          `| ${name} (${version}) | ${grown} | ${seconds(exported.ms)} | **${exported.peakMiB} MiB** | ${size} MiB | ${served.count} answers, slowest ` +
+            `${served.slowest} ms | ${seconds(imported.ms)} | **${imported.peakMiB} MiB** |`,
         );
         console.log(lines.at(-1));
       } finally {
@@ -128,10 +145,10 @@ export async function runExport(): Promise<void> {
     });
   const when = new Date().toISOString().slice(0, 16).replace('T', ' ');
   console.log(`
-# Export: ${when} UTC
+# Export and import: ${when} UTC
 
-| database | grown to | export time | peak RSS of the export | archive | /health meanwhile |
-|---|---|---|---|---|---|
+| database | grown to | export time | peak RSS of the export | archive | /health meanwhile | import time | peak RSS of the import |
+|---|---|---|---|---|---|---|---|
 ${lines.join('\n')}
 `);
 }

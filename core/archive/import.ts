@@ -11,7 +11,7 @@ import * as tar from 'tar';
 import type { Database } from '../db.ts';
 import { count, fields, sql } from '../sql.ts';
 import type { AnyTable } from './feature-archive.ts';
-import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveRefused, digest, type FilePart, type Manifest, type TablePart } from './format.ts';
+import { ARCHIVE_FORMAT, ARCHIVE_VERSION, ArchiveRefused, digest, READ_BYTES, type FilePart, type Manifest, type TablePart } from './format.ts';
 import type { ArchiveOwner } from './hook.ts';
 
 /** A refusal of an import: nothing is written. */
@@ -135,7 +135,9 @@ export async function importArchive(
   const dir = await mkdtemp(join(dirname(file), '.import-'));
   try {
     try {
-      await tar.extract({ file, cwd: dir, strict: true });
+      // node-tar reads 16 MiB at a time by default, each read a new buffer: on a big archive they
+      // piled up outside V8's heap, and the import's peak grew with the data (docs/performance.md).
+      await tar.extract({ file, cwd: dir, strict: true, maxReadSize: READ_BYTES });
     } catch {
       throw new ImportRefused(`${file} is not a readable archive (a gzipped tar written by npm run export).`);
     }

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip, type Gzip } from 'node:zlib';
 import { Header, Pax } from 'tar';
+import { READ_BYTES } from './format.ts';
 
 const BLOCK = 512;
-const READ_BYTES = 64 * 1024;
 
 /** Resolves once gzip has taken the chunk in, so its memory may be written over. */
 function put(gzip: Gzip, chunk: Buffer): Promise<void> {
