@@ -93,11 +93,16 @@ export class DeliveryProtocol {
   async #seen(id: number | undefined): Promise<number> {
     if (id === undefined) throw new DomainError('DELIVERY_SERVER_NOT_FOUND', 'No active game server has this token.');
     const at = Date.now();
-    if (at - (this.#seenWritten.get(id) ?? 0) >= SEEN_RESOLUTION_MS) {
+    if (this.#seenDue(id, at)) {
       this.#seenWritten.set(id, at);
       await DeliveryServer.update(this.#db, id, { lastSeenDate: now() });
     }
     return id;
+  }
+
+  /** Whether server `id`'s last_seen_date is due to be written at `at` (ms). */
+  #seenDue(id: number, at: number): boolean {
+    return at - (this.#seenWritten.get(id) ?? 0) >= SEEN_RESOLUTION_MS;
   }
 
   // ---- the plugin: poll the queue, then validate what it runs
@@ -131,7 +136,7 @@ export class DeliveryProtocol {
     const known = this.#pollServers.get(token);
     if (known === undefined) return undefined;
     const at = Date.now();
-    if (at - known.at >= POLL_SERVER_MS || at - (this.#seenWritten.get(known.id) ?? 0) >= SEEN_RESOLUTION_MS) return undefined;
+    if (at - known.at >= POLL_SERVER_MS || this.#seenDue(known.id, at)) return undefined;
     return known.id;
   }
 
