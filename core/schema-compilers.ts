@@ -5,7 +5,7 @@
  * start cost most of a second and tens of megabytes of generated code nobody runs. Serializers
  * are also shared by schema: every route answers its errors with the same ErrorResponse.
  */
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyServerOptions, onSendHookHandler } from 'fastify';
 import fastJson from 'fast-json-stringify';
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
@@ -67,29 +67,43 @@ declare module 'fastify' {
  * game servers poll (the store's listing, a server's command queue, the ticket list).
  * fast-json-stringify builds its output by concatenation, which for a big list is much of what a
  * request allocates and the collector's work with it; V8's own JSON.stringify writes one flat
- * string (figures: docs/performance.md).
+ * string (figures: docs/performance.md). Such a route may also answer JSON text it built itself
+ * (`sendJsonText`), which goes out as it is.
  *
  * What the compiled serializer also did, leaving out properties the schema does not name and
  * coercing types, is then up to the route's formatters. With `check` (tests), every 2xx answer of
- * such a route is serialized both ways and a difference is a fault, so each test that calls the
- * route proves the plain answer is the one the schema would give.
+ * such a route is read back and serialized by its schema, and a difference is a fault, so each
+ * test that calls the route proves the plain answer is the one the schema would give.
  */
 export function plainJsonAnswers(app: FastifyInstance, check: boolean): void {
   app.addHook('onRoute', (route) => {
     if (!route.config?.plainJson) return;
-    route.serializerCompiler = ({ schema, httpStatus }) => {
-      if (!check || !httpStatus?.startsWith('2')) return (data: unknown) => JSON.stringify(data);
-      let compiled: Serialize | undefined;
-      return (data: unknown) => {
-        const plain = JSON.stringify(data);
-        compiled ??= fastJson(schema as Parameters<typeof fastJson>[0], { schema: app.getSchemas() as Record<string, Parameters<typeof fastJson>[0]> });
-        const expected = compiled(data);
-        if (plain !== expected)
-          throw new Error(`${route.method} ${route.url}: the plain answer differs from the schema's: ` + `${firstDifference(plain, expected)}`);
-        return plain;
-      };
+    route.serializerCompiler = () => (data: unknown) => JSON.stringify(data);
+    if (!check) return;
+    const responses = (route.schema?.response ?? {}) as Record<string, Parameters<typeof fastJson>[0]>;
+    const compiled = new Map<Parameters<typeof fastJson>[0], Serialize>();
+    const checkAnswer: onSendHookHandler = (_request, reply, payload, done) => {
+      const status = String(reply.statusCode);
+      const schema = status.startsWith('2') ? (responses[status] ?? responses['2xx']) : undefined;
+      if (schema === undefined || typeof payload !== 'string') return done(null, payload);
+      let serialize = compiled.get(schema);
+      if (!serialize) compiled.set(schema, (serialize = fastJson(schema, { schema: app.getSchemas() as Record<string, typeof schema> })));
+      const expected = serialize(JSON.parse(payload));
+      if (payload !== expected)
+        return done(new Error(`${route.method} ${route.url}: the plain answer differs from the schema's: ${firstDifference(payload, expected)}`));
+      done(null, payload);
     };
+    route.onSend = [...[route.onSend ?? []].flat(), checkAnswer];
   });
+}
+
+/** JSON text of a `T`, built by a plainJson route itself. */
+export type JsonText<T> = string & { readonly [jsonOf]?: T };
+declare const jsonOf: unique symbol;
+
+/** Answers JSON text a plainJson route built (Fastify serializes only what is not a string). */
+export function sendJsonText<T>(reply: FastifyReply, text: JsonText<T>): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(text);
 }
 
 /** Where two answers part, with a little context, for the failure message. */

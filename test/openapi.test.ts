@@ -150,6 +150,35 @@ t.test('under tests, an error answer its route does not document fails loudly', 
   t.equal(res.json().error, 'ROLE_NOT_FOUND');
 });
 
+t.test('under tests, a plain JSON answer its schema would not give fails loudly, as a value or as text', async (t) => {
+  const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
+  for (const how of ['value', 'text']) {
+    const res = await call(app, `/api/echo/plain/${how}`);
+    t.equal(res.statusCode, 200, res.body);
+    t.equal(res.body, '[{"id":"1"}]');
+    t.match(res.headers['content-type'], /^application\/json; charset=utf-8/);
+  }
+  for (const [how, part] of [
+    ['wrong-value', '[{"id":1}]'],
+    ['wrong-text', '[{"id":"1","x":2}]'],
+  ] as const) {
+    const res = await call(app, `/api/echo/plain/${how}`);
+    t.equal(res.statusCode, 500, how);
+    t.notOk(res.body.includes(part), 'the wrong answer is not sent');
+  }
+
+  // A server as operators run it sends what the route made.
+  const plain = await buildApp({
+    env: { API_KEY: ADMIN_KEY, DATABASE_URL: await freshDatabaseUrl(t) },
+    config: { log: { level: 'silent' }, plugins: ECHO_PLUGIN },
+    logger: false,
+  });
+  t.teardown(() => plain.close());
+  const res = await call(plain, '/api/echo/plain/wrong-text');
+  t.equal(res.statusCode, 200);
+  t.equal(res.body, '[{"id":"1","x":2}]');
+});
+
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);

@@ -1,6 +1,7 @@
 /** The delivery feature's contract: rows its admin API shows, and its service ref. */
 import { Type } from '@sinclair/typebox';
 import { createServiceRef } from '../../core/registry.ts';
+import type { JsonText } from '../../core/schema-compilers.ts';
 import { EXAMPLE, dateStr, example, idStr, str, strOrNull, usernameStr } from '../../core/schemas.ts';
 import type { OrderItemEvent } from '../store/contract.ts';
 
@@ -127,8 +128,8 @@ export interface DeliveryService {
   /** Throws DELIVERY_COMMAND_NOT_FOUND. */
   deleteChargebackCommand(id: number): Promise<void>;
 
-  /** The plugin's HTTP mode: the rows it may ask for. Throws DELIVERY_SERVER_NOT_FOUND. */
-  pluginQueue(token: string): Promise<PluginQueueRow[]>;
+  /** The plugin's HTTP mode: the rows it may ask for, as the JSON it reads. Throws DELIVERY_SERVER_NOT_FOUND. */
+  pluginQueue(token: string): Promise<JsonText<PluginQueueRow[]>>;
   /** Hands out (and marks done) the still-waiting rows among `ids`, one player's per call. */
   validate(token: string, ids: number[]): Promise<HandedOut[]>;
 

@@ -9,6 +9,7 @@ import { countParam, type Database } from '../../core/db.ts';
 import { DomainError } from '../../core/errors.ts';
 import type { EventBus } from '../../core/events.ts';
 import { addSeconds, displayTimestamp, now } from '../../core/format.ts';
+import type { JsonText } from '../../core/schema-compilers.ts';
 import type { SettingsService } from '../../core/settings.ts';
 import { count, empty, fields, join, raw, sql, sum, type Sql } from '../../core/sql.ts';
 import { hashToken } from './admin.ts';
@@ -36,6 +37,14 @@ const SEEN_RESOLUTION_MS = 10_000;
  */
 const POLL_SERVER_MS = 5_000;
 
+/** A poll's row as JSON, with the column values it was made from. */
+interface PollRowJson {
+  id: number;
+  tries: number;
+  updated: string;
+  json: string;
+}
+
 export class DeliveryProtocol {
   readonly #db: Database;
   readonly #events: EventBus;
@@ -49,6 +58,13 @@ export class DeliveryProtocol {
    * (the API keys' known keys are held the same way, core/api-keys.ts). Only tokens found are kept.
    */
   readonly #pollServers = new Map<string, { id: number; at: number }>();
+  /**
+   * Each server's last poll answer, row by row: a game server lists the same rows poll after poll,
+   * and a row's JSON depends only on its id, tries, updated_date and the time zone, so one that has
+   * none of them changed is not formatted and serialized again. A server's entry holds the rows of
+   * its last poll only.
+   */
+  readonly #pollAnswers = new Map<number, { timezone: string; rows: PollRowJson[] }>();
   /** Counts forgetServers: a read begun before a change is not kept after it. */
   #serverChanges = 0;
   /** The poll's hint, made once: the dialect does not change. */
@@ -107,25 +123,45 @@ export class DeliveryProtocol {
 
   // ---- the plugin: poll the queue, then validate what it runs
 
-  async pluginQueue(token: string): Promise<PluginQueueRow[]> {
+  async pluginQueue(token: string): Promise<JsonText<PluginQueueRow[]>> {
     // The poll is what game servers send most: its server comes from memory (#heldServer), so a
     // poll is one statement, on the covering index (SERVER_QUEUE_INDEX); MariaDB under load traded it
     // for the status index about every other poll, which is taken out of its choice. (Read in the
     // same statement, a join of the two tables cost MariaDB more than two statements: docs/performance.md.)
     // This mode cannot say who is online, so rows that need it are left to claimers that can.
     // Rows as arrays: a poll may list hundreds, and they are cheaper to make and read than objects.
+    // A row unchanged since the server's last poll answers with the JSON it had then (#pollAnswers).
     const serverId = this.#heldServer(token) ?? (await this.#seen(await this.#readPollServer(token)));
     const rows = await this.#db.queryArrays(sql`select ${Q.id}, ${Q.tries}, ${Q.updatedDate}
       from ${DeliveryQueue}${this.#pollHint}
       where ${Q.serverId} = ${serverId} and ${due()} and ${Q.requireOnline} = ${false} order by ${Q.id} limit ${countParam(PLUGIN_QUEUE_LIMIT)}`);
     const { timezone } = this.#settings.get();
-    const out = new Array<PluginQueueRow>(rows.length);
-    for (let i = 0; i < rows.length; i++) {
+    const last = this.#pollAnswers.get(serverId);
+    const held = last?.timezone === timezone ? last.rows : [];
+    const answered = new Array<PollRowJson>(rows.length);
+    const parts = new Array<string>(rows.length);
+    // Both lists are in id order: one walk pairs each row with its last answer, if it has one.
+    for (let i = 0, j = 0; i < rows.length; i++) {
       const row = rows[i]!;
+      const id = Number(row[0]);
       const tries = Number(row[1]);
-      out[i] = { id: String(row[0]), status: tries > 0 ? 'error' : 'sending', retry: String(tries), updatedAt: displayTimestamp(String(row[2]), timezone) };
+      const updated = String(row[2]);
+      while (j < held.length && held[j]!.id < id) j++;
+      let kept = held[j];
+      if (kept === undefined || kept.id !== id || kept.tries !== tries || kept.updated !== updated) {
+        const answer: PluginQueueRow = {
+          id: String(id),
+          status: tries > 0 ? 'error' : 'sending',
+          retry: String(tries),
+          updatedAt: displayTimestamp(updated, timezone),
+        };
+        kept = { id, tries, updated, json: JSON.stringify(answer) };
+      }
+      answered[i] = kept;
+      parts[i] = kept.json;
     }
-    return out;
+    this.#pollAnswers.set(serverId, { timezone, rows: answered });
+    return `[${parts.join(',')}]`;
   }
 
   /**
@@ -154,6 +190,7 @@ export class DeliveryProtocol {
   forgetServers(): void {
     this.#serverChanges++;
     this.#pollServers.clear();
+    this.#pollAnswers.clear();
   }
 
   async validate(token: string, ids: number[]): Promise<HandedOut[]> {

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
+import { sendJsonText } from '../../core/schema-compilers.ts';
 import { toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import type { CommandInput, DeliveryService, Trigger } from './contract.ts';
 import {
@@ -254,7 +255,7 @@ function pluginHttpRoutes(fastify: FastifyInstance, delivery: DeliveryService): 
         errors: ['DELIVERY_SERVER_NOT_FOUND'],
       },
     },
-    async (request) => delivery.pluginQueue(request.params.token),
+    async (request, reply) => sendJsonText(reply, await delivery.pluginQueue(request.params.token)),
   );
   app.post(
     '/api/command-logs/validate',

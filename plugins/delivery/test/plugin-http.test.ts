@@ -1,4 +1,5 @@
 import t from 'tap';
+import { displayTimestamp } from '../../../core/format.ts';
 import { count, fields, sql } from '../../../core/sql.ts';
 import { DeliveryQueue } from '../entities.ts';
 import { StoreOrder } from '../../store/entities.ts';
@@ -202,4 +203,51 @@ t.test('after an outage the plugin takes a long queue: it validates every id it 
   t.equal(res.statusCode, 413, res.body);
   res = await call(app, '/api/command-logs/validate', { body: { token: server.token, commands: ['1'], ...extra }, as: 'urlencoded' });
   t.equal(res.statusCode, 413, res.body);
+});
+
+t.test("each poll answers its rows as they are now: a row's JSON is kept only while its tries, its time and the site's time zone are unchanged", async (t) => {
+  const app = await build(t, { features: DELIVERY_FEATURES });
+  const server = await makeServer(app);
+  const category = await makeCategory(app, { name: 'Items' });
+  const coin = await makeProduct(app, { categoryID: category, name: 'Coin', price: '0.01' });
+  await addCommand(app, coin, { serverID: server.id, trigger: 'purchase', command: 'give {username} coin', perUnit: true });
+  const [steve, alex] = [await makeUser(app, 'steve', 1000), await makeUser(app, 'alex', 1000)];
+  t.equal((await buy(app, { userID: steve, products: [{ id: coin, quantity: 4 }] })).statusCode, 200);
+  // What the poll must answer, read from the table and formatted here.
+  const table = async (zone: string) =>
+    (
+      await app.db.query(
+        sql`select ${fields({ id: Q.id, tries: Q.tries, updated: Q.updatedDate })} from ${DeliveryQueue} where ${Q.status} = 'waiting' order by ${Q.id}`,
+      )
+    ).map((r) => ({
+      id: String(r.id),
+      status: Number(r.tries) > 0 ? 'error' : 'sending',
+      retry: String(r.tries),
+      updatedAt: displayTimestamp(String(r.updated), zone),
+    }));
+  const polled = async (why: string, zone = 'UTC') => {
+    const res = await pollQueue(app, server.token);
+    t.equal(res.statusCode, 200, res.body);
+    t.same(res.json(), await table(zone), why);
+    return res.json() as { id: string; status: string; retry: string; updatedAt: string }[];
+  };
+  const first = await polled('four rows');
+  t.equal(first.length, 4);
+  const [a, b, c] = first.map((r) => Number(r.id));
+
+  await DeliveryQueue.update(app.db, a!, { tries: 2 });
+  t.match((await polled('a row tried twice, its time the same'))[0], { status: 'error', retry: '2', updatedAt: first[0]!.updatedAt });
+  await DeliveryQueue.update(app.db, b!, { updatedDate: '2026-01-02 03:04:05' });
+  t.equal((await polled('a row written at another time'))[1]!.updatedAt, '2026-01-02 03:04:05');
+  t.equal((await call(app, '/api/admin/settings', { method: 'PATCH', body: { timezone: 'Europe/Berlin' }, as: 'json' })).statusCode, 200);
+  t.equal((await polled('the site in another time zone', 'Europe/Berlin'))[1]!.updatedAt, '2026-01-02 04:04:05');
+  // Rows gone from the middle and new ones after: the rest keep their place.
+  await DeliveryQueue.update(app.db, c!, { status: 'done' });
+  t.equal((await buy(app, { userID: alex, products: [{ id: coin, quantity: 2 }] })).statusCode, 200);
+  const last = await polled('one row done, two bought', 'Europe/Berlin');
+  t.same(
+    last.slice(0, 3).map((r) => r.id),
+    [first[0]!.id, first[1]!.id, first[3]!.id],
+  );
+  t.equal(last.length, 5);
 });
