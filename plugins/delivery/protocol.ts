@@ -62,7 +62,7 @@ export class DeliveryProtocol {
    * Each server's last poll answer, row by row: a game server lists the same rows poll after poll,
    * and a row's JSON depends only on its id, tries, updated_date and the time zone, so one that has
    * none of them changed is not formatted and serialized again. A server's entry holds the rows of
-   * its last poll only.
+   * its last poll only, and all go with the held servers after any server's change (forgetServers).
    */
   readonly #pollAnswers = new Map<number, { timezone: string; rows: PollRowJson[] }>();
   /** Counts forgetServers: a read begun before a change is not kept after it. */
