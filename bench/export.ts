@@ -8,18 +8,16 @@
  * would, and /health is timed meanwhile; the import runs with no server, as it must.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { rootDir } from '../core/config.ts';
 import { freePort } from '../test/mariadb-server.ts';
 import { numbers, open } from './datasize.ts';
-import { children, databases, onDatabases, pinned, LOAD_CORE, startServer, stop } from './harness.ts';
+import { children, databases, onDatabases, pinned, LOAD_CORE, scriptArgs, startServer, stop } from './harness.ts';
 
 const PLAYERS = Number(process.env.BENCH_EXPORT_PLAYERS ?? 20_000);
-/** What `npm run export` and `npm run import` run after `node`: Node flags and entry, so the bench measures the commands as shipped. */
-const scripts = (JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: Record<'export' | 'import', string> }).scripts;
 const OLD = '2025-06-01 12:00:00';
 
 /** The players, their wallets and ledgers, and their orders with a line each, in SQL. */
@@ -74,7 +72,7 @@ async function counted(url: string): Promise<string> {
 /** `npm run export -- FILE` or `npm run import -- FILE` (its Node flags too) in a process of its own: how long it took and its peak RSS, in MiB. */
 async function archiveOnce(command: 'export' | 'import', url: string, file: string): Promise<{ ms: number; peakMiB: number }> {
   const started = performance.now();
-  const args = ['--import', './bench/export-rss.ts', ...scripts[command].split(' ').slice(1), file];
+  const args = ['--import', './bench/export-rss.ts', ...scriptArgs(command), file];
   const [cmd, ...rest] = pinned ? ['taskset', '-c', String(LOAD_CORE), process.execPath, ...args] : [process.execPath, ...args];
   const child = spawn(cmd!, rest, { cwd: rootDir, env: { ...process.env, DATABASE_URL: url }, stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);

@@ -100,13 +100,17 @@ export async function healthy(proc: ChildProcess, url: string): Promise<void> {
 }
 
 /** What `npm start` runs after `node`: the server's entry and any Node flags it is shipped with. */
-export const startScript = startScriptOf(rootDir);
+export const startScript = scriptOf('start', rootDir);
 // `exec node …`: the shell's exec (so a signal to npm reaches the server) is not Node's.
 export const startArgs = argsOf(startScript);
 
-function startScriptOf(dir: string): string {
-  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+/** The npm script `name` of the checkout at `dir`, as package.json writes it. */
+function scriptOf(name: string, dir: string): string {
+  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts[name]!;
 }
+
+/** What the npm script `name` runs after `node`: its Node flags and entry, so the bench runs the command as shipped. */
+export const scriptArgs = (name: string): string[] => argsOf(scriptOf(name, rootDir));
 
 function argsOf(script: string): string[] {
   return script
@@ -127,7 +131,7 @@ export const against = process.env.BENCH_AGAINST ? resolve(process.env.BENCH_AGA
  */
 export async function startServer(env: Record<string, string>, dir?: string): Promise<{ proc: ChildProcess; ms: number }> {
   const started = performance.now();
-  const args = dir ? argsOf(startScriptOf(dir)).map((a) => (a.endsWith('.js') ? join(dir, a) : a)) : startArgs;
+  const args = dir ? argsOf(scriptOf('start', dir)).map((a) => (a.endsWith('.js') ? join(dir, a) : a)) : startArgs;
   // The default log level too: a successful request writes no log line at it (core/observability.ts).
   const proc = spawnNode(SERVER_CORE, profiled(args), env);
   proc.stdout!.resume();
