@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { gamePlugin } from '../../core/clients.ts';
 import { DomainError } from '../../core/errors.ts';
+import { sendJsonText } from '../../core/schema-compilers.ts';
 import { PERMANENT, formatMoney, moneyNumber, now } from '../../core/format.ts';
 import type * as S from '../../core/schemas.ts';
 import type { SettingsService } from '../../core/settings.ts';
@@ -15,6 +16,7 @@ import type { PricedProduct, RequestedLine } from './contract.ts';
 import type { DbCatalogue } from './catalogue.ts';
 import type { DbCheckout } from './checkout.ts';
 import type { DbOrders } from './orders.ts';
+import { ListingAnswers } from './listing.ts';
 import { storeAdminRoutes } from './admin-routes.ts';
 import {
   BuyBody,
@@ -27,7 +29,6 @@ import {
   ListingQuery,
   ProductRow,
   categoryRow,
-  listingProduct,
   productRow,
   treeRows,
   pathId,
@@ -132,6 +133,7 @@ function orderRoutes(host: FastifyInstance, store: DbOrders, users: UsersService
 /** The catalogue as players and game servers read it: the in-game listing, products and categories. */
 function catalogueRoutes(host: FastifyInstance, store: DbCatalogue, checkout: DbCheckout, users: UsersService, settings: SettingsService): void {
   const app = host.withTypeProvider<S.TypeBoxProvider>();
+  const listing = new ListingAnswers();
   app.get(
     '/api/store/listing',
     {
@@ -148,7 +150,7 @@ function catalogueRoutes(host: FastifyInstance, store: DbCatalogue, checkout: Db
         response: { 200: Type.Object({ categories: Type.Array(ListingCategory) }) },
       },
     },
-    async ({ query: { username } }) => {
+    async ({ query: { username } }, reply) => {
       const permanentRoles = new Set<number>();
       const user = username ? await users.findByUsername(username) : undefined;
       if (user) {
@@ -156,7 +158,7 @@ function catalogueRoutes(host: FastifyInstance, store: DbCatalogue, checkout: Db
       }
       const { timezone, currency } = settings.get();
       const ctx = { timeZone: timezone, currency, at: now(), permanentRoles, unitPrice: (p: PricedProduct, at: string) => checkout.unitPrice(p, at) };
-      return { categories: treeRows(await store.tree({ activeOnly: true }), (p) => listingProduct(p, ctx)) };
+      return sendJsonText(reply, listing.answer(await store.tree({ activeOnly: true }), ctx));
     },
   );
 

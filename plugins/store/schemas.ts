@@ -252,11 +252,14 @@ export interface ListingContext {
   permanentRoles: ReadonlySet<number>;
 }
 
-/** A product as the in-game listing shows it: its row and what it costs now. */
-export function listingProduct(p: Product, ctx: ListingContext): Static<typeof ListingProduct> {
+/** What the in-game listing adds to a product's row: what it costs now, and for whom. */
+export type Listed = Omit<Static<typeof ListingProduct>, keyof Static<typeof ProductRow>>;
+
+/** A product's listing fields: its price now and whether the asking user may usefully buy it. */
+export function listedFields(p: Product, ctx: ListingContext): Listed {
   const total = ctx.unitPrice(p, ctx.at);
   const discount = p.price - total;
-  return productAnswer(p, ctx.timeZone, {
+  return {
     total: moneyNumber(total),
     originalPrice: moneyNumber(p.price),
     discount: moneyNumber(discount),
@@ -264,10 +267,12 @@ export function listingProduct(p: Product, ctx: ListingContext): Static<typeof L
     restricted: p.giveRoleId > 0 && p.duration >= 0 && ctx.permanentRoles.has(p.giveRoleId),
     totalFormatted: `${formatMoney(total)} ${ctx.currency}`,
     originalPriceFormatted: `${formatMoney(p.price)} ${ctx.currency}`,
-  });
+  };
 }
 
-type Listed = Omit<Static<typeof ListingProduct>, keyof Static<typeof ProductRow>>;
+/** A product as the in-game listing shows it: its row and its listing fields. */
+export const listingProduct = (p: Product, timeZone: string, listed: Listed): Static<typeof ListingProduct> => productAnswer(p, timeZone, listed);
+
 /** A row outside the listing: these fields undefined, which no answer of a row writes. */
 const NOT_LISTED: { [K in keyof Listed]: undefined } = {
   total: undefined,
