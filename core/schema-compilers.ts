@@ -85,23 +85,27 @@ export function plainJsonAnswers(app: FastifyInstance, check: boolean): void {
     const checkAnswer: onSendHookHandler = (_request, reply, payload, done) => {
       const status = String(reply.statusCode);
       const schema = status.startsWith('2') ? (responses[status] ?? responses['2xx']) : undefined;
-      if (schema === undefined || typeof payload !== 'string') return done(null, payload);
+      const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
+      if (schema === undefined || text === undefined) return done(null, payload);
       let serialize = compiled.get(schema);
       if (!serialize) compiled.set(schema, (serialize = fastJson(schema, { schema: app.getSchemas() as Record<string, typeof schema> })));
-      const expected = serialize(JSON.parse(payload));
-      if (payload !== expected)
-        return done(new Error(`${route.method} ${route.url}: the plain answer differs from the schema's: ${firstDifference(payload, expected)}`));
+      const expected = serialize(JSON.parse(text));
+      if (text !== expected)
+        return done(new Error(`${route.method} ${route.url}: the plain answer differs from the schema's: ${firstDifference(text, expected)}`));
       done(null, payload);
     };
     route.onSend = [...[route.onSend ?? []].flat(), checkAnswer];
   });
 }
 
-/** JSON text of a `T`, built by a plainJson route itself. */
-export type JsonText<T> = string & { readonly [jsonOf]?: T };
+/**
+ * JSON text of a `T`, built by a plainJson route itself: a string, or its UTF-8 bytes when the route
+ * assembles a big answer from parts it keeps encoded (the socket then writes them as they are).
+ */
+export type JsonText<T> = (string | Buffer) & { readonly [jsonOf]?: T };
 declare const jsonOf: unique symbol;
 
-/** Answers JSON text a plainJson route built (Fastify serializes only what is not a string). */
+/** Answers JSON text a plainJson route built (Fastify serializes only what is neither a string nor a Buffer). */
 export function sendJsonText<T>(reply: FastifyReply, text: JsonText<T>): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(text);
 }

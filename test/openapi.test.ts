@@ -150,9 +150,9 @@ t.test('under tests, an error answer its route does not document fails loudly', 
   t.equal(res.json().error, 'ROLE_NOT_FOUND');
 });
 
-t.test('under tests, a plain JSON answer its schema would not give fails loudly, as a value or as text', async (t) => {
+t.test('under tests, a plain JSON answer its schema would not give fails loudly, as a value, as text or as bytes', async (t) => {
   const app = await build(t, { features: [], config: { plugins: ECHO_PLUGIN } });
-  for (const how of ['value', 'text']) {
+  for (const how of ['value', 'text', 'bytes']) {
     const res = await call(app, `/api/echo/plain/${how}`);
     t.equal(res.statusCode, 200, res.body);
     t.equal(res.body, '[{"id":"1"}]');
@@ -161,6 +161,7 @@ t.test('under tests, a plain JSON answer its schema would not give fails loudly,
   for (const [how, part] of [
     ['wrong-value', '[{"id":1}]'],
     ['wrong-text', '[{"id":"1","x":2}]'],
+    ['wrong-bytes', '[{"id":"1","x":2}]'],
   ] as const) {
     const res = await call(app, `/api/echo/plain/${how}`);
     t.equal(res.statusCode, 500, how);

@@ -16,7 +16,8 @@ interface Kept {
   product: Product;
   timeZone: string;
   listed: Listed;
-  json: string;
+  /** Its JSON in UTF-8: an answer is these put together, and the socket writes them as they are. */
+  json: Buffer;
 }
 
 export type ListingAnswer = { categories: Static<typeof ListingCategory>[] };
@@ -44,28 +45,51 @@ function sameListed(a: Listed, b: Listed): boolean {
   return true;
 }
 
+const OPEN = Buffer.from('{"categories":[');
+const COMMA = Buffer.from(',');
+const PRODUCTS = Buffer.from('],"products":[');
+const CLOSE = Buffer.from(']}');
+
 export class ListingAnswers {
   /** The last listing's products by id: only they are held, so a product gone from the catalogue goes from here at the next listing. */
   #kept = new Map<number, Kept>();
 
-  /** The listing of `tree` (the active catalogue) as the contract's JSON. */
+  /** The listing of `tree` (the active catalogue) as the contract's JSON, in UTF-8. */
   answer(tree: CategoryNode[], ctx: ListingContext): JsonText<ListingAnswer> {
     const last = this.#kept;
     const next = new Map<number, Kept>();
-    const product = (p: Product): string => {
+    const parts: Buffer[] = [];
+    let length = 0;
+    const put = (part: Buffer) => {
+      parts.push(part);
+      length += part.length;
+    };
+    const list = <T>(items: T[], each: (item: T) => void) =>
+      items.forEach((item, i) => {
+        if (i > 0) put(COMMA);
+        each(item);
+      });
+    const product = (p: Product) => {
       const listed = listedFields(p, ctx);
       let kept = last.get(p.id);
       if (kept === undefined || kept.timeZone !== ctx.timeZone || !sameListed(listed, kept.listed) || !sameProduct(p, kept.product)) {
-        kept = { product: p, timeZone: ctx.timeZone, listed, json: JSON.stringify(listingProduct(p, ctx.timeZone, listed)) };
+        kept = { product: p, timeZone: ctx.timeZone, listed, json: Buffer.from(JSON.stringify(listingProduct(p, ctx.timeZone, listed))) };
       }
       next.set(p.id, kept);
-      return kept.json;
+      put(kept.json);
     };
     // A category is its row's JSON with its subcategories and products after its own fields, as JSON.stringify puts them.
-    const category = (n: CategoryNode): string =>
-      `${JSON.stringify(categoryRow(n)).slice(0, -1)},"subcategories":[${n.subcategories.map(category).join(',')}],"products":[${n.products.map(product).join(',')}]}`;
-    const text = `{"categories":[${tree.map(category).join(',')}]}`;
+    const category = (n: CategoryNode) => {
+      put(Buffer.from(`${JSON.stringify(categoryRow(n)).slice(0, -1)},"subcategories":[`));
+      list(n.subcategories, category);
+      put(PRODUCTS);
+      list(n.products, product);
+      put(CLOSE);
+    };
+    put(OPEN);
+    list(tree, category);
+    put(CLOSE);
     this.#kept = next;
-    return text;
+    return Buffer.concat(parts, length);
   }
 }
