@@ -4,7 +4,9 @@
  * depends only on its row and variables, the site's time zone and its listing fields (its price
  * now, and whether the asking user may usefully buy it), all read or worked out afresh on every
  * listing; a product with all of them as in the last listing answers with the JSON it had then,
- * instead of being formatted and serialized again (docs/performance.md).
+ * instead of being formatted and serialized again. Kept in UTF-8, the parts are put together in one
+ * copy, and a listing made of the very parts of the last one answers the same bytes without even
+ * that: a new big buffer on every read cost more in collection than the copy (docs/performance.md).
  */
 import type { Static } from '@sinclair/typebox';
 import type { JsonText } from '../../core/schema-compilers.ts';
@@ -18,6 +20,8 @@ interface Kept {
   listed: Listed;
   /** Its JSON in UTF-8: an answer is these put together, and the socket writes them as they are. */
   json: Buffer;
+  /** The listing it was last in (ListingAnswers counts them): one it is not in drops it. */
+  seen: number;
 }
 
 export type ListingAnswer = { categories: Static<typeof ListingCategory>[] };
@@ -51,13 +55,18 @@ const PRODUCTS = Buffer.from('],"products":[');
 const CLOSE = Buffer.from(']}');
 
 export class ListingAnswers {
-  /** The last listing's products by id: only they are held, so a product gone from the catalogue goes from here at the next listing. */
-  #kept = new Map<number, Kept>();
+  /** The products of the last listing by id, each with the listing it was last in. */
+  readonly #products = new Map<number, Kept>();
+  /** Each category's JSON up to its subcategories in the last listing, as text and in UTF-8. */
+  #heads = new Map<number, { text: string; bytes: Buffer }>();
+  /** The last answer and the parts it was put together from: the same parts in the same order answer the same bytes. */
+  #answer: { parts: Buffer[]; bytes: Buffer } | undefined;
+  #listings = 0;
 
   /** The listing of `tree` (the active catalogue) as the contract's JSON, in UTF-8. */
   answer(tree: CategoryNode[], ctx: ListingContext): JsonText<ListingAnswer> {
-    const last = this.#kept;
-    const next = new Map<number, Kept>();
+    const listing = ++this.#listings;
+    const heads = new Map<number, { text: string; bytes: Buffer }>();
     const parts: Buffer[] = [];
     let length = 0;
     const put = (part: Buffer) => {
@@ -69,18 +78,26 @@ export class ListingAnswers {
         if (i > 0) put(COMMA);
         each(item);
       });
+    let listed = 0;
     const product = (p: Product) => {
-      const listed = listedFields(p, ctx);
-      let kept = last.get(p.id);
-      if (kept === undefined || kept.timeZone !== ctx.timeZone || !sameListed(listed, kept.listed) || !sameProduct(p, kept.product)) {
-        kept = { product: p, timeZone: ctx.timeZone, listed, json: Buffer.from(JSON.stringify(listingProduct(p, ctx.timeZone, listed))) };
+      const fields = listedFields(p, ctx);
+      let kept = this.#products.get(p.id);
+      if (kept === undefined || kept.timeZone !== ctx.timeZone || !sameListed(fields, kept.listed) || !sameProduct(p, kept.product)) {
+        const json = Buffer.from(JSON.stringify(listingProduct(p, ctx.timeZone, fields)));
+        kept = { product: p, timeZone: ctx.timeZone, listed: fields, json, seen: listing };
+        this.#products.set(p.id, kept);
       }
-      next.set(p.id, kept);
+      kept.seen = listing;
+      listed++;
       put(kept.json);
     };
     // A category is its row's JSON with its subcategories and products after its own fields, as JSON.stringify puts them.
     const category = (n: CategoryNode) => {
-      put(Buffer.from(`${JSON.stringify(categoryRow(n)).slice(0, -1)},"subcategories":[`));
+      const text = `${JSON.stringify(categoryRow(n)).slice(0, -1)},"subcategories":[`;
+      const last = this.#heads.get(n.id);
+      const head = last?.text === text ? last : { text, bytes: Buffer.from(text) };
+      heads.set(n.id, head);
+      put(head.bytes);
       list(n.subcategories, category);
       put(PRODUCTS);
       list(n.products, product);
@@ -89,7 +106,13 @@ export class ListingAnswers {
     put(OPEN);
     list(tree, category);
     put(CLOSE);
-    this.#kept = next;
-    return Buffer.concat(parts, length);
+    this.#heads = heads;
+    if (this.#products.size > listed) {
+      for (const [id, kept] of this.#products) if (kept.seen !== listing) this.#products.delete(id);
+    }
+    const last = this.#answer;
+    if (last?.parts.length === parts.length && last.parts.every((part, i) => part === parts[i])) return last.bytes;
+    this.#answer = { parts, bytes: Buffer.concat(parts, length) };
+    return this.#answer.bytes;
   }
 }

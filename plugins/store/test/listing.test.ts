@@ -1,7 +1,7 @@
 import t from 'tap';
 import { sql } from '../../../core/sql.ts';
 import { call } from '../../../test/helper.ts';
-import { StoreProduct, StoreProductVariable } from '../entities.ts';
+import { StoreCategory, StoreProduct, StoreProductVariable } from '../entities.ts';
 import { makeCategory, makeProduct, storeApp } from './fixtures.ts';
 
 type Shown = Record<string, unknown> & { id: string };
@@ -46,5 +46,10 @@ t.test(
     await StoreProduct.update(app.db, b, { isActive: false });
     const d = await makeProduct(app, { categoryID: category, name: 'D', price: '8' });
     t.same([...(await listed('one product off sale, one new')).keys()], [a, c, d]);
+    // The same products in another order, then a category renamed: each a new answer.
+    await StoreProduct.update(app.db, d, { priority: -1 });
+    t.same([...(await listed('a product moved first')).keys()], [d, a, c]);
+    await StoreCategory.update(app.db, category, { name: 'Ranks and kits' });
+    t.equal((await call(app, '/api/store/listing')).json().categories[0].name, 'Ranks and kits');
   },
 );
