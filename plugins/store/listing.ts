@@ -78,7 +78,7 @@ export class ListingAnswers {
         if (i > 0) put(COMMA);
         each(item);
       });
-    let listed = 0;
+    let count = 0;
     const product = (p: Product) => {
       const fields = listedFields(p, ctx);
       let kept = this.#products.get(p.id);
@@ -88,7 +88,7 @@ export class ListingAnswers {
         this.#products.set(p.id, kept);
       }
       kept.seen = listing;
-      listed++;
+      count++;
       put(kept.json);
     };
     // A category is its row's JSON with its subcategories and products after its own fields, as JSON.stringify puts them.
@@ -107,7 +107,7 @@ export class ListingAnswers {
     list(tree, category);
     put(CLOSE);
     this.#heads = heads;
-    if (this.#products.size > listed) {
+    if (this.#products.size > count) {
       for (const [id, kept] of this.#products) if (kept.seen !== listing) this.#products.delete(id);
     }
     const last = this.#answer;
