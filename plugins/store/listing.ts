@@ -24,7 +24,7 @@ interface Kept {
   seen: number;
 }
 
-export type ListingAnswer = { categories: Static<typeof ListingCategory>[] };
+type ListingAnswer = { categories: Static<typeof ListingCategory>[] };
 
 /** Whether two reads of a product hold the same columns and variables (every column a string, number or boolean). */
 function sameProduct(a: Product, b: Product): boolean {
