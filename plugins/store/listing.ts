@@ -26,12 +26,16 @@ interface Kept {
 
 type ListingAnswer = { categories: Static<typeof ListingCategory>[] };
 
-/** Whether two reads of a product hold the same columns and variables (every column a string, number or boolean). */
-function sameProduct(a: Product, b: Product): boolean {
+/**
+ * Whether every field of `a` but `except` holds the very same value in `b`: two reads of one shape
+ * whose fields are strings, numbers or booleans. Hand-written for the hot path: util.isDeepStrictEqual
+ * checks prototypes and both objects' keys, for every product of every listing.
+ */
+function sameFields<T extends object>(a: T, b: T, except?: keyof T): boolean {
   for (const key in a) {
-    if (key !== 'variables' && a[key as keyof Product] !== b[key as keyof Product]) return false;
+    if (key !== except && a[key] !== b[key]) return false;
   }
-  return sameVariables(a.variables, b.variables);
+  return true;
 }
 
 function sameVariables(a: Variable[], b: Variable[]): boolean {
@@ -42,12 +46,8 @@ function sameVariables(a: Variable[], b: Variable[]): boolean {
   });
 }
 
-function sameListed(a: Listed, b: Listed): boolean {
-  for (const key in a) {
-    if (a[key as keyof Listed] !== b[key as keyof Listed]) return false;
-  }
-  return true;
-}
+/** Whether two reads of a product hold the same columns and variables. */
+const sameProduct = (a: Product, b: Product) => sameFields(a, b, 'variables') && sameVariables(a.variables, b.variables);
 
 const OPEN = Buffer.from('{"categories":[');
 const COMMA = Buffer.from(',');
@@ -82,7 +82,7 @@ export class ListingAnswers {
     const product = (p: Product) => {
       const fields = listedFields(p, ctx);
       let kept = this.#products.get(p.id);
-      if (kept === undefined || kept.timeZone !== ctx.timeZone || !sameListed(fields, kept.listed) || !sameProduct(p, kept.product)) {
+      if (kept === undefined || kept.timeZone !== ctx.timeZone || !sameFields(fields, kept.listed) || !sameProduct(p, kept.product)) {
         const json = Buffer.from(JSON.stringify(listingProduct(p, ctx.timeZone, fields)));
         kept = { product: p, timeZone: ctx.timeZone, listed: fields, json, seen: listing };
         this.#products.set(p.id, kept);
