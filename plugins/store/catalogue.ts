@@ -31,6 +31,9 @@ const PRODUCT_ORDER = sql`${p.c.priority}, ${p.c.id}`;
 const FOR_SALE = joined({ product: p, rules: r.optional() });
 /** What decides whether a category is on show (judgeCategories). */
 const CATEGORY_FLAGS = StoreCategory.pick('id', 'parentId', 'isActive');
+/** A product's own category, joined into a buy's read of it: the id null where the category is gone. */
+const pc = StoreCategory.as('pc');
+const OWN_CATEGORY = pc.pick('id', 'parentId', 'isActive');
 const ACTIVE_PRODUCT = sql`${p.c.isActive} = 1`;
 /** A product's variable: first in each row of a read of products that joins them (`#withVariables`), or read alone (`#everyProduct`). */
 const VARIABLE = v.pick('productId', 'name', 'required', 'allowedValues', 'position');
@@ -263,24 +266,27 @@ export class DbCatalogue implements StoreCatalogue {
   }
 
   /**
-   * The products for sale a buy names, each with its purchase rules (joined into the product's
-   * read, as are its variables: one statement, where it was two).
+   * The products for sale a buy names, each with its purchase rules and its own category (joined
+   * into the product's read, as are its variables: one statement, where it was three). A product in
+   * a top-level category is judged by that category alone; one in a nested category, active, needs
+   * the categories above it, read whole then (judgeCategories).
    */
   async forSale(ids: number[]): Promise<Map<number, ForSale>> {
     const valid = productIds(ids);
     if (valid.length === 0) return new Map();
-    const [rows, shown] = await Promise.all([
-      this.#withVariables(
-        FOR_SALE.columns,
-        FOR_SALE.read,
-        sql`left join ${r} on ${r.c.productId} = ${p.c.id} where ${p.c.id} in ${valid} and ${ACTIVE_PRODUCT}`,
-        p.c.id,
-      ),
-      this.#categoriesOnShow(),
-    ]);
+    const rows = await this.#withVariables(
+      sql`${OWN_CATEGORY.columns}, ${FOR_SALE.columns}`,
+      (row) => ({ ...FOR_SALE.read(row.slice(OWN_CATEGORY.width)), category: row[0] == null ? undefined : OWN_CATEGORY.fromArray(row) }),
+      sql`left join ${r} on ${r.c.productId} = ${p.c.id} left join ${pc} on ${pc.c.id} = ${p.c.categoryId}
+        where ${p.c.id} in ${valid} and ${ACTIVE_PRODUCT}`,
+      p.c.id,
+    );
+    const nested = rows.some(({ category }) => category?.isActive && category.parentId !== 0);
+    const shown = nested ? await this.#categoriesOnShow() : undefined;
     const forSale = new Map<number, ForSale>();
-    for (const { product, rules, variables } of rows) {
-      if (shown.has(product.categoryId)) forSale.set(product.id, { product: Object.assign(product, { variables }), rules: rules ?? NONE });
+    for (const { product, rules, variables, category } of rows) {
+      const onShow = shown ? shown.has(product.categoryId) : category?.isActive === true;
+      if (onShow) forSale.set(product.id, { product: Object.assign(product, { variables }), rules: rules ?? NONE });
     }
     return forSale;
   }

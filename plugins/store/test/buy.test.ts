@@ -333,9 +333,10 @@ t.test('cashback: the configured percent of the total, credited after the debit'
   t.match(orders[2], { total: '22.00', cashback: '2.20', credit: '2.20' }, 'the order records the cashback as credit it added');
 });
 
-t.test('a buy runs eight statements, whatever rules and variables its products carry', async (t) => {
+t.test('a buy runs seven statements, whatever rules and variables its products carry; eight under a nested category', async (t) => {
   const app = await storeApp(t);
   const category = await makeCategory(app, { name: 'Items' });
+  const nested = await makeProduct(app, { categoryID: await makeCategory(app, { name: 'Kits', parentID: category }), name: 'Kit', price: '1' });
   const plain = await makeProduct(app, { categoryID: category, name: 'Plain', price: '1', stock: 50 });
   const ruled = await makeProduct(app, {
     categoryID: category,
@@ -353,17 +354,18 @@ t.test('a buy runs eight statements, whatever rules and variables its products c
     t.equal(res.statusCode, 200, res.body);
     return app.db.statements - before;
   };
-  // The user; the products with their rules and variables; the categories on show (what is for
-  // sale); the order; its lines; the debit; its ledger row; the stock. (Features listening to the
-  // order, such as delivery, add their own.)
-  t.equal(await counted([{ id: plain }]), 8, 'one product');
+  // The user; the products with their rules, variables and own categories; the order; its lines;
+  // the debit; its ledger row; the stock. (Features listening to the order, such as delivery, add
+  // their own.) A nested category adds the categories on show, to judge those above it.
+  t.equal(await counted([{ id: plain }]), 7, 'one product');
   t.equal(
     await counted([
       { id: plain, quantity: 2 },
       { id: ruled, variables: { server: 'eu' } },
     ]),
-    8,
+    7,
     'two products, one with rules and a variable',
   );
-  t.equal(await balanceOf(app, steve), 10_000 - 100 - 400);
+  t.equal(await counted([{ id: plain }, { id: nested }]), 8, 'a product in a nested category');
+  t.equal(await balanceOf(app, steve), 10_000 - 100 - 400 - 200);
 });

@@ -89,6 +89,31 @@ for (const level of ['parent', 'grandparent'] as const) {
   });
 }
 
+t.test(`a buy judges a product in a top-level category by that category alone, and one nested by all above it (${db})`, async (t) => {
+  const { app, top, vip, steve } = await shop(t);
+  const kit = await makeProduct(app, { categoryID: top, name: 'Kit', price: '1.00' });
+  const extra = await makeProduct(app, { categoryID: await makeCategory(app, { name: 'Extras' }), name: 'Extra', price: '1.00' });
+  const buyAll = (products: number[]) => call(app, '/api/store/buy', { body: { userID: steve.id, products }, as: 'json' });
+
+  await setActive(app, top, false);
+  const orders = await rowCount(app, 'store_orders');
+  for (const products of [[kit], [extra, kit], [vip], [extra, vip]]) {
+    const refused = await buyAll(products);
+    t.equal(refused.statusCode, 404, `${products}: ${refused.body}`);
+    t.equal(refused.json().error, 'PRODUCT_NOT_FOUND');
+  }
+  t.equal(await rowCount(app, 'store_orders'), orders, 'no order');
+  t.equal(await balanceOf(app, steve.id), 10_000, 'nothing charged');
+  t.equal((await buyAll([extra])).statusCode, 200, 'a product of another top-level category is still for sale');
+
+  await setActive(app, top, true);
+  for (const products of [[kit], [extra, kit], [vip, kit]]) {
+    const res = await buyAll(products);
+    t.equal(res.statusCode, 200, `${products}: ${res.body}`);
+  }
+  t.equal(await balanceOf(app, steve.id), 10_000 - 100 - 100 - 200 - 600);
+});
+
 t.test(`hidden while the player paid: the completion refuses it as for a product switched off, the money goes to the balance (${db})`, async (t) => {
   const { app, top, vip, steve } = await shop(t);
   mockStripeSession('cs_hidden');
