@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import { sendJsonText } from '../../core/schema-compilers.ts';
 import { idParam, ok, toBool, type TypeBoxProvider } from '../../core/schemas.ts';
 import { UserRefParams, type UsersService } from '../users/contract.ts';
 import { TicketSummaryRow, type Author, type SupportService } from './contract.ts';
@@ -18,6 +19,7 @@ import {
   TicketMessageRow,
   TicketQuery,
 } from './schemas.ts';
+import { TicketListAnswers } from './ticket-list.ts';
 
 const IdParams = idParam();
 const TicketParams = idParam('ticketId');
@@ -58,6 +60,7 @@ function ticketRoutes(app: FastifyInstance, support: SupportService, users: User
     async (request) => support.ticketsOf((await users.requireByIdOrUsername(request.params.userId)).id),
   );
 
+  const ticketList = new TicketListAnswers();
   r.get(
     '/api/support/tickets',
     {
@@ -69,14 +72,19 @@ function ticketRoutes(app: FastifyInstance, support: SupportService, users: User
         response: { 200: Type.Array(TicketListRow) },
       },
     },
-    async ({ query: q }) =>
-      support.listTickets({
-        statusId: q.statusID,
-        accountId: q.accountID,
-        categoryId: q.categoryID,
-        limit: q.limit,
-        offset: q.offset,
-      }),
+    async ({ query: q }, reply) =>
+      sendJsonText(
+        reply,
+        ticketList.answer(
+          await support.listTickets({
+            statusId: q.statusID,
+            accountId: q.accountID,
+            categoryId: q.categoryID,
+            limit: q.limit,
+            offset: q.offset,
+          }),
+        ),
+      ),
   );
 
   r.get(
