@@ -224,7 +224,8 @@ export class DbCatalogue implements StoreCatalogue {
 
   /**
    * The categories on show by id (judgeCategories): a read of three columns of a small table,
-   * beside each read of products for sale, so that a product under a hidden category is never sold.
+   * beside each read of products for sale (after a buy's, for a nested category), so that a product
+   * under a hidden category is never sold.
    */
   async #categoriesOnShow(): Promise<ReadonlyMap<number, unknown>> {
     const rows = await this.#db.queryArrays(sql`select ${CATEGORY_FLAGS.columns} from ${StoreCategory}`);
