@@ -38,8 +38,7 @@ export class KeptJson<K, V> {
     if (kept === undefined || !this.#same(value, kept.value)) {
       kept = { value, json: Buffer.from(this.#stringify(value)), seen: this.#round };
       this.#kept.set(key, kept);
-    }
-    kept.seen = this.#round;
+    } else kept.seen = this.#round;
     this.#count++;
     return kept.json;
   }
@@ -56,15 +55,14 @@ export class KeptJson<K, V> {
 
 const COMMA = Buffer.from(',');
 
-/** An answer's parts, put together in one copy, or not at all when they are the last answer's. */
+/** One answer's parts, in order, with their length. */
 export class JsonParts {
-  #parts: Buffer[] = [];
-  #length = 0;
-  #last: { parts: Buffer[]; bytes: Buffer } | undefined;
+  readonly parts: Buffer[] = [];
+  length = 0;
 
   put(part: Buffer): void {
-    this.#parts.push(part);
-    this.#length += part.length;
+    this.parts.push(part);
+    this.length += part.length;
   }
 
   /** Each of `items`, put by `each`, with a comma between two. */
@@ -74,13 +72,15 @@ export class JsonParts {
       each(item);
     });
   }
+}
 
-  /** The answer of the parts put since the last one: the last one's bytes when its parts were the very same. */
-  take(): Buffer {
-    const parts = this.#parts;
-    const length = this.#length;
-    this.#parts = [];
-    this.#length = 0;
+/** A route's last answer and the parts it was made of. */
+export class LastAnswer {
+  #last: { parts: Buffer[]; bytes: Buffer } | undefined;
+
+  /** `answer`'s parts in one copy, or the last answer's bytes when they were the very same parts in the same order. */
+  bytes(answer: JsonParts): Buffer {
+    const { parts, length } = answer;
     const last = this.#last;
     if (last?.parts.length === parts.length && last.parts.every((part, i) => part === parts[i])) return last.bytes;
     this.#last = { parts, bytes: Buffer.concat(parts, length) };

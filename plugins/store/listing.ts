@@ -9,7 +9,7 @@
  * that: a new big buffer on every read cost more in collection than the copy (docs/performance.md).
  */
 import type { Static } from '@sinclair/typebox';
-import { JsonParts, KeptJson, sameFields } from '../../core/json-parts.ts';
+import { JsonParts, KeptJson, LastAnswer, sameFields } from '../../core/json-parts.ts';
 import type { JsonText } from '../../core/schema-compilers.ts';
 import type { CategoryNode, Product, Variable } from './contract.ts';
 import { categoryRow, listedFields, listingProduct, type Listed, type ListingCategory, type ListingContext } from './schemas.ts';
@@ -47,12 +47,12 @@ export class ListingAnswers {
   readonly #products = new KeptJson<number, Listing>(sameListing, (l) => JSON.stringify(listingProduct(l.product, l.timeZone, l.listed)));
   /** Each category's JSON up to its subcategories in the last listing, as text and in UTF-8. */
   #heads = new Map<number, { text: string; bytes: Buffer }>();
-  readonly #parts = new JsonParts();
+  readonly #answer = new LastAnswer();
 
   /** The listing of `tree` (the active catalogue) as the contract's JSON, in UTF-8. */
   answer(tree: CategoryNode[], ctx: ListingContext): JsonText<ListingAnswer> {
     const heads = new Map<number, { text: string; bytes: Buffer }>();
-    const parts = this.#parts;
+    const parts = new JsonParts();
     const product = (p: Product) => parts.put(this.#products.json(p.id, { product: p, timeZone: ctx.timeZone, listed: listedFields(p, ctx) }));
     // A category is its row's JSON with its subcategories and products after its own fields, as JSON.stringify puts them.
     const category = (n: CategoryNode) => {
@@ -71,6 +71,6 @@ export class ListingAnswers {
     parts.put(CLOSE);
     this.#heads = heads;
     this.#products.done();
-    return parts.take();
+    return this.#answer.bytes(parts);
   }
 }

@@ -5,7 +5,7 @@
  * every list; a ticket with all of them as in the last list answers with the JSON it had then,
  * instead of being serialized again (core/json-parts.ts).
  */
-import { JsonParts, KeptJson, sameFields } from '../../core/json-parts.ts';
+import { JsonParts, KeptJson, LastAnswer, sameFields } from '../../core/json-parts.ts';
 import type { JsonText } from '../../core/schema-compilers.ts';
 import type { MessageRow, TicketListRow } from './contract.ts';
 
@@ -17,15 +17,15 @@ const CLOSE = Buffer.from(']');
 
 export class TicketListAnswers {
   readonly #tickets = new KeptJson<string, TicketListRow>(sameTicket, (ticket) => JSON.stringify(ticket));
-  readonly #parts = new JsonParts();
+  readonly #answer = new LastAnswer();
 
   /** `list` as the route's JSON, in UTF-8. */
   answer(list: TicketListRow[]): JsonText<TicketListRow[]> {
-    const parts = this.#parts;
+    const parts = new JsonParts();
     parts.put(OPEN);
     parts.list(list, (ticket) => parts.put(this.#tickets.json(ticket.id, ticket)));
     parts.put(CLOSE);
     this.#tickets.done();
-    return parts.take();
+    return this.#answer.bytes(parts);
   }
 }
