@@ -5,7 +5,7 @@
  * answer is kept on the connection, and the game server's next ack takes the ids it listed, as the
  * official plugin does. A checkout's answer is kept too, and the next completion on the connection
  * is Stripe's signed webhook that its session was paid (bench/rush-stripe.ts). Prints {rps, p99,
- * byKind, p99ByKind, delivered, completed, non2xx} and what was refused as JSON.
+ * byKind, p99ByKind, meanByKind, delivered, completed, non2xx} and what was refused as JSON.
  */
 import { randomUUID } from 'node:crypto';
 import { text } from 'node:stream/consumers';
@@ -165,6 +165,7 @@ console.log(
     failed,
     firstBody,
     p99ByKind: Object.fromEntries(Object.entries(latencies).map(([kind, list]) => [kind, Math.round(p99(list))])),
+    meanByKind: Object.fromEntries(Object.entries(latencies).map(([kind, list]) => [kind, Number((list.reduce((a, b) => a + b, 0) / list.length).toFixed(1))])),
     delivered,
     completed,
     subscriptions: subscriptions - (job.firstSubscription ?? 0),

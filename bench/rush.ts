@@ -28,7 +28,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { freePort } from '../test/mariadb-server.ts';
 import { startDiscordRelay, startReceiver, type DiscordRelay, type Receiver } from '../test/receiver.ts';
-import { databases, LOAD_CORE, onDatabases, seconds, serverConfig, spawnNode, startBaseline, startServer, stop } from './harness.ts';
+import { cpuTime, databases, LOAD_CORE, onDatabases, seconds, serverConfig, spawnNode, startBaseline, startServer, stop } from './harness.ts';
 import { kindCosts, settled } from './rush-kinds.ts';
 import { countKinds, rushSequence, type RushItem, type Shop } from './rush-mix.ts';
 import { startStripe, STRIPE_SECRETS } from './rush-stripe.ts';
@@ -158,20 +158,25 @@ interface Step {
   failed: Record<string, number>;
   firstBody: Record<string, string>;
   p99ByKind: Record<string, number>;
+  /** Each kind's mean latency in ms: at a few connections, where a side's time goes besides its CPU. */
+  meanByKind: Record<string, number>;
   delivered: number;
   /** Gateway checkouts their webhook completed. */
   completed: number;
   non2xx: number;
   /** Webhook sends the receivers took during the step. */
   webhooks: number;
+  /** The side's CPU time during the step, per request answered (what it left for later not counted). */
+  cpuUs: number;
 }
 
-/** One step of load on `url`: a warm-up second, then BENCH_SECONDS; `sends` counts the webhooks received so far. */
-async function step(url: string, sequence: RushItem[], connections: number, sends: () => number): Promise<Step> {
+/** One step of load on `url` served by `pid`: a warm-up second, then BENCH_SECONDS; `sends` counts the webhooks received so far. */
+async function step(url: string, pid: number, sequence: RushItem[], connections: number, sends: () => number): Promise<Step> {
   await walk(url, sequence, connections, 1);
   const before = sends();
+  const cpuBefore = cpuTime(pid);
   const measured = await walk(url, sequence, connections, seconds);
-  return { ...measured, connections, webhooks: sends() - before };
+  return { ...measured, connections, webhooks: sends() - before, cpuUs: (cpuTime(pid) - cpuBefore) / Math.max(1, measured.requests) };
 }
 
 /** The load generator walking `sequence` on `url` for `duration` seconds. */
@@ -180,7 +185,7 @@ async function walk(
   sequence: RushItem[],
   connections: number,
   duration: number,
-): Promise<Omit<Step, 'connections' | 'webhooks'> & { requests: number }> {
+): Promise<Omit<Step, 'connections' | 'webhooks' | 'cpuUs'> & { requests: number }> {
   const proc = spawnNode(LOAD_CORE, ['bench/rush-load.ts'], {});
   proc.stdin!.end(JSON.stringify({ url, sequence, connections, seconds: duration, firstSubscription: subscriptionsTaken }));
   let out = '';
@@ -188,7 +193,7 @@ async function walk(
     out += d;
   });
   if ((await new Promise((r) => proc.once('exit', r))) !== 0) throw new Error('the rush load generator failed');
-  const walked = JSON.parse(out) as Omit<Step, 'connections' | 'webhooks'> & { requests: number; subscriptions: number };
+  const walked = JSON.parse(out) as Omit<Step, 'connections' | 'webhooks' | 'cpuUs'> & { requests: number; subscriptions: number };
   subscriptionsTaken += walked.subscriptions;
   return walked;
 }
@@ -246,10 +251,10 @@ async function rushDatabase(kind: string, url: string): Promise<string[]> {
       for (const side of sides.filter((s) => !s.done)) {
         // Each side's step starts once both have sent what earlier steps left (their webhooks), on the core they share.
         await settled(sent);
-        const s = await step(side.url, side.sequence, connections, sent);
+        const s = await step(side.url, side.proc.pid!, side.sequence, connections, sent);
         console.log(
           row(kind, side.name, s),
-          `p99 by kind (ms): ${JSON.stringify(s.p99ByKind)}`,
+          `CPU ${s.cpuUs.toFixed(0)} µs/request, p99 by kind (ms): ${JSON.stringify(s.p99ByKind)}, mean: ${JSON.stringify(s.meanByKind)}`,
           Object.keys(s.failed).length ? `refused: ${JSON.stringify(s.failed)}, first answers: ${JSON.stringify(s.firstBody)}` : '',
         );
         if (s.p99 > P99_LIMIT_MS) side.done = true;
