@@ -46,9 +46,12 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
     // WAL lets readers in other processes work while one writer commits; busy_timeout waits for
     // another process's write lock instead of failing.
     sqlite.exec('pragma journal_mode = wal; pragma busy_timeout = 5000; pragma foreign_keys = on');
+    // Reads outside a transaction on a connection of their own, which never waits for one (SqliteConnection).
+    const reader = target.file === ':memory:' ? undefined : new DatabaseSync(target.file!, { readOnly: true });
+    reader?.exec('pragma busy_timeout = 5000');
     return new Database(
       'sqlite',
-      { sqlite: new SqliteConnection(sqlite), file: target.file },
+      { sqlite: new SqliteConnection(sqlite, reader), file: target.file },
       names,
       async () => {
         const { SqliteDriver } = await import('@mikro-orm/sql');

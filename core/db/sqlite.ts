@@ -31,6 +31,9 @@ class StatementCache {
   }
 }
 
+/** A plain read, which the reader connection may answer: a statement that writes never starts with `select`. */
+const PLAIN_READ = /^\s*select\b/i;
+
 /** The most transactions one commit carries: bounds how long the first of them waits for it. */
 const MAX_BATCH = 16;
 
@@ -55,6 +58,13 @@ interface Batch {
   readonly gathered: Gathered;
 }
 
+/** The read-only connection and its prepared statements. */
+interface Reader {
+  db: DatabaseSync;
+  statements: StatementCache;
+  arrayStatements: StatementCache;
+}
+
 /** Rows gathered for one multi-row write, by the caller's key, and the write that takes them. */
 type Gathered = Map<object, { items: unknown[]; write: (items: unknown[]) => Promise<void> }>;
 
@@ -74,11 +84,18 @@ function gather(into: Gathered, key: object, items: unknown[], write: (items: un
  * them durable. Each runs in a savepoint of its own, so one that fails undoes only its own work.
  * Nothing outside the batch sees its writes before that commit, and no member is answered before
  * it: a crash loses only transactions nobody was told had happened.
+ *
+ * On a file, a plain read from outside any transaction runs on a second, read-only connection: in
+ * WAL it sees the last commit and never waits for a transaction, whose awaits (a batch's members one
+ * after another) would otherwise hold every read of every request behind it. MySQL's reads do not
+ * wait for a transaction either, so the features' code already expects what this sees.
  */
 export class SqliteConnection {
   readonly db: DatabaseSync;
   readonly #statements: StatementCache;
   readonly #arrayStatements: StatementCache;
+  /** The read-only connection (none in memory, where a second connection is another database). */
+  readonly #reader?: Reader;
   #holder?: Promise<void>;
   /** The batch holding the connection, while it takes more transactions. */
   #batch?: Batch;
@@ -87,10 +104,11 @@ export class SqliteConnection {
   /** The running member's rows for `atCommit`: its batch takes them only if the member succeeds. */
   #memberGathered?: Gathered;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, reader?: DatabaseSync) {
     this.db = db;
     this.#statements = new StatementCache(db, false);
     this.#arrayStatements = new StatementCache(db, true);
+    if (reader) this.#reader = { db: reader, statements: new StatementCache(reader, false), arrayStatements: new StatementCache(reader, true) };
   }
 
   /** Statements of the transaction that holds the connection: they run at once. */
@@ -105,8 +123,14 @@ export class SqliteConnection {
    * with no await between the check and the statement, so none can slip into a transaction.
    */
   readonly standalone: Runner = {
-    all: this.#onceFree((sql, params) => this.#all(sql, params)),
-    arrays: this.#onceFree((sql, params) => this.#arrays(sql, params)),
+    all: this.#onceFree(
+      (sql, params) => this.#all(sql, params),
+      (reader, sql, params) => reader.statements.get(sql).all(...(params.map(sqliteValue) as never[])) as Record<string, unknown>[],
+    ),
+    arrays: this.#onceFree(
+      (sql, params) => this.#arrays(sql, params),
+      (reader, sql, params) => reader.arrayStatements.get(sql).all(...(params.map(sqliteValue) as never[])) as unknown as unknown[][],
+    ),
     run: this.#onceFree((sql, params) => this.#run(sql, params)),
   };
 
@@ -121,9 +145,16 @@ export class SqliteConnection {
     return this.#batch ? this.transaction(async () => this.#run(sql, params)) : this.standalone.run(sql, params);
   }
 
-  /** `statement`, run once no transaction holds the connection, in the same step as the last check. */
-  #onceFree<T>(statement: (sql: string, params: unknown[]) => T): (sql: string, params: unknown[]) => Promise<T> {
+  /**
+   * `statement`, run once no transaction holds the connection, in the same step as the last check;
+   * a plain read on the reader connection at once, when there is one and `read` is given.
+   */
+  #onceFree<T>(
+    statement: (sql: string, params: unknown[]) => T,
+    read?: (reader: Reader, sql: string, params: unknown[]) => T,
+  ): (sql: string, params: unknown[]) => Promise<T> {
     return async (sql, params) => {
+      if (read && this.#reader && PLAIN_READ.test(sql)) return read(this.#reader, sql, params);
       while (this.#holder) await this.#wait();
       return statement(sql, params);
     };
@@ -179,6 +210,7 @@ export class SqliteConnection {
   /** Closes the connection once the batch that holds it (its commit a turn away, perhaps) has ended. */
   async close(): Promise<void> {
     while (this.#holder) await this.#wait();
+    if (this.#reader?.db.isOpen) this.#reader.db.close();
     if (this.db.isOpen) this.db.close();
   }
 
