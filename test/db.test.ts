@@ -338,7 +338,7 @@ t.test(
     t.same(await names(), ['before'], 'outside, a read answers while the transaction holds the connection, without its write');
     t.same(await arrays(), ['before'], 'rows as arrays too');
     let waited = false;
-    const written = db.unchecked.run("insert into hello_greetings (name) values ('after')").then(() => {
+    const written = db.run(sql`insert into ${raw('hello_greetings')} (name) values (${'after'})`).then(() => {
       waited = true;
     });
     await settle();

@@ -125,11 +125,11 @@ export class SqliteConnection {
   readonly standalone: Runner = {
     all: this.#onceFree(
       (sql, params) => this.#all(sql, params),
-      (reader, sql, params) => reader.statements.get(sql).all(...(params.map(sqliteValue) as never[])) as Record<string, unknown>[],
+      (reader, sql, params) => this.#all(sql, params, reader.statements),
     ),
     arrays: this.#onceFree(
       (sql, params) => this.#arrays(sql, params),
-      (reader, sql, params) => reader.arrayStatements.get(sql).all(...(params.map(sqliteValue) as never[])) as unknown as unknown[][],
+      (reader, sql, params) => this.#arrays(sql, params, reader.arrayStatements),
     ),
     run: this.#onceFree((sql, params) => this.#run(sql, params)),
   };
@@ -178,12 +178,12 @@ export class SqliteConnection {
     return { inUse, idle: 1 - inUse, waiting: this.#waiting + (this.#batch?.queue.length ?? 0) };
   }
 
-  #all(sql: string, params: unknown[]): Record<string, unknown>[] {
-    return this.#statements.get(sql).all(...(params.map(sqliteValue) as never[])) as Record<string, unknown>[];
+  #all(sql: string, params: unknown[], statements = this.#statements): Record<string, unknown>[] {
+    return statements.get(sql).all(...(params.map(sqliteValue) as never[])) as Record<string, unknown>[];
   }
 
-  #arrays(sql: string, params: unknown[]): unknown[][] {
-    return this.#arrayStatements.get(sql).all(...(params.map(sqliteValue) as never[])) as unknown as unknown[][];
+  #arrays(sql: string, params: unknown[], statements = this.#arrayStatements): unknown[][] {
+    return statements.get(sql).all(...(params.map(sqliteValue) as never[])) as unknown as unknown[][];
   }
 
   #run(sql: string, params: unknown[]): RunResult {
