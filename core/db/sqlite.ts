@@ -123,15 +123,9 @@ export class SqliteConnection {
    * with no await between the check and the statement, so none can slip into a transaction.
    */
   readonly standalone: Runner = {
-    all: this.#onceFree(
-      (sql, params) => this.#all(sql, params),
-      (reader, sql, params) => this.#all(sql, params, reader.statements),
-    ),
-    arrays: this.#onceFree(
-      (sql, params) => this.#arrays(sql, params),
-      (reader, sql, params) => this.#arrays(sql, params, reader.arrayStatements),
-    ),
-    run: this.#onceFree((sql, params) => this.#run(sql, params)),
+    all: this.#onceFree((sql, params, reader) => this.#all(sql, params, reader?.statements), true),
+    arrays: this.#onceFree((sql, params, reader) => this.#arrays(sql, params, reader?.arrayStatements), true),
+    run: this.#onceFree((sql, params) => this.#run(sql, params), false),
   };
 
   /**
@@ -147,14 +141,11 @@ export class SqliteConnection {
 
   /**
    * `statement`, run once no transaction holds the connection, in the same step as the last check;
-   * a plain read on the reader connection at once, when there is one and `read` is given.
+   * a plain read (where `reads`) on the reader connection at once, when there is one.
    */
-  #onceFree<T>(
-    statement: (sql: string, params: unknown[]) => T,
-    read?: (reader: Reader, sql: string, params: unknown[]) => T,
-  ): (sql: string, params: unknown[]) => Promise<T> {
+  #onceFree<T>(statement: (sql: string, params: unknown[], reader?: Reader) => T, reads: boolean): (sql: string, params: unknown[]) => Promise<T> {
     return async (sql, params) => {
-      if (read && this.#reader && PLAIN_READ.test(sql)) return read(this.#reader, sql, params);
+      if (reads && this.#reader && PLAIN_READ.test(sql)) return statement(sql, params, this.#reader);
       while (this.#holder) await this.#wait();
       return statement(sql, params);
     };

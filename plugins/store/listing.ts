@@ -9,6 +9,7 @@
  * that: a new big buffer on every read cost more in collection than the copy (docs/performance.md).
  */
 import type { Static } from '@sinclair/typebox';
+import { sameFields } from '../../core/json-parts.ts';
 import type { JsonText } from '../../core/schema-compilers.ts';
 import type { CategoryNode, Product, Variable } from './contract.ts';
 import { categoryRow, listedFields, listingProduct, type Listed, type ListingCategory, type ListingContext } from './schemas.ts';
@@ -25,18 +26,6 @@ interface Kept {
 }
 
 type ListingAnswer = { categories: Static<typeof ListingCategory>[] };
-
-/**
- * Whether every field of `a` but `except` holds the very same value in `b`: two reads of one shape
- * whose fields are strings, numbers or booleans. Hand-written for the hot path: util.isDeepStrictEqual
- * checks prototypes and both objects' keys, for every product of every listing.
- */
-function sameFields<T extends object>(a: T, b: T, except?: keyof T): boolean {
-  for (const key in a) {
-    if (key !== except && a[key] !== b[key]) return false;
-  }
-  return true;
-}
 
 function sameVariables(a: Variable[], b: Variable[]): boolean {
   if (a.length !== b.length) return false;
