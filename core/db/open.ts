@@ -8,7 +8,7 @@ import { Table } from '../table.ts';
 import { Database } from './database.ts';
 import { buildMigrationList, MIGRATIONS_TABLE, type MigrationDef } from './migrations.ts';
 import { isMariaDb } from './mysql.ts';
-import { SqliteConnection, sharedSqliteDialect } from './sqlite.ts';
+import { SqliteConnection, WalSync, sharedSqliteDialect } from './sqlite.ts';
 import { parseDatabaseUrl } from './url.ts';
 
 export interface OpenOptions {
@@ -46,12 +46,18 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
     // WAL lets readers in other processes work while one writer commits; busy_timeout waits for
     // another process's write lock instead of failing.
     sqlite.exec('pragma journal_mode = wal; pragma busy_timeout = 5000; pragma foreign_keys = on');
-    // Reads outside a transaction on a connection of their own, which never waits for one (SqliteConnection).
-    const reader = target.file === ':memory:' ? undefined : new DatabaseSync(target.file!, { readOnly: true });
-    reader?.exec('pragma busy_timeout = 5000');
+    let file: ConstructorParameters<typeof SqliteConnection>[1];
+    if (target.file !== ':memory:') {
+      // Reads outside a transaction on a connection of their own, which never waits for one; the
+      // log's fsync after a commit in the thread pool, not in COMMIT on the event loop (SqliteConnection).
+      sqlite.exec('pragma synchronous = normal');
+      const reader = new DatabaseSync(target.file!, { readOnly: true });
+      reader.exec('pragma busy_timeout = 5000');
+      file = { reader, wal: new WalSync(`${resolve(target.file!)}-wal`) };
+    }
     return new Database(
       'sqlite',
-      { sqlite: new SqliteConnection(sqlite, reader), file: target.file },
+      { sqlite: new SqliteConnection(sqlite, file), file: target.file },
       names,
       async () => {
         const { SqliteDriver } = await import('@mikro-orm/sql');

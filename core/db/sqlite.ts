@@ -1,4 +1,5 @@
 /** SQLite: the one embedded connection, its prepared statements, and its group commit. */
+import { type FileHandle, open } from 'node:fs/promises';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { SqliteDialect } from 'kysely';
 import type { PoolStats, RunResult, Runner } from './runner.ts';
@@ -65,6 +66,58 @@ interface Reader {
   arrayStatements: StatementCache;
 }
 
+/**
+ * The write-ahead log's fsync, in libuv's thread pool rather than inside COMMIT on the event loop
+ * (the connection runs with synchronous = normal, which leaves it to this). Commits that ask while
+ * one runs share the next: it begins after all of their frames are written. A commit is answered
+ * only once an fsync that began after it has returned, as synchronous = full would answer it.
+ */
+export class WalSync {
+  readonly #file: string;
+  #handle?: Promise<FileHandle>;
+  #running?: Promise<void>;
+  #next?: Promise<void>;
+
+  /** `file`: the database's -wal file, which exists from the first commit in WAL mode. */
+  constructor(file: string) {
+    this.#file = file;
+  }
+
+  /** Resolves once the frames of every commit made so far are on the disk. */
+  synced(): Promise<void> {
+    if (!this.#running) return this.#start();
+    // The running fsync may have begun before this commit's frames were written: the next one covers them.
+    this.#next ??= this.#running.then(
+      () => this.#start(),
+      () => this.#start(),
+    );
+    return this.#next;
+  }
+
+  #start(): Promise<void> {
+    this.#next = undefined;
+    const running = (async () => {
+      this.#handle ??= open(this.#file, 'r').catch((err: unknown) => {
+        this.#handle = undefined;
+        throw err;
+      });
+      await (await this.#handle).datasync();
+    })().finally(() => {
+      if (this.#running === running) this.#running = undefined;
+    });
+    this.#running = running;
+    return running;
+  }
+
+  /** Waits for the fsyncs asked for, then lets the file go. */
+  async close(): Promise<void> {
+    await Promise.allSettled([this.#running, this.#next]);
+    const handle = this.#handle;
+    this.#handle = undefined;
+    await (await handle?.catch(() => undefined))?.close();
+  }
+}
+
 /** Rows gathered for one multi-row write, by the caller's key, and the write that takes them. */
 type Gathered = Map<object, { items: unknown[]; write: (items: unknown[]) => Promise<void> }>;
 
@@ -104,11 +157,15 @@ export class SqliteConnection {
   /** The running member's rows for `atCommit`: its batch takes them only if the member succeeds. */
   #memberGathered?: Gathered;
 
-  constructor(db: DatabaseSync, reader?: DatabaseSync) {
+  /** The write-ahead log's fsync after each commit, on a file (none in memory, which nothing makes durable). */
+  readonly #wal?: WalSync;
+
+  constructor(db: DatabaseSync, file?: { reader: DatabaseSync; wal: WalSync }) {
     this.db = db;
+    this.#wal = file?.wal;
     this.#statements = new StatementCache(db, false);
     this.#arrayStatements = new StatementCache(db, true);
-    if (reader) this.#reader = { db: reader, statements: new StatementCache(reader, false), arrayStatements: new StatementCache(reader, true) };
+    if (file) this.#reader = { db: file.reader, statements: new StatementCache(file.reader, false), arrayStatements: new StatementCache(file.reader, true) };
   }
 
   /** Statements of the transaction that holds the connection: they run at once. */
@@ -125,8 +182,15 @@ export class SqliteConnection {
   readonly standalone: Runner = {
     all: this.#onceFree((sql, params, reader) => this.#all(sql, params, reader?.statements), true),
     arrays: this.#onceFree((sql, params, reader) => this.#arrays(sql, params, reader?.arrayStatements), true),
-    run: this.#onceFree((sql, params) => this.#run(sql, params), false),
+    run: async (sql, params) => {
+      const result = await this.#runOnceFree(sql, params);
+      // A statement that changed no row has nothing to make durable.
+      if (this.#wal && result.affectedRows > 0) await this.#wal.synced();
+      return result;
+    },
   };
+
+  readonly #runOnceFree = this.#onceFree((sql, params) => this.#run(sql, params), false);
 
   /**
    * A write from outside any transaction. While a batch holds the connection it joins as a member
@@ -201,6 +265,7 @@ export class SqliteConnection {
   /** Closes the connection once the batch that holds it (its commit a turn away, perhaps) has ended. */
   async close(): Promise<void> {
     while (this.#holder) await this.#wait();
+    await this.#wal?.close();
     if (this.#reader?.db.isOpen) this.#reader.db.close();
     if (this.db.isOpen) this.db.close();
   }
@@ -323,7 +388,9 @@ export class SqliteConnection {
       setImmediate(() => {
         for (const resume of left) resume(false);
       });
-    batch.settle(failure);
+    // The connection goes on to the next statement while the fsync runs; the members wait for it.
+    if (failure === undefined && this.#wal) this.#wal.synced().then(() => batch.settle(), batch.settle);
+    else batch.settle(failure);
   }
 
   /** The members' gathered rows, one write per key; a write that fails fails the batch. Then the commit. */

@@ -1,0 +1,87 @@
+/**
+ * SQLite on a file commits with synchronous = normal and makes each commit durable with an fsync
+ * of the write-ahead log in the thread pool (core/db/sqlite.ts WalSync): a commit is answered only
+ * once an fsync that began after it has returned, and commits asking while one runs share the next.
+ */
+import { type FileHandle, open } from 'node:fs/promises';
+import { DatabaseSync } from 'node:sqlite';
+import t from 'tap';
+import { raw, sql } from '../core/sql.ts';
+import { settle, until } from './fixtures.ts';
+import { build, onMysql, sharedDatabaseUrl, type TestLike } from './helper.ts';
+
+/** FileHandle's fdatasync, held at a gate the test opens: each call waits for one `release()`. */
+async function heldSyncs(t: TestLike, failWith?: Error) {
+  const probe = await open(import.meta.filename, 'r');
+  const proto = Object.getPrototypeOf(probe) as FileHandle;
+  await probe.close();
+  const original = proto.datasync;
+  const gates: (() => void)[] = [];
+  let calls = 0;
+  proto.datasync = async function (this: FileHandle) {
+    calls++;
+    await new Promise<void>((r) => gates.push(r));
+    if (failWith) throw failWith;
+    return original.call(this);
+  };
+  t.teardown(() => {
+    proto.datasync = original;
+    for (const open of gates.splice(0)) open();
+  });
+  return {
+    calls: () => calls,
+    waiting: () => gates.length,
+    release: () => gates.shift()?.(),
+  };
+}
+
+t.test(
+  'SQLite on a file: a commit is answered after an fsync of its log that began after it, and commits asking meanwhile share the next',
+  { skip: onMysql ? "SQLite's own commit path" : false },
+  async (t) => {
+    const url = await sharedDatabaseUrl(t);
+    const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
+    const { db } = app;
+    const other = new DatabaseSync(url.slice('sqlite:'.length));
+    t.teardown(() => other.close());
+    const committed = () => (other.prepare('select name from hello_greetings order by id').all() as { name: string }[]).map((r) => r.name);
+    const insert = (name: string) => sql`insert into ${raw('hello_greetings')} (name) values (${name})`;
+    t.same(await db.query(sql`pragma synchronous`), [{ synchronous: 1 }], "SQLite's COMMIT leaves the log's fsync to the server (normal)");
+
+    const syncs = await heldSyncs(t);
+    const answered: string[] = [];
+    const a = db.transaction(() => db.run(insert('a'))).then(() => answered.push('a'));
+    await until(() => syncs.waiting() === 1);
+    t.same(committed(), ['a'], 'the transaction is committed');
+    await settle();
+    t.same(answered, [], 'but not answered while its fsync runs');
+
+    // Two more commits while that fsync runs: a transaction and a write from outside one.
+    const b = db.transaction(() => db.run(insert('b'))).then(() => answered.push('b'));
+    const w = db.run(insert('w')).then(() => answered.push('w'));
+    await until(() => committed().length === 3);
+    t.equal(syncs.calls(), 1, 'no second fsync begins while the first runs');
+    syncs.release();
+    await a;
+    await until(() => syncs.waiting() === 1);
+    t.same(answered, ['a'], 'the first fsync answers the commit before it only; the two after it wait for the next');
+    syncs.release();
+    await Promise.all([b, w]);
+    t.equal(syncs.calls(), 2, 'the two later commits shared one fsync');
+    t.same(answered.slice(1).sort(), ['b', 'w']);
+
+    const before = syncs.calls();
+    await db.run(sql`delete from ${raw('hello_greetings')} where name = ${'none'}`);
+    t.equal(syncs.calls(), before, 'a write that changed no row asks for no fsync');
+  },
+);
+
+t.test('SQLite on a file: a commit whose fsync fails is answered with the failure', { skip: onMysql ? "SQLite's own commit path" : false }, async (t) => {
+  const url = await sharedDatabaseUrl(t);
+  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
+  const syncs = await heldSyncs(t, Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+  const failed = app.db.transaction(() => app.db.run(sql`insert into ${raw('hello_greetings')} (name) values (${'x'})`));
+  await until(() => syncs.waiting() === 1);
+  syncs.release();
+  await t.rejects(failed, { code: 'EIO' }, 'the members learn that their commit may not be on the disk');
+});
