@@ -1,31 +1,32 @@
 /**
  * SQLite on a file commits with synchronous = normal and makes each commit durable with an fsync
- * of the write-ahead log in the thread pool (core/db/sqlite.ts WalSync): a commit is answered only
+ * of the write-ahead log on a thread of its own (core/db/sqlite.ts WalSync): a commit is answered only
  * once an fsync that began after it has returned, and commits asking while one runs share the next.
  */
-import { type FileHandle, open } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import t from 'tap';
+import { WalSync } from '../core/db/sqlite.ts';
 import { raw, sql } from '../core/sql.ts';
 import { settle, until } from './fixtures.ts';
-import { build, onMysql, sharedDatabaseUrl, type TestLike } from './helper.ts';
+import { build, onMysql, scratchDir, sharedDatabaseUrl, type TestLike } from './helper.ts';
 
-/** FileHandle's fdatasync, held at a gate the test opens: each call waits for one `release()`. */
-async function heldSyncs(t: TestLike, failWith?: Error) {
-  const probe = await open(import.meta.filename, 'r');
-  const proto = Object.getPrototypeOf(probe) as FileHandle;
-  await probe.close();
-  const original = proto.datasync;
+/** WalSync's fsyncs, each held at a gate until one `release()`, then run (or failed with `failWith`). */
+function heldSyncs(t: TestLike, failWith?: Error) {
+  const original = WalSync.prototype.flush;
   const gates: (() => void)[] = [];
   let calls = 0;
-  proto.datasync = async function (this: FileHandle) {
+  WalSync.prototype.flush = async function (this: WalSync) {
     calls++;
     await new Promise<void>((r) => gates.push(r));
     if (failWith) throw failWith;
     return original.call(this);
   };
   t.teardown(() => {
-    proto.datasync = original;
+    WalSync.prototype.flush = original;
     for (const open of gates.splice(0)) open();
   });
   return {
@@ -48,7 +49,7 @@ t.test(
     const insert = (name: string) => sql`insert into ${raw('hello_greetings')} (name) values (${name})`;
     t.same(await db.query(sql`pragma synchronous`), [{ synchronous: 1 }], "SQLite's COMMIT leaves the log's fsync to the server (normal)");
 
-    const syncs = await heldSyncs(t);
+    const syncs = heldSyncs(t);
     const answered: string[] = [];
     const a = db.transaction(() => db.run(insert('a'))).then(() => answered.push('a'));
     await until(() => syncs.waiting() === 1);
@@ -85,3 +86,29 @@ t.test('SQLite on a file: a commit whose fsync fails is answered with the failur
   syncs.release();
   await t.rejects(failed, { code: 'EIO' }, 'the members learn that their commit may not be on the disk');
 });
+
+t.test(
+  "SQLite on a file: a commit is answered while libuv's thread pool is busy (a slow DNS lookup, password hashes)",
+  { skip: onMysql ? "SQLite's own commit path" : process.platform === 'win32' ? 'a named pipe' : false },
+  async (t) => {
+    const url = await sharedDatabaseUrl(t);
+    const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
+    // Each open of a named pipe holds a thread of the pool until a writer opens it: all four (the pool's size) held.
+    const fifo = join(scratchDir(t), 'held');
+    execFileSync('mkfifo', [fifo]);
+    let poolFree = false;
+    const held = Array.from({ length: Number(process.env.UV_THREADPOOL_SIZE ?? 4) }, () =>
+      open(fifo, 'r').then(async (handle) => {
+        poolFree = true;
+        await handle.close();
+      }),
+    );
+    await settle();
+    await app.db.transaction(() => app.db.run(sql`insert into ${raw('hello_greetings')} (name) values (${'while busy'})`));
+    t.notOk(poolFree, 'answered, the pool still held');
+    // Opened from this thread: an open from the pool would wait behind the four.
+    const writer = openSync(fifo, 'w');
+    await Promise.all(held);
+    closeSync(writer);
+  },
+);

@@ -8,7 +8,7 @@ import { Table } from '../table.ts';
 import { Database } from './database.ts';
 import { buildMigrationList, MIGRATIONS_TABLE, type MigrationDef } from './migrations.ts';
 import { isMariaDb } from './mysql.ts';
-import { SqliteConnection, WalSync, sharedSqliteDialect } from './sqlite.ts';
+import { type OnFile, SqliteConnection, WalSync, sharedSqliteDialect } from './sqlite.ts';
 import { parseDatabaseUrl } from './url.ts';
 
 export interface OpenOptions {
@@ -46,7 +46,7 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
     // WAL lets readers in other processes work while one writer commits; busy_timeout waits for
     // another process's write lock instead of failing.
     sqlite.exec('pragma journal_mode = wal; pragma busy_timeout = 5000; pragma foreign_keys = on');
-    let file: ConstructorParameters<typeof SqliteConnection>[1];
+    let file: OnFile | undefined;
     if (target.file !== ':memory:') {
       // Reads outside a transaction on a connection of their own, which never waits for one; the
       // log's fsync after a commit in the thread pool, not in COMMIT on the event loop (SqliteConnection).

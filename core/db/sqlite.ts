@@ -1,6 +1,7 @@
 /** SQLite: the one embedded connection, its prepared statements, and its group commit. */
-import { type FileHandle, open } from 'node:fs/promises';
+import { closeSync, openSync } from 'node:fs';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { Worker } from 'node:worker_threads';
 import type { SqliteDialect } from 'kysely';
 import type { PoolStats, RunResult, Runner } from './runner.ts';
 import { sqliteValue } from './values.ts';
@@ -66,15 +67,32 @@ interface Reader {
   arrayStatements: StatementCache;
 }
 
+/** The fsync thread: an fdatasync of each descriptor it is sent, answered with null or the error. */
+const SYNC_THREAD = `
+const { parentPort } = require('node:worker_threads');
+const { fdatasyncSync } = require('node:fs');
+parentPort.on('message', (fd) => {
+  try {
+    fdatasyncSync(fd);
+    parentPort.postMessage(null);
+  } catch (err) {
+    parentPort.postMessage({ code: err.code, message: err.message });
+  }
+});`;
+
 /**
- * The write-ahead log's fsync, in libuv's thread pool rather than inside COMMIT on the event loop
- * (the connection runs with synchronous = normal, which leaves it to this). Commits that ask while
- * one runs share the next: it begins after all of their frames are written. A commit is answered
- * only once an fsync that began after it has returned, as synchronous = full would answer it.
+ * The write-ahead log's fsync (fdatasync, as SQLite's own) on a thread of its own, rather than
+ * inside COMMIT on the event loop (the connection runs with synchronous = normal, which leaves it
+ * to this), nor in libuv's pool, where a slow DNS lookup or a password hash would queue it.
+ * Commits that ask while one runs share the next: it begins after all of their frames are
+ * written. A commit is answered only once an fsync that began after it has returned, as
+ * synchronous = full would answer it.
  */
 export class WalSync {
   readonly #file: string;
-  #handle?: Promise<FileHandle>;
+  #fd?: number;
+  #thread?: Worker;
+  #answer?: (err?: Error) => void;
   #running?: Promise<void>;
   #next?: Promise<void>;
 
@@ -96,26 +114,60 @@ export class WalSync {
 
   #start(): Promise<void> {
     this.#next = undefined;
-    const running = (async () => {
-      this.#handle ??= open(this.#file, 'r').catch((err: unknown) => {
-        this.#handle = undefined;
-        throw err;
-      });
-      await (await this.#handle).datasync();
-    })().finally(() => {
+    const running = this.flush().finally(() => {
       if (this.#running === running) this.#running = undefined;
     });
     this.#running = running;
     return running;
   }
 
-  /** Waits for the fsyncs asked for, then lets the file go. */
+  /** One fdatasync of the log, on the thread. */
+  flush(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#fd ??= openSync(this.#file, 'r');
+      const thread = this.#thread ?? this.#startThread();
+      this.#answer = (err) => {
+        this.#answer = undefined;
+        // Idle, the thread keeps no process alive; while it syncs, the process waits for it.
+        thread.unref();
+        if (err) reject(err);
+        else resolve();
+      };
+      thread.ref();
+      thread.postMessage(this.#fd);
+    });
+  }
+
+  #startThread(): Worker {
+    const thread = new Worker(SYNC_THREAD, { eval: true });
+    thread.on('message', (failed: { code?: string; message: string } | null) =>
+      this.#answer?.(failed ? Object.assign(new Error(failed.message), { code: failed.code }) : undefined),
+    );
+    const lost = (err: Error) => {
+      if (this.#thread === thread) this.#thread = undefined;
+      this.#answer?.(err);
+    };
+    thread.on('error', lost);
+    thread.on('exit', () => lost(new Error('the fsync thread stopped')));
+    this.#thread = thread;
+    return thread;
+  }
+
+  /** Waits for the fsyncs asked for, then lets the thread and the file go. */
   async close(): Promise<void> {
     await Promise.allSettled([this.#running, this.#next]);
-    const handle = this.#handle;
-    this.#handle = undefined;
-    await (await handle?.catch(() => undefined))?.close();
+    const thread = this.#thread;
+    this.#thread = undefined;
+    await thread?.terminate();
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
   }
+}
+
+/** What a connection to a file has beside its own: the read-only connection, and the log's fsync. */
+export interface OnFile {
+  reader: DatabaseSync;
+  wal: WalSync;
 }
 
 /** Rows gathered for one multi-row write, by the caller's key, and the write that takes them. */
@@ -160,7 +212,7 @@ export class SqliteConnection {
   /** The write-ahead log's fsync after each commit, on a file (none in memory, which nothing makes durable). */
   readonly #wal?: WalSync;
 
-  constructor(db: DatabaseSync, file?: { reader: DatabaseSync; wal: WalSync }) {
+  constructor(db: DatabaseSync, file?: OnFile) {
     this.db = db;
     this.#wal = file?.wal;
     this.#statements = new StatementCache(db, false);
