@@ -166,30 +166,32 @@ export class PromotionsInBuy implements BuyParticipant {
 
   async take(checkout: Checkout, orderId: number, adjustments: Adjustment[]): Promise<void> {
     const at = now();
-    for (const a of adjustments) {
-      if (a.kind === COUPON_KIND) await this.#useCoupon(checkout, orderId, a, at);
-      else if (a.kind === GIFT_CARD_KIND) await this.#spendCard(checkout, orderId, a, at);
-    }
     await this.#recordSales(checkout, orderId, at);
     await this.#issueBought(orderId, checkout.userId, checkout.lines);
+    // The shared rows last (a coupon's count), after each buyer's own (a gift card's balance).
+    for (const a of adjustments) if (a.kind === GIFT_CARD_KIND) await this.#spendCard(checkout, orderId, a, at);
+    for (const a of adjustments) if (a.kind === COUPON_KIND) await this.#useCoupon(checkout, orderId, a, at);
   }
 
-  /** The coupon's use and the player's, each a conditional update: of racing buyers, only those within the limits pass. */
+  /**
+   * The coupon's use and the player's, each a conditional update: of racing buyers, only those within
+   * the limits pass. The coupon's count, which every buyer of it shares, is the last statement: on
+   * MySQL its row stays locked until the commit.
+   */
   async #useCoupon(checkout: Checkout, orderId: number, a: Adjustment, at: string): Promise<void> {
     const key = a.code.toLowerCase();
-    const { affectedRows } = await this.#db.run(sql`update ${PromotionsCoupon} set ${Co.uses} = ${Co.uses} + 1
-      where ${Co.codeKey} = ${key} and ${Co.isActive} = 1 and (${Co.maxUses} = 0 or ${Co.uses} < ${Co.maxUses})`);
-    if (affectedRows === 0) throw usedUp('coupon', `the coupon ${a.code} is used up.`);
-    const [coupon] = await PromotionsCoupon.select(this.#db, sql`where ${Co.codeKey} = ${key}`);
+    const usedUpAll = () => usedUp('coupon', `the coupon ${a.code} is used up.`);
+    const [coupon] = await PromotionsCoupon.select(this.#db, sql`where ${Co.codeKey} = ${key} and ${Co.isActive} = 1`);
+    if (!coupon) throw usedUpAll();
     const buyer = buyerKey(checkout);
     // A guest is counted by no player (a limit per player set after its quote refuses it here).
     if (checkout.userId === 0) {
-      if (coupon!.perPlayer > 0) throw perPlayerNeedsAccount(coupon!);
-    } else if (!(await this.#countPlayer(coupon!, buyer))) {
-      throw usedUp('coupon', `${checkout.username} has used the coupon ${a.code} ${coupon!.perPlayer} times, the most it allows.`);
+      if (coupon.perPlayer > 0) throw perPlayerNeedsAccount(coupon);
+    } else if (!(await this.#countPlayer(coupon, buyer))) {
+      throw usedUp('coupon', `${checkout.username} has used the coupon ${a.code} ${coupon.perPlayer} times, the most it allows.`);
     }
     await PromotionsCouponUse.insert(this.#db, {
-      couponId: coupon!.id,
+      couponId: coupon.id,
       orderId,
       buyerKey: buyer,
       amount: a.amount,
@@ -197,6 +199,9 @@ export class PromotionsInBuy implements BuyParticipant {
       status: 'used',
       creationDate: at,
     });
+    const { affectedRows } = await this.#db.run(sql`update ${PromotionsCoupon} set ${Co.uses} = ${Co.uses} + 1
+      where ${Co.id} = ${coupon.id} and ${Co.isActive} = 1 and (${Co.maxUses} = 0 or ${Co.uses} < ${Co.maxUses})`);
+    if (affectedRows === 0) throw usedUpAll();
   }
 
   /** One more use by the player, unless it would pass the coupon's limit; the player's first use makes the row (its unique key decides a race). */

@@ -359,8 +359,8 @@ export class DbCheckout implements StoreCheckout {
 
   /**
    * The one way both buys place their order, inside their transaction: the order and its lines,
-   * the adjustments and each participant's part (`take`), the payment, the roles, then
-   * `store.order.completed` (its listeners, delivery's commands, run here) and the stock last.
+   * the adjustments, the payment, the roles, `store.order.completed` (its listeners, delivery's
+   * commands, run here), then each participant's part (`take`) and the stock last.
    */
   async #place<T>(
     user: Buyer,
@@ -388,12 +388,14 @@ export class DbCheckout implements StoreCheckout {
         this.#db,
         adjustments.map((a) => ({ orderId: order.id, ...a })),
       );
-    for (const participant of this.#participants) await participant.take(checkout, order.id, adjustments);
     const settled = await payment.settle(order);
     if (!guest) await this.#grantRoles(user.id, lines);
     // The order's listeners (delivery queues its commands) run in this transaction before the
-    // stock is taken, so the shared product rows are locked for the last statement only.
+    // participants' parts and the stock, so the rows every buyer shares (a coupon's count of uses,
+    // a product's stock) are locked for the last statements only: on MySQL each statement after a
+    // lock is a round trip the other buyers of that coupon or product wait out.
     await orderCompleted(this.#events, order, user, items);
+    for (const participant of this.#participants) await participant.take(checkout, order.id, adjustments);
     await this.#takeStock(lines);
     return { order, settled };
   }

@@ -246,8 +246,8 @@ export interface BuyParticipant {
    */
   price(checkout: Checkout): Promise<Adjustment[]>;
   /**
-   * Inside every order's transaction, once the order and its lines are written (with no adjustment
-   * too): takes for good what `price` offered (a coupon's use, a gift card's amount) and what the
+   * Inside every order's transaction, once the order, its lines, its payment and its listeners' work
+   * are written (with no adjustment too), before the stock: takes for good what `price` offered (a coupon's use, a gift card's amount) and what the
    * lines bought that is the participant's to hand out (a gift card, a sale's figures), decided by the
    * database; a DomainError (used up, spent meanwhile) rolls the order back.
    */
