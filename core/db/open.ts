@@ -49,7 +49,7 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
     let file: OnFile | undefined;
     if (target.file !== ':memory:') {
       // Reads outside a transaction on a connection of their own, which never waits for one; the
-      // log's fsync after a commit in the thread pool, not in COMMIT on the event loop (SqliteConnection).
+      // log's fsync after a commit on a thread of its own, not in COMMIT on the event loop (WalSync).
       sqlite.exec('pragma synchronous = normal');
       const reader = new DatabaseSync(target.file!, { readOnly: true });
       reader.exec('pragma busy_timeout = 5000');

@@ -246,10 +246,12 @@ export interface BuyParticipant {
    */
   price(checkout: Checkout): Promise<Adjustment[]>;
   /**
-   * Inside every order's transaction, once the order, its lines, its payment and its listeners' work
-   * are written (with no adjustment too), before the stock: takes for good what `price` offered (a coupon's use, a gift card's amount) and what the
-   * lines bought that is the participant's to hand out (a gift card, a sale's figures), decided by the
-   * database; a DomainError (used up, spent meanwhile) rolls the order back.
+   * Inside every order's transaction, once the order, its lines, its payment and its listeners'
+   * work are written (with no adjustment too), before the stock: takes for good what `price`
+   * offered (a coupon's use, a gift card's amount) and what the lines bought that is the
+   * participant's to hand out (a gift card, a sale's figures), decided by the database; a
+   * DomainError (used up, spent meanwhile) rolls the order back. Rows every buyer shares go last:
+   * on MySQL they stay locked until the commit.
    */
   take(checkout: Checkout, orderId: number, adjustments: Adjustment[]): Promise<void>;
   /**
