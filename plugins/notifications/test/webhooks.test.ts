@@ -365,9 +365,10 @@ t.test('deliveries that ended past retentionDays go with their tries and events;
   await a.close();
 
   const b = await app(t, {}, url);
+  // The start-up sweep's end: the deliveries go first, then the events (on SQLite a commit is seen before its fsync answers it).
   await until(
-    () => rowCount(b, 'notifications_deliveries'),
-    (n) => n === 2,
+    async () => [await rowCount(b, 'notifications_deliveries'), await rowCount(b, 'notifications_events')],
+    ([deliveries, events]) => deliveries === 2 && events === 2,
   );
   const left = await deliveryIds(b);
   t.same(left, [ids[2], ids[3]], 'the ended old ones went; one still retrying and a recent one stay');
