@@ -1,11 +1,10 @@
 import t from 'tap';
 import { buildApp } from '../core/app.ts';
-import { ADMIN_KEY, build, call, freshDatabaseUrl, onMysql, sharedDatabaseUrl, type TestLike } from './helper.ts';
+import { ADMIN_KEY, build, call, freshDatabaseUrl, greetingsOnFile, onMysql, sharedDatabaseUrl, type TestLike } from './helper.ts';
 import { createConnection } from 'mysql2/promise';
 import { ECHO_PLUGIN, settle, until } from './fixtures.ts';
 import { MariaDbServer, haveMariaDb } from './mariadb-server.ts';
 import { execFileSync } from 'node:child_process';
-import { DatabaseSync } from 'node:sqlite';
 import { loadConfig } from '../core/config.ts';
 import { coreEntities } from '../core/entities.ts';
 import { discoverFeatures } from '../core/discover.ts';
@@ -304,16 +303,6 @@ t.test(
     t.same(await names(), ['a', 'b1', 'b2', 'd'], 'nothing of that batch is kept');
   },
 );
-
-/** The hello plugin's greetings on a SQLite file, and the names another connection to it sees: only what is committed. */
-async function greetingsOnFile(t: TestLike): Promise<{ db: Database; committed: () => string[] }> {
-  const url = await sharedDatabaseUrl(t);
-  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
-  const other = new DatabaseSync(url.slice('sqlite:'.length));
-  t.teardown(() => other.close());
-  const committed = () => (other.prepare('select name from hello_greetings order by id').all() as { name: string }[]).map((r) => r.name);
-  return { db: app.db, committed };
-}
 
 t.test(
   'SQLite on a file: a read from outside any transaction answers at once with the last commit while a transaction holds the connection',

@@ -5,12 +5,14 @@
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { rootDir } from '../core/config.ts';
-import { freshDatabaseUrl, type TestLike } from '../core/testing.ts';
+import type { Database } from '../core/db.ts';
+import { build, freshDatabaseUrl, type TestLike } from '../core/testing.ts';
 
 export {
   ADMIN_KEY,
@@ -52,6 +54,16 @@ export async function sharedDatabaseUrl(t: TestLike): Promise<string> {
  * process wait on each other's write lock with the event loop blocked (busy_timeout), so on a loaded
  * machine each collision of their rounds stalls both for seconds.
  */
+/** The hello plugin's greetings on a SQLite file, and the names another connection to it sees: only what is committed. */
+export async function greetingsOnFile(t: TestLike): Promise<{ db: Database; committed: () => string[] }> {
+  const url = await sharedDatabaseUrl(t);
+  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
+  const other = new DatabaseSync(url.slice('sqlite:'.length));
+  t.teardown(() => other.close());
+  const committed = () => (other.prepare('select name from hello_greetings order by id').all() as { name: string }[]).map((r) => r.name);
+  return { db: app.db, committed };
+}
+
 export const QUIET_ROUNDS = {
   delivery: { sweepMs: 3_600_000, crossWakeMs: 0 },
   notifications: { pollMs: 3_600_000 },

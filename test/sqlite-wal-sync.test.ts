@@ -7,12 +7,11 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import t from 'tap';
 import { WalSync } from '../core/db/sqlite.ts';
 import { raw, sql } from '../core/sql.ts';
 import { settle, until } from './fixtures.ts';
-import { build, onMysql, scratchDir, sharedDatabaseUrl, type TestLike } from './helper.ts';
+import { greetingsOnFile, onMysql, scratchDir, type TestLike } from './helper.ts';
 
 /** WalSync's fsyncs, each held at a gate until one `release()`, then run (or failed with `failWith`). */
 function heldSyncs(t: TestLike, failWith?: Error) {
@@ -40,12 +39,7 @@ t.test(
   'SQLite on a file: a commit is answered after an fsync of its log that began after it, and commits asking meanwhile share the next',
   { skip: onMysql ? "SQLite's own commit path" : false },
   async (t) => {
-    const url = await sharedDatabaseUrl(t);
-    const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
-    const { db } = app;
-    const other = new DatabaseSync(url.slice('sqlite:'.length));
-    t.teardown(() => other.close());
-    const committed = () => (other.prepare('select name from hello_greetings order by id').all() as { name: string }[]).map((r) => r.name);
+    const { db, committed } = await greetingsOnFile(t);
     const insert = (name: string) => sql`insert into ${raw('hello_greetings')} (name) values (${name})`;
     t.same(await db.query(sql`pragma synchronous`), [{ synchronous: 1 }], "SQLite's COMMIT leaves the log's fsync to the server (normal)");
 
@@ -78,10 +72,9 @@ t.test(
 );
 
 t.test('SQLite on a file: a commit whose fsync fails is answered with the failure', { skip: onMysql ? "SQLite's own commit path" : false }, async (t) => {
-  const url = await sharedDatabaseUrl(t);
-  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
-  const syncs = await heldSyncs(t, Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
-  const failed = app.db.transaction(() => app.db.run(sql`insert into ${raw('hello_greetings')} (name) values (${'x'})`));
+  const { db } = await greetingsOnFile(t);
+  const syncs = heldSyncs(t, Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+  const failed = db.transaction(() => db.run(sql`insert into ${raw('hello_greetings')} (name) values (${'x'})`));
   await until(() => syncs.waiting() === 1);
   syncs.release();
   await t.rejects(failed, { code: 'EIO' }, 'the members learn that their commit may not be on the disk');
@@ -91,8 +84,7 @@ t.test(
   "SQLite on a file: a commit is answered while libuv's thread pool is busy (a slow DNS lookup, password hashes)",
   { skip: onMysql ? "SQLite's own commit path" : process.platform === 'win32' ? 'a named pipe' : false },
   async (t) => {
-    const url = await sharedDatabaseUrl(t);
-    const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
+    const { db } = await greetingsOnFile(t);
     // Each open of a named pipe holds a thread of the pool until a writer opens it: all four (the pool's size) held.
     const fifo = join(scratchDir(t), 'held');
     execFileSync('mkfifo', [fifo]);
@@ -104,7 +96,7 @@ t.test(
       }),
     );
     await settle();
-    await app.db.transaction(() => app.db.run(sql`insert into ${raw('hello_greetings')} (name) values (${'while busy'})`));
+    await db.transaction(() => db.run(sql`insert into ${raw('hello_greetings')} (name) values (${'while busy'})`));
     t.notOk(poolFree, 'answered, the pool still held');
     // Opened from this thread: an open from the pool would wait behind the four.
     const writer = openSync(fifo, 'w');
