@@ -49,11 +49,6 @@ export async function sharedDatabaseUrl(t: TestLike): Promise<string> {
   return `sqlite:${join(scratchDir(t), 'db.sqlite')}`;
 }
 
-/**
- * The features' background rounds that write, an hour apart: two instances on one SQLite file in one
- * process wait on each other's write lock with the event loop blocked (busy_timeout), so on a loaded
- * machine each collision of their rounds stalls both for seconds.
- */
 /** The hello plugin's greetings on a SQLite file, and the names another connection to it sees: only what is committed. */
 export async function greetingsOnFile(t: TestLike): Promise<{ db: Database; committed: () => string[] }> {
   const url = await sharedDatabaseUrl(t);
@@ -64,6 +59,10 @@ export async function greetingsOnFile(t: TestLike): Promise<{ db: Database; comm
   return { db: app.db, committed };
 }
 
+/**
+ * The features' background rounds that write, an hour apart: two instances on one SQLite file take
+ * turns for its write lock, so their rounds would slow every write the test makes on a loaded machine.
+ */
 export const QUIET_ROUNDS = {
   delivery: { sweepMs: 3_600_000, crossWakeMs: 0 },
   notifications: { pollMs: 3_600_000 },

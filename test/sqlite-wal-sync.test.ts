@@ -1,6 +1,6 @@
 /**
  * SQLite on a file commits with synchronous = normal and makes each commit durable with an fsync
- * of the write-ahead log on a thread of its own (core/db/sqlite.ts WalSync): a commit is answered only
+ * of the write-ahead log on a thread of its own (core/db/sqlite-file.ts WalSync): a commit is answered only
  * once an fsync that began after it has returned, and commits asking while one runs share the next.
  */
 import { execFileSync } from 'node:child_process';
@@ -8,7 +8,7 @@ import { closeSync, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { WalSync } from '../core/db/sqlite.ts';
+import { WalSync } from '../core/db/sqlite-file.ts';
 import { raw, sql } from '../core/sql.ts';
 import { settle, until } from './fixtures.ts';
 import { greetingsOnFile, onMysql, scratchDir, type TestLike } from './helper.ts';

@@ -8,7 +8,8 @@ import { Table } from '../table.ts';
 import { Database } from './database.ts';
 import { buildMigrationList, MIGRATIONS_TABLE, type MigrationDef } from './migrations.ts';
 import { isMariaDb } from './mysql.ts';
-import { type OnFile, SqliteConnection, WalSync, sharedSqliteDialect } from './sqlite.ts';
+import { type OnFile, WalSync } from './sqlite-file.ts';
+import { SqliteConnection, sharedSqliteDialect } from './sqlite.ts';
 import { parseDatabaseUrl } from './url.ts';
 
 export interface OpenOptions {
@@ -43,9 +44,10 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
   if (target.dialect === 'sqlite') {
     if (target.file !== ':memory:') mkdirSync(dirname(resolve(target.file!)), { recursive: true });
     const sqlite = new DatabaseSync(target.file!);
-    // WAL lets readers in other processes work while one writer commits; busy_timeout waits for
-    // another process's write lock instead of failing.
-    sqlite.exec('pragma journal_mode = wal; pragma busy_timeout = 5000; pragma foreign_keys = on');
+    // WAL lets readers in other processes work while one writer commits. A statement that finds
+    // another connection's write lock waits for it between turns of the event loop (LockWait), not
+    // inside SQLite, so busy_timeout is 0.
+    sqlite.exec('pragma journal_mode = wal; pragma busy_timeout = 0; pragma foreign_keys = on');
     let file: OnFile | undefined;
     if (target.file !== ':memory:') {
       // Reads outside a transaction on a connection of their own, which never waits for one; the

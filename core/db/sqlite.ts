@@ -1,9 +1,8 @@
 /** SQLite: the one embedded connection, its prepared statements, and its group commit. */
-import { closeSync, openSync } from 'node:fs';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { Worker } from 'node:worker_threads';
 import type { SqliteDialect } from 'kysely';
 import type { PoolStats, RunResult, Runner } from './runner.ts';
+import { LOCK_WAIT_MS, LockWait, type OnFile, type WalSync } from './sqlite-file.ts';
 import { sqliteValue } from './values.ts';
 
 /** Prepared statements by SQL text, the oldest dropped past a bound. */
@@ -65,109 +64,6 @@ interface Reader {
   db: DatabaseSync;
   statements: StatementCache;
   arrayStatements: StatementCache;
-}
-
-/** The fsync thread: an fdatasync of each descriptor it is sent, answered with null or the error. */
-const SYNC_THREAD = `
-const { parentPort } = require('node:worker_threads');
-const { fdatasyncSync } = require('node:fs');
-parentPort.on('message', (fd) => {
-  try {
-    fdatasyncSync(fd);
-    parentPort.postMessage(null);
-  } catch (err) {
-    parentPort.postMessage({ code: err.code, message: err.message });
-  }
-});`;
-
-/**
- * The write-ahead log's fsync (fdatasync, as SQLite's own) on a thread of its own, rather than
- * inside COMMIT on the event loop (the connection runs with synchronous = normal, which leaves it
- * to this), nor in libuv's pool, where a slow DNS lookup or a password hash would queue it.
- * Commits that ask while one runs share the next: it begins after all of their frames are
- * written. A commit is answered only once an fsync that began after it has returned, as
- * synchronous = full would answer it.
- */
-export class WalSync {
-  readonly #file: string;
-  #fd?: number;
-  #thread?: Worker;
-  #answer?: (err?: Error) => void;
-  #running?: Promise<void>;
-  #next?: Promise<void>;
-
-  /** `file`: the database's -wal file, which exists from the first commit in WAL mode. */
-  constructor(file: string) {
-    this.#file = file;
-  }
-
-  /** Resolves once the frames of every commit made so far are on the disk. */
-  synced(): Promise<void> {
-    if (!this.#running) return this.#start();
-    // The running fsync may have begun before this commit's frames were written: the next one covers them.
-    this.#next ??= this.#running.then(
-      () => this.#start(),
-      () => this.#start(),
-    );
-    return this.#next;
-  }
-
-  #start(): Promise<void> {
-    this.#next = undefined;
-    const running = this.flush().finally(() => {
-      if (this.#running === running) this.#running = undefined;
-    });
-    this.#running = running;
-    return running;
-  }
-
-  /** One fdatasync of the log, on the thread. */
-  flush(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#fd ??= openSync(this.#file, 'r');
-      const thread = this.#thread ?? this.#startThread();
-      this.#answer = (err) => {
-        this.#answer = undefined;
-        // Idle, the thread keeps no process alive; while it syncs, the process waits for it.
-        thread.unref();
-        if (err) reject(err);
-        else resolve();
-      };
-      thread.ref();
-      thread.postMessage(this.#fd);
-    });
-  }
-
-  #startThread(): Worker {
-    const thread = new Worker(SYNC_THREAD, { eval: true });
-    thread.on('message', (failed: { code?: string; message: string } | null) =>
-      this.#answer?.(failed ? Object.assign(new Error(failed.message), { code: failed.code }) : undefined),
-    );
-    const lost = (err: Error) => {
-      if (this.#thread === thread) this.#thread = undefined;
-      this.#answer?.(err);
-    };
-    thread.on('error', lost);
-    thread.on('exit', () => lost(new Error('the fsync thread stopped')));
-    this.#thread = thread;
-    return thread;
-  }
-
-  /** Waits for the fsyncs asked for, then lets the thread and the file go. */
-  async close(): Promise<void> {
-    await Promise.allSettled([this.#running, this.#next]);
-    const thread = this.#thread;
-    this.#thread = undefined;
-    await thread?.terminate();
-    if (this.#fd !== undefined) closeSync(this.#fd);
-    this.#fd = undefined;
-  }
-}
-
-/** What a connection to a file has beside its own: the read-only connection, and the log's fsync. */
-export interface OnFile {
-  reader: DatabaseSync;
-  wal: WalSync;
 }
 
 /** Rows gathered for one multi-row write, by the caller's key, and the write that takes them. */
@@ -262,9 +158,21 @@ export class SqliteConnection {
   #onceFree<T>(statement: (sql: string, params: unknown[], reader?: Reader) => T, reads: boolean): (sql: string, params: unknown[]) => Promise<T> {
     return async (sql, params) => {
       if (reads && this.#reader && PLAIN_READ.test(sql)) return statement(sql, params, this.#reader);
-      while (this.#holder) await this.#wait();
-      return statement(sql, params);
+      return this.#whenFree(() => statement(sql, params));
     };
+  }
+
+  /** `statement`, run once no transaction holds the connection, and again while another connection holds the file. */
+  async #whenFree<T>(statement: () => T): Promise<T> {
+    let locked: LockWait | undefined;
+    for (;;) {
+      while (this.#holder) await this.#wait();
+      try {
+        return statement();
+      } catch (err) {
+        await (locked ??= new LockWait()).after(err);
+      }
+    }
   }
 
   /**
@@ -304,8 +212,7 @@ export class SqliteConnection {
    * SQLite could only open read-only.
    */
   async probeWrite(): Promise<void> {
-    while (this.#holder) await this.#wait();
-    this.db.exec('begin immediate');
+    await this.#whenFree(() => this.db.exec('begin immediate'));
     try {
       // A row of the host's own settings table, written and rolled back: the values bound.
       this.db.prepare('insert into core_settings (`key`, value) values (?, ?)').run('health.probe', '');
@@ -324,6 +231,7 @@ export class SqliteConnection {
 
   async transaction<T>(fn: (runner: Runner) => Promise<T>): Promise<T> {
     // Checked and taken in one synchronous step: two transactions can never both run at once.
+    let locked: LockWait | undefined;
     for (;;) {
       const batch = this.#batch;
       if (batch) {
@@ -331,22 +239,20 @@ export class SqliteConnection {
       } else if (this.#holder) {
         await this.#wait();
       } else {
-        break;
+        try {
+          // IMMEDIATE takes the file's write lock now: another connection writing the file makes
+          // this wait (LockWait) instead of failing halfway through.
+          this.db.exec('begin immediate');
+          break;
+        } catch (err) {
+          await (locked ??= new LockWait()).after(err);
+        }
       }
     }
     let release!: () => void;
     this.#holder = new Promise((r) => {
       release = r;
     });
-    try {
-      // IMMEDIATE takes the write lock now: another process writing the same file makes this
-      // wait (busy_timeout) instead of failing halfway through.
-      this.db.exec('begin immediate');
-    } catch (err) {
-      this.#holder = undefined;
-      release();
-      throw err;
-    }
     let settle!: (err?: unknown) => void;
     const committed = new Promise<void>((resolve, reject) => {
       settle = (err) => (err === undefined ? resolve() : reject(err));
@@ -465,16 +371,27 @@ export class SqliteConnection {
  */
 export async function sharedSqliteDialect(db: DatabaseSync): Promise<SqliteDialect> {
   const { SqliteDialect } = await import('kysely');
+  // Migrations, under the migration lock and before any request, wait for another process's write
+  // lock inside SQLite; the connection's own timeout is 0 (LockWait).
+  const waiting = <T>(statement: () => T): T => {
+    db.exec(`pragma busy_timeout = ${LOCK_WAIT_MS}`);
+    try {
+      return statement();
+    } finally {
+      db.exec('pragma busy_timeout = 0');
+    }
+  };
   return new SqliteDialect({
     database: () =>
       ({
         prepare(sql: string) {
           const stmt = db.prepare(sql);
+          const values = (params: readonly unknown[]) => params.map(sqliteValue) as never[];
           return {
             reader: stmt.columns().length > 0,
-            all: (params: readonly unknown[]) => stmt.all(...(params.map(sqliteValue) as never[])),
-            run: (params: readonly unknown[]) => stmt.run(...(params.map(sqliteValue) as never[])),
-            iterate: (params: readonly unknown[]) => stmt.iterate(...(params.map(sqliteValue) as never[])),
+            all: (params: readonly unknown[]) => waiting(() => stmt.all(...values(params))),
+            run: (params: readonly unknown[]) => waiting(() => stmt.run(...values(params))),
+            iterate: (params: readonly unknown[]) => stmt.iterate(...values(params)),
           };
         },
         close() {},
