@@ -212,13 +212,16 @@ export class SqliteConnection {
    * SQLite could only open read-only.
    */
   async probeWrite(): Promise<void> {
-    await this.#whenFree(() => this.db.exec('begin immediate'));
-    try {
-      // A row of the host's own settings table, written and rolled back: the values bound.
-      this.db.prepare('insert into core_settings (`key`, value) values (?, ?)').run('health.probe', '');
-    } finally {
-      if (this.db.isTransaction) this.db.exec('rollback');
-    }
+    // All in one step: a statement from outside must not run inside the probe's transaction.
+    await this.#whenFree(() => {
+      this.db.exec('begin immediate');
+      try {
+        // A row of the host's own settings table, written and rolled back: the values bound.
+        this.db.prepare('insert into core_settings (`key`, value) values (?, ?)').run('health.probe', '');
+      } finally {
+        if (this.db.isTransaction) this.db.exec('rollback');
+      }
+    });
   }
 
   /** Closes the connection once the batch that holds it (its commit a turn away, perhaps) has ended. */
