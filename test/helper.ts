@@ -49,10 +49,13 @@ export async function sharedDatabaseUrl(t: TestLike): Promise<string> {
   return `sqlite:${join(scratchDir(t), 'db.sqlite')}`;
 }
 
+/** An instance with only the hello plugin, on the database `url` (a second instance on it: call again). */
+export const helloOn = (t: TestLike, url: string) => build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
+
 /** The hello plugin's greetings on a SQLite file, and the names another connection to it sees: only what is committed. */
 export async function greetingsOnFile(t: TestLike): Promise<{ db: Database; committed: () => string[] }> {
   const url = await sharedDatabaseUrl(t);
-  const app = await build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
+  const app = await helloOn(t, url);
   const other = new DatabaseSync(url.slice('sqlite:'.length));
   t.teardown(() => other.close());
   const committed = () => (other.prepare('select name from hello_greetings order by id').all() as { name: string }[]).map((r) => r.name);

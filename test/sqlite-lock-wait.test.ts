@@ -7,12 +7,9 @@ import { DatabaseSync } from 'node:sqlite';
 import t from 'tap';
 import { raw, sql } from '../core/sql.ts';
 import { settle, until } from './fixtures.ts';
-import { build, call, onMysql, sharedDatabaseUrl, type TestLike } from './helper.ts';
+import { call, helloOn, onMysql, sharedDatabaseUrl } from './helper.ts';
 
 const skip = onMysql ? "SQLite's own lock" : false;
-
-/** An instance with the hello plugin on the SQLite file `url`. */
-const helloOn = (t: TestLike, url: string) => build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
 
 const greet = (app: Awaited<ReturnType<typeof helloOn>>, name: string) => call(app, '/api/hello/greetings', { body: { name }, as: 'json' });
 
