@@ -215,23 +215,30 @@ function rates(s: Step): string {
 const middle = (values: number[]) => values.toSorted((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
 
 /**
- * A step's repeats as one: the p99 and each rate their median, the non-2xx answers summed, and
- * the kinds' figures (p99, mean, refusals) those of the run whose p99 is the median.
+ * `steps` as one, each figure (connections, p99, the rates, the CPU a request) `combine`d and the
+ * non-2xx answers summed; the kinds' figures (p99, mean, refusals) are the first step's.
  */
+function combined(steps: Step[], combine: (values: number[]) => number): Step {
+  const of = (field: (s: Step) => number) => combine(steps.map(field));
+  const kinds = new Set(steps.flatMap((s) => Object.keys(s.byKind)));
+  return {
+    ...steps[0]!,
+    connections: of((s) => s.connections),
+    p99: of((s) => s.p99),
+    rps: of((s) => s.rps),
+    byKind: Object.fromEntries([...kinds].map((k) => [k, of((s) => s.byKind[k] ?? 0)])),
+    delivered: of((s) => s.delivered),
+    completed: of((s) => s.completed),
+    webhooks: of((s) => s.webhooks),
+    cpuUs: of((s) => s.cpuUs),
+    non2xx: steps.reduce((n, s) => n + s.non2xx, 0),
+  };
+}
+
+/** A step's repeats as one: each figure their median, the kinds' those of the run whose p99 is the median. */
 function medianStep(runs: Step[]): Step {
   const typical = runs.toSorted((a, b) => a.p99 - b.p99)[Math.floor((runs.length - 1) / 2)]!;
-  const kinds = new Set(runs.flatMap((r) => Object.keys(r.byKind)));
-  const of = (field: (r: Step) => number) => middle(runs.map(field));
-  return {
-    ...typical,
-    rps: of((r) => r.rps),
-    byKind: Object.fromEntries([...kinds].map((k) => [k, of((r) => r.byKind[k] ?? 0)])),
-    delivered: of((r) => r.delivered),
-    completed: of((r) => r.completed),
-    webhooks: of((r) => r.webhooks),
-    cpuUs: of((r) => r.cpuUs),
-    non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
-  };
+  return combined([typical, ...runs.filter((r) => r !== typical)], middle);
 }
 
 /**
@@ -242,19 +249,7 @@ function medianStep(runs: Step[]): Step {
 function atLimit(under: Step, over: Step | undefined): Step {
   if (!over) return under;
   const f = (P99_LIMIT_MS - under.p99) / (over.p99 - under.p99);
-  const at = (a: number, b: number) => a + (b - a) * f;
-  const kinds = new Set([...Object.keys(under.byKind), ...Object.keys(over.byKind)]);
-  return {
-    ...under,
-    p99: P99_LIMIT_MS,
-    connections: at(under.connections, over.connections),
-    rps: at(under.rps, over.rps),
-    byKind: Object.fromEntries([...kinds].map((k) => [k, at(under.byKind[k] ?? 0, over.byKind[k] ?? 0)])),
-    delivered: at(under.delivered, over.delivered),
-    completed: at(under.completed, over.completed),
-    webhooks: at(under.webhooks, over.webhooks),
-    non2xx: under.non2xx + over.non2xx,
-  };
+  return { ...combined([under, over], ([a, b]) => a! + (b! - a!) * f), p99: P99_LIMIT_MS };
 }
 
 const row = (db: string, side: string, s: Step) =>
