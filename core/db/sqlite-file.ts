@@ -1,8 +1,9 @@
 /**
- * What a connection to a SQLite file needs beside its statements: the write-ahead log's fsync on a
- * thread of its own, and the wait for another connection's write lock between turns of the loop.
+ * What a connection to a SQLite file needs beside its statements: the write-ahead log's fsync (on
+ * the event loop while the disk answers quickly, else on a thread of its own), and the wait for
+ * another connection's write lock between turns of the loop.
  */
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync } from 'node:fs';
 import type { DatabaseSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 import { sqliteCode } from './errors.ts';
@@ -31,38 +32,59 @@ export class LockWait {
   }
 }
 
-/** The fsync thread: an fdatasync of each descriptor it is sent, answered with null or the error. */
+/**
+ * While the log's fsyncs take less than this on average (ms), they run on the event loop: holding the
+ * loop that long costs it less than a trip to the thread and back, and the commit's answer no turns.
+ */
+export const INLINE_FSYNC_MS = 0.5;
+
+/** The fsync thread: an fdatasync of each descriptor it is sent, answered with the ms it took or the error. */
 const SYNC_THREAD = `
 const { parentPort } = require('node:worker_threads');
 const { fdatasyncSync } = require('node:fs');
 parentPort.on('message', (fd) => {
   try {
+    const start = performance.now();
     fdatasyncSync(fd);
-    parentPort.postMessage(null);
+    parentPort.postMessage(performance.now() - start);
   } catch (err) {
     parentPort.postMessage({ code: err.code, message: err.message });
   }
 });`;
 
 /**
- * The write-ahead log's fsync (fdatasync, as SQLite's own) on a thread of its own, rather than
- * inside COMMIT on the event loop (the connection runs with synchronous = normal, which leaves it
- * to this), nor in libuv's pool, where a slow DNS lookup or a password hash would queue it.
+ * The write-ahead log's fsync (fdatasync, as SQLite's own) after a commit (the connection runs with
+ * synchronous = normal, which leaves it to this). A disk that answers within INLINE_FSYNC_MS on
+ * average has it on the event loop, outside COMMIT; a slower one on a thread of its own, so the loop
+ * serves meanwhile (not libuv's pool, where a slow DNS lookup or a password hash would queue it).
+ * The average counts the fsyncs of both places, so the choice follows the disk either way.
  * Commits that ask while one runs share the next: it begins after all of their frames are
  * written. A commit is answered only once an fsync that began after it has returned, as
  * synchronous = full would answer it.
  */
 export class WalSync {
   readonly #file: string;
+  readonly #inlineMs: number;
+  /** The fsyncs' recent average, ms (each new one weighs an eighth). */
+  #averageMs = 0;
   #fd?: number;
   #thread?: Worker;
   #answer?: (err?: Error) => void;
   #running?: Promise<void>;
   #next?: Promise<void>;
 
-  /** `file`: the database's -wal file, which exists from the first commit in WAL mode. */
-  constructor(file: string) {
+  /**
+   * `file`: the database's -wal file, which exists from the first commit in WAL mode; `inlineMs`:
+   * the average under which the fsyncs run on the event loop.
+   */
+  constructor(file: string, inlineMs = INLINE_FSYNC_MS) {
     this.#file = file;
+    this.#inlineMs = inlineMs;
+  }
+
+  /** Where the next fsync runs. */
+  get place(): 'loop' | 'thread' {
+    return this.#averageMs < this.#inlineMs ? 'loop' : 'thread';
   }
 
   /** Resolves once the frames of every commit made so far are on the disk. */
@@ -85,10 +107,21 @@ export class WalSync {
     return running;
   }
 
-  /** One fdatasync of the log, on the thread. */
+  /** One fdatasync of the log, on the event loop or the thread (`place`). */
   flush(): Promise<void> {
+    this.#fd ??= openSync(this.#file, 'r');
+    if (this.place === 'loop') {
+      try {
+        const start = performance.now();
+        fdatasyncSync(this.#fd);
+        this.#took(performance.now() - start);
+        return Promise.resolve();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    const fd = this.#fd;
     return new Promise((resolve, reject) => {
-      this.#fd ??= openSync(this.#file, 'r');
       const thread = this.#thread ?? this.#startThread();
       this.#answer = (err) => {
         this.#answer = undefined;
@@ -98,15 +131,22 @@ export class WalSync {
         else resolve();
       };
       thread.ref();
-      thread.postMessage(this.#fd);
+      thread.postMessage(fd);
     });
+  }
+
+  #took(ms: number): void {
+    this.#averageMs += (ms - this.#averageMs) / 8;
   }
 
   #startThread(): Worker {
     const thread = new Worker(SYNC_THREAD, { eval: true });
-    thread.on('message', (failed: { code?: string; message: string } | null) =>
-      this.#answer?.(failed ? Object.assign(new Error(failed.message), { code: failed.code }) : undefined),
-    );
+    thread.on('message', (answer: number | { code?: string; message: string }) => {
+      if (typeof answer === 'number') {
+        this.#took(answer);
+        this.#answer?.();
+      } else this.#answer?.(Object.assign(new Error(answer.message), { code: answer.code }));
+    });
     const lost = (err: Error) => {
       if (this.#thread === thread) this.#thread = undefined;
       this.#answer?.(err);
