@@ -1,10 +1,11 @@
 /**
  * SQLite on a file commits with synchronous = normal and makes each commit durable with an fsync
- * of the write-ahead log on a thread of its own (core/db/sqlite-file.ts WalSync): a commit is answered only
- * once an fsync that began after it has returned, and commits asking while one runs share the next.
+ * of the write-ahead log (core/db/sqlite-file.ts WalSync), on the event loop while the disk answers
+ * quickly, else on a thread of its own: a commit is answered only once an fsync that began after it
+ * has returned, and commits asking while one runs share the next.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -104,3 +105,32 @@ t.test(
     closeSync(writer);
   },
 );
+
+t.test('SQLite on a file: the fsync runs on the event loop while the disk answers within the limit, and on its thread once it does not', async (t) => {
+  const file = join(scratchDir(t), 'db.sqlite-wal');
+  writeFileSync(file, 'frames');
+  /** Whether the loop turned before `flush` answered: an answer from the thread comes with a turn. */
+  const turned = async (wal: WalSync) => {
+    let turn = false;
+    setImmediate(() => {
+      turn = true;
+    });
+    await wal.flush();
+    return turn;
+  };
+
+  const quick = new WalSync(file, Number.POSITIVE_INFINITY);
+  t.teardown(() => quick.close());
+  t.equal(quick.place, 'loop');
+  t.notOk(await turned(quick), 'a quick disk: answered on the loop, without a turn');
+  t.equal(quick.place, 'loop', 'and the next one runs there too');
+
+  // No fsync takes under a picosecond: the first, tried on the loop, sends the next ones to the thread.
+  const slow = new WalSync(file, 1e-9);
+  t.teardown(() => slow.close());
+  t.equal(slow.place, 'loop', 'the first fsync is tried on the loop');
+  t.notOk(await turned(slow));
+  t.equal(slow.place, 'thread', 'over the limit: the next runs on the thread');
+  t.ok(await turned(slow), 'answered by the thread, after a turn of the loop');
+  t.equal(slow.place, 'thread', "the thread's fsyncs count in the average: it stays there");
+});
