@@ -9,10 +9,10 @@ import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { WalSync } from '../core/db/sqlite-file.ts';
+import { INLINE_FSYNC_MS, WalSync } from '../core/db/sqlite-file.ts';
 import { raw, sql } from '../core/sql.ts';
 import { settle, until } from './fixtures.ts';
-import { greetingsOnFile, onMysql, scratchDir, type TestLike } from './helper.ts';
+import { build, greetingsOnFile, onMysql, scratchDir, sharedDatabaseUrl, type TestLike } from './helper.ts';
 
 /** WalSync's fsyncs, each held at a gate until one `release()`, then run (or failed with `failWith`). */
 function heldSyncs(t: TestLike, failWith?: Error) {
@@ -134,3 +134,27 @@ t.test('SQLite on a file: the fsync runs on the event loop while the disk answer
   t.ok(await turned(slow), 'answered by the thread, after a turn of the loop');
   t.equal(slow.place, 'thread', "the thread's fsyncs count in the average: it stays there");
 });
+
+t.test(
+  "GET /metrics, SQLite on a file: the log's fsyncs, their recent average and whether they run on the thread",
+  { skip: onMysql ? "SQLite's own commit path" : false },
+  async (t) => {
+    const app = await build(t, {
+      features: [],
+      config: { metrics: { enabled: true, public: true }, plugins: { hello: { enabled: true } } },
+      databaseUrl: await sharedDatabaseUrl(t),
+    });
+    await app.db.run(sql`insert into ${raw('hello_greetings')} (name) values (${'counted'})`);
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    const value = (series: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((line) => line.startsWith(`${series} `))
+          ?.slice(series.length + 1),
+      );
+    const average = value('db_wal_fsync_average_seconds');
+    t.ok(average > 0, "the commit's fsync is in the average");
+    t.equal(value('db_wal_fsync_on_thread'), average < INLINE_FSYNC_MS / 1000 ? 0 : 1, 'on the thread exactly while the average is past the limit');
+  },
+);

@@ -275,6 +275,12 @@ export class Database implements TransactionScope {
     return this.#sqlite ? this.#sqlite.stats() : mysqlPoolStats(this.#pool!);
   }
 
+  /** SQLite on a file: where the write-ahead log's next fsync runs, and their recent average in ms. */
+  walFsyncs(): { place: 'loop' | 'thread'; averageMs: number } | undefined {
+    const wal = this.#sqlite?.wal;
+    return wal && { place: wal.place, averageMs: wal.averageMs };
+  }
+
   /** Runs `fn` once the current transaction commits, or now if there is none; dropped on rollback. */
   afterCommit(fn: () => void): void {
     const tx = this.#tx.getStore();

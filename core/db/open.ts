@@ -51,7 +51,8 @@ export async function openDatabase({ config, entities, migrations }: OpenOptions
     let file: OnFile | undefined;
     if (target.file !== ':memory:') {
       // Reads outside a transaction on a connection of their own, which never waits for one; the
-      // log's fsync after a commit on a thread of its own, not in COMMIT on the event loop (WalSync).
+      // log's fsync after a commit by the server, not in COMMIT: on the loop while the disk is quick,
+      // else on a thread of its own (WalSync).
       sqlite.exec('pragma synchronous = normal');
       const reader = new DatabaseSync(target.file!, { readOnly: true });
       reader.exec('pragma busy_timeout = 5000');

@@ -87,6 +87,11 @@ export class WalSync {
     return this.#averageMs < this.#inlineMs ? 'loop' : 'thread';
   }
 
+  /** The fsyncs' recent average, ms (0 before the first). */
+  get averageMs(): number {
+    return this.#averageMs;
+  }
+
   /** Resolves once the frames of every commit made so far are on the disk. */
   synced(): Promise<void> {
     if (!this.#running) return this.#start();

@@ -188,6 +188,11 @@ export class SqliteConnection {
     }
   }
 
+  /** The write-ahead log's fsyncs, on a file: where the next runs and their recent average. */
+  get wal(): Pick<WalSync, 'place' | 'averageMs'> | undefined {
+    return this.#wal;
+  }
+
   stats(): PoolStats {
     const inUse = this.#holder ? 1 : 0;
     return { inUse, idle: 1 - inUse, waiting: this.#waiting + (this.#batch?.queue.length ?? 0) };
@@ -349,7 +354,7 @@ export class SqliteConnection {
       setImmediate(() => {
         for (const resume of left) resume(false);
       });
-    // The connection goes on to the next statement while the fsync runs; the members wait for it.
+    // The members wait for the fsync; on its thread, the connection goes on to the next statement meanwhile.
     if (failure === undefined && this.#wal) this.#wal.synced().then(() => batch.settle(), batch.settle);
     else batch.settle(failure);
   }
