@@ -133,6 +133,11 @@ t.test('SQLite on a file: the fsync runs on the event loop while the disk answer
   t.equal(slow.place, 'thread', 'over the limit: the next runs on the thread');
   t.ok(await turned(slow), 'answered by the thread, after a turn of the loop');
   t.equal(slow.place, 'thread', "the thread's fsyncs count in the average: it stays there");
+
+  // A batch's commit asks from the event loop: a log that cannot be opened fails its members, nothing is thrown.
+  const lost = new WalSync(join(scratchDir(t), 'none', 'db.sqlite-wal'));
+  t.teardown(() => lost.close());
+  await t.rejects(lost.synced(), { code: 'ENOENT' }, "a log that cannot be opened: the commit's answer is the failure");
 });
 
 t.test(

@@ -114,16 +114,17 @@ export class WalSync {
 
   /** One fdatasync of the log, on the event loop or the thread (`place`). */
   flush(): Promise<void> {
-    this.#fd ??= openSync(this.#file, 'r');
-    if (this.place === 'loop') {
-      try {
+    // A failure is the promise's, never thrown: a batch's commit asks for this from the event loop.
+    try {
+      this.#fd ??= openSync(this.#file, 'r');
+      if (this.place === 'loop') {
         const start = performance.now();
         fdatasyncSync(this.#fd);
         this.#took(performance.now() - start);
         return Promise.resolve();
-      } catch (err) {
-        return Promise.reject(err);
       }
+    } catch (err) {
+      return Promise.reject(err);
     }
     const fd = this.#fd;
     return new Promise((resolve, reject) => {
