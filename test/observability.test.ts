@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { buildApp } from '../core/app.ts';
 import { loadConfig, rootDir } from '../core/config.ts';
 import { builtinNames } from '../core/features.ts';
-import { ADMIN_KEY, apiKey, build, call } from './helper.ts';
+import { ADMIN_KEY, apiKey, build, call, scrapeMetrics } from './helper.ts';
 import { ECHO_PLUGIN, newUser, until } from './fixtures.ts';
 
 /** A made id: the process's random prefix, then its count. */
@@ -161,14 +161,7 @@ t.test('GET /metrics: database connections in use and idle, and callers waiting 
   await newUser(app, 'Steve');
   t.equal((await call(app, '/api/credits?username=Steve')).statusCode, 200);
   const scrape = async () => {
-    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
-    const value = (series: string) =>
-      Number(
-        text
-          .split('\n')
-          .find((line) => line.startsWith(`${series} `))
-          ?.slice(series.length + 1),
-      );
+    const value = await scrapeMetrics(app);
     return { inUse: value('db_pool_connections{state="in_use"}'), idle: value('db_pool_connections{state="idle"}'), waiting: value('db_pool_waiting') };
   };
   // SQLite has one connection; the MySQL pool has poolSize.

@@ -12,7 +12,7 @@ import t from 'tap';
 import { INLINE_FSYNC_MS, WalSync } from '../core/db/sqlite-file.ts';
 import { raw, sql } from '../core/sql.ts';
 import { settle, until } from './fixtures.ts';
-import { build, greetingsOnFile, onMysql, scratchDir, sharedDatabaseUrl, type TestLike } from './helper.ts';
+import { build, greetingsOnFile, onMysql, scrapeMetrics, scratchDir, sharedDatabaseUrl, type TestLike } from './helper.ts';
 
 /** WalSync's fsyncs, each held at a gate until one `release()`, then run (or failed with `failWith`). */
 function heldSyncs(t: TestLike, failWith?: Error) {
@@ -150,14 +150,7 @@ t.test(
       databaseUrl: await sharedDatabaseUrl(t),
     });
     await app.db.run(sql`insert into ${raw('hello_greetings')} (name) values (${'counted'})`);
-    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
-    const value = (series: string) =>
-      Number(
-        text
-          .split('\n')
-          .find((line) => line.startsWith(`${series} `))
-          ?.slice(series.length + 1),
-      );
+    const value = await scrapeMetrics(app);
     const average = value('db_wal_fsync_average_seconds');
     t.ok(average > 0, "the commit's fsync is in the average");
     t.equal(value('db_wal_fsync_on_thread'), average < INLINE_FSYNC_MS / 1000 ? 0 : 1, 'on the thread exactly while the average is past the limit');
