@@ -187,14 +187,15 @@ export function databaseMetrics(registry: Registry, db: Database): void {
       this.set(db.poolStats().waiting);
     },
   });
-  if (db.walFsyncs()) {
+  const wal = db.walFsyncs();
+  if (wal) {
     // SQLite on a file: a disk whose fsyncs slow (the average past 0.5 ms) moves them to their thread.
     new Gauge({
       name: 'db_wal_fsync_average_seconds',
       help: "The recent average of the write-ahead log's fsyncs after a commit (SQLite on a file).",
       registers: [registry],
       collect() {
-        this.set((db.walFsyncs()?.averageMs ?? 0) / 1000);
+        this.set(wal.averageMs / 1000);
       },
     });
     new Gauge({
@@ -202,7 +203,7 @@ export function databaseMetrics(registry: Registry, db: Database): void {
       help: "1 while the log's fsyncs run on a thread of their own (a slow disk), 0 while on the event loop.",
       registers: [registry],
       collect() {
-        this.set(db.walFsyncs()?.place === 'thread' ? 1 : 0);
+        this.set(wal.place === 'thread' ? 1 : 0);
       },
     });
   }

@@ -275,10 +275,9 @@ export class Database implements TransactionScope {
     return this.#sqlite ? this.#sqlite.stats() : mysqlPoolStats(this.#pool!);
   }
 
-  /** SQLite on a file: where the write-ahead log's next fsync runs, and their recent average in ms. */
-  walFsyncs(): { place: 'loop' | 'thread'; averageMs: number } | undefined {
-    const wal = this.#sqlite?.wal;
-    return wal && { place: wal.place, averageMs: wal.averageMs };
+  /** SQLite on a file: the write-ahead log's fsyncs, live: where the next runs, and their recent average in ms. */
+  walFsyncs(): SqliteConnection['wal'] {
+    return this.#sqlite?.wal;
   }
 
   /** Runs `fn` once the current transaction commits, or now if there is none; dropped on rollback. */
