@@ -156,3 +156,46 @@ t.test(
     t.equal(value('db_wal_fsync_on_thread'), average < INLINE_FSYNC_MS / 1000 ? 0 : 1, 'on the thread exactly while the average is past the limit');
   },
 );
+
+t.test(
+  'SQLite on a file: a commit waits a turn of the loop for more transactions only where its fsync runs on the thread',
+  { skip: onMysql ? "SQLite's own commit path" : false },
+  async (t) => {
+    const { db, committed } = await greetingsOnFile(t);
+    const insert = (name: string) => sql`insert into ${raw('hello_greetings')} (name) values (${name})`;
+    const place = Object.getOwnPropertyDescriptor(WalSync.prototype, 'place')!;
+    t.teardown(() => Object.defineProperty(WalSync.prototype, 'place', place));
+    /** The fsyncs as if the disk were quick (`loop`) or slow (`thread`), whatever this machine's is. */
+    const disk = (where: 'loop' | 'thread') => Object.defineProperty(WalSync.prototype, 'place', { configurable: true, get: () => where });
+
+    disk('loop');
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    await db.transaction(() => db.run(insert('alone')));
+    t.notOk(turned, 'the fsync on the loop: a lone transaction is committed and answered without a turn');
+
+    /** Whether a transaction begun a turn after another saw it committed. */
+    const secondSawFirst = async (where: 'loop' | 'thread') => {
+      disk(where);
+      let seen: string[] = [];
+      const first = db.transaction(() => db.run(insert(`first-${where}`)));
+      const second = new Promise((resolve, reject) =>
+        setImmediate(() =>
+          db
+            .transaction(async () => {
+              seen = committed();
+              await db.run(insert(`second-${where}`));
+            })
+            .then(resolve, reject),
+        ),
+      );
+      await Promise.all([first, second]);
+      return seen.includes(`first-${where}`);
+    };
+    t.ok(await secondSawFirst('loop'), 'on the loop, the first committed at once: the second, a turn later, saw it');
+    t.notOk(await secondSawFirst('thread'), 'on the thread, the first waited that turn: the second joined it, to share one commit and its fsync');
+    t.same(committed().slice(-4), ['first-loop', 'second-loop', 'first-thread', 'second-thread'], 'all four committed, in order');
+  },
+);

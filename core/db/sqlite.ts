@@ -320,9 +320,10 @@ export class SqliteConnection {
       return;
     }
     // A transaction runs within one turn of the event loop (its statements are synchronous), so
-    // the requests that arrived with it reach theirs only after it: the batch waits one turn for
-    // them, once. Alone, a transaction's commit comes that turn later, tens of microseconds.
-    if (open && !batch.waited) {
+    // the requests that arrived with it reach theirs only after it. Where the fsync runs on its
+    // thread (a slow disk), the batch waits one turn for them, once, to share it. Where it runs on
+    // the loop, it costs less than that turn, which every member would wait out under load: commit now.
+    if (open && !batch.waited && this.#wal?.place === 'thread') {
       batch.waited = true;
       setImmediate(() => this.#admitNextOrCommit(batch));
       return;
