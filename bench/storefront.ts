@@ -129,9 +129,10 @@ async function home(db: BaseDb, request: FastifyRequest) {
   const [categories, featured, top, latest, votes, sale] = await Promise.all([
     db.all(CATEGORIES),
     products(db, 'is_featured = 1 and is_active = 1', []),
+    // Guests (user 0) count per name typed at checkout, as the server's board counts them.
     db.all(
       `select max(username) as username, sum(amount) as amount, currency, max(creation_date) as last from donations_entries where creation_date >= ?
-      group by user_id, currency order by sum(amount) desc, max(creation_date), user_id limit ?`,
+      group by user_id, case when user_id = 0 then username else '' end, currency order by sum(amount) desc, max(creation_date), user_id limit ?`,
       [monthStart, 5],
     ),
     db.all('select username, amount from donations_entries order by creation_date desc, id desc limit ?', [5]),
