@@ -49,13 +49,13 @@ export async function sharedDatabaseUrl(t: TestLike): Promise<string> {
   return `sqlite:${join(scratchDir(t), 'db.sqlite')}`;
 }
 
-/** An instance with only the hello plugin, on the database `url` (a second instance on it: call again). */
 /** One scrape of `GET /metrics` (served without a key): a series' value by its name and labels, NaN when absent. */
 export async function scrapeMetrics(app: FastifyInstance): Promise<(series: string) => number> {
   const lines = (await app.inject({ method: 'GET', url: '/metrics' })).body.split('\n');
   return (series) => Number(lines.find((line) => line.startsWith(`${series} `))?.slice(series.length + 1));
 }
 
+/** An instance with only the hello plugin, on the database `url` (a second instance on it: call again). */
 export const helloOn = (t: TestLike, url: string) => build(t, { features: [], config: { plugins: { hello: { enabled: true } } }, databaseUrl: url });
 
 /** The hello plugin's greetings on a SQLite file, and the names another connection to it sees: only what is committed. */

@@ -181,15 +181,11 @@ t.test(
       disk(where);
       let seen: string[] = [];
       const first = db.transaction(() => db.run(insert(`first-${where}`)));
-      const second = new Promise((resolve, reject) =>
-        setImmediate(() =>
-          db
-            .transaction(async () => {
-              seen = committed();
-              await db.run(insert(`second-${where}`));
-            })
-            .then(resolve, reject),
-        ),
+      const second = settle().then(() =>
+        db.transaction(async () => {
+          seen = committed();
+          await db.run(insert(`second-${where}`));
+        }),
       );
       await Promise.all([first, second]);
       return seen.includes(`first-${where}`);
