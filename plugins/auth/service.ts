@@ -87,9 +87,13 @@ export class DbAuthService implements AuthService {
     this.#codeLockout = new Lockout(db, AuthTotp, opts.lockout.code, 'two-factor codes');
   }
 
-  /** Creates a session and returns its token (32 hex characters); only the token's hash is stored. */
-  async #newSession(userId: number, client: ClientInfo, verified: boolean, expiresAt: string): Promise<string> {
+  /**
+   * Creates a session and returns its token (32 hex characters); only the token's hash is stored.
+   * Without `expiresAt` it lasts sessionDays from its creation, both read off one clock reading.
+   */
+  async #newSession(userId: number, client: ClientInfo, verified: boolean, expiresAt?: string): Promise<string> {
     const token = randomBytes(16).toString('hex');
+    const at = now();
     await AuthSession.insert(this.#db, {
       tokenHash: tokenHash(token),
       userId,
@@ -97,8 +101,8 @@ export class DbAuthService implements AuthService {
       userAgent: client.useragent ?? null,
       verified,
       failedCodes: 0,
-      createdAt: now(),
-      expiresAt,
+      createdAt: at,
+      expiresAt: expiresAt ?? addSeconds(at, this.#opts.sessionDays * 86400),
     });
     return token;
   }
@@ -132,7 +136,7 @@ export class DbAuthService implements AuthService {
     const { userId, codeRequired: isTfaRequired } = await this.checkPassword(username, password);
     const token = isTfaRequired
       ? await this.#newSession(userId, client, false, addSeconds(now(), TFA_PENDING_SECONDS))
-      : await this.#newSession(userId, client, true, this.#sessionEnd());
+      : await this.#newSession(userId, client, true);
     return { token, isTfaRequired };
   }
 
@@ -203,7 +207,7 @@ export class DbAuthService implements AuthService {
         isVerified: !isEmailVerificationRequired,
       });
       await AuthCredential.insert(this.#db, { userId: user.id, passwordHash, updatedAt: now() });
-      return client ? { token: await this.#newSession(user.id, client, true, this.#sessionEnd()), isEmailVerificationRequired } : { userId: user.id };
+      return client ? { token: await this.#newSession(user.id, client, true), isEmailVerificationRequired } : { userId: user.id };
     });
   }
 
@@ -268,7 +272,7 @@ export class DbAuthService implements AuthService {
       where ${S.userId} = ${user.id} and ${S.ip} = ${client.ip} and ${S.userAgent} = ${client.useragent} and ${S.expiresAt} > ${now()}
       order by ${S.verified} desc limit 1`);
     if (!live) return { state: 'LOGIN_REQUIRED', realname };
-    if (Number(live.verified) === 1) return { state: 'HAS_SESSION', token: await this.#newSession(user.id, client, true, this.#sessionEnd()), realname };
+    if (Number(live.verified) === 1) return { state: 'HAS_SESSION', token: await this.#newSession(user.id, client, true), realname };
     // A login from here is waiting for its code: a fresh pending token lets the plugin ask for it.
     return { state: 'TFA_REQUIRED', token: await this.#newSession(user.id, client, false, addSeconds(now(), TFA_PENDING_SECONDS)), realname };
   }
@@ -276,7 +280,7 @@ export class DbAuthService implements AuthService {
   /** A verified session for a user (e.g. after the game server's own check); `expiresAt` is a stored UTC timestamp. */
   async createSession(userId: number, client: ClientInfo, expiresAt?: string): Promise<string> {
     const user = await this.#users.requireById(userId);
-    return this.#newSession(user.id, client, true, expiresAt ?? this.#sessionEnd());
+    return this.#newSession(user.id, client, true, expiresAt);
   }
 
   /**
