@@ -102,13 +102,14 @@ export class DbAuthService implements AuthService {
       verified,
       failedCodes: 0,
       createdAt: at,
-      expiresAt: expiresAt ?? addSeconds(at, this.#opts.sessionDays * 86400),
+      expiresAt: expiresAt ?? this.#sessionEnd(at),
     });
     return token;
   }
 
-  #sessionEnd(): string {
-    return addSeconds(now(), this.#opts.sessionDays * 86400);
+  /** When a session begun at `from` ends: sessionDays later. */
+  #sessionEnd(from = now()): string {
+    return addSeconds(from, this.#opts.sessionDays * 86400);
   }
 
   /** The contract's password check: what login does before it opens a session. */
