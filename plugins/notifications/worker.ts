@@ -95,6 +95,7 @@ export class DeliveryWorker {
   readonly #sends = new Set<Promise<void>>();
   readonly #outcomes: Outcome[] = [];
   readonly #stop = new AbortController();
+  readonly #signers = new Map<string, Webhook>();
   #timer: NodeJS.Timeout | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
   #running = false;
@@ -379,8 +380,7 @@ export class DeliveryWorker {
       const refused = this.#addresses.problem(endpoint.kind, endpoint.url);
       if (refused) throw new Error(`Not sent: ${refused.replace(/^url: /, '')}`);
       const { body, headers } = await this.#message(event, endpoint);
-      const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(this.#opts.timeoutMs)]);
-      ({ status, response } = await post(endpoint.url, headers, body, signal, this.#opts.responseBytes, this.#agents));
+      ({ status, response } = await post(endpoint.url, headers, body, this.#stop.signal, this.#opts, this.#agents));
       if (status < 200 || status > 299) error = `The endpoint answered ${status}.`;
     } catch (err) {
       // Shutting down: the row goes back untried rather than counting a failure it did not have.
@@ -391,6 +391,13 @@ export class DeliveryWorker {
       error = describe(err, this.#opts.timeoutMs);
     }
     this.#outcomes.push({ c, attempt: { startedDate, durationMs: Date.now() - started, status, response, error: error?.slice(0, 500) ?? null } });
+  }
+
+  /** An endpoint's signer, made once per secret (it decodes the secret). */
+  #signer(secret: string): Webhook {
+    let signer = this.#signers.get(secret);
+    if (!signer) this.#signers.set(secret, (signer = new Webhook(secret)));
+    return signer;
   }
 
   async #message(event: EventRecord, endpoint: Endpoint): Promise<{ body: string; headers: Record<string, string> }> {
@@ -408,7 +415,7 @@ export class DeliveryWorker {
         'user-agent': 'community-platform-webhooks',
         'webhook-id': event.messageId,
         'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-        'webhook-signature': new Webhook(endpoint.secret).sign(event.messageId, sentAt, body),
+        'webhook-signature': this.#signer(endpoint.secret).sign(event.messageId, sentAt, body),
       },
     };
   }
@@ -477,16 +484,20 @@ interface Agents {
   https: HttpsAgent;
 }
 
+/** A send that had no full answer within the worker's `timeoutMs`. */
+class SendTimeout extends Error {}
+
 /**
- * Posts `body` and reads at most `max` bytes of the answer (the rest is not read). node:http
- * rather than fetch: a delivery runs on the cores that serve requests, and fetch costs more per call.
+ * Posts `body` and reads at most `responseBytes` of the answer (the rest is not read), failing with
+ * SendTimeout past `timeoutMs`. node:http rather than fetch, and a timer cleared with the answer
+ * rather than AbortSignal.timeout, whose timer outlives the send: a delivery runs on the cores that serve requests.
  */
 function post(
   url: string,
   headers: Record<string, string>,
   body: string,
   signal: AbortSignal,
-  max: number,
+  { timeoutMs, responseBytes: max }: Pick<WorkerOptions, 'timeoutMs' | 'responseBytes'>,
   agents: Agents,
 ): Promise<{
   status: number;
@@ -496,10 +507,18 @@ function post(
     const target = new URL(url);
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const agent = target.protocol === 'https:' ? agents.https : agents.http;
+    let timer: NodeJS.Timeout | undefined;
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      reject(err);
+    };
     const req = send(target, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent, signal }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      const done = () => resolve({ status: res.statusCode ?? 0, response: Buffer.concat(chunks).subarray(0, max).toString('utf8') });
+      const done = () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, response: Buffer.concat(chunks).subarray(0, max).toString('utf8') });
+      };
       res.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
         size += chunk.length;
@@ -508,17 +527,16 @@ function post(
         done();
       });
       res.on('end', done);
-      res.on('error', reject);
+      res.on('error', fail);
     });
-    req.on('error', reject);
+    timer = setTimeout(() => req.destroy(new SendTimeout()), timeoutMs);
+    req.on('error', fail);
     req.end(body);
   });
 }
 
 function describe(err: unknown, timeoutMs: number): string {
   const e = err as Error & { cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || (e.name === 'AbortError' && (e.cause as { name?: string } | undefined)?.name === 'TimeoutError')) {
-    return `No answer within ${timeoutMs} ms.`;
-  }
+  if (e instanceof SendTimeout) return `No answer within ${timeoutMs} ms.`;
   return e.cause?.code ? `${e.cause.code}: ${e.cause.message ?? e.message}` : e.message;
 }

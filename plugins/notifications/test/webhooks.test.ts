@@ -214,6 +214,25 @@ t.test('an endpoint failing on purpose: retried with growing delays, each answer
   t.equal(more.length, 0, 'the refused second redelivery is not logged');
 });
 
+t.test('an endpoint with no answer within timeoutMs: the try ends as a timeout, and the retry goes out', async (t) => {
+  const a = await app(t);
+  // The first answer comes well after FAST's timeoutMs (1 s): the try is cut before it.
+  const late = await receiver(t, (n) => (n === 1 ? { status: 200, delayMs: 5000 } : { status: 204 }));
+  const hook = await endpoint(a, late.url);
+  await makeUser(a, 'steve');
+  await addCredits(a, 'steve');
+  const [d] = await until(
+    () => deliveries(a, hook.id),
+    (x) => x[0]?.status === 'delivered',
+    20000,
+  );
+  t.match(d.attempts, [
+    { status: null, error: 'No answer within 1000 ms.' },
+    { status: '204', error: null },
+  ]);
+  t.equal(late.ids().size, 1, 'the retry carries the same webhook-id');
+});
+
 t.test('a slow endpoint slows neither the request nor the other endpoints', async (t) => {
   // Anything that waited on the slow endpoint would take its whole delay: the checks below tell that apart
   // by order and by half the delay, not by tight timings a busy CI machine can miss.
