@@ -95,7 +95,8 @@ export class DeliveryWorker {
   readonly #sends = new Set<Promise<void>>();
   readonly #outcomes: Outcome[] = [];
   readonly #stop = new AbortController();
-  readonly #signers = new Map<string, Webhook>();
+  /** Each endpoint's signer with the secret it was made from: a changed secret replaces it. */
+  readonly #signers = new Map<number, { secret: string; signer: Webhook }>();
   #timer: NodeJS.Timeout | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
   #running = false;
@@ -393,10 +394,12 @@ export class DeliveryWorker {
     this.#outcomes.push({ c, attempt: { startedDate, durationMs: Date.now() - started, status, response, error: error?.slice(0, 500) ?? null } });
   }
 
-  /** An endpoint's signer, made once per secret (it decodes the secret). */
-  #signer(secret: string): Webhook {
-    let signer = this.#signers.get(secret);
-    if (!signer) this.#signers.set(secret, (signer = new Webhook(secret)));
+  /** An endpoint's signer, made again only when its secret changes (making one decodes the secret). */
+  #signer({ id, secret }: Endpoint): Webhook {
+    const held = this.#signers.get(id);
+    if (held?.secret === secret) return held.signer;
+    const signer = new Webhook(secret);
+    this.#signers.set(id, { secret, signer });
     return signer;
   }
 
@@ -415,7 +418,7 @@ export class DeliveryWorker {
         'user-agent': 'community-platform-webhooks',
         'webhook-id': event.messageId,
         'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-        'webhook-signature': this.#signer(endpoint.secret).sign(event.messageId, sentAt, body),
+        'webhook-signature': this.#signer(endpoint).sign(event.messageId, sentAt, body),
       },
     };
   }
@@ -488,9 +491,9 @@ interface Agents {
 class SendTimeout extends Error {}
 
 /**
- * Posts `body` and reads at most `responseBytes` of the answer (the rest is not read), failing with
- * SendTimeout past `timeoutMs`. node:http rather than fetch, and a timer cleared with the answer
- * rather than AbortSignal.timeout, whose timer outlives the send: a delivery runs on the cores that serve requests.
+ * Posts `body` and reads at most `responseBytes` of the answer, failing with SendTimeout past `timeoutMs`.
+ * A delivery runs on the cores that serve requests: node:http rather than fetch, and a timer cleared
+ * with the answer rather than AbortSignal.timeout, whose timer outlives the send.
  */
 function post(
   url: string,
