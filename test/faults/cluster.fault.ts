@@ -16,8 +16,8 @@ import { rootDir } from '../../core/config.ts';
 import { GaleraCluster, HaProxy, fillTemplate, haveCluster } from '../cluster.ts';
 import { freePort } from '../mariadb-server.ts';
 import { checkDeliveries, pollers, queueDrained, seedDelivery } from './delivery.ts';
-import { EXAMPLEPAY_PLUGIN, EXAMPLEPAY_SECRET, checkPayments, payers } from './payments.ts';
-import { LISTED, ServerProcess, checkInvariants, seed, storm, type Outcome } from './storm.ts';
+import { EXAMPLEPAY_PLUGIN, EXAMPLEPAY_SECRET, type PaymentOutcome, checkPayments, payers } from './payments.ts';
+import { LISTED, type Outcome, ServerProcess, checkInvariants, progressed, seed, storm } from './storm.ts';
 
 const seconds = Number(process.env.FAULT_SECONDS ?? 6);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -140,23 +140,31 @@ if (!haveCluster()) {
       const world = await seed(instances[0]!.url, 6, 400);
       const token = await seedDelivery(instances[0]!.url, world.productId);
       let killedAt = Infinity;
+      const outcomes: Outcome[] = [];
+      const paid: PaymentOutcome[] = [];
+      const workDone = () => [outcomes.filter((o) => o.op === 'buy' && o.status === 200).length, paid.filter((p) => p.answers.includes('completed')).length];
+      // Each phase lasts until the storm has bought and paid its share, not for a set time: a loaded machine answers fewer a second.
+      const phase = async () => {
+        const [buys, payments] = workDone();
+        await Promise.all([sleep(seconds * 300), progressed(() => workDone()[0]! >= buys! + 4 && workDone()[1]! >= payments! + 2)]);
+      };
       const timeline = (async () => {
-        await sleep(seconds * 300);
+        await phase();
         killedAt = Date.now();
         await cluster.kill(0);
-        await sleep(seconds * 300);
+        await phase();
         await instances[1]!.stop('SIGKILL');
-        await sleep(seconds * 300);
+        await phase();
       })();
-      const [outcomes, delivered, paid] = await Promise.all([
-        storm(() => [front], world, 8, timeline, 53),
+      const [, delivered] = await Promise.all([
+        storm(() => [front], world, 8, timeline, 53, outcomes),
         pollers(
           () => front,
           token,
           timeline,
           () => queueDrained(checkUrl),
         ),
-        payers(() => front, world, timeline),
+        payers(() => front, world, timeline, paid),
       ]);
       await caughtUp(checkUrl);
       // Cut off by a kill: no answer (an instance gone), or 503 from the instance whose node went.
@@ -204,6 +212,7 @@ if (!haveCluster()) {
     const checkUrl = `mysql://app:app@${cluster.address(1)}/cluster`;
     const world = await seed(instances[0]!.url, 6, 400);
     let isolatedAt = Infinity;
+    const outcomes: Outcome[] = [];
     const timeline = (async () => {
       await sleep(seconds * 300);
       isolatedAt = Date.now();
@@ -211,9 +220,12 @@ if (!haveCluster()) {
       const conn = await createConnection({ socketPath: cluster.socket(0), user: 'root' });
       await conn.query("set global wsrep_provider_options = 'gmcast.isolate=1'");
       await conn.end();
-      await sleep(FAILOVER_MS + seconds * 600);
+      await Promise.all([
+        sleep(FAILOVER_MS + seconds * 600),
+        progressed(() => outcomes.filter((o) => o.at > isolatedAt + FAILOVER_MS && o.status === 200).length > 40),
+      ]);
     })();
-    const outcomes = await storm(() => [front], world, 8, timeline, 71);
+    await storm(() => [front], world, 8, timeline, 71, outcomes);
     await caughtUp(checkUrl);
     t.equal((await cluster.status(0)).wsrep_cluster_status, 'non-Primary', 'the cut-off node is outside the primary component');
     const after = outcomes.filter((o) => o.at > isolatedAt + FAILOVER_MS);

@@ -34,9 +34,8 @@ async function deliver(base: string, event: Record<string, unknown>): Promise<st
   }
 }
 
-/** Two payers until `until` resolves: a checkout each time, then its webhook three times at once. */
-export async function payers(base: () => string, world: World, until: Promise<unknown>): Promise<PaymentOutcome[]> {
-  const out: PaymentOutcome[] = [];
+/** Two payers until `until` resolves: a checkout each time, then its webhook three times at once; each outcome pushed to `out` as it comes. */
+export async function payers(base: () => string, world: World, until: Promise<unknown>, out: PaymentOutcome[] = []): Promise<PaymentOutcome[]> {
   let done = false;
   void until.then(() => {
     done = true;

@@ -113,6 +113,12 @@ export async function seed(base: string, players = 6, stock = 150): Promise<Worl
   return { users, ids, productId: String(product.id), stock };
 }
 
+/** Resolves once `enough()` holds, or after `maxMs` (a stuck phase then fails the assertions that follow, not the whole run's timeout). */
+export async function progressed(enough: () => boolean, maxMs = 60_000): Promise<void> {
+  const end = Date.now() + maxMs;
+  while (!enough() && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+}
+
 export type Op = 'send' | 'add' | 'remove' | 'buy';
 
 export interface Outcome {
@@ -128,11 +134,18 @@ export interface Outcome {
 }
 
 /**
- * `workers` loops fire random operations at the servers in turn until `stop()` resolves;
- * network failures (a killed server) are recorded with status 0.
+ * `workers` loops fire random operations at the servers in turn until `until` resolves;
+ * network failures (a killed server) are recorded with status 0. Each outcome is pushed to
+ * `outcomes` as it comes, so a timeline can wait on the work done.
  */
-export async function storm(servers: () => string[], world: World, workers: number, until: Promise<unknown>, seedValue = 1): Promise<Outcome[]> {
-  const outcomes: Outcome[] = [];
+export async function storm(
+  servers: () => string[],
+  world: World,
+  workers: number,
+  until: Promise<unknown>,
+  seedValue = 1,
+  outcomes: Outcome[] = [],
+): Promise<Outcome[]> {
   let done = false;
   void until.then(() => {
     done = true;
