@@ -142,11 +142,12 @@ if (!haveCluster()) {
       let killedAt = Infinity;
       const outcomes: Outcome[] = [];
       const paid: PaymentOutcome[] = [];
-      const workDone = () => [outcomes.filter((o) => o.op === 'buy' && o.status === 200).length, paid.filter((p) => p.answers.includes('completed')).length];
+      const bought = () => outcomes.filter((o) => o.op === 'buy' && o.status === 200).length;
+      const credited = () => paid.filter((p) => p.answers.includes('completed')).length;
       // Each phase lasts until the storm has bought and paid its share, not for a set time: a loaded machine answers fewer a second.
       const phase = async () => {
-        const [buys, payments] = workDone();
-        await Promise.all([sleep(seconds * 300), progressed(() => workDone()[0]! >= buys! + 4 && workDone()[1]! >= payments! + 2)]);
+        const [buys, payments] = [bought(), credited()];
+        await Promise.all([sleep(seconds * 300), progressed(() => bought() >= buys + 4 && credited() >= payments + 2)]);
       };
       const timeline = (async () => {
         await phase();
