@@ -163,10 +163,11 @@ export function totpAt(secret: string, unixSeconds: number): string {
 
 /**
  * Waits until `condition` holds, looking again every few milliseconds: for work a timer does (a
- * sweep, a heartbeat), with no fixed duration; tap's timeout bounds it.
+ * sweep, a heartbeat), with no fixed duration; tap's timeout bounds it, or `maxMs` when given.
  */
-export async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
+export async function until(condition: () => boolean | Promise<boolean>, maxMs = Infinity): Promise<void> {
+  const end = Date.now() + maxMs;
+  while (!(await condition()) && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 /** The code an authenticator app shows `offsetSeconds` from now (the host's clock: a test's, when it installed one). */

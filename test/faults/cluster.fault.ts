@@ -17,7 +17,7 @@ import { GaleraCluster, HaProxy, fillTemplate, haveCluster } from '../cluster.ts
 import { freePort } from '../mariadb-server.ts';
 import { checkDeliveries, pollers, queueDrained, seedDelivery } from './delivery.ts';
 import { EXAMPLEPAY_PLUGIN, EXAMPLEPAY_SECRET, type PaymentOutcome, checkPayments, payers } from './payments.ts';
-import { LISTED, type Outcome, ServerProcess, checkInvariants, progressed, seed, storm } from './storm.ts';
+import { LISTED, type Outcome, ServerProcess, checkInvariants, phase, seed, storm } from './storm.ts';
 
 const seconds = Number(process.env.FAULT_SECONDS ?? 6);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -144,18 +144,18 @@ if (!haveCluster()) {
       const paid: PaymentOutcome[] = [];
       const bought = () => outcomes.filter((o) => o.op === 'buy' && o.status === 200).length;
       const credited = () => paid.filter((p) => p.answers.includes('completed')).length;
-      // Each phase lasts until the storm has bought and paid its share, not for a set time: a loaded machine answers fewer a second.
-      const phase = async () => {
+      // Each phase: its buys and paid payments, on top of what came before.
+      const buyAndPay = () => {
         const [buys, payments] = [bought(), credited()];
-        await Promise.all([sleep(seconds * 300), progressed(() => bought() >= buys + 4 && credited() >= payments + 2)]);
+        return phase(seconds * 300, () => bought() >= buys + 4 && credited() >= payments + 2);
       };
       const timeline = (async () => {
-        await phase();
+        await buyAndPay();
         killedAt = Date.now();
         await cluster.kill(0);
-        await phase();
+        await buyAndPay();
         await instances[1]!.stop('SIGKILL');
-        await phase();
+        await buyAndPay();
       })();
       const [, delivered] = await Promise.all([
         storm(() => [front], world, 8, timeline, 53, outcomes),
@@ -221,10 +221,7 @@ if (!haveCluster()) {
       const conn = await createConnection({ socketPath: cluster.socket(0), user: 'root' });
       await conn.query("set global wsrep_provider_options = 'gmcast.isolate=1'");
       await conn.end();
-      await Promise.all([
-        sleep(FAILOVER_MS + seconds * 600),
-        progressed(() => outcomes.filter((o) => o.at > isolatedAt + FAILOVER_MS && o.status === 200).length > 40),
-      ]);
+      await phase(FAILOVER_MS + seconds * 600, () => outcomes.filter((o) => o.at > isolatedAt + FAILOVER_MS && o.status === 200).length > 40);
     })();
     await storm(() => [front], world, 8, timeline, 71, outcomes);
     await caughtUp(checkUrl);

@@ -16,7 +16,7 @@ import { EXAMPLEPAY_SECRET, checkoutConfig, checkoutState, holdStock, paidWebhoo
 import { checkDeliveries, pollers, queueDrained, seedDelivery } from './delivery.ts';
 import { flood, healthUntil } from './floods.ts';
 import { keyedSend, transfers } from './idempotency.ts';
-import { KEY, LISTED, type Outcome, ServerProcess, api, checkInvariants, progressed, seed, storm } from './storm.ts';
+import { KEY, LISTED, type Outcome, ServerProcess, api, checkInvariants, phase, seed, storm } from './storm.ts';
 import { startReceiver } from '../receiver.ts';
 import { WEBHOOK_CONFIG, ledgerMark, owed, subscribe } from './webhooks.ts';
 
@@ -43,14 +43,13 @@ if (!haveMariaDb()) {
 
     const outcomes: Outcome[] = [];
     const succeeded = () => outcomes.filter((o) => o.status > 0 && o.status < 300).length;
-    // Each side of the kill lasts until the storm has done its share, not for a set time: a loaded machine answers fewer a second.
     const timeline = (async () => {
-      await Promise.all([sleep(seconds * 300), progressed(() => succeeded() > 25)]);
+      await phase(seconds * 300, () => succeeded() > 25);
       await server.stop('SIGKILL');
       await sleep(300);
       await server.start();
       const before = succeeded();
-      await Promise.all([sleep(seconds * 500), progressed(() => succeeded() > before + 30)]);
+      await phase(seconds * 500, () => succeeded() > before + 30);
     })();
     await storm(() => [server.url], world, 12, timeline, 7, outcomes);
     const answered = outcomes.filter((o) => o.status !== 0);
@@ -281,8 +280,8 @@ if (!haveMariaDb()) {
     await b.start();
     const world = await seed(a.url);
     const outcomes: Outcome[] = [];
-    const enough = progressed(() => outcomes.filter((o) => o.status < 300).length > 50);
-    await storm(() => [a.url, b.url], world, 12, Promise.all([sleep(seconds * 1000), enough]), 23, outcomes);
+    const enough = phase(seconds * 1000, () => outcomes.filter((o) => o.status < 300).length > 50);
+    await storm(() => [a.url, b.url], world, 12, enough, 23, outcomes);
     t.ok(outcomes.filter((o) => o.status < 300).length > 50, `the storm did work (${outcomes.length} answers)`);
     t.same(
       outcomes.filter((o) => !healthy(o)).map((o) => `${o.op} ${o.status} ${o.error}`),
@@ -307,12 +306,12 @@ if (!haveMariaDb()) {
     const outcomes: Outcome[] = [];
     const bought = () => outcomes.filter((o) => o.op === 'buy' && o.status > 0 && o.status < 300).length;
     const timeline = (async () => {
-      await Promise.all([sleep(seconds * 400), progressed(() => bought() > 10)]);
+      await phase(seconds * 400, () => bought() > 10);
       await server.stop('SIGKILL');
       await sleep(300);
       await server.start();
       const before = bought();
-      await Promise.all([sleep(seconds * 400), progressed(() => bought() > before + 10)]);
+      await phase(seconds * 400, () => bought() > before + 10);
     })();
     const [, delivered] = await Promise.all([
       storm(() => [server.url], world, 8, timeline, 31, outcomes),

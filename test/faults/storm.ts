@@ -9,6 +9,7 @@ import { createConnection } from 'mysql2/promise';
 import { rootDir } from '../../core/config.ts';
 import { formatMoney } from '../../core/format.ts';
 import { seeded } from '../random.ts';
+import { until } from '../fixtures.ts';
 
 export const KEY = 'fault-suite-admin-key-0123456789';
 
@@ -113,10 +114,12 @@ export async function seed(base: string, players = 6, stock = 150): Promise<Worl
   return { users, ids, productId: String(product.id), stock };
 }
 
-/** Resolves once `enough()` holds, or after `maxMs` (a stuck phase then fails the assertions that follow, not the whole run's timeout). */
-export async function progressed(enough: () => boolean, maxMs = 60_000): Promise<void> {
-  const end = Date.now() + maxMs;
-  while (!enough() && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+/**
+ * A storm's phase: at least `minMs`, and until `enough()` says the storm did its share (a loaded
+ * machine answers fewer a second); at most a minute, so a stuck one fails the assertions that follow.
+ */
+export async function phase(minMs: number, enough: () => boolean): Promise<void> {
+  await Promise.all([new Promise((r) => setTimeout(r, minMs)), until(enough, 60_000)]);
 }
 
 export type Op = 'send' | 'add' | 'remove' | 'buy';
