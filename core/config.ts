@@ -102,7 +102,7 @@ export const ConfigSchema = Type.Object(
          * After this long with the event loop idle on end, hand memory back to the machine (core/idle-reclaim.ts);
          * 0: never. It needs node's --expose-gc on the command line, which npm start and the image pass.
          */
-        idleReclaimSeconds: Type.Integer({ minimum: 0, default: 30 }),
+        idleReclaimSeconds: Type.Integer({ minimum: 0, default: 120 }),
       },
       { default: {}, additionalProperties: false },
     ),

@@ -108,7 +108,7 @@ t.test('the reclaim follows the end of a busy spell by the idle span, wherever t
 });
 
 t.test('npm start passes --expose-gc, so the reclaim (on by default) has its collection; without the flag there is none', async (t) => {
-  t.equal(loadConfig({}).server.idleReclaimSeconds, 30, 'on by default');
+  t.equal(loadConfig({}).server.idleReclaimSeconds, 120, 'on by default');
   const { scripts } = JSON.parse(readFileSync(join(rootDir, 'package.json'), 'utf8')) as { scripts: { start: string } };
   t.match(scripts.start, /^exec node --expose-gc /);
   t.match(readFileSync(join(rootDir, 'docker/Dockerfile'), 'utf8'), /exec node --expose-gc /, 'and so does the image');
