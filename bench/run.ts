@@ -34,10 +34,10 @@ import { Api, type BenchRequest, withKey } from './scenario.ts';
 import { loadNotes, loadScenarios } from './scenarios.ts';
 
 /**
- * A second reading of the server's memory after a long rest: past the default `server.idleReclaimSeconds`
- * (docs/performance.md), so it shows the floor the server returns to.
+ * A second reading of the server's memory after a long rest: past its `server.idleReclaimSeconds` (the default, or
+ * the CONFIG the bench was given; docs/performance.md), so it shows the floor the server returns to.
  */
-const REST_SECONDS = loadConfig({}).server.idleReclaimSeconds + 15;
+const REST_SECONDS = loadConfig({ CONFIG: process.env.CONFIG }).server.idleReclaimSeconds + 15;
 
 /** The processes serving each side (bench/harness.ts, Side): no more than there are slices for them. */
 const perSide = Math.max(1, Math.min(processes, rounds));
