@@ -33,12 +33,6 @@ import { runStatements } from './statements.ts';
 import { Api, type BenchRequest, withKey } from './scenario.ts';
 import { loadNotes, loadScenarios } from './scenarios.ts';
 
-/**
- * A second reading of the server's memory after a long rest: past its `server.idleReclaimSeconds` (the default, or
- * the CONFIG the bench was given; docs/performance.md), so it shows the floor the server returns to.
- */
-const REST_SECONDS = loadConfig({ CONFIG: process.env.CONFIG }).server.idleReclaimSeconds + 15;
-
 /** The processes serving each side (bench/harness.ts, Side): no more than there are slices for them. */
 const perSide = Math.max(1, Math.min(processes, rounds));
 
@@ -92,6 +86,9 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
   const key = randomBytes(24).toString('hex');
   const port = String(await freePort());
   const env = { DATABASE_URL: databaseUrl, PORT: port, HOST: '127.0.0.1', API_KEY: key, CONFIG: serverConfig() };
+  // The second memory reading waits past the reclaim of the config the server starts with (docs/performance.md),
+  // so it shows the floor the server returns to.
+  const restSeconds = loadConfig(env).server.idleReclaimSeconds + 15;
   const base = `http://127.0.0.1:${port}`;
   const scenarios = await loadScenarios();
 
@@ -158,7 +155,7 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
     }
     serverMemory = memory(server.proc.pid!);
     baselineMemory = memory(baselineSide[0]!.pid);
-    await new Promise((r) => setTimeout(r, REST_SECONDS * 1000));
+    await new Promise((r) => setTimeout(r, restSeconds * 1000));
     serverAtRest = memory(server.proc.pid!).now;
   } finally {
     for (const { proc } of [...otherSide, ...baselineSide, ...serverSide]) await stop(proc);
@@ -188,7 +185,7 @@ async function benchDatabase(kind: string, databaseUrl: string, version: string)
     rows,
     facts: [
       ...notes,
-      `Server process RSS${perSide > 1 ? " (the first of its processes, as the baseline's)" : ''} after the whole run: **${serverMemory.now} MiB** (its peak: ${serverMemory.peak} MiB); at rest ${REST_SECONDS} s later: ` +
+      `Server process RSS${perSide > 1 ? " (the first of its processes, as the baseline's)" : ''} after the whole run: **${serverMemory.now} MiB** (its peak: ${serverMemory.peak} MiB); at rest ${restSeconds} s later: ` +
         `**${serverAtRest} MiB**; the baseline's: ${baselineMemory.now} MiB (peak ${baselineMemory.peak} MiB).`,
       `\`npm start\`'s command (\`${startScript}\`) to a healthy /health on the seeded database: **${starts[1]!.toFixed(0)} ms** (median of 3; ` +
         `${starts.map((s) => s.toFixed(0)).join(', ')}).`,
